@@ -1,0 +1,19 @@
+"""traxla: a JAX-compatible front-end compiler for Python numerical code.
+
+Trace a pure function into a jaxpr, lower it to StableHLO, compile and run it
+through XLA's PJRT runtime (jaxlib), without importing ``jax``.
+"""
+from .ir.config import config
+from . import errors, tree_util
+from . import numpy  # noqa: F401  (installs array operators)
+from . import lax
+from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
+                  make_jaxpr, typeof)
+from .runtime import Array, Device, devices
+from .ir.avals import ShapedArray
+
+__version__ = "0.1.0"
+
+__all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
+           "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
+           "Compiled", "Traced", "JitFunction"]

@@ -1,0 +1,339 @@
+"""The user-facing transformations: ``jit``, ``make_jaxpr``, ``device_put``, ``typeof``.
+
+``jit(f)`` keeps two caches: traced jaxprs keyed by (input tree, static
+arguments, avals, x64 flag), shared by nested calls so that a jaxpr used twice
+is one object (and prints hoisted); and compiled executables for top-level
+calls. The hit path for plain Array arguments skips pytree flattening.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+
+from . import tree_util
+from .ir.config import config
+from .ir.core import ClosedJaxpr, Jaxpr, Var
+from .ir.rules.call import jit_p
+from .lowering import lower_jaxpr
+from .runtime import Array, to_array
+from .runtime.executable import Executable
+from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from .tracer.values import concrete_aval
+
+_config_epoch = [0]
+config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
+
+
+def _aval(x):
+    return x.aval if isinstance(x, (Tracer, Array)) else concrete_aval(x)
+
+
+def _hashable_static(value):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying to "
+            f"hash an object of type {type(value)}, {value!r}. The error was:\n"
+            f"{type(e).__name__}: {e}\n") from None
+    return value
+
+
+class _Entry:
+    """What a cache hit needs: the executable and how to rebuild the output tree."""
+
+    __slots__ = ("executable", "out_tree", "single")
+
+    def __init__(self, executable, out_tree):
+        self.executable = executable
+        self.out_tree = out_tree
+        self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
+
+
+class JitFunction:
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        functools.update_wrapper(self, fun, updated=())
+        self.fun = fun
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self._plain = not self.static_argnums and not self.static_argnames
+        self._traced: dict = {}
+        self._compiled: dict = {}
+        self._fast: dict = {}
+        self._epoch = _config_epoch[0]
+        self._signature = None
+        self.name = getattr(fun, "__name__", type(fun).__name__)
+
+    # -- the hot path --------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if self._plain and not kwargs and type(trace_core._current_trace) is EvalTrace:
+            if self._epoch != _config_epoch[0]:
+                self._fast.clear()
+                self._epoch = _config_epoch[0]
+            try:
+                entry = self._fast.get(tuple([a.aval for a in args if type(a) is Array]))
+            except AttributeError:
+                entry = None
+            if entry is not None and len(args) == entry.executable.in_arity:
+                outs = entry.executable.execute(args)
+                return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+        return self._call_slow(args, kwargs)
+
+    def _call_slow(self, args, kwargs):
+        dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if type(trace_core._current_trace) is EvalTrace:
+            for x in leaves:
+                if isinstance(x, Tracer):
+                    x._check_alive()
+            arrays = [to_array(x) for x in leaves]
+            avals = tuple(a.aval for a in arrays)
+            key = (in_tree, static_key, avals, config.enable_x64)
+            entry = self._compiled.get(key)
+            if entry is None:
+                closed, out_tree = self._trace(key, args, kwargs, avals)
+                executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
+                entry = self._compiled[key] = _Entry(executable, out_tree)
+                if self._plain and not kwargs and all(type(a) is Array for a in args) and len(args) == len(arrays):
+                    self._fast[avals] = entry
+            outs = entry.executable.execute(arrays)
+            return tree_util.tree_unflatten(entry.out_tree, outs)
+        return self._bind(args, kwargs, leaves, in_tree, static_key)
+
+    def _bind(self, args, kwargs, leaves, in_tree, static_key):
+        """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
+        avals = tuple(_aval(x) for x in leaves)
+        key = (in_tree, static_key, avals, config.enable_x64)
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        operands = list(leaves)
+        tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
+        if tracer_consts:
+            closed = _consts_to_invars(closed)
+            operands = tracer_consts + operands
+            self._traced.pop(key, None)  # bound to a trace that is about to end
+        outs = jit_p.bind(*operands, jaxpr=closed, name=self.name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    # -- tracing -------------------------------------------------------------
+    def _split_static(self, args, kwargs):
+        if self._plain:
+            return args, kwargs, ()
+        n = len(args)
+        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums) if i < n)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+        static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, (static, static_kw)
+
+    def _trace(self, key, args, kwargs, avals):
+        hit = self._traced.get(key)
+        if hit is not None:
+            return hit
+        start = time.perf_counter()
+        dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
+        _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        out_store = []
+
+        def flat_fun(*flat):
+            a, kw = tree_util.tree_unflatten(in_tree, flat)
+            full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_store.append(out_tree)
+            return out_leaves
+
+        debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
+        closed = trace_to_jaxpr(flat_fun, avals, debug)
+        result = (closed, out_store[0])
+        self._traced[key] = result
+        self.last_trace_seconds = time.perf_counter() - start
+        return result
+
+    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
+        if self._plain:
+            return dyn_args, dyn_kwargs
+        n = len(args)
+        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        it = iter(dyn_args)
+        full_args = [args[i] if i in nums else next(it) for i in range(n)]
+        full_kwargs = dict(dyn_kwargs)
+        full_kwargs.update({k: v for k, v in kwargs.items() if k in self.static_argnames})
+        return full_args, full_kwargs
+
+    def _arg_names(self, args, kwargs):
+        """Leaf names like ``x`` or ``params['w']`` for error messages."""
+        try:
+            sig = self._signature or inspect.signature(self.fun)
+            self._signature = sig
+            bound = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            return ()
+        names = []
+        n = len(args)
+        static_nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        position = 0
+        for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                for j, v in enumerate(value):
+                    if position not in static_nums:
+                        names += _leaf_names(f"{name}[{j}]", v)
+                    position += 1
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                for k, v in value.items():
+                    if k not in self.static_argnames:
+                        names += _leaf_names(f"{name}['{k}']", v)
+                continue
+            is_static = (position in static_nums if position < n else False) or name in self.static_argnames
+            if position < n:
+                position += 1
+            if not is_static:
+                names += _leaf_names(name, value)
+        return names
+
+    # -- AOT -----------------------------------------------------------------
+    def trace(self, *args, **kwargs):
+        dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(_aval(x) for x in leaves)
+        key = (in_tree, static_key, avals, config.enable_x64)
+        start = time.perf_counter()
+        self._traced.pop(key, None)
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        return Traced(self, closed, out_tree, in_tree, time.perf_counter() - start)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        traced = self.trace(*args, **kwargs)
+        return tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<traxla.jit of {self.name}>"
+
+
+def _leaf_names(prefix, value):
+    paths, _ = tree_util.tree_flatten_with_path(value)
+    return [prefix + tree_util.keystr(path) for path, _ in paths]
+
+
+def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Closures over an enclosing trace's tracers become leading operands, as in JAX."""
+    jaxpr = closed.jaxpr
+    moved = [v for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+    new = Jaxpr([v for v, _ in kept], moved + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
+                jaxpr.debug_info)
+    return ClosedJaxpr(new, [c for _, c in kept])
+
+
+class Traced:
+    def __init__(self, jitted, closed, out_tree, in_tree, seconds):
+        self.jitted, self.jaxpr, self.out_tree, self.in_tree = jitted, closed, out_tree, in_tree
+        self.trace_seconds = seconds
+
+    def lower(self):
+        start = time.perf_counter()
+        module = lower_jaxpr(self.jaxpr, self.jitted.name)
+        return Lowered(self, module, time.perf_counter() - start)
+
+
+class Lowered:
+    """``jit(f).lower(*args)``: the StableHLO module, ready to compile."""
+
+    def __init__(self, traced, module, seconds):
+        self.traced, self.module = traced, module
+        self.trace_seconds = traced.trace_seconds
+        self.lower_seconds = seconds
+
+    def as_text(self, debug_info: bool = False) -> str:
+        if debug_info:
+            return self.module.operation.get_asm(enable_debug_info=True)
+        return str(self.module)
+
+    def compile(self):
+        t = self.traced
+        executable = Executable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals)
+        return Compiled(executable, t.in_tree, t.out_tree)
+
+
+class Compiled:
+    """A compiled executable: ``as_text()`` is XLA's optimized HLO; call it to run."""
+
+    def __init__(self, executable, in_tree, out_tree):
+        self.executable, self.in_tree, self.out_tree = executable, in_tree, out_tree
+        self.compile_seconds = executable.compile_seconds
+
+    def as_text(self) -> str:
+        return self.executable.as_text()
+
+    def cost_analysis(self) -> dict:
+        return self.executable.cost_analysis()
+
+    def memory_analysis(self):
+        return self.executable.memory_analysis()
+
+    def __call__(self, *args, **kwargs):
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if in_tree != self.in_tree:
+            raise TypeError(f"Compiled function called with a different argument structure: "
+                            f"expected {self.in_tree}, got {in_tree}.")
+        arrays = [to_array(x) for x in leaves]
+        for i, (a, expected) in enumerate(zip(arrays, self.executable.in_avals)):
+            if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
+                raise TypeError(f"Argument {i} of the compiled function has type "
+                                f"{a.aval.str_short()} but it was compiled for "
+                                f"{expected.str_short()}.")
+        return tree_util.tree_unflatten(self.out_tree, self.executable.execute(arrays))
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Stages ``fun`` out to XLA, compiling once per argument signature."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False):
+    """``make_jaxpr(f)(*args)``: the closed jaxpr of ``f`` at these arguments' types."""
+    jitted = JitFunction(fun, static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        traced = jitted.trace(*args, **kwargs)
+        if return_shape:
+            return traced.jaxpr, tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+        return traced.jaxpr
+
+    return make
+
+
+def device_put(x, device=None):
+    return tree_util.tree_map(to_array, x)
+
+
+def typeof(x):
+    return _aval(x)
+
+
+def block_until_ready(x):
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return x
+
+
+del Var

@@ -1,0 +1,64 @@
+"""User-facing exception classes, in the style of ``jax.errors``.
+
+Each class subclasses the builtin that JAX users already catch (``TypeError``,
+``IndexError``) and appends a pointer to the documentation page that explains
+the error with worked examples. This module is a leaf: it imports nothing of
+traxla, so every stage may raise these.
+"""
+from __future__ import annotations
+
+_DOCS = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
+
+
+class _TraxlaErrorMixin:
+    """Appends the docs link for the concrete class to the message."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(f"{message}\nSee {_DOCS}{type(self).__name__}")
+
+
+class JAXTypeError(_TraxlaErrorMixin, TypeError):
+    pass
+
+
+class JAXIndexError(_TraxlaErrorMixin, IndexError):
+    pass
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A concrete Python value was requested from an abstract (traced) value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool(tracer)``: typically a Python ``if`` or ``while`` on a traced value."""
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """``tracer.__index__()``: a traced value used as a Python int (range, list index)."""
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """``np.asarray(tracer)``: a traced value handed to NumPy."""
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the transformation that created it and was used later."""
+
+
+class JaxprTypeError(TypeError):
+    """The jaxpr checker found an ill-typed equation."""
+
+
+class LoweringError(RuntimeError):
+    """A module failed MLIR verification: a traxla bug, reported with the primitive."""
+
+
+TraxlaTypeError = JAXTypeError
+
+__all__ = [
+    "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
+    "TracerBoolConversionError", "TracerIntegerConversionError",
+    "TracerArrayConversionError", "UnexpectedTracerError", "JaxprTypeError",
+    "LoweringError",
+]

@@ -1,0 +1,67 @@
+"""Abstract values: what the tracer knows about an array, and the jit cache key."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+
+
+class ShapedArray:
+    """Shape, dtype and weak type of an array, with slots for placement.
+
+    ``sharding`` and ``memory_space`` stay ``None`` (single device, device
+    memory) until the sharding work fills them in; they already take part in
+    equality so that the cache key is right when they do.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=None):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self.sharding = sharding
+        self.memory_space = memory_space
+        self._hash = hash((self.shape, dtype, weak_type, sharding, memory_space))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding and self.memory_space == other.memory_space)
+
+    def __hash__(self):
+        return self._hash
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type,
+                           self.sharding, self.memory_space)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """``f32[4,8]``: the form jaxpr binders print."""
+        name = dtypes.short_name(self.dtype) if short_dtypes else str(self.dtype)
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __str__(self):
+        """``float32[4,8]``: the form ``typeof`` and ``tracer.aval`` print."""
+        return self.str_short(short_dtypes=False)
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(False)}{weak})"
+
+
+def aval_of_numpy(x: np.ndarray, weak_type: bool = False) -> ShapedArray:
+    return ShapedArray(x.shape, x.dtype, weak_type)

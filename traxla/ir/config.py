@@ -1,0 +1,64 @@
+"""Process-wide configuration flags.
+
+Lives in ``ir/`` because dtype canonicalization (the x64 switch) is part of the
+type system; ``traxla.config`` re-exports it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+
+class Config:
+    """Typed flags, settable with ``update(name, value)`` as in ``jax.config``."""
+
+    _defaults = {
+        "enable_x64": False,
+        "num_cpu_devices": 1,
+        "check_jaxprs": False,
+    }
+
+    def __init__(self):
+        self._values = dict(self._defaults)
+        env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
+        if env:
+            self._values["enable_x64"] = env.lower() in ("1", "true", "yes")
+        self._listeners = []
+
+    def update(self, name: str, value):
+        name = name[4:] if name.startswith("jax_") else name
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        for listener in self._listeners:
+            listener(name, value)
+        self._values[name] = value
+
+    def read(self, name: str):
+        return self._values[name]
+
+    def on_update(self, listener):
+        """Registers ``listener(name, value)``, called before a flag changes."""
+        self._listeners.append(listener)
+
+    @property
+    def enable_x64(self) -> bool:
+        return self._values["enable_x64"]
+
+    @contextlib.contextmanager
+    def flag(self, name: str, value):
+        old = self.read(name)
+        self.update(name, value)
+        try:
+            yield
+        finally:
+            self.update(name, old)
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        key = name[4:] if name.startswith("jax_") else name
+        if key in values:
+            return values[key]
+        raise AttributeError(name)
+
+
+config = Config()

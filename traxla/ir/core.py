@@ -1,0 +1,173 @@
+"""The jaxpr data structures: Var, Literal, DropVar, JaxprEqn, Jaxpr, ClosedJaxpr."""
+from __future__ import annotations
+
+import numpy as np
+
+from .avals import ShapedArray
+
+
+class Var:
+    """A jaxpr variable; identity is the variable, the name comes at print time."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var(id={id(self)}):{self.aval.str_short()}"
+
+
+class DropVar(Var):
+    """An output binder whose value is never read; prints as ``_``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "_"
+
+
+class Literal:
+    """A scalar constant inlined into an equation, printed as ``2.0:f32[]``."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval: ShapedArray):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+    def pretty(self) -> str:
+        if np.shape(self.val):
+            return f"[...]:{self.aval.str_short()}"
+        return f"{np.asarray(self.val).item()}:{self.aval.str_short()}"
+
+
+class SourceInfo:
+    """Where an equation came from: a user frame's code object and instruction.
+
+    Capturing is two attribute reads per equation; the file, line, column and
+    function name are resolved only when a message needs them.
+    """
+
+    __slots__ = ("code", "lasti", "line")
+
+    def __init__(self, code, lasti: int, line: int):
+        self.code, self.lasti, self.line = code, lasti, line
+
+    @property
+    def file(self) -> str:
+        return self.code.co_filename
+
+    @property
+    def function(self) -> str:
+        return self.code.co_name
+
+    @property
+    def column(self):
+        for i, pos in enumerate(self.code.co_positions()):
+            if i == self.lasti // 2:
+                return pos[2]
+        return None
+
+    def __str__(self):
+        col = self.column
+        where = f"{self.file}:{self.line}" + (f":{col}" if col is not None else "")
+        return f"{where} ({self.function})"
+
+
+class JaxprEqn:
+    __slots__ = ("invars", "outvars", "primitive", "params", "source_info")
+
+    def __init__(self, invars, outvars, primitive, params, source_info=None):
+        self.invars = invars
+        self.outvars = outvars
+        self.primitive = primitive
+        self.params = params
+        self.source_info = source_info
+
+    def replace(self, **kwargs) -> "JaxprEqn":
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(kwargs)
+        return JaxprEqn(**fields)
+
+    def __str__(self):
+        from .printer import pp_eqn_text
+        return pp_eqn_text(self)
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+    def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+        self.debug_info = debug_info
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def __str__(self):
+        from .printer import pp_toplevel
+        return pp_toplevel(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr with its constants bound."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts=()):
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self):
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self):
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self):
+        return self.jaxpr.eqns
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+
+class DebugInfo:
+    """What error messages need about the traced function."""
+
+    __slots__ = ("traced_for", "func_src_info", "arg_names", "func_name")
+
+    def __init__(self, traced_for: str, func_name: str, func_src_info: str | None, arg_names):
+        self.traced_for = traced_for
+        self.func_name = func_name
+        self.func_src_info = func_src_info
+        self.arg_names = tuple(arg_names)
+
+
+def subjaxprs(params: dict):
+    """The jaxprs carried in an equation's params, in param order."""
+    for value in params.values():
+        if isinstance(value, (Jaxpr, ClosedJaxpr)):
+            yield value.jaxpr if isinstance(value, ClosedJaxpr) else value
+        elif type(value) is tuple:
+            for item in value:
+                if isinstance(item, (Jaxpr, ClosedJaxpr)):
+                    yield item.jaxpr if isinstance(item, ClosedJaxpr) else item

@@ -1,0 +1,70 @@
+"""Primitives are data: a name and a flag. Their rules live in per-stage registries.
+
+The typing registry (abstract evaluation) lives here, in ``ir/``; lowering,
+eager, JVP, transpose and batching registries live in their own stages and are
+keyed by the same ``Primitive`` objects.
+"""
+from __future__ import annotations
+
+from .printer import pp_eqn_rules, pp_param_rules
+
+
+class Primitive:
+    __slots__ = ("name", "multiple_results", "__weakref__")
+
+    def __init__(self, name: str, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        ALL_PRIMITIVES[name] = self
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        """Hands the primitive to the innermost trace (installed by ``tracer/``)."""
+        return _bind_hook(self, args, params)
+
+    def abstract_eval(self, *avals, **params):
+        return typing_rules[self](*avals, **params)
+
+
+def _bind_hook(prim, args, params):  # replaced by tracer.core at import
+    raise RuntimeError("traxla.tracer is not initialised")
+
+
+def set_bind_hook(fn):
+    global _bind_hook
+    _bind_hook = fn
+
+
+ALL_PRIMITIVES: dict[str, Primitive] = {}
+
+# primitive -> fn(*avals, **params) -> aval (or list of avals for multiple_results)
+typing_rules: dict[Primitive, object] = {}
+
+
+def def_typing(prim: Primitive, rule):
+    typing_rules[prim] = rule
+    return prim
+
+
+def def_printing(prim: Primitive, *, hide=(), hide_if_none=(), hide_if_empty=(), first=()):
+    """Declares how an equation's params print: which are implied by the types
+    (``hide``), which only print when set, and which come first (the rest sorted)."""
+
+    def rule(params):
+        keys = [k for k in first if k in params]
+        keys += sorted(k for k in params if k not in first)
+        out = []
+        for k in keys:
+            v = params[k]
+            if k in hide or (k in hide_if_none and v is None) or (k in hide_if_empty and not v):
+                continue
+            out.append((k, v))
+        return out
+
+    pp_param_rules[prim] = rule
+
+
+__all__ = ["Primitive", "typing_rules", "def_typing", "def_printing", "pp_eqn_rules",
+           "ALL_PRIMITIVES", "set_bind_hook"]

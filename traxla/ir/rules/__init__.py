@@ -1,0 +1,2 @@
+"""Primitive definitions and typing rules, one module per family."""
+from . import elementwise, shape, reduction, call  # noqa: F401  (registers the primitives)

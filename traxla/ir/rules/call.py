@@ -1,0 +1,30 @@
+"""The ``jit`` primitive: a call of a closed jaxpr, shown as ``jit[name=... jaxpr=...]``."""
+from __future__ import annotations
+
+from ..primitive import Primitive, def_typing
+from ..printer import pp_eqn_generic, pp_eqn_rules
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_rule(*avals, jaxpr, name):
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected) or any(
+            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
+        raise TypeError(f"jit[name={name}] called with {[a.str_short() for a in avals]} but its "
+                        f"jaxpr takes {[e.str_short() for e in expected]}.")
+    return list(jaxpr.out_avals)
+
+
+def _jit_pp(eqn, ctx):
+    inner = eqn.params["jaxpr"].jaxpr
+    if inner not in ctx.shared_jaxprs:
+        ctx.suggest_same_names(inner.invars, eqn.invars)
+        ctx.suggest_same_names(inner.outvars, eqn.outvars)
+    params = [("name", eqn.params["name"])]
+    params += [(k, eqn.params[k]) for k in sorted(eqn.params) if k != "name"]
+    return pp_eqn_generic(eqn, ctx, params)
+
+
+def_typing(jit_p, _jit_rule)
+pp_eqn_rules[jit_p] = _jit_pp

@@ -1,0 +1,139 @@
+"""Elementwise primitives: unary math, binary arithmetic and bitwise ops,
+comparisons, select_n, clamp and dtype conversions."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..primitive import Primitive, def_printing, def_typing
+from ._util import (ANY, FLOAT, FLOAT_COMPLEX, INT, INT_BOOL, INT_FLOAT, NUM, ORDERED,
+                    SIGNED_FLOAT_COMPLEX, broadcast_shapes, check_dtype, check_same_dtypes)
+
+
+def _real_dtype(dtype):
+    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(dtype, dtype)
+
+
+# name -> accepted categories. Params each op carries are declared below.
+UNARY = {
+    "neg": NUM, "sign": NUM, "floor": FLOAT, "ceil": FLOAT, "round": FLOAT,
+    "is_finite": FLOAT, "exp": FLOAT_COMPLEX, "exp2": FLOAT_COMPLEX, "log": FLOAT_COMPLEX,
+    "log1p": FLOAT_COMPLEX, "expm1": FLOAT_COMPLEX, "tanh": FLOAT_COMPLEX,
+    "logistic": FLOAT_COMPLEX, "sin": FLOAT_COMPLEX, "cos": FLOAT_COMPLEX, "tan": FLOAT_COMPLEX,
+    "asin": FLOAT_COMPLEX, "acos": FLOAT_COMPLEX, "atan": FLOAT_COMPLEX, "sinh": FLOAT_COMPLEX,
+    "cosh": FLOAT_COMPLEX, "asinh": FLOAT_COMPLEX, "acosh": FLOAT_COMPLEX, "atanh": FLOAT_COMPLEX,
+    "sqrt": FLOAT_COMPLEX, "rsqrt": FLOAT_COMPLEX, "cbrt": FLOAT, "abs": SIGNED_FLOAT_COMPLEX,
+    "not": INT_BOOL, "erf": FLOAT, "erf_inv": FLOAT, "integer_pow": NUM,
+    "stop_gradient": ANY, "copy": ANY,
+}
+# Ops that take JAX's ``accuracy`` param (printed only when set).
+WITH_ACCURACY = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+                 "tan", "sqrt", "rsqrt", "cbrt"}
+
+BINARY = {
+    "add": NUM, "sub": NUM, "mul": NUM, "div": NUM, "rem": INT_FLOAT, "pow": FLOAT_COMPLEX,
+    "max": ANY, "min": ANY, "atan2": FLOAT, "nextafter": FLOAT,
+    "and": INT_BOOL, "or": INT_BOOL, "xor": INT_BOOL,
+    "shift_left": INT, "shift_right_logical": INT, "shift_right_arithmetic": INT,
+}
+COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED}
+# The jnp function the "same dtypes" message points users to.
+_TIP = {"add": "jnp.add", "sub": "jnp.subtract", "mul": "jnp.multiply", "div": "jnp.divide",
+        "rem": "jnp.remainder", "max": "jnp.maximum", "min": "jnp.minimum", "pow": "jnp.power",
+        "atan2": "jnp.arctan2", "nextafter": "jnp.nextafter", "and": "jnp.bitwise_and",
+        "or": "jnp.bitwise_or", "xor": "jnp.bitwise_xor", "eq": "jnp.equal", "ne": "jnp.not_equal",
+        "lt": "jnp.less", "le": "jnp.less_equal", "gt": "jnp.greater", "ge": "jnp.greater_equal",
+        "shift_left": "jnp.left_shift", "shift_right_logical": "jnp.right_shift",
+        "shift_right_arithmetic": "jnp.right_shift"}
+
+P: dict[str, Primitive] = {}
+
+
+def _unary_rule(name, categories):
+    def rule(x, **params):
+        check_dtype(name, categories, x.dtype)
+        if name == "is_finite":
+            return ShapedArray(x.shape, dtypes.bool_, False)
+        if name == "abs":
+            return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
+        if name == "integer_pow" and not isinstance(params["y"], (int, np.integer)):
+            raise TypeError(f"integer_pow requires an integer exponent y, got {params['y']!r}.")
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return rule
+
+
+def _binary_rule(name, categories, out_dtype=None):
+    def rule(x, y):
+        check_dtype(name, categories, x.dtype, 0)
+        check_dtype(name, categories, y.dtype, 1)
+        if not (name == "pow" and dtypes.is_int(y.dtype)):
+            check_same_dtypes(name, (x, y), _TIP.get(name))
+        shape = broadcast_shapes(name, (x.shape, y.shape))
+        if out_dtype is not None:
+            return ShapedArray(shape, out_dtype, False)
+        return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+    return rule
+
+
+for _name, _cats in UNARY.items():
+    P[_name] = def_typing(Primitive(_name), _unary_rule(_name, _cats))
+    if _name in WITH_ACCURACY:
+        def_printing(P[_name], hide_if_none=("accuracy",))
+for _name, _cats in BINARY.items():
+    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats))
+for _name, _cats in COMPARE.items():
+    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats, out_dtype=dtypes.bool_))
+
+
+def _select_n_rule(which, *cases):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    if not (dtypes.is_bool(which.dtype) or which.dtype == dtypes.int32):
+        raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
+    if dtypes.is_bool(which.dtype) and len(cases) > 2:
+        raise TypeError("select_n with boolean `which` cannot have more than two cases.")
+    first = cases[0]
+    for c in cases[1:]:
+        if c.shape != first.shape:
+            raise TypeError(f"select cases must have the same shapes, got "
+                            f"[{', '.join(str(c.shape) for c in cases)}].")
+    check_same_dtypes("select", cases, "jnp.where")
+    if which.shape and which.shape != first.shape:
+        raise TypeError(f"select `which` must be scalar or have the same shape as cases, got "
+                        f"`which` shape {which.shape} but case shape {first.shape}.")
+    return ShapedArray(first.shape, first.dtype, all(c.weak_type for c in cases))
+
+
+def _clamp_rule(lo, x, hi):
+    for nm, bound in (("min", lo), ("max", hi)):
+        if bound.shape and bound.shape != x.shape:
+            raise TypeError(f"clamp requires {nm}.shape == operand.shape or {nm}.shape == (), "
+                            f"got {nm}.shape={bound.shape}, operand.shape={x.shape}.")
+    check_same_dtypes("clamp", (lo, x, hi))
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _convert_rule(x, *, new_dtype, weak_type, sharding=None):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _bitcast_rule(x, *, new_dtype):
+    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    if old == new:
+        return ShapedArray(x.shape, new_dtype, False)
+    if old > new:
+        return ShapedArray(x.shape + (old // new,), new_dtype, False)
+    if not x.shape or x.shape[-1] != new // old:
+        raise TypeError(f"bitcast_convert_type: {x.str_short()} to {new_dtype} requires a trailing "
+                        f"dimension of size {new // old}.")
+    return ShapedArray(x.shape[:-1], new_dtype, False)
+
+
+select_n_p = P["select_n"] = def_typing(Primitive("select_n"), _select_n_rule)
+clamp_p = P["clamp"] = def_typing(Primitive("clamp"), _clamp_rule)
+convert_element_type_p = P["convert_element_type"] = def_typing(
+    Primitive("convert_element_type"), _convert_rule)
+def_printing(convert_element_type_p, hide=("sharding",))
+bitcast_convert_type_p = P["bitcast_convert_type"] = def_typing(
+    Primitive("bitcast_convert_type"), _bitcast_rule)

@@ -1,0 +1,96 @@
+"""Reductions (reduce_sum/max/min/prod/and/or, argmax/argmin) and dot_general."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..primitive import Primitive, def_printing, def_typing
+from ._util import ANY, INT_BOOL, NUM, ORDERED, canonical_axes, check_dtype
+
+REDUCTIONS = {"reduce_sum": NUM, "reduce_prod": NUM, "reduce_max": ANY, "reduce_min": ANY,
+              "reduce_and": INT_BOOL, "reduce_or": INT_BOOL}
+P: dict[str, Primitive] = {}
+
+
+def _reduce_rule(name, categories):
+    def rule(x, *, axes, out_sharding=None):
+        check_dtype(name, categories, x.dtype)
+        axes = canonical_axes(name, axes, x.ndim, x)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axes' of {name}: {axes}")
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+    return rule
+
+
+def _arg_rule(name):
+    def rule(x, *, axes, index_dtype):
+        check_dtype(name, ORDERED, x.dtype)
+        if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
+            raise ValueError(f"{name} requires one axis within the operand rank, got axes={axes} "
+                             f"for operand shape {x.shape}")
+        if x.shape[axes[0]] == 0:
+            raise ValueError(f"{name} of an empty axis: operand shape {x.shape}, axis {axes[0]}")
+        shape = tuple(d for i, d in enumerate(x.shape) if i != axes[0])
+        return ShapedArray(shape, np.dtype(index_dtype), False)
+    return rule
+
+
+for _name, _cats in REDUCTIONS.items():
+    P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats))
+for _name in ("argmax", "argmin"):
+    P[_name] = def_typing(Primitive(_name), _arg_rule(_name))
+
+
+def _dot_general_rule(lhs, rhs, *, dimension_numbers, precision=None,
+                      preferred_element_type=None, out_sharding=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    for name, dims, aval in (("lhs contracting", lc, lhs), ("rhs contracting", rc, rhs),
+                             ("lhs batch", lb, lhs), ("rhs batch", rb, rhs)):
+        if any(not 0 <= d < aval.ndim for d in dims):
+            raise TypeError(f"dot_general requires {name} dimensions to be in range for an operand "
+                            f"of shape {aval.shape}, got {tuple(dims)}.")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError("dot_general requires equal numbers of lhs and rhs contracting and batch "
+                        f"dimensions, got dimension_numbers {dimension_numbers}.")
+    if len(set(lc) | set(lb)) != len(lc) + len(lb) or len(set(rc) | set(rb)) != len(rc) + len(rb):
+        raise TypeError(f"dot_general requires distinct contracting and batch dimensions, got "
+                        f"dimension_numbers {dimension_numbers}.")
+    lbs, rbs = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
+    if lbs != rbs:
+        raise TypeError(f"dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+                        f"the same shape, got {lbs} and {rbs}.")
+    lcs, rcs = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
+    if lcs != rcs:
+        raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
+                        f"got {lcs} and {rcs}.")
+    if lhs.dtype != rhs.dtype and preferred_element_type is None:
+        raise TypeError(f"dot_general requires operands of the same dtype, got {lhs.dtype} and "
+                        f"{rhs.dtype}; convert them or pass preferred_element_type.")
+    for aval in (lhs, rhs):
+        check_dtype("dot_general", ANY, aval.dtype)
+    free_l = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
+    free_r = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
+    dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs.dtype
+    weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
+    return ShapedArray(lbs + free_l + free_r, dtype, weak)
+
+
+def _dot_general_params(params):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    out = [("dimension_numbers", ((list(lc), list(rc)), (list(lb), list(rb))))]
+    for key in ("precision", "preferred_element_type"):
+        if params.get(key) is not None:
+            out.append((key, params[key]))
+    return out
+
+
+dot_general_p = def_typing(Primitive("dot_general"), _dot_general_rule)
+P["dot_general"] = dot_general_p
+from ..printer import pp_param_rules  # noqa: E402
+
+pp_param_rules[dot_general_p] = _dot_general_params
+for _name in ("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):
+    def_printing(P[_name], hide=("out_sharding",))
+del dtypes

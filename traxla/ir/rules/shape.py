@@ -1,0 +1,163 @@
+"""Shape primitives: broadcast_in_dim, reshape, squeeze, transpose, rev,
+concatenate, pad, slice, dynamic_slice, dynamic_update_slice, iota."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..primitive import Primitive, def_printing, def_typing
+from ._util import check_same_dtypes
+
+
+def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
+    ok = (len(broadcast_dimensions) == x.ndim
+          and all(0 <= d < len(shape) for d in broadcast_dimensions)
+          and list(broadcast_dimensions) == sorted(set(broadcast_dimensions)))
+    if not ok:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly increasing, one per "
+                        f"operand dimension and within the target rank; got broadcast_dimensions "
+                        f"{broadcast_dimensions} for operand shape {x.shape} and target shape {shape}")
+    if any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(broadcast_dimensions)):
+        raise TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+                        "their corresponding dimensions in the target broadcast shape; got operand "
+                        f"of shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
+                        f"{broadcast_dimensions} ")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _reshape_rule(x, *, new_sizes, dimensions, sharding=None):
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
+    if math.prod(new_sizes) != math.prod(x.shape):
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+                        f"(size {math.prod(new_sizes)}) for shape {x.shape} (size {math.prod(x.shape)}).")
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise TypeError(f"reshape dimensions must be a permutation of operand dimensions, got "
+                        f"dimensions {dimensions} for shape {x.shape}.")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _squeeze_rule(x, *, dimensions):
+    dims = tuple(d % x.ndim for d in dimensions) if x.ndim else ()
+    if any(x.shape[d] != 1 for d in dims):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                         f"got shape={x.shape} and dimensions={dimensions}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dims), x.dtype, x.weak_type)
+
+
+def _transpose_rule(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError("transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {permutation} for operand shape {x.shape}.")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+def _rev_rule(x, *, dimensions):
+    if len(set(dimensions)) != len(dimensions) or any(not 0 <= d < x.ndim for d in dimensions):
+        raise TypeError(f"rev dimensions must be unique and within rank {x.ndim}, got {dimensions}.")
+    return x
+
+
+def _concatenate_rule(*xs, dimension):
+    if not xs:
+        raise TypeError("concatenate requires at least one operand.")
+    check_same_dtypes("concatenate", xs, "jnp.concatenate")
+    first = xs[0]
+    if any(x.ndim != first.ndim for x in xs) or not 0 <= dimension < max(first.ndim, 1):
+        raise TypeError("Cannot concatenate arrays with different numbers of dimensions or along an "
+                        f"out-of-range dimension: got shapes {', '.join(str(x.shape) for x in xs)} "
+                        f"and dimension {dimension}.")
+    for x in xs:
+        if any(a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != dimension):
+            raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
+                            f"than the one being concatenated: concatenating along dimension "
+                            f"{dimension} for shapes {', '.join(str(x.shape) for x in xs)}.")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _pad_rule(x, padding_value, *, padding_config):
+    if x.dtype != padding_value.dtype:
+        raise TypeError(f"pad operand and padding_value must be same dtype: got {x.dtype} and "
+                        f"{padding_value.dtype}.")
+    if padding_value.shape:
+        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
+    if len(padding_config) != x.ndim:
+        raise TypeError(f"length of padding_config must equal the number of axes of operand, got "
+                        f"padding_config {padding_config} for operand shape {x.shape}")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise TypeError(f"interior padding in padding_config must be nonnegative, got {padding_config}")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise TypeError(f"Dimension size after padding is not at least 0, got result shape for "
+                            f"padding_config {padding_config} and operand shape {x.shape}")
+        shape.append(size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _slice_rule(x, *, start_indices, limit_indices, strides):
+    if len(start_indices) != x.ndim or len(limit_indices) != x.ndim:
+        raise TypeError(f"slice start_indices {start_indices} and limit_indices {limit_indices} must "
+                        f"have one entry per operand dimension, got operand shape {x.shape}.")
+    if any(l > d for l, d in zip(limit_indices, x.shape)):
+        raise TypeError("slice limit_indices must be less than or equal to operand shape, got "
+                        f"limit_indices {limit_indices} for operand shape {x.shape}.")
+    if any(s < 0 for s in start_indices) or any(l < s for s, l in zip(start_indices, limit_indices)):
+        raise TypeError("slice start_indices must be non-negative and at most limit_indices, got "
+                        f"start_indices {start_indices} and limit_indices {limit_indices}.")
+    strides = strides or (1,) * x.ndim
+    shape = tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(start_indices, limit_indices, strides))
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _check_indices(name, operand, indices):
+    if len(indices) != operand.ndim:
+        raise TypeError(f"{name} requires one start index per operand dimension: got {len(indices)} "
+                        f"indices for operand shape {operand.shape}.")
+    for i in indices:
+        if i.shape or not dtypes.is_int(i.dtype):
+            raise TypeError(f"{name} start indices must be integer scalars, got {i.str_short()}.")
+
+
+def _dynamic_slice_rule(x, *indices, slice_sizes):
+    _check_indices("dynamic_slice", x, indices)
+    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+        raise TypeError("slice slice_sizes must be less than or equal to operand shape, got "
+                        f"slice_sizes {tuple(slice_sizes)} for operand shape {x.shape}.")
+    return ShapedArray(slice_sizes, x.dtype, x.weak_type)
+
+
+def _dynamic_update_slice_rule(x, update, *indices):
+    _check_indices("dynamic_update_slice", x, indices)
+    check_same_dtypes("dynamic_update_slice", (x, update))
+    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError("dynamic_update_slice update shape must be smaller than operand shape, got "
+                        f"update shape {update.shape} for operand shape {x.shape}.")
+    return x
+
+
+def _iota_rule(*, dtype, shape, dimension, sharding=None):
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} "
+                         f"for shape {shape}")
+    return ShapedArray(shape, np.dtype(dtype), False)
+
+
+broadcast_in_dim_p = def_typing(Primitive("broadcast_in_dim"), _broadcast_in_dim_rule)
+def_printing(broadcast_in_dim_p, hide=("shape", "sharding"), hide_if_empty=("broadcast_dimensions",))
+reshape_p = def_typing(Primitive("reshape"), _reshape_rule)
+squeeze_p = def_typing(Primitive("squeeze"), _squeeze_rule)
+transpose_p = def_typing(Primitive("transpose"), _transpose_rule)
+rev_p = def_typing(Primitive("rev"), _rev_rule)
+concatenate_p = def_typing(Primitive("concatenate"), _concatenate_rule)
+pad_p = def_typing(Primitive("pad"), _pad_rule)
+slice_p = def_typing(Primitive("slice"), _slice_rule)
+dynamic_slice_p = def_typing(Primitive("dynamic_slice"), _dynamic_slice_rule)
+dynamic_update_slice_p = def_typing(Primitive("dynamic_update_slice"), _dynamic_update_slice_rule)
+iota_p = def_typing(Primitive("iota"), _iota_rule)

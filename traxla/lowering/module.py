@@ -1,0 +1,114 @@
+"""Builds one verified StableHLO module per program from a closed jaxpr."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import LoweringError
+from ..ir.core import ClosedJaxpr, Literal
+from .mlir import aval_type, constant, context, func, hlo, ir
+from .registry import RuleContext, lowering_rules
+
+
+class ModuleBuilder:
+    """Owns the module being emitted and the private functions of nested jits."""
+
+    def __init__(self, name: str):
+        self.module = ir.Module.create()
+        self.module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
+        i32 = ir.IntegerType.get_signless(32)
+        self.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        self.module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        self.symbol_table = ir.SymbolTable(self.module.operation)
+        self._functions: dict = {}
+
+    def function_for(self, closed: ClosedJaxpr, name: str) -> str:
+        """A private function computing ``closed``, emitted once per jaxpr."""
+        key = id(closed.jaxpr)
+        sym = self._functions.get(key)
+        if sym is None:
+            sym = self._emit_function(closed, _sanitize(name), public=False)
+            self._functions[key] = sym
+        return sym
+
+    def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None):
+        jaxpr = closed.jaxpr
+        in_types = [aval_type(v.aval) for v in jaxpr.invars]
+        out_types = [aval_type(v.aval) for v in jaxpr.outvars]
+        with ir.InsertionPoint(self.module.body):
+            fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
+        fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+        if result_infos is not None:
+            fn.result_attrs = ir.ArrayAttr.get([
+                ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r)}) for r in result_infos])
+        sym = self.symbol_table.insert(fn)
+        entry = fn.add_entry_block()
+        with ir.InsertionPoint(entry):
+            consts = [constant(np.asarray(c)) for c in closed.consts]
+            outs = emit_jaxpr(self, jaxpr, consts, list(entry.arguments))
+            func.ReturnOp(outs)
+        return ir.StringAttr(sym).value
+
+
+def _sanitize(name: str) -> str:
+    """``<lambda>`` -> ``_lambda``, as JAX names modules (``jit__lambda``)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name.replace(">", ""))
+
+
+def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
+    """Emits ops for ``jaxpr``'s equations at the current insertion point."""
+    env = {}
+    for v, val in zip(jaxpr.constvars, consts):
+        env[v] = val
+    for v, val in zip(jaxpr.invars, args):
+        env[v] = val
+
+    def read(x):
+        if type(x) is Literal:
+            return constant(x.val, x.aval.dtype)
+        return env[x]
+
+    for eqn in jaxpr.eqns:
+        rule = lowering_rules.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"No lowering rule for primitive '{eqn.primitive.name}': traxla cannot compile "
+                f"this equation: {eqn}")
+        ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
+                          [v.aval for v in eqn.outvars])
+        try:
+            out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+        except ir.MLIRError as e:
+            raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
+                                f"{[a.str_short() for a in ctx.avals_in]} and params "
+                                f"{eqn.params} failed: {e}") from e
+        if eqn.primitive.multiple_results:
+            for v, val in zip(eqn.outvars, out):
+                env[v] = val
+        else:
+            env[eqn.outvars[0]] = out
+    return [read(v) for v in jaxpr.outvars]
+
+
+def result_infos(n: int):
+    return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
+
+
+def lower_jaxpr(closed: ClosedJaxpr, name: str):
+    """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
+    with context(), ir.Location.unknown():
+        builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder._emit_function(closed, "main", public=True,
+                               result_infos=result_infos(len(closed.jaxpr.outvars)))
+        verify(builder.module, closed)
+        return builder.module
+
+
+def verify(module, closed=None):
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        prims = sorted({e_.primitive.name for e_ in closed.jaxpr.eqns}) if closed else []
+        raise LoweringError(f"traxla bug: the emitted StableHLO module failed MLIR verification "
+                            f"(primitives involved: {prims}): {e}") from e

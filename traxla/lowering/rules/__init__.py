@@ -1,0 +1,2 @@
+"""Lowering rules, one module per primitive family (mirrors ir/rules)."""
+from . import elementwise, shape, reduction, call  # noqa: F401

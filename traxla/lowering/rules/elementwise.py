@@ -1,0 +1,172 @@
+"""Lowering of elementwise primitives: mostly one StableHLO/CHLO op each."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtypes
+from ...ir.rules.elementwise import P
+from ..mlir import aval_type, broadcast_to, chlo, constant, hlo
+from ..registry import register_lowering
+
+# primitive name -> builder of one op from its (already broadcast) operands
+UNARY_OPS = {
+    "neg": hlo.negate, "sign": hlo.sign, "floor": hlo.floor, "ceil": hlo.ceil,
+    "is_finite": hlo.is_finite, "exp": hlo.exponential, "log": hlo.log,
+    "log1p": hlo.log_plus_one, "expm1": hlo.exponential_minus_one, "tanh": hlo.tanh,
+    "logistic": hlo.logistic, "sin": hlo.sine, "cos": hlo.cosine, "tan": chlo.tan,
+    "asin": chlo.asin, "acos": chlo.acos, "atan": chlo.atan, "sinh": chlo.sinh,
+    "cosh": chlo.cosh, "asinh": chlo.asinh, "acosh": chlo.acosh, "atanh": chlo.atanh,
+    "sqrt": hlo.sqrt, "rsqrt": hlo.rsqrt, "cbrt": hlo.cbrt, "abs": hlo.abs, "not": hlo.not_,
+    "erf": chlo.erf, "erf_inv": chlo.erf_inv,
+}
+BINARY_OPS = {
+    "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply, "div": hlo.divide,
+    "rem": hlo.remainder, "pow": hlo.power, "max": hlo.maximum, "min": hlo.minimum,
+    "atan2": hlo.atan2, "nextafter": chlo.next_after, "and": hlo.and_, "or": hlo.or_,
+    "xor": hlo.xor, "shift_left": hlo.shift_left,
+    "shift_right_logical": hlo.shift_right_logical,
+    "shift_right_arithmetic": hlo.shift_right_arithmetic,
+}
+COMPARE_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+
+
+def _unary(op):
+    def rule(ctx, x, **params):
+        return op(x)
+    return rule
+
+
+def _binary(op):
+    def rule(ctx, x, y):
+        shape = ctx.aval_out.shape
+        x = broadcast_to(x, ctx.avals_in[0], shape)
+        y = broadcast_to(y, ctx.avals_in[1], shape)
+        return op(x, y)
+    return rule
+
+
+def compare_type(dtype) -> str:
+    if dtypes.is_inexact(dtype):
+        return "FLOAT"
+    if dtypes.is_signed_int(dtype):
+        return "SIGNED"
+    return "UNSIGNED"
+
+
+def compare(x, y, direction: str, dtype):
+    return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                       compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
+
+
+def _compare(direction):
+    def rule(ctx, x, y):
+        shape = ctx.aval_out.shape
+        x = broadcast_to(x, ctx.avals_in[0], shape)
+        y = broadcast_to(y, ctx.avals_in[1], shape)
+        return compare(x, y, direction, ctx.avals_in[0].dtype)
+    return rule
+
+
+for _name, _op in UNARY_OPS.items():
+    register_lowering(P[_name], _unary(_op))
+for _name, _op in BINARY_OPS.items():
+    register_lowering(P[_name], _binary(_op))
+for _name, _direction in COMPARE_DIRECTIONS.items():
+    register_lowering(P[_name], _compare(_direction))
+
+
+def _identity(ctx, x, **params):
+    return x
+
+
+def _round(ctx, x, *, rounding_method):
+    return hlo.round_nearest_even(x) if int(rounding_method) == 1 else hlo.round_nearest_afz(x)
+
+
+def _exp2(ctx, x, accuracy=None):
+    dtype = ctx.avals_in[0].dtype
+    ln2 = broadcast_to(constant(np.log(2), dtype), ctx.avals_in[0].update(shape=()), ctx.aval_out.shape)
+    return hlo.exponential(hlo.multiply(x, ln2))
+
+
+def _integer_pow(ctx, x, *, y):
+    """x ** y by repeated squaring, as JAX emits it."""
+    aval = ctx.avals_in[0]
+    acc = None
+    base, n = x, abs(int(y))
+    while n:
+        if n & 1:
+            acc = base if acc is None else hlo.multiply(acc, base)
+        n >>= 1
+        if n:
+            base = hlo.multiply(base, base)
+    if acc is None:
+        acc = broadcast_to(constant(1, aval.dtype), aval.update(shape=()), aval.shape)
+    if y < 0:
+        one = broadcast_to(constant(1, aval.dtype), aval.update(shape=()), aval.shape)
+        acc = hlo.divide(one, acc)
+    return acc
+
+
+def _pow(ctx, x, y):
+    xa, ya = ctx.avals_in
+    if ya.dtype != xa.dtype:  # integer exponent: compute in the base's type
+        y = hlo.convert(aval_type(ya.update(dtype=xa.dtype)), y)
+        ya = ya.update(dtype=xa.dtype)
+    shape = ctx.aval_out.shape
+    return hlo.power(broadcast_to(x, xa, shape), broadcast_to(y, ya, shape))
+
+
+def _select_n(ctx, which, *cases):
+    which_aval = ctx.avals_in[0]
+    shape = ctx.aval_out.shape
+    which = broadcast_to(which, which_aval, shape)
+    if dtypes.is_bool(which_aval.dtype):
+        return cases[0] if len(cases) == 1 else hlo.select(which, cases[1], cases[0])
+
+    def pick(lo, hi):
+        if hi - lo == 1:
+            return cases[lo]
+        mid = (lo + hi) // 2
+        bound = broadcast_to(constant(mid, which_aval.dtype), which_aval.update(shape=()), shape)
+        return hlo.select(compare(which, bound, "LT", which_aval.dtype), pick(lo, mid), pick(mid, hi))
+
+    return pick(0, len(cases))
+
+
+def _clamp(ctx, lo, x, hi):
+    return hlo.clamp(lo, x, hi)
+
+
+def convert(value, from_aval, to_dtype):
+    """StableHLO convert with JAX's semantics for bool targets and complex sources."""
+    if from_aval.dtype == to_dtype:
+        return value
+    if dtypes.is_complex(from_aval.dtype) and not dtypes.is_complex(to_dtype):
+        value = hlo.real(value)
+        from_aval = from_aval.update(dtype=dtypes.float64 if from_aval.dtype == dtypes.complex128
+                                     else dtypes.float32)
+    if dtypes.is_bool(to_dtype):
+        zero = broadcast_to(constant(0, from_aval.dtype), from_aval.update(shape=()), from_aval.shape)
+        return compare(value, zero, "NE", from_aval.dtype)
+    return hlo.convert(aval_type(from_aval.update(dtype=to_dtype)), value)
+
+
+def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding=None):
+    return convert(x, ctx.avals_in[0], new_dtype)
+
+
+def _bitcast_convert_type(ctx, x, *, new_dtype):
+    return hlo.bitcast_convert(aval_type(ctx.aval_out), x)
+
+
+register_lowering(P["stop_gradient"], _identity)
+register_lowering(P["copy"], _identity)
+register_lowering(P["round"], _round)
+register_lowering(P["exp2"], _exp2)
+register_lowering(P["integer_pow"], _integer_pow)
+register_lowering(P["pow"], _pow)
+register_lowering(P["select_n"], _select_n)
+register_lowering(P["clamp"], _clamp)
+register_lowering(P["convert_element_type"], _convert_element_type)
+register_lowering(P["bitcast_convert_type"], _bitcast_convert_type)

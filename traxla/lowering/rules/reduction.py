@@ -1,0 +1,101 @@
+"""Lowering of reductions, argmax/argmin and dot_general."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtypes
+from ...ir.rules.reduction import P, dot_general_p
+from ..mlir import aval_type, constant, hlo, ir, tensor_type
+from ..registry import register_lowering
+from .elementwise import compare, convert
+
+
+def _lowest(dtype):
+    if dtypes.is_bool(dtype):
+        return False
+    if dtypes.is_int(dtype):
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def _highest(dtype):
+    if dtypes.is_bool(dtype):
+        return True
+    if dtypes.is_int(dtype):
+        return np.iinfo(dtype).max
+    return np.inf
+
+
+# name -> (combiner op, init value for a dtype)
+MONOIDS = {
+    "reduce_sum": (hlo.add, lambda dt: 0),
+    "reduce_prod": (hlo.multiply, lambda dt: 1),
+    "reduce_max": (hlo.maximum, _lowest),
+    "reduce_min": (hlo.minimum, _highest),
+    "reduce_and": (hlo.and_, lambda dt: True if dtypes.is_bool(dt) else -1),
+    "reduce_or": (hlo.or_, lambda dt: 0),
+}
+
+
+def _reduce(op, init):
+    def rule(ctx, x, *, axes, out_sharding=None):
+        dtype = ctx.avals_in[0].dtype
+        init_val = constant(np.array(init(dtype)).astype(dtype), dtype)
+        red = hlo.ReduceOp([aval_type(ctx.aval_out)], [x], [init_val], list(axes))
+        scalar = tensor_type((), dtype)
+        block = red.regions[0].blocks.append(scalar, scalar)
+        with ir.InsertionPoint(block):
+            hlo.return_([op(*block.arguments)])
+        return red.result
+    return rule
+
+
+for _name, (_op, _init) in MONOIDS.items():
+    register_lowering(P[_name], _reduce(_op, _init))
+
+
+def _argminmax(direction, init):
+    def rule(ctx, x, *, axes, index_dtype):
+        aval = ctx.avals_in[0]
+        axis = axes[0]
+        idx = hlo.iota(tensor_type(aval.shape, index_dtype), axis)
+        out_aval = ctx.aval_out
+        vtype, itype = tensor_type((), aval.dtype), tensor_type((), index_dtype)
+        red = hlo.ReduceOp([tensor_type(out_aval.shape, aval.dtype), aval_type(out_aval)],
+                           [x, idx], [constant(np.array(init(aval.dtype)).astype(aval.dtype), aval.dtype),
+                                      constant(0, index_dtype)], [axis])
+        block = red.regions[0].blocks.append(vtype, itype, vtype, itype)
+        with ir.InsertionPoint(block):
+            op_val, op_idx, acc_val, acc_idx = block.arguments
+            pick_val = compare(op_val, acc_val, direction, aval.dtype)
+            if dtypes.is_inexact(aval.dtype):
+                pick_val = hlo.or_(pick_val, compare(op_val, op_val, "NE", aval.dtype))
+            tie = hlo.and_(compare(op_val, acc_val, "EQ", aval.dtype),
+                           compare(op_idx, acc_idx, "LT", index_dtype))
+            pick_idx = hlo.or_(pick_val, tie)
+            hlo.return_([hlo.select(pick_val, op_val, acc_val), hlo.select(pick_idx, op_idx, acc_idx)])
+        return red.results[1]
+    return rule
+
+
+register_lowering(P["argmax"], _argminmax("GT", _lowest))
+register_lowering(P["argmin"], _argminmax("LT", _highest))
+
+
+def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                 preferred_element_type=None, out_sharding=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = ctx.aval_out
+    lhs_aval, rhs_aval = ctx.avals_in
+    if lhs_aval.dtype != out.dtype:
+        lhs = convert(lhs, lhs_aval, out.dtype)
+    if rhs_aval.dtype != out.dtype:
+        rhs = convert(rhs, rhs_aval, out.dtype)
+    dn = hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
+        lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
+    precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get("DEFAULT")] * 2)
+    return hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)
+
+
+register_lowering(dot_general_p, _dot_general)

@@ -1,0 +1,70 @@
+"""Lowering of shape primitives."""
+from __future__ import annotations
+
+from ...ir import dtypes
+from ...ir.rules import shape as S
+from ..mlir import aval_type, hlo, i64_array, tensor_type
+from ..registry import register_lowering
+from .elementwise import convert
+
+
+def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions, sharding=None):
+    return hlo.broadcast_in_dim(aval_type(ctx.aval_out), x, list(broadcast_dimensions))
+
+
+def _reshape(ctx, x, *, new_sizes, dimensions, sharding=None):
+    if dimensions is not None and list(dimensions) != list(range(len(dimensions))):
+        x = hlo.transpose(x, list(dimensions))
+    return hlo.reshape(aval_type(ctx.aval_out), x)
+
+
+def _squeeze(ctx, x, *, dimensions):
+    return hlo.reshape(aval_type(ctx.aval_out), x)
+
+
+def _transpose(ctx, x, *, permutation):
+    return hlo.transpose(x, list(permutation))
+
+
+def _rev(ctx, x, *, dimensions):
+    return hlo.reverse(x, list(dimensions))
+
+
+def _concatenate(ctx, *xs, dimension):
+    return hlo.concatenate(list(xs), dimension)
+
+
+def _pad(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return hlo.pad(x, padding_value, list(lo), list(hi), list(interior))
+
+
+def _slice(ctx, x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    return hlo.slice(x, list(start_indices), list(limit_indices), list(strides))
+
+
+def index_operands(values, avals):
+    """StableHLO wants every start index in one integer type: use int32 (int64 if any is)."""
+    target = dtypes.int64 if any(a.dtype in (dtypes.int64, dtypes.uint64) for a in avals) else dtypes.int32
+    return [convert(v, a, target) for v, a in zip(values, avals)]
+
+
+def _dynamic_slice(ctx, x, *indices, slice_sizes):
+    return hlo.dynamic_slice(x, index_operands(indices, ctx.avals_in[1:]), i64_array(slice_sizes))
+
+
+def _dynamic_update_slice(ctx, x, update, *indices):
+    return hlo.dynamic_update_slice(x, update, index_operands(indices, ctx.avals_in[2:]))
+
+
+def _iota(ctx, *, dtype, shape, dimension, sharding=None):
+    return hlo.iota(tensor_type(shape, dtype), dimension)
+
+
+for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
+                     (S.squeeze_p, _squeeze), (S.transpose_p, _transpose), (S.rev_p, _rev),
+                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice),
+                     (S.dynamic_slice_p, _dynamic_slice),
+                     (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota)]:
+    register_lowering(_prim, _rule)

@@ -1,0 +1,69 @@
+"""``traxla.numpy``: the NumPy API over lax primitives, as ``jax.numpy``.
+
+Functions apply JAX's type promotion (weak types included) and rank
+promotion, then bind ``lax`` primitives; nothing here talks to MLIR or PJRT.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from ..ir import dtypes as _dtypes
+from ..runtime import Array as ndarray  # noqa: F401
+from . import _operators  # noqa: F401  (installs operators on Array and tracers)
+from ._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
+                        ones, ones_like, zeros, zeros_like)
+from ._linalg import dot, inner, matmul, outer, vdot
+from ._promotion import result_type as _result_type
+from ._reductions import (all, amax, amin, any, argmax, argmin, max, mean, min,  # noqa: A004
+                          prod, sum)
+from ._shape import (atleast_1d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
+                     hstack, matrix_transpose, moveaxis, ndim, ravel, reshape, shape, size, split,
+                     squeeze, stack, swapaxes, transpose, vstack)
+from ._ufuncs import (abs, ceil, clip, floor, floor_divide, invert, isfinite, left_shift,  # noqa: A004
+                      logical_not, positive, power, reciprocal, remainder, right_shift, rint,
+                      round, square, ufuncs as _ufuncs, where)
+
+globals().update(_ufuncs)
+absolute = abs
+mod = remainder
+pow = power  # noqa: A001
+asin, acos, atan = _ufuncs["arcsin"], _ufuncs["arccos"], _ufuncs["arctan"]
+asinh, acosh, atanh = _ufuncs["arcsinh"], _ufuncs["arccosh"], _ufuncs["arctanh"]
+atan2 = _ufuncs["arctan2"]
+concat = concatenate
+permute_dims = transpose
+
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+bfloat16 = _dtypes.bfloat16.type
+complex64, complex128 = _np.complex64, _np.complex128
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+dtype = _np.dtype
+finfo = _dtypes.finfo
+iinfo = _np.iinfo
+
+
+def result_type(*args):
+    return _result_type(*args)[0]
+
+
+def isscalar(x):
+    return _np.isscalar(x) or (hasattr(x, "aval") and not x.aval.shape)
+
+
+def _scalar_type(np_type):
+    """``jnp.float32(3.0)``: a 0-d Array of that dtype (as JAX's scalar types do)."""
+    def make(x=0):
+        return array(x, dtype=np_type)
+    make.__name__ = _np.dtype(np_type).name
+    make.dtype = _np.dtype(np_type)
+    return make
+
+
+for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float16", "float32", "float64", "bfloat16", "complex64", "complex128"):
+    _t = globals()[_name]
+    globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: array(x, dtype=_t)),
+                                        "dtype": _np.dtype(_t)})

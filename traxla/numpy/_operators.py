@@ -1,0 +1,107 @@
+"""Installs Python operators and array methods on traxla's Array and on tracers,
+so ``x * 2.0 + 1.0`` binds the same primitives eagerly and under a trace."""
+from __future__ import annotations
+
+from .. import lax
+from ..ir import dtypes
+from ..runtime import Array
+from ..tracer import Tracer
+from . import _indexing, _linalg, _reductions, _shape, _ufuncs
+from ._ufuncs import ufuncs
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _defer(fn):
+    """Binary operators return NotImplemented for operands they don't know."""
+    def op(self, other):
+        if not _known(other):
+            return NotImplemented
+        return fn(self, other)
+    return op
+
+
+def _known(x) -> bool:
+    import numpy as np
+    return type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic, Array, Tracer))
+
+
+def _astype(self, dtype, copy=False):
+    return lax.convert_element_type(self, dtype)
+
+
+def _reshape(self, *shape, order="C"):
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return _shape.reshape(self, shape, order)
+
+
+def _transpose(self, *axes):
+    if not axes or axes == (None,):
+        return _shape.transpose(self)
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return _shape.transpose(self, axes)
+
+
+def _truediv(x, y):
+    return ufuncs["true_divide"](x, y)
+
+
+_OPERATORS = {
+    "__add__": ufuncs["add"], "__sub__": ufuncs["subtract"], "__mul__": ufuncs["multiply"],
+    "__truediv__": _truediv, "__floordiv__": _ufuncs.floor_divide, "__mod__": _ufuncs.remainder,
+    "__pow__": _ufuncs.power, "__matmul__": _linalg.matmul,
+    "__and__": ufuncs["bitwise_and"], "__or__": ufuncs["bitwise_or"], "__xor__": ufuncs["bitwise_xor"],
+    "__lshift__": _ufuncs.left_shift, "__rshift__": _ufuncs.right_shift,
+    "__lt__": ufuncs["less"], "__le__": ufuncs["less_equal"], "__gt__": ufuncs["greater"],
+    "__ge__": ufuncs["greater_equal"], "__eq__": ufuncs["equal"], "__ne__": ufuncs["not_equal"],
+}
+_REFLECTED = {"__radd__": "__add__", "__rsub__": "__sub__", "__rmul__": "__mul__",
+              "__rtruediv__": "__truediv__", "__rfloordiv__": "__floordiv__", "__rmod__": "__mod__",
+              "__rpow__": "__pow__", "__rmatmul__": "__matmul__", "__rand__": "__and__",
+              "__ror__": "__or__", "__rxor__": "__xor__", "__rlshift__": "__lshift__",
+              "__rrshift__": "__rshift__"}
+
+_UNARY = {
+    "__neg__": ufuncs["negative"], "__pos__": _ufuncs.positive, "__abs__": _ufuncs.abs,
+    "__invert__": _ufuncs.invert,
+}
+
+_METHODS = {
+    "__getitem__": _indexing.getitem, "astype": _astype, "reshape": _reshape,
+    "transpose": _transpose, "sum": _reductions.sum, "prod": _reductions.prod,
+    "max": _reductions.max, "min": _reductions.min, "mean": _reductions.mean,
+    "any": _reductions.any, "all": _reductions.all, "argmax": _reductions.argmax,
+    "argmin": _reductions.argmin, "ravel": _shape.ravel, "flatten": _shape.ravel,
+    "squeeze": _shape.squeeze, "swapaxes": _shape.swapaxes, "clip": _ufuncs.clip,
+    "round": _ufuncs.round, "dot": _linalg.dot,
+}
+
+_PROPERTIES = {
+    "T": lambda self: _shape.transpose(self),
+    "mT": lambda self: _shape.matrix_transpose(self),
+    "real": lambda self: self,
+    "at": None,
+}
+
+
+def install(cls):
+    for name, fn in _OPERATORS.items():
+        setattr(cls, name, _defer(fn))
+    for name, base in _REFLECTED.items():
+        setattr(cls, name, _defer(_swap(_OPERATORS[base])))
+    for name, fn in _UNARY.items():
+        setattr(cls, name, fn)
+    for name, fn in _METHODS.items():
+        setattr(cls, name, fn)
+    for name, fn in _PROPERTIES.items():
+        if fn is not None:
+            setattr(cls, name, property(fn))
+
+
+install(Array)
+install(Tracer)
+del dtypes

@@ -1,0 +1,107 @@
+"""NumPy-style dtype promotion (JAX's lattice, weak types) and rank promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ..ir import dtypes
+from ..lax import _convert_element_type, aval_of, broadcast_to_rank
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def check_arraylike(fun_name: str, *args):
+    for i, a in enumerate(args):
+        if not _is_arraylike(a):
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+                            f"position {i}.")
+
+
+def _is_arraylike(x) -> bool:
+    return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
+            or hasattr(x, "aval"))
+
+
+def typed(x):
+    """(dtype, weak_type) of an array-like."""
+    if type(x) in _PY_SCALARS:
+        return dtypes.python_scalar_dtype(x), True
+    aval = aval_of(x)
+    return aval.dtype, aval.weak_type
+
+
+def result_type(*args):
+    return dtypes.result_type_of(*(typed(a) for a in args))
+
+
+def promote_dtypes(*args):
+    if len(args) < 2:
+        return [asarray_scalar(a) for a in args]
+    dtype, weak = result_type(*args)
+    return [_convert_element_type(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args):
+    dtype, weak = result_type(*args)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float()
+    return [_convert_element_type(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+    dtype, weak = result_type(*args)
+    if dtypes.is_bool(dtype):
+        dtype = dtypes.default_int()
+    return [_convert_element_type(a, dtype, weak) for a in args]
+
+
+def asarray_scalar(x):
+    """Python scalars become weakly typed constants; everything else passes."""
+    if type(x) in _PY_SCALARS:
+        return _convert_element_type(x, dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        d = dtypes.canonicalize(x.dtype)
+        return np.asarray(x, d)
+    return x
+
+
+def broadcast_shapes(*shapes):
+    shapes = [tuple(s) for s in shapes]
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for dims in zip(*[(1,) * (ndim - len(s)) + s for s in shapes]):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def promote_shapes(fun_name: str, *args):
+    if len(args) < 2:
+        return list(args)
+    shapes = [tuple(np.shape(a)) if not hasattr(a, "aval") else tuple(a.aval.shape) for a in args]
+    if all(len(shapes[0]) == len(s) for s in shapes[1:]):
+        return list(args)
+    if len({len(s) for s in shapes if s}) < 2:
+        return list(args)
+    rank = len(broadcast_shapes(*shapes))
+    return [broadcast_to_rank(a, rank) for a in args]
+
+
+def promote_args(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name: str, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+del lax

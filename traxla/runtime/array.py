@@ -1,0 +1,132 @@
+"""traxla's Array: a device buffer and its aval. Operators are installed by
+``traxla.numpy`` (the runtime binds no primitives itself)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.avals import ShapedArray
+from . import xla_adapter as xla
+from .backend import get_backend
+
+
+class Array:
+    __slots__ = ("aval", "_buf", "_npy", "__weakref__")
+    __array_priority__ = 100
+    __traxla_array__ = True
+
+    def __init__(self, aval: ShapedArray, buf):
+        self.aval = aval
+        self._buf = buf
+        self._npy = None
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
+    # -- host interop -----------------------------------------------------------
+    def _value(self) -> np.ndarray:
+        value = self._npy
+        if value is None:
+            value = self._npy = read_back(self)
+        return value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def block_until_ready(self):
+        xla.block_until_ready(self._buf)
+        return self
+
+    def is_deleted(self) -> bool:
+        return xla.is_deleted(self._buf)
+
+    def delete(self):
+        xla.delete(self._buf)
+
+    def item(self, *args):
+        return self._value().item(*args)
+
+    def tolist(self):
+        return self._value().tolist()
+
+    def __bool__(self):
+        return bool(self._value())
+
+    def __int__(self):
+        return int(self._value())
+
+    def __float__(self):
+        return float(self._value())
+
+    def __complex__(self):
+        return complex(self._value())
+
+    def __index__(self):
+        return int(self._value().__index__())
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array'")
+
+    def __format__(self, spec):
+        return format(self._value(), spec) if not self.aval.shape else format(str(self), spec)
+
+    def __str__(self):
+        return str(self._value())
+
+    def __repr__(self):
+        prefix = "Array("
+        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True)" if self.aval.weak_type else ")")
+        width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value(), prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=width)
+        last = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last + len(dtype_str) + 1 > width else " "
+        return f"{prefix}{body},{sep}{dtype_str}"
+
+    def devices(self):
+        return {get_backend().devices[0]}
+
+    @property
+    def device(self):
+        return get_backend().devices[0]
+
+    def copy(self):
+        return device_put_numpy(np.array(self._value()), self.aval)
+
+
+def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
+    """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
+    backend = get_backend()
+    buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
+    return Array(aval, buf)
+
+
+_bitcast_readers: dict = {}
+
+
+def read_back(array: Array) -> np.ndarray:
+    dtype = array.aval.dtype
+    if xla.buffer_protocol_supports(dtype):
+        return xla.to_numpy(array._buf)
+    # bf16: the buffer protocol refuses it; bitcast to uint16 on device and view.
+    from .dispatch import bitcast_to_uint
+    return xla.to_numpy(bitcast_to_uint(array)._buf).view(dtype)

@@ -1,0 +1,48 @@
+"""Compiled programs: compile a verified module, check avals, execute, wrap results."""
+from __future__ import annotations
+
+import time
+
+from ..lowering import lower_jaxpr
+from . import xla_adapter as xla
+from .array import Array, device_put_numpy
+from .backend import get_backend
+
+
+class Executable:
+    """A loaded executable plus what the hot path needs: its handlers and out avals."""
+
+    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity")
+
+    def __init__(self, module, in_avals, out_avals):
+        backend = get_backend()
+        start = time.perf_counter()
+        self.loaded = xla.compile(backend.client, module, [backend.default_device])
+        self.compile_seconds = time.perf_counter() - start
+        self.in_avals = tuple(in_avals)
+        self.in_arity = len(self.in_avals)
+        self.out_avals = tuple(out_avals)
+        self.handlers = xla.result_handlers(
+            [a.strip_weak_type() for a in out_avals], backend.default_sharding)
+
+    def execute(self, arrays) -> list:
+        """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
+        bufs = xla.execute(self.loaded, [a._buf for a in arrays], self.handlers)
+        return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
+
+    def as_text(self) -> str:
+        return xla.optimized_hlo_text(self.loaded)
+
+    def cost_analysis(self) -> dict:
+        return xla.cost_analysis(self.loaded)
+
+    def memory_analysis(self):
+        return xla.memory_analysis(self.loaded)
+
+
+def compile_jaxpr(closed, name: str) -> Executable:
+    module = lower_jaxpr(closed, name)
+    return Executable(module, closed.in_avals, closed.out_avals)
+
+
+__all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]

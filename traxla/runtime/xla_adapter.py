@@ -1,0 +1,119 @@
+"""The one module that touches jaxlib's PJRT surface (private and
+version-fragile calls: clients, transfers, compile options, execute, result
+handlers, readback). A jaxlib upgrade should be a change to this file alone.
+
+Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
+- results go through C++ ``array_result_handler``s; Python-callable handlers
+  and ``disassemble_into_single_device_arrays`` make jaxlib import ``jax``;
+- readback uses the buffer protocol, and bf16 (which it refuses) is bitcast to
+  uint16 on device first, never ``_single_device_array_to_np_array_did_copy``;
+- ``execute_sharded`` checks only byte sizes, so callers check avals first;
+- ``batched_device_put`` takes its dtype from the host value: convert first.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # silence PJRT's INFO lines
+
+from jaxlib import xla_client as _xc  # noqa: E402
+
+try:
+    from jaxlib import utils as _utils
+    _utils.absl_set_min_log_level(1)
+except Exception:  # pragma: no cover - logging control is best effort
+    pass
+
+JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
+RuntimeErrorType = _xc.XlaRuntimeError
+
+_lock = threading.Lock()
+_clients: dict[str, object] = {}
+
+
+def cpu_client(num_devices: int = 1):
+    """The process's PJRT CPU client, created on first use."""
+    client = _clients.get("cpu")
+    if client is None:
+        with _lock:
+            client = _clients.get("cpu")
+            if client is None:
+                client = _xc.make_cpu_client(num_devices=num_devices)
+                _clients["cpu"] = client
+    return client
+
+
+def backend_started(platform: str = "cpu") -> bool:
+    return platform in _clients
+
+
+def devices(client):
+    return client.local_devices()
+
+
+def single_device_sharding(device):
+    return _xc.GSPMDSharding(_xc.DeviceList((device,)), _xc.HloSharding.replicate())
+
+
+def device_put(host: np.ndarray, aval, device, sharding):
+    """Copies a host array (already in the aval's dtype) to ``device``."""
+    return _xc.batched_device_put(aval, sharding, [host], [device], True, False,
+                                  _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL,
+                                  enable_x64=True)
+
+
+def to_numpy(buffer) -> np.ndarray:
+    """Reads a CPU buffer back (zero-copy, read-only view)."""
+    return np.asarray(memoryview(buffer))
+
+
+def buffer_protocol_supports(dtype) -> bool:
+    return dtype.name != "bfloat16"
+
+
+def compile_options(num_partitions: int = 1):
+    opts = _xc.CompileOptions()
+    opts.executable_build_options.use_spmd_partitioning = True
+    if num_partitions > 1:
+        opts.num_partitions = num_partitions
+    return opts
+
+
+def compile(client, module, devices_):
+    """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable."""
+    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options())
+
+
+def result_handlers(out_avals, sharding):
+    return [_xc.array_result_handler(aval, sharding, True, _skip_checks=True) for aval in out_avals]
+
+
+def execute(executable, buffers, handlers):
+    return executable.execute_sharded(buffers).consume_with_handlers(handlers)
+
+
+def optimized_hlo_text(executable) -> str:
+    return executable.hlo_modules()[0].to_string()
+
+
+def cost_analysis(executable) -> dict:
+    return dict(executable.cost_analysis())
+
+
+def memory_analysis(executable):
+    return executable.get_compiled_memory_stats()
+
+
+def block_until_ready(buffer):
+    buffer.block_until_ready()
+
+
+def is_deleted(buffer) -> bool:
+    return buffer.is_deleted()
+
+
+def delete(buffer):
+    buffer.delete()

@@ -1,0 +1,158 @@
+"""Tracers, traces and ``bind``.
+
+The current trace is a module global swapped by ``set_current_trace`` (the
+"stackless" design): ``bind`` hands a primitive to the current trace, which
+lifts foreign operands (constants, tracers of enclosing traces) itself. A
+tracer whose trace has finished is dead, and using it raises
+``UnexpectedTracerError``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
+                      TracerBoolConversionError, TracerIntegerConversionError,
+                      UnexpectedTracerError)
+from ..ir.core import SourceInfo
+from ..ir.primitive import set_bind_hook
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_source_info():
+    """The innermost frame outside traxla: where the user's code made the call."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+class Trace:
+    """An interpreter for primitives. Subclasses: EvalTrace, DynamicJaxprTrace."""
+
+    alive = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def invalidate(self):
+        self.alive = False
+
+
+class Tracer:
+    """A stand-in value recorded by a trace. Operators are installed by traxla.numpy."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    # -- requests for concrete values: refused with JAX's messages ----------
+    def _error_repr(self) -> str:
+        return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"
+
+    def _origin_msg(self) -> str:
+        return ""
+
+    def __bool__(self):
+        self._check_alive()
+        raise TracerBoolConversionError(
+            f"Attempted boolean conversion of {self._error_repr()}.{self._origin_msg()}")
+
+    def __index__(self):
+        self._check_alive()
+        raise TracerIntegerConversionError(
+            f"The __index__() method was called on {self._error_repr()}{self._origin_msg()}")
+
+    def __array__(self, dtype=None, copy=None):
+        self._check_alive()
+        raise TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on "
+            f"{self._error_repr()}{self._origin_msg()}")
+
+    def _concretization_error(self, fn_name: str, hint: str):
+        self._check_alive()
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected: "
+            f"{self._error_repr()}\nThe problem arose with the `{fn_name}` function. {hint}"
+            f"{self._origin_msg()}\n")
+
+    def __int__(self):
+        self._concretization_error("int", "If trying to convert the data type of a value, try "
+                                   "using `x.astype(int)` or `jnp.array(x, int)` instead.")
+
+    def __float__(self):
+        self._concretization_error("float", "If trying to convert the data type of a value, try "
+                                   "using `x.astype(float)` or `jnp.array(x, float)` instead.")
+
+    def __complex__(self):
+        self._concretization_error("complex", "If trying to convert the data type of a value, "
+                                   "try using `x.astype(complex)` or `jnp.array(x, complex)` instead.")
+
+    def item(self):
+        self._concretization_error("item", "The item() method needs a concrete value.")
+
+    def tolist(self):
+        self._concretization_error("tolist", "The tolist() method needs a concrete value.")
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}'. A traced array cannot be used "
+                        "as a static argument or a dict key; use a Python value instead.")
+
+    def _check_alive(self):
+        if not self._trace.alive:
+            raise self._trace.leak_error(self)
+
+    def __repr__(self):
+        return f"{type(self).__name__}<{self.aval}>"
+
+
+_current_trace: Trace = None  # set to the EvalTrace by tracer/__init__
+
+
+def current_trace() -> Trace:
+    return _current_trace
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace):
+    global _current_trace
+    previous = _current_trace
+    _current_trace = trace
+    try:
+        yield trace
+    finally:
+        _current_trace = previous
+
+
+def bind(prim, args, params):
+    return _current_trace.process_primitive(prim, args, params)
+
+
+def leak_error_for(tracer) -> UnexpectedTracerError:
+    return tracer._trace.leak_error(tracer)
+
+
+set_bind_hook(bind)

@@ -1,0 +1,21 @@
+"""Eager evaluation: the bottom of the trace stack runs primitives right away."""
+from __future__ import annotations
+
+from ..runtime.dispatch import apply_primitive
+from .core import Trace, Tracer
+
+
+class EvalTrace(Trace):
+    def process_primitive(self, prim, args, params):
+        for a in args:
+            if isinstance(a, Tracer):
+                raise a._trace.leak_error(a) if not a._trace.alive else TypeError(
+                    f"{prim.name} got a tracer of a trace that is not the current one: {a!r}")
+        return apply_primitive(prim, args, params)
+
+
+def leak_error_fallback(tracer):  # pragma: no cover - used by traces without messages
+    return TypeError(f"unexpected tracer {tracer!r}")
+
+
+EvalTrace.leak_error = staticmethod(leak_error_fallback)

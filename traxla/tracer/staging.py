@@ -1,0 +1,189 @@
+"""Staging: running a Python function on tracers and recording a jaxpr."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnexpectedTracerError
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
+from ..ir.primitive import typing_rules
+from . import core
+from .core import Trace, Tracer, user_source_info
+from .values import concrete_aval, concrete_value, is_concrete
+
+
+class DynamicJaxprTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    def _origin_msg(self) -> str:
+        return self._trace.origin_message(self.var)
+
+
+class DynamicJaxprTrace(Trace):
+    """Records every primitive applied to its tracers as a jaxpr equation."""
+
+    def __init__(self, debug_info: DebugInfo | None = None):
+        self.debug_info = debug_info
+        self.invars: list[Var] = []
+        self.eqns: list[JaxprEqn] = []
+        self.constvars: list[Var] = []
+        self.consts: list = []
+        self._const_ids: dict[int, Var] = {}
+
+    # -- building ----------------------------------------------------------
+    def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return DynamicJaxprTracer(self, var)
+
+    def _new_const(self, value, aval) -> Var:
+        key = id(value)
+        var = self._const_ids.get(key)
+        if var is None:
+            var = self._const_ids[key] = Var(aval)
+            self.constvars.append(var)
+            self.consts.append(value)
+        return var
+
+    def to_atom(self, x):
+        if type(x) is DynamicJaxprTracer and x._trace is self:
+            return x.var
+        if isinstance(x, Literal):
+            return x
+        if isinstance(x, Tracer):
+            if not x._trace.alive:
+                raise x._trace.leak_error(x)
+            # A tracer of an enclosing trace (a closure): a constant here,
+            # turned into an explicit operand by whoever called us.
+            return self._new_const(x, x.aval)
+        if not is_concrete(x):
+            raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+        aval = concrete_aval(x)
+        if not aval.shape:
+            return Literal(concrete_value(x), aval)
+        return self._new_const(x, aval)
+
+    def process_primitive(self, prim, args, params):
+        atoms = [self.to_atom(a) for a in args]
+        out = typing_rules[prim](*[a.aval for a in atoms], **params)
+        source = user_source_info()
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source))
+            return [DynamicJaxprTracer(self, v) for v in outvars]
+        var = Var(out)
+        self.eqns.append(JaxprEqn(atoms, [var], prim, params, source))
+        return DynamicJaxprTracer(self, var)
+
+    def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
+        outvars = [self.to_atom(x) for x in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns, self.debug_info)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+    # -- messages ------------------------------------------------------------
+    def _producers(self):
+        return {v: e for e in self.eqns for v in e.outvars}
+
+    def origin_message(self, var) -> str:
+        dbg = self.debug_info
+        if dbg is None:
+            return ""
+        producers = self._producers()
+        positions, roots, seen, stack = set(), [], set(), [var]
+        invar_pos = {v: i for i, v in enumerate(self.invars)}
+        while stack:
+            v = stack.pop()
+            if v in seen or isinstance(v, Literal):
+                continue
+            seen.add(v)
+            if v in invar_pos:
+                positions.add(invar_pos[v])
+                continue
+            eqn = producers.get(v)
+            if eqn is None:
+                continue
+            inputs = [x for x in eqn.invars if not isinstance(x, Literal)]
+            if not inputs and eqn not in roots:
+                roots.append(eqn)
+            stack.extend(inputs)
+        origin = (f"The error occurred while tracing the function {dbg.func_src_info} for "
+                  f"{dbg.traced_for}. ")
+        if positions:
+            names = [dbg.arg_names[i] if i < len(dbg.arg_names) else f"args[{i}]"
+                     for i in sorted(positions)]
+            if len(names) == 1:
+                what = f"argument {names[0]}"
+            elif len(names) == 2:
+                what = f"arguments {names[0]} and {names[1]}"
+            else:
+                what = "arguments " + ", ".join(names[:-1]) + f", and {names[-1]}"
+            origin += ("This concrete value was not available in Python because it depends on "
+                       f"the value{'s' if len(names) > 1 else ''} of the {what}.")
+        elif roots:
+            from ..ir.printer import pp_eqn_text
+            lines = [f"  operation {pp_eqn_text(e)}\n    from line {e.source_info}"
+                     for e in roots[:5]]
+            origin += ("This value became a tracer due to JAX operations on these lines:\n\n"
+                       + "\n\n".join(lines))
+            if len(roots) > 5:
+                origin += "\n\n(Additional originating lines are not shown.)"
+        return "\n" + origin
+
+    def leak_error(self, tracer) -> UnexpectedTracerError:
+        dbg = self.debug_info
+        fn = f"{dbg.func_src_info} traced for {dbg.traced_for}" if dbg else "an unknown function"
+        eqn = self._producers().get(getattr(tracer, "var", None))
+        created = ""
+        if eqn is not None and eqn.source_info is not None:
+            created = ("\n------------------------------\nThe leaked intermediate value was "
+                       f"created on line {eqn.source_info}. \n------------------------------")
+        return UnexpectedTracerError(
+            "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+            "allowing for a reference to an intermediate value with type "
+            f"{tracer.aval.str_short(short_dtypes=False)} wrapped in a {type(tracer).__name__} "
+            "to escape the scope of the transformation.\nJAX transformations require that "
+            "functions explicitly return their outputs, and disallow saving intermediate values "
+            f"to global state.\nThe function being traced when the value leaked was {fn}."
+            f"{created}")
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None):
+    """Runs ``fun`` on fresh tracers; returns (closed jaxpr, output list)."""
+    trace = DynamicJaxprTrace(debug_info)
+    tracers = [trace.new_arg(a) for a in in_avals]
+    try:
+        with core.set_current_trace(trace):
+            outs = fun(*tracers)
+        closed = trace.to_closed_jaxpr(outs)
+    finally:
+        trace.invalidate()
+    return closed
+
+
+def source_info_of_function(fun) -> str:
+    name = getattr(fun, "__name__", type(fun).__name__)
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        inner = getattr(fun, "func", None)  # functools.partial
+        code = getattr(inner, "__code__", None)
+        name = getattr(inner, "__name__", name)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def make_debug_info(fun, traced_for: str, arg_names) -> DebugInfo:
+    name = getattr(fun, "__name__", None) or getattr(getattr(fun, "func", None), "__name__", "fun")
+    return DebugInfo(traced_for, name, source_info_of_function(fun), arg_names)
+
+
+del np, dtypes

@@ -1,0 +1,54 @@
+"""What counts as a concrete value, and its abstract value.
+
+Concrete values are Python scalars (weakly typed), NumPy arrays and scalars,
+and objects that declare ``__traxla_array__`` (traxla's own ``Array``), so that
+this stage need not import the runtime's class.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.core import Literal
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def is_concrete(x) -> bool:
+    return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic, Literal))
+            or hasattr(x, "__traxla_array__"))
+
+
+def concrete_aval(x) -> ShapedArray:
+    t = type(x)
+    if t in _PY_SCALARS:
+        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    x = np.asarray(x)
+    return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
+
+
+def concrete_value(x):
+    """A NumPy value of ``x`` in its canonical dtype (used for literals and transfers)."""
+    if isinstance(x, Literal):
+        return x.val
+    t = type(x)
+    if t in _PY_SCALARS:
+        dtype = dtypes.python_scalar_dtype(x)
+        if t is int:
+            _check_int_range(x, dtype)
+        return np.asarray(x, dtype)
+    if hasattr(x, "__traxla_array__"):
+        return np.asarray(x)
+    x = np.asarray(x)
+    canonical = dtypes.canonicalize(x.dtype)
+    return x if canonical == x.dtype else x.astype(canonical)
+
+
+def _check_int_range(x: int, dtype):
+    info = np.iinfo(dtype)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {dtype}")
