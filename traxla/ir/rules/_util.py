@@ -41,8 +41,8 @@ def check_same_dtypes(name: str, avals, tip: str | None = None):
     if all(a.dtype == first for a in avals[1:]):
         return
     names = ", ".join(str(a.dtype) for a in avals)
-    hint = f" (Tip: {tip} is a similar function that does automatic type promotion on inputs)." if tip else "."
-    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}{hint}")
+    hint = f" (Tip: {tip} is a similar function that does automatic type promotion on inputs)." if tip else ""
+    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {names}.{hint}")
 
 
 def broadcast_shapes(name: str, shapes):
