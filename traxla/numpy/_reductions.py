@@ -16,9 +16,9 @@ def _axes(axis, ndim):
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:
-        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+        if not -ndim <= a < (ndim or 1) or (ndim == 0 and a not in (0, -1)):
             raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-        out.append(int(a) % max(ndim, 1))
+        out.append(int(a) % (ndim or 1))
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate value in 'axis': {axes}")
     return tuple(out) if ndim else ()
