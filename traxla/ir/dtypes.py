@@ -164,7 +164,7 @@ def _lub(nodes: tuple):
 
 def result_type_of(*typed) -> tuple[np.dtype, bool]:
     """``(dtype, weak_type)`` that JAX's lattice gives for ``(dtype, weak)`` pairs."""
-    nodes = tuple(dict.fromkeys(_node(d, w) for d, w in typed))
+    nodes = tuple(dict.fromkeys(_node(canonicalize(d), w) for d, w in typed))
     node = nodes[0] if len(nodes) == 1 else _lub(nodes)
     if node == _I:
         return default_int(), True
