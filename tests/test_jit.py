@@ -162,3 +162,13 @@ def test_jit_of_a_method_and_eval_shape():
         Model()(np.ones(2, np.float32))
     shape = jit(lambda x: x @ x.T).eval_shape(np.ones((3, 2), np.float32))
     assert shape.shape == (3, 3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_, jit_: lambda x: (np_.sin(x), x)[1],
+    lambda np_, jit_: lambda x: jit_(lambda y: (np_.sin(y), y)[1])(x),
+    lambda np_, jit_: lambda x: jit_(lambda y: (np_.sin(y), y))(x)[1],
+])
+def test_unused_top_level_binders_print_as_underscore(make):
+    assert (str(make_jaxpr(make(tnp, jit))(1.0))
+            == str(jax.make_jaxpr(make(jnp, jax.jit))(1.0)))

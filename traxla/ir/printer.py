@@ -28,12 +28,12 @@ def _alphabetic(n: int) -> str:
 
 
 class PrintContext:
-    def __init__(self):
+    def __init__(self, var_names=None):
         self.shared_jaxprs: dict = {}
         self.shared_names: set = set()
         self._fresh = (name for i in itertools.count()
                        if (name := _alphabetic(i)) not in self.shared_names)
-        self.var_names: dict = {}
+        self.var_names: dict = dict(var_names or {})
 
     def name(self, v) -> str:
         if isinstance(v, Literal):
@@ -140,8 +140,20 @@ def pp_jaxprs(jaxprs, ctx):
         pp.brk(""), pp.text(")")]))
 
 
+def _unused_binders(jaxpr: Jaxpr) -> dict:
+    """Top-level equation outputs nobody reads print as ``_`` (as JAX prints them)."""
+    names = {}
+    used = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if v not in used:
+                names[v] = "_"
+        used.update(v for v in eqn.invars if not isinstance(v, Literal))
+    return names
+
+
 def pp_toplevel(top: Jaxpr, width: int = 80) -> str:
-    ctx = PrintContext()
+    ctx = PrintContext(_unused_binders(top))
     names: dict = {}
     counts: Counter = Counter()
     queue = deque([top])
