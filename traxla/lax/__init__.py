@@ -375,3 +375,6 @@ def zeros_like_array(x):
 
 def sort_dims(dims: Sequence[int]):
     return tuple(sorted(dims))
+
+
+from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401

@@ -1,0 +1,119 @@
+"""Lowering of control flow: ``cond`` -> ``stablehlo.case``; ``while`` ->
+``stablehlo.while`` (constants ride in the loop state); ``scan`` -> a
+``stablehlo.while`` over the trip count that slices ``xs`` with dynamic_slice
+and writes ``ys`` with dynamic_update_slice, with ``unroll`` steps per trip."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtypes
+from ...ir.rules.control_flow import cond_p, scan_p, while_p
+from ..mlir import aval_type, constant, hlo, ir, tensor_type
+from ..module import emit_jaxpr
+from ..registry import register_lowering
+from .elementwise import compare
+
+
+def _cond(ctx, index, *ops, branches):
+    case = hlo.CaseOp([aval_type(a) for a in ctx.avals_out], index, len(branches))
+    for region, branch in zip(case.branches, branches):
+        block = region.blocks.append()
+        with ir.InsertionPoint(block):
+            outs = emit_jaxpr(ctx.module, branch.jaxpr, _consts(branch), list(ops))
+            hlo.return_(outs)
+    return list(case.results)
+
+
+def _consts(closed):
+    return [constant(np.asarray(c)) for c in closed.consts]
+
+
+def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    types = [aval_type(a) for a in ctx.avals_in]
+    loop = hlo.WhileOp(types, list(args))
+    nc = cond_nconsts + body_nconsts
+    cond_block = loop.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond_block):
+        state = list(cond_block.arguments)
+        pred, = emit_jaxpr(ctx.module, cond_jaxpr.jaxpr, _consts(cond_jaxpr),
+                           state[:cond_nconsts] + state[nc:])
+        hlo.return_([pred])
+    body_block = loop.body.blocks.append(*types)
+    with ir.InsertionPoint(body_block):
+        state = list(body_block.arguments)
+        new_carry = emit_jaxpr(ctx.module, body_jaxpr.jaxpr, _consts(body_jaxpr),
+                               state[cond_nconsts:nc] + state[nc:])
+        hlo.return_(state[:nc] + list(new_carry))
+    return list(loop.results)[nc:]
+
+
+def _scalar_i32(value):
+    return constant(np.int32(value))
+
+
+def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, linear=None,
+          _split_transpose=False):
+    consts = list(args[:num_consts])
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = list(args[num_consts + num_carry:])
+    x_avals = ctx.avals_in[num_consts + num_carry:]
+    y_avals = ctx.avals_out[num_carry:]
+    unroll = length if unroll is True else max(int(unroll), 1)
+    unroll = min(unroll, max(length, 1))
+    blocks, remainder = divmod(length, unroll)
+    zero = [constant(np.zeros((), a.dtype), a.dtype) for a in y_avals]
+    ys = [hlo.broadcast_in_dim(aval_type(a), z, []) for a, z in zip(y_avals, zero)]
+
+    def step(i_value, carry, ys, xs_vals):
+        """One iteration at step ``i_value`` (an i32 scalar value)."""
+        index = i_value
+        if reverse:
+            index = hlo.subtract(_scalar_i32(length - 1), i_value)
+        x_slices = []
+        zero_i = _scalar_i32(0)
+        for x, a in zip(xs_vals, x_avals):
+            sl = hlo.dynamic_slice(x, [index] + [zero_i] * (len(a.shape) - 1),
+                                   ir.DenseI64ArrayAttr.get([1] + list(a.shape[1:])))
+            x_slices.append(hlo.reshape(tensor_type(a.shape[1:], a.dtype), sl))
+        outs = emit_jaxpr(ctx.module, jaxpr.jaxpr, _consts(jaxpr), consts_vals + carry + x_slices)
+        new_carry, new_ys = list(outs[:num_carry]), []
+        for buf, y, a in zip(ys, outs[num_carry:], y_avals):
+            y = hlo.reshape(tensor_type((1,) + a.shape[1:], a.dtype), y)
+            new_ys.append(hlo.dynamic_update_slice(buf, y, [index] + [zero_i] * (len(a.shape) - 1)))
+        return new_carry, new_ys
+
+    consts_vals = consts
+    if blocks > 0:
+        i_type = tensor_type((), dtypes.int32)
+        state = [_scalar_i32(0)] + consts + carry + ys + xs
+        types = [v.type for v in state]
+        loop = hlo.WhileOp(types, state)
+        cond_block = loop.cond.blocks.append(*types)
+        with ir.InsertionPoint(cond_block):
+            i = cond_block.arguments[0]
+            hlo.return_([compare(i, _scalar_i32(blocks), "LT", dtypes.int32)])
+        body_block = loop.body.blocks.append(*types)
+        with ir.InsertionPoint(body_block):
+            args_ = list(body_block.arguments)
+            i = args_[0]
+            consts_vals = args_[1:1 + num_consts]
+            c = args_[1 + num_consts:1 + num_consts + num_carry]
+            y = args_[1 + num_consts + num_carry:1 + num_consts + num_carry + len(ys)]
+            x = args_[1 + num_consts + num_carry + len(ys):]
+            base = hlo.multiply(i, _scalar_i32(unroll))
+            for u in range(unroll):
+                c, y = step(hlo.add(base, _scalar_i32(u)), c, y, x)
+            hlo.return_([hlo.add(i, _scalar_i32(1))] + list(consts_vals) + list(c) + list(y) + list(x))
+        results = list(loop.results)
+        carry = results[1 + num_consts:1 + num_consts + num_carry]
+        ys = results[1 + num_consts + num_carry:1 + num_consts + num_carry + len(ys)]
+        consts_vals = consts
+        del i_type
+    for r in range(remainder):
+        carry, ys = step(_scalar_i32(blocks * unroll + r), carry, ys, xs)
+    return list(carry) + list(ys)
+
+
+register_lowering(cond_p, _cond)
+register_lowering(while_p, _while)
+register_lowering(scan_p, _scan)
