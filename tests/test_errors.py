@@ -56,6 +56,9 @@ def test_integer_conversion_error():
     assert str(info.value) == (
         "The __index__() method was called on traced array with shape int32[]\n"
         + _origin(f_range, "the value of the argument n") + "\n"
+        "A traced value cannot be a Python int: for a loop over a traced bound use "
+        "`lax.fori_loop` or `lax.scan` instead of `for i in range(n)`; for a shape or a size, "
+        "mark the argument static with `static_argnums`.\n"
         + DOCS + "TracerIntegerConversionError")
 
 

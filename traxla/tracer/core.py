@@ -84,7 +84,8 @@ class Tracer:
     def __index__(self):
         self._check_alive()
         raise TracerIntegerConversionError(
-            f"The __index__() method was called on {self._error_repr()}{self._origin_msg()}")
+            f"The __index__() method was called on {self._error_repr()}{self._origin_msg()}\n"
+            f"{INDEX_HINT}")
 
     def __array__(self, dtype=None, copy=None):
         self._check_alive()
@@ -128,6 +129,10 @@ class Tracer:
     def __repr__(self):
         return f"{type(self).__name__}<{self.aval}>"
 
+
+INDEX_HINT = ("A traced value cannot be a Python int: for a loop over a traced bound use "
+              "`lax.fori_loop` or `lax.scan` instead of `for i in range(n)`; for a shape or a "
+              "size, mark the argument static with `static_argnums`.")
 
 _current_trace: Trace = None  # set to the EvalTrace by tracer/__init__
 
