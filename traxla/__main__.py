@@ -74,11 +74,20 @@ def main(argv=None):
     demo.add_argument("--batch", type=int, default=4)
     demo.add_argument("--calls", type=int, default=2000)
     sub.add_parser("coverage", help="print the primitive x rule coverage matrix")
+    bench = sub.add_parser("scan-vs-unrolled",
+                           help="the article's table: Python for vs lax.scan (traxla only; "
+                                "benchmarks/scan_vs_unrolled.py adds JAX side by side)")
+    bench.add_argument("--steps", type=int, nargs="+", default=[100, 300, 1000, 3000])
+    bench.add_argument("--cap", type=float, default=30.0)
     args = parser.parse_args(argv)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))
         return _layer_demo(args)
+    if args.command == "scan-vs-unrolled":
+        from traxla.bench import main as bench_main
+        bench_main(tuple(args.steps), args.cap)
+        return 0
     if args.command == "coverage":
         from traxla.coverage import coverage_table
         print(coverage_table())

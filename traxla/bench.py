@@ -1,0 +1,125 @@
+"""Measuring what code costs: the scan-vs-unrolled recurrence of the article.
+
+The measurement is written against a *framework* (an object with ``jit``,
+``numpy`` and ``lax`` attributes), so the same code times traxla and, from
+``benchmarks/``, JAX in the same run. This module never imports ``jax``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Framework:
+    name: str
+    jit: object
+    numpy: object
+    lax: object
+
+
+def traxla_framework() -> Framework:
+    import traxla
+    return Framework("traxla", traxla.jit, traxla.numpy, traxla.lax)
+
+
+@dataclass
+class Row:
+    framework: str
+    mode: str            # "python for" or "lax.scan"
+    steps: int
+    eqns: int = 0        # top-level equations of the jaxpr
+    trace_s: float = float("nan")
+    lower_s: float = float("nan")
+    compile_s: float = float("nan")
+    run_s: float = float("nan")
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def recurrence(fw: Framework, mode: str, steps: int):
+    """A fresh ``h = tanh(W @ h)`` function (fresh, so no tracing cache is hit)."""
+    jnp, lax = fw.numpy, fw.lax
+    if mode == "python for":
+        def f(W, h):
+            for _ in range(steps):
+                h = jnp.tanh(W @ h)
+            return h
+    else:
+        def f(W, h):
+            def body(h, _):
+                return jnp.tanh(W @ h), None
+            return lax.scan(body, h, None, length=steps)[0]
+    return f
+
+
+def measure(fw: Framework, mode: str, steps: int, *, skip_compile: bool = False,
+            runs: int = 20) -> Row:
+    rng = np.random.default_rng(0)
+    W = (rng.standard_normal((32, 32)) / 8).astype(np.float32)
+    h = rng.standard_normal(32).astype(np.float32)
+    row = Row(fw.name, mode, steps)
+    jitted = fw.jit(recurrence(fw, mode, steps))
+    t0 = time.perf_counter()
+    traced = jitted.trace(W, h)
+    row.trace_s = time.perf_counter() - t0
+    row.eqns = len(traced.jaxpr.eqns)
+    t0 = time.perf_counter()
+    lowered = traced.lower()
+    row.lower_s = time.perf_counter() - t0
+    row.extra["stablehlo_lines"] = lowered.as_text().count("\n")
+    if skip_compile:
+        row.note = "compile skipped (over the time cap)"
+        return row
+    t0 = time.perf_counter()
+    compiled = lowered.compile()
+    row.compile_s = time.perf_counter() - t0
+    compiled(W, h).block_until_ready()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        compiled(W, h).block_until_ready()
+        times.append(time.perf_counter() - t0)
+    row.run_s = float(np.median(times))
+    return row
+
+
+def sweep(frameworks, steps_list, compile_cap_s: float = 30.0, log=print):
+    """Rows for every framework, mode and length; an unrolled compile predicted to
+    exceed ``compile_cap_s`` (extrapolating the last two, at least linearly) is skipped."""
+    rows = []
+    for fw in frameworks:
+        for mode in ("python for", "lax.scan"):
+            history = []
+            for steps in steps_list:
+                skip = False
+                if mode == "python for" and history:
+                    (n0, c0), (n1, c1) = ([(0, 0.0)] + history)[-2:]
+                    growth = max(c1 / max(c0, 1e-9), 1.0) if n0 else 1.0
+                    predicted = c1 * (steps / n1) * (growth if n0 else 1.0)
+                    skip = predicted > compile_cap_s
+                row = measure(fw, mode, steps, skip_compile=skip)
+                if not skip:
+                    history.append((steps, row.compile_s))
+                rows.append(row)
+                log(format_row(row))
+    return rows
+
+
+HEADER = (f"{'framework':10s} {'mode':11s} {'steps':>6s} {'top eqns':>9s} {'trace s':>9s} "
+          f"{'lower s':>9s} {'compile s':>10s} {'run s':>10s}")
+
+
+def format_row(r: Row) -> str:
+    def num(x, fmt):
+        return f"{x:{fmt}}" if x == x else "-".rjust(int(fmt.split('.')[0]))
+    return (f"{r.framework:10s} {r.mode:11s} {r.steps:6d} {r.eqns:9d} {num(r.trace_s, '9.4f')} "
+            f"{num(r.lower_s, '9.4f')} {num(r.compile_s, '10.3f')} {num(r.run_s, '10.6f')}"
+            + (f"  ({r.note})" if r.note else ""))
+
+
+def main(steps_list=(100, 300, 1000, 3000), compile_cap_s: float = 30.0):
+    print(HEADER)
+    return sweep([traxla_framework()], steps_list, compile_cap_s)
