@@ -400,19 +400,22 @@ def _struct_hash(node) -> int:
     return hash((k, data, tuple(_struct_hash(c) for c in ch)))
 
 
-def _build(node, it):
-    """Rebuild a (non-leaf) node from an iterator over leaves."""
+def _build(node, it, _LEAF_NODE=_LEAF_NODE):
+    """Rebuild a (non-leaf) node from an iterator over leaves (interpreter)."""
     k, data, ch = node
-    vals = [next(it) if c is _LEAF_NODE else _build(c, it) for c in ch]
-    if k == _TUPLE:
+    vals = []
+    append = vals.append
+    for c in ch:
+        append(next(it) if c is _LEAF_NODE else _build(c, it))
+    if k == 2:  # _TUPLE
         return tuple(vals)
-    if k == _LIST:
+    if k == 3:  # _LIST
         return vals
-    if k == _DICT:
+    if k == 4:  # _DICT
         return dict(zip(data, vals))
-    if k == _NONE:
+    if k == 1:  # _NONE
         return None
-    if k == _NAMEDTUPLE:
+    if k == 5:  # _NAMEDTUPLE
         return data(*vals)
     entry, aux = data
     return entry.unflatten(aux, tuple(vals))
@@ -896,10 +899,7 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
         _collect(tree, leaves)
         return leaves
     leaves = []
-    if is_leaf is None:
-        _collect(tree, leaves)
-    else:
-        _flat_is_leaf(tree, leaves, is_leaf)
+    _flat_is_leaf(tree, leaves, is_leaf)
     return leaves
 
 
@@ -1115,7 +1115,10 @@ def _prefix_error(key_path, prefix_tree, full_tree, is_leaf=None):
             return
     else:
         try:
-            diff = set(prefix_keys).symmetric_difference(set(full_keys))
+            # (JAX iterates a set here; we use a deterministic order.)
+            pset, fset = set(prefix_keys), set(full_keys)
+            diff = ([k for k in prefix_keys if k not in fset]
+                    + [k for k in full_keys if k not in pset])
         except Exception:
             diff = None
         if len(prefix_children) != len(full_children):
