@@ -7,6 +7,7 @@ from .ir.config import config
 from . import errors, tree_util
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax
+from .batching import vmap
 from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
                   make_jaxpr, typeof)
 from .runtime import Array, Device, devices

@@ -1,0 +1,269 @@
+"""Batching rules, by family. Each rule receives the batch size, the operand
+values (in the enclosing trace) and their batch dims (None: unbatched) and
+returns the outputs and their batch dims, choosing dims as JAX does so that
+vmapped jaxprs print the same."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ..ir.rules.call import jit_p
+from ..ir.rules.elementwise import BINARY, COMPARE, UNARY, P as E
+from ..ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
+from ..ir.rules import shape as S
+from .core import batch_jaxpr, bdim_at_front, moveaxis, register_batching
+
+
+def _ndim(x):
+    return len(lax.shape_of(x))
+
+
+# -- elementwise ---------------------------------------------------------------------------
+
+def _vectorized(prim):
+    def rule(size, vals, dims, **params):
+        return prim.bind(vals[0], **params), dims[0]
+    return rule
+
+
+def _expand_trailing(x, d, ndim):
+    if d is None or _ndim(x) == ndim:
+        return x
+    return lax.expand_dims(x, tuple(range(_ndim(x), ndim)))
+
+
+def _broadcasting(prim):
+    """Operands with built-in (scalar / size-1) broadcasting: align batch dims at the front."""
+    def rule(size, vals, dims, **params):
+        shape, dim = next((lax.shape_of(x), d) for x, d in zip(vals, dims) if d is not None)
+        if all(lax.shape_of(x) == shape and d == dim for x, d in zip(vals, dims) if _ndim(x)):
+            return prim.bind(*vals, **params), dim
+        vals = [bdim_at_front(x, d, 1) if _ndim(x) else x for x, d in zip(vals, dims)]
+        ndim = max(_ndim(x) for x in vals)
+        vals = [_expand_trailing(x, d, ndim) for x, d in zip(vals, dims)]
+        return prim.bind(*vals, **params), 0
+    return rule
+
+
+for _name in UNARY:
+    register_batching(E[_name], _vectorized(E[_name]))
+for _name in list(BINARY) + list(COMPARE):
+    register_batching(E[_name], _broadcasting(E[_name]))
+register_batching(E["convert_element_type"], _vectorized(E["convert_element_type"]))
+
+
+def _bitcast(size, vals, dims, *, new_dtype):
+    x = moveaxis(vals[0], dims[0], 0)
+    return E["bitcast_convert_type"].bind(x, new_dtype=new_dtype), 0
+
+
+def _select_n(size, vals, dims):
+    which, *cases = vals
+    wd, *cds = dims
+    if all(wd == d for d in cds):
+        if lax.shape_of(which) == lax.shape_of(cases[0]):
+            return lax.select_n(which, *cases), wd
+        which = lax.broadcast_in_dim(which, lax.shape_of(cases[0]), (wd,))
+        return lax.select_n(which, *cases), wd
+    if not lax.shape_of(which) and all(d is not None for d in cds):
+        if all(cds[0] == d for d in cds[1:]):
+            return lax.select_n(which, *cases), cds[0]
+        return lax.select_n(which, cases[0], *[moveaxis(c, d, cds[0]) for c, d in
+                                               zip(cases[1:], cds[1:])]), cds[0]
+    which = bdim_at_front(which, wd, size) if lax.shape_of(which) else which
+    if not all(lax.shape_of(c) == () for c in cases):
+        cases = [bdim_at_front(c, d, size) for c, d in zip(cases, cds)]
+    if 0 < _ndim(which) < _ndim(cases[0]):
+        which = lax.broadcast_in_dim(which, lax.shape_of(cases[0]), (0,))
+    if _ndim(which) > _ndim(cases[0]):
+        cases = [lax.broadcast(c, lax.shape_of(which)) for c in cases]
+    return lax.select_n(which, *cases), 0
+
+
+def _clamp(size, vals, dims):
+    lo, x, hi = vals
+    ld, xd, hd = dims
+    if ld == xd == hd:
+        if lax.shape_of(lo) == lax.shape_of(x) == lax.shape_of(hi) or _ndim(lo) == _ndim(hi) == 0:
+            return lax.clamp(lo, x, hi), xd
+        if _ndim(lo) == _ndim(hi) == 1:
+            lo = lax.broadcast_in_dim(lo, lax.shape_of(x), (ld,))
+            hi = lax.broadcast_in_dim(hi, lax.shape_of(x), (hd,))
+            return lax.clamp(lo, x, hi), xd
+    elif _ndim(lo) == 0 and _ndim(hi) == 0 and xd is not None:
+        return lax.clamp(lo, x, hi), xd
+    lo = bdim_at_front(lo, ld, size) if lax.shape_of(lo) else lo
+    hi = bdim_at_front(hi, hd, size) if lax.shape_of(hi) else hi
+    x = bdim_at_front(x, xd, size) if lax.shape_of(x) else x
+    for name in ("lo", "hi"):
+        b = lo if name == "lo" else hi
+        if _ndim(b) == 0 and _ndim(x) > 0:
+            b = lax.broadcast(b, lax.shape_of(x))
+        elif 0 < _ndim(b) < _ndim(x):
+            b = lax.broadcast_in_dim(b, lax.shape_of(x), (0,))
+        if name == "lo":
+            lo = b
+        else:
+            hi = b
+    if _ndim(lo) > _ndim(x):
+        x = lax.broadcast(x, lax.shape_of(lo))
+    return lax.clamp(lo, x, hi), 0
+
+
+register_batching(E["bitcast_convert_type"], _bitcast)
+register_batching(E["select_n"], _select_n)
+register_batching(E["clamp"], _clamp)
+
+
+# -- shapes --------------------------------------------------------------------------------
+
+def _broadcast_in_dim(size, vals, dims, *, shape, broadcast_dimensions, sharding=None):
+    x = moveaxis(vals[0], dims[0], 0)
+    new_dims = (0,) + tuple(np.add(1, broadcast_dimensions))
+    return lax.broadcast_in_dim(x, (size,) + tuple(shape), new_dims), 0
+
+
+def _reshape(size, vals, dims, *, new_sizes, dimensions, sharding=None):
+    x = moveaxis(vals[0], dims[0], 0)
+    if dimensions is not None:
+        dimensions = (0,) + tuple(np.add(1, dimensions))
+    return lax.reshape(x, (size,) + tuple(new_sizes), dimensions), 0
+
+
+def _squeeze(size, vals, dims, *, dimensions):
+    x = moveaxis(vals[0], dims[0], 0)
+    return S.squeeze_p.bind(x, dimensions=tuple(np.add(1, dimensions))), 0
+
+
+def _transpose(size, vals, dims, *, permutation):
+    d = dims[0]
+    perm = (d,) + tuple(i if i < d else i + 1 for i in permutation)
+    return lax.transpose(vals[0], perm), 0
+
+
+def _rev(size, vals, dims, *, dimensions):
+    d = dims[0]
+    return lax.rev(vals[0], tuple(i + 1 if i >= d else i for i in dimensions)), d
+
+
+def _concatenate(size, vals, dims, *, dimension):
+    ops = [moveaxis(x, d, 0) if d is not None else lax.broadcast(x, (size,))
+           for x, d in zip(vals, dims)]
+    return lax.concatenate(ops, dimension + 1), 0
+
+
+def _pad(size, vals, dims, *, padding_config):
+    x, pv = vals
+    xd, pd = dims
+    if pd is None:
+        config = list(padding_config)
+        config.insert(xd, (0, 0, 0))
+        return lax.pad(x, pv, config), xd
+    x = bdim_at_front(x, xd, size)
+    config = [(0, 0, 0)] + list(padding_config)
+    zero = lax._convert_element_type(0, lax.dtype_of(x), False)
+    padded = lax.pad(x, zero, config)
+    mask = lax.pad(lax.full_like(x, True, np.bool_), False, config)
+    fill = lax.broadcast_in_dim(pv, lax.shape_of(padded), (0,))
+    return lax.select(mask, padded, fill), 0
+
+
+def _slice(size, vals, dims, *, start_indices, limit_indices, strides):
+    d = dims[0]
+    start, limit = list(start_indices), list(limit_indices)
+    start.insert(d, 0)
+    limit.insert(d, size)
+    st = None if strides is None else tuple(strides[:d]) + (1,) + tuple(strides[d:])
+    return lax.slice(vals[0], start, limit, st), d
+
+
+def _dynamic_slice(size, vals, dims, *, slice_sizes):
+    x, *idx = vals
+    xd, *idx_dims = dims
+    if any(d is not None for d in idx_dims):
+        raise NotImplementedError(
+            "Batching rule for 'dynamic_slice' with batched start indices needs the gather "
+            "primitive, which traxla does not implement yet.")
+    sizes = list(slice_sizes)
+    sizes.insert(xd, size)
+    idx = list(idx)
+    idx.insert(xd, lax._convert_element_type(0, lax.dtype_of(idx[0]) if idx else np.dtype("int32"), False))
+    return S.dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(sizes)), xd
+
+
+def _dynamic_update_slice(size, vals, dims):
+    x, upd, *idx = vals
+    xd, ud, *idx_dims = dims
+    if any(d is not None for d in idx_dims):
+        raise NotImplementedError(
+            "Batching rule for 'dynamic_update_slice' with batched start indices needs the "
+            "scatter primitive, which traxla does not implement yet.")
+    x = bdim_at_front(x, xd, size)
+    upd = bdim_at_front(upd, ud, size)
+    zero = lax._convert_element_type(0, lax.dtype_of(idx[0]) if idx else np.dtype("int32"), False)
+    return S.dynamic_update_slice_p.bind(x, upd, zero, *idx), 0
+
+
+for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
+                     (S.squeeze_p, _squeeze), (S.transpose_p, _transpose), (S.rev_p, _rev),
+                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice),
+                     (S.dynamic_slice_p, _dynamic_slice),
+                     (S.dynamic_update_slice_p, _dynamic_update_slice)]:
+    register_batching(_prim, _rule)
+
+
+# -- reductions and contractions -------------------------------------------------------------
+
+def _reducer(prim):
+    def rule(size, vals, dims, *, axes, **params):
+        x, d = vals[0], dims[0]
+        new_axes = tuple(np.where(np.less(axes, d), axes, np.add(axes, 1)))
+        out_dim = int(list(np.delete(np.arange(_ndim(x)), new_axes)).index(d))
+        return prim.bind(x, axes=new_axes, **params), out_dim
+    return rule
+
+
+for _name in list(REDUCTIONS) + ["argmax", "argmin"]:
+    register_batching(R[_name], _reducer(R[_name]))
+
+
+def _dot_general(size, vals, dims, *, dimension_numbers, precision=None,
+                 preferred_element_type=None, out_sharding=None):
+    lhs, rhs = vals
+    lbd, rbd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def bump(ds, b):
+        return tuple(np.add(ds, np.greater_equal(ds, b)))
+
+    if lbd is not None and rbd is not None:
+        lb, rb = (lbd,) + bump(lb, lbd), (rbd,) + bump(rb, rbd)
+        lc, rc = bump(lc, lbd), bump(rc, rbd)
+        out_dim = 0
+    elif lbd is not None:
+        free = [d for d in range(_ndim(lhs)) if d not in lb and d not in lc]
+        out_dim = len(lb) + int(np.sum(np.less(free, lbd)))
+        lb, lc = bump(lb, lbd), bump(lc, lbd)
+    else:
+        free = [d for d in range(_ndim(rhs)) if d not in rb and d not in rc]
+        out_dim = _ndim(lhs) - len(lc) + int(np.sum(np.less(free, rbd)))
+        rb, rc = bump(rb, rbd), bump(rc, rbd)
+    dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
+          (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                             preferred_element_type=preferred_element_type, out_sharding=None)
+    return out, out_dim
+
+
+register_batching(dot_general_p, _dot_general)
+
+
+# -- jit: batch the called jaxpr, keep it one equation ---------------------------------------
+
+def _jit(size, vals, dims, *, jaxpr, name):
+    batched, out_dims = batch_jaxpr(jaxpr, size, dims, [None] * len(jaxpr.out_avals))
+    outs = jit_p.bind(*vals, jaxpr=batched, name=name)
+    return outs, out_dims
+
+
+register_batching(jit_p, _jit)
