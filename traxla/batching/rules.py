@@ -267,3 +267,13 @@ def _jit(size, vals, dims, *, jaxpr, name):
 
 
 register_batching(jit_p, _jit)
+
+
+def _never_batched(prim):
+    """Primitives without operands (iota) produce the same value in every lane."""
+    def rule(size, vals, dims, **params):
+        return prim.bind(*vals, **params), None
+    return rule
+
+
+register_batching(S.iota_p, _never_batched(S.iota_p))
