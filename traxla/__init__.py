@@ -8,6 +8,7 @@ from . import errors, tree_util
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax
 from .batching import vmap
+from .autodiff import grad, jvp, linearize, value_and_grad, vjp
 from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
                   make_jaxpr, typeof)
 from .runtime import Array, Device, devices

@@ -189,3 +189,13 @@ def python_scalar_dtype(x) -> np.dtype:
 
 
 PYTHON_SCALARS = (bool, int, float, complex)
+
+
+# The tangent dtype of integer and boolean values: zero bytes per element.
+float0 = np.dtype([("float0", np.void, 0)])
+_SHORT[float0] = "float0"
+
+
+def tangent_dtype(dtype):
+    """The dtype of a tangent (or cotangent) of a value of ``dtype``."""
+    return dtype if is_inexact(dtype) else float0

@@ -1,0 +1,447 @@
+"""Forward and reverse mode as traces and jaxpr rewrites.
+
+- ``jvp``: a JVPTrace carries (primal, tangent) pairs; each primitive's JVP rule
+  binds new primitives on them in the enclosing trace. Zero tangents stay
+  symbolic (``Zero``) and are never materialized unless an op needs them.
+- ``linearize``: the same trace, but tangents are tracers of a fresh staging
+  trace. Rules run under a routing trace: a primitive with a tangent operand is
+  recorded in the linear jaxpr, anything else is computed in the enclosing trace
+  (the primal computation and the residuals the linear jaxpr closes over).
+- ``vjp``/``grad``: transpose the linear jaxpr, equation by equation in reverse,
+  with each linear primitive's transpose rule; cotangents of a variable used
+  twice are summed with ``add_any``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax, tree_util
+from ..errors import UnexpectedTracerError
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.core import Literal
+from ..ir.rules.ad import add_any_p
+from ..tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
+from ..tracer.core import Trace, current_trace, set_current_trace
+
+# primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
+jvp_rules: dict = {}
+# primitive -> rule(ct, *invals, **params) -> list of cts (None for non-linear operands)
+transpose_rules: dict = {}
+# primitive -> rule(trace, primals, tangents, **params): for primitives carrying jaxprs,
+# splitting the work into a known part (enclosing trace) and a linear part (tangent trace)
+linearize_rules: dict = {}
+
+
+class Zero:
+    """A symbolic zero tangent/cotangent of the given aval."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+class UndefinedPrimal:
+    """A linear operand of an equation being transposed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def tangent_aval(aval) -> ShapedArray:
+    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type)
+
+
+def zero_of(x) -> Zero:
+    return Zero(tangent_aval(lax.aval_of(x)))
+
+
+def zeros_like_aval(aval):
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def instantiate(t):
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(x, y):
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_any_p.bind(x, y)
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return lax.aval_of(self.primal)
+
+    def _origin_msg(self) -> str:
+        p = self.primal
+        return p._origin_msg() if isinstance(p, Tracer) else ""
+
+
+class RoutingTrace(Trace):
+    """Where a linearized rule's binds go: tangent operands -> the linear jaxpr."""
+
+    def __init__(self, parent, tangent_trace):
+        self.parent = parent
+        self.tangent_trace = tangent_trace
+
+    def process_primitive(self, prim, args, params):
+        tt = self.tangent_trace
+        for a in args:
+            if type(a) is DynamicJaxprTracer and a._trace is tt:
+                return tt.process_primitive(prim, args, params)
+        return self.parent.process_primitive(prim, args, params)
+
+
+class JVPTrace(Trace):
+    def __init__(self, parent, tangent_trace=None):
+        self.parent = parent
+        self.tangent_trace = tangent_trace
+        self.rule_trace = parent if tangent_trace is None else RoutingTrace(parent, tangent_trace)
+
+    def to_pt(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer) and not x._trace.alive:
+            raise x._trace.leak_error(x)
+        return x, zero_of(x)
+
+    def process_primitive(self, prim, args, params):
+        pts = [self.to_pt(a) for a in args]
+        primals = [p for p, _ in pts]
+        tangents = [t for _, t in pts]
+        if all(type(t) is Zero for t in tangents):
+            with set_current_trace(self.parent):
+                return prim.bind(*primals, **params)
+        if self.tangent_trace is not None and prim in linearize_rules:
+            with set_current_trace(self.rule_trace):
+                out, tout = linearize_rules[prim](self, primals, tangents, **params)
+        else:
+            rule = jvp_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(
+                    f"Differentiation rule for '{prim.name}' not implemented: traxla has no JVP "
+                    f"rule for this primitive (operands {[lax.aval_of(p).str_short() for p in primals]}).")
+            with set_current_trace(self.rule_trace):
+                out, tout = rule(primals, tangents, **params)
+        if prim.multiple_results:
+            return [JVPTracer(self, p, t) for p, t in zip(out, tout)]
+        return JVPTracer(self, out, tout)
+
+    def leak_error(self, tracer):
+        return UnexpectedTracerError(
+            "Encountered an unexpected tracer: a value being differentiated "
+            f"({tracer.aval.str_short(short_dtypes=False)}) escaped the differentiated function "
+            "and was used after it returned. Return values from the function instead of storing them.")
+
+
+# -- jvp ---------------------------------------------------------------------------------
+
+def _check_tangent(p, t, i):
+    pa, ta = lax.aval_of(p), (t.aval if type(t) is Zero else lax.aval_of(t))
+    expected = dtypes.tangent_dtype(pa.dtype)
+    if pa.shape != ta.shape:
+        raise ValueError(f"jvp called with different primal and tangent shapes; got primal shape "
+                         f"{pa.shape} and tangent shape as {ta.shape}")
+    if ta.dtype != expected:
+        raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be "
+                        f"equal, or in case of int/bool primal dtype the tangent dtype must be "
+                        f"float0. Got primal dtype {pa.dtype} and so expected tangent dtype "
+                        f"{expected}, but got tangent dtype {ta.dtype} instead.")
+
+
+def jvp_flat(fun_flat, primals, tangents):
+    parent = current_trace()
+    trace = JVPTrace(parent)
+    tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(trace):
+            outs = fun_flat(*tracers)
+    finally:
+        trace.invalidate()
+    pts = [trace.to_pt(o) for o in outs]
+    return [p for p, _ in pts], [t for _, t in pts]
+
+
+def jvp(fun, primals, tangents):
+    """``(fun(*primals), J(primals) @ tangents)`` for pytrees of primals and tangents."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_flat, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {p_tree} whereas tangents have "
+                        f"tree structure {t_tree}.")
+    for i, (p, t) in enumerate(zip(p_flat, t_flat)):
+        _check_tangent(p, t, i)
+    t_flat = [zero_of(p) if _is_float0(t) else t for p, t in zip(p_flat, t_flat)]
+    out_store = []
+
+    def flat(*args):
+        out = fun(*tree_util.tree_unflatten(p_tree, args))
+        leaves, tree = tree_util.tree_flatten(out)
+        out_store.append(tree)
+        return leaves
+
+    primals_out, tangents_out = jvp_flat(flat, p_flat, t_flat)
+    tangents_out = [instantiate(t) for t in tangents_out]
+    return (tree_util.tree_unflatten(out_store[0], primals_out),
+            tree_util.tree_unflatten(out_store[0], tangents_out))
+
+
+def _is_float0(t):
+    return getattr(getattr(t, "dtype", None), "names", None) == ("float0",)
+
+
+# -- linearize ---------------------------------------------------------------------------------
+
+class Linearized:
+    """The linear map of a linearization: a jaxpr over tangents closing over residuals."""
+
+    def __init__(self, jaxpr, out_avals, zero_outs):
+        self.jaxpr = jaxpr
+        self.out_avals = out_avals
+        self.zero_outs = zero_outs
+
+    def __call__(self, *tangents):
+        from ..tracer.interpret import eval_jaxpr
+        outs = iter(eval_jaxpr(self.jaxpr, (), *tangents))
+        return [zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.zero_outs)]
+
+
+def linearize_flat(fun_flat, primals, debug_name="linearize"):
+    parent = current_trace()
+    tangent_trace = DynamicJaxprTrace(make_debug_info(fun_flat, debug_name, ()))
+    tangents = [tangent_trace.new_arg(tangent_aval(lax.aval_of(p))) for p in primals]
+    trace = JVPTrace(parent, tangent_trace)
+    tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(trace):
+            outs = fun_flat(*tracers)
+        pts = [trace.to_pt(o) for o in outs]
+    finally:
+        trace.invalidate()
+    primals_out = [p for p, _ in pts]
+    tangents_out = [t for _, t in pts]
+    zero_outs = [type(t) is Zero for t in tangents_out]
+    try:
+        closed = tangent_trace.to_closed_jaxpr([t for t in tangents_out if type(t) is not Zero])
+    finally:
+        tangent_trace.invalidate()
+    out_avals = [tangent_aval(lax.aval_of(p)) for p in primals_out]
+    return primals_out, Linearized(closed, out_avals, zero_outs)
+
+
+# -- transposition ------------------------------------------------------------------------------
+
+def backward_pass(closed, cts_out):
+    """Cotangents of a linear jaxpr's inputs, given cotangents of its outputs
+    (Zero allowed); binds the transposed equations in the current trace."""
+    jaxpr = closed.jaxpr
+    primal_env = dict(zip(jaxpr.constvars, closed.consts))
+    linear = set(jaxpr.invars)
+    for eqn in jaxpr.eqns:
+        if any(not isinstance(v, Literal) and v in linear for v in eqn.invars):
+            linear.update(eqn.outvars)
+    ct_env: dict = {}
+
+    def write(v, ct):
+        if ct is None or type(ct) is Zero or isinstance(v, Literal):
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+
+    def read_primal(v):
+        if isinstance(v, Literal):
+            return v
+        return primal_env[v]
+
+    # non-linear equations (none when produced by linearize) are evaluated forward first
+    for eqn in jaxpr.eqns:
+        if not any(v in linear for v in eqn.outvars):
+            outs = eqn.primitive.bind(*[read_primal(v) for v in eqn.invars], **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            primal_env.update(zip(eqn.outvars, outs))
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        write(v, ct)
+    for eqn in reversed(jaxpr.eqns):
+        if not any(v in linear for v in eqn.outvars):
+            continue
+        cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
+        if all(type(c) is Zero for c in cts_in):
+            continue
+        invals = [UndefinedPrimal(v.aval) if (not isinstance(v, Literal) and v in linear)
+                  else read_primal(v) for v in eqn.invars]
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for '{eqn.primitive.name}' "
+                "not implemented")
+        cts = rule(cts_in if eqn.primitive.multiple_results else cts_in[0], *invals, **eqn.params)
+        for v, inval, ct in zip(eqn.invars, invals, cts):
+            if is_undefined(inval):
+                write(v, ct)
+    return [_or_zero(ct_env.get(v), v.aval) for v in jaxpr.invars]
+
+
+def _or_zero(ct, aval):
+    return Zero(aval) if ct is None else ct
+
+
+# -- vjp, grad ------------------------------------------------------------------------------------
+
+def _flatten_fun(fun, in_tree, store, has_aux=False):
+    def flat(*args):
+        out = fun(*tree_util.tree_unflatten(in_tree, args))
+        if has_aux:
+            if not isinstance(out, tuple) or len(out) != 2:
+                raise TypeError("has_aux=True requires the function to return a pair (out, aux)")
+            out, aux = out
+            store.append(("aux", aux))
+        leaves, tree = tree_util.tree_flatten(out)
+        store.append(("out", tree))
+        return leaves
+    return flat
+
+
+def vjp(fun, *primals, has_aux=False):
+    """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back."""
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    store = []
+    primals_out, lin = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp")
+    out_tree = dict(store)["out"]
+    in_avals = [tangent_aval(lax.aval_of(p)) for p in p_flat]
+
+    def vjp_fun(ct):
+        ct_flat, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
+                            f"of primal output {out_tree}.")
+        for c, a in zip(ct_flat, lin.out_avals):
+            ca = lax.aval_of(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to vjp "
+                                 f"function: got {ca.str_short(False)}, but expected "
+                                 f"{a.str_short(False)} because the corresponding output of the "
+                                 "function had shape {a.shape}.")
+        cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
+        in_cts = backward_pass(lin.jaxpr, cts)
+        in_cts = [instantiate(c) if type(c) is Zero else c for c in in_cts]
+        in_cts = [zeros_like_aval(a) if c is None else c for c, a in zip(in_cts, in_avals)]
+        return tree_util.tree_unflatten(p_tree, in_cts)
+
+    out = tree_util.tree_unflatten(out_tree, primals_out)
+    if has_aux:
+        return out, vjp_fun, dict(store)["aux"]
+    return out, vjp_fun
+
+
+def _one_like(x):
+    aval = lax.aval_of(x)
+    return lax.full(aval.shape, 1, aval.dtype)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
+    """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar."""
+    import functools
+
+    @functools.wraps(fun)
+    def vg(*args, **kwargs):
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        if max(nums, default=-1) >= len(args):
+            raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                            f"{max(nums) + 1} positional arguments to be passed by the caller, but "
+                            f"got only {len(args)} positional arguments.")
+        dyn = [args[i] for i in nums]
+        for x in tree_util.tree_leaves(dyn):
+            dt = lax.aval_of(x).dtype
+            if not allow_int and not dtypes.is_inexact(dt):
+                raise TypeError(
+                    "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                    f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
+                    "integer-valued inputs, use vjp or set allow_int to True.")
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, v in zip(nums, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        if has_aux:
+            ans, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
+        else:
+            ans, vjp_fun = vjp(partial_fun, *dyn)
+        aval = lax.aval_of(ans) if not isinstance(ans, (tuple, list, dict)) else None
+        if aval is None or aval.shape:
+            shape = aval.shape if aval is not None else type(ans).__name__
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
+                            f"{shape}.")
+        if not dtypes.is_float(aval.dtype):
+            raise TypeError(
+                "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+                "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                "complex outputs, use jax.vjp directly.")
+        grads = vjp_fun(_one_like(ans))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((ans, aux), g) if has_aux else (ans, g)
+
+    return vg
+
+
+def grad(fun, argnums=0, has_aux=False, allow_int=False):
+    """The gradient of a scalar function with respect to ``args[argnums]``."""
+    import functools
+    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+
+    @functools.wraps(fun)
+    def g(*args, **kwargs):
+        out, grads = vg(*args, **kwargs)
+        return (grads, out[1]) if has_aux else grads
+
+    return g
+
+
+def linearize(fun, *primals):
+    """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the linear map, evaluated lazily."""
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    store = []
+    primals_out, lin = linearize_flat(_flatten_fun(fun, p_tree, store), p_flat)
+    out_tree = dict(store)["out"]
+
+    def f_jvp(*tangents):
+        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent with the "
+                            f"original primal values: {t_tree} vs {p_tree}")
+        return tree_util.tree_unflatten(out_tree, lin(*t_flat))
+
+    return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
