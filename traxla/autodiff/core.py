@@ -237,10 +237,14 @@ class Linearized:
         return [zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.zero_outs)]
 
 
-def linearize_flat(fun_flat, primals, debug_name="linearize"):
+def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None):
+    """Runs ``fun_flat`` on primals; returns its primal outputs (in the current
+    trace) and the linear map of the nonzero-tangent inputs (all by default)."""
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace(make_debug_info(fun_flat, debug_name, ()))
-    tangents = [tangent_trace.new_arg(tangent_aval(lax.aval_of(p))) for p in primals]
+    nonzero = [True] * len(primals) if nonzero is None else nonzero
+    tangents = [tangent_trace.new_arg(tangent_aval(lax.aval_of(p))) if nz else zero_of(p)
+                for p, nz in zip(primals, nonzero)]
     trace = JVPTrace(parent, tangent_trace)
     tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
     try:

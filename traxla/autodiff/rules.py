@@ -594,3 +594,10 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None,
 
 jvp_rules[dot_general_p] = _dot_general_jvp
 transpose_rules[dot_general_p] = _dot_general_transpose
+
+
+# add_any is born here; its batching rule is the elementwise broadcasting one.
+from ..batching.core import register_batching  # noqa: E402
+from ..batching.rules import _broadcasting  # noqa: E402
+
+register_batching(add_any_p, _broadcasting(add_any_p))

@@ -1,0 +1,106 @@
+"""Differentiating ``jit``: the called jaxpr is differentiated and stays one ``jit``
+equation. Under linearize it splits into a known ``jit`` (primal outputs and
+residuals, computed now) and a linear ``jit`` (residuals and tangents), whose
+transpose is again a ``jit`` of the transposed jaxpr."""
+from __future__ import annotations
+
+from .. import lax
+from ..ir.core import ClosedJaxpr, Jaxpr
+from ..ir.rules.call import jit_p
+from ..tracer import DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
+from ..tracer.core import set_current_trace
+from ..tracer.interpret import eval_jaxpr
+from .core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
+                   linearize_flat, linearize_rules, tangent_aval, transpose_rules, zero_of,
+                   zeros_like_aval)
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    nonzero = [type(t) is not Zero for t in tangents]
+    n = len(primals)
+    out_zero = []
+
+    def fun(*args):
+        ps, ts = args[:n], iter(args[n:])
+        t_full = [next(ts) if nz else zero_of(p) for p, nz in zip(ps, nonzero)]
+        outs, touts = jvp_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(ps), t_full)
+        out_zero.extend(type(t) is Zero for t in touts)
+        return list(outs) + [t for t in touts if type(t) is not Zero]
+
+    avals = [lax.aval_of(p) for p in primals] + [tangent_aval(lax.aval_of(p))
+                                                 for p, nz in zip(primals, nonzero) if nz]
+    new = trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ()))
+    outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=new, name=name)
+    m = len(jaxpr.out_avals)
+    primal_outs, rest = outs[:m], iter(outs[m:])
+    tangent_outs = [zero_of(p) if z else next(rest) for p, z in zip(primal_outs, out_zero)]
+    return primal_outs, tangent_outs
+
+
+def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
+    nonzero = [type(t) is not Zero for t in tangents]
+    holder = {}
+
+    def known(*args):
+        outs, lin = linearize_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(args), "linearize",
+                                   nonzero)
+        holder["lin"], holder["args"] = lin, args
+        consts = lin.jaxpr.consts
+        holder["res_index"] = [i for i, c in enumerate(consts)
+                               if isinstance(c, DynamicJaxprTracer) and not any(c is a for a in args)]
+        return list(outs) + [consts[i] for i in holder["res_index"]]
+
+    in_avals = [lax.aval_of(p) for p in primals]
+    known_jaxpr = trace_to_jaxpr(known, in_avals, make_debug_info(known, "linearize", ()))
+    lin, args, res_index = holder["lin"], holder["args"], holder["res_index"]
+    with set_current_trace(trace.parent):
+        known_outs = jit_p.bind(*primals, jaxpr=known_jaxpr, name=name)
+    m = len(jaxpr.out_avals)
+    primal_outs, res_outs = known_outs[:m], known_outs[m:]
+    # residual values in the enclosing trace, in the order the linear jaxpr closes over them
+    res_values, res_vars, kept_consts, kept_vars = [], [], [], []
+    outs_for_index = dict(zip(res_index, res_outs))
+    lj = lin.jaxpr.jaxpr
+    for i, (var, c) in enumerate(zip(lj.constvars, lin.jaxpr.consts)):
+        if i in outs_for_index:
+            res_values.append(outs_for_index[i]); res_vars.append(var)
+        elif isinstance(c, DynamicJaxprTracer):  # one of the known jit's own inputs
+            res_values.append(primals[next(j for j, a in enumerate(args) if a is c)])
+            res_vars.append(var)
+        else:
+            kept_consts.append(c); kept_vars.append(var)
+    linear = ClosedJaxpr(Jaxpr(kept_vars, res_vars + lj.invars, lj.outvars, lj.eqns), kept_consts)
+    with set_current_trace(trace.tangent_trace):
+        touts = jit_p.bind(*res_values, *[t for t in tangents if type(t) is not Zero],
+                           jaxpr=linear, name=name)
+    touts = iter(touts)
+    tangent_outs = [zero_of(p) if z else next(touts) for p, z in zip(primal_outs, lin.zero_outs)]
+    return primal_outs, tangent_outs
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = [is_undefined(a) for a in args]
+    if all(type(c) is Zero for c in cts):
+        return [Zero(a.aval) if is_undefined(a) else None for a in args]
+    residuals = [a for a in args if not is_undefined(a)]
+    ct_avals = [c.aval if type(c) is Zero else lax.aval_of(c) for c in cts]
+    inner = jaxpr.jaxpr
+    res_vars = [v for v, lin in zip(inner.invars, linear) if not lin]
+    lin_vars = [v for v, lin in zip(inner.invars, linear) if lin]
+
+    def transposed(*xs):
+        res, ct = xs[:len(residuals)], xs[len(residuals):]
+        view = ClosedJaxpr(Jaxpr(list(inner.constvars) + res_vars, lin_vars, inner.outvars,
+                                 inner.eqns), list(jaxpr.consts) + list(res))
+        in_cts = backward_pass(view, list(ct))
+        return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
+
+    avals = [lax.aval_of(r) for r in residuals] + ct_avals
+    t_jaxpr = trace_to_jaxpr(transposed, avals, make_debug_info(transposed, "transpose", ()))
+    outs = iter(jit_p.bind(*residuals, *[instantiate(c) for c in cts], jaxpr=t_jaxpr, name=name))
+    return [next(outs) if lin else None for lin in linear]
+
+
+jvp_rules[jit_p] = _jit_jvp
+linearize_rules[jit_p] = _jit_linearize
+transpose_rules[jit_p] = _jit_transpose
