@@ -29,7 +29,7 @@ class ShapedArray:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
+    def size(self) -> int:  # noqa: D401
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __eq__(self, other):
@@ -61,6 +61,15 @@ class ShapedArray:
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(False)}{weak})"
+
+
+def physical_aval(aval: ShapedArray) -> ShapedArray:
+    """How a value is stored: an extended dtype's elements expand into trailing dims."""
+    dtype = aval.dtype
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return ShapedArray(aval.shape + dtype.physical_shape, dtype.physical_dtype, False,
+                           aval.sharding, aval.memory_space)
+    return aval
 
 
 def aval_of_numpy(x: np.ndarray, weak_type: bool = False) -> ShapedArray:

@@ -26,7 +26,7 @@ _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
 
 
 def short_name(dtype) -> str:
-    return _SHORT.get(dtype) or str(dtype)
+    return _SHORT.get(dtype) or str(dtype)  # extended dtypes print as themselves: key<fry>
 
 
 def is_float(dtype) -> bool:
@@ -72,6 +72,8 @@ _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64
 
 def canonicalize(dtype) -> np.dtype:
     """The dtype a request for ``dtype`` yields under the current x64 flag."""
+    if isinstance(dtype, ExtendedDType):
+        return dtype
     dtype = np.dtype(dtype)
     if not config.enable_x64:
         return _NARROW.get(dtype, dtype)
@@ -198,4 +200,42 @@ _SHORT[float0] = "float0"
 
 def tangent_dtype(dtype):
     """The dtype of a tangent (or cotangent) of a value of ``dtype``."""
-    return dtype if is_inexact(dtype) else float0
+    return dtype if not isinstance(dtype, ExtendedDType) and is_inexact(dtype) else float0
+
+
+class ExtendedDType:
+    """A dtype NumPy lacks, stored as a physical array: typed PRNG keys (``key<fry>``).
+
+    A value of shape ``s`` is stored as ``s + physical_shape`` elements of
+    ``physical_dtype``; the aval (and so the jit cache key) carries the extended
+    dtype itself.
+    """
+
+    __slots__ = ("name", "physical_shape", "physical_dtype", "impl")
+
+    def __init__(self, name: str, physical_shape, physical_dtype, impl=None):
+        self.name = name
+        self.physical_shape = tuple(physical_shape)
+        self.physical_dtype = np.dtype(physical_dtype)
+        self.impl = impl
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, ExtendedDType) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("ExtendedDType", self.name))
+
+    @property
+    def itemsize(self):
+        return int(np.prod(self.physical_shape)) * self.physical_dtype.itemsize
+
+    kind = "V"
+
+
+def is_extended(dtype) -> bool:
+    return isinstance(dtype, ExtendedDType)

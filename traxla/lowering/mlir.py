@@ -72,7 +72,10 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
 
 
 def aval_type(aval) -> ir.RankedTensorType:
-    return tensor_type(aval.shape, aval.dtype)
+    dtype = aval.dtype
+    if isinstance(dtype, dtypes.ExtendedDType):  # stored as its physical array
+        return tensor_type(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype)
+    return tensor_type(aval.shape, dtype)
 
 
 def constant(value, dtype=None) -> ir.Value:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.avals import ShapedArray
+from ..ir.dtypes import ExtendedDType
 from . import xla_adapter as xla
 from .backend import get_backend
 
@@ -28,6 +29,9 @@ class Array:
 
     # -- host interop -----------------------------------------------------------
     def _value(self) -> np.ndarray:
+        if isinstance(self.aval.dtype, ExtendedDType):
+            raise TypeError(f"traxla array with {self.aval.dtype} dtype cannot be converted to a "
+                            "NumPy array. Use traxla.random.key_data(arr) to get its raw bits.")
         value = self._npy
         if value is None:
             value = self._npy = read_back(self)
@@ -90,6 +94,9 @@ class Array:
         return str(self._value())
 
     def __repr__(self):
+        if isinstance(self.aval.dtype, ExtendedDType):
+            bits = xla.to_numpy(self._buf)
+            return (f"Array({self.shape}, dtype={self.aval.dtype}) overlaying:\n{bits}")
         prefix = "Array("
         dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True)" if self.aval.weak_type else ")")
         width = np.get_printoptions()["linewidth"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+from ..ir.avals import physical_aval
 from ..lowering import lower_jaxpr
 from . import xla_adapter as xla
 from .array import Array, device_put_numpy
@@ -23,7 +24,7 @@ class Executable:
         self.in_arity = len(self.in_avals)
         self.out_avals = tuple(out_avals)
         self.handlers = xla.result_handlers(
-            [a.strip_weak_type() for a in out_avals], backend.default_sharding)
+            [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
