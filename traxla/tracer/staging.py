@@ -68,7 +68,7 @@ class DynamicJaxprTrace(Trace):
         if not is_concrete(x):
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
-        if not aval.shape:
+        if not aval.shape and not dtypes.is_extended(aval.dtype):
             return Literal(concrete_value(x), aval)
         return self._new_const(x, aval)
 
@@ -186,4 +186,4 @@ def make_debug_info(fun, traced_for: str, arg_names) -> DebugInfo:
     return DebugInfo(traced_for, name, source_info_of_function(fun), arg_names)
 
 
-del np, dtypes
+del np
