@@ -1,2 +1,2 @@
 """Primitive definitions and typing rules, one module per family."""
-from . import elementwise, shape, reduction, call, control_flow, ad  # noqa: F401  (registers the primitives)
+from . import elementwise, shape, reduction, call, control_flow, ad, indexing  # noqa: F401  (registers the primitives)
