@@ -43,12 +43,15 @@ def _hashable_static(value):
 class _Entry:
     """What a cache hit needs: the executable and how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single")
+    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0")
 
     def __init__(self, executable, out_tree):
         self.executable = executable
         self.out_tree = out_tree
         self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
+        self.run = executable.run
+        self.arity = executable.in_arity
+        self.aval0 = executable.out_avals[0] if executable.out_avals else None
 
 
 class JitFunction:
@@ -75,13 +78,11 @@ class JitFunction:
             if self._epoch != _config_epoch[0]:
                 self._fast.clear()
                 self._epoch = _config_epoch[0]
-            try:
-                entry = self._fast.get(tuple([a.aval for a in args if type(a) is Array]))
-            except AttributeError:
-                entry = None
-            if entry is not None and len(args) == entry.executable.in_arity:
-                outs = entry.executable.execute(args)
-                return outs[0] if entry.single else entry.out_tree.unflatten(outs)
+            entry = self._fast.get(tuple([a.aval for a in args if type(a) is Array]))
+            if entry is not None and len(args) == entry.arity:
+                if entry.single:
+                    return Array(entry.aval0, entry.run([a._buf for a in args])[0])
+                return entry.out_tree.unflatten(entry.executable.execute(args))
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args, kwargs):

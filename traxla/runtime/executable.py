@@ -13,7 +13,7 @@ from .backend import get_backend
 class Executable:
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
-    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity")
+    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run")
 
     def __init__(self, module, in_avals, out_avals):
         backend = get_backend()
@@ -25,10 +25,11 @@ class Executable:
         self.out_avals = tuple(out_avals)
         self.handlers = xla.result_handlers(
             [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
+        self.run = xla.make_runner(self.loaded, self.handlers)
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
-        bufs = xla.execute(self.loaded, [a._buf for a in arrays], self.handlers)
+        bufs = self.run([a._buf for a in arrays])
         return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
 
     def as_text(self) -> str:

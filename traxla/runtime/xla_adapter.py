@@ -95,6 +95,15 @@ def execute(executable, buffers, handlers):
     return executable.execute_sharded(buffers).consume_with_handlers(handlers)
 
 
+def make_runner(executable, handlers):
+    """``run(buffers) -> output buffers``: the hot path, with attribute lookups hoisted."""
+    execute_sharded = executable.execute_sharded
+
+    def run(buffers):
+        return execute_sharded(buffers).consume_with_handlers(handlers)
+    return run
+
+
 def optimized_hlo_text(executable) -> str:
     return executable.hlo_modules()[0].to_string()
 
