@@ -1,0 +1,260 @@
+"""Side-by-side timings of traxla and JAX, measured in the same process.
+
+    python benchmarks/bench_vs_jax.py [--steps 2000] [--compile-steps 200]
+                                      [--repeats 5] [--calls 20000] [--json out.json]
+
+Figures (each the median of ``--repeats`` runs, traxla and JAX interleaved):
+
+  trace    ``make_jaxpr`` of an unrolled ``h = tanh(W @ h)`` recurrence
+           (32x32 float32, ``--steps`` iterations of a Python for loop);
+  lower    ``jit(f).trace(W, h).lower()`` of the same program (only ``.lower()``
+           is timed);
+  compile  ``lowered.compile()`` of the same program at ``--compile-steps``;
+  call     microseconds per cached call of ``jit(lambda x: x + 1.0)`` on a (4,)
+           float32 device array, without and with ``.block_until_ready()``.
+
+Every repetition of trace/lower/compile builds a fresh Python function object,
+so neither library can answer from a tracing or lowering cache.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+# Compare like with like: traxla runs on the PJRT CPU client, so keep JAX on CPU
+# too even on a machine with an accelerator (an explicit setting wins).
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import numpy as np  # noqa: E402
+
+import traxla  # noqa: E402
+import traxla.numpy as tnp  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+LIBS = {"traxla": (traxla, tnp), "jax": (jax, jnp)}
+BENCHES = ("trace", "lower", "compile", "call")
+
+
+# -- the program ---------------------------------------------------------------
+def make_recurrence(np_mod, steps: int):
+    """A fresh function object on every call (defeats per-function caches)."""
+
+    def recurrence(W, h):
+        for _ in range(steps):
+            h = np_mod.tanh(W @ h)
+        return h
+
+    return recurrence
+
+
+def make_inputs():
+    rng = np.random.RandomState(0)
+    # Gain 1: the state neither blows up nor decays to zero over a few hundred
+    # steps, so the numeric cross-check below compares non-trivial values.
+    W = (rng.randn(32, 32) / np.sqrt(32)).astype(np.float32)
+    h = np.linspace(-1.0, 1.0, 32, dtype=np.float32)
+    return W, h
+
+
+# -- timing helpers --------------------------------------------------------------
+def timed(fn):
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def libs_in_turn(rep):
+    """traxla first on even repetitions, JAX first on odd: no fixed-order bias."""
+    items = list(LIBS.items())
+    return items if rep % 2 == 0 else items[::-1]
+
+
+def bench_trace(steps, repeats, W, h):
+    samples = {name: [] for name in LIBS}
+    n_eqns = {}
+    for rep in range(repeats):
+        for name, (mod, np_mod) in libs_in_turn(rep):
+            f = make_recurrence(np_mod, steps)
+            seconds, closed = timed(lambda: mod.make_jaxpr(f)(W, h))
+            samples[name].append(seconds)
+            n_eqns[name] = len(closed.jaxpr.eqns)
+    return samples, n_eqns
+
+
+def bench_lower(steps, repeats, W, h):
+    samples = {name: [] for name in LIBS}
+    for rep in range(repeats):
+        for name, (mod, np_mod) in libs_in_turn(rep):
+            traced = mod.jit(make_recurrence(np_mod, steps)).trace(W, h)
+            seconds, _ = timed(traced.lower)
+            samples[name].append(seconds)
+    return samples
+
+
+def bench_compile(steps, repeats, W, h):
+    samples = {name: [] for name in LIBS}
+    outputs = {}
+    for rep in range(repeats):
+        for name, (mod, np_mod) in libs_in_turn(rep):
+            lowered = mod.jit(make_recurrence(np_mod, steps)).trace(W, h).lower()
+            seconds, compiled = timed(lowered.compile)
+            samples[name].append(seconds)
+            outputs[name] = np.asarray(compiled(W, h))
+    return samples, outputs
+
+
+def bench_call(calls, repeats):
+    """Seconds per call: plain dispatch, and dispatch + block_until_ready."""
+    samples = {name: {"call": [], "call_block": []} for name in LIBS}
+
+    def loop(f, x):
+        out = None
+        for _ in range(calls):
+            out = f(x)
+        out.block_until_ready()  # drain async dispatch inside the timed region
+
+    def loop_block(f, x):
+        for _ in range(calls):
+            f(x).block_until_ready()
+
+    fns = {name: (mod.jit(lambda x: x + 1.0), mod.device_put(np.arange(4, dtype=np.float32)))
+           for name, (mod, _) in LIBS.items()}
+    for f, x in fns.values():  # compile, then warm up
+        for _ in range(max(1000, calls // 10)):
+            f(x).block_until_ready()
+    for rep in range(repeats):
+        for name, (f, x) in (fns.items() if rep % 2 == 0 else list(fns.items())[::-1]):
+            seconds, _ = timed(lambda: loop(f, x))
+            samples[name]["call"].append(seconds / calls)
+            seconds, _ = timed(lambda: loop_block(f, x))
+            samples[name]["call_block"].append(seconds / calls)
+    return samples
+
+
+def warm_up(W, h):
+    """Pays one-time costs (backend start, MLIR context, lazy imports) untimed."""
+    for mod, np_mod in LIBS.values():
+        f = make_recurrence(np_mod, 3)
+        mod.make_jaxpr(f)(W, h)
+        mod.jit(make_recurrence(np_mod, 3)).trace(W, h).lower().compile()(W, h)
+
+
+# -- reporting -----------------------------------------------------------------
+def row(metric, unit, scale, samples):
+    t = median(samples["traxla"]) * scale
+    j = median(samples["jax"]) * scale
+    return {"metric": metric, "unit": unit, "traxla": t, "jax": j,
+            "ratio": t / j if j else float("nan"),
+            "min": {k: min(samples[k]) * scale for k in ("traxla", "jax")},
+            "samples": {k: [v * scale for v in samples[k]] for k in ("traxla", "jax")}}
+
+
+def print_table(rows):
+    headers = ("metric", "traxla", "jax", "traxla/jax")
+    cells = [(f"{r['metric']} ({r['unit']})", f"{r['traxla']:.2f}", f"{r['jax']:.2f}",
+              f"{r['ratio']:.2f}x") for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+
+    def fmt(cols):
+        first = cols[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cols[1:], widths[1:])]
+        return " | ".join([first, *rest])
+
+    print(fmt(headers))
+    print("-+-".join("-" * w for w in widths))
+    for c in cells:
+        print(fmt(c))
+
+
+def environment():
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "traxla": getattr(traxla, "__version__", "?"),
+        "jax": jax.__version__,
+        "jax_backend": jax.default_backend(),
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=2000,
+                   help="unrolled steps for the trace and lower figures (default 2000)")
+    p.add_argument("--compile-steps", type=int, default=200,
+                   help="unrolled steps for the compile figure (default 200)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="repetitions per figure; the median is reported (default 5)")
+    p.add_argument("--calls", type=int, default=20000,
+                   help="cached calls per repetition of the call figures (default 20000)")
+    p.add_argument("--only", default=",".join(BENCHES),
+                   help=f"comma-separated subset of {','.join(BENCHES)}")
+    p.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
+    args = p.parse_args(argv)
+    only = [b.strip() for b in args.only.split(",") if b.strip()]
+    unknown = set(only) - set(BENCHES)
+    if unknown:
+        p.error(f"unknown benchmark(s) {sorted(unknown)}; choose from {BENCHES}")
+
+    env = environment()
+    print(f"traxla {env['traxla']} vs jax {env['jax']} ({env['jax_backend']}), "
+          f"Python {env['python']}, {env['cpus']} CPUs; median of {args.repeats}",
+          flush=True)
+    W, h = make_inputs()
+    warm_up(W, h)
+
+    rows, extra = [], {}
+    if "trace" in only:
+        samples, n_eqns = bench_trace(args.steps, args.repeats, W, h)
+        rows.append(row(f"trace {args.steps}-step make_jaxpr", "ms", 1e3, samples))
+        extra["trace_eqns"] = n_eqns
+        if len(set(n_eqns.values())) == 1:
+            n = n_eqns["traxla"]
+            rows.append(row("trace per equation", "us", 1e6 / n, samples))
+    if "lower" in only:
+        samples = bench_lower(args.steps, args.repeats, W, h)
+        rows.append(row(f"lower {args.steps}-step", "ms", 1e3, samples))
+        rows.append(row("lower per equation", "us", 1e6 / (2 * args.steps), samples))
+    if "compile" in only:
+        samples, outputs = bench_compile(args.compile_steps, args.repeats, W, h)
+        rows.append(row(f"compile {args.compile_steps}-step", "ms", 1e3, samples))
+        agree = bool(np.allclose(outputs["traxla"], outputs["jax"], rtol=1e-4, atol=1e-5))
+        extra["compile_outputs_agree"] = agree
+        if not agree:
+            diff = np.abs(outputs["traxla"] - outputs["jax"]).max()
+            print(f"WARNING: compiled outputs differ (max abs diff {diff:.3g})", file=sys.stderr)
+    if "call" in only:
+        samples = bench_call(args.calls, args.repeats)
+        rows.append(row("cached call jit(x + 1.0)", "us", 1e6,
+                        {k: v["call"] for k, v in samples.items()}))
+        rows.append(row("cached call + block_until_ready", "us", 1e6,
+                        {k: v["call_block"] for k, v in samples.items()}))
+
+    print()
+    print_table(rows)
+    if "trace_eqns" in extra:
+        print(f"\nequations traced: {extra['trace_eqns']}")
+    if "compile_outputs_agree" in extra:
+        print(f"compiled outputs agree: {extra['compile_outputs_agree']}")
+
+    if args.json:
+        payload = {"config": vars(args), "environment": env, "results": rows, **extra}
+        with open(args.json, "w") as fh:
+            json.dump(payload, fh, indent=2)
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
