@@ -8,11 +8,15 @@ from . import errors, tree_util
 from . import numpy  # noqa: F401  (installs array operators)
 from . import lax
 from .batching import vmap
-from .autodiff import grad, jvp, linearize, value_and_grad, vjp
+from .autodiff import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
+                       value_and_grad, vjp)
 from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
                   make_jaxpr, typeof)
 from .runtime import Array, Device, devices
+from . import sharding
+from .sharding import NamedSharding, make_mesh
 from .ir.avals import ShapedArray
+from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 
 __version__ = "0.1.0"
 

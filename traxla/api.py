@@ -93,6 +93,8 @@ class JitFunction:
                 if isinstance(x, Tracer):
                     x._check_alive()
             arrays = [to_array(x) for x in leaves]
+            if any(a._placement is not None for a in arrays):
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key)
             avals = tuple(a.aval for a in arrays)
             key = (in_tree, static_key, avals, config.enable_x64)
             entry = self._compiled.get(key)
@@ -105,6 +107,36 @@ class JitFunction:
             outs = entry.executable.execute(arrays)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         return self._bind(args, kwargs, leaves, in_tree, static_key)
+
+    def _call_sharded(self, args, kwargs, arrays, in_tree, static_key):
+        """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
+        from .lowering import ModuleShardings
+        from .runtime.executable import ShardedExecutable
+        from .runtime.placement import NamedSharding, device_put_placed
+        from .ir.sharding import PartitionSpec
+        import numpy as np
+        placed = [a._placement for a in arrays if a._placement is not None]
+        mesh = placed[0].mesh
+        for p in placed:
+            if not isinstance(p, NamedSharding):
+                raise ValueError(f"jit got an argument placed by {p}, which has no mesh spec; "
+                                 "device_put it with a NamedSharding first.")
+            if p.mesh != mesh:
+                raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
+        arrays = [a if a._placement is not None else
+                  device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                  for a in arrays]
+        avals = tuple(a.aval for a in arrays)
+        placements = tuple(a._placement for a in arrays)
+        key = (in_tree, static_key, avals, config.enable_x64, placements)
+        entry = self._compiled.get(key)
+        if entry is None:
+            closed, out_tree = self._trace(key[:4], args, kwargs, avals)
+            module = lower_jaxpr(closed, self.name, _module_shardings(closed, mesh, placements))
+            executable = ShardedExecutable(module, avals, closed.out_avals, mesh)
+            entry = self._compiled[key] = _Entry(executable, out_tree)
+        outs = entry.executable.execute(arrays)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind(self, args, kwargs, leaves, in_tree, static_key):
         """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
@@ -209,7 +241,16 @@ class JitFunction:
         start = time.perf_counter()
         self._traced.pop(key, None)
         closed, out_tree = self._trace(key, args, kwargs, avals)
-        return Traced(self, closed, out_tree, in_tree, time.perf_counter() - start)
+        placements = [getattr(x, "_placement", None) for x in leaves]
+        traced = Traced(self, closed, out_tree, in_tree, time.perf_counter() - start)
+        if any(p is not None for p in placements):
+            from .runtime.placement import NamedSharding
+            from .ir.sharding import PartitionSpec
+            mesh = next(p for p in placements if p is not None).mesh
+            traced.mesh = mesh
+            traced.placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
+                                 for p in placements]
+        return traced
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
@@ -223,6 +264,24 @@ class JitFunction:
 
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
+
+
+def _module_shardings(closed, mesh, placements):
+    """Shardy annotations of ``@main``: inputs as placed, results as their types promise
+    (results with no explicit sharding are left to the partitioner)."""
+    from .lowering import ModuleShardings
+
+    def spec_of(aval):
+        if aval.sharding is None:
+            return None
+        return tuple(aval.sharding.spec) + (None,) * (len(aval.shape) - len(aval.sharding.spec))
+    out_avals = closed.out_avals
+    return ModuleShardings(
+        list(zip(mesh.axis_names, mesh.devices.shape)),
+        [p.full_spec(len(a.shape)) for p, a in zip(placements, closed.in_avals)],
+        [spec_of(a) for a in out_avals],
+        [None if p.memory_kind == "device" else p.memory_kind for p in placements],
+        [None if a.memory_space is None else "pinned_host" for a in out_avals])
 
 
 def _leaf_names(prefix, value):
@@ -241,13 +300,18 @@ def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 class Traced:
+    mesh = None
+    placements = None
+
     def __init__(self, jitted, closed, out_tree, in_tree, seconds):
         self.jitted, self.jaxpr, self.out_tree, self.in_tree = jitted, closed, out_tree, in_tree
         self.trace_seconds = seconds
 
     def lower(self):
         start = time.perf_counter()
-        module = lower_jaxpr(self.jaxpr, self.jitted.name)
+        shardings = None if self.mesh is None else _module_shardings(self.jaxpr, self.mesh,
+                                                                      self.placements)
+        module = lower_jaxpr(self.jaxpr, self.jitted.name, shardings)
         return Lowered(self, module, time.perf_counter() - start)
 
 
@@ -266,7 +330,11 @@ class Lowered:
 
     def compile(self):
         t = self.traced
-        executable = Executable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals)
+        if t.mesh is not None:
+            from .runtime.executable import ShardedExecutable
+            executable = ShardedExecutable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals, t.mesh)
+        else:
+            executable = Executable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals)
         return Compiled(executable, t.in_tree, t.out_tree)
 
 
@@ -323,7 +391,24 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
 
 
 def device_put(x, device=None):
-    return tree_util.tree_map(to_array, x)
+    """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
+    if device is None:
+        return tree_util.tree_map(to_array, x)
+    from .runtime.placement import NamedSharding, device_put_placed
+    from .sharding import to_named
+    from .ir.avals import ShapedArray
+    import numpy as np
+    sharding = device if isinstance(device, NamedSharding) else to_named(device) \
+        if not hasattr(device, "_device") else None
+    if sharding is None:  # a Device: the default device is the only one without a mesh
+        return tree_util.tree_map(to_array, x)
+
+    def put(leaf):
+        arr = to_array(leaf)
+        host = np.asarray(arr)
+        return device_put_placed(host, ShapedArray(arr.shape, arr.dtype, arr.aval.weak_type),
+                                 sharding)
+    return tree_util.tree_map(put, x)
 
 
 def typeof(x):

@@ -46,6 +46,10 @@ class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transformation that created it and was used later."""
 
 
+class ShardingTypeError(TypeError):
+    """Operands' placements are incompatible, or a result's placement is ambiguous."""
+
+
 class JaxprTypeError(TypeError):
     """The jaxpr checker found an ill-typed equation."""
 
@@ -59,6 +63,6 @@ TraxlaTypeError = JAXTypeError
 __all__ = [
     "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
     "TracerBoolConversionError", "TracerIntegerConversionError",
-    "TracerArrayConversionError", "UnexpectedTracerError", "JaxprTypeError",
+    "TracerArrayConversionError", "UnexpectedTracerError", "JaxprTypeError", "ShardingTypeError",
     "LoweringError",
 ]

@@ -12,6 +12,7 @@ from .rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                           dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                           squeeze_p, transpose_p)
 from .rules.call import jit_p
+from . import sharding_rules  # noqa: F401  (registers the sharding rules)
 from .checker import check_jaxpr
 
 __all__ = ["dtypes", "ShapedArray", "config", "ClosedJaxpr", "DebugInfo", "DropVar", "Jaxpr",

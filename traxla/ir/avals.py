@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .sharding import shape_sharding_str
 
 
 class ShapedArray:
@@ -40,18 +41,29 @@ class ShapedArray:
     def __hash__(self):
         return self._hash
 
-    def update(self, shape=None, dtype=None, weak_type=None):
-        return ShapedArray(self.shape if shape is None else shape,
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=False):
+        """A copy with fields replaced (``sharding=None`` clears it; by default it is kept
+        only when the shape is)."""
+        new_shape = self.shape if shape is None else tuple(shape)
+        if sharding is False:
+            sharding = self.sharding if new_shape == self.shape else None
+        return ShapedArray(new_shape,
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type,
-                           self.sharding, self.memory_space)
+                           sharding, self.memory_space)
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
 
     def str_short(self, short_dtypes: bool = True) -> str:
-        """``f32[4,8]``: the form jaxpr binders print."""
+        """``f32[4,8]``: the form jaxpr binders print; ``f32<host>[8@x,16@y]`` with
+        an explicit sharding and a non-device memory space."""
         name = dtypes.short_name(self.dtype) if short_dtypes else str(self.dtype)
+        if self.memory_space is not None and self.memory_space != "device":
+            name += f"<{self.memory_space}>"
+        sharding = self.sharding
+        if sharding is not None and not sharding.is_replicated:
+            return f"{name}[{shape_sharding_str(self.shape, sharding.spec)}]"
         return f"{name}[{','.join(map(str, self.shape))}]"
 
     def __str__(self):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import JaxprTypeError
 from .core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from .primitive import typing_rules
+from .sharding_rules import infer_avals
 
 
 def _same_type(a, b) -> bool:
@@ -32,11 +33,10 @@ def check_jaxpr(jaxpr) -> None:
     for i, eqn in enumerate(jaxpr.eqns):
         where = f"equation {i} ({eqn.primitive.name})"
         in_avals = [read(x, where) for x in eqn.invars]
-        rule = typing_rules.get(eqn.primitive)
-        if rule is None:
+        if eqn.primitive not in typing_rules:
             raise JaxprTypeError(f"no typing rule for primitive {eqn.primitive.name}")
         try:
-            out = rule(*in_avals, **eqn.params)
+            out = infer_avals(eqn.primitive, in_avals, eqn.params)
         except (TypeError, ValueError) as e:
             raise JaxprTypeError(f"{where} is ill-typed: {e}") from e
         out = out if eqn.primitive.multiple_results else [out]

@@ -23,6 +23,9 @@ class Config:
         env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
         if env:
             self._values["enable_x64"] = env.lower() in ("1", "true", "yes")
+        devices = os.environ.get("TRAXLA_NUM_CPU_DEVICES")
+        if devices:
+            self._values["num_cpu_devices"] = int(devices)
         self._listeners = []
 
     def update(self, name: str, value):

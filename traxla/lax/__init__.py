@@ -7,7 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ..api import jit as _jit
 from ..ir import dtypes
+from ..ir.core import Literal as _Literal
 from ..ir.rules.call import jit_p  # noqa: F401
 from ..ir.rules.elementwise import P as _E
 from ..ir.rules.reduction import P as _R
@@ -44,6 +46,45 @@ def shape_of(x):
 
 def dtype_of(x):
     return aval_of(x).dtype
+
+
+def _is_array(x) -> bool:
+    """JAX's ``isinstance(x, Array)``: tracers and device arrays, not host values."""
+    return isinstance(x, Tracer) or hasattr(x, "__traxla_array__")
+
+
+def asarray(x):
+    """``lax.asarray``: arrays pass; Python numbers become weakly typed constants,
+    bools and NumPy values strongly typed ones."""
+    if _is_array(x):
+        return x
+    if type(x) in (builtins.int, builtins.float, builtins.complex):
+        return _convert_element_type(x, dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, (builtins.bool, np.ndarray, np.generic)):
+        return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
+    from ..ir.core import Literal
+    if isinstance(x, Literal):
+        return x
+    raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
+
+
+def _lift(x):
+    """Constants folded while tracing are ``Literal``s inside traxla; what a public
+    function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
+    if type(x) is _Literal:
+        from ..runtime.dispatch import to_array
+        return to_array(x)
+    return x
+
+
+def _const(example, val):
+    """A constant ``val`` typed like ``example`` (a Python scalar stays a Python scalar)."""
+    if type(example) in (builtins.bool, builtins.int, builtins.float, builtins.complex):
+        return type(example)(val)
+    from ..ir.core import Literal
+    from ..ir.avals import ShapedArray
+    dt = dtype_of(example)
+    return Literal(np.array(val, dt), ShapedArray((), dt, False))
 
 
 def _unary(name, **fixed):
@@ -126,7 +167,7 @@ def clamp(min, x, max):  # noqa: A002
 
 
 def convert_element_type(operand, new_dtype):
-    return _convert_element_type(operand, dtypes.to_dtype(new_dtype), False)
+    return _lift(_convert_element_type(operand, dtypes.to_dtype(new_dtype), False))
 
 
 def _convert_element_type(operand, new_dtype, weak_type: bool):
@@ -162,14 +203,29 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
 
 
 def broadcast(operand, sizes):
+    if len(sizes) == 0:
+        return _lift(asarray(operand))
     nd = len(shape_of(operand))
     return broadcast_in_dim(operand, tuple(sizes) + shape_of(operand),
                             tuple(range(len(sizes), len(sizes) + nd)))
 
 
+def broadcast_to(arr, shape):
+    """NumPy-style broadcast of ``arr`` to ``shape`` as one ``broadcast_in_dim``
+    (size-1 dimensions stretch in place)."""
+    src = shape_of(arr)
+    shape = tuple(_concrete_shape(shape))
+    if src == shape:
+        return _lift(asarray(arr))
+    nlead = len(shape) - len(src)
+    if nlead < 0 or builtins.any(s not in (1, d) for s, d in zip(src, shape[nlead:])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {src} and requested shape {shape}")
+    return broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+
+
 def broadcast_to_rank(x, rank):
     nd = len(shape_of(x))
-    return x if nd == rank else broadcast(x, (1,) * (rank - nd))
+    return _lift(asarray(x)) if nd == rank else broadcast(x, (1,) * (rank - nd))
 
 
 def _concrete_shape(shape):
@@ -187,7 +243,7 @@ def _concrete_shape(shape):
 def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
     new_sizes = tuple(_concrete_shape((new_sizes,) if isinstance(new_sizes, int) else new_sizes))
     same_dims = dimensions is None or tuple(dimensions) == tuple(range(len(shape_of(operand))))
-    if shape_of(operand) == new_sizes and same_dims:
+    if shape_of(operand) and shape_of(operand) == new_sizes and same_dims and _is_array(operand):
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes,
                           dimensions=None if same_dims else tuple(dimensions), sharding=None)
@@ -250,8 +306,8 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     limit_index = size if limit_index is None else limit_index
     start[axis] = start_index + size if start_index < 0 else start_index
     limit[axis] = limit_index + size if limit_index < 0 else limit_index
-    strides[axis] = stride
-    return slice(operand, start, limit, None if stride == 1 else strides)
+    strides[axis] = int(stride)
+    return slice(operand, start, limit, strides)
 
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
@@ -261,46 +317,90 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     return out if keepdims else squeeze(out, (axis,))
 
 
-def _dynamic_indices(operand, start_indices):
-    """Negative start indices count from the end, as JAX normalizes them."""
+def _dynamic_indices(operand, start_indices, allow_negative_indices=True):
+    """Normalizes start indices as JAX does: static negative indices count from the
+    end; traced (or array) indices get ``select(i < 0, i + d, i)``."""
+    shape = shape_of(operand)
+    if len(start_indices) != len(shape):
+        raise ValueError(f"Length of slice indices must match number of operand dimensions "
+                         f"({len(start_indices)} vs {shape})")
+    if isinstance(allow_negative_indices, builtins.bool):
+        allow_negative_indices = [allow_negative_indices] * len(start_indices)
     out = []
-    for i, d in zip(start_indices, shape_of(operand)):
-        if isinstance(i, (builtins.int, np.integer)) and not isinstance(i, builtins.bool):
-            out.append(i + d if i < 0 else i)
-            continue
-        d_arr = _convert_element_type(d, dtype_of(i), False)
-        out.append(select(i < 0, i + d_arr, i))
+    for i, d, allow in zip(start_indices, shape, allow_negative_indices):
+        is_py = isinstance(i, (builtins.int, np.integer)) and not isinstance(i, (builtins.bool, np.bool_))
+        dt = dtypes.canonicalize(np.asarray(i).dtype) if is_py else dtype_of(i)
+        if dtypes.is_unsigned_int(dt):
+            out.append(i)
+        elif is_py:
+            if i < 0 and not allow:
+                raise ValueError(f"Index {i} is out of bounds for dimension {d} if "
+                                 "allow_negative_indices=False")
+            out.append(_convert_element_type(i + d if i < 0 else i, dt, False))
+        elif allow:
+            d_arr = _convert_element_type(d, dt, False)
+            is_neg = lt(i, _convert_element_type(0, dt, False))
+            out.append(select(is_neg, add(i, d_arr), i))
+        else:
+            out.append(i)
     return out
 
 
-def dynamic_slice(operand, start_indices, slice_sizes):
-    idx = _dynamic_indices(operand, list(start_indices))
-    return dynamic_slice_p.bind(operand, *idx, slice_sizes=tuple(int(s) for s in slice_sizes))
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    idx = _dynamic_indices(operand, list(start_indices), allow_negative_indices)
+    return dynamic_slice_p.bind(operand, *idx, slice_sizes=tuple(_concrete_shape(slice_sizes)))
 
 
-def dynamic_update_slice(operand, update, start_indices):
-    idx = _dynamic_indices(operand, list(start_indices))
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    idx = _dynamic_indices(operand, list(start_indices), allow_negative_indices)
     return dynamic_update_slice_p.bind(operand, update, *idx)
 
 
-def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
     shape = shape_of(operand)
-    starts = [0] * len(shape)
+    axis = int(axis)
+    starts = [_const(start_index, 0)] * len(shape)
     starts[axis] = start_index
+    allow = [False] * len(shape)
+    allow[axis] = allow_negative_indices
     sizes = list(shape)
-    sizes[axis] = slice_size
-    return dynamic_slice(operand, starts, sizes)
+    sizes[axis] = int(slice_size)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
 
 
-def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
-    out = dynamic_slice_in_dim(operand, index, 1, axis)
+def _dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
     return out if keepdims else squeeze(out, (axis,))
 
 
-def dynamic_update_slice_in_dim(operand, update, start_index, axis):
-    starts = [0] * len(shape_of(operand))
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+    axis = int(axis)
+    nd = len(shape_of(operand))
+    starts = [_const(start_index, 0)] * nd
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    allow = [False] * nd
+    allow[axis] = allow_negative_indices
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+def _dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+    axis = int(axis)
+    if len(shape_of(update)) != len(shape_of(operand)):
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
+
+
+# JAX stages these two out as an inner ``jit`` (static: axis, keepdims, allow_negative_indices).
+_dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
+dynamic_index_in_dim = _jit(_dynamic_index_in_dim, static_argnums=(2, 3),
+                            static_argnames=("axis", "keepdims", "allow_negative_indices"))
+_dynamic_update_index_in_dim.__name__ = "dynamic_update_index_in_dim"
+dynamic_update_index_in_dim = _jit(_dynamic_update_index_in_dim, static_argnums=(3,),
+                                   static_argnames=("axis", "allow_negative_indices"))
 
 
 def iota(dtype, size):
@@ -320,16 +420,29 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
           (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
     pet = None if preferred_element_type is None else dtypes.to_dtype(preferred_element_type)
+    if out_sharding is not None:
+        out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
+        out_sharding = _type_sharding(out_sharding, out_ndim)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
-                              preferred_element_type=pet, out_sharding=None)
+                              preferred_element_type=pet, out_sharding=out_sharding)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    lnd, rnd = len(shape_of(lhs)), len(shape_of(rhs))
-    if lnd not in (1, 2) or rnd not in (1, 2):
-        raise TypeError(f"lax.dot requires 1- or 2-D operands, got shapes {shape_of(lhs)} and "
-                        f"{shape_of(rhs)}; use dot_general for higher ranks.")
-    return dot_general(lhs, rhs, (((lnd - 1,), (0,)), ((), ())), precision, preferred_element_type)
+def _type_sharding(sharding_or_spec, ndim):
+    """An ``out_sharding`` argument (a NamedSharding, or a P resolved against the mesh of
+    ``traxla.sharding.set_mesh``) as the sharding type of a result."""
+    from ..sharding import type_sharding
+    return type_sharding(sharding_or_spec, ndim)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
+    if dimension_numbers is None:
+        ls, rs = shape_of(lhs), shape_of(rhs)
+        if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
+            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
+                             "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
+                             f"products; got lhs_shape={ls} rhs_shape={rs}")
+        dimension_numbers = (((len(ls) - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
 
 def reduce_sum(operand, axes):
@@ -358,15 +471,31 @@ def argmin(operand, axis: int, index_dtype):
 
 
 def full(shape, fill_value, dtype=None):
-    dtype = dtypes.to_dtype(dtype) if dtype is not None else dtype_of(fill_value)
-    weak = dtype is None
-    value = _convert_element_type(fill_value, dtype, weak and aval_of(fill_value).weak_type)
-    return broadcast(value, tuple(_concrete_shape(shape)))
+    shape = tuple(_concrete_shape((shape,) if isinstance(shape, (builtins.int, np.integer)) else shape))
+    if np.shape(fill_value) if not hasattr(fill_value, "aval") else aval_of(fill_value).shape:
+        raise TypeError("full must be called with scalar fill_value, got fill_value.shape "
+                        f"{shape_of(fill_value)}.")
+    if dtype is None:
+        weak = aval_of(fill_value).weak_type
+        dt = dtype_of(fill_value)
+    else:
+        weak, dt = False, dtypes.to_dtype(dtype)
+    return _lift(broadcast(_convert_element_type(fill_value, dt, weak), shape))
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
-    return full(shape_of(x) if shape is None else shape, fill_value,
-                dtype_of(x) if dtype is None else dtype)
+    fill_shape = shape_of(x) if shape is None else shape
+    weak = dtype is None and aval_of(x).weak_type
+    dt = dtype_of(x) if dtype is None else dtypes.to_dtype(dtype)
+    return full(fill_shape, _convert_element_type(fill_value, dt, weak))
+
+
+def _zero(x):
+    return _convert_element_type(0, dtype_of(x), aval_of(x).weak_type)
+
+
+def _one(x):
+    return _convert_element_type(1, dtype_of(x), aval_of(x).weak_type)
 
 
 def zeros_like_array(x):

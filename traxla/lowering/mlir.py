@@ -11,7 +11,7 @@ import threading
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, func, stablehlo as hlo  # noqa: F401  (re-exported)
+from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401  (re-exported)
 
 from ..ir import dtypes
 
@@ -32,6 +32,7 @@ def context() -> ir.Context:
                 ctx.load_all_available_dialects()
                 chlo.register_dialect(ctx)
                 hlo.register_dialect(ctx)
+                sdy.register_dialect(ctx)
                 _context = ctx
     return _context
 

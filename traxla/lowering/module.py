@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import LoweringError
 from ..ir.core import ClosedJaxpr, Literal
-from .mlir import aval_type, constant, context, func, hlo, ir
+from .mlir import aval_type, constant, context, func, hlo, ir, sdy
 from .registry import RuleContext, lowering_rules
 
 
@@ -32,16 +32,25 @@ class ModuleBuilder:
             self._functions[key] = sym
         return sym
 
-    def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None):
+    def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None,
+                       shardings=None):
         jaxpr = closed.jaxpr
         in_types = [aval_type(v.aval) for v in jaxpr.invars]
         out_types = [aval_type(v.aval) for v in jaxpr.outvars]
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+        if shardings is not None:
+            fn.arg_attrs = ir.ArrayAttr.get([
+                ir.DictAttr.get(shardings.attrs(spec, kind))
+                for spec, kind in zip(shardings.in_specs, shardings.in_kinds)])
         if result_infos is not None:
+            out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
+            out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
-                ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r)}) for r in result_infos])
+                ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
+                                 **(shardings.attrs(spec, kind) if shardings is not None else {})})
+                for r, spec, kind in zip(result_infos, out_specs, out_kinds)])
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
         with ir.InsertionPoint(entry):
@@ -95,12 +104,57 @@ def result_infos(n: int):
     return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
 
 
-def lower_jaxpr(closed: ClosedJaxpr, name: str):
+class ModuleShardings:
+    """Placement annotations of ``@main`` for SPMD: a mesh (``[(axis, size)]``) and, per
+    argument and result, a spec (None: unannotated, left to the partitioner) and a
+    memory kind (None: device memory)."""
+
+    def __init__(self, mesh_axes, in_specs, out_specs, in_kinds=None, out_kinds=None):
+        self.mesh_axes = list(mesh_axes)
+        self.in_specs = list(in_specs)
+        self.out_specs = list(out_specs)
+        self.in_kinds = list(in_kinds or [None] * len(self.in_specs))
+        self.out_kinds = list(out_kinds or [None] * len(self.out_specs))
+
+    @property
+    def num_devices(self):
+        n = 1
+        for _, size in self.mesh_axes:
+            n *= size
+        return n
+
+    def emit_mesh(self, module):
+        with ir.InsertionPoint.at_block_begin(module.body):
+            sdy.MeshOp("mesh", sdy.MeshAttr.get([sdy.MeshAxisAttr.get(n, s) for n, s in self.mesh_axes]))
+
+    @staticmethod
+    def attrs(spec, kind) -> dict:
+        out = {}
+        if spec is not None:
+            dims = []
+            for p in spec:
+                names = () if p is None else (p if isinstance(p, tuple) else (p,))
+                dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in names],
+                                                          is_closed=True))
+            out["sdy.sharding"] = sdy.TensorShardingAttr.get("mesh", dims)
+        if kind is not None:
+            out["mhlo.memory_kind"] = ir.StringAttr.get(kind)
+        return out
+
+
+def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
     """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        if shardings is not None:
+            i32 = ir.IntegerType.get_signless(32)
+            builder.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
+                i32, shardings.num_devices)
         builder._emit_function(closed, "main", public=True,
-                               result_infos=result_infos(len(closed.jaxpr.outvars)))
+                               result_infos=result_infos(len(closed.jaxpr.outvars)),
+                               shardings=shardings)
+        if shardings is not None:
+            shardings.emit_mesh(builder.module)
         verify(builder.module, closed)
         return builder.module
 

@@ -11,14 +11,18 @@ from .backend import get_backend
 
 
 class Array:
-    __slots__ = ("aval", "_buf", "_npy", "__weakref__")
+    """A value on device(s): its aval, the jaxlib buffer, and (when it spans several
+    devices) its placement; ``_placement is None`` means the default device."""
+
+    __slots__ = ("aval", "_buf", "_npy", "_placement", "__weakref__")
     __array_priority__ = 100
     __traxla_array__ = True
 
-    def __init__(self, aval: ShapedArray, buf):
+    def __init__(self, aval: ShapedArray, buf, placement=None):
         self.aval = aval
         self._buf = buf
         self._npy = None
+        self._placement = placement
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -110,11 +114,32 @@ class Array:
         return f"{prefix}{body},{sep}{dtype_str}"
 
     def devices(self):
-        return {get_backend().devices[0]}
+        return self.sharding.device_set
 
     @property
     def device(self):
+        if self._placement is not None:
+            raise ValueError("device is not defined for an array spread over several devices; "
+                             "use .sharding or .devices()")
         return get_backend().devices[0]
+
+    @property
+    def sharding(self):
+        from .placement import SingleDeviceSharding
+        if self._placement is None:
+            return SingleDeviceSharding(get_backend().devices[0])
+        return self._placement
+
+    @property
+    def addressable_shards(self):
+        """One Shard per device: its device, the index of its block and the data."""
+        from .placement import Shard
+        if self._placement is None:
+            return [Shard(get_backend().devices[0], tuple(slice(None) for _ in self.shape),
+                          self._value())]
+        value = self._value()
+        return [Shard(d, idx, value[idx])
+                for d, idx in self._placement.devices_indices_map(self.shape).items()]
 
     def copy(self):
         return device_put_numpy(np.array(self._value()), self.aval)
@@ -132,6 +157,11 @@ _bitcast_readers: dict = {}
 
 def read_back(array: Array) -> np.ndarray:
     dtype = array.aval.dtype
+    if array._placement is not None:
+        from .placement import assemble
+        if not xla.buffer_protocol_supports(dtype):
+            raise NotImplementedError(f"reading back a multi-device {dtype} array")
+        return assemble(array._buf, array._placement, array.shape, dtype)
     if xla.buffer_protocol_supports(dtype):
         return xla.to_numpy(array._buf)
     # bf16: the buffer protocol refuses it; bitcast to uint16 on device and view.

@@ -6,7 +6,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..ir.primitive import typing_rules
+from ..ir.sharding_rules import infer_avals
 from ..ir.rules.elementwise import bitcast_convert_type_p
 from .array import Array, device_put_numpy
 from .executable import compile_jaxpr
@@ -44,7 +44,7 @@ def _params_key(params: dict):
 
 def one_equation_jaxpr(prim, in_avals, params) -> ClosedJaxpr:
     invars = [Var(a) for a in in_avals]
-    out = typing_rules[prim](*in_avals, **params)
+    out = infer_avals(prim, list(in_avals), params)
     outs = out if prim.multiple_results else [out]
     outvars = [Var(a) for a in outs]
     return ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]))

@@ -48,3 +48,45 @@ def compile_jaxpr(closed, name: str) -> Executable:
 
 
 __all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]
+
+
+class ShardedExecutable:
+    """An SPMD program over a mesh's devices; outputs carry their placements."""
+
+    def __init__(self, module, in_avals, out_avals, mesh, out_placements=None):
+        from .placement import placement_from_hlo
+        backend = get_backend()
+        raw = mesh.raw_devices()
+        start = time.perf_counter()
+        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size)
+        self.compile_seconds = time.perf_counter() - start
+        self.in_avals = tuple(in_avals)
+        self.in_arity = len(self.in_avals)
+        self.out_avals = tuple(out_avals)
+        hlos = xla.output_hlo_shardings(self.loaded)
+        if out_placements is None:
+            out_placements = [placement_from_hlo(h, mesh, a, _memory_kind(a))
+                              for h, a in zip(hlos, out_avals)]
+        self.out_placements = list(out_placements)
+        self.handlers = xla.result_handlers_per_output(
+            [physical_aval(a).strip_weak_type().update(sharding=None) for a in out_avals],
+            [xla.gspmd_sharding(raw, h, None if _memory_kind(a) == "device" else _memory_kind(a))
+             for h, a in zip(hlos, out_avals)])
+        self.run = xla.make_runner(self.loaded, self.handlers)
+
+    def execute(self, arrays) -> list:
+        bufs = self.run([a._buf for a in arrays])
+        return [Array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
+
+    def as_text(self) -> str:
+        return xla.optimized_hlo_text(self.loaded)
+
+    def cost_analysis(self) -> dict:
+        return xla.cost_analysis(self.loaded)
+
+    def memory_analysis(self):
+        return xla.memory_analysis(self.loaded)
+
+
+def _memory_kind(aval):
+    return "pinned_host" if aval.memory_space == "host" else "device"

@@ -91,6 +91,11 @@ def result_handlers(out_avals, sharding):
     return [_xc.array_result_handler(aval, sharding, True, _skip_checks=True) for aval in out_avals]
 
 
+def result_handlers_per_output(out_avals, shardings):
+    return [_xc.array_result_handler(aval, s, True, _skip_checks=True)
+            for aval, s in zip(out_avals, shardings)]
+
+
 def execute(executable, buffers, handlers):
     return executable.execute_sharded(buffers).consume_with_handlers(handlers)
 
@@ -126,3 +131,94 @@ def is_deleted(buffer) -> bool:
 
 def delete(buffer):
     buffer.delete()
+
+
+# -- several devices: shardings, sharded transfers, SPMD compilation ------------------------
+
+def hlo_sharding(mesh_sizes, mesh_axis_names, spec, ndim):
+    """The HloSharding of ``spec`` (one entry per dim: None, an axis name or a tuple of
+    names) over a mesh; unused mesh axes replicate."""
+    used, tile = [], []
+    spec = tuple(spec) + (None,) * (ndim - len(spec))
+    for p in spec:
+        names = () if p is None else (p if isinstance(p, tuple) else (p,))
+        size = 1
+        for n in names:
+            used.append(mesh_axis_names.index(n))
+            size *= mesh_sizes[mesh_axis_names.index(n)]
+        tile.append(size)
+    if not used:
+        return _xc.HloSharding.replicate()
+    unused = [i for i in range(len(mesh_sizes)) if i not in used]
+    perm = used + unused
+    if unused:
+        rep = 1
+        for i in unused:
+            rep *= mesh_sizes[i]
+        return _xc.HloSharding.iota_tile(tile + [rep], list(mesh_sizes), perm,
+                                         [_xc.OpSharding.Type.REPLICATED])
+    return _xc.HloSharding.iota_tile(tile, list(mesh_sizes), perm)
+
+
+def gspmd_sharding(devices_, hlo, memory_kind=None):
+    return _xc.GSPMDSharding(_xc.DeviceList(tuple(devices_)), hlo, memory_kind=memory_kind)
+
+
+def device_put_sharded(global_aval, sharding, shards, devices_):
+    """Assembles one array from per-device host shards, in the sharding's device order."""
+    return _xc.batched_device_put(global_aval, sharding, shards, list(devices_), True, False,
+                                  _xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL,
+                                  enable_x64=True)
+
+
+def per_device_buffers(buffer):
+    """``[(device id, single-device buffer)]`` of a multi-device array. jaxlib's C++
+    tries ``import jax.core`` here; when jax is not imported yet, that import is made
+    to fail fast for the duration of the call, so traxla never imports jax."""
+    import sys
+    blocked = []
+    if "jax" not in sys.modules:
+        for name in ("jax.core", "jax._src.sharding_impls"):
+            if name not in sys.modules:
+                sys.modules[name] = None
+                blocked.append(name)
+    try:
+        arrays = buffer._arrays
+    finally:
+        for name in blocked:
+            sys.modules.pop(name, None)
+    return [(a._sharding._device.id, a) for a in arrays]
+
+
+def compile_spmd(client, module, devices_, num_partitions):
+    opts = _xc.CompileOptions()
+    opts.num_replicas = 1
+    opts.num_partitions = num_partitions
+    build = opts.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
+    ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
+    opts.device_assignment = _xc.DeviceAssignment.create(ids)
+    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+
+
+def output_hlo_shardings(executable):
+    shardings = executable.get_output_shardings()
+    if shardings is None:
+        return None
+    return [_xc.HloSharding.from_proto(s) for s in shardings]
+
+
+def memory_kinds(device):
+    return [m.kind for m in device.addressable_memories()]
+
+
+def tile_layout(hlo, ndim):
+    """``(tile dims for the array's ndim, device index per tile position, row-major)``,
+    or None when replicated. Trailing subgroup (replicated) tile dims are folded away:
+    each listed device index owns the tile at its position."""
+    if hlo.is_replicated():
+        return None
+    dims = list(hlo.tile_assignment_dimensions())
+    devs = list(hlo.tile_assignment_devices())
+    return dims[:ndim], dims[ndim:], devs

@@ -7,7 +7,7 @@ from ..errors import UnexpectedTracerError
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
-from ..ir.primitive import typing_rules
+from ..ir.sharding_rules import infer_avals
 from . import core
 from .core import Trace, Tracer, user_source_info
 from .values import concrete_aval, concrete_value, is_concrete
@@ -74,7 +74,7 @@ class DynamicJaxprTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         atoms = [self.to_atom(a) for a in args]
-        out = typing_rules[prim](*[a.aval for a in atoms], **params)
+        out = infer_avals(prim, [a.aval for a in atoms], params)
         source = user_source_info()
         if prim.multiple_results:
             outvars = [Var(a) for a in out]

@@ -1,0 +1,136 @@
+"""Placement in the type: mesh axis types, partition specs, and the sharding an
+aval carries. Under ``Explicit`` mesh axes the spec is part of the type and is
+printed (``f32[8@x,16@y]``); ``Auto`` axes stay out of the type."""
+from __future__ import annotations
+
+import enum
+
+
+class AxisType(enum.Enum):
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+
+class PartitionSpec(tuple):
+    """One entry per array dimension: None, a mesh axis name, or a tuple of names."""
+
+    def __new__(cls, *partitions):
+        return tuple.__new__(cls, tuple(p if not isinstance(p, list) else tuple(p) for p in partitions))
+
+    def __repr__(self):
+        return "P(" + ", ".join(repr(p) for p in self) + ")"
+
+    __str__ = __repr__
+
+    def axes(self):
+        """The mesh axis names the spec uses, in order."""
+        out = []
+        for p in self:
+            if p is None:
+                continue
+            out.extend(p if isinstance(p, tuple) else (p,))
+        return out
+
+
+P = PartitionSpec
+
+
+class AbstractMesh:
+    """A mesh's shape without its devices: what the type system needs."""
+
+    __slots__ = ("axis_names", "axis_sizes", "axis_types", "_hash")
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None):
+        self.axis_sizes = tuple(int(s) for s in axis_sizes)
+        self.axis_names = tuple(axis_names)
+        if axis_types is None:
+            axis_types = (AxisType.Auto,) * len(self.axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(self.axis_names)
+        self.axis_types = tuple(axis_types)
+        if not len(self.axis_sizes) == len(self.axis_names) == len(self.axis_types):
+            raise ValueError(f"mesh axis sizes {self.axis_sizes}, names {self.axis_names} and "
+                             f"types {self.axis_types} must have the same length")
+        self._hash = hash((self.axis_sizes, self.axis_names, self.axis_types))
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.axis_sizes:
+            n *= s
+        return n
+
+    def axis_type(self, name) -> AxisType:
+        return self.axis_types[self.axis_names.index(name)]
+
+    def axis_size(self, name) -> int:
+        return self.axis_sizes[self.axis_names.index(name)]
+
+    @property
+    def explicit_axes(self):
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Explicit)
+
+    def __eq__(self, other):
+        return (isinstance(other, AbstractMesh) and self.axis_sizes == other.axis_sizes
+                and self.axis_names == other.axis_names and self.axis_types == other.axis_types)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
+
+
+class ShardingType:
+    """The sharding part of an aval: a mesh and a spec naming only Explicit axes."""
+
+    __slots__ = ("mesh", "spec", "_hash")
+
+    def __init__(self, mesh: AbstractMesh, spec):
+        self.mesh = mesh
+        self.spec = PartitionSpec(*spec)
+        self._hash = hash((mesh, tuple(self.spec)))
+
+    @property
+    def is_replicated(self) -> bool:
+        return all(p is None for p in self.spec)
+
+    def __eq__(self, other):
+        return isinstance(other, ShardingType) and self.mesh == other.mesh and tuple(self.spec) == tuple(other.spec)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"ShardingType({self.mesh!r}, {self.spec!r})"
+
+    def with_spec(self, spec) -> "ShardingType":
+        return ShardingType(self.mesh, spec)
+
+
+def explicit_only(mesh: AbstractMesh, spec, ndim: int) -> ShardingType:
+    """The type-level sharding of an array placed with ``spec`` on ``mesh``."""
+    spec = tuple(spec) + (None,) * (ndim - len(spec))
+    out = []
+    for p in spec:
+        names = () if p is None else (p if isinstance(p, tuple) else (p,))
+        kept = tuple(n for n in names if mesh.axis_type(n) is AxisType.Explicit)
+        out.append(None if not kept else (kept[0] if len(kept) == 1 else kept))
+    return ShardingType(mesh, out)
+
+
+def shape_sharding_str(shape, spec) -> str:
+    out = []
+    for size, p in zip(shape, spec):
+        if p is None:
+            out.append(f"{size}")
+        elif isinstance(p, tuple):
+            out.append(f"{size}@({','.join(p)})")
+        else:
+            out.append(f"{size}@{p}")
+    return ",".join(out)

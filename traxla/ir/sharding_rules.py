@@ -1,0 +1,294 @@
+"""Sharding typing rules: how an explicitly sharded operand's placement flows
+to the result, and which placements are refused (``ShardingTypeError``).
+
+``infer_avals`` is the one entry point every stage uses to type an equation:
+the typing rule, then -- only when some operand carries a sharding -- the
+primitive's sharding rule.
+"""
+from __future__ import annotations
+
+from ..errors import ShardingTypeError
+from .primitive import typing_rules
+from .sharding import ShardingType
+
+# primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
+sharding_rules: dict = {}
+
+
+def register_sharding(prim, rule):
+    sharding_rules[prim] = rule
+    return rule
+
+
+def infer_avals(prim, in_avals, params):
+    out = typing_rules[prim](*in_avals, **params)
+    for a in in_avals:
+        if a.sharding is not None:
+            return _with_shardings(prim, in_avals, out, params)
+    return out
+
+
+def _with_shardings(prim, in_avals, out, params):
+    meshes = {a.sharding.mesh for a in in_avals if a.sharding is not None}
+    if len(meshes) > 1:
+        raise ShardingTypeError(f"{prim.name} got operands sharded over different meshes: "
+                                f"{sorted(map(repr, meshes))}")
+    mesh = meshes.pop()
+    outs = out if prim.multiple_results else [out]
+    rule = sharding_rules.get(prim)
+    if rule is None:
+        if all(a.sharding is None or a.sharding.is_replicated for a in in_avals):
+            return out
+        raise ShardingTypeError(
+            f"{prim.name} has no sharding rule: its operands "
+            f"{[a.str_short() for a in in_avals]} are explicitly sharded. Reshard them to "
+            "replicated (traxla.sharding.reshard(x, P())) before this operation.")
+    specs = rule(in_avals, outs, **params)
+    typed = []
+    for o, spec in zip(outs, specs):
+        if spec is None or isinstance(spec, ShardingType):
+            sharding = spec
+        else:
+            sharding = ShardingType(mesh, tuple(spec))
+        typed.append(o.update(sharding=sharding))
+    return typed if prim.multiple_results else typed[0]
+
+
+def spec_of(aval):
+    return tuple(aval.sharding.spec) if aval.sharding is not None else (None,) * aval.ndim
+
+
+def _axes(p):
+    return () if p is None else (p if isinstance(p, tuple) else (p,))
+
+
+def check_unique_axes(name, spec):
+    seen = []
+    for p in spec:
+        for a in _axes(p):
+            if a in seen:
+                raise ShardingTypeError(f"{name}: mesh axis {a!r} would shard two dimensions of the "
+                                        f"result ({tuple(spec)}); specify out_sharding.")
+            seen.append(a)
+    return spec
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+def elementwise(name):
+    def rule(in_avals, outs, **params):
+        out = outs[0]
+        arrays = [a for a in in_avals if a.ndim]
+        result = []
+        for d in range(out.ndim):
+            chosen = None
+            for a in arrays:
+                if a.shape[d] == 1 and out.shape[d] != 1:
+                    continue
+                p = spec_of(a)[d]
+                if p is None:
+                    continue
+                if chosen is not None and p != chosen:
+                    raise ShardingTypeError(
+                        f"{name} got incompatible shardings for broadcasting: "
+                        f"{', '.join(str(spec_of(x)) for x in arrays)}.")
+                chosen = p
+            result.append(chosen)
+        return [tuple(result)] * len(outs)
+    return rule
+
+
+# -- shapes -----------------------------------------------------------------------------------
+
+def _reduce(in_avals, outs, *, axes, out_sharding=None, **params):
+    if out_sharding is not None:
+        return [out_sharding]
+    spec = spec_of(in_avals[0])
+    return [tuple(p for i, p in enumerate(spec) if i not in axes)]
+
+
+def _broadcast_in_dim(in_avals, outs, *, shape, broadcast_dimensions, sharding=None):
+    if sharding is not None:
+        return [sharding]
+    x = in_avals[0]
+    spec = [None] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        if x.shape[i] == shape[d]:
+            spec[d] = spec_of(x)[i]
+    return [tuple(spec)]
+
+
+def _transpose(in_avals, outs, *, permutation):
+    spec = spec_of(in_avals[0])
+    return [tuple(spec[p] for p in permutation)]
+
+
+def _squeeze(in_avals, outs, *, dimensions):
+    spec = spec_of(in_avals[0])
+    return [tuple(p for i, p in enumerate(spec) if i not in dimensions)]
+
+
+def _same(in_avals, outs, **params):
+    return [spec_of(in_avals[0])] * len(outs)
+
+
+def _reshape(in_avals, outs, *, new_sizes, dimensions, sharding=None):
+    if sharding is not None:
+        return [sharding]
+    x = in_avals[0]
+    spec = spec_of(x)
+    if all(p is None for p in spec):
+        return [(None,) * len(new_sizes)]
+    # Merging or splitting groups of dims keeps a sharding only on the group's major dim.
+    out, i, j = [None] * len(new_sizes), 0, 0
+    shape = x.shape
+    while i < len(shape) and j < len(new_sizes):
+        gi, gj, a, b = i, j, shape[i], new_sizes[j]
+        while a != b:
+            if a < b:
+                i += 1
+                a *= shape[i]
+            else:
+                j += 1
+                b *= new_sizes[j]
+        group = spec[gi:i + 1]
+        if any(p is not None for p in group[1:]):
+            raise ShardingTypeError(
+                f"reshape of {x.str_short()} to {tuple(new_sizes)} would move a sharded minor "
+                "dimension; pass out_sharding to say how the result is sharded.")
+        out[gj] = group[0]
+        i, j = i + 1, j + 1
+    return [tuple(out)]
+
+
+def _require_unsharded(name, aval, dims, what):
+    spec = spec_of(aval)
+    for d in dims:
+        if spec[d] is not None:
+            raise ShardingTypeError(f"{name} {what} dimension {d} of {aval.str_short()}, which is "
+                                    f"sharded over {spec[d]!r}; reshard it first.")
+
+
+def _slice(in_avals, outs, *, start_indices, limit_indices, strides):
+    x = in_avals[0]
+    partial = [d for d in range(x.ndim) if (start_indices[d], limit_indices[d]) != (0, x.shape[d])
+               or (strides and strides[d] != 1)]
+    _require_unsharded("slice", x, partial, "slices")
+    return [spec_of(x)]
+
+
+def _pad(in_avals, outs, *, padding_config):
+    x = in_avals[0]
+    padded = [d for d, c in enumerate(padding_config) if tuple(c) != (0, 0, 0)]
+    _require_unsharded("pad", x, padded, "pads")
+    return [spec_of(x)]
+
+
+def _concatenate(in_avals, outs, *, dimension):
+    for x in in_avals:
+        _require_unsharded("concatenate", x, [dimension], "concatenates along")
+    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding)
+                                       for a in in_avals], outs)
+
+
+def _dynamic_slice(in_avals, outs, *, slice_sizes):
+    x = in_avals[0]
+    _require_unsharded("dynamic_slice", x, [d for d in range(x.ndim) if slice_sizes[d] != x.shape[d]],
+                       "slices")
+    return [spec_of(x)]
+
+
+def _dynamic_update_slice(in_avals, outs):
+    x, upd = in_avals[:2]
+    _require_unsharded("dynamic_update_slice", x,
+                       [d for d in range(x.ndim) if upd.shape[d] != x.shape[d]], "updates")
+    return [spec_of(x)]
+
+
+def _cumulative(in_avals, outs, *, axis, reverse):
+    _require_unsharded("cumulative reduction", in_avals[0], [axis], "scans along")
+    return [spec_of(in_avals[0])]
+
+
+def _iota(in_avals, outs, *, dtype, shape, dimension, sharding=None):
+    return [sharding]
+
+
+# -- dot_general -------------------------------------------------------------------------------
+
+def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
+                 preferred_element_type=None, out_sharding=None):
+    if out_sharding is not None:
+        return [out_sharding]
+    lhs, rhs = in_avals
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs = spec_of(lhs), spec_of(rhs)
+    l_contract = tuple(ls[d] for d in lc)
+    r_contract = tuple(rs[d] for d in rc)
+    if any(p is not None for p in l_contract + r_contract):
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be "
+            "sharded. Please specify the output sharding via the `out_sharding` parameter.\n"
+            f"Got lhs_contracting_spec={l_contract} and rhs_contracting_spec={r_contract}")
+    batch = []
+    for dl, dr in zip(lb, rb):
+        if ls[dl] != rs[dr] and ls[dl] is not None and rs[dr] is not None:
+            raise ShardingTypeError(
+                f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+                f"same sharding, got {ls[dl]} and {rs[dr]}.")
+        batch.append(ls[dl] if ls[dl] is not None else rs[dr])
+    free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
+    free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
+    return [check_unique_axes("dot_general", tuple(batch + free_l + free_r))]
+
+
+# -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------
+
+def _jit(in_avals, outs, *, jaxpr, name):
+    return [a.sharding for a in jaxpr.out_avals]
+
+
+def _cond(in_avals, outs, *, branches):
+    return [a.sharding for a in branches[0].out_avals]
+
+
+def _while(in_avals, outs, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    return [a.sharding for a in body_jaxpr.out_avals]
+
+
+def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
+    out = jaxpr.out_avals
+    return [a.sharding for a in out[:num_carry]] + [
+        None if a.sharding is None else a.sharding.with_spec((None,) + tuple(a.sharding.spec))
+        for a in out[num_carry:]]
+
+
+def _register_all():
+    from .rules import call, control_flow, indexing, reduction, shape
+    from .rules.ad import add_any_p
+    from .rules.elementwise import BINARY, COMPARE, P as E, UNARY
+    for name in list(UNARY) + list(BINARY) + list(COMPARE) + [
+            "select_n", "clamp", "convert_element_type"]:
+        register_sharding(E[name], elementwise(name))
+    register_sharding(add_any_p, elementwise("add_any"))
+    for name in reduction.REDUCTIONS:
+        register_sharding(reduction.P[name], _reduce)
+    for name in ("argmax", "argmin"):
+        register_sharding(reduction.P[name], _reduce)
+    register_sharding(reduction.dot_general_p, _dot_general)
+    for prim, rule in [(shape.broadcast_in_dim_p, _broadcast_in_dim), (shape.transpose_p, _transpose),
+                       (shape.squeeze_p, _squeeze), (shape.rev_p, _same), (shape.reshape_p, _reshape),
+                       (shape.slice_p, _slice), (shape.pad_p, _pad),
+                       (shape.concatenate_p, _concatenate), (shape.dynamic_slice_p, _dynamic_slice),
+                       (shape.dynamic_update_slice_p, _dynamic_update_slice),
+                       (shape.iota_p, _iota)]:
+        register_sharding(prim, rule)
+    for name in indexing.CUMULATIVE:
+        register_sharding(indexing.P[name], _cumulative)
+    register_sharding(call.jit_p, _jit)
+    register_sharding(control_flow.cond_p, _cond)
+    register_sharding(control_flow.while_p, _while)
+    register_sharding(control_flow.scan_p, _scan)
+
+
+_register_all()

@@ -1,0 +1,305 @@
+"""Where arrays live when they span several devices: meshes, named shardings,
+the per-device index maps that place host data, and reassembly on readback."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
+from . import xla_adapter as xla
+from .backend import Device, get_backend
+
+
+class Mesh:
+    """Devices laid out on named axes, each ``Auto``, ``Explicit`` or ``Manual``."""
+
+    def __init__(self, devices, axis_names, axis_types=None):
+        devices = np.asarray(devices, dtype=object)
+        axis_names = tuple(axis_names)
+        if devices.ndim != len(axis_names):
+            raise ValueError(f"Mesh devices of shape {devices.shape} need {devices.ndim} axis names, "
+                             f"got {axis_names}")
+        self.devices = devices
+        self.axis_names = axis_names
+        self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types)
+        self.axis_types = self.abstract_mesh.axis_types
+
+    @property
+    def shape(self):
+        return dict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def device_list(self):
+        return list(self.devices.flat)
+
+    def raw_devices(self):
+        return [d._device for d in self.devices.flat]
+
+    def __eq__(self, other):
+        return (isinstance(other, Mesh) and self.axis_names == other.axis_names
+                and self.axis_types == other.axis_types and self.devices.shape == other.devices.shape
+                and [d.id for d in self.devices.flat] == [d.id for d in other.devices.flat])
+
+    def __hash__(self):
+        return hash((self.axis_names, self.axis_types, tuple(d.id for d in self.devices.flat)))
+
+    def __repr__(self):
+        axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.devices.shape))
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"Mesh({axes}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+
+    def __enter__(self):
+        from ..sharding import _push_mesh
+        _push_mesh(self)
+        return self
+
+    def __exit__(self, *exc):
+        from ..sharding import _pop_mesh
+        _pop_mesh()
+
+
+class NamedSharding:
+    """An array's placement: ``spec`` names, per dimension, the mesh axes it is split over."""
+
+    def __init__(self, mesh: Mesh, spec=PartitionSpec(), memory_kind=None):
+        if not isinstance(spec, PartitionSpec):
+            spec = PartitionSpec(*spec) if isinstance(spec, (tuple, list)) else PartitionSpec(spec)
+        for name in spec.axes():
+            if name not in mesh.axis_names:
+                raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
+                                 f"{tuple(mesh.axis_names)}.")
+        self.mesh = mesh
+        self.spec = spec
+        self.memory_kind = memory_kind or "device"
+        self._hlo_cache = {}
+
+    def __repr__(self):
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+
+    def __eq__(self, other):
+        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
+                and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind)
+
+    def __hash__(self):
+        return hash((self.mesh, _padded(self.spec), self.memory_kind))
+
+    @property
+    def device_set(self):
+        return set(self.mesh.device_list)
+
+    def full_spec(self, ndim):
+        spec = tuple(self.spec)
+        if len(spec) > ndim:
+            raise ValueError(f"Sharding {self} is only valid for values of rank at least "
+                             f"{len(spec)}, but was applied to a value of rank {ndim}")
+        return spec + (None,) * (ndim - len(spec))
+
+    def hlo(self, ndim):
+        h = self._hlo_cache.get(ndim)
+        if h is None:
+            h = self._hlo_cache[ndim] = xla.hlo_sharding(
+                self.mesh.devices.shape, self.mesh.axis_names, self.full_spec(ndim), ndim)
+        return h
+
+    def gspmd(self, ndim):
+        kind = None if self.memory_kind == "device" else self.memory_kind
+        return xla.gspmd_sharding(self.mesh.raw_devices(), self.hlo(ndim), kind)
+
+    def aval_sharding(self, ndim):
+        """The type-level sharding: only Explicit axes, None when the type stays quiet."""
+        if not any(t is AxisType.Explicit for t in self.mesh.axis_types):
+            return None
+        return explicit_only(self.mesh.abstract_mesh, self.full_spec(ndim), ndim)
+
+    @property
+    def memory_space(self):
+        return None if self.memory_kind == "device" else "host"
+
+    def shard_shape(self, shape):
+        out = []
+        for size, p in zip(shape, self.full_spec(len(shape))):
+            names = () if p is None else (p if isinstance(p, tuple) else (p,))
+            n = int(np.prod([self.mesh.shape[a] for a in names])) if names else 1
+            if size % n:
+                raise ValueError(f"One of device_put args was given the sharding of {self}, which "
+                                 f"implies that the global size of its dimension should be "
+                                 f"divisible by {n}, but it is equal to {size} (full shape: "
+                                 f"{tuple(shape)})")
+            out.append(size // n)
+        return tuple(out)
+
+    def devices_indices_map(self, shape):
+        return indices_map(self.hlo(len(shape)), self.mesh.device_list, shape)
+
+
+def _padded(spec):
+    spec = tuple(spec)
+    while spec and spec[-1] is None:
+        spec = spec[:-1]
+    return spec
+
+
+class HloPlacement:
+    """An output placement chosen by the compiler (Auto axes): an HloSharding over devices."""
+
+    def __init__(self, devices, hlo):
+        self.devices = list(devices)
+        self.hlo = hlo
+
+    def __repr__(self):
+        return f"GSPMDSharding({self.hlo})"
+
+    def __eq__(self, other):
+        return (isinstance(other, HloPlacement) and self.hlo == other.hlo
+                and [d.id for d in self.devices] == [d.id for d in other.devices])
+
+    def __hash__(self):
+        return hash((str(self.hlo), tuple(d.id for d in self.devices)))
+
+    memory_kind = "device"
+
+    def devices_indices_map(self, shape):
+        return indices_map(self.hlo, self.devices, shape)
+
+
+class SingleDeviceSharding:
+    def __init__(self, device):
+        self.device = device
+        self.memory_kind = "device"
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other.device == self.device
+
+    def __hash__(self):
+        return hash(self.device)
+
+    @property
+    def device_set(self):
+        return {self.device}
+
+
+class Shard:
+    __slots__ = ("device", "index", "data")
+
+    def __init__(self, device, index, data):
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self):
+        return f"Shard(device={self.device!r}, index={self.index}, data=...)"
+
+
+def indices_map(hlo, devices, shape):
+    """``{Device: tuple of slices}``: which block of the global array each device holds."""
+    layout = xla.tile_layout(hlo, len(shape))
+    full = tuple(slice(None) for _ in shape)
+    if layout is None:
+        return {d: full for d in devices}
+    tile, sub, devs = layout
+    out = {}
+    positions = list(itertools.product(*[range(t) for t in tile + sub]))
+    for pos, dev_index in zip(positions, devs):
+        slices = []
+        for d, (size, t) in enumerate(zip(shape, tile)):
+            block = size // t
+            slices.append(slice(pos[d] * block, (pos[d] + 1) * block))
+        out[devices[dev_index]] = tuple(slices)
+    return out
+
+
+def shard_host_value(host: np.ndarray, placement, device_order):
+    """Per-device host slices in ``device_order``."""
+    idx = placement.devices_indices_map(host.shape)
+    return [np.ascontiguousarray(host[idx[d]]) for d in device_order]
+
+
+def assemble(buffer, placement, shape, dtype) -> np.ndarray:
+    """Reads a multi-device array back into one host array."""
+    by_id = dict(xla.per_device_buffers(buffer))
+    out = np.empty(shape, dtype)
+    for device, index in placement.devices_indices_map(shape).items():
+        out[index] = xla.to_numpy(by_id[device.id])
+    return out
+
+
+def default_device() -> Device:
+    return get_backend().devices[0]
+
+
+def spec_from_hlo(hlo, mesh: Mesh, ndim: int):
+    """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none)."""
+    import itertools as it
+    names = mesh.axis_names
+    for assignment in it.product(range(-1, ndim), repeat=len(names)):
+        spec = []
+        for d in range(ndim):
+            axes = tuple(n for n, a in zip(names, assignment) if a == d)
+            spec.append(None if not axes else (axes[0] if len(axes) == 1 else axes))
+        if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
+            return PartitionSpec(*spec)
+    return None
+
+
+def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
+    spec = spec_from_hlo(hlo, mesh, len(aval.shape))
+    if spec is None:
+        placement = HloPlacement(mesh.device_list, hlo)
+        placement.mesh = mesh
+        return placement
+    return NamedSharding(mesh, spec, memory_kind)
+
+
+_reshard_cache: dict = {}
+
+
+def device_put_placed(host: np.ndarray, aval, sharding):
+    """An Array of ``host`` (already in ``aval``'s dtype) laid out by ``sharding``.
+    Partially replicated layouts are reached through a one-time identity program,
+    since jaxlib's direct transfer refuses them."""
+    from ..ir.avals import ShapedArray, physical_aval
+    from .array import Array
+    sharding.shard_shape(host.shape)  # validates divisibility with a clear message
+    devices = sharding.mesh.device_list
+    raw = [d._device for d in devices]
+    typed = ShapedArray(aval.shape, aval.dtype, aval.weak_type,
+                        sharding.aval_sharding(len(aval.shape)), sharding.memory_space)
+    hlo = sharding.hlo(len(aval.shape))
+    layout = xla.tile_layout(hlo, len(aval.shape))
+    if layout is None or not layout[1]:
+        shards = shard_host_value(host, sharding, devices)
+        buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
+                                     sharding.gspmd(len(aval.shape)), shards, raw)
+        return Array(typed, buf, sharding)
+    replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
+    rep = device_put_placed(host, aval, replicated)
+    return reshard_array(rep, sharding, typed)
+
+
+def reshard_array(array, sharding, typed_aval):
+    """Moves ``array`` (on ``sharding``'s mesh) to ``sharding`` with a cached identity program."""
+    from ..ir.core import ClosedJaxpr, Jaxpr, Var
+    from ..lowering import ModuleShardings, lower_jaxpr
+    from .executable import ShardedExecutable
+    src = array._placement
+    key = (src, sharding, typed_aval)
+    exe = _reshard_cache.get(key)
+    if exe is None:
+        mesh = sharding.mesh
+        v = Var(typed_aval)
+        closed = ClosedJaxpr(Jaxpr([], [v], [v], []))
+        ndim = len(typed_aval.shape)
+        kind = lambda s: None if s.memory_kind == "device" else s.memory_kind  # noqa: E731
+        shardings = ModuleShardings(list(zip(mesh.axis_names, mesh.devices.shape)),
+                                    [src.full_spec(ndim)], [sharding.full_spec(ndim)],
+                                    [kind(src)], [kind(sharding)])
+        exe = ShardedExecutable(lower_jaxpr(closed, "reshard", shardings), [typed_aval],
+                                [typed_aval], mesh, [sharding])
+        _reshard_cache[key] = exe
+    return exe.execute([array])[0]

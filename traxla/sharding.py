@@ -1,0 +1,80 @@
+"""``traxla.sharding``: meshes, partition specs and named shardings; under
+Explicit mesh axes, placement is part of the type."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .ir import sharding as _ir_sharding
+from .ir.sharding import AbstractMesh, AxisType, PartitionSpec
+from .runtime.backend import devices as _devices
+from .runtime.placement import HloPlacement, Mesh, NamedSharding, SingleDeviceSharding
+
+P = PartitionSpec
+_mesh_stack: list = []
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+    """A mesh over the first ``prod(axis_shapes)`` devices, row-major."""
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    n = int(np.prod(axis_shapes))
+    devices = list(_devices() if devices is None else devices)
+    if len(devices) < n:
+        raise ValueError(f"make_mesh needs {n} devices for axis shapes {axis_shapes}, but only "
+                         f"{len(devices)} are available (set traxla.config.update("
+                         f"'num_cpu_devices', {n}) before first use of the backend).")
+    grid = np.empty(n, dtype=object)
+    grid[:] = devices[:n]
+    return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
+
+
+def _push_mesh(mesh):
+    _mesh_stack.append(mesh)
+
+
+def _pop_mesh():
+    _mesh_stack.pop()
+
+
+def get_mesh():
+    """The mesh set by the innermost ``set_mesh`` (None outside one)."""
+    return _mesh_stack[-1] if _mesh_stack else None
+
+
+def get_abstract_mesh():
+    mesh = get_mesh()
+    return None if mesh is None else mesh.abstract_mesh
+
+
+@contextlib.contextmanager
+def set_mesh(mesh: Mesh):
+    """Makes ``mesh`` the context for ``P`` specs (``out_sharding=P(...)``, ``reshard``)."""
+    _push_mesh(mesh)
+    try:
+        yield mesh
+    finally:
+        _pop_mesh()
+
+
+def to_named(sharding_or_spec):
+    """A NamedSharding for a sharding or a spec resolved against the current mesh."""
+    if isinstance(sharding_or_spec, NamedSharding):
+        return sharding_or_spec
+    mesh = get_mesh()
+    if mesh is None:
+        raise ValueError(f"Using a PartitionSpec ({sharding_or_spec}) requires a mesh: call it "
+                         "inside `with traxla.sharding.set_mesh(mesh):` or pass a NamedSharding.")
+    spec = sharding_or_spec if isinstance(sharding_or_spec, PartitionSpec) else PartitionSpec(*sharding_or_spec)
+    return NamedSharding(mesh, spec)
+
+
+def type_sharding(sharding_or_spec, ndim):
+    """The ir-level sharding type that an ``out_sharding`` argument denotes."""
+    return to_named(sharding_or_spec).aval_sharding(ndim)
+
+
+__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
+           "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
+           "get_abstract_mesh"]
+del _ir_sharding
