@@ -22,7 +22,7 @@ class PartitionSpec(tuple):
         return tuple.__new__(cls, tuple(p if not isinstance(p, list) else tuple(p) for p in partitions))
 
     def __repr__(self):
-        return "P(" + ", ".join(repr(p) for p in self) + ")"
+        return "P(" + ", ".join(repr(p) for p in self) + ("," if len(self) == 1 else "") + ")"
 
     __str__ = __repr__
 

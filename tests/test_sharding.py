@@ -1,0 +1,135 @@
+"""Sharding in the type, on 8 CPU devices. Each test runs a script in a fresh
+process, since the device count is fixed when the backend starts."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import json, sys
+import numpy as np
+import traxla as jax
+import traxla.numpy as jnp
+from traxla.sharding import PartitionSpec as P, AxisType
+jax.config.update('num_cpu_devices', 8)
+mesh = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Explicit, AxisType.Explicit))
+"""
+
+
+def run(body: str):
+    code = PRELUDE + textwrap.dedent(body)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_article_examples_reproduce():
+    out = run("""
+        res = {}
+        with jax.sharding.set_mesh(mesh):
+            a = jax.device_put(jnp.zeros((8, 16)), jax.NamedSharding(mesh, P('x', 'y')))
+            b = jax.device_put(jnp.zeros((16, 4)), jax.NamedSharding(mesh, P('y', None)))
+            res['typeof'] = f"{jax.typeof(a)} {jax.typeof(b)}"
+            try:
+                jax.make_jaxpr(lambda p, q: p @ q)(a, b)
+            except jax.errors.ShardingTypeError as e:
+                res['dot_error'] = str(e)
+            c = jax.device_put(jnp.zeros((8, 16)), jax.NamedSharding(mesh, P('y', 'x')))
+            try:
+                jax.make_jaxpr(lambda p, q: p + q)(a, c)
+            except jax.errors.ShardingTypeError as e:
+                res['add_error'] = str(e)
+            def f(p, q):
+                return jax.lax.dot_general(p, q, (((1,), (0,)), ((), ())), out_sharding=P('x', None))
+            res['jaxpr'] = str(jax.make_jaxpr(f)(a, b))
+            h = jax.device_put(jnp.zeros((8, 16)),
+                               jax.NamedSharding(mesh, P('x', 'y'), memory_kind='pinned_host'))
+            res['host'] = str(jax.typeof(h))
+        res['jax_imported'] = 'jax' in sys.modules
+        print(json.dumps(res))
+    """)
+    assert out["typeof"] == "float32[8@x,16@y] float32[16@y,4]"
+    assert out["dot_error"] == (
+        "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. "
+        "Please specify the output sharding via the `out_sharding` parameter.\n"
+        "Got lhs_contracting_spec=('y',) and rhs_contracting_spec=('y',)")
+    assert out["add_error"] == "add got incompatible shardings for broadcasting: ('x', 'y'), ('y', 'x')."
+    assert out["jaxpr"] == (
+        "{ lambda ; a:f32[8@x,16@y] b:f32[16@y,4]. let\n"
+        "    c:f32[8@x,4] = dot_general[dimension_numbers=(([1], [0]), ([], []))] a b\n"
+        "  in (c,) }")
+    assert out["host"] == "float32<host>[8@x,16@y]"
+    assert not out["jax_imported"]
+
+
+def test_sharded_programs_match_unsharded_numbers_and_promised_shardings():
+    out = run("""
+        res = {}
+        rng = np.random.RandomState(0)
+        A = rng.randn(8, 16).astype(np.float32); B = rng.randn(16, 4).astype(np.float32)
+        C = rng.randn(4, 8).astype(np.float32)
+        for types in ['Explicit', 'Auto']:
+            m = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(getattr(AxisType, types),) * 2)
+            with jax.sharding.set_mesh(m):
+                a = jax.device_put(A, jax.NamedSharding(m, P('x', 'y')))
+                b = jax.device_put(B, jax.NamedSharding(m, P('y', None)))
+                c = jax.device_put(C, jax.NamedSharding(m, P(None, 'x')))
+                chain = jax.jit(lambda a, b, c: jax.lax.dot_general(
+                    jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), out_sharding=P('x', None)),
+                    c, (((1,), (0,)), ((), ())), out_sharding=P('x', None)))
+                out = chain(a, b, c)
+                res[types + '_chain'] = bool(np.allclose(np.asarray(out), A @ B @ C, atol=1e-3))
+                res[types + '_chain_sharding'] = str(out.sharding.spec)
+                res[types + '_typeof'] = str(jax.typeof(out))
+                red = jax.jit(lambda a: (jnp.sum(a, axis=1), jnp.max(a)))(a)
+                res[types + '_reduce'] = bool(np.allclose(np.asarray(red[0]), A.sum(1), atol=1e-4)
+                                              and np.isclose(float(red[1]), A.max()))
+                res[types + '_reduce_sharding'] = str(red[0].sharding.spec)
+                compiled = jax.jit(lambda a, b: jax.lax.dot_general(
+                    a, b, (((1,), (0,)), ((), ())), out_sharding=P('x', None))).lower(a, b).compile()
+                res[types + '_collective'] = 'all-reduce' in compiled.as_text()
+                shards = out.addressable_shards
+                res[types + '_shards'] = [len(shards), list(np.asarray(shards[0].data).shape)]
+        print(json.dumps(res))
+    """)
+    for types in ("Explicit", "Auto"):
+        assert out[types + "_chain"] and out[types + "_reduce"]
+        assert out[types + "_chain_sharding"] == "P('x', None)"
+        assert out[types + "_collective"]
+        assert out[types + "_shards"] == [8, [2, 8]]
+    assert out["Explicit_typeof"] == "float32[8@x,8]"
+    assert out["Auto_typeof"] == "float32[8,8]"  # under Auto axes the type stays quiet
+    assert out["Explicit_reduce_sharding"] == "P('x',)"
+
+
+def test_sharding_errors_and_partial_replication():
+    out = run("""
+        res = {}
+        with jax.sharding.set_mesh(mesh):
+            try:
+                jax.device_put(jnp.zeros((6, 16)), jax.NamedSharding(mesh, P('x', 'y')))
+            except ValueError as e:
+                res['divisible'] = str(e)
+            b = jax.device_put(np.arange(64, dtype=np.float32).reshape(16, 4),
+                               jax.NamedSharding(mesh, P('y', None)))
+            res['partial'] = np.asarray(b).tolist() == np.arange(64).reshape(16, 4).tolist()
+            res['partial_shard'] = list(np.asarray(b.addressable_shards[1].data).shape)
+            try:
+                jax.make_jaxpr(lambda x: x[1:3])(b)
+            except jax.errors.ShardingTypeError as e:
+                res['slice'] = str(e)
+        try:
+            jax.config.update('num_cpu_devices', 4)
+        except RuntimeError as e:
+            res['late'] = str(e)
+        print(json.dumps(res))
+    """)
+    assert "divisible by 4" in out["divisible"]
+    assert out["partial"] and out["partial_shard"] == [8, 4]
+    assert "slice slices dimension 0" in out["slice"]
+    assert "must run before the CPU backend is first used" in out["late"]
