@@ -15,6 +15,7 @@ from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, dev
 from .runtime import Array, Device, devices
 from . import sharding
 from .sharding import NamedSharding, make_mesh
+from .shard_map import shard_map
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 

@@ -100,6 +100,9 @@ class JitFunction:
             entry = self._compiled.get(key)
             if entry is None:
                 closed, out_tree = self._trace(key, args, kwargs, avals)
+                mesh = _mesh_of_program(closed.jaxpr)
+                if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
+                    return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)
                 executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
                 entry = self._compiled[key] = _Entry(executable, out_tree)
                 if self._plain and not kwargs and all(type(a) is Array for a in args) and len(args) == len(arrays):
@@ -108,15 +111,14 @@ class JitFunction:
             return tree_util.tree_unflatten(entry.out_tree, outs)
         return self._bind(args, kwargs, leaves, in_tree, static_key)
 
-    def _call_sharded(self, args, kwargs, arrays, in_tree, static_key):
+    def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
-        from .lowering import ModuleShardings
         from .runtime.executable import ShardedExecutable
         from .runtime.placement import NamedSharding, device_put_placed
         from .ir.sharding import PartitionSpec
         import numpy as np
         placed = [a._placement for a in arrays if a._placement is not None]
-        mesh = placed[0].mesh
+        mesh = placed[0].mesh if placed else mesh
         for p in placed:
             if not isinstance(p, NamedSharding):
                 raise ValueError(f"jit got an argument placed by {p}, which has no mesh spec; "
@@ -264,6 +266,21 @@ class JitFunction:
 
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
+
+
+def _mesh_of_program(jaxpr):
+    """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
+    from .ir.core import subjaxprs
+    from .ir.rules.collectives import shard_map_p
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            from .shard_map import concrete_mesh
+            return concrete_mesh(eqn.params["mesh"])
+        for sub in subjaxprs(eqn.params):
+            mesh = _mesh_of_program(sub)
+            if mesh is not None:
+                return mesh
+    return None
 
 
 def _module_shardings(closed, mesh, placements):

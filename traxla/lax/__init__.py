@@ -507,3 +507,5 @@ def sort_dims(dims: Sequence[int]):
 
 
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401
+from .parallel import (all_gather, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: E402,F401
+                       psum_scatter)

@@ -22,6 +22,22 @@ class ModuleBuilder:
         self.module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         self.symbol_table = ir.SymbolTable(self.module.operation)
         self._functions: dict = {}
+        self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
+        self._mesh_emitted = False
+        self._channels = 0
+
+    def next_channel(self) -> int:
+        self._channels += 1
+        return self._channels
+
+    def ensure_mesh(self, mesh):
+        """Declares ``sdy.mesh @mesh`` once (``mesh``: names and sizes)."""
+        if self._mesh_emitted:
+            return
+        self._mesh_emitted = True
+        with ir.InsertionPoint.at_block_begin(self.module.body):
+            sdy.MeshOp("mesh", sdy.MeshAttr.get(
+                [sdy.MeshAxisAttr.get(n, s) for n, s in zip(mesh.axis_names, mesh.axis_sizes)]))
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
@@ -123,9 +139,11 @@ class ModuleShardings:
             n *= size
         return n
 
-    def emit_mesh(self, module):
-        with ir.InsertionPoint.at_block_begin(module.body):
-            sdy.MeshOp("mesh", sdy.MeshAttr.get([sdy.MeshAxisAttr.get(n, s) for n, s in self.mesh_axes]))
+    def emit_mesh(self, builder):
+        class _Mesh:
+            axis_names = [n for n, _ in self.mesh_axes]
+            axis_sizes = [s for _, s in self.mesh_axes]
+        builder.ensure_mesh(_Mesh)
 
     @staticmethod
     def attrs(spec, kind) -> dict:
@@ -150,11 +168,11 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
             i32 = ir.IntegerType.get_signless(32)
             builder.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
                 i32, shardings.num_devices)
+        if shardings is not None:
+            shardings.emit_mesh(builder)
         builder._emit_function(closed, "main", public=True,
                                result_infos=result_infos(len(closed.jaxpr.outvars)),
                                shardings=shardings)
-        if shardings is not None:
-            shardings.emit_mesh(builder.module)
         verify(builder.module, closed)
         return builder.module
 

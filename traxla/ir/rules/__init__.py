@@ -1,2 +1,3 @@
 """Primitive definitions and typing rules, one module per family."""
-from . import elementwise, shape, reduction, call, control_flow, ad, indexing  # noqa: F401  (registers the primitives)
+from . import elementwise, shape, reduction, call, control_flow, ad, indexing, collectives  # noqa: F401  (registers the primitives)
+from . import random  # noqa: F401,E402  (typed PRNG keys and the random primitives)

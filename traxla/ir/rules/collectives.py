@@ -1,0 +1,100 @@
+"""``shard_map`` and the collectives that run inside it over Manual mesh axes:
+psum, pmax, pmin, all_gather, psum_scatter, ppermute and axis_index."""
+from __future__ import annotations
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..primitive import Primitive, def_printing, def_typing
+from ..sharding import AxisType, ShardingType
+
+shard_map_p = Primitive("shard_map", multiple_results=True)
+psum_p = Primitive("psum")
+pmax_p = Primitive("pmax")
+pmin_p = Primitive("pmin")
+all_gather_p = Primitive("all_gather")
+psum_scatter_p = Primitive("reduce_scatter")
+ppermute_p = Primitive("ppermute")
+axis_index_p = Primitive("axis_index")
+REDUCERS = {"psum": psum_p, "pmax": pmax_p, "pmin": pmin_p}
+
+
+def _names(p):
+    return () if p is None else (p if isinstance(p, tuple) else (p,))
+
+
+def spec_factor(mesh, spec, d):
+    n = 1
+    for a in _names(spec[d]) if d < len(spec) else ():
+        n *= mesh.axis_size(a)
+    return n
+
+
+def _shard_map_rule(*args, jaxpr, mesh, in_specs, out_specs, manual_axes):
+    for i, (a, spec, local) in enumerate(zip(args, in_specs, jaxpr.in_avals)):
+        expected = tuple(s // spec_factor(mesh, spec, d) for d, s in enumerate(a.shape))
+        if expected != tuple(local.shape):
+            raise TypeError(f"shard_map argument {i} of shape {a.shape} split by {spec} gives "
+                            f"blocks of shape {expected}, but the body takes {local.shape}.")
+    outs = []
+    explicit = any(t is AxisType.Explicit for t in mesh.axis_types)
+    for local, spec in zip(jaxpr.out_avals, out_specs):
+        shape = tuple(s * spec_factor(mesh, spec, d) for d, s in enumerate(local.shape))
+        sharding = None
+        if explicit:
+            full = tuple(spec) + (None,) * (len(shape) - len(spec))
+            sharding = ShardingType(mesh, tuple(
+                None if not _names(p) else p for p in full))
+        outs.append(ShapedArray(shape, local.dtype, local.weak_type, sharding))
+    return outs
+
+
+def _reducer_rule(x, *, axes, axis_index_groups=None):
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled):
+    shape = list(x.shape)
+    if tiled:
+        shape[all_gather_dimension] *= axis_size
+    else:
+        shape.insert(all_gather_dimension, axis_size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _psum_scatter_rule(x, *, scatter_dimension, axis_name, axis_size, tiled):
+    shape = list(x.shape)
+    if tiled:
+        if shape[scatter_dimension] % axis_size:
+            raise TypeError(f"psum_scatter of dimension {scatter_dimension} of size "
+                            f"{shape[scatter_dimension]} over an axis of size {axis_size}: the "
+                            "dimension must be divisible by the axis size.")
+        shape[scatter_dimension] //= axis_size
+    else:
+        if shape[scatter_dimension] != axis_size:
+            raise TypeError(f"psum_scatter with tiled=False needs dimension {scatter_dimension} "
+                            f"of size {axis_size} (the axis size), got {shape[scatter_dimension]}.")
+        del shape[scatter_dimension]
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _ppermute_rule(x, *, axis_name, perm):
+    srcs = [s for s, _ in perm]
+    dsts = [d for _, d in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"ppermute sources and destinations must be unique, got perm={perm}")
+    return x
+
+
+def _axis_index_rule(*, axis_name):
+    return ShapedArray((), dtypes.int32, False)
+
+
+def_typing(shard_map_p, _shard_map_rule)
+def_printing(shard_map_p, first=("jaxpr",))
+for _prim in REDUCERS.values():
+    def_typing(_prim, _reducer_rule)
+    def_printing(_prim, hide=("axis_index_groups",))
+def_typing(all_gather_p, _all_gather_rule)
+def_typing(psum_scatter_p, _psum_scatter_rule)
+def_typing(ppermute_p, _ppermute_rule)
+def_typing(axis_index_p, _axis_index_rule)

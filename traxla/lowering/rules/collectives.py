@@ -1,0 +1,167 @@
+"""Lowering of ``shard_map`` (an ``sdy.manual_computation``) and of the collectives
+inside it (StableHLO all_reduce, all_gather, reduce_scatter, collective_permute and
+partition_id arithmetic), with replica groups computed from the mesh."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...ir import dtypes
+from ...ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+                                     psum_scatter_p, shard_map_p)
+from ..mlir import aval_type, constant, hlo, ir, sdy, tensor_type
+from ..module import emit_jaxpr
+from ..registry import register_lowering
+
+
+def _names(p):
+    return () if p is None else (p if isinstance(p, tuple) else (p,))
+
+
+def _sharding_attr(spec, ndim):
+    dims = []
+    spec = tuple(spec) + (None,) * (ndim - len(spec))
+    for p in spec:
+        dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in _names(p)],
+                                                  is_closed=True))
+    return sdy.TensorShardingAttr.get("mesh", dims)
+
+
+def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
+    builder = ctx.module
+    builder.ensure_mesh(mesh)
+    in_sh = sdy.TensorShardingPerValueAttr.get(
+        [_sharding_attr(s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)])
+    out_sh = sdy.TensorShardingPerValueAttr.get(
+        [_sharding_attr(s, a.ndim) for s, a in zip(out_specs, ctx.avals_out)])
+    axes = sdy.ManualAxesAttr.get([ir.StringAttr.get(n) for n in mesh.axis_names
+                                   if n in manual_axes])
+    op = sdy.ManualComputationOp([aval_type(a) for a in ctx.avals_out], list(args), in_sh, out_sh,
+                                 axes)
+    block = op.body.blocks.append(*[aval_type(a) for a in jaxpr.in_avals])
+    builder.mesh_stack.append(mesh)
+    try:
+        with ir.InsertionPoint(block):
+            outs = emit_jaxpr(builder, jaxpr.jaxpr, [constant(np.asarray(c)) for c in jaxpr.consts],
+                              list(block.arguments))
+            sdy.ReturnOp(outs)
+    finally:
+        builder.mesh_stack.pop()
+    return list(op.results)
+
+
+register_lowering(shard_map_p, _shard_map)
+
+
+def replica_groups(mesh, axes):
+    """Device (partition) indices grouped so that each group spans ``axes``."""
+    names, sizes = mesh.axis_names, mesh.axis_sizes
+    axes = tuple(axes)
+    others = [n for n in names if n not in axes]
+    groups = {}
+    for coords in itertools.product(*[range(s) for s in sizes]):
+        pos = dict(zip(names, coords))
+        key = tuple(pos[n] for n in others)
+        linear = int(np.ravel_multi_index(coords, sizes))
+        groups.setdefault(key, []).append((tuple(pos[a] for a in axes), linear))
+    return [[d for _, d in sorted(g)] for g in groups.values()]
+
+
+def _groups_attr(groups):
+    arr = np.asarray(groups, np.int64)
+    return ir.DenseIntElementsAttr.get(arr, shape=arr.shape)
+
+
+def _channel(ctx):
+    return hlo.ChannelHandle.get(ctx.module.next_channel(), 1)
+
+
+_COMBINE = {"psum": hlo.add, "pmax": hlo.maximum, "pmin": hlo.minimum}
+
+
+def _reducer(name):
+    combine = _COMBINE[name]
+
+    def rule(ctx, x, *, axes, axis_index_groups=None):
+        mesh = ctx.module.mesh_stack[-1]
+        aval = ctx.aval_out
+        op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(replica_groups(mesh, axes)),
+                             channel_handle=_channel(ctx), use_global_device_ids=True)
+        scalar = tensor_type((), aval.dtype)
+        block = op.regions[0].blocks.append(scalar, scalar)
+        with ir.InsertionPoint(block):
+            hlo.return_([combine(*block.arguments)])
+        return op.results[0]
+    return rule
+
+
+for _name in REDUCERS:
+    register_lowering(REDUCERS[_name], _reducer(_name))
+
+
+def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
+    mesh = ctx.module.mesh_stack[-1]
+    x_aval = ctx.avals_in[0]
+    dim = all_gather_dimension
+    if not tiled:
+        shape = list(x_aval.shape)
+        shape.insert(dim, 1)
+        x = hlo.reshape(tensor_type(shape, x_aval.dtype), x)
+    op = hlo.AllGatherOp([aval_type(ctx.aval_out)], [x], dim,
+                         _groups_attr(replica_groups(mesh, _names(axis_name))),
+                         channel_handle=_channel(ctx), use_global_device_ids=True)
+    return op.results[0]
+
+
+def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
+    mesh = ctx.module.mesh_stack[-1]
+    x_aval, out = ctx.avals_in[0], ctx.aval_out
+    dim = scatter_dimension
+    shape = list(x_aval.shape)
+    shape[dim] //= axis_size
+    op = hlo.ReduceScatterOp(tensor_type(shape, x_aval.dtype), x, dim,
+                             _groups_attr(replica_groups(mesh, _names(axis_name))),
+                             channel_handle=_channel(ctx), use_global_device_ids=True)
+    scalar = tensor_type((), x_aval.dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.add(*block.arguments)])
+    result = op.result
+    if not tiled:
+        result = hlo.reshape(aval_type(out), result)
+    return result
+
+
+def _ppermute(ctx, x, *, axis_name, perm):
+    mesh = ctx.module.mesh_stack[-1]
+    pairs = []
+    for group in replica_groups(mesh, _names(axis_name)):
+        pairs += [[group[s], group[d]] for s, d in perm]
+    arr = np.asarray(pairs, np.int64).reshape(-1, 2)
+    op = hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(arr, shape=arr.shape),
+                                 channel_handle=_channel(ctx))
+    return op.result
+
+
+def _axis_index(ctx, *, axis_name):
+    mesh = ctx.module.mesh_stack[-1]
+    names = _names(axis_name)
+    u32 = dtypes.uint32
+    pid = hlo.PartitionIdOp().result
+    index = None
+    for name in names:
+        i = mesh.axis_names.index(name)
+        stride = int(np.prod(mesh.axis_sizes[i + 1:]))
+        coord = hlo.remainder(hlo.divide(pid, constant(np.uint32(stride))),
+                              constant(np.uint32(mesh.axis_sizes[i])))
+        index = coord if index is None else hlo.add(
+            hlo.multiply(index, constant(np.uint32(mesh.axis_sizes[i]))), coord)
+    del u32
+    return hlo.convert(tensor_type((), dtypes.int32), index)
+
+
+register_lowering(all_gather_p, _all_gather)
+register_lowering(psum_scatter_p, _psum_scatter)
+register_lowering(ppermute_p, _ppermute)
+register_lowering(axis_index_p, _axis_index)

@@ -1,0 +1,106 @@
+"""``shard_map``: run a function on each device's block of its arguments, with the
+mesh axes Manual inside, so that collectives (``lax.psum``...) say how blocks talk."""
+from __future__ import annotations
+
+import functools
+
+from . import tree_util
+from .ir.core import ClosedJaxpr, Jaxpr
+from .ir.rules.collectives import shard_map_p, spec_factor
+from .ir.avals import ShapedArray
+from .ir.sharding import PartitionSpec
+from .lax import aval_of
+from .lax.parallel import axis_env
+from .tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from .tracer import core as trace_core
+
+
+_concrete_meshes: dict = {}
+
+
+def concrete_mesh(abstract):
+    """The device mesh a shard_map over ``abstract`` was created with."""
+    return _concrete_meshes[abstract]
+
+
+def _is_spec(x):
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _broadcast_specs(specs, tree, what):
+    """One spec per leaf: ``specs`` is a spec (for all leaves) or a tree prefix of specs."""
+    if _is_spec(specs):
+        return [specs or PartitionSpec()] * tree.num_leaves
+    proxy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    out = []
+
+    def walk(s, sub):
+        if _is_spec(s):
+            out.extend([s or PartitionSpec()] * len(tree_util.tree_leaves(sub)))
+            return
+        s_children = tree_util.flatten_one_level(s)[0]
+        sub_children = tree_util.flatten_one_level(sub)[0]
+        s_children, sub_children = list(s_children), list(sub_children)
+        if len(s_children) != len(sub_children):
+            raise ValueError(f"shard_map {what} {specs} do not match the structure {tree}")
+        for a, b in zip(s_children, sub_children):
+            walk(a, b)
+    walk(specs, proxy)
+    return out
+
+
+def shard_map(f, *, mesh, in_specs, out_specs, check_vma=True, axis_names=None):
+    """``f`` applied per device block: arguments split by ``in_specs``, results
+    reassembled by ``out_specs`` (a dim not named in an out spec must be replicated)."""
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        leaves, tree = tree_util.tree_flatten(args)
+        specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
+            in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
+            tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+        if type(trace_core._current_trace) is EvalTrace:
+            from .api import device_put, jit
+            from .runtime.placement import NamedSharding
+            placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
+            return jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        abstract = mesh.abstract_mesh
+        _concrete_meshes[abstract] = mesh
+        local = []
+        for x, spec in zip(leaves, specs):
+            aval = aval_of(x)
+            for d, size in enumerate(aval.shape):
+                if size % spec_factor(abstract, spec, d):
+                    raise ValueError(f"shard_map in_specs {spec} split dimension {d} of size {size} "
+                                     f"over {spec_factor(abstract, spec, d)} devices: not divisible.")
+            local.append(ShapedArray([s // spec_factor(abstract, spec, d)
+                                      for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type))
+        out_store = []
+
+        def body(*blocks):
+            out = f(*tree_util.tree_unflatten(tree, blocks))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_store.append(out_tree)
+            return out_leaves
+
+        axis_env.append(abstract)
+        try:
+            closed = trace_to_jaxpr(body, local, make_debug_info(f, "shard_map", ()))
+        finally:
+            axis_env.pop()
+        out_tree = out_store[0]
+        out_flat_specs = _broadcast_specs(out_specs, out_tree, "out_specs")
+        # closures over enclosing tracers become replicated leading operands
+        jaxpr = closed.jaxpr
+        moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+        kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+        body_jaxpr = ClosedJaxpr(Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars,
+                                       jaxpr.outvars, jaxpr.eqns), [c for _, c in kept])
+        operands = [c for _, c in moved] + leaves
+        op_specs = [PartitionSpec()] * len(moved) + specs
+        outs = shard_map_p.bind(*operands, jaxpr=body_jaxpr, mesh=abstract,
+                                in_specs=tuple(op_specs), out_specs=tuple(out_flat_specs),
+                                manual_axes=frozenset(axis_names or abstract.axis_names))
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    return wrapped
