@@ -16,6 +16,8 @@ from .runtime import Array, Device, devices
 from . import sharding
 from .sharding import NamedSharding, make_mesh
 from .shard_map import shard_map
+from . import distributed
+from .runtime.backend import local_devices
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 

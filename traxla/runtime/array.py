@@ -137,9 +137,9 @@ class Array:
         if self._placement is None:
             return [Shard(get_backend().devices[0], tuple(slice(None) for _ in self.shape),
                           self._value())]
-        value = self._value()
-        return [Shard(d, idx, value[idx])
-                for d, idx in self._placement.devices_indices_map(self.shape).items()]
+        from .placement import local_blocks
+        return [Shard(d, idx, block) for d, idx, block in
+                local_blocks(self._buf, self._placement, self.shape)]
 
     def copy(self):
         return device_put_numpy(np.array(self._value()), self.aval)

@@ -8,12 +8,13 @@ from . import xla_adapter as xla
 class Device:
     """A device users can see; the jaxlib object stays inside."""
 
-    __slots__ = ("_device", "id", "platform")
+    __slots__ = ("_device", "id", "platform", "process_index")
 
     def __init__(self, device):
         self._device = device
         self.id = device.id
         self.platform = device.platform
+        self.process_index = device.process_index
 
     def __repr__(self):
         return f"CpuDevice(id={self.id})" if self.platform == "cpu" else f"Device({self.platform}:{self.id})"
@@ -33,7 +34,9 @@ class Backend:
         self.client = xla.cpu_client(config.read("num_cpu_devices"))
         self.raw_devices = xla.devices(self.client)
         self.devices = [Device(d) for d in self.raw_devices]
-        self.default_device = self.raw_devices[0]
+        local_ids = {d.id for d in xla.local_devices(self.client)}
+        self.local_devices = [d for d in self.devices if d.id in local_ids]
+        self.default_device = self.local_devices[0]._device
         self.default_sharding = xla.single_device_sharding(self.default_device)
 
 
@@ -59,3 +62,7 @@ config.on_update(_refuse_late_device_count)
 
 def devices(platform: str = "cpu"):
     return list(get_backend(platform).devices)
+
+
+def local_devices(platform: str = "cpu"):
+    return list(get_backend(platform).local_devices)

@@ -220,12 +220,31 @@ def shard_host_value(host: np.ndarray, placement, device_order):
     return [np.ascontiguousarray(host[idx[d]]) for d in device_order]
 
 
+def local_blocks(buffer, placement, shape):
+    """``[(Device, index, host block)]`` for the blocks this process holds."""
+    by_id = dict(xla.per_device_buffers(buffer))
+    return [(device, index, xla.to_numpy(by_id[device.id]))
+            for device, index in placement.devices_indices_map(shape).items() if device.id in by_id]
+
+
 def assemble(buffer, placement, shape, dtype) -> np.ndarray:
     """Reads a multi-device array back into one host array."""
-    by_id = dict(xla.per_device_buffers(buffer))
+    blocks = local_blocks(buffer, placement, shape)
+    covered = {d.id for d, _, _ in blocks}
+    missing = [d for d in placement.devices_indices_map(shape) if d.id not in covered]
     out = np.empty(shape, dtype)
-    for device, index in placement.devices_indices_map(shape).items():
-        out[index] = xla.to_numpy(by_id[device.id])
+    if missing:
+        written = np.zeros(shape, bool)
+        for _, index, block in blocks:
+            out[index] = block
+            written[index] = True
+        if not written.all():
+            raise RuntimeError(
+                "Fetching the value of an array that spans non-addressable devices (other "
+                "processes) is not possible; read its addressable_shards instead.")
+        return out
+    for _, index, block in blocks:
+        out[index] = block
     return out
 
 
@@ -266,14 +285,15 @@ def device_put_placed(host: np.ndarray, aval, sharding):
     from ..ir.avals import ShapedArray, physical_aval
     from .array import Array
     sharding.shard_shape(host.shape)  # validates divisibility with a clear message
-    devices = sharding.mesh.device_list
+    process = xla.process_index()
+    devices = [d for d in sharding.mesh.device_list if d.process_index == process]
     raw = [d._device for d in devices]
     typed = ShapedArray(aval.shape, aval.dtype, aval.weak_type,
                         sharding.aval_sharding(len(aval.shape)), sharding.memory_space)
     hlo = sharding.hlo(len(aval.shape))
     layout = xla.tile_layout(hlo, len(aval.shape))
     if layout is None or not layout[1]:
-        shards = shard_host_value(host, sharding, devices)
+        shards = shard_host_value(host, sharding, devices)  # this process's blocks only
         buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
                                      sharding.gspmd(len(aval.shape)), shards, raw)
         return Array(typed, buf, sharding)

@@ -34,6 +34,45 @@ _lock = threading.Lock()
 _clients: dict[str, object] = {}
 
 
+_distributed: dict = {}
+
+
+def initialize_distributed(coordinator: str, num_processes: int, process_id: int,
+                           host: str = "127.0.0.1"):
+    """Joins a multi-process job (process 0 also runs the coordination service); CPU
+    collectives go over Gloo/TCP. Must precede the first use of the CPU backend."""
+    from jaxlib import _jax
+    if process_id == 0:
+        _distributed["service"] = _jax.get_distributed_runtime_service(
+            coordinator, num_processes, heartbeat_timeout=30, shutdown_timeout=10)
+    client = _jax.get_distributed_runtime_client(
+        coordinator, process_id, init_timeout=60, heartbeat_timeout=30,
+        shutdown_on_destruction=True, use_compression=True)
+    client.connect()
+    _distributed.update(client=client, num_processes=num_processes, process_id=process_id,
+                        collectives=_jax.make_gloo_tcp_collectives(distributed_client=client,
+                                                                   hostname=host))
+
+
+def distributed_barrier(name: str, timeout_ms: int = 60000):
+    _distributed["client"].wait_at_barrier(name, timeout_ms)
+
+
+def shutdown_distributed():
+    client = _distributed.pop("client", None)
+    if client is not None:
+        client.shutdown()
+    _distributed.clear()
+
+
+def process_index() -> int:
+    return _distributed.get("process_id", 0)
+
+
+def process_count() -> int:
+    return _distributed.get("num_processes", 1)
+
+
 def cpu_client(num_devices: int = 1):
     """The process's PJRT CPU client, created on first use."""
     client = _clients.get("cpu")
@@ -41,7 +80,14 @@ def cpu_client(num_devices: int = 1):
         with _lock:
             client = _clients.get("cpu")
             if client is None:
-                client = _xc.make_cpu_client(num_devices=num_devices)
+                if _distributed:
+                    client = _xc.make_cpu_client(
+                        distributed_client=_distributed["client"],
+                        node_id=_distributed["process_id"],
+                        num_nodes=_distributed["num_processes"],
+                        collectives=_distributed["collectives"], num_devices=num_devices)
+                else:
+                    client = _xc.make_cpu_client(num_devices=num_devices)
                 _clients["cpu"] = client
     return client
 
@@ -51,6 +97,11 @@ def backend_started(platform: str = "cpu") -> bool:
 
 
 def devices(client):
+    """Every device of the job (all processes), in id order."""
+    return client.devices()
+
+
+def local_devices(client):
     return client.local_devices()
 
 
