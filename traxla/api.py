@@ -68,6 +68,7 @@ class JitFunction:
         self._traced: dict = {}
         self._compiled: dict = {}
         self._fast: dict = {}
+        self._lifted: dict = {}
         self._epoch = _config_epoch[0]
         self._signature = None
         self.name = getattr(fun, "__name__", type(fun).__name__)
@@ -144,13 +145,19 @@ class JitFunction:
         """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
         avals = tuple(_aval(x) for x in leaves)
         key = (in_tree, static_key, avals, config.enable_x64)
+        hit = self._traced.get(key)
+        if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
+                                   for c in hit[0].consts):
+            del self._traced[key]  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
         operands = list(leaves)
         tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
         if tracer_consts:
-            closed = _consts_to_invars(closed)
+            lifted = self._lifted.get(id(closed))
+            if lifted is None or lifted[0] is not closed:
+                lifted = self._lifted[id(closed)] = (closed, _consts_to_invars(closed))
+            closed = lifted[1]  # the same object on every call, so nested uses print hoisted
             operands = tracer_consts + operands
-            self._traced.pop(key, None)  # bound to a trace that is about to end
         outs = jit_p.bind(*operands, jaxpr=closed, name=self.name)
         return tree_util.tree_unflatten(out_tree, outs)
 

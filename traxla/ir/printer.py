@@ -119,10 +119,10 @@ def _skeleton(jaxpr: Jaxpr, ctx):
     eqns = pp.join(pp.brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
     outvars = pp.concat([pp.text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
                          pp.text(")" if len(jaxpr.outvars) != 1 else ",)")])
-    return pp.concat([pp.group(pp.nest(2, pp.concat([
+    return pp.group(pp.concat([pp.nest(2, pp.concat([
         pp.text("{ "), pp.text("lambda "), constvars, pp.text("; "), invars,
         pp.text(". "), pp.text("let"), pp.nest(2, pp.concat([pp.brk(), eqns])), pp.brk(),
-        pp.text("in "), outvars]))), pp.text(" }")])
+        pp.text("in "), outvars])), pp.text(" }")]))
 
 
 def pp_jaxpr(jaxpr: Jaxpr, ctx):

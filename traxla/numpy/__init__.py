@@ -16,20 +16,18 @@ from ._linalg import dot, inner, matmul, outer, vdot
 from ._promotion import result_type as _result_type
 from ._reductions import (all, amax, amin, any, argmax, argmin, max, mean, min,  # noqa: A004
                           prod, sum)
-from ._shape import (atleast_1d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
+from ._shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
                      hstack, matrix_transpose, moveaxis, ndim, ravel, reshape, shape, size, split,
                      squeeze, stack, swapaxes, transpose, vstack)
-from ._ufuncs import (abs, ceil, clip, floor, floor_divide, invert, isfinite, left_shift,  # noqa: A004
-                      logical_not, positive, power, reciprocal, remainder, right_shift, rint,
-                      round, square, ufuncs as _ufuncs, where)
+from ._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh, ceil, clip,  # noqa: A004
+                      floor, floor_divide, invert, isfinite, left_shift, logical_not, positive,
+                      power, reciprocal, remainder, right_shift, rint, round, square,
+                      ufuncs as _ufuncs, where)
 
 globals().update(_ufuncs)
 absolute = abs
 mod = remainder
 pow = power  # noqa: A001
-asin, acos, atan = _ufuncs["arcsin"], _ufuncs["arccos"], _ufuncs["arctan"]
-asinh, acosh, atanh = _ufuncs["arcsinh"], _ufuncs["arccosh"], _ufuncs["arctanh"]
-atan2 = _ufuncs["arctan2"]
 concat = concatenate
 permute_dims = transpose
 
@@ -65,5 +63,5 @@ def _scalar_type(np_type):
 for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float16", "float32", "float64", "bfloat16", "complex64", "complex128"):
     _t = globals()[_name]
-    globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: array(x, dtype=_t)),
+    globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
                                         "dtype": _np.dtype(_t)})

@@ -1,9 +1,12 @@
 """Array creation: array, asarray, zeros, ones, full, arange, linspace, eye, *_like."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import lax
+from ..api import jit
 from ..ir import dtypes
 from ..runtime import Array, device_put_numpy
 from ..ir.avals import ShapedArray
@@ -19,16 +22,28 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
 
 
-def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
+def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
     dtype = _dtype(dtype)
+    if dtype is None and ndmin == 0 and isinstance(object, Tracer):
+        return lax.copy_p_bind(object) if copy else object
+    leaves = list(_leaves(object))
     if isinstance(object, (Tracer, Array)):
-        out = object if dtype is None else lax.convert_element_type(object, dtype)
-    elif isinstance(object, (list, tuple)) and any(
-            isinstance(leaf, (Tracer, Array)) for leaf in _leaves(object)):
-        from ._shape import stack
-        out = stack([array(o) for o in object])
-        if dtype is not None:
-            out = lax.convert_element_type(out, dtype)
+        out = lax.copy_p_bind(object) if copy and isinstance(object, Tracer) else object
+        if dtype is None:
+            dtype, weak = lax.dtype_of(out), lax.aval_of(out).weak_type
+        else:
+            weak = False
+        out = lax._convert_element_type(out, dtype, weak)
+    elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, Array))
+                                                    for leaf in leaves):
+        if dtype is None:
+            dtype = result_type(*leaves)[0]
+        parts = [lax.expand_dims(array(o, dtype=dtype, copy=False), (0,)) for o in object]
+        while len(parts) > 16:
+            parts = [lax.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
+        out = lax.concatenate(parts, 0)
     else:
         weak = type(object) in (bool, int, float, complex) and dtype is None
         host = np.asarray(object)
@@ -38,7 +53,7 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
             dtype = (dtypes.python_scalar_dtype(object) if weak else dtypes.canonicalize(host.dtype))
         out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
     if ndmin > len(lax.shape_of(out)):
-        out = lax.reshape(out, (1,) * (ndmin - len(lax.shape_of(out))) + lax.shape_of(out))
+        out = lax.expand_dims(out, tuple(range(ndmin - len(lax.shape_of(out)))))
     return out
 
 
@@ -54,95 +69,141 @@ def _leaves(x):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    if isinstance(a, (Tracer, Array)) and (dtype is None or _dtype(dtype) == lax.dtype_of(a)):
-        return a
-    return array(a, dtype=dtype)
+    return array(a, dtype=dtype, copy=bool(copy), order=order)
 
 
 def full(shape, fill_value, dtype=None):
-    shape = _shape(shape)
-    if dtype is None:
-        dtype, weak = result_type(fill_value)
-    else:
-        dtype, weak = _dtype(dtype), False
-    value = lax._convert_element_type(fill_value, dtype, weak)
-    if not lax.shape_of(value):
-        return lax.broadcast(value, shape)
-    from ._shape import broadcast_to
-    return broadcast_to(value, shape)
+    dtype = _dtype(dtype)
+    if not np.shape(fill_value) if not hasattr(fill_value, "aval") else not lax.shape_of(fill_value):
+        return lax.full(_shape(shape), fill_value, dtype)
+    return lax.broadcast_to(asarray(fill_value, dtype=dtype), _shape(shape))
 
 
 def zeros(shape, dtype=None):
-    return lax.broadcast(lax._convert_element_type(0, _dtype(dtype) or dtypes.default_float(), False),
-                         _shape(shape))
+    return lax.full(_shape(shape), 0, _dtype(dtype) or dtypes.default_float())
 
 
 def ones(shape, dtype=None):
-    return lax.broadcast(lax._convert_element_type(1, _dtype(dtype) or dtypes.default_float(), False),
-                         _shape(shape))
+    return lax.full(_shape(shape), 1, _dtype(dtype) or dtypes.default_float())
 
 
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def _like(fill):
-    def fn(a, dtype=None, shape=None):
-        shp = lax.shape_of(a) if shape is None else _shape(shape)
-        dt = _dtype(dtype) or lax.dtype_of(a)
-        weak = dtype is None and lax.aval_of(a).weak_type
-        return lax.broadcast(lax._convert_element_type(fill, dt, weak), shp)
-    return fn
+def zeros_like(a, dtype=None, shape=None):
+    return lax.full_like(a, 0, _dtype(dtype), None if shape is None else _shape(shape))
 
 
-zeros_like = _like(0)
-ones_like = _like(1)
+def ones_like(a, dtype=None, shape=None):
+    return lax.full_like(a, 1, _dtype(dtype), None if shape is None else _shape(shape))
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shp = lax.shape_of(a) if shape is None else _shape(shape)
-    return full(shp, fill_value, _dtype(dtype) or lax.dtype_of(a))
+    dtype = _dtype(dtype)
+    shape = None if shape is None else _shape(shape)
+    if not (np.shape(fill_value) if not hasattr(fill_value, "aval") else lax.shape_of(fill_value)):
+        return lax.full_like(a, fill_value, dtype, shape)
+    shape = lax.shape_of(a) if shape is None else shape
+    dtype = result_type(a)[0] if dtype is None else dtype
+    return lax.broadcast_to(asarray(fill_value, dtype=dtype), shape)
+
+
+def _concrete_scalar(name, v):
+    if isinstance(v, Tracer):
+        v._concretization_error(
+            "arange", f"jnp.arange's {name} argument must be concrete: the size of an array "
+            "must be known when tracing.")
+    if v is not None and np.ndim(v) != 0:
+        raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
+    return v
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, Tracer):
-            v._concretization_error(
-                "arange", f"jnp.arange's {name} argument must be concrete: the size of an array "
-                "must be known when tracing.")
-    if stop is None and step is None:
-        start, stop = 0, start
-    step = 1 if step is None else step
-    if dtype is None:
-        dtype = dtypes.result_type_of(*((dtypes.python_scalar_dtype(v), True) if type(v) in
-                                        (int, float, bool) else (np.asarray(v).dtype, False)
-                                        for v in (start, stop, step)))[0]
     dtype = _dtype(dtype)
-    if start == 0 and step == 1 and float(stop).is_integer() and dtypes.is_int(dtype):
-        return lax.iota(dtype, max(int(stop), 0))
-    return array(np.arange(start, stop, step, dtype=dtype))
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _concrete_scalar(start_name, start)
+    stop = _concrete_scalar("stop", stop)
+    step = _concrete_scalar("step", step)
+    if dtype is None:
+        dtype = result_type(start, *(x for x in (stop, step) if x is not None))[0]
+    if any(np.iscomplexobj(v) for v in (start, stop, step) if v is not None):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is not supported.")
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        working = (np.dtype(np.float32) if dtypes.is_float(dtype) and dtype.itemsize < 4
+                   else dtype)
+        size = max(0, int(np.ceil((stop - start) / step)))
+        return lax.convert_element_type(
+            lax.add(lax.convert_element_type(start, working),
+                    lax.mul(lax.convert_element_type(step, working),
+                            lax.broadcasted_iota(working, (size,), 0))), dtype)
+    if start == 0:
+        return lax.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
+    size = max(0, int(np.ceil(stop - start)))
+    return lax.add(lax.convert_element_type(start, dtype), lax.broadcasted_iota(dtype, (size,), 0))
+
+
+def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    from ._shape import broadcast_to
+    from ._ufuncs import ufuncs
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = lax.asarray(start), lax.asarray(stop)
+    if dtype is None:
+        dtype = _to_inexact(result_type(start, stop)[0])
+    computation = _to_inexact(dtype)
+    start = start.astype(computation)
+    stop = stop.astype(computation)
+    from ._promotion import broadcast_shapes
+    bounds = list(broadcast_shapes(lax.shape_of(start), lax.shape_of(stop)))
+    b_start = broadcast_to(start, bounds)
+    b_stop = broadcast_to(stop, bounds)
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    bounds.insert(axis, 1)
+    div = (num - 1) if endpoint else num
+    if num > 1:
+        delta = ufuncs["true_divide"](lax.convert_element_type(ufuncs["subtract"](stop, start),
+                                                               computation),
+                                      asarray(div, dtype=computation))
+        iota_shape = [1] * len(bounds)
+        iota_shape[axis] = div
+        real = dtypes.finfo(computation).dtype
+        step = ufuncs["true_divide"](lax.iota(real, div).reshape(iota_shape), asarray(div, real))
+        step = step.astype(computation)
+        out = ufuncs["add"](ufuncs["multiply"](b_start.reshape(bounds), ufuncs["subtract"](1, step)),
+                            ufuncs["multiply"](b_stop.reshape(bounds), step))
+        if endpoint:
+            nd = len(lax.shape_of(out))
+            out = lax.concatenate([out, lax.expand_dims(b_stop, (axis,))], axis % nd)
+    elif num == 1:
+        delta = asarray(np.nan if endpoint else ufuncs["subtract"](stop, start), dtype=computation)
+        out = b_start.reshape(bounds)
+    else:
+        empty_shape = list(broadcast_shapes(lax.shape_of(start), lax.shape_of(stop)))
+        empty_shape.insert(axis, 0)
+        delta = lax.full((), np.nan, computation)
+        out = empty(empty_shape, dtype)
+    if dtypes.is_int(dtype) and not dtypes.is_int(lax.dtype_of(out)):
+        out = lax.floor(out)
+    result = lax._convert_element_type(out, dtype, False)
+    return (result, delta) if retstep else result
+
+
+def _to_inexact(dt):
+    return dt if dtypes.is_inexact(dt) else dtypes.default_float()
+
+
+_linspace_impl.__name__ = "_linspace"
+_linspace = jit(_linspace_impl, static_argnums=(2, 3, 4, 5, 6),
+                static_argnames=("num", "endpoint", "retstep", "dtype", "axis"))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    num = int(num)
-    dt = _dtype(dtype) or dtypes.default_float()
-    if num == 0:
-        out = zeros((0,), dt)
-    elif num == 1:
-        out = lax.broadcast(lax._convert_element_type(start, dt, False), (1,))
-    else:
-        start_ = lax._convert_element_type(start, dt, False)
-        stop_ = lax._convert_element_type(stop, dt, False)
-        div = num - 1 if endpoint else num
-        step = lax.div(lax.sub(stop_, start_), lax._convert_element_type(div, dt, False))
-        idx = lax.iota(dt, num)
-        out = lax.add(start_, lax.mul(idx, step))
-        if endpoint:
-            from ._shape import concatenate
-            out = concatenate([lax.slice(out, (0,), (num - 1,)), lax.broadcast(stop_, (1,))])
-    if retstep:
-        return out, (stop - start) / ((num - 1) if endpoint else num)
-    return out
+    num = operator.index(num)
+    axis = operator.index(axis)
+    return _linspace(start, stop, num, endpoint, retstep, _dtype(dtype), axis)
 
 
 def eye(N, M=None, k=0, dtype=None):

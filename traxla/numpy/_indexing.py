@@ -66,7 +66,7 @@ def getitem(arr, idx):
     if static:
         return _static_getitem(arr, expanded, shape)
     if all(_is_int(i) or i is None or _is_traced_int(i) or isinstance(i, slice) and _static_slice(i)
-           and i.step in (None, 1) for i in expanded):
+           and i.step in (None, 1, -1) for i in expanded):
         return _dynamic_getitem(arr, expanded, shape)
     for pos, i in enumerate(expanded):
         if not (_is_int(i) or i is None or isinstance(i, slice) or _is_traced_int(i)):
@@ -122,23 +122,46 @@ def _static_getitem(arr, idx, shape):
     return result
 
 
+def _index_array(i):
+    """``jnp.asarray`` of a scalar index (a constant for Python and NumPy integers)."""
+    if hasattr(i, "aval"):
+        return i
+    if isinstance(i, int):
+        return lax._convert_element_type(i, dtypes.python_scalar_dtype(i), True)
+    return lax._convert_element_type(i, dtypes.canonicalize(np.asarray(i).dtype), False)
+
+
 def _dynamic_getitem(arr, idx, shape):
-    starts, sizes, squeeze_axes, newaxis_dims = [], [], [], []
+    """Scalar (possibly traced) integers and unit-step slices, as one ``dynamic_slice``
+    whose start indices are normalized for negative values (as JAX emits it)."""
+    starts, sizes, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], []
     axis = 0
     for i in idx:
         if i is None:
             newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
             continue
         if isinstance(i, slice):
-            lo, hi, _ = i.indices(shape[axis])
-            starts.append(lo)
-            sizes.append(max(hi - lo, 0))
+            lo, hi, step = i.indices(shape[axis])
+            if step < 0:
+                new_start = hi + 1 + abs(lo - hi - 1) % abs(step)
+                starts.append(new_start)
+                sizes.append(max(0, lo + 1 - new_start))
+                rev_axes.append(axis)
+            else:
+                starts.append(lo)
+                sizes.append(max(0, hi - lo))
         else:
-            starts.append(i)
+            if shape[axis] == 0:
+                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+            starts.append(_index_array(i))
             sizes.append(1)
             squeeze_axes.append(axis)
         axis += 1
+    if len(starts) > 1:
+        starts = [lax._convert_element_type(s, dtypes.int32, False) for s in starts]
     result = lax.dynamic_slice(arr, starts, sizes)
+    if rev_axes:
+        result = lax.rev(result, tuple(rev_axes))
     if squeeze_axes:
         result = lax.squeeze(result, tuple(squeeze_axes))
     if newaxis_dims:

@@ -1,77 +1,123 @@
-"""Contractions: matmul (``@``), dot, vdot, inner, outer."""
+"""Contractions: matmul (``@``), dot, vdot, inner, outer.
+
+As in JAX, operands are not promoted to a common dtype: ``dot_general`` takes
+them as they are, with the promoted dtype as ``preferred_element_type``."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import lax
-from ._promotion import promote_dtypes
+from ..ir import dtypes
+from ._promotion import check_arraylike, promote_dtypes, result_type
+
+
+def _ensure_arraylike(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return [lax.asarray(a) for a in args]
+
+
+def _result_dtype(a, b, preferred_element_type):
+    if preferred_element_type is None:
+        return result_type(a, b)
+    return dtypes.to_dtype(preferred_element_type), False
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
-    a, b = promote_dtypes(a, b)
-    pet = preferred_element_type or lax.dtype_of(a)
+    a, b = _ensure_arraylike("matmul", a, b)
+    for i, x in enumerate((a, b)):
+        if len(lax.shape_of(x)) < 1:
+            raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
+                             f"ndim {len(lax.shape_of(x))}")
+    pet, out_weak = _result_dtype(a, b, preferred_element_type)
+    a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
+    a_is_mat, b_is_mat = len(a_shape) > 1, len(b_shape) > 1
+    a_batch = a_shape[:-2] if a_is_mat else ()
+    b_batch = b_shape[:-2] if b_is_mat else ()
+    nbatch = max(len(a_batch), len(b_batch))
+    a_batch = (None,) * (nbatch - len(a_batch)) + tuple(a_batch)
+    b_batch = (None,) * (nbatch - len(b_batch)) + tuple(b_batch)
+
+    # Batch dimensions present in both operands become dot_general batch dims;
+    # those present in one only become free ("other") dims of that operand;
+    # size-1 dims broadcasting against the other operand are squeezed out.
+    a_squeeze, b_squeeze, both_squeeze = [], [], []
+    a_bdims, b_bdims = [], []
+    idx_batch, idx_a_other, idx_b_other = [], [], []
+    for i, (ba, bb) in enumerate(zip(a_batch, b_batch)):
+        if ba is None:
+            idx_b_other.append(i)
+        elif bb is None:
+            idx_a_other.append(i)
+        elif ba == 1 and bb == 1:
+            a_squeeze.append(len(idx_batch) + len(idx_a_other) + len(a_squeeze))
+            b_squeeze.append(len(idx_batch) + len(idx_b_other) + len(b_squeeze))
+            both_squeeze.append(i)
+        elif ba == 1:
+            idx_b_other.append(i)
+            a_squeeze.append(len(idx_batch) + len(idx_a_other) + len(a_squeeze))
+        elif bb == 1:
+            idx_a_other.append(i)
+            b_squeeze.append(len(idx_batch) + len(idx_b_other) + len(b_squeeze))
+        elif ba == bb:
+            a_bdims.append(len(idx_batch) + len(idx_a_other))
+            b_bdims.append(len(idx_batch) + len(idx_b_other))
+            idx_batch.append(i)
+        else:
+            raise ValueError(f"Incompatible types for matmul arguments: {lax.aval_of(a)} and "
+                             f"{lax.aval_of(b)}")
+    if a_is_mat:
+        idx_a_other.append(nbatch)
+    if b_is_mat:
+        idx_b_other.append(nbatch + a_is_mat)
+    perm = np.argsort(np.array(idx_batch + idx_a_other + idx_b_other, dtype=np.int64))
+    a = lax.squeeze(a, tuple(a_squeeze))
+    b = lax.squeeze(b, tuple(b_squeeze))
     an, bn = len(lax.shape_of(a)), len(lax.shape_of(b))
-    if an == 0 or bn == 0:
-        raise ValueError(f"matmul: Input operand {0 if an == 0 else 1} does not have enough "
-                         "dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) "
-                         "requires 1)")
-    if an <= 2 and bn <= 2:
-        return lax.dot_general(a, b, (((an - 1,), (0,)), ((), ())), precision, pet)
-    # batched: broadcast the batch dims, then contract with explicit batch dimensions
-    from ._promotion import broadcast_shapes
-    from ._shape import broadcast_to
-    a_batch = lax.shape_of(a)[:-2] if an > 2 else ()
-    b_batch = lax.shape_of(b)[:-2] if bn > 2 else ()
-    batch = broadcast_shapes(a_batch, b_batch)
-    if an == 1:
-        a = lax.broadcast(a, batch + (1,))
-        an = len(batch) + 2
-        squeeze_axis = -2
-    elif bn == 1:
-        b = lax.reshape(b, lax.shape_of(b) + (1,))
-        b = broadcast_to(b, batch + lax.shape_of(b))
-        bn = len(batch) + 2
-        squeeze_axis = -1
-    else:
-        squeeze_axis = None
-    if an == 2:
-        a = broadcast_to(a, batch + lax.shape_of(a))
-    elif lax.shape_of(a)[:-2] != batch:
-        a = broadcast_to(a, batch + lax.shape_of(a)[-2:])
-    if bn == 2:
-        b = broadcast_to(b, batch + lax.shape_of(b))
-    elif lax.shape_of(b)[:-2] != batch:
-        b = broadcast_to(b, batch + lax.shape_of(b)[-2:])
-    nb = len(batch)
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+    out = lax.dot_general(a, b, (((an - 1,), (bn - 1 - b_is_mat,)), (tuple(a_bdims), tuple(b_bdims))),
                           precision, pet)
-    if squeeze_axis is not None:
-        out = lax.squeeze(out, (len(lax.shape_of(out)) + squeeze_axis,))
-    return out
+    result = lax.transpose(out, tuple(int(p) for p in perm))
+    if both_squeeze:
+        result = lax.expand_dims(result, tuple(both_squeeze))
+    return lax._convert_element_type(result, pet, out_weak)
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None):
-    a, b = promote_dtypes(a, b)
+    a, b = _ensure_arraylike("dot", a, b)
+    pet, out_weak = _result_dtype(a, b, preferred_element_type)
     an, bn = len(lax.shape_of(a)), len(lax.shape_of(b))
     if an == 0 or bn == 0:
-        return lax.mul(a, b)
-    pet = preferred_element_type or lax.dtype_of(a)
-    contract_b = 0 if bn == 1 else bn - 2
-    return lax.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())), precision, pet)
+        contract = ((), ())
+    elif bn == 1:
+        contract = ((an - 1,), (0,))
+    else:
+        contract = ((an - 1,), (bn - 2,))
+    result = lax.dot_general(a, b, (contract, ((), ())), precision, pet)
+    return lax._convert_element_type(result, pet, out_weak)
 
 
-def vdot(a, b):
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    a, b = _ensure_arraylike("vdot", a, b)
     from ._shape import ravel
-    return dot(ravel(a), ravel(b))
+    return dot(ravel(a), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(a, b):
-    a, b = promote_dtypes(a, b)
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    a, b = _ensure_arraylike("inner", a, b)
     an, bn = len(lax.shape_of(a)), len(lax.shape_of(b))
     if an == 0 or bn == 0:
-        return lax.mul(a, b)
-    return lax.dot_general(a, b, (((an - 1,), (bn - 1,)), ((), ())), None, lax.dtype_of(a))
+        from ._ufuncs import multiply
+        return multiply(a, b)
+    pet, out_weak = _result_dtype(a, b, preferred_element_type)
+    result = lax.dot_general(a, b, (((an - 1,), (bn - 1,)), ((), ())), precision, pet)
+    return lax._convert_element_type(result, pet, out_weak)
 
 
-def outer(a, b):
+def outer(a, b, out=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
+    a, b = _ensure_arraylike("outer", a, b)
+    a, b = promote_dtypes(a, b)
     from ._shape import ravel
-    a, b = promote_dtypes(ravel(a), ravel(b))
-    return lax.mul(lax.reshape(a, (lax.shape_of(a)[0], 1)), lax.reshape(b, (1, lax.shape_of(b)[0])))
+    from ._ufuncs import multiply
+    return multiply(ravel(a)[:, None], ravel(b)[None, :])

@@ -28,8 +28,19 @@ def _known(x) -> bool:
     return type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic, Array, Tracer))
 
 
-def _astype(self, dtype, copy=False):
-    return lax.convert_element_type(self, dtype)
+def _astype(self, dtype, copy=False, device=None):
+    dtype = dtypes.default_float() if dtype is None else dtypes.to_dtype(dtype)
+    if dtypes.is_complex(self.dtype) and dtypes.is_bool(dtype):
+        self = ufuncs["not_equal"](self, 0)
+    return lax._convert_element_type(self, dtype, False)
+
+
+def _clip(self, min=None, max=None):  # noqa: A002
+    return _ufuncs.clip(self, min=min, max=max)
+
+
+def _round(self, decimals=0, out=None):
+    return _ufuncs.round(self, decimals=decimals, out=out)
 
 
 def _reshape(self, *shape, order="C"):
@@ -76,8 +87,8 @@ _METHODS = {
     "max": _reductions.max, "min": _reductions.min, "mean": _reductions.mean,
     "any": _reductions.any, "all": _reductions.all, "argmax": _reductions.argmax,
     "argmin": _reductions.argmin, "ravel": _shape.ravel, "flatten": _shape.ravel,
-    "squeeze": _shape.squeeze, "swapaxes": _shape.swapaxes, "clip": _ufuncs.clip,
-    "round": _ufuncs.round, "dot": _linalg.dot,
+    "squeeze": _shape.squeeze, "swapaxes": _shape.swapaxes, "clip": _clip,
+    "round": _round, "dot": _linalg.dot,
 }
 
 _PROPERTIES = {
@@ -104,4 +115,3 @@ def install(cls):
 
 install(Array)
 install(Tracer)
-del dtypes

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..lax import _convert_element_type, aval_of, broadcast_to_rank
+from ..lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -36,7 +36,7 @@ def result_type(*args):
 
 def promote_dtypes(*args):
     if len(args) < 2:
-        return [asarray_scalar(a) for a in args]
+        return [asarray(a) for a in args]
     dtype, weak = result_type(*args)
     return [_convert_element_type(a, dtype, weak) for a in args]
 
@@ -78,13 +78,15 @@ def broadcast_shapes(*shapes):
 
 
 def promote_shapes(fun_name: str, *args):
+    """NumPy rank promotion: leading unit dimensions for lower-rank operands (scalars
+    are left to lax's scalar broadcasting)."""
     if len(args) < 2:
-        return list(args)
+        return [asarray(a) for a in args]
     shapes = [tuple(np.shape(a)) if not hasattr(a, "aval") else tuple(a.aval.shape) for a in args]
     if all(len(shapes[0]) == len(s) for s in shapes[1:]):
-        return list(args)
+        return [asarray(a) for a in args]
     if len({len(s) for s in shapes if s}) < 2:
-        return list(args)
+        return [asarray(a) for a in args]
     rank = len(broadcast_shapes(*shapes))
     return [broadcast_to_rank(a, rank) for a in args]
 

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from .. import lax
-from ._promotion import asarray_scalar, broadcast_shapes, promote_dtypes
+from ..api import jit
+from ._promotion import asarray_scalar, check_arraylike, promote_dtypes
 
 
 def _ndim(x):
@@ -100,37 +101,40 @@ def squeeze(a, axis=None):
 
 
 def broadcast_to(array, shape):
-    array = asarray_scalar(array)
-    shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
-    src = lax.shape_of(array)
-    if src == shape:
-        return array
-    nlead = len(shape) - len(src)
-    if nlead < 0 or any(s not in (1, d) for s, d in zip(src, shape[nlead:])):
-        raise ValueError(f"Incompatible shapes for broadcasting: {src} and requested shape {shape}")
-    diff = tuple(i for i, (s, d) in enumerate(zip(src, shape[nlead:])) if s != d)
-    if diff:
-        array = lax.squeeze(array, diff)
-    kept = tuple(nlead + i for i in range(len(src)) if i not in diff)
-    return lax.broadcast_in_dim(array, shape, kept)
+    array = lax.asarray(array)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return lax.broadcast_to(array, shape)
 
 
 def broadcast_arrays(*args):
-    shape = broadcast_shapes(*(lax.shape_of(a) for a in args))
-    return [broadcast_to(a, shape) for a in args]
+    check_arraylike("broadcast_arrays", *args)
+    from ._ufuncs import _broadcast_arrays
+    return _broadcast_arrays(*[lax.asarray(a) for a in args])
 
 
-def atleast_1d(x):
-    return reshape(x, (1,)) if _ndim(x) == 0 else x
+def _atleast(ndmin):
+    def fn(*arys):
+        check_arraylike(f"atleast_{ndmin}d", *arys)
+        from ._creation import array
+        if len(arys) == 1:
+            return array(arys[0], copy=False, ndmin=ndmin)
+        return [array(a, copy=False, ndmin=ndmin) for a in arys]
+    fn.__name__ = f"atleast_{ndmin}d"
+    return jit(fn)
+
+
+atleast_1d = _atleast(1)
+atleast_2d = _atleast(2)
 
 
 def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays)
+    check_arraylike("concatenate", *arrays)
+    arrays = [lax.asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
     if axis is None:
         return concatenate([ravel(a) for a in arrays], 0, dtype)
-    arrays = promote_dtypes(*arrays)
     nd = _ndim(arrays[0])
     if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
@@ -141,8 +145,11 @@ def concatenate(arrays, axis=0, dtype=None):
         raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than "
                         f"the one being concatenated: concatenating along dimension {axis} for "
                         f"shapes {', '.join(map(str, shapes))}.")
-    if dtype is not None:
-        arrays = [lax.convert_element_type(a, dtype) for a in arrays]
+    if dtype is None:
+        arrays = promote_dtypes(*arrays)
+    else:
+        from ._creation import asarray
+        arrays = [asarray(a, dtype=dtype) for a in arrays]
     return lax.concatenate(arrays, axis)
 
 
@@ -158,13 +165,15 @@ def stack(arrays, axis=0):
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
 
-def vstack(tup):
-    return concatenate([a if _ndim(a) >= 2 else reshape(a, (1, -1)) for a in tup], 0)
+def vstack(tup, dtype=None):
+    check_arraylike("vstack", *tup)
+    return concatenate([atleast_2d(m) for m in tup], axis=0, dtype=dtype)
 
 
-def hstack(tup):
-    arrs = [atleast_1d(a) for a in tup]
-    return concatenate(arrs, 0 if _ndim(arrs[0]) == 1 else 1)
+def hstack(tup, dtype=None):
+    check_arraylike("hstack", *tup)
+    arrs = [atleast_1d(m) for m in tup]
+    return concatenate(arrs, axis=0 if _ndim(arrs[0]) == 1 else 1, dtype=dtype)
 
 
 def split(ary, indices_or_sections, axis=0):
@@ -181,11 +190,26 @@ def split(ary, indices_or_sections, axis=0):
     return [lax.slice_in_dim(ary, lo, max(lo, hi), 1, axis) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def flip(m, axis=None):
+def _flip_impl(m, axis=None):
     nd = _ndim(m)
-    axes = tuple(range(nd)) if axis is None else (
-        (axis,) if isinstance(axis, int) else tuple(axis))
-    return lax.rev(m, tuple(_canon_axis(a, nd) for a in axes))
+    if axis is None:
+        return lax.rev(m, list(range(nd)))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return lax.rev(m, [_canon_axis(a, nd) for a in axes])
+
+
+_flip_impl.__name__ = "_flip"
+_flip = jit(_flip_impl, static_argnums=(1,), static_argnames=("axis",))
+
+
+def flip(m, axis=None):
+    check_arraylike("flip", m)
+    m = lax.asarray(m)
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        axis = tuple(int(a) for a in axis)
+    elif axis is not None:
+        axis = int(axis)
+    return _flip(m, axis)
 
 
 def shape(a):

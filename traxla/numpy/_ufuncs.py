@@ -1,36 +1,54 @@
-"""Elementwise functions: promotion, then one lax call each (table-driven)."""
+"""Elementwise functions: promotion, then lax calls, binding the same primitives
+in the same order as ``jax.numpy`` (including the functions JAX stages out as
+an inner ``jit``: ``clip``, ``round``, ``rint``, ``floor_divide``,
+``remainder``, ``arccosh`` and ``where``'s ``_where``)."""
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
 
 from .. import lax
+from ..api import jit
 from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.core import Literal
 from ._promotion import (check_arraylike, promote_args, promote_args_inexact,
-                         promote_args_numeric, promote_dtypes_numeric, typed)
+                         promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
+                         promote_dtypes_numeric, promote_shapes)
+
+
+def _ensure_arraylike(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    out = [lax.asarray(a) for a in args]
+    return out[0] if len(out) == 1 else out
+
+
+def _constant_like(x, value):
+    """``jnp.array(value, dtype=x.dtype)``: a strongly typed scalar constant."""
+    dt = lax.dtype_of(x)
+    return Literal(np.array(value, dt), ShapedArray((), dt, False))
+
+
+def _to_bool(x):
+    return x if dtypes.is_bool(lax.dtype_of(x)) else lax.ne(x, _constant_like(x, 0))
+
+
+def _is_concrete(x) -> bool:
+    return not hasattr(x, "_trace")
 
 
 def _unary_inexact(name, lax_fn):
     def fn(x, /):
-        x, = promote_args_inexact(name, x)
-        return lax_fn(x)
-    fn.__name__ = name
-    return fn
-
-
-def _unary_numeric(name, lax_fn):
-    def fn(x, /):
-        x, = promote_args_numeric(name, x)
-        return lax_fn(x)
+        return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     return fn
 
 
 def _binary(name, lax_fn, promote=promote_args):
     def fn(x1, x2, /):
-        x1, x2 = promote(name, x1, x2)
-        return lax_fn(x1, x2)
+        return lax_fn(*promote(name, x1, x2))
     fn.__name__ = name
     return fn
 
@@ -40,44 +58,74 @@ _INEXACT_UNARY = {
     "exp": lax.exp, "exp2": lax.exp2, "log": lax.log, "log1p": lax.log1p, "expm1": lax.expm1,
     "tanh": lax.tanh, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "arcsin": lax.asin,
     "arccos": lax.acos, "arctan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh,
-    "arcsinh": lax.asinh, "arccosh": lax.acosh, "arctanh": lax.atanh, "sqrt": lax.sqrt,
-    "cbrt": lax.cbrt,
+    "arcsinh": lax.asinh, "arctanh": lax.atanh, "sqrt": lax.sqrt, "cbrt": lax.cbrt,
 }
-_NUMERIC_UNARY = {"negative": lax.neg, "sign": lax.sign}
 _BINARY = {
-    "add": lax.add, "subtract": lax.sub, "multiply": lax.mul, "maximum": lax.max,
-    "minimum": lax.min, "equal": lax.eq, "not_equal": lax.ne, "less": lax.lt,
-    "less_equal": lax.le, "greater": lax.gt, "greater_equal": lax.ge,
-    "bitwise_and": lax.bitwise_and, "bitwise_or": lax.bitwise_or, "bitwise_xor": lax.bitwise_xor,
-    "logical_and": None, "logical_or": None, "logical_xor": None,
+    "subtract": lax.sub, "maximum": lax.max, "minimum": lax.min, "equal": lax.eq,
+    "not_equal": lax.ne, "less": lax.lt, "less_equal": lax.le, "greater": lax.gt,
+    "greater_equal": lax.ge, "bitwise_and": lax.bitwise_and, "bitwise_or": lax.bitwise_or,
+    "bitwise_xor": lax.bitwise_xor,
 }
 _INEXACT_BINARY = {"true_divide": lax.div, "arctan2": lax.atan2, "nextafter": lax.nextafter}
 
 ufuncs = {}
 for _n, _f in _INEXACT_UNARY.items():
     ufuncs[_n] = _unary_inexact(_n, _f)
-for _n, _f in _NUMERIC_UNARY.items():
-    ufuncs[_n] = _unary_numeric(_n, _f)
 for _n, _f in _BINARY.items():
-    if _f is not None:
-        ufuncs[_n] = _binary(_n, _f)
+    ufuncs[_n] = _binary(_n, _f)
 for _n, _f in _INEXACT_BINARY.items():
     ufuncs[_n] = _binary(_n, _f, promote_args_inexact)
 ufuncs["divide"] = ufuncs["true_divide"]
-ufuncs["arcsin"].__name__ = "arcsin"
 
 
-def _logical(name, lax_fn):
-    def fn(x1, x2, /):
-        x1, x2 = promote_args(name, x1, x2)
-        x1, x2 = (lax.ne(x, _zero(x)) if not dtypes.is_bool(lax.dtype_of(x)) else x for x in (x1, x2))
-        return lax_fn(x1, x2)
+def negative(x, /):
+    return lax.neg(*promote_args("negative", x))
+
+
+def sign(x, /):
+    return lax.sign(*promote_args("sign", x))
+
+
+def add(x1, x2, /):
+    x1, x2 = promote_args("add", x1, x2)
+    return lax.bitwise_or(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.add(x1, x2)
+
+
+def multiply(x1, x2, /):
+    x1, x2 = promote_args("multiply", x1, x2)
+    return lax.bitwise_and(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.mul(x1, x2)
+
+
+ufuncs.update(negative=negative, sign=sign, add=add, multiply=multiply)
+
+
+@jit
+def arccosh(x, /):
+    # real inputs only: complex arccosh would also need the branch fix-up
+    return lax.acosh(*promote_args_inexact("arccosh", x))
+
+
+ufuncs["arccosh"] = arccosh
+
+
+def _alias(name, target):
+    def fn(*args):
+        return target(*promote_args(name, *args))
     fn.__name__ = name
     return fn
 
 
-def _zero(x):
-    return lax._convert_element_type(0, lax.dtype_of(x), False)
+acos, acosh = _alias("acos", ufuncs["arccos"]), _alias("acosh", arccosh)
+asin, asinh = _alias("asin", ufuncs["arcsin"]), _alias("asinh", ufuncs["arcsinh"])
+atan, atanh = _alias("atan", ufuncs["arctan"]), _alias("atanh", ufuncs["arctanh"])
+atan2 = _alias("atan2", ufuncs["arctan2"])
+
+
+def _logical(name, lax_fn):
+    def fn(x1, x2, /):
+        return lax_fn(*map(_to_bool, promote_args(name, x1, x2)))
+    fn.__name__ = name
+    return fn
 
 
 ufuncs["logical_and"] = _logical("logical_and", lax.bitwise_and)
@@ -86,91 +134,173 @@ ufuncs["logical_xor"] = _logical("logical_xor", lax.bitwise_xor)
 
 
 def logical_not(x, /):
-    x, = promote_args("logical_not", x)
-    return lax.bitwise_not(x) if dtypes.is_bool(lax.dtype_of(x)) else lax.eq(x, _zero(x))
+    return lax.bitwise_not(*map(_to_bool, promote_args("logical_not", x)))
 
 
 def invert(x, /):
-    x, = promote_args("invert", x)
-    return lax.bitwise_not(x)
+    return lax.bitwise_not(*promote_args("invert", x))
 
 
 def abs(x, /):  # noqa: A001
-    x, = promote_args_numeric("abs", x)
+    x = _ensure_arraylike("absolute", x)
     dt = lax.dtype_of(x)
-    return x if dtypes.is_unsigned_int(dt) or dtypes.is_bool(dt) else lax.abs(x)
+    return lax._lift(x) if dtypes.is_bool(dt) or dtypes.is_unsigned_int(dt) else lax.abs(x)
 
 
 def floor(x, /):
-    x, = promote_args_numeric("floor", x)
-    return x if not dtypes.is_inexact(lax.dtype_of(x)) else lax.floor(x)
+    x = _ensure_arraylike("floor", x)
+    if not dtypes.is_inexact(lax.dtype_of(x)):
+        return lax._lift(x)
+    return lax.floor(*promote_args_inexact("floor", x))
 
 
 def ceil(x, /):
-    x, = promote_args_numeric("ceil", x)
-    return x if not dtypes.is_inexact(lax.dtype_of(x)) else lax.ceil(x)
+    x = _ensure_arraylike("ceil", x)
+    if not dtypes.is_inexact(lax.dtype_of(x)):
+        return lax._lift(x)
+    return lax.ceil(*promote_args_inexact("ceil", x))
+
+
+# -- where ----------------------------------------------------------------------
+
+def _broadcast_arrays(*args):
+    shapes = [lax.shape_of(a) for a in args]
+    if not shapes or all(s == shapes[0] for s in shapes):
+        return [lax.asarray(a) for a in args]
+    from ._promotion import broadcast_shapes
+    shape = broadcast_shapes(*shapes)
+    return [lax.broadcast_to(a, shape) for a in args]
+
+
+@jit
+def _where(condition, x, y):
+    condition, x, y = _ensure_arraylike("where", condition, x, y)
+    if not dtypes.is_bool(lax.dtype_of(condition)):
+        condition = lax.ne(condition, lax._zero(condition))
+    x, y = promote_dtypes(x, y)
+    if not lax.shape_of(condition):
+        x, y = _broadcast_arrays(x, y)
+    else:
+        condition, x, y = _broadcast_arrays(condition, x, y)
+    if 0 in lax.shape_of(x):
+        return x
+    return lax.select(condition, x, y)
+
+
+def where(condition, x=None, y=None, /):
+    if x is None and y is None:
+        raise ValueError("traxla.numpy.where with one argument needs dynamic shapes and is not "
+                         "supported under jit; pass both x and y.")
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided to "
+                         f"traxla.numpy.where, got {x} and {y}.")
+    check_arraylike("where", condition, x, y)
+    return _where(condition, x, y)
+
+
+# -- division, remainder, powers -------------------------------------------------
+
+def _float_divmod(x1, x2):
+    mod = lax.rem(x1, x2)
+    x1_corrected = _where(ufuncs["equal"](x2, 0), x1, lax.sub(x1, mod))
+    div = lax.div(x1_corrected, x2)
+    ind = lax.bitwise_and(ufuncs["not_equal"](mod, 0),
+                          ufuncs["not_equal"](lax.sign(x2), lax.sign(mod)))
+    mod = lax.select(ind, add(mod, x2), mod)
+    div = lax.select(ind, ufuncs["subtract"](div, 1.0), div)
+    return lax.round(div), mod
+
+
+@jit
+def floor_divide(x1, x2, /):
+    x1, x2 = promote_args_numeric("floor_divide", x1, x2)
+    dt = lax.dtype_of(x1)
+    if dtypes.is_unsigned_int(dt):
+        return lax.div(x1, x2)
+    if dtypes.is_int(dt):
+        quotient = lax.div(x1, x2)
+        different_signs = ufuncs["not_equal"](lax.sign(x1), lax.sign(x2))
+        inexact = ufuncs["not_equal"](lax.rem(x1, x2), 0)
+        select = ufuncs["logical_and"](different_signs, inexact)
+        return _where(select, ufuncs["subtract"](quotient, 1), quotient)
+    if dtypes.is_complex(dt):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x1, x2)[0]
+
+
+@jit
+def remainder(x1, x2, /):
+    """Python's modulo: the result takes the sign of the divisor."""
+    x1, x2 = promote_args_numeric("remainder", x1, x2)
+    zero = _constant_like(x1, 0)
+    if dtypes.is_int(lax.dtype_of(x2)):
+        x2 = _where(ufuncs["equal"](x2, 0), lax.full_like(x2, 1), x2)
+    trunc_mod = lax.rem(x1, x2)
+    trunc_mod_not_zero = lax.ne(trunc_mod, zero)
+    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)),
+                              trunc_mod_not_zero)
+    return lax.select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
+
+
+def _pow_int_int(x1, x2):
+    """Integer power by binary exponentiation over the exponent's low 6 bits."""
+    zero = _constant_like(x2, 0)
+    one = _constant_like(x2, 1)
+    acc = _where(lax.bitwise_and(lax.eq(x1, zero), lax.ne(x2, zero)), zero, one)
+    for _ in range(6):
+        acc = _where(lax.bitwise_and(x2, one), lax.mul(acc, x1), acc)
+        x1 = lax.mul(x1, x1)
+        x2 = lax.shift_right_logical(x2, one)
+    return acc
+
+
+def _power(x1, x2):
+    x1, x2 = promote_shapes("power", x1, x2)
+    x1_, x2_ = promote_args_numeric("power", x1, x2)
+    if dtypes.is_int(lax.dtype_of(x1_)) or dtypes.is_bool(lax.dtype_of(x1_)):
+        return _pow_int_int(x1_, x2_)
+    if dtypes.is_inexact(lax.dtype_of(x1)) and dtypes.is_int(lax.dtype_of(x2)):
+        return lax.pow(x1, x2)
+    return lax.pow(x1_, x2_)
 
 
 def power(x1, x2, /):
     check_arraylike("power", x1, x2)
-    try:
-        exponent = operator.index(x2)
-    except TypeError:
-        pass
-    else:
-        x1, = promote_dtypes_numeric(x1)
-        return lax.integer_pow(x1, exponent)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    dt = lax.dtype_of(x1)
-    if dtypes.is_int(dt):
-        raise NotImplementedError("power of integer arrays by integer arrays is not supported yet; "
-                                  "convert to a float dtype first.")
-    return lax.pow(x1, x2)
-
-
-def remainder(x1, x2, /):
-    """Python's modulo: the result takes the sign of the divisor."""
-    x1, x2 = promote_args_numeric("remainder", x1, x2)
-    zero = _zero(x1)
-    trunc_mod = lax.rem(x1, x2)
-    trunc_mod_not_zero = lax.ne(trunc_mod, zero)
-    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)), trunc_mod_not_zero)
-    return lax.select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
-
-
-def floor_divide(x1, x2, /):
-    x1, x2 = promote_args_numeric("floor_divide", x1, x2)
-    dt = lax.dtype_of(x1)
-    if dtypes.is_int(dt):
-        zero = _zero(x1)
-        select = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
-                                 lax.ne(lax.rem(x1, x2), zero))
-        one = lax._convert_element_type(1, dt, False)
-        return lax.select(select, lax.sub(lax.div(x1, x2), one), lax.div(x1, x2))
-    return lax.floor(lax.div(x1, x2))
+    if _is_concrete(x2):
+        try:
+            exponent = operator.index(x2)
+        except TypeError:
+            pass
+        else:
+            x1, = promote_dtypes_numeric(x1)
+            return lax.integer_pow(x1, exponent)
+    return _power(x1, x2)
 
 
 def square(x, /):
-    x, = promote_args_numeric("square", x)
-    return lax.integer_pow(x, 2)
+    x = _ensure_arraylike("square", x)
+    x, = promote_dtypes_numeric(x)
+    return lax.square(x)
 
 
 def reciprocal(x, /):
-    x, = promote_args_inexact("reciprocal", x)
+    x = _ensure_arraylike("reciprocal", x)
+    x, = promote_dtypes_inexact(x)
     return lax.integer_pow(x, -1)
 
 
 def isfinite(x, /):
-    x, = promote_args("isfinite", x)
+    x = _ensure_arraylike("isfinite", x)
     dt = lax.dtype_of(x)
     if dtypes.is_float(dt):
         return lax.is_finite(x)
+    if dtypes.is_complex(dt):
+        raise NotImplementedError("isfinite of complex arrays needs real/imag, which traxla lacks")
     return lax.full_like(x, True, dtypes.bool_)
 
 
 def left_shift(x1, x2, /):
-    x1, x2 = promote_args_numeric("left_shift", x1, x2)
-    return lax.shift_left(x1, x2)
+    return lax.shift_left(*promote_args_numeric("left_shift", x1, x2))
 
 
 def right_shift(x1, x2, /):
@@ -179,59 +309,78 @@ def right_shift(x1, x2, /):
     return fn(x1, x2)
 
 
+# -- rounding and clipping ---------------------------------------------------------
+
+@jit
 def rint(x, /):
-    x, = promote_args_inexact("rint", x)
+    x = _ensure_arraylike("rint", x)
+    dt = lax.dtype_of(x)
+    if dtypes.is_bool(dt) or dtypes.is_int(dt):
+        return lax.convert_element_type(x, dtypes.default_float())
+    if dtypes.is_complex(dt):
+        raise NotImplementedError("rint of complex arrays is not supported")
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-def round(a, decimals=0):  # noqa: A001
-    a, = promote_args_numeric("round", a)
-    if decimals != 0:
-        factor = lax._convert_element_type(10 ** decimals, lax.dtype_of(a), False)
-        return lax.div(lax.round(lax.mul(a, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
-    if not dtypes.is_inexact(lax.dtype_of(a)):
+def _round(a, decimals=0, out=None):
+    a = _ensure_arraylike("round", a)
+    decimals = operator.index(decimals)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    dt = lax.dtype_of(a)
+    if dtypes.is_int(dt):
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
+    if dtypes.is_complex(dt):
+        raise NotImplementedError("round of complex arrays is not supported")
+    if decimals > np.log10(dtypes.finfo(dt).max):
+        return lax.asarray(a)
+    if decimals == 0:
+        return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
+    x = lax.convert_element_type(a, np.float32) if dt == np.float16 else a
+    factor = _constant_like(x, 10 ** decimals)
+    out = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
+    return lax.convert_element_type(out, dt) if dt == np.float16 else out
+
+
+_round.__name__ = "round"
+round = jit(_round, static_argnums=(1,), static_argnames=("decimals",))  # noqa: A001
+
+
+def _around(a, decimals=0, out=None):
+    return round(a, decimals, out)
+
+
+_around.__name__ = "around"
+around = jit(_around, static_argnums=(1,), static_argnames=("decimals",))
+
+
+@jit
+def clip(arr=None, /, min=None, max=None):  # noqa: A002
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
+    check_arraylike("clip", arr)
+    if builtins.any(dtypes.is_complex(lax.dtype_of(t)) for t in (arr, min, max) if t is not None):
+        raise ValueError("Clip received a complex value either through the input or the min/max "
+                         "keywords. Complex values have no ordering and cannot be clipped.")
+    if min is not None:
+        arr = ufuncs["maximum"](min, arr)
+    if max is not None:
+        arr = ufuncs["minimum"](max, arr)
+    return _asarray(arr)
+
+
+def _asarray(x):
+    from ._creation import asarray
+    return asarray(x)
 
 
 def positive(x, /):
-    x, = promote_args("positive", x)
-    return x
-
-
-def _clip_bounds(x, lo, hi):
-    if lo is not None:
-        x = ufuncs["maximum"](lo, x)
-    if hi is not None:
-        x = ufuncs["minimum"](hi, x)
-    return x
-
-
-def clip(arr=None, /, min=None, max=None):  # noqa: A002
-    check_arraylike("clip", arr)
-    return _clip_bounds(arr, min, max)
-
-
-def _where3(condition, x, y):
-    condition = lax.ne(condition, _zero(condition)) if not dtypes.is_bool(lax.dtype_of(condition)) else condition
-    x, y = promote_args("where", x, y)
-    from ._promotion import broadcast_shapes
-    shape = broadcast_shapes(lax.shape_of(condition), lax.shape_of(x), lax.shape_of(y))
-    from ._shape import broadcast_to
-    return lax.select(broadcast_to(condition, shape), broadcast_to(x, shape), broadcast_to(y, shape))
-
-
-def where(condition, x=None, y=None, /):
-    if x is None or y is None:
-        raise ValueError("traxla.numpy.where with one argument needs dynamic shapes and is not "
-                         "supported under jit; pass both x and y.")
-    check_arraylike("where", condition, x, y)
-    return _where3(condition, x, y)
+    return lax._lift(lax.asarray(*promote_args("positive", x)))
 
 
 def sigmoid(x):
     x, = promote_args_inexact("sigmoid", x)
     return lax.logistic(x)
 
-
-del np, typed
