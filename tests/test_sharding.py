@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 PRELUDE = """
@@ -181,3 +182,28 @@ def test_shard_map_collectives_match_numpy():
     assert out["all_gather_stacked"] == [8, 2, 8]
     assert out["unbound"].startswith("unbound axis name: x")
     assert not out["jax_imported"]
+
+
+def test_reshard_changes_the_type_and_the_layout():
+    out = run("""
+        res = {}
+        with jax.sharding.set_mesh(mesh):
+            a = jax.device_put(np.arange(128.).reshape(8, 16).astype(np.float32),
+                               jax.NamedSharding(mesh, P('x', 'y')))
+            b = jax.sharding.reshard(a, P('y', None))
+            res['eager'] = [str(jax.typeof(b)), str(b.sharding.spec)]
+            f = jax.jit(lambda a: jax.sharding.reshard(a * 2, P(None, 'x')))
+            c = f(a)
+            res['jit'] = [str(jax.typeof(c)), str(c.sharding.spec),
+                          bool(np.allclose(np.asarray(c), 2 * np.arange(128.).reshape(8, 16)))]
+            res['jaxpr'] = str(jax.make_jaxpr(lambda a: jax.sharding.reshard(a, P(None, 'x')))(a))
+            # the article's failing matmul, fixed by resharding the contracting dimension away
+            q = jax.device_put(np.ones((16, 4), np.float32), jax.NamedSharding(mesh, P('y', None)))
+            fixed = jax.jit(lambda p, q: jax.sharding.reshard(p, P('x', None)) @ jax.sharding.reshard(q, P()))(a, q)
+            res['fixed'] = [str(jax.typeof(fixed)), float(np.asarray(fixed).sum())]
+        print(json.dumps(res))
+    """)
+    assert out["eager"] == ["float32[8@y,16]", "P('y', None)"]
+    assert out["jit"] == ["float32[8,16@x]", "P(None, 'x')", True]
+    assert out["jaxpr"] == ("{ lambda ; a:f32[8@x,16@y]. let b:f32[8,16@x] = reshard a in (b,) }")
+    assert out["fixed"] == ["float32[8@x,4]", float(np.arange(128.).sum() * 4)]

@@ -279,10 +279,12 @@ def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
     from .ir.core import subjaxprs
     from .ir.rules.collectives import shard_map_p
+    from .ir.rules.collectives import reshard_p
     for eqn in jaxpr.eqns:
-        if eqn.primitive is shard_map_p:
+        if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
             from .shard_map import concrete_mesh
-            return concrete_mesh(eqn.params["mesh"])
+            mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
+            return concrete_mesh(mesh)
         for sub in subjaxprs(eqn.params):
             mesh = _mesh_of_program(sub)
             if mesh is not None:

@@ -69,6 +69,26 @@ def to_named(sharding_or_spec):
     return NamedSharding(mesh, spec)
 
 
+def reshard(x, sharding_or_spec):
+    """``x`` laid out as ``sharding_or_spec`` (a NamedSharding, or a P on the current mesh);
+    under Explicit axes this changes the type."""
+    from . import tree_util
+    from .api import device_put
+    from .ir.rules.collectives import reshard_p
+    from .tracer import EvalTrace, core as trace_core
+    named = to_named(sharding_or_spec)
+
+    def one(leaf):
+        if type(trace_core._current_trace) is EvalTrace:
+            return device_put(leaf, named)
+        ndim = len(leaf.shape)
+        from .shard_map import _concrete_meshes
+        _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
+        return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
+                              dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))
+    return tree_util.tree_map(one, x)
+
+
 def type_sharding(sharding_or_spec, ndim):
     """The ir-level sharding type that an ``out_sharding`` argument denotes."""
     return to_named(sharding_or_spec).aval_sharding(ndim)
@@ -76,5 +96,5 @@ def type_sharding(sharding_or_spec, ndim):
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
            "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
-           "get_abstract_mesh"]
+           "get_abstract_mesh", "reshard"]
 del _ir_sharding

@@ -45,3 +45,16 @@ register_batching(all_gather_p, _all_gather)
 register_batching(psum_scatter_p, _psum_scatter)
 register_batching(axis_index_p, _never_batched)
 register_batching(shard_map_p, _shard_map)
+
+
+def _reshard(size, vals, dims, *, dst_sharding, dst_spec):
+    from ..ir.rules.collectives import reshard_p
+    x = bdim_at_front(vals[0], dims[0], size)
+    mesh, spec = dst_spec
+    sharding = None if dst_sharding is None else dst_sharding.with_spec((None,) + tuple(dst_sharding.spec))
+    return reshard_p.bind(x, dst_sharding=sharding, dst_spec=(mesh, (None,) + tuple(spec))), 0
+
+
+from ..ir.rules.collectives import reshard_p  # noqa: E402
+
+register_batching(reshard_p, _reshard)

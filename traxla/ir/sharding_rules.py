@@ -286,6 +286,8 @@ def _register_all():
     for name in indexing.CUMULATIVE:
         register_sharding(indexing.P[name], _cumulative)
     register_sharding(call.jit_p, _jit)
+    from .rules.collectives import reshard_p
+    register_sharding(reshard_p, lambda in_avals, outs, *, dst_sharding, dst_spec: [dst_sharding])
     register_sharding(control_flow.cond_p, _cond)
     register_sharding(control_flow.while_p, _while)
     register_sharding(control_flow.scan_p, _scan)

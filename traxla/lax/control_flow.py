@@ -1,26 +1,57 @@
 """Structured control flow as primitives: ``cond``, ``switch``, ``while_loop``,
 ``fori_loop`` and ``scan``. Every branch or body is traced once, with
 abstract values, into a closed jaxpr; values it closes over become explicit
-leading operands, as in JAX."""
+leading operands, as in JAX. The staging decisions (constant merging, weak-type
+promotion of initial carries, pruning of forwarded outputs, read-only carries
+moved to constants) follow JAX 0.10.2 so that the jaxprs print identically."""
 from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import tree_util
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
-from ..ir.core import ClosedJaxpr, Jaxpr, Var
+from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 from ..ir.rules.control_flow import cond_p, same_type, scan_p, while_p
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.staging import source_info_of_function
-from . import _convert_element_type, aval_of, clamp
+from . import _convert_element_type, add, aval_of, clamp, lt
 
 
 # -- tracing sub-functions ---------------------------------------------------------
 
-def _trace(fun, in_tree, in_avals, what):
-    """Traces ``fun`` on abstract values; returns (closed jaxpr with no constvars,
-    closed-over constants, output tree)."""
+def _leaf_names(prefix, value):
+    paths, _ = tree_util.tree_flatten_with_path(value)
+    return [prefix + tree_util.keystr(path) for path, _ in paths]
+
+
+def _arg_names(fun, args) -> tuple:
+    """Leaf names (``v``, ``c['a']``) of ``fun``'s arguments, for error messages."""
+    try:
+        sig = inspect.signature(fun)
+        bound = sig.bind(*args)
+    except (TypeError, ValueError):
+        return ()
+    names = []
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            for j, v in enumerate(value):
+                names += _leaf_names(f"{name}[{j}]", v)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            for k, v in value.items():
+                names += _leaf_names(f"{name}['{k}']", v)
+        else:
+            names += _leaf_names(name, value)
+    return tuple(names)
+
+
+def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
+    """Traces ``fun`` on abstract values; returns (closed jaxpr whose leading invars are
+    the closed-over constants, those constants, output tree)."""
     out_store = []
 
     def flat_fun(*flat):
@@ -29,296 +60,607 @@ def _trace(fun, in_tree, in_avals, what):
         out_store.append(tree)
         return leaves
 
-    closed = trace_to_jaxpr(flat_fun, in_avals, make_debug_info(fun, what, ()))
+    debug = make_debug_info(fun if debug_fun is None else debug_fun, traced_for, arg_names)
+    closed = trace_to_jaxpr(flat_fun, in_avals, debug)
     jaxpr = closed.jaxpr
     lifted = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
                    jaxpr.debug_info)
     return ClosedJaxpr(lifted, []), list(closed.consts), out_store[0]
 
 
-def _common_consts(traced):
-    """Gives every branch the constants of all branches (unused ones ignored)."""
-    all_consts, index = [], {}
-    for _, consts, _ in traced:
-        for c in consts:
-            if id(c) not in index:
-                index[id(c)] = len(all_consts)
-                all_consts.append(c)
-    jaxprs = []
-    for closed, consts, _ in traced:
+def _merge_common_consts(traced):
+    """Concatenates every jaxpr's constants (each jaxpr gets unused binders for the
+    others'), then de-duplicates them by identity, keeping the first, as JAX does."""
+    all_consts = [c for _, consts, _ in traced for c in consts]
+    first: dict[int, int] = {}
+    for i, c in enumerate(all_consts):
+        first.setdefault(id(c), i)
+    keep = sorted(set(first.values()))
+    consts = [all_consts[i] for i in keep]
+    jaxprs, offset = [], 0
+    for closed, own, _ in traced:
         jaxpr = closed.jaxpr
-        own = {index[id(c)]: v for c, v in zip(consts, jaxpr.invars[:len(consts)])}
-        const_vars = [own.get(i) or Var(_aval(c)) for i, c in enumerate(all_consts)]
-        new = Jaxpr([], const_vars + jaxpr.invars[len(consts):], jaxpr.outvars, jaxpr.eqns,
-                    jaxpr.debug_info)
+        n = len(own)
+        padded = ([Var(aval_of(c)) for c in all_consts[:offset]] + jaxpr.invars[:n]
+                  + [Var(aval_of(c)) for c in all_consts[offset + n:]])
+        canonical = {}
+        for i, (c, v) in enumerate(zip(all_consts, padded)):
+            canonical.setdefault(id(c), v)
+        subst = {v: canonical[id(c)] for c, v in zip(all_consts, padded)}
+        const_vars = [padded[i] for i in keep]
+        new = _substitute(jaxpr, subst, const_vars + jaxpr.invars[n:])
         jaxprs.append(ClosedJaxpr(new, []))
-    return jaxprs, all_consts
+        offset += n
+    return jaxprs, consts
 
 
-def _aval(x):
-    return aval_of(x)
+def _substitute(jaxpr: Jaxpr, subst: dict, invars) -> Jaxpr:
+    if all(k is v for k, v in subst.items()):
+        return Jaxpr([], invars, jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info)
+    sub = lambda a: subst.get(a, a) if isinstance(a, Var) else a  # noqa: E731
+    eqns = [e.replace(invars=[sub(a) for a in e.invars]) for e in jaxpr.eqns]
+    return Jaxpr([], invars, [sub(a) for a in jaxpr.outvars], eqns, jaxpr.debug_info)
 
+
+def _forwarding(jaxpr: Jaxpr) -> list:
+    """For each output, the index of the input it simply forwards, else None."""
+    index = {v: i for i, v in enumerate(jaxpr.invars)}
+    return [None if isinstance(v, Literal) else index.get(v) for v in jaxpr.outvars]
+
+
+def _prune_outputs(closed: ClosedJaxpr, keep) -> ClosedJaxpr:
+    j = closed.jaxpr
+    outvars = [v for v, k in zip(j.outvars, keep) if k]
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns, j.debug_info), closed.consts)
+
+
+def _move_binders_to_front(closed: ClosedJaxpr, to_move) -> ClosedJaxpr:
+    j = closed.jaxpr
+    invars = ([v for v, m in zip(j.invars, to_move) if m]
+              + [v for v, m in zip(j.invars, to_move) if not m])
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info), closed.consts)
+
+
+def _dce(closed: ClosedJaxpr, instantiate):
+    """Drops equations whose outputs are unused and inputs that are neither used nor
+    instantiated; returns (jaxpr, used inputs)."""
+    j = closed.jaxpr
+    used = {v for v in j.outvars if isinstance(v, Var)}
+    eqns = []
+    for eqn in reversed(j.eqns):
+        if any(v in used for v in eqn.outvars):
+            eqns.append(eqn)
+            used.update(a for a in eqn.invars if isinstance(a, Var))
+    eqns.reverse()
+    used_inputs = [inst or v in used for v, inst in zip(j.invars, instantiate)]
+    invars = [v for v, u in zip(j.invars, used_inputs) if u]
+    return ClosedJaxpr(Jaxpr([], invars, j.outvars, eqns, j.debug_info), []), used_inputs
+
+
+def _as_output(x):
+    """A forwarded operand returned in place of a pruned output (JAX's ``lax.asarray``)."""
+    if isinstance(x, Tracer):
+        return x
+    from ..runtime.dispatch import to_array
+    return to_array(x)
+
+
+# -- error messages ----------------------------------------------------------------
 
 def _describe(fun):
     return source_info_of_function(fun)
 
 
-def _mismatch(what_a, what_b, a, b):
-    why = "shapes" if a.shape != b.shape else "dtypes"
-    return (f"The output of {what_a} has type {a.str_short(False)} but the corresponding output "
-            f"of {what_b} has type {b.str_short(False)}, so the {why} do not match.")
+def _capitalize(s):
+    return s[0].capitalize() + s[1:]
 
 
-def _check_branches(kind, names, funs, traced):
-    trees = [t for _, _, t in traced]
-    header = "\n".join(f"{n} is {_describe(f)}" for n, f in zip(names, funs))
-    for k in range(1, len(traced)):
-        if trees[k] != trees[0]:
-            raise TypeError(
-                f"{kind} branch outputs must have the same pytree structure, but they differ:\n\n"
-                f"{header}\n\n{names[0]} output is {_tree_kind(trees[0])} but {names[k]} output is "
-                f"{_tree_kind(trees[k])}, so their Python types differ.\n\n"
-                f"Revise {names[0]} and/or {names[k]} so that they have the same pytree structure.")
-        for a, b in zip(traced[0][0].out_avals, traced[k][0].out_avals):
-            if not same_type(a, b):
-                raise TypeError(
-                    f"{kind} branches must have equal output types but they differ.\n\n{header}\n\n"
-                    f"{_mismatch(names[0], names[k], a, b)}\n\n"
-                    f"Revise {names[0]} and/or {names[k]} so that all output types match.")
+def _str_short(aval):
+    return aval.str_short(False)
 
 
-def _tree_kind(tree):
-    if tree_util.treedef_is_leaf(tree):
-        return "a pytree leaf"
-    node = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    return f"a {type(node)}"
+def _mismatch_extra(a, b) -> str:
+    mismatches = []
+    if a.dtype != b.dtype:
+        mismatches.append("the dtypes do not match")
+    if a.shape != b.shape:
+        mismatches.append("the shapes do not match")
+    if not mismatches:
+        return ""
+    if len(mismatches) == 1:
+        return ", so " + mismatches[0]
+    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
+
+
+def _equality_errors(path, t1, t2):
+    """Port of JAX's ``tree_util.equality_errors``: (path, thing1, thing2, why)."""
+    if (tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t1))
+            and tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t2))):
+        return
+    if type(t1) != type(t2):
+        yield path, str(type(t1)), str(type(t2)), "their Python types differ"
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        yield (path, f"{type(t1).__name__} of length {len(t1)}",
+               f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
+        return
+    c1, m1 = tree_util.flatten_one_level(t1)
+    c2, m2 = tree_util.flatten_one_level(t2)
+    c1, c2 = tuple(c1), tuple(c2)
+    k1 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t1)[0])
+    k2 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t2)[0])
+    try:
+        diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(set(k2)))
+    except Exception:  # noqa: BLE001 - keys without .key
+        diff = ""
+    if len(c1) != len(c2):
+        yield (path, f"{type(t1)} with {len(c1)} child{'ren' if len(c1) > 1 else ''}",
+               f"{type(t2)} with {len(c2)} child{'ren' if len(c2) > 1 else ''}",
+               "the numbers of children do not match"
+               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
+        return
+    if m1 != m2:
+        yield (path, f"{type(t1)} with pytree metadata {m1}",
+               f"{type(t2)} with pytree metadata {m2}", "the pytree node metadata does not match")
+        return
+    for k, a, b in zip(k1, c1, c2):
+        yield from _equality_errors((*path, k), a, b)
+
+
+class _LeafMeta(type):
+    def __repr__(cls):
+        return "pytree leaf"
+
+    __str__ = __repr__
+
+
+_Leaf = _LeafMeta("Leaf", (), {})
+
+
+def _equality_errors_treedef(tree1, tree2):
+    leaf = _Leaf()
+    return _equality_errors((), tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves),
+                            tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves))
+
+
+def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, avals2):
+    info1, info2 = _describe(f1), _describe(f2)
+    try:
+        outs1 = tree_util.tree_unflatten(tree1, avals1)
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(outs1)[0]]
+    except Exception:  # noqa: BLE001
+        paths = [None] * len(avals1)
+    component = lambda p: f" at path {tree_util.keystr(p)}" if p else ""  # noqa: E731
+    if tree1 != tree2:
+        diffs = [f"{name1} output{component(p)} is a {thing1} but "
+                 f"{name2} output{component(p)} is a {thing2}, so {expl}"
+                 for p, thing1, thing2, expl in _equality_errors_treedef(tree1, tree2)]
+        if not diffs:
+            return
+        if len(diffs) == 1:
+            differences = f"{diffs[0]}.\n"
+        else:
+            differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+        raise TypeError(
+            f"{api_name} branch outputs must have the same pytree structure, but they differ:\n\n"
+            f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+            f"Revise {name1} and/or {name2} so that they have the same pytree structure.")
+    if not all(map(same_type, avals1, avals2)):
+        diffs = [f"the output of {name1}{component(p)} has type {_str_short(a1)} but the "
+                 f"corresponding output of {name2} has type {_str_short(a2)}"
+                 f"{_mismatch_extra(a1, a2)}"
+                 for p, a1, a2 in zip(paths, avals1, avals2) if not same_type(a1, a2)]
+        if len(diffs) == 1:
+            differences = f"{_capitalize(diffs[0])}.\n"
+        else:
+            differences = ("\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n")
+        raise TypeError(
+            f"{api_name} branches must have equal output types but they differ.\n\n"
+            f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+            f"Revise {name1} and/or {name2} so that all output types match.")
+
+
+def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
+    """JAX's ``_check_carry_type``: names the carry leaf after ``body_fun``'s first
+    parameter (``c['a']``) and says why the types differ."""
+    try:
+        carry_name = list(inspect.signature(body_fun).parameters)[0]
+    except (ValueError, TypeError, IndexError):
+        carry_name = None
+    if carry_name:
+        component = lambda p: (f"the input carry component {carry_name}{tree_util.keystr(p)}"  # noqa: E731
+                               if p else f"the input carry {carry_name}")
+    else:
+        component = lambda p: (f"the input carry at path {tree_util.keystr(p)}"  # noqa: E731
+                               if p else "the input carry")
+    if in_tree != out_tree:
+        try:
+            in_val = tree_util.tree_unflatten(in_tree, in_avals)
+            out_val = tree_util.tree_unflatten(out_tree, out_avals)
+        except Exception:  # noqa: BLE001
+            out_val = None
+        if out_val is None:
+            differences = (f"the input tree structure is:\n{in_tree}\n"
+                           f"the output tree structure is:\n{out_tree}\n")
+        else:
+            diffs = [f"{component(path)} is a {thing1} but the corresponding component of the "
+                     f"carry output is a {thing2}, so {expl}"
+                     for path, thing1, thing2, expl in _equality_errors((), in_val, out_val)]
+            if not diffs:
+                return
+            if len(diffs) == 1:
+                differences = f"{_capitalize(diffs[0])}.\n"
+            else:
+                differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1])
+                               + f"  * {diffs[-1]}.\n")
+        raise TypeError(
+            f"{name} function carry input and carry output must have the same pytree structure, "
+            f"but they differ:\n\n{differences}\n"
+            "Revise the function so that the carry output has the same pytree structure as the "
+            "carry input.")
+    if not all(map(same_type, in_avals, out_avals)):
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(
+            tree_util.tree_unflatten(in_tree, list(range(len(in_avals)))))[0]]
+        diffs = [f"{component(path)} has type {_str_short(a)} but the corresponding output carry "
+                 f"component has type {_str_short(b)}{_mismatch_extra(a, b)}"
+                 for path, a, b in zip(paths, in_avals, out_avals) if not same_type(a, b)]
+        if len(diffs) == 1:
+            differences = f"{_capitalize(diffs[0])}.\n"
+        else:
+            differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+        raise TypeError(
+            f"{name} function carry input and carry output must have equal types, but they "
+            f"differ:\n\n{differences}\n"
+            "Revise the function so that all output types match the corresponding input types.")
 
 
 # -- cond and switch -----------------------------------------------------------------
 
-def cond(pred, true_fun, false_fun, *operands):
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced."""
+def _check_callables(*funs, what):
+    if not all(callable(f) for f in funs):
+        raise TypeError(what)
+
+
+_no_operand = object()  # ``operand=`` (JAX's older single-operand convention) not passed
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced
+    (``true_fun`` first), and the equation lists the branches as (false, true)."""
+    _check_callables(true_fun, false_fun,
+                     what="lax.cond: true_fun and false_fun arguments should be callable.")
+    if operand is not _no_operand:
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can be "
+                            f"passed, got operand={operand} and positional operands {operands}")
+        operands = (operand,)
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, Sequence):
+        raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     pred_aval = aval_of(pred)
     if pred_aval.shape:
-        raise TypeError(f"Pred must be a scalar, got {pred} of shape {pred_aval.shape}.")
-    if not (dtypes.is_bool(pred_aval.dtype) or dtypes.is_int(pred_aval.dtype)
-            or dtypes.is_float(pred_aval.dtype)):
-        raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype}.")
+        raise TypeError(f"Pred must be a scalar, got {pred} of shape {tuple(pred_aval.shape)}.")
     if not dtypes.is_bool(pred_aval.dtype):
-        from . import ne
-        pred = ne(pred, _convert_element_type(0, pred_aval.dtype, False))
+        if dtypes.is_int(pred_aval.dtype) or dtypes.is_float(pred_aval.dtype):
+            pred = pred != 0
+        else:
+            raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype}.")
+
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    avals = [aval_of(x) for x in leaves]
+    traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "cond",
+                     _arg_names(f, operands), debug_fun=f) for f in (true_fun, false_fun)]
+    (true_j, false_j), consts = _merge_common_consts(traced)
+    _check_branch_outputs("cond", "true_fun", "false_fun", true_fun, false_fun,
+                          traced[0][2], true_j.out_avals, traced[1][2], false_j.out_avals)
+    t_fwd, f_fwd = _forwarding(true_j.jaxpr), _forwarding(false_j.jaxpr)
+    in_fwd = [i if i == j else None for i, j in zip(t_fwd, f_fwd)]
+    keep = [f is None for f in in_fwd]
+    true_j, false_j = _prune_outputs(true_j, keep), _prune_outputs(false_j, keep)
     index = _convert_element_type(pred, dtypes.int32, False)
-    return _switch_impl("cond", ["false_fun", "true_fun"], index, [false_fun, true_fun], operands,
-                        display_names=["true_fun", "false_fun"])
+    outs = cond_p.bind(index, *consts, *leaves, branches=(false_j, true_j))
+    return tree_util.tree_unflatten(traced[0][2], _unprune(outs, in_fwd, consts + leaves))
 
 
-def switch(index, branches, *operands):
+def _unprune(outs, in_fwd, all_inputs):
+    it = iter(outs)
+    return [next(it) if f is None else _as_output(all_inputs[f]) for f in in_fwd]
+
+
+def switch(index, branches, *operands, operand=_no_operand):
     """``branches[clamp(0, index, n - 1)](*operands)``; every branch is traced."""
-    branches = list(branches)
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    if operand is not _no_operand:
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can be "
+                            f"passed, got operand={operand} and positional operands {operands}")
+        operands = (operand,)
+    index_aval = aval_of(index)
+    if index_aval.shape:
+        raise TypeError(f"Branch index must be scalar, got {index} of shape "
+                        f"{tuple(index_aval.shape)}.")
+    if not dtypes.is_int(index_aval.dtype):
+        raise TypeError(f"Index type must be an integer, got {index} as {index_aval.dtype}")
+    branches = tuple(branches)
     if not branches:
         raise ValueError("Empty branch sequence")
-    index_aval = aval_of(index)
-    if index_aval.shape or not dtypes.is_int(index_aval.dtype):
-        raise TypeError(f"Branch index must be scalar integer, got {index_aval.str_short(False)}.")
     if len(branches) == 1:
         return branches[0](*operands)
     index = _convert_element_type(index, dtypes.int32, False)
     lo = _convert_element_type(0, dtypes.int32, False)
     hi = _convert_element_type(len(branches) - 1, dtypes.int32, False)
     index = clamp(lo, index, hi)
-    names = ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))]
-    return _switch_impl("switch", names, index, branches, operands)
 
-
-def _switch_impl(kind, names, index, funs, operands, display_names=None):
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
-    traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, kind) for f in funs]
-    for t, f in zip(traced, funs):
-        t[0].jaxpr.debug_info = f
-    if display_names is not None:  # report true_fun first, as JAX does
-        order = [1, 0]
-        _check_branches(kind, display_names, [funs[i] for i in order], [traced[i] for i in order])
-    else:
-        _check_branches(kind, names, funs, traced)
-    jaxprs, consts = _common_consts(traced)
+    traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "switch",
+                     _arg_names(f, operands), debug_fun=f) for f in branches]
+    jaxprs, consts = _merge_common_consts(traced)
+    for i in range(1, len(branches)):
+        _check_branch_outputs("switch", "branch 0", f"branch{i}", branches[0], branches[i],
+                              traced[0][2], jaxprs[0].out_avals, traced[i][2], jaxprs[i].out_avals)
+    fwds = [_forwarding(j.jaxpr) for j in jaxprs]
+    in_fwd = [xs[0] if len(set(xs)) == 1 else None for xs in zip(*fwds)]
+    keep = [f is None for f in in_fwd]
+    jaxprs = [_prune_outputs(j, keep) for j in jaxprs]
     outs = cond_p.bind(index, *consts, *leaves, branches=tuple(jaxprs))
-    return tree_util.tree_unflatten(traced[0][2], outs)
+    return tree_util.tree_unflatten(traced[0][2], _unprune(outs, in_fwd, consts + leaves))
 
 
 # -- loops -----------------------------------------------------------------------------
 
-def _carry_mismatch(what, in_tree, in_avals, out_avals):
-    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
-        tree_util.tree_unflatten(in_tree, list(range(len(in_avals)))))[0]]
-    for path, a, b in zip(paths, in_avals, out_avals):
-        if not same_type(a, b):
-            comp = f"c{path}" if path else "c"
-            who = f"The input carry component {comp}" if path else "The input carry c"
-            why = "shapes" if a.shape != b.shape else "dtypes"
-            return TypeError(
-                f"{what} function carry input and carry output must have equal types, but they "
-                f"differ:\n\n{who} has type {a.str_short(False)} but the corresponding output "
-                f"carry component has type {b.str_short(False)}, so the {why} do not match.\n\n"
-                "Revise the function so that all output types match the corresponding input types.")
-    return None
-
-
-def _promote_weak_carry(init_leaves, in_avals, out_avals):
-    """A weakly typed initial carry (e.g. Python ``0.0``) adopts the type the body returns."""
-    changed = False
-    new_leaves = list(init_leaves)
-    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
-        if a.weak_type and (a.dtype != b.dtype or a.weak_type != b.weak_type) and a.shape == b.shape:
-            if dtypes.result_type_of((a.dtype, True), (b.dtype, b.weak_type))[0] == b.dtype:
-                new_leaves[i] = _convert_element_type(init_leaves[i], b.dtype, b.weak_type)
-                changed = True
-    return new_leaves, changed
+def _promote_weak_typed_inputs(values, in_avals, out_avals):
+    """A weakly typed initial carry (e.g. Python ``0``) whose type differs from what the
+    body returns is converted to the promoted type; says whether any changed."""
+    new, changed = list(values), False
+    for i, (v, a, b) in enumerate(zip(values, in_avals, out_avals)):
+        if a.weak_type and not same_type(a, b):
+            dtype = dtypes.result_type_of((a.dtype, True), (b.dtype, b.weak_type))[0]
+            new[i] = _convert_element_type(v, dtype, False)
+            changed = True
+    return new, changed
 
 
 def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)`` as one ``while`` equation."""
+    _check_callables(cond_fun, body_fun,
+                     what="lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
     leaves, val_tree = tree_util.tree_flatten(init_val)
     in_tree = tree_util.treedef_tuple([val_tree])  # the functions take one argument
-    for attempt in range(2):
-        avals = [aval_of(x) for x in leaves]
-        cond_j, cond_consts, cond_tree = _trace(cond_fun, in_tree, avals, "while_loop")
+    cond_names = _arg_names(cond_fun, (init_val,))
+    body_for, body_debug_fun, body_names = body_debug or (
+        "while_body", body_fun, _arg_names(body_fun, (init_val,)))
+
+    def create(avals):
+        cond_j, cond_consts, cond_tree = _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
+        body_j, body_consts, body_tree = _trace(body_fun, in_tree, avals, body_for, body_names,
+                                                debug_fun=body_debug_fun)
         out = cond_j.out_avals
-        if len(out) != 1 or out[0].shape or not dtypes.is_bool(out[0].dtype):
-            raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
-                            f"{[_repr_aval(a) for a in out]}.")
-        body_j, body_consts, body_tree = _trace(body_fun, in_tree, avals, "while_loop")
-        if body_tree != val_tree:
-            raise TypeError("body_fun output and input must have the same pytree structure, got "
-                            f"{body_tree} and {val_tree}.")
-        if attempt == 0:
-            leaves, changed = _promote_weak_carry(leaves, avals, body_j.out_avals)
-            if changed:
-                continue
-        break
-    err = _carry_mismatch("while_loop body", val_tree, avals, body_j.out_avals)
-    if err is not None:
-        raise err
-    outs = while_p.bind(*cond_consts, *body_consts, *leaves, cond_jaxpr=cond_j, body_jaxpr=body_j,
-                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
-    return tree_util.tree_unflatten(val_tree, outs)
+        if not tree_util.treedef_is_leaf(cond_tree) or len(out) != 1:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
+        if out[0].shape or not dtypes.is_bool(out[0].dtype):
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"[{', '.join(map(repr, out))}].")
+        return cond_j, cond_consts, body_j, body_consts, body_tree
 
+    avals = [aval_of(x) for x in leaves]
+    cond_j, cond_consts, body_j, body_consts, body_tree = create(avals)
+    body_out = body_j.out_avals
+    if len(body_out) != len(avals):
+        _check_carry_type("while_loop body", body_fun, val_tree, avals, body_tree, body_out)
+    leaves, changed = _promote_weak_typed_inputs(leaves, avals, body_out)
+    if changed:
+        avals = [aval_of(x) for x in leaves]
+        cond_j, cond_consts, body_j, body_consts, body_tree = create(avals)
+        body_out = body_j.out_avals
+    _check_carry_type("while_loop body", body_fun, val_tree, avals, body_tree, body_out)
 
-def _repr_aval(a):
-    return repr(a)
+    # A carry the body forwards unchanged and cond_fun does not read becomes a body const.
+    nb, nc = len(body_consts), len(cond_consts)
+    body_fwd = _forwarding(body_j.jaxpr)
+    carry_nofwd = [nb + i != f for i, f in enumerate(body_fwd)]
+    cond_dced, keep_cond = _dce(cond_j, [True] * nc + carry_nofwd)
+    move_to_const = [not k for k in keep_cond[nc:]]
+    init_vals, new_consts = leaves, []
+    if any(move_to_const):
+        cond_j = cond_dced
+        body_j = _prune_outputs(body_j, [not m for m in move_to_const])
+        body_j = _move_binders_to_front(body_j, [False] * nb + move_to_const)
+        new_consts = [x for x, m in zip(leaves, move_to_const) if m]
+        init_vals = [x for x, m in zip(leaves, move_to_const) if not m]
+        body_consts = new_consts + body_consts
+    outs = while_p.bind(*cond_consts, *body_consts, *init_vals, cond_jaxpr=cond_j,
+                        body_jaxpr=body_j, cond_nconsts=nc, body_nconsts=len(body_consts))
+    if any(move_to_const):
+        outs_it, consts_it = iter(outs), iter(new_consts)
+        outs = [next(consts_it) if m else next(outs_it) for m in move_to_const]
+    return tree_util.tree_unflatten(body_tree, outs)
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``: a ``scan`` when the trip
     count is static, a ``while`` otherwise."""
-    static = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
-    if static:
-        lower_i, upper_i = int(np.asarray(lower)), int(np.asarray(upper))
-        dtype = _index_dtype(lower, upper)
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    lower_aval, upper_aval = aval_of(lower), aval_of(upper)
+    lower_dtype = dtypes.canonicalize(lower_aval.dtype)
+    upper_dtype = dtypes.canonicalize(upper_aval.dtype)
+    if lower_dtype == upper_dtype:
+        dtype = lower_dtype
+    else:
+        dtype = None
+        if dtypes.is_signed_int(lower_dtype) and dtypes.is_signed_int(upper_dtype):
+            if lower_aval.weak_type and not upper_aval.weak_type:
+                dtype = upper_dtype
+            elif not lower_aval.weak_type and upper_aval.weak_type:
+                dtype = lower_dtype
+        if dtype is None:
+            raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                            f"{lower_dtype.name} and {upper_dtype.name}")
+    body_names = _arg_names(body_fun, (0, init_val))
 
-        def scan_body(carry, _):
-            i, x = carry
+    if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        lower_, upper_ = int(np.asarray(lower)), int(np.asarray(upper))
+
+        def scanned_fun(loop_carry, _):
+            i, x = loop_carry
             return (i + 1, body_fun(i, x)), None
 
-        start = _bound(lower, dtype, lower_upper_differ(lower, upper))
-        (_, result), _ = scan(scan_body, (start, init_val), None,
-                              length=max(upper_i - lower_i, 0), unroll=1 if unroll is None else unroll)
+        (_, result), _ = _scan(scanned_fun, (lower_, init_val), None,
+                               length=max(upper_ - lower_, 0),
+                               unroll=False if unroll is None else unroll,
+                               traced_for="fori_loop", debug_fun=body_fun, arg_names=body_names)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
-        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
-    dtype = _index_dtype(lower, upper)
-    differ = lower_upper_differ(lower, upper)
-    lower, upper = _bound(lower, dtype, differ), _bound(upper, dtype, differ)
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically "
+                         "known.")
+    if lower_dtype != dtype:
+        lower = _convert_element_type(lower, dtype, False)
+    if upper_dtype != dtype:
+        upper = _convert_element_type(upper, dtype, False)
 
-    def cond_fun(carry):
-        i, hi, _ = carry
-        return i < hi
+    def cond_fun(loop_carry):
+        i, hi, _ = loop_carry
+        return lt(i, hi)
 
-    def body(carry):
-        i, hi, x = carry
-        return i + 1, hi, body_fun(i, x)
+    def while_body_fun(loop_carry):
+        i, hi, x = loop_carry
+        one = _convert_element_type(1, aval_of(i).dtype, False)
+        return add(i, one), hi, body_fun(i, x)
 
-    _, _, result = while_loop(cond_fun, body, (lower, upper, init_val))
+    names = (body_names[:1] + ("",) + body_names[1:]) if body_names else ()
+    _, _, result = _while_loop(cond_fun, while_body_fun, (lower, upper, init_val),
+                               body_debug=("fori_loop", body_fun, names))
     return result
 
 
-def lower_upper_differ(lower, upper) -> bool:
-    return dtypes.canonicalize(aval_of(lower).dtype) != dtypes.canonicalize(aval_of(upper).dtype)
+def _concretization_error(tracer, msg):
+    from ..errors import ConcretizationTypeError
+    tracer._check_alive()
+    return ConcretizationTypeError(
+        "Abstract tracer value encountered where concrete value is expected: "
+        f"{tracer._error_repr()}\n{msg}{tracer._origin_msg()}\n")
 
 
-def _bound(value, dtype, convert: bool):
-    """Loop bounds keep their (possibly weak) type unless lower and upper disagree, as in JAX."""
-    if convert:
-        return _convert_element_type(value, dtype, False)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return _convert_element_type(value, dtype, aval_of(value).weak_type)
-    return value
-
-
-def _index_dtype(lower, upper):
-    avals = [aval_of(v) for v in (lower, upper)]
-    for a in avals:
-        if not dtypes.is_int(a.dtype):
-            raise TypeError(f"fori_loop bounds must be integers, got {a.str_short(False)}.")
-    return dtypes.result_type_of(*[(a.dtype, a.weak_type) for a in avals])[0]
-
-
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """``carry, ys = scan(f, init, xs)``: ``f(carry, x) -> (carry, y)`` over the leading axis,
-    traced exactly once (twice only when a weakly typed ``init`` must adopt the body's type)."""
-    x_leaves, x_tree = tree_util.tree_flatten(xs)
-    sizes = [aval_of(x).shape[0] if aval_of(x).shape else None for x in x_leaves]
-    if any(s is None for s in sizes):
-        raise ValueError("scan got value with no leading axis to scan over: "
-                         + ", ".join(aval_of(x).str_short(False) for x in x_leaves))
+def _infer_scan_length(x_leaves, length):
+    sizes = []
+    for x in x_leaves:
+        shape = aval_of(x).shape
+        if not shape:
+            raise ValueError("scan got value with no leading axis to scan over: "
+                             f"{_str_short(aval_of(x))}.")
+        sizes.append(shape[0])
     if length is not None:
+        if isinstance(length, Tracer):
+            raise _concretization_error(
+                length, "The `length` argument to `scan` expects a concrete `int` value. For "
+                "scan-like iteration with a dynamic length, use `while_loop` or `fori_loop`.")
         length = int(length)
-        if any(s != length for s in sizes):
+        if not all(length == s for s in sizes):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {sizes}.")
-    elif not sizes:
-        raise ValueError("scan got no values to scan over and `length` not provided.")
-    elif len(set(sizes)) > 1:
-        raise ValueError(f"scan got values with different leading axis sizes: "
+        return length
+    if len(set(sizes)) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
                          f"{', '.join(map(str, sizes))}.")
-    else:
-        length = sizes[0]
+    if not sizes:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    return sizes[0]
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """``carry, ys = scan(f, init, xs)``: ``f(carry, x) -> (carry, y)`` over the leading axis,
+    traced exactly once (twice only when a weakly typed ``init`` must adopt the body's type)."""
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
+    return _scan(f, init, xs, length, reverse, unroll)
+
+
+def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan",
+          debug_fun=None, arg_names=None):
+    x_leaves, _ = tree_util.tree_flatten(xs)
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    length = _infer_scan_length(x_leaves, length)
     x_avals = [_strip_leading(aval_of(x)) for x in x_leaves]
     in_tree = tree_util.tree_structure((init, xs))
-    for attempt in range(2):
+    if arg_names is None:
+        arg_names = _arg_names(f, (init, xs))
+
+    def create(carry_avals):
+        jaxpr, consts, out_tree = _trace(f, in_tree, carry_avals + x_avals, traced_for,
+                                         arg_names, debug_fun=debug_fun or f)
+        children = (tree_util.treedef_children(out_tree)
+                    if not tree_util.treedef_is_leaf(out_tree) else [])
+        if len(children) != 2:
+            out = tree_util.tree_unflatten(out_tree, jaxpr.out_avals)
+            raise TypeError(f"scan body output must be a pair, got {_pair_repr(out)}.")
+        return jaxpr, consts, children
+
+    carry_avals = [aval_of(c) for c in carry_leaves]
+    jaxpr, consts, (carry_out_tree, ys_tree) = create(carry_avals)
+    n_carry = len(carry_avals)
+    carry_out = jaxpr.out_avals[:carry_out_tree.num_leaves]
+    if carry_out_tree.num_leaves != n_carry:
+        _check_carry_type("scan body", f, carry_tree, carry_avals, carry_out_tree, carry_out)
+    carry_leaves, changed = _promote_weak_typed_inputs(carry_leaves, carry_avals, carry_out)
+    if changed:
         carry_avals = [aval_of(c) for c in carry_leaves]
-        jaxpr, consts, out_tree = _trace(
-            lambda c, x: _pair(f(c, x)), in_tree, carry_avals + x_avals, "scan")
-        out_children = tree_util.treedef_children(out_tree)
-        n_carry = len(carry_avals)
-        if out_children[0] != carry_tree:
-            raise TypeError("scan body function carry input and carry output must have the same "
-                            f"pytree structure, but they differ:\n\nThe input carry is {carry_tree} "
-                            f"but the output carry is {out_children[0]}.")
-        if attempt == 0:
-            carry_leaves, changed = _promote_weak_carry(carry_leaves, carry_avals,
-                                                        jaxpr.out_avals[:n_carry])
-            if changed:
-                continue
-        break
-    err = _carry_mismatch("scan body", carry_tree, carry_avals, jaxpr.out_avals[:n_carry])
-    if err is not None:
-        raise err
-    outs = scan_p.bind(*consts, *carry_leaves, *x_leaves, jaxpr=jaxpr, length=length,
-                       reverse=bool(reverse), unroll=unroll, num_consts=len(consts),
-                       num_carry=n_carry, linear=(False,) * (len(consts) + n_carry + len(x_leaves)),
-                       _split_transpose=False)
-    carry_out = tree_util.tree_unflatten(carry_tree, outs[:n_carry])
-    ys = tree_util.tree_unflatten(out_children[1], outs[n_carry:])
-    return carry_out, ys
+        jaxpr, consts, (carry_out_tree, ys_tree) = create(carry_avals)
+        carry_out = jaxpr.out_avals[:n_carry]
+    _check_carry_type("scan body", f, carry_tree, carry_avals, carry_out_tree, carry_out)
+
+    if isinstance(unroll, Tracer):
+        raise _concretization_error(
+            unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
+    if isinstance(unroll, (bool, np.bool_)):
+        unroll = max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+
+    # A carry the body forwards unchanged is read-only: it becomes a const.
+    nc, nx = len(consts), len(x_leaves)
+    n_ys = len(jaxpr.out_avals) - n_carry
+    fwd = _forwarding(jaxpr.jaxpr)
+    carry_fwd, ext_fwd = fwd[:n_carry], fwd[n_carry:]
+    move_to_const = [nc + i == f for i, f in enumerate(carry_fwd)]
+    args_flat = list(carry_leaves) + list(x_leaves)
+    num_carry, new_consts = n_carry, []
+    if any(move_to_const):
+        jaxpr = _prune_outputs(jaxpr, [not m for m in move_to_const] + [True] * n_ys)
+        jaxpr = _move_binders_to_front(jaxpr, [False] * nc + move_to_const + [False] * nx)
+        mask = move_to_const + [False] * nx
+        new_consts = [a for a, m in zip(args_flat, mask) if m]
+        args_flat = [a for a, m in zip(args_flat, mask) if not m]
+        consts = new_consts + consts
+        num_carry -= len(new_consts)
+    # A y that is just the x slice is the stacked xs: forward it instead of copying.
+    ext_to_ext = [i - len(consts) if i is not None and i >= num_carry + len(consts) else None
+                  for i in ext_fwd]
+    jaxpr = _prune_outputs(jaxpr, [True] * num_carry + [i is None for i in ext_to_ext])
+
+    outs = scan_p.bind(*consts, *args_flat, jaxpr=jaxpr, length=length, reverse=bool(reverse),
+                       unroll=unroll, num_consts=len(consts), num_carry=num_carry,
+                       linear=(False,) * (len(consts) + len(args_flat)), _split_transpose=False)
+    carry_part, ys_part = outs[:num_carry], iter(outs[num_carry:])
+    ys = [next(ys_part) if i is None else _as_output(args_flat[i]) for i in ext_to_ext]
+    if any(move_to_const):
+        carry_it, consts_it = iter(carry_part), iter(new_consts)
+        carry_part = [next(consts_it) if m else next(carry_it) for m in move_to_const]
+    return (tree_util.tree_unflatten(carry_tree, carry_part),
+            tree_util.tree_unflatten(ys_tree, ys))
 
 
-def _pair(out):
-    if not isinstance(out, tuple) or len(out) != 2:
-        raise TypeError("scan body output must be a pair (carry, y), got "
-                        f"{type(out).__name__} of length {len(out) if hasattr(out, '__len__') else '?'}.")
-    return out
+def _pair_repr(out):
+    if isinstance(out, ShapedArray):
+        return str(out)
+    return repr(out)
 
 
 def _strip_leading(aval):

@@ -98,3 +98,15 @@ def_typing(all_gather_p, _all_gather_rule)
 def_typing(psum_scatter_p, _psum_scatter_rule)
 def_typing(ppermute_p, _ppermute_rule)
 def_typing(axis_index_p, _axis_index_rule)
+
+
+# -- reshard: change an array's sharding (its type, under Explicit axes) ------------------------
+reshard_p = Primitive("reshard")
+
+
+def _reshard_rule(x, *, dst_sharding, dst_spec):
+    return ShapedArray(x.shape, x.dtype, x.weak_type, dst_sharding, x.memory_space)
+
+
+def_typing(reshard_p, _reshard_rule)
+def_printing(reshard_p, hide=("dst_spec", "dst_sharding"))  # implied by the binder's type

@@ -36,8 +36,7 @@ def _cond_rule(index, *ops, branches):
         if len(branch.out_avals) != len(outs) or not all(map(same_type, branch.out_avals, outs)):
             raise TypeError(f"cond branches must have equal output types, got {_types(outs)} for "
                             f"branch 0 and {_types(branch.out_avals)} for branch {i}.")
-    return [ShapedArray(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches))
-            for k, a in enumerate(outs)]
+    return list(outs)  # as JAX: branch 0's types, weak types included
 
 
 def _while_rule(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -51,7 +50,7 @@ def _while_rule(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     if not all(map(same_type, body_jaxpr.out_avals, carry)) or len(body_jaxpr.out_avals) != len(carry):
         raise TypeError(f"while body_jaxpr must return the carry types {_types(carry)}, got "
                         f"{_types(body_jaxpr.out_avals)}.")
-    return list(carry)
+    return list(body_jaxpr.out_avals)  # as JAX: the body's output types
 
 
 def _scan_rule(*args, jaxpr, length, reverse, unroll, num_consts, num_carry, linear=None,
@@ -63,11 +62,11 @@ def _scan_rule(*args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     x_avals = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
     _check_call("scan", "jaxpr", jaxpr, list(consts) + list(carry) + x_avals)
     outs = jaxpr.out_avals
-    if not all(map(same_type, outs[:num_carry], carry)):
+    if len(outs) < num_carry or not all(map(same_type, outs[:num_carry], carry)):
         raise TypeError(f"scan carry output types {_types(outs[:num_carry])} differ from carry "
                         f"input types {_types(carry)}.")
     ys = [ShapedArray((length,) + y.shape, y.dtype, y.weak_type) for y in outs[num_carry:]]
-    return list(carry) + ys
+    return list(outs[:num_carry]) + ys  # as JAX: the body's carry output types
 
 
 def_typing(cond_p, _cond_rule)

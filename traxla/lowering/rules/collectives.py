@@ -165,3 +165,13 @@ register_lowering(all_gather_p, _all_gather)
 register_lowering(psum_scatter_p, _psum_scatter)
 register_lowering(ppermute_p, _ppermute)
 register_lowering(axis_index_p, _axis_index)
+
+
+def _reshard(ctx, x, *, dst_sharding, dst_spec):
+    ctx.module.ensure_mesh(dst_spec[0])
+    return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim)).result
+
+
+from ...ir.rules.collectives import reshard_p  # noqa: E402
+
+register_lowering(reshard_p, _reshard)
