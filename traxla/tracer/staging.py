@@ -27,6 +27,10 @@ class DynamicJaxprTracer(Tracer):
     def _origin_msg(self) -> str:
         return self._trace.origin_message(self.var)
 
+    def __repr__(self):
+        aval = self.var.aval
+        return f"JitTracer({'~' if aval.weak_type else ''}{aval.str_short(short_dtypes=False)})"
+
 
 class DynamicJaxprTrace(Trace):
     """Records every primitive applied to its tracers as a jaxpr equation."""
