@@ -187,3 +187,17 @@ def test_error_classes_subclass_builtins():
 def test_bad_argument_type_is_a_clear_error():
     with pytest.raises(TypeError, match="is not a valid JAX type"):
         jit(lambda x: x)("a string")
+
+
+def f_shape(x, n):
+    return jnp.zeros(n) + x
+
+
+def test_traced_shape_names_the_argument_and_static_argnums():
+    with pytest.raises(TypeError) as info:
+        jit(f_shape)(1.0, 3)
+    assert str(info.value) == (
+        "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer(~int32[]),).\n"
+        "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
+        + _origin(f_shape, "the value of the argument n"))
+    np.testing.assert_array_equal(np.asarray(jit(f_shape, static_argnums=1)(1.0, 3)), np.ones(3))

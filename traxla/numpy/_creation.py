@@ -19,7 +19,9 @@ def _dtype(dtype):
 
 
 def _shape(shape):
-    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "aval") and not shape.aval.shape):
+        shape = (shape,)
+    return tuple(lax._concrete_shape(shape))
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
