@@ -207,3 +207,14 @@ def test_reshard_changes_the_type_and_the_layout():
     assert out["jit"] == ["float32[8,16@x]", "P(None, 'x')", True]
     assert out["jaxpr"] == ("{ lambda ; a:f32[8@x,16@y]. let b:f32[8,16@x] = reshard a in (b,) }")
     assert out["fixed"] == ["float32[8@x,4]", float(np.arange(128.).sum() * 4)]
+
+
+def test_shard_map_on_a_one_device_mesh_runs_in_process():
+    import traxla
+    from traxla import lax
+    from traxla.sharding import P as P_
+    m = traxla.make_mesh((1,), ("i",))
+    f = traxla.shard_map(lambda x: lax.psum(x, "i") + lax.axis_index("i"), mesh=m,
+                         in_specs=P_("i"), out_specs=P_())
+    np.testing.assert_array_equal(np.asarray(f(np.ones(4, np.float32))), np.ones(4))
+    np.testing.assert_array_equal(np.asarray(traxla.jit(f)(np.ones(4, np.float32))), np.ones(4))

@@ -64,6 +64,8 @@ class ShardedExecutable:
         self.in_arity = len(self.in_avals)
         self.out_avals = tuple(out_avals)
         hlos = xla.output_hlo_shardings(self.loaded)
+        if hlos is None:  # one partition: every output is whole on the mesh's one device
+            hlos = [xla.replicated_sharding()] * len(out_avals)
         if out_placements is None:
             out_placements = [placement_from_hlo(h, mesh, a, _memory_kind(a))
                               for h, a in zip(hlos, out_avals)]

@@ -211,6 +211,10 @@ def hlo_sharding(mesh_sizes, mesh_axis_names, spec, ndim):
     return _xc.HloSharding.iota_tile(tile, list(mesh_sizes), perm)
 
 
+def replicated_sharding():
+    return _xc.HloSharding.replicate()
+
+
 def gspmd_sharding(devices_, hlo, memory_kind=None):
     return _xc.GSPMDSharding(_xc.DeviceList(tuple(devices_)), hlo, memory_kind=memory_kind)
 
@@ -238,7 +242,13 @@ def per_device_buffers(buffer):
     finally:
         for name in blocked:
             sys.modules.pop(name, None)
-    return [(a._sharding._device.id, a) for a in arrays]
+    return [(_device_of(a).id, a) for a in arrays]
+
+
+def _device_of(single_device_array):
+    sharding = single_device_array._sharding
+    device = getattr(sharding, "_device", None)
+    return device if device is not None else sharding._internal_device_list[0]
 
 
 def compile_spmd(client, module, devices_, num_partitions):

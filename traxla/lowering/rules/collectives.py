@@ -30,6 +30,13 @@ def _sharding_attr(spec, ndim):
 
 def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     builder = ctx.module
+    if mesh.size == 1:  # one device: the block is the array, and XLA runs no partitioner
+        builder.mesh_stack.append(mesh)
+        try:
+            return emit_jaxpr(builder, jaxpr.jaxpr, [constant(np.asarray(c)) for c in jaxpr.consts],
+                              list(args))
+        finally:
+            builder.mesh_stack.pop()
     builder.ensure_mesh(mesh)
     in_sh = sdy.TensorShardingPerValueAttr.get(
         [_sharding_attr(s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)])
@@ -85,6 +92,8 @@ def _reducer(name):
 
     def rule(ctx, x, *, axes, axis_index_groups=None):
         mesh = ctx.module.mesh_stack[-1]
+        if mesh.size == 1:
+            return x
         aval = ctx.aval_out
         op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(replica_groups(mesh, axes)),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
@@ -104,6 +113,8 @@ def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
     mesh = ctx.module.mesh_stack[-1]
     x_aval = ctx.avals_in[0]
     dim = all_gather_dimension
+    if mesh.size == 1:
+        return x if tiled else hlo.reshape(aval_type(ctx.aval_out), x)
     if not tiled:
         shape = list(x_aval.shape)
         shape.insert(dim, 1)
@@ -118,6 +129,8 @@ def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
     mesh = ctx.module.mesh_stack[-1]
     x_aval, out = ctx.avals_in[0], ctx.aval_out
     dim = scatter_dimension
+    if mesh.size == 1:
+        return x if tiled else hlo.reshape(aval_type(out), x)
     shape = list(x_aval.shape)
     shape[dim] //= axis_size
     op = hlo.ReduceScatterOp(tensor_type(shape, x_aval.dtype), x, dim,
@@ -135,6 +148,8 @@ def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
 
 def _ppermute(ctx, x, *, axis_name, perm):
     mesh = ctx.module.mesh_stack[-1]
+    if mesh.size == 1:
+        return x if perm else hlo.multiply(x, constant(np.zeros((), ctx.aval_out.dtype)))
     pairs = []
     for group in replica_groups(mesh, _names(axis_name)):
         pairs += [[group[s], group[d]] for s, d in perm]
@@ -146,6 +161,8 @@ def _ppermute(ctx, x, *, axis_name, perm):
 
 def _axis_index(ctx, *, axis_name):
     mesh = ctx.module.mesh_stack[-1]
+    if mesh.size == 1:
+        return constant(np.int32(0))
     names = _names(axis_name)
     u32 = dtypes.uint32
     pid = hlo.PartitionIdOp().result
