@@ -26,14 +26,16 @@ def _batched_branches(branches, size, in_dims):
 
 
 def _bcast_select(pred, on_true, on_false):
-    if lax.shape_of(pred) != lax.shape_of(on_true):
-        pred = lax.broadcast_in_dim(pred, lax.shape_of(on_true), (0,))
+    nd = len(lax.shape_of(pred))
+    if nd != len(lax.shape_of(on_true)):
+        pred = lax.broadcast_in_dim(pred, lax.shape_of(on_true), tuple(range(nd)))
     return lax.select_n(pred, on_false, on_true)
 
 
 def _bcast_select_n(which, *cases):
-    if lax.shape_of(which) != lax.shape_of(cases[0]):
-        which = lax.broadcast_in_dim(which, lax.shape_of(cases[0]), (0,))
+    nd = len(lax.shape_of(which))
+    if nd != len(lax.shape_of(cases[0])):
+        which = lax.broadcast_in_dim(which, lax.shape_of(cases[0]), tuple(range(nd)))
     return lax.select_n(which, *cases)
 
 
@@ -41,6 +43,8 @@ def _cond(size, vals, dims, *, branches):
     index, *ops = vals
     index_dim, *op_dims = dims
     if index_dim is None:
+        ops = [x if d is None else moveaxis(x, d, 0) for x, d in zip(ops, op_dims)]
+        op_dims = [None if d is None else 0 for d in op_dims]
         new_branches, out_dims = _batched_branches(branches, size, op_dims)
         return cond_p.bind(index, *ops, branches=tuple(new_branches)), out_dims
     index = bdim_at_front(index, index_dim, size)
@@ -125,9 +129,8 @@ def _scan(size, vals, dims, *, jaxpr, length, reverse, unroll, num_consts, num_c
           _split_transpose=False):
     consts, init, xs = vals[:num_consts], vals[num_consts:num_consts + num_carry], vals[num_consts + num_carry:]
     cdims, idims, xdims = dims[:num_consts], dims[num_consts:num_consts + num_carry], dims[num_consts + num_carry:]
-    consts = [x if d is None else moveaxis(x, d, 0) for x, d in zip(consts, cdims)]
+    cdims_in, xdims_in = cdims, xdims
     cdims = [None if d is None else 0 for d in cdims]
-    xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(xs, xdims)]
     x_slice_dims = [None if d is None else 0 for d in xdims]
     carry_dims = [None if d is None else 0 for d in idims]
     n_ys = len(jaxpr.out_avals) - num_carry
@@ -139,7 +142,10 @@ def _scan(size, vals, dims, *, jaxpr, length, reverse, unroll, num_consts, num_c
 
     (body, _), carry_dims = _fixpoint(batch, carry_dims)
     body, out_dims = batch_jaxpr(jaxpr, size, cdims + carry_dims + x_slice_dims, carry_dims + [None] * n_ys)
+    # operands rearranged in JAX's order: consts, then the initial carry, then xs
+    consts = [x if d is None else moveaxis(x, d, 0) for x, d in zip(consts, cdims_in)]
     init = [matchaxis(x, d, t, size) for x, d, t in zip(init, idims, carry_dims)]
+    xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(xs, xdims_in)]
     outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, length=length, reverse=reverse, unroll=unroll,
                        num_consts=num_consts, num_carry=num_carry, linear=linear,
                        _split_transpose=_split_transpose)

@@ -14,6 +14,17 @@ from ..tracer.interpret import eval_jaxpr
 
 not_mapped = None
 
+
+class _Natural:
+    """``batch_jaxpr`` out-dim request: keep the batch dim the rules chose (JAX's
+    ``batch_jaxpr2``, used for ``jit``)."""
+
+    def __repr__(self):
+        return "natural"
+
+
+natural = _Natural()
+
 # primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims)
 batching_rules: dict = {}
 
@@ -122,66 +133,96 @@ def matchaxis(x, src, dst, size: int):
 
 # -- vmap -----------------------------------------------------------------------------
 
+def _is_axis_leaf(x) -> bool:
+    return x is None or type(x) is int
+
+
+def _check_axes_types(in_axes, out_axes):
+    """JAX's checks when ``vmap`` is applied (before any call)."""
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                        f"to the positional arguments passed to the function, but got {in_axes}.")
+    for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
+        if not all(_is_axis_leaf(leaf) for leaf in leaves):
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with those "
+                            f"types as leaves, but got {axes}.")
+
+
+class _Leaf:
+    def __repr__(self):
+        return "*"
+
+
 def _flatten_axes(what, tree, axes):
-    """Broadcasts ``axes`` (an int, None, or a pytree prefix of the arguments) to one
-    entry per leaf."""
-    if axes is None or isinstance(axes, int):
+    """Broadcasts ``axes`` (an int, None, or a pytree prefix of the value whose
+    structure is ``tree``) to one entry per leaf."""
+    if _is_axis_leaf(axes):
         return [axes] * tree.num_leaves
-    proxy = tree_util.tree_unflatten(tree, [object()] * tree.num_leaves)
-    try:
-        return _broadcast_prefix(axes, proxy)
-    except ValueError as e:
-        raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding "
-                         f"value, got specification {axes} for value tree {tree}. ({e})") from None
-
-
-def _broadcast_prefix(prefix, full):
+    full = tree_util.tree_unflatten(tree, [_Leaf() for _ in range(tree.num_leaves)])
     out = []
-
-    def add(p, subtree):
-        n = len(tree_util.tree_leaves(subtree))
-        out.extend([p] * n)
-
-    def walk(p, subtree):
-        if p is None or isinstance(p, int):
-            add(p, subtree)
-            return
-        p_children, p_tree = tree_util.flatten_one_level(p)
-        s_children, s_tree = tree_util.flatten_one_level(subtree)
-        if type(p) is not type(subtree) or len(list(p_children)) != len(list(s_children)):
-            raise ValueError(f"{type(p).__name__} prefix does not match {type(subtree).__name__}")
-        for pc, sc in zip(tree_util.flatten_one_level(p)[0], tree_util.flatten_one_level(subtree)[0]):
-            walk(pc, sc)
-
-    walk(prefix, full)
+    _broadcast_prefix(what, axes, full, (), out)
     return out
 
 
+def _broadcast_prefix(what, prefix, full, path, out):
+    if _is_axis_leaf(prefix):
+        out.extend([prefix] * len(tree_util.tree_leaves(full)))
+        return
+
+    def mismatch(detail):
+        return ValueError(
+            f"{what} specification must be a tree prefix of the corresponding value; at key path "
+            f"{what}{tree_util.keystr(path)} {detail}.")
+
+    if isinstance(full, _Leaf):
+        raise mismatch(f"the prefix has a subtree of type {type(prefix)} but the value is a leaf "
+                       "(an array)")
+    if type(prefix) is not type(full):
+        raise mismatch(f"the prefix has a subtree of type {type(prefix)} but the value has a "
+                       f"subtree of type {type(full)}")
+    p_children, p_keys = tree_util.flatten_one_level_with_keys(prefix)
+    f_children, f_keys = tree_util.flatten_one_level_with_keys(full)
+    if isinstance(prefix, dict) and set(prefix) != set(full):
+        raise mismatch(f"the prefix has a dict with keys {sorted(map(str, prefix))} but the value "
+                       f"has a dict with keys {sorted(map(str, full))}")
+    if len(p_children) != len(f_children) or p_keys != f_keys:
+        raise mismatch(f"the prefix has a {type(prefix).__name__} of length {len(p_children)} but "
+                       f"the value has a {type(full).__name__} of length {len(f_children)}")
+    for (key, pc), (_, fc) in zip(p_children, f_children):
+        _broadcast_prefix(what, pc, fc, path + (key,), out)
+
+
+def _canonical_axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
-    """Vectorizes ``fun`` over ``in_axes`` of its arguments; outputs stacked at ``out_axes``."""
+    """Vectorizes ``fun`` over ``in_axes`` of its positional arguments (keyword arguments
+    are mapped over axis 0); outputs are stacked at ``out_axes``."""
     import functools
 
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axes_types(in_axes, out_axes)
+
     @functools.wraps(fun)
-    def vmapped(*args):
-        if isinstance(in_axes, list):
-            axes_spec = tuple(in_axes)
-        else:
-            axes_spec = in_axes
-        if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
+    def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
                 "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                f"positional arguments passed to the function, but got len(in_axes)={len(axes_spec)}, "
-                f"len(args)={len(args)}")
-        leaves, tree = tree_util.tree_flatten(args)
-        if isinstance(axes_spec, tuple):
-            flat_axes = []
-            for spec, arg in zip(axes_spec, args):
-                _, sub = tree_util.tree_flatten(arg)
-                flat_axes += _flatten_axes("in_axes", sub, spec)
-        else:
-            flat_axes = _flatten_axes("in_axes", tree, axes_spec)
-        names = _arg_names(fun, args)
-        size = _axis_size(leaves, flat_axes, axis_size, names)
+                "positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        args_tree = tree_util.tree_structure(args)
+        kwargs_tree = tree_util.tree_structure(kwargs)
+        flat_axes = (_flatten_axes("vmap in_axes", args_tree, in_axes)
+                     + [0] * kwargs_tree.num_leaves)
+        size = _axis_size(fun, args, kwargs, leaves, flat_axes, axis_size)
         parent = current_trace()
         trace = BatchTrace(parent, size)
         tracers = []
@@ -189,78 +230,115 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             if ax is None:
                 tracers.append(x)
             else:
-                nd = len(lax.shape_of(x))
-                tracers.append(BatchTracer(trace, x, ax % nd))
+                tracers.append(BatchTracer(trace, x, ax % len(lax.shape_of(x))))
         try:
             with set_current_trace(trace):
-                out = fun(*tree_util.tree_unflatten(tree, tracers))
+                f_args, f_kwargs = tree_util.tree_unflatten(tree, tracers)
+                out = fun(*f_args, **f_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            flat_out_axes = _flatten_axes("vmap out_axes", out_tree, out_axes)
+            paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
+            results = []
+            for o, ax, path in zip(out_leaves, flat_out_axes, paths):
+                val, dim = trace.to_val_dim(o)
+                if ax is None and dim is not None:
+                    raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec "
+                                     f"None but output was batched on axis {dim}")
+                if ax is not None:
+                    ax = _canonical_axis(ax, len(lax.shape_of(val)) + (1 if dim is None else 0))
+                with set_current_trace(parent):
+                    results.append(matchaxis(val, dim, ax, size))
         finally:
             trace.invalidate()
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        flat_out_axes = _flatten_axes("out_axes", out_tree, out_axes)
-        results = []
-        for o, ax in zip(out_leaves, flat_out_axes):
-            val, dim = trace.to_val_dim(o) if isinstance(o, BatchTracer) else (o, None)
-            if ax is not None:
-                nd = len(lax.shape_of(val)) + (1 if dim is None else 0)
-                ax = ax % nd
-            results.append(matchaxis(val, dim, ax, size))
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmapped
 
 
-def _arg_names(fun, args):
+def _argument_paths(fun, args, kwargs):
+    """JAX's names for the leaves of ``(args, kwargs)``: ``argument x['k']``, ``args[2]``,
+    ``kwargs['y']``, each with its type."""
     import inspect
     try:
-        params = list(inspect.signature(fun).parameters)
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
     except (TypeError, ValueError):
-        params = []
-    names = []
-    for i, a in enumerate(args):
-        base = params[i] if i < len(params) else f"args[{i}]"
-        paths, _ = tree_util.tree_flatten_with_path(a)
-        names += [base + tree_util.keystr(p) for p, _ in paths]
+        params = None
+
+    def arg_name(path):
+        if params is None or path[0].idx >= len(params):
+            return f"args{tree_util.keystr(path)}"
+        return f"argument {params[path[0].idx]}{tree_util.keystr(path[1:])}"
+
+    def typ(x):
+        try:
+            return lax.aval_of(x).str_short(short_dtypes=False)
+        except Exception:  # noqa: BLE001 - not an array
+            return "unknown"
+
+    names = [f"{arg_name(p)} of type {typ(x)}"
+             for p, x in tree_util.tree_flatten_with_path(tuple(args))[0]]
+    names += [f"kwargs{tree_util.keystr(p)} of type {typ(x)}"
+              for p, x in tree_util.tree_flatten_with_path(dict(kwargs))[0]]
     return names
 
 
-def _axis_size(leaves, axes, axis_size, names):
-    sizes = []
-    for i, (x, ax) in enumerate(zip(leaves, axes)):
+def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
+    """The mapped size, with JAX's error messages."""
+    if not leaves:
+        if axis_size is not None:
+            return int(axis_size)
+        raise ValueError("vmap wrapped function must be passed at least one argument containing "
+                         "an array or axis_size must be specified, got empty "
+                         f"*args={tuple(args)} and **kwargs={dict(kwargs)}")
+    mapped = []
+    for x, ax in zip(leaves, axes):
         if ax is None:
+            mapped.append(None)
             continue
         shape = lax.shape_of(x)
-        if not -len(shape) <= ax < max(len(shape), 1) or not shape:
+        if not -len(shape) <= ax < len(shape):
             raise ValueError(
                 f"vmap was requested to map its argument along axis {ax}, which implies that its "
                 f"rank should be at least {(ax + 1) if ax >= 0 else -ax}, but is only {len(shape)} "
                 f"(its shape is {shape})")
-        sizes.append((shape[ax % len(shape)], i, ax))
-    if not sizes:
-        if axis_size is None:
-            raise ValueError("vmap must have at least one non-None value in in_axes or axis_size "
-                             "must be specified")
-        return int(axis_size)
-    distinct = {s for s, _, _ in sizes}
+        mapped.append(int(shape[ax]))
+    sizes = [s for s in mapped if s is not None]
     if axis_size is not None:
-        distinct.add(int(axis_size))
-    if len(distinct) > 1:
-        lines = []
-        for s, i, ax in sizes:
-            name = names[i] if i < len(names) else f"args[{i}]"
-            lines.append(f"  * one axis had size {s}: axis {ax} of argument {name} of type "
-                         f"{lax.aval_of(leaves[i]).str_short(short_dtypes=False)}")
-        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
-                         + ";\n".join(lines))
-    return distinct.pop()
+        sizes.append(int(axis_size))
+    distinct = list(dict.fromkeys(sizes))
+    if len(distinct) == 1:
+        return distinct[0]
+    if not distinct:
+        raise ValueError("vmap must have at least one non-None value in in_axes or axis_size "
+                         "must be specified")
+    # Group the mapped axes by size, most common first (ties: first seen), as JAX does.
+    counts: dict = {}
+    for s in mapped:
+        if s is not None:
+            counts[s] = counts.get(s, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])
+    names = _argument_paths(fun, args, kwargs)
+    lines = []
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size}")
+    for k, (s, n) in enumerate(ordered):
+        i = mapped.index(s)
+        if n == 1:
+            lines.append(f"  * one axis had size {s}: axis {axes[i]} of {names[i]}")
+        elif k == 0:
+            lines.append(f"  * most axes ({n} of them) had size {s}, e.g. axis {axes[i]} of {names[i]}")
+        else:
+            lines.append(f"  * some axes ({n} of them) had size {s}, e.g. axis {axes[i]} of {names[i]}")
+    raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines))
 
 
 # -- batching a jaxpr (for jit and control flow) ------------------------------------------
 
 def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     """A closed jaxpr computing ``closed`` on inputs batched at ``in_dims`` (None:
-    unbatched) with outputs at ``out_dims_wanted`` (None: unbatched when possible;
-    the returned out dims say which outputs are batched)."""
+    unbatched) with outputs at ``out_dims_wanted``: an int (batched there), None
+    (unbatched when possible, else at 0) or ``natural`` (wherever the batching
+    rules left it, unbatched when possible). Returns the jaxpr and its out dims."""
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is None:
@@ -282,9 +360,9 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
         results = []
         for o, want in zip(outs, out_dims_wanted):
             val, dim = trace.to_val_dim(o)
-            if want is None and dim is None:
+            if want is None and dim is None or want is natural:
                 results.append(val)
-                out_dims.append(None)
+                out_dims.append(dim)
             else:
                 target = 0 if want is None else want
                 results.append(matchaxis(val, dim, target, axis_size))

@@ -11,7 +11,9 @@ from ..ir.rules.call import jit_p
 from ..ir.rules.elementwise import BINARY, COMPARE, UNARY, P as E
 from ..ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
 from ..ir.rules import shape as S
-from .core import batch_jaxpr, bdim_at_front, moveaxis, register_batching
+from ..ir.primitive import ALL_PRIMITIVES
+from .core import (batch_jaxpr, bdim_at_front, broadcast_batch, moveaxis, natural,
+                   register_batching)
 
 
 def _ndim(x):
@@ -32,8 +34,26 @@ def _expand_trailing(x, d, ndim):
     return lax.expand_dims(x, tuple(range(_ndim(x), ndim)))
 
 
+def add_any_batched(size, vals, dims):
+    """JAX's ``add_batched`` for ``add_any``, whose operands must have equal shapes
+    (no size-1 broadcasting): an unbatched operand is broadcast to the full size at
+    the other's batch dim, or the batch dims are aligned."""
+    (x, y), (dx, dy) = vals, dims
+    prim = ALL_PRIMITIVES["add_any"]
+    if dx == dy:
+        return prim.bind(x, y), dx
+    if dx is None:
+        return prim.bind(broadcast_batch(x, size, dy), y), dy
+    if dy is None:
+        return prim.bind(x, broadcast_batch(y, size, dx)), dx
+    return prim.bind(moveaxis(x, dx, dy), y), dy
+
+
 def _broadcasting(prim):
     """Operands with built-in (scalar / size-1) broadcasting: align batch dims at the front."""
+    if prim.name == "add_any":  # autodiff registers add_any with this factory; it cannot broadcast
+        return add_any_batched
+
     def rule(size, vals, dims, **params):
         shape, dim = next((lax.shape_of(x), d) for x, d in zip(vals, dims) if d is not None)
         if all(lax.shape_of(x) == shape and d == dim for x, d in zip(vals, dims) if _ndim(x)):
@@ -52,11 +72,6 @@ for _name in list(BINARY) + list(COMPARE):
 register_batching(E["convert_element_type"], _vectorized(E["convert_element_type"]))
 
 
-def _bitcast(size, vals, dims, *, new_dtype):
-    x = moveaxis(vals[0], dims[0], 0)
-    return E["bitcast_convert_type"].bind(x, new_dtype=new_dtype), 0
-
-
 def _select_n(size, vals, dims):
     which, *cases = vals
     wd, *cds = dims
@@ -68,8 +83,9 @@ def _select_n(size, vals, dims):
     if not lax.shape_of(which) and all(d is not None for d in cds):
         if all(cds[0] == d for d in cds[1:]):
             return lax.select_n(which, *cases), cds[0]
-        return lax.select_n(which, cases[0], *[moveaxis(c, d, cds[0]) for c, d in
-                                               zip(cases[1:], cds[1:])]), cds[0]
+        if all(lax.shape_of(cases[0]) == lax.shape_of(c) for c in cases):
+                return lax.select_n(which, cases[0], *[moveaxis(c, d, cds[0]) for c, d in
+                                                   zip(cases[1:], cds[1:])]), cds[0]
     which = bdim_at_front(which, wd, size) if lax.shape_of(which) else which
     if not all(lax.shape_of(c) == () for c in cases):
         cases = [bdim_at_front(c, d, size) for c, d in zip(cases, cds)]
@@ -92,22 +108,31 @@ def _clamp(size, vals, dims):
             return lax.clamp(lo, x, hi), xd
     elif _ndim(lo) == 0 and _ndim(hi) == 0 and xd is not None:
         return lax.clamp(lo, x, hi), xd
+    # JAX's order (lo, hi, x to the front; then scalars, then vectors broadcast)
     lo = bdim_at_front(lo, ld, size) if lax.shape_of(lo) else lo
     hi = bdim_at_front(hi, hd, size) if lax.shape_of(hi) else hi
     x = bdim_at_front(x, xd, size) if lax.shape_of(x) else x
-    for name in ("lo", "hi"):
-        b = lo if name == "lo" else hi
-        if _ndim(b) == 0 and _ndim(x) > 0:
-            b = lax.broadcast(b, lax.shape_of(x))
-        elif 0 < _ndim(b) < _ndim(x):
-            b = lax.broadcast_in_dim(b, lax.shape_of(x), (0,))
-        if name == "lo":
-            lo = b
-        else:
-            hi = b
+    if _ndim(lo) == 0 and _ndim(x) > 0:
+        lo = lax.broadcast(lo, lax.shape_of(x))
+    if _ndim(hi) == 0 and _ndim(x) > 0:
+        hi = lax.broadcast(hi, lax.shape_of(x))
+    if 0 < _ndim(lo) < _ndim(x):
+        lo = lax.broadcast_in_dim(lo, lax.shape_of(x), (0,))
+    if 0 < _ndim(hi) < _ndim(x):
+        hi = lax.broadcast_in_dim(hi, lax.shape_of(x), (0,))
     if _ndim(lo) > _ndim(x):
         x = lax.broadcast(x, lax.shape_of(lo))
     return lax.clamp(lo, x, hi), 0
+
+
+def _bitcast(size, vals, dims, *, new_dtype):
+    """Vectorized as in JAX (the batch dim stays put), except that a batch dim in the
+    last position moves to the front when the width changes (the last dim is the one
+    a width change adds or consumes)."""
+    x, d = vals[0], dims[0]
+    if d == _ndim(x) - 1 and np.dtype(lax.dtype_of(x)).itemsize != np.dtype(new_dtype).itemsize:
+        x, d = moveaxis(x, d, 0), 0
+    return E["bitcast_convert_type"].bind(x, new_dtype=new_dtype), d
 
 
 register_batching(E["bitcast_convert_type"], _bitcast)
@@ -132,7 +157,7 @@ def _reshape(size, vals, dims, *, new_sizes, dimensions, sharding=None):
 
 def _squeeze(size, vals, dims, *, dimensions):
     x = moveaxis(vals[0], dims[0], 0)
-    return S.squeeze_p.bind(x, dimensions=tuple(np.add(1, dimensions))), 0
+    return S.squeeze_p.bind(x, dimensions=tuple(int(d) + 1 for d in dimensions)), 0
 
 
 def _transpose(size, vals, dims, *, permutation):
@@ -155,17 +180,17 @@ def _concatenate(size, vals, dims, *, dimension):
 def _pad(size, vals, dims, *, padding_config):
     x, pv = vals
     xd, pd = dims
+    if xd is None:
+        xd = 0
+        x = lax.broadcast(x, (size,))
+    config = list(padding_config)
+    config.insert(xd, (0, 0, 0))
     if pd is None:
-        config = list(padding_config)
-        config.insert(xd, (0, 0, 0))
         return lax.pad(x, pv, config), xd
-    x = bdim_at_front(x, xd, size)
-    config = [(0, 0, 0)] + list(padding_config)
-    zero = lax._convert_element_type(0, lax.dtype_of(x), False)
-    padded = lax.pad(x, zero, config)
+    padded = lax.pad(x, lax._zero(x), config)
     mask = lax.pad(lax.full_like(x, True, np.bool_), False, config)
-    fill = lax.broadcast_in_dim(pv, lax.shape_of(padded), (0,))
-    return lax.select(mask, padded, fill), 0
+    fill = lax.broadcast_in_dim(pv, lax.shape_of(padded), (xd,))
+    return lax.select(mask, padded, fill), xd
 
 
 def _slice(size, vals, dims, *, start_indices, limit_indices, strides):
@@ -177,38 +202,12 @@ def _slice(size, vals, dims, *, start_indices, limit_indices, strides):
     return lax.slice(vals[0], start, limit, st), d
 
 
-def _dynamic_slice(size, vals, dims, *, slice_sizes):
-    x, *idx = vals
-    xd, *idx_dims = dims
-    if any(d is not None for d in idx_dims):
-        raise NotImplementedError(
-            "Batching rule for 'dynamic_slice' with batched start indices needs the gather "
-            "primitive, which traxla does not implement yet.")
-    sizes = list(slice_sizes)
-    sizes.insert(xd, size)
-    idx = list(idx)
-    idx.insert(xd, lax._convert_element_type(0, lax.dtype_of(idx[0]) if idx else np.dtype("int32"), False))
-    return S.dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(sizes)), xd
-
-
-def _dynamic_update_slice(size, vals, dims):
-    x, upd, *idx = vals
-    xd, ud, *idx_dims = dims
-    if any(d is not None for d in idx_dims):
-        raise NotImplementedError(
-            "Batching rule for 'dynamic_update_slice' with batched start indices needs the "
-            "scatter primitive, which traxla does not implement yet.")
-    x = bdim_at_front(x, xd, size)
-    upd = bdim_at_front(upd, ud, size)
-    zero = lax._convert_element_type(0, lax.dtype_of(idx[0]) if idx else np.dtype("int32"), False)
-    return S.dynamic_update_slice_p.bind(x, upd, zero, *idx), 0
+# dynamic_slice and dynamic_update_slice batch into gather / scatter: see indexing.py
 
 
 for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
                      (S.squeeze_p, _squeeze), (S.transpose_p, _transpose), (S.rev_p, _rev),
-                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice),
-                     (S.dynamic_slice_p, _dynamic_slice),
-                     (S.dynamic_update_slice_p, _dynamic_update_slice)]:
+                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice)]:
     register_batching(_prim, _rule)
 
 
@@ -261,7 +260,9 @@ register_batching(dot_general_p, _dot_general)
 # -- jit: batch the called jaxpr, keep it one equation ---------------------------------------
 
 def _jit(size, vals, dims, *, jaxpr, name):
-    batched, out_dims = batch_jaxpr(jaxpr, size, dims, [None] * len(jaxpr.out_avals))
+    # as JAX's jit batcher (batch_jaxpr2): inputs stay where they are batched and
+    # outputs keep the dims the inner rules chose
+    batched, out_dims = batch_jaxpr(jaxpr, size, dims, [natural] * len(jaxpr.out_avals))
     outs = jit_p.bind(*vals, jaxpr=batched, name=name)
     return outs, out_dims
 
@@ -277,3 +278,4 @@ def _never_batched(prim):
 
 
 register_batching(S.iota_p, _never_batched(S.iota_p))
+

@@ -1,0 +1,23 @@
+"""Batching rules for the special-function, complex-number and ``tile`` primitives."""
+from __future__ import annotations
+
+from ..ir.rules.special import P
+from .core import register_batching
+from .indexing import _scatter
+from .rules import _broadcasting, _vectorized
+
+for _name in ("lgamma", "digamma", "erfc", "square", "real", "imag", "conj"):
+    register_batching(P[_name], _vectorized(P[_name]))
+register_batching(P["complex"], _broadcasting(P["complex"]))
+
+
+def _tile(size, vals, dims, *, reps):
+    x, = vals
+    d, = dims
+    new_reps = list(reps)
+    new_reps.insert(d, 1)
+    return P["tile"].bind(x, reps=tuple(new_reps)), d
+
+
+register_batching(P["tile"], _tile)
+register_batching(P["scatter-sub"], _scatter(P["scatter-sub"]))
