@@ -1,6 +1,7 @@
 """The rule-coverage matrix: which registries know each primitive."""
 from __future__ import annotations
 
+from .autodiff.core import jvp_rules, linearize_rules, transpose_rules
 from .batching.core import batching_rules
 from .ir.primitive import ALL_PRIMITIVES, typing_rules
 from .lowering.registry import lowering_rules
@@ -10,7 +11,15 @@ JAX_REGISTRY_SIZES = {"lowering": 251, "batching": 225, "jvp": 200, "transpose":
 
 
 def registries() -> dict:
-    return {"typing": typing_rules, "lowering": lowering_rules, "batching": batching_rules}
+    jvp = dict(jvp_rules)
+    jvp.update(linearize_rules)  # primitives carrying jaxprs linearize by splitting them
+    return {"typing": typing_rules, "lowering": lowering_rules, "batching": batching_rules,
+            "jvp": jvp, "transpose": transpose_rules}
+
+
+# Every primitive must type, lower and batch; JVP and transpose rules exist where the
+# primitive is differentiable and linear, respectively.
+REQUIRED = ("typing", "lowering", "batching")
 
 
 def coverage() -> dict:
@@ -30,4 +39,6 @@ def coverage_table() -> str:
                      + f"{'yes' if row['lowering'] else '-':>10s}")
     totals = {r: sum(row[r] for row in cov.values()) for r in regs}
     lines.append(f"{len(cov)} primitives; " + ", ".join(f"{r}: {n}" for r, n in totals.items()))
+    lines.append("JAX 0.11 (the article): " + ", ".join(
+        f"{r}: {n}" for r, n in JAX_REGISTRY_SIZES.items()))
     return "\n".join(lines)
