@@ -29,28 +29,30 @@ def short_name(dtype) -> str:
     return _SHORT.get(dtype) or str(dtype)  # extended dtypes print as themselves: key<fry>
 
 
-def is_float(dtype) -> bool:
-    return dtype in (float16, bfloat16, float32, float64)
+# Category tests are set lookups: they run for every traced operation.
+_FLOATS = frozenset((float16, bfloat16, float32, float64))
+_COMPLEX = frozenset((complex64, complex128))
+_INEXACT = _FLOATS | _COMPLEX
+_SIGNED = frozenset((int8, int16, int32, int64))
+_UNSIGNED = frozenset((uint8, uint16, uint32, uint64))
+_INTS = _SIGNED | _UNSIGNED
 
 
-def is_complex(dtype) -> bool:
-    return dtype in (complex64, complex128)
+def _member(category):
+    def test(dtype) -> bool:
+        try:
+            return dtype in category
+        except TypeError:  # an unhashable dtype-like
+            return np.dtype(dtype) in category
+    return test
 
 
-def is_inexact(dtype) -> bool:
-    return is_float(dtype) or is_complex(dtype)
-
-
-def is_signed_int(dtype) -> bool:
-    return dtype in (int8, int16, int32, int64)
-
-
-def is_unsigned_int(dtype) -> bool:
-    return dtype in (uint8, uint16, uint32, uint64)
-
-
-def is_int(dtype) -> bool:
-    return is_signed_int(dtype) or is_unsigned_int(dtype)
+is_float = _member(_FLOATS)
+is_complex = _member(_COMPLEX)
+is_inexact = _member(_INEXACT)
+is_signed_int = _member(_SIGNED)
+is_unsigned_int = _member(_UNSIGNED)
+is_int = _member(_INTS)
 
 
 def is_bool(dtype) -> bool:
@@ -66,34 +68,49 @@ def iinfo(dtype):
 
 
 # --- canonicalization ------------------------------------------------------
+# The x64 flag, mirrored here because every traced operation reads it.
+_x64 = [config.enable_x64]
+config.on_update(lambda name, value: _x64.__setitem__(0, bool(value)) if name == "enable_x64" else None)
 
 _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
+_canonical: dict = {}
+
+
 def canonicalize(dtype) -> np.dtype:
     """The dtype a request for ``dtype`` yields under the current x64 flag."""
+    key = (dtype, _x64[0])
+    try:
+        return _canonical[key]
+    except (KeyError, TypeError):
+        pass
     if isinstance(dtype, ExtendedDType):
         return dtype
-    dtype = np.dtype(dtype)
-    if not config.enable_x64:
-        return _NARROW.get(dtype, dtype)
-    return dtype
+    out = np.dtype(dtype)
+    if not _x64[0]:
+        out = _NARROW.get(out, out)
+    try:
+        _canonical[key] = out
+    except TypeError:
+        pass
+    return out
 
 
 def default_int() -> np.dtype:
-    return int64 if config.enable_x64 else int32
+    return int64 if _x64[0] else int32
 
 
 def default_uint() -> np.dtype:
-    return uint64 if config.enable_x64 else uint32
+    return uint64 if _x64[0] else uint32
 
 
 def default_float() -> np.dtype:
-    return float64 if config.enable_x64 else float32
+    return float64 if _x64[0] else float32
 
 
 def default_complex() -> np.dtype:
-    return complex128 if config.enable_x64 else complex64
+    return complex128 if _x64[0] else complex64
 
 
 def to_dtype(dtype_like) -> np.dtype:
@@ -166,6 +183,23 @@ def _lub(nodes: tuple):
 
 def result_type_of(*typed) -> tuple[np.dtype, bool]:
     """``(dtype, weak_type)`` that JAX's lattice gives for ``(dtype, weak)`` pairs."""
+    key = (typed, _x64[0])
+    try:
+        return _result_cache[key]
+    except (KeyError, TypeError):
+        pass
+    out = _result_type_of(typed)
+    try:
+        _result_cache[key] = out
+    except TypeError:
+        pass
+    return out
+
+
+_result_cache: dict = {}
+
+
+def _result_type_of(typed):
     nodes = tuple(dict.fromkeys(_node(canonicalize(d), w) for d, w in typed))
     node = nodes[0] if len(nodes) == 1 else _lub(nodes)
     if node == _I:
