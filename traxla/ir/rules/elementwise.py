@@ -37,6 +37,9 @@ BINARY = {
     "and": INT_BOOL, "or": INT_BOOL, "xor": INT_BOOL,
     "shift_left": INT, "shift_right_logical": INT, "shift_right_arithmetic": INT,
 }
+# Ops whose second operand accepts other categories than the first: pow's exponent may be an
+# integer (JAX's pow_p takes [float | complex, int | float | complex]).
+SECOND_OPERAND = {"pow": NUM}
 COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED}
 # The jnp function the "same dtypes" message points users to.
 _TIP = {"add": "jnp.add", "sub": "jnp.subtract", "mul": "jnp.multiply", "div": "jnp.divide",
@@ -59,6 +62,9 @@ def _unary_rule(name, categories):
             return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
         if name == "integer_pow" and not isinstance(params["y"], (int, np.integer)):
             raise TypeError(f"integer_pow requires an integer exponent y, got {params['y']!r}.")
+        if name == "integer_pow" and params["y"] < 0 and dtypes.is_int(x.dtype):
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({x}, {params['y']})")
         return ShapedArray(x.shape, x.dtype, x.weak_type)
     return rule
 
@@ -66,7 +72,7 @@ def _unary_rule(name, categories):
 def _binary_rule(name, categories, out_dtype=None):
     def rule(x, y):
         check_dtype(name, categories, x.dtype, 0)
-        check_dtype(name, categories, y.dtype, 1)
+        check_dtype(name, SECOND_OPERAND.get(name, categories), y.dtype, 1)
         if not (name == "pow" and dtypes.is_int(y.dtype)):
             check_same_dtypes(name, (x, y), _TIP.get(name))
         shape = broadcast_shapes(name, (x.shape, y.shape))

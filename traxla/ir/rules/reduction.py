@@ -43,6 +43,32 @@ for _name in ("argmax", "argmin"):
     P[_name] = def_typing(Primitive(_name), _arg_rule(_name))
 
 
+def _type_properties(dtype):
+    """XLA's HigherPrecisionType order, by which JAX picks dot_general's result dtype."""
+    real = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(dtype, dtype)
+    floating = dtypes.is_float(real)
+    bits = 1 if dtypes.is_bool(real) else (dtypes.finfo(real).bits if floating
+                                            else dtypes.iinfo(real).bits)
+    return (dtypes.is_complex(dtype), dtypes.finfo(real).maxexp if floating else -1,
+            dtypes.finfo(real).nmant if floating else -1, bits, not dtypes.is_unsigned_int(real))
+
+
+def _dot_general_dtype(lhs, rhs, preferred_element_type):
+    """JAX's rule: operands may differ (the higher-precision one wins, equal precision must be
+    the same dtype); a preferred_element_type may not narrow a non-floating result."""
+    lp, rp = _type_properties(lhs.dtype), _type_properties(rhs.dtype)
+    if lp == rp and lhs.dtype != rhs.dtype:
+        raise TypeError(f"lax.dot_general argument type error: {lhs.dtype}, {rhs.dtype}")
+    result = lhs.dtype if lp >= rp else rhs.dtype
+    if preferred_element_type is None or np.dtype(preferred_element_type) == result:
+        return result
+    preferred = np.dtype(preferred_element_type)
+    if not dtypes.is_float(result) and _type_properties(preferred)[3] < _type_properties(result)[3]:
+        raise TypeError("`preferred_element_type` must not be narrower than the original type, "
+                        f"got preferred_element_type of {preferred} for result type of {result}.")
+    return preferred
+
+
 def _dot_general_rule(lhs, rhs, *, dimension_numbers, precision=None,
                       preferred_element_type=None, out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
@@ -65,14 +91,11 @@ def _dot_general_rule(lhs, rhs, *, dimension_numbers, precision=None,
     if lcs != rcs:
         raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
                         f"got {lcs} and {rcs}.")
-    if lhs.dtype != rhs.dtype and preferred_element_type is None:
-        raise TypeError(f"dot_general requires operands of the same dtype, got {lhs.dtype} and "
-                        f"{rhs.dtype}; convert them or pass preferred_element_type.")
     for aval in (lhs, rhs):
         check_dtype("dot_general", ANY, aval.dtype)
+    dtype = _dot_general_dtype(lhs, rhs, preferred_element_type)
     free_l = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
     free_r = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
-    dtype = np.dtype(preferred_element_type) if preferred_element_type is not None else lhs.dtype
     weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
     return ShapedArray(lbs + free_l + free_r, dtype, weak)
 
@@ -93,4 +116,3 @@ from ..printer import pp_param_rules  # noqa: E402
 pp_param_rules[dot_general_p] = _dot_general_params
 for _name in ("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):
     def_printing(P[_name], hide=("out_sharding",))
-del dtypes

@@ -10,7 +10,7 @@ from ..registry import register_lowering
 
 # primitive name -> builder of one op from its (already broadcast) operands
 UNARY_OPS = {
-    "neg": hlo.negate, "sign": hlo.sign, "floor": hlo.floor, "ceil": hlo.ceil,
+    "neg": hlo.negate, "floor": hlo.floor, "ceil": hlo.ceil,
     "is_finite": hlo.is_finite, "exp": hlo.exponential, "log": hlo.log,
     "log1p": hlo.log_plus_one, "expm1": hlo.exponential_minus_one, "tanh": hlo.tanh,
     "logistic": hlo.logistic, "sin": hlo.sine, "cos": hlo.cosine, "tan": chlo.tan,
@@ -81,6 +81,16 @@ def _identity(ctx, x, **params):
 
 def _round(ctx, x, *, rounding_method):
     return hlo.round_nearest_even(x) if int(rounding_method) == 1 else hlo.round_nearest_afz(x)
+
+
+def _sign(ctx, x):
+    """stablehlo.sign rejects unsigned integers: there sign(x) is select(x == 0, 0, 1), as JAX."""
+    aval = ctx.avals_in[0]
+    if not dtypes.is_unsigned_int(aval.dtype):
+        return hlo.sign(x)
+    zero, one = (broadcast_to(constant(v, aval.dtype), aval.update(shape=()), aval.shape)
+                 for v in (0, 1))
+    return hlo.select(compare(x, zero, "EQ", aval.dtype), zero, one)
 
 
 def _exp2(ctx, x, accuracy=None):
@@ -163,6 +173,7 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
 register_lowering(P["stop_gradient"], _identity)
 register_lowering(P["copy"], _identity)
 register_lowering(P["round"], _round)
+register_lowering(P["sign"], _sign)
 register_lowering(P["exp2"], _exp2)
 register_lowering(P["integer_pow"], _integer_pow)
 register_lowering(P["pow"], _pow)
