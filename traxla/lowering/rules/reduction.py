@@ -84,18 +84,31 @@ register_lowering(P["argmin"], _argminmax("LT", _highest))
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None):
-    (lc, rc), (lb, rb) = dimension_numbers
     out = ctx.aval_out
     lhs_aval, rhs_aval = ctx.avals_in
     if lhs_aval.dtype != out.dtype:
         lhs = convert(lhs, lhs_aval, out.dtype)
     if rhs_aval.dtype != out.dtype:
         rhs = convert(rhs, rhs_aval, out.dtype)
-    dn = hlo.DotDimensionNumbers.get(
-        lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
-        lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
-    precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get("DEFAULT")] * 2)
+    dn, precision_config = _dot_attrs(dimension_numbers)
     return hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)
+
+
+_dot_attr_cache: dict = {}
+
+
+def _dot_attrs(dimension_numbers):
+    """Dimension numbers and precision as MLIR attributes, built once per distinct value
+    (the process has one MLIR context, so attributes can be reused)."""
+    attrs = _dot_attr_cache.get(dimension_numbers)
+    if attrs is None:
+        (lc, rc), (lb, rb) = dimension_numbers
+        dn = hlo.DotDimensionNumbers.get(
+            lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
+            lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
+        precision = ir.ArrayAttr.get([hlo.PrecisionAttr.get("DEFAULT")] * 2)
+        attrs = _dot_attr_cache[dimension_numbers] = (dn, precision)
+    return attrs[0], attrs[1]
 
 
 register_lowering(dot_general_p, _dot_general)
