@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from ..errors import LoweringError
+from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
 from .mlir import aval_type, constant, context, func, hlo, ir, sdy
 from .registry import RuleContext, lowering_rules
@@ -70,10 +71,18 @@ class ModuleBuilder:
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
         with ir.InsertionPoint(entry):
-            consts = [constant(np.asarray(c)) for c in closed.consts]
+            consts = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, closed.consts)]
             outs = emit_jaxpr(self, jaxpr, consts, list(entry.arguments))
             func.ReturnOp(outs)
         return ir.StringAttr(sym).value
+
+
+def const_value(aval, value):
+    """A closed-over constant as a dense constant of its aval's (physical) type."""
+    dtype = aval.dtype
+    if isinstance(dtype, dtypes.ExtendedDType):  # key arrays: their raw uint32 data
+        return constant(value.physical_value(), dtype.physical_dtype)
+    return constant(np.asarray(value, dtype), dtype)
 
 
 def _sanitize(name: str) -> str:

@@ -95,7 +95,15 @@ class Array:
         return format(self._value(), spec) if not self.aval.shape else format(str(self), spec)
 
     def __str__(self):
+        if isinstance(self.aval.dtype, ExtendedDType):
+            return repr(self)
         return str(self._value())
+
+    def physical_value(self) -> np.ndarray:
+        """The stored array: for extended dtypes (keys), the raw uint32 data."""
+        if isinstance(self.aval.dtype, ExtendedDType):
+            return xla.to_numpy(self._buf)
+        return self._value()
 
     def __repr__(self):
         if isinstance(self.aval.dtype, ExtendedDType):

@@ -11,7 +11,7 @@ from ...ir import dtypes
 from ...ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
 from ..mlir import aval_type, constant, hlo, ir, sdy, tensor_type
-from ..module import emit_jaxpr
+from ..module import const_value, emit_jaxpr
 from ..registry import register_lowering
 
 
@@ -33,7 +33,7 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     if mesh.size == 1:  # one device: the block is the array, and XLA runs no partitioner
         builder.mesh_stack.append(mesh)
         try:
-            return emit_jaxpr(builder, jaxpr.jaxpr, [constant(np.asarray(c)) for c in jaxpr.consts],
+            return emit_jaxpr(builder, jaxpr.jaxpr, [const_value(v.aval, c) for v, c in zip(jaxpr.jaxpr.constvars, jaxpr.consts)],
                               list(args))
         finally:
             builder.mesh_stack.pop()
@@ -50,7 +50,7 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
     builder.mesh_stack.append(mesh)
     try:
         with ir.InsertionPoint(block):
-            outs = emit_jaxpr(builder, jaxpr.jaxpr, [constant(np.asarray(c)) for c in jaxpr.consts],
+            outs = emit_jaxpr(builder, jaxpr.jaxpr, [const_value(v.aval, c) for v, c in zip(jaxpr.jaxpr.constvars, jaxpr.consts)],
                               list(block.arguments))
             sdy.ReturnOp(outs)
     finally:

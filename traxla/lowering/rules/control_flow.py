@@ -9,7 +9,7 @@ import numpy as np
 from ...ir import dtypes
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
 from ..mlir import aval_type, constant, hlo, ir, tensor_type
-from ..module import emit_jaxpr
+from ..module import const_value, emit_jaxpr
 from ..registry import register_lowering
 from .elementwise import compare
 
@@ -25,7 +25,7 @@ def _cond(ctx, index, *ops, branches):
 
 
 def _consts(closed):
-    return [constant(np.asarray(c)) for c in closed.consts]
+    return [const_value(v.aval, c) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
 
 
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):

@@ -1,0 +1,340 @@
+"""Lowering of the random primitives: Threefry-2x32 in StableHLO integer ops,
+and the key operations built from it as JAX's partitionable implementation
+(``jax_threefry_partitionable=True``) builds them.
+
+Keys arrive as their physical ``uint32[..., 2]`` arrays. For keys of shape
+``s`` and a requested shape ``t``:
+
+- counters are the row-major iota over ``t`` as a 64-bit number, split into
+  ``(hi, lo)`` 32-bit words (``iota_2x32_shape``), broadcast over ``s``;
+- ``random_bits``: ``b1, b2 = threefry(k1, k2, hi, lo)``; 32 bits: ``b1 ^ b2``;
+  8/16 bits: that, truncated; 64 bits: ``(b1 << 32) | b2``;
+- ``random_split``: new keys ``[b1, b2]`` (stacked on a trailing axis);
+- ``random_fold_in``: ``threefry(k1, k2, 0, msg)`` as the new key;
+- ``random_seed``: ``[seed >> 32, seed & 0xFFFFFFFF]`` as ``uint32``.
+
+This module also teaches the structural lowering rules (slice, broadcast,
+transpose, gather, ...) about extended dtypes: an operation on ``key<fry>[s]`` is the
+same operation on the physical ``uint32[s + (2,)]`` with the trailing
+dimension carried along.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import dtypes
+from ...ir.avals import ShapedArray, physical_aval
+from ...ir.rules import random as R
+from ...ir.rules import shape as S
+from ...ir.rules.elementwise import select_n_p
+from ..mlir import constant, hlo, tensor_type
+from ..registry import RuleContext, lowering_rules, register_lowering
+from . import elementwise as _elementwise_rules  # noqa: F401  (registered before we wrap)
+from . import shape as _shape_rules  # noqa: F401
+
+U32, U64 = dtypes.uint32, dtypes.uint64
+
+
+# -- small HLO vocabulary ----------------------------------------------------------------
+
+def _full(value, shape, dtype):
+    c = constant(np.asarray(value, dtype), dtype)
+    if not shape:
+        return c
+    return hlo.broadcast_in_dim(tensor_type(shape, dtype), c, [])
+
+
+def _bcast(x, from_shape, to_shape, dims, dtype):
+    """``broadcast_in_dim`` of ``x`` (shape ``from_shape``) to ``to_shape``."""
+    if tuple(from_shape) == tuple(to_shape):
+        return x
+    return hlo.broadcast_in_dim(tensor_type(to_shape, dtype), x, list(dims))
+
+
+def _lax_bcast(x, from_shape, to_shape, dtype):
+    """lax's implicit broadcasting: scalars, and size-1 dims of equal-rank arrays."""
+    if not from_shape:
+        return _bcast(x, (), to_shape, [], dtype)
+    if tuple(from_shape) == tuple(to_shape):
+        return x
+    if any(f != t for f, t in zip(from_shape, to_shape) if f != 1):
+        raise TypeError(f"cannot broadcast {from_shape} to {to_shape}")
+    return _bcast(x, from_shape, to_shape, range(len(to_shape)), dtype)
+
+
+def _key_words(keys, key_shape):
+    """The two ``uint32`` words of keys stored as ``key_shape + (2,)``, each of ``key_shape``."""
+    n = len(key_shape)
+    words = []
+    for i in range(2):
+        w = hlo.slice(keys, [0] * n + [i], list(key_shape) + [i + 1], [1] * (n + 1))
+        words.append(hlo.reshape(tensor_type(key_shape, U32), w))
+    return words
+
+
+def _stack_words(w1, w2, shape):
+    """Keys ``shape + (2,)`` from two word arrays of ``shape``."""
+    t = tensor_type(tuple(shape) + (1,), U32)
+    return hlo.concatenate([hlo.reshape(t, w1), hlo.reshape(t, w2)], len(shape))
+
+
+def _rotate_left(x, d, shape):
+    return hlo.or_(hlo.shift_left(x, _full(d, shape, U32)),
+                   hlo.shift_right_logical(x, _full(32 - d, shape, U32)))
+
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(k1, k2, x1, x2, shape):
+    """Threefry-2x32 with 20 rounds on ``uint32`` tensors, all of ``shape``."""
+    ks = [k1, k2, hlo.xor(hlo.xor(k1, k2), _full(0x1BD11BDA, shape, U32))]
+    x = [hlo.add(x1, ks[0]), hlo.add(x2, ks[1])]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x[0] = hlo.add(x[0], x[1])
+            x[1] = hlo.xor(x[0], _rotate_left(x[1], r, shape))
+        x[0] = hlo.add(x[0], ks[(i + 1) % 3])
+        x[1] = hlo.add(hlo.add(x[1], ks[(i + 2) % 3]), _full(i + 1, shape, U32))
+    return x[0], x[1]
+
+
+def iota_2x32_shape(shape):
+    """The row-major index of every element of ``shape`` as a 64-bit number, in
+    two ``uint32`` words ``(hi, lo)`` (JAX's ``iota_2x32_shape``)."""
+    shape = tuple(shape)
+    if not shape:
+        zero = _full(0, (), U32)
+        return zero, zero
+    t64 = tensor_type(shape, U64)
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    counts = None
+    for dim, stride in enumerate(strides):
+        term = hlo.multiply(_full(stride, shape, U64), hlo.iota(t64, dim))
+        counts = term if counts is None else hlo.add(counts, term)
+    t32 = tensor_type(shape, U32)
+    hi = hlo.convert(t32, hlo.shift_right_logical(counts, _full(32, shape, U64)))
+    lo = hlo.convert(t32, counts)
+    return hi, lo
+
+
+def _hash_keys_with_counters(keys, key_shape, shape):
+    """``threefry(k1, k2, hi, lo)`` for every key and every counter of ``shape``:
+    two word arrays of ``key_shape + shape``."""
+    key_shape, shape = tuple(key_shape), tuple(shape)
+    out = key_shape + shape
+    k1, k2 = _key_words(keys, key_shape)
+    kdims = range(len(key_shape))
+    k1 = _bcast(k1, key_shape, out, kdims, U32)
+    k2 = _bcast(k2, key_shape, out, kdims, U32)
+    hi, lo = iota_2x32_shape(shape)
+    cdims = range(len(key_shape), len(out))
+    hi = _bcast(hi, shape, out, cdims, U32)
+    lo = _bcast(lo, shape, out, cdims, U32)
+    return threefry2x32(k1, k2, hi, lo, out)
+
+
+# -- the primitives ----------------------------------------------------------------------
+
+def _random_seed(ctx, seeds, *, impl):
+    aval = ctx.avals_in[0]
+    shape = tuple(aval.shape)
+    dtype = aval.dtype
+    t32 = tensor_type(shape, U32)
+    if dtype.itemsize == 8:
+        shift = _full(32, shape, dtype)
+        hi = hlo.convert(t32, hlo.shift_right_logical(seeds, shift))
+        lo = hlo.convert(t32, seeds)  # integer converts wrap: the low 32 bits
+    else:
+        # JAX: seed >> 32 is 0 for narrower seeds; seed & 0xFFFFFFFF promotes the seed
+        # (sign-extending signed ones) before the conversion to uint32.
+        hi = _full(0, shape, U32)
+        if dtypes.is_signed_int(dtype) and dtype.itemsize < 4:
+            seeds = hlo.convert(tensor_type(shape, dtypes.int32), seeds)
+        lo = hlo.convert(t32, seeds)
+    return _stack_words(hi, lo, shape)
+
+
+def _random_wrap(ctx, base, *, impl):
+    return base
+
+
+def _random_unwrap(ctx, keys):
+    return keys
+
+
+def _random_bits(ctx, keys, *, bit_width, shape):
+    key_shape = tuple(ctx.avals_in[0].shape)
+    out = key_shape + tuple(shape)
+    b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
+    if bit_width == 64:
+        t64 = tensor_type(out, U64)
+        hi = hlo.shift_left(hlo.convert(t64, b1), _full(32, out, U64))
+        return hlo.or_(hi, hlo.convert(t64, b2))
+    bits = hlo.xor(b1, b2)
+    if bit_width == 32:
+        return bits
+    return hlo.convert(tensor_type(out, ctx.aval_out.dtype), bits)
+
+
+def _random_split(ctx, keys, *, shape):
+    key_shape = tuple(ctx.avals_in[0].shape)
+    b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
+    return _stack_words(b1, b2, key_shape + tuple(shape))
+
+
+def _random_fold_in(ctx, keys, msgs):
+    keys_aval, msgs_aval = ctx.avals_in
+    out = tuple(ctx.aval_out.shape)
+    k1, k2 = _key_words(keys, tuple(keys_aval.shape))
+    k1 = _lax_bcast(k1, keys_aval.shape, out, U32)
+    k2 = _lax_bcast(k2, keys_aval.shape, out, U32)
+    msgs = _lax_bcast(msgs, msgs_aval.shape, out, U32)
+    # JAX: threefry_2x32(key, threefry_seed(msg)), i.e. the counter pair (msg >> 32, msg).
+    b1, b2 = threefry2x32(k1, k2, _full(0, out, U32), msgs, out)
+    return _stack_words(b1, b2, out)
+
+
+def _threefry2x32(ctx, k1, k2, x1, x2):
+    out = tuple(ctx.aval_out.shape)
+    args = [_lax_bcast(v, a.shape, out, U32) for v, a in zip((k1, k2, x1, x2), ctx.avals_in)]
+    return list(threefry2x32(*args, out))
+
+
+register_lowering(R.random_seed_p, _random_seed)
+register_lowering(R.random_wrap_p, _random_wrap)
+register_lowering(R.random_unwrap_p, _random_unwrap)
+register_lowering(R.random_bits_p, _random_bits)
+register_lowering(R.random_split_p, _random_split)
+register_lowering(R.random_fold_in_p, _random_fold_in)
+register_lowering(R.threefry2x32_p, _threefry2x32)
+
+
+# -- structural ops on key arrays ----------------------------------------------------------
+# An op on key<fry>[s] is the op on uint32[s + (2,)]: the rule runs with physical avals and
+# its params extended over the trailing key dimensions.
+
+def _is_ext(aval) -> bool:
+    return isinstance(aval.dtype, dtypes.ExtendedDType)
+
+
+def _physical_ctx(ctx, avals_in=None):
+    return RuleContext(ctx.module, ctx.primitive,
+                       [physical_aval(a) for a in (avals_in or ctx.avals_in)],
+                       [physical_aval(a) for a in ctx.avals_out])
+
+
+def _trailing(aval):
+    """The extended dtype's physical shape, for the first extended aval."""
+    return aval.dtype.physical_shape
+
+
+def _ext_slice(orig, ctx, x, *, start_indices, limit_indices, strides):
+    tail = _trailing(ctx.avals_in[0])
+    strides = strides or (1,) * len(start_indices)
+    return orig(_physical_ctx(ctx), x, start_indices=tuple(start_indices) + (0,) * len(tail),
+                limit_indices=tuple(limit_indices) + tail,
+                strides=tuple(strides) + (1,) * len(tail))
+
+
+def _ext_broadcast_in_dim(orig, ctx, x, *, shape, broadcast_dimensions, sharding=None):
+    tail = _trailing(ctx.avals_in[0])
+    n = len(shape)
+    return orig(_physical_ctx(ctx), x, shape=tuple(shape) + tail,
+                broadcast_dimensions=tuple(broadcast_dimensions) + tuple(range(n, n + len(tail))),
+                sharding=sharding)
+
+
+def _ext_reshape(orig, ctx, x, *, new_sizes, dimensions, sharding=None):
+    tail = _trailing(ctx.avals_in[0])
+    if dimensions is not None:
+        n = len(dimensions)
+        dimensions = tuple(dimensions) + tuple(range(n, n + len(tail)))
+    return orig(_physical_ctx(ctx), x, new_sizes=tuple(new_sizes) + tail, dimensions=dimensions,
+                sharding=sharding)
+
+
+def _ext_transpose(orig, ctx, x, *, permutation):
+    tail = _trailing(ctx.avals_in[0])
+    n = len(permutation)
+    return orig(_physical_ctx(ctx), x,
+                permutation=tuple(permutation) + tuple(range(n, n + len(tail))))
+
+
+def _zero_indices(count):
+    i32 = ShapedArray((), dtypes.int32)
+    return [constant(np.int32(0), dtypes.int32) for _ in range(count)], [i32] * count
+
+
+def _ext_dynamic_slice(orig, ctx, x, *indices, slice_sizes):
+    tail = _trailing(ctx.avals_in[0])
+    zeros, zero_avals = _zero_indices(len(tail))
+    pctx = _physical_ctx(ctx, list(ctx.avals_in) + zero_avals)
+    return orig(pctx, x, *indices, *zeros, slice_sizes=tuple(slice_sizes) + tail)
+
+
+def _ext_dynamic_update_slice(orig, ctx, x, update, *indices):
+    tail = _trailing(ctx.avals_in[0])
+    zeros, zero_avals = _zero_indices(len(tail))
+    pctx = _physical_ctx(ctx, list(ctx.avals_in) + zero_avals)
+    return orig(pctx, x, update, *indices, *zeros)
+
+
+def _ext_select_n(orig, ctx, which, *cases):
+    which_aval = ctx.avals_in[0]
+    out = physical_aval(ctx.aval_out)
+    if which_aval.shape:  # the predicate broadcasts over the trailing key dimensions
+        which = hlo.broadcast_in_dim(tensor_type(out.shape, which_aval.dtype), which,
+                                     list(range(len(which_aval.shape))))
+        which_aval = which_aval.update(shape=out.shape)
+    pctx = _physical_ctx(ctx, [which_aval] + list(ctx.avals_in[1:]))
+    return orig(pctx, which, *cases)
+
+
+def _ext_gather(orig, ctx, operand, indices, *, dimension_numbers, slice_sizes, **params):
+    tail = _trailing(ctx.avals_in[0])
+    n = len(ctx.aval_out.shape)
+    dn = dimension_numbers._replace(
+        offset_dims=tuple(dimension_numbers.offset_dims) + tuple(range(n, n + len(tail))))
+    return orig(_physical_ctx(ctx), operand, indices, dimension_numbers=dn,
+                slice_sizes=tuple(slice_sizes) + tail, **params)
+
+
+def _ext_passthrough(orig, ctx, *args, **params):
+    return orig(_physical_ctx(ctx), *args, **params)
+
+
+def _wrap_for_extended(prim, ext_rule):
+    orig = lowering_rules.get(prim)
+    if orig is None or getattr(orig, "_handles_extended", False):
+        return
+
+    def rule(ctx, *args, **params):
+        if any(_is_ext(a) for a in ctx.avals_in) or any(_is_ext(a) for a in ctx.avals_out):
+            return ext_rule(orig, ctx, *args, **params)
+        return orig(ctx, *args, **params)
+
+    rule._handles_extended = True
+    rule.__wrapped__ = orig
+    register_lowering(prim, rule)
+
+
+for _prim, _ext in [(S.slice_p, _ext_slice), (S.broadcast_in_dim_p, _ext_broadcast_in_dim),
+                    (S.reshape_p, _ext_reshape), (S.transpose_p, _ext_transpose),
+                    (S.dynamic_slice_p, _ext_dynamic_slice),
+                    (S.dynamic_update_slice_p, _ext_dynamic_update_slice),
+                    (select_n_p, _ext_select_n),
+                    (S.squeeze_p, _ext_passthrough), (S.rev_p, _ext_passthrough),
+                    (S.concatenate_p, _ext_passthrough)]:
+    _wrap_for_extended(_prim, _ext)
+
+try:  # gather (integer-array indexing of key arrays), where traxla lowers it
+    from ...ir.rules.indexing import gather_p as _gather_p
+    from . import indexing as _indexing_rules  # noqa: F401
+except ImportError:  # pragma: no cover - an older tree without indexing
+    _gather_p = None
+if _gather_p is not None:
+    _wrap_for_extended(_gather_p, _ext_gather)
+
