@@ -20,6 +20,7 @@ from . import distributed
 from .runtime.backend import local_devices
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
+from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)
 
 __version__ = "0.1.0"
 

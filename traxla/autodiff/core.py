@@ -167,30 +167,45 @@ def _check_tangent(p, t, i):
     pa, ta = lax.aval_of(p), (t.aval if type(t) is Zero else lax.aval_of(t))
     expected = dtypes.tangent_dtype(pa.dtype)
     if pa.shape != ta.shape:
-        raise ValueError(f"jvp called with different primal and tangent shapes; got primal shape "
+        raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
                          f"{pa.shape} and tangent shape as {ta.shape}")
     if ta.dtype != expected:
         raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be "
                         f"equal, or in case of int/bool primal dtype the tangent dtype must be "
-                        f"float0. Got primal dtype {pa.dtype} and so expected tangent dtype "
+                        f"float0.Got primal dtype {pa.dtype} and so expected tangent dtype "
                         f"{expected}, but got tangent dtype {ta.dtype} instead.")
 
 
-def jvp_flat(fun_flat, primals, tangents):
+def jvp_flat(fun_flat, primals, tangents, has_aux=False):
+    """Runs ``fun_flat`` on (primal, tangent) pairs; returns (primal outs, tangent outs), and
+    with ``has_aux`` (``fun_flat`` returning ``(outs, aux_leaves)``) the aux leaves' primals."""
     parent = current_trace()
     trace = JVPTrace(parent)
     tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
     try:
         with set_current_trace(trace):
             outs = fun_flat(*tracers)
+        if has_aux:
+            outs, aux = outs
+            aux = [_primal_of(trace, a) for a in aux]
+        pts = [trace.to_pt(o) for o in outs]
     finally:
         trace.invalidate()
-    pts = [trace.to_pt(o) for o in outs]
+    if has_aux:
+        return [p for p, _ in pts], [t for _, t in pts], aux
     return [p for p, _ in pts], [t for _, t in pts]
 
 
-def jvp(fun, primals, tangents):
-    """``(fun(*primals), J(primals) @ tangents)`` for pytrees of primals and tangents."""
+def _primal_of(trace, x):
+    """An auxiliary output leaves the trace as its primal value (no tangent)."""
+    if isinstance(x, JVPTracer) and x._trace is trace:
+        return x.primal
+    return x
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """``(fun(*primals), J(primals) @ tangents)`` for pytrees of primals and tangents (and the
+    auxiliary output with ``has_aux``)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -203,18 +218,16 @@ def jvp(fun, primals, tangents):
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
         _check_tangent(p, t, i)
     t_flat = [zero_of(p) if _is_float0(t) else t for p, t in zip(p_flat, t_flat)]
-    out_store = []
-
-    def flat(*args):
-        out = fun(*tree_util.tree_unflatten(p_tree, args))
-        leaves, tree = tree_util.tree_flatten(out)
-        out_store.append(tree)
-        return leaves
-
-    primals_out, tangents_out = jvp_flat(flat, p_flat, t_flat)
-    tangents_out = [instantiate(t) for t in tangents_out]
-    return (tree_util.tree_unflatten(out_store[0], primals_out),
-            tree_util.tree_unflatten(out_store[0], tangents_out))
+    store = []
+    flat = _flatten_fun(fun, p_tree, store, has_aux)
+    result = jvp_flat(flat, p_flat, t_flat, has_aux)
+    primals_out, tangents_out = result[0], [instantiate(t) for t in result[1]]
+    out_tree = dict(store)["out"]
+    out = (tree_util.tree_unflatten(out_tree, primals_out),
+           tree_util.tree_unflatten(out_tree, tangents_out))
+    if has_aux:
+        return out + (tree_util.tree_unflatten(dict(store)["aux"], result[2]),)
+    return out
 
 
 def _is_float0(t):
@@ -226,30 +239,43 @@ def _is_float0(t):
 class Linearized:
     """The linear map of a linearization: a jaxpr over tangents closing over residuals."""
 
-    def __init__(self, jaxpr, out_avals, zero_outs):
+    def __init__(self, jaxpr, out_avals, zero_outs, nonzero=None):
         self.jaxpr = jaxpr
         self.out_avals = out_avals
         self.zero_outs = zero_outs
+        # which inputs the linear jaxpr takes (the others have symbolic zero / float0 tangents)
+        self.nonzero = nonzero
 
     def __call__(self, *tangents):
         from ..tracer.interpret import eval_jaxpr
+        if self.nonzero is not None:
+            tangents = [t for t, nz in zip(tangents, self.nonzero) if nz]
         outs = iter(eval_jaxpr(self.jaxpr, (), *tangents))
         return [zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.zero_outs)]
 
 
-def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None):
+def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_aux=False):
     """Runs ``fun_flat`` on primals; returns its primal outputs (in the current
-    trace) and the linear map of the nonzero-tangent inputs (all by default)."""
+    trace) and the linear map of the nonzero-tangent inputs (all by default; inputs
+    whose tangents are float0, i.e. integer and boolean ones, never are). With
+    ``has_aux``, ``fun_flat`` returns ``(outs, aux_leaves)`` and the aux leaves' primal
+    values are returned third."""
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace(make_debug_info(fun_flat, debug_name, ()))
-    nonzero = [True] * len(primals) if nonzero is None else nonzero
+    nonzero = [True] * len(primals) if nonzero is None else list(nonzero)
+    nonzero = [nz and tangent_aval(lax.aval_of(p)).dtype != dtypes.float0
+               for p, nz in zip(primals, nonzero)]
     tangents = [tangent_trace.new_arg(tangent_aval(lax.aval_of(p))) if nz else zero_of(p)
                 for p, nz in zip(primals, nonzero)]
     trace = JVPTrace(parent, tangent_trace)
     tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    aux = None
     try:
         with set_current_trace(trace):
             outs = fun_flat(*tracers)
+        if has_aux:
+            outs, aux = outs
+            aux = [_primal_of(trace, a) for a in aux]
         pts = [trace.to_pt(o) for o in outs]
     finally:
         trace.invalidate()
@@ -261,7 +287,10 @@ def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None):
     finally:
         tangent_trace.invalidate()
     out_avals = [tangent_aval(lax.aval_of(p)) for p in primals_out]
-    return primals_out, Linearized(closed, out_avals, zero_outs)
+    lin = Linearized(closed, out_avals, zero_outs, nonzero)
+    if has_aux:
+        return primals_out, lin, aux
+    return primals_out, lin
 
 
 # -- transposition ------------------------------------------------------------------------------
@@ -323,48 +352,66 @@ def _or_zero(ct, aval):
 # -- vjp, grad ------------------------------------------------------------------------------------
 
 def _flatten_fun(fun, in_tree, store, has_aux=False):
+    """``fun`` on flat leaves: returns the output leaves (and with ``has_aux``, the pair
+    ``(output leaves, aux leaves)``); the trees go to ``store``."""
     def flat(*args):
         out = fun(*tree_util.tree_unflatten(in_tree, args))
         if has_aux:
-            if not isinstance(out, tuple) or len(out) != 2:
-                raise TypeError("has_aux=True requires the function to return a pair (out, aux)")
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError("expected function with aux output to return a two-element tuple, "
+                                f"but got type {type(out)} with value {out!r}")
             out, aux = out
-            store.append(("aux", aux))
+            aux_leaves, aux_tree = tree_util.tree_flatten(aux)
+            store.append(("aux", aux_tree))
         leaves, tree = tree_util.tree_flatten(out)
         store.append(("out", tree))
-        return leaves
+        return (leaves, aux_leaves) if has_aux else leaves
     return flat
 
 
+def _fun_name(fun):
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    code = getattr(fun, "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
+
+
 def vjp(fun, *primals, has_aux=False):
-    """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back."""
+    """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back (and the
+    auxiliary output third with ``has_aux``)."""
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
-    primals_out, lin = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp")
+    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp",
+                            has_aux=has_aux)
+    primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     in_avals = [tangent_aval(lax.aval_of(p)) for p in p_flat]
 
     def vjp_fun(ct):
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
-                            f"of primal output {out_tree}.")
-        for c, a in zip(ct_flat, lin.out_avals):
+            raise ValueError(
+                "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+                "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+                f"{_fun_name(fun)}.\n\nBut the tree structures differ: the function's output has "
+                f"structure {out_tree}, the cotangent {ct_tree}.")
+        for c, a, p in zip(ct_flat, lin.out_avals, primals_out):
             ca = lax.aval_of(c)
             if ca.shape != a.shape:
-                raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to vjp "
-                                 f"function: got {ca.str_short(False)}, but expected "
-                                 f"{a.str_short(False)} because the corresponding output of the "
-                                 "function had shape {a.shape}.")
+                pa = lax.aval_of(p)
+                raise ValueError(
+                    f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                    f"{ca.str_short(False)}, but expected {pa.str_short(False)} because the "
+                    "corresponding output of the differentiated function had JAX type "
+                    f"{pa.str_short(False)}")
         cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
-        in_cts = backward_pass(lin.jaxpr, cts)
-        in_cts = [instantiate(c) if type(c) is Zero else c for c in in_cts]
-        in_cts = [zeros_like_aval(a) if c is None else c for c, a in zip(in_cts, in_avals)]
+        lin_cts = iter(backward_pass(lin.jaxpr, cts))
+        in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
+        in_cts = [instantiate(c) for c in in_cts]
         return tree_util.tree_unflatten(p_tree, in_cts)
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
-        return out, vjp_fun, dict(store)["aux"]
+        return out, vjp_fun, tree_util.tree_unflatten(dict(store)["aux"], result[2])
     return out, vjp_fun
 
 
@@ -373,47 +420,99 @@ def _one_like(x):
     return lax.full(aval.shape, 1, aval.dtype)
 
 
+def _is_array_like(x):
+    from ..tracer.values import is_concrete
+    return isinstance(x, Tracer) or (is_concrete(x) and type(x) is not str)
+
+
+def check_input_dtype_revderiv(name, allow_int, x):
+    """JAX's ``_check_input_dtype_revderiv``."""
+    if not _is_array_like(x):
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
+    dt = lax.aval_of(x).dtype
+    if dtypes.is_int(dt) or dtypes.is_bool(dt):
+        if not allow_int:
+            raise TypeError(
+                f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
+                "integer-valued inputs, use vjp or set allow_int to True.")
+    elif not dtypes.is_inexact(dt):
+        raise TypeError(f"{name} requires numerical-valued inputs (input dtype that is a "
+                        f"sub-dtype of np.bool_ or np.number), but got {dt.name}.")
+
+
+def check_output_dtype_revderiv(name, x):
+    dt = lax.aval_of(x).dtype
+    if dtypes.is_complex(dt):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly.")
+    if not dtypes.is_float(dt):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dt.name}. For differentiation of functions with integer "
+            "outputs, use jax.vjp directly.")
+
+
+def _check_scalar(x):
+    if not _is_array_like(x):
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x}.")
+    shape = lax.aval_of(x).shape
+    if shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
+                        f"{shape}.")
+
+
+def _ensure_argnums(argnums):
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        return int(argnums)
+    if isinstance(argnums, (tuple, list)) and all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in argnums):
+        return tuple(int(a) for a in argnums)
+    raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}.")
+
+
+def argnums_partial(fun, argnums, args, kwargs):
+    """``(f_partial, dyn_args)``: ``fun`` as a function of ``args[argnums]`` only."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    n = len(args)
+    nums = tuple(i % n if -n <= i < 0 else i for i in nums)
+    dyn = tuple(args[i] for i in nums)
+
+    def f_partial(*dyn_args):
+        full = list(args)
+        for i, v in zip(nums, dyn_args):
+            full[i] = v
+        return fun(*full, **kwargs)
+
+    return f_partial, dyn
+
+
 def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
     """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar."""
     import functools
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    argnums = _ensure_argnums(argnums)
 
     @functools.wraps(fun)
     def vg(*args, **kwargs):
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-        if max(nums, default=-1) >= len(args):
+        max_argnum = argnums if isinstance(argnums, int) else max(argnums, default=-1)
+        if max_argnum >= len(args):
             raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
-                            f"{max(nums) + 1} positional arguments to be passed by the caller, but "
-                            f"got only {len(args)} positional arguments.")
-        dyn = [args[i] for i in nums]
+                            f"{max_argnum + 1} positional arguments to be passed by the caller, "
+                            f"but got only {len(args)} positional arguments.")
+        f_partial, dyn = argnums_partial(fun, argnums, args, kwargs)
         for x in tree_util.tree_leaves(dyn):
-            dt = lax.aval_of(x).dtype
-            if not allow_int and not dtypes.is_inexact(dt):
-                raise TypeError(
-                    "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-                    f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
-                    "integer-valued inputs, use vjp or set allow_int to True.")
-
-        def partial_fun(*dyn_args):
-            full = list(args)
-            for i, v in zip(nums, dyn_args):
-                full[i] = v
-            return fun(*full, **kwargs)
-
+            check_input_dtype_revderiv("grad", allow_int, x)
         if has_aux:
-            ans, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
+            ans, vjp_fun, aux = vjp(f_partial, *dyn, has_aux=True)
         else:
-            ans, vjp_fun = vjp(partial_fun, *dyn)
-        aval = lax.aval_of(ans) if not isinstance(ans, (tuple, list, dict)) else None
-        if aval is None or aval.shape:
-            shape = aval.shape if aval is not None else type(ans).__name__
-            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
-                            f"{shape}.")
-        if not dtypes.is_float(aval.dtype):
-            raise TypeError(
-                "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-                f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
-                "holomorphic=True. For differentiation of non-holomorphic functions involving "
-                "complex outputs, use jax.vjp directly.")
+            ans, vjp_fun = vjp(f_partial, *dyn)
+        _check_scalar(ans)
+        check_output_dtype_revderiv("grad", ans)
         grads = vjp_fun(_one_like(ans))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((ans, aux), g) if has_aux else (ans, g)
@@ -434,11 +533,13 @@ def grad(fun, argnums=0, has_aux=False, allow_int=False):
     return g
 
 
-def linearize(fun, *primals):
-    """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the linear map, evaluated lazily."""
+def linearize(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the linear map, evaluated lazily
+    (and the auxiliary output third with ``has_aux``)."""
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
-    primals_out, lin = linearize_flat(_flatten_fun(fun, p_tree, store), p_flat)
+    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux)
+    primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
 
     def f_jvp(*tangents):
@@ -446,6 +547,9 @@ def linearize(fun, *primals):
         if t_tree != p_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the "
                             f"original primal values: {t_tree} vs {p_tree}")
-        return tree_util.tree_unflatten(out_tree, lin(*t_flat))
+        return tree_util.tree_unflatten(out_tree, [instantiate(t) for t in lin(*t_flat)])
 
-    return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
+    out = tree_util.tree_unflatten(out_tree, primals_out)
+    if has_aux:
+        return out, f_jvp, tree_util.tree_unflatten(dict(store)["aux"], result[2])
+    return out, f_jvp

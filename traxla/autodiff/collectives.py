@@ -1,0 +1,67 @@
+"""JVP and transpose rules of the collectives. Within a shard_map every value is
+per-device, so psum's transpose is psum, all_gather's is psum_scatter (and back),
+and ppermute's is the inverse permutation."""
+from __future__ import annotations
+
+from ..ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
+                                    psum_scatter_p, reshard_p)
+from .core import Zero, is_undefined, jvp_rules, transpose_rules
+from .rules import deflinear, defjvp_zero
+
+
+def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
+    return [psum_p.bind(ct, axes=axes, axis_index_groups=axis_index_groups)]
+
+
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size, tiled):
+    if not tiled:  # the stacked axis becomes the scattered one
+        return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
+                                    axis_name=axis_name, axis_size=axis_size, tiled=False)]
+    return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension, axis_name=axis_name,
+                                axis_size=axis_size, tiled=True)]
+
+
+def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_size, tiled):
+    return [all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
+                              axis_size=axis_size, tiled=tiled)]
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    inverse = tuple((d, s) for s, d in perm)
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=inverse)]
+
+
+def _reshard_transpose(ct, x, *, dst_sharding, dst_spec):
+    # the cotangent goes back to where the operand lived
+    src = x.aval.sharding
+    if src is None:
+        return [ct]
+    return [reshard_p.bind(ct, dst_sharding=src, dst_spec=(dst_spec[0], tuple(src.spec)))]
+
+
+deflinear(psum_p, _psum_transpose)
+deflinear(all_gather_p, _all_gather_transpose)
+deflinear(psum_scatter_p, _psum_scatter_transpose)
+deflinear(ppermute_p, _ppermute_transpose)
+deflinear(reshard_p, _reshard_transpose)
+
+
+def _extremum_jvp(prim):
+    def rule(primals, tangents, **params):
+        x, = primals
+        t, = tangents
+        out = prim.bind(x, **params)
+        if type(t) is Zero:
+            return out, t
+        from .. import lax
+        # the tangent of the lane(s) holding the extremum, averaged over ties
+        mask = lax.convert_element_type(lax.eq(x, out), lax.dtype_of(t))
+        count = psum_p.bind(mask, axes=params["axes"], axis_index_groups=None)
+        return out, lax.div(psum_p.bind(lax.mul(t, mask), axes=params["axes"],
+                                        axis_index_groups=None), count)
+    return rule
+
+
+jvp_rules[pmax_p] = _extremum_jvp(pmax_p)
+jvp_rules[pmin_p] = _extremum_jvp(pmin_p)
+del defjvp_zero, is_undefined, transpose_rules

@@ -1,0 +1,683 @@
+"""``custom_jvp`` and ``custom_vjp``: functions with user-supplied derivative rules.
+
+A custom function runs its primal function as ordinary Python whenever no trace
+needs its rule:
+
+- evaluated eagerly, it just calls the function;
+- under a ``JVPTrace`` (jvp, grad, linearize...) it applies the user's rule to the
+  (primal, tangent) pairs: the JVP rule for ``custom_jvp``; for ``custom_vjp`` the
+  ``fwd`` rule computes the outputs and residuals in the enclosing trace, and the
+  tangent outputs come from a ``custom_lin`` equation in the linear jaxpr whose
+  transpose rule calls ``bwd`` (forward mode of a ``custom_vjp`` function is refused,
+  as in JAX);
+- under a ``BatchTrace`` it vmaps the function and its rules and goes on in the
+  enclosing trace;
+- staged into a jaxpr (jit, make_jaxpr...) it records one ``custom_jvp_call`` /
+  ``custom_vjp_call`` equation carrying the traced primal function and the rules, so
+  that a later transformation of that jaxpr (grad of a jit...) still applies them.
+
+The three primitives live here, with their typing, printing, lowering (the primal
+jaxpr inlined), batching and AD rules registered in each stage's registry.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from .. import lax, tree_util
+from ..batching.core import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.core import ClosedJaxpr, Jaxpr, Literal
+from ..ir.primitive import Primitive, def_printing, def_typing
+from ..lowering.registry import register_lowering
+from ..tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from ..tracer.core import current_trace, set_current_trace
+from ..tracer.interpret import eval_jaxpr
+from .core import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
+                   linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+# the linear part of a linearized custom_vjp call: residuals and input tangents -> output
+# tangents; transposed by calling the user's bwd rule
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+class _Rule:
+    """A rule (Python callable) carried as an equation parameter; prints as the user's
+    function name, as JAX prints ``jvp=f_jvp``."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn, name):
+        self.fn = fn
+        self.name = name
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+
+def _name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _is_float0_aval(aval):
+    return tangent_aval(aval).dtype == dtypes.float0
+
+
+def _float0_zeros(aval):
+    return np.zeros(aval.shape, dtypes.float0)
+
+
+def _aval(x):
+    return lax.aval_of(x)
+
+
+# -- typing, printing, lowering of the primitives -------------------------------------------------
+
+def _call_typing(*avals, call_jaxpr, **_):
+    expected = call_jaxpr.in_avals
+    if len(avals) != len(expected) or any(a.shape != e.shape or a.dtype != e.dtype
+                                          for a, e in zip(avals, expected)):
+        raise TypeError(f"custom call takes {[e.str_short() for e in expected]} but is given "
+                        f"{[a.str_short() for a in avals]}.")
+    return list(call_jaxpr.out_avals)
+
+
+def _custom_lin_typing(*avals, out_avals, **_):
+    return list(out_avals)
+
+
+def_typing(custom_jvp_call_p, _call_typing)
+def_typing(custom_vjp_call_p, _call_typing)
+def_typing(custom_lin_p, _custom_lin_typing)
+def_printing(custom_jvp_call_p, first=("name",), hide=("num_consts",))
+def_printing(custom_vjp_call_p, first=("name",), hide=("num_consts",))
+def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"))
+
+
+def _inline_lowering(ctx, *args, call_jaxpr, **_):
+    from ..lowering.mlir import constant
+    from ..lowering.module import emit_jaxpr
+    consts = [constant(np.asarray(c)) for c in call_jaxpr.consts]
+    return emit_jaxpr(ctx.module, call_jaxpr.jaxpr, consts, list(args))
+
+
+def _custom_lin_lowering(ctx, *args, **_):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+register_lowering(custom_jvp_call_p, _inline_lowering)
+register_lowering(custom_vjp_call_p, _inline_lowering)
+register_lowering(custom_lin_p, _custom_lin_lowering)
+
+
+# -- staging: trace the primal function into the equation --------------------------------------------
+
+def _trace_call(fun, args, what):
+    """The closed jaxpr of ``fun`` on ``args``' types, with closed-over tracers of
+    enclosing traces moved to leading operands: ``(closed, tracer_consts)``."""
+    closed = trace_to_jaxpr(fun, [_aval(a) for a in args], make_debug_info(fun, what, ()))
+    jaxpr = closed.jaxpr
+    moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+    if not moved:
+        return closed, []
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+    new = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars, jaxpr.outvars,
+                jaxpr.eqns, jaxpr.debug_info)
+    return ClosedJaxpr(new, [c for _, c in kept]), [c for _, c in moved]
+
+
+def _fun_of_jaxpr(call_jaxpr, consts):
+    return lambda *args: eval_jaxpr(call_jaxpr, (), *consts, *args)
+
+
+def _closure_error(kind):
+    return NotImplementedError(
+        f"a {kind} function closes over a value that is being transformed (differentiated or "
+        "batched) by an enclosing transformation; pass it to the function as an explicit "
+        "argument instead.")
+
+
+# -- custom_jvp: binding -------------------------------------------------------------------------------
+
+def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
+    """Applies a custom_jvp function in the current trace. ``fun(*args)`` returns the flat
+    outputs; ``jvp(primals, tangents)`` returns ``(outs, tangent_outs)``, with ``None`` as the
+    tangent of an integer input. ``call_jaxpr`` (closing over ``consts``) is ``fun`` already
+    traced, when the call comes from a jaxpr equation."""
+    trace = current_trace()
+    if isinstance(trace, EvalTrace):
+        return list(fun(*args))
+    if isinstance(trace, RoutingTrace):
+        tt = trace.tangent_trace
+        target = tt if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args) \
+            else trace.parent
+        with set_current_trace(target):
+            return bind_custom_jvp(fun, jvp, args, name, call_jaxpr, consts)
+    if isinstance(trace, JVPTrace):
+        return _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts)
+    if isinstance(trace, BatchTrace):
+        vals, dims = zip(*[trace.to_val_dim(a) for a in args]) if args else ((), ())
+        with set_current_trace(trace.parent):
+            if all(d is None for d in dims):
+                return bind_custom_jvp(fun, jvp, list(vals), name, call_jaxpr, consts)
+            outs = _batched_custom_jvp(trace.axis_size, fun, jvp, list(vals), list(dims), name)
+        return [BatchTracer(trace, o, 0) for o in outs]
+    # staging (or any other trace): one custom_jvp_call equation
+    if call_jaxpr is None:
+        call_jaxpr, consts = _trace_call(fun, args, "custom_jvp")
+    return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp=jvp,
+                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+
+
+def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
+    pts = [trace.to_pt(a) for a in args]
+    primals = [p for p, _ in pts]
+    tangents = [t for _, t in pts]
+    if all(type(t) is Zero for t in tangents):
+        with set_current_trace(trace.parent):
+            return bind_custom_jvp(fun, jvp, primals, name, call_jaxpr, consts)
+    with set_current_trace(trace.rule_trace):
+        ts = [None if _is_float0_aval(_aval(p)) else instantiate(t)
+              for p, t in zip(primals, tangents)]
+        outs, touts = jvp(primals, ts)
+    touts = [zero_of(o) if t is None or _is_float0_aval(_aval(o)) else t
+             for o, t in zip(outs, touts)]
+    return [JVPTracer(trace, o, t) for o, t in zip(outs, touts)]
+
+
+def _batched_custom_jvp(size, fun, jvp, vals, dims, name):
+    """In the current trace (the batch trace's parent): the custom function on batched
+    values, its primal function and rule vmapped; outputs batched at 0."""
+    from ..batching import vmap
+    in_axes = tuple(dims)
+
+    def bfun(*xs):
+        return list(vmap(lambda *a: list(fun(*a)), in_axes=in_axes, out_axes=0)(*xs))
+
+    def bjvp(primals, tangents):
+        t_axes = [None if t is None else d for t, d in zip(tangents, dims)]
+
+        def one(ps, ts):
+            outs, touts = jvp(list(ps), list(ts))
+            # integer outputs have no tangent to batch; vmap carries an empty one
+            return list(outs), [None if t is None or _is_float0_aval(_aval(o)) else t
+                                for o, t in zip(outs, touts)]
+        outs, touts = vmap(one, in_axes=(list(dims), t_axes), out_axes=0)(list(primals),
+                                                                           list(tangents))
+        return outs, touts
+
+    return bind_custom_jvp(bfun, _Rule(bjvp, str(jvp)), vals, name)
+
+
+# -- custom_jvp: the primitive's rules (when re-evaluating a jaxpr) ---------------------------------------
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise _closure_error("custom_jvp")
+    consts, args = primals[:num_consts], primals[num_consts:]
+    ts = [None if _is_float0_aval(_aval(p)) else instantiate(t)
+          for p, t in zip(args, tangents[num_consts:])]
+    outs, touts = jvp(list(args), ts)
+    touts = [zero_of(o) if t is None or _is_float0_aval(_aval(o)) else t
+             for o, t in zip(outs, touts)]
+    return list(outs), touts
+
+
+def _custom_jvp_call_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+    if any(d is not None for d in dims[:num_consts]):
+        raise _closure_error("custom_jvp")
+    consts = vals[:num_consts]
+    fun = _fun_of_jaxpr(call_jaxpr, consts)
+    outs = _batched_custom_jvp(size, fun, jvp, list(vals[num_consts:]), list(dims[num_consts:]),
+                               name)
+    return outs, [0] * len(outs)
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+register_batching(custom_jvp_call_p, _custom_jvp_call_batch)
+
+
+# -- custom_vjp: binding ---------------------------------------------------------------------------------
+
+def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
+    """Applies a custom_vjp function in the current trace. ``fun(*args)`` returns the flat
+    outputs, ``fwd(*args)`` the pair ``(outs, residual leaves)`` and ``bwd(res, cts)`` one
+    cotangent (an array) per input."""
+    trace = current_trace()
+    if isinstance(trace, EvalTrace):
+        return list(fun(*args))
+    if isinstance(trace, RoutingTrace):
+        tt = trace.tangent_trace
+        target = tt if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args) \
+            else trace.parent
+        with set_current_trace(target):
+            return bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr, consts)
+    if isinstance(trace, JVPTrace):
+        pts = [trace.to_pt(a) for a in args]
+        primals = [p for p, _ in pts]
+        tangents = [t for _, t in pts]
+        if all(type(t) is Zero for t in tangents):
+            with set_current_trace(trace.parent):
+                return bind_custom_vjp(fun, fwd, bwd, primals, name, call_jaxpr, consts)
+        if trace.tangent_trace is None:
+            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+        with set_current_trace(trace.rule_trace):
+            outs, touts = _custom_vjp_linearize(trace, primals, tangents, fwd, bwd)
+        return [JVPTracer(trace, o, t) for o, t in zip(outs, touts)]
+    if isinstance(trace, BatchTrace):
+        vals, dims = zip(*[trace.to_val_dim(a) for a in args]) if args else ((), ())
+        with set_current_trace(trace.parent):
+            if all(d is None for d in dims):
+                return bind_custom_vjp(fun, fwd, bwd, list(vals), name, call_jaxpr, consts)
+            outs = _batched_custom_vjp(trace.axis_size, fun, fwd, bwd, list(vals), list(dims),
+                                       name)
+        return [BatchTracer(trace, o, 0) for o in outs]
+    if call_jaxpr is None:
+        call_jaxpr, consts = _trace_call(fun, args, "custom_vjp")
+    return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
+                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+
+
+def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
+    """Under linearize: ``fwd`` in the enclosing trace, one ``custom_lin`` equation
+    (residuals, input tangents -> output tangents) in the linear jaxpr."""
+    with set_current_trace(trace.parent):
+        outs, res = fwd(*primals)
+    in_avals = tuple(_aval(p) for p in primals)
+    lin_mask = tuple(not _is_float0_aval(a) for a in in_avals)
+    out_avals = tuple(tangent_aval(_aval(o)) for o in outs)
+    out_mask = tuple(a.dtype != dtypes.float0 for a in out_avals)
+    if not any(out_mask):
+        return outs, [zero_of(o) for o in outs]
+    with set_current_trace(trace.tangent_trace):
+        lin_in = [instantiate(t) for t, m in zip(tangents, lin_mask) if m]
+        touts = custom_lin_p.bind(*res, *lin_in, num_res=len(res), bwd=bwd,
+                                  out_avals=tuple(a for a, m in zip(out_avals, out_mask) if m),
+                                  in_avals=in_avals, lin_mask=lin_mask, out_mask=out_mask)
+    touts = iter(touts)
+    return outs, [next(touts) if m else zero_of(o) for o, m in zip(outs, out_mask)]
+
+
+def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
+    """Every input batched at 0 (unbatched ones broadcast), so that ``bwd``'s cotangents
+    are batched like the inputs; the primal function and both rules vmapped."""
+    from ..batching import vmap
+    vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+
+    def bfun(*xs):
+        return list(vmap(lambda *a: list(fun(*a)), in_axes=0, out_axes=0)(*xs))
+
+    def bfwd(*xs):
+        outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))), in_axes=0, out_axes=0)(*xs)
+        return list(outs), list(res)
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(r, c)), in_axes=(0, 0), out_axes=0)(
+            list(res), list(cts)))
+
+    return bind_custom_vjp(bfun, _Rule(bfwd, str(fwd)), _Rule(bbwd, str(bwd)), vals, name)
+
+
+# -- custom_vjp: the primitives' rules --------------------------------------------------------------------
+
+def _custom_vjp_call_jvp(primals, tangents, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_vjp_call_linearize(trace, primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
+                               symbolic_zeros, name):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise _closure_error("custom_vjp")
+    return _custom_vjp_linearize(trace, list(primals[num_consts:]), list(tangents[num_consts:]),
+                                 fwd, bwd)
+
+
+def _custom_vjp_call_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros,
+                           name):
+    if any(d is not None for d in dims[:num_consts]):
+        raise _closure_error("custom_vjp")
+    fun = _fun_of_jaxpr(call_jaxpr, vals[:num_consts])
+    outs = _batched_custom_vjp(size, fun, fwd, bwd, list(vals[num_consts:]),
+                               list(dims[num_consts:]), name)
+    return outs, [0] * len(outs)
+
+
+def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):
+    # residuals that were concrete scalars are literals of the linear jaxpr: the user's
+    # bwd gets arrays
+    lift = getattr(lax, "_lift", None)
+    res = [lift(r) if lift is not None and isinstance(r, Literal) else r
+           for r in invals[:num_res]]
+    cts = iter(cts)
+    full_cts = []
+    for m in out_mask:
+        if m:
+            ct = next(cts)
+            full_cts.append(instantiate(ct))
+        else:
+            full_cts.append(None)
+    in_cts = bwd(res, full_cts)
+    out = [None] * num_res
+    for ct, m, aval in zip(in_cts, lin_mask, in_avals):
+        if m:
+            out.append(Zero(tangent_aval(aval)) if ct is None else ct)
+    return out
+
+
+def _custom_lin_batch(size, vals, dims, *, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):
+    from ..batching import vmap
+    vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+
+    def batched(aval):
+        return ShapedArray((size,) + tuple(aval.shape), aval.dtype, aval.weak_type)
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(r, c)), in_axes=(0, 0), out_axes=0)(
+            list(res), list(cts)))
+
+    outs = custom_lin_p.bind(*vals, num_res=num_res, bwd=_Rule(bbwd, str(bwd)),
+                             out_avals=tuple(map(batched, out_avals)),
+                             in_avals=tuple(map(batched, in_avals)), lin_mask=lin_mask,
+                             out_mask=out_mask)
+    return outs, [0] * len(outs)
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+jvp_rules[custom_lin_p] = _custom_vjp_call_jvp
+register_batching(custom_lin_p, _custom_lin_batch)
+linearize_rules[custom_vjp_call_p] = _custom_vjp_call_linearize
+register_batching(custom_vjp_call_p, _custom_vjp_call_batch)
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+# -- the user-facing decorators ------------------------------------------------------------------------
+
+def _resolve_kwargs(fun, args, kwargs):
+    if not kwargs:
+        return tuple(args)
+    try:
+        ba = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"The function {_name(fun)} was called with arguments that do not match "
+                        f"its signature: {e}") from None
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError("keyword arguments could not be resolved to positions")
+    return tuple(ba.args)
+
+
+def _split_nondiff(args, nondiff_argnums):
+    n = len(args)
+    nums = sorted({i % n if -n <= i < 0 else i for i in nondiff_argnums})
+    for i in nums:
+        if i >= n:
+            raise TypeError(f"nondiff_argnums={tuple(nondiff_argnums)} refers to argument {i}, "
+                            f"but the function was called with {n} positional arguments.")
+    static = [args[i] for i in nums]
+    dyn = [a for i, a in enumerate(args) if i not in nums]
+
+    def merge(dyn_vals):
+        full, it_s, it_d = [], iter(static), iter(dyn_vals)
+        for i in range(n):
+            full.append(next(it_s) if i in nums else next(it_d))
+        return full
+
+    return static, dyn, merge
+
+
+def _check_leaf(x, what):
+    from ..tracer.values import is_concrete
+    if not (isinstance(x, Tracer) or is_concrete(x)):
+        raise TypeError(f"{what}: value {x!r} of type {type(x)} is not a valid JAX type.")
+    return x
+
+
+def _type_str(aval):
+    return aval.str_short(short_dtypes=False)
+
+
+class custom_jvp:
+    """Set up a JAX-transformable function for a custom JVP rule definition.
+
+    ``f = custom_jvp(fun)``; ``f.defjvp(lambda primals, tangents: (out, tangent_out))`` (or
+    ``f.defjvps(*per_argument_rules)``). With ``nondiff_argnums``, those arguments are passed
+    first to the rule and get no tangents."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp with symbolic_zeros=True is not supported by "
+                                      "traxla; tangents are always instantiated.")
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            zeros = tree_util.tree_map(zero_of, primal_out)
+            all_tangents_out = [rule(t, primal_out, *primals) if rule else zeros
+                                for t, rule in zip(tangents, jvps)]
+            tangent_out = tree_util.tree_map(_sum_tangents, primal_out, *all_tangents_out)
+            return primal_out, tangent_out
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        leaves = [_check_leaf(x, f"custom_jvp function {name} argument") for x in leaves]
+        store = {}
+        fun, rule = self.fun, self.jvp
+        rule_name = _name(rule)
+
+        def flat_fun(*xs):
+            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            store.setdefault("out_tree", out_tree)
+            return out_leaves
+
+        def flat_jvp(primals, tangents):
+            ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
+            p_tree = tree_util.tree_unflatten(in_tree, primals)
+            t_tree = tree_util.tree_unflatten(in_tree, ts)
+            out = rule(*static, p_tree, t_tree)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a "
+                                "pair (list or tuple of length two) representing primal and "
+                                f"tangent outputs, but got {out}.")
+            primal_out, tangent_out = out
+            p_leaves, p_tree_out = tree_util.tree_flatten(primal_out)
+            t_leaves, t_tree_out = tree_util.tree_flatten(tangent_out)
+            t_leaves = [instantiate(t) for t in t_leaves]
+            store.setdefault("out_tree", p_tree_out)
+            if p_tree_out != store["out_tree"]:
+                raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
+                                "primal outputs with the same container (pytree) structure as the "
+                                f"function's output, but got {p_tree_out} and "
+                                f"{store['out_tree']}.")
+            if t_tree_out != p_tree_out:
+                raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
+                                "primal and tangent outputs with equal container (pytree) "
+                                f"structures, but got {p_tree_out} and {t_tree_out} respectively.")
+            for p, t in zip(p_leaves, t_leaves):
+                pa, ta = _aval(p), _aval(t)
+                expected = tangent_aval(pa)
+                if expected.dtype == dtypes.float0:
+                    continue
+                if ta.shape != expected.shape or ta.dtype != expected.dtype:
+                    raise TypeError(
+                        "Custom JVP rule must produce primal and tangent outputs with "
+                        f"corresponding shapes and dtypes. Expected {_type_str(expected)} "
+                        f"(tangent type of {_type_str(pa)}) but got {_type_str(ta)}.")
+            return p_leaves, t_leaves
+
+        outs = bind_custom_jvp(flat_fun, _Rule(flat_jvp, rule_name), leaves, name)
+        if "out_tree" not in store:  # the rule ran without the function: trace its tree
+            flat_fun(*leaves)
+        return tree_util.tree_unflatten(store["out_tree"], outs)
+
+
+def _sum_tangents(_, x, *xs):
+    return functools.reduce(add_tangents, xs, x)
+
+
+class custom_vjp:
+    """Set up a JAX-transformable function for a custom VJP rule definition.
+
+    ``f = custom_vjp(fun)``; ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, residuals)``
+    and ``bwd(residuals, out_cotangent) -> tuple of input cotangents`` (``bwd`` first takes
+    the ``nondiff_argnums`` arguments)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = None
+        self.bwd = None
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp with symbolic_zeros=True is not supported by "
+                                      "traxla; cotangents are always instantiated.")
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        leaves = [_check_leaf(x, f"custom_vjp function {name} argument") for x in leaves]
+        in_avals = [tangent_aval(_aval(x)) for x in leaves]
+        store = {}
+        fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        fwd_name, bwd_name = _name(fwd), _name(bwd)
+
+        def flat_fun(*xs):
+            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            store.setdefault("out_tree", out_tree)
+            return out_leaves
+
+        def flat_fwd(*xs):
+            pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                    "(list or tuple of length two) where the first element represents the primal "
+                    f"output (equal to those of the custom_vjp-decorated function {name}) and the "
+                    "second element represents residuals (i.e. values stored from the forward "
+                    "pass for use on the backward pass), but instead of a pair the fwd rule "
+                    f"{fwd_name} produced {pair}.")
+            out, res = pair
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            store.setdefault("out_tree", out_tree)
+            if out_tree != store["out_tree"]:
+                raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {name} must produce "
+                                "primal outputs with the same container (pytree) structure as the "
+                                f"function, but got {out_tree} and {store['out_tree']}.")
+            res_leaves, res_tree = tree_util.tree_flatten(res)
+            store["res_tree"] = res_tree
+            res_leaves = [_check_leaf(r, f"Custom VJP fwd rule {fwd_name} residual")
+                          for r in res_leaves]
+            return out_leaves, res_leaves
+
+        def flat_bwd(res_leaves, cts):
+            res = tree_util.tree_unflatten(store["res_tree"], res_leaves)
+            out_avals = store.get("out_avals")
+            cts = [c for c in cts]
+            ct = tree_util.tree_unflatten(store["out_tree"], [
+                _float0_zeros(a) if c is None else c for c, a in
+                zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
+            in_cts = bwd(*static, res, ct)
+            dyn_tree = tree_util.tree_structure(tuple(dyn))
+            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(dyn):
+                got = tree_util.tree_structure(in_cts)
+                raise TypeError(
+                    "Custom VJP bwd rule must produce an output with the same container (pytree) "
+                    "structure as the args tuple of the primal function, and in particular must "
+                    "produce a tuple of length equal to the number of arguments to the primal "
+                    f"function, but got bwd output structure {got} for primal input structure "
+                    f"{dyn_tree}.")
+            flat = []
+            for i, (arg, ct_arg) in enumerate(zip(dyn, in_cts)):
+                arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+                if ct_arg is None:
+                    flat.extend([None] * len(arg_leaves))
+                    continue
+                ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
+                if ct_tree != arg_tree:
+                    raise TypeError(
+                        "Custom VJP bwd rule must produce an output with the same container "
+                        "(pytree) structure as the args tuple of the primal function, but at "
+                        f"output[{i}] the bwd rule produced {ct_tree} for an input of "
+                        f"structure {arg_tree}.")
+                flat.extend(ct_leaves)
+            out = []
+            for k, (c, a) in enumerate(zip(flat, in_avals)):
+                if a.dtype == dtypes.float0:  # an integer input: no cotangent
+                    out.append(None)
+                    continue
+                if c is None:
+                    out.append(zeros_like_aval(a))
+                    continue
+                ca = _aval(c)
+                if ca.shape != a.shape:
+                    raise ValueError(
+                        "Custom VJP bwd rule must produce an output with the same type as the "
+                        f"args tuple of the primal function, but at output[{k}] the bwd rule "
+                        f"produced an output of type {_type_str(ca)} corresponding to an input "
+                        f"of type {_type_str(a)}, so the shapes do not match")
+                if ca.dtype != a.dtype:
+                    c = lax.convert_element_type(c, a.dtype)
+                out.append(c)
+            return out
+
+        def flat_fwd_recording(*xs):
+            outs, res = flat_fwd(*xs)
+            store["out_avals"] = [tangent_aval(_aval(o)) for o in outs]
+            return outs, res
+
+        outs = bind_custom_vjp(flat_fun, _Rule(flat_fwd_recording, fwd_name),
+                               _Rule(flat_bwd, bwd_name), leaves, name)
+        if "out_tree" not in store:
+            flat_fun(*leaves)
+        return tree_util.tree_unflatten(store["out_tree"], outs)
+
+
+__all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]

@@ -1,0 +1,138 @@
+"""Jacobians and Hessians as JAX builds them: ``jacfwd`` vmaps ``jvp`` over the standard
+basis of the inputs, ``jacrev`` vmaps the ``vjp`` pullback over the standard basis of the
+outputs, ``hessian = jacfwd(jacrev(f))``. Pytree inputs and outputs give pytree
+Jacobians: one leaf per (output leaf, input leaf) pair, of shape ``out_shape + in_shape``."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import lax, tree_util
+from ..ir import dtypes
+from .core import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
+                   check_output_dtype_revderiv, jvp, vjp)
+
+
+def _check_input_dtype_jacfwd(x):
+    dt = lax.aval_of(x).dtype
+    if not dtypes.is_float(dt):
+        raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+                        "holomorphic=True. For differentiation of non-holomorphic functions "
+                        "involving complex inputs or integer inputs, use jax.jvp directly.")
+
+
+def _no_holomorphic(holomorphic):
+    if holomorphic:
+        raise NotImplementedError("holomorphic=True is not supported by traxla (no complex "
+                                  "differentiation).")
+
+
+def _std_basis(pytree):
+    """The identity matrix over all of ``pytree``'s elements, unraveled along axis 1 into
+    ``pytree``'s structure: leaf ``l`` gets shape ``(n,) + l.shape``."""
+    from .. import numpy as tnp
+    leaves, _ = tree_util.tree_flatten(pytree)
+    ndim = sum(int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves)
+    dtype = tnp.result_type(*leaves)
+    flat_basis = tnp.eye(ndim, dtype=dtype)
+    return _unravel_array_into_pytree(pytree, 1, None, flat_basis)
+
+
+def _unravel_array_into_pytree(pytree, axis, example, arr):
+    """Splits ``arr`` along ``axis`` into ``pytree``'s leaves (each reshaped to ``arr.shape``
+    with ``axis`` replaced by the leaf's shape) and casts each to ``example``'s dtype (or the
+    leaf's own, when ``example`` is None)."""
+    from .. import numpy as tnp
+    leaves, treedef = tree_util.tree_flatten(pytree)
+    arr_shape = lax.shape_of(arr)
+    axis = axis % len(arr_shape)
+    shapes = [arr_shape[:axis] + lax.shape_of(l) + arr_shape[axis + 1:] for l in leaves]
+    sizes = [int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves]
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(lax.slice_in_dim(arr, start, start + size, 1, axis)
+                     if len(leaves) > 1 else arr)
+        start += size
+    out = [_possible_downcast(tnp.reshape(x, shape), leaf if example is None else example)
+           for x, shape, leaf in zip(parts, shapes, leaves)]
+    return tree_util.tree_unflatten(treedef, out)
+
+
+def _possible_downcast(x, example):
+    aval = lax.aval_of(example)
+    return lax._lift(lax._convert_element_type(x, aval.dtype, aval.weak_type)) \
+        if hasattr(lax, "_lift") else lax._convert_element_type(x, aval.dtype, aval.weak_type)
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of ``fun`` with respect to ``args[argnums]``, by forward mode."""
+    from ..batching import vmap
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    _no_holomorphic(holomorphic)
+    argnums = _ensure_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
+        tree_util.tree_map(_check_input_dtype_jacfwd, dyn_args)
+
+        def pushfwd(tangents):
+            return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
+
+        if has_aux:
+            y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(_std_basis(dyn_args))
+        else:
+            y, jac = vmap(pushfwd, out_axes=(None, -1))(_std_basis(dyn_args))
+            aux = None
+        example_args = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        jac_tree = tree_util.tree_map(
+            lambda y_leaf, arr: _unravel_array_into_pytree(example_args, -1, y_leaf, arr), y, jac)
+        return (jac_tree, aux) if has_aux else jac_tree
+
+    return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of ``fun`` with respect to ``args[argnums]``, by reverse mode."""
+    from ..batching import vmap
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    _no_holomorphic(holomorphic)
+    argnums = _ensure_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
+        for x in tree_util.tree_leaves(dyn_args):
+            check_input_dtype_revderiv("jacrev", allow_int, x)
+        if has_aux:
+            y, pullback, aux = vjp(f_partial, *dyn_args, has_aux=True)
+        else:
+            y, pullback = vjp(f_partial, *dyn_args)
+        for leaf in tree_util.tree_leaves(y):
+            check_output_dtype_revderiv("jacrev", leaf)
+        jac = vmap(pullback)(_std_basis(y))
+        jac = jac[0] if isinstance(argnums, int) else jac
+        example_args = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        jac_tree = tree_util.tree_map(
+            lambda x_leaf, arr: _unravel_array_into_pytree(y, 0, x_leaf, arr), example_args, jac)
+        jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example_args),
+                                            tree_util.tree_structure(y), jac_tree)
+        return (jac_tree, aux) if has_aux else jac_tree
+
+    return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of ``fun``: ``jacfwd(jacrev(fun))``, with pytree blocks as JAX's."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+                  argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+
+__all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
