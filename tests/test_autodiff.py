@@ -340,21 +340,11 @@ KNOWN_DIFFERENCES = {
     **({} if "square" in ALL_PRIMITIVES else {n: _SQUARE for n in _SQUARE_PROGRAMS}),
     "grad.concatenate": ("JAX transposes concatenate into one `split` equation; traxla has no "
                          "split primitive, so each operand's cotangent is a slice"),
-    "grad.jit_shared": ("JAX caches the linearization and transpose of a jit's jaxpr, so two "
-                        "calls share (and print once) the same inner jaxprs; traxla's "
-                        "autodiff/call.py re-traces them per call"),
-    "grad.jit_twice": ("as grad.jit_shared, and two jit(jnp.sin) objects share one traced "
-                       "jaxpr in JAX (its trace cache is keyed by the function; traxla's "
-                       "api.py caches per JitFunction)"),
-    "grad.jit_where": ("JAX dead-code-eliminates the known jaxpr of a linearized jit (dropping "
-                       "select_n's unused zeros); traxla's autodiff/call.py keeps them"),
-    "grad.np.mod": ("JAX dead-code-eliminates the known jaxpr of a linearized jit (jnp.remainder "
-                    "is a jit); traxla's autodiff/call.py keeps select_n's unused zeros"),
+    "grad.jit_twice": ("two jit(jnp.sin) objects share one traced jaxpr in JAX (its trace "
+                       "cache is keyed by the function; traxla's api.py caches per JitFunction)"),
     **{n: ("JAX unravels the jacobian with jnp.split (a `split` primitive traxla lacks) and a "
            "convert_element_type carrying a sharding (not elided for equal dtypes)")
        for n in ("jacfwd", "jacrev", "hessian")},
-    "grad.where_log": ("JAX dead-code-eliminates the known jaxpr of a linearized jit (jnp.where "
-                       "is a jit); traxla's autodiff/call.py keeps select_n's unused zeros"),
 }
 
 
@@ -561,7 +551,9 @@ ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_
               "reduce_and", "reduce_or", "iota"}
 # differentiated elsewhere: control flow (tests/test_control_flow.py), the custom-derivative
 # primitives (section e), random bits (traxla/random)
-ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin"}
+ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",
+             # collectives: differentiated inside shard_map in tests/test_sharding.py
+             "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "ppermute", "reshard"}
 
 
 def test_every_rule_is_exercised():

@@ -218,3 +218,63 @@ def test_shard_map_on_a_one_device_mesh_runs_in_process():
                          in_specs=P_("i"), out_specs=P_())
     np.testing.assert_array_equal(np.asarray(f(np.ones(4, np.float32))), np.ones(4))
     np.testing.assert_array_equal(np.asarray(traxla.jit(f)(np.ones(4, np.float32))), np.ones(4))
+
+
+def test_mlp_training_step_sharded_equals_unsharded():
+    out = run("""
+        res = {}
+        rng = np.random.RandomState(0)
+        X = rng.randn(16, 8).astype(np.float32); Y = rng.randn(16, 4).astype(np.float32)
+        params = [(rng.randn(8, 32).astype(np.float32) * 0.3, np.zeros(32, np.float32)),
+                  (rng.randn(32, 4).astype(np.float32) * 0.3, np.zeros(4, np.float32))]
+        def loss(params, x, y):
+            h = x
+            for i, (W, b) in enumerate(params):
+                h = h @ W + b
+                if i == 0:
+                    h = jnp.tanh(h)
+            return jnp.mean((h - y) ** 2)
+        @jax.jit
+        def step(params, x, y):
+            g = jax.grad(loss)(params, x, y)
+            return [(W - 0.1 * gW, b - 0.1 * gb) for (W, b), (gW, gb) in zip(params, g)], loss(params, x, y)
+        p1, l1 = step(params, X, Y)
+        leaves1 = jax.tree_util.tree_leaves(p1)
+        for types in ['Auto', 'Explicit']:
+            m = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(getattr(AxisType, types),) * 2)
+            with jax.sharding.set_mesh(m):
+                xs = jax.device_put(X, jax.NamedSharding(m, P('x', None)))
+                ys = jax.device_put(Y, jax.NamedSharding(m, P('x', None)))
+                ps = jax.device_put(params, jax.NamedSharding(m, P()))
+                p2, l2 = step(ps, xs, ys)
+                res[types] = [abs(float(l1) - float(l2)) < 1e-5,
+                              all(np.allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+                                  for a, b in zip(leaves1, jax.tree_util.tree_leaves(p2))),
+                              str(jax.tree_util.tree_leaves(p2)[0].sharding.spec)]
+        print(json.dumps(res))
+    """)
+    assert out["Auto"][:2] == [True, True]
+    assert out["Explicit"] == [True, True, "P(None, None)"]  # updates stay where the parameters live
+
+
+def test_collective_derivatives_inside_shard_map():
+    out = run("""
+        res = {}
+        m = jax.make_mesh((4, 2), ('x', 'y'))
+        x = np.arange(128.).reshape(8, 16).astype(np.float32)
+        perm = [(0, 1), (1, 2), (2, 3), (3, 0)]
+        def body(a):
+            _, back = jax.vjp(lambda b: jax.lax.ppermute(b, 'x', perm), a)
+            (ct,) = back(a)
+            _, back_g = jax.vjp(lambda b: jax.lax.all_gather(b, 'x', tiled=True), a)
+            (ct_g,) = back_g(jnp.ones((8, 8), jnp.float32))
+            _, t = jax.jvp(lambda b: jax.lax.pmax(b, 'x'), (a,), (jnp.ones_like(a),))
+            return ct, ct_g, t
+        f = jax.shard_map(body, mesh=m, in_specs=P('x', 'y'), out_specs=(P('x', 'y'), P('x', 'y'), P(None, 'y')))
+        ct, ct_g, t = f(x)
+        res['ppermute'] = bool(np.allclose(np.asarray(ct), np.roll(x, -2, axis=0)))  # inverse shift
+        res['all_gather'] = bool(np.allclose(np.asarray(ct_g), 4.0))  # summed over 4 x-devices
+        res['pmax_jvp'] = bool(np.allclose(np.asarray(t), 1.0))
+        print(json.dumps(res))
+    """)
+    assert out == {"ppermute": True, "all_gather": True, "pmax_jvp": True}

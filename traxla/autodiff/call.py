@@ -5,14 +5,44 @@ transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
 from .. import lax
-from ..ir.core import ClosedJaxpr, Jaxpr
+from ..ir.core import ClosedJaxpr, Jaxpr, Literal
 from ..ir.rules.call import jit_p
-from ..tracer import DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
+from ..tracer import DynamicJaxprTracer, Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.core import set_current_trace
 from ..tracer.interpret import eval_jaxpr
 from .core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
                    linearize_flat, linearize_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
+
+
+def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Drops equations none of whose outputs are used (traxla's primitives are pure), as
+    JAX dead-code-eliminates the known jaxpr of a linearized jit."""
+    jaxpr = closed.jaxpr
+    live = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(v for v in eqn.invars if not isinstance(v, Literal))
+    if len(kept) == len(jaxpr.eqns):
+        return closed
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1],
+                             jaxpr.debug_info), closed.consts)
+
+
+# As JAX caches ``linearize_jaxpr`` and the transpose of a jit's jaxpr, a jaxpr called
+# twice is linearized / transposed once, so the jaxprs are shared (and print hoisted).
+# Keys hold the jaxpr itself (not only its id) so that an id is never reused while cached.
+_linearize_cache: dict = {}
+_transpose_cache: dict = {}
+_CACHE_LIMIT = 4096
+
+
+def _remember(cache, key, value):
+    if len(cache) >= _CACHE_LIMIT:  # bounded: drop everything rather than grow forever
+        cache.clear()
+    cache[key] = value
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name):
@@ -37,8 +67,11 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     return primal_outs, tangent_outs
 
 
-def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
-    nonzero = [type(t) is not Zero for t in tangents]
+def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
+    """The known jaxpr (primal outputs, then residuals), the linear jaxpr (residuals,
+    nonzero tangents -> nonzero output tangents), where each residual comes from
+    (``("out", i)``: the known jaxpr's i-th residual output; ``("in", j)``: the jit's j-th
+    operand) and which output tangents are zero."""
     holder = {}
 
     def known(*args):
@@ -50,31 +83,44 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
                                if isinstance(c, DynamicJaxprTracer) and not any(c is a for a in args)]
         return list(outs) + [consts[i] for i in holder["res_index"]]
 
-    in_avals = [lax.aval_of(p) for p in primals]
-    known_jaxpr = trace_to_jaxpr(known, in_avals, make_debug_info(known, "linearize", ()))
+    known_jaxpr = _dce(trace_to_jaxpr(known, primal_avals, make_debug_info(known, "linearize", ())))
     lin, args, res_index = holder["lin"], holder["args"], holder["res_index"]
-    with set_current_trace(trace.parent):
-        known_outs = jit_p.bind(*primals, jaxpr=known_jaxpr, name=name)
-    m = len(jaxpr.out_avals)
-    primal_outs, res_outs = known_outs[:m], known_outs[m:]
-    # residual values in the enclosing trace, in the order the linear jaxpr closes over them
-    res_values, res_vars, kept_consts, kept_vars = [], [], [], []
-    outs_for_index = dict(zip(res_index, res_outs))
+    out_position = {i: k for k, i in enumerate(res_index)}
+    sources, res_vars, kept_consts, kept_vars = [], [], [], []
     lj = lin.jaxpr.jaxpr
     for i, (var, c) in enumerate(zip(lj.constvars, lin.jaxpr.consts)):
-        if i in outs_for_index:
-            res_values.append(outs_for_index[i]); res_vars.append(var)
+        if i in out_position:
+            sources.append(("out", out_position[i])); res_vars.append(var)
         elif isinstance(c, DynamicJaxprTracer):  # one of the known jit's own inputs
-            res_values.append(primals[next(j for j, a in enumerate(args) if a is c)])
+            sources.append(("in", next(j for j, a in enumerate(args) if a is c)))
             res_vars.append(var)
         else:
             kept_consts.append(c); kept_vars.append(var)
     linear = ClosedJaxpr(Jaxpr(kept_vars, res_vars + lj.invars, lj.outvars, lj.eqns), kept_consts)
+    return known_jaxpr, linear, sources, lin.zero_outs
+
+
+def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
+    from ..ir.config import config
+    nonzero = tuple(type(t) is not Zero for t in tangents)
+    primal_avals = [lax.aval_of(p) for p in primals]
+    key = (id(jaxpr), nonzero, tuple(primal_avals), config.enable_x64)
+    hit = _linearize_cache.get(key)
+    if hit is None or hit[0] is not jaxpr:
+        hit = (jaxpr, _linearize_jit_jaxpr(jaxpr, list(nonzero), primal_avals))
+        if not any(isinstance(c, Tracer) for c in jaxpr.consts):
+            _remember(_linearize_cache, key, hit)
+    known_jaxpr, linear, sources, zero_outs = hit[1]
+    with set_current_trace(trace.parent):
+        known_outs = jit_p.bind(*primals, jaxpr=known_jaxpr, name=name)
+    m = len(jaxpr.out_avals)
+    primal_outs, res_outs = known_outs[:m], known_outs[m:]
+    res_values = [res_outs[i] if kind == "out" else primals[i] for kind, i in sources]
     with set_current_trace(trace.tangent_trace):
         touts = jit_p.bind(*res_values, *[t for t in tangents if type(t) is not Zero],
                            jaxpr=linear, name=name)
     touts = iter(touts)
-    tangent_outs = [zero_of(p) if z else next(touts) for p, z in zip(primal_outs, lin.zero_outs)]
+    tangent_outs = [zero_of(p) if z else next(touts) for p, z in zip(primal_outs, zero_outs)]
     return primal_outs, tangent_outs
 
 
@@ -96,7 +142,15 @@ def _jit_transpose(cts, *args, jaxpr, name):
         return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
 
     avals = [lax.aval_of(r) for r in residuals] + ct_avals
-    t_jaxpr = trace_to_jaxpr(transposed, avals, make_debug_info(transposed, "transpose", ()))
+    from ..ir.config import config
+    key = (id(jaxpr), tuple(linear), tuple(avals), config.enable_x64)
+    hit = _transpose_cache.get(key)
+    if hit is None or hit[0] is not jaxpr:
+        hit = (jaxpr, trace_to_jaxpr(transposed, avals,
+                                     make_debug_info(transposed, "transpose", ())))
+        if not any(isinstance(c, Tracer) for c in jaxpr.consts):
+            _remember(_transpose_cache, key, hit)
+    t_jaxpr = hit[1]
     outs = iter(jit_p.bind(*residuals, *[instantiate(c) for c in cts], jaxpr=t_jaxpr, name=name))
     return [next(outs) if lin else None for lin in linear]
 

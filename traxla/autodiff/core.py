@@ -62,7 +62,9 @@ def is_undefined(x) -> bool:
 
 
 def tangent_aval(aval) -> ShapedArray:
-    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type)
+    """A tangent's type: the primal's shape, placement and memory space; float0 for ints."""
+    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type,
+                       aval.sharding, aval.memory_space)
 
 
 def zero_of(x) -> Zero:

@@ -430,6 +430,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def _type_sharding(sharding_or_spec, ndim):
     """An ``out_sharding`` argument (a NamedSharding, or a P resolved against the mesh of
     ``traxla.sharding.set_mesh``) as the sharding type of a result."""
+    from ..ir.sharding import ShardingType
+    if isinstance(sharding_or_spec, ShardingType):
+        return sharding_or_spec
     from ..sharding import type_sharding
     return type_sharding(sharding_or_spec, ndim)
 
@@ -509,3 +512,134 @@ def sort_dims(dims: Sequence[int]):
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401
 from .parallel import (all_gather, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: E402,F401
                        psum_scatter)
+
+
+# -- numpy/lax breadth (issue #3): gather/scatter, sort, cumulative reductions, special
+#    functions, complex numbers, tile ----------------------------------------------------------
+
+from .slicing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers,  # noqa: E402,F401
+                      gather, index_take, scatter, scatter_add, scatter_max, scatter_min,
+                      scatter_mul, scatter_sub)
+from ..ir.rules import special as _special  # noqa: E402
+from ..ir.rules.indexing import P as _IDX, sort_p  # noqa: E402
+
+
+def _canonical_axis(axis, ndim):
+    axis = int(axis)
+    if not -ndim <= axis < builtins.max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % builtins.max(ndim, 1)
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """``lax.sort``: one array, or a sequence sorted together by its first ``num_keys``."""
+    if isinstance(operand, (list, tuple)):
+        if len(operand) == 0:
+            raise TypeError("Sort requires at least one operand")
+        if not 1 <= num_keys <= len(operand):
+            raise ValueError(f"num_keys={num_keys} must be between 1 and "
+                             f"len(operand)={len(operand)}")
+        dimension = _canonical_axis(dimension, len(shape_of(operand[0])))
+        return tuple(sort_p.bind(*operand, dimension=dimension, is_stable=is_stable,
+                                 num_keys=num_keys))
+    if num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    dimension = _canonical_axis(dimension, len(shape_of(operand)))
+    return sort_p.bind(operand, dimension=dimension, is_stable=is_stable, num_keys=1)[0]
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sorts ``keys`` along ``dimension`` and applies the same permutation to ``values``."""
+    dimension = _canonical_axis(dimension, len(shape_of(keys)))
+    k, v = sort_p.bind(keys, values, dimension=dimension, is_stable=is_stable, num_keys=1)
+    return k, v
+
+
+def _cumulative(name):
+    prim = _IDX[name]
+
+    def op(operand, axis=0, reverse=False):
+        return prim.bind(operand, axis=int(axis), reverse=builtins.bool(reverse))
+    op.__name__ = name
+    return op
+
+
+cumsum, cumprod, cummax, cummin, cumlogsumexp = (
+    _cumulative(n) for n in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+
+
+def lgamma(x):
+    return _special.lgamma_p.bind(x)
+
+
+def digamma(x):
+    return _special.digamma_p.bind(x)
+
+
+def erfc(x):
+    return _special.erfc_p.bind(x)
+
+
+def square(x):  # noqa: F811  (JAX binds its ``square`` primitive)
+    return _special.square_p.bind(x)
+
+
+def real(x):
+    return _special.real_p.bind(x)
+
+
+def imag(x):
+    return _special.imag_p.bind(x)
+
+
+def complex(x, y):  # noqa: A001
+    return _special.complex_p.bind(x, y)
+
+
+def conj(x):
+    return _special.conj_p.bind(x, input_dtype=dtype_of(x))
+
+
+def tile(operand, reps):
+    return _special.tile_p.bind(operand, reps=tuple(int(r) for r in reps))
+
+
+def _isnan(x):
+    return ne(x, x)
+
+
+def _zeros(x):
+    return full_like(x, 0)
+
+
+def _ones(x):
+    return full_like(x, 1)
+
+
+def _tri(dtype, shape, offset):
+    """``numpy.tri``'s mask: ``iota0 + offset >= iota1``, converted to ``dtype``."""
+    offset = asarray(offset)
+    if not dtypes.is_int(dtype_of(offset)):
+        raise TypeError(f"offset must be an integer, got {offset!r}")
+    shape_dtype = dtypes.int32 if builtins.all(d <= np.iinfo(np.int32).max for d in shape) \
+        else dtypes.int64
+    info = np.iinfo(dtype_of(offset))
+    if info.min < np.iinfo(shape_dtype).min or info.max > np.iinfo(shape_dtype).max:
+        shape_dtype = dtypes.int64
+    bool_tri = ge(add(broadcasted_iota(shape_dtype, shape, 0),
+                      _convert_element_type(offset, shape_dtype, False)),
+                  broadcasted_iota(shape_dtype, shape, 1))
+    return _convert_element_type(bool_tri, dtypes.to_dtype(dtype), False)
+
+
+def _delta(dtype, shape, axes):
+    """A Kronecker delta over ``axes`` of ``shape`` (JAX's ``lax._delta``)."""
+    import functools
+    axes = [int(a) for a in axes]
+    base_shape = tuple(shape[a] for a in axes)
+    iotas = [broadcasted_iota(np.uint32, base_shape, i) for i in range(len(base_shape))]
+    eyes = [eq(i1, i2) for i1, i2 in zip(iotas[:-1], iotas[1:])]
+    result = _convert_element_type(functools.reduce(bitwise_and, eyes), dtypes.to_dtype(dtype),
+                                   False)
+    return broadcast_in_dim(result, tuple(shape), tuple(axes))
+
