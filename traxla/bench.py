@@ -96,16 +96,25 @@ def sweep(frameworks, steps_list, compile_cap_s: float = 30.0, log=print):
             for steps in steps_list:
                 skip = False
                 if mode == "python for" and history:
-                    (n0, c0), (n1, c1) = ([(0, 0.0)] + history)[-2:]
-                    growth = max(c1 / max(c0, 1e-9), 1.0) if n0 else 1.0
-                    predicted = c1 * (steps / n1) * (growth if n0 else 1.0)
-                    skip = predicted > compile_cap_s
+                    skip = _predicted_compile(history, steps) > compile_cap_s
                 row = measure(fw, mode, steps, skip_compile=skip)
                 if not skip:
                     history.append((steps, row.compile_s))
                 rows.append(row)
                 log(format_row(row))
     return rows
+
+
+def _predicted_compile(history, steps):
+    """Extrapolates compile time with a power law fitted to the last two lengths
+    (linear from a single point)."""
+    import math
+    if len(history) == 1:
+        n1, c1 = history[-1]
+        return c1 * steps / n1
+    (n0, c0), (n1, c1) = history[-2:]
+    k = max(1.0, math.log(max(c1, 1e-9) / max(c0, 1e-9)) / math.log(n1 / n0))
+    return c1 * (steps / n1) ** k
 
 
 HEADER = (f"{'framework':10s} {'mode':11s} {'steps':>6s} {'top eqns':>9s} {'trace s':>9s} "
