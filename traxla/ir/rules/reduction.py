@@ -109,7 +109,25 @@ def _dot_general_params(params):
     return out
 
 
-dot_general_p = def_typing(Primitive("dot_general"), _dot_general_rule)
+_dot_cache: dict = {}
+
+
+def _dot_general_cached(lhs, rhs, *, dimension_numbers, precision=None,
+                        preferred_element_type=None, out_sharding=None):
+    """The typing rule memoized: a traced matmul chain types the same few signatures
+    thousands of times, and the checks cost more than a dict lookup."""
+    key = (lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    out = _dot_cache.get(key)
+    if out is None:
+        out = _dot_general_rule(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
+                                preferred_element_type=preferred_element_type)
+        if len(_dot_cache) > 4096:
+            _dot_cache.clear()
+        _dot_cache[key] = out
+    return out
+
+
+dot_general_p = def_typing(Primitive("dot_general"), _dot_general_cached)
 P["dot_general"] = dot_general_p
 from ..printer import pp_param_rules  # noqa: E402
 
