@@ -818,17 +818,12 @@ P("prog.dynamic_update", [F23, F3, IDX], _dynamic_update)
 # name -> why traxla's text cannot match JAX's without changes outside
 # traxla/numpy and traxla/lax.
 
-_NO_SQUARE = ("JAX binds the `square` primitive; traxla has no square primitive "
-              "(ir/rules/elementwise.py, lowering), so lax.square binds integer_pow[y=2]")
 _WIDTH = ("printer: a jaxpr whose one-line form is exactly 81 chars prints flat; JAX's group "
           "includes the closing ' }' (ir/printer.py _skeleton)")
 _NO_STACK = "JAX binds the `stack` primitive (lax.stack); traxla has none (ir/rules/shape.py)"
 _NO_SPLIT = "JAX binds the `split` primitive (lax.split); traxla has none (ir/rules/shape.py)"
 
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "np.square": _NO_SQUARE,
-    "np.square[int]": _NO_SQUARE,
-    "lax.square": _NO_SQUARE,
     "np.stack": _NO_STACK,
     "np.stack[axis=-1]": _NO_STACK,
     "np.split": _NO_SPLIT,

@@ -12,10 +12,14 @@ from ..runtime import Array as ndarray  # noqa: F401
 from . import _operators  # noqa: F401  (installs operators on Array and tracers)
 from ._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
                         ones, ones_like, zeros, zeros_like)
+from ._indexing import NonConcreteBooleanIndexError, take, take_along_axis  # noqa: F401
+from ._einsum import einsum, einsum_path, tensordot
+from ._lax_numpy import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
 from ._linalg import dot, inner, matmul, outer, vdot
 from ._promotion import result_type as _result_type
-from ._reductions import (all, amax, amin, any, argmax, argmin, max, mean, min,  # noqa: A004
-                          prod, sum)
+from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
+                          min, nancumprod, nancumsum, prod, ptp, std, sum, var)
+from ._sorting import argsort, sort
 from ._shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
                      hstack, matrix_transpose, moveaxis, ndim, ravel, reshape, shape, size, split,
                      squeeze, stack, swapaxes, transpose, vstack)
@@ -23,6 +27,7 @@ from ._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh,
                       floor, floor_divide, invert, isfinite, left_shift, logical_not, positive,
                       power, reciprocal, remainder, right_shift, rint, round, square,
                       ufuncs as _ufuncs, where)
+from ._ufuncs import divmod, _iscomplexobj as iscomplexobj  # noqa: A004,F401
 
 globals().update(_ufuncs)
 absolute = abs

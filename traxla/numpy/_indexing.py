@@ -1,172 +1,1007 @@
-"""``x[idx]`` for integers, slices, None and Ellipsis (static slicing, as JAX
-emits it: one ``slice``, then ``rev``, ``squeeze`` and ``expand_dims``), and
-for traced integer scalars (``dynamic_slice``). Integer-array (advanced)
-indexing needs gather and is refused with a clear error."""
+"""NumPy indexing as ``jax.numpy`` implements it (``jax/_src/numpy/indexing.py``):
+
+- ``x[idx]`` tries, in order, one static ``slice`` (ints, static slices, ``None``,
+  ``...``), one ``dynamic_slice`` (scalar traced integers and unit-step slices) and
+  finally one ``gather`` (integer-array advanced indexing, strided slices), binding
+  the same equations in the same order as JAX. Out-of-range integers clamp (XLA's
+  gather and dynamic_slice semantics); negative integers count from the end.
+- Boolean masks must be concrete (they need dynamic shapes otherwise): a traced mask
+  raises ``NonConcreteBooleanIndexError``, as in JAX; a concrete one becomes integer
+  arrays (``np.where``).
+- ``x.at[idx].set/add/subtract/multiply/divide/power/min/max/get`` scatter (or gather)
+  with JAX's semantics: repeated indices accumulate, out-of-bounds updates are dropped
+  (mode ``FILL_OR_DROP``, JAX's default for scatters).
+- ``take`` and ``take_along_axis`` (default mode ``fill``: out-of-bounds gathers fill).
+"""
 from __future__ import annotations
+
+import enum
+import operator
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import lax
+from ._jitutil import jit_named
 from ..ir import dtypes
+from ..lax import slicing
+from ..runtime import Array
 from ..tracer import Tracer
+from ._promotion import check_arraylike, promote_dtypes
+
+GatherScatterMode = slicing.GatherScatterMode
 
 
-def _is_int(i) -> bool:
-    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+class NonConcreteBooleanIndexError(IndexError):
+    """A traced boolean mask used as an index (needs dynamic shapes)."""
+
+    def __init__(self, aval):
+        super().__init__(f"Array boolean indices must be concrete; got {aval.str_short()}\n\n"
+                         "Boolean masks select a data-dependent number of elements, which "
+                         "needs dynamic shapes; use the three-argument jnp.where(mask, x, y) "
+                         "instead.")
 
 
-def _is_traced_int(i) -> bool:
-    return hasattr(i, "aval") and not i.aval.shape and dtypes.is_int(i.aval.dtype)
+def _is_traced(x) -> bool:
+    return isinstance(x, Tracer)
 
 
-def _expand_ellipsis(idx, ndim):
-    n_ellipsis = sum(1 for i in idx if i is Ellipsis)
-    if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    if consumed > ndim:
-        raise IndexError(f"Too many indices: {ndim}-dimensional array indexed with {consumed} "
-                         "regular indices.")
-    out = []
-    for i in idx:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (ndim - consumed))
+def _is_array(x) -> bool:
+    return isinstance(x, (Tracer, Array))
+
+
+def _shape(x):
+    return tuple(lax.shape_of(x)) if _is_array(x) else tuple(np.shape(x))
+
+
+def _ndim(x) -> int:
+    return len(_shape(x))
+
+
+def _dtype_of(x):
+    if _is_array(x):
+        return lax.dtype_of(x)
+    return np.asarray(x).dtype
+
+
+def _canonicalize_axis(axis, ndim):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else axis
+
+
+def _int_dtype_for_shape(shape):
+    return dtypes.int64 if any(d > np.iinfo(np.int32).max for d in shape) else dtypes.int32
+
+
+def _int_dtype_for_dim(d):
+    return dtypes.int64 if d > np.iinfo(np.int32).max else dtypes.int32
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+class IndexType(enum.Enum):
+    NONE = "none"
+    SLICE = "slice"
+    ELLIPSIS = "ellipsis"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+    ARRAY = "array"
+
+
+def _is_integer_index(idx) -> bool:
+    return isinstance(idx, (int, np.integer)) and not isinstance(idx, (bool, np.bool_))
+
+
+def _is_scalar(x) -> bool:
+    return np.isscalar(x) or (isinstance(x, (np.ndarray, Array, Tracer)) and _ndim(x) == 0)
+
+
+def _is_boolean_index(i) -> bool:
+    if isinstance(i, (bool, np.bool_)):
+        return True
+    if isinstance(i, (np.ndarray, Array, Tracer)):
+        return _dtype_of(i) == np.bool_
+    return (isinstance(i, list) and bool(i)
+            and all(_is_scalar(e) and np.dtype(_dtype_of(e)) == np.bool_ for e in i))
+
+
+def _sequence_dtype(seq):
+    leaves = list(_leaves(seq))
+    if any(_is_array(leaf) for leaf in leaves):
+        from ._promotion import result_type
+        return result_type(*leaves)[0]
+    return dtypes.canonicalize(np.asarray(seq).dtype)
+
+
+def _leaves(x):
+    if isinstance(x, (list, tuple)):
+        for e in x:
+            yield from _leaves(e)
+    else:
+        yield x
+
+
+def _index_type(idx, shape) -> IndexType:
+    if idx is None:
+        return IndexType.NONE
+    if idx is Ellipsis:
+        return IndexType.ELLIPSIS
+    if isinstance(idx, slice):
+        return IndexType.SLICE
+    if _is_integer_index(idx):
+        return IndexType.INTEGER
+    if _is_boolean_index(idx):
+        return IndexType.BOOLEAN
+    if isinstance(idx, (Array, Tracer, np.ndarray)):
+        dt = _dtype_of(idx)
+        if dtypes.is_int(dt):
+            return IndexType.ARRAY
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt} "
+                        f"(indexing an array of shape {tuple(shape)} with an index of shape "
+                        f"{_shape(idx)})")
+    if isinstance(idx, str):
+        raise TypeError(f"JAX does not support string indexing; got idx={idx!r}")
+    if isinstance(idx, Sequence):
+        if not idx:
+            return IndexType.ARRAY
+        dt = _sequence_dtype(idx)
+        if dt == np.bool_:
+            return IndexType.BOOLEAN
+        if dtypes.is_int(dt):
+            return IndexType.ARRAY
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt} "
+                        f"(indexing an array of shape {tuple(shape)})")
+    if isinstance(idx, (float, complex, np.generic)):
+        raise TypeError("Indexer must have integer or boolean type, got indexer with type "
+                        f"{np.dtype(type(idx))} (indexing an array of shape {tuple(shape)})")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), newaxis (`None`) and "
+                     f"integer or boolean arrays are valid indices. Got {idx}")
+
+
+class ParsedIndex(NamedTuple):
+    index: Any
+    typ: IndexType
+    consumed_axes: tuple
+
+
+def _parse_indices(indices, shape):
+    consumed, ellipses, types = [], [], []
+    for i, idx in enumerate(indices):
+        typ = _index_type(idx, shape)
+        types.append(typ)
+        if typ in (IndexType.NONE, IndexType.ELLIPSIS):
+            consumed.append(0)
+            if typ is IndexType.ELLIPSIS:
+                ellipses.append(i)
+        elif typ is IndexType.BOOLEAN:
+            consumed.append(_ndim(idx) if not isinstance(idx, list) else np.ndim(idx))
         else:
-            out.append(i)
-    if n_ellipsis == 0:
-        out.extend([slice(None)] * (ndim - consumed))
+            consumed.append(1)
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    total = sum(consumed)
+    if total > len(shape):
+        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but {total} were "
+                         f"indexed (array of shape {tuple(shape)}, index {tuple(indices)!r})")
+    if ellipses:
+        consumed[ellipses[0]] = len(shape) - total
+    out, dim = [], 0
+    for index, typ, n in zip(indices, types, consumed):
+        axes = tuple(range(dim, dim + n))
+        dim += n
+        out.append(ParsedIndex(index, typ, axes))
     return out
 
 
-def _refuse(i, position):
-    if isinstance(i, (list, np.ndarray)) or hasattr(i, "aval"):
-        dt = getattr(getattr(i, "aval", None), "dtype", None) or np.asarray(i).dtype
-        if np.dtype(dt) == np.bool_:
-            raise IndexError(f"Array boolean indices must be concrete; got bool{list(np.shape(i))}"
-                             " (boolean masks need dynamic shapes, which JAX does not support "
-                             "under jit)")
-        if not dtypes.is_int(np.dtype(dt)):
-            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt} "
-                            f"at position {position}, indexer value {i}")
-        raise NotImplementedError(
-            f"Integer-array (advanced) indexing at position {position} needs the gather "
-            "primitive, which traxla does not implement yet; use static slices, integers or "
-            "lax.dynamic_slice.")
-    raise TypeError(f"Indexing mode not supported: index {i!r} of type {type(i).__name__} at "
-                    f"position {position}.")
-
-
-def getitem(arr, idx):
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    shape = lax.shape_of(arr)
-    expanded = _expand_ellipsis(idx, len(shape))
-    static = all(_is_int(i) or i is None or isinstance(i, slice) and _static_slice(i)
-                 for i in expanded)
-    if static:
-        return _static_getitem(arr, expanded, shape)
-    if all(_is_int(i) or i is None or _is_traced_int(i) or isinstance(i, slice) and _static_slice(i)
-           and i.step in (None, 1, -1) for i in expanded):
-        return _dynamic_getitem(arr, expanded, shape)
-    for pos, i in enumerate(expanded):
-        if not (_is_int(i) or i is None or isinstance(i, slice) or _is_traced_int(i)):
-            _refuse(i, pos)
-    raise IndexError(f"Unsupported index {idx!r}: slices must have static (Python int) bounds.")
-
-
-def _static_slice(s: slice) -> bool:
-    return all(v is None or _is_int(v) for v in (s.start, s.stop, s.step))
-
-
-def _static_getitem(arr, idx, shape):
-    start, limit, strides, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], [], []
-    axis = 0
-    for i in idx:
-        if i is None:
-            newaxis_dims.append(len(start) - len(squeeze_axes) + len(newaxis_dims))
-            continue
-        size = shape[axis]
-        if _is_int(i):
-            if not -size <= i < size:
-                raise IndexError(f"index {int(i)} is out of bounds for axis {axis} with size {size}")
-            s = int(i) + size if i < 0 else int(i)
-            start.append(s)
-            limit.append(s + 1)
-            strides.append(1)
-            squeeze_axes.append(axis)
+def _eliminate_deprecated_list_indexing(idx):
+    if isinstance(idx, tuple):
+        return idx
+    if isinstance(idx, Sequence) and not isinstance(idx, (str, np.ndarray)):
+        if any(_should_unpack_list_index(i) for i in idx):
+            how = "use `arr[tuple(seq)]` instead of `arr[seq]`"
         else:
-            if i.step == 0:
-                raise ValueError("slice step cannot be zero")
-            lo, hi, step = i.indices(size)
-            if step < 0:
-                new_start = min(size, hi + 1 + abs(lo - hi - 1) % abs(step))
-                start.append(new_start)
-                limit.append(max(new_start, lo + 1))
-                strides.append(abs(step))
-                rev_axes.append(axis)
+            how = "use `arr[array(seq)]` instead of `arr[seq]`"
+        raise TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; "
+                        f"{how}. See https://github.com/jax-ml/jax/issues/4564 for more "
+                        "information.")
+    return (idx,)
+
+
+def _should_unpack_list_index(x):
+    return ((isinstance(x, (np.ndarray, Array, Tracer)) and _ndim(x) != 0)
+            or isinstance(x, (Sequence, slice)) or x is Ellipsis or x is None)
+
+
+class _StaticSlice(NamedTuple):
+    start_indices: list
+    limit_indices: list
+    strides: list | None
+    rev_axes: list
+    squeeze_axes: list
+    newaxis_dims: list
+
+    def is_trivial_slice(self, shape):
+        if self.strides is not None or len(shape) != len(self.start_indices):
+            return False
+        return all((s, l) == (0, d) for s, l, d in zip(self.start_indices, self.limit_indices,
+                                                     shape))
+
+
+class _DynamicSlice(NamedTuple):
+    start_indices: list
+    slice_sizes: list
+    rev_axes: list
+    squeeze_axes: list
+    newaxis_dims: list
+    trivial_slicing: bool
+    normalize_indices: bool
+
+
+class _GatherIndexer(NamedTuple):
+    slice_shape: list
+    gather_slice_shape: list
+    gather_indices: Any
+    dnums: slicing.GatherDimensionNumbers
+    unique_indices: bool
+    indices_are_sorted: bool
+    reversed_y_dims: list
+    newaxis_dims: tuple
+    scalar_bool_dims: list
+
+
+def _slice_element_static(elt) -> bool:
+    return elt is None or not _is_traced(elt)
+
+
+def _asarray(x):
+    from ._creation import asarray
+    return asarray(x)
+
+
+class NDIndexer:
+    def __init__(self, shape, indices):
+        self.shape = tuple(shape)
+        self.indices = list(indices)
+
+    @classmethod
+    def from_raw_indices(cls, idx, shape):
+        return cls(shape, _parse_indices(_eliminate_deprecated_list_indexing(idx), shape))
+
+    def validate_static_indices(self, normalize_indices=True):
+        for idx in self.indices:
+            if idx.typ is IndexType.INTEGER:
+                i = operator.index(idx.index)
+                axis, = idx.consumed_axes
+                size = self.shape[axis]
+                normed = i + size if normalize_indices and i < 0 else i
+                if not 0 <= normed < size:
+                    raise IndexError(f"index {i} out of bounds for axis {axis} with size {size}"
+                                     f" (normalize_indices={normalize_indices})")
+
+    def validate_slices(self):
+        for position, idx in enumerate(self.indices):
+            if idx.typ is IndexType.SLICE:
+                s = idx.index
+                if not all(_slice_element_static(v) for v in (s.start, s.stop, s.step)):
+                    raise IndexError(f"Slice entries must be static integers. Got {s} at "
+                                     f"position {position}")
+
+    def expand_bool_indices(self):
+        out = []
+        for position, idx in enumerate(self.indices):
+            if idx.typ is not IndexType.BOOLEAN:
+                out.append(idx)
+                continue
+            if _is_traced(idx.index):
+                raise NonConcreteBooleanIndexError(idx.index.aval)
+            if np.ndim(_host(idx.index)) == 0:
+                out.append(ParsedIndex(bool(_host(idx.index)), idx.typ, ()))
+                continue
+            mask = np.asarray(_host(idx.index))
+            expected = [self.shape[i] for i in idx.consumed_axes]
+            if not all(s1 in (0, s2) for s1, s2 in zip(mask.shape, expected)):
+                raise IndexError("boolean index did not match shape of indexed array in index "
+                                 f"{position}: got {mask.shape}, expected {tuple(expected)}")
+            out.extend(ParsedIndex(i, IndexType.ARRAY, (axis,))
+                       for i, axis in zip(np.where(mask), idx.consumed_axes))
+        return NDIndexer(self.shape, out)
+
+    def expand_scalar_bool_indices(self):
+        new_shape = list(self.shape)
+        new_indices = list(self.indices)
+        dim = 0
+        for i, idx in enumerate(self.indices):
+            if idx.typ is IndexType.BOOLEAN and np.ndim(idx.index) == 0:
+                new_shape.insert(i, 1)
+                new_indices[i] = ParsedIndex(np.arange(int(idx.index)), IndexType.ARRAY, (dim,))
+                dim += 1
             else:
-                start.append(lo)
-                limit.append(max(lo, hi))
-                strides.append(step)
-        axis += 1
-    strides_param = None if all(s == 1 for s in strides) else strides
-    trivial = strides_param is None and all(
-        (s, l) == (0, d) for s, l, d in zip(start, limit, shape)) and len(start) == len(shape)
-    result = arr if trivial else lax.slice(arr, start, limit, strides_param)
-    if rev_axes:
-        result = lax.rev(result, tuple(rev_axes))
-    if squeeze_axes:
-        result = lax.squeeze(result, tuple(squeeze_axes))
-    if newaxis_dims:
-        result = lax.expand_dims(result, tuple(newaxis_dims))
-    return result
+                n = len(idx.consumed_axes)
+                new_indices[i] = ParsedIndex(idx.index, idx.typ, tuple(range(dim, dim + n)))
+                dim += n
+        return NDIndexer(tuple(new_shape), new_indices)
+
+    def convert_sequences_to_arrays(self):
+        return NDIndexer(self.shape, [
+            ParsedIndex(_asarray(i.index), i.typ, i.consumed_axes)
+            if isinstance(i.index, Sequence) else i for i in self.indices])
+
+    def expand_ellipses(self):
+        out, consumed = [], 0
+        for idx in self.indices:
+            consumed += len(idx.consumed_axes)
+            if idx.typ is IndexType.ELLIPSIS:
+                out.extend(ParsedIndex(slice(None), IndexType.SLICE, (a,))
+                           for a in idx.consumed_axes)
+            else:
+                out.append(idx)
+        out.extend(ParsedIndex(slice(None), IndexType.SLICE, (a,))
+                   for a in range(consumed, len(self.shape)))
+        return NDIndexer(self.shape, out)
+
+    def normalize_indices(self):
+        out = []
+        for idx in self.indices:
+            if idx.typ is IndexType.INTEGER:
+                axis, = idx.consumed_axes
+                size = self.shape[axis]
+                if isinstance(idx.index, np.unsignedinteger):
+                    normed = idx.index
+                else:
+                    normed = idx.index + size if idx.index < 0 else idx.index
+                out.append(ParsedIndex(normed, idx.typ, idx.consumed_axes))
+            elif idx.typ is IndexType.ARRAY:
+                axis, = idx.consumed_axes
+                index = idx.index
+                if isinstance(index, np.ndarray):  # as JAX canonicalizes constants (int64 -> int32)
+                    index = np.asarray(index, dtypes.canonicalize(index.dtype))
+                if dtypes.is_unsigned_int(_dtype_of(index)):
+                    normed = index
+                else:
+                    size = lax._const(index, self.shape[axis]) if _is_array(index) else \
+                        np.array(self.shape[axis], _dtype_of(index))
+                    normed = lax.select(index < 0, lax.add(index, size), index)
+                out.append(ParsedIndex(normed, idx.typ, idx.consumed_axes))
+            else:
+                out.append(idx)
+        return NDIndexer(self.shape, out)
+
+    def is_advanced_int_indexer(self):
+        return any(idx.typ in (IndexType.ARRAY, IndexType.BOOLEAN) and _ndim_of(idx.index) > 0
+                   for idx in self.indices)
+
+    # -- strategies -------------------------------------------------------------------------
+
+    def to_static_slice(self, *, normalize_indices=True, mode=None) -> _StaticSlice:
+        parsed_mode = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
+                       else GatherScatterMode.from_any(mode))
+        if parsed_mode not in (GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
+            raise ValueError("static_slice requires mode='promise_in_bounds' or mode='clip'")
+        if parsed_mode is GatherScatterMode.PROMISE_IN_BOUNDS:
+            self.validate_static_indices(normalize_indices=normalize_indices)
+        self.validate_slices()
+        for position, p in enumerate(self.indices):
+            if p.typ in (IndexType.ARRAY, IndexType.BOOLEAN):
+                raise TypeError("static_slice: indices must be static scalars or slices. Got "
+                                f"index of type {type(p.index)} at position {position}")
+        start, limit, strides, rev, squeeze, newaxis = [], [], [], [], [], []
+        for p in self.expand_ellipses().indices:
+            if p.typ is IndexType.NONE:
+                newaxis.append(len(start) - len(squeeze) + len(newaxis))
+            elif p.typ is IndexType.INTEGER:
+                axis, = p.consumed_axes
+                if self.shape[axis] == 0:
+                    raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+                s = int(p.index)
+                if normalize_indices and s < 0:
+                    s += self.shape[axis]
+                s = min(max(s, 0), self.shape[axis] - 1)
+                start.append(s)
+                limit.append(s + 1)
+                strides.append(1)
+                squeeze.append(axis)
+            elif p.typ is IndexType.SLICE:
+                axis, = p.consumed_axes
+                size = self.shape[axis]
+                lo, hi, step = p.index.indices(size)
+                if step < 0:
+                    new_start = min(size, hi + 1 + abs(lo - hi - 1) % abs(step))
+                    start.append(new_start)
+                    limit.append(max(new_start, lo + 1))
+                    strides.append(abs(step))
+                    rev.append(axis)
+                else:
+                    start.append(lo)
+                    limit.append(max(lo, hi))
+                    strides.append(step)
+            else:
+                raise TypeError(f"static_slice: unrecognized index {p.index}")
+        return _StaticSlice(start, limit, None if all(s == 1 for s in strides) else strides, rev,
+                            squeeze, newaxis)
+
+    def to_dynamic_slice(self, *, normalize_indices=True, mode=None) -> _DynamicSlice:
+        if mode is not None:
+            parsed_mode = GatherScatterMode.from_any(mode)
+            if parsed_mode not in (GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
+                raise ValueError("dynamic_slice requires mode='promise_in_bounds' or mode='clip'")
+        for position, p in enumerate(self.indices):
+            if p.typ is IndexType.SLICE:
+                if p.index.step is not None and p.index.step not in (-1, 1):
+                    raise TypeError("dynamic_slice: only unit steps supported in slice. Got "
+                                    f"{p.index} at position {position}")
+            elif p.typ is IndexType.ARRAY:
+                if isinstance(p.index, Sequence) or _shape(p.index) != ():
+                    raise TypeError("dynamic_slice: only scalar indices allowed. Got index of "
+                                    f"type {type(p.index)} at position {position}")
+            elif p.typ is IndexType.BOOLEAN:
+                raise TypeError("dynamic_slice: indices must be scalars or slices. Got index of "
+                                f"type {type(p.index)} at position {position}")
+        start, sizes, rev, squeeze, newaxis = [], [], [], [], []
+        trivial = True
+        for p in self.expand_ellipses().indices:
+            if p.typ is IndexType.NONE:
+                newaxis.append(len(start) - len(squeeze) + len(newaxis))
+            elif p.typ in (IndexType.INTEGER, IndexType.ARRAY):
+                trivial = False
+                index = _index_scalar(p.index)
+                axis, = p.consumed_axes
+                if self.shape[axis] == 0:
+                    raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+                start.append(index)
+                sizes.append(1)
+                squeeze.append(axis)
+            elif p.typ is IndexType.SLICE:
+                if p.index != slice(None):
+                    trivial = False
+                axis, = p.consumed_axes
+                size = self.shape[axis]
+                lo, hi, step = p.index.indices(size)
+                if step < 0:
+                    new_start = hi + 1 + abs(lo - hi - 1) % abs(step)
+                    start.append(new_start)
+                    sizes.append(max(0, lo + 1 - new_start))
+                    rev.append(axis)
+                else:
+                    start.append(lo)
+                    sizes.append(max(0, hi - lo))
+            else:
+                raise TypeError(f"dynamic_slice: unrecognized index {p.index}")
+        if len(start) > 1:
+            dt = _int_dtype_for_shape(self.shape)
+            start = [lax._convert_element_type(i, dt, False) for i in start]
+        return _DynamicSlice(start, sizes, rev, squeeze, newaxis, trivial, normalize_indices)
+
+    def to_gather(self, normalize_indices=True) -> _GatherIndexer:
+        return _index_to_gather(self, normalize_indices=normalize_indices)
 
 
-def _index_array(i):
-    """``jnp.asarray`` of a scalar index (a constant for Python and NumPy integers)."""
-    if hasattr(i, "aval"):
+def _host(x):
+    """A concrete (non-traced) index as a NumPy value."""
+    if isinstance(x, Array):
+        return np.asarray(x)
+    return x
+
+
+def _ndim_of(x):
+    return _ndim(x) if not isinstance(x, list) else np.ndim(x)
+
+
+def _index_scalar(i):
+    """``jnp.asarray`` of a scalar index: Python ints stay weakly typed."""
+    if _is_array(i):
         return i
-    if isinstance(i, int):
+    if type(i) is int:
         return lax._convert_element_type(i, dtypes.python_scalar_dtype(i), True)
     return lax._convert_element_type(i, dtypes.canonicalize(np.asarray(i).dtype), False)
 
 
-def _dynamic_getitem(arr, idx, shape):
-    """Scalar (possibly traced) integers and unit-step slices, as one ``dynamic_slice``
-    whose start indices are normalized for negative values (as JAX emits it)."""
-    starts, sizes, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], []
-    axis = 0
-    for i in idx:
-        if i is None:
-            newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
+# -- gather ------------------------------------------------------------------------------------
+
+def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                   fill_value=None, normalize_indices=True):
+    """``arr[idx]`` (and ``arr.at[idx].get(...)``)."""
+    indexer = NDIndexer.from_raw_indices(idx, lax.shape_of(arr))
+    try:
+        static = indexer.to_static_slice(normalize_indices=normalize_indices, mode=mode)
+    except (TypeError, ValueError, IndexError):
+        pass
+    else:
+        return _static_slice(arr, static)
+    try:
+        dynamic = indexer.to_dynamic_slice(normalize_indices=normalize_indices, mode=mode)
+    except (TypeError, ValueError, IndexError):
+        pass
+    else:
+        return _dynamic_slice(arr, dynamic)
+    indexer = indexer.expand_bool_indices()
+    return _gather(arr, indexer, indices_are_sorted=indices_are_sorted,
+                   unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                   normalize_indices=normalize_indices)
+
+
+def getitem(arr, idx):
+    return rewriting_take(arr, idx)
+
+
+def _static_slice(arr, ix: _StaticSlice):
+    if ix.is_trivial_slice(lax.shape_of(arr)):
+        result = arr
+    else:
+        result = lax.slice(arr, ix.start_indices, ix.limit_indices, ix.strides)
+    if ix.rev_axes:
+        result = lax.rev(result, tuple(ix.rev_axes))
+    if ix.squeeze_axes:
+        result = lax.squeeze(result, tuple(ix.squeeze_axes))
+    if ix.newaxis_dims:
+        result = lax.expand_dims(result, tuple(ix.newaxis_dims))
+    return lax._lift(result)
+
+
+def _dynamic_slice(arr, ix: _DynamicSlice):
+    if ix.trivial_slicing:
+        result = arr
+    else:
+        result = lax.dynamic_slice(arr, ix.start_indices, ix.slice_sizes,
+                                   allow_negative_indices=ix.normalize_indices)
+    if ix.rev_axes:
+        result = lax.rev(result, tuple(ix.rev_axes))
+    if ix.squeeze_axes:
+        result = lax.squeeze(result, tuple(ix.squeeze_axes))
+    if ix.newaxis_dims:
+        result = lax.expand_dims(result, tuple(ix.newaxis_dims))
+    return lax._lift(result)
+
+
+def _gather(arr, indexer, *, indices_are_sorted, unique_indices, mode, fill_value,
+            normalize_indices):
+    ix = indexer.to_gather(normalize_indices=normalize_indices)
+    y = arr
+    if fill_value is not None:
+        if _is_traced(fill_value):
+            fill_value._concretization_error(
+                "indexed get()", "The fill_value argument to indexed get() must be concrete.")
+        if np.ndim(_host(fill_value)) != 0:
+            raise ValueError("fill_value argument to indexed get() must be a scalar")
+        if isinstance(_host(fill_value), np.ndarray):
+            fill_value = _host(fill_value).item()
+    if ix.scalar_bool_dims:
+        y = lax.expand_dims(y, tuple(ix.scalar_bool_dims))
+    if 0 in ix.slice_shape:
+        return lax.full_like(y, 0, shape=tuple(ix.slice_shape))
+    if 0 not in _shape(ix.gather_indices):
+        y = slicing.gather(y, ix.gather_indices, ix.dnums, ix.gather_slice_shape,
+                           unique_indices=unique_indices or ix.unique_indices,
+                           indices_are_sorted=indices_are_sorted or ix.indices_are_sorted,
+                           mode=mode, fill_value=fill_value)
+    if ix.reversed_y_dims:
+        y = lax.rev(y, tuple(ix.reversed_y_dims))
+    return lax._lift(lax.expand_dims(y, tuple(ix.newaxis_dims)))
+
+
+def _index_to_gather(indexer: NDIndexer, *, normalize_indices=True) -> _GatherIndexer:
+    indexer.validate_slices()
+    indexer = indexer.convert_sequences_to_arrays()
+    is_advanced = np.nonzero(np.array([i.typ in (IndexType.ARRAY, IndexType.INTEGER)
+                                       for i in indexer.indices]))
+    contiguous = bool(np.all(np.diff(is_advanced) == 1))
+    indexer = indexer.expand_ellipses()
+    scalar_bool_dims = [n for n, i in enumerate(indexer.indices) if i.typ is IndexType.BOOLEAN]
+    indexer = indexer.expand_scalar_bool_indices()
+    if normalize_indices:
+        indexer = indexer.normalize_indices()
+
+    advanced_indexes, idx_advanced_axes, x_advanced_axes = [], [], []
+    if indexer.is_advanced_int_indexer():
+        without_none = [(i, d) for i, d in enumerate(indexer.indices)
+                        if d.typ is not IndexType.NONE]
+        for j, (i, e) in enumerate(without_none):
+            if e.typ in (IndexType.ARRAY, IndexType.INTEGER):
+                advanced_indexes.append(_asarray(e.index))
+                idx_advanced_axes.append(i)
+                x_advanced_axes.append(j)
+
+    x_axis = y_axis = collapsed_y_axis = 0
+    offset_dims, collapsed_slice_dims, start_index_map = [], [], []
+    index_dtype = _int_dtype_for_shape(indexer.shape)
+    gather_indices, gather_indices_shape = [], []
+    slice_shape, newaxis_dims, reversed_y_dims, gather_slice_shape = [], [], [], []
+
+    for idx_pos, index in enumerate(indexer.indices):
+        if advanced_indexes and (contiguous and idx_pos == idx_advanced_axes[0]
+                                 or not contiguous and idx_pos == 0):
+            from ._ufuncs import _broadcast_arrays
+            arrs = _broadcast_arrays(*advanced_indexes)
+            shape = lax.shape_of(arrs[0])
+            start_dim = len(gather_indices_shape)
+            gather_indices.extend((lax._convert_element_type(a, index_dtype, False), start_dim)
+                                  for a in arrs)
+            gather_indices_shape += shape
+            start_index_map.extend(x_advanced_axes)
+            collapsed_slice_dims.extend(x_advanced_axes)
+            slice_shape.extend(shape)
+            y_axis += len(shape)
+            collapsed_y_axis += len(shape)
+
+        if idx_pos in idx_advanced_axes:
+            x_axis += 1
+            gather_slice_shape.append(1)
             continue
-        if isinstance(i, slice):
-            lo, hi, step = i.indices(shape[axis])
-            if step < 0:
-                new_start = hi + 1 + abs(lo - hi - 1) % abs(step)
-                starts.append(new_start)
-                sizes.append(max(0, lo + 1 - new_start))
-                rev_axes.append(axis)
+
+        if index.typ in (IndexType.INTEGER, IndexType.ARRAY) and _ndim_of(index.index) == 0:
+            if indexer.shape[x_axis] == 0:
+                raise IndexError(f"index is out of bounds for axis {x_axis} with size 0")
+            i_converted = lax._convert_element_type(index.index, index_dtype, False)
+            gather_indices.append((i_converted, len(gather_indices_shape)))
+            collapsed_slice_dims.append(x_axis)
+            gather_slice_shape.append(1)
+            start_index_map.append(x_axis)
+            x_axis += 1
+        elif index.typ is IndexType.NONE:
+            slice_shape.append(1)
+            newaxis_dims.append(y_axis)
+            y_axis += 1
+        elif index.typ is IndexType.SLICE:
+            size_x = indexer.shape[x_axis]
+            start, step, slice_size = _canonicalize_slice(index.index, size_x)
+            slice_shape.append(slice_size)
+            if step == 1:
+                if slice_size != size_x:
+                    gather_indices.append((lax._convert_element_type(start, index_dtype, False),
+                                           len(gather_indices_shape)))
+                    start_index_map.append(x_axis)
+                gather_slice_shape.append(slice_size)
+                offset_dims.append(collapsed_y_axis)
             else:
-                starts.append(lo)
-                sizes.append(max(0, hi - lo))
+                from ._creation import array
+                from ._ufuncs import add, multiply
+                indices = add(array(start, dtype=index_dtype),
+                              multiply(array(step, dtype=index_dtype),
+                                       lax.iota(index_dtype, slice_size)))
+                if step < 0:
+                    reversed_y_dims.append(collapsed_y_axis)
+                    indices = lax.rev(indices, (0,))
+                gather_slice_shape.append(1)
+                gather_indices.append((indices, len(gather_indices_shape)))
+                start_index_map.append(x_axis)
+                gather_indices_shape.append(slice_size)
+                collapsed_slice_dims.append(x_axis)
+            collapsed_y_axis += 1
+            y_axis += 1
+            x_axis += 1
         else:
-            if shape[axis] == 0:
-                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
-            starts.append(_index_array(i))
-            sizes.append(1)
-            squeeze_axes.append(axis)
-        axis += 1
-    if len(starts) > 1:
-        starts = [lax._convert_element_type(s, dtypes.int32, False) for s in starts]
-    result = lax.dynamic_slice(arr, starts, sizes)
-    if rev_axes:
-        result = lax.rev(result, tuple(rev_axes))
-    if squeeze_axes:
-        result = lax.squeeze(result, tuple(squeeze_axes))
-    if newaxis_dims:
-        result = lax.expand_dims(result, tuple(newaxis_dims))
-    return result
+            raise IndexError(f"Got unsupported indexer at position {idx_pos}: {index!r}")
+
+    if len(gather_indices) == 0:
+        gather_indices_array = np.zeros((0,), dtype=index_dtype)
+    elif len(gather_indices) == 1:
+        g, _ = gather_indices[0]
+        gather_indices_array = lax.expand_dims(g, (len(lax.shape_of(g)),))
+    else:
+        last_dim = len(gather_indices_shape)
+        gather_indices_shape.append(1)
+        gather_indices_array = lax.concatenate([
+            lax.broadcast_in_dim(g, tuple(gather_indices_shape),
+                                 tuple(range(i, i + len(lax.shape_of(g)))))
+            for g, i in gather_indices], last_dim)
+
+    dnums = slicing.GatherDimensionNumbers(offset_dims=tuple(offset_dims),
+                                           collapsed_slice_dims=tuple(sorted(collapsed_slice_dims)),
+                                           start_index_map=tuple(start_index_map))
+    return _GatherIndexer(slice_shape=slice_shape, gather_slice_shape=gather_slice_shape,
+                          gather_indices=gather_indices_array, dnums=dnums,
+                          unique_indices=not advanced_indexes,
+                          indices_are_sorted=not advanced_indexes,
+                          reversed_y_dims=reversed_y_dims, newaxis_dims=tuple(newaxis_dims),
+                          scalar_bool_dims=scalar_bool_dims)
 
 
-del Tracer
+def _canonicalize_slice(s: slice, size: int):
+    """JAX's ``core.canonicalize_slice``: (start, step, size) of a static slice."""
+    start, stop, step = s.indices(size)
+    if step > 0:
+        n = max(0, (stop - start + step - 1) // step)
+    else:
+        n = max(0, (start - stop - step - 1) // -step)
+    return start, step, n
+
+
+# -- scatter (x.at[idx].op(y)) -----------------------------------------------------------------
+
+def _scatter_update(x, idx, y, scatter_op, indices_are_sorted, unique_indices, mode=None,
+                    normalize_indices=True):
+    from ._creation import asarray
+    x = asarray(x)
+    if (isinstance(y, int) and not isinstance(y, bool) and dtypes.is_int(lax.dtype_of(x))
+            and np.iinfo(lax.dtype_of(x)).min <= y <= np.iinfo(lax.dtype_of(x)).max):
+        y = asarray(y, dtype=lax.dtype_of(x))
+    else:
+        y = asarray(y)
+    indexer = NDIndexer.from_raw_indices(idx, lax.shape_of(x)).expand_bool_indices()
+    return _scatter_impl(x, y, indexer, scatter_op=scatter_op,
+                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=mode, normalize_indices=normalize_indices)
+
+
+def _scatter_impl(x, y, indexer, *, scatter_op, indices_are_sorted, unique_indices, mode,
+                  normalize_indices):
+    dtype = lax.dtype_of(x)
+    weak_type = lax.aval_of(x).weak_type
+    ix = indexer.to_gather(normalize_indices=normalize_indices)
+    if 0 in ix.slice_shape:
+        return x
+    x, y = promote_dtypes(x, y)
+    from ._shape import broadcast_to, squeeze
+    try:
+        y = broadcast_to(y, tuple(ix.slice_shape))
+    except ValueError as e:
+        raise ValueError(f"Cannot scatter values of shape {lax.shape_of(y)} into the indexed "
+                         f"slice of shape {tuple(ix.slice_shape)} (array of shape "
+                         f"{lax.shape_of(x)}): {e}") from None
+    y = squeeze(y, axis=ix.newaxis_dims)
+    if ix.reversed_y_dims:
+        y = lax.rev(y, tuple(ix.reversed_y_dims))
+    if ix.scalar_bool_dims:
+        x = lax.expand_dims(x, tuple(ix.scalar_bool_dims))
+    dn = ix.dnums
+    dnums = slicing.ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    out = scatter_op(x, ix.gather_indices, y, dnums,
+                     indices_are_sorted=ix.indices_are_sorted or indices_are_sorted,
+                     unique_indices=ix.unique_indices or unique_indices, mode=mode)
+    if ix.scalar_bool_dims:
+        out = lax.squeeze(out, tuple(ix.scalar_bool_dims))
+    return lax._lift(lax._convert_element_type(out, dtype, weak_type))
+
+
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[idx]`` is an ``_IndexUpdateRef`` with JAX's update methods."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: a pure, functional ``x[idx] op= y``."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+            wrap_negative_indices=True):
+        return rewriting_take(self.array, self.index, indices_are_sorted=indices_are_sorted,
+                              unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+                              normalize_indices=wrap_negative_indices)
+
+    def _update(self, values, op, indices_are_sorted, unique_indices, mode,
+                wrap_negative_indices):
+        return _scatter_update(self.array, self.index, values, op,
+                               indices_are_sorted=indices_are_sorted,
+                               unique_indices=unique_indices, mode=mode,
+                               normalize_indices=wrap_negative_indices)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, slicing.scatter, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            wrap_negative_indices=True):
+        return self._update(values, slicing.scatter_add, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
+        return self._update(values, slicing.scatter_sub, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 wrap_negative_indices=True):
+        return self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices)
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               wrap_negative_indices=True):
+        from ._creation import ones_like
+        from ._ufuncs import ufuncs
+        return ufuncs["divide"](self.array, _scatter_update(
+            ones_like(self.array), self.index, values, slicing.scatter_mul,
+            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+            normalize_indices=wrap_negative_indices))
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
+        from ._creation import ones_like
+        from ._ufuncs import power
+        return power(self.array, _scatter_update(
+            ones_like(self.array), self.index, values, slicing.scatter_mul,
+            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+            normalize_indices=wrap_negative_indices))
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,  # noqa: A003
+            wrap_negative_indices=True):
+        return self._update(values, slicing.scatter_min, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,  # noqa: A003
+            wrap_negative_indices=True):
+        return self._update(values, slicing.scatter_max, indices_are_sorted, unique_indices,
+                            mode, wrap_negative_indices)
+
+
+# -- take, take_along_axis ---------------------------------------------------------------------
+
+def _ensure_arraylike(name, *args):
+    check_arraylike(name, *args)
+    return [lax.asarray(a) for a in args]
+
+
+def _take_impl(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+               indices_are_sorted=False, fill_value=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a, indices = _ensure_arraylike("take", a, indices)
+    if not dtypes.is_int(lax.dtype_of(indices)):
+        raise TypeError(f"jnp.take: indices must have an integer type, got "
+                        f"{lax.dtype_of(indices)} (indexing an array of shape {lax.shape_of(a)})")
+    if axis is None:
+        from ._shape import ravel
+        a = ravel(a)
+        axis_idx = 0
+    else:
+        axis_idx = _canonicalize_axis(axis, len(lax.shape_of(a)))
+    if mode is None or mode == "fill":
+        gather_mode = GatherScatterMode.FILL_OR_DROP
+        from ._ufuncs import _where
+        indices = _where(indices < 0, indices + lax.shape_of(a)[axis_idx], indices)
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    elif mode == "wrap":
+        from ._ufuncs import remainder
+        indices = remainder(indices, lax._const(indices, lax.shape_of(a)[axis_idx]))
+        gather_mode = GatherScatterMode.PROMISE_IN_BOUNDS
+    elif mode == "clip":
+        gather_mode = GatherScatterMode.CLIP
+    else:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    index_dims = len(lax.shape_of(indices))
+    slice_sizes = list(lax.shape_of(a))
+    if slice_sizes[axis_idx] == 0:
+        if int(np.prod(lax.shape_of(indices))) != 0:
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        return a
+    if int(np.prod(lax.shape_of(indices))) == 0:
+        out_shape = slice_sizes[:axis_idx] + list(lax.shape_of(indices)) + slice_sizes[axis_idx + 1:]
+        return lax.full_like(a, 0, shape=tuple(out_shape))
+    slice_sizes[axis_idx] = 1
+    ndim = len(lax.shape_of(a))
+    dnums = slicing.GatherDimensionNumbers(
+        offset_dims=tuple(list(range(axis_idx)) + list(range(axis_idx + index_dims,
+                                                             ndim + index_dims - 1))),
+        collapsed_slice_dims=(axis_idx,), start_index_map=(axis_idx,))
+    return slicing.gather(a, indices[..., None], dimension_numbers=dnums,
+                          slice_sizes=tuple(slice_sizes), mode=gather_mode,
+                          unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                          fill_value=fill_value)
+
+
+_take = jit_named(_take_impl, "_take", ("axis", "mode", "unique_indices", "indices_are_sorted",
+                                         "fill_value"))
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Elements of ``a`` at ``indices`` along ``axis`` (flattened when ``axis`` is None).
+    Out-of-bound indices fill (``mode='fill'``, NaN for floats) unless ``mode='clip'``."""
+    return _take(a, indices, axis=None if axis is None else operator.index(axis), out=out,
+                 mode=mode, unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                 fill_value=fill_value)
+
+
+def _normalize_index(index, axis_size):
+    if dtypes.is_unsigned_int(_dtype_of(index)):
+        return index
+    size = lax._const(index, axis_size)
+    if isinstance(index, (int, np.integer)):
+        return lax.add(index, size) if index < 0 else index
+    return lax.select(index < 0, lax.add(index, size), index)
+
+
+def _take_along_axis_impl(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                          wrap_negative_indices=None):
+    a, indices = _ensure_arraylike("take_along_axis", arr, indices)
+    index_dtype = lax.dtype_of(indices)
+    idx_shape = lax.shape_of(indices)
+    if not dtypes.is_int(index_dtype):
+        raise TypeError(f"take_along_axis indices must be of integer type, got {index_dtype}")
+    if axis is None:
+        if len(idx_shape) != 1:
+            raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape "
+                             f"{idx_shape}")
+        from ._shape import ravel
+        a = ravel(a)
+        axis = 0
+    rank = len(lax.shape_of(a))
+    if rank != len(idx_shape):
+        raise ValueError("indices and arr must have the same number of dimensions; "
+                         f"{len(idx_shape)} vs. {rank} (indices shape {idx_shape}, arr shape "
+                         f"{lax.shape_of(a)})")
+    axis_int = _canonicalize_axis(axis, rank)
+
+    def replace(tup, val):
+        lst = list(tup)
+        lst[axis_int] = val
+        return tuple(lst)
+
+    axis_size = lax.shape_of(a)[axis_int]
+    arr_shape = replace(lax.shape_of(a), 1)
+    from ._promotion import broadcast_shapes
+    out_shape = broadcast_shapes(idx_shape, arr_shape)
+    if axis_size == 0:
+        return lax.full(out_shape, 0, lax.dtype_of(a))
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if wrap_negative_indices:
+        index_dtype = _int_dtype_for_dim(axis_size)
+    indices = lax._convert_element_type(indices, index_dtype, False)
+    if wrap_negative_indices:
+        indices = _normalize_index(indices, axis_size)
+    index_dims = [i for i, idx in enumerate(idx_shape) if i == axis_int or idx != 1]
+    gather_index_shape = tuple(np.array(out_shape)[index_dims]) + (1,)
+    gather_indices = lax.reshape(indices, tuple(int(d) for d in gather_index_shape))
+    slice_sizes, offset_dims, start_index_map, collapsed_slice_dims = [], [], [], []
+    operand_batching_dims, start_indices_batching_dims, dims_to_squeeze = [], [], []
+    new_i = j = 0
+    for i in range(rank):
+        if i == axis_int:
+            slice_sizes.append(1)
+            start_index_map.append(new_i)
+            collapsed_slice_dims.append(new_i)
+            new_i += 1
+            j += 1
+        elif idx_shape[i] == 1:
+            offset_dims.append(i)
+            slice_sizes.append(arr_shape[i])
+            new_i += 1
+        elif arr_shape[i] == 1:
+            dims_to_squeeze.append(i)
+            j += 1
+        else:
+            slice_sizes.append(0 if arr_shape[i] == 0 else 1)
+            operand_batching_dims.append(new_i)
+            start_indices_batching_dims.append(j)
+            new_i += 1
+            j += 1
+    a = lax.squeeze(a, tuple(dims_to_squeeze))
+    dnums = slicing.GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed_slice_dims),
+        start_index_map=tuple(start_index_map),
+        operand_batching_dims=tuple(operand_batching_dims),
+        start_indices_batching_dims=tuple(start_indices_batching_dims))
+    return slicing.gather(a, gather_indices, dnums, tuple(slice_sizes),
+                          mode="fill" if mode is None else mode, fill_value=fill_value)
+
+
+take_along_axis = jit_named(_take_along_axis_impl, "take_along_axis",
+                            ("axis", "mode", "fill_value", "wrap_negative_indices"))

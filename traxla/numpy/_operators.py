@@ -91,11 +91,43 @@ _METHODS = {
     "round": _round, "dot": _linalg.dot,
 }
 
+
+def _method(module_name, fn_name):
+    """An array method forwarding to ``traxla.numpy.<module>.<fn>`` (resolved lazily)."""
+    def method(self, *args, **kwargs):
+        import importlib
+        mod = importlib.import_module(f"traxla.numpy.{module_name}")
+        return getattr(mod, fn_name)(self, *args, **kwargs)
+    method.__name__ = fn_name
+    return method
+
+
+def _sort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    from ._sorting import sort
+    return sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
+
+
+def _argsort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    from ._sorting import argsort
+    return argsort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
+
+
+_METHODS.update({
+    "var": _method("_reductions", "var"), "std": _method("_reductions", "std"),
+    "ptp": _method("_reductions", "ptp"), "cumsum": _method("_reductions", "cumsum"),
+    "cumprod": _method("_reductions", "cumprod"), "sort": _sort_method,
+    "argsort": _argsort_method, "take": _method("_indexing", "take"),
+    "trace": _method("_lax_numpy", "trace"), "diagonal": _method("_lax_numpy", "diagonal"),
+    "repeat": _method("_lax_numpy", "repeat"), "conj": _method("_ufuncs", "conj"),
+    "conjugate": _method("_ufuncs", "conjugate"),
+})
+
 _PROPERTIES = {
     "T": lambda self: _shape.transpose(self),
     "mT": lambda self: _shape.matrix_transpose(self),
-    "real": lambda self: self,
-    "at": None,
+    "real": lambda self: _ufuncs.real(self),
+    "imag": lambda self: _ufuncs.imag(self),
+    "at": lambda self: _indexing._IndexUpdateHelper(self),
 }
 
 

@@ -107,3 +107,29 @@ def promote_args_numeric(fun_name: str, *args):
 
 
 del lax
+
+
+def ensure_arraylike(fun_name: str, *args):
+    """JAX's ``util.ensure_arraylike``: checks, then NumPy inputs become (device) arrays;
+    Python scalars become weakly typed constants. One argument -> one value."""
+    check_arraylike(fun_name, *args)
+    from ..lax import asarray as lax_asarray
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            from ._creation import asarray as jnp_asarray
+            out.append(jnp_asarray(a))
+        else:
+            out.append(_lift(lax_asarray(a)))
+    return out[0] if len(out) == 1 else out
+
+
+def _lift(x):
+    from ..lax import _lift as lift
+    return lift(x)
+
+
+def promote_args_inexact_arrays(fun_name: str, *args):
+    """``promote_args_inexact`` whose scalar results are arrays (as JAX's are), so that
+    ported code can apply Python operators to them."""
+    return [_lift(a) for a in promote_args_inexact(fun_name, *args)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -201,3 +202,243 @@ def _arg(name, lax_fn):
 
 argmax = _arg("argmax", lax.argmax)
 argmin = _arg("argmin", lax.argmin)
+
+
+# -- variance, standard deviation, peak-to-peak, cumulative reductions (issue #3) --------------
+
+def _ensure_optional_axes(axis):
+    if axis is None:
+        return None
+    try:
+        return operator.index(axis)
+    except TypeError:
+        return tuple(operator.index(i) for i in axis)
+
+
+def _var_promote_types(a_dtype, dtype):
+    if dtype:
+        if not dtypes.is_complex(dtype) and dtypes.is_complex(a_dtype):
+            raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                             "computing the variance of an array of complex values.")
+        computation_dtype = dtype
+    else:
+        if not dtypes.is_inexact(a_dtype):
+            dtype = dtypes.default_float()
+            computation_dtype = dtype
+        else:
+            dtype = np.array(0, a_dtype).real.dtype
+            computation_dtype = a_dtype
+    return _upcast_f16(np.dtype(computation_dtype)), np.dtype(dtype)
+
+
+def _count(a, axis, keepdims, where, dtype):
+    if where is None:
+        shape = lax.shape_of(a)
+        if axis is None:
+            count = math.prod(shape)
+        else:
+            count = math.prod(shape[i] for i in _axes(axis, len(shape)))
+        return lax.convert_element_type(count, dtype)
+    from ._shape import broadcast_to
+    return sum(broadcast_to(where, lax.shape_of(a)), axis, dtype=dtype, keepdims=keepdims)
+
+
+def _var_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None,
+              a_mean=None):
+    if where is not None:
+        where = lax.asarray(where)
+        if not dtypes.is_bool(lax.dtype_of(where)):
+            raise ValueError(f"jnp.var: where must be None or a boolean array; got "
+                             f"where.dtype={lax.dtype_of(where)}.")
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
+    computation_dtype, dtype = _var_promote_types(lax.dtype_of(a), dtype)
+    a = lax.asarray(a).astype(computation_dtype)
+    if a_mean is None:
+        a_mean = mean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+    else:
+        check_arraylike("var", a_mean)
+        a_mean = lax.asarray(a_mean).astype(computation_dtype)
+    centered = lax.sub(a, a_mean)
+    if dtypes.is_complex(computation_dtype):
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        computation_dtype = lax.dtype_of(centered)
+    else:
+        centered = lax.square(centered)
+    normalizer = _count(a, axis, keepdims, where, computation_dtype)
+    normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
+    result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+    result = lax.div(result, normalizer).astype(dtype)
+    from ._ufuncs import _where, ufuncs
+    return _where(ufuncs["greater"](normalizer, 0), result, np.nan)
+
+
+def _jit(fn, name, static_argnames=()):
+    from ._jitutil import jit_named
+    return jit_named(fn, name, static_argnames)
+
+
+_var = _jit(_var_impl, "_var", static_argnames=("axis", "dtype", "keepdims"))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    """Variance along ``axis`` (``correction``/``ddof`` degrees of freedom)."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    check_arraylike("var", a)
+    a = lax.asarray(a)
+    return _var(a, axis=_ensure_optional_axes(axis),
+                dtype=None if dtype is None else dtypes.to_dtype(dtype), out=out,
+                correction=correction, keepdims=keepdims, where=where, a_mean=mean)
+
+
+def _std_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None,
+              mean=None):
+    if dtype is not None and not dtypes.is_inexact(dtype):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.std is not supported.")
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
+                        where=where, mean=mean))
+
+
+_std = _jit(_std_impl, "_std", static_argnames=("axis", "dtype", "keepdims"))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    """Standard deviation along ``axis``: ``sqrt(var(...))``."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    check_arraylike("std", a)
+    a = lax.asarray(a)
+    return _std(a, axis=_ensure_optional_axes(axis),
+                dtype=None if dtype is None else dtypes.to_dtype(dtype), out=out,
+                correction=correction, keepdims=keepdims, where=where, mean=mean)
+
+
+def _ptp_impl(a, axis=None, out=None, keepdims=False):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.ptp is not supported.")
+    x = amax(a, axis=axis, keepdims=keepdims)
+    y = amin(a, axis=axis, keepdims=keepdims)
+    return lax.sub(x, y)
+
+
+_ptp = _jit(_ptp_impl, "_ptp", static_argnames=("axis", "keepdims"))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    check_arraylike("ptp", a)
+    return _ptp(lax.asarray(a), _ensure_optional_axes(axis), out, keepdims)
+
+
+def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=False,
+                          fill_value=0, promote_integers=False):
+    check_arraylike(name, a)
+    a = lax.asarray(a)
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
+    if axis is None or not lax.shape_of(a):
+        a = lax.reshape(a, (math.prod(lax.shape_of(a)),))
+    if axis is None:
+        axis = 0
+    shape = lax.shape_of(a)
+    num_dims = len(shape)
+    axis = operator.index(axis)
+    if not -num_dims <= axis < num_dims:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
+    axis %= num_dims
+    if fill_nan:
+        from ._ufuncs import _where
+        a = _where(lax._isnan(a), lax._const(a, fill_value), a)
+    if dtype is None:
+        if promote_integers or lax.dtype_of(a) == np.bool_:
+            result_type = _promote_integer_dtype(lax.dtype_of(a))
+        else:
+            result_type = lax.dtype_of(a)
+        computation_type = result_type
+    elif dtypes.to_dtype(dtype) == np.dtype("bool"):
+        result_type = np.dtype(dtype)
+        if lax.dtype_of(a) != result_type:
+            from ._ufuncs import ufuncs
+            a = ufuncs["not_equal"](a, 0)
+        computation_type = _promote_integer_dtype(result_type)
+    else:
+        result_type = dtypes.to_dtype(dtype)
+        computation_type = result_type
+    a = lax.convert_element_type(a, computation_type)
+    result = reduction(a, axis)
+    return lax.convert_element_type(result, result_type)
+
+
+def _cumulative(name, reduction, **kw):
+    def impl(a, axis=None, dtype=None, out=None):
+        return _cumulative_reduction(name, reduction, a, axis, dtype, out, **kw)
+    return _jit(impl, name, static_argnames=("axis", "dtype"))
+
+
+cumsum = _cumulative("cumsum", lambda a, axis: lax.cumsum(a, axis))
+cumprod = _cumulative("cumprod", lambda a, axis: lax.cumprod(a, axis))
+nancumsum = _cumulative("nancumsum", lambda a, axis: lax.cumsum(a, axis), fill_nan=True,
+                        fill_value=0)
+nancumprod = _cumulative("nancumprod", lambda a, axis: lax.cumprod(a, axis), fill_nan=True,
+                         fill_value=1)
+
+
+# -- logsumexp (jax._src.ops.special; re-exported by traxla.nn and traxla.scipy.special) -------
+
+def _reduction_dims(a, axis):
+    ndim = len(lax.shape_of(a))
+    if axis is None:
+        return (tuple(range(ndim)),) * 2
+    axes = (axis,) if not isinstance(axis, (np.ndarray, tuple, list)) else axis
+    canon = []
+    for x in axes:
+        x = operator.index(x)
+        if not -ndim <= x < ndim:
+            raise ValueError(f"axis {x} is out of bounds for array of dimension {ndim}")
+        canon.append(x % ndim)
+    canon = tuple(canon)
+    if len(canon) != len(set(canon)):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return canon, canon
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` along ``axis``, computed stably (max subtracted first)."""
+    from ._promotion import promote_args_inexact
+    from ._ufuncs import isfinite, where as _where_fn
+    from ._creation import array
+    if where is not None:
+        a = _where_fn(where, a, 0)
+    if b is not None:
+        a_arr, b_arr = promote_args_inexact("logsumexp", a, b)
+        from ._ufuncs import ufuncs
+        a_arr = _where_fn(ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
+    else:
+        a_arr, = promote_args_inexact("logsumexp", a)
+        b_arr = a_arr
+    pos_dims, dims = _reduction_dims(a_arr, axis)
+    amax = max(a_arr.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
+    amax = lax.stop_gradient(lax.select(isfinite(amax), amax, lax.full_like(amax, 0)))
+    amax_with_dims = amax if keepdims else lax.expand_dims(amax, pos_dims)
+    exp_a = lax.exp(lax.sub(a_arr, amax_with_dims.astype(lax.dtype_of(a_arr))))
+    if b is not None:
+        exp_a = lax.mul(exp_a, b_arr)
+    sumexp = exp_a.sum(axis=dims, keepdims=keepdims, where=where)
+    sign = lax.sign(sumexp)
+    if return_sign or not dtypes.is_complex(lax.dtype_of(a_arr)):
+        sumexp = abs(sumexp)
+    out = lax.add(lax.log(sumexp), amax.astype(lax.dtype_of(sumexp)))
+    if return_sign:
+        return (out, sign)
+    if b is not None and not dtypes.is_complex(lax.dtype_of(out)):
+        from ._ufuncs import ufuncs
+        out = _where_fn(ufuncs["less"](sign, 0), array(np.nan, dtype=lax.dtype_of(out)), out)
+    return out

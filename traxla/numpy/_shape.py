@@ -142,9 +142,9 @@ def concatenate(arrays, axis=0, dtype=None):
     shapes = [lax.shape_of(a) for a in arrays]
     if any(len(s) != nd for s in shapes) or any(
             s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:] for s in shapes):
-        raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than "
-                        f"the one being concatenated: concatenating along dimension {axis} for "
-                        f"shapes {', '.join(map(str, shapes))}.")
+        raise TypeError("jnp.concatenate: Cannot concatenate arrays with shapes that differ in "
+                        "dimensions other than the one being concatenated: concatenating along "
+                        f"dimension {axis} for shapes {', '.join(map(str, shapes))}.")
     if dtype is None:
         arrays = promote_dtypes(*arrays)
     else:
@@ -159,7 +159,8 @@ def stack(arrays, axis=0):
         raise ValueError("Need at least one array to stack.")
     shapes = {lax.shape_of(a) for a in arrays}
     if len(shapes) != 1:
-        raise ValueError("All input arrays must have the same shape.")
+        raise ValueError("jnp.stack: all input arrays must have the same shape, got shapes "
+                         f"{', '.join(str(lax.shape_of(a)) for a in arrays)}.")
     nd = _ndim(arrays[0]) + 1
     axis = _canon_axis(axis, nd)
     return concatenate([expand_dims(a, axis) for a in arrays], axis)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import lax
 from ..api import jit
+from ._jitutil import jit_named as _jit_named
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import Literal
@@ -101,8 +102,10 @@ ufuncs.update(negative=negative, sign=sign, add=add, multiply=multiply)
 
 @jit
 def arccosh(x, /):
-    # real inputs only: complex arccosh would also need the branch fix-up
-    return lax.acosh(*promote_args_inexact("arccosh", x))
+    result = lax.acosh(*promote_args_inexact("arccosh", x))
+    if dtypes.is_complex(lax.dtype_of(result)):  # NumPy's branch: non-negative real part
+        result = _where(ufuncs["less"](lax.real(result), 0), lax.neg(result), result)
+    return result
 
 
 ufuncs["arccosh"] = arccosh
@@ -384,3 +387,293 @@ def sigmoid(x):
     x, = promote_args_inexact("sigmoid", x)
     return lax.logistic(x)
 
+
+
+# -- breadth (issue #3): NaN/inf tests, logs, hypot, angles, complex parts -----------------------
+
+def isnan(x, /):
+    x = _ensure_arraylike("isnan", x)
+    return lax.ne(x, x)
+
+
+@jit
+def isinf(x, /):
+    x = _ensure_arraylike("isinf", x)
+    dt = lax.dtype_of(x)
+    if dtypes.is_float(dt):
+        return lax.eq(lax.abs(x), _constant_like(x, np.inf))
+    if dtypes.is_complex(dt):
+        re, im = lax.real(x), lax.imag(x)
+        return lax.bitwise_or(lax.eq(lax.abs(re), _constant_like(re, np.inf)),
+                              lax.eq(lax.abs(im), _constant_like(im, np.inf)))
+    return lax.full_like(x, False, dtypes.bool_)
+
+
+def _isposneginf(infinity, x, out):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to isneginf/isposinf is not supported.")
+    dt = lax.dtype_of(x)
+    if dtypes.is_float(dt):
+        return lax.eq(x, _constant_like(x, infinity))
+    if dtypes.is_complex(dt):
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+    return lax.full_like(x, False, dtypes.bool_)
+
+
+def isposinf(x, /, out=None):
+    return _isposneginf(np.inf, _ensure_arraylike("isposinf", x), out)
+
+
+def isneginf(x, /, out=None):
+    return _isposneginf(-np.inf, _ensure_arraylike("isneginf", x), out)
+
+
+def isfinite(x, /):  # noqa: F811  (complex inputs: both parts finite, as JAX)
+    x = _ensure_arraylike("isfinite", x)
+    dt = lax.dtype_of(x)
+    if dtypes.is_float(dt):
+        return lax.is_finite(x)
+    if dtypes.is_complex(dt):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.full_like(x, True, dtypes.bool_)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = _ensure_arraylike("nan_to_num", x)
+    dt = lax.dtype_of(x)
+    if not dtypes.is_inexact(dt):
+        return x
+    if dtypes.is_complex(dt):
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    from ._creation import asarray
+    info = dtypes.finfo(dt)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = where(isnan(x), asarray(nan, dtype=dt), x)
+    out = where(isposinf(out), asarray(posinf, dtype=dt), out)
+    out = where(isneginf(out), asarray(neginf, dtype=dt), out)
+    return out
+
+
+_nan_to_num.__name__ = "nan_to_num"
+nan_to_num = jit(_nan_to_num)
+
+
+def log2(x, /):
+    x, = promote_args_inexact("log2", x)
+    if dtypes.is_complex(lax.dtype_of(x)):
+        r = lax.log(x)
+        re, im = lax.real(r), lax.imag(r)
+        ln2 = lax.log(_constant_like(re, 2))
+        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))
+    return lax.div(lax.log(x), lax.log(_constant_like(x, 2)))
+
+
+def log10(x, /):
+    x, = promote_args_inexact("log10", x)
+    dt = lax.dtype_of(x)
+    one_over_log10 = np.array(0.4342944819032518, dtype=dtypes.finfo(dt).dtype)
+    if dtypes.is_complex(dt):
+        r = lax.log(x)
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(lax.mul(re, one_over_log10), lax.mul(im, one_over_log10))
+    return lax.mul(lax.log(x), one_over_log10)
+
+
+@jit
+def hypot(x1, x2, /):
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    if dtypes.is_complex(lax.dtype_of(x1)):
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert "
+                         "to real values first, such as by using abs(x)")
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    idx_inf = lax.bitwise_or(isposinf(x1), isposinf(x2))
+    x1, x2 = ufuncs["maximum"](x1, x2), ufuncs["minimum"](x1, x2)
+    eq0 = ufuncs["equal"]
+    x = _where(eq0(x1, 0), x1, ufuncs["multiply"](x1, lax.sqrt(add(1, lax.square(lax.div(
+        x2, _where(eq0(x1, 0), lax._ones(x1), x1)))))))
+    return _where(idx_inf, lax._const(x, np.inf), x)
+
+
+def deg2rad(x, /):
+    x, = promote_args_inexact("deg2rad", x)
+    return lax.mul(x, lax._const(x, np.pi / 180))
+
+
+def rad2deg(x, /):
+    x, = promote_args_inexact("rad2deg", x)
+    return lax.mul(x, lax._const(x, 180 / np.pi))
+
+
+def degrees(x, /):
+    return rad2deg(x)
+
+
+def radians(x, /):
+    return deg2rad(x)
+
+
+def _iscomplexobj(x) -> bool:
+    if x is None:
+        return False
+    try:
+        return dtypes.is_complex(lax.dtype_of(x))
+    except Exception:  # noqa: BLE001
+        return np.iscomplexobj(x)
+
+
+def real(val, /):
+    val = _ensure_arraylike("real", val)
+    return lax.real(val) if _iscomplexobj(val) else lax._lift(lax.asarray(val))
+
+
+def imag(val, /):
+    val = _ensure_arraylike("imag", val)
+    return lax.imag(val) if _iscomplexobj(val) else lax.full_like(val, 0)
+
+
+def conjugate(x, /):
+    x = _ensure_arraylike("conjugate", x)
+    return lax.conj(x) if _iscomplexobj(x) else lax._lift(lax.asarray(x))
+
+
+def conj(x, /):
+    return conjugate(x)
+
+
+def _angle(z, deg=False):
+    z = _ensure_arraylike("angle", z)
+    re, im = real(z), imag(z)
+    dt = lax.dtype_of(re)
+    if not dtypes.is_inexact(dt) or (dtypes.is_float(lax.dtype_of(z)) and not lax.shape_of(z)):
+        dt = dtypes.default_float()
+        re = lax.convert_element_type(re, dt)
+        im = lax.convert_element_type(im, dt)
+    result = lax.atan2(im, re)
+    return degrees(result) if deg else result
+
+
+angle = _jit_named(_angle, "angle", ("deg",))
+
+
+def fabs(x, /):
+    x = _ensure_arraylike("fabs", x)
+    if dtypes.is_complex(lax.dtype_of(x)):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(*promote_args_inexact("fabs", x))
+
+
+def float_power(x, y, /):
+    return lax.pow(*promote_args_inexact("float_power", x, y))
+
+
+@jit
+def fmod(x1, x2, /):
+    x1, x2 = _ensure_arraylike("fmod", x1, x2)
+    from ._promotion import result_type
+    if dtypes.is_int(result_type(x1, x2)[0]):
+        x2 = _where(ufuncs["equal"](x2, 0), lax._ones(x2), x2)
+    return lax.rem(*promote_args_numeric("fmod", x1, x2))
+
+
+@jit
+def divmod(x1, x2, /):  # noqa: A001
+    x1, x2 = promote_args_numeric("divmod", x1, x2)
+    if dtypes.is_int(lax.dtype_of(x1)):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
+
+
+@jit
+def heaviside(x1, x2, /):
+    x1, x2 = _ensure_arraylike("heaviside", x1, x2)
+    x1, x2 = promote_dtypes_inexact(x1, x2)
+    zero = lax._const(x1, 0)
+    return _where(lax.lt(x1, zero), zero,
+                  _where(lax.gt(x1, zero), lax._const(x1, 1),
+                         _where(lax._isnan(x1), x1, x2)))
+
+
+_INT_DTYPES = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+@jit
+def signbit(x, /):
+    x, = promote_args("signbit", x)
+    dt = lax.dtype_of(x)
+    if dtypes.is_int(dt):
+        return lax.lt(x, _constant_like(x, 0))
+    if dtypes.is_bool(dt):
+        return lax.full_like(x, False, dtypes.bool_)
+    if not dtypes.is_float(dt):
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dt}")
+    info = dtypes.finfo(dt)
+    if info.bits not in _INT_DTYPES:
+        raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
+    x = lax.bitcast_convert_type(x, _INT_DTYPES[info.bits])
+    return lax.convert_element_type(right_shift(x, info.nexp + info.nmant), np.bool_)
+
+
+@jit
+def copysign(x1, x2, /):
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    if dtypes.is_complex(lax.dtype_of(x1)):
+        raise TypeError("copysign does not support complex-valued inputs")
+    return _where(signbit(x2).astype(bool), negative(lax.abs(x1)), lax.abs(x1))
+
+
+def _logaddexp_impl(x1, x2):
+    x1_arr, x2_arr = lax.asarray(x1), lax.asarray(x2)
+    amax = lax.max(x1_arr, x2_arr)
+    if dtypes.is_float(lax.dtype_of(x1_arr)):
+        delta = lax.sub(x1_arr, x2_arr)
+        return lax.select(lax._isnan(delta), lax.add(x1_arr, x2_arr),
+                          lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+    raise ValueError(f"logaddexp requires floating-point inputs; got {lax.dtype_of(x1_arr)}")
+
+
+def _replace_inf(x):
+    re_x = lax.real(x) if dtypes.is_complex(lax.dtype_of(x)) else x
+    inf = lax._const(re_x, float("inf"))
+    return lax.select(lax.eq(re_x, inf), lax._zeros(x), x)
+
+
+def _make_logaddexp():
+    from ..autodiff import custom_jvp
+
+    def logaddexp(x1, x2, /):
+        return _logaddexp_impl(x1, x2)
+
+    fn = custom_jvp(logaddexp)
+
+    def _logaddexp_jvp(primals, tangents):
+        x1, x2 = primals
+        t1, t2 = tangents
+        primal_out = fn(x1, x2)
+        tangent_out = lax.add(
+            lax.mul(t1, lax.exp(lax.sub(_replace_inf(x1), _replace_inf(primal_out)))),
+            lax.mul(t2, lax.exp(lax.sub(_replace_inf(x2), _replace_inf(primal_out)))))
+        return primal_out, tangent_out
+
+    fn.defjvp(_logaddexp_jvp)
+    return fn
+
+
+_lax_logaddexp = None
+
+
+def logaddexp(x1, x2, /):
+    global _lax_logaddexp
+    if _lax_logaddexp is None:
+        _lax_logaddexp = _make_logaddexp()
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    return _lax_logaddexp(x1, x2)
+
+
+ufuncs.update(isnan=isnan, isinf=isinf, isposinf=isposinf, isneginf=isneginf,
+              isfinite=isfinite, log2=log2, log10=log10, hypot=hypot, deg2rad=deg2rad,
+              rad2deg=rad2deg, degrees=degrees, radians=radians, real=real, imag=imag,
+              conjugate=conjugate, conj=conj, fabs=fabs, float_power=float_power, fmod=fmod,
+              heaviside=heaviside, signbit=signbit, copysign=copysign, logaddexp=logaddexp,
+              nan_to_num=nan_to_num, angle=angle)

@@ -1,0 +1,88 @@
+"""examples/mnist_classifier.py: JAX's MNIST-style classifier ported by changing imports;
+its prediction, loss, accuracy and jit-compiled SGD updates give JAX's numbers."""
+from __future__ import annotations
+
+import pathlib
+import types
+
+import numpy as np
+import pytest
+
+import traxla
+
+_PATH = pathlib.Path(__file__).resolve().parent.parent / "examples" / "mnist_classifier.py"
+_SOURCE = _PATH.read_text()
+
+# the only difference between the traxla and the JAX version of the program
+_JAX_IMPORTS = {
+    "import traxla as jax": "import jax",
+    "import traxla.numpy as jnp": "import jax.numpy as jnp",
+    "from traxla import grad, jit": "from jax import grad, jit",
+    "from traxla.scipy.special import logsumexp": "from jax.scipy.special import logsumexp",
+}
+
+
+def _load(source, name):
+    module = types.ModuleType(name)
+    module.__file__ = str(_PATH)
+    exec(compile(source, str(_PATH), "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+def _jax_source():
+    source = _SOURCE
+    for old, new in _JAX_IMPORTS.items():
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    assert "traxla" not in source.split('"""', 2)[2]
+    return source
+
+
+@pytest.fixture(scope="module")
+def programs():
+    pytest.importorskip("jax")
+    return _load(_SOURCE, "mnist_traxla"), _load(_jax_source(), "mnist_jax")
+
+
+LAYERS = (784, 64, 32, 10)
+
+
+def _data(module):
+    images, labels, test_images, test_labels = module.synthetic_mnist(256, 128)
+    params = module.init_random_params(0.1, list(LAYERS))
+    return params, (images, labels), (test_images, test_labels)
+
+
+def test_predict_loss_accuracy_match_jax(programs):
+    tx, jx = programs
+    params, train, test = _data(tx)
+    import jax
+    for fn_name in ("predict", "loss", "accuracy"):
+        t_fn, j_fn = getattr(tx, fn_name), getattr(jx, fn_name)
+        batch = train[0] if fn_name == "predict" else train
+        got_eager = np.asarray(t_fn(params, batch))
+        got_jit = np.asarray(traxla.jit(t_fn)(params, batch))
+        want = np.asarray(jax.jit(j_fn)(params, batch))
+        assert got_jit.dtype == want.dtype and got_jit.shape == want.shape, fn_name
+        np.testing.assert_allclose(got_jit, want, rtol=2e-5, atol=2e-6, err_msg=fn_name)
+        np.testing.assert_allclose(got_eager, want, rtol=2e-5, atol=2e-6, err_msg=fn_name)
+    # predictions are log-probabilities: each row's logsumexp is 0
+    logp = np.asarray(tx.predict(params, test[0]))
+    np.testing.assert_allclose(np.log(np.exp(logp).sum(1)), 0.0, atol=1e-5)
+
+
+def test_training_matches_jax(programs):
+    tx, jx = programs
+    kw = dict(layer_sizes=LAYERS, step_size=0.05, num_epochs=3, batch_size=64, num_train=512,
+              num_test=256, verbose=False)
+    t_params, t_hist = tx.main(**kw)
+    j_params, j_hist = jx.main(**kw)
+    np.testing.assert_allclose(np.array(t_hist), np.array(j_hist), rtol=2e-4, atol=2e-4)
+    for (tw, tb), (jw, jb) in zip(t_params, j_params):
+        assert isinstance(tw, traxla.Array)
+        np.testing.assert_allclose(np.asarray(tw), np.asarray(jw), rtol=1e-3, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(tb), np.asarray(jb), rtol=1e-3, atol=1e-5)
+    # the classifier learns the teacher: training loss falls and accuracy beats chance
+    losses = [h[2] for h in t_hist]
+    assert losses[-1] < losses[0]
+    assert t_hist[-1][0] > 0.6 and t_hist[-1][1] > 0.5

@@ -1,0 +1,150 @@
+"""``lax.gather`` and the scatter family, as ``jax.lax`` binds them: the gather mode is
+canonicalized (``None`` -> ``PROMISE_IN_BOUNDS``, the fill value filled in for
+``FILL_OR_DROP``), scatters carry their scalar combiner as a cached jaxpr
+(``update_jaxpr``), shared between equations exactly as JAX's cached
+``_reduction_jaxpr`` is."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..ir.rules.indexing import (GatherDimensionNumbers, GatherScatterMode, P as _I,
+                                 ScatterDimensionNumbers)
+
+__all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
+           "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
+           "index_take"]
+
+gather_p = _I["gather"]
+scatter_p, scatter_add_p, scatter_mul_p = _I["scatter"], _I["scatter-add"], _I["scatter-mul"]
+scatter_min_p, scatter_max_p = _I["scatter-min"], _I["scatter-max"]
+
+_reduction_jaxprs: dict = {}
+
+
+def _reduction_jaxpr(computation, dtype):
+    """JAX's cached ``_reduction_jaxpr``: the scalar combiner ``(x, y) -> computation(x, y)``
+    traced once per (computation, dtype), so repeated scatters share one jaxpr object."""
+    key = (computation, np.dtype(dtype))
+    hit = _reduction_jaxprs.get(key)
+    if hit is None:
+        from ..tracer import trace_to_jaxpr
+        aval = ShapedArray((), np.dtype(dtype), False)
+        closed = trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
+        hit = _reduction_jaxprs[key] = (closed.jaxpr, tuple(closed.consts))
+    return hit
+
+
+def _dtype(x):
+    from . import dtype_of
+    return dtype_of(x)
+
+
+def _default_fill_value(dtype):
+    if dtypes.is_inexact(dtype):
+        return np.nan
+    if dtypes.is_signed_int(dtype):
+        return int(np.iinfo(dtype).min)
+    if dtypes.is_unsigned_int(dtype):
+        return int(np.iinfo(dtype).max)
+    if dtypes.is_bool(dtype):
+        return True
+    raise ValueError(f"Unsupported dtype for gather fill_value {dtype}")
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
+           indices_are_sorted=False, mode=None, fill_value=None):
+    """XLA's gather (``jax.lax.gather``): slices of ``operand`` at ``start_indices``."""
+    if not isinstance(dimension_numbers, GatherDimensionNumbers):
+        raise TypeError("gather: dimension_numbers must be a lax.GatherDimensionNumbers, got "
+                        f"{type(dimension_numbers).__name__}")
+    if mode is None:
+        mode = GatherScatterMode.PROMISE_IN_BOUNDS
+    parsed_mode = GatherScatterMode.from_any(mode)
+    if parsed_mode == GatherScatterMode.FILL_OR_DROP:
+        if fill_value is None:
+            fill_value = _default_fill_value(_dtype(operand))
+    else:
+        fill_value = None
+    return gather_p.bind(operand, start_indices, dimension_numbers=dimension_numbers,
+                         slice_sizes=tuple(int(s) for s in slice_sizes),
+                         unique_indices=bool(unique_indices),
+                         indices_are_sorted=bool(indices_are_sorted), mode=parsed_mode,
+                         fill_value=fill_value)
+
+
+def _scatter_with(prim, computation):
+    def op(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+           unique_indices=False, mode=None):
+        if not isinstance(dimension_numbers, ScatterDimensionNumbers):
+            raise TypeError(f"{prim.name}: dimension_numbers must be a "
+                            "lax.ScatterDimensionNumbers, got "
+                            f"{type(dimension_numbers).__name__}")
+        if computation is None:
+            jaxpr, consts = None, ()
+        else:
+            jaxpr, consts = _reduction_jaxpr(computation, _dtype(operand))
+        return prim.bind(operand, scatter_indices, updates, update_jaxpr=jaxpr,
+                         update_consts=consts, dimension_numbers=dimension_numbers,
+                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=GatherScatterMode.from_any(mode))
+    op.__name__ = prim.name.replace("-", "_")
+    return op
+
+
+def _lax():
+    from .. import lax
+    return lax
+
+
+def _add(x, y):
+    return _lax().add(x, y)
+
+
+def _sub(x, y):
+    return _lax().sub(x, y)
+
+
+def _mul(x, y):
+    return _lax().mul(x, y)
+
+
+def _min(x, y):
+    return _lax().min(x, y)
+
+
+def _max(x, y):
+    return _lax().max(x, y)
+
+
+scatter = _scatter_with(scatter_p, None)
+scatter_add = _scatter_with(scatter_add_p, _add)
+scatter_mul = _scatter_with(scatter_mul_p, _mul)
+scatter_min = _scatter_with(scatter_min_p, _min)
+scatter_max = _scatter_with(scatter_max_p, _max)
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    from ..ir.rules.special import scatter_sub_p
+    return _scatter_with(scatter_sub_p, _sub)(
+        operand, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+
+
+def index_take(src, idxs, axes):
+    lax = _lax()
+    indices = lax.concatenate([lax.expand_dims(i, (1,)) for i in idxs], 1)
+    shape = lax.shape_of(src)
+    max_idx = lax.expand_dims(np.array([shape[ax] for ax in axes]),
+                              tuple(range(len(lax.shape_of(indices)) - 1)))
+    from ..numpy._ufuncs import remainder
+    indices = remainder(indices, max_idx)
+    slice_sizes = list(shape)
+    for ax in axes:
+        slice_sizes[ax] = 1
+    offset_dims = tuple(range(1, len(shape) - lax.shape_of(indices)[1] + 1))
+    dnums = GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(axes),
+                                   start_index_map=tuple(axes))
+    return gather(src, indices, dimension_numbers=dnums, slice_sizes=tuple(slice_sizes))

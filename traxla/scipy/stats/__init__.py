@@ -1,0 +1,2 @@
+"""``traxla.scipy.stats``: the normal distribution (``norm``)."""
+from . import norm  # noqa: F401
