@@ -1085,3 +1085,13 @@ def _main(argv):
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
+
+
+def test_grad_through_a_jit_with_integer_outputs():
+    """A jit whose outputs all have zero tangents records no linear equation."""
+    f = lambda x: (x * traxla.jit(lambda y: (y > 1).astype(np.int32))(x)).sum()  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(traxla.grad(f)(np.arange(3.0, dtype=np.float32))),
+                                  [0.0, 0.0, 1.0])
+    g = lambda x: (x * traxla.numpy.argsort(x)).sum()  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(traxla.grad(g)(np.array([3.0, 1.0, 2.0], np.float32))),
+                                  [1.0, 2.0, 0.0])

@@ -116,9 +116,11 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
     m = len(jaxpr.out_avals)
     primal_outs, res_outs = known_outs[:m], known_outs[m:]
     res_values = [res_outs[i] if kind == "out" else primals[i] for kind, i in sources]
-    with set_current_trace(trace.tangent_trace):
-        touts = jit_p.bind(*res_values, *[t for t in tangents if type(t) is not Zero],
-                           jaxpr=linear, name=name)
+    touts = []
+    if linear.jaxpr.outvars:  # every output tangent is zero: nothing linear to record
+        with set_current_trace(trace.tangent_trace):
+            touts = jit_p.bind(*res_values, *[t for t in tangents if type(t) is not Zero],
+                               jaxpr=linear, name=name)
     touts = iter(touts)
     tangent_outs = [zero_of(p) if z else next(touts) for p, z in zip(primal_outs, zero_outs)]
     return primal_outs, tangent_outs

@@ -321,6 +321,8 @@ def backward_pass(closed, cts_out):
 
     # non-linear equations (none when produced by linearize) are evaluated forward first
     for eqn in jaxpr.eqns:
+        if any(not isinstance(v, Literal) and v in linear for v in eqn.invars):
+            continue  # linear (possibly with no outputs): handled by the reverse sweep
         if not any(v in linear for v in eqn.outvars):
             outs = eqn.primitive.bind(*[read_primal(v) for v in eqn.invars], **eqn.params)
             outs = outs if eqn.primitive.multiple_results else [outs]
