@@ -34,14 +34,31 @@ def result_type(*args):
     return dtypes.result_type_of(*(typed(a) for a in args))
 
 
+def _same_typed_arrays(args):
+    """All operands tracers/Arrays of one (dtype, weak type): nothing to convert (the
+    common case inside traced code, checked without computing a promotion)."""
+    first = getattr(args[0], "aval", None)
+    if first is None or type(args[0]) in _PY_SCALARS:
+        return False
+    for a in args[1:]:
+        aval = getattr(a, "aval", None)
+        if aval is None or aval.dtype != first.dtype or aval.weak_type != first.weak_type:
+            return False
+    return not dtypes.is_extended(first.dtype)
+
+
 def promote_dtypes(*args):
     if len(args) < 2:
         return [asarray(a) for a in args]
+    if _same_typed_arrays(args):
+        return list(args)
     dtype, weak = result_type(*args)
     return [_convert_element_type(a, dtype, weak) for a in args]
 
 
 def promote_dtypes_inexact(*args):
+    if _same_typed_arrays(args) and dtypes.is_inexact(args[0].aval.dtype):
+        return list(args)
     dtype, weak = result_type(*args)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float()
