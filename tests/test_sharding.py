@@ -278,3 +278,16 @@ def test_collective_derivatives_inside_shard_map():
         print(json.dumps(res))
     """)
     assert out == {"ppermute": True, "all_gather": True, "pmax_jvp": True}
+
+
+def test_cached_single_device_entry_is_not_reused_for_an_auto_sharded_argument():
+    out = run("""
+        m = jax.make_mesh((4, 2), ('x', 'y'))  # Auto axes: the aval carries no sharding
+        f = jax.jit(lambda a: a * 2)
+        x = np.arange(16.).reshape(8, 2).astype(np.float32)
+        f(jnp.asarray(x))  # caches the single-device executable under the aval
+        with jax.sharding.set_mesh(m):
+            y = f(jax.device_put(x, jax.NamedSharding(m, P('x', None))))
+        print(json.dumps([bool(np.allclose(np.asarray(y), 2 * x)), str(y.sharding.spec)]))
+    """)
+    assert out == [True, "P('x', None)"]

@@ -79,7 +79,10 @@ class JitFunction:
             if self._epoch != _config_epoch[0]:
                 self._fast.clear()
                 self._epoch = _config_epoch[0]
-            entry = self._fast.get(tuple([a.aval for a in args if type(a) is Array]))
+            # Only default-device Arrays take this path: a placed (sharded) Array is left
+            # out of the key, so the arity check below sends the call to the slow path.
+            entry = self._fast.get(tuple([a.aval for a in args
+                                          if type(a) is Array and a._placement is None]))
             if entry is not None and len(args) == entry.arity:
                 if entry.single:
                     return Array(entry.aval0, entry.run([a._buf for a in args])[0])
