@@ -282,50 +282,34 @@ defjvp2(E["min"],
 # -- elementwise: arithmetic -------------------------------------------------------------------------
 
 
-def _add_jvp(primals, tangents):
-    x, y = primals
-    xdot, ydot = tangents
-    out = lax.add(x, y)
-    if type(xdot) is Zero and type(ydot) is Zero:
-        return out, zero_of(out)
-    if type(xdot) is Zero:
-        return out, maybe_broadcast(lax.shape_of(out), ydot)
-    if type(ydot) is Zero:
-        return out, maybe_broadcast(lax.shape_of(out), xdot)
-    return out, lax.add(xdot, ydot)
+def _additive(op, negate_second):
+    """JVP and transpose of add (``negate_second=False``) and sub (True), as JAX writes them:
+    a lone nonzero tangent is broadcast to the output; cotangents are unbroadcast."""
+    second = lax.neg if negate_second else (lambda t: t)
+
+    def jvp(primals, tangents):
+        x, y = primals
+        xdot, ydot = tangents
+        out = op(x, y)
+        if type(xdot) is Zero and type(ydot) is Zero:
+            return out, zero_of(out)
+        if type(xdot) is Zero:
+            return out, maybe_broadcast(lax.shape_of(out), second(ydot))
+        if type(ydot) is Zero:
+            return out, maybe_broadcast(lax.shape_of(out), xdot)
+        return out, op(xdot, ydot)
+
+    def transpose(t, x, y):
+        xa, ya = _aval(x), _aval(y)
+        if type(t) is Zero:
+            return [Zero(xa), Zero(ya)]
+        return [unbroadcast(xa, t), unbroadcast(ya, second(t))]
+
+    return jvp, transpose
 
 
-def _add_transpose(t, x, y):
-    xa, ya = _aval(x), _aval(y)
-    if type(t) is Zero:
-        return [Zero(xa), Zero(ya)]
-    return [unbroadcast(xa, t), unbroadcast(ya, t)]
-
-
-def _sub_jvp(primals, tangents):
-    x, y = primals
-    xdot, ydot = tangents
-    out = lax.sub(x, y)
-    if type(xdot) is Zero and type(ydot) is Zero:
-        return out, zero_of(out)
-    if type(xdot) is Zero:
-        return out, maybe_broadcast(lax.shape_of(out), lax.neg(ydot))
-    if type(ydot) is Zero:
-        return out, maybe_broadcast(lax.shape_of(out), xdot)
-    return out, lax.sub(xdot, ydot)
-
-
-def _sub_transpose(t, x, y):
-    xa, ya = _aval(x), _aval(y)
-    if type(t) is Zero:
-        return [Zero(xa), Zero(ya)]
-    return [unbroadcast(xa, t), unbroadcast(ya, lax.neg(t))]
-
-
-jvp_rules[E["add"]] = _add_jvp
-transpose_rules[E["add"]] = _add_transpose
-jvp_rules[E["sub"]] = _sub_jvp
-transpose_rules[E["sub"]] = _sub_transpose
+jvp_rules[E["add"]], transpose_rules[E["add"]] = _additive(lax.add, negate_second=False)
+jvp_rules[E["sub"]], transpose_rules[E["sub"]] = _additive(lax.sub, negate_second=True)
 
 defjvp(E["mul"], lambda xdot, x, y: lax.mul(xdot, y), lambda ydot, x, y: lax.mul(x, ydot))
 

@@ -21,31 +21,20 @@ def _lax_const(x, val):
     return lax._const(x, val)
 
 
-def gammaln(x):
-    """``log|Gamma(x)|`` (the ``lgamma`` primitive)."""
-    x, = promote_args_inexact("gammaln", x)
-    return lax.lgamma(x)
+def _inexact_unary(name, lax_fn, doc=None):
+    def fn(x):
+        x, = promote_args_inexact(name, x)
+        return lax_fn(x)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def digamma(x):
-    """``d/dx log Gamma(x)`` (the ``digamma`` primitive)."""
-    x, = promote_args_inexact("digamma", x)
-    return lax.digamma(x)
-
-
-def erf(x):
-    x, = promote_args_inexact("erf", x)
-    return lax.erf(x)
-
-
-def erfc(x):
-    x, = promote_args_inexact("erfc", x)
-    return lax.erfc(x)
-
-
-def erfinv(x):
-    x, = promote_args_inexact("erfinv", x)
-    return lax.erf_inv(x)
+gammaln = _inexact_unary("gammaln", lax.lgamma, "``log|Gamma(x)|`` (the ``lgamma`` primitive).")
+digamma = _inexact_unary("digamma", lax.digamma, "``d/dx log Gamma(x)`` (the ``digamma`` primitive).")
+erf = _inexact_unary("erf", lax.erf)
+erfc = _inexact_unary("erfc", lax.erfc)
+erfinv = _inexact_unary("erfinv", lax.erf_inv)
 
 
 @custom_jvp
