@@ -1070,21 +1070,9 @@ def test_registry_sizes():
     assert len(jvp_rules) >= 100 and len(transpose_rules) >= 30
 
 
-def _main(argv):
-    for name, case in CORPUS.items():
-        if argv and not any(a in name for a in argv):
-            continue
-        try:
-            want, got = jaxpr_texts(case)
-        except Exception as e:  # noqa: BLE001
-            print(f"===== {name}: {type(e).__name__}: {e}")
-            continue
-        if want != got:
-            print(f"===== {name}\n--- jax\n{want}\n--- traxla\n{got}")
-
-
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    from _corpus import print_differences
+    print_differences(CORPUS, KNOWN_DIFFERENCES, jaxpr_texts, sys.argv[1:])
 
 
 def test_grad_through_a_jit_with_integer_outputs():

@@ -1202,23 +1202,6 @@ def test_scan_over_a_scalar_says_what_has_no_leading_axis():
     assert str(err) == "scan got value with no leading axis to scan over: float32[]."
 
 
-def _main(argv):
-    ok = shown = 0
-    for name, prog in CORPUS.items():
-        if argv and not any(a in name for a in argv):
-            continue
-        shown += 1
-        try:
-            want, got = jaxpr_texts(prog)
-        except Exception as e:  # noqa: BLE001
-            want, got = "", f"ERROR {type(e).__name__}: {e}"
-        if want == got:
-            ok += 1
-            continue
-        print(f"=== {name}{'  (known)' if name in KNOWN_DIFFERENCES else ''}")
-        print(f"--- jax\n{want}\n--- traxla\n{got}")
-    print(f"{ok}/{shown} match")
-
-
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    from _corpus import print_differences
+    print_differences(CORPUS, KNOWN_DIFFERENCES, jaxpr_texts, sys.argv[1:])

@@ -880,23 +880,6 @@ def test_property_complex(n, seed):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def _main(argv):
-    shown = ok = 0
-    for name, case in CORPUS.items():
-        if argv and not any(a in name for a in argv):
-            continue
-        shown += 1
-        try:
-            want, got = jaxpr_texts(case)
-        except Exception as e:  # noqa: BLE001
-            want, got = "", f"ERROR {type(e).__name__}: {e}"
-        if want == got:
-            ok += 1
-            continue
-        print(f"=== {name}{'  (known)' if name in KNOWN_DIFFERENCES else ''}")
-        print(f"--- jax\n{want}\n--- traxla\n{got}")
-    print(f"{ok}/{shown} match")
-
-
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    from _corpus import print_differences
+    print_differences(CORPUS, KNOWN_DIFFERENCES, jaxpr_texts, sys.argv[1:])

@@ -1100,19 +1100,7 @@ def test_primitive_without_batching_rule_names_it():
 
 # -- printing the differences -------------------------------------------------------------
 
-def _main(argv):
-    for name, case in CORPUS.items():
-        if argv and not any(s in name for s in argv):
-            continue
-        j = str(jax.make_jaxpr(_program(JAX, case))(*case.args))
-        try:
-            t = str(traxla.make_jaxpr(_program(TRAXLA, case))(*case.args))
-        except Exception as e:  # noqa: BLE001
-            t = f"<{type(e).__name__}: {e}>"
-        if t != j:
-            print(f"== {name}  {KNOWN_DIFFERENCES.get(name, '(not a known difference)')}")
-            print(f"-- traxla\n{t}\n-- jax\n{j}\n")
-
-
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    from _corpus import print_differences
+    print_differences(CORPUS, KNOWN_DIFFERENCES, lambda case: (str(jax.make_jaxpr(_program(JAX, case))(*case.args)),
+                          str(traxla.make_jaxpr(_program(TRAXLA, case))(*case.args))), sys.argv[1:])
