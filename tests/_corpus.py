@@ -23,3 +23,39 @@ def print_differences(corpus, known, texts, argv):
         print(f"=== {name}{'  (known: ' + str(known[name]) + ')' if name in known else ''}")
         print(f"--- jax\n{want}\n--- traxla\n{got}")
     print(f"{ok}/{shown} match")
+
+
+def leaves(tree):
+    """The arrays of a nested result, in a fixed order (dicts by sorted key)."""
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in leaves(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for t in tree for leaf in leaves(t)]
+    return [tree]
+
+
+def run_group(fns, args_per_fn, jit):
+    """Runs several programs as one jitted function: compiling dominates the cost of a
+    differential numeric test, so a group of programs shares one executable."""
+    arity = [len(args) for args in args_per_fn]
+
+    def group(*flat):
+        outs, i = [], 0
+        for fn, k in zip(fns, arity):
+            outs.append(fn(*flat[i:i + k]))
+            i += k
+        return outs
+
+    return jit(group)(*[a for args in args_per_fn for a in args])
+
+
+def compare_outputs(name, got, want, rtol, atol):
+    """Same number of outputs, dtypes, shapes and values (within tolerance) as JAX's."""
+    import numpy as np
+    got, want = leaves(got), leaves(want)
+    assert len(got) == len(want), f"{name}: {len(got)} outputs, JAX has {len(want)}"
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, f"{name}: dtype {g.dtype}, JAX has {w.dtype}"
+        assert g.shape == w.shape, f"{name}: shape {g.shape}, JAX has {w.shape}"
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=name)

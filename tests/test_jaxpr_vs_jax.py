@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from _corpus import compare_outputs, run_group
 import traxla
 import traxla.lax as tlax
 import traxla.numpy as tnp
@@ -868,14 +869,6 @@ def test_jaxpr_text_matches_jax(name):
     assert got == want, f"\n--- jax\n{want}\n--- traxla\n{got}"
 
 
-def _leaves(tree):
-    if isinstance(tree, dict):
-        return [leaf for k in sorted(tree) for leaf in _leaves(tree[k])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for t in tree for leaf in _leaves(t)]
-    return [tree]
-
-
 # Numerical agreement. Compiling costs tens of milliseconds per program in each
 # framework, so programs are checked in groups: one jit per group, whose
 # function runs every program of the group on its own arguments. A failing
@@ -893,29 +886,13 @@ def _numeric_groups():
 
 
 def _run_group(ns: NS, names):
-    fns = [_build(CORPUS[n], ns) for n in names]
-    arity = [len(CORPUS[n].args) for n in names]
-
-    def group(*flat):
-        outs, i = [], 0
-        for fn, k in zip(fns, arity):
-            outs.append(fn(*flat[i:i + k]))
-            i += k
-        return outs
-
-    flat = [a for n in names for a in CORPUS[n].args]
-    return ns.jit(group)(*flat)
+    return run_group([_build(CORPUS[n], ns) for n in names],
+                     [CORPUS[n].args for n in names], ns.jit)
 
 
 def _compare(name, got, want):
     case = CORPUS[name]
-    got, want = _leaves(got), _leaves(want)
-    assert len(got) == len(want), f"{name}: {len(got)} outputs, JAX has {len(want)}"
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.dtype == w.dtype, f"{name}: dtype {g.dtype}, JAX has {w.dtype}"
-        assert g.shape == w.shape, f"{name}: shape {g.shape}, JAX has {w.shape}"
-        np.testing.assert_allclose(g, w, rtol=case.rtol, atol=1e-6, err_msg=name)
+    compare_outputs(name, got, want, case.rtol, 1e-6)
 
 
 @pytest.mark.parametrize("names", _numeric_groups())

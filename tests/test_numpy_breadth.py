@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from _corpus import compare_outputs, leaves as _leaves, run_group
 import traxla
 import traxla.lax as tlax
 import traxla.nn  # noqa: F401
@@ -463,14 +464,6 @@ def test_jaxpr_text_matches_jax(name):
     assert got == want, f"\n--- jax\n{want}\n--- traxla\n{got}"
 
 
-def _leaves(tree):
-    if isinstance(tree, dict):
-        return [leaf for k in sorted(tree) for leaf in _leaves(tree[k])]
-    if isinstance(tree, (list, tuple)):
-        return [leaf for t in tree for leaf in _leaves(t)]
-    return [tree]
-
-
 GROUP = 40
 
 
@@ -481,30 +474,13 @@ def _groups():
 
 
 def _run_group(ns: NS, names):
-    """One jit for the whole group: compiling dominates, so programs share one executable."""
-    fns = [_build(CORPUS[n], ns) for n in names]
-    arity = [len(CORPUS[n].args) for n in names]
-
-    def group(*flat):
-        outs, i = [], 0
-        for fn, k in zip(fns, arity):
-            outs.append(fn(*flat[i:i + k]))
-            i += k
-        return outs
-
-    flat = [a for n in names for a in CORPUS[n].args]
-    return ns.top.jit(group)(*flat)
+    return run_group([_build(CORPUS[n], ns) for n in names],
+                     [CORPUS[n].args for n in names], ns.top.jit)
 
 
 def _compare(name, got, want):
     case = CORPUS[name]
-    got, want = _leaves(got), _leaves(want)
-    assert len(got) == len(want), f"{name}: {len(got)} outputs, JAX has {len(want)}"
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.dtype == w.dtype, f"{name}: dtype {g.dtype}, JAX has {w.dtype}"
-        assert g.shape == w.shape, f"{name}: shape {g.shape}, JAX has {w.shape}"
-        np.testing.assert_allclose(g, w, rtol=case.rtol, atol=case.atol, err_msg=name)
+    compare_outputs(name, got, want, case.rtol, case.atol)
 
 
 def _check_all(names, got, want):
