@@ -338,8 +338,6 @@ _SQUARE_PROGRAMS = ([f"{kind}.{n}" for kind in ("grad", "jvp") for n in (
     + ["grad2.atan2", "jvp2.atan2", "grad.erf_sum"])
 KNOWN_DIFFERENCES = {
     **({} if "square" in ALL_PRIMITIVES else {n: _SQUARE for n in _SQUARE_PROGRAMS}),
-    "grad.concatenate": ("JAX transposes concatenate into one `split` equation; traxla has no "
-                         "split primitive, so each operand's cotangent is a slice"),
     "grad.jit_twice": ("two jit(jnp.sin) objects share one traced jaxpr in JAX (its trace "
                        "cache is keyed by the function; traxla's api.py caches per JitFunction)"),
     **{n: ("JAX unravels the jacobian with jnp.split (a `split` primitive traxla lacks) and a "
@@ -453,6 +451,9 @@ FD_CASES = {
     "transpose": FD(("transpose",), lambda x: tlax.transpose(x, (1, 0)) ** 2, (X,)),
     "rev": FD(("rev",), lambda x: tlax.rev(x, (0, 1)) * x, (X,)),
     "concatenate": FD(("concatenate",), lambda x, y: tlax.concatenate([x, y * x], 1), (X, Y)),
+    "stack": FD(("stack",), lambda x, y: tnp.stack([x, y * x], axis=1), (X, Y)),
+    "unstack": FD(("unstack",), lambda x: tnp.unstack(x * x, axis=1)[2], (X,)),
+    "split": FD(("split",), lambda x: tlax.split(x * x, (1, 3), axis=1)[1], (X,)),
     "pad": FD(("pad",), lambda x, v: tlax.pad(x * x, v[0, 0], [(1, -1, 1), (0, 2, 0)]), (X, Y)),
     "slice": FD(("slice",), lambda x: tlax.slice(x, (0, 1), (3, 4), (2, 2)) ** 2, (X,)),
     "dynamic_slice": FD(("dynamic_slice",),

@@ -821,14 +821,8 @@ P("prog.dynamic_update", [F23, F3, IDX], _dynamic_update)
 
 _WIDTH = ("printer: a jaxpr whose one-line form is exactly 81 chars prints flat; JAX's group "
           "includes the closing ' }' (ir/printer.py _skeleton)")
-_NO_STACK = "JAX binds the `stack` primitive (lax.stack); traxla has none (ir/rules/shape.py)"
-_NO_SPLIT = "JAX binds the `split` primitive (lax.split); traxla has none (ir/rules/shape.py)"
 
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "np.stack": _NO_STACK,
-    "np.stack[axis=-1]": _NO_STACK,
-    "np.split": _NO_SPLIT,
-    "np.split[indices]": _NO_SPLIT,
 }
 
 # programs whose numerical results may legitimately differ (none expected).

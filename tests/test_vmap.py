@@ -338,6 +338,13 @@ C("concatenate", "dims_differ", lambda x, y: tlax.concatenate([x, y], 1), [_f(2,
   in_axes=(1, 0), out_axes=2)
 C("pad", "value_unbatched", lambda x: tlax.pad(x, np.float32(9.0), [(1, 2, 1)]), [_f(3, B)],
   in_axes=1)
+C("stack", "same_dims", lambda x, y: tnp.stack([x, y], axis=1), [_f(B, 2, 3), _f(B, 2, 3)])
+C("stack", "mixed", lambda x, y: tnp.stack([x, y], axis=0), [_f(3, B), _f(3)], in_axes=(1, None))
+C("unstack", "in1", lambda x: tnp.unstack(x, axis=0), [_f(3, B, 2)], in_axes=1)
+C("unstack", "after", lambda x: tnp.unstack(x, axis=1), [_f(B, 2, 3)], out_axes=1)
+C("split", "in0", lambda x: tlax.split(x, (1, 2), axis=0), [_f(B, 3, 2)])
+C("split", "in1", lambda x: tlax.split(x, (2, 2), axis=0), [_f(4, B)], in_axes=1)
+
 C("pad", "negative_and_interior", lambda x, v: tlax.pad(x, v, [(-1, 1, 0), (0, 2, 1)]),
   [_f(B, 3, 2), np.float32(5.0)], in_axes=(0, None), out_axes=1)
 C("pad", "value_batched", lambda x, v: tlax.pad(x, v, [(1, -1, 1)]), [_f(3, B), _f(B)],
@@ -878,7 +885,6 @@ V("logsumexp_like", [_f(4, 5)],
 _WHILE_PRED = ("JAX keeps a bool[n] while predicate (masked in lowering); traxla's while_p typing "
                "needs a scalar predicate, so traxla masks in the body and reduce_or's the predicate")
 KNOWN_DIFFERENCES = {
-    "stack": "JAX binds the `stack` primitive (jnp.stack); traxla has none (ir/rules/shape.py)",
     "while.batched_pred": _WHILE_PRED,
     "while.batched_pred_counter": _WHILE_PRED,
     "fori_loop.batched_bound": _WHILE_PRED,

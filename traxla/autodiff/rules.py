@@ -480,17 +480,30 @@ deflinear2(S.rev_p, lambda ct, x, *, dimensions: [lax.rev(ct, dimensions)])
 
 
 def _concatenate_transpose(ct, *xs, dimension):
-    # JAX binds one ``split``; traxla has no split primitive, so each operand's part is a slice
-    out, start = [], 0
-    for x in xs:
-        size = _aval(x).shape[dimension]
-        out.append(lax.slice_in_dim(ct, start, start + size, 1, dimension)
-                   if is_undefined(x) else None)
-        start += size
-    return out
+    sizes = tuple(_aval(x).shape[dimension] for x in xs)
+    return S.split_p.bind(ct, sizes=sizes, axis=dimension)
+
+
+def _stack_transpose(ct, *xs, axis):
+    return S.unstack_p.bind(ct, axis=axis)
+
+
+def _unstack_transpose(cts, x, *, axis):
+    if all(type(c) is Zero for c in cts):
+        return [Zero(x.aval)]
+    return [S.stack_p.bind(*[instantiate(c) for c in cts], axis=axis)]
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    if all(type(c) is Zero for c in cts):
+        return [Zero(x.aval)]
+    return [lax.concatenate([instantiate(c) for c in cts], axis)]
 
 
 deflinear2(S.concatenate_p, _concatenate_transpose)
+deflinear2(S.stack_p, _stack_transpose)
+deflinear2(S.unstack_p, _unstack_transpose)
+deflinear2(S.split_p, _split_transpose)
 
 
 def _pad_transpose(t, operand, padding_value, *, padding_config):

@@ -279,3 +279,34 @@ def _never_batched(prim):
 
 register_batching(S.iota_p, _never_batched(S.iota_p))
 
+
+
+def _stack(size, vals, dims, *, axis):
+    bdim = dims[0]
+    if bdim is not None and all(d == bdim for d in dims):
+        if axis <= bdim:
+            return S.stack_p.bind(*vals, axis=axis), bdim + 1
+        return S.stack_p.bind(*vals, axis=axis + 1), bdim
+    ops = [moveaxis(v, d, 0) if d is not None else lax.broadcast(v, (size,))
+           for v, d in zip(vals, dims)]
+    return S.stack_p.bind(*ops, axis=axis + 1), 0
+
+
+def _unstack(size, vals, dims, *, axis):
+    x, d = vals[0], dims[0]
+    if axis >= d:
+        outs = S.unstack_p.bind(x, axis=axis + 1)
+        return outs, [d] * len(outs)
+    outs = S.unstack_p.bind(x, axis=axis)
+    return outs, [d - 1] * len(outs)
+
+
+def _split(size, vals, dims, *, sizes, axis):
+    d = dims[0]
+    outs = S.split_p.bind(vals[0], sizes=sizes, axis=axis + 1 if axis >= d else axis)
+    return outs, [d] * len(outs)
+
+
+register_batching(S.stack_p, _stack)
+register_batching(S.unstack_p, _unstack)
+register_batching(S.split_p, _split)

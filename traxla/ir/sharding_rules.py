@@ -210,6 +210,26 @@ def _cumulative(in_avals, outs, *, axis, reverse):
     return [spec_of(in_avals[0])]
 
 
+def _stack(in_avals, outs, *, axis):
+    specs = {spec_of(a) for a in in_avals}
+    if len(specs) > 1:
+        raise ShardingTypeError(f"stack got operands with different shardings: {sorted(map(str, specs))}")
+    spec = list(specs.pop())
+    spec.insert(axis, None)
+    return [tuple(spec)]
+
+
+def _unstack(in_avals, outs, *, axis):
+    _require_unsharded("unstack", in_avals[0], [axis], "unstacks")
+    spec = spec_of(in_avals[0])
+    return [spec[:axis] + spec[axis + 1:]] * len(outs)
+
+
+def _split(in_avals, outs, *, sizes, axis):
+    _require_unsharded("split", in_avals[0], [axis], "splits")
+    return [spec_of(in_avals[0])] * len(outs)
+
+
 def _iota(in_avals, outs, *, dtype, shape, dimension, sharding=None):
     return [sharding]
 
@@ -281,7 +301,8 @@ def _register_all():
                        (shape.slice_p, _slice), (shape.pad_p, _pad),
                        (shape.concatenate_p, _concatenate), (shape.dynamic_slice_p, _dynamic_slice),
                        (shape.dynamic_update_slice_p, _dynamic_update_slice),
-                       (shape.iota_p, _iota)]:
+                       (shape.iota_p, _iota), (shape.stack_p, _stack),
+                       (shape.unstack_p, _unstack), (shape.split_p, _split)]:
         register_sharding(prim, rule)
     for name in indexing.CUMULATIVE:
         register_sharding(indexing.P[name], _cumulative)

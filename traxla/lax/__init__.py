@@ -643,3 +643,22 @@ def _delta(dtype, shape, axes):
                                    False)
     return broadcast_in_dim(result, tuple(shape), tuple(axes))
 
+
+
+def split(operand, sizes, axis=0):
+    """Pieces of ``operand`` along ``axis`` with the given sizes (the ``split`` primitive)."""
+    from ..ir.rules.shape import split_p
+    ndim = len(shape_of(operand))
+    return split_p.bind(operand, sizes=tuple(sizes), axis=int(axis) % (ndim or 1))
+
+
+def _stack(operands, axis=0):
+    from ..ir.rules.shape import stack_p
+    ndim = len(shape_of(operands[0])) + 1
+    return stack_p.bind(*operands, axis=int(axis) % ndim)
+
+
+def _unstack(operand, axis=0):
+    from ..ir.rules.shape import unstack_p
+    ndim = len(shape_of(operand))
+    return unstack_p.bind(operand, axis=int(axis) % ndim)

@@ -22,7 +22,7 @@ from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,
 from ._sorting import argsort, sort
 from ._shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
                      hstack, matrix_transpose, moveaxis, ndim, ravel, reshape, shape, size, split,
-                     squeeze, stack, swapaxes, transpose, vstack)
+                     squeeze, stack, swapaxes, transpose, vstack, unstack, array_split)
 from ._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh, ceil, clip,  # noqa: A004
                       floor, floor_divide, invert, isfinite, left_shift, logical_not, positive,
                       power, reciprocal, remainder, right_shift, rint, round, square,

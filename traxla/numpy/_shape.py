@@ -153,17 +153,29 @@ def concatenate(arrays, axis=0, dtype=None):
     return lax.concatenate(arrays, axis)
 
 
-def stack(arrays, axis=0):
-    arrays = list(arrays)
-    if not arrays:
+def stack(arrays, axis=0, dtype=None):
+    if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if hasattr(arrays, "aval") or isinstance(arrays, np.ndarray):  # one array: stack its rows
+        axis = _canon_axis(axis, _ndim(arrays))
+        return concatenate(expand_dims(arrays, axis + 1), axis=axis, dtype=dtype)
+    arrays = list(arrays)
     shapes = {lax.shape_of(a) for a in arrays}
     if len(shapes) != 1:
         raise ValueError("jnp.stack: all input arrays must have the same shape, got shapes "
                          f"{', '.join(str(lax.shape_of(a)) for a in arrays)}.")
-    nd = _ndim(arrays[0]) + 1
-    axis = _canon_axis(axis, nd)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+    if dtype is not None:
+        arrays = [lax.convert_element_type(a, dtype) for a in arrays]
+    else:
+        arrays = promote_dtypes(*arrays)
+    axis = _canon_axis(axis, _ndim(arrays[0]) + 1)
+    return lax._stack(arrays, axis)
+
+
+def unstack(x, /, *, axis=0):
+    if not _ndim(x):
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
+    return tuple(lax._unstack(x, _canon_axis(axis, _ndim(x))))
 
 
 def vstack(tup, dtype=None):
@@ -177,18 +189,33 @@ def hstack(tup, dtype=None):
     return concatenate(arrs, axis=0 if _ndim(arrs[0]) == 1 else 1, dtype=dtype)
 
 
-def split(ary, indices_or_sections, axis=0):
+def _split(op, ary, indices_or_sections, axis=0):
     shape = lax.shape_of(ary)
     axis = _canon_axis(axis, len(shape))
     size = shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        n = int(indices_or_sections)
-        if size % n:
-            raise ValueError("array split does not result in an equal division")
-        bounds = [i * (size // n) for i in range(n + 1)]
+    if isinstance(indices_or_sections, (tuple, list)) or (
+            isinstance(indices_or_sections, np.ndarray) and indices_or_sections.ndim > 0):
+        bounds = np.asarray([0] + [int(i) for i in indices_or_sections] + [size])
+        sizes = list(np.diff(np.clip(bounds, 0, size)))
     else:
-        bounds = [0] + [int(i) for i in indices_or_sections] + [size]
-    return [lax.slice_in_dim(ary, lo, max(lo, hi), 1, axis) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        n = int(indices_or_sections)
+        part, rest = divmod(size, n)
+        if rest == 0:
+            sizes = [part] * n
+        elif op == "array_split":
+            sizes = [part + 1] * rest + [part] * (n - rest)
+        else:
+            raise ValueError(f"array split does not result in an equal division: rest is {rest}")
+    # NumPy integers, as JAX builds them (they print as np.int64(...) in the split params)
+    return list(lax.split(ary, [np.int64(s) for s in sizes], axis=axis))
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split("split", ary, indices_or_sections, axis)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split("array_split", ary, indices_or_sections, axis)
 
 
 def _flip_impl(m, axis=None):

@@ -161,3 +161,46 @@ slice_p = def_typing(Primitive("slice"), _slice_rule)
 dynamic_slice_p = def_typing(Primitive("dynamic_slice"), _dynamic_slice_rule)
 dynamic_update_slice_p = def_typing(Primitive("dynamic_update_slice"), _dynamic_update_slice_rule)
 iota_p = def_typing(Primitive("iota"), _iota_rule)
+
+
+# -- stack, unstack, split: several arrays <-> one, along an axis ---------------------------------
+
+def _stack_rule(*xs, axis):
+    if not xs:
+        raise TypeError("stack requires at least one operand.")
+    first = xs[0]
+    for x in xs[1:]:
+        if x.shape != first.shape or x.dtype != first.dtype:
+            raise TypeError("stack requires operands of the same shape and dtype, got "
+                            f"{', '.join(x.str_short() for x in xs)}.")
+    if not 0 <= axis <= first.ndim:
+        raise TypeError(f"stack axis {axis} out of range for operands of rank {first.ndim}.")
+    shape = list(first.shape)
+    shape.insert(axis, len(xs))
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _unstack_rule(x, *, axis):
+    if not 0 <= axis < x.ndim:
+        raise TypeError(f"unstack axis {axis} out of range for an operand of shape {x.shape}.")
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    return [ShapedArray(shape, x.dtype, x.weak_type)] * x.shape[axis]
+
+
+def _split_rule(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise TypeError(f"split axis {axis} out of range for an operand of shape {x.shape}.")
+    if any(s < 0 for s in sizes) or sum(sizes) != x.shape[axis]:
+        raise TypeError(f"split sizes {tuple(int(s) for s in sizes)} must be nonnegative and sum to "
+                        f"the size {x.shape[axis]} of axis {axis} of {x.str_short()}.")
+    outs = []
+    for s in sizes:
+        shape = list(x.shape)
+        shape[axis] = int(s)
+        outs.append(ShapedArray(shape, x.dtype, x.weak_type))
+    return outs
+
+
+stack_p = def_typing(Primitive("stack"), _stack_rule)
+unstack_p = def_typing(Primitive("unstack", multiple_results=True), _unstack_rule)
+split_p = def_typing(Primitive("split", multiple_results=True), _split_rule)

@@ -327,7 +327,8 @@ for _prim, _ext in [(S.slice_p, _ext_slice), (S.broadcast_in_dim_p, _ext_broadca
                     (S.dynamic_update_slice_p, _ext_dynamic_update_slice),
                     (select_n_p, _ext_select_n),
                     (S.squeeze_p, _ext_passthrough), (S.rev_p, _ext_passthrough),
-                    (S.concatenate_p, _ext_passthrough)]:
+                    (S.concatenate_p, _ext_passthrough), (S.stack_p, _ext_passthrough),
+                    (S.unstack_p, _ext_passthrough), (S.split_p, _ext_passthrough)]:
     _wrap_for_extended(_prim, _ext)
 
 try:  # gather (integer-array indexing of key arrays), where traxla lowers it

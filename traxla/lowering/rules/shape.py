@@ -68,3 +68,41 @@ for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _r
                      (S.dynamic_slice_p, _dynamic_slice),
                      (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota)]:
     register_lowering(_prim, _rule)
+
+
+def _stack(ctx, *xs, axis):
+    x_aval = ctx.avals_in[0]
+    shape = list(x_aval.shape)
+    shape.insert(axis, 1)
+    dims = [i for i in range(len(shape)) if i != axis]
+    expanded = [hlo.broadcast_in_dim(tensor_type(shape, x_aval.dtype), x, dims) for x in xs]
+    return expanded[0] if len(expanded) == 1 else hlo.concatenate(expanded, axis)
+
+
+def _unstack(ctx, x, *, axis):
+    x_aval = ctx.avals_in[0]
+    outs = []
+    for i, out in enumerate(ctx.avals_out):
+        start = [0] * x_aval.ndim
+        limit = list(x_aval.shape)
+        start[axis], limit[axis] = i, i + 1
+        piece = hlo.slice(x, start, limit, [1] * x_aval.ndim)
+        outs.append(hlo.reshape(aval_type(out), piece))
+    return outs
+
+
+def _split(ctx, x, *, sizes, axis):
+    x_aval = ctx.avals_in[0]
+    outs, offset = [], 0
+    for out in ctx.avals_out:
+        start = [0] * x_aval.ndim
+        limit = list(x_aval.shape)
+        start[axis], limit[axis] = offset, offset + out.shape[axis]
+        outs.append(hlo.slice(x, start, limit, [1] * x_aval.ndim))
+        offset += out.shape[axis]
+    return outs
+
+
+register_lowering(S.stack_p, _stack)
+register_lowering(S.unstack_p, _unstack)
+register_lowering(S.split_p, _split)
