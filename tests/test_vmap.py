@@ -882,13 +882,7 @@ V("reduce.and_or", [_f(3, 4)],
 V("logsumexp_like", [_f(4, 5)],
   lambda np_, lax_, vmap_, jit_: vmap_(lambda x: np_.log(np_.sum(np_.exp(x - np_.max(x))))))
 
-_WHILE_PRED = ("JAX keeps a bool[n] while predicate (masked in lowering); traxla's while_p typing "
-               "needs a scalar predicate, so traxla masks in the body and reduce_or's the predicate")
-KNOWN_DIFFERENCES = {
-    "while.batched_pred": _WHILE_PRED,
-    "while.batched_pred_counter": _WHILE_PRED,
-    "fori_loop.batched_bound": _WHILE_PRED,
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def _corpus_params():

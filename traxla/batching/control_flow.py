@@ -92,34 +92,11 @@ def _while(size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
         body, _ = batch_jaxpr(body_jaxpr, size, list(bdims) + carry_dims, carry_dims)
         cond, _ = batch_jaxpr(cond_jaxpr, size, list(cdims) + carry_dims, [0])
     init = [matchaxis(x, d, t, size) for x, d, t in zip(init, idims, carry_dims)]
-    if pred_dims[0] is None:
-        outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
-                            cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
-        return outs, carry_dims
-    return _while_batched_pred(size, cconsts, bconsts, init, cond, body, cdims, bdims), carry_dims
-
-
-def _while_batched_pred(size, cconsts, bconsts, init, cond, body, cdims, bdims):
-    """Every lane runs until all are done; finished lanes keep their carry."""
-    nconsts_c, nconsts_b = len(cconsts), len(bconsts)
-    avals = [lax.aval_of(x) for x in list(cconsts) + list(bconsts) + list(init)]
-
-    def new_cond(*args):
-        cc, carry = args[:nconsts_c], args[nconsts_c:]
-        pred, = eval_jaxpr(cond, (), *cc, *carry)
-        return [lax.reduce_or(pred, (0,))]
-
-    def new_body(*args):
-        cc, bc, carry = args[:nconsts_c], args[nconsts_c:nconsts_c + nconsts_b], args[nconsts_c + nconsts_b:]
-        pred, = eval_jaxpr(cond, (), *cc, *carry)
-        stepped = eval_jaxpr(body, (), *bc, *carry)
-        return [_bcast_select(pred, new, old) for new, old in zip(stepped, carry)]
-
-    cond_avals = avals[:nconsts_c] + avals[nconsts_c + nconsts_b:]
-    cond_j = trace_to_jaxpr(new_cond, cond_avals, make_debug_info(new_cond, "vmap", ()))
-    body_j = trace_to_jaxpr(new_body, avals, make_debug_info(new_body, "vmap", ()))
-    return while_p.bind(*cconsts, *cconsts, *bconsts, *init, cond_jaxpr=cond_j, body_jaxpr=body_j,
-                        cond_nconsts=nconsts_c, body_nconsts=nconsts_c + nconsts_b)
+    # A batched predicate stays batched in the cond jaxpr (bool[n]); the lowering runs the
+    # loop while any lane is live and keeps finished lanes, as JAX does.
+    outs = while_p.bind(*cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
+                        cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    return outs, carry_dims
 
 
 register_batching(while_p, _while)

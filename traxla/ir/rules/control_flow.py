@@ -45,8 +45,13 @@ def _while_rule(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     _check_call("while", "cond_jaxpr", cond_jaxpr, list(cconsts) + list(carry))
     _check_call("while", "body_jaxpr", body_jaxpr, list(bconsts) + list(carry))
     out = cond_jaxpr.out_avals
-    if len(out) != 1 or out[0].shape or not dtypes.is_bool(out[0].dtype):
-        raise TypeError(f"while cond_jaxpr must return a boolean scalar, got {_types(out)}.")
+    if len(out) != 1 or not dtypes.is_bool(out[0].dtype):
+        raise TypeError(f"while cond_jaxpr must return a boolean, got {_types(out)}.")
+    if out[0].shape:  # a batched predicate (vmap): one lane per leading carry element
+        for c in carry:
+            if tuple(c.shape[:len(out[0].shape)]) != tuple(out[0].shape):
+                raise TypeError(f"while with a batched predicate {out[0].str_short()} needs every "
+                                f"carry to lead with its shape, got {_types(carry)}.")
     if not all(map(same_type, body_jaxpr.out_avals, carry)) or len(body_jaxpr.out_avals) != len(carry):
         raise TypeError(f"while body_jaxpr must return the carry types {_types(carry)}, got "
                         f"{_types(body_jaxpr.out_avals)}.")

@@ -29,22 +29,53 @@ def _consts(closed):
 
 
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """A batched predicate (from vmap) runs the loop while any lane is live; finished
+    lanes keep their carry, as JAX lowers it."""
     types = [aval_type(a) for a in ctx.avals_in]
     loop = hlo.WhileOp(types, list(args))
     nc = cond_nconsts + body_nconsts
-    cond_block = loop.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        state = list(cond_block.arguments)
+    pred_aval = cond_jaxpr.out_avals[0]
+    batched = bool(pred_aval.shape)
+
+    def predicate(state):
         pred, = emit_jaxpr(ctx.module, cond_jaxpr.jaxpr, _consts(cond_jaxpr),
                            state[:cond_nconsts] + state[nc:])
+        return pred
+
+    cond_block = loop.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond_block):
+        pred = predicate(list(cond_block.arguments))
+        if batched:
+            pred = _reduce_any(pred, pred_aval)
         hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         state = list(body_block.arguments)
         new_carry = emit_jaxpr(ctx.module, body_jaxpr.jaxpr, _consts(body_jaxpr),
                                state[cond_nconsts:nc] + state[nc:])
+        if batched:
+            lanes = predicate(state)
+            new_carry = [_select_lanes(lanes, pred_aval, new, old, aval)
+                         for new, old, aval in zip(new_carry, state[nc:], ctx.avals_in[nc:])]
         hlo.return_(state[:nc] + list(new_carry))
     return list(loop.results)[nc:]
+
+
+def _reduce_any(pred, aval):
+    red = hlo.ReduceOp([tensor_type((), dtypes.bool_)], [pred], [constant(np.array(False))],
+                       list(range(len(aval.shape))))
+    scalar = tensor_type((), dtypes.bool_)
+    block = red.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.or_(*block.arguments)])
+    return red.result
+
+
+def _select_lanes(lanes, pred_aval, new, old, aval):
+    if tuple(aval.shape) != tuple(pred_aval.shape):
+        lanes = hlo.broadcast_in_dim(tensor_type(aval.shape, dtypes.bool_), lanes,
+                                     list(range(len(pred_aval.shape))))
+    return hlo.select(lanes, new, old)
 
 
 def _scalar_i32(value):
