@@ -340,8 +340,8 @@ KNOWN_DIFFERENCES = {
     **({} if "square" in ALL_PRIMITIVES else {n: _SQUARE for n in _SQUARE_PROGRAMS}),
     "grad.jit_twice": ("two jit(jnp.sin) objects share one traced jaxpr in JAX (its trace "
                        "cache is keyed by the function; traxla's api.py caches per JitFunction)"),
-    **{n: ("JAX unravels the jacobian with jnp.split (a `split` primitive traxla lacks) and a "
-           "convert_element_type carrying a sharding (not elided for equal dtypes)")
+    **{n: ("JAX ravels/unravels the jacobian's pytree (ravel_pytree: a one-piece `split` and a "
+           "convert_element_type carrying a sharding); traxla's jac.py builds it directly")
        for n in ("jacfwd", "jacrev", "hessian")},
 }
 
