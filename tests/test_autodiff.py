@@ -30,6 +30,7 @@ import traxla.numpy as tnp
 from traxla.autodiff import jvp_rules, transpose_rules
 from traxla.ir import ALL_PRIMITIVES, Primitive, typing_rules
 from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.ad import MemorySpace
 
 jax = pytest.importorskip("jax")
 import jax.lax as jlax  # noqa: E402
@@ -545,11 +546,14 @@ ZERO_CASES = {
     "reduce_and/or": lambda x: tlax.select(
         tlax.reduce_and(x > -5.0, (0,)) | tlax.reduce_or(x > 5.0, (0,)), x, x * 2.0),
     "iota": lambda x: x * tlax.iota(x.dtype, x.shape[0]),
+    # an unspecified value (traxla lowers it to zero): its tangent is zero
+    "empty2": lambda x: x * 2.0 + ALL_PRIMITIVES["empty2"].bind(
+        dtype=x.dtype, memory_space=MemorySpace.Device),
 }
 ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_gradient", "eq",
               "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "bitcast_convert_type", "not",
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
-              "reduce_and", "reduce_or", "iota"}
+              "reduce_and", "reduce_or", "iota", "empty2"}
 # differentiated elsewhere: control flow (tests/test_control_flow.py), the custom-derivative
 # primitives (section e), random bits (traxla/random)
 ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",

@@ -25,6 +25,7 @@ jax = pytest.importorskip("jax")
 import jax.lax as jlax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jax.tree_util as jtu  # noqa: E402
+from traxla.ir.rules.ad import MemorySpace as _MemorySpace, empty2_p as _empty2_p  # noqa: E402
 
 B = 3  # the mapped size used by the per-primitive table
 _rng = np.random.default_rng(0)
@@ -374,6 +375,8 @@ if hasattr(tlax, "tile") and "tile" in ALL_PRIMITIVES:
     C("tile", "in1", lambda x: tlax.tile(x, (2, 1)), [_f(2, B, 3)], in_axes=1)
     C("tile", "vector.out1", lambda x: tlax.tile(x, (3,)), [_i(B, 2)], out_axes=1)
 C("iota", "added_to_batched", lambda x: x + tlax.iota(np.float32, 3), [_f(B, 3)])
+C("empty2", "added_to_batched", lambda x: x * 0 + _empty2_p.bind(
+  dtype=np.float32, memory_space=_MemorySpace.Device), [_f(B, 3)], shape_only=True)  # the value is unspecified: only its shape can be compared
 C("iota", "broadcasted_in_dim1", lambda x: tlax.broadcasted_iota(np.int32, (2, 3), 1) * x,
   [_i(2, B, 3)], in_axes=1, out_axes=-1)
 
@@ -592,7 +595,7 @@ def test_primitive_batching_matches_per_example_loop(prim):
         vf = traxla.vmap(case.fun, in_axes=case.in_axes, out_axes=case.out_axes)
         with _record_batching(prim) as calls:
             jaxpr = traxla.make_jaxpr(vf)(*case.args)
-        if prim in ("iota", "axis_index"):  # no operands: bound directly, never batched
+        if prim in ("iota", "axis_index", "empty2"):  # no operands: bound directly, never batched
             assert prim in str(jaxpr), case.label
         else:
             assert any(any(d is not None for d in dims) for dims in calls), (

@@ -16,19 +16,11 @@ from .core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp
 
 
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Drops equations none of whose outputs are used (traxla's primitives are pure), as
-    JAX dead-code-eliminates the known jaxpr of a linearized jit."""
-    jaxpr = closed.jaxpr
-    live = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(v for v in eqn.invars if not isinstance(v, Literal))
-    if len(kept) == len(jaxpr.eqns):
-        return closed
-    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1],
-                             jaxpr.debug_info), closed.consts)
+    """JAX dead-code-eliminates the known jaxpr of a linearized jit, into the branches and
+    bodies of its control flow (with every output and input kept)."""
+    from .control_flow import dce_closed  # control flow registers after call
+    n_in = len(closed.jaxpr.invars)
+    return dce_closed(closed, [True] * len(closed.jaxpr.outvars), [True] * n_in)[0]
 
 
 # As JAX caches ``linearize_jaxpr`` and the transpose of a jit's jaxpr, a jaxpr called

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from ..ir.rules.ad import MemorySpace, empty2_p
 from ..ir.rules.call import jit_p
 from ..ir.rules.control_flow import cond_p, scan_p, while_p
 from ..tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
@@ -103,7 +104,7 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     return new, used_inputs
 
 
-def _dce_closed(closed: ClosedJaxpr, used_outputs, instantiate):
+def dce_closed(closed: ClosedJaxpr, used_outputs, instantiate):
     j = closed.jaxpr
     new, used_inputs = _dce_jaxpr(j, used_outputs, instantiate)
     return ClosedJaxpr(new, closed.consts), used_inputs
@@ -115,7 +116,7 @@ def _scan_dce_body(closed, num_consts, num_carry, used_outputs):
     num_xs = len(closed.in_avals) - num_consts - num_carry
     used_carry, used_ys = list(used_outputs[:num_carry]), list(used_outputs[num_carry:])
     for _ in range(1 + num_carry):
-        body, used_inputs = _dce_closed(
+        body, used_inputs = dce_closed(
             closed, used_carry + used_ys, [False] * num_consts + used_carry + [False] * num_xs)
         used_carry_in = used_inputs[num_consts:num_consts + num_carry]
         if used_carry_in == used_carry:
@@ -155,7 +156,7 @@ def _cond_dce(used_outputs, eqn):
         return [False] * len(eqn.invars), None
     branches = eqn.params["branches"]
     used_inputs = _cond_used_inputs(branches, used_outputs)
-    new_branches = tuple(_dce_closed(b, used_outputs, used_inputs)[0] for b in branches)
+    new_branches = tuple(dce_closed(b, used_outputs, used_inputs)[0] for b in branches)
     return [True] + used_inputs, eqn.replace(
         invars=[v for v, u in zip(eqn.invars, [True] + used_inputs) if u],
         outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
@@ -166,7 +167,7 @@ def _jit_dce(used_outputs, eqn):
     if not any(used_outputs):
         return [False] * len(eqn.invars), None
     closed = eqn.params["jaxpr"]
-    new, used_inputs = _dce_closed(closed, used_outputs, [False] * len(closed.in_avals))
+    new, used_inputs = dce_closed(closed, used_outputs, [False] * len(closed.in_avals))
     return used_inputs, eqn.replace(
         invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
         outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
@@ -359,18 +360,24 @@ def _merge_branch_residuals(branch_res_avals):
     return [a for a, _ in all_tagged], [[index[t] for t in ts] for ts in tagged]
 
 
+def _empty_like(aval):
+    """An unspecified value of ``aval`` (JAX's ``empty_like_aval``): ``empty2``, broadcast."""
+    scalar = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
+    return lax.broadcast(scalar, tuple(aval.shape)) if aval.shape else scalar
+
+
 def _join_cond_outputs(primal: ClosedJaxpr, all_res, res_index, n_out) -> ClosedJaxpr:
-    """A known branch returning every residual slot (zeros in the slots it does not fill)."""
-    if res_index == list(range(len(all_res))):
+    """A known branch returning every residual slot; slots it does not fill get ``empty2``
+    padding (built for every slot, then overwritten by the branch's own, as JAX does)."""
+    if not all_res:
         return primal
 
     def joined(*args):
         outs = eval_jaxpr(primal, (), *args)
-        slots = [None] * len(all_res)
+        slots = [_empty_like(a) for a in all_res]
         for i, r in zip(res_index, outs[n_out:]):
             slots[i] = r
-        return list(outs[:n_out]) + [_zeros(a) if s is None else s
-                                     for s, a in zip(slots, all_res)]
+        return list(outs[:n_out]) + slots
 
     return trace_to_jaxpr(joined, list(primal.in_avals), make_debug_info(joined, "cond", ()))
 
@@ -438,7 +445,7 @@ def _cond_transpose(cts, index, *ops, branches):
     # JAX dead-code-eliminates the linear jaxpr before transposing it: outputs without
     # a cotangent are dropped, and with them the operands no branch then reads.
     used = _cond_used_inputs(branches, ct_nz)
-    branches = [_dce_closed(b, ct_nz, used)[0] for b in branches]
+    branches = [dce_closed(b, ct_nz, used)[0] for b in branches]
     kept = [x for x, u in zip(ops, used) if u]
     linear = [is_undefined(x) for x in kept]
     lin_avals = [x.aval for x in kept if is_undefined(x)]

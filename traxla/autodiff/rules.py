@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..ir.rules.ad import add_any_p
+from ..ir.rules.ad import add_any_p, empty2_p
 from ..ir.rules.elementwise import P as E
 from ..ir.rules.reduction import P as R, dot_general_p
 from ..ir.rules import shape as S
@@ -176,6 +176,7 @@ for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "and", "or",
 for _name in ("argmax", "argmin", "reduce_and", "reduce_or"):
     defjvp_zero(R[_name])
 defjvp_zero(S.iota_p)
+defjvp_zero(empty2_p)
 
 # -- elementwise: unary math ---------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..ir.rules.ad import empty2_p
 from ..ir.rules.call import jit_p
 from ..ir.rules.elementwise import BINARY, COMPARE, UNARY, P as E
 from ..ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
@@ -310,3 +311,5 @@ def _split(size, vals, dims, *, sizes, axis):
 register_batching(S.stack_p, _stack)
 register_batching(S.unstack_p, _unstack)
 register_batching(S.split_p, _split)
+
+register_batching(empty2_p, _never_batched(empty2_p))

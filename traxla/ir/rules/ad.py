@@ -1,5 +1,10 @@
-"""``add_any``: the sum of two cotangents (or tangents), emitted by autodiff."""
+"""Primitives autodiff emits: ``add_any`` (the sum of two cotangents or tangents) and
+``empty2`` (an unspecified scalar padding the residual slots a cond branch does not fill)."""
 from __future__ import annotations
+
+import enum
+
+import numpy as np
 
 from ..avals import ShapedArray
 from ..primitive import Primitive, def_typing
@@ -16,3 +21,20 @@ def _add_any_rule(x, y):
 
 
 def_typing(add_any_p, _add_any_rule)
+
+
+# -- empty2: an unspecified scalar, used to pad residual slots a cond branch does not fill -------
+class MemorySpace(enum.Enum):
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+
+empty2_p = Primitive("empty2")
+
+
+def _empty2_rule(*, dtype, memory_space):
+    return ShapedArray((), np.dtype(dtype), False)
+
+
+def_typing(empty2_p, _empty2_rule)
