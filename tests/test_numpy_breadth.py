@@ -422,12 +422,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                        "platform_index, for Mosaic); traxla always gathers (the default branch)",
     "nn.selu": "a Python float passed to a nested jit prints rounded to f32 in traxla "
                "(1.6732631921768188) and as the Python float in JAX (api.py / printer)",
-    "special.log_ndtr": "printer: a hoisted custom_jvp_call jaxpr is named after the function; "
-                        "JAX's custom_jvp_call has no `name` param, so it prints `jaxpr`",
-    "norm.logcdf": "same as special.log_ndtr (hoisted custom_jvp_call jaxpr name)",
-    "norm.logcdf loc scale": "same as special.log_ndtr (hoisted custom_jvp_call jaxpr name)",
-    "norm.logsf": "same as special.log_ndtr (hoisted custom_jvp_call jaxpr name)",
-    "norm.logsf loc scale": "same as special.log_ndtr (hoisted custom_jvp_call jaxpr name)",
 }
 
 # programs whose eager (op-by-op) results may differ from JAX's jit results

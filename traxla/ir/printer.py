@@ -152,6 +152,11 @@ def _unused_binders(jaxpr: Jaxpr) -> dict:
     return names
 
 
+# JAX derives these primitives' printed ``name`` from the jaxpr's function name at print
+# time, so it does not name a hoisted jaxpr (that one prints as ``jaxpr``).
+_DISPLAY_ONLY_NAME = frozenset({"custom_jvp_call", "custom_vjp_call"})
+
+
 def pp_toplevel(top: Jaxpr, width: int = 80) -> str:
     ctx = PrintContext(_unused_binders(top))
     names: dict = {}
@@ -163,7 +168,8 @@ def pp_toplevel(top: Jaxpr, width: int = 80) -> str:
         if jaxpr is not top and len(jaxpr.eqns) > 10:
             counts[jaxpr] += 1
         for eqn in jaxpr.eqns:
-            name = eqn.params.get("name")
+            name = (None if eqn.primitive.name in _DISPLAY_ONLY_NAME
+                    else eqn.params.get("name"))
             if name is None:
                 queue.extend(subjaxprs(eqn.params))
                 continue
