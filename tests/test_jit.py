@@ -172,3 +172,16 @@ def test_jit_of_a_method_and_eval_shape():
 def test_unused_top_level_binders_print_as_underscore(make):
     assert (str(make_jaxpr(make(tnp, jit))(1.0))
             == str(jax.make_jaxpr(make(jnp, jax.jit))(1.0)))
+
+
+def test_python_float_bound_to_jit_prints_unrounded_and_computes_in_f32():
+    """A Python float passed to a nested jit stays a literal with its own value (JAX prints
+    ``1.6732632423543772:f32[]``), and is cast to float32 when lowered."""
+    scale = 1.6732632423543772
+    inner = traxla.jit(lambda x, s: x * s)
+    outer = lambda x: inner(x, scale)  # noqa: E731
+    x = np.arange(3, dtype=np.float32)
+    assert f"{scale}:f32[]" in str(traxla.make_jaxpr(outer)(x))
+    out = traxla.jit(outer)(x)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out), x * np.float32(scale))

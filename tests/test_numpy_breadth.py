@@ -420,8 +420,6 @@ P("prog.top2 mask", [R45], _topk_mask)
 KNOWN_DIFFERENCES: dict[str, str] = {
     "diagonal square": "JAX lowers square 2-D diagonals through platform_dependent (a cond on "
                        "platform_index, for Mosaic); traxla always gathers (the default branch)",
-    "nn.selu": "a Python float passed to a nested jit prints rounded to f32 in traxla "
-               "(1.6732631921768188) and as the Python float in JAX (api.py / printer)",
 }
 
 # programs whose eager (op-by-op) results may differ from JAX's jit results

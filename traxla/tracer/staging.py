@@ -73,7 +73,10 @@ class DynamicJaxprTrace(Trace):
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
         if not aval.shape and not dtypes.is_extended(aval.dtype):
-            return Literal(concrete_value(x), aval)
+            value = concrete_value(x)
+            # A Python float bound as is (say, a jit argument) keeps its own value in the
+            # literal, which prints unrounded, as in JAX; lowering casts it to the dtype.
+            return Literal(x if type(x) is float else value, aval)
         return self._new_const(x, aval)
 
     def process_primitive(self, prim, args, params):
