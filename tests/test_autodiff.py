@@ -339,8 +339,6 @@ _SQUARE_PROGRAMS = ([f"{kind}.{n}" for kind in ("grad", "jvp") for n in (
     + ["grad2.atan2", "jvp2.atan2", "grad.erf_sum"])
 KNOWN_DIFFERENCES = {
     **({} if "square" in ALL_PRIMITIVES else {n: _SQUARE for n in _SQUARE_PROGRAMS}),
-    "grad.jit_twice": ("two jit(jnp.sin) objects share one traced jaxpr in JAX (its trace "
-                       "cache is keyed by the function; traxla's api.py caches per JitFunction)"),
     **{n: ("JAX ravels/unravels the jacobian's pytree (ravel_pytree: a one-piece `split` and a "
            "convert_element_type carrying a sharding); traxla's jac.py builds it directly")
        for n in ("jacfwd", "jacrev", "hessian")},

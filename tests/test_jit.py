@@ -185,3 +185,18 @@ def test_python_float_bound_to_jit_prints_unrounded_and_computes_in_f32():
     out = traxla.jit(outer)(x)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(out), x * np.float32(scale))
+
+
+def test_two_jits_of_one_function_share_the_trace():
+    """As in JAX, the trace cache is keyed by the function: ``jit(f)`` written twice traces
+    ``f`` once, and the nested jaxpr is shared (printed hoisted)."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2.0
+
+    x = np.ones(3, np.float32)
+    text = str(make_jaxpr(lambda x: jit(f)(x) + jit(f)(x))(x))
+    assert len(calls) == 1
+    assert text.startswith("let f = ")

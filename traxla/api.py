@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
+import weakref
 
 from . import tree_util
 from .ir.config import config
@@ -54,6 +55,20 @@ class _Entry:
         self.aval0 = executable.out_avals[0] if executable.out_avals else None
 
 
+# Traced jaxprs are cached per function (and jit options), not per ``jit`` object, as JAX
+# does: ``jit(f)`` written twice traces ``f`` once, so both calls share one jaxpr (and it
+# prints hoisted). Weak keys: a cached trace never keeps a function alive.
+_traces_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _trace_cache(fun, options) -> dict:
+    try:
+        per_options = _traces_by_function.setdefault(fun, {})
+    except TypeError:  # neither hashable nor weakly referenceable: a cache of its own
+        return {}
+    return per_options.setdefault(options, {})
+
+
 class JitFunction:
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
         functools.update_wrapper(self, fun, updated=())
@@ -65,7 +80,7 @@ class JitFunction:
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
         self._plain = not self.static_argnums and not self.static_argnames
-        self._traced: dict = {}
+        self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         self._compiled: dict = {}
         self._fast: dict = {}
         self._lifted: dict = {}
