@@ -128,11 +128,7 @@ def _make_jaxpr(R):
 
 
 # Known differences that are not in traxla.random (xfail, strict: they flip when fixed).
-JAXPR_KNOWN = {
-    "randint": "jnp.clip(weak int32 tracer, int32, int32): JAX converts the weak operand "
-               "inside clip only implicitly (its result stays weak, and the .astype after it "
-               "emits the convert_element_type); traxla.numpy emits it inside clip",
-}
+JAXPR_KNOWN: dict[str, str] = {}
 JAXPR_CASES["split"] = (lambda R: (lambda k: R.split(k)), lambda R: (R.key(0),))
 JAXPR_CASES["randint"] = (lambda R: (lambda k: R.randint(k, (3,), 0, 10)), lambda R: (R.key(0),))
 

@@ -83,7 +83,13 @@ def _const(example, val):
         return type(example)(val)
     from ..ir.core import Literal
     from ..ir.avals import ShapedArray
-    dt = dtype_of(example)
+    aval = aval_of(example)
+    dt = aval.dtype
+    if aval.weak_type and not aval.shape:  # as JAX: a weak scalar's constant is a Python scalar
+        py = (builtins.bool if dtypes.is_bool(dt) else builtins.complex if dtypes.is_complex(dt)
+              else builtins.float if dtypes.is_float(dt) else builtins.int)(val)
+        if dtypes.python_scalar_dtype(py) == dt:
+            return py
     return Literal(np.array(val, dt), ShapedArray((), dt, False))
 
 

@@ -521,8 +521,8 @@ def _convert_and_clip_integer(val, dtype):
     val_dtype = lax.dtype_of(val)
     if not (dtypes.is_int(dtype) and dtypes.is_int(val_dtype)):
         raise TypeError("_convert_and_clip_integer only accepts integer dtypes.")
-    min_val = np.array(max(dtypes.iinfo(dtype).min, dtypes.iinfo(val_dtype).min), val_dtype)
-    max_val = np.array(min(dtypes.iinfo(dtype).max, dtypes.iinfo(val_dtype).max), val_dtype)
+    min_val = lax._const(val, max(dtypes.iinfo(dtype).min, dtypes.iinfo(val_dtype).min))
+    max_val = lax._const(val, min(dtypes.iinfo(dtype).max, dtypes.iinfo(val_dtype).max))
     return _astype(jnp.clip(val, min_val, max_val), dtype)
 
 
