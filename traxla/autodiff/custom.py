@@ -446,7 +446,22 @@ def _type_str(aval):
     return aval.str_short(short_dtypes=False)
 
 
-class custom_jvp:
+class _CustomFunction:
+    """What custom_jvp and custom_vjp share: the wrapped function, its non-differentiable
+    arguments, and binding as a method."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+
+class custom_jvp(_CustomFunction):
     """Set up a JAX-transformable function for a custom JVP rule definition.
 
     ``f = custom_jvp(fun)``; ``f.defjvp(lambda primals, tangents: (out, tangent_out))`` (or
@@ -454,16 +469,9 @@ class custom_jvp:
     first to the rule and get no tangents."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
         self.symbolic_zeros = False
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self
-        return functools.partial(self, instance)
 
     def defjvp(self, jvp, symbolic_zeros=False):
         if symbolic_zeros:
@@ -549,7 +557,7 @@ def _sum_tangents(_, x, *xs):
     return functools.reduce(add_tangents, xs, x)
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """Set up a JAX-transformable function for a custom VJP rule definition.
 
     ``f = custom_vjp(fun)``; ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, residuals)``
@@ -557,16 +565,9 @@ class custom_vjp:
     the ``nondiff_argnums`` arguments)."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd = None
         self.bwd = None
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self
-        return functools.partial(self, instance)
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         if symbolic_zeros:
