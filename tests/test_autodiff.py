@@ -468,7 +468,7 @@ _I = {n: ALL_PRIMITIVES[n] for n in ("gather", "scatter", "scatter-add", "scatte
                                      "scatter-max", "scatter-min", "sort", "cumsum", "cumprod",
                                      "cummax", "cummin", "cumlogsumexp") if n in ALL_PRIMITIVES}
 if len(_I) == 12:
-    from traxla.autodiff import rules as _R
+    from traxla.autodiff.rules import indexing as _R
     from traxla.ir.rules.indexing import GatherDimensionNumbers as _GDN
     from traxla.ir.rules.indexing import ScatterDimensionNumbers as _SDN
     _IDX = np.array([[2], [0], [1]], np.int32)
@@ -557,6 +557,9 @@ ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_
 ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",
              # collectives: differentiated inside shard_map in tests/test_sharding.py
              "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "ppermute", "reshard"}
+# random primitives: zero tangents, checked in tests/test_random.py
+from traxla.ir.rules.random import P as _RANDOM_PRIMS  # noqa: E402
+ELSEWHERE |= set(_RANDOM_PRIMS)
 
 
 def test_every_rule_is_exercised():

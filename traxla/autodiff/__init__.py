@@ -1,6 +1,6 @@
 """Automatic differentiation: jvp, linearize, vjp, grad and friends, as traces
 and jaxpr rewrites (imports tracer/, ir/ and lax)."""
-from . import call, collectives, control_flow, rules  # noqa: F401  (registers the rules)
+from . import rules  # noqa: F401  (registers the rules)
 from .core import (Zero, grad, jvp, jvp_rules, linearize, transpose_rules, value_and_grad, vjp)
 from .custom import custom_jvp, custom_vjp
 from .jac import hessian, jacfwd, jacrev

@@ -28,7 +28,7 @@ from ..ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, 
 from ..numpy._promotion import broadcast_shapes as _np_broadcast_shapes
 from ..numpy._promotion import check_arraylike, promote_dtypes_inexact
 from ..tracer import Tracer
-from . import _ad, _batching  # noqa: F401  (register the JVP and batching rules)
+
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "randint", "bernoulli", "categorical", "choice",

@@ -3,9 +3,9 @@ vectorized over any leading key shape, ``random_wrap`` moves the batch axis to
 the front, ``random_fold_in`` and ``threefry2x32`` broadcast)."""
 from __future__ import annotations
 
-from .. import lax
-from ..batching.core import bdim_at_front, register_batching
-from ..ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
+from ... import lax
+from ..core import bdim_at_front, register_batching
+from ...ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p)
 
 

@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
-from ..ir.rules.ad import MemorySpace, empty2_p
-from ..ir.rules.call import jit_p
-from ..ir.rules.control_flow import cond_p, scan_p, while_p
-from ..tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
-from ..tracer.core import set_current_trace
-from ..tracer.interpret import eval_jaxpr
-from .core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
+from ...ir import dtypes
+from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from ...ir.rules.ad import MemorySpace, empty2_p
+from ...ir.rules.call import jit_p
+from ...ir.rules.control_flow import cond_p, scan_p, while_p
+from ...tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
+from ...tracer.core import set_current_trace
+from ...tracer.interpret import eval_jaxpr
+from ..core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
                    linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
-from .. import lax
+from ... import lax
 
 
 # -- helpers ---------------------------------------------------------------------------

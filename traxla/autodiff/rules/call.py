@@ -4,13 +4,13 @@ residuals, computed now) and a linear ``jit`` (residuals and tangents), whose
 transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
-from .. import lax
-from ..ir.core import ClosedJaxpr, Jaxpr, Literal
-from ..ir.rules.call import jit_p
-from ..tracer import DynamicJaxprTracer, Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.core import set_current_trace
-from ..tracer.interpret import eval_jaxpr
-from .core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
+from ... import lax
+from ...ir.core import ClosedJaxpr, Jaxpr, Literal
+from ...ir.rules.call import jit_p
+from ...tracer import DynamicJaxprTracer, Tracer, make_debug_info, trace_to_jaxpr
+from ...tracer.core import set_current_trace
+from ...tracer.interpret import eval_jaxpr
+from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
                    linearize_flat, linearize_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 
@@ -93,7 +93,7 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
 
 
 def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
-    from ..ir.config import config
+    from ...ir.config import config
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = [lax.aval_of(p) for p in primals]
     key = (id(jaxpr), nonzero, tuple(primal_avals), config.enable_x64)
@@ -136,7 +136,7 @@ def _jit_transpose(cts, *args, jaxpr, name):
         return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
 
     avals = [lax.aval_of(r) for r in residuals] + ct_avals
-    from ..ir.config import config
+    from ...ir.config import config
     key = (id(jaxpr), tuple(linear), tuple(avals), config.enable_x64)
     hit = _transpose_cache.get(key)
     if hit is None or hit[0] is not jaxpr:

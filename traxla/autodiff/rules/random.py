@@ -2,8 +2,8 @@
 zero tangent (``float0`` for keys and integers)."""
 from __future__ import annotations
 
-from ..autodiff.core import jvp_rules, zero_of
-from ..ir.rules.random import P
+from ..core import jvp_rules, zero_of
+from ...ir.rules.random import P
 
 
 def _zero_jvp(prim):

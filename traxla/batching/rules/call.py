@@ -1,0 +1,19 @@
+"""Batching rule of jit: batch the called jaxpr, keep it one equation."""
+from __future__ import annotations
+
+from ...ir.rules.call import jit_p
+from ..core import batch_jaxpr, natural, register_batching
+
+
+# -- jit: batch the called jaxpr, keep it one equation ---------------------------------------
+
+def _jit(size, vals, dims, *, jaxpr, name):
+    # as JAX's jit batcher (batch_jaxpr2): inputs stay where they are batched and
+    # outputs keep the dims the inner rules chose
+    batched, out_dims = batch_jaxpr(jaxpr, size, dims, [natural] * len(jaxpr.out_avals))
+    outs = jit_p.bind(*vals, jaxpr=batched, name=name)
+    return outs, out_dims
+
+
+register_batching(jit_p, _jit)
+
