@@ -17,7 +17,7 @@ from . import sharding
 from .sharding import NamedSharding, make_mesh
 from .shard_map import shard_map
 from . import distributed
-from .runtime.backend import local_devices
+from .runtime.backend import default_backend, local_devices
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)

@@ -16,6 +16,8 @@ class Config:
         "enable_x64": False,
         "num_cpu_devices": 1,
         "check_jaxprs": False,
+        "platforms": None,             # "cpu", "cuda"/"gpu", a comma list; None: automatic
+        "cuda_visible_devices": "all",
     }
 
     def __init__(self):
@@ -26,6 +28,9 @@ class Config:
         devices = os.environ.get("TRAXLA_NUM_CPU_DEVICES")
         if devices:
             self._values["num_cpu_devices"] = int(devices)
+        platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
+        if platforms:
+            self._values["platforms"] = platforms
         self._listeners = []
 
     def update(self, name: str, value):

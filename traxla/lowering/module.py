@@ -12,10 +12,20 @@ from .mlir import aval_type, constant, context, func, hlo, ir, sdy
 from .registry import RuleContext, lowering_rules
 
 
+_target = {"platform": "cpu"}
+
+
+def set_default_platform(platform: str):
+    """The platform modules are lowered for unless told otherwise (the runtime's default
+    backend): rules that differ by platform read ``ctx.module.platform``."""
+    _target["platform"] = platform
+
+
 class ModuleBuilder:
     """Owns the module being emitted and the private functions of nested jits."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, platform: str | None = None):
+        self.platform = platform or _target["platform"]
         self.module = ir.Module.create()
         self.module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
         i32 = ir.IntegerType.get_signless(32)

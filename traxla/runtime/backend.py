@@ -1,8 +1,13 @@
 """PJRT clients per platform, created lazily, and traxla's Device wrapper."""
 from __future__ import annotations
 
+import threading
+
 from ..ir.config import config
+from ..lowering.module import set_default_platform
 from . import xla_adapter as xla
+
+_backend_lock = threading.RLock()
 
 
 class Device:
@@ -17,7 +22,11 @@ class Device:
         self.process_index = device.process_index
 
     def __repr__(self):
-        return f"CpuDevice(id={self.id})" if self.platform == "cpu" else f"Device({self.platform}:{self.id})"
+        return f"CpuDevice(id={self.id})" if self.platform == "cpu" else repr(self._device)
+
+    @property
+    def device_kind(self):
+        return self._device.device_kind
 
     def __eq__(self, other):
         return isinstance(other, Device) and other._device == self._device
@@ -31,7 +40,10 @@ class Backend:
 
     def __init__(self, platform: str = "cpu"):
         self.platform = platform
-        self.client = xla.cpu_client(config.read("num_cpu_devices"))
+        if platform == "cpu":
+            self.client = xla.cpu_client(config.read("num_cpu_devices"))
+        else:
+            self.client = xla.cuda_client(_visible_devices())
         self.raw_devices = xla.devices(self.client)
         self.devices = [Device(d) for d in self.raw_devices]
         local_ids = {d.id for d in xla.local_devices(self.client)}
@@ -41,13 +53,101 @@ class Backend:
 
 
 _backends: dict[str, Backend] = {}
+_failures: dict[str, str] = {}       # platform -> why it could not start (auto mode skips it)
+_KNOWN = ("cpu", "cuda")
+_ALIASES = {"gpu": ("cuda",), "cuda": ("cuda",), "cpu": ("cpu",)}
+_HINT = " (set JAX_PLATFORMS='' to automatically choose an available backend)"
 
 
-def get_backend(platform: str = "cpu") -> Backend:
+def _visible_devices():
+    value = config.read("cuda_visible_devices")
+    if value in (None, "", "all"):
+        return None
+    return [int(d) for d in str(value).split(",")]
+
+
+def _requested_platforms():
+    """The platforms named by ``config.update("platforms", ...)`` / ``JAX_PLATFORMS``, with
+    aliases expanded, or None for automatic choice."""
+    value = config.read("platforms")
+    if not value:
+        return None
+    out = []
+    for name in str(value).split(","):
+        name = name.strip().lower()
+        if name not in _ALIASES:
+            raise RuntimeError(f"Unable to initialize backend '{name}': it is not in the list of "
+                               f"known backends: {list(_KNOWN)}.{_HINT}")
+        out.extend(p for p in _ALIASES[name] if p not in out)
+    return out
+
+
+def _start(platform: str) -> Backend:
     backend = _backends.get(platform)
     if backend is None:
-        backend = _backends[platform] = Backend(platform)
+        with _backend_lock:
+            backend = _backends.get(platform)
+            if backend is None:
+                backend = _backends[platform] = Backend(platform)
     return backend
+
+
+def _try_start(platform: str):
+    """The backend, or None (with the reason kept) when it cannot start."""
+    if platform in _failures:
+        return None
+    try:
+        return _start(platform)
+    except xla.PluginError as e:
+        _failures[platform] = str(e)
+        return None
+
+
+def available_platforms() -> list[str]:
+    """The platforms this process runs on, the default first."""
+    requested = _requested_platforms()
+    if requested is not None:
+        for platform in requested:
+            if _try_start(platform) is None:
+                raise RuntimeError(f"Unable to initialize backend '{platform}': "
+                                   f"{_failures[platform]}{_HINT}")
+        return requested
+    return [p for p in ("cuda", "cpu") if _try_start(p) is not None]
+
+
+def default_backend() -> str:
+    """The platform of the default device: ``'cpu'`` or ``'gpu'``, as JAX names them."""
+    platform = available_platforms()[0]
+    return "gpu" if platform == "cuda" else platform
+
+
+def get_backend(platform: str | None = None) -> Backend:
+    """The backend for ``platform`` (``'cpu'``, ``'gpu'``/``'cuda'``), or the default one."""
+    if platform is None:
+        backend = _default.get("backend")
+        if backend is None:
+            backend = _start(available_platforms()[0])
+            set_default_platform(backend.platform)
+            _default["backend"] = backend
+        return backend
+    name = platform.lower()
+    if name not in _ALIASES:
+        raise RuntimeError(f"Unknown backend {platform}. Available backends are "
+                           f"{available_platforms()}")
+    available = available_platforms()
+    for candidate in _ALIASES[name]:
+        if candidate in available:
+            return _start(candidate)
+    if name == "gpu":
+        present = ", ".join(available)
+        raise RuntimeError(f"Unknown backend: 'gpu' requested, but no platforms that are "
+                           f"instances of gpu are present. Platforms present are: {present}")
+    reason = _failures.get(_ALIASES[name][0])
+    detail = f" ({reason})" if reason else ""
+    raise RuntimeError(f"Unknown backend {platform}{detail}. Available backends are {available}")
+
+
+_default: dict = {}
 
 
 def _refuse_late_device_count(name, value):
@@ -55,14 +155,18 @@ def _refuse_late_device_count(name, value):
         raise RuntimeError(
             "traxla.config.update('num_cpu_devices', ...) must run before the CPU backend is first "
             f"used; it has already started with {config.read(name)} device(s).")
+    if name == "platforms" and _default and value != config.read(name):
+        raise RuntimeError(
+            "traxla.config.update('platforms', ...) must run before the first computation; the "
+            f"default backend is already {_default['backend'].platform!r}.")
 
 
 config.on_update(_refuse_late_device_count)
 
 
-def devices(platform: str = "cpu"):
-    return list(get_backend(platform).devices)
+def devices(backend: str | None = None):
+    return list(get_backend(backend).devices)
 
 
-def local_devices(platform: str = "cpu"):
-    return list(get_backend(platform).local_devices)
+def local_devices(process_index: int | None = None, backend: str | None = None):
+    return list(get_backend(backend).local_devices)

@@ -117,8 +117,12 @@ def device_put(host: np.ndarray, aval, device, sharding):
 
 
 def to_numpy(buffer) -> np.ndarray:
-    """Reads a CPU buffer back (zero-copy, read-only view)."""
-    return np.asarray(memoryview(buffer))
+    """Reads a buffer back: a CPU buffer as a zero-copy, read-only view; others (the buffer
+    protocol is CPU-only) through jaxlib's copy-out path."""
+    try:
+        return np.asarray(memoryview(buffer))
+    except BufferError:
+        return to_numpy_any(buffer)
 
 
 def buffer_protocol_supports(dtype) -> bool:
@@ -283,3 +287,156 @@ def tile_layout(hlo, ndim):
     dims = list(hlo.tile_assignment_dimensions())
     devs = list(hlo.tile_assignment_devices())
     return dims[:ndim], dims[ndim:], devs
+
+
+# -- accelerators: the CUDA PJRT plugin, found and loaded without importing jax ---------------
+
+class PluginError(RuntimeError):
+    """A GPU plugin that is missing, mismatched or cannot start; the message says what to do."""
+
+
+# (pip distribution of the PJRT plugin, of its extension package, the extension's module)
+_CUDA_PLUGINS = (("cuda13", "jax-cuda13-pjrt", "jax-cuda13-plugin", "jax_cuda13_plugin"),
+                 ("cuda12", "jax-cuda12-pjrt", "jax-cuda12-plugin", "jax_cuda12_plugin"))
+# NVIDIA libraries preloaded from their pip wheels, as jax_plugins.xla_cuda12 does
+_NVIDIA_LIBRARIES = (("cuda_runtime", ("libcudart.so.12",)), ("cu13", ("libcudart.so.13",)),
+                     ("cuda_nvrtc", ("libnvrtc.so.12",)), ("cu13", ("libnvrtc.so.13",)),
+                     ("cublas", ("libcublas.so.12", "libcublasLt.so.12")),
+                     ("cu13", ("libcublas.so.13", "libcublasLt.so.13")),
+                     ("nccl", ("libnccl.so.2",)), ("cuda_cupti", ("libcupti.so.12",)),
+                     ("cu13", ("libcupti.so.13",)), ("cusparse", ("libcusparse.so.12",)),
+                     ("cusolver", ("libcusolver.so.11",)), ("cu13", ("libcusolver.so.12",)),
+                     ("cufft", ("libcufft.so.11",)), ("cu13", ("libcufft.so.12",)),
+                     ("nvshmem", ("libnvshmem_host.so.3",)), ("cudnn", ("libcudnn.so.9",)))
+_INSTALL_HINT = ("pip install -e \".[cuda12]\" (or: pip install 'jax-cuda12-plugin[with-cuda]=={v}' "
+                 "'jax-cuda12-pjrt=={v}')")
+
+
+def _distribution_version(name):
+    from importlib import metadata
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def find_cuda_plugin():
+    """``(plugin .so path, extension module name, version)`` of the installed CUDA PJRT
+    plugin, located on disk: ``jax_plugins.xla_cuda*``'s ``__init__`` imports jax, so it is
+    never imported. Raises PluginError saying what to install or fix."""
+    import importlib.util
+    import pathlib
+    spec = importlib.util.find_spec("jax_plugins")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for tag, pjrt_dist, ext_dist, ext_module in _CUDA_PLUGINS:
+        candidates = [pathlib.Path(p) / f"xla_{tag}" / "xla_cuda_plugin.so" for p in locations]
+        so = next((c for c in candidates if c.exists()), None)
+        if so is None:
+            continue
+        version = _distribution_version(pjrt_dist)
+        if version is not None and version != JAXLIB_VERSION:
+            raise PluginError(
+                f"the CUDA plugin {pjrt_dist} {version} does not match jaxlib {JAXLIB_VERSION}: "
+                + _INSTALL_HINT.format(v=JAXLIB_VERSION))
+        ext_version = _distribution_version(ext_dist)
+        if ext_version is not None and ext_version != JAXLIB_VERSION:
+            raise PluginError(
+                f"the CUDA plugin extension {ext_dist} {ext_version} does not match jaxlib "
+                f"{JAXLIB_VERSION}: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
+        return str(so), ext_module, version
+    raise PluginError("the CUDA plugin is not installed: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
+
+
+def _preload_nvidia_libraries():
+    import ctypes
+    import importlib
+    import pathlib
+    for module, libraries in _NVIDIA_LIBRARIES:
+        try:
+            package = importlib.import_module(f"nvidia.{module}")
+        except ImportError:
+            continue
+        for library in libraries:
+            try:
+                ctypes.cdll.LoadLibrary(str(pathlib.Path(package.__path__[0]) / "lib" / library))
+            except OSError:
+                pass  # as jax: a library missing from the wheel is looked up by the plugin later
+
+
+_plugin_apis: dict = {}
+
+
+def cuda_client(visible_devices=None):
+    """The process's CUDA PJRT client (plugin loaded, its FFI targets registered), created on
+    first use; PluginError with a one-line reason when it cannot start."""
+    client = _clients.get("cuda")
+    if client is not None:
+        return client
+    with _lock:
+        client = _clients.get("cuda")
+        if client is None:
+            client = _clients["cuda"] = _start_cuda_client(visible_devices)
+    return client
+
+
+def _start_cuda_client(visible_devices):
+    import functools
+    import importlib
+    so, ext_module, _ = find_cuda_plugin()
+    _preload_nvidia_libraries()
+    first_load = "cuda" not in _plugin_apis
+    try:
+        if first_load:
+            _plugin_apis["cuda"] = _xc.load_pjrt_plugin_dynamically("cuda", so)
+        if not _xc.pjrt_plugin_initialized("cuda"):
+            _xc.initialize_pjrt_plugin("cuda")
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its runtime error class
+        raise PluginError(f"could not load the CUDA plugin {so}: {_first_line(e)}") from None
+    c_api = _plugin_apis["cuda"]
+    try:
+        ext = importlib.import_module(f"{ext_module}.cuda_plugin_extension")
+    except ImportError:
+        ext = None  # no GPU callbacks or extension targets; plain programs still run
+    if ext is not None and first_load:
+        _xc.register_custom_type_handler("CUDA", functools.partial(ext.register_custom_type, c_api))
+        _xc.register_custom_call_handler(
+            "CUDA", functools.partial(ext.register_custom_call_target, c_api))
+        for name, value in ext.ffi_types().items():
+            _xc.register_custom_type(name, value, platform="CUDA")
+        for name, value in ext.ffi_handlers().items():
+            _xc.register_custom_call_target(name, value, platform="CUDA", api_version=1)
+    options = _xc.generate_pjrt_gpu_plugin_options()
+    if visible_devices is not None:
+        options["visible_devices"] = list(visible_devices)
+    try:
+        client = _xc.make_c_api_client("cuda", options, None)
+    except Exception as e:  # noqa: BLE001
+        message = _first_line(e)
+        if "No visible GPU" in message:
+            raise PluginError("no visible GPU: the CUDA plugin is installed but found no GPU "
+                              "(check nvidia-smi and CUDA_VISIBLE_DEVICES)") from None
+        raise PluginError(f"the CUDA client did not start: {message}") from None
+    return client
+
+
+def _first_line(error) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def to_numpy_any(buffer) -> np.ndarray:
+    """Reads a single-device buffer on any platform (the buffer protocol is CPU-only):
+    through jaxlib's copy-out path, with its ``import jax.core`` made to fail fast when jax
+    is not imported (see ``per_device_buffers``)."""
+    import sys
+    blocked = []
+    if "jax" not in sys.modules:
+        for name in ("jax.core", "jax._src.sharding_impls"):
+            if name not in sys.modules:
+                sys.modules[name] = None
+                blocked.append(name)
+    try:
+        return buffer._single_device_array_to_np_array_did_copy()[0]
+    finally:
+        for name in blocked:
+            sys.modules.pop(name, None)
