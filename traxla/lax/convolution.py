@@ -11,7 +11,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, conv_shape_tuple,
                              dilate_shape)
-from . import (asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
+from . import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
 
 ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
@@ -243,7 +243,8 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     else:
         pads = padding
     if transpose_kernel:
-        rhs = rev(rhs, tuple(int(d) for d in dn.rhs_spec[2:]))
+        for axis in dn.rhs_spec[2:]:  # one flip per axis, as np.flip on each
+            rhs = rev(rhs, (int(axis),))
         perm = list(range(ndims))
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
         rhs = transpose(rhs, tuple(perm))
@@ -265,7 +266,7 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     n_channels = lhs_shape[dn.lhs_spec[1]]
     dtype = lhs.dtype if hasattr(lhs, "dtype") else dtypes.to_dtype(lhs)
     size = (spatial_size, spatial_size)
-    eye = _convert_element_type(eq(broadcasted_iota(np.int32, size, 0),
+    eye = _convert_element_type(eq(add(broadcasted_iota(np.int32, size, 0), np.int32(0)),
                                    broadcasted_iota(np.int32, size, 1)), dtype, False)
     rhs = broadcast_in_dim(eye, (n_channels, spatial_size, spatial_size), (1, 2))
     rhs = reshape(rhs, (n_channels * spatial_size, 1) + filter_shape)
@@ -273,7 +274,8 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     order = sorted([(dn.rhs_spec[0], 0), (dn.rhs_spec[1], 1)])
     for dst, src in order:
         perm.insert(dst, src)
-    rhs = transpose(rhs, tuple(perm))
+    if (dn.rhs_spec[0], dn.rhs_spec[1]) != (0, 1):
+        rhs = transpose(rhs, tuple(perm))
     return conv_general_dilated(
         lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dn,
         precision=None if precision is None else (precision, Precision.DEFAULT),

@@ -54,7 +54,7 @@ def _conv_lowering(ctx, lhs, rhs, *, precision=None, preferred_element_type=None
         real_out = tensor_type(out.shape, np.finfo(out.dtype).dtype)
 
         def part(op, x, aval):
-            return op(tensor_type(aval.shape, real), x)
+            return op(x)
 
         def mul(a, b):
             return _convolution(real_out, a, b, precision=precision, **params)

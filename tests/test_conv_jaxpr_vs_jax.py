@@ -1,0 +1,130 @@
+"""Differential corpus (issue #14): convolutions, windowed reductions, FFT and their
+numpy/scipy wrappers. Each program is written once against a namespace bundle and run
+with traxla's and with JAX's; the printed jaxprs must be identical and the jitted results
+equal. ``python tests/test_conv_jaxpr_vs_jax.py [name ...]`` prints differing jaxprs."""
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from _corpus import compare_outputs, print_differences, run_group
+import traxla
+import traxla.lax as tlax
+import traxla.numpy as tnp
+
+jax = pytest.importorskip("jax")
+import jax.lax as jlax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+TRAXLA = types.SimpleNamespace(np=tnp, lax=tlax, top=traxla)
+JAX = types.SimpleNamespace(np=jnp, lax=jlax, top=jax)
+
+_rng = np.random.default_rng(0)
+
+
+def _f(*shape, dtype=np.float32):
+    return _rng.standard_normal(shape).astype(dtype)
+
+
+X1 = _f(2, 3, 9)
+W1 = _f(4, 3, 3)
+X2 = _f(2, 3, 8, 7)
+W2 = _f(4, 3, 3, 2)
+XH = _f(2, 8, 7, 4)          # NHWC
+WH = _f(3, 3, 2, 6)          # HWIO, 2 feature groups
+X3 = _f(1, 2, 4, 5, 3)
+W3 = _f(2, 2, 2, 2, 2)
+XC = (_f(1, 2, 6) + 1j * _f(1, 2, 6)).astype(np.complex64)
+WC = (_f(3, 2, 2) + 1j * _f(3, 2, 2)).astype(np.complex64)
+BX2, BW2 = _f(3, 2, 3, 8, 7), _f(3, 4, 3, 3, 2)
+
+CORPUS: dict = {}
+
+
+def P(name, args, build, rtol=2e-5, atol=2e-5):
+    assert name not in CORPUS, name
+    CORPUS[name] = (build, tuple(args), rtol, atol)
+
+
+# == convolution ===============================================================================
+
+P("conv.1d_same", [X1, W1], lambda ns: lambda x, w: ns.lax.conv(x, w, (1,), "SAME"))
+P("conv.2d_general", [X2, W2], lambda ns: lambda x, w: ns.lax.conv_general_dilated(
+    x, w, (2, 1), [(1, 0), (0, 2)], (1, 2), (2, 1)))
+P("conv.nhwc_groups_precision", [XH, WH], lambda ns: lambda x, w: ns.lax.conv_general_dilated(
+    x, w, (1, 1), "SAME_LOWER", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    feature_group_count=2, precision=ns.lax.Precision.HIGHEST,
+    preferred_element_type=np.float32))
+P("conv.3d_valid", [X3, W3], lambda ns: lambda x, w: ns.lax.conv_general_dilated(
+    x, w, (1, 2, 1), "VALID", rhs_dilation=(1, 1, 2)))
+P("conv.complex", [XC, WC], lambda ns: lambda x, w: ns.lax.conv(x, w, (1,), "VALID"))
+P("conv.batch_groups", [_f(4, 2, 6), _f(4, 2, 3)], lambda ns: lambda x, w:
+  ns.lax.conv_general_dilated(x, w, (1,), "SAME", batch_group_count=2))
+P("conv.with_general_padding", [X2, W2], lambda ns: lambda x, w:
+  ns.lax.conv_with_general_padding(x, w, (1, 1), [(1, 1), (0, 0)], (2, 1), None))
+P("conv.transpose", [XH, _f(3, 3, 5, 4)], lambda ns: lambda x, w: ns.lax.conv_transpose(
+    x, w, (2, 2), "SAME", transpose_kernel=True))
+P("conv.patches", [X2], lambda ns: lambda x: ns.lax.conv_general_dilated_patches(
+    x, (2, 2), (1, 1), "VALID"))
+P("conv.grad_both", [X2, W2], lambda ns: ns.top.grad(
+    lambda x, w: ns.lax.conv_general_dilated(x, w, (2, 1), "SAME", None, (1, 2)).sum(),
+    argnums=(0, 1)))
+P("conv.grad_groups_nhwc", [XH, WH], lambda ns: ns.top.grad(
+    lambda x, w: ns.lax.conv_general_dilated(x, w, (1, 2), "VALID", (1, 1), (2, 1),
+                                             ("NHWC", "HWIO", "NHWC"),
+                                             feature_group_count=2).sum(), argnums=(0, 1)))
+P("conv.grad_batch_groups", [_f(4, 2, 6), _f(4, 2, 3)], lambda ns: ns.top.grad(
+    lambda x, w: ns.lax.conv_general_dilated(x, w, (1,), "SAME",
+                                             batch_group_count=2).sum(), argnums=(0, 1)))
+P("conv.jvp", [X1, W1], lambda ns: lambda x, w: ns.top.jvp(
+    lambda x, w: ns.lax.conv(x, w, (2,), "SAME"), (x, w), (x, w)))
+P("conv.vmap_both", [BX2, BW2], lambda ns: ns.top.vmap(
+    lambda x, w: ns.lax.conv(x, w, (1, 1), "SAME")))
+P("conv.vmap_lhs", [BX2, W2], lambda ns: ns.top.vmap(
+    lambda x, w: ns.lax.conv(x, w, (1, 1), "SAME"), in_axes=(0, None)))
+P("conv.vmap_rhs_groups", [XH, _f(3, 3, 3, 2, 6)], lambda ns: ns.top.vmap(
+    lambda x, w: ns.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                             dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                             feature_group_count=2), in_axes=(None, 2)))
+
+
+def _build(case, ns):
+    return case[0](ns)
+
+
+def _texts(case):
+    _, args, _, _ = case
+    return (str(jax.make_jaxpr(_build(case, JAX))(*args)),
+            str(traxla.make_jaxpr(_build(case, TRAXLA))(*args)))
+
+
+KNOWN: dict = {}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_jaxpr_text_matches_jax(name):
+    want, got = _texts(CORPUS[name])
+    assert got == want, f"{name}\n--- jax\n{want}\n--- traxla\n{got}"
+
+
+def _groups(size=8):
+    names = sorted(CORPUS)
+    return [names[i:i + size] for i in range(0, len(names), size)]
+
+
+@pytest.mark.parametrize("names", _groups(), ids=lambda ns: ns[0])
+def test_jit_results_match_jax(names):
+    fns_t = [_build(CORPUS[n], TRAXLA) for n in names]
+    fns_j = [_build(CORPUS[n], JAX) for n in names]
+    args = [CORPUS[n][1] for n in names]
+    got = run_group(fns_t, args, traxla.jit)
+    want = run_group(fns_j, args, jax.jit)
+    for n, g, w in zip(names, got, want):
+        compare_outputs(n, g, w, CORPUS[n][2], CORPUS[n][3])
+
+
+if __name__ == "__main__":
+    print_differences(CORPUS, KNOWN, _texts, sys.argv[1:])
