@@ -91,6 +91,51 @@ P("conv.vmap_rhs_groups", [XH, _f(3, 3, 3, 2, 6)], lambda ns: ns.top.vmap(
                                              feature_group_count=2), in_axes=(None, 2)))
 
 
+# == windowed reductions and reduce ==============================================================
+
+XP = _f(2, 6, 5, 3)
+MAXPOOL = lambda ns: lambda x: ns.lax.reduce_window(  # noqa: E731
+    x, -np.inf, ns.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
+AVGPOOL = lambda ns: lambda x: ns.lax.reduce_window(  # noqa: E731
+    x, 0.0, ns.lax.add, (1, 3, 2, 1), (1, 1, 2, 1), [(0, 0), (1, 1), (0, 1), (0, 0)]) / 6.0
+P("win.max_pool", [XP], MAXPOOL)
+P("win.avg_pool", [XP], AVGPOOL)
+P("win.min_dilated", [XP], lambda ns: lambda x: ns.lax.reduce_window(
+    x, np.inf, ns.lax.min, (1, 2, 2, 1), (1, 1, 1, 1), "VALID", (1, 2, 1, 1), (1, 1, 2, 1)))
+P("win.prod_generic", [XP], lambda ns: lambda x: ns.lax.reduce_window(
+    x, 1.0, ns.lax.mul, (1, 2, 1, 1), (1, 1, 1, 1), "SAME"))
+P("win.custom_monoid", [XP], lambda ns: lambda x: ns.lax.reduce_window(
+    x, 0.0, lambda a, b: a * b + a, (1, 2, 1, 1), (1, 1, 2, 1), "SAME_LOWER"))
+P("win.pytree", [XP, XP], lambda ns: lambda x, y: ns.lax.reduce_window(
+    (x, y), (0.0, 1.0), lambda a, b: (a[0] + b[0], a[1] * b[1]), (1, 2, 2, 1), (1, 1, 1, 1),
+    "VALID"))
+P("win.grad_max_pool", [XP], lambda ns: ns.top.grad(lambda x: (MAXPOOL(ns)(x) ** 2).sum()))
+P("win.grad_avg_pool", [XP], lambda ns: ns.top.grad(lambda x: (AVGPOOL(ns)(x) ** 2).sum()))
+P("win.grad_min_base_dilated", [XP], lambda ns: ns.top.grad(lambda x: ns.lax.reduce_window(
+    x, np.inf, ns.lax.min, (1, 2, 2, 1), (1, 1, 1, 1), "VALID", (1, 2, 1, 1)).sum()))
+P("win.hessian_max_pool", [XP], lambda ns: ns.top.grad(
+    lambda x: (ns.top.grad(lambda x: (MAXPOOL(ns)(x) ** 3).sum())(x) ** 2).sum()))
+P("win.jvp_generic", [XP], lambda ns: lambda x: ns.top.jvp(
+    lambda x: ns.lax.reduce_window(x, 1.0, ns.lax.mul, (1, 2, 1, 1), (1, 1, 1, 1), "SAME"),
+    (x,), (x,)))
+P("win.vmap_max_pool", [XP], lambda ns: ns.top.vmap(lambda x: ns.lax.reduce_window(
+    x, -np.inf, ns.lax.max, (2, 2, 1), (1, 1, 1), "SAME"), in_axes=2))
+P("win.vmap_grad_max_pool", [XP], lambda ns: ns.top.vmap(ns.top.grad(
+    lambda x: ns.lax.reduce_window(x, -np.inf, ns.lax.max, (2, 2, 1), (2, 1, 1), "SAME").sum()),
+    in_axes=1))
+P("win.vmap_generic", [XP], lambda ns: ns.top.vmap(lambda x: ns.lax.reduce_window(
+    x, 1.0, ns.lax.mul, (2, 2, 1), (1, 1, 1), "VALID"), in_axes=3))
+P("reduce.generic", [X2], lambda ns: lambda x: ns.lax.reduce(
+    x, 1.0, lambda a, b: a * b + 1.0, (0, 2)))
+P("reduce.monoid", [X2], lambda ns: lambda x: ns.lax.reduce(x, -np.inf, ns.lax.max, (1,)))
+P("reduce.pytree", [X2, X2], lambda ns: lambda x, y: ns.lax.reduce(
+    (x, y), (0.0, 1.0), lambda a, b: (a[0] + b[0], a[1] * b[1]), (3,)))
+P("reduce.vmap", [X2], lambda ns: ns.top.vmap(lambda x: ns.lax.reduce(
+    x, 1.0, lambda a, b: a * b + 1.0, (0,)), in_axes=1))
+P("cum.cumsum_cummax", [X2], lambda ns: lambda x: (ns.lax.cumsum(x, 1),
+                                                   ns.lax.cummax(x, 2, reverse=True)))
+
+
 def _build(case, ns):
     return case[0](ns)
 

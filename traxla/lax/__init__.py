@@ -676,3 +676,5 @@ from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbe
                           conv_general_permutations, conv_general_shape_tuple, conv_transpose,
                           conv_transpose_shape_tuple, conv_with_general_padding,
                           padtype_to_pads, _conv_shape_tuple as conv_shape_tuple)
+from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
+                       reduce_window_shape_tuple, reduce_window_sum)

@@ -7,3 +7,4 @@ from . import call, control_flow, collectives, random  # noqa: F401  (call befor
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)
 from . import conv  # noqa: F401,E402  (conv_general_dilated)
+from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
