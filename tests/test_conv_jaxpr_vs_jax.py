@@ -136,6 +136,37 @@ P("cum.cumsum_cummax", [X2], lambda ns: lambda x: (ns.lax.cumsum(x, 1),
                                                    ns.lax.cummax(x, 2, reverse=True)))
 
 
+# == fft =========================================================================================
+
+F34 = _f(3, 4)
+C34 = (_f(3, 4) + 1j * _f(3, 4)).astype(np.complex64)
+F2345 = _f(2, 3, 4, 5)
+P("fft.lax_types", [C34, F34], lambda ns: lambda c, x: (
+    ns.lax.fft(c, "fft", (3, 4)), ns.lax.fft(c, ns.lax.FftType.IFFT, (4,)),
+    ns.lax.fft(x, "rfft", (4,)), ns.lax.fft(c, "irfft", (3, 6))))
+for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+    _arg = C34 if _name in ("ifft", "irfft", "hfft") else F34
+    P(f"fft.np_{_name}", [_arg], (lambda n: lambda ns: lambda x: (
+        getattr(ns.np.fft, n)(x), getattr(ns.np.fft, n)(x, n=6, axis=0, norm="ortho"),
+        getattr(ns.np.fft, n)(x, n=3, norm="forward")))(_name))
+for _name in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"):
+    _arg = C34 if _name.startswith("i") and _name != "irfftn" or _name == "irfft2" else F34
+    P(f"fft.np_{_name}", [_arg], (lambda n: lambda ns: lambda x: (
+        getattr(ns.np.fft, n)(x), getattr(ns.np.fft, n)(x, s=(4, 6), axes=(1, 0),
+                                                          norm="ortho")))(_name))
+P("fft.np_fftn_4d", [F2345], lambda ns: lambda x: (ns.np.fft.fftn(x), ns.np.fft.irfftn(x)))
+P("fft.freq_shift", [F34], lambda ns: lambda x: (
+    ns.np.fft.fftfreq(5), ns.np.fft.rfftfreq(6, 0.1), ns.np.fft.fftshift(x),
+    ns.np.fft.ifftshift(x, axes=1)))
+P("fft.grad_rfft", [F34], lambda ns: ns.top.grad(lambda x: ns.np.fft.rfft(x).real.sum()))
+P("fft.grad_irfft", [F34], lambda ns: ns.top.grad(
+    lambda x: (ns.np.fft.irfft(ns.np.fft.fft(x)) ** 2).sum()))
+P("fft.grad_fft2_ortho", [F34], lambda ns: ns.top.grad(
+    lambda x: ns.np.fft.fft2(x, norm="ortho").imag.sum()))
+P("fft.vmap", [C34], lambda ns: ns.top.vmap(lambda x: ns.np.fft.ifft(x), in_axes=1))
+P("fft.jvp", [F34], lambda ns: lambda x: ns.top.jvp(ns.np.fft.rfft2, (x,), (x,)))
+
+
 def _build(case, ns):
     return case[0](ns)
 

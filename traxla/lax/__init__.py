@@ -678,3 +678,4 @@ from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbe
                           padtype_to_pads, _conv_shape_tuple as conv_shape_tuple)
 from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
                        reduce_window_shape_tuple, reduce_window_sum)
+from .fft import FftType, fft  # noqa: E402,F401
