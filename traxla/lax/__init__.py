@@ -668,3 +668,14 @@ def _unstack(operand, axis=0):
     from ..ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+
+
+from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+                          PaddingType, Precision, conv, conv_dimension_numbers,
+                          conv_general_dilated, conv_general_dilated_patches,
+                          conv_general_permutations, conv_general_shape_tuple, conv_transpose,
+                          conv_transpose_shape_tuple, conv_with_general_padding,
+                          padtype_to_pads, _conv_shape_tuple as conv_shape_tuple)
+from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
+                       reduce_window_shape_tuple, reduce_window_sum)
+from .fft import FftType, fft  # noqa: E402,F401
