@@ -668,3 +668,4 @@ def _unstack(operand, axis=0):
     from ..ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
