@@ -70,3 +70,4 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
     _t = globals()[_name]
     globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
                                         "dtype": _np.dtype(_t)})
+from . import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)
