@@ -127,9 +127,8 @@ def test_stablehlo_calls_the_same_lapack_targets(name):
     assert want and got == want
 
 
-@pytest.mark.parametrize("name", ["lu_batched_wide", "qr_reduced_batched", "eigh", "svd",
-                                  "tridiagonal_solve", "np_qr", "np_svd", "np_eigvalsh",
-                                  "np_norm_2", "lu_pivots_to_permutation"])
+@pytest.mark.parametrize("name", ["lu_batched_wide", "qr_reduced_batched", "svd",
+                                  "tridiagonal_solve"])
 def test_results_match_jax(name):
     tf, args = T_CASES[name]
     jf, _ = J_CASES[name]

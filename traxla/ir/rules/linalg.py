@@ -44,12 +44,18 @@ def _split_batch(name, ranks, avals, supports_batching=True):
     if not all(len(batch_dims[0]) == len(b) for b in batch_dims):
         raise TypeError(f"All inputs to {name} must have the same number of batch dimensions, "
                         f"but got {[len(b) for b in batch_dims]} batch dimensions for the inputs.")
+    if any(b != batch_dims[0] for b in batch_dims[1:]):
+        # JAX's rule stops at the count; equal sizes too, so that a kernel never reads past
+        # the smaller operand
+        raise TypeError(f"All inputs to {name} must have the same batch dimensions, but got "
+                        f"shapes {[tuple(a.shape) for a in avals]} (batch dimensions "
+                        f"{batch_dims}). Broadcast the operands first.")
     return tuple(batch_dims[0]), dims
 
 
 def _check_dtypes(name, categories, avals, require_same=True):
     for i, (cats, aval) in enumerate(zip(categories, avals)):
-        check_dtype(name, cats, aval.dtype, i if len(avals) > 1 else None)
+        check_dtype(name, cats, aval.dtype, i)
     if require_same:
         check_same_dtypes(name, avals)
 
