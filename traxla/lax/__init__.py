@@ -679,3 +679,4 @@ from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbe
 from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
                        reduce_window_shape_tuple, reduce_window_sum)
 from .fft import FftType, fft  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)

@@ -72,3 +72,4 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
                                         "dtype": _np.dtype(_t)})
 from . import fft  # noqa: F401,E402  (traxla.numpy.fft, as jax.numpy.fft)
 from ._convolve import convolve, correlate  # noqa: F401,E402
+from . import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)

@@ -5,6 +5,7 @@ import time
 
 from ..ir.avals import physical_aval
 from ..lowering import lower_jaxpr
+from ..lowering.registry import custom_call_libraries
 from . import xla_adapter as xla
 from .array import Array, device_put_numpy
 from .backend import get_backend
@@ -17,6 +18,7 @@ class Executable:
 
     def __init__(self, module, in_avals, out_avals):
         backend = get_backend()
+        _register_libraries()
         start = time.perf_counter()
         self.loaded = xla.compile(backend.client, module, [backend.default_device])
         self.compile_seconds = time.perf_counter() - start
@@ -42,6 +44,11 @@ class Executable:
         return xla.memory_analysis(self.loaded)
 
 
+def _register_libraries():
+    for name in tuple(custom_call_libraries):
+        xla.register_custom_call_library(name)
+
+
 def compile_jaxpr(closed, name: str) -> Executable:
     module = lower_jaxpr(closed, name)
     return Executable(module, closed.in_avals, closed.out_avals)
@@ -57,6 +64,7 @@ class ShardedExecutable:
         from .placement import placement_from_hlo
         backend = get_backend()
         raw = mesh.raw_devices()
+        _register_libraries()
         start = time.perf_counter()
         self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size)
         self.compile_seconds = time.perf_counter() - start

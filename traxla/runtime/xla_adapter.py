@@ -440,3 +440,28 @@ def to_numpy_any(buffer) -> np.ndarray:
     finally:
         for name in blocked:
             sys.modules.pop(name, None)
+
+
+# -- custom-call libraries shipped by jaxlib (registered once, on first use) ----------------------
+
+_registered_libraries: set = set()
+
+
+def register_custom_call_library(name: str):
+    """Registers a jaxlib kernel library's typed-FFI targets with the CPU platform, once per
+    process. ``lapack``: ``jaxlib.lapack``'s ``lapack_{s,d,c,z}*_ffi`` targets; its
+    ``initialize()`` imports ``scipy.linalg.cython_lapack`` for the LAPACK symbols (about
+    0.2 s), so it runs only when a program calls one of them."""
+    if name in _registered_libraries:
+        return
+    with _lock:
+        if name in _registered_libraries:
+            return
+        if name != "lapack":
+            raise ValueError(f"traxla does not know the custom-call library {name!r}")
+        from jaxlib import lapack as _lapack_module
+        _lapack_module._lapack.initialize()
+        for target, capsule, api_version in _lapack_module.registrations()["cpu"]:
+            _xc.register_custom_call_target(target, capsule, platform="cpu",
+                                            api_version=api_version)
+        _registered_libraries.add(name)

@@ -5,6 +5,7 @@ batch dims, choosing dims as JAX does so that vmapped jaxprs print the same. Imp
 package registers every rule."""
 from . import elementwise, shape, reduction, call, control_flow, indexing  # noqa: F401
 from . import collectives, special, random  # noqa: F401
+from . import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ...)
 from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
 from . import conv  # noqa: F401,E402  (conv_general_dilated)
 from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)

@@ -5,3 +5,4 @@ from . import special  # noqa: F401,E402  (lgamma, digamma, erfc, square, comple
 from . import conv  # noqa: F401,E402  (conv_general_dilated)
 from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
 from . import fft  # noqa: F401,E402  (fft)
+from . import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ... on LAPACK)
