@@ -70,3 +70,7 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
     _t = globals()[_name]
     globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
                                         "dtype": _np.dtype(_t)})
+
+# -- the rest of jax.numpy (issue #16a), one topic module each ------------------------------
+from ._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean,  # noqa: E402
+                            nanmin, nanprod, nanstd, nansum, nanvar)
