@@ -74,3 +74,5 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
 # -- the rest of jax.numpy (issue #16a), one topic module each ------------------------------
 from ._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean,  # noqa: E402
                             nanmin, nanprod, nanstd, nansum, nanvar)
+from ._quantiles import (median, nanmedian, nanpercentile, nanquantile, percentile,  # noqa: E402
+                         quantile)
