@@ -76,3 +76,6 @@ from ._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax
                             nanmin, nanprod, nanstd, nansum, nanvar)
 from ._quantiles import (median, nanmedian, nanpercentile, nanquantile, percentile,  # noqa: E402
                          quantile)
+from ._searching import (argpartition, argwhere, bincount, choose, compress, digitize,  # noqa: E402
+                         extract, flatnonzero, lexsort, nonzero, partition, piecewise, place, put,
+                         put_along_axis, searchsorted, select, sort_complex)
