@@ -79,3 +79,15 @@ from ._quantiles import (median, nanmedian, nanpercentile, nanquantile, percenti
 from ._searching import (argpartition, argwhere, bincount, choose, compress, digitize,  # noqa: E402
                          extract, flatnonzero, lexsort, nonzero, partition, piecewise, place, put,
                          put_along_axis, searchsorted, select, sort_complex)
+from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,  # noqa: E402
+                      unique_all, unique_counts, unique_inverse, unique_values)
+from ._vectorize import (apply_along_axis, apply_over_axes, frompyfunc, fromfunction,  # noqa: E402
+                         matvec, ufunc, vecdot, vecmat, vectorize)
+from ._manipulation import (allclose, append, array_equal, array_equiv, atleast_3d,  # noqa: E402
+                            block, column_stack, cross, delete, diag, diagflat, diff, dsplit,
+                            dstack, ediff1d, fill_diagonal, fliplr, flipud, gradient, hsplit,
+                            insert, interp, isclose, kron, resize, rollaxis, rot90, trapezoid,
+                            trim_zeros, unwrap, vander, vsplit)
+from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, indices, ix_,  # noqa: E402
+                            mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_, tril_indices,
+                            tril_indices_from, triu_indices, triu_indices_from, unravel_index)

@@ -26,11 +26,17 @@ def _canon(axis, ndim):
     return axis % max(ndim, 1)
 
 
-def _concrete_int(value, msg):
+def concrete_or_error(value, msg):
+    """``value`` as a NumPy array, or JAX's ConcretizationTypeError when it is traced."""
     if not is_concrete(value):
         from ..errors import ConcretizationTypeError
-        raise ConcretizationTypeError(value, msg)
-    return int(np.asarray(value))
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {value}\n{msg}")
+    return np.asarray(value)
+
+
+def _concrete_int(value, msg):
+    return int(concrete_or_error(value, msg))
 
 
 # -- nonzero, argwhere, flatnonzero, bincount ---------------------------------------------------
