@@ -91,3 +91,8 @@ from ._manipulation import (allclose, append, array_equal, array_equiv, atleast_
 from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, indices, ix_,  # noqa: E402
                             mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_, tril_indices,
                             tril_indices_from, triu_indices, triu_indices_from, unravel_index)
+from ._pad import pad  # noqa: E402
+from ._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  # noqa: E402
+                            bitwise_not, bitwise_right_shift, cumulative_prod, cumulative_sum,
+                            fmax, fmin, frexp, gcd, i0, iscomplex, isreal, isrealobj, lcm, ldexp,
+                            logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)
