@@ -96,3 +96,5 @@ from ._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  
                             bitwise_not, bitwise_right_shift, cumulative_prod, cumulative_sum,
                             fmax, fmin, frexp, gcd, i0, iscomplex, isreal, isrealobj, lcm, ldexp,
                             logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)
+from ._statistics import (bartlett, blackman, corrcoef, cov, hamming, hanning, histogram,  # noqa: E402
+                          histogram2d, histogram_bin_edges, histogramdd, kaiser)
