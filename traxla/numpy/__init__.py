@@ -98,3 +98,12 @@ from ._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  
                             logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)
 from ._statistics import (bartlett, blackman, corrcoef, cov, hamming, hanning, histogram,  # noqa: E402
                           histogram2d, histogram_bin_edges, histogramdd, kaiser)
+from ._dtypes_api import (ComplexWarning, array_repr, array_str, astype, broadcast_shapes,  # noqa: E402
+                          can_cast, character, complexfloating, copy, empty_like, euler_gamma,
+                          flexible, floating, from_dlpack, frombuffer, fromfile, fromiter,
+                          fromstring, generic, geomspace, get_printoptions, inexact, integer,
+                          isdtype, issubdtype, iterable, load, logspace, number, object_,
+                          printoptions, promote_types, save, savez, set_printoptions,
+                          signedinteger, unsignedinteger)
+from ._dtypes_api import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
+globals().update(_SCALAR_TYPES)  # int4, float8_*, int_, single, ..., and ``bool`` (last: shadows)
