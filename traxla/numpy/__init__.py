@@ -107,3 +107,5 @@ from ._dtypes_api import (ComplexWarning, array_repr, array_str, astype, broadca
                           signedinteger, unsignedinteger)
 from ._dtypes_api import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
 globals().update(_SCALAR_TYPES)  # int4, float8_*, int_, single, ..., and ``bool`` (last: shadows)
+from ._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,  # noqa: E402
+                          polysub, roots)
