@@ -707,3 +707,12 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
     """The (approximately) smallest ``k`` values and their indices (``jax.lax.approx_min_k``)."""
     return _approx_k(operand, k, reduction_dimension, recall_target,
                      reduction_input_size_override, aggregate_to_topk, False)
+
+
+def _topk_prims():
+    from ..ir.rules.topk import approx_top_k_p, top_k_p
+    return top_k_p, approx_top_k_p
+
+
+top_k_p, approx_top_k_p = _topk_prims()
+population_count_p, clz_p = _E["population_count"], _E["clz"]
