@@ -73,7 +73,10 @@ def main(argv=None):
     demo = sub.add_parser("demo", help="trace, lower, compile and run a real function (default)")
     demo.add_argument("--batch", type=int, default=4)
     demo.add_argument("--calls", type=int, default=2000)
-    sub.add_parser("coverage", help="print the primitive x rule coverage matrix")
+    cov = sub.add_parser("coverage", help="print the primitive x rule coverage matrix")
+    cov.add_argument("--api", action="store_true",
+                     help="instead: per namespace, how many of JAX's public names traxla has "
+                          "(needs jax installed)")
     bench = sub.add_parser("scan-vs-unrolled",
                            help="the article's table: Python for vs lax.scan (traxla only; "
                                 "benchmarks/scan_vs_unrolled.py adds JAX side by side)")
@@ -87,6 +90,10 @@ def main(argv=None):
     if args.command == "scan-vs-unrolled":
         from traxla.bench import main as bench_main
         bench_main(tuple(args.steps), args.cap)
+        return 0
+    if args.command == "coverage" and args.api:
+        from traxla.api_coverage import api_coverage_table
+        print(api_coverage_table())
         return 0
     if args.command == "coverage":
         from traxla.coverage import coverage_table

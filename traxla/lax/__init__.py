@@ -680,3 +680,49 @@ from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_m
                        reduce_window_shape_tuple, reduce_window_sum)
 from .fft import FftType, fft  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
+population_count, clz = _unary("population_count"), _unary("clz")
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+    """The ``k`` largest entries along ``axis`` and their int32 indices (``jax.lax.top_k``)."""
+    from ..ir.rules.topk import top_k_p
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    ndim = len(shape_of(operand))
+    if not -ndim <= axis < builtins.max(ndim, 1):
+        raise ValueError(f"axis argument out of range: axis={axis} for operand.shape="
+                         f"{shape_of(operand)}")
+    return top_k_p.bind(operand, k=int(k), axis=int(axis) % builtins.max(ndim, 1))
+
+
+def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,
+              aggregate_to_topk, is_max_k):
+    from ..ir.rules.topk import approx_top_k_p
+    return approx_top_k_p.bind(operand, k=k, reduction_dimension=reduction_dimension,
+                               recall_target=recall_target, is_max_k=is_max_k,
+                               reduction_input_size_override=reduction_input_size_override,
+                               aggregate_to_topk=aggregate_to_topk)
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """The (approximately) largest ``k`` values and their indices (``jax.lax.approx_max_k``;
+    exact on CPU, as JAX's fallback)."""
+    return _approx_k(operand, k, reduction_dimension, recall_target,
+                     reduction_input_size_override, aggregate_to_topk, True)
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True):
+    """The (approximately) smallest ``k`` values and their indices (``jax.lax.approx_min_k``)."""
+    return _approx_k(operand, k, reduction_dimension, recall_target,
+                     reduction_input_size_override, aggregate_to_topk, False)
+
+
+def _topk_prims():
+    from ..ir.rules.topk import approx_top_k_p, top_k_p
+    return top_k_p, approx_top_k_p
+
+
+top_k_p, approx_top_k_p = _topk_prims()
+population_count_p, clz_p = _E["population_count"], _E["clz"]

@@ -190,10 +190,10 @@ def _where(condition, x, y):
     return lax.select(condition, x, y)
 
 
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
-        raise ValueError("traxla.numpy.where with one argument needs dynamic shapes and is not "
-                         "supported under jit; pass both x and y.")
+        from ._searching import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
                          f"traxla.numpy.where, got {x} and {y}.")

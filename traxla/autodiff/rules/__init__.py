@@ -10,3 +10,4 @@ from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_
 from . import conv  # noqa: F401,E402  (conv_general_dilated)
 from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
 from . import fft  # noqa: F401,E402  (fft)
+from . import topk  # noqa: F401,E402  (top_k, approx_top_k)

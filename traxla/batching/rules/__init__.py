@@ -10,3 +10,4 @@ from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F4
 from . import conv  # noqa: F401,E402  (conv_general_dilated)
 from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
 from . import fft  # noqa: F401,E402  (fft)
+from . import topk  # noqa: F401,E402  (top_k, approx_top_k)

@@ -26,6 +26,7 @@ UNARY = {
     "sqrt": FLOAT_COMPLEX, "rsqrt": FLOAT_COMPLEX, "cbrt": FLOAT, "abs": SIGNED_FLOAT_COMPLEX,
     "not": INT_BOOL, "erf": FLOAT, "erf_inv": FLOAT, "integer_pow": NUM,
     "stop_gradient": ANY, "copy": ANY,
+    "population_count": INT, "clz": INT,
 }
 # Ops that take JAX's ``accuracy`` param (printed only when set).
 WITH_ACCURACY = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",

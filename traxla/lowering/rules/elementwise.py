@@ -18,6 +18,7 @@ UNARY_OPS = {
     "cosh": chlo.cosh, "asinh": chlo.asinh, "acosh": chlo.acosh, "atanh": chlo.atanh,
     "sqrt": hlo.sqrt, "rsqrt": hlo.rsqrt, "cbrt": hlo.cbrt, "abs": hlo.abs, "not": hlo.not_,
     "erf": chlo.erf, "erf_inv": chlo.erf_inv,
+    "population_count": hlo.popcnt, "clz": hlo.count_leading_zeros,
 }
 BINARY_OPS = {
     "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply, "div": hlo.divide,

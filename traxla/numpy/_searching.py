@@ -1,0 +1,487 @@
+"""Searching and selecting: ``nonzero``/``argwhere``/``flatnonzero`` (``size=`` makes them
+traceable), ``bincount``, ``searchsorted`` (scan, scan_unrolled, compare_all and sort
+methods), ``digitize``, ``lexsort``, ``partition``/``argpartition`` (over ``top_k``),
+``sort_complex``, ``extract``/``compress``, ``select``, ``choose``, ``piecewise``,
+``place``, ``put`` and ``put_along_axis``."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import lax
+from ..ir import dtypes
+from ..tracer.values import is_concrete
+from ._jitutil import jit_named
+from ._promotion import ensure_arraylike, promote_dtypes
+from ._reductions import cumsum, sum as _sum
+from ._ufuncs import _where, clip, ufuncs
+
+
+
+def _canon(axis, ndim):
+    axis = operator.index(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % max(ndim, 1)
+
+
+def concrete_or_error(value, msg):
+    """``value`` as a NumPy array, or JAX's ConcretizationTypeError when it is traced."""
+    if not is_concrete(value):
+        from ..errors import ConcretizationTypeError
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {value}\n{msg}")
+    return np.asarray(value)
+
+
+def _concrete_int(value, msg):
+    return int(concrete_or_error(value, msg))
+
+
+# -- nonzero, argwhere, flatnonzero, bincount ---------------------------------------------------
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Counts (or summed weights) of each non-negative integer in ``x``; ``length`` static."""
+    x = ensure_arraylike("bincount", x)
+    if not dtypes.is_int(lax.dtype_of(x)):
+        raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype}")
+    if x.ndim != 1:
+        raise ValueError("only 1-dimensional input supported.")
+    minlength = operator.index(minlength)
+    if length is None:
+        length = _concrete_int(
+            x.max() if x.size else 0,
+            "The error occurred because of argument 'x' of jnp.bincount. To avoid this error, "
+            "pass a static `length` argument.")
+        length = max(minlength, length + 1)
+    else:
+        length = operator.index(length)
+    if weights is None:
+        weights = np.array(1, dtype=dtypes.default_int())
+    else:
+        weights = ensure_arraylike("bincount", weights)
+        if np.shape(x) != np.shape(weights):
+            raise ValueError(f"shape of weights must match shape of x. Got "
+                             f"x.shape={x.shape} and weights.shape={weights.shape}")
+    from ._creation import zeros
+    return zeros(length, lax.dtype_of(weights)).at[clip(x, 0)].add(weights, mode="drop")
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements, one array per axis (``size`` pads or truncates)."""
+    from ._creation import arange, zeros
+    arr = ensure_arraylike("nonzero", a)
+    if np.ndim(arr) == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. "
+                         "Use jnp.atleast_1d(scalar).nonzero() instead.")
+    mask = arr if arr.dtype == bool else (arr != 0)
+    if size is None:
+        size = _concrete_int(
+            mask.sum(), "The size argument of jnp.nonzero must be statically specified "
+            "to use jnp.nonzero within JAX transformations.")
+    calculated_size = operator.index(size)
+    if arr.size == 0 or calculated_size == 0:
+        return tuple(zeros(calculated_size, int) for _ in arr.shape)
+    flat_indices = cumsum(bincount(cumsum(mask), length=calculated_size))
+    strides = (np.cumprod(arr.shape[::-1])[::-1] // arr.shape).astype(np.dtype(flat_indices.dtype))
+    out = tuple((flat_indices // stride) % dim for stride, dim in zip(strides, arr.shape))
+    if fill_value is not None:
+        fill_tuple = fill_value if isinstance(fill_value, tuple) else arr.ndim * (fill_value,)
+        if any(np.shape(v) != () for v in fill_tuple):
+            raise ValueError(f"fill_value must be a scalar or a tuple of length {arr.ndim}; "
+                             f"got {fill_value}")
+        fill_mask = arange(calculated_size) >= mask.sum()
+        out = tuple(_where_public(fill_mask, fv, entry) for fv, entry in zip(fill_tuple, out))
+    return out
+
+
+def _where_public(c, x, y):
+    from ._ufuncs import where
+    return where(c, x, y)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    from ._shape import ravel
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    from ._shape import atleast_1d, transpose, vstack
+    a = ensure_arraylike("argwhere", a)
+    result = transpose(vstack(nonzero(atleast_1d(a), size=size, fill_value=fill_value)))
+    if np.ndim(a) == 0:
+        return result[:0].reshape(result.shape[0], 0)
+    return result.reshape(result.shape[0], np.ndim(a))
+
+
+# -- searchsorted, digitize -----------------------------------------------------------------------
+
+def _lt_total(x, y):
+    """``x < y`` in NumPy's sort order: -0.0 == 0.0 and NaN after everything."""
+    if not dtypes.is_inexact(lax.dtype_of(x)):
+        return lax.lt(x, y)
+    if dtypes.is_complex(lax.dtype_of(x)):
+        xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
+        return lax.bitwise_or(_lt_total(xr, yr), lax.bitwise_and(lax.eq(xr, yr), _lt_total(xi, yi)))
+    x_nan, y_nan = lax._isnan(x), lax._isnan(y)
+    return lax.bitwise_or(lax.bitwise_and(lax.bitwise_not(x_nan), y_nan), lax.lt(x, y))
+
+
+def _le_total(x, y):
+    return lax.bitwise_not(_lt_total(y, x))
+
+
+def _searchsorted_scan(a, v, side, dtype, unrolled):
+    n = a.shape[0]
+    op = _le_total if side == "left" else _lt_total
+    unsigned = np.dtype(np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32)
+    shape = lax.shape_of(v)
+
+    def body(state, _):
+        low, high = state
+        mid = lax.add(low, lax.div(lax.sub(high, low), lax._const(low, 2)))
+        go_left = op(v, a[mid])
+        return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
+    n_levels = int(np.ceil(np.log2(n + 1)))
+    init = (lax.full(shape, 0, unsigned), lax.full(shape, n, unsigned))
+    carry, _ = lax.scan(body, init, (), length=n_levels, unroll=n_levels if unrolled else 1)
+    return carry[1].astype(dtype)
+
+
+def _searchsorted_compare_all(a, v, side, dtype):
+    op = _lt_total if side == "left" else _le_total
+    cmp = op(lax.expand_dims(a, tuple(range(1, v.ndim + 1))), lax.expand_dims(v, (0,)))
+    return _sum(cmp, axis=0, dtype=dtype)
+
+
+def _searchsorted_sort(a, v, side, dtype):
+    working = np.dtype(np.int32) if a.size + v.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
+
+    def rank(x):
+        idx = lax.iota(working, x.shape[0])
+        return lax.full_like(idx, 0).at[lax.sort_key_val(x, idx)[1]].set(idx)
+    if side == "left":
+        index = rank(lax.concatenate([v.ravel(), a], 0))[:v.size]
+    else:
+        index = rank(lax.concatenate([a, v.ravel()], 0))[a.size:]
+    return lax.reshape(lax.sub(index, rank(v.ravel())), np.shape(v)).astype(dtype)
+
+
+def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. "
+                         "Expected one of ['left', 'right'].")
+    if sorter is None:
+        a, v = ensure_arraylike("searchsorted", a, v)
+    else:
+        a, v, sorter = ensure_arraylike("searchsorted", a, v, sorter)
+    if a.ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    a, v = promote_dtypes(a, v)
+    if sorter is not None:
+        a = a[sorter]
+    dtype = np.dtype(np.int32) if a.shape[0] <= np.iinfo(np.int32).max else np.dtype(np.int64)
+    if a.shape[0] == 0:
+        return lax.full(v.shape, 0, dtype)
+    if method in ("scan", "scan_unrolled"):
+        return _searchsorted_scan(a, v, side, dtype, method == "scan_unrolled")
+    if method == "compare_all":
+        return _searchsorted_compare_all(a, v, side, dtype)
+    if method == "sort":
+        return _searchsorted_sort(a, v, side, dtype)
+    raise ValueError(f"Unsupported method: {method}")
+
+
+searchsorted = jit_named(_searchsorted, "searchsorted", ("side", "method"))
+
+
+def _digitize(x, bins, right=False, *, method=None):
+    x, bins_arr = ensure_arraylike("digitize", x, bins)
+    if bins_arr.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    if bins_arr.shape[0] == 0:
+        from ._creation import zeros_like
+        return zeros_like(x, dtype=np.int32)
+    side = "right" if not right else "left"
+    kw = {} if method is None else {"method": method}
+    return _where_public(bins_arr[-1] >= bins_arr[0], searchsorted(bins_arr, x, side=side, **kw),
+                         bins_arr.shape[0] - searchsorted(bins_arr[::-1], x, side=side, **kw))
+
+
+digitize = jit_named(_digitize, "digitize", ("right", "method"))
+
+
+# -- lexsort, partition, argpartition, sort_complex --------------------------------------------
+
+def _lexsort(keys, axis=-1):
+    keys = tuple(keys)
+    key_arrays = tuple(ensure_arraylike("lexsort", k) for k in keys)
+    if len(key_arrays) == 0:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if len({np.shape(k) for k in key_arrays}) > 1:
+        raise ValueError("all keys need to be the same shape")
+    if np.ndim(key_arrays[0]) == 0:
+        return lax.full((), 0, dtypes.default_int())
+    axis = _canon(axis, np.ndim(key_arrays[0]))
+    iota = lax.broadcasted_iota(dtypes.default_int(), np.shape(key_arrays[0]), axis)
+    return lax.sort((*key_arrays[::-1], iota), dimension=axis, num_keys=len(key_arrays))[-1]
+
+
+lexsort = jit_named(_lexsort, "lexsort", ("axis",))
+
+
+def _partition_prep(name, a, kth, axis):
+    arr = ensure_arraylike("partition", a)
+    if dtypes.is_complex(lax.dtype_of(arr)):
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+    axis = _canon(axis, arr.ndim)
+    kth = _canon(kth, arr.shape[axis])
+    return arr.swapaxes(axis, -1), kth, axis
+
+
+def _neg_for_bottom(arr):
+    if dtypes.is_unsigned_int(lax.dtype_of(arr)):
+        return -(arr + 1)
+    return -arr
+
+
+def _partition(a, kth, axis=-1):
+    arr, kth, axis = _partition_prep("partition", a, kth, axis)
+    if dtypes.is_unsigned_int(lax.dtype_of(arr)):
+        bottom = -lax.top_k(-(arr + 1), kth + 1)[0] - 1
+    else:
+        bottom = -lax.top_k(-arr, kth + 1)[0]
+    top = lax.top_k(arr, arr.shape[-1] - kth - 1)[0]
+    out = lax.concatenate([bottom, top], dimension=arr.ndim - 1)
+    return out.swapaxes(-1, axis)
+
+
+def _argpartition(a, kth, axis=-1):
+    from ..batching import vmap
+    arr, kth, axis = _partition_prep("argpartition", a, kth, axis)
+    bottom_ind = lax.top_k(_neg_for_bottom(arr), kth + 1)[1]
+
+    def set_to_zero(x, i):
+        return x.at[i].set(0)
+    for _ in range(arr.ndim - 1):
+        set_to_zero = vmap(set_to_zero)
+    proxy = set_to_zero(lax.full(arr.shape, 1.0), bottom_ind)
+    top_ind = lax.top_k(proxy, arr.shape[-1] - kth - 1)[1]
+    out = lax.concatenate([bottom_ind, top_ind], dimension=arr.ndim - 1)
+    return out.swapaxes(-1, axis)
+
+
+partition = jit_named(_partition, "partition", ("kth", "axis"))
+argpartition = jit_named(_argpartition, "argpartition", ("kth", "axis"))
+
+
+def _sort_complex(a):
+    a = ensure_arraylike("sort_complex", a)
+    a = lax.sort(a, dimension=max(a.ndim - 1, 0))
+    dt = lax.dtype_of(a)
+    if not dtypes.is_complex(dt):
+        wide = dtypes.is_float(dt) and np.dtype(dt).itemsize == 8
+        dt = np.dtype(np.complex128) if wide else np.dtype(np.complex64)
+    return lax.convert_element_type(a, dtypes.canonicalize(dt))
+
+
+sort_complex = jit_named(_sort_complex, "sort_complex")
+
+
+# -- extract, compress, select, choose, piecewise, place, put --------------------------------
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    from ._shape import ravel
+    condition, arr = ensure_arraylike("extract", condition, arr)
+    return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
+    from ._creation import full
+    from ._shape import moveaxis, ravel
+    condition_arr, arr = ensure_arraylike("compress", condition, a)
+    condition_arr = condition_arr.astype(bool)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    if condition_arr.ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    if axis is None:
+        axis = 0
+        arr = ravel(arr)
+    else:
+        arr = moveaxis(arr, axis, 0)
+    condition_arr, extra = condition_arr[:arr.shape[0]], condition_arr[arr.shape[0]:]
+    arr = arr[:condition_arr.shape[0]]
+    if extra.size and is_concrete(extra) and np.any(np.asarray(extra)):
+        raise ValueError(f"condition contains entries that are out of bounds along axis={axis}")
+    if size is None:
+        from ._indexing import _is_traced  # noqa: F401
+        result = arr[condition_arr]
+    else:
+        mask = lax.expand_dims(condition_arr, tuple(range(1, arr.ndim)))
+        arr = _where_public(mask, arr, _lax_array(fill_value, arr.dtype))
+        order = lax.sort_key_val(lax.bitwise_not(condition_arr), lax.iota(np.int32, arr.shape[0]),
+                                 is_stable=True)[1] if arr.shape[0] else condition_arr.astype(np.int32)
+        from ._indexing import take
+        result = take(arr, order, axis=0, mode="clip")[:size] if arr.shape[0] else arr
+        if result.shape[0] < size:
+            pad = full((size - result.shape[0],) + result.shape[1:], fill_value, arr.dtype)
+            result = lax.concatenate([result, pad], 0)
+    return moveaxis(result, 0, axis)
+
+
+def _lax_array(v, dtype):
+    from ._creation import asarray
+    return asarray(v, dtype=dtype)
+
+
+def select(condlist, choicelist, default=0):
+    """Picks from ``choicelist`` where the first true condition of ``condlist`` holds."""
+    from ._creation import asarray
+    from ._reductions import argmax
+    from ._shape import broadcast_arrays, stack
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
+    if len(condlist) == 0:
+        raise ValueError("condlist must be non-empty")
+    from ._promotion import check_arraylike
+    check_arraylike("select", *condlist, *choicelist, default)
+    condlist = [asarray(c) for c in condlist]
+    choicelist = [asarray(c) for c in choicelist]
+    default = asarray(default)
+    # the default goes first with condition False: argmax of all-False is 0
+    choicelist = promote_dtypes(default, *choicelist)
+    conditions = stack(broadcast_arrays(False, *condlist))
+    idx = argmax(conditions.astype(bool), axis=0)
+    return lax.select_n(*broadcast_arrays(idx, *choicelist))
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """``choices[a[i]][i]`` elementwise (modes raise (as clip under tracing), wrap, clip)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    a = ensure_arraylike("choose", a)
+    choices = [ensure_arraylike("choose", c) for c in choices]
+    n = len(choices)
+    if mode == "raise":
+        if is_concrete(a) and np.any((np.asarray(a) < 0) | (np.asarray(a) >= n)):
+            raise ValueError("invalid entry in choice array")
+        a = clip(a, 0, n - 1)
+    elif mode == "wrap":
+        a = a % n
+    elif mode == "clip":
+        a = clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    from ._shape import broadcast_arrays, stack
+    from ._indexing import take_along_axis
+    a, *choices = broadcast_arrays(a, *promote_dtypes(*choices))
+    stacked = stack(choices)
+    return take_along_axis(stacked, lax.expand_dims(a, (0,)), axis=0)[0]
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """Evaluates ``funclist[i]`` where ``condlist[i]`` (last one the default), via ``switch``."""
+    from ._creation import asarray
+    from ._shape import stack
+    x = ensure_arraylike("piecewise", x)
+    nc, nf = len(condlist), len(funclist)
+    if nf == nc + 1:
+        funclist = list(funclist[-1:]) + list(funclist[:-1])
+    elif nf == nc:
+        funclist = [0] + list(funclist)
+    else:
+        raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are "
+                         f"expected; got {nf}")
+    from ._creation import zeros_like
+    from ._reductions import argmax
+    from ._shape import concatenate
+    from ..batching import vmap
+    conds = stack([asarray(c).astype(bool) for c in condlist]) if nc else zeros_like(x, bool)[None]
+    # the last true condition wins, as in NumPy; index 0 is the default
+    indices = argmax(cumsum(concatenate([zeros_like(conds[:1]), conds], 0), 0), 0)
+    dtype = lax.dtype_of(x)
+    branches = [(lambda xv, f=f: asarray(f(xv, *args, **kw)).astype(dtype)) if callable(f)
+                else (lambda xv, f=f: asarray(f, dtype=dtype)) for f in funclist]
+    flat = vmap(lambda i, xv: lax.switch(i, branches, xv))(indices.ravel(), x.ravel())
+    return flat.reshape(x.shape)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """``arr`` with ``vals`` (cycled) written where ``mask`` holds; returns a new array."""
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    data, mask_arr, vals_arr = ensure_arraylike("place", arr, mask, vals)
+    vals_arr = vals_arr.ravel()
+    if mask_arr.shape != data.shape:
+        raise ValueError(f"place: arr and mask must be the same shape; got "
+                         f"arr.shape={data.shape} mask.shape={mask_arr.shape}")
+    if vals_arr.size == 0:
+        raise ValueError("place: vals must be non-empty")
+    mask_flat = mask_arr.ravel().astype(bool)
+    indices = cumsum(mask_flat.astype(np.int32)) - 1
+    from ._ufuncs import where
+    new_vals = where(mask_flat, vals_arr[indices % vals_arr.size], data.ravel())
+    return new_vals.reshape(data.shape)
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """``a`` with ``a.flat[ind] = v`` (``v`` broadcast/cycled); returns a new array."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
+                         "immutable. Pass inplace=False to instead return an updated array.")
+    arr, ind_arr, v_arr = ensure_arraylike("put", a, ind, v)
+    ind_arr = ind_arr.ravel()
+    v_arr = v_arr.ravel()
+    if not arr.size or not ind_arr.size or not v_arr.size:
+        return arr
+    if v_arr.size < ind_arr.size:
+        from ._lax_numpy import tile
+        v_arr = tile(v_arr, int(np.ceil(ind_arr.size / v_arr.size)))
+    v_arr = v_arr[:ind_arr.size]
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        ind_arr = clip(ind_arr, 0, arr.size - 1)
+        scatter_mode = "promise_in_bounds"
+    elif mode == "wrap":
+        ind_arr = ind_arr % arr.size
+        scatter_mode = "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    return arr.at[_unravel(ind_arr, arr.shape)].set(v_arr, mode=scatter_mode)
+
+
+def _unravel(flat, shape):
+    out, rem = [], flat
+    for dim in shape[::-1]:
+        out.append(rem % dim)
+        rem = rem // dim
+    return tuple(out[::-1])
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+    """``arr`` with ``values`` written at ``indices`` along ``axis``; returns a new array."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
+                         "arrays are immutable. Pass inplace=False to instead return an updated "
+                         "array.")
+    from ._shape import broadcast_to
+    arr, indices, values = ensure_arraylike("put_along_axis", arr, indices, values)
+    if axis is None:
+        flat = indices.ravel()
+        return arr.ravel().at[flat].set(broadcast_to(values, flat.shape), mode=mode).reshape(arr.shape)
+    axis = _canon(axis, arr.ndim)
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"put_along_axis: indices must have the same number of dimensions as "
+                         f"arr; got {indices.shape} and {arr.shape}")
+    shape = tuple(indices.shape[d] if d == axis else arr.shape[d] for d in range(arr.ndim))
+    indices = broadcast_to(indices, shape)
+    idx = tuple(indices if d == axis else lax.broadcasted_iota(lax.dtype_of(indices), shape, d)
+                for d in range(arr.ndim))
+    return arr.at[idx].set(broadcast_to(values, shape), mode=mode)
