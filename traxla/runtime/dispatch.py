@@ -50,7 +50,15 @@ def one_equation_jaxpr(prim, in_avals, params) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]))
 
 
+# primitive -> fn(*args, **params): primitives that run in Python outside jit rather than
+# as a one-equation executable (host callbacks call their function directly, as JAX does).
+eager_impls: dict = {}
+
+
 def apply_primitive(prim, args, params):
+    impl = eager_impls.get(prim)
+    if impl is not None:
+        return impl(*args, **params)
     arrays = [to_array(a) for a in args]
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))
