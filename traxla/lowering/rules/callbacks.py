@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from ...errors import CallbackError
 from ...ir import dtypes
 from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
@@ -22,10 +23,6 @@ from ..mlir import aval_type, hlo, ir
 from ..registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
-
-
-class CallbackError(RuntimeError):
-    """An exception raised inside a host callback while a compiled program ran."""
 
 
 # XLA calls back on its own threads: the first failure is kept here for the caller.
@@ -109,7 +106,7 @@ class HostCallback:
                                    f"Expected: {aval.dtype}, Actual: {value.dtype}")
             if value.dtype == np.bool_:
                 value = value.astype(np.uint8)
-            checked.append(np.ascontiguousarray(value))
+            checked.append(np.require(value, requirements="C"))  # (keeps 0-d arrays 0-d)
         return tuple(checked)
 
 
