@@ -29,3 +29,4 @@ __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr",
            "Compiled", "Traced", "JitFunction"]
 from .callback import effects_barrier, pure_callback  # noqa: E402
 from . import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
+from .debug_mode import disable_jit  # noqa: E402

@@ -9,7 +9,10 @@ from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from ..ir.rules.elementwise import bitcast_convert_type_p
 from .array import Array, device_put_numpy
+from . import debug_checks
 from .executable import compile_jaxpr
+
+_check_flags = debug_checks.flags
 
 _eager_cache: dict = {}
 
@@ -56,6 +59,13 @@ eager_impls: dict = {}
 
 
 def apply_primitive(prim, args, params):
+    outs = apply_primitive_unchecked(prim, args, params)
+    if _check_flags[0] or _check_flags[1]:  # debug_nans / debug_infs
+        debug_checks.check_eager(prim, outs)
+    return outs
+
+
+def apply_primitive_unchecked(prim, args, params):
     impl = eager_impls.get(prim)
     if impl is not None:
         return impl(*args, **params)
