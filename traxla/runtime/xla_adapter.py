@@ -28,6 +28,15 @@ except Exception:  # pragma: no cover - logging control is best effort
     pass
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
+
+# With tracebacks on (jaxlib's default), every ``execute_sharded`` called from Python keeps
+# a Python traceback record that is never freed: 72 bytes per call, measured with
+# tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them.
+try:
+    from jaxlib import _jax as _jaxlib_ext
+    _jaxlib_ext.set_tracebacks_enabled(False)
+except Exception:  # pragma: no cover - a jaxlib without the switch
+    pass
 RuntimeErrorType = _xc.XlaRuntimeError
 
 _lock = threading.Lock()
