@@ -18,9 +18,9 @@ import jax.lax as jlax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 T = SimpleNamespace(debug=traxla.debug, lax=tlax, np=tnp, jit=traxla.jit, vmap=traxla.vmap,
-                    grad=traxla.grad, make_jaxpr=traxla.make_jaxpr)
+                    grad=traxla.grad, make_jaxpr=traxla.make_jaxpr, jvp=traxla.jvp)
 J = SimpleNamespace(debug=jax.debug, lax=jlax, np=jnp, jit=jax.jit, vmap=jax.vmap,
-                    grad=jax.grad, make_jaxpr=jax.make_jaxpr)
+                    grad=jax.grad, make_jaxpr=jax.make_jaxpr, jvp=jax.jvp)
 
 F3 = np.array([0.5, -1.25, 2.0], np.float32)
 
@@ -201,3 +201,36 @@ def test_format_errors_as_jax():
 def test_breakpoint_says_not_implemented():
     with pytest.raises(NotImplementedError, match="debug.breakpoint"):
         traxla.debug.breakpoint()
+
+
+def _control_flow_program(ns, use_while):
+    def f(x):
+        def yes(x):
+            ns.debug.print("yes {}", x)
+            return x * x
+        y = ns.lax.cond(x > 0, yes, lambda x: -x, x)
+
+        def body(c, z):
+            ns.debug.print("scan c={} z={}", c, z, ordered=True)
+            return c * z, c
+        c, _ = ns.lax.scan(body, y, ns.np.arange(1., 3.))
+
+        def wbody(c):
+            ns.debug.print("loop {}", c[0])
+            return (c[0] + 1, c[1] * 1.5)
+        if use_while:
+            return ns.lax.while_loop(lambda c: c[0] < 2, wbody, (0, c))[1]
+        return ns.lax.fori_loop(0, 2, lambda i, c: wbody((i, c))[1], c)
+    return f
+
+
+def test_prints_under_grad_and_jvp_of_control_flow_match_jax(capsys):
+    outputs = []
+    for ns in (T, J):
+        f, fw = _control_flow_program(ns, False), _control_flow_program(ns, True)
+        capsys.readouterr()
+        results = [ns.jit(ns.grad(f))(2.), ns.jit(lambda x: ns.jvp(fw, (x,), (1.,)))(2.)]
+        (jax.effects_barrier if ns is J else traxla.effects_barrier)()
+        outputs.append((capsys.readouterr().out,
+                        [np.asarray(r).tolist() for r in jax.tree_util.tree_leaves(results)]))
+    assert outputs[0] == outputs[1]
