@@ -58,3 +58,24 @@ def callback_name(callback) -> str:
 
 __all__ = ["debug_callback_p", "debug_print_p", "pure_callback_p", "io_callback_p",
            "VMAP_METHODS", "callback_name"]
+
+
+# -- checkify.check: a predicate that must be functionalized by checkify before staging ----
+
+class ErrorEffect:
+    """The effect of an unfunctionalized ``checkify.check`` (keeps it from being DCE'd)."""
+
+    ordered = False
+    name = "ErrorEffect(FailedCheckError)"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+error_effect = ErrorEffect()
+check_p = Primitive("check", multiple_results=True)
+def_typing(check_p, _no_results)
+def_effects(check_p, lambda params: frozenset({error_effect}))
+def_printing(check_p, hide=("sites",))

@@ -234,3 +234,17 @@ register_lowering(debug_callback_p, _debug_callback)
 register_lowering(debug_print_p, _debug_print)
 register_lowering(pure_callback_p, _pure_callback)
 register_lowering(io_callback_p, _io_callback)
+
+
+def _check(ctx, *args, debug, **params):
+    if debug:  # a debug_check outside checkify is dropped
+        return []
+    raise ValueError(
+        "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+        "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+        "functionalizing it through `checkify.checkify`.")
+
+
+from ...ir.rules.callbacks import check_p  # noqa: E402
+
+register_lowering(check_p, _check)
