@@ -103,3 +103,11 @@ def test_check_outside_checkify():
     err, _ = tcheckify.checkify(lambda x: tcheckify.debug_check(x > 0, "dbg {}", x))(
         tnp.array(-1.0))
     assert err.get() == "dbg -1.0 (`check` failed)"
+
+
+def test_unfunctionalized_check_under_vmap_names_first_failing_lane():
+    xs = tnp.array([1.0, -2.0, -3.0])
+    with pytest.raises(tcheckify.JaxRuntimeError, match=r"^bad -2.0 \(`check` failed\)"):
+        traxla.vmap(lambda x: tcheckify.check(x > 0, "bad {}", x))(xs)
+    err, _ = tcheckify.checkify(traxla.vmap(lambda x: tcheckify.check(x > 0, "bad {}", x)))(xs)
+    assert err.get() == "bad -2.0 (`check` failed)"

@@ -43,3 +43,8 @@ jvp_rules[pure_callback_p] = _pure_jvp
 transpose_rules[pure_callback_p] = _pure_transpose
 jvp_rules[io_callback_p] = _io_jvp
 transpose_rules[io_callback_p] = _io_transpose
+
+from ...ir.rules.callbacks import check_p  # noqa: E402
+
+jvp_rules[check_p] = _debug_jvp(check_p)
+transpose_rules[check_p] = _debug_transpose

@@ -73,3 +73,27 @@ register_batching(debug_print_p, _debug_unrolled(debug_print_p))
 register_batching(debug_callback_p, _debug_unrolled(debug_callback_p))
 register_batching(pure_callback_p, _pure_callback)
 register_batching(io_callback_p, _io_callback)
+
+
+def _check(size, vals, dims, **params):
+    """An unfunctionalized ``check`` under vmap fails if any lane fails; the message shows
+    the first failing lane's values."""
+    from ...ir.rules.callbacks import check_p
+    pred, *payload = [moveaxis(x, d, 0) if d is not None else x for x, d in zip(vals, dims)]
+    if dims[0] is None:
+        lane, all_ok = 0, pred
+    else:
+        lane = lax.argmin(lax.convert_element_type(pred, "int32"), 0, "int32")
+        all_ok = lax.reduce_and(pred, (0,))
+    lanes = [x if d is None else lax.squeeze(lax.dynamic_slice_in_dim(x, lane, 1, 0), (0,))
+             for x, d in zip(payload, dims[1:])]
+    check_p.bind(all_ok, *lanes, **params)
+    return [], []
+
+
+def _register_check():
+    from ...ir.rules.callbacks import check_p
+    register_batching(check_p, _check)
+
+
+_register_check()
