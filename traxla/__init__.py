@@ -27,3 +27,6 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
+from .callback import effects_barrier, pure_callback  # noqa: E402
+from . import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
+from .debug_mode import disable_jit  # noqa: E402

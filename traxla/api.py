@@ -21,6 +21,8 @@ from .runtime import Array, to_array
 from .runtime.executable import Executable
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
 from .tracer.values import concrete_aval
+from . import debug_mode
+from .runtime import debug_checks
 
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
@@ -105,6 +107,8 @@ class JitFunction:
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args, kwargs):
+        if debug_mode.flags[0]:  # disable_jit(): plain Python
+            return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if type(trace_core._current_trace) is EvalTrace:
@@ -123,10 +127,15 @@ class JitFunction:
                 if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
                     return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)
                 executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
+                debug_mode.log_compile(self.name, avals, executable.compile_seconds)
                 entry = self._compiled[key] = _Entry(executable, out_tree)
-                if self._plain and not kwargs and all(type(a) is Array for a in args) and len(args) == len(arrays):
+                if (self._plain and not kwargs and all(type(a) is Array for a in args)
+                        and len(args) == len(arrays) and not debug_mode.slow_path_only()):
                     self._fast[avals] = entry
             outs = entry.executable.execute(arrays)
+            if debug_checks.flags[0] or debug_checks.flags[1]:
+                debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
+                                           arrays, outs)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         return self._bind(args, kwargs, leaves, in_tree, static_key)
 

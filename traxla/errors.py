@@ -66,3 +66,8 @@ __all__ = [
     "TracerArrayConversionError", "UnexpectedTracerError", "JaxprTypeError", "ShardingTypeError",
     "LoweringError",
 ]
+
+
+class CallbackError(RuntimeError):
+    """A host callback (``debug.callback``, ``pure_callback``, ``io_callback``) failed while a
+    compiled program ran; the message names the callback and ``__cause__`` is its exception."""

@@ -18,6 +18,10 @@ class Config:
         "check_jaxprs": False,
         "platforms": None,             # "cpu", "cuda"/"gpu", a comma list; None: automatic
         "cuda_visible_devices": "all",
+        "debug_nans": False,           # a NaN produced by a program raises FloatingPointError
+        "debug_infs": False,           # likewise for an inf
+        "log_compiles": False,         # log each compilation (logger "traxla", WARNING)
+        "disable_jit": False,          # jitted functions run as plain Python
     }
 
     def __init__(self):

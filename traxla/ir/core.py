@@ -116,6 +116,11 @@ class Jaxpr:
     def out_avals(self):
         return [v.aval for v in self.outvars]
 
+    @property
+    def effects(self) -> frozenset:
+        from .effects import jaxpr_effects
+        return jaxpr_effects(self)
+
     def __str__(self):
         from .printer import pp_toplevel
         return pp_toplevel(self)
@@ -143,6 +148,10 @@ class ClosedJaxpr:
     @property
     def eqns(self):
         return self.jaxpr.eqns
+
+    @property
+    def effects(self) -> frozenset:
+        return self.jaxpr.effects
 
     def __str__(self):
         return str(self.jaxpr)

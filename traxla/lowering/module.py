@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
 from ..errors import LoweringError
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
+from ..ir.effects import has_ordered_effects
 from .mlir import aval_type, constant, context, func, hlo, ir, sdy
 from .registry import RuleContext, lowering_rules
 
@@ -36,6 +38,15 @@ class ModuleBuilder:
         self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
         self._mesh_emitted = False
         self._channels = 0
+        # Python callables the program calls back (a custom call's ``index`` points here);
+        # the runtime compiles the module together with them.
+        self.host_callbacks: list = []
+        # The token ordering the ordered effects of the region being emitted (None: none).
+        self.token = None
+
+    def add_host_callback(self, fn) -> int:
+        self.host_callbacks.append(fn)
+        return len(self.host_callbacks) - 1
 
     def next_channel(self) -> int:
         self._channels += 1
@@ -52,18 +63,23 @@ class ModuleBuilder:
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
-        key = id(closed.jaxpr)
+        key = (id(closed.jaxpr), has_ordered_effects(closed.jaxpr))
         sym = self._functions.get(key)
         if sym is None:
-            sym = self._emit_function(closed, _sanitize(name), public=False)
+            sym = self._emit_function(closed, _sanitize(name), public=False, token=key[1])
             self._functions[key] = sym
         return sym
 
     def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None,
-                       shardings=None):
+                       shardings=None, token=False):
+        """``token``: a private function of a jaxpr with ordered effects takes the token as
+        its first argument and returns the new one first (``@main`` creates its own)."""
         jaxpr = closed.jaxpr
         in_types = [aval_type(v.aval) for v in jaxpr.invars]
         out_types = [aval_type(v.aval) for v in jaxpr.outvars]
+        if token:
+            in_types = [hlo.TokenType.get()] + in_types
+            out_types = [hlo.TokenType.get()] + out_types
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -81,8 +97,17 @@ class ModuleBuilder:
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
         with ir.InsertionPoint(entry):
+            outer_token = self.token
+            args = list(entry.arguments)
+            if token:
+                self.token, args = args[0], args[1:]
+            elif public and has_ordered_effects(jaxpr):
+                self.token = hlo.create_token()
             consts = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, closed.consts)]
-            outs = emit_jaxpr(self, jaxpr, consts, list(entry.arguments))
+            outs = emit_jaxpr(self, jaxpr, consts, args)
+            if token:
+                outs = [self.token] + list(outs)
+            self.token = outer_token
             func.ReturnOp(outs)
         return ir.StringAttr(sym).value
 
@@ -193,7 +218,22 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
                                result_infos=result_infos(len(closed.jaxpr.outvars)),
                                shardings=shardings)
         verify(builder.module, closed)
+        if builder.host_callbacks:
+            _host_callbacks[builder.module] = tuple(builder.host_callbacks)
         return builder.module
+
+
+# module -> the Python callables its custom calls index (weak: dies with the module)
+_host_callbacks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def host_callbacks_of(module) -> tuple:
+    """The host callables a module lowered by ``lower_jaxpr`` calls back, by index (the
+    runtime must compile the module with them: without them XLA crashes)."""
+    try:
+        return _host_callbacks.get(module, ())
+    except TypeError:  # text or bytecode: lowered elsewhere, no callbacks recorded
+        return ()
 
 
 def verify(module, closed=None):

@@ -7,3 +7,4 @@ from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select
 from . import fft  # noqa: F401,E402  (fft)
 from . import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ... on LAPACK)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
+from . import callbacks  # noqa: F401,E402  (debug_print, debug_callback, pure_callback, io_callback)

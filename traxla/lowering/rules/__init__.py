@@ -7,3 +7,4 @@ from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select
 from . import fft  # noqa: F401,E402  (fft)
 from . import linalg  # noqa: F401,E402  (LAPACK typed-FFI custom calls)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
+from . import callbacks  # noqa: F401,E402  (host callbacks: debug_print, pure_callback, io_callback)
