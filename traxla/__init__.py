@@ -27,3 +27,12 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
+
+# Top-level API of jax beyond the transformations (issue 12a).
+from . import dtypes, tree, typing, test_util  # noqa: E402,F401
+from .ir.dtypes import float0  # noqa: E402,F401
+from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
+                          local_device_count, process_count, process_index, process_indices)
+from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
+                              enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
+                              numpy_rank_promotion)

@@ -1365,3 +1365,8 @@ register_pytree_with_keys(
     _flatten_defaultdict_with_keys,
     lambda s, values: collections.defaultdict(s[0], zip(s[1], values)),
 )
+
+
+# Partial, tree_broadcast, tree_reduce_associative, KeyEntry/KeyPath: see _tree_additions.
+from ._tree_additions import (KeyEntry, KeyLeafPair, KeyLeafPairs, KeyPath,  # noqa: E402,F401
+                              Partial, tree_broadcast, tree_reduce_associative)
