@@ -226,11 +226,12 @@ def test_nonconcrete_boolean_index_error_is_the_errors_class():
         tx.jit(lambda x: x[x > 0])(jnp.ones(3))
 
 
-def test_jax_runtime_error_wraps_xla_runtime_errors():
-    x = jnp.ones(3)
-    x.delete()
-    with pytest.raises(terr.JaxRuntimeError):
-        tx.jit(lambda a: a + 1)(x)
+def test_jax_runtime_error_is_what_xla_raises():
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option: 'bogus_opt'"):
+        jax.jit(lambda a: a + 1, compiler_options={"bogus_opt": 1})(1.0)
+    with pytest.raises(terr.JaxRuntimeError, match="No such compile option: 'bogus_opt'"):
+        tx.jit(lambda a: a + 1, compiler_options={"bogus_opt": 1})(1.0)
+    assert issubclass(terr.JaxRuntimeError, RuntimeError)
 
 
 # -- devices, processes, device_get, live_arrays --------------------------------------

@@ -36,3 +36,5 @@ from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F
 from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
                               enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
+from . import stages  # noqa: E402,F401
+from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401

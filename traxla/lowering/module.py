@@ -60,17 +60,24 @@ class ModuleBuilder:
         return sym
 
     def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None,
-                       shardings=None):
+                       shardings=None, aliases=None):
         jaxpr = closed.jaxpr
         in_types = [aval_type(v.aval) for v in jaxpr.invars]
         out_types = [aval_type(v.aval) for v in jaxpr.outvars]
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
-        if shardings is not None:
+        if shardings is not None or aliases is not None:
+            n = len(jaxpr.invars)
+            specs = shardings.in_specs if shardings is not None else [None] * n
+            kinds = shardings.in_kinds if shardings is not None else [None] * n
+            aliases = aliases if aliases is not None else [None] * n
+            i32 = ir.IntegerType.get_signless(32)
             fn.arg_attrs = ir.ArrayAttr.get([
-                ir.DictAttr.get(shardings.attrs(spec, kind))
-                for spec, kind in zip(shardings.in_specs, shardings.in_kinds)])
+                ir.DictAttr.get({**({"tf.aliasing_output": ir.IntegerAttr.get(i32, alias)}
+                                    if alias is not None else {}),
+                                 **ModuleShardings.attrs(spec, kind)})
+                for spec, kind, alias in zip(specs, kinds, aliases)])
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
@@ -179,8 +186,12 @@ class ModuleShardings:
         return out
 
 
-def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
-    """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
+def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,
+                aliases=None, result_names=None):
+    """Lowers ``closed`` to a verified module whose public ``@main`` computes it.
+    ``aliases``: per argument, the index of the result that may reuse its (donated)
+    buffer, or None (emitted as ``tf.aliasing_output``, as JAX does). ``result_names``:
+    each result's ``jax.result_info`` (default ``result[i]``)."""
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
         if shardings is not None:
@@ -190,8 +201,8 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
         if shardings is not None:
             shardings.emit_mesh(builder)
         builder._emit_function(closed, "main", public=True,
-                               result_infos=result_infos(len(closed.jaxpr.outvars)),
-                               shardings=shardings)
+                               result_infos=result_names or result_infos(len(closed.jaxpr.outvars)),
+                               shardings=shardings, aliases=aliases)
         verify(builder.module, closed)
         return builder.module
 
