@@ -38,3 +38,4 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
+from .named_scopes import named_call, named_scope  # noqa: E402,F401

@@ -36,6 +36,8 @@ class ModuleBuilder:
         self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
         self._mesh_emitted = False
         self._channels = 0
+        self.scope_prefix = ""          # "jit(f)": the start of every op's name in its location
+        self._locations: dict = {}
 
     def next_channel(self) -> int:
         self._channels += 1
@@ -129,7 +131,8 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
                           [v.aval for v in eqn.outvars])
         try:
-            out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+            with _location(builder, eqn):
+                out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
         except ir.MLIRError as e:
             raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
                                 f"{[a.str_short() for a in ctx.avals_in]} and params "
@@ -140,6 +143,26 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         else:
             env[eqn.outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _location(builder: ModuleBuilder, eqn):
+    """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
+    around the user's source position; shown by ``as_text(debug_info=True)`` and kept
+    as ``op_name`` metadata in the compiled HLO."""
+    info = eqn.source_info
+    scopes = info.name_stack if info is not None else ()
+    key = (scopes, eqn.primitive.name, None if info is None else (info.code, info.lasti))
+    loc = builder._locations.get(key)
+    if loc is None:
+        name = "/".join((builder.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
+        if info is not None:
+            col = info.column
+            loc = ir.Location.name(name, childLoc=ir.Location.file(
+                info.file, info.line, col or 0))
+        else:
+            loc = ir.Location.name(name)
+        builder._locations[key] = loc
+    return loc
 
 
 def result_infos(n: int):
@@ -194,6 +217,7 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
     each result's ``jax.result_info`` (default ``result[i]``)."""
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder.scope_prefix = f"jit({name})"
         if shardings is not None:
             i32 = ir.IntegerType.get_signless(32)
             builder.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
