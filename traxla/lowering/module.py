@@ -43,6 +43,8 @@ class ModuleBuilder:
         self.host_callbacks: list = []
         # The token ordering the ordered effects of the region being emitted (None: none).
         self.token = None
+        self.scope_prefix = ""          # "jit(f)": the start of every op's name in its location
+        self._locations: dict = {}
 
     def add_host_callback(self, fn) -> int:
         self.host_callbacks.append(fn)
@@ -71,7 +73,7 @@ class ModuleBuilder:
         return sym
 
     def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None,
-                       shardings=None, token=False):
+                       shardings=None, token=False, aliases=None):
         """``token``: a private function of a jaxpr with ordered effects takes the token as
         its first argument and returns the new one first (``@main`` creates its own)."""
         jaxpr = closed.jaxpr
@@ -83,10 +85,17 @@ class ModuleBuilder:
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
-        if shardings is not None:
+        if shardings is not None or aliases is not None:
+            n = len(jaxpr.invars)
+            specs = shardings.in_specs if shardings is not None else [None] * n
+            kinds = shardings.in_kinds if shardings is not None else [None] * n
+            aliases = aliases if aliases is not None else [None] * n
+            i32 = ir.IntegerType.get_signless(32)
             fn.arg_attrs = ir.ArrayAttr.get([
-                ir.DictAttr.get(shardings.attrs(spec, kind))
-                for spec, kind in zip(shardings.in_specs, shardings.in_kinds)])
+                ir.DictAttr.get({**({"tf.aliasing_output": ir.IntegerAttr.get(i32, alias)}
+                                    if alias is not None else {}),
+                                 **ModuleShardings.attrs(spec, kind)})
+                for spec, kind, alias in zip(specs, kinds, aliases)])
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
@@ -147,7 +156,8 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
                           [v.aval for v in eqn.outvars])
         try:
-            out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+            with _location(builder, eqn):
+                out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
         except ir.MLIRError as e:
             raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
                                 f"{[a.str_short() for a in ctx.avals_in]} and params "
@@ -158,6 +168,26 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         else:
             env[eqn.outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _location(builder: ModuleBuilder, eqn):
+    """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
+    around the user's source position; shown by ``as_text(debug_info=True)`` and kept
+    as ``op_name`` metadata in the compiled HLO."""
+    info = eqn.source_info
+    scopes = info.name_stack if info is not None else ()
+    key = (scopes, eqn.primitive.name, None if info is None else (info.code, info.lasti))
+    loc = builder._locations.get(key)
+    if loc is None:
+        name = "/".join((builder.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
+        if info is not None:
+            col = info.column
+            loc = ir.Location.name(name, childLoc=ir.Location.file(
+                info.file, info.line, col or 0))
+        else:
+            loc = ir.Location.name(name)
+        builder._locations[key] = loc
+    return loc
 
 
 def result_infos(n: int):
@@ -204,10 +234,15 @@ class ModuleShardings:
         return out
 
 
-def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
-    """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
+def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,
+                aliases=None, result_names=None):
+    """Lowers ``closed`` to a verified module whose public ``@main`` computes it.
+    ``aliases``: per argument, the index of the result that may reuse its (donated)
+    buffer, or None (emitted as ``tf.aliasing_output``, as JAX does). ``result_names``:
+    each result's ``jax.result_info`` (default ``result[i]``)."""
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder.scope_prefix = f"jit({name})"
         if shardings is not None:
             i32 = ir.IntegerType.get_signless(32)
             builder.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
@@ -215,8 +250,8 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
         if shardings is not None:
             shardings.emit_mesh(builder)
         builder._emit_function(closed, "main", public=True,
-                               result_infos=result_infos(len(closed.jaxpr.outvars)),
-                               shardings=shardings)
+                               result_infos=result_names or result_infos(len(closed.jaxpr.outvars)),
+                               shardings=shardings, aliases=aliases)
         verify(builder.module, closed)
         if builder.host_callbacks:
             _host_callbacks[builder.module] = tuple(builder.host_callbacks)

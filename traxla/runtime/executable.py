@@ -7,7 +7,7 @@ from ..ir.avals import physical_aval
 from ..lowering import host_callbacks_of, lower_jaxpr
 from ..lowering.registry import custom_call_libraries
 from . import xla_adapter as xla
-from .array import Array, device_put_numpy
+from .array import Array, check_not_deleted, device_put_numpy
 from .backend import get_backend
 
 
@@ -17,13 +17,13 @@ class Executable:
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
                  "host_callbacks")
 
-    def __init__(self, module, in_avals, out_avals):
+    def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
         self.loaded = xla.compile(backend.client, module, [backend.default_device],
-                                  self.host_callbacks)
+                                  self.host_callbacks, compiler_options)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -34,7 +34,11 @@ class Executable:
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
-        bufs = self.run([a._buf for a in arrays])
+        try:
+            bufs = self.run([a._buf for a in arrays])
+        except xla.RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
         return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
 
     def as_text(self) -> str:
@@ -63,14 +67,16 @@ __all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]
 class ShardedExecutable:
     """An SPMD program over a mesh's devices; outputs carry their placements."""
 
-    def __init__(self, module, in_avals, out_avals, mesh, out_placements=None):
+    def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
+                 compiler_options=None):
         from .placement import placement_from_hlo
         backend = get_backend()
         raw = mesh.raw_devices()
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
-        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size, self.host_callbacks)
+        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size, self.host_callbacks,
+                                       compiler_options)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -89,7 +95,11 @@ class ShardedExecutable:
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
 
     def execute(self, arrays) -> list:
-        bufs = self.run([a._buf for a in arrays])
+        try:
+            bufs = self.run([a._buf for a in arrays])
+        except xla.RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
         return [Array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
 
     def as_text(self) -> str:

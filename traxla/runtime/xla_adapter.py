@@ -146,16 +146,50 @@ def compile_options(num_partitions: int = 1):
     return opts
 
 
-def compile(client, module, devices_, host_callbacks=()):
+def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
     """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable.
 
     ``host_callbacks``: the Python callables the module's ``xla_ffi_python_cpu_callback``
     custom calls index. A module with such calls compiled without them crashes the process,
-    so they are always passed when there are any."""
+    so they are always passed when there are any. ``compiler_options`` are XLA's debug
+    options by name (``{'xla_cpu_enable_fast_math': True}``), checked by XLA (an unknown
+    name raises ``INVALID_ARGUMENT``)."""
+    opts = compile_options()
+    _apply_compiler_options(opts, compiler_options)
     if host_callbacks:
-        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options(),
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts,
                                        host_callbacks=list(host_callbacks))
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options())
+    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+
+
+def _apply_compiler_options(opts, compiler_options):
+    if compiler_options:
+        opts.env_option_overrides = [(str(k), _option_value(v))
+                                     for k, v in compiler_options.items()]
+
+
+def _option_value(v):
+    # XLA parses every override from a string or takes a bool/int/float as it is.
+    return v if isinstance(v, (str, bool, int, float)) else str(v)
+
+
+def hlo_computation(module):
+    """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
+    from jaxlib import _jax
+    return _jax.mlir.mlir_module_to_xla_computation(str(module), use_tuple_args=False,
+                                                     return_tuple=False)
+
+
+def hlo_text(computation, debug_info: bool = False) -> str:
+    from jaxlib import _hlo
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return computation.as_hlo_module().to_string(options)
+
+
+def deleted_buffers(buffers) -> list[int]:
+    """Positions of the buffers in ``buffers`` that were deleted or donated."""
+    return [i for i, b in enumerate(buffers) if b.is_deleted()]
 
 
 def result_handlers(out_avals, sharding):
@@ -291,8 +325,10 @@ def _device_of(single_device_array):
     return device if device is not None else sharding._internal_device_list[0]
 
 
-def compile_spmd(client, module, devices_, num_partitions, host_callbacks=()):
+def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
+                 compiler_options=None):
     opts = _xc.CompileOptions()
+    _apply_compiler_options(opts, compiler_options)
     opts.num_replicas = 1
     opts.num_partitions = num_partitions
     build = opts.executable_build_options

@@ -15,7 +15,7 @@ import sys
 from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError,
                       UnexpectedTracerError)
-from ..ir.core import SourceInfo
+from ..ir.core import SourceInfo, name_stack as _name_stack
 from ..ir.primitive import set_bind_hook
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -28,7 +28,7 @@ def user_source_info():
         frame = frame.f_back
     if frame is None:
         return None
-    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno)
+    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno, _name_stack.scopes)
 
 
 class Trace:
