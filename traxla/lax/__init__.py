@@ -668,3 +668,7 @@ def _unstack(operand, axis=0):
     from ..ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+
+# Special functions (igamma, betainc, polygamma, zeta, Bessel I0e/I1e, random_gamma_grad).
+from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
+                      igammac, polygamma, random_gamma_grad, zeta)
