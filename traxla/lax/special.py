@@ -17,7 +17,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.rules.special import (bessel_i0e_p, bessel_i1e_p, igamma_grad_a_p, igamma_p, igammac_p,
                                 polygamma_p, regularized_incomplete_beta_p, zeta_p)
-from ..lowering.rules.special import register_decomposition
+from ..lowering.decompose import register_decomposition
 from ..tracer.staging import trace_to_jaxpr
 from . import (abs, add, bitwise_and, bitwise_not, bitwise_or, broadcast_in_dim,
                convert_element_type, digamma, div, dtype_of, eq, exp, full_like, ge, gt, le,

@@ -817,3 +817,10 @@ def _categorical(key, logits_arr, shape, batch_shape, axis, replace, mode):
     dimensions = (len(_shape(indices)) - 1, *range(len(_shape(indices)) - 1))
     return lax.reshape(indices, shape, dimensions)
 
+
+
+# -- the other samplers live beside this module --------------------------------------------------
+
+from ._gamma import gamma, loggamma, random_gamma_p  # noqa: E402,F401
+
+__all__ += ["gamma", "loggamma", "random_gamma_p"]

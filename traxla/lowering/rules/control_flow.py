@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes
+from ...ir.avals import physical_aval
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
 from ..mlir import aval_type, constant, hlo, ir, tensor_type
 from ..module import const_value, emit_jaxpr
@@ -72,6 +73,7 @@ def _reduce_any(pred, aval):
 
 
 def _select_lanes(lanes, pred_aval, new, old, aval):
+    aval = physical_aval(aval)  # a key carry (key<fry>[n]) selects on its uint32[n, 2] data
     if tuple(aval.shape) != tuple(pred_aval.shape):
         lanes = hlo.broadcast_in_dim(tensor_type(aval.shape, dtypes.bool_), lanes,
                                      list(range(len(pred_aval.shape))))

@@ -7,7 +7,6 @@ import numpy as np
 from ...ir import dtypes
 from ...ir.rules.special import P
 from ..mlir import aval_type, broadcast_to, chlo, constant, hlo
-from ..module import const_value, emit_jaxpr
 from ..registry import register_lowering
 from . import indexing as _indexing
 
@@ -66,8 +65,8 @@ register_lowering(P["scatter-sub"], _indexing._scatter("scatter-sub"))
 
 # -- special functions: CHLO ops where JAX emits one (polygamma, zeta, bessel_i1e); the others
 # are decompositions into lax ops (JAX's ``mlir.lower_fun(igamma_impl)`` and co.), traced to a
-# jaxpr by the layer that owns tracing (``traxla.lax.special`` registers the builders) and
-# emitted inline here.
+# jaxpr by the layer that owns tracing (``traxla.lax.special`` registers the builders, see
+# ``lowering/decompose.py``) and emitted inline.
 
 def _nary(op):
     def rule(ctx, *args):
@@ -79,22 +78,3 @@ def _nary(op):
 register_lowering(P["polygamma"], _nary(chlo.polygamma))
 register_lowering(P["zeta"], _nary(chlo.zeta))
 register_lowering(P["bessel_i1e"], _unary(chlo.bessel_i1e))
-
-_decompositions: dict = {}     # primitive -> builder(avals_in, params) -> ClosedJaxpr
-_decomposed: dict = {}         # (primitive, avals_in, params) -> ClosedJaxpr
-
-
-def register_decomposition(prim, build):
-    """Lowers ``prim`` by emitting the jaxpr ``build(avals_in, params)`` returns inline."""
-    _decompositions[prim] = build
-
-    def rule(ctx, *args, **params):
-        key = (prim, tuple(ctx.avals_in), tuple(sorted(params.items())))
-        closed = _decomposed.get(key)
-        if closed is None:
-            closed = _decomposed[key] = build(tuple(ctx.avals_in), params)
-        consts = [const_value(v.aval, c) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
-        out, = emit_jaxpr(ctx.module, closed.jaxpr, consts, list(args))
-        return out
-
-    register_lowering(prim, rule)
