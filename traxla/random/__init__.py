@@ -824,3 +824,11 @@ def _categorical(key, logits_arr, shape, batch_shape, axis, replace, mode):
 from ._gamma import gamma, loggamma, random_gamma_p  # noqa: E402,F401
 
 __all__ += ["gamma", "loggamma", "random_gamma_p"]
+from ._distributions import (ball, beta, binomial, cauchy, chisquare, clone,  # noqa: E402,F401
+                             dirichlet, double_sided_maxwell, f, generalized_normal, geometric,
+                             lognormal, maxwell, multinomial, multivariate_normal, orthogonal,
+                             pareto, poisson, rademacher, rayleigh, t, triangular, wald,
+                             weibull_min)
+from ._distributions import __all__ as _distributions_all  # noqa: E402
+
+__all__ += _distributions_all
