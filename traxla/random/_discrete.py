@@ -133,11 +133,12 @@ def _binomial_inversion(key, count, prob, shape, dtype, max_iters):
 
     def body_fn(carry):
         i, num_geom, geom_sum, key = carry
-        subkey, key = split(key)
+        subkey, key = _unstack(split(key))
         num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
         u = uniform(subkey, shape, prob.dtype)
         geom = jnp.ceil(jnp.log(u) / log1minusprob)
-        return i + 1, num_geom_out, geom_sum + geom, key
+        geom_sum = geom_sum + geom
+        return i + 1, num_geom_out, geom_sum, key
 
     def cond_fn(carry):
         i, geom_sum = carry[0], carry[2]
@@ -162,7 +163,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
 
     def body_fn(carry):
         i, k_out, accepted, key = carry
-        key, subkey_0, subkey_1 = split(key, 3)
+        key, subkey_0, subkey_1 = _unstack(split(key, 3))
         u = uniform(subkey_0, shape, prob.dtype)
         v = uniform(subkey_1, shape, prob.dtype)
         u = u - 0.5

@@ -237,9 +237,13 @@ def _rademacher(key, shape, dtype, out_sharding):
 _rademacher = jit(_rademacher, static_argnums=(1, 2, 3))
 
 
-def _norm_last(x):
-    """``jnp.linalg.norm(x, axis=-1)`` of a real array (the sum of squares' root)."""
-    return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=-1))
+def norm(x, axis):
+    """``jnp.linalg.norm(x, axis=axis)`` of a real array (the root of the sum of squares),
+    jitted under JAX's name until traxla.numpy.linalg provides it."""
+    return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axis))
+
+
+_norm_last = jit(norm, static_argnames=("axis",))
 
 
 def maxwell(key, shape=(), dtype=None):
@@ -250,9 +254,9 @@ def maxwell(key, shape=(), dtype=None):
 
 
 def _maxwell(key, shape, dtype, out_sharding):
-    norm = getattr(getattr(jnp, "linalg", None), "norm", None)
+    norm = getattr(getattr(jnp, "linalg", None), "norm", None)  # noqa: F811
     samples = normal(key=key, shape=shape + (3,), dtype=dtype)
-    return norm(samples, axis=-1) if norm is not None else _norm_last(samples)
+    return (norm or _norm_last)(samples, axis=-1)
 
 
 _maxwell = jit(_maxwell, static_argnums=(1, 2, 3))
@@ -357,7 +361,7 @@ def ball(key, d, p=2, shape=(), dtype=None):
 
 
 def _ball(key, p, d, shape, dtype):
-    k1, k2 = split(key)
+    k1, k2 = _unstack(split(key))
     g = generalized_normal(k1, p, (*shape, d), dtype)
     e = exponential(k2, shape, dtype)
     return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]

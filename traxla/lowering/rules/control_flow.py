@@ -89,8 +89,9 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     consts = list(args[:num_consts])
     carry = list(args[num_consts:num_consts + num_carry])
     xs = list(args[num_consts + num_carry:])
-    x_avals = ctx.avals_in[num_consts + num_carry:]
-    y_avals = ctx.avals_out[num_carry:]
+    # Key arrays (key<fry>[n, ...]) are sliced and stacked as their uint32[n, ..., 2] data.
+    x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
+    y_avals = [physical_aval(a) for a in ctx.avals_out[num_carry:]]
     unroll = length if unroll is True else max(int(unroll), 1)
     unroll = min(unroll, max(length, 1))
     blocks, remainder = divmod(length, unroll)
