@@ -726,3 +726,6 @@ def _topk_prims():
 
 top_k_p, approx_top_k_p = _topk_prims()
 population_count_p, clz_p = _E["population_count"], _E["clz"]
+# Special functions (igamma, betainc, polygamma, zeta, Bessel I0e/I1e, random_gamma_grad).
+from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
+                      igammac, polygamma, random_gamma_grad, zeta)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...ir import dtypes
 from ...ir.effects import has_ordered_effects
+from ...ir.avals import physical_aval
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
 from ..mlir import aval_type, constant, hlo, ir, tensor_type
 from ..module import const_value, emit_jaxpr
@@ -103,6 +104,7 @@ def _reduce_any(pred, aval):
 
 
 def _select_lanes(lanes, pred_aval, new, old, aval):
+    aval = physical_aval(aval)  # a key carry (key<fry>[n]) selects on its uint32[n, 2] data
     if tuple(aval.shape) != tuple(pred_aval.shape):
         lanes = hlo.broadcast_in_dim(tensor_type(aval.shape, dtypes.bool_), lanes,
                                      list(range(len(pred_aval.shape))))
@@ -118,8 +120,9 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     consts = list(args[:num_consts])
     carry = list(args[num_consts:num_consts + num_carry])
     xs = list(args[num_consts + num_carry:])
-    x_avals = ctx.avals_in[num_consts + num_carry:]
-    y_avals = ctx.avals_out[num_carry:]
+    # Key arrays (key<fry>[n, ...]) are sliced and stacked as their uint32[n, ..., 2] data.
+    x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
+    y_avals = [physical_aval(a) for a in ctx.avals_out[num_carry:]]
     unroll = length if unroll is True else max(int(unroll), 1)
     unroll = min(unroll, max(length, 1))
     blocks, remainder = divmod(length, unroll)
