@@ -27,3 +27,6 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
+from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
+from .autodiff.remat_policies import checkpoint_policies  # noqa: E402
+from . import ad_checkpoint  # noqa: F401,E402

@@ -4,5 +4,6 @@ the same parameter values, down to NumPy integer types) as JAX's rules, so that
 differentiated jaxprs print the same. Importing the package registers every rule."""
 from . import _util, elementwise, shape, reduction, indexing, special  # noqa: F401
 from . import call, control_flow, collectives, random  # noqa: F401  (call before control_flow)
+from . import optimization, ad_checkpoint  # noqa: F401  (after control_flow: remat2's DCE rule)
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)

@@ -6,3 +6,4 @@ package registers every rule."""
 from . import elementwise, shape, reduction, call, control_flow, indexing  # noqa: F401
 from . import collectives, special, random  # noqa: F401
 from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
+from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)

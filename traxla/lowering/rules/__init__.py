@@ -2,3 +2,4 @@
 from . import elementwise, shape, reduction, call, control_flow, ad, indexing, collectives  # noqa: F401
 from . import random  # noqa: F401,E402  (threefry and the key primitives)
 from . import special  # noqa: F401,E402  (lgamma, digamma, erfc, square, complex numbers, tile)
+from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
