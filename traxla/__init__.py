@@ -30,3 +30,7 @@ __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr",
 from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
 from .autodiff.remat_policies import checkpoint_policies  # noqa: E402
 from . import ad_checkpoint  # noqa: F401,E402
+from .autodiff.jac import jacobian  # noqa: E402
+from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
+                                 linear_transpose)
+from . import custom_derivatives  # noqa: F401,E402

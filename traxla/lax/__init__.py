@@ -668,3 +668,7 @@ def _unstack(operand, axis=0):
     from ..ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+
+
+# -- issue #12: the rest of lax's operations and control flow ----------------------------------
+from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401
