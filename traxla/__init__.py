@@ -42,3 +42,10 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
 from . import stages  # noqa: E402,F401
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
+from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
+from .autodiff.remat_policies import checkpoint_policies  # noqa: E402
+from . import ad_checkpoint  # noqa: F401,E402
+from .autodiff.jac import jacobian  # noqa: E402
+from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
+                                 linear_transpose)
+from . import custom_derivatives  # noqa: F401,E402

@@ -108,6 +108,8 @@ def broadcast_batch(x, size: int, dim: int):
     """Materializes an unbatched value with a batch axis of ``size`` at ``dim``."""
     shape = list(lax.shape_of(x))
     shape.insert(dim, size)
+    if getattr(getattr(x, "dtype", None), "names", None) == ("float0",):
+        return np.zeros(shape, x.dtype)  # float0 (integer inputs' tangents) carries no data
     # NumPy integers, as JAX builds them (they print as np.int64(...) in params)
     dims = tuple(np.delete(np.arange(len(shape)), dim))
     return lax.broadcast_in_dim(x, tuple(shape), dims)

@@ -729,3 +729,5 @@ population_count_p, clz_p = _E["population_count"], _E["clz"]
 # Special functions (igamma, betainc, polygamma, zeta, Bessel I0e/I1e, random_gamma_grad).
 from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
                       igammac, polygamma, random_gamma_grad, zeta)
+# -- issue #12: the rest of lax's operations and control flow ----------------------------------
+from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401

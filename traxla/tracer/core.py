@@ -21,8 +21,25 @@ from ..ir.primitive import set_bind_hook
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+_source_override = [None]
+
+
+@contextlib.contextmanager
+def source_info_context(info):
+    """Equations recorded inside take ``info`` as their source (re-evaluating a jaxpr
+    keeps each equation's origin, as JAX's ``user_context``)."""
+    previous = _source_override[0]
+    _source_override[0] = info
+    try:
+        yield
+    finally:
+        _source_override[0] = previous
+
+
 def user_source_info():
     """The innermost frame outside traxla: where the user's code made the call."""
+    if _source_override[0] is not None:
+        return _source_override[0]
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back

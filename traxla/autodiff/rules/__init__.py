@@ -5,6 +5,7 @@ differentiated jaxprs print the same. Importing the package registers every rule
 from . import _util, elementwise, shape, reduction, indexing, special  # noqa: F401
 from . import call, control_flow, collectives, random  # noqa: F401  (call before control_flow)
 from . import linalg  # noqa: F401,E402  (cholesky, triangular_solve, lu, eigh, svd, qr, ...)
+from . import optimization, ad_checkpoint  # noqa: F401  (after control_flow: remat2's DCE rule)
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)
 from . import conv  # noqa: F401,E402  (conv_general_dilated)

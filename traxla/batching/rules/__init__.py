@@ -12,3 +12,4 @@ from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select
 from . import fft  # noqa: F401,E402  (fft)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug_print, pure_callback's vmap methods, io_callback)
+from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
