@@ -12,7 +12,7 @@ import inspect
 import time
 import weakref
 
-from . import tree_util
+from . import api_util, tree_util
 from .ir.config import config
 from .ir.core import ClosedJaxpr, Jaxpr, Var
 from .ir.rules.call import jit_p
@@ -70,15 +70,12 @@ def _trace_cache(fun, options) -> dict:
 
 
 class JitFunction:
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=None):
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
-        if isinstance(static_argnums, int):
-            static_argnums = (static_argnums,)
-        if isinstance(static_argnames, str):
-            static_argnames = (static_argnames,)
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        # Names and positions map onto each other through the signature, as in JAX.
+        self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
+            fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         self._compiled: dict = {}
@@ -183,9 +180,8 @@ class JitFunction:
     def _split_static(self, args, kwargs):
         if self._plain:
             return args, kwargs, ()
-        n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
-        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums) if i < n)
+        nums = api_util.static_positions(self.static_argnums, len(args))
+        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
         static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
                                  if k in self.static_argnames))
@@ -220,7 +216,7 @@ class JitFunction:
         if self._plain:
             return dyn_args, dyn_kwargs
         n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        nums = api_util.static_positions(self.static_argnums, n)
         it = iter(dyn_args)
         full_args = [args[i] if i in nums else next(it) for i in range(n)]
         full_kwargs = dict(dyn_kwargs)
@@ -237,7 +233,7 @@ class JitFunction:
             return ()
         names = []
         n = len(args)
-        static_nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        static_nums = api_util.static_positions(self.static_argnums, n)
         position = 0
         for name, value in bound.arguments.items():
             kind = sig.parameters[name].kind
@@ -412,7 +408,7 @@ class Compiled:
         return tree_util.tree_unflatten(self.out_tree, self.executable.execute(arrays))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None):
     """Stages ``fun`` out to XLA, compiling once per argument signature."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
