@@ -12,7 +12,7 @@ import inspect
 import time
 import weakref
 
-from . import tree_util
+from . import api_util, tree_util
 from .ir.config import config
 from .ir.core import ClosedJaxpr, Jaxpr, Var
 from .ir.rules.call import jit_p
@@ -89,17 +89,14 @@ def _trace_cache(fun, options) -> dict:
 
 
 class JitFunction(Wrapped):
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
-        if isinstance(static_argnums, int):
-            static_argnums = (static_argnums,)
-        if isinstance(static_argnames, str):
-            static_argnames = (static_argnames,)
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        # Names and positions map onto each other through the signature, as in JAX.
+        self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
+            fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
         self.donate_argnums, self.donate_argnames = _donation_spec(
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self.keep_unused = bool(keep_unused)
@@ -185,7 +182,7 @@ class JitFunction(Wrapped):
         if not self.donate_argnums and not self.donate_argnames:
             return [False] * in_tree.num_leaves
         n = len(args)
-        static = {i % n if -n <= i < n else i for i in self.static_argnums}
+        static = api_util.static_positions(self.static_argnums, n)
         donated = {i % n if -n <= i < n else i for i in self.donate_argnums}
         flags = []
         for i, a in enumerate(args):
@@ -322,9 +319,8 @@ class JitFunction(Wrapped):
     def _split_static(self, args, kwargs):
         if self._plain:
             return args, kwargs, ()
-        n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
-        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums) if i < n)
+        nums = api_util.static_positions(self.static_argnums, len(args))
+        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
         static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
                                  if k in self.static_argnames))
@@ -359,7 +355,7 @@ class JitFunction(Wrapped):
         if self._plain:
             return dyn_args, dyn_kwargs
         n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        nums = api_util.static_positions(self.static_argnums, n)
         it = iter(dyn_args)
         full_args = [args[i] if i in nums else next(it) for i in range(n)]
         full_kwargs = dict(dyn_kwargs)
@@ -376,7 +372,7 @@ class JitFunction(Wrapped):
             return ()
         names = []
         n = len(args)
-        static_nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        static_nums = api_util.static_positions(self.static_argnums, n)
         position = 0
         for name, value in bound.arguments.items():
             kind = sig.parameters[name].kind
@@ -499,8 +495,7 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
     """Stages ``fun`` out to XLA, compiling once per argument signature. Without
     ``fun`` it is a decorator factory: ``@jit(static_argnums=0)``."""
     options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
-                   static_argnums=() if static_argnums is None else static_argnums,
-                   static_argnames=() if static_argnames is None else static_argnames,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=() if donate_argnums is None else donate_argnums,
                    donate_argnames=() if donate_argnames is None else donate_argnames,
                    keep_unused=keep_unused, inline=inline, compiler_options=compiler_options)

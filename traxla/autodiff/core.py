@@ -105,6 +105,18 @@ class JVPTracer(Tracer):
         p = self.primal
         return p._origin_msg() if isinstance(p, Tracer) else ""
 
+    def to_concrete_value(self):
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+    def _short_repr(self):
+        def short(x):
+            return x._short_repr() if isinstance(x, Tracer) else str(x)
+        if self._trace.tangent_trace is not None:  # linearize/grad: the tangent is staged
+            tangent = self.tangent.aval.str_short(short_dtypes=True)
+            return f"GradTracer(primal={short(self.primal)}, typeof(tangent)={tangent})"
+        return f"JVPTracer(primal={short(self.primal)}, tangent={short(self.tangent)})"
+
 
 class RoutingTrace(Trace):
     """Where a linearized rule's binds go: tangent operands -> the linear jaxpr."""
