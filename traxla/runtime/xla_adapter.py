@@ -13,6 +13,7 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 import numpy as np
@@ -139,7 +140,25 @@ def compile_options(num_partitions: int = 1):
 
 def compile(client, module, devices_):
     """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable."""
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options())
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options())
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
+
+
+_UNREGISTERED_FFI = re.compile(r"No FFI handler registered for (\S+) on a platform (\S+)")
+
+
+def _explain_compile_error(error):
+    """XLA's error, with what to do when it is a call to an unregistered FFI target."""
+    m = _UNREGISTERED_FFI.search(str(error))
+    if m is None:
+        return error
+    return type(error)(
+        f"{error}\nThe program calls the FFI target `{m.group(1)}`, which is not registered "
+        f"on this platform ({m.group(2)}): register its handler first with "
+        f"traxla.ffi.register_ffi_target({m.group(1)!r}, traxla.ffi.pycapsule(lib.Handler), "
+        "platform='cpu'), then call the jitted function again.")
 
 
 def result_handlers(out_avals, sharding):
@@ -264,7 +283,10 @@ def compile_spmd(client, module, devices_, num_partitions):
     build.use_shardy_partitioner = True
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
 
 
 def output_hlo_shardings(executable):
@@ -440,3 +462,39 @@ def to_numpy_any(buffer) -> np.ndarray:
     finally:
         for name in blocked:
             sys.modules.pop(name, None)
+
+
+# -- user FFI targets (traxla.ffi) -----------------------------------------------------------
+
+def register_custom_call_target(name: str, fn, platform: str = "cpu", api_version: int = 1,
+                                **kwargs):
+    """Registers a native handler (a PyCapsule, or a dict of stage capsules) with XLA."""
+    return _xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+
+
+def register_custom_type(name: str, type_registration, platform: str = "cpu"):
+    return _xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str):
+    _xc.register_custom_call_as_batch_partitionable(name)
+
+
+def registered_custom_call_targets(platform: str = "cpu") -> set:
+    try:
+        return set(_xc.custom_call_targets(platform))
+    except Exception:  # noqa: BLE001  (an unknown platform has none)
+        return set()
+
+
+def jaxlib_include_dir() -> str:
+    """The C++ headers jaxlib ships (``xla/ffi/api/ffi.h`` and friends)."""
+    import jaxlib
+    root = jaxlib.__file__ and os.path.dirname(os.path.abspath(jaxlib.__file__))
+    if not root:
+        paths = list(getattr(jaxlib, "__path__", []))
+        if not paths:
+            raise RuntimeError("Cannot determine jaxlib directory: neither __file__ nor "
+                               "__path__ is available")
+        root = paths[0]
+    return os.path.join(root, "include")

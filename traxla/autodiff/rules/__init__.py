@@ -6,3 +6,4 @@ from . import _util, elementwise, shape, reduction, indexing, special  # noqa: F
 from . import call, control_flow, collectives, random  # noqa: F401  (call before control_flow)
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)
+from . import ffi  # noqa: F401,E402

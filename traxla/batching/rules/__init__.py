@@ -6,3 +6,4 @@ package registers every rule."""
 from . import elementwise, shape, reduction, call, control_flow, indexing  # noqa: F401
 from . import collectives, special, random  # noqa: F401
 from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
+from . import ffi  # noqa: F401,E402
