@@ -13,6 +13,7 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 import numpy as np
@@ -156,10 +157,11 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
     name raises ``INVALID_ARGUMENT``)."""
     opts = compile_options()
     _apply_compiler_options(opts, compiler_options)
-    if host_callbacks:
-        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts,
-                                       host_callbacks=list(host_callbacks))
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
 
 
 def _apply_compiler_options(opts, compiler_options):
@@ -190,6 +192,21 @@ def hlo_text(computation, debug_info: bool = False) -> str:
 def deleted_buffers(buffers) -> list[int]:
     """Positions of the buffers in ``buffers`` that were deleted or donated."""
     return [i for i, b in enumerate(buffers) if b.is_deleted()]
+
+
+_UNREGISTERED_FFI = re.compile(r"No FFI handler registered for (\S+) on a platform (\S+)")
+
+
+def _explain_compile_error(error):
+    """XLA's error, with what to do when it is a call to an unregistered FFI target."""
+    m = _UNREGISTERED_FFI.search(str(error))
+    if m is None:
+        return error
+    return type(error)(
+        f"{error}\nThe program calls the FFI target `{m.group(1)}`, which is not registered "
+        f"on this platform ({m.group(2)}): register its handler first with "
+        f"traxla.ffi.register_ffi_target({m.group(1)!r}, traxla.ffi.pycapsule(lib.Handler), "
+        "platform='cpu'), then call the jitted function again.")
 
 
 def result_handlers(out_avals, sharding):
@@ -336,10 +353,11 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     build.use_shardy_partitioner = True
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
-    if host_callbacks:  # never without them: see ``compile``
-        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts,
-                                       host_callbacks=list(host_callbacks))
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
 
 
 def output_hlo_shardings(executable):
@@ -540,3 +558,39 @@ def register_custom_call_library(name: str):
             _xc.register_custom_call_target(target, capsule, platform="cpu",
                                             api_version=api_version)
         _registered_libraries.add(name)
+
+
+# -- user FFI targets (traxla.ffi) -----------------------------------------------------------
+
+def register_custom_call_target(name: str, fn, platform: str = "cpu", api_version: int = 1,
+                                **kwargs):
+    """Registers a native handler (a PyCapsule, or a dict of stage capsules) with XLA."""
+    return _xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+
+
+def register_custom_type(name: str, type_registration, platform: str = "cpu"):
+    return _xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str):
+    _xc.register_custom_call_as_batch_partitionable(name)
+
+
+def registered_custom_call_targets(platform: str = "cpu") -> set:
+    try:
+        return set(_xc.custom_call_targets(platform))
+    except Exception:  # noqa: BLE001  (an unknown platform has none)
+        return set()
+
+
+def jaxlib_include_dir() -> str:
+    """The C++ headers jaxlib ships (``xla/ffi/api/ffi.h`` and friends)."""
+    import jaxlib
+    root = jaxlib.__file__ and os.path.dirname(os.path.abspath(jaxlib.__file__))
+    if not root:
+        paths = list(getattr(jaxlib, "__path__", []))
+        if not paths:
+            raise RuntimeError("Cannot determine jaxlib directory: neither __file__ nor "
+                               "__path__ is available")
+        root = paths[0]
+    return os.path.join(root, "include")

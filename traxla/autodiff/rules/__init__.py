@@ -13,3 +13,4 @@ from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select
 from . import fft  # noqa: F401,E402  (fft)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug prints on the primal; callbacks refuse JVP)
+from . import ffi  # noqa: F401,E402

@@ -9,3 +9,4 @@ from . import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ... on LA
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug_print, debug_callback, pure_callback, io_callback)
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
+from . import ffi  # noqa: F401,E402  (ffi_call: user-registered native handlers)
