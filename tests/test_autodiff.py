@@ -563,6 +563,18 @@ ELSEWHERE |= set(_RANDOM_PRIMS)
 # checkpoint and the optimizer-steering primitives: tests/test_checkpoint.py
 ELSEWHERE |= {"remat2", "name", "reduce_precision", "optimization_barrier"}
 ELSEWHERE |= {"ffi_call"}  # refuses differentiation: tests/test_ffi.py
+# Families whose JVPs are checked by finite differences (or as zero / refusing) in their own files
+ELSEWHERE |= {"conv_general_dilated"}  # tests/test_conv.py
+ELSEWHERE |= {"reduce", "reduce_window", "reduce_window_max", "reduce_window_min",
+              "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add"}  # test_windowed.py
+ELSEWHERE |= {"fft"}  # tests/test_fft.py
+ELSEWHERE |= {"cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+              "triangular_solve", "tridiagonal_solve"}  # tests/test_linalg_numeric.py
+ELSEWHERE |= {"debug_callback", "debug_print", "io_callback", "pure_callback"}  # test_callbacks*.py
+ELSEWHERE |= {"check"}  # tests/test_checkify.py
+ELSEWHERE |= {"top_k", "approx_top_k", "population_count", "clz"}  # tests/test_numpy_rest.py
+ELSEWHERE |= {"bessel_i0e", "bessel_i1e", "digamma", "igamma", "igammac", "polygamma", "zeta",
+              "regularized_incomplete_beta", "random_gamma"}  # test_random_scipy_corpus.py, test_random.py
 
 
 def test_every_rule_is_exercised():

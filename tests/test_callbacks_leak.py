@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -20,7 +22,7 @@ def _rss_kib() -> int:
         return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
 
 
-def test_ten_thousand_callback_calls_do_not_leak():
+def _measure():
     spec = SDS((4,), np.float32)
     count = [0]
 
@@ -44,6 +46,19 @@ def test_ten_thousand_callback_calls_do_not_leak():
     growth, object_growth = _rss_kib() - before, len(gc.get_objects()) - objects_before
     np.testing.assert_allclose(np.asarray(out), np.arange(4) * 4 + 1)
     assert count[0] == 2 * 11_000
+    return growth, object_growth
+
+
+def test_ten_thousand_callback_calls_do_not_leak():
+    # In a fresh process: a long-lived test worker's heap (other tests' arenas) makes RSS noisy.
+    proc = subprocess.run([sys.executable, __file__], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    growth, object_growth = map(int, proc.stdout.split())
     # A leak of even one 16-byte buffer per call would be 160 KiB; allow allocator noise.
     assert growth < 1024, f"RSS grew by {growth} KiB over 10,000 calls"
     assert object_growth < 100, f"{object_growth} Python objects more after 10,000 calls"
+
+
+if __name__ == "__main__":
+    print(*_measure())

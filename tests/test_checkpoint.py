@@ -99,8 +99,22 @@ _JAX = make_cases(jax, jnp_, jlax)
 _TRAXLA = make_cases(traxla, tnp, tlax)
 
 
+@contextlib.contextmanager
+def _jaxlib_tracebacks():
+    """traxla turns jaxlib's per-call traceback records off (runtime adapter); JAX's source
+    locations come from them, so the oracle runs with them on."""
+    from jaxlib import _jax
+    _jax.set_tracebacks_enabled(True)
+    try:
+        yield
+    finally:
+        _jax.set_tracebacks_enabled(False)
+
+
 def _texts(name):
-    want, got = _JAX[name](), _TRAXLA[name]()
+    with _jaxlib_tracebacks():
+        want = _JAX[name]()
+    got = _TRAXLA[name]()
     if name.startswith("values"):
         return want, got
     return str(want), str(got)

@@ -582,6 +582,25 @@ SPECIAL_CASES = {
     "custom_lin": "test_custom_lin_batching_rule",  # only in linear jaxprs, which get transposed
 }
 SPECIAL_CASES["ffi_call"] = "tests/test_ffi.py::test_vmap_each_method_matches_stacking"  # needs built kernels
+# Families whose vmap-versus-stacking tests live in their own files
+SPECIAL_CASES.update(dict.fromkeys(["conv_general_dilated"], "tests/test_conv.py"))
+SPECIAL_CASES.update(dict.fromkeys(
+    ["reduce", "reduce_window", "reduce_window_max", "reduce_window_min", "reduce_window_sum",
+     "select_and_gather_add", "select_and_scatter_add"], "tests/test_windowed.py"))
+SPECIAL_CASES.update(dict.fromkeys(["fft"], "tests/test_fft.py"))
+SPECIAL_CASES.update(dict.fromkeys(
+    ["cholesky", "cholesky_update", "eig", "eigh", "geqrf", "hessenberg", "householder_product",
+     "lu", "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
+     "tridiagonal_solve"], "tests/test_linalg_numeric.py"))
+SPECIAL_CASES.update(dict.fromkeys(["debug_callback", "debug_print", "io_callback",
+                                    "pure_callback"], "tests/test_callbacks*.py"))
+SPECIAL_CASES.update(dict.fromkeys(["check"], "tests/test_checkify.py"))
+SPECIAL_CASES.update(dict.fromkeys(["top_k", "approx_top_k", "population_count", "clz"],
+                                   "tests/test_numpy_rest.py"))
+SPECIAL_CASES.update(dict.fromkeys(
+    ["bessel_i0e", "bessel_i1e", "igamma", "igamma_grad_a", "igammac", "polygamma", "zeta",
+     "regularized_incomplete_beta"], "tests/test_random_scipy_corpus.py"))
+SPECIAL_CASES.update(dict.fromkeys(["random_gamma", "random_clone"], "tests/test_random.py"))
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
 
