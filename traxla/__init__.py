@@ -49,3 +49,4 @@ from .autodiff.jac import jacobian  # noqa: E402
 from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
                                  linear_transpose)
 from . import custom_derivatives  # noqa: F401,E402
+from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
