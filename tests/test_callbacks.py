@@ -126,6 +126,13 @@ def p_callback(ns):
     return ns.jit(f), (F3,)
 
 
+def p_vmap_callback(ns):
+    def f(x, y):
+        ns.debug.callback(lambda a, b: print("lane", np.asarray(a), np.asarray(b)), x, y)
+        return x
+    return ns.jit(ns.vmap(f, in_axes=(0, None))), (F3, np.float32(4.0))
+
+
 PROGRAMS = {name[2:]: fn for name, fn in dict(globals()).items() if name.startswith("p_")}
 
 

@@ -572,6 +572,12 @@ C("jit", "nested_jit", lambda x: traxla.jit(lambda a: traxla.jit(lambda z: z * 2
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.
 SPECIAL_CASES = {
     "custom_lin": "test_custom_lin_batching_rule",  # only in linear jaxprs, which get transposed
+    # host callbacks: vmapped against JAX's call shapes and printed output
+    "debug_print": "test_callbacks.py::test_debug_print_matches_jax[vmap*]",
+    "debug_callback": "test_callbacks.py::test_debug_print_matches_jax[vmap_callback]",
+    "pure_callback": "test_callbacks_pure.py::test_vmap_methods_match_jax",
+    "io_callback": "test_callbacks_pure.py::test_unordered_io_callback_under_vmap_runs_per_lane",
+    "check": "test_checkify.py::test_unfunctionalized_check_under_vmap_names_first_failing_lane",
 }
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
