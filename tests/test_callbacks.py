@@ -126,6 +126,18 @@ def p_callback(ns):
     return ns.jit(f), (F3,)
 
 
+def p_while_cond_ordered(ns):
+    def f(x):
+        def cond(c):
+            ns.debug.print("cond {}", c, ordered=True)
+            return c < 2
+        def body(c):
+            ns.debug.print("body {}", c, ordered=True)
+            return c + 1
+        return ns.lax.while_loop(cond, body, x)
+    return ns.jit(f), (np.int32(0),)
+
+
 def p_vmap_callback(ns):
     def f(x, y):
         ns.debug.callback(lambda a, b: print("lane", np.asarray(a), np.asarray(b)), x, y)

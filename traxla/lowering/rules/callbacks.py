@@ -23,6 +23,8 @@ from ..mlir import aval_type, hlo, ir
 from ..registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
+# The CUDA plugin's target (jaxlib notes §8): written as JAX names it, not yet run on a GPU.
+PYTHON_GPU_CALLBACK = "xla_ffi_python_gpu_callback"
 
 
 # XLA calls back on its own threads: the first failure is kept here for the caller.
@@ -155,7 +157,8 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
     i32 = ir.IntegerType.get_signless(32)
     op = hlo.CustomCallOp(
         result_types, ops,
-        call_target_name=ir.StringAttr.get(PYTHON_CPU_CALLBACK),
+        call_target_name=ir.StringAttr.get(
+            PYTHON_GPU_CALLBACK if module.platform in ("cuda", "gpu") else PYTHON_CPU_CALLBACK),
         has_side_effect=ir.BoolAttr.get(side_effect),
         api_version=ir.IntegerAttr.get(i32, 4),
         backend_config=ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
