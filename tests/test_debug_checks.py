@@ -110,3 +110,21 @@ def test_inspect_and_visualize_array_sharding(capsys):
     traxla.debug.visualize_array_sharding(x)
     table = capsys.readouterr().out
     assert "CPU 0" in table and table.startswith("+")
+
+
+def test_breakpoint_terminal_session(monkeypatch, capsys):
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO("p x * 2\nlabel\nnope_name\nc\n"))
+
+    @traxla.jit
+    def f(x):
+        label = "static"  # noqa: F841 - shown by the debugger
+        y = x + 1
+        traxla.debug.breakpoint()
+        return y
+
+    assert float(f(np.float32(1.5))) == 2.5
+    out = capsys.readouterr().out
+    assert "Entering jdb:" in out and "traxla.debug.breakpoint()" in out
+    assert "np.float32(3.0)" in out or "3.0" in out
+    assert "'static'" in out and "*** NameError" in out
