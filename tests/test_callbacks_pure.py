@@ -187,7 +187,13 @@ def _good(x):
     return traxla.pure_callback(np.cos, SDS((3,), np.float32), x)
 
 
+@traxla.jit
+def _not_an_array(x):
+    return traxla.pure_callback(lambda v: "text", SDS((), np.float32), x)
+
+
 @pytest.mark.parametrize("fn, message", [
+    (_not_an_array, r"Incorrect output dtype for return value #0: Expected: float32, Actual: <U4"),
     (_bad_shape, r"Incorrect output shape for return value #0: Expected: \(3,\), Actual: \(8,\)"),
     (_bad_dtype, r"Incorrect output dtype for return value #0: Expected: int32, Actual: float32"),
     (_bad_count, r"Mismatched number of outputs from callback. Expected: 1, Actual: 2"),
@@ -215,3 +221,9 @@ def test_result_shape_dtypes_validation():
         traxla.pure_callback(np.sin, SDS((3,), np.float64), F3)
     with pytest.raises(ValueError, match="vmap_method must be on of"):
         traxla.pure_callback(np.sin, SDS((3,), np.float32), F3, vmap_method="nope")
+
+
+def test_prng_keys_cannot_cross_to_the_host():
+    key = traxla.random.key(0)
+    with pytest.raises(TypeError, match="key_data"):
+        traxla.jit(lambda k: traxla.debug.print("{}", k))(key)
