@@ -1,5 +1,6 @@
 """``debug_nans`` / ``debug_infs``: a NaN or inf produced by a program raises
-``FloatingPointError`` naming the primitive and the source line that produced it.
+``FloatingPointError`` naming the primitive and the source line that produced it; and
+``log_compiles``: each compilation (jitted or eager) is logged (logger ``traxla``, WARNING).
 
 An eager primitive's outputs are checked as they come. A jitted program's outputs are
 checked after it runs; when one is invalid the program's jaxpr is re-run equation by
@@ -7,21 +8,25 @@ equation (into nested ``jit``s and the taken ``cond`` branch), as JAX re-runs th
 de-optimized function, so that the first equation producing the invalid value is named."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from ..ir import dtypes
 from ..ir.config import config
 from ..ir.core import ClosedJaxpr, Literal
 
-# [debug_nans, debug_infs], mirrored from the config so that the hot paths read one list
-flags = [False, False]
+# [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
+# read one list
+flags = [bool(config.read("debug_nans")), bool(config.read("debug_infs")),
+         bool(config.read("log_compiles"))]
+_FLAG_INDEX = {"debug_nans": 0, "debug_infs": 1, "log_compiles": 2}
+logger = logging.getLogger("traxla")
 
 
 def _on_update(name, value):
-    if name == "debug_nans":
-        flags[0] = bool(value)
-    elif name == "debug_infs":
-        flags[1] = bool(value)
+    if name in _FLAG_INDEX:
+        flags[_FLAG_INDEX[name]] = bool(value)
 
 
 config.on_update(_on_update)
@@ -29,6 +34,12 @@ config.on_update(_on_update)
 
 def enabled() -> bool:
     return flags[0] or flags[1]
+
+
+def log_compile(name: str, avals, seconds: float):
+    if flags[2]:
+        logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
+        logger.warning("Finished XLA compilation of jit(%s) in %.9f sec", name, seconds)
 
 
 def invalid_kind(value):
