@@ -227,3 +227,41 @@ def test_prng_keys_cannot_cross_to_the_host():
     key = traxla.random.key(0)
     with pytest.raises(TypeError, match="key_data"):
         traxla.jit(lambda k: traxla.debug.print("{}", k))(key)
+
+
+_SPMD_SCRIPT = """
+import numpy as np, traxla
+from traxla.sharding import NamedSharding, PartitionSpec as P
+mesh = traxla.make_mesh((2,), ("x",))
+x = traxla.device_put(np.arange(4, dtype=np.float32), NamedSharding(mesh, P("x")))
+
+@traxla.jit
+def whole(x):
+    traxla.debug.print("whole {}", x)
+    return traxla.pure_callback(lambda v: np.asarray(v) * 2,
+                                traxla.ShapedArray((4,), np.dtype("float32")), x) + 1
+
+def block(b):
+    traxla.debug.print("block {}", b)
+    return b * 2
+
+print("result", np.asarray(whole(x)).tolist())
+print("result", np.asarray(traxla.jit(traxla.shard_map(
+    block, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)).tolist())
+"""
+
+
+def test_callbacks_in_spmd_programs():
+    """On a 2-device mesh a callback of the whole program runs once with whole values (on
+    device 0, as JAX places it); inside shard_map it runs once per device, on its block."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TRAXLA_NUM_CPU_DEVICES="2")
+    proc = subprocess.run([sys.executable, "-c", _SPMD_SCRIPT], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == ["whole [0. 1. 2. 3.]", "result [1.0, 3.0, 5.0, 7.0]"]
+    assert sorted(lines[2:4]) == ["block [0. 1.]", "block [2. 3.]"]
+    assert lines[4] == "result [0.0, 2.0, 4.0, 6.0]"

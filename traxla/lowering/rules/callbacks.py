@@ -19,7 +19,7 @@ from ...errors import CallbackError
 from ...ir import dtypes
 from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
-from ..mlir import aval_type, hlo, ir
+from ..mlir import aval_type, hlo, ir, sdy
 from ..registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
@@ -160,12 +160,31 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
         backend_config=ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
         operand_layouts=ir.ArrayAttr.get(operand_layouts),
         result_layouts=ir.ArrayAttr.get(result_layouts))
+    _place_on_one_device(module, op, len(result_types))
     results = list(op.results)
     if ordered:
         module.token, results = results[0], results[1:]
     # uint8 -> bool: nonzero is true
     return [hlo.convert(aval_type(a), x) if a.dtype == np.bool_ else x
             for x, a in zip(results, result_avals)]
+
+
+def _place_on_one_device(module, op, num_results):
+    """In an SPMD program (outside ``shard_map``) the callback runs once, on device 0, with
+    whole values, as JAX places it (a maximal sharding): the partitioner requires a side-effecting
+    op to carry a sharding."""
+    partitions = module.module.operation.attributes["mhlo.num_partitions"]
+    if module.mesh_stack or ir.IntegerAttr(partitions).value <= 1:
+        return
+    if not getattr(module, "_maximal_mesh_emitted", False):
+        module._maximal_mesh_emitted = True
+        with ir.InsertionPoint.at_block_begin(module.module.body):
+            sdy.MeshOp(_MAXIMAL_MESH, sdy.MeshAttr.get([], [0]))
+    op.attributes["sdy.sharding"] = sdy.TensorShardingPerValueAttr.get(
+        [sdy.TensorShardingAttr.get(_MAXIMAL_MESH, []) for _ in range(max(num_results, 1))])
+
+
+_MAXIMAL_MESH = "maximal_mesh_0"
 
 
 class debug_print_callback:
