@@ -86,3 +86,18 @@ def_printing(check_p)
 
 __all__ = ["debug_callback_p", "debug_print_p", "pure_callback_p", "io_callback_p", "check_p",
            "VMAP_METHODS", "callback_name", "error_effect"]
+
+
+def _replicated_results(in_avals, outs, **params):
+    """Callbacks take whole (gathered) operands of any placement; their results are
+    replicated (no sharding in the type), as JAX types them without a ``sharding``."""
+    return [None] * len(outs)
+
+
+def _register_sharding_rules():
+    from ..sharding_rules import register_sharding
+    for prim in (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p, check_p):
+        register_sharding(prim, _replicated_results)
+
+
+_register_sharding_rules()
