@@ -10,7 +10,7 @@ import numpy as np
 
 from . import tree_util
 from .ir.avals import ShapedArray
-from .ir.effects import debug_effect, ordered_debug_effect
+from .ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ordered_debug_effect
 from .ir.rules.callbacks import debug_callback_p, debug_print_p
 from .lowering.rules.callbacks import debug_print_callback
 from .runtime.dispatch import eager_impls
@@ -18,7 +18,8 @@ from .callback import host_values
 from .tracer.values import is_concrete
 
 __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
-           "visualize_array_sharding", "visualize_sharding", "log"]
+           "visualize_array_sharding", "visualize_sharding", "log", "DebugEffect",
+           "OrderedDebugEffect"]
 
 _builtin_print = print
 

@@ -24,7 +24,8 @@ from ..ir.rules.control_flow import cond_p, scan_p, while_p
 from ..runtime.dispatch import eager_impls
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 
-__all__ = ["checkify", "check", "debug_check", "Error", "JaxRuntimeError", "user_checks",
+__all__ = ["checkify", "check", "debug_check", "check_error", "init_error", "ErrorCategory",
+           "Error", "JaxRuntimeError", "user_checks",
            "nan_checks", "index_checks", "div_checks", "float_checks", "automatic_checks",
            "all_checks", "FailedCheckError", "NaNError", "OOBError", "DivisionByZeroError"]
 
@@ -463,6 +464,21 @@ def _check(pred, msg, debug, fmt_args, fmt_kwargs):
             raise TypeError("Formatting arguments to checkify.check need to be PyTrees of "
                             f"arrays, but got {arg!r} of type {type(arg)}.")
     check_p.bind(pred, *leaves, msg=msg, in_tree=in_tree, debug=debug)
+
+
+ErrorCategory = type  # (JAX's alias: a JaxException subclass names a kind of check)
+init_error = Error(np.int32(0), [], ())
+
+
+def check_error(error: Error) -> None:
+    """Raises ``JaxRuntimeError`` if ``error`` holds a failure (a concrete error, as returned
+    by a checkified function)."""
+    if isinstance(error._code, Tracer):
+        raise NotImplementedError(
+            "checkify.check_error of a traced Error (inside jit or checkify) is not supported "
+            "by traxla yet: return the Error from the jitted function and call check_error (or "
+            "error.throw()) on the result.")
+    error.throw()
 
 
 def _check_eager(pred, *payload, msg, in_tree, debug):
