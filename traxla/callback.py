@@ -105,7 +105,7 @@ def host_values(args):
 def _eager_results_callback(kind):
     def impl(*args, callback, result_avals, **params):
         host = HostCallback(callback, kind, result_avals, [False] * len(args), has_token=False)
-        outs = host._checked(callback(*host_values(args)))
+        outs = host.check_results(callback(*host_values(args)))
         return [to_array(np.asarray(o, a.dtype) if a.dtype == np.bool_ else o)
                 for o, a in zip(outs, result_avals)]
     return impl

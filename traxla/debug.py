@@ -12,7 +12,7 @@ from . import tree_util
 from .ir.avals import ShapedArray
 from .ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ordered_debug_effect
 from .ir.rules.callbacks import debug_callback_p, debug_print_p
-from .lowering.rules.callbacks import debug_print_callback
+from .lowering.rules.callbacks import DebugPrintFormatter
 from .runtime.dispatch import eager_impls
 from .callback import host_values
 from .tracer.values import is_concrete
@@ -314,7 +314,7 @@ def _eager_debug_callback(*args, callback, effect, partitioned):
 
 def _eager_debug_print(*args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
                        has_placeholders, logging_record):
-    debug_print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+    DebugPrintFormatter(fmt, in_tree, static_args, np_printoptions, has_placeholders,
                          logging_record)(*host_values(args))
     return []
 

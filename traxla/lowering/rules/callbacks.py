@@ -76,13 +76,13 @@ class HostCallback:
                 args = [np.asarray(a, np.bool_) if b else a
                         for a, b in zip(args, self.bool_operands)]
             outs = self.callback(*args)
-            outs = self._checked(outs)
+            outs = self.check_results(outs)
         except BaseException as e:  # surfaced by the runtime as a Python exception
             _record(self, e)
             raise
         return token + outs
 
-    def _checked(self, outs):
+    def check_results(self, outs):
         expected = self.result_avals
         if outs is None:
             outs = ()
@@ -187,7 +187,7 @@ def _place_on_one_device(module, op, num_results):
 _MAXIMAL_MESH = "maximal_mesh_0"
 
 
-class debug_print_callback:
+class DebugPrintFormatter:
     """Formats and prints ``debug_print``'s operands as JAX's ``_format_print_callback``."""
 
     __slots__ = ("fmt", "in_tree", "static_args", "np_printoptions", "has_placeholders",
@@ -231,8 +231,8 @@ def _debug_callback(ctx, *args, callback, effect, partitioned):
 
 def _debug_print(ctx, *args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
                  has_placeholders, logging_record):
-    callback = debug_print_callback(fmt, in_tree, static_args, np_printoptions,
-                                    has_placeholders, logging_record)
+    callback = DebugPrintFormatter(fmt, in_tree, static_args, np_printoptions,
+                                   has_placeholders, logging_record)
     emit_callback(ctx, args, callback, kind="debug_print", result_avals=(), ordered=ordered,
                   side_effect=True)
     return []
