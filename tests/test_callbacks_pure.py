@@ -9,11 +9,9 @@ import pytest
 
 import traxla
 import traxla.lax as tlax
-import traxla.numpy as tnp
 from traxla.experimental import io_callback as t_io_callback
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 from jax.experimental import io_callback as j_io_callback  # noqa: E402
 
 

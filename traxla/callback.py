@@ -13,7 +13,6 @@ from .ir import dtypes
 from .ir.avals import ShapedArray
 from .ir.rules.callbacks import VMAP_METHODS, io_callback_p, pure_callback_p
 from .lowering.rules.callbacks import HostCallback, take_callback_error
-from .runtime import Array
 from .runtime.dispatch import eager_impls, to_array
 
 
@@ -114,4 +113,3 @@ def _eager_results_callback(kind):
 eager_impls[pure_callback_p] = _eager_results_callback("pure")
 eager_impls[io_callback_p] = _eager_results_callback("io")
 
-del Array

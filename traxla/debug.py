@@ -315,7 +315,7 @@ def _eager_debug_callback(*args, callback, effect, partitioned):
 def _eager_debug_print(*args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
                        has_placeholders, logging_record):
     DebugPrintFormatter(fmt, in_tree, static_args, np_printoptions, has_placeholders,
-                         logging_record)(*host_values(args))
+                        logging_record)(*host_values(args))
     return []
 
 

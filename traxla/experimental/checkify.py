@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import lax, tree_util
 from .. import numpy as jnp
-from ..ir.core import ClosedJaxpr, Literal, subjaxprs
+from ..ir.core import Literal, subjaxprs
 from ..ir.rules.call import jit_p
 from ..ir.rules.callbacks import check_p
 from ..ir.rules.control_flow import cond_p, scan_p, while_p
@@ -490,4 +490,3 @@ def _check_eager(pred, *payload, msg, in_tree, debug):
 
 
 eager_impls[check_p] = _check_eager
-del ClosedJaxpr
