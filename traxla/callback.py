@@ -112,4 +112,3 @@ def _eager_results_callback(kind):
 
 eager_impls[pure_callback_p] = _eager_results_callback("pure")
 eager_impls[io_callback_p] = _eager_results_callback("io")
-
