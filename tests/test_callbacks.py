@@ -251,3 +251,41 @@ def test_prints_under_grad_and_jvp_of_control_flow_match_jax(capsys):
         outputs.append((capsys.readouterr().out,
                         [np.asarray(r).tolist() for r in jax.tree_util.tree_leaves(results)]))
     assert outputs[0] == outputs[1]
+
+
+def _custom_rules_program(lib):
+    @lib.custom_jvp
+    def f(x):
+        lib.debug.print("f primal {}", x, ordered=True)
+        return x * 2
+
+    @f.defjvp
+    def f_jvp(p, t):
+        lib.debug.print("f jvp {}", p[0], ordered=True)
+        return f(p[0]), t[0] * 2
+
+    @lib.custom_vjp
+    def g(x):
+        lib.debug.print("g primal {}", x, ordered=True)
+        return x * 3
+
+    def g_fwd(x):
+        lib.debug.print("g fwd {}", x, ordered=True)
+        return g(x), None
+
+    def g_bwd(r, ct):
+        lib.debug.print("g bwd {}", ct, ordered=True)
+        return (ct * 3,)
+    g.defvjp(g_fwd, g_bwd)
+    return lambda x: g(f(x))
+
+
+def test_prints_in_custom_jvp_and_vjp_rules_match_jax(capsys):
+    printed = []
+    for lib in (traxla, jax):
+        h = _custom_rules_program(lib)
+        capsys.readouterr()
+        values = [float(lib.jit(h)(1.0)), float(lib.jit(lib.grad(h))(1.0))]
+        lib.effects_barrier()
+        printed.append((capsys.readouterr().out, values))
+    assert printed[0] == printed[1]
