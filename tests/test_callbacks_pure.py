@@ -246,12 +246,21 @@ def block(b):
 print("result", np.asarray(whole(x)).tolist())
 print("result", np.asarray(traxla.jit(traxla.shard_map(
     block, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)).tolist())
+
+def ordered_block(b):
+    traxla.debug.print("block {}", b, ordered=True)
+    return b
+try:
+    traxla.jit(traxla.shard_map(ordered_block, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)
+except ValueError as e:
+    print(e)
 """
 
 
 def test_callbacks_in_spmd_programs():
     """On a 2-device mesh a callback of the whole program runs once with whole values (on
-    device 0, as JAX places it); inside shard_map it runs once per device, on its block."""
+    device 0, as JAX places it); inside shard_map it runs once per device, on its block;
+    ordered effects on several devices are refused with JAX's error."""
     import os
     import subprocess
     import sys
@@ -263,3 +272,5 @@ def test_callbacks_in_spmd_programs():
     assert lines[:2] == ["whole [0. 1. 2. 3.]", "result [1.0, 3.0, 5.0, 7.0]"]
     assert sorted(lines[2:4]) == ["block [0. 1.]", "block [2. 3.]"]
     assert lines[4] == "result [0.0, 2.0, 4.0, 6.0]"
+    assert lines[5] == ("The following ordered effects are not supported for more than 1 "
+                        "device: [OrderedDebug]")

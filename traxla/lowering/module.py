@@ -206,6 +206,8 @@ class ModuleShardings:
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
     """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
+    if shardings is not None and shardings.num_devices > 1:
+        _refuse_ordered_effects(closed.jaxpr)
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
         if shardings is not None:
@@ -221,6 +223,15 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
         if builder.host_callbacks:
             _host_callbacks[builder.module] = tuple(builder.host_callbacks)
         return builder.module
+
+
+def _refuse_ordered_effects(jaxpr):
+    """One token cannot order callbacks running on several devices: refused, as JAX does."""
+    from ..ir.effects import jaxpr_effects, ordered_effects
+    ordered = ordered_effects(jaxpr_effects(jaxpr))
+    if ordered:
+        raise ValueError("The following ordered effects are not supported for more than 1 "
+                         f"device: {ordered}")
 
 
 # module -> the Python callables its custom calls index (weak: dies with the module)
