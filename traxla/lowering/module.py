@@ -102,6 +102,8 @@ class ModuleBuilder:
             if token:
                 self.token, args = args[0], args[1:]
             elif public and has_ordered_effects(jaxpr):
+                if shardings is not None and shardings.num_devices > 1:
+                    _refuse_ordered_effects(jaxpr)
                 self.token = hlo.create_token()
             consts = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, closed.consts)]
             outs = emit_jaxpr(self, jaxpr, consts, args)
@@ -206,8 +208,6 @@ class ModuleShardings:
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
     """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
-    if shardings is not None and shardings.num_devices > 1:
-        _refuse_ordered_effects(closed.jaxpr)
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
         if shardings is not None:
