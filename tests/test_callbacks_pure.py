@@ -221,10 +221,18 @@ def test_result_shape_dtypes_validation():
         traxla.pure_callback(np.sin, SDS((3,), np.float32), F3, vmap_method="nope")
 
 
-def test_prng_keys_cannot_cross_to_the_host():
+def test_prng_keys_print_as_jax_and_cannot_be_callback_results(capsys):
     key = traxla.random.key(0)
+    traxla.jit(lambda k: traxla.debug.print("{}", k))(key)
+    traxla.debug.print("{}", key)
+    jax.jit(lambda k: jax.debug.print("{}", k))(jax.random.key(0))
+    jax.debug.print("{}", jax.random.key(0))
+    jax.effects_barrier()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == lines[2] == "[0 0]"  # under jit, as JAX
+    assert lines[1] == "[0 0]"  # (outside jit JAX prints the key array's repr)
     with pytest.raises(TypeError, match="key_data"):
-        traxla.jit(lambda k: traxla.debug.print("{}", k))(key)
+        traxla.pure_callback(lambda k: k, SDS((), np.float32), key)
 
 
 _SPMD_SCRIPT = """

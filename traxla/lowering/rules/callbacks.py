@@ -17,6 +17,7 @@ import numpy as np
 
 from ...errors import CallbackError
 from ...ir import dtypes
+from ...ir.avals import physical_aval
 from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
 from ..mlir import aval_type, hlo, ir, sdy
@@ -125,7 +126,10 @@ def _token_layout():
 
 
 def _wire_aval(aval):
-    """Booleans cross as uint8: the callback handler rejects i1 buffers."""
+    """Booleans cross as uint8 (the callback handler rejects i1 buffers); key arrays as their
+    key data (their physical array)."""
+    if dtypes.is_extended(aval.dtype):
+        return physical_aval(aval)
     return aval.update(dtype=np.dtype(np.uint8)) if aval.dtype == np.bool_ else aval
 
 
