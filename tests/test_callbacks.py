@@ -126,6 +126,25 @@ def p_callback(ns):
     return ns.jit(f), (F3,)
 
 
+def p_while_cond_ordered(ns):
+    def f(x):
+        def cond(c):
+            ns.debug.print("cond {}", c, ordered=True)
+            return c < 2
+        def body(c):
+            ns.debug.print("body {}", c, ordered=True)
+            return c + 1
+        return ns.lax.while_loop(cond, body, x)
+    return ns.jit(f), (np.int32(0),)
+
+
+def p_vmap_callback(ns):
+    def f(x, y):
+        ns.debug.callback(lambda a, b: print("lane", np.asarray(a), np.asarray(b)), x, y)
+        return x
+    return ns.jit(ns.vmap(f, in_axes=(0, None))), (F3, np.float32(4.0))
+
+
 PROGRAMS = {name[2:]: fn for name, fn in dict(globals()).items() if name.startswith("p_")}
 
 
@@ -198,9 +217,7 @@ def test_format_errors_as_jax():
         traxla.debug.callback(3, 1.0)
 
 
-def test_breakpoint_says_not_implemented():
-    with pytest.raises(NotImplementedError, match="debug.breakpoint"):
-        traxla.debug.breakpoint()
+
 
 
 def _control_flow_program(ns, use_while):
@@ -234,3 +251,41 @@ def test_prints_under_grad_and_jvp_of_control_flow_match_jax(capsys):
         outputs.append((capsys.readouterr().out,
                         [np.asarray(r).tolist() for r in jax.tree_util.tree_leaves(results)]))
     assert outputs[0] == outputs[1]
+
+
+def _custom_rules_program(lib):
+    @lib.custom_jvp
+    def f(x):
+        lib.debug.print("f primal {}", x, ordered=True)
+        return x * 2
+
+    @f.defjvp
+    def f_jvp(p, t):
+        lib.debug.print("f jvp {}", p[0], ordered=True)
+        return f(p[0]), t[0] * 2
+
+    @lib.custom_vjp
+    def g(x):
+        lib.debug.print("g primal {}", x, ordered=True)
+        return x * 3
+
+    def g_fwd(x):
+        lib.debug.print("g fwd {}", x, ordered=True)
+        return g(x), None
+
+    def g_bwd(r, ct):
+        lib.debug.print("g bwd {}", ct, ordered=True)
+        return (ct * 3,)
+    g.defvjp(g_fwd, g_bwd)
+    return lambda x: g(f(x))
+
+
+def test_prints_in_custom_jvp_and_vjp_rules_match_jax(capsys):
+    printed = []
+    for lib in (traxla, jax):
+        h = _custom_rules_program(lib)
+        capsys.readouterr()
+        values = [float(lib.jit(h)(1.0)), float(lib.jit(lib.grad(h))(1.0))]
+        lib.effects_barrier()
+        printed.append((capsys.readouterr().out, values))
+    assert printed[0] == printed[1]

@@ -9,11 +9,9 @@ import pytest
 
 import traxla
 import traxla.lax as tlax
-import traxla.numpy as tnp
 from traxla.experimental import io_callback as t_io_callback
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
 from jax.experimental import io_callback as j_io_callback  # noqa: E402
 
 
@@ -187,7 +185,13 @@ def _good(x):
     return traxla.pure_callback(np.cos, SDS((3,), np.float32), x)
 
 
+@traxla.jit
+def _not_an_array(x):
+    return traxla.pure_callback(lambda v: "text", SDS((), np.float32), x)
+
+
 @pytest.mark.parametrize("fn, message", [
+    (_not_an_array, r"Incorrect output dtype for return value #0: Expected: float32, Actual: <U4"),
     (_bad_shape, r"Incorrect output shape for return value #0: Expected: \(3,\), Actual: \(8,\)"),
     (_bad_dtype, r"Incorrect output dtype for return value #0: Expected: int32, Actual: float32"),
     (_bad_count, r"Mismatched number of outputs from callback. Expected: 1, Actual: 2"),
@@ -215,3 +219,66 @@ def test_result_shape_dtypes_validation():
         traxla.pure_callback(np.sin, SDS((3,), np.float64), F3)
     with pytest.raises(ValueError, match="vmap_method must be on of"):
         traxla.pure_callback(np.sin, SDS((3,), np.float32), F3, vmap_method="nope")
+
+
+def test_prng_keys_print_as_jax_and_cannot_be_callback_results(capsys):
+    key = traxla.random.key(0)
+    traxla.jit(lambda k: traxla.debug.print("{}", k))(key)
+    traxla.debug.print("{}", key)
+    jax.jit(lambda k: jax.debug.print("{}", k))(jax.random.key(0))
+    jax.debug.print("{}", jax.random.key(0))
+    jax.effects_barrier()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == lines[2] == "[0 0]"  # under jit, as JAX
+    assert lines[1] == "[0 0]"  # (outside jit JAX prints the key array's repr)
+    with pytest.raises(TypeError, match="key_data"):
+        traxla.pure_callback(lambda k: k, SDS((), np.float32), key)
+
+
+_SPMD_SCRIPT = """
+import numpy as np, traxla
+from traxla.sharding import NamedSharding, PartitionSpec as P
+mesh = traxla.make_mesh((2,), ("x",))
+x = traxla.device_put(np.arange(4, dtype=np.float32), NamedSharding(mesh, P("x")))
+
+@traxla.jit
+def whole(x):
+    traxla.debug.print("whole {}", x)
+    return traxla.pure_callback(lambda v: np.asarray(v) * 2,
+                                traxla.ShapedArray((4,), np.dtype("float32")), x) + 1
+
+def block(b):
+    traxla.debug.print("block {}", b)
+    return b * 2
+
+print("result", np.asarray(whole(x)).tolist())
+print("result", np.asarray(traxla.jit(traxla.shard_map(
+    block, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)).tolist())
+
+def ordered_block(b):
+    traxla.debug.print("block {}", b, ordered=True)
+    return b
+try:
+    traxla.jit(traxla.shard_map(ordered_block, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)
+except ValueError as e:
+    print(e)
+"""
+
+
+def test_callbacks_in_spmd_programs():
+    """On a 2-device mesh a callback of the whole program runs once with whole values (on
+    device 0, as JAX places it); inside shard_map it runs once per device, on its block;
+    ordered effects on several devices are refused with JAX's error."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TRAXLA_NUM_CPU_DEVICES="2")
+    proc = subprocess.run([sys.executable, "-c", _SPMD_SCRIPT], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == ["whole [0. 1. 2. 3.]", "result [1.0, 3.0, 5.0, 7.0]"]
+    assert sorted(lines[2:4]) == ["block [0. 1.]", "block [2. 3.]"]
+    assert lines[4] == "result [0.0, 2.0, 4.0, 6.0]"
+    assert lines[5] == ("The following ordered effects are not supported for more than 1 "
+                        "device: [OrderedDebug]")

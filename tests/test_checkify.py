@@ -111,3 +111,13 @@ def test_unfunctionalized_check_under_vmap_names_first_failing_lane():
         traxla.vmap(lambda x: tcheckify.check(x > 0, "bad {}", x))(xs)
     err, _ = tcheckify.checkify(traxla.vmap(lambda x: tcheckify.check(x > 0, "bad {}", x)))(xs)
     assert err.get() == "bad -2.0 (`check` failed)"
+
+
+def test_check_error_and_init_error():
+    assert tcheckify.init_error.get() is None
+    tcheckify.check_error(tcheckify.init_error)
+    err, _ = traxla.jit(tcheckify.checkify(lambda x: tcheckify.check(x > 0, "neg {}", x)))(
+        np.float32(-1.0))
+    with pytest.raises(tcheckify.JaxRuntimeError, match=r"^neg -1.0 \(`check` failed\)$"):
+        tcheckify.check_error(err)
+    assert str(err) == "Error(neg -1.0 (`check` failed))"

@@ -110,3 +110,38 @@ def test_inspect_and_visualize_array_sharding(capsys):
     traxla.debug.visualize_array_sharding(x)
     table = capsys.readouterr().out
     assert "CPU 0" in table and table.startswith("+")
+
+
+def test_breakpoint_terminal_session(monkeypatch, capsys):
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO("p x * 2\nlabel\nnope_name\nc\n"))
+
+    @traxla.jit
+    def f(x):
+        label = "static"  # noqa: F841 - shown by the debugger
+        y = x + 1
+        traxla.debug.breakpoint()
+        return y
+
+    assert float(f(np.float32(1.5))) == 2.5
+    out = capsys.readouterr().out
+    assert "Entering jdb:" in out and "traxla.debug.breakpoint()" in out
+    assert "np.float32(3.0)" in out or "3.0" in out
+    assert "'static'" in out and "*** NameError" in out
+
+
+@traxla.jit
+def _loops(xs):
+    def body(c, x):
+        return c + tnp.log(x), c   # log of the negative element gives the NaN
+    total, _ = tlax.scan(body, np.float32(0), xs)
+    return tlax.while_loop(lambda c: c < 100.0, lambda c: c * 2.0 + tnp.sqrt(c - 1.0), total)
+
+
+def test_debug_nans_inside_scan_and_while(nan_checks):
+    with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log "
+                                                 r"\(from line .*test_debug_checks.py"):
+        _loops(np.array([1.0, -1.0, 2.0], np.float32))
+    with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in sqrt"):
+        _loops(np.array([1.0, 1.0], np.float32))  # total 0: sqrt(-1) in the while body
+    assert float(_loops(np.array([np.e ** 2], np.float32))) >= 100.0

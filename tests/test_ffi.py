@@ -151,6 +151,11 @@ def test_side_effecting_call_runs_every_time(kernels):
     f(1.0)
     f(2.0)
     assert int(counter(index=11)) == 3
+    from traxla.ir.rules.ffi import ffi_effect
+    assert jax.make_jaxpr(lambda: counter(index=11))().effects == {ffi_effect}
+    g = jax.grad(lambda x: (counter(index=11), jax.lax.cond(x > 0, lambda: x * 2, lambda: x))[1])
+    g(1.0)  # partial evaluation and DCE keep the call
+    assert int(counter(index=11)) == 5
 
 
 def test_jaxpr_prints_as_jax():

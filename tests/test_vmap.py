@@ -580,6 +580,12 @@ C("optimization_barrier", "mixed", lambda x, y: tlax.optimization_barrier((x, y)
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.
 SPECIAL_CASES = {
     "custom_lin": "test_custom_lin_batching_rule",  # only in linear jaxprs, which get transposed
+    # host callbacks: vmapped against JAX's call shapes and printed output
+    "debug_print": "test_callbacks.py::test_debug_print_matches_jax[vmap*]",
+    "debug_callback": "test_callbacks.py::test_debug_print_matches_jax[vmap_callback]",
+    "pure_callback": "test_callbacks_pure.py::test_vmap_methods_match_jax",
+    "io_callback": "test_callbacks_pure.py::test_unordered_io_callback_under_vmap_runs_per_lane",
+    "check": "test_checkify.py::test_unfunctionalized_check_under_vmap_names_first_failing_lane",
 }
 SPECIAL_CASES["ffi_call"] = "tests/test_ffi.py::test_vmap_each_method_matches_stacking"  # needs built kernels
 # Families whose vmap-versus-stacking tests live in their own files

@@ -13,7 +13,6 @@ from .ir import dtypes
 from .ir.avals import ShapedArray
 from .ir.rules.callbacks import VMAP_METHODS, io_callback_p, pure_callback_p
 from .lowering.rules.callbacks import HostCallback, take_callback_error
-from .runtime import Array
 from .runtime.dispatch import eager_impls, to_array
 
 
@@ -98,20 +97,24 @@ def effects_barrier():
 # -- outside jit: call the function directly, with the same result checks ---------------
 
 def host_values(args):
-    """NumPy values of concrete operands, as the compiled path hands them to callbacks."""
-    return [np.asarray(to_array(a)) if not isinstance(a, np.ndarray) else a for a in args]
+    """NumPy values of concrete operands, as the compiled path hands them to callbacks (a
+    key array as its key data, as under jit)."""
+    return [a if isinstance(a, np.ndarray) else
+            np.asarray(a.physical_value()) if dtypes.is_extended(getattr(a, "dtype", None))
+            else np.asarray(to_array(a)) for a in args]
 
 
-def _eager_results_callback(kind):
+def _eager_results_callback(prim, kind):
     def impl(*args, callback, result_avals, **params):
+        # typed as under jit (refuses key arrays, with the same message)
+        prim.abstract_eval(*[to_array(a).aval for a in args], callback=callback,
+                           result_avals=result_avals, **params)
         host = HostCallback(callback, kind, result_avals, [False] * len(args), has_token=False)
-        outs = host._checked(callback(*host_values(args)))
+        outs = host.check_results(callback(*host_values(args)))
         return [to_array(np.asarray(o, a.dtype) if a.dtype == np.bool_ else o)
                 for o, a in zip(outs, result_avals)]
     return impl
 
 
-eager_impls[pure_callback_p] = _eager_results_callback("pure")
-eager_impls[io_callback_p] = _eager_results_callback("io")
-
-del Array
+eager_impls[pure_callback_p] = _eager_results_callback(pure_callback_p, "pure")
+eager_impls[io_callback_p] = _eager_results_callback(io_callback_p, "io")

@@ -10,15 +10,16 @@ import numpy as np
 
 from . import tree_util
 from .ir.avals import ShapedArray
-from .ir.effects import debug_effect, ordered_debug_effect
+from .ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ordered_debug_effect
 from .ir.rules.callbacks import debug_callback_p, debug_print_p
-from .lowering.rules.callbacks import debug_print_callback
+from .lowering.rules.callbacks import DebugPrintFormatter
 from .runtime.dispatch import eager_impls
 from .callback import host_values
 from .tracer.values import is_concrete
 
 __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
-           "visualize_array_sharding", "visualize_sharding", "log"]
+           "visualize_array_sharding", "visualize_sharding", "log", "DebugEffect",
+           "OrderedDebugEffect"]
 
 _builtin_print = print
 
@@ -144,11 +145,85 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,
                token=None, **kwargs):
-    """An interactive debugger over the traced function's values (``jax.debug.breakpoint``)."""
-    raise NotImplementedError(
-        "traxla.debug.breakpoint is not implemented: traxla cannot yet stop a compiled program "
-        "in an interactive debugger. Use traxla.debug.print or traxla.debug.callback(fn, x) "
-        "with fn calling Python's breakpoint() on the concrete values instead.")
+    """Stops the running program in a small terminal debugger (``jax.debug.breakpoint``):
+    the caller's array variables hold their concrete values. Commands: ``p expr``/``pp
+    expr`` (or any expression), ``l`` (list the source), ``w`` (where), ``c`` (continue),
+    ``q`` (quit: raise ``BdbQuit`` out of the program)."""
+    frame = sys._getframe(1)
+    arrays, others = {}, {}
+    for name, value in frame.f_locals.items():
+        leaves, tree = tree_util.tree_flatten(value)
+        if leaves and all(_is_array_like(x) for x in leaves):
+            arrays[name] = (tree, len(leaves), leaves)
+        else:
+            others[name] = value
+    names = list(arrays)
+    flat = [x for n in names for x in arrays[n][2]]
+    where = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+    def _stop(*values):
+        env, it = dict(others), iter(values)
+        for n in names:
+            tree, count, _ = arrays[n]
+            env[n] = tree_util.tree_unflatten(tree, [next(it) for _ in range(count)])
+        _Debugger(env, where).cmdloop()
+
+    callback(_stop, *flat, ordered=ordered)
+
+
+class _Debugger:
+    """A line-oriented debugger over one frame's concrete values (prompt ``(jdb)``)."""
+
+    prompt = "(jdb) "
+
+    def __init__(self, env, where, stdin=None, stdout=None):
+        self.env, self.where = env, where
+        self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
+
+    def write(self, text):
+        self.stdout.write(text + "\n")
+
+    def listing(self, context=2):
+        import linecache
+        file, line, _ = self.where
+        out = []
+        for n in range(max(1, line - context), line + context + 1):
+            src = linecache.getline(file, n)
+            if src:
+                out.append(f"{'->' if n == line else '  '} {n:4d} {src.rstrip()}")
+        return "\n".join(out)
+
+    def cmdloop(self):
+        file, line, fn = self.where
+        self.write(f"Entering jdb:\n> {file}({line}){fn}()\n{self.listing()}")
+        while True:
+            self.stdout.write(self.prompt)
+            self.stdout.flush()
+            text = self.stdin.readline()
+            if not text:  # end of input: continue
+                return
+            command, _, arg = text.strip().partition(" ")
+            if command in ("c", "cont", "continue"):
+                return
+            if command in ("q", "quit", "exit"):
+                import bdb
+                raise bdb.BdbQuit()
+            if command in ("l", "list", "ll"):
+                self.write(self.listing(5))
+            elif command in ("w", "where", "bt"):
+                self.write(f"> {file}({line}){fn}()")
+            elif command in ("p", "pp") and arg:
+                self.evaluate(arg)
+            elif command in ("h", "help"):
+                self.write("p <expr>, pp <expr>, l(ist), w(here), c(ontinue), q(uit)")
+            elif text.strip():
+                self.evaluate(text.strip())
+
+    def evaluate(self, expr):
+        try:
+            self.write(repr(eval(expr, {"np": np}, dict(self.env))))  # noqa: S307
+        except Exception as e:  # noqa: BLE001 - reported to the user, the session goes on
+            self.write(f"*** {type(e).__name__}: {e}")
 
 
 # -- placements ---------------------------------------------------------------------
@@ -239,11 +314,10 @@ def _eager_debug_callback(*args, callback, effect, partitioned):
 
 def _eager_debug_print(*args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
                        has_placeholders, logging_record):
-    debug_print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
-                         logging_record)(*host_values(args))
+    DebugPrintFormatter(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                        logging_record)(*host_values(args))
     return []
 
 
 eager_impls[debug_callback_p] = _eager_debug_callback
 eager_impls[debug_print_p] = _eager_debug_print
-del sys

@@ -4,25 +4,21 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 
 from .ir.config import config
 from .runtime import debug_checks
 
-logger = logging.getLogger("traxla")
-
-# [disable_jit, log_compiles], mirrored from the config for the call path
-flags = [bool(config.read("disable_jit")), bool(config.read("log_compiles"))]
+# [disable_jit], mirrored from the config for the call path
+flags = [bool(config.read("disable_jit"))]
 
 
 def _on_update(name, value):
     if name == "disable_jit":
         flags[0] = bool(value)
-    elif name == "log_compiles":
-        flags[1] = bool(value)
 
 
 config.on_update(_on_update)
+log_compile = debug_checks.log_compile
 
 
 def slow_path_only() -> bool:
@@ -36,12 +32,6 @@ def disable_jit(disable: bool = True):
     prints and Python control flow see concrete values."""
     with config.flag("disable_jit", disable):
         yield
-
-
-def log_compile(name: str, avals, seconds: float):
-    if flags[1]:
-        logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
-        logger.warning("Finished XLA compilation of jit(%s) in %.9f sec", name, seconds)
 
 
 __all__ = ["disable_jit", "log_compile", "slow_path_only"]

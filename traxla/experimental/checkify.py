@@ -17,14 +17,15 @@ import numpy as np
 
 from .. import lax, tree_util
 from .. import numpy as jnp
-from ..ir.core import ClosedJaxpr, Literal, subjaxprs
+from ..ir.core import Literal, subjaxprs
 from ..ir.rules.call import jit_p
 from ..ir.rules.callbacks import check_p
 from ..ir.rules.control_flow import cond_p, scan_p, while_p
 from ..runtime.dispatch import eager_impls
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 
-__all__ = ["checkify", "check", "debug_check", "Error", "JaxRuntimeError", "user_checks",
+__all__ = ["checkify", "check", "debug_check", "check_error", "init_error", "ErrorCategory",
+           "Error", "JaxRuntimeError", "user_checks",
            "nan_checks", "index_checks", "div_checks", "float_checks", "automatic_checks",
            "all_checks", "FailedCheckError", "NaNError", "OOBError", "DivisionByZeroError"]
 
@@ -465,6 +466,21 @@ def _check(pred, msg, debug, fmt_args, fmt_kwargs):
     check_p.bind(pred, *leaves, msg=msg, in_tree=in_tree, debug=debug)
 
 
+ErrorCategory = type  # (JAX's alias: a JaxException subclass names a kind of check)
+init_error = Error(np.int32(0), [], ())
+
+
+def check_error(error: Error) -> None:
+    """Raises ``JaxRuntimeError`` if ``error`` holds a failure (a concrete error, as returned
+    by a checkified function)."""
+    if isinstance(error._code, Tracer):
+        raise NotImplementedError(
+            "checkify.check_error of a traced Error (inside jit or checkify) is not supported "
+            "by traxla yet: return the Error from the jitted function and call check_error (or "
+            "error.throw()) on the result.")
+    error.throw()
+
+
 def _check_eager(pred, *payload, msg, in_tree, debug):
     if debug or bool(np.asarray(pred)):
         return []
@@ -474,4 +490,3 @@ def _check_eager(pred, *payload, msg, in_tree, debug):
 
 
 eager_impls[check_p] = _check_eager
-del ClosedJaxpr

@@ -113,7 +113,7 @@ class JaxprEqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "effects_memo")
 
     def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
         self.constvars = list(constvars)
@@ -121,6 +121,7 @@ class Jaxpr:
         self.outvars = list(outvars)
         self.eqns = list(eqns)
         self.debug_info = debug_info
+        self.effects_memo = None  # (number of equations, effects): see ir/effects.py
 
     @property
     def in_avals(self):

@@ -71,12 +71,21 @@ def eqn_effects(eqn) -> frozenset:
 
 
 def jaxpr_effects(jaxpr) -> frozenset:
-    """The union of the effects of ``jaxpr``'s equations (nested jaxprs included)."""
+    """The union of the effects of ``jaxpr``'s equations (nested jaxprs included),
+    remembered on the jaxpr (lowering and DCE ask again and again)."""
+    eqns = jaxpr.eqns
+    memo = getattr(jaxpr, "effects_memo", None)
+    if memo is not None and memo[0] == len(eqns):
+        return memo[1]
     out = NO_EFFECTS
-    for eqn in jaxpr.eqns:
+    for eqn in eqns:
         found = eqn_effects(eqn)
         if found:
             out = out | found
+    try:
+        jaxpr.effects_memo = (len(eqns), out)
+    except AttributeError:  # a jaxpr-like object without the slot
+        pass
     return out
 
 

@@ -111,6 +111,8 @@ class ModuleBuilder:
             if token:
                 self.token, args = args[0], args[1:]
             elif public and has_ordered_effects(jaxpr):
+                if shardings is not None and shardings.num_devices > 1:
+                    _refuse_ordered_effects(jaxpr)
                 self.token = hlo.create_token()
             consts = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, closed.consts)]
             outs = emit_jaxpr(self, jaxpr, consts, args)
@@ -256,6 +258,15 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
         if builder.host_callbacks:
             _host_callbacks[builder.module] = tuple(builder.host_callbacks)
         return builder.module
+
+
+def _refuse_ordered_effects(jaxpr):
+    """One token cannot order callbacks running on several devices: refused, as JAX does."""
+    from ..ir.effects import jaxpr_effects, ordered_effects
+    ordered = ordered_effects(jaxpr_effects(jaxpr))
+    if ordered:
+        raise ValueError("The following ordered effects are not supported for more than 1 "
+                         f"device: {ordered}")
 
 
 # module -> the Python callables its custom calls index (weak: dies with the module)

@@ -1,11 +1,15 @@
 """``debug_nans`` / ``debug_infs``: a NaN or inf produced by a program raises
-``FloatingPointError`` naming the primitive and the source line that produced it.
+``FloatingPointError`` naming the primitive and the source line that produced it; and
+``log_compiles``: each compilation (jitted or eager) is logged (logger ``traxla``, WARNING).
 
 An eager primitive's outputs are checked as they come. A jitted program's outputs are
 checked after it runs; when one is invalid the program's jaxpr is re-run equation by
-equation (into nested ``jit``s and the taken ``cond`` branch), as JAX re-runs the
-de-optimized function, so that the first equation producing the invalid value is named."""
+equation (into nested ``jit``s, the taken ``cond`` branch, and ``scan``/``while`` bodies
+iteration by iteration), as JAX re-runs the de-optimized function, so that the first
+equation producing the invalid value is named."""
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 
@@ -13,15 +17,17 @@ from ..ir import dtypes
 from ..ir.config import config
 from ..ir.core import ClosedJaxpr, Literal
 
-# [debug_nans, debug_infs], mirrored from the config so that the hot paths read one list
-flags = [False, False]
+# [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
+# read one list
+flags = [bool(config.read("debug_nans")), bool(config.read("debug_infs")),
+         bool(config.read("log_compiles"))]
+_FLAG_INDEX = {"debug_nans": 0, "debug_infs": 1, "log_compiles": 2}
+logger = logging.getLogger("traxla")
 
 
 def _on_update(name, value):
-    if name == "debug_nans":
-        flags[0] = bool(value)
-    elif name == "debug_infs":
-        flags[1] = bool(value)
+    if name in _FLAG_INDEX:
+        flags[_FLAG_INDEX[name]] = bool(value)
 
 
 config.on_update(_on_update)
@@ -29,6 +35,12 @@ config.on_update(_on_update)
 
 def enabled() -> bool:
     return flags[0] or flags[1]
+
+
+def log_compile(name: str, avals, seconds: float):
+    if flags[2]:
+        logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
+        logger.warning("Finished XLA compilation of jit(%s) in %.9f sec", name, seconds)
 
 
 def invalid_kind(value):
@@ -70,7 +82,7 @@ def check_program(name: str, closed: ClosedJaxpr, args, outs):
 
 def _rerun(jaxpr, consts, args):
     from ..ir.rules.call import jit_p
-    from ..ir.rules.control_flow import cond_p
+    from ..ir.rules.control_flow import cond_p, scan_p, while_p
     from .dispatch import apply_primitive_unchecked
     env = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
@@ -88,6 +100,10 @@ def _rerun(jaxpr, consts, args):
             index = int(np.clip(int(np.asarray(vals[0])), 0, len(branches) - 1))
             branch = branches[index]
             outs = _rerun(branch.jaxpr, list(branch.consts), vals[1:])
+        elif eqn.primitive is scan_p:
+            outs = _rerun_scan(vals, **eqn.params)
+        elif eqn.primitive is while_p:
+            outs = _rerun_while(vals, **eqn.params)
         else:
             outs = apply_primitive_unchecked(eqn.primitive, vals, eqn.params)
             outs = outs if eqn.primitive.multiple_results else [outs]
@@ -100,3 +116,28 @@ def _rerun(jaxpr, consts, args):
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
     return [read(v) for v in jaxpr.outvars]
+
+
+def _rerun_scan(vals, *, jaxpr, length, reverse, num_consts, num_carry, **_):
+    consts, carry = vals[:num_consts], list(vals[num_consts:num_consts + num_carry])
+    xs = [np.asarray(x) for x in vals[num_consts + num_carry:]]
+    ys = [None] * length
+    for i in (reversed(range(length)) if reverse else range(length)):
+        outs = _rerun(jaxpr.jaxpr, list(jaxpr.consts), list(consts) + carry + [x[i] for x in xs])
+        carry, ys[i] = list(outs[:num_carry]), [np.asarray(y) for y in outs[num_carry:]]
+    n_ys = len(jaxpr.jaxpr.outvars) - num_carry
+    stacked = [np.stack([ys[i][k] for i in range(length)]) if length else
+               np.zeros((0,) + tuple(v.aval.shape), v.aval.dtype)
+               for k, v in enumerate(jaxpr.jaxpr.outvars[num_carry:num_carry + n_ys])]
+    return carry + stacked
+
+
+def _rerun_while(vals, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts = vals[:cond_nconsts]
+    body_consts = vals[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = list(vals[cond_nconsts + body_nconsts:])
+    while True:
+        pred, = _rerun(cond_jaxpr.jaxpr, list(cond_jaxpr.consts), list(cond_consts) + carry)
+        if not np.asarray(pred).any():  # (a batched predicate runs while any lane is live)
+            return carry
+        carry = _rerun(body_jaxpr.jaxpr, list(body_jaxpr.consts), list(body_consts) + carry)

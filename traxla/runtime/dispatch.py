@@ -75,6 +75,7 @@ def apply_primitive_unchecked(prim, args, params):
     exe = _eager_cache.get(key)
     if exe is None:
         exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
+        debug_checks.log_compile(prim.name, in_avals, exe.compile_seconds)
         _eager_cache[key] = exe
     outs = exe.execute(arrays)
     return outs if prim.multiple_results else outs[0]

@@ -33,7 +33,7 @@ class Executable:
         self.out_avals = tuple(out_avals)
         self.handlers = xla.result_handlers(
             [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
-        self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
+        self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
@@ -122,13 +122,15 @@ def _memory_kind(aval):
     return "pinned_host" if aval.memory_space == "host" else "device"
 
 
-def _runner(loaded, handlers, host_callbacks):
+def _runner(loaded, handlers, host_callbacks, single_device=False):
     """Programs without callbacks run asynchronously; those with callbacks run to completion
     before the call returns, so that their effects have happened (in order) and a callback's
-    exception surfaces here, as a Python exception naming the callback."""
+    exception surfaces here, as a Python exception naming the callback. Single-device
+    programs run without jaxlib's per-call traceback record (it is never freed)."""
     if not host_callbacks:
-        return xla.make_runner(loaded, handlers)
-    return xla.make_synchronous_runner(loaded, handlers, _callback_failure)
+        return xla.make_runner(loaded, handlers, quiet_tracebacks=single_device)
+    return xla.make_synchronous_runner(loaded, handlers, _callback_failure,
+                                       quiet_tracebacks=single_device)
 
 
 def _callback_failure(runtime_error):

@@ -30,14 +30,18 @@ except Exception:  # pragma: no cover - logging control is best effort
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
 
-# With tracebacks on (jaxlib's default), every ``execute_sharded`` called from Python keeps
-# a Python traceback record that is never freed: 72 bytes per call, measured with
-# tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them.
+# With jaxlib's tracebacks on (its default), every ``execute_sharded`` called from Python
+# keeps a traceback record that is never freed: 72 bytes per call, measured with
+# tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them,
+# so its runners switch them off for the call and back on after (the switch is process-wide,
+# and JAX, when imported alongside, takes its source locations from them).
 try:
     from jaxlib import _jax as _jaxlib_ext
-    _jaxlib_ext.set_tracebacks_enabled(False)
+    _tracebacks_enabled = _jaxlib_ext.tracebacks_enabled
+    _set_tracebacks = _jaxlib_ext.set_tracebacks_enabled
 except Exception:  # pragma: no cover - a jaxlib without the switch
-    pass
+    _tracebacks_enabled = lambda: False  # noqa: E731
+    _set_tracebacks = None
 RuntimeErrorType = _xc.XlaRuntimeError
 
 _lock = threading.Lock()
@@ -222,22 +226,37 @@ def execute(executable, buffers, handlers):
     return executable.execute_sharded(buffers).consume_with_handlers(handlers)
 
 
-def make_runner(executable, handlers):
-    """``run(buffers) -> output buffers``: the hot path, with attribute lookups hoisted."""
+def make_runner(executable, handlers, quiet_tracebacks=False):
+    """``run(buffers) -> output buffers``: the hot path, with attribute lookups hoisted.
+    ``quiet_tracebacks``: without jaxlib's per-call traceback record (single-device outputs
+    only: a multi-device output needs it to be split into its shards)."""
     execute_sharded = executable.execute_sharded
+    if not quiet_tracebacks or _set_tracebacks is None:
+        def run(buffers):
+            return execute_sharded(buffers).consume_with_handlers(handlers)
+        return run
 
     def run(buffers):
+        if _tracebacks_enabled():
+            _set_tracebacks(False)
+            try:
+                return execute_sharded(buffers).consume_with_handlers(handlers)
+            finally:
+                _set_tracebacks(True)
         return execute_sharded(buffers).consume_with_handlers(handlers)
     return run
 
 
-def make_synchronous_runner(executable, handlers, translate_error):
+def make_synchronous_runner(executable, handlers, translate_error, quiet_tracebacks=False):
     """A runner for programs that call back to Python: it waits for the program to finish
     (so that its effects have happened, in order, when the call returns) and turns a failure
     into ``translate_error(runtime_error)``'s exception."""
     execute_sharded = executable.execute_sharded
 
     def run(buffers):
+        restore = quiet_tracebacks and _tracebacks_enabled()
+        if restore:
+            _set_tracebacks(False)
         try:
             results = execute_sharded(buffers, with_tokens=True)
             done = results.consume_token()
@@ -247,6 +266,9 @@ def make_synchronous_runner(executable, handlers, translate_error):
                 out.block_until_ready()
         except _xc.XlaRuntimeError as e:
             raise translate_error(e)  # noqa: B904  (the callback's own exception is its cause)
+        finally:
+            if restore:
+                _set_tracebacks(True)
         return outs
     return run
 

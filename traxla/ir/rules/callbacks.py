@@ -8,7 +8,7 @@ The ``callback`` param is a plain Python callable on flat NumPy arguments; the l
 hands it to the runtime, which checks its results before they reach XLA."""
 from __future__ import annotations
 
-from ..effects import (NO_EFFECTS, debug_effect, def_effects, io_effect, ordered_debug_effect,
+from ..effects import (NO_EFFECTS, Effect, debug_effect, def_effects, io_effect, ordered_debug_effect,
                        ordered_io_effect)
 from ..primitive import Primitive, def_printing, def_typing
 
@@ -21,11 +21,23 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
                 "legacy_vectorized", None)
 
 
+def _host_avals(name, avals):
+    """Operands and results cross to the host as NumPy arrays: no extended dtypes."""
+    from .. import dtypes
+    for aval in avals:
+        if dtypes.is_extended(aval.dtype):
+            raise TypeError(f"{name}: a value of type {aval.str_short()} (an extended dtype such "
+                            "as a PRNG key) cannot be passed to or returned from a host callback; "
+                            "pass random.key_data(key) instead.")
+
+
 def _no_results(*avals, **params):
+    """Debug callbacks see a PRNG key array as its key data, as JAX shows it under jit."""
     return []
 
 
 def _declared_results(*avals, result_avals, **params):
+    _host_avals("callback", list(avals) + list(result_avals))
     return list(result_avals)
 
 
@@ -56,26 +68,36 @@ def callback_name(callback) -> str:
     return name if name is not None else repr(target)
 
 
-__all__ = ["debug_callback_p", "debug_print_p", "pure_callback_p", "io_callback_p",
-           "VMAP_METHODS", "callback_name"]
 
 
 # -- checkify.check: a predicate that must be functionalized by checkify before staging ----
 
-class ErrorEffect:
+class ErrorEffect(Effect):
     """The effect of an unfunctionalized ``checkify.check`` (keeps it from being DCE'd)."""
 
-    ordered = False
     name = "ErrorEffect(FailedCheckError)"
-
-    def __repr__(self):
-        return self.name
-
-    __str__ = __repr__
 
 
 error_effect = ErrorEffect()
 check_p = Primitive("check", multiple_results=True)
 def_typing(check_p, _no_results)
 def_effects(check_p, lambda params: frozenset({error_effect}))
-def_printing(check_p, hide=("sites",))
+def_printing(check_p)
+
+__all__ = ["debug_callback_p", "debug_print_p", "pure_callback_p", "io_callback_p", "check_p",
+           "VMAP_METHODS", "callback_name", "error_effect"]
+
+
+def _replicated_results(in_avals, outs, **params):
+    """Callbacks take whole (gathered) operands of any placement; their results are
+    replicated (no sharding in the type), as JAX types them without a ``sharding``."""
+    return [None] * len(outs)
+
+
+def _register_sharding_rules():
+    from ..sharding_rules import register_sharding
+    for prim in (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p, check_p):
+        register_sharding(prim, _replicated_results)
+
+
+_register_sharding_rules()

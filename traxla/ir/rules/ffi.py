@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..avals import ShapedArray
+from ..effects import NO_EFFECTS, Effect, def_effects
 from ..primitive import Primitive, def_typing
 
 ffi_call_p = Primitive("ffi_call", multiple_results=True)
@@ -102,5 +103,15 @@ def _ffi_call_typing(*avals_in, result_avals, **_):
 
 
 def_typing(ffi_call_p, _ffi_call_typing)
+
+
+class FfiEffect(Effect):
+    """``has_side_effect=True``: the call runs even when its results are unused (JAX's)."""
+    name = "FFI"
+
+
+ffi_effect = FfiEffect()
+def_effects(ffi_call_p, lambda params: frozenset({ffi_effect}) if params["has_side_effect"]
+            else NO_EFFECTS)
 
 P = {"ffi_call": ffi_call_p}

@@ -17,12 +17,15 @@ import numpy as np
 
 from ...errors import CallbackError
 from ...ir import dtypes
+from ...ir.avals import physical_aval
 from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
-from ..mlir import aval_type, hlo, ir
+from ..mlir import aval_type, hlo, ir, sdy
 from ..registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
+# The CUDA plugin's target (jaxlib notes §8): written as JAX names it, not yet run on a GPU.
+PYTHON_GPU_CALLBACK = "xla_ffi_python_gpu_callback"
 
 
 # XLA calls back on its own threads: the first failure is kept here for the caller.
@@ -74,13 +77,13 @@ class HostCallback:
                 args = [np.asarray(a, np.bool_) if b else a
                         for a, b in zip(args, self.bool_operands)]
             outs = self.callback(*args)
-            outs = self._checked(outs)
+            outs = self.check_results(outs)
         except BaseException as e:  # surfaced by the runtime as a Python exception
             _record(self, e)
             raise
         return token + outs
 
-    def _checked(self, outs):
+    def check_results(self, outs):
         expected = self.result_avals
         if outs is None:
             outs = ()
@@ -95,9 +98,10 @@ class HostCallback:
         checked = []
         for i, (out, aval) in enumerate(zip(outs, expected)):
             value = np.asarray(out)
-            canonical = dtypes.canonicalize(value.dtype)
-            if canonical != value.dtype:
-                value = value.astype(canonical)
+            if value.dtype.kind in "biufc":  # 64-bit results become 32-bit without x64, as JAX
+                canonical = dtypes.canonicalize(value.dtype)
+                if canonical != value.dtype:
+                    value = value.astype(canonical)
             if value.shape != tuple(aval.shape):
                 raise RuntimeError(f"Incorrect output shape for return value #{i}: "
                                    f"Expected: {tuple(aval.shape)}, Actual: {value.shape}")
@@ -122,7 +126,10 @@ def _token_layout():
 
 
 def _wire_aval(aval):
-    """Booleans cross as uint8: the callback handler rejects i1 buffers."""
+    """Booleans cross as uint8 (the callback handler rejects i1 buffers); key arrays as their
+    key data (their physical array)."""
+    if dtypes.is_extended(aval.dtype):
+        return physical_aval(aval)
     return aval.update(dtype=np.dtype(np.uint8)) if aval.dtype == np.bool_ else aval
 
 
@@ -131,11 +138,6 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
     ``ctx.module.token``)."""
     module = ctx.module
     in_avals = list(ctx.avals_in)
-    for aval in list(in_avals) + list(result_avals):
-        if dtypes.is_extended(aval.dtype):
-            raise TypeError(f"{kind} callback {callback_name(callback)!r}: an operand or result "
-                            f"of type {aval.str_short()} (an extended dtype such as a PRNG key) "
-                            "cannot cross to the host; pass random.key_data(key) instead.")
     bool_in = [a.dtype == np.bool_ for a in in_avals]
     wire_in = [_wire_aval(a) for a in in_avals]
     wire_out = [_wire_aval(a) for a in result_avals]
@@ -155,12 +157,14 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
     i32 = ir.IntegerType.get_signless(32)
     op = hlo.CustomCallOp(
         result_types, ops,
-        call_target_name=ir.StringAttr.get(PYTHON_CPU_CALLBACK),
+        call_target_name=ir.StringAttr.get(
+            PYTHON_GPU_CALLBACK if module.platform in ("cuda", "gpu") else PYTHON_CPU_CALLBACK),
         has_side_effect=ir.BoolAttr.get(side_effect),
         api_version=ir.IntegerAttr.get(i32, 4),
         backend_config=ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
         operand_layouts=ir.ArrayAttr.get(operand_layouts),
         result_layouts=ir.ArrayAttr.get(result_layouts))
+    _place_on_one_device(module, op, len(result_types))
     results = list(op.results)
     if ordered:
         module.token, results = results[0], results[1:]
@@ -169,7 +173,25 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
             for x, a in zip(results, result_avals)]
 
 
-class debug_print_callback:
+def _place_on_one_device(module, op, num_results):
+    """In an SPMD program (outside ``shard_map``) the callback runs once, on device 0, with
+    whole values, as JAX places it (a maximal sharding): the partitioner requires a side-effecting
+    op to carry a sharding."""
+    partitions = module.module.operation.attributes["mhlo.num_partitions"]
+    if module.mesh_stack or ir.IntegerAttr(partitions).value <= 1:
+        return
+    if not getattr(module, "_maximal_mesh_emitted", False):
+        module._maximal_mesh_emitted = True
+        with ir.InsertionPoint.at_block_begin(module.module.body):
+            sdy.MeshOp(_MAXIMAL_MESH, sdy.MeshAttr.get([], [0]))
+    op.attributes["sdy.sharding"] = sdy.TensorShardingPerValueAttr.get(
+        [sdy.TensorShardingAttr.get(_MAXIMAL_MESH, []) for _ in range(max(num_results, 1))])
+
+
+_MAXIMAL_MESH = "maximal_mesh_0"
+
+
+class DebugPrintFormatter:
     """Formats and prints ``debug_print``'s operands as JAX's ``_format_print_callback``."""
 
     __slots__ = ("fmt", "in_tree", "static_args", "np_printoptions", "has_placeholders",
@@ -213,8 +235,8 @@ def _debug_callback(ctx, *args, callback, effect, partitioned):
 
 def _debug_print(ctx, *args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
                  has_placeholders, logging_record):
-    callback = debug_print_callback(fmt, in_tree, static_args, np_printoptions,
-                                    has_placeholders, logging_record)
+    callback = DebugPrintFormatter(fmt, in_tree, static_args, np_printoptions,
+                                   has_placeholders, logging_record)
     emit_callback(ctx, args, callback, kind="debug_print", result_avals=(), ordered=ordered,
                   side_effect=True)
     return []

@@ -48,6 +48,7 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
                                  axes)
     block = op.body.blocks.append(*[aval_type(a) for a in jaxpr.in_avals])
     builder.mesh_stack.append(mesh)
+    outer_token, builder.token = builder.token, None  # the region is isolated from above
     try:
         with ir.InsertionPoint(block):
             outs = emit_jaxpr(builder, jaxpr.jaxpr, [const_value(v.aval, c) for v, c in zip(jaxpr.jaxpr.constvars, jaxpr.consts)],
@@ -55,6 +56,7 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
             sdy.ReturnOp(outs)
     finally:
         builder.mesh_stack.pop()
+        builder.token = outer_token
     return list(op.results)
 
 
