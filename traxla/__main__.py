@@ -82,7 +82,11 @@ def main(argv=None):
                                 "benchmarks/scan_vs_unrolled.py adds JAX side by side)")
     bench.add_argument("--steps", type=int, nargs="+", default=[100, 300, 1000, 3000])
     bench.add_argument("--cap", type=float, default=30.0)
+    from traxla import cache_cli
+    cache_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return cache_cli.run(args)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))

@@ -26,6 +26,11 @@ class Config:
         "default_matmul_precision": None,      # None, "bfloat16", "tensorfloat32", "float32", ...
         "default_device": None,                 # a Device, or None: the backend's first device
         "numpy_rank_promotion": "allow",
+        # the persistent compilation cache (runtime/compilation_cache.py), as JAX's options
+        "compilation_cache_dir": None,
+        "persistent_cache_min_compile_time_secs": 1.0,
+        "persistent_cache_min_entry_size_bytes": 0,
+        "compilation_cache_max_size": -1,       # bytes; -1: unbounded
     }
 
     def __init__(self):

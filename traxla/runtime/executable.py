@@ -6,7 +6,7 @@ import time
 from ..ir.avals import physical_aval
 from ..lowering import host_callbacks_of, lower_jaxpr
 from ..lowering.registry import custom_call_libraries
-from . import xla_adapter as xla
+from . import compilation_cache, xla_adapter as xla
 from .array import Array, check_not_deleted, device_put_numpy
 from .backend import get_backend
 
@@ -22,8 +22,11 @@ class Executable:
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
-        self.loaded = xla.compile(backend.client, module, [backend.default_device],
-                                  self.host_callbacks, compiler_options)
+        devices = [backend.default_device]
+        self.loaded = compilation_cache.compile_or_load(
+            backend.client, module, devices, self.host_callbacks, compiler_options,
+            lambda: xla.compile(backend.client, module, devices, self.host_callbacks,
+                                compiler_options), in_avals=in_avals)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -75,8 +78,10 @@ class ShardedExecutable:
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
-        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size, self.host_callbacks,
-                                       compiler_options)
+        # SPMD programs are not persisted yet (their device assignment would have to be
+        # part of the key and of the load options); each process compiles them.
+        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size,
+                                       self.host_callbacks, compiler_options)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)

@@ -616,3 +616,25 @@ def jaxlib_include_dir() -> str:
                                "__path__ is available")
         root = paths[0]
     return os.path.join(root, "include")
+
+
+# -- persistent compilation cache (runtime/compilation_cache.py) --------------------------------
+
+def serialize_executable(loaded) -> bytes:
+    return loaded.serialize()
+
+
+def deserialize_executable(client, blob: bytes, devices_, host_callbacks=(),
+                           compiler_options=None):
+    """A loaded executable from ``serialize_executable``'s bytes; programs with host
+    callbacks get the current process's callables (never none: that crashes)."""
+    opts = compile_options()
+    _apply_compiler_options(opts, compiler_options)
+    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    return client.deserialize_executable(blob, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
+
+
+def compile_options_fingerprint(num_partitions: int = 1, compiler_options=None) -> bytes:
+    opts = compile_options(num_partitions)
+    _apply_compiler_options(opts, compiler_options)
+    return opts.SerializeAsString()
