@@ -27,3 +27,4 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
+from . import image  # noqa: F401,E402  (resize, scale_and_translate)
