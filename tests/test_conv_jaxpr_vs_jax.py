@@ -215,8 +215,13 @@ def test_jaxpr_text_matches_jax(name):
     assert got == want, f"{name}\n--- jax\n{want}\n--- traxla\n{got}"
 
 
+# Numerics of the fft / numpy / scipy wrappers are checked against NumPy and SciPy in their
+# own test files; the jit results here cover the primitives' programs (and keep CI short).
+NUMERIC_PREFIXES = ("conv.", "win.", "reduce.")
+
+
 def _groups(size=8):
-    names = sorted(CORPUS)
+    names = sorted(n for n in CORPUS if n.startswith(NUMERIC_PREFIXES))
     return [names[i:i + size] for i in range(0, len(names), size)]
 
 

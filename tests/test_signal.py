@@ -33,7 +33,7 @@ def _close(got, want, tol):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
 
 
-@hypothesis.settings(max_examples=10, deadline=None)
+@hypothesis.settings(max_examples=6, deadline=None)
 @hypothesis.given(st.integers(1, 9), st.integers(1, 9), st.sampled_from(MODES),
                   st.sampled_from([np.float32, np.float64, np.complex64]),
                   st.integers(0, 2**31 - 1))
@@ -48,7 +48,7 @@ def test_numpy_convolve_and_correlate_match_numpy(n, m, mode, dtype, seed):
         _close(_jit(tnp.correlate, mode=mode)(a, v), np.correlate(a, v, mode=mode), tol)
 
 
-@hypothesis.settings(max_examples=10, deadline=None)
+@hypothesis.settings(max_examples=6, deadline=None)
 @hypothesis.given(st.integers(1, 3), st.sampled_from(MODES), st.booleans(),
                   st.sampled_from([np.float32, np.float64]), st.integers(0, 2**31 - 1))
 def test_scipy_signal_convolutions_match_scipy(ndim, mode, swap, dtype, seed):
@@ -131,7 +131,7 @@ def test_csd_and_istft_match_scipy():
     np.testing.assert_allclose(np.asarray(xr)[:120], x, atol=1e-9)
 
 
-@hypothesis.settings(max_examples=10, deadline=None)
+@hypothesis.settings(max_examples=6, deadline=None)
 @hypothesis.given(st.sampled_from(["dct", "idct", "dctn", "idctn"]), st.integers(1, 3),
                   st.sampled_from([None, "backward", "ortho"]), st.booleans(),
                   st.sampled_from([np.float32, np.float64, np.complex64]),
