@@ -429,6 +429,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
+    if precision is not None:  # strings and single values become a pair, as in JAX
+        from .convolution import canonicalize_precision
+        precision = canonicalize_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
 
