@@ -162,6 +162,18 @@ def test_dct_gradient_is_its_transpose():
     _close(g, scipy_fft.idct(ct, norm="ortho"), 1e-10)
 
 
+def test_vmap_of_convolve_and_stft_equals_stacking():
+    rng = np.random.default_rng(6)
+    a, v = rng.standard_normal((3, 9)).astype(np.float32), rng.standard_normal((3, 4)).astype(
+        np.float32)
+    got = traxla.vmap(lambda a, v: tnp.convolve(a, v, mode="same"))(a, v)
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.convolve(x, y, "same")
+                                                          for x, y in zip(a, v)]), atol=1e-5)
+    got = traxla.vmap(lambda a: tsig.stft(a, nperseg=4)[2], in_axes=1, out_axes=2)(a.T)
+    want = scipy_signal.stft(a, nperseg=4)[2]
+    np.testing.assert_allclose(np.asarray(got), np.moveaxis(want, 0, 2), atol=1e-5)
+
+
 def test_signal_and_convolve_errors():
     with pytest.raises(ValueError, match="only support 1-dimensional inputs"):
         tnp.convolve(np.ones((2, 2)), np.ones(2))

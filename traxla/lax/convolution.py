@@ -152,6 +152,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          batch_group_count=1, precision=None, preferred_element_type=None,
                          out_sharding=None):
     """General n-dimensional convolution with optional dilation (XLA's ConvGeneralDilated)."""
+    if out_sharding is not None:
+        raise NotImplementedError("conv_general_dilated: traxla does not take an explicit "
+                                  "out_sharding yet; shard the operands instead (or reshard "
+                                  "the result).")
     lhs, rhs = asarray(lhs), asarray(rhs)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
