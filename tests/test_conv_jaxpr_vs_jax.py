@@ -76,6 +76,9 @@ P("conv.transpose", [XH, _f(3, 3, 5, 4)], lambda ns: lambda x, w: ns.lax.conv_tr
     x, w, (2, 2), "SAME", transpose_kernel=True))
 P("conv.patches", [X2], lambda ns: lambda x: ns.lax.conv_general_dilated_patches(
     x, (2, 2), (1, 1), "VALID"))
+P("conv.local_nhwc", [XH, _f(7, 4 * 4, 6, 5)], lambda ns: lambda x, w:
+  ns.lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2),
+                                    dimension_numbers=("NHWC", "HIWO", "NHWC")))
 P("conv.grad_both", [X2, W2], lambda ns: ns.top.grad(
     lambda x, w: ns.lax.conv_general_dilated(x, w, (2, 1), "SAME", None, (1, 2)).sum(),
     argnums=(0, 1)))
