@@ -145,6 +145,28 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
                     f"{type(dimension_numbers)}.")
 
 
+# -- reshaping helpers of the transpose and batching rules -----------------------------------
+
+def reshape_axis_into(src, dst, x):
+    """Merges axis ``src`` into axis ``dst`` (numbered after ``src`` is removed), as the
+    major part of the merged axis."""
+    shape = shape_of(x)
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new_shape = [int(d) for i, d in enumerate(shape) if i != src]
+    new_shape[dst] *= int(shape[src])
+    return reshape(x, new_shape, perm)
+
+
+def reshape_axis_out_of(src, size1, x):
+    """Splits axis ``src`` into (size1, rest)."""
+    shape = [int(d) for d in shape_of(x)]
+    size2, ragged = divmod(shape[src], size1)
+    assert not ragged
+    shape[src:src + 1] = [size1, size2]
+    return reshape(x, shape)
+
+
 # -- the primitive's wrappers -------------------------------------------------------------------
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,

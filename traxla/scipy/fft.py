@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -198,5 +197,3 @@ def _dct_deinterleave(x, axis):
     out = out.at[evens].set(v0)
     return out.at[odds].set(v1)
 
-
-del Sequence

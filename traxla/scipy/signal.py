@@ -19,7 +19,7 @@ from .. import numpy as jnp
 from ..batching import vmap
 from ..ir import dtypes
 from ..ir.rules.fft import complex_dtype
-from ..lax.convolution import Precision, conv_general_dilated
+from ..lax.convolution import conv_general_dilated
 from ..numpy import fft as jnp_fft
 from ..numpy._promotion import check_arraylike, ensure_arraylike, promote_dtypes_inexact
 from .fft import _promote_dtypes_complex
@@ -562,5 +562,3 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
     time = jnp.arange(_shape(x)[0], dtype=np.finfo(lax.dtype_of(x)).dtype) / fs
     return time, x
 
-
-del Precision
