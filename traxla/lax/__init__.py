@@ -680,8 +680,10 @@ from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbe
                           conv_transpose_shape_tuple, conv_with_general_padding,
                           padtype_to_pads, _conv_shape_tuple as conv_shape_tuple,
                           conv_general_dilated_local, conv_general_dilated_p)
+from .windowed import (reduce_p, reduce_window_p, reduce_window_max_p,  # noqa: E402,F401
+                       reduce_window_min_p, reduce_window_sum_p, select_and_gather_add_p,
+                       select_and_scatter_add_p)
+from .fft import fft_p  # noqa: E402,F401
 from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
-                       reduce_window_shape_tuple, reduce_window_sum, reduce_p, reduce_window_p,
-                       reduce_window_max_p, reduce_window_min_p, reduce_window_sum_p,
-                       select_and_gather_add_p, select_and_scatter_add_p)
-from .fft import FftType, fft, fft_p  # noqa: E402,F401
+                       reduce_window_shape_tuple, reduce_window_sum)
+from .fft import FftType, fft  # noqa: E402,F401
