@@ -19,15 +19,17 @@ jax = pytest.importorskip("jax")
 import jax.lax as jlax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
+import traxla.image  # noqa: E402
 import traxla.scipy.fft  # noqa: E402
 import traxla.scipy.signal  # noqa: E402
+import jax.image  # noqa: E402
 import jax.scipy.fft  # noqa: E402
 import jax.scipy.signal  # noqa: E402
 
 TRAXLA = types.SimpleNamespace(np=tnp, lax=tlax, top=traxla, signal=traxla.scipy.signal,
-                               sfft=traxla.scipy.fft)
+                               sfft=traxla.scipy.fft, image=traxla.image)
 JAX = types.SimpleNamespace(np=jnp, lax=jlax, top=jax, signal=jax.scipy.signal,
-                            sfft=jax.scipy.fft)
+                            sfft=jax.scipy.fft, image=jax.image)
 
 _rng = np.random.default_rng(0)
 
@@ -198,6 +200,18 @@ KNOWN_DIFFERENCES = {"signal.fftconvolve": "vmap of a nested jit prints one jit 
 P("scipy_fft.dct", [F34], lambda ns: lambda x: (
     ns.sfft.dct(x), ns.sfft.dct(x, n=6, axis=0, norm="ortho"), ns.sfft.idct(x),
     ns.sfft.dctn(x, norm="ortho"), ns.sfft.idctn(x, s=(4, 5))))
+
+
+# == image =======================================================================================
+# (scales with exact binary inverses: traxla prints a weak Python-float literal rounded to f32
+# where JAX prints the Python value, e.g. 1.7999999523162842 for 1.7999999999999998)
+XI = _f(2, 9, 7, 3)
+P("image.resize_up2", [XI], lambda ns: lambda x: (
+    ns.image.resize(x, (2, 18, 14, 3), "linear"), ns.image.resize(x, (2, 18, 7, 3), "lanczos3"),
+    ns.image.resize(x, (2, 5, 12, 3), "nearest")))
+P("image.scale_and_translate", [XI, np.array([2.0, 0.5], np.float32),
+                                np.array([0.5, -1.0], np.float32)], lambda ns: lambda x, s, t:
+  ns.image.scale_and_translate(x, (2, 12, 6, 3), (1, 2), s, t, "cubic"))
 
 
 def _build(case, ns):

@@ -93,15 +93,21 @@ def _scale_and_translate(x, output_shape, spatial_dims, scale, translation, kern
     ndim = len(input_shape)
     assert len(input_shape) == len(output_shape)
     assert len(spatial_dims) == len(scale) == len(translation)
+    if len(spatial_dims) == 0:
+        return x
+    contractions = []
+    in_indices = list(range(len(output_shape)))
+    out_indices = list(range(len(output_shape)))
     for i, d in enumerate(spatial_dims):
         d = operator.index(d) % ndim
         w = compute_weight_mat(input_shape[d], output_shape[d], scale[i], translation[i], kernel,
                                antialias, edge_padding=edge_padding, radius=radius)
-        w = w.astype(lax.dtype_of(x))
-        # contract dimension d with the weight matrix; the new dimension lands last
-        x = lax.dot_general(x, w, (((d,), (0,)), ((), ())), precision=precision)
-        x = jnp.moveaxis(x, -1, d)
-    return x
+        contractions.append(w.astype(lax.dtype_of(x)))
+        contractions.append([d, len(output_shape) + i])
+        out_indices[d] = len(output_shape) + i
+    contractions.append(out_indices)
+    # one einsum over every resampled dimension, as jax.image stages it
+    return jnp.einsum(x, in_indices, *contractions, precision=precision)
 
 
 class ResizeMethod(enum.Enum):
