@@ -556,7 +556,11 @@ ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_
 # primitives (section e), random bits (traxla/random)
 ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",
              # collectives: differentiated inside shard_map in tests/test_sharding.py
-             "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "ppermute", "reshard"}
+             "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "ppermute", "reshard",
+             # against finite differences in tests/test_conv.py, test_windowed.py, test_fft.py
+             "conv_general_dilated", "reduce_window_sum", "reduce_window_max",
+             "reduce_window_min", "reduce_window", "reduce", "select_and_gather_add",
+             "select_and_scatter_add", "fft"}
 # random primitives: zero tangents, checked in tests/test_random.py
 from traxla.ir.rules.random import P as _RANDOM_PRIMS  # noqa: E402
 ELSEWHERE |= set(_RANDOM_PRIMS)

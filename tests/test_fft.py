@@ -60,7 +60,7 @@ def fft_cases(draw):
     return name, shape, dtype, kwargs
 
 
-@hypothesis.settings(max_examples=15, deadline=None)
+@hypothesis.settings(max_examples=10, deadline=None)
 @hypothesis.given(fft_cases(), st.integers(0, 2**31 - 1))
 def test_numpy_fft_matches_numpy(case, seed):
     name, shape, dtype, kwargs = case

@@ -577,6 +577,36 @@ C("optimization_barrier", "mixed", lambda x, y: tlax.optimization_barrier((x, y)
   [_f(B, 2), _f(2)], in_axes=(0, None), out_axes=(0, None))
 
 
+# convolution, windowed reductions, fft (issue #14; more in tests/test_conv.py, test_windowed.py)
+def _maxpool(x):
+    return tlax.reduce_window(x, -np.inf, tlax.max, (2, 2), (1, 2), "SAME")
+
+
+C("conv_general_dilated", "lhs_batched", lambda x, w: tlax.conv(x, w, (1,), "SAME"),
+  [_f(B, 2, 3, 6), _f(4, 3, 2)], in_axes=(0, None))
+C("conv_general_dilated", "rhs_batched_groups", lambda x, w: tlax.conv_general_dilated(
+    x, w, (1,), "VALID", feature_group_count=3), [_f(2, 3, 6), _f(6, 1, 2, B)],
+  in_axes=(None, 3))
+C("conv_general_dilated", "both_batched_nwc", lambda x, w: tlax.conv_general_dilated(
+    x, w, (2,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")), [_f(2, 5, 3, B), _f(B, 2, 3, 4)],
+  in_axes=(3, 0))
+C("fft", "rfft", lambda x: tlax.fft(x, "rfft", (3, 4)), [_f(2, B, 3, 4)], in_axes=1)
+C("fft", "ifft", lambda x: tlax.fft(x, "ifft", (4,)),
+  [(_f(B, 3, 4) + 1j * _f(B, 3, 4)).astype(np.complex64)])
+C("reduce_window_sum", "strided", lambda x: tlax.reduce_window(x, 0.0, tlax.add, (2, 2), (2, 1),
+                                                               "SAME"), [_f(4, B, 5)], in_axes=1)
+C("reduce_window_max", "pool", _maxpool, [_f(B, 4, 5)])
+C("reduce_window_min", "dilated", lambda x: tlax.reduce_window(
+    x, np.inf, tlax.min, (2, 2), (1, 1), "VALID", (1, 2), (2, 1)), [_f(4, 5, B)], in_axes=2)
+C("reduce_window", "generic_monoid", lambda x: tlax.reduce_window(
+    x, 1.0, tlax.mul, (2, 1), (1, 1), "SAME"), [_f(B, 4, 5)])
+C("reduce", "generic_monoid", lambda x: tlax.reduce(x, 1.0, lambda a, b: a * b + 0.0, (1,)),
+  [_f(4, B, 5)], in_axes=1)
+C("select_and_gather_add", "maxpool_jvp", lambda x, t: traxla.jvp(_maxpool, (x,), (t,))[1],
+  [_f(B, 4, 5), _f(B, 4, 5)])
+C("select_and_scatter_add", "maxpool_grad",
+  lambda x: traxla.grad(lambda x: (_maxpool(x) ** 2).sum())(x), [_f(4, 5, B)], in_axes=2)
+
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.
 SPECIAL_CASES = {
     "custom_lin": "test_custom_lin_batching_rule",  # only in linear jaxprs, which get transposed

@@ -21,6 +21,7 @@ from .runtime.backend import default_backend, local_devices
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)
+from . import image  # noqa: F401,E402  (resize, scale_and_translate)
 
 __version__ = "0.1.0"
 

@@ -429,6 +429,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
+    if precision is not None:  # strings and single values become a pair, as in JAX
+        from .convolution import canonicalize_precision
+        precision = canonicalize_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
 
@@ -675,7 +678,12 @@ from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbe
                           conv_general_dilated, conv_general_dilated_patches,
                           conv_general_permutations, conv_general_shape_tuple, conv_transpose,
                           conv_transpose_shape_tuple, conv_with_general_padding,
-                          padtype_to_pads, _conv_shape_tuple as conv_shape_tuple)
+                          padtype_to_pads, _conv_shape_tuple as conv_shape_tuple,
+                          conv_general_dilated_local, conv_general_dilated_p)
+from .windowed import (reduce_p, reduce_window_p, reduce_window_max_p,  # noqa: E402,F401
+                       reduce_window_min_p, reduce_window_sum_p, select_and_gather_add_p,
+                       select_and_scatter_add_p)
+from .fft import fft_p  # noqa: E402,F401
 from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
                        reduce_window_shape_tuple, reduce_window_sum)
 from .fft import FftType, fft  # noqa: E402,F401

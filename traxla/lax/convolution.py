@@ -145,6 +145,28 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
                     f"{type(dimension_numbers)}.")
 
 
+# -- reshaping helpers of the transpose and batching rules -----------------------------------
+
+def reshape_axis_into(src, dst, x):
+    """Merges axis ``src`` into axis ``dst`` (numbered after ``src`` is removed), as the
+    major part of the merged axis."""
+    shape = shape_of(x)
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new_shape = [int(d) for i, d in enumerate(shape) if i != src]
+    new_shape[dst] *= int(shape[src])
+    return reshape(x, new_shape, perm)
+
+
+def reshape_axis_out_of(src, size1, x):
+    """Splits axis ``src`` into (size1, rest)."""
+    shape = [int(d) for d in shape_of(x)]
+    size2, ragged = divmod(shape[src], size1)
+    assert not ragged
+    shape[src:src + 1] = [size1, size2]
+    return reshape(x, shape)
+
+
 # -- the primitive's wrappers -------------------------------------------------------------------
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
@@ -152,6 +174,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          batch_group_count=1, precision=None, preferred_element_type=None,
                          out_sharding=None):
     """General n-dimensional convolution with optional dilation (XLA's ConvGeneralDilated)."""
+    if out_sharding is not None:
+        raise NotImplementedError("conv_general_dilated: traxla does not take an explicit "
+                                  "out_sharding yet; shard the operands instead (or reshard "
+                                  "the result).")
     lhs, rhs = asarray(lhs), asarray(rhs)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
@@ -311,3 +337,37 @@ def _conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     if isinstance(pads, str):
         pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
     return conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """An unshared ("locally connected") convolution: every output position has its own
+    filter, ``rhs`` holding (input features x filter size, output features) per position
+    at ``rhs``'s spatial dimensions (the patches of ``conv_general_dilated_patches``
+    contracted position by position)."""
+    from . import dot_general
+    lhs = asarray(lhs)
+    c_precision = canonicalize_precision(precision)
+    lhs_precision = None if c_precision is None else c_precision[0]
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers, precision=lhs_precision)
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
+        shape_of(lhs), (1, 1) + tuple(filter_shape), dimension_numbers)
+    lhs_c_dims, rhs_c_dims = [out_spec[1]], [rhs_spec[1]]
+    lhs_b_dims = out_spec[2:]
+    rhs_b_dims = rhs_spec[2:]
+    rhs_b_dims = [rhs_b_dims[i] for i in sorted(range(len(rhs_b_dims)),
+                                                key=lambda k: lhs_b_dims[k])]
+    lhs_b_dims = sorted(lhs_b_dims)
+    out = dot_general(patches, rhs, ((lhs_c_dims, rhs_c_dims), (lhs_b_dims, rhs_b_dims)),
+                      precision=precision)
+    ndim = len(shape_of(out))
+    src, dst = (ndim - 2, ndim - 1), (out_spec[0], out_spec[1])
+    if src != dst:
+        perm = [i for i in range(ndim) if i not in src]
+        for d, s in sorted(zip(dst, src)):
+            perm.insert(d, s)
+        out = transpose(out, tuple(perm))
+    return out

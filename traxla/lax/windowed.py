@@ -72,7 +72,8 @@ def _reduction_jaxpr(computation, flat_avals, aval_tree, traced_for):
     closed = trace_to_jaxpr(flat_computation, list(flat_in),
                             make_debug_info(computation, traced_for, ()))
     if any(isinstance(c, Tracer) for c in closed.consts):
-        raise NotImplementedError("Reduction computations can't close over Tracers.")
+        raise NotImplementedError("Reduction computations can't close over Tracers: pass the "
+                                  "traced value as an operand of the reduction instead.")
     return closed, out_trees[0]
 
 

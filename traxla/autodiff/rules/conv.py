@@ -8,29 +8,9 @@ import numpy as np
 
 from ... import lax
 from ...ir.rules.conv import ConvDimensionNumbers, conv_general_dilated_p, dilate_shape
-from ...lax.convolution import conv_general_dilated
+from ...lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
 from ..core import Zero, is_undefined, transpose_rules
 from ._util import defjvp
-
-
-def reshape_axis_into(src, dst, x):
-    """Merges axis ``src`` into axis ``dst`` (numbered after ``src`` is removed), as the
-    major part of the merged axis."""
-    shape = lax.shape_of(x)
-    perm = [i for i in range(len(shape)) if i != src]
-    perm.insert(dst, src)
-    new_shape = [int(d) for i, d in enumerate(shape) if i != src]
-    new_shape[dst] *= int(shape[src])
-    return lax.reshape(x, new_shape, perm)
-
-
-def reshape_axis_out_of(src, size1, x):
-    """Splits axis ``src`` into (size1, rest)."""
-    shape = [int(d) for d in lax.shape_of(x)]
-    size2, ragged = divmod(shape[src], size1)
-    assert not ragged
-    shape[src:src + 1] = [size1, size2]
-    return lax.reshape(x, shape)
 
 
 def _spec_transpose(spec):

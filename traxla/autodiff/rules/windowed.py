@@ -15,7 +15,6 @@ from ...lax import windowed as lw
 from ...tracer.interpret import eval_jaxpr
 from ..core import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
 from ._util import defjvp, deflinear2
-from .conv import conv_vjp_lhs_padding
 
 
 def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strides, padding,
@@ -173,4 +172,3 @@ def _reduce_jvp_rule(primals, tangents, *, computation, jaxpr, dimensions):
 
 
 jvp_rules[W["reduce"]] = _reduce_jvp_rule
-del conv_vjp_lhs_padding

@@ -4,10 +4,9 @@ into feature groups (both), and split back out of the result."""
 from __future__ import annotations
 
 from ... import lax
-from ...autodiff.rules.conv import reshape_axis_into, reshape_axis_out_of
 from ...ir.avals import ShapedArray
 from ...ir.rules.conv import conv_general_dilated_p
-from ...lax.convolution import conv_general_dilated
+from ...lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
 from ..core import register_batching
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes
-from ...ir.avals import ShapedArray
 from ...ir.rules.conv import conv_general_dilated_p
 from ..mlir import aval_type, hlo, i64_array, ir, tensor_type
 from ..registry import register_lowering
@@ -69,4 +68,3 @@ def _conv_lowering(ctx, lhs, rhs, *, precision=None, preferred_element_type=None
 
 
 register_lowering(conv_general_dilated_p, _conv_lowering)
-del ShapedArray

@@ -90,24 +90,25 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
         lhs = convert(lhs, lhs_aval, out.dtype)
     if rhs_aval.dtype != out.dtype:
         rhs = convert(rhs, rhs_aval, out.dtype)
-    dn, precision_config = _dot_attrs(dimension_numbers)
+    dn, precision_config = _dot_attrs(dimension_numbers, precision)
     return hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)
 
 
 _dot_attr_cache: dict = {}
 
 
-def _dot_attrs(dimension_numbers):
+def _dot_attrs(dimension_numbers, precision=None):
     """Dimension numbers and precision as MLIR attributes, built once per distinct value
     (the process has one MLIR context, so attributes can be reused)."""
-    attrs = _dot_attr_cache.get(dimension_numbers)
+    attrs = _dot_attr_cache.get((dimension_numbers, precision))
     if attrs is None:
         (lc, rc), (lb, rb) = dimension_numbers
         dn = hlo.DotDimensionNumbers.get(
             lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
             lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
-        precision = ir.ArrayAttr.get([hlo.PrecisionAttr.get("DEFAULT")] * 2)
-        attrs = _dot_attr_cache[dimension_numbers] = (dn, precision)
+        names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
+        precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
+        attrs = _dot_attr_cache[(dimension_numbers, precision)] = (dn, precision_config)
     return attrs[0], attrs[1]
 
 
