@@ -671,4 +671,8 @@ def _unstack(operand, axis=0):
 
 
 # -- issue #12: the rest of lax's operations and control flow ----------------------------------
-from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401
+from .ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi,  # noqa: E402,F401
+                        optimization_barrier, reduce_precision, reduce_xor, rng_bit_generator,
+                        rng_uniform)
+from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
+from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004

@@ -7,3 +7,5 @@ from . import call, control_flow, collectives, random  # noqa: F401  (call befor
 from . import optimization, ad_checkpoint  # noqa: F401  (after control_flow: remat2's DCE rule)
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)
+from . import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
+from . import composite  # noqa: F401,E402  (composite: JAX's errors)

@@ -7,3 +7,5 @@ from . import elementwise, shape, reduction, call, control_flow, indexing  # noq
 from . import collectives, special, random  # noqa: F401
 from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
+from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
+from . import composite  # noqa: F401,E402  (stablehlo.composite)

@@ -3,3 +3,5 @@ from . import elementwise, shape, reduction, call, control_flow, ad, indexing, c
 from . import random  # noqa: F401,E402  (threefry and the key primitives)
 from . import special  # noqa: F401,E402  (lgamma, digamma, erfc, square, complex numbers, tile)
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
+from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
+from . import composite  # noqa: F401,E402  (stablehlo.composite)
