@@ -588,6 +588,9 @@ C("rng_bit_generator", "batched_keys",
   shape_only=True)
 C("rng_uniform", "batched_bounds", lambda a: tlax.rng_uniform(a, a + 1.0, (2,)), [_f(B)],
   shape_only=True)
+C("all_to_all", "batch_before_split", lambda x: ALL_PRIMITIVES["all_to_all"].bind(
+    x, axis_name="i", split_axis=0, concat_axis=1, axis_index_groups=None, tiled=True,
+    axis_size=2), [_f(B, 4, 3)], shape_only=True)
 
 
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.

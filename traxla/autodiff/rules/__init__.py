@@ -9,3 +9,4 @@ from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_
                     maybe_broadcast, unbroadcast)
 from . import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
 from . import composite  # noqa: F401,E402  (composite: JAX's errors)
+from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)

@@ -9,3 +9,4 @@ from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F4
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
 from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
 from . import composite  # noqa: F401,E402  (stablehlo.composite)
+from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)

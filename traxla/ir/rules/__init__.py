@@ -5,3 +5,4 @@ from . import special  # noqa: F401,E402  (lgamma, digamma, erfc, square, comple
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
 from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
 from . import composite  # noqa: F401,E402  (stablehlo.composite)
+from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
