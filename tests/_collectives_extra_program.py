@@ -34,4 +34,10 @@ except Exception as e:
     res['err'] = f"{type(e).__name__}: {e}"
 try: lax.pshuffle(x, 'x', [0, 0])
 except Exception as e: res['perm'] = str(e)
+s = ns.sharding.NamedSharding(m, P('x', 'y'))
+w = ns.jit(lambda a: lax.with_sharding_constraint(a * 2, s) + 1)
+res['wsc_jaxpr'] = str(ns.make_jaxpr(w)(x))
+res['wsc'] = np.asarray(w(x)).tolist()
+res['wsc_grad'] = np.asarray(ns.grad(lambda a: jnp.sum(lax.with_sharding_constraint(a * a, s)))(x)).tolist()
+res['wsc_text'] = 'sdy.sharding_constraint' in w.lower(x).as_text()
 print(json.dumps(res))

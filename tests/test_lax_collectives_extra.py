@@ -1,5 +1,5 @@
-"""``all_to_all``, ``pswapaxes``, ``pshuffle`` and ``axis_size`` inside ``shard_map`` on 8
-CPU devices, against JAX: values, a gradient through ``pswapaxes``, error messages, and
+"""``all_to_all``, ``pswapaxes``, ``pshuffle`` and ``axis_size`` inside ``shard_map``, and
+``with_sharding_constraint`` in a jitted program, on 8 CPU devices, against JAX: values, a gradient through ``pswapaxes``, error messages, and
 the ``all_to_all`` equations as printed (each side runs in a fresh process, since the
 device count is fixed when a backend starts)."""
 import json
@@ -36,3 +36,5 @@ def test_collectives_match_jax():
     assert got["perm"] == want["perm"]
     assert _equations(got["jaxpr"]) == _equations(want["jaxpr"])
     assert len(_equations(want["jaxpr"])) == 3
+    for key in ("wsc_jaxpr", "wsc", "wsc_grad", "wsc_text"):  # with_sharding_constraint
+        assert got[key] == want[key], key

@@ -588,6 +588,9 @@ C("rng_bit_generator", "batched_keys",
   shape_only=True)
 C("rng_uniform", "batched_bounds", lambda a: tlax.rng_uniform(a, a + 1.0, (2,)), [_f(B)],
   shape_only=True)
+C("sharding_constraint", "batched", lambda x: tlax.with_sharding_constraint(
+    x * 2.0, traxla.NamedSharding(traxla.make_mesh((1,), ("i",)), traxla.sharding.P("i"))),
+  [_f(4, B)], in_axes=1)
 C("all_to_all", "batch_before_split", lambda x: ALL_PRIMITIVES["all_to_all"].bind(
     x, axis_name="i", split_axis=0, concat_axis=1, axis_index_groups=None, tiled=True,
     axis_size=2), [_f(B, 4, 3)], shape_only=True)

@@ -676,4 +676,5 @@ from .ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi, 
                         rng_uniform)
 from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
-from .parallel_extra import all_to_all, axis_size, pshuffle, pswapaxes  # noqa: E402,F401
+from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
+                             with_sharding_constraint)

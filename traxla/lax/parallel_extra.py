@@ -57,3 +57,51 @@ def pshuffle(x, axis_name, perm):
 
 
 __all__ = ["all_to_all", "pswapaxes", "pshuffle", "axis_size"]
+
+
+class _NoMesh:
+    """The context mesh when none is set (prints as JAX's empty ``Mesh()``)."""
+
+    def __repr__(self):
+        return "Mesh()"
+
+    def __eq__(self, other):
+        return isinstance(other, _NoMesh)
+
+    def __hash__(self):
+        return hash(_NoMesh)
+
+
+def with_sharding_constraint(x, shardings):
+    """``x`` (a pytree) constrained to ``shardings`` (NamedShardings, or PartitionSpecs on
+    the mesh set with ``set_mesh``) inside a jitted program; eagerly, a ``device_put``."""
+    from ..ir.rules.sharding_constraint import sharding_constraint_p
+    from ..sharding import get_mesh, to_named
+    from ..tracer import EvalTrace, core as trace_core
+    leaves, tree = tree_util.tree_flatten(x)
+    if isinstance(shardings, (list, tuple)) and not _is_spec_like(shardings):
+        shardings = tree_util.tree_leaves(shardings, is_leaf=_is_spec_like)
+        if len(shardings) != len(leaves):
+            raise ValueError(f"with_sharding_constraint got {len(shardings)} shardings for "
+                             f"{len(leaves)} arrays.")
+    else:
+        shardings = [shardings] * len(leaves)
+    context = get_mesh() or _NoMesh()
+    out = []
+    for leaf, s in zip(leaves, shardings):
+        named = to_named(s)
+        if type(trace_core._current_trace) is EvalTrace:
+            from ..api import device_put
+            out.append(device_put(leaf, named))
+            continue
+        from ..shard_map import _concrete_meshes
+        _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
+        out.append(sharding_constraint_p.bind(leaf, sharding=named, layout=None,
+                                              context_mesh=context,
+                                              unconstrained_dims=frozenset()))
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _is_spec_like(s):
+    from ..ir.sharding import PartitionSpec
+    return isinstance(s, PartitionSpec) or type(s).__name__ == "NamedSharding"

@@ -10,3 +10,4 @@ from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_
 from . import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
 from . import composite  # noqa: F401,E402  (composite: JAX's errors)
 from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
+from . import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)

@@ -6,3 +6,4 @@ from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; red
 from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
 from . import composite  # noqa: F401,E402  (stablehlo.composite)
 from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
+from . import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
