@@ -1,7 +1,7 @@
 """The transformation API around VJPs (issue #12): ``linear_transpose``, ``fwd_and_bwd``,
 ``custom_gradient``, ``closure_convert``, ``jacobian``, ``holomorphic=`` and ``allow_int``
 for grad/jacfwd/jacrev, ``reduce_axes`` (JAX's deprecation errors), the
-``custom_derivatives`` namespace. Each case runs against traxla and JAX; the printed
+``custom_derivatives`` namespace and ``custom_vjp(symbolic_zeros=True)``. Each case runs against traxla and JAX; the printed
 results (values, dtypes, weak types, error messages) must be the same."""
 from __future__ import annotations
 
@@ -103,6 +103,36 @@ def make_cases(ns, jnp, sds):
     cases["jacrev_allow_int"] = lambda: ns.jacrev(lambda v: v * 2.0, allow_int=True)(np.arange(3))
     cases["grad_allow_int"] = lambda: ns.grad(lambda a, b: jnp.sum(a * b), argnums=1,
                                               allow_int=True)(x[:3], np.arange(3))
+    # custom_vjp with symbolic_zeros=True: fwd sees CustomVJPPrimal, bwd sees SymbolicZero
+    cd = ns.custom_derivatives
+    log = []
+
+    @ns.custom_vjp
+    def sz(a, b):
+        return jnp.sin(a) * b, a * 2
+
+    def sz_fwd(a, b):
+        log.append(("fwd", type(a).__name__, a.perturbed, b.perturbed))
+        av, bv = cd.custom_vjp_primal_tree_values((a, b))
+        return sz(av, bv), (av, bv)
+
+    def sz_bwd(res, ct):
+        a, b = res
+        c1, c2 = ct
+        log.append(("bwd", repr(c1), repr(c2), getattr(c2, "shape", None)))
+        g = jnp.cos(a) * b * c1 if type(c1) is not cd.SymbolicZero else jnp.zeros_like(a)
+        if type(c2) is not cd.SymbolicZero:
+            g = g + 2 * c2
+        return g, cd.SymbolicZero.from_primal_value(b)
+
+    sz.defvjp(sz_fwd, sz_bwd, symbolic_zeros=True)
+    a0, b0 = np.float32(0.5), np.float32(3.0)
+    cases["symbolic_zeros"] = lambda: (
+        ns.grad(lambda a: sz(a, b0)[0])(a0),
+        ns.grad(lambda a, b: sz(a, b)[0] + sz(a, b)[1], argnums=(0, 1))(a0, b0), log)
+    cases["symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(lambda a: sz(a, b0))(a0)
+    cases["zero_from_primal"] = lambda: (cd.zero_from_primal((a0, np.ones(2, np.float32))),
+                                         cd.zero_from_primal(a0, symbolic_zeros=True))
     return cases
 
 
@@ -134,5 +164,6 @@ def test_matches_jax(name):
 
 def test_custom_derivatives_namespace():
     for name in ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp",
-                 "custom_jvp_call_p", "custom_vjp_call_p"]:
+                 "custom_jvp_call_p", "custom_vjp_call_p", "SymbolicZero", "CustomVJPPrimal",
+                 "custom_vjp_primal_tree_values", "zero_from_primal"]:
         assert hasattr(traxla.custom_derivatives, name), name

@@ -65,6 +65,17 @@ class _Rule:
     __repr__ = __str__
 
 
+class _SymbolicRule(_Rule):
+    """A custom_vjp rule defined with ``symbolic_zeros=True``: ``fwd`` is told which
+    inputs are perturbed, ``bwd`` gets zero cotangents as ``SymbolicZero``s."""
+
+    __slots__ = ()
+    symbolic_zeros = True
+
+    def __call__(self, *args, perturbed=None):
+        return self.fn(*args) if perturbed is None else self.fn(*args, perturbed=perturbed)
+
+
 def _name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
@@ -285,14 +296,18 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_vjp")
     return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
-                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+                                  num_consts=len(consts), symbolic_zeros=isinstance(fwd, _SymbolicRule),
+                                  name=name)
 
 
 def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
     """Under linearize: ``fwd`` in the enclosing trace, one ``custom_lin`` equation
     (residuals, input tangents -> output tangents) in the linear jaxpr."""
     with set_current_trace(trace.parent):
-        outs, res = fwd(*primals)
+        if isinstance(fwd, _SymbolicRule):
+            outs, res = fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+        else:
+            outs, res = fwd(*primals)
     in_avals = tuple(_aval(p) for p in primals)
     lin_mask = tuple(not _is_float0_aval(a) for a in in_avals)
     out_avals = tuple(tangent_aval(_aval(o)) for o in outs)
@@ -360,10 +375,11 @@ def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_m
            for r in invals[:num_res]]
     cts = iter(cts)
     full_cts = []
+    keep_zeros = isinstance(bwd, _SymbolicRule)
     for m in out_mask:
         if m:
             ct = next(cts)
-            full_cts.append(instantiate(ct))
+            full_cts.append(ct if keep_zeros and type(ct) is Zero else instantiate(ct))
         else:
             full_cts.append(None)
     in_cts = bwd(res, full_cts)
@@ -570,11 +586,12 @@ class custom_vjp(_CustomFunction):
         self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_vjp with symbolic_zeros=True is not supported by "
-                                      "traxla; cotangents are always instantiated.")
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros")
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
@@ -588,6 +605,7 @@ class custom_vjp(_CustomFunction):
         store = {}
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
         fwd_name, bwd_name = _name(fwd), _name(bwd)
+        symbolic = getattr(self, "symbolic_zeros", False)
 
         def flat_fun(*xs):
             out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
@@ -595,7 +613,11 @@ class custom_vjp(_CustomFunction):
             store.setdefault("out_tree", out_tree)
             return out_leaves
 
-        def flat_fwd(*xs):
+        def flat_fwd(*xs, perturbed=None):
+            if symbolic:
+                from .symbolic_zeros import CustomVJPPrimal
+                flags = [True] * len(xs) if perturbed is None else perturbed
+                xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
             pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
@@ -622,6 +644,9 @@ class custom_vjp(_CustomFunction):
             res = tree_util.tree_unflatten(store["res_tree"], res_leaves)
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
+            if symbolic:
+                from .symbolic_zeros import SymbolicZero
+                cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
             ct = tree_util.tree_unflatten(store["out_tree"], [
                 _float0_zeros(a) if c is None else c for c, a in
                 zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
@@ -654,7 +679,7 @@ class custom_vjp(_CustomFunction):
                 if a.dtype == dtypes.float0:  # an integer input: no cotangent
                     out.append(None)
                     continue
-                if c is None:
+                if c is None or type(c).__name__ == "SymbolicZero":
                     out.append(zeros_like_aval(a))
                     continue
                 ca = _aval(c)
@@ -669,13 +694,14 @@ class custom_vjp(_CustomFunction):
                 out.append(c)
             return out
 
-        def flat_fwd_recording(*xs):
-            outs, res = flat_fwd(*xs)
+        def flat_fwd_recording(*xs, perturbed=None):
+            outs, res = flat_fwd(*xs, perturbed=perturbed)
             store["out_avals"] = [tangent_aval(_aval(o)) for o in outs]
             return outs, res
 
-        outs = bind_custom_vjp(flat_fun, _Rule(flat_fwd_recording, fwd_name),
-                               _Rule(flat_bwd, bwd_name), leaves, name)
+        rule = _SymbolicRule if symbolic else _Rule
+        outs = bind_custom_vjp(flat_fun, rule(flat_fwd_recording, fwd_name),
+                               rule(flat_bwd, bwd_name), leaves, name)
         if "out_tree" not in store:
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
