@@ -92,6 +92,12 @@ def make_cases(ns, jnp, lax):
             lambda: ns.grad(lambda a: lax.composite(lambda x: jnp.sin(x), name="my.op")(a))(1.0)),
         "composite_text": (
             lambda: "stablehlo.composite \"my.op\"" in ns.jit(lambda a: lax.composite(lambda x: jnp.sin(x), name="my.op", version=2)(a)).lower(1.0).as_text()),
+        "stack": lambda: ns.make_jaxpr(lambda a, b: lax.stack([a, b], axis=1))(
+            np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)),
+        "unstack": lambda: (ns.make_jaxpr(lambda a: lax.unstack(a, axis=1))(
+            np.ones((2, 3), np.float32)), type(lax.unstack(np.ones((2, 3), np.float32)))),
+        "stack_grad": lambda: ns.make_jaxpr(ns.grad(lambda a: jnp.sum(lax.stack([a, a * 2])[1])))(
+            np.ones((2,), np.float32)),
     }
 
 

@@ -678,3 +678,4 @@ from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
 from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
                              with_sharding_constraint)
+from .ops_extra import stack, unstack  # noqa: E402,F401

@@ -174,3 +174,15 @@ class _Hashable:
 
     def __eq__(self, other):
         return isinstance(other, _Hashable) and np.array_equal(self.val, other.val)
+
+
+def stack(operands, axis=0):
+    """The arrays ``operands`` stacked along a new ``axis`` (the ``stack`` primitive)."""
+    from . import _stack
+    return _stack(list(operands), axis)
+
+
+def unstack(operand, axis=0):
+    """``operand`` split into a tuple of arrays along ``axis`` (the ``unstack`` primitive)."""
+    from . import _unstack
+    return tuple(_unstack(operand, axis))
