@@ -133,6 +133,37 @@ def make_cases(ns, jnp, sds):
     cases["symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(lambda a: sz(a, b0))(a0)
     cases["zero_from_primal"] = lambda: (cd.zero_from_primal((a0, np.ones(2, np.float32))),
                                          cd.zero_from_primal(a0, symbolic_zeros=True))
+    jlog = []
+
+    @ns.custom_jvp
+    def szj(a, b):
+        return jnp.sin(a) * b
+
+    def szj_jvp(primals, tangents):
+        a, b = primals
+        ta, tb = tangents
+        jlog.append(tuple("zero" if type(t) is cd.SymbolicZero else "value" for t in tangents))
+        out = szj(a, b)
+        t = jnp.zeros_like(out)
+        if type(ta) is not cd.SymbolicZero:
+            t = t + jnp.cos(a) * b * ta
+        if type(tb) is not cd.SymbolicZero:
+            t = t + jnp.sin(a) * tb
+        return out, t
+
+    szj.defjvp(szj_jvp, symbolic_zeros=True)
+
+    @ns.custom_jvp
+    def dbl(a):
+        return a * 2
+
+    dbl.defjvp(lambda p, t: (dbl(p[0]), cd.SymbolicZero.from_primal_value(p[0])),
+               symbolic_zeros=True)
+    cases["custom_jvp_symbolic_zeros"] = lambda: (
+        ns.grad(szj)(a0, b0), ns.grad(szj, argnums=1)(a0, b0),
+        ns.jvp(lambda a: szj(a, b0), (a0,), (np.float32(1.),)), ns.grad(lambda a: dbl(a) + a)(a0),
+        ns.jvp(dbl, (a0,), (np.float32(1.),)), ns.jit(ns.grad(szj))(a0, b0), jlog)
+    cases["custom_jvp_symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(szj)(a0, b0)
     return cases
 
 

@@ -187,7 +187,8 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_jvp")
     return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp=jvp,
-                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+                                  num_consts=len(consts),
+                                  symbolic_zeros=isinstance(jvp, _SymbolicRule), name=name)
 
 
 def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
@@ -198,8 +199,9 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
         with set_current_trace(trace.parent):
             return bind_custom_jvp(fun, jvp, primals, name, call_jaxpr, consts)
     with set_current_trace(trace.rule_trace):
-        ts = [None if _is_float0_aval(_aval(p)) else instantiate(t)
-              for p, t in zip(primals, tangents)]
+        keep = isinstance(jvp, _SymbolicRule)
+        ts = [None if _is_float0_aval(_aval(p)) else t if keep and type(t) is Zero
+              else instantiate(t) for p, t in zip(primals, tangents)]
         outs, touts = jvp(primals, ts)
     touts = [zero_of(o) if t is None or _is_float0_aval(_aval(o)) else t
              for o, t in zip(outs, touts)]
@@ -490,10 +492,8 @@ class custom_jvp(_CustomFunction):
         self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp with symbolic_zeros=True is not supported by "
-                                      "traxla; tangents are always instantiated.")
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps):
@@ -528,8 +528,13 @@ class custom_jvp(_CustomFunction):
             store.setdefault("out_tree", out_tree)
             return out_leaves
 
+        symbolic = self.symbolic_zeros
+
         def flat_jvp(primals, tangents):
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
+            if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
+                from .symbolic_zeros import SymbolicZero
+                ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
             p_tree = tree_util.tree_unflatten(in_tree, primals)
             t_tree = tree_util.tree_unflatten(in_tree, ts)
             out = rule(*static, p_tree, t_tree)
@@ -540,7 +545,9 @@ class custom_jvp(_CustomFunction):
             primal_out, tangent_out = out
             p_leaves, p_tree_out = tree_util.tree_flatten(primal_out)
             t_leaves, t_tree_out = tree_util.tree_flatten(tangent_out)
-            t_leaves = [instantiate(t) for t in t_leaves]
+            t_leaves = [Zero(t.aval) if type(t).__name__ == "SymbolicZero"
+                        else t if symbolic and type(t) is Zero else instantiate(t)
+                        for t in t_leaves]
             store.setdefault("out_tree", p_tree_out)
             if p_tree_out != store["out_tree"]:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
@@ -552,7 +559,7 @@ class custom_jvp(_CustomFunction):
                                 "primal and tangent outputs with equal container (pytree) "
                                 f"structures, but got {p_tree_out} and {t_tree_out} respectively.")
             for p, t in zip(p_leaves, t_leaves):
-                pa, ta = _aval(p), _aval(t)
+                pa, ta = _aval(p), (t.aval if type(t) is Zero else _aval(t))
                 expected = tangent_aval(pa)
                 if expected.dtype == dtypes.float0:
                     continue
@@ -563,7 +570,8 @@ class custom_jvp(_CustomFunction):
                         f"(tangent type of {_type_str(pa)}) but got {_type_str(ta)}.")
             return p_leaves, t_leaves
 
-        outs = bind_custom_jvp(flat_fun, _Rule(flat_jvp, rule_name), leaves, name)
+        outs = bind_custom_jvp(flat_fun, (_SymbolicRule if symbolic else _Rule)(flat_jvp, rule_name),
+                               leaves, name)
         if "out_tree" not in store:  # the rule ran without the function: trace its tree
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
