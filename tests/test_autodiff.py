@@ -563,7 +563,8 @@ ELSEWHERE |= set(_RANDOM_PRIMS)
 # checkpoint and the optimizer-steering primitives: tests/test_checkpoint.py
 ELSEWHERE |= {"remat2", "name", "reduce_precision", "optimization_barrier"}
 # integer-only and non-differentiable lax operations: tests/test_lax_extra.py
-ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint"}
+ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint",
+              "linear_call"}
 
 
 def test_every_rule_is_exercised():

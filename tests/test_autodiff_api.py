@@ -164,6 +164,23 @@ def make_cases(ns, jnp, sds):
         ns.jvp(lambda a: szj(a, b0), (a0,), (np.float32(1.),)), ns.grad(lambda a: dbl(a) + a)(a0),
         ns.jvp(dbl, (a0,), (np.float32(1.),)), ns.jit(ns.grad(szj))(a0, b0), jlog)
     cases["custom_jvp_symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(szj)(a0, b0)
+    # linear_call: a linear function with its own transpose
+    lc = ns.custom_derivatives.linear_call
+
+    def with_lc(v, r):
+        return v * 2 + lc(lambda r_, v_: v_ / r_, lambda r_, t: t / r_, r, v)
+
+    def two_outputs(v):
+        return lc(lambda r, u: (u[0] * r, u[1] + u[0]), lambda r, c: (c[0] * r + c[1], c[1]),
+                  3.0, (v, v * 2))
+    x3 = np.ones(3, np.float32)
+    cases["linear_call_jaxpr"] = lambda: ns.make_jaxpr(with_lc)(x3, 2.0)
+    cases["linear_call_grad_jaxpr"] = lambda: ns.make_jaxpr(
+        ns.grad(lambda v: jnp.sum(with_lc(v, 2.0))))(x3)
+    cases["linear_call_values"] = lambda: (
+        with_lc(x3, 2.0), ns.linear_transpose(lambda v: with_lc(v, 2.0), x3)(x3),
+        ns.jit(lambda a: ns.grad(lambda v: jnp.sum(with_lc(v, a) ** 2))(x3))(3.0),
+        ns.grad(lambda v: jnp.sum(two_outputs(v)[0] + two_outputs(v)[1] ** 2))(x3))
     return cases
 
 
@@ -196,5 +213,22 @@ def test_matches_jax(name):
 def test_custom_derivatives_namespace():
     for name in ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp",
                  "custom_jvp_call_p", "custom_vjp_call_p", "SymbolicZero", "CustomVJPPrimal",
-                 "custom_vjp_primal_tree_values", "zero_from_primal"]:
+                 "custom_vjp_primal_tree_values", "zero_from_primal", "linear_call"]:
         assert hasattr(traxla.custom_derivatives, name), name
+
+
+def test_linear_call_batches_with_its_transpose():
+    """JAX has no batching rule for linear_call; traxla's batches the callee and the
+    transpose together, so vmap of grad and grad of vmap agree with a loop."""
+    lc = traxla.custom_derivatives.linear_call
+
+    def f(x, y):
+        return x * 2 + lc(lambda r, v: v / r, lambda r, t: t / r, y, x)
+
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ys = np.array([2.0, 4.0], np.float32)
+    loss = lambda x, y: tnp.sum(f(x, y) ** 2)  # noqa: E731
+    want = np.stack([np.asarray(traxla.grad(loss)(x, y)) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(traxla.vmap(traxla.grad(loss))(xs, ys), want, rtol=1e-6)
+    np.testing.assert_allclose(
+        traxla.grad(lambda X: tnp.sum(traxla.vmap(f)(X, ys) ** 2))(xs), want, rtol=1e-6)

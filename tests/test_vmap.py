@@ -588,6 +588,8 @@ C("rng_bit_generator", "batched_keys",
   shape_only=True)
 C("rng_uniform", "batched_bounds", lambda a: tlax.rng_uniform(a, a + 1.0, (2,)), [_f(B)],
   shape_only=True)
+C("linear_call", "batched_residual", lambda x, y: traxla.custom_derivatives.linear_call(
+    lambda r, v: v / r, lambda r, t: t / r, y, x), [_f(B, 2), _f(B, lo=1, hi=2)])
 C("sharding_constraint", "batched", lambda x: tlax.with_sharding_constraint(
     x * 2.0, traxla.NamedSharding(traxla.make_mesh((1,), ("i",)), traxla.sharding.P("i"))),
   [_f(4, B)], in_axes=1)

@@ -7,3 +7,4 @@ from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor;
 from . import composite  # noqa: F401,E402  (stablehlo.composite)
 from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
 from . import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
+from . import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
