@@ -98,6 +98,15 @@ def make_cases(ns, jnp, lax):
             np.ones((2, 3), np.float32)), type(lax.unstack(np.ones((2, 3), np.float32)))),
         "stack_grad": lambda: ns.make_jaxpr(ns.grad(lambda a: jnp.sum(lax.stack([a, a * 2])[1])))(
             np.ones((2,), np.float32)),
+        "precision": lambda: [ns.make_jaxpr(lambda a: lax.dot(a, a, precision=p))(
+            np.ones((2, 2), np.float32)) for p in (lax.Precision.HIGHEST, "highest",
+                                                   (lax.Precision.HIGH, lax.Precision.DEFAULT),
+                                                   ("float32", "bfloat16"), "F32_F32_F32",
+                                                   lax.DotAlgorithmPreset.BF16_BF16_F32)],
+        "precision_enum": lambda: (list(lax.Precision), lax.Precision("tensorfloat32"),
+                                   str(lax.Precision.HIGH), lax.Precision.HIGHEST.value),
+        "precision_bad": lambda: ns.make_jaxpr(lambda a: lax.dot(a, a, precision="max"))(
+            np.ones((2, 2), np.float32)),
     }
 
 

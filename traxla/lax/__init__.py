@@ -429,7 +429,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+    from .ops_extra import canonicalize_precision
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
+                              precision=canonicalize_precision(precision),
                               preferred_element_type=pet, out_sharding=out_sharding)
 
 
@@ -678,4 +680,4 @@ from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
 from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
                              with_sharding_constraint)
-from .ops_extra import stack, unstack  # noqa: E402,F401
+from .ops_extra import Precision, stack, unstack  # noqa: E402,F401

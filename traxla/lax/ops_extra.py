@@ -186,3 +186,58 @@ def unstack(operand, axis=0):
     """``operand`` split into a tuple of arrays along ``axis`` (the ``unstack`` primitive)."""
     from . import _unstack
     return tuple(_unstack(operand, axis))
+
+
+class Precision(enum.Enum):
+    """A dot's precision on accelerators (no effect on CPU): DEFAULT, HIGH, HIGHEST, also
+    spelled 'default'/'fastest'/'bfloat16', 'high'/'bfloat16_3x'/'tensorfloat32',
+    'highest'/'float32'."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        return _PRECISION_STRINGS.get(value)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_STRINGS = {"highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
+                      "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH,
+                      "tensorfloat32": Precision.HIGH, "default": Precision.DEFAULT,
+                      "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+                      None: Precision.DEFAULT}
+
+
+def canonicalize_precision(precision):
+    """JAX's ``canonicalize_precision``: None, a pair of ``Precision`` values, or a
+    ``DotAlgorithmPreset``."""
+    if precision is None:
+        return None
+    if isinstance(precision, str):
+        if precision in _PRECISION_STRINGS:
+            return Precision(precision), Precision(precision)
+        if precision in DotAlgorithmPreset.__members__:
+            return DotAlgorithmPreset[precision]
+    elif isinstance(precision, Precision):
+        return precision, precision
+    elif isinstance(precision, DotAlgorithmPreset):
+        return precision
+    elif (isinstance(precision, (list, tuple)) and len(precision) == 2
+          and all(isinstance(p, Precision) for p in precision)):
+        return tuple(precision)
+    elif (isinstance(precision, (list, tuple)) and len(precision) == 2
+          and all(isinstance(p, str) for p in precision)):
+        return canonicalize_precision(precision[0])[0], canonicalize_precision(precision[1])[0]
+    raise ValueError(
+        "Precision argument must be one of:\n- None,\n"
+        f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
+        "- a tuple of two lax.Precision values or strings,\n"
+        "- a lax.DotAlgorithmPreset or the name of one of these presets, or\n"
+        f"- a lax.DotAlgorithm value;\nbut got {precision}.")
