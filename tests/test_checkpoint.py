@@ -119,6 +119,16 @@ def make_cases(ns, jnp, lax):
     cases["pytree"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda d: jnp.sum(d['a'] * jnp.cos(d['b'])))))({'a': x, 'b': x})
     cases["cse_tuple_pytree"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda d, y: jnp.sum(d['a'] * jnp.cos(d['b']) * y), prevent_cse=({'a': True, 'b': False}, False))))({'a': x, 'b': x}, x)
     cases["closure_const"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda a: jnp.sum(a * np.arange(3.0, dtype=np.float32)))))(x)
+    # kwargs, integer and None outputs, closures over tracers, eager calls, aux outputs
+    x = np.linspace(0.1, 1.0, 3, dtype=np.float32)
+    cases["kwargs"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u, v=1.0: jnp.sum(jnp.sin(u) * v))(a, v=a)))(x)
+    cases["int_out"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u: (jnp.sum(jnp.sin(u)), jnp.argmax(u)))(a)[0]))(x)
+    cases["none_out"] = lambda: ns.make_jaxpr(ns.checkpoint(lambda u: (u, None)))(x)
+    cases["closure_grad"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u: jnp.sum(jnp.sin(u * a)))(x)))(2.0)
+    cases["closure_jit"] = lambda: ns.make_jaxpr(ns.jit(lambda a: ns.grad(ns.checkpoint(lambda u: jnp.sum(jnp.sin(u * a))))(x)))(2.0)
+    cases["linearize_policy"] = lambda: ns.make_jaxpr(lambda a: ns.linearize(ns.checkpoint(lambda u: jnp.sum(jnp.sin(jnp.cos(u))), policy=ns.checkpoint_policies.everything_saveable), a)[1](a))(x)
+    cases["eager"] = lambda: (ns.checkpoint(lambda u: jnp.sin(u) * 2)(x), ns.grad(ns.checkpoint(lambda u: jnp.sum(jnp.sin(u) * 2)))(x))
+    cases["value_and_grad_aux"] = lambda: ns.value_and_grad(ns.checkpoint(lambda u: (jnp.sum(u ** 2), u * 3)), has_aux=True)(x)
     return cases
 
 
