@@ -144,8 +144,27 @@ _JAX = make_cases(jax, jnp_, jlax)
 _TRAXLA = make_cases(traxla, tnp, tlax)
 
 
+@contextlib.contextmanager
+def _jax_tracebacks():
+    """JAX's source locations come from jaxlib tracebacks, which traxla's runtime switches
+    off process-wide (it never reads them): the oracle gets them back while it runs."""
+    try:
+        from jaxlib import _jax as jaxlib_ext
+        previous = jaxlib_ext.tracebacks_enabled()
+        jaxlib_ext.set_tracebacks_enabled(True)
+    except (ImportError, AttributeError):  # pragma: no cover - a jaxlib without the switch
+        yield
+        return
+    try:
+        yield
+    finally:
+        jaxlib_ext.set_tracebacks_enabled(previous)
+
+
 def _texts(name):
-    want, got = _JAX[name](), _TRAXLA[name]()
+    with _jax_tracebacks():
+        want = _JAX[name]()
+    got = _TRAXLA[name]()
     if name.startswith("values"):
         return want, got
     return str(want), str(got)
