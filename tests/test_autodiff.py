@@ -562,9 +562,6 @@ from traxla.ir.rules.random import P as _RANDOM_PRIMS  # noqa: E402
 ELSEWHERE |= set(_RANDOM_PRIMS)
 # checkpoint and the optimizer-steering primitives: tests/test_checkpoint.py
 ELSEWHERE |= {"remat2", "name", "reduce_precision", "optimization_barrier"}
-# integer-only and non-differentiable lax operations: tests/test_lax_extra.py
-ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint",
-              "linear_call"}
 
 
 def test_every_rule_is_exercised():
@@ -1094,3 +1091,10 @@ def test_grad_through_a_jit_with_integer_outputs():
     g = lambda x: (x * traxla.numpy.argsort(x)).sum()  # noqa: E731
     np.testing.assert_array_equal(np.asarray(traxla.grad(g)(np.array([3.0, 1.0, 2.0], np.float32))),
                                   [1.0, 2.0, 0.0])
+
+
+# The lax and custom_derivatives primitives of issue #12b, differentiated (or refusing, as
+# JAX) in tests/test_lax_extra.py, tests/test_lax_collectives_extra.py and
+# tests/test_autodiff_api.py; read by test_every_rule_is_exercised when it runs.
+ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint",
+              "linear_call"}

@@ -145,24 +145,19 @@ _TRAXLA = make_cases(traxla, tnp, tlax)
 
 
 @contextlib.contextmanager
-def _jax_tracebacks():
-    """JAX's source locations come from jaxlib tracebacks, which traxla's runtime switches
-    off process-wide (it never reads them): the oracle gets them back while it runs."""
-    try:
-        from jaxlib import _jax as jaxlib_ext
-        previous = jaxlib_ext.tracebacks_enabled()
-        jaxlib_ext.set_tracebacks_enabled(True)
-    except (ImportError, AttributeError):  # pragma: no cover - a jaxlib without the switch
-        yield
-        return
+def _jaxlib_tracebacks():
+    """traxla turns jaxlib's per-call traceback records off (runtime adapter); JAX's source
+    locations come from them, so the oracle runs with them on."""
+    from jaxlib import _jax
+    _jax.set_tracebacks_enabled(True)
     try:
         yield
     finally:
-        jaxlib_ext.set_tracebacks_enabled(previous)
+        _jax.set_tracebacks_enabled(False)
 
 
 def _texts(name):
-    with _jax_tracebacks():
+    with _jaxlib_tracebacks():
         want = _JAX[name]()
     got = _TRAXLA[name]()
     if name.startswith("values"):
