@@ -146,14 +146,15 @@ _TRAXLA = make_cases(traxla, tnp, tlax)
 
 @contextlib.contextmanager
 def _jaxlib_tracebacks():
-    """traxla turns jaxlib's per-call traceback records off (runtime adapter); JAX's source
-    locations come from them, so the oracle runs with them on."""
+    """JAX's source locations come from jaxlib's traceback records, which traxla may have
+    switched off around its own calls; the oracle runs with them on."""
     from jaxlib import _jax
+    before = _jax.tracebacks_enabled()
     _jax.set_tracebacks_enabled(True)
     try:
         yield
     finally:
-        _jax.set_tracebacks_enabled(False)
+        _jax.set_tracebacks_enabled(before)
 
 
 def _texts(name):
