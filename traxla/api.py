@@ -443,7 +443,10 @@ def _mesh_of_program(jaxpr):
     from .ir.core import subjaxprs
     from .ir.rules.collectives import shard_map_p
     from .ir.rules.collectives import reshard_p
+    from .ir.rules.sharding_constraint import sharding_constraint_p
     for eqn in jaxpr.eqns:
+        if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
+            return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
             from .shard_map import concrete_mesh
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
