@@ -39,3 +39,5 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
 from . import stages  # noqa: E402,F401
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
+from .sharding import P, reshard, set_mesh  # noqa: E402,F401
+from .runtime.placement import Shard  # noqa: E402,F401

@@ -2,7 +2,6 @@
 Explicit mesh axes, placement is part of the type."""
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 
@@ -47,14 +46,23 @@ def get_abstract_mesh():
     return None if mesh is None else mesh.abstract_mesh
 
 
-@contextlib.contextmanager
-def set_mesh(mesh: Mesh):
-    """Makes ``mesh`` the context for ``P`` specs (``out_sharding=P(...)``, ``reshard``)."""
-    _push_mesh(mesh)
-    try:
-        yield mesh
-    finally:
-        _pop_mesh()
+class set_mesh:
+    """Makes ``mesh`` the context for ``P`` specs (``out_sharding=P(...)``, ``reshard``,
+    ``shard_map`` without ``mesh=``). As JAX's: ``with set_mesh(mesh):`` sets it for the
+    block; a bare ``set_mesh(mesh)`` call sets it until the next one."""
+
+    def __init__(self, mesh: Mesh):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh expects a Mesh; got {type(mesh).__name__}")
+        self.mesh = mesh
+        self._depth = len(_mesh_stack)
+        _push_mesh(mesh)
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        del _mesh_stack[self._depth:]
 
 
 def to_named(sharding_or_spec):
