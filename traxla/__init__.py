@@ -34,10 +34,14 @@ from .ir.dtypes import float0  # noqa: E402,F401
 from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
                           local_device_count, process_count, process_index, process_indices)
 from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
-                              enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
+                              enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
 from .sharding import P, reshard, set_mesh  # noqa: E402,F401
 from .runtime.placement import Shard  # noqa: E402,F401
+from . import version  # noqa: E402,F401
+from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
+                          make_array_from_callback, make_array_from_process_local_data,
+                          make_array_from_single_device_arrays, print_environment_info)

@@ -341,6 +341,9 @@ class JitFunction(Wrapped):
 
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
+        if config.check_jaxprs:  # enable_checks: type-check every traced program
+            from .ir.checker import check_jaxpr
+            check_jaxpr(closed)
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
@@ -598,10 +601,12 @@ def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
     if device is None:
         return tree_util.tree_map(to_array, x)
-    from .runtime.placement import NamedSharding, device_put_placed
+    from .runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
     from .sharding import to_named
     from .ir.avals import ShapedArray
     import numpy as np
+    if isinstance(device, SingleDeviceSharding):
+        device = device.device
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is None:  # a Device: the default device is the only one without a mesh

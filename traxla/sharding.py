@@ -3,6 +3,8 @@ Explicit mesh axes, placement is part of the type."""
 from __future__ import annotations
 
 
+import abc
+
 import numpy as np
 
 from .ir import sharding as _ir_sharding
@@ -65,6 +67,20 @@ class set_mesh:
         del _mesh_stack[self._depth:]
 
 
+class Sharding(abc.ABC):
+    """What every sharding is (``isinstance(x.sharding, Sharding)``): NamedSharding,
+    SingleDeviceSharding and the placements XLA chooses are registered with it."""
+
+
+for _cls in (NamedSharding, SingleDeviceSharding, HloPlacement):
+    Sharding.register(_cls)
+
+
+def make_single_device_sharding(device) -> SingleDeviceSharding:
+    """The sharding that puts a whole array on ``device``."""
+    return SingleDeviceSharding(device)
+
+
 def to_named(sharding_or_spec):
     """A NamedSharding for a sharding or a spec resolved against the current mesh."""
     if isinstance(sharding_or_spec, NamedSharding):
@@ -102,7 +118,7 @@ def type_sharding(sharding_or_spec, ndim):
     return to_named(sharding_or_spec).aval_sharding(ndim)
 
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
+__all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
            "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
            "get_abstract_mesh", "reshard"]
 del _ir_sharding
