@@ -45,6 +45,14 @@ try:
     jax.shard_map(lambda a: a, in_specs=P("x"), out_specs=P("x"))(x)
 except ValueError as e:
     out["no_mesh"] = str(e)
+# jit's in_shardings/out_shardings lay arguments and results out on the mesh
+row = NamedSharding(mesh, P("x"))
+f = jax.jit(lambda a: a * 2, in_shardings=row, out_shardings=NamedSharding(mesh, P()))
+y = f(x)
+out["out_sharding"] = [list(y.sharding.spec), np.asarray(y).tolist()[:3]]
+out["default_out"] = list(jax.jit(lambda a: a * 2, in_shardings=row)(x).sharding.spec)
+lowered = f.lower(x).as_text()
+out["in_sharding_text"] = "sdy.sharding" in lowered
 print(json.dumps(out))
 """
 
@@ -70,3 +78,6 @@ def test_shard_map_forms_on_eight_devices():
     assert out["inferred"] == [120.0, 120.0]
     assert "in_specs=Infer" in out["unplaced"]
     assert "The context mesh cannot be empty" in out["no_mesh"]
+    assert out["out_sharding"] == [[None], [0.0, 2.0, 4.0]]  # replicated, as asked
+    assert out["default_out"] == ["x"]  # without out_shardings the result stays split
+    assert out["in_sharding_text"]
