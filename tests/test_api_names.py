@@ -58,7 +58,6 @@ LEFT_OUT = {
         # submodules of JAX internals or of features traxla leaves out
         "ad": "JAX-internal autodiff module (traxla.autodiff is its own)",
         "core": "JAX-internal core (traxla.ir holds traxla's)",
-        "interpreters": "JAX-internal interpreters",
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "dlpack": "DLPack interchange: not built",
         "export": "jax.export serialization: not built",

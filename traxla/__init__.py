@@ -45,3 +45,4 @@ from . import version  # noqa: E402,F401
 from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
                           make_array_from_callback, make_array_from_process_local_data,
                           make_array_from_single_device_arrays, print_environment_info)
+from . import extend, interpreters  # noqa: E402,F401

@@ -668,3 +668,10 @@ def _unstack(operand, axis=0):
     from ..ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+
+
+# JAX exports its primitives as ``lax.<name>_p`` (custom interpreters key rules on them):
+# every elementwise and reduction primitive, under the name it prints with.
+for _prim_name, _prim in {**_E, **_R}.items():
+    globals().setdefault(f"{_prim_name}_p", _prim)
+del _prim_name, _prim
