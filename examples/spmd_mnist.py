@@ -45,7 +45,6 @@ def loss(params, batch):
     return -jnp.mean(jnp.sum(predict(params, inputs) * targets, axis=1))
 
 
-@jit
 def accuracy(params, batch):
     inputs, targets = batch
     return jnp.mean(jnp.argmax(predict(params, inputs), axis=1) == jnp.argmax(targets, axis=1))

@@ -41,6 +41,9 @@ with jax.set_mesh(mesh):
         g(x)
     except ValueError as e:
         out["unplaced"] = str(e)
+    # eager operations on an array spread over the mesh run as one-equation SPMD programs
+    z = (xs * 2 + 1).sum()
+    out["eager"] = [float(z), float(jax.numpy.max(xs)), str(jax.typeof(xs * 2))]
 try:
     jax.shard_map(lambda a: a, in_specs=P("x"), out_specs=P("x"))(x)
 except ValueError as e:
@@ -77,6 +80,7 @@ def test_shard_map_forms_on_eight_devices():
     assert out["context_mesh"] == [2.0 * i for i in range(16)]
     assert out["inferred"] == [120.0, 120.0]
     assert "in_specs=Infer" in out["unplaced"]
+    assert out["eager"][:2] == [256.0, 15.0]
     assert "The context mesh cannot be empty" in out["no_mesh"]
     assert out["out_sharding"] == [[None], [0.0, 2.0, 4.0]]  # replicated, as asked
     assert out["default_out"] == ["x"]  # without out_shardings the result stays split

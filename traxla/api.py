@@ -283,6 +283,7 @@ class JitFunction(Wrapped):
                                           placements, mesh, out_tree)
             executable = self._executable(program, closed, mesh, self.compiler_options)
             entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
+        check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
         outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
@@ -434,6 +435,36 @@ class JitFunction(Wrapped):
 
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
+
+
+_placed_programs: dict = {}
+
+
+def _apply_placed(prim, arrays, params):
+    """Eager evaluation of ``prim`` when an operand spans several devices: a cached
+    one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
+    from .runtime.dispatch import _params_key
+    check_not_deleted(arrays)
+    try:
+        key = (prim, _params_key(params))
+        hash(key)
+    except TypeError:
+        key = None
+    fn = _placed_programs.get(key) if key is not None else None
+    if fn is None:
+        fn = JitFunction(lambda *xs: prim.bind(*xs, **params))
+        fn.name = prim.name
+        if key is not None:
+            _placed_programs[key] = fn
+    return fn(*arrays)
+
+
+def _install_placed_dispatch():
+    from .runtime import dispatch
+    dispatch.placed_apply_hook = _apply_placed
+
+
+_install_placed_dispatch()
 
 
 def _mesh_of_program(jaxpr):
