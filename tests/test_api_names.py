@@ -126,3 +126,26 @@ def test_lists_are_short():
     top = len(_jax_names(""))
     assert len(LEFT_OUT[""]) <= top // 3, "the top-level LEFT_OUT list should stay short"
     assert traxla.__version__
+
+
+SIGNATURES = ["jit", "eval_shape", "named_scope", "named_call", "device_count",
+              "local_device_count", "process_index", "process_count", "process_indices",
+              "device_get", "live_arrays", "host_id", "host_count", "host_ids",
+              "make_array_from_callback", "make_array_from_single_device_arrays",
+              "make_array_from_process_local_data", "print_environment_info",
+              "copy_to_host_async", "shard_map", "set_mesh", "reshard",
+              "ensure_compile_time_eval", "tree.broadcast", "tree.reduce_associative",
+              "dtypes.canonicalize_dtype", "dtypes.issubdtype", "dtypes.result_type",
+              "dtypes.scalar_type_of", "dtypes.itemsize_bits", "test_util.check_grads",
+              "test_util.check_jvp", "test_util.check_vjp"]
+
+
+@pytest.mark.parametrize("path", SIGNATURES)
+def test_signatures_match_jax(path):
+    import inspect
+    *mod, name = path.split(".")
+    ns = ".".join(mod)
+    theirs = getattr(importlib.import_module("jax" + ("." + ns if ns else "")), name)
+    ours = getattr(importlib.import_module("traxla" + ("." + ns if ns else "")), name)
+    params = lambda f: [(p.name, p.kind) for p in inspect.signature(f).parameters.values()]  # noqa: E731
+    assert params(ours) == params(theirs)

@@ -93,16 +93,16 @@ def to_named(sharding_or_spec):
     return NamedSharding(mesh, spec)
 
 
-def reshard(x, sharding_or_spec):
-    """``x`` laid out as ``sharding_or_spec`` (a NamedSharding, or a P on the current mesh);
-    under Explicit axes this changes the type."""
+def reshard(xs, out_shardings):
+    """``xs`` (a pytree) laid out as ``out_shardings`` (a NamedSharding or a P on the
+    current mesh, or a pytree prefix of them); under Explicit axes this changes the type."""
     from . import tree_util
     from .api import device_put
     from .ir.rules.collectives import reshard_p
     from .tracer import EvalTrace, core as trace_core
-    named = to_named(sharding_or_spec)
 
-    def one(leaf):
+    def one(leaf, sharding_or_spec):
+        named = to_named(sharding_or_spec)
         if type(trace_core._current_trace) is EvalTrace:
             return device_put(leaf, named)
         ndim = len(leaf.shape)
@@ -110,7 +110,12 @@ def reshard(x, sharding_or_spec):
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
                               dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))
-    return tree_util.tree_map(one, x)
+    if isinstance(out_shardings, (NamedSharding, PartitionSpec)):
+        return tree_util.tree_map(lambda leaf: one(leaf, out_shardings), xs)
+    leaves, tree = tree_util.tree_flatten(xs)
+    shardings = tree_util.broadcast_prefix(out_shardings, xs,
+                                           is_leaf=lambda s: isinstance(s, PartitionSpec))
+    return tree_util.tree_unflatten(tree, [one(x, s) for x, s in zip(leaves, shardings)])
 
 
 def type_sharding(sharding_or_spec, ndim):
