@@ -370,3 +370,15 @@ def test_enable_checks_type_checks_traced_programs(monkeypatch):
     assert len(seen) == 1
     assert float(tx.jit(lambda x: jnp.cos(x) * 4)(0.0)) == 4.0
     assert len(seen) == 1 and tx.enable_checks.value is False
+
+
+_jitted_add = tx.jit(lambda a, b: a + b)
+
+
+def test_jit_retraces_when_the_promotion_mode_changes():
+    f32, i32 = jnp.ones(2, "float32"), jnp.ones(2, "int32")
+    assert _jitted_add(f32, i32).dtype == np.float32  # standard: cached trace and executable
+    with tx.numpy_dtype_promotion("strict"):
+        with pytest.raises(tdt.TypePromotionError):
+            _jitted_add(f32, i32)
+    assert _jitted_add(f32, i32).dtype == np.float32

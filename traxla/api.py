@@ -30,6 +30,24 @@ from .tracer.values import concrete_aval
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
+# Flags that change what a trace produces but are not in the cache keys: when one changes,
+# every cached trace and executable is dropped (they are rarely switched).
+_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
+_all_jits: weakref.WeakSet = weakref.WeakSet()
+
+
+def _drop_traces(name, value):
+    if name in _TRACE_FLAGS and value != config.read(name):
+        for per_options in list(_traces_by_function.values()):
+            for traces in per_options.values():
+                traces.clear()
+        for jitted in list(_all_jits):
+            jitted._compiled.clear()
+            jitted._fast.clear()
+
+
+config.on_update(_drop_traces)
+
 
 def _aval(x):
     if isinstance(x, (Tracer, Array)):
@@ -106,6 +124,7 @@ class JitFunction(Wrapped):
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
+        _all_jits.add(self)
         self._compiled: dict = {}
         self._fast: dict = {}
         self._lifted: dict = {}
