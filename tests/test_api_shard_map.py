@@ -53,6 +53,9 @@ row = NamedSharding(mesh, P("x"))
 f = jax.jit(lambda a: a * 2, in_shardings=row, out_shardings=NamedSharding(mesh, P()))
 y = f(x)
 out["out_sharding"] = [list(y.sharding.spec), np.asarray(y).tolist()[:3]]
+with jax.set_mesh(mesh):  # specs resolved against the context mesh; per-argument tuples
+    h = jax.jit(lambda a, b: a + b, in_shardings=(P("x"), None), out_shardings=P())
+    out["spec_shardings"] = [list(h(x, x).sharding.spec), np.asarray(h(x, x)).tolist()[:2]]
 out["default_out"] = list(jax.jit(lambda a: a * 2, in_shardings=row)(x).sharding.spec)
 lowered = f.lower(x).as_text()
 out["in_sharding_text"] = "sdy.sharding" in lowered
@@ -83,5 +86,6 @@ def test_shard_map_forms_on_eight_devices():
     assert out["eager"][:2] == [256.0, 15.0]
     assert "The context mesh cannot be empty" in out["no_mesh"]
     assert out["out_sharding"] == [[None], [0.0, 2.0, 4.0]]  # replicated, as asked
+    assert out["spec_shardings"] == [[None], [0.0, 2.0]]
     assert out["default_out"] == ["x"]  # without out_shardings the result stays split
     assert out["in_sharding_text"]

@@ -609,13 +609,21 @@ def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_
 
 
 def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
-    """The leaves of ``prefix`` (None entries included) broadcast over ``treedef``'s leaves."""
-    if not isinstance(prefix, (tuple, list)) or treedef.num_leaves == 0:
-        prefix = tuple([prefix] * len(treedef.children())) if treedef.children() else prefix
+    """The shardings of ``prefix`` (one sharding or spec for every argument, or a tuple
+    with a pytree prefix per positional argument; None: unspecified) per leaf of
+    ``treedef`` (the positional arguments)."""
+    from .ir.sharding import PartitionSpec
+
+    def is_one(x):
+        return x is None or isinstance(x, PartitionSpec) or not isinstance(x, (tuple, list,
+                                                                                dict))
+    if is_one(prefix):
+        return [prefix] * treedef.num_leaves
     full = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+    prefix = tuple(prefix) if isinstance(prefix, list) else prefix
     try:
-        return tree_util.broadcast_prefix(tuple(prefix) if isinstance(prefix, list) else prefix,
-                                          full, is_leaf=lambda x: x is None)
+        return tree_util.broadcast_prefix(
+            prefix, full, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))
     except ValueError as e:
         raise ValueError(f"{what} must be a prefix of the positional arguments: {e}") from None
 
