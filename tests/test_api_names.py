@@ -77,10 +77,6 @@ LEFT_OUT = {
     "sharding": {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
         "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built",
-        "auto_axes": "switching mesh axes between Explicit and Auto inside a function: not built",
-        "explicit_axes": "switching mesh axes between Explicit and Auto inside a function: not "
-                         "built",
-        "use_abstract_mesh": "tracing against an abstract mesh without devices: not built",
     },
     "tree_util": {"default_registry": "JAX's C++ PyTreeRegistry object; traxla's registry is "
                                       "the register_* functions"},

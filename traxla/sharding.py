@@ -127,3 +127,6 @@ __all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "Named
            "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
            "get_abstract_mesh", "reshard"]
 del _ir_sharding
+
+
+from .sharding_axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401
