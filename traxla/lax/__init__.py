@@ -745,3 +745,8 @@ from .control_flow_extra import associative_scan, map, platform_dependent  # noq
 from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
                              with_sharding_constraint)
 from .ops_extra import Precision, stack, unstack  # noqa: E402,F401
+# JAX exports its primitives as ``lax.<name>_p`` (custom interpreters key rules on them):
+# every elementwise and reduction primitive, under the name it prints with.
+for _prim_name, _prim in {**_E, **_R}.items():
+    globals().setdefault(f"{_prim_name}_p", _prim)
+del _prim_name, _prim

@@ -192,6 +192,9 @@ class SingleDeviceSharding:
     def device_set(self):
         return {self.device}
 
+    def devices_indices_map(self, shape):
+        return {self.device: tuple(slice(None) for _ in shape)}
+
 
 class Shard:
     __slots__ = ("device", "index", "data")
