@@ -256,3 +256,16 @@ def test_checkpoint_name_is_identity_eagerly():
 if __name__ == "__main__":
     print_differences(_JAX, KNOWN_DIFFERENCES, lambda name: tuple(map(str, _texts(name))),
                       sys.argv[1:])
+
+
+def test_debug_print_in_a_checkpoint_runs_again_in_the_backward_pass(capsys):
+    """JAX rematerializes effects too: the print runs forward, then again when recomputing."""
+    def f(x):
+        traxla.debug.print("x={}", x)
+        return tnp.sin(x) * 2
+    g = traxla.grad(traxla.checkpoint(f))(1.0)
+    jf = lambda x: (jax.debug.print("x={}", x), jnp_.sin(x) * 2)[1]  # noqa: E731
+    want_g = jax.grad(jax.checkpoint(jf))(1.0)
+    out = capsys.readouterr().out
+    assert float(g) == pytest.approx(float(want_g))
+    assert out == "x=1.0\nx=1.0\n" * 2  # twice for traxla, twice for JAX

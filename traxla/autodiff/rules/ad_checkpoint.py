@@ -16,6 +16,8 @@
 """
 from __future__ import annotations
 
+from ...ir.effects import eqn_effects
+
 from ... import lax
 from ...ir import dtypes
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
@@ -203,7 +205,7 @@ def _split_remat(jaxpr: Jaxpr, nonzero, primal_avals, policy) -> _Split:
                     needed.add(x)
         else:
             used_outs = [v in needed_known for v in e.outvars]
-            if not any(used_outs):
+            if not any(used_outs) and not eqn_effects(e):  # effects rerun, as in JAX
                 continue
             rule = _dce_rules.get(e.primitive)
             if rule is not None and not all(used_outs):  # recompute only what is used
