@@ -669,3 +669,4 @@ def _unstack(operand, axis=0):
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
 from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
+from .solves import custom_linear_solve, custom_root  # noqa: E402,F401

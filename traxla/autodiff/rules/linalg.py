@@ -365,3 +365,55 @@ jvp_rules[L.tridiagonal_solve_p] = _tridiagonal_solve_jvp
 transpose_rules[L.tridiagonal_solve_p] = _tridiagonal_solve_transpose
 
 del LL
+
+
+# -- custom_linear_solve: implicit differentiation through the user's solvers ---------------------
+
+def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
+    from ...tracer.interpret import eval_jaxpr
+    from ..core import jvp as _jvp
+    kwargs = dict(const_lengths=const_lengths, jaxprs=jaxprs)
+    x = L.custom_linear_solve_p.bind(*primals, **kwargs)
+    params, _ = L.split_linear_solve_args(primals, const_lengths)
+    params_dot, b_dot = L.split_linear_solve_args(tangents, const_lengths)
+    n_b = len(b_dot)
+    x_leaves = x[:n_b]
+    if all(type(p) is Zero for p in params_dot.matvec):
+        rhs = [instantiate(t) for t in b_dot]
+    else:
+        # d(matvec)(x) for the constants' tangents: the JVP of matvec in its constants at x
+        matvec = jaxprs.matvec
+        n_mv = len(params.matvec)
+
+        def matvec_of_consts(*consts):
+            return eval_jaxpr(matvec, (), *consts, *x_leaves)
+
+        _, mv_dot = _jvp(matvec_of_consts, list(params.matvec[:n_mv]),
+                         [instantiate(t) for t in params_dot.matvec])
+        rhs = [lax.sub(instantiate(bd), md) if type(bd) is not Zero else lax.neg(md)
+               for bd, md in zip(b_dot, mv_dot)]
+    flat_params = [p for ps in params for p in ps]
+    x_dot = L.custom_linear_solve_p.bind(*flat_params, *rhs, **kwargs)
+    aux_dot = [zero_of(a) for a in x[n_b:]]
+    return x, list(x_dot[:n_b]) + aux_dot
+
+
+def _custom_linear_solve_transpose(cts, *primals, const_lengths, jaxprs):
+    if jaxprs.transpose_solve is None:
+        raise TypeError("transpose_solve required for backwards mode automatic differentiation "
+                        "of custom_linear_solve")
+    params, b = L.split_linear_solve_args(primals, const_lengths)
+    if any(is_undefined(p) for ps in params for p in ps):
+        raise NotImplementedError("custom_linear_solve: transposing with respect to the "
+                                  "solver's constants is not supported (as in JAX)")
+    cts = list(cts) if isinstance(cts, (list, tuple)) else [cts]
+    x_ct = [instantiate(c) if type(c) is Zero else c for c in cts[:len(b)]]
+    t_params = params.transpose()
+    out = L.custom_linear_solve_p.bind(*[p for ps in t_params for p in ps], *x_ct,
+                                       const_lengths=const_lengths.transpose(),
+                                       jaxprs=jaxprs.transpose())
+    return [None] * sum(const_lengths) + list(out[:len(b)])
+
+
+jvp_rules[L.custom_linear_solve_p] = _custom_linear_solve_jvp
+transpose_rules[L.custom_linear_solve_p] = _custom_linear_solve_transpose

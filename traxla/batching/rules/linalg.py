@@ -57,3 +57,30 @@ def _cholesky_update(size, vals, dims):
 
 
 register_batching(L.cholesky_update_p, _cholesky_update)
+
+
+def _custom_linear_solve(size, vals, dims, *, const_lengths, jaxprs):
+    """Every right-hand side and solution batched at 0; each function's jaxpr batched for
+    its constants' dims (a simpler fixed point than JAX's: all batched)."""
+    from ..core import batch_jaxpr
+    params, b = L.split_linear_solve_args(vals, const_lengths)
+    pdims, bdims = L.split_linear_solve_args(dims, const_lengths)
+    b = [bdim_at_front(x, d, size) for x, d in zip(b, bdims)]
+    new_params, new_jaxprs = [], []
+    for consts, cdims, jaxpr in zip(params, pdims, jaxprs):
+        consts = [x if d is None else moveaxis(x, d, 0) for x, d in zip(consts, cdims)]
+        cdims = [None if d is None else 0 for d in cdims]
+        new_params.append(consts)
+        if jaxpr is None:
+            new_jaxprs.append(None)
+            continue
+        n_in = len(jaxpr.in_avals) - len(consts)
+        batched, _ = batch_jaxpr(jaxpr, size, cdims + [0] * n_in, [0] * len(jaxpr.out_avals))
+        new_jaxprs.append(batched)
+    outs = L.custom_linear_solve_p.bind(*[c for cs in new_params for c in cs], *b,
+                                        const_lengths=const_lengths,
+                                        jaxprs=L.LinearSolveTuple(*new_jaxprs))
+    return outs, [0] * len(outs)
+
+
+register_batching(L.custom_linear_solve_p, _custom_linear_solve)

@@ -264,3 +264,50 @@ tridiagonal_p = linalg_primitive("tridiagonal", (_FC,), (2,), _tridiagonal_shape
                                  _tridiagonal_dtype, multiple_results=True)
 tridiagonal_solve_p = linalg_primitive("tridiagonal_solve", (_FC,) * 4, (1, 1, 1, 2),
                                        _tridiagonal_solve_shape)
+
+
+# -- custom_linear_solve: a linear solve with user-supplied solvers (JAX's linear_solve_p) ------
+
+class LinearSolveTuple(tuple):
+    """JAX's ``_LinearSolveTuple(matvec, vecmat, solve, transpose_solve)``: one entry per
+    function of a ``custom_linear_solve`` (constant counts, or closed jaxprs)."""
+    _fields = ("matvec", "vecmat", "solve", "transpose_solve")
+
+    def __new__(cls, matvec, vecmat, solve, transpose_solve):
+        return super().__new__(cls, (matvec, vecmat, solve, transpose_solve))
+
+    matvec = property(lambda self: self[0])
+    vecmat = property(lambda self: self[1])
+    solve = property(lambda self: self[2])
+    transpose_solve = property(lambda self: self[3])
+
+    def transpose(self):
+        return type(self)(self.vecmat, self.matvec, self.transpose_solve, self.solve)
+
+    def __repr__(self):
+        return "_LinearSolveTuple(" + ", ".join(f"{k}={v}" for k, v in zip(self._fields, self)) + ")"
+
+
+def split_linear_solve_args(args, const_lengths):
+    """(per-function constants as a LinearSolveTuple, the right-hand sides)."""
+    args, out, i = list(args), [], 0
+    for n in const_lengths:
+        out.append(args[i:i + n])
+        i += n
+    return LinearSolveTuple(*out), args[i:]
+
+
+def _custom_linear_solve_rule(*avals, const_lengths, jaxprs):
+    _, b = split_linear_solve_args(avals, const_lengths)
+    solve_outs = list(jaxprs.solve.out_avals)
+    if len(solve_outs) < len(b) or any(
+            tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype
+            for o, a in zip(solve_outs, b)):
+        raise TypeError("custom_linear_solve: solve() must return values of b's types "
+                        f"{[a.str_short() for a in b]}, got {[a.str_short() for a in solve_outs]}")
+    return solve_outs
+
+
+custom_linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
+def_typing(custom_linear_solve_p, _custom_linear_solve_rule)
+P["custom_linear_solve"] = custom_linear_solve_p

@@ -389,3 +389,14 @@ register_lowering(L.schur_p, _schur)
 register_lowering(L.hessenberg_p, _hessenberg)
 register_lowering(L.tridiagonal_p, _tridiagonal)
 register_lowering(L.tridiagonal_solve_p, _tridiagonal_solve)
+
+
+def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
+    """The ``solve`` function's jaxpr, inlined (as JAX's impl does)."""
+    params, b = L.split_linear_solve_args(args, const_lengths)
+    solve = jaxprs.solve
+    consts = [const_value(v.aval, c) for v, c in zip(solve.jaxpr.constvars, solve.consts)]
+    return emit_jaxpr(ctx.module, solve.jaxpr, consts, list(params.solve) + list(b))
+
+
+register_lowering(L.custom_linear_solve_p, _custom_linear_solve)
