@@ -13,10 +13,11 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqrf_p,  # noqa: F401
-                               hessenberg_p, householder_product_p, lu_p,
-                               lu_pivots_to_permutation_p, qr_p, schur_p, svd_p,
-                               triangular_solve_p, tridiagonal_p, tridiagonal_solve_p)
+from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqp3_p,  # noqa: F401
+                               geqrf_p, hessenberg_p, householder_product_p, lu_p,
+                               lu_pivots_to_permutation_p, ormqr_p, qr_p, schur_p, svd_p,
+                               symmetric_product_p, triangular_solve_p, tridiagonal_p,
+                               tridiagonal_solve_p)
 from ..lowering.rules import linalg as _lowering
 
 
@@ -164,13 +165,32 @@ def geqrf(a):
     return a_out, taus
 
 
+def geqp3(a, jpvt, *, use_magma=None):
+    a_out, jpvt_out, taus = geqp3_p.bind(lax.asarray(a), lax.asarray(jpvt), use_magma=use_magma)
+    return a_out, jpvt_out, taus
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    return ormqr_p.bind(lax.asarray(a), lax.asarray(taus), lax.asarray(c), left=left,
+                        transpose=transpose)
+
+
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    q, r, *p = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
+                         use_magma=use_magma)
     if pivoting:
-        raise NotImplementedError("traxla's lax.linalg.qr does not implement pivoting=True "
-                                  "(LAPACK geqp3); call it with pivoting=False.")
-    q, r = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
-                     use_magma=use_magma)
+        return q, r, p[0]
     return q, r
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1., beta: float = 0.,
+                      symmetrize_output: bool = False):
+    result = symmetric_product_p.bind(lax.asarray(a_matrix), lax.asarray(c_matrix),
+                                      alpha=alpha, beta=beta)
+    if symmetrize_output:
+        upper_half = _T(_tril(result, k=-1))
+        result = lax.add(_tril(result, k=0), upper_half)
+    return result
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
@@ -251,8 +271,15 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
         k = m if full_matrices else min(m, n)
         q = lax.broadcast_in_dim(_eye(dtype, (m, k)), batch + (m, k),
                                  (len(batch), len(batch) + 1))
-        return [q, lax.full(batch + (k, n), 0, dtype)]
-    r, taus = geqrf_p.bind(a)
+        out = [q, lax.full(batch + (k, n), 0, dtype)]
+        return out + [lax.full(batch + (n,), 0, np.int32)] if pivoting else out
+    p = None
+    if pivoting:
+        jpvt = lax.full(batch + (n,), 0, np.int32)
+        r, p, taus = geqp3_p.bind(a, jpvt, use_magma=use_magma)
+        p = lax.sub(p, lax._const(p, 1))  # LAPACK's 1-based column indices
+    else:
+        r, taus = geqrf_p.bind(a)
     if m < n:
         q = householder_product_p.bind(lax.slice(r, (0,) * (len(batch) + 2), batch + (m, m)),
                                        taus)
@@ -262,7 +289,7 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
     else:
         q = householder_product_p.bind(r, taus)
         r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
-    return [q, _triu(r)]
+    return [q, _triu(r)] + ([p] if pivoting else [])
 
 
 def _empty_svd(a, *, full_matrices, compute_uv):
@@ -322,7 +349,16 @@ _lowering.register_decomposition(qr_p, _qr_impl, _trace_closed)
 _lowering.register_decomposition(cholesky_update_p, _cholesky_update_impl, _trace_closed)
 _lowering._decompositions["empty_svd"] = (_empty_svd, _trace_closed)
 
-__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky",
+
+def _symmetric_product_impl(a, c, *, alpha, beta):
+    prod = _matmul(a, _T(a))
+    return lax.add(lax.mul(lax._const(prod, alpha), prod), lax.mul(lax._const(c, beta), c))
+
+
+_lowering.register_decomposition(symmetric_product_p, _symmetric_product_impl, _trace_closed)
+
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "geqp3",
+           "geqrf", "ormqr", "symmetric_product", "ormqr_p", "symmetric_product_p", "geqp3_p",
            "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
            "tridiagonal_solve", "cholesky_p", "cholesky_update_p", "eig_p", "eigh_p",

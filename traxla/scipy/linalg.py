@@ -6,7 +6,7 @@ Where JAX uses an algorithm tied to its own internals the result is the same mat
 another way, said at the function: ``eigh_tridiagonal`` (the dense tridiagonal matrix's
 ``eigh`` rather than bisection and inverse iteration), ``polar`` (the SVD for ``'qdwh'`` too),
 ``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
-column), ``qr_multiply`` (an explicit ``Q``)."""
+column)."""
 from __future__ import annotations
 
 import math
@@ -233,10 +233,10 @@ def _qr_impl(a, mode, pivoting):
     else:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     a, = promote_dtypes_inexact(_asarray(a))
-    q, r = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
     if mode == "r":
-        return (r,)
-    return q, r
+        return (r, p[0]) if pivoting else (r,)
+    return (q, r, p[0]) if pivoting else (q, r)
 
 
 _qr = jit_named(_qr_impl, "_qr", ("mode", "pivoting"))
@@ -249,11 +249,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
                 overwrite_c=False):
-    """``Q @ c`` (``mode='left'``) or ``c @ Q`` (``'right'``) with the economic ``Q``, and
-    ``R``; ``Q`` is formed explicitly (JAX applies the reflectors with ``ormqr``)."""
     del overwrite_a, overwrite_c
-    if pivoting:
-        raise NotImplementedError("traxla: qr_multiply(pivoting=True) is not implemented.")
     a, c = promote_dtypes_inexact(_asarray(a), _asarray(c))
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
@@ -271,14 +267,31 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
         raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
                          f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
                          f"(expected {m}).")
-    q, r = lax_linalg.qr(a, full_matrices=False)
-    q_op = _mH(q) if conjugate else q
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], c.shape[:-2]))
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    c = jnp.broadcast_to(c, batch + c.shape[-2:])
+    p = None
+    if pivoting:
+        jpvt = jnp.zeros(a.shape[:-2] + (n,), dtype=np.int32)
+        r, p, taus = lax_linalg.geqp3(a, jpvt)
+        p = p - 1
+    else:
+        r, taus = lax_linalg.geqrf(a)
+    if m > n and mode == "left":
+        zeros = jnp.zeros(c.shape[:-2] + (m - k,) + c.shape[-1:], dtype=c.dtype)
+        c = jnp.concatenate([c, zeros], axis=-2)
     if conjugate:
-        q_op = jnp.conj(q)
-    cq = jnp.matmul(q_op, c) if mode == "left" else jnp.matmul(c, q_op)
+        c = jnp.swapaxes(c, -1, -2)
+    left = (mode == "left") != conjugate
+    cq = lax_linalg.ormqr(r, taus, c, left=left, transpose=conjugate)
+    if conjugate:
+        cq = jnp.swapaxes(cq, -1, -2)
+    if mode == "right":
+        cq = cq[..., :k]
     if onedim:
         cq = cq.ravel()
-    return cq, r
+    r = jnp.triu(r[..., :k, :])
+    return (cq, r, p) if pivoting else (cq, r)
 
 
 def _solve_impl(a, b, assume_a, lower):

@@ -266,7 +266,11 @@ def _thin_qr_jvp(q, r, dx):
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     x, = primals
     dx = instantiate(tangents[0])
-    q, r = L.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    q, r, *p = L.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    extra_primal, extra_tangent = ([p[0]], [zero_of(p[0])]) if pivoting else ([], [])
+    if pivoting:  # the columns of x in pivot order: x[..., p] = q r
+        from ...numpy import take_along_axis
+        dx = take_along_axis(dx, lax.expand_dims(p[0], (len(lax.shape_of(p[0])) - 1,)), axis=-1)
     *batch, m, n = lax.shape_of(x)
     batch = tuple(batch)
     nb = len(batch)
@@ -277,13 +281,15 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         dx2 = lax.slice(dx, z + (0, m), batch + (m, n))
         r1 = lax.slice(r, z + (0, 0), batch + (m, m))
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
+        if pivoting:
+            x2 = lax.slice(_matmul(q, r), z + (0, m), batch + (m, n))
         dr2 = lax.add(_matmul(_H(dq), x2), _matmul(_H(q), dx2))
-        return [q, r], [dq, lax.concatenate([dr1, dr2], nb + 1)]
+        return [q, r] + extra_primal, [dq, lax.concatenate([dr1, dr2], nb + 1)] + extra_tangent
     if full_matrices and m != n:
         raise NotImplementedError("traxla: the JVP of qr with full_matrices=True for a tall "
                                   "matrix (m > n) is not implemented; use full_matrices=False.")
     dq, dr = _thin_qr_jvp(q, r, dx)
-    return [q, r], [dq, dr]
+    return [q, r] + extra_primal, [dq, dr] + extra_tangent
 
 
 jvp_rules[L.qr_p] = _qr_jvp
@@ -314,6 +320,24 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
 
 
 jvp_rules[L.eig_p] = _eig_jvp
+
+
+# -- symmetric_product: alpha A A^T + beta C -----------------------------------------------------
+
+def _symmetric_product_jvp(primals, tangents, *, alpha, beta):
+    a, c = primals
+    da, dc = tangents
+    out = L.symmetric_product_p.bind(a, c, alpha=alpha, beta=beta)
+    parts = []
+    if type(da) is not Zero:
+        cross = _matmul(da, _T(a))
+        parts.append(lax.mul(lax._const(cross, alpha), lax.add(cross, _T(cross))))
+    if type(dc) is not Zero:
+        parts.append(lax.mul(lax._const(dc, beta), dc))
+    return out, parts[0] if len(parts) == 1 else lax.add(*parts)
+
+
+jvp_rules[L.symmetric_product_p] = _symmetric_product_jvp
 
 
 # -- tridiagonal_solve: linear in b --------------------------------------------------------------

@@ -20,7 +20,8 @@ def _expand_dims_batcher(prim):
 
 for _prim in (L.cholesky_p, L.eig_p, L.eigh_p, L.hessenberg_p, L.householder_product_p, L.lu_p,
               L.lu_pivots_to_permutation_p, L.geqrf_p, L.qr_p, L.schur_p, L.svd_p,
-              L.tridiagonal_p, L.tridiagonal_solve_p):
+              L.tridiagonal_p, L.tridiagonal_solve_p, L.ormqr_p, L.geqp3_p,
+              L.symmetric_product_p):
     register_batching(_prim, _expand_dims_batcher(_prim))
 
 

@@ -240,6 +240,34 @@ def _tridiagonal_solve_shape(dl_shape, d_shape, du_shape, b_shape, **_):
     return b_shape
 
 
+def _ormqr_shape(a_shape, taus_shape, c_shape, *, left, transpose):
+    m = a_shape[0]
+    if left and c_shape[0] != m:
+        raise ValueError("ormqr with left=True expects c to have the same number of rows as the "
+                         f"Householder matrix a. Got a shape {a_shape} and c shape {c_shape}.")
+    if not left and c_shape[1] != m:
+        raise ValueError("ormqr with left=False expects c to have the same number of columns as "
+                         f"the Householder matrix a has rows. Got a shape {a_shape} and c shape "
+                         f"{c_shape}.")
+    return c_shape
+
+
+def _geqp3_shape(a_shape, jpvt_shape, **_):
+    m, n = a_shape
+    return [a_shape, jpvt_shape, (min(m, n),)]
+
+
+def _geqp3_dtype(dtype, jpvt_dtype, **_):
+    return [dtype, jpvt_dtype, dtype]
+
+
+def _symmetric_product_shape(a_shape, c_shape, **_):
+    if a_shape[0] != c_shape[1] or c_shape[0] != c_shape[1]:
+        raise ValueError("symmetric_update expects a rectangular matrix of shape (m, n) and a "
+                         f"square matrix of shape (n, n). Got shapes {a_shape} and {c_shape}.")
+    return c_shape
+
+
 _FC = FLOAT_COMPLEX
 cholesky_p = linalg_primitive("cholesky", (_FC,), (2,), _cholesky_shape)
 cholesky_update_p = linalg_primitive("cholesky_update", (FLOAT, FLOAT), (2, 1),
@@ -262,6 +290,11 @@ triangular_solve_p = linalg_primitive("triangular_solve", (_FC, _FC), (2, 2),
                                       _triangular_solve_shape)
 tridiagonal_p = linalg_primitive("tridiagonal", (_FC,), (2,), _tridiagonal_shape,
                                  _tridiagonal_dtype, multiple_results=True)
+ormqr_p = linalg_primitive("ormqr", (_FC, _FC, _FC), (2, 1, 2), _ormqr_shape)
+geqp3_p = linalg_primitive("geqp3", (_FC, ("integer",)), (2, 1), _geqp3_shape, _geqp3_dtype,
+                           multiple_results=True, require_same=False)
+symmetric_product_p = linalg_primitive("symmetric_product", (FLOAT, FLOAT), (2, 2),
+                                       _symmetric_product_shape)
 tridiagonal_solve_p = linalg_primitive("tridiagonal_solve", (_FC,) * 4, (1, 1, 1, 2),
                                        _tridiagonal_solve_shape)
 
