@@ -154,6 +154,9 @@ GRAD_CASES = {
         *LA.svd(x, full_matrices=False)), _W),
     "qr": (lambda x: LA.qr(x), _W),
     "qr_wide": (lambda x: LA.qr(x), _W.T),
+    "qr_complete_tall": (lambda x: LA.qr(x, mode="complete"), _W),
+    "eig_vectors": (lambda x: (lambda w, v: (tlax.real(w), tlax.real(v * tlax.conj(v))))(
+        *L.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)), _A),
     "lu_solve": (lambda x: tsl.lu_solve(tsl.lu_factor(x), _B), _A),
     "triangular_solve": (lambda x: L.triangular_solve(x, _B, left_side=True, lower=True), _A),
     "triangular_solve_right": (lambda x: L.triangular_solve(x, _B.T, transpose_a=True), _A),
