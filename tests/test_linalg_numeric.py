@@ -130,7 +130,16 @@ def _scipy_all(a, spd, b):
                 lu_t=tsl.lu_solve(tsl.lu_factor(a), b, trans=1),
                 tri=tsl.solve_triangular(a, b, lower=True),
                 pos=tsl.solve(spd, b, assume_a="pos"), sqrtm=tsl.sqrtm(spd),
-                polar=tsl.polar(a)[0], hess=tsl.hessenberg(a))
+                polar=tsl.polar(a, method="svd")[0], hess=tsl.hessenberg(a))
+
+
+def test_qdwh_polar_decomposition():
+    a = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    u, h, num_iters, converged = tlax.linalg.qdwh(a)
+    want_u, want_h = sla.polar(a)
+    np.testing.assert_allclose(u, want_u, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(h, want_h, rtol=1e-5, atol=1e-5)
+    assert bool(converged) and 0 < int(num_iters) <= 10
 
 
 # -- gradients by finite differences (float64) ---------------------------------------------------

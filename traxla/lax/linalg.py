@@ -19,6 +19,7 @@ from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geq
                                symmetric_product_p, triangular_solve_p, tridiagonal_p,
                                tridiagonal_solve_p)
 from ..lowering.rules import linalg as _lowering
+from ._qdwh import qdwh  # noqa: F401
 
 
 class EigImplementation(enum.Enum):
@@ -358,7 +359,7 @@ def _symmetric_product_impl(a, c, *, alpha, beta):
 _lowering.register_decomposition(symmetric_product_p, _symmetric_product_impl, _trace_closed)
 
 __all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "geqp3",
-           "geqrf", "ormqr", "symmetric_product", "ormqr_p", "symmetric_product_p", "geqp3_p",
+           "geqrf", "ormqr", "symmetric_product", "qdwh", "ormqr_p", "symmetric_product_p", "geqp3_p",
            "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
            "tridiagonal_solve", "cholesky_p", "cholesky_update_p", "eig_p", "eigh_p",

@@ -4,8 +4,7 @@ accepted and ignored, as JAX does).
 
 Where JAX uses an algorithm tied to its own internals the result is the same matrix computed
 another way, said at the function: ``eigh_tridiagonal`` (the dense tridiagonal matrix's
-``eigh`` rather than bisection and inverse iteration), ``polar`` (the SVD for ``'qdwh'`` too),
-``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
+``eigh`` rather than bisection and inverse iteration), ``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
 column)."""
 from __future__ import annotations
 
@@ -382,8 +381,22 @@ def _hessenberg_impl(a, *, calc_q=False, overwrite_a=False, check_finite=True):
 hessenberg = jit_named(_hessenberg_impl, "hessenberg", ("calc_q", "check_finite", "overwrite_a"))
 
 
-def _polar_2d(a, side, method):
-    if method not in ("qdwh", "svd"):
+def _polar_2d(a, side, method, eps, max_iterations):
+    m, n = a.shape
+    if method == "qdwh":
+        if m >= n and side == "right":
+            unitary, posdef, _, _ = lax_linalg.qdwh(a, is_hermitian=False, eps=eps,
+                                                    max_iterations=max_iterations)
+        elif m < n and side == "left":
+            unitary, posdef, _, _ = lax_linalg.qdwh(_mH(a), is_hermitian=False, eps=eps,
+                                                    max_iterations=max_iterations)
+            posdef, unitary = _mH(posdef), _mH(unitary)
+        else:
+            raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where "
+                                      f"side='right' and m >= n side='left', got {a.shape} with "
+                                      f"side={side!r}")
+        return unitary, posdef
+    if method != "svd":
         raise ValueError(f"Unknown polar decomposition method {method}.")
     u_svd, s_svd, vh_svd = lax_linalg.svd(a, full_matrices=False)
     s_svd = s_svd.astype(u_svd.dtype)
@@ -402,7 +415,7 @@ def _polar_impl(a, side="right", *, method="qdwh", eps=None, max_iterations=None
     if side not in ["right", "left"]:
         raise ValueError("The argument `side` must be either 'right' or 'left'.")
     arr, = promote_dtypes_inexact(arr)
-    return _vectorize(lambda x: _polar_2d(x, side, method), (2,))(arr)
+    return _vectorize(lambda x: _polar_2d(x, side, method, eps, max_iterations), (2,))(arr)
 
 
 polar = jit_named(_polar_impl, "polar", ("side", "method"))
