@@ -420,3 +420,33 @@ def test_vmap_of_every_primitive_equals_stacking():
     for k, leaf in batched.items():
         np.testing.assert_allclose(np.asarray(leaf), np.stack([np.asarray(r[k]) for r in rows]),
                                    rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+_SHARDED = r"""
+import numpy as np, traxla
+traxla.config.update("num_cpu_devices", 2)
+import traxla.numpy as jnp
+from traxla.errors import ShardingTypeError
+from traxla.sharding import AxisType, NamedSharding, PartitionSpec as P, make_mesh, set_mesh
+mesh = make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
+a = np.stack([np.eye(4, dtype=np.float32) * 4, np.eye(4, dtype=np.float32) * 9])
+with set_mesh(mesh):
+    out = traxla.jit(jnp.linalg.cholesky)(traxla.device_put(a, NamedSharding(mesh, P("x"))))
+    assert str(traxla.typeof(out)) == "float32[2@x,4,4]", traxla.typeof(out)
+    np.testing.assert_allclose(np.asarray(out), np.sqrt(a))
+    try:
+        traxla.jit(jnp.linalg.cholesky)(traxla.device_put(a, NamedSharding(mesh, P(None, "x"))))
+    except ShardingTypeError as e:
+        assert "must be unsharded on non-batch dimensions" in str(e), e
+    else:
+        raise AssertionError("no ShardingTypeError")
+print("ok")
+"""
+
+
+def test_batch_sharded_factorization_and_sharded_matrix_dims_refused():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

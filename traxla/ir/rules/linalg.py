@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..avals import ShapedArray
 from ..primitive import Primitive, def_typing
+from ..sharding_rules import register_sharding, spec_of
 from ._util import FLOAT, FLOAT_COMPLEX, check_dtype, check_same_dtypes
 
 P: dict[str, Primitive] = {}
@@ -86,7 +87,29 @@ def linalg_primitive(name, categories, ranks, shape_rule, dtype_rule=None,
         return ShapedArray(batch + tuple(shapes), np.dtype(out_dtypes), weak)
 
     P[name] = def_typing(prim, rule)
+    register_sharding(prim, _sharding_rule(name, ranks))
     return prim
+
+
+def _sharding_rule(name, ranks):
+    """JAX's ``linalg_sharding_rule``: batch dims may be sharded (alike in every operand), the
+    matrix dims may not; results are sharded as the batch dims."""
+    def rule(in_avals, out_avals, **params):
+        from ...errors import ShardingTypeError
+        batch_specs = []
+        for i, (rank, aval) in enumerate(zip(ranks, in_avals)):
+            spec = spec_of(aval)
+            batch, rest = spec[:len(spec) - rank], spec[len(spec) - rank:]
+            if not all(p is None for p in rest):
+                raise ShardingTypeError(f"Input {i} to {name} must be unsharded on non-batch "
+                                        f"dimensions, but got {spec}.")
+            batch_specs.append(tuple(batch))
+        if any(b != batch_specs[0] for b in batch_specs[1:]):
+            raise ShardingTypeError(f"All inputs to {name} must have the same batch sharding, "
+                                    f"but got {batch_specs}.")
+        batch = batch_specs[0]
+        return [batch + (None,) * (len(o.shape) - len(batch)) for o in out_avals]
+    return rule
 
 
 # -- shape rules (trailing dims only; batch dims are prepended) ---------------------------------
