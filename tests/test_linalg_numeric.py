@@ -450,3 +450,14 @@ def test_batch_sharded_factorization_and_sharded_matrix_dims_refused():
     out = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+def test_lowering_for_gpu_names_the_primitive():
+    from traxla.lowering import module
+    closed = traxla.make_jaxpr(LA.cholesky)(np.eye(2, dtype=np.float32))
+    module.set_default_platform("cuda")
+    try:
+        with pytest.raises(NotImplementedError, match="'cholesky' to LAPACK on CPU only"):
+            module.lower_jaxpr(closed, "f")
+    finally:
+        module.set_default_platform("cpu")
