@@ -56,6 +56,11 @@ def _split_batch(name, ranks, avals, supports_batching=True):
 
 def _check_dtypes(name, categories, avals, require_same=True):
     for i, (cats, aval) in enumerate(zip(categories, avals)):
+        if cats == ("int32",):
+            if np.dtype(aval.dtype) != np.dtype(np.int32):
+                raise TypeError(f"{name} does not accept dtype {aval.dtype} at position {i}. "
+                                f"Accepted dtypes at position {i} are subtypes of int32.")
+            continue
         check_dtype(name, cats, aval.dtype, i)
     if require_same:
         check_same_dtypes(name, avals)
@@ -303,7 +308,7 @@ householder_product_p = linalg_primitive("householder_product", (_FC, _FC), (2, 
                                          _householder_product_shape)
 lu_p = linalg_primitive("lu", (_FC,), (2,), _lu_shape, _lu_dtype, multiple_results=True)
 lu_pivots_to_permutation_p = linalg_primitive(
-    "lu_pivots_to_permutation", (("signedinteger",),), (1,), _lu_pivots_to_permutation_shape)
+    "lu_pivots_to_permutation", (("int32",),), (1,), _lu_pivots_to_permutation_shape)
 geqrf_p = linalg_primitive("geqrf", (_FC,), (2,), _geqrf_shape, multiple_results=True)
 qr_p = linalg_primitive("qr", (_FC,), (2,), _qr_shape, _qr_dtype, multiple_results=True)
 schur_p = linalg_primitive("schur", (_FC,), (2,), _schur_shape, _schur_dtype,
