@@ -36,7 +36,12 @@ W43 = _rng.standard_normal((4, 3)).astype(np.float32)
 def _cases(L, np_):
     """Programs written once against a ``lax.linalg`` and a ``numpy`` namespace."""
     LA = np_.linalg
+    lax_ = tlax if np_ is tnp else jlax
     return {
+        "custom_linear_solve_symmetric": (lambda a, b: lax_.custom_linear_solve(
+            lambda x: a * x, b, lambda mv, x: x / a, symmetric=True), (V3 + 4, V3)),
+        "custom_linear_solve_transpose": (lambda a, b: lax_.custom_linear_solve(
+            lambda x: a * x, b, lambda mv, x: x / a, lambda vm, x: x / a), (V3 + 4, V3)),
         "cholesky": (lambda x: L.cholesky(x), (SPD,)),
         "cholesky_nosym": (lambda x: L.cholesky(x, symmetrize_input=False), (SPD,)),
         "cholesky_complex": (lambda x: L.cholesky(x), (C33 @ C33.conj().T,)),

@@ -46,13 +46,21 @@ def _shape_checked(fun, name, b_leaves, has_aux):
 
 
 def _transpose_one_output(linear_fun, primal):
-    """The transpose of a linear function (its VJP, which for a linear map is the
-    transpose at any point)."""
-    from ..autodiff import vjp
+    """The transpose of a linear function of one pytree (JAX's ``linear_transpose``): the
+    function traced once on ``primal``'s types, then its jaxpr transposed for each
+    cotangent, so that no primal computation is left in the result."""
+    from ..autodiff.core import backward_pass, instantiate
+    from ..tracer import trace_to_jaxpr
+    leaves, tree = tree_util.tree_flatten(primal)
 
-    def transposed(y):
-        _, pullback = vjp(linear_fun, primal)
-        return pullback(y)[0]
+    def flat(*xs):
+        return tree_util.tree_leaves(linear_fun(tree_util.tree_unflatten(tree, list(xs))))
+
+    closed = trace_to_jaxpr(flat, _avals(leaves))
+
+    def transposed(ct):
+        cts = backward_pass(closed, tree_util.tree_leaves(ct))
+        return tree_util.tree_unflatten(tree, [instantiate(c) for c in cts])
     return transposed
 
 
