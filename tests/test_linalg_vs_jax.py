@@ -19,6 +19,8 @@ import traxla.numpy as tnp
 jax = pytest.importorskip("jax")
 import jax.lax as jlax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg as jsla  # noqa: E402
+import traxla.scipy.linalg as tsla  # noqa: E402
 
 _rng = np.random.default_rng(0)
 A33 = (_rng.standard_normal((3, 3)) + 3 * np.eye(3)).astype(np.float32)
@@ -37,7 +39,24 @@ def _cases(L, np_):
     """Programs written once against a ``lax.linalg`` and a ``numpy`` namespace."""
     LA = np_.linalg
     lax_ = tlax if np_ is tnp else jlax
+    sla = tsla if np_ is tnp else jsla
     return {
+        "sp_cholesky": (lambda a: sla.cholesky(a), (SPD,)),
+        "sp_cho_solve": (lambda a, b: sla.cho_solve((a, True), b), (SPD, B32)),
+        "sp_lu_factor": (lambda a: sla.lu_factor(a), (A33,)),
+        "sp_lu_solve": (lambda a, b: sla.lu_solve(sla.lu_factor(a), b), (A33, B32)),
+        "sp_lu_solve_T": (lambda a, b: sla.lu_solve(sla.lu_factor(a), b, trans=1), (A33, B32)),
+        "sp_solve_triangular": (lambda a, b: sla.solve_triangular(a, b, lower=True), (A33, B32)),
+        "sp_solve_pos_vector": (lambda a, b: sla.solve(a, b, assume_a="pos"), (SPD, V3)),
+        "sp_solve_pos": (lambda a, b: sla.solve(a, b, assume_a="pos"), (SPD, B32)),
+        "sp_eigh": (lambda a: sla.eigh(a), (SPD,)),
+        "sp_qr": (lambda a: sla.qr(a), (A33,)),
+        "sp_svd": (lambda a: sla.svd(a), (A33,)),
+        "sp_det": (lambda a: sla.det(a), (A33,)),
+        "sp_schur": (lambda a: sla.schur(a), (A33,)),
+        "sp_hessenberg": (lambda a: sla.hessenberg(a), (A33,)),
+        "sp_block_diag": (lambda a, b: sla.block_diag(a, b), (A33, B32)),
+        "sp_hilbert": (lambda: sla.hilbert(3), ()),
         "custom_linear_solve_symmetric": (lambda a, b: lax_.custom_linear_solve(
             lambda x: a * x, b, lambda mv, x: x / a, symmetric=True), (V3 + 4, V3)),
         "custom_linear_solve_transpose": (lambda a, b: lax_.custom_linear_solve(
@@ -126,12 +145,15 @@ T_CASES = _cases(tlax.linalg, tnp)
 J_CASES = _cases(jlax.linalg, jnp)
 
 # Differences we know of, with the reason (run as strict xfails).
-_CLS = ("JAX solves through custom_linear_solve, whose printed params (const_lengths and four "
-        "jaxprs) traxla does not reproduce; traxla's solve is a custom_jvp on lu + lu_solve")
+_CLS = ("vecmat: JAX's linear_transpose transposes the identity broadcast_in_dim that its "
+        "staging elides (a no-op reduce_sum[axes=()]); traxla's lax never binds it")
+_JIT = ("vmap of a jit inside custom_linear_solve: JAX caches the batched sub-jaxpr, so solve "
+        "and transpose_solve share one `_cho_solve`; traxla batches each")
 _JNP = ("differs inside numpy helpers of another family (diagonal's platform_index cond, "
         "remainder, where) and custom_jvp_call's printed params")
 KNOWN = {"np_solve": _CLS, "np_inv": _CLS, "np_tensorinv": _CLS, "np_tensorsolve": _CLS,
-         "np_det4": _JNP, "np_slogdet": _JNP, "np_pinv": _JNP, "np_lstsq": _JNP}
+         "sp_solve_pos": _JIT,
+         "np_det4": _JNP, "np_slogdet": _JNP}
 
 
 def _texts(name):

@@ -250,24 +250,6 @@ def _lu_solve(lu, permutation, b, trans=0):
     return lax.squeeze(x, (_ndim(x) - 1,)) if rhs_vector else x
 
 
-@custom_jvp
-def _solve_core(a, b):
-    lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
-    return _lu_solve_core(lu, permutation, b, 0)
-
-
-@_solve_core.defjvp
-def _solve_core_jvp(primals, tangents):
-    # the tangent is linear in (da, db) and uses only transposable primitives, so reverse
-    # mode reuses the factorization as JAX's custom_linear_solve does
-    a, b = primals
-    da, db = tangents
-    lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
-    x = _lu_solve_core(lu, permutation, b, 0)
-    rhs = db - _matmul(da, x)
-    return x, _lu_solve_core(lu, permutation, rhs, 0)
-
-
 def _solve_linear(a, b):
     """``solve(a, b)`` for square ``b`` of ``a``'s batch shape, linear in ``b`` without a
     custom rule (for use inside JVP rules, whose tangent expressions must transpose)."""
@@ -286,20 +268,19 @@ def _solve(a, b):
         raise ValueError(f"Invalid shapes for solve: {a_shape}, {b_shape}. Prior to JAX v0.5.0, "
                          "this would have been treated as a batched 1-dimensional solve. To "
                          "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
-    if a_shape[-1] != a_shape[-2]:
-        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
-                         f"or b=[..., m]; got a={a_shape} and b={b_shape}")
-    vector = len(b_shape) == 1
-    if vector:
-        b = _expand_dims(b, -1)
-    if _shape(b)[-2] != a_shape[-1]:
-        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
-                         f"or b=[..., m]; got a={a_shape} and b={b_shape}")
-    batch = tuple(np.broadcast_shapes(a_shape[:-2], _shape(b)[:-2]))
+    core_b = 1 if len(b_shape) == 1 else 2   # jnp.vectorize's "(m,m),(m)->(m)" / "(m,m),(m,n)->(m,n)"
+    if len(a_shape) < 2 or len(b_shape) < core_b:
+        lax_linalg._check_solve_shapes(a, b)
+    batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:len(b_shape) - core_b]))
+    if not batch:
+        return lax_linalg._solve(a, b)
+    from ..batching import vmap
     a = _broadcast_to(a, batch + a_shape[-2:])
-    b = _broadcast_to(b, batch + _shape(b)[-2:])
-    x = _solve_core(a, b)
-    return lax.squeeze(x, (_ndim(x) - 1,)) if vector else x
+    b = _broadcast_to(b, batch + b_shape[len(b_shape) - core_b:])
+    fn = lax_linalg._solve
+    for _ in batch:
+        fn = vmap(fn)
+    return fn(a, b)
 
 
 solve = jit_named(_solve, "solve")
@@ -345,12 +326,12 @@ def _lstsq(a, b, rcond, *, numpy_resid=False):
         rank = mask.sum()
         safe_s = _lax_where(mask, s, 1).astype(a.dtype)
         s_inv = _lax_where(mask, 1 / safe_s, 0)[:, None]
-        u_tb = _matmul(_ufuncs.conjugate(u).T, b)
-        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb)
+        u_tb = _matmul(_ufuncs.conjugate(u).T, b, precision=lax_linalg.HIGHEST)
+        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb, precision=lax_linalg.HIGHEST)
     if numpy_resid and (int(rank) < n or m <= n):
         resid = _zeros((0,), dtype=_real_dtype(dtype))
     else:
-        b_estimate = _matmul(a, x)
+        b_estimate = _matmul(a, x, precision=lax_linalg.HIGHEST)
         resid = norm(b - b_estimate, axis=0) ** 2
     if b_orig_ndim == 1:
         x = x.ravel()
@@ -539,14 +520,14 @@ def _pinv_impl(a, rtol=None, hermitian=False):
     arr = _ufuncs.conjugate(arr)
     if rtol is None:
         eps = np.finfo(dtypes.finfo(arr.dtype).dtype).eps
-        rtol = _array(10.0 * max(m, n) * eps, dtype=_real_dtype(arr.dtype))
+        rtol = 10.0 * max(m, n) * _array(eps, dtype=_real_dtype(arr.dtype))
     from ._creation import asarray
     rtol = asarray(rtol)
     u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
     rtol = lax.expand_dims(rtol[..., None], tuple(range(_ndim(s) - _ndim(rtol) - 1)))
     cutoff = rtol * s[..., 0:1]
     s = _lax_where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]))
+    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]), precision=lax_linalg.HIGHEST)
     return lax.convert_element_type(res, arr.dtype)
 
 
@@ -570,7 +551,7 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
     return p, p_dot
 
 
-_pinv = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+_pinv = custom_jvp(jit_named(_pinv_impl, "_pinv", ("hermitian",)), nondiff_argnums=(1, 2))
 _pinv.defjvp(_pinv_jvp)
 
 

@@ -38,7 +38,7 @@ def _block_diag_impl(*arrs):
     return jnp.concatenate(padded, axis=0)
 
 
-block_diag = jit(_block_diag_impl)
+block_diag = jit_named(_block_diag_impl, "block_diag")
 
 
 def _toeplitz_2d(c, r):

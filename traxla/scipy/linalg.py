@@ -167,7 +167,7 @@ def _lu_solve_impl(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True)
         core = 1
     else:
         core = 2
-    return _vectorize(lambda l, p, x: jnp_linalg._lu_solve(l, p, x, trans),
+    return _vectorize(lambda l, p, x: lax_linalg.lu_solve(l, p, x, trans=trans),
                       (2, 1, core))(lu_, perm, b)
 
 
@@ -267,11 +267,19 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
 def _solve_impl(a, b, assume_a, lower):
     if assume_a != "pos":
         return jnp_linalg.solve(a, b)
+    from ..batching import vmap
+    from ..lax import custom_linear_solve
     a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
+    lax_linalg._check_solve_shapes(a, b)
     factors = cho_factor(lax.stop_gradient(a), lower=lower)
-    if b.ndim == a.ndim - 1:
-        return cho_solve(factors, b[..., None])[..., 0]
-    return cho_solve(factors, b)
+
+    def custom_solve(b):
+        # implicit differentiation through one Cholesky factorization (symmetric operator)
+        return custom_linear_solve(lambda x: lax_linalg._broadcasted_matvec(a, x), b,
+                                   solve=lambda _, x: cho_solve(factors, x), symmetric=True)
+    if a.ndim == b.ndim + 1:
+        return custom_solve(b)
+    return vmap(custom_solve, b.ndim - 1, max(a.ndim, b.ndim) - 1)(b)
 
 
 _solve = jit_named(_solve_impl, "_solve", ("assume_a", "lower"))
@@ -283,19 +291,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
     valid = ["gen", "sym", "her", "pos"]
     if assume_a not in valid:
         raise ValueError(f"Expected assume_a to be one of {valid}; got {assume_a!r}")
-    if assume_a == "pos":
-        return _solve_pos(a, b, lower)
     return _solve(a, b, assume_a, lower)
-
-
-def _solve_pos(a, b, lower):
-    # a positive-definite solve, differentiable in a: the factorization's inputs carry the
-    # gradient through cholesky's and triangular_solve's rules
-    a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
-    factors = cho_factor(a, lower=lower)
-    if b.ndim == a.ndim - 1:
-        return cho_solve(factors, b[..., None])[..., 0]
-    return cho_solve(factors, b)
 
 
 def _solve_triangular_impl(a, b, trans, lower, unit_diagonal):
