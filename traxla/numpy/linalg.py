@@ -395,7 +395,46 @@ def tensorsolve(a, b, axes=None):
 
 # -- determinants ---------------------------------------------------------------------------------
 
-def _slogdet_lu_impl(a):
+def _slogdet_small(a):
+    """Closed forms for 1x1 and 2x2 matrices (JAX's ``_slogdet_small``)."""
+    n = _shape(a)[-1]
+    if n == 1:
+        det = a[..., 0, 0]
+    elif n == 2:
+        a00, a01 = a[..., 0, 0], a[..., 0, 1]
+        a10, a11 = a[..., 1, 0], a[..., 1, 1]
+        det = a00 * a11 - a01 * a10
+    else:
+        raise ValueError(f"_slogdet_small only supports n in {{1, 2}}, got n={n}")
+    abs_det = _ufuncs.abs(det)
+    return _ufuncs.sign(det), _ufuncs.real(_ufuncs.log(abs_det))
+
+
+_slogdet_small = custom_jvp(_slogdet_small)
+
+
+@_slogdet_small.defjvp
+def _slogdet_small_jvp(primals, tangents):
+    x, = primals
+    g, = tangents
+    n = _shape(x)[-1]
+    sign, ans = _slogdet_small(x)
+    if n == 1:
+        ans_dot = g[..., 0, 0] / x[..., 0, 0]
+    else:
+        x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
+        det = x00 * x11 - x01 * x10
+        ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01
+                   + g[..., 1, 1] * x00) / det
+    if _is_complex(x):
+        sign_dot = (ans_dot - _ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
+        ans_dot = _ufuncs.real(ans_dot)
+    else:
+        sign_dot = _ufuncs.zeros_like(sign)
+    return (sign, ans), (sign_dot, ans_dot)
+
+
+def _slogdet_lu(a):
     dtype = lax.dtype_of(a)
     lu, pivot, _ = lax_linalg.lu(a)
     diag = _lax_numpy.diagonal(lu, axis1=-2, axis2=-1)
@@ -415,10 +454,10 @@ def _slogdet_lu_impl(a):
     return sign, _ufuncs.real(logdet)
 
 
-_slogdet_lu = custom_jvp(_slogdet_lu_impl)
+_slogdet_lu = custom_jvp(_slogdet_lu)
 
 
-def _slogdet_qr_impl(a):
+def _slogdet_qr(a):
     if _is_complex(a):
         raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
     n = _shape(a)[-1]
@@ -431,7 +470,7 @@ def _slogdet_qr_impl(a):
     return sign_diag * sign_taus, log_abs_det
 
 
-_slogdet_qr = custom_jvp(_slogdet_qr_impl)
+_slogdet_qr = custom_jvp(_slogdet_qr)
 
 
 def _slogdet_jvp(primals, tangents):
@@ -458,6 +497,8 @@ def _slogdet(a, *, method=None):
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"Argument to slogdet() must have shape [..., n, n], got {shape}")
     if method is None or method == "lu":
+        if shape[-1] in (1, 2):
+            return SlogdetResult(*_slogdet_small(a))
         return SlogdetResult(*_slogdet_lu(a))
     if method == "qr":
         return SlogdetResult(*_slogdet_qr(a))
@@ -479,21 +520,21 @@ def _det_3x3(a):
 
 
 @custom_jvp
-def _det_general(a):
+def _det(a):
     sign, logdet = slogdet(a)
     return sign * _ufuncs.exp(logdet).astype(sign.dtype)
 
 
-@_det_general.defjvp
-def _det_general_jvp(primals, tangents):
+@_det.defjvp
+def _det_jvp(primals, tangents):
     # d det(A) = det(A) tr(A^{-1} dA); through solve, so it is linear in dA
     x, = primals
     g, = tangents
-    y = _det_general(x)
+    y = _det(x)
     return y, y * _lax_numpy.trace(_solve_linear(x, g), axis1=-1, axis2=-2)
 
 
-def _det(a):
+def _det_wrapper(a):
     a = ensure_arraylike("jnp.linalg.det", a)
     a, = promote_dtypes_inexact(a)
     shape = _shape(a)
@@ -502,11 +543,11 @@ def _det(a):
     if len(shape) >= 2 and shape[-1] == 3 and shape[-2] == 3:
         return _det_3x3(a)
     if len(shape) >= 2 and shape[-1] == shape[-2]:
-        return _det_general(a)
+        return _det(a)
     raise ValueError(f"Argument to _det() must have shape [..., n, n], got {shape}")
 
 
-det = jit_named(_det, "det")
+det = jit_named(_det_wrapper, "det")
 
 
 # -- pseudo-inverse, rank, powers, condition number ------------------------------------------------
