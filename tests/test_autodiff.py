@@ -560,6 +560,9 @@ ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "cus
 # random primitives: zero tangents, checked in tests/test_random.py
 from traxla.ir.rules.random import P as _RANDOM_PRIMS  # noqa: E402
 ELSEWHERE |= set(_RANDOM_PRIMS)
+# linear algebra: finite differences in tests/test_linalg_numeric.py, test_linalg_solves.py
+from traxla.ir.rules.linalg import P as _LINALG_PRIMS  # noqa: E402
+ELSEWHERE |= set(_LINALG_PRIMS)
 
 
 def test_every_rule_is_exercised():

@@ -173,6 +173,12 @@ GRAD_CASES = {
     "pinv": (lambda x: LA.pinv(x), _W),
     "cho_solve": (lambda x: tsl.cho_solve(tsl.cho_factor(x), _B), _SPD),
     "eigvals": (lambda x: tlax.real(LA.eigvals(x)), _SPD),
+    "lu": (lambda x: L.lu(x)[0], _A),
+    "tridiagonal_solve": (lambda d: L.tridiagonal_solve(_B[:, 0] * 0 + np.array([0., 1, 1]), d,
+                                                        np.array([1., 1, 0]), _B), _A[0] + 4),
+    "tridiagonal_solve_rhs": (lambda b: L.tridiagonal_solve(np.array([0., 1, 1]), _A[0] + 4,
+                                                            np.array([1., 1, 0]), b), _B),
+    "symmetric_product": (lambda a: L.symmetric_product(a, _SPD, alpha=2.0, beta=0.5), _W.T),
 }
 
 
