@@ -222,10 +222,12 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
     return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+              out_sharding=None):
     x1, x2 = ensure_arraylike("jnp.linalg.tensordot", x1, x2)
+    kwargs = {} if out_sharding is None else {"out_sharding": out_sharding}
     return _tensordot(x1, x2, axes=axes, precision=precision,
-                      preferred_element_type=preferred_element_type)
+                      preferred_element_type=preferred_element_type, **kwargs)
 
 
 def diagonal(x, /, *, offset=0):
