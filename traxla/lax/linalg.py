@@ -42,10 +42,10 @@ class SvdAlgorithm(enum.Enum):
     DIVIDE_AND_CONQUER = "divide_and_conquer"
 
 
-class Precision(enum.Enum):
-    """The precision tag JAX's linear-algebra helpers put on their products (printed in the
-    jaxpr as ``precision=(Precision.HIGHEST, Precision.HIGHEST)``; on CPU every product is
-    computed at full precision anyway)."""
+class _FallbackPrecision(enum.Enum):
+    """``lax.Precision`` where this traxla has none: the tag JAX's linear-algebra helpers put
+    on their products (printed ``precision=(Precision.HIGHEST, Precision.HIGHEST)``; CPU
+    products are full precision either way)."""
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2
@@ -53,10 +53,11 @@ class Precision(enum.Enum):
     def __repr__(self):
         return f"Precision.{self.name}"
 
-    __str__ = __repr__
 
-
-HIGHEST = (Precision.HIGHEST, Precision.HIGHEST)
+def _highest():
+    """JAX's ``precision=lax.Precision.HIGHEST``, as the pair ``dot_general`` carries."""
+    precision = getattr(lax, "Precision", None) or _FallbackPrecision
+    return (precision.HIGHEST, precision.HIGHEST)
 
 
 # -- small matrix helpers (JAX's _T, _H, symmetrize, _tril, _triu, ...) ------------------------
@@ -341,7 +342,7 @@ def _broadcasted_matvec(a, b):
     nd_a, nd_b = len(lax.shape_of(a)), len(lax.shape_of(b))
     return lax.dot_general(a, b, (([nd_a - 1], [nd_b - 1]), (list(range(n_batch)),
                                                              list(range(n_batch)))),
-                           precision=HIGHEST)
+                           precision=_highest())
 
 
 def _check_solve_shapes(a, b):

@@ -326,12 +326,12 @@ def _lstsq(a, b, rcond, *, numpy_resid=False):
         rank = mask.sum()
         safe_s = _lax_where(mask, s, 1).astype(a.dtype)
         s_inv = _lax_where(mask, 1 / safe_s, 0)[:, None]
-        u_tb = _matmul(_ufuncs.conjugate(u).T, b, precision=lax_linalg.HIGHEST)
-        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb, precision=lax_linalg.HIGHEST)
+        u_tb = _matmul(_ufuncs.conjugate(u).T, b, precision=lax_linalg._highest())
+        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb, precision=lax_linalg._highest())
     if numpy_resid and (int(rank) < n or m <= n):
         resid = _zeros((0,), dtype=_real_dtype(dtype))
     else:
-        b_estimate = _matmul(a, x, precision=lax_linalg.HIGHEST)
+        b_estimate = _matmul(a, x, precision=lax_linalg._highest())
         resid = norm(b - b_estimate, axis=0) ** 2
     if b_orig_ndim == 1:
         x = x.ravel()
@@ -568,7 +568,7 @@ def _pinv_impl(a, rtol=None, hermitian=False):
     rtol = lax.expand_dims(rtol[..., None], tuple(range(_ndim(s) - _ndim(rtol) - 1)))
     cutoff = rtol * s[..., 0:1]
     s = _lax_where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]), precision=lax_linalg.HIGHEST)
+    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]), precision=lax_linalg._highest())
     return lax.convert_element_type(res, arr.dtype)
 
 
