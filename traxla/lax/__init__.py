@@ -750,3 +750,4 @@ from .ops_extra import Precision, stack, unstack  # noqa: E402,F401
 for _prim_name, _prim in {**_E, **_R}.items():
     globals().setdefault(f"{_prim_name}_p", _prim)
 del _prim_name, _prim
+from .solves import custom_linear_solve, custom_root  # noqa: E402,F401
