@@ -45,25 +45,6 @@ def _shape_checked(fun, name, b_leaves, has_aux):
     return f
 
 
-def _transpose_one_output(linear_fun, primal):
-    """The transpose of a linear function of one pytree (JAX's ``linear_transpose``): the
-    function traced once on ``primal``'s types, then its jaxpr transposed for each
-    cotangent, so that no primal computation is left in the result."""
-    from ..autodiff.core import backward_pass, instantiate
-    from ..tracer import trace_to_jaxpr
-    leaves, tree = tree_util.tree_flatten(primal)
-
-    def flat(*xs):
-        return tree_util.tree_leaves(linear_fun(tree_util.tree_unflatten(tree, list(xs))))
-
-    closed = trace_to_jaxpr(flat, _avals(leaves))
-
-    def transposed(ct):
-        cts = backward_pass(closed, tree_util.tree_leaves(ct))
-        return tree_util.tree_unflatten(tree, [instantiate(c) for c in cts])
-    return transposed
-
-
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """Solves ``matvec(x) = b`` with ``solve(matvec, b)``; derivatives by implicit
     differentiation, so the solver's own iterations are never differentiated."""
@@ -89,7 +70,9 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
             vecmat = matvec
             vecmat_jaxpr, vecmat_consts = matvec_jaxpr, matvec_consts
         else:
-            vecmat = _transpose_one_output(matvec, b)
+            from ..autodiff.vjp_tools import linear_transpose
+            _vecmat = linear_transpose(matvec, b)
+            vecmat = lambda ct: _vecmat(ct)[0]  # noqa: E731
             vecmat_jaxpr, vecmat_consts, _ = _trace(vecmat, args_tree, b_avals,
                                                      "custom_linear_solve transpose_solve")
         tr_solve_jaxpr, tr_solve_consts, out_tree = _trace(
