@@ -88,13 +88,29 @@ def test_jaxpr_text_matches_jax(name):
     assert got == want, f"\n--- jax\n{want}\n--- traxla\n{got}"
 
 
-GROUP = 70
-_NAMES = list(CORPUS)
+# Numeric comparison of jit results: a program whose jaxpr prints as JAX's binds the same
+# primitives with the same params, so its results differ from JAX's only if a lowering does;
+# the lowerings of existing primitives are tested by their own files. So the programs run
+# here are those whose jaxpr differs from JAX's and those that bind the new primitives
+# (compiling all 210 programs under both would cost the CPU budget several times over).
+_NEW_PRIMITIVES = ("top_k", "population_count", "clz")
 
 
-@pytest.mark.parametrize("start", range(0, len(_NAMES), GROUP))
-def test_jit_results_match_jax(start):
-    names = _NAMES[start:start + GROUP]
+def _numeric_names():
+    names = []
+    for name, case in CORPUS.items():
+        if name in KNOWN_DIFFERENCES or name.startswith("lax."):
+            names.append(name)
+            continue
+        text = str(traxla.make_jaxpr(_build(case, TRAXLA))(*case.args))
+        if any(p in text for p in _NEW_PRIMITIVES):
+            names.append(name)
+    return names
+
+
+def test_jit_results_match_jax():
+    names = _numeric_names()
+    assert len(names) >= 50
     fns = lambda ns: [_build(CORPUS[n], ns) for n in names]  # noqa: E731
     args = [CORPUS[n].args for n in names]
     want = run_group(fns(JAX), args, jax.jit)
