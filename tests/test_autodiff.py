@@ -560,6 +560,9 @@ ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "cus
 # random primitives: zero tangents, checked in tests/test_random.py
 from traxla.ir.rules.random import P as _RANDOM_PRIMS  # noqa: E402
 ELSEWHERE |= set(_RANDOM_PRIMS)
+# checkpoint and the optimizer-steering primitives: tests/test_checkpoint.py
+ELSEWHERE |= {"remat2", "name", "reduce_precision", "optimization_barrier"}
+ELSEWHERE |= {"ffi_call"}  # refuses differentiation: tests/test_ffi.py
 
 
 def test_every_rule_is_exercised():

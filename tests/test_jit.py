@@ -37,7 +37,7 @@ def test_compile_gives_optimized_hlo_and_costs():
     assert cost["flops"] > 0
     out = compiled(np.ones((2, 3), np.float32), np.full((3, 4), 0.1, np.float32))
     np.testing.assert_allclose(np.asarray(out), np.tanh(np.full((2, 4), 0.3)), rtol=1e-6)
-    with pytest.raises(TypeError, match="compiled for f32\\[2,3\\]"):
+    with pytest.raises(TypeError, match="compiled with float32\\[2,3\\] and called with int32"):
         compiled(np.ones((2, 3), np.int32), np.ones((3, 4), np.float32))
 
 

@@ -567,12 +567,21 @@ C("jit", "natural_out_dims",
   [_f(2, 3, B), _f(B)], in_axes=(2, 0), out_axes=(1, 0, -1))
 C("jit", "nested_jit", lambda x: traxla.jit(lambda a: traxla.jit(lambda z: z * 2)(a) + 1.0)(x),
   [_f(2, B)], in_axes=1)
+# checkpoint and the optimizer-steering primitives (tests/test_checkpoint.py)
+C("remat2", "mixed_in_axes", lambda x, y: traxla.checkpoint(lambda a, b: tlax.sin(a) * b)(x, y),
+  [_f(2, B), _f(2)], in_axes=(1, None))
+C("name", "batched", lambda x: traxla.checkpoint(
+    lambda a: traxla.ad_checkpoint.checkpoint_name(a * 2.0, "h"))(x), [_f(B, 2)])
+C("reduce_precision", "batched", lambda x: tlax.reduce_precision(x, 5, 10), [_f(2, B)], in_axes=1)
+C("optimization_barrier", "mixed", lambda x, y: tlax.optimization_barrier((x, y)),
+  [_f(B, 2), _f(2)], in_axes=(0, None), out_axes=(0, None))
 
 
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.
 SPECIAL_CASES = {
     "custom_lin": "test_custom_lin_batching_rule",  # only in linear jaxprs, which get transposed
 }
+SPECIAL_CASES["ffi_call"] = "tests/test_ffi.py::test_vmap_each_method_matches_stacking"  # needs built kernels
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
 

@@ -27,3 +27,25 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
+from .callback import effects_barrier, pure_callback  # noqa: E402
+from . import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
+from .debug_mode import disable_jit  # noqa: E402
+
+# Top-level API of jax beyond the transformations (issue 12a).
+from . import dtypes, tree, typing, test_util  # noqa: E402,F401
+from .ir.dtypes import float0  # noqa: E402,F401
+from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
+                          local_device_count, process_count, process_index, process_indices)
+from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
+                              enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
+                              numpy_rank_promotion)
+from . import stages  # noqa: E402,F401
+from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
+from .named_scopes import named_call, named_scope  # noqa: E402,F401
+from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
+from .autodiff.remat_policies import checkpoint_policies  # noqa: E402
+from . import ad_checkpoint  # noqa: F401,E402
+from .autodiff.jac import jacobian  # noqa: E402
+from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
+                                 linear_transpose)
+from . import custom_derivatives  # noqa: F401,E402

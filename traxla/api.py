@@ -12,22 +12,35 @@ import inspect
 import time
 import weakref
 
-from . import tree_util
+from . import api_util, tree_util
 from .ir.config import config
 from .ir.core import ClosedJaxpr, Jaxpr, Var
 from .ir.rules.call import jit_p
-from .lowering import lower_jaxpr
+from .ir.avals import ShapedArray
 from .runtime import Array, to_array
+from .runtime.array import check_not_deleted
 from .runtime.executable import Executable
+from .runtime.xla_adapter import RuntimeErrorType
+from .shape_dtype_struct import _is_abstract
+from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
+                     lower_program)
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
 from .tracer.values import concrete_aval
+from . import debug_mode
+from .runtime import debug_checks
 
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
 
 def _aval(x):
-    return x.aval if isinstance(x, (Tracer, Array)) else concrete_aval(x)
+    if isinstance(x, (Tracer, Array)):
+        return x.aval
+    if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
+        from .ir.dtypes import canonicalize
+        return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
+                           bool(getattr(x, "weak_type", False)))
+    return concrete_aval(x)
 
 
 def _hashable_static(value):
@@ -42,17 +55,23 @@ def _hashable_static(value):
 
 
 class _Entry:
-    """What a cache hit needs: the executable and how to rebuild the output tree."""
+    """What a cache hit needs: the executable, the arguments it keeps (None: all) and
+    how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0")
+    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0", "kept")
 
-    def __init__(self, executable, out_tree):
+    def __init__(self, executable, out_tree, kept=None):
         self.executable = executable
         self.out_tree = out_tree
+        self.kept = kept
         self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
         self.run = executable.run
         self.arity = executable.in_arity
         self.aval0 = executable.out_avals[0] if executable.out_avals else None
+
+    def execute(self, arrays):
+        kept = self.kept
+        return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
 
 
 # Traced jaxprs are cached per function (and jit options), not per ``jit`` object, as JAX
@@ -69,16 +88,21 @@ def _trace_cache(fun, options) -> dict:
     return per_options.setdefault(options, {})
 
 
-class JitFunction:
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+class JitFunction(Wrapped):
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
+                 donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
+                 out_shardings=None, compiler_options=None):
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
-        if isinstance(static_argnums, int):
-            static_argnums = (static_argnums,)
-        if isinstance(static_argnames, str):
-            static_argnames = (static_argnames,)
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        # Names and positions map onto each other through the signature, as in JAX.
+        self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
+            fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
+        self.donate_argnums, self.donate_argnames = _donation_spec(
+            fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
+        self.keep_unused = bool(keep_unused)
+        self.inline = bool(inline)
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.compiler_options = dict(compiler_options) if compiler_options else None
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         self._compiled: dict = {}
@@ -100,11 +124,17 @@ class JitFunction:
                                           if type(a) is Array and a._placement is None]))
             if entry is not None and len(args) == entry.arity:
                 if entry.single:
-                    return Array(entry.aval0, entry.run([a._buf for a in args])[0])
+                    try:
+                        return Array(entry.aval0, entry.run([a._buf for a in args])[0])
+                    except RuntimeErrorType:
+                        check_not_deleted(args)
+                        raise
                 return entry.out_tree.unflatten(entry.executable.execute(args))
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args, kwargs):
+        if debug_mode.flags[0]:  # disable_jit(): plain Python
+            return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if type(trace_core._current_trace) is EvalTrace:
@@ -112,8 +142,11 @@ class JitFunction:
                 if isinstance(x, Tracer):
                     x._check_alive()
             arrays = [to_array(x) for x in leaves]
-            if any(a._placement is not None for a in arrays):
-                return self._call_sharded(args, kwargs, arrays, in_tree, static_key)
+            if self.in_shardings is not None:
+                arrays = self._apply_in_shardings(arrays, in_tree)
+            if any(a._placement is not None for a in arrays) or self._out_mesh() is not None:
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
+                                          self._out_mesh())
             avals = tuple(a.aval for a in arrays)
             key = (in_tree, static_key, avals, config.enable_x64)
             entry = self._compiled.get(key)
@@ -122,17 +155,116 @@ class JitFunction:
                 mesh = _mesh_of_program(closed.jaxpr)
                 if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
                     return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)
-                executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
-                entry = self._compiled[key] = _Entry(executable, out_tree)
-                if self._plain and not kwargs and all(type(a) is Array for a in args) and len(args) == len(arrays):
+                program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                              None, None, out_tree)
+                executable = self._executable(program, closed, None, self.compiler_options)
+                debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+                entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
+                if (self._plain and not kwargs and program.kept is None
+                        and all(type(a) is Array for a in args) and len(args) == len(arrays)
+                        and not debug_mode.slow_path_only()):
                     self._fast[avals] = entry
-            outs = entry.executable.execute(arrays)
+            outs = entry.execute(arrays)
+            if debug_checks.flags[0] or debug_checks.flags[1]:
+                debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
+                                           arrays, outs)
             return tree_util.tree_unflatten(entry.out_tree, outs)
+        if self.compiler_options:
+            raise ValueError(
+                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                f"compiler_options={self.compiler_options} specified on a nested jit with name: "
+                f"{self.name}")
         return self._bind(args, kwargs, leaves, in_tree, static_key)
+
+    # -- donation, pruning, placement: shared by calls and the AOT stages ------
+    def _donated_leaves(self, args, kwargs, in_tree) -> list[bool]:
+        """Per flat argument leaf, whether its buffer is donated."""
+        if not self.donate_argnums and not self.donate_argnames:
+            return [False] * in_tree.num_leaves
+        n = len(args)
+        static = api_util.static_positions(self.static_argnums, n)
+        donated = {i % n if -n <= i < n else i for i in self.donate_argnums}
+        flags = []
+        for i, a in enumerate(args):
+            if i not in static:
+                flags += [i in donated] * tree_util.tree_structure(a).num_leaves
+        for k in sorted(kwargs):
+            if k not in self.static_argnames:
+                flags += [k in self.donate_argnames] * tree_util.tree_structure(
+                    kwargs[k]).num_leaves
+        return flags
+
+    def _lower_program(self, closed, donated, placements, mesh, out_tree=None):
+        shardings_for = None
+        if mesh is not None:
+            def shardings_for(kept_closed, idx):
+                return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
+                                         self._out_specs(kept_closed))
+        return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
+                             out_tree)
+
+    def _executable(self, program, closed, mesh, compiler_options):
+        if mesh is not None:
+            from .runtime.executable import ShardedExecutable
+            return ShardedExecutable(program.module, program.in_avals, closed.out_avals, mesh,
+                                     compiler_options=compiler_options)
+        return Executable(program.module, program.in_avals, closed.out_avals, compiler_options)
+
+    def _out_mesh(self):
+        """The mesh named by ``out_shardings`` (None when it names none)."""
+        if self.out_shardings is None:
+            return None
+        from .runtime.placement import NamedSharding
+        from .sharding import to_named
+        for s in tree_util.tree_leaves(self.out_shardings):
+            if isinstance(s, NamedSharding):
+                return s.mesh
+            if s is not None and not hasattr(s, "_device"):
+                return to_named(s).mesh
+        return None
+
+    def _out_specs(self, closed):
+        """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
+        if self.out_shardings is None:
+            return None
+        from .sharding import to_named
+        out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
+        if len(out) == 1:
+            out = out * len(closed.out_avals)
+        if len(out) != len(closed.out_avals):
+            raise ValueError(f"jit out_shardings has {len(out)} entries but {self.name} returns "
+                             f"{len(closed.out_avals)} arrays; give one sharding per output "
+                             "(or one for all).")
+        return [None if s is None else to_named(s).full_spec(len(a.shape))
+                for s, a in zip(out, closed.out_avals)]
+
+    def _apply_in_shardings(self, arrays, in_tree):
+        """Lays each argument out as ``in_shardings`` says (a prefix of the positional
+        arguments): an unplaced array is transferred, a placed one resharded."""
+        from .runtime.placement import NamedSharding
+        from .sharding import to_named
+        args_tree = in_tree.children()[0]
+        n_args = args_tree.num_leaves
+        shardings = broadcast_prefix_leaves(self.in_shardings, args_tree, "jit in_shardings")
+        out = list(arrays)
+        for i, s in enumerate(shardings[:n_args]):
+            if s is None or hasattr(s, "_device"):
+                continue
+            named = s if isinstance(s, NamedSharding) else to_named(s)
+            if out[i]._placement != named:
+                out[i] = device_put(out[i], named)
+        return out
+
+    def _placed_on(self, arrays, mesh):
+        from .runtime.placement import NamedSharding, device_put_placed
+        from .ir.sharding import PartitionSpec
+        import numpy as np
+        return [a if a._placement is not None else
+                device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                for a in arrays]
 
     def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
-        from .runtime.executable import ShardedExecutable
         from .runtime.placement import NamedSharding, device_put_placed
         from .ir.sharding import PartitionSpec
         import numpy as np
@@ -153,10 +285,11 @@ class JitFunction:
         entry = self._compiled.get(key)
         if entry is None:
             closed, out_tree = self._trace(key[:4], args, kwargs, avals)
-            module = lower_jaxpr(closed, self.name, _module_shardings(closed, mesh, placements))
-            executable = ShardedExecutable(module, avals, closed.out_avals, mesh)
-            entry = self._compiled[key] = _Entry(executable, out_tree)
-        outs = entry.executable.execute(arrays)
+            program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                          placements, mesh, out_tree)
+            executable = self._executable(program, closed, mesh, self.compiler_options)
+            entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
+        outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind(self, args, kwargs, leaves, in_tree, static_key):
@@ -168,6 +301,9 @@ class JitFunction:
                                    for c in hit[0].consts):
             del self._traced[key]  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
+        if self.inline:  # the equations go straight into the enclosing jaxpr
+            from .tracer.interpret import eval_jaxpr
+            return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
         operands = list(leaves)
         tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
         if tracer_consts:
@@ -183,9 +319,8 @@ class JitFunction:
     def _split_static(self, args, kwargs):
         if self._plain:
             return args, kwargs, ()
-        n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
-        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums) if i < n)
+        nums = api_util.static_positions(self.static_argnums, len(args))
+        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
         static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
                                  if k in self.static_argnames))
@@ -220,7 +355,7 @@ class JitFunction:
         if self._plain:
             return dyn_args, dyn_kwargs
         n = len(args)
-        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        nums = api_util.static_positions(self.static_argnums, n)
         it = iter(dyn_args)
         full_args = [args[i] if i in nums else next(it) for i in range(n)]
         full_kwargs = dict(dyn_kwargs)
@@ -237,7 +372,7 @@ class JitFunction:
             return ()
         names = []
         n = len(args)
-        static_nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        static_nums = api_util.static_positions(self.static_argnums, n)
         position = 0
         for name, value in bound.arguments.items():
             kind = sig.parameters[name].kind
@@ -260,7 +395,7 @@ class JitFunction:
         return names
 
     # -- AOT -----------------------------------------------------------------
-    def trace(self, *args, **kwargs):
+    def trace(self, *args, **kwargs) -> Traced:
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(_aval(x) for x in leaves)
@@ -268,23 +403,33 @@ class JitFunction:
         start = time.perf_counter()
         self._traced.pop(key, None)
         closed, out_tree = self._trace(key, args, kwargs, avals)
-        placements = [getattr(x, "_placement", None) for x in leaves]
-        traced = Traced(self, closed, out_tree, in_tree, time.perf_counter() - start)
-        if any(p is not None for p in placements):
+        placements = [_placement_of(x) for x in leaves]
+        if self.in_shardings is not None:
+            from .sharding import to_named
+            wanted = broadcast_prefix_leaves(self.in_shardings, in_tree.children()[0],
+                                             "jit in_shardings")
+            for i, s in enumerate(wanted):
+                if s is not None and not hasattr(s, "_device"):
+                    placements[i] = to_named(s)
+        mesh = next((p.mesh for p in placements if p is not None), None)
+        mesh = mesh or self._out_mesh() or _mesh_of_program(closed.jaxpr)
+        if mesh is not None:
             from .runtime.placement import NamedSharding
             from .ir.sharding import PartitionSpec
-            mesh = next(p for p in placements if p is not None).mesh
-            traced.mesh = mesh
-            traced.placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
-                                 for p in placements]
-        return traced
+            placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
+                          for p in placements]
+        else:
+            placements = None
+        info = ProgramInfo(self, closed, in_tree, out_tree,
+                           self._donated_leaves(args, kwargs, in_tree), placements, mesh,
+                           time.perf_counter() - start)
+        return Traced(info)
 
-    def lower(self, *args, **kwargs):
+    def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args, **kwargs):
-        traced = self.trace(*args, **kwargs)
-        return tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+        return self.trace(*args, **kwargs).out_info
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -310,7 +455,7 @@ def _mesh_of_program(jaxpr):
     return None
 
 
-def _module_shardings(closed, mesh, placements):
+def _module_shardings(closed, mesh, placements, out_specs=None):
     """Shardy annotations of ``@main``: inputs as placed, results as their types promise
     (results with no explicit sharding are left to the partitioner)."""
     from .lowering import ModuleShardings
@@ -323,7 +468,8 @@ def _module_shardings(closed, mesh, placements):
     return ModuleShardings(
         list(zip(mesh.axis_names, mesh.devices.shape)),
         [p.full_spec(len(a.shape)) for p, a in zip(placements, closed.in_avals)],
-        [spec_of(a) for a in out_avals],
+        [spec_of(a) if out_specs is None or out_specs[i] is None else out_specs[i]
+         for i, a in enumerate(out_avals)],
         [None if p.memory_kind == "device" else p.memory_kind for p in placements],
         [None if a.memory_space is None else "pinned_host" for a in out_avals])
 
@@ -343,81 +489,99 @@ def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
     return ClosedJaxpr(new, [c for _, c in kept])
 
 
-class Traced:
-    mesh = None
-    placements = None
-
-    def __init__(self, jitted, closed, out_tree, in_tree, seconds):
-        self.jitted, self.jaxpr, self.out_tree, self.in_tree = jitted, closed, out_tree, in_tree
-        self.trace_seconds = seconds
-
-    def lower(self):
-        start = time.perf_counter()
-        shardings = None if self.mesh is None else _module_shardings(self.jaxpr, self.mesh,
-                                                                      self.placements)
-        module = lower_jaxpr(self.jaxpr, self.jitted.name, shardings)
-        return Lowered(self, module, time.perf_counter() - start)
-
-
-class Lowered:
-    """``jit(f).lower(*args)``: the StableHLO module, ready to compile."""
-
-    def __init__(self, traced, module, seconds):
-        self.traced, self.module = traced, module
-        self.trace_seconds = traced.trace_seconds
-        self.lower_seconds = seconds
-
-    def as_text(self, debug_info: bool = False) -> str:
-        if debug_info:
-            return self.module.operation.get_asm(enable_debug_info=True)
-        return str(self.module)
-
-    def compile(self):
-        t = self.traced
-        if t.mesh is not None:
-            from .runtime.executable import ShardedExecutable
-            executable = ShardedExecutable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals, t.mesh)
-        else:
-            executable = Executable(self.module, t.jaxpr.in_avals, t.jaxpr.out_avals)
-        return Compiled(executable, t.in_tree, t.out_tree)
-
-
-class Compiled:
-    """A compiled executable: ``as_text()`` is XLA's optimized HLO; call it to run."""
-
-    def __init__(self, executable, in_tree, out_tree):
-        self.executable, self.in_tree, self.out_tree = executable, in_tree, out_tree
-        self.compile_seconds = executable.compile_seconds
-
-    def as_text(self) -> str:
-        return self.executable.as_text()
-
-    def cost_analysis(self) -> dict:
-        return self.executable.cost_analysis()
-
-    def memory_analysis(self):
-        return self.executable.memory_analysis()
-
-    def __call__(self, *args, **kwargs):
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        if in_tree != self.in_tree:
-            raise TypeError(f"Compiled function called with a different argument structure: "
-                            f"expected {self.in_tree}, got {in_tree}.")
-        arrays = [to_array(x) for x in leaves]
-        for i, (a, expected) in enumerate(zip(arrays, self.executable.in_avals)):
-            if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
-                raise TypeError(f"Argument {i} of the compiled function has type "
-                                f"{a.aval.str_short()} but it was compiled for "
-                                f"{expected.str_short()}.")
-        return tree_util.tree_unflatten(self.out_tree, self.executable.execute(arrays))
-
-
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
-    """Stages ``fun`` out to XLA, compiling once per argument signature."""
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
+    """Stages ``fun`` out to XLA, compiling once per argument signature. Without
+    ``fun`` it is a decorator factory: ``@jit(static_argnums=0)``."""
+    options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=() if donate_argnums is None else donate_argnums,
+                   donate_argnames=() if donate_argnames is None else donate_argnames,
+                   keep_unused=keep_unused, inline=inline, compiler_options=compiler_options)
+    _check_device_and_backend(device, backend)
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, donate_argnums=donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+        return lambda f: JitFunction(f, **options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    return JitFunction(fun, **options)
+
+
+def _check_device_and_backend(device, backend):
+    """``device=``/``backend=`` (deprecated in JAX): only the default device and backend
+    can be honoured, since every single-device program runs there."""
+    from .runtime.backend import get_backend
+    if backend is not None and get_backend(backend) is not get_backend():
+        raise NotImplementedError(f"jit(backend={backend!r}): traxla compiles for the default "
+                                  f"backend ({get_backend().platform}) only.")
+    if device is not None and getattr(device, "_device", None) != get_backend().default_device:
+        raise NotImplementedError(f"jit(device={device!r}): traxla runs single-device programs "
+                                  "on the default device; use in_shardings/out_shardings with a "
+                                  "NamedSharding to place computations on other devices.")
+
+
+def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_argnames):
+    """``(donate_argnums, donate_argnames)`` each completed from the other through
+    ``fun``'s signature, as JAX does; donating a static argument is an error."""
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    if isinstance(donate_argnames, str):
+        donate_argnames = (donate_argnames,)
+    nums, names = tuple(donate_argnums), tuple(donate_argnames)
+    if not nums and not names:
+        return (), ()
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = None
+    if params is not None:
+        positional = [p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        named = {p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+        has_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        for name in names:
+            if name not in named and not has_var_kw:
+                raise ValueError(f"Jitted function has invalid argnames {{'{name}'}} in "
+                                 "donate_argnames. Function does not take these args.")
+        nums = tuple(sorted(set(nums) | {positional.index(n) for n in names
+                                         if n in positional}))
+        names = tuple(sorted(set(names) | {positional[i] for i in nums
+                                           if -len(positional) <= i < len(positional)}))
+    clash = set(nums) & set(static_argnums)
+    if clash:
+        raise ValueError(f"static_argnums and donate_argnums cannot intersect, got "
+                         f"static_argnums={tuple(static_argnums)}, donate_argnums={nums}")
+    clash = set(names) & set(static_argnames)
+    if clash:
+        raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
+                         f"{clash} appear in both static_argnames and donate_argnames")
+    return nums, names
+
+
+def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
+    """The leaves of ``prefix`` (None entries included) broadcast over ``treedef``'s leaves."""
+    if not isinstance(prefix, (tuple, list)) or treedef.num_leaves == 0:
+        prefix = tuple([prefix] * len(treedef.children())) if treedef.children() else prefix
+    full = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+    try:
+        return tree_util.broadcast_prefix(tuple(prefix) if isinstance(prefix, list) else prefix,
+                                          full, is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(f"{what} must be a prefix of the positional arguments: {e}") from None
+
+
+def _placement_of(x):
+    """The NamedSharding an argument brings (a placed Array, a sharded struct), or None."""
+    p = getattr(x, "_placement", None)
+    if p is not None:
+        return p
+    from .shape_dtype_struct import ShapeDtypeStruct
+    if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
+        from .runtime.placement import NamedSharding
+        s = x.sharding
+        return s if isinstance(s, NamedSharding) else None
+    return None
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape=False):

@@ -58,11 +58,43 @@ class LoweringError(RuntimeError):
     """A module failed MLIR verification: a traxla bug, reported with the primitive."""
 
 
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask whose value is not known at trace time was used as an index."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was used twice (checked when ``debug_key_reuse`` is on)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison of symbolic dimensions has no definite answer."""
+
+
+class TypePromotionError(ValueError):
+    """Raised when type promotion fails (``numpy_dtype_promotion='strict'``)."""
+
+
+def __getattr__(name):
+    # JaxRuntimeError is jaxlib's own runtime error class (what XLA raises when a program
+    # fails at run time), found through the runtime adapter on first use so that this
+    # module stays a leaf that the stages below can import.
+    if name == "JaxRuntimeError":
+        from .runtime.xla_adapter import RuntimeErrorType
+        return RuntimeErrorType
+    raise AttributeError(f"module 'traxla.errors' has no attribute '{name}'")
+
+
 TraxlaTypeError = JAXTypeError
 
 __all__ = [
     "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
     "TracerBoolConversionError", "TracerIntegerConversionError",
     "TracerArrayConversionError", "UnexpectedTracerError", "JaxprTypeError", "ShardingTypeError",
-    "LoweringError",
+    "LoweringError", "NonConcreteBooleanIndexError", "KeyReuseError",
+    "InconclusiveDimensionOperation", "TypePromotionError", "JaxRuntimeError",
 ]
+
+
+class CallbackError(RuntimeError):
+    """A host callback (``debug.callback``, ``pure_callback``, ``io_callback``) failed while a
+    compiled program ran; the message names the callback and ``__cause__`` is its exception."""

@@ -26,6 +26,8 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
                          f"'num_cpu_devices', {n}) before first use of the backend).")
     grid = np.empty(n, dtype=object)
     grid[:] = devices[:n]
+    if axis_types is None:  # JAX 0.10: make_mesh's axes are Explicit unless told otherwise
+        axis_types = (AxisType.Explicit,) * len(axis_shapes)
     return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
 
 

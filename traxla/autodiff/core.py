@@ -105,6 +105,18 @@ class JVPTracer(Tracer):
         p = self.primal
         return p._origin_msg() if isinstance(p, Tracer) else ""
 
+    def to_concrete_value(self):
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+    def _short_repr(self):
+        def short(x):
+            return x._short_repr() if isinstance(x, Tracer) else str(x)
+        if self._trace.tangent_trace is not None:  # linearize/grad: the tangent is staged
+            tangent = self.tangent.aval.str_short(short_dtypes=True)
+            return f"GradTracer(primal={short(self.primal)}, typeof(tangent)={tangent})"
+        return f"JVPTracer(primal={short(self.primal)}, tangent={short(self.tangent)})"
+
 
 class RoutingTrace(Trace):
     """Where a linearized rule's binds go: tangent operands -> the linear jaxpr."""
@@ -379,9 +391,11 @@ def _fun_name(fun):
     return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
 
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back (and the
     auxiliary output third with ``has_aux``)."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp",
@@ -429,12 +443,15 @@ def _is_array_like(x):
     return isinstance(x, Tracer) or (is_concrete(x) and type(x) is not str)
 
 
-def check_input_dtype_revderiv(name, allow_int, x):
+def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
     """JAX's ``_check_input_dtype_revderiv``."""
     if not _is_array_like(x):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
     dt = lax.aval_of(x).dtype
-    if dtypes.is_int(dt) or dtypes.is_bool(dt):
+    if holomorphic and not dtypes.is_complex(dt):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {dt.name}.")
+    if dtypes.is_int(dt) or dtypes.is_bool(dt) or dtypes.is_extended(dt):
         if not allow_int:
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
@@ -445,8 +462,13 @@ def check_input_dtype_revderiv(name, allow_int, x):
                         f"sub-dtype of np.bool_ or np.number), but got {dt.name}.")
 
 
-def check_output_dtype_revderiv(name, x):
+def check_output_dtype_revderiv(name, x, holomorphic=False):
     dt = lax.aval_of(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dt):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
+                            f"but got {dt.name}.")
+        return
     if dtypes.is_complex(dt):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
@@ -494,9 +516,13 @@ def argnums_partial(fun, argnums, args, kwargs):
     return f_partial, dyn
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
-    """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar."""
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar
+    (a complex one with ``holomorphic=True``)."""
     import functools
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
@@ -510,13 +536,13 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
                             f"but got only {len(args)} positional arguments.")
         f_partial, dyn = argnums_partial(fun, argnums, args, kwargs)
         for x in tree_util.tree_leaves(dyn):
-            check_input_dtype_revderiv("grad", allow_int, x)
+            check_input_dtype_revderiv("grad", allow_int, x, holomorphic)
         if has_aux:
             ans, vjp_fun, aux = vjp(f_partial, *dyn, has_aux=True)
         else:
             ans, vjp_fun = vjp(f_partial, *dyn)
         _check_scalar(ans)
-        check_output_dtype_revderiv("grad", ans)
+        check_output_dtype_revderiv("grad", ans, holomorphic)
         grads = vjp_fun(_one_like(ans))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((ans, aux), g) if has_aux else (ans, g)
@@ -524,10 +550,12 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
     return vg
 
 
-def grad(fun, argnums=0, has_aux=False, allow_int=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar function with respect to ``args[argnums]``."""
     import functools
-    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def g(*args, **kwargs):

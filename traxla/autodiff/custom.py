@@ -403,7 +403,11 @@ transpose_rules[custom_lin_p] = _custom_lin_transpose
 # -- the user-facing decorators ------------------------------------------------------------------------
 
 def _resolve_kwargs(fun, args, kwargs):
-    if not kwargs:
+    """Arguments by position, defaults applied (as JAX's ``resolve_kwargs``: a defaulted
+    nondiff argument is still an argument)."""
+    if isinstance(fun, functools.partial):  # opaque signature, as in JAX
+        if kwargs:
+            raise TypeError("keyword arguments could not be resolved to positions")
         return tuple(args)
     try:
         ba = inspect.signature(fun).bind(*args, **kwargs)

@@ -14,19 +14,26 @@ from .core import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
 
 
-def _check_input_dtype_jacfwd(x):
+def _check_input_dtype_jacfwd(holomorphic, x):
     dt = lax.aval_of(x).dtype
-    if not dtypes.is_float(dt):
+    if dtypes.is_extended(dt):
+        raise TypeError(f"jacfwd with input element type {dt.name}")
+    if holomorphic:
+        if not dtypes.is_complex(dt):
+            raise TypeError("jacfwd with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {dt.name}.")
+    elif not dtypes.is_float(dt):
         raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
                         f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
                         "holomorphic=True. For differentiation of non-holomorphic functions "
                         "involving complex inputs or integer inputs, use jax.jvp directly.")
 
 
-def _no_holomorphic(holomorphic):
-    if holomorphic:
-        raise NotImplementedError("holomorphic=True is not supported by traxla (no complex "
-                                  "differentiation).")
+def _check_output_dtype_jacfwd(holomorphic, x):
+    dt = lax.aval_of(x).dtype
+    if holomorphic and not dtypes.is_complex(dt):
+        raise TypeError("jacfwd with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {dt.name}.")
 
 
 def _std_basis(pytree):
@@ -50,6 +57,11 @@ def _unravel_array_into_pytree(pytree, axis, example, arr):
     axis = axis % len(arr_shape)
     shapes = [arr_shape[:axis] + lax.shape_of(l) + arr_shape[axis + 1:] for l in leaves]
     sizes = [int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves]
+    if getattr(getattr(arr, "dtype", None), "names", None) == ("float0",):
+        # the cotangents of integer inputs (allow_int): zeros of each example's dtype
+        out = [lax.full(shape, 0, lax.dtype_of(leaf if example is None else example))
+               for shape, leaf in zip(shapes, leaves)]
+        return tree_util.tree_unflatten(treedef, out)
     parts, start = [], 0
     for size in sizes:
         parts.append(lax.slice_in_dim(arr, start, start + size, 1, axis)
@@ -62,6 +74,8 @@ def _unravel_array_into_pytree(pytree, axis, example, arr):
 
 def _possible_downcast(x, example):
     aval = lax.aval_of(example)
+    if dtypes.is_complex(lax.dtype_of(x)) and not dtypes.is_complex(aval.dtype):
+        x = lax.real(x)
     return lax._lift(lax._convert_element_type(x, aval.dtype, aval.weak_type)) \
         if hasattr(lax, "_lift") else lax._convert_element_type(x, aval.dtype, aval.weak_type)
 
@@ -71,13 +85,12 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     from ..batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    _no_holomorphic(holomorphic)
     argnums = _ensure_argnums(argnums)
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
-        tree_util.tree_map(_check_input_dtype_jacfwd, dyn_args)
+        tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
 
         def pushfwd(tangents):
             return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
@@ -87,6 +100,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         else:
             y, jac = vmap(pushfwd, out_axes=(None, -1))(_std_basis(dyn_args))
             aux = None
+        tree_util.tree_map(functools.partial(_check_output_dtype_jacfwd, holomorphic), y)
         example_args = dyn_args[0] if isinstance(argnums, int) else dyn_args
         jac_tree = tree_util.tree_map(
             lambda y_leaf, arr: _unravel_array_into_pytree(example_args, -1, y_leaf, arr), y, jac)
@@ -100,20 +114,19 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     from ..batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    _no_holomorphic(holomorphic)
     argnums = _ensure_argnums(argnums)
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         for x in tree_util.tree_leaves(dyn_args):
-            check_input_dtype_revderiv("jacrev", allow_int, x)
+            check_input_dtype_revderiv("jacrev", allow_int, x, holomorphic)
         if has_aux:
             y, pullback, aux = vjp(f_partial, *dyn_args, has_aux=True)
         else:
             y, pullback = vjp(f_partial, *dyn_args)
         for leaf in tree_util.tree_leaves(y):
-            check_output_dtype_revderiv("jacrev", leaf)
+            check_output_dtype_revderiv("jacrev", leaf, holomorphic)
         jac = vmap(pullback)(_std_basis(y))
         jac = jac[0] if isinstance(argnums, int) else jac
         example_args = dyn_args[0] if isinstance(argnums, int) else dyn_args
@@ -126,7 +139,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     return jacfun
 
 
-jacobian = jacrev
+def jacobian(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Alias of :func:`jacrev`."""
+    return jacrev(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
+                  allow_int=allow_int)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

@@ -54,6 +54,9 @@ class BatchTracer(Tracer):
         val = self.val
         return val._origin_msg() if isinstance(val, Tracer) else ""
 
+    def _short_repr(self):
+        return f"VmapTracer(aval={self.aval}, batched={lax.aval_of(self.val)})"
+
 
 class BatchTrace(Trace):
     def __init__(self, parent: Trace, axis_size: int):
@@ -69,18 +72,19 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims = zip(*[self.to_val_dim(a) for a in args]) if args else ((), ())
+        if all(d is None for d in dims):
+            # Nothing batched: the result belongs to the enclosing trace, as in JAX, so a
+            # concrete value stays concrete (Python control flow in jacfwd's primal).
+            with set_current_trace(self.parent):
+                return prim.bind(*vals, **params)
+        rule = batching_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(
+                f"Batching rule for '{prim.name}' not implemented: vmap cannot move a batch "
+                f"dimension through this primitive (operands "
+                f"{[lax.aval_of(v).str_short() for v in vals]}, batch dims {list(dims)}).")
         with set_current_trace(self.parent):
-            if all(d is None for d in dims):
-                out = prim.bind(*vals, **params)
-                out_dims = [None] * len(out) if prim.multiple_results else None
-            else:
-                rule = batching_rules.get(prim)
-                if rule is None:
-                    raise NotImplementedError(
-                        f"Batching rule for '{prim.name}' not implemented: vmap cannot move a batch "
-                        f"dimension through this primitive (operands "
-                        f"{[lax.aval_of(v).str_short() for v in vals]}, batch dims {list(dims)}).")
-                out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
+            out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
         if prim.multiple_results:
             return [BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return BatchTracer(self, out, out_dims)
@@ -108,6 +112,8 @@ def broadcast_batch(x, size: int, dim: int):
     """Materializes an unbatched value with a batch axis of ``size`` at ``dim``."""
     shape = list(lax.shape_of(x))
     shape.insert(dim, size)
+    if getattr(getattr(x, "dtype", None), "names", None) == ("float0",):
+        return np.zeros(shape, x.dtype)  # float0 (integer inputs' tangents) carries no data
     # NumPy integers, as JAX builds them (they print as np.int64(...) in params)
     dims = tuple(np.delete(np.arange(len(shape)), dim))
     return lax.broadcast_in_dim(x, tuple(shape), dims)

@@ -18,6 +18,14 @@ class Config:
         "check_jaxprs": False,
         "platforms": None,             # "cpu", "cuda"/"gpu", a comma list; None: automatic
         "cuda_visible_devices": "all",
+        "debug_nans": False,           # a NaN produced by a program raises FloatingPointError
+        "debug_infs": False,           # likewise for an inf
+        "log_compiles": False,         # log each compilation (logger "traxla", WARNING)
+        "disable_jit": False,          # jitted functions run as plain Python
+        "numpy_dtype_promotion": "standard",   # or "strict": only weak types promote
+        "default_matmul_precision": None,      # None, "bfloat16", "tensorfloat32", "float32", ...
+        "default_device": None,                 # a Device, or None: the backend's first device
+        "numpy_rank_promotion": "allow",
     }
 
     def __init__(self):

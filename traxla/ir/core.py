@@ -1,6 +1,8 @@
 """The jaxpr data structures: Var, Literal, DropVar, JaxprEqn, Jaxpr, ClosedJaxpr."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .avals import ShapedArray
@@ -45,17 +47,29 @@ class Literal:
         return f"{np.asarray(self.val).item()}:{self.aval.str_short()}"
 
 
-class SourceInfo:
-    """Where an equation came from: a user frame's code object and instruction.
+class _NameStack(threading.local):
+    """The scopes (``named_scope``, ``named_call``) active in this thread, outermost first."""
 
-    Capturing is two attribute reads per equation; the file, line, column and
-    function name are resolved only when a message needs them.
+    def __init__(self):
+        self.scopes: tuple = ()
+
+
+name_stack = _NameStack()
+
+
+class SourceInfo:
+    """Where an equation came from: a user frame's code object and instruction, and
+    the named scopes it was recorded under.
+
+    Capturing is a few attribute reads per equation; the file, line, column and
+    function name are resolved only when a message (or a location) needs them.
     """
 
-    __slots__ = ("code", "lasti", "line")
+    __slots__ = ("code", "lasti", "line", "name_stack")
 
-    def __init__(self, code, lasti: int, line: int):
+    def __init__(self, code, lasti: int, line: int, name_stack: tuple = ()):
         self.code, self.lasti, self.line = code, lasti, line
+        self.name_stack = name_stack
 
     @property
     def file(self) -> str:
@@ -116,6 +130,11 @@ class Jaxpr:
     def out_avals(self):
         return [v.aval for v in self.outvars]
 
+    @property
+    def effects(self) -> frozenset:
+        from .effects import jaxpr_effects
+        return jaxpr_effects(self)
+
     def __str__(self):
         from .printer import pp_toplevel
         return pp_toplevel(self)
@@ -143,6 +162,10 @@ class ClosedJaxpr:
     @property
     def eqns(self):
         return self.jaxpr.eqns
+
+    @property
+    def effects(self) -> frozenset:
+        return self.jaxpr.effects
 
     def __str__(self):
         return str(self.jaxpr)

@@ -159,6 +159,18 @@ def _upper_bounds():
 
 _UB = _upper_bounds()
 
+# ``numpy_dtype_promotion='strict'``: only weak types promote (an ``i*`` adopts any int,
+# float or complex width, an ``f*`` any float or complex, a ``c*`` any complex); two
+# different typed dtypes have no common type, as in JAX's strict lattice.
+_STRICT_UB = {node: frozenset([node]) for node in _UB}
+_STRICT_UB[_C] = frozenset([_C, complex64, complex128])
+_STRICT_UB[_F] = _STRICT_UB[_C] | {_F, float16, bfloat16, float32, float64}
+_STRICT_UB[_I] = _STRICT_UB[_F] | {_I, int8, int16, int32, int64, uint8, uint16, uint32, uint64}
+
+_promotion = ["standard"]
+config.on_update(lambda name, value: _promotion.__setitem__(0, value)
+                 if name == "numpy_dtype_promotion" else None)
+
 
 def _node(dtype, weak: bool):
     if weak:
@@ -173,17 +185,30 @@ def _node(dtype, weak: bool):
 
 
 @functools.lru_cache(maxsize=4096)
-def _lub(nodes: tuple):
-    common = frozenset.intersection(*(_UB[n] for n in nodes))
+def _lub(nodes: tuple, mode: str = "standard"):
+    bounds = _STRICT_UB if mode == "strict" else _UB
+    common = frozenset.intersection(*(bounds[n] for n in nodes))
     for candidate in common:
-        if _UB[candidate] == common:
+        if bounds[candidate] == common:
             return candidate
+    if mode == "strict":
+        from ..errors import TypePromotionError
+        raise TypePromotionError(
+            f"Input dtypes {tuple(_node_name(n) for n in nodes)} have no available implicit "
+            "dtype promotion path when jax_numpy_dtype_promotion=strict. Try explicitly casting "
+            "inputs to the desired output type, or set jax_numpy_dtype_promotion=standard.")
     raise TypeError(f"no common promotion type for {nodes}")
+
+
+def _node_name(node) -> str:
+    """As JAX names lattice nodes in its errors: weak types by their Python type."""
+    return {_I: "<class 'int'>", _F: "<class 'float'>", _C: "<class 'complex'>"}.get(
+        node, str(node))
 
 
 def result_type_of(*typed) -> tuple[np.dtype, bool]:
     """``(dtype, weak_type)`` that JAX's lattice gives for ``(dtype, weak)`` pairs."""
-    key = (typed, _x64[0])
+    key = (typed, _x64[0], _promotion[0])
     try:
         return _result_cache[key]
     except (KeyError, TypeError):
@@ -208,7 +233,7 @@ def _result_type_of(typed):
         raise TypeError(f"operation does not accept dtypes {names}: {extended[0]} values (typed "
                         "PRNG keys) support no arithmetic; use traxla.random.key_data for raw bits.")
     nodes = tuple(dict.fromkeys(_node(canonicalize(d), w) for d, w in typed))
-    node = nodes[0] if len(nodes) == 1 else _lub(nodes)
+    node = nodes[0] if len(nodes) == 1 else _lub(nodes, _promotion[0])
     if node == _I:
         return default_int(), True
     if node == _F:

@@ -312,6 +312,25 @@ def _register_all():
     register_sharding(control_flow.cond_p, _cond)
     register_sharding(control_flow.while_p, _while)
     register_sharding(control_flow.scan_p, _scan)
+    from .rules.collectives import shard_map_p
+    register_sharding(shard_map_p, _shard_map)
+
+
+def _shard_map(in_avals, outs, *, mesh, out_specs, **_):
+    """Results are laid out by ``out_specs``; the type names only the mesh's Explicit axes."""
+    explicit = set(mesh.explicit_axes)
+
+    def keep(entry):
+        names = entry if isinstance(entry, tuple) else (entry,)
+        kept = tuple(n for n in names if n in explicit)
+        return None if not kept else kept[0] if len(kept) == 1 else kept
+
+    result = []
+    for out, spec in zip(outs, out_specs):
+        entries = [keep(e) for e in tuple(spec or ())]
+        entries += [None] * (out.ndim - len(entries))
+        result.append(ShardingType(mesh, entries) if explicit else None)
+    return result
 
 
 _register_all()

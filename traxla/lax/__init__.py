@@ -670,6 +670,16 @@ def _unstack(operand, axis=0):
     return unstack_p.bind(operand, axis=int(axis) % ndim)
 
 
+from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+                          PaddingType, Precision, conv, conv_dimension_numbers,
+                          conv_general_dilated, conv_general_dilated_patches,
+                          conv_general_permutations, conv_general_shape_tuple, conv_transpose,
+                          conv_transpose_shape_tuple, conv_with_general_padding,
+                          padtype_to_pads, _conv_shape_tuple as conv_shape_tuple)
+from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
+                       reduce_window_shape_tuple, reduce_window_sum)
+from .fft import FftType, fft  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
 population_count, clz = _unary("population_count"), _unary("clz")
 
 
@@ -716,3 +726,8 @@ def _topk_prims():
 
 top_k_p, approx_top_k_p = _topk_prims()
 population_count_p, clz_p = _E["population_count"], _E["clz"]
+# Special functions (igamma, betainc, polygamma, zeta, Bessel I0e/I1e, random_gamma_grad).
+from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
+                      igammac, polygamma, random_gamma_grad, zeta)
+# -- issue #12: the rest of lax's operations and control flow ----------------------------------
+from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401

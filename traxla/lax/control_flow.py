@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import tree_util
+from ..ir.effects import has_effects
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
@@ -128,7 +129,7 @@ def _dce(closed: ClosedJaxpr, instantiate):
     used = {v for v in j.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(j.eqns):
-        if any(v in used for v in eqn.outvars):
+        if any(v in used for v in eqn.outvars) or has_effects(eqn):
             eqns.append(eqn)
             used.update(a for a in eqn.invars if isinstance(a, Var))
     eqns.reverse()

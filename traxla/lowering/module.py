@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
 from ..errors import LoweringError
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
+from ..ir.effects import has_ordered_effects
 from .mlir import aval_type, constant, context, func, hlo, ir, sdy
 from .registry import RuleContext, lowering_rules
 
@@ -36,6 +38,17 @@ class ModuleBuilder:
         self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
         self._mesh_emitted = False
         self._channels = 0
+        # Python callables the program calls back (a custom call's ``index`` points here);
+        # the runtime compiles the module together with them.
+        self.host_callbacks: list = []
+        # The token ordering the ordered effects of the region being emitted (None: none).
+        self.token = None
+        self.scope_prefix = ""          # "jit(f)": the start of every op's name in its location
+        self._locations: dict = {}
+
+    def add_host_callback(self, fn) -> int:
+        self.host_callbacks.append(fn)
+        return len(self.host_callbacks) - 1
 
     def next_channel(self) -> int:
         self._channels += 1
@@ -52,25 +65,37 @@ class ModuleBuilder:
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
-        key = id(closed.jaxpr)
+        key = (id(closed.jaxpr), has_ordered_effects(closed.jaxpr))
         sym = self._functions.get(key)
         if sym is None:
-            sym = self._emit_function(closed, _sanitize(name), public=False)
+            sym = self._emit_function(closed, _sanitize(name), public=False, token=key[1])
             self._functions[key] = sym
         return sym
 
     def _emit_function(self, closed: ClosedJaxpr, name: str, public: bool, result_infos=None,
-                       shardings=None):
+                       shardings=None, token=False, aliases=None):
+        """``token``: a private function of a jaxpr with ordered effects takes the token as
+        its first argument and returns the new one first (``@main`` creates its own)."""
         jaxpr = closed.jaxpr
         in_types = [aval_type(v.aval) for v in jaxpr.invars]
         out_types = [aval_type(v.aval) for v in jaxpr.outvars]
+        if token:
+            in_types = [hlo.TokenType.get()] + in_types
+            out_types = [hlo.TokenType.get()] + out_types
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
-        if shardings is not None:
+        if shardings is not None or aliases is not None:
+            n = len(jaxpr.invars)
+            specs = shardings.in_specs if shardings is not None else [None] * n
+            kinds = shardings.in_kinds if shardings is not None else [None] * n
+            aliases = aliases if aliases is not None else [None] * n
+            i32 = ir.IntegerType.get_signless(32)
             fn.arg_attrs = ir.ArrayAttr.get([
-                ir.DictAttr.get(shardings.attrs(spec, kind))
-                for spec, kind in zip(shardings.in_specs, shardings.in_kinds)])
+                ir.DictAttr.get({**({"tf.aliasing_output": ir.IntegerAttr.get(i32, alias)}
+                                    if alias is not None else {}),
+                                 **ModuleShardings.attrs(spec, kind)})
+                for spec, kind, alias in zip(specs, kinds, aliases)])
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
@@ -81,8 +106,17 @@ class ModuleBuilder:
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
         with ir.InsertionPoint(entry):
+            outer_token = self.token
+            args = list(entry.arguments)
+            if token:
+                self.token, args = args[0], args[1:]
+            elif public and has_ordered_effects(jaxpr):
+                self.token = hlo.create_token()
             consts = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, closed.consts)]
-            outs = emit_jaxpr(self, jaxpr, consts, list(entry.arguments))
+            outs = emit_jaxpr(self, jaxpr, consts, args)
+            if token:
+                outs = [self.token] + list(outs)
+            self.token = outer_token
             func.ReturnOp(outs)
         return ir.StringAttr(sym).value
 
@@ -122,7 +156,8 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
                           [v.aval for v in eqn.outvars])
         try:
-            out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+            with _location(builder, eqn):
+                out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
         except ir.MLIRError as e:
             raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
                                 f"{[a.str_short() for a in ctx.avals_in]} and params "
@@ -133,6 +168,26 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         else:
             env[eqn.outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _location(builder: ModuleBuilder, eqn):
+    """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
+    around the user's source position; shown by ``as_text(debug_info=True)`` and kept
+    as ``op_name`` metadata in the compiled HLO."""
+    info = eqn.source_info
+    scopes = info.name_stack if info is not None else ()
+    key = (scopes, eqn.primitive.name, None if info is None else (info.code, info.lasti))
+    loc = builder._locations.get(key)
+    if loc is None:
+        name = "/".join((builder.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
+        if info is not None:
+            col = info.column
+            loc = ir.Location.name(name, childLoc=ir.Location.file(
+                info.file, info.line, col or 0))
+        else:
+            loc = ir.Location.name(name)
+        builder._locations[key] = loc
+    return loc
 
 
 def result_infos(n: int):
@@ -179,10 +234,15 @@ class ModuleShardings:
         return out
 
 
-def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None):
-    """Lowers ``closed`` to a verified module whose public ``@main`` computes it."""
+def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,
+                aliases=None, result_names=None):
+    """Lowers ``closed`` to a verified module whose public ``@main`` computes it.
+    ``aliases``: per argument, the index of the result that may reuse its (donated)
+    buffer, or None (emitted as ``tf.aliasing_output``, as JAX does). ``result_names``:
+    each result's ``jax.result_info`` (default ``result[i]``)."""
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder.scope_prefix = f"jit({name})"
         if shardings is not None:
             i32 = ir.IntegerType.get_signless(32)
             builder.module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(
@@ -190,10 +250,25 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
         if shardings is not None:
             shardings.emit_mesh(builder)
         builder._emit_function(closed, "main", public=True,
-                               result_infos=result_infos(len(closed.jaxpr.outvars)),
-                               shardings=shardings)
+                               result_infos=result_names or result_infos(len(closed.jaxpr.outvars)),
+                               shardings=shardings, aliases=aliases)
         verify(builder.module, closed)
+        if builder.host_callbacks:
+            _host_callbacks[builder.module] = tuple(builder.host_callbacks)
         return builder.module
+
+
+# module -> the Python callables its custom calls index (weak: dies with the module)
+_host_callbacks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def host_callbacks_of(module) -> tuple:
+    """The host callables a module lowered by ``lower_jaxpr`` calls back, by index (the
+    runtime must compile the module with them: without them XLA crashes)."""
+    try:
+        return _host_callbacks.get(module, ())
+    except TypeError:  # text or bytecode: lowered elsewhere, no callbacks recorded
+        return ()
 
 
 def verify(module, closed=None):

@@ -26,3 +26,8 @@ class RuleContext:
     @property
     def aval_out(self):
         return self.avals_out[0]
+
+
+# Kernel libraries (e.g. "lapack") whose custom-call targets some lowered module calls; the
+# runtime registers them with the client before compiling.
+custom_call_libraries: set = set()

@@ -70,6 +70,9 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
     _t = globals()[_name]
     globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
                                         "dtype": _np.dtype(_t)})
+from . import fft  # noqa: F401,E402  (traxla.numpy.fft, as jax.numpy.fft)
+from ._convolve import convolve, correlate  # noqa: F401,E402
+from . import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)
 
 # -- the rest of jax.numpy (issue #16a), one topic module each ------------------------------
 from ._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean,  # noqa: E402

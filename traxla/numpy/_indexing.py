@@ -27,14 +27,16 @@ from ._jitutil import jit_named
 from ..ir import dtypes
 from ..lax import slicing
 from ..runtime import Array
+from .. import errors as _errors
 from ..tracer import Tracer
 from ._promotion import check_arraylike, promote_dtypes
 
 GatherScatterMode = slicing.GatherScatterMode
 
 
-class NonConcreteBooleanIndexError(IndexError):
-    """A traced boolean mask used as an index (needs dynamic shapes)."""
+class NonConcreteBooleanIndexError(_errors.NonConcreteBooleanIndexError):
+    """A traced boolean mask used as an index (needs dynamic shapes); the class of
+    ``traxla.errors``, built from the mask's aval."""
 
     def __init__(self, aval):
         super().__init__(f"Array boolean indices must be concrete; got {aval.str_short()}\n\n"

@@ -817,3 +817,18 @@ def _categorical(key, logits_arr, shape, batch_shape, axis, replace, mode):
     dimensions = (len(_shape(indices)) - 1, *range(len(_shape(indices)) - 1))
     return lax.reshape(indices, shape, dimensions)
 
+
+
+# -- the other samplers live beside this module --------------------------------------------------
+
+from ._gamma import gamma, loggamma, random_gamma_p  # noqa: E402,F401
+
+__all__ += ["gamma", "loggamma", "random_gamma_p"]
+from ._distributions import (ball, beta, binomial, cauchy, chisquare, clone,  # noqa: E402,F401
+                             dirichlet, double_sided_maxwell, f, generalized_normal, geometric,
+                             lognormal, maxwell, multinomial, multivariate_normal, orthogonal,
+                             pareto, poisson, rademacher, rayleigh, t, triangular, wald,
+                             weibull_min)
+from ._distributions import __all__ as _distributions_all  # noqa: E402
+
+__all__ += _distributions_all

@@ -38,6 +38,7 @@ class Array:
                             "NumPy array. Use traxla.random.key_data(arr) to get its raw bits.")
         value = self._npy
         if value is None:
+            check_not_deleted((self,))
             value = self._npy = read_back(self)
         return value
 
@@ -151,6 +152,13 @@ class Array:
 
     def copy(self):
         return device_put_numpy(np.array(self._value()), self.aval)
+
+
+def check_not_deleted(arrays):
+    """JAX's error for an Array whose buffer was deleted or donated to a computation."""
+    for a in arrays:
+        if xla.is_deleted(a._buf):
+            raise RuntimeError(f"Array has been deleted with shape={a.aval.str_short(False)}.")
 
 
 def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:

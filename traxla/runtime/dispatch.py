@@ -9,7 +9,10 @@ from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from ..ir.rules.elementwise import bitcast_convert_type_p
 from .array import Array, device_put_numpy
+from . import debug_checks
 from .executable import compile_jaxpr
+
+_check_flags = debug_checks.flags
 
 _eager_cache: dict = {}
 
@@ -50,7 +53,22 @@ def one_equation_jaxpr(prim, in_avals, params) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]))
 
 
+# primitive -> fn(*args, **params): primitives that run in Python outside jit rather than
+# as a one-equation executable (host callbacks call their function directly, as JAX does).
+eager_impls: dict = {}
+
+
 def apply_primitive(prim, args, params):
+    outs = apply_primitive_unchecked(prim, args, params)
+    if _check_flags[0] or _check_flags[1]:  # debug_nans / debug_infs
+        debug_checks.check_eager(prim, outs)
+    return outs
+
+
+def apply_primitive_unchecked(prim, args, params):
+    impl = eager_impls.get(prim)
+    if impl is not None:
+        return impl(*args, **params)
     arrays = [to_array(a) for a in args]
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))

@@ -4,32 +4,41 @@ from __future__ import annotations
 import time
 
 from ..ir.avals import physical_aval
-from ..lowering import lower_jaxpr
+from ..lowering import host_callbacks_of, lower_jaxpr
+from ..lowering.registry import custom_call_libraries
 from . import xla_adapter as xla
-from .array import Array, device_put_numpy
+from .array import Array, check_not_deleted, device_put_numpy
 from .backend import get_backend
 
 
 class Executable:
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
-    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run")
+    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
+                 "host_callbacks")
 
-    def __init__(self, module, in_avals, out_avals):
+    def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
+        _register_libraries()
         start = time.perf_counter()
-        self.loaded = xla.compile(backend.client, module, [backend.default_device])
+        self.host_callbacks = host_callbacks_of(module)
+        self.loaded = xla.compile(backend.client, module, [backend.default_device],
+                                  self.host_callbacks, compiler_options)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
         self.out_avals = tuple(out_avals)
         self.handlers = xla.result_handlers(
             [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
-        self.run = xla.make_runner(self.loaded, self.handlers)
+        self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
-        bufs = self.run([a._buf for a in arrays])
+        try:
+            bufs = self.run([a._buf for a in arrays])
+        except xla.RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
         return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
 
     def as_text(self) -> str:
@@ -40,6 +49,11 @@ class Executable:
 
     def memory_analysis(self):
         return xla.memory_analysis(self.loaded)
+
+
+def _register_libraries():
+    for name in tuple(custom_call_libraries):
+        xla.register_custom_call_library(name)
 
 
 def compile_jaxpr(closed, name: str) -> Executable:
@@ -53,12 +67,16 @@ __all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]
 class ShardedExecutable:
     """An SPMD program over a mesh's devices; outputs carry their placements."""
 
-    def __init__(self, module, in_avals, out_avals, mesh, out_placements=None):
+    def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
+                 compiler_options=None):
         from .placement import placement_from_hlo
         backend = get_backend()
         raw = mesh.raw_devices()
+        _register_libraries()
         start = time.perf_counter()
-        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size)
+        self.host_callbacks = host_callbacks_of(module)
+        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size, self.host_callbacks,
+                                       compiler_options)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -74,10 +92,14 @@ class ShardedExecutable:
             [physical_aval(a).strip_weak_type().update(sharding=None) for a in out_avals],
             [xla.gspmd_sharding(raw, h, None if _memory_kind(a) == "device" else _memory_kind(a))
              for h, a in zip(hlos, out_avals)])
-        self.run = xla.make_runner(self.loaded, self.handlers)
+        self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
 
     def execute(self, arrays) -> list:
-        bufs = self.run([a._buf for a in arrays])
+        try:
+            bufs = self.run([a._buf for a in arrays])
+        except xla.RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
         return [Array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
 
     def as_text(self) -> str:
@@ -92,3 +114,20 @@ class ShardedExecutable:
 
 def _memory_kind(aval):
     return "pinned_host" if aval.memory_space == "host" else "device"
+
+
+def _runner(loaded, handlers, host_callbacks):
+    """Programs without callbacks run asynchronously; those with callbacks run to completion
+    before the call returns, so that their effects have happened (in order) and a callback's
+    exception surfaces here, as a Python exception naming the callback."""
+    if not host_callbacks:
+        return xla.make_runner(loaded, handlers)
+    return xla.make_synchronous_runner(loaded, handlers, _callback_failure)
+
+
+def _callback_failure(runtime_error):
+    from ..lowering.rules.callbacks import take_callback_error
+    err = take_callback_error()
+    if err is None:
+        return runtime_error
+    return err

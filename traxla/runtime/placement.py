@@ -48,10 +48,17 @@ class Mesh:
     def __hash__(self):
         return hash((self.axis_names, self.axis_types, tuple(d.id for d in self.devices.flat)))
 
-    def __repr__(self):
-        axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.devices.shape))
+    def _types_str(self):
         types = ", ".join(t.name for t in self.axis_types)
-        return f"Mesh({axes}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+        return f"({types}{',' if len(self.axis_types) == 1 else ''})"
+
+    def __str__(self):
+        axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.devices.shape))
+        return f"Mesh({axes}, axis_types={self._types_str()})"
+
+    def __repr__(self):
+        return (f"Mesh(axis_sizes={tuple(self.devices.shape)}, axis_names={self.axis_names!r}, "
+                f"axis_types={self._types_str()})")
 
     def __enter__(self):
         from ..sharding import _push_mesh

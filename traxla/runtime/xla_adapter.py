@@ -13,6 +13,7 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 import numpy as np
@@ -28,6 +29,15 @@ except Exception:  # pragma: no cover - logging control is best effort
     pass
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
+
+# With tracebacks on (jaxlib's default), every ``execute_sharded`` called from Python keeps
+# a Python traceback record that is never freed: 72 bytes per call, measured with
+# tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them.
+try:
+    from jaxlib import _jax as _jaxlib_ext
+    _jaxlib_ext.set_tracebacks_enabled(False)
+except Exception:  # pragma: no cover - a jaxlib without the switch
+    pass
 RuntimeErrorType = _xc.XlaRuntimeError
 
 _lock = threading.Lock()
@@ -137,9 +147,66 @@ def compile_options(num_partitions: int = 1):
     return opts
 
 
-def compile(client, module, devices_):
-    """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable."""
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), compile_options())
+def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
+    """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable.
+
+    ``host_callbacks``: the Python callables the module's ``xla_ffi_python_cpu_callback``
+    custom calls index. A module with such calls compiled without them crashes the process,
+    so they are always passed when there are any. ``compiler_options`` are XLA's debug
+    options by name (``{'xla_cpu_enable_fast_math': True}``), checked by XLA (an unknown
+    name raises ``INVALID_ARGUMENT``)."""
+    opts = compile_options()
+    _apply_compiler_options(opts, compiler_options)
+    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
+
+
+def _apply_compiler_options(opts, compiler_options):
+    if compiler_options:
+        opts.env_option_overrides = [(str(k), _option_value(v))
+                                     for k, v in compiler_options.items()]
+
+
+def _option_value(v):
+    # XLA parses every override from a string or takes a bool/int/float as it is.
+    return v if isinstance(v, (str, bool, int, float)) else str(v)
+
+
+def hlo_computation(module):
+    """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
+    from jaxlib import _jax
+    return _jax.mlir.mlir_module_to_xla_computation(str(module), use_tuple_args=False,
+                                                     return_tuple=False)
+
+
+def hlo_text(computation, debug_info: bool = False) -> str:
+    from jaxlib import _hlo
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return computation.as_hlo_module().to_string(options)
+
+
+def deleted_buffers(buffers) -> list[int]:
+    """Positions of the buffers in ``buffers`` that were deleted or donated."""
+    return [i for i, b in enumerate(buffers) if b.is_deleted()]
+
+
+_UNREGISTERED_FFI = re.compile(r"No FFI handler registered for (\S+) on a platform (\S+)")
+
+
+def _explain_compile_error(error):
+    """XLA's error, with what to do when it is a call to an unregistered FFI target."""
+    m = _UNREGISTERED_FFI.search(str(error))
+    if m is None:
+        return error
+    return type(error)(
+        f"{error}\nThe program calls the FFI target `{m.group(1)}`, which is not registered "
+        f"on this platform ({m.group(2)}): register its handler first with "
+        f"traxla.ffi.register_ffi_target({m.group(1)!r}, traxla.ffi.pycapsule(lib.Handler), "
+        "platform='cpu'), then call the jitted function again.")
 
 
 def result_handlers(out_avals, sharding):
@@ -161,6 +228,26 @@ def make_runner(executable, handlers):
 
     def run(buffers):
         return execute_sharded(buffers).consume_with_handlers(handlers)
+    return run
+
+
+def make_synchronous_runner(executable, handlers, translate_error):
+    """A runner for programs that call back to Python: it waits for the program to finish
+    (so that its effects have happened, in order, when the call returns) and turns a failure
+    into ``translate_error(runtime_error)``'s exception."""
+    execute_sharded = executable.execute_sharded
+
+    def run(buffers):
+        try:
+            results = execute_sharded(buffers, with_tokens=True)
+            done = results.consume_token()
+            outs = results.consume_with_handlers(handlers)
+            done.block_until_ready()
+            for out in outs:
+                out.block_until_ready()
+        except _xc.XlaRuntimeError as e:
+            raise translate_error(e)  # noqa: B904  (the callback's own exception is its cause)
+        return outs
     return run
 
 
@@ -255,8 +342,10 @@ def _device_of(single_device_array):
     return device if device is not None else sharding._internal_device_list[0]
 
 
-def compile_spmd(client, module, devices_, num_partitions):
+def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
+                 compiler_options=None):
     opts = _xc.CompileOptions()
+    _apply_compiler_options(opts, compiler_options)
     opts.num_replicas = 1
     opts.num_partitions = num_partitions
     build = opts.executable_build_options
@@ -264,7 +353,11 @@ def compile_spmd(client, module, devices_, num_partitions):
     build.use_shardy_partitioner = True
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
-    return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts)
+    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    try:
+        return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
+    except _xc.XlaRuntimeError as e:
+        raise _explain_compile_error(e) from None
 
 
 def output_hlo_shardings(executable):
@@ -440,3 +533,64 @@ def to_numpy_any(buffer) -> np.ndarray:
     finally:
         for name in blocked:
             sys.modules.pop(name, None)
+
+
+# -- custom-call libraries shipped by jaxlib (registered once, on first use) ----------------------
+
+_registered_libraries: set = set()
+
+
+def register_custom_call_library(name: str):
+    """Registers a jaxlib kernel library's typed-FFI targets with the CPU platform, once per
+    process. ``lapack``: ``jaxlib.lapack``'s ``lapack_{s,d,c,z}*_ffi`` targets; its
+    ``initialize()`` imports ``scipy.linalg.cython_lapack`` for the LAPACK symbols (about
+    0.2 s), so it runs only when a program calls one of them."""
+    if name in _registered_libraries:
+        return
+    with _lock:
+        if name in _registered_libraries:
+            return
+        if name != "lapack":
+            raise ValueError(f"traxla does not know the custom-call library {name!r}")
+        from jaxlib import lapack as _lapack_module
+        _lapack_module._lapack.initialize()
+        for target, capsule, api_version in _lapack_module.registrations()["cpu"]:
+            _xc.register_custom_call_target(target, capsule, platform="cpu",
+                                            api_version=api_version)
+        _registered_libraries.add(name)
+
+
+# -- user FFI targets (traxla.ffi) -----------------------------------------------------------
+
+def register_custom_call_target(name: str, fn, platform: str = "cpu", api_version: int = 1,
+                                **kwargs):
+    """Registers a native handler (a PyCapsule, or a dict of stage capsules) with XLA."""
+    return _xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+
+
+def register_custom_type(name: str, type_registration, platform: str = "cpu"):
+    return _xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str):
+    _xc.register_custom_call_as_batch_partitionable(name)
+
+
+def registered_custom_call_targets(platform: str = "cpu") -> set:
+    try:
+        return set(_xc.custom_call_targets(platform))
+    except Exception:  # noqa: BLE001  (an unknown platform has none)
+        return set()
+
+
+def jaxlib_include_dir() -> str:
+    """The C++ headers jaxlib ships (``xla/ffi/api/ffi.h`` and friends)."""
+    import jaxlib
+    root = jaxlib.__file__ and os.path.dirname(os.path.abspath(jaxlib.__file__))
+    if not root:
+        paths = list(getattr(jaxlib, "__path__", []))
+        if not paths:
+            raise RuntimeError("Cannot determine jaxlib directory: neither __file__ nor "
+                               "__path__ is available")
+        root = paths[0]
+    return os.path.join(root, "include")

@@ -9,26 +9,46 @@ tracer whose trace has finished is dead, and using it raises
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import sys
+
+import numpy as np
 
 from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError,
                       UnexpectedTracerError)
-from ..ir.core import SourceInfo
+from ..ir.core import SourceInfo, name_stack as _name_stack
 from ..ir.primitive import set_bind_hook
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+_source_override = [None]
+
+
+@contextlib.contextmanager
+def source_info_context(info):
+    """Equations recorded inside take ``info`` as their source (re-evaluating a jaxpr
+    keeps each equation's origin, as JAX's ``user_context``)."""
+    previous = _source_override[0]
+    _source_override[0] = info
+    try:
+        yield
+    finally:
+        _source_override[0] = previous
+
+
 def user_source_info():
     """The innermost frame outside traxla: where the user's code made the call."""
+    if _source_override[0] is not None:
+        return _source_override[0]
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     if frame is None:
         return None
-    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno)
+    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno, _name_stack.scopes)
 
 
 class Trace:
@@ -76,13 +96,26 @@ class Tracer:
     def _origin_msg(self) -> str:
         return ""
 
+    def to_concrete_value(self):
+        """The concrete value behind this tracer, or None. A JVP tracer whose primal is
+        concrete has one, so Python control flow works under grad/jvp outside jit."""
+        return None
+
     def __bool__(self):
         self._check_alive()
+        value = self.to_concrete_value()
+        if value is not None:
+            return bool(value)
+        _check_bool_conversion(self.aval)
         raise TracerBoolConversionError(
             f"Attempted boolean conversion of {self._error_repr()}.{self._origin_msg()}")
 
     def __index__(self):
         self._check_alive()
+        value = self.to_concrete_value()
+        if value is not None:
+            return operator.index(value)
+        _check_integer_conversion(self.aval)
         raise TracerIntegerConversionError(
             f"The __index__() method was called on {self._error_repr()}{self._origin_msg()}\n"
             f"{INDEX_HINT}")
@@ -101,14 +134,23 @@ class Tracer:
             f"{self._origin_msg()}\n")
 
     def __int__(self):
+        self._check_alive()
+        value = self.to_concrete_value()
+        if value is not None:
+            return int(value)
+        _check_scalar_conversion(self.aval)
         self._concretization_error("int", "If trying to convert the data type of a value, try "
                                    "using `x.astype(int)` or `jnp.array(x, int)` instead.")
 
+    # As in JAX, float() and complex() never look at a concrete value: they refuse under
+    # any transformation, so that a function's result does not silently depend on it.
     def __float__(self):
+        _check_scalar_conversion(self.aval)
         self._concretization_error("float", "If trying to convert the data type of a value, try "
                                    "using `x.astype(float)` or `jnp.array(x, float)` instead.")
 
     def __complex__(self):
+        _check_scalar_conversion(self.aval)
         self._concretization_error("complex", "If trying to convert the data type of a value, "
                                    "try using `x.astype(complex)` or `jnp.array(x, complex)` instead.")
 
@@ -126,8 +168,32 @@ class Tracer:
         if not self._trace.alive:
             raise self._trace.leak_error(self)
 
-    def __repr__(self):
+    def _short_repr(self) -> str:
         return f"{type(self).__name__}<{self.aval}>"
+
+    def __repr__(self):
+        return self._short_repr()
+
+
+def _check_bool_conversion(aval):
+    if aval.size == 0:
+        raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` "
+                         "to check that an array is not empty.")
+    if aval.size > 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                         "Use a.any() or a.all()")
+
+
+def _check_scalar_conversion(aval):
+    if aval.ndim > 0:
+        raise TypeError(f"Only scalar arrays can be converted to Python scalars; got "
+                        f"arr.ndim={aval.ndim}")
+
+
+def _check_integer_conversion(aval):
+    if not (aval.shape == () and isinstance(aval.dtype, np.dtype)
+            and np.issubdtype(aval.dtype, np.integer)):
+        raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
 
 
 INDEX_HINT = ("A traced value cannot be a Python int: for a loop over a traced bound use "

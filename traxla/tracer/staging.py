@@ -1,6 +1,8 @@
 """Staging: running a Python function on tracers and recording a jaxpr."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import UnexpectedTracerError
@@ -27,7 +29,7 @@ class DynamicJaxprTracer(Tracer):
     def _origin_msg(self) -> str:
         return self._trace.origin_message(self.var)
 
-    def __repr__(self):
+    def _short_repr(self):
         aval = self.var.aval
         return f"JitTracer({'~' if aval.weak_type else ''}{aval.str_short(short_dtypes=False)})"
 
@@ -176,7 +178,20 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None):
     return closed
 
 
+def _unwrap(fun):
+    """The user's function behind partials and ``functools.wraps`` wrappers (as JAX's
+    ``fun_sourceinfo``), so messages name ``abs_val`` in ``jit(grad(abs_val))``."""
+    for _ in range(100):
+        inner = getattr(fun, "func", None) if isinstance(fun, functools.partial) else None
+        inner = inner if inner is not None else getattr(fun, "__wrapped__", None)
+        if inner is None:
+            break
+        fun = inner
+    return fun
+
+
 def source_info_of_function(fun) -> str:
+    fun = _unwrap(fun)
     name = getattr(fun, "__name__", type(fun).__name__)
     code = getattr(fun, "__code__", None)
     if code is None:

@@ -4,6 +4,13 @@ the same parameter values, down to NumPy integer types) as JAX's rules, so that
 differentiated jaxprs print the same. Importing the package registers every rule."""
 from . import _util, elementwise, shape, reduction, indexing, special  # noqa: F401
 from . import call, control_flow, collectives, random  # noqa: F401  (call before control_flow)
+from . import linalg  # noqa: F401,E402  (cholesky, triangular_solve, lu, eigh, svd, qr, ...)
+from . import optimization, ad_checkpoint  # noqa: F401  (after control_flow: remat2's DCE rule)
 from ._util import (defjvp, defjvp2, defjvp_zero, deflinear, deflinear2, linear_jvp,  # noqa: F401
                     maybe_broadcast, unbroadcast)
+from . import conv  # noqa: F401,E402  (conv_general_dilated)
+from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
+from . import fft  # noqa: F401,E402  (fft)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
+from . import callbacks  # noqa: F401,E402  (debug prints on the primal; callbacks refuse JVP)
+from . import ffi  # noqa: F401,E402

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.effects import has_effects
 from ...ir import dtypes
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 from ...ir.rules.ad import MemorySpace, empty2_p
@@ -70,7 +71,7 @@ def _dce(jaxpr: Jaxpr):
     used = {v for v in jaxpr.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in used for v in eqn.outvars):
+        if any(v in used for v in eqn.outvars) or has_effects(eqn):
             eqns.append(eqn)
             used.update(a for a in eqn.invars if isinstance(a, Var))
     eqns.reverse()
@@ -89,7 +90,9 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     for eqn in reversed(jaxpr.eqns):
         used_outs = [v in used for v in eqn.outvars]
         rule = _dce_rules.get(eqn.primitive)
-        if rule is None:
+        if has_effects(eqn):  # never dropped, nor its operands (JAX keeps effectful eqns)
+            used_ins, new = [True] * len(eqn.invars), eqn
+        elif rule is None:
             used_ins, new = (([True] * len(eqn.invars), eqn) if any(used_outs)
                              else ([False] * len(eqn.invars), None))
         else:

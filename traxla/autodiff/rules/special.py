@@ -8,7 +8,7 @@ from ... import lax
 from ...ir import dtypes
 from ...ir.rules.elementwise import P as E
 from ..core import Zero, is_undefined, jvp_rules, transpose_rules
-from ._util import _const, _square, defjvp, deflinear2, unbroadcast
+from ._util import _const, _square, defjvp, defjvp2, deflinear2, unbroadcast
 from .indexing import _scatter_add_transpose, _scatter_addsub_jvp
 
 
@@ -21,7 +21,7 @@ if "erfc" in E:
                                            lax.mul(g, lax.exp(lax.neg(_square(x))))))
 if "lgamma" in E and "digamma" in E:
     defjvp(E["lgamma"], lambda g, x: lax.mul(g, lax.digamma(x)))
-# digamma's derivative is polygamma(1, x), a primitive traxla does not have: no JVP rule
+# digamma: its JVP (polygamma(1, x)) is defined below with the polygamma primitive
 
 if "real" in E and "complex" in E:
     deflinear2(E["real"], lambda t, x: [lax.complex(t, np.zeros((), lax.dtype_of(t)))])
@@ -61,3 +61,50 @@ if "scatter-sub" in _ALL:
 
     jvp_rules[_scatter_sub_p] = _scatter_addsub_jvp(_scatter_sub_p)
     transpose_rules[_scatter_sub_p] = _scatter_sub_transpose
+
+
+# -- incomplete gamma/beta, polygamma, Bessel I0e/I1e (JAX's lax/special.py) ----------------------
+
+def _not_supported(message):
+    def rule(*args, **params):
+        raise ValueError(message)
+    return rule
+
+
+def _igamma_gradx(g, a, x):
+    return g * lax.exp(lax.neg(x) + (a - lax.full_like(a, 1)) * lax.log(x) - lax.lgamma(a))
+
+
+def _igamma_grada(g, a, x):
+    return g * lax.igamma_grad_a(a, x)
+
+
+def _polygamma_gradx(g, m, x):
+    return g * lax.polygamma(lax.add(m, _const(m, 1)), x)
+
+
+def _betainc_gradx(g, a, b, x):
+    lbeta = lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    return lax.exp((b - 1) * lax.log1p(lax.neg(x)) + (a - 1) * lax.log(x) - lbeta) * g
+
+
+def _bessel_i1e_jvp(g, y, x):
+    eps = dtypes.finfo(lax.dtype_of(x)).eps
+    x_is_not_tiny = lax.abs(x) > eps
+    safe_x = lax.select(x_is_not_tiny, x, lax.full_like(x, eps))
+    dy_dx = lax.bessel_i0e(safe_x) - y * (lax.sign(safe_x) + lax.reciprocal(safe_x))
+    return g * lax.select(x_is_not_tiny, dy_dx, lax.full_like(x, 0.5))
+
+
+if "igamma" in _ALL:
+    _betainc_ab = _not_supported("Betainc gradient with respect to a and b not supported.")
+    defjvp(_ALL["igamma"], _igamma_grada, _igamma_gradx)
+    defjvp(_ALL["igammac"], lambda g, a, x: lax.neg(_igamma_grada(g, a, x)),
+           lambda g, a, x: lax.neg(_igamma_gradx(g, a, x)))
+    defjvp(_ALL["polygamma"],
+           _not_supported("polygamma gradient with respect to m is not supported"),
+           _polygamma_gradx)
+    defjvp(_ALL["regularized_incomplete_beta"], _betainc_ab, _betainc_ab, _betainc_gradx)
+    defjvp(E["digamma"], lambda g, x: lax.mul(g, lax.polygamma(_const(x, 1), x)))
+    defjvp2(_ALL["bessel_i0e"], lambda g, y, x: g * (lax.bessel_i1e(x) - lax.sign(x) * y))
+    defjvp2(_ALL["bessel_i1e"], _bessel_i1e_jvp)

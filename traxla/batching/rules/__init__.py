@@ -5,5 +5,12 @@ batch dims, choosing dims as JAX does so that vmapped jaxprs print the same. Imp
 package registers every rule."""
 from . import elementwise, shape, reduction, call, control_flow, indexing  # noqa: F401
 from . import collectives, special, random  # noqa: F401
+from . import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ...)
 from .elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
+from . import conv  # noqa: F401,E402  (conv_general_dilated)
+from . import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
+from . import fft  # noqa: F401,E402  (fft)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
+from . import callbacks  # noqa: F401,E402  (debug_print, pure_callback's vmap methods, io_callback)
+from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
+from . import ffi  # noqa: F401,E402

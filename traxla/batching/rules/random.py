@@ -51,3 +51,14 @@ for _p in (random_seed_p, random_bits_p, random_split_p, random_unwrap_p):
 register_batching(random_wrap_p, _random_wrap)
 register_batching(random_fold_in_p, _broadcasting(random_fold_in_p))
 register_batching(threefry2x32_p, _broadcasting(threefry2x32_p))
+
+from ...ir.rules.random import random_clone_p, random_gamma_p  # noqa: E402
+
+
+def _random_gamma(size, vals, dims, *, log_space):
+    keys, a = (bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    return random_gamma_p.bind(keys, a, log_space=log_space), 0
+
+
+register_batching(random_clone_p, _vectorized(random_clone_p))
+register_batching(random_gamma_p, _random_gamma)

@@ -21,3 +21,9 @@ def _tile(size, vals, dims, *, reps):
 
 register_batching(P["tile"], _tile)
 register_batching(P["scatter-sub"], _scatter(P["scatter-sub"]))
+
+for _name in ("bessel_i0e", "bessel_i1e"):
+    register_batching(P[_name], _vectorized(P[_name]))
+for _name in ("igamma", "igammac", "igamma_grad_a", "polygamma", "zeta",
+              "regularized_incomplete_beta"):
+    register_batching(P[_name], _broadcasting(P[_name]))

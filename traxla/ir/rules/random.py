@@ -164,3 +164,22 @@ threefry2x32_p = def_typing(Primitive("threefry2x32", multiple_results=True), _t
 # the default printing already does exactly what JAX prints.
 P = {p.name: p for p in (random_seed_p, random_wrap_p, random_unwrap_p, random_bits_p,
                          random_split_p, random_fold_in_p, threefry2x32_p)}
+
+
+# -- random_gamma (Marsaglia-Tsang sampling, lowered by decomposition) and random_clone ----------
+
+def _gamma_rule(keys, a, *, log_space):
+    _require_keys("random_gamma", keys)
+    if not dtypes.is_float(a.dtype):
+        raise TypeError(f"random_gamma requires a floating-point alpha, got {a.dtype}.")
+    if tuple(a.shape[:len(keys.shape)]) != tuple(keys.shape):
+        raise TypeError(f"random_gamma: the key array shape {keys.shape} must be a prefix of "
+                        f"alpha's shape {a.shape}.")
+    return a
+
+
+random_gamma_p = def_typing(Primitive("random_gamma"), _gamma_rule)
+random_clone_p = def_typing(Primitive("random_clone"), lambda x: x)
+# random_clone has the zero JVP of the key primitives; random_gamma's JVP is the implicit
+# reparameterization gradient (autodiff/rules/random.py), so it stays out of P.
+P[random_clone_p.name] = random_clone_p

@@ -88,3 +88,30 @@ real_p, imag_p, conj_p, complex_p, tile_p = P["real"], P["imag"], P["conj"], P["
 
 for _name in ("lgamma", "digamma", "erfc", "square", "real", "imag", "conj", "complex"):
     _elementwise.P.setdefault(_name, P[_name])
+
+
+# -- special functions of two or three float operands (JAX's ``standard_naryop([_float, ...])``)
+# and the Bessel functions: same float dtype everywhere, lax's implicit broadcasting.
+
+def _float_nary(name):
+    def rule(*args):
+        for i, a in enumerate(args):
+            check_dtype(name, FLOAT, a.dtype, i)
+        check_same_dtypes(name, args)
+        shape = broadcast_shapes(name, [a.shape for a in args])
+        return ShapedArray(shape, args[0].dtype, all(a.weak_type for a in args))
+    return rule
+
+
+NARY_SPECIAL = {"igamma": 2, "igammac": 2, "igamma_grad_a": 2, "polygamma": 2, "zeta": 2,
+                "regularized_incomplete_beta": 3}
+for _name in NARY_SPECIAL:
+    P[_name] = def_typing(Primitive(_name), _float_nary(_name))
+for _name in ("bessel_i0e", "bessel_i1e"):
+    P[_name] = def_typing(Primitive(_name), _same(_name, FLOAT))
+    _elementwise.P.setdefault(_name, P[_name])
+
+igamma_p, igammac_p, igamma_grad_a_p = P["igamma"], P["igammac"], P["igamma_grad_a"]
+polygamma_p, zeta_p = P["polygamma"], P["zeta"]
+regularized_incomplete_beta_p = P["regularized_incomplete_beta"]
+bessel_i0e_p, bessel_i1e_p = P["bessel_i0e"], P["bessel_i1e"]

@@ -1,15 +1,24 @@
-"""Lowering of ``jit``: a private function, called with ``func.call``."""
+"""Lowering of ``jit``: a private function, called with ``func.call``. A jaxpr with ordered
+effects takes the caller's token first and returns the next one first."""
 from __future__ import annotations
 
+from ...ir.effects import has_ordered_effects
 from ...ir.rules.call import jit_p
-from ..mlir import aval_type, func, ir
+from ..mlir import aval_type, func, hlo, ir
 from ..registry import register_lowering
 
 
 def _jit(ctx, *args, jaxpr, name):
     symbol = ctx.module.function_for(jaxpr, name)
-    call = func.CallOp([aval_type(a) for a in ctx.avals_out], ir.FlatSymbolRefAttr.get(symbol),
-                       list(args))
+    types = [aval_type(a) for a in ctx.avals_out]
+    if has_ordered_effects(jaxpr.jaxpr):
+        module = ctx.module
+        token = module.token if module.token is not None else hlo.create_token()
+        call = func.CallOp([hlo.TokenType.get()] + types, ir.FlatSymbolRefAttr.get(symbol),
+                           [token] + list(args))
+        module.token = call.results[0]
+        return list(call.results)[1:]
+    call = func.CallOp(types, ir.FlatSymbolRefAttr.get(symbol), list(args))
     return list(call.results)
 
 

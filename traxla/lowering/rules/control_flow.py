@@ -1,12 +1,17 @@
 """Lowering of control flow: ``cond`` -> ``stablehlo.case``; ``while`` ->
 ``stablehlo.while`` (constants ride in the loop state); ``scan`` -> a
 ``stablehlo.while`` over the trip count that slices ``xs`` with dynamic_slice
-and writes ``ys`` with dynamic_update_slice, with ``unroll`` steps per trip."""
+and writes ``ys`` with dynamic_update_slice, with ``unroll`` steps per trip.
+
+A body or branch with ordered effects threads the module's token: an extra result of the
+``case``, an extra loop-carried value of the ``while``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...ir import dtypes
+from ...ir.effects import has_ordered_effects
+from ...ir.avals import physical_aval
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
 from ..mlir import aval_type, constant, hlo, ir, tensor_type
 from ..module import const_value, emit_jaxpr
@@ -14,14 +19,30 @@ from ..registry import register_lowering
 from .elementwise import compare
 
 
+def _token_in(module):
+    """The token ordered effects continue from (a fresh one if none is being threaded)."""
+    if module.token is None:
+        module.token = hlo.create_token()
+    return module.token
+
+
 def _cond(ctx, index, *ops, branches):
-    case = hlo.CaseOp([aval_type(a) for a in ctx.avals_out], index, len(branches))
+    module = ctx.module
+    ordered = any(has_ordered_effects(b.jaxpr) for b in branches)
+    types = [aval_type(a) for a in ctx.avals_out]
+    token = _token_in(module) if ordered else None
+    case = hlo.CaseOp(([hlo.TokenType.get()] if ordered else []) + types, index, len(branches))
     for region, branch in zip(case.branches, branches):
         block = region.blocks.append()
         with ir.InsertionPoint(block):
-            outs = emit_jaxpr(ctx.module, branch.jaxpr, _consts(branch), list(ops))
-            hlo.return_(outs)
-    return list(case.results)
+            if ordered:
+                module.token = token
+            outs = emit_jaxpr(module, branch.jaxpr, _consts(branch), list(ops))
+            hlo.return_(([module.token] if ordered else []) + list(outs))
+    results = list(case.results)
+    if ordered:
+        module.token, results = results[0], results[1:]
+    return results
 
 
 def _consts(closed):
@@ -31,9 +52,16 @@ def _consts(closed):
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     """A batched predicate (from vmap) runs the loop while any lane is live; finished
     lanes keep their carry, as JAX lowers it."""
+    module = ctx.module
+    ordered = has_ordered_effects(body_jaxpr.jaxpr) or has_ordered_effects(cond_jaxpr.jaxpr)
+    token_before = module.token
     types = [aval_type(a) for a in ctx.avals_in]
+    if ordered:  # the token rides last in the loop state
+        types.append(hlo.TokenType.get())
+        args = list(args) + [_token_in(module)]
     loop = hlo.WhileOp(types, list(args))
     nc = cond_nconsts + body_nconsts
+    n = len(ctx.avals_in)
     pred_aval = cond_jaxpr.out_avals[0]
     batched = bool(pred_aval.shape)
 
@@ -44,21 +72,25 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
-        pred = predicate(list(cond_block.arguments))
+        module.token = cond_block.arguments[n] if ordered else None
+        pred = predicate(list(cond_block.arguments)[:n])
         if batched:
             pred = _reduce_any(pred, pred_aval)
         hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
-        state = list(body_block.arguments)
-        new_carry = emit_jaxpr(ctx.module, body_jaxpr.jaxpr, _consts(body_jaxpr),
+        state = list(body_block.arguments)[:n]
+        module.token = body_block.arguments[n] if ordered else None
+        new_carry = emit_jaxpr(module, body_jaxpr.jaxpr, _consts(body_jaxpr),
                                state[cond_nconsts:nc] + state[nc:])
         if batched:
             lanes = predicate(state)
             new_carry = [_select_lanes(lanes, pred_aval, new, old, aval)
                          for new, old, aval in zip(new_carry, state[nc:], ctx.avals_in[nc:])]
-        hlo.return_(state[:nc] + list(new_carry))
-    return list(loop.results)[nc:]
+        hlo.return_(state[:nc] + list(new_carry) + ([module.token] if ordered else []))
+    results = list(loop.results)
+    module.token = results[n] if ordered else token_before
+    return results[nc:n]
 
 
 def _reduce_any(pred, aval):
@@ -72,6 +104,7 @@ def _reduce_any(pred, aval):
 
 
 def _select_lanes(lanes, pred_aval, new, old, aval):
+    aval = physical_aval(aval)  # a key carry (key<fry>[n]) selects on its uint32[n, 2] data
     if tuple(aval.shape) != tuple(pred_aval.shape):
         lanes = hlo.broadcast_in_dim(tensor_type(aval.shape, dtypes.bool_), lanes,
                                      list(range(len(pred_aval.shape))))
@@ -87,8 +120,9 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     consts = list(args[:num_consts])
     carry = list(args[num_consts:num_consts + num_carry])
     xs = list(args[num_consts + num_carry:])
-    x_avals = ctx.avals_in[num_consts + num_carry:]
-    y_avals = ctx.avals_out[num_carry:]
+    # Key arrays (key<fry>[n, ...]) are sliced and stacked as their uint32[n, ..., 2] data.
+    x_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry:]]
+    y_avals = [physical_aval(a) for a in ctx.avals_out[num_carry:]]
     unroll = length if unroll is True else max(int(unroll), 1)
     unroll = min(unroll, max(length, 1))
     blocks, remainder = divmod(length, unroll)
@@ -114,9 +148,14 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
         return new_carry, new_ys
 
     consts_vals = consts
+    module = ctx.module
+    ordered = has_ordered_effects(jaxpr.jaxpr)
     if blocks > 0:
         i_type = tensor_type((), dtypes.int32)
         state = [_scalar_i32(0)] + consts + carry + ys + xs
+        n = len(state)
+        if ordered:  # the token rides last in the loop state
+            state.append(_token_in(module))
         types = [v.type for v in state]
         loop = hlo.WhileOp(types, state)
         cond_block = loop.cond.blocks.append(*types)
@@ -124,8 +163,11 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
             i = cond_block.arguments[0]
             hlo.return_([compare(i, _scalar_i32(blocks), "LT", dtypes.int32)])
         body_block = loop.body.blocks.append(*types)
+        token_before = module.token
         with ir.InsertionPoint(body_block):
-            args_ = list(body_block.arguments)
+            args_ = list(body_block.arguments)[:n]
+            if ordered:
+                module.token = body_block.arguments[n]
             i = args_[0]
             consts_vals = args_[1:1 + num_consts]
             c = args_[1 + num_consts:1 + num_consts + num_carry]
@@ -134,8 +176,10 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
             base = hlo.multiply(i, _scalar_i32(unroll))
             for u in range(unroll):
                 c, y = step(hlo.add(base, _scalar_i32(u)), c, y, x)
-            hlo.return_([hlo.add(i, _scalar_i32(1))] + list(consts_vals) + list(c) + list(y) + list(x))
+            hlo.return_([hlo.add(i, _scalar_i32(1))] + list(consts_vals) + list(c) + list(y)
+                        + list(x) + ([module.token] if ordered else []))
         results = list(loop.results)
+        module.token = results[n] if ordered else token_before
         carry = results[1 + num_consts:1 + num_consts + num_carry]
         ys = results[1 + num_consts + num_carry:1 + num_consts + num_carry + len(ys)]
         consts_vals = consts

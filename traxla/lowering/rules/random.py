@@ -339,3 +339,7 @@ except ImportError:  # pragma: no cover - an older tree without indexing
 if _gather_p is not None:
     _wrap_for_extended(_gather_p, _ext_gather)
 
+
+# random_clone is the identity on the key data; random_gamma is lowered by decomposition
+# (traxla.random._gamma registers it: JAX lowers it with ``mlir.lower_fun(_gamma_impl)``).
+register_lowering(R.random_clone_p, lambda ctx, keys: keys)

@@ -61,3 +61,20 @@ register_lowering(P["tile"], _tile)
 # scatter-sub: the scatter lowering with subtraction as the combiner.
 _indexing._COMBINE.setdefault("scatter-sub", hlo.subtract)
 register_lowering(P["scatter-sub"], _indexing._scatter("scatter-sub"))
+
+
+# -- special functions: CHLO ops where JAX emits one (polygamma, zeta, bessel_i1e); the others
+# are decompositions into lax ops (JAX's ``mlir.lower_fun(igamma_impl)`` and co.), traced to a
+# jaxpr by the layer that owns tracing (``traxla.lax.special`` registers the builders, see
+# ``lowering/decompose.py``) and emitted inline.
+
+def _nary(op):
+    def rule(ctx, *args):
+        shape = ctx.aval_out.shape
+        return op(*[broadcast_to(x, a, shape) for x, a in zip(args, ctx.avals_in)])
+    return rule
+
+
+register_lowering(P["polygamma"], _nary(chlo.polygamma))
+register_lowering(P["zeta"], _nary(chlo.zeta))
+register_lowering(P["bessel_i1e"], _unary(chlo.bessel_i1e))

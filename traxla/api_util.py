@@ -1,0 +1,129 @@
+"""Argument bookkeeping shared by the transformations: which of a function's
+arguments are static, mapped through its signature as JAX does.
+
+``jit(f, static_argnames='x')`` makes ``x`` static whether it is passed by
+keyword or by position, and ``static_argnums=0`` likewise covers the keyword
+spelling: the missing half of the pair is inferred from ``inspect.signature``
+(only for positional-or-keyword parameters), then both are validated against
+the signature with JAX's errors.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Iterable
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_NOT_KEYWORD = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+
+
+def signature_or_none(fun):
+    """``inspect.signature(fun)``, or None for callables without one (some builtins)."""
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def ensure_index_tuple(x) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of ints (JAX's ``_ensure_index_tuple``)."""
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(operator.index(i) for i in x)
+
+
+def ensure_str_tuple(x) -> tuple[str, ...]:
+    if isinstance(x, str):
+        return (x,)
+    x = tuple(x)
+    for name in x:
+        if not isinstance(name, str):
+            raise TypeError(f"argument is not a string: {name}")
+    return x
+
+
+def infer_argnums_and_argnames(sig, argnums, argnames):
+    """Fills in the missing one of (argnums, argnames) from the signature."""
+    if argnums is None and argnames is None:
+        return (), ()
+    if argnums is not None and argnames is not None:
+        return ensure_index_tuple(argnums), ensure_str_tuple(argnames)
+    params = list(sig.parameters.items())
+    if argnums is None:
+        argnames = ensure_str_tuple(argnames)
+        argnums = tuple(i for i, (k, p) in enumerate(params)
+                        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and k in argnames)
+    else:
+        argnums = ensure_index_tuple(argnums)
+        argnames = tuple(k for i, (k, p) in enumerate(params)
+                         if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and i in argnums)
+    return argnums, argnames
+
+
+def validate_argnums(sig, argnums, what: str) -> None:
+    n_positional = 0
+    for p in sig.parameters.values():
+        if p.kind in _POSITIONAL:
+            n_positional += 1
+        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+            return  # any number of positional arguments
+    if argnums and (-min(argnums) > n_positional or max(argnums) >= n_positional):
+        raise ValueError(f"Jitted function has {what}={argnums}, but only accepts "
+                         f"{n_positional} positional arguments.")
+
+
+def validate_argnames(sig, argnames, what: str) -> None:
+    valid, invalid, var_kwargs = set(), set(), False
+    for name, p in sig.parameters.items():
+        if p.kind in _KEYWORD:
+            valid.add(name)
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            var_kwargs = True
+        elif p.kind in _NOT_KEYWORD:
+            invalid.add(name)
+    bad = invalid & set(argnames)
+    if bad:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are "
+                         "positional-only")
+    if var_kwargs:
+        return
+    bad = set(argnames) - valid
+    if bad:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. Function does "
+                         "not take these args.")
+
+
+def resolve_argnums(fun, sig, static_argnums, static_argnames,
+                    donate_argnums=None, donate_argnames=None):
+    """``(static_argnums, static_argnames, donate_argnums, donate_argnames)`` completed and
+    validated against ``sig`` (JAX's ``resolve_argnums``); without a signature nothing is
+    inferred or checked."""
+    if sig is None:
+        if donate_argnames is not None:
+            raise ValueError(f"Getting the signature of function {fun} failed. Pass "
+                             "donate_argnums instead of donate_argnames.")
+        return ((() if static_argnums is None else ensure_index_tuple(static_argnums)),
+                (() if static_argnames is None else ensure_str_tuple(static_argnames)),
+                (() if donate_argnums is None else ensure_index_tuple(donate_argnums)), ())
+    static_argnums, static_argnames = infer_argnums_and_argnames(sig, static_argnums,
+                                                                 static_argnames)
+    donate_argnums, donate_argnames = infer_argnums_and_argnames(sig, donate_argnums,
+                                                                 donate_argnames)
+    validate_argnums(sig, static_argnums, "static_argnums")
+    validate_argnames(sig, static_argnames, "static_argnames")
+    validate_argnums(sig, donate_argnums, "donate_argnums")
+    validate_argnames(sig, donate_argnames, "donate_argnames")
+    both = set(static_argnames) & set(donate_argnames)
+    if both:
+        raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
+                         f"{both} appear in both static_argnames and donate_argnames")
+    return static_argnums, static_argnames, donate_argnums, donate_argnames
+
+
+def static_positions(static_argnums: Iterable[int], n_args: int) -> frozenset:
+    """The positions of ``n_args`` actual positional arguments that are static: negative
+    numbers count from the end, numbers past the end are ignored (as in JAX)."""
+    return frozenset(i % n_args if -n_args <= i < 0 else i for i in static_argnums
+                     if -n_args <= i < n_args)

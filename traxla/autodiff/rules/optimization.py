@@ -1,0 +1,25 @@
+"""Differentiating ``reduce_precision`` (linear: the tangent is rounded the same way, as
+JAX) and ``optimization_barrier`` (tangents pass through a barrier of their own)."""
+from __future__ import annotations
+
+from ...ir.rules.optimization import optimization_barrier_p, reduce_precision_p
+from ..core import instantiate, jvp_rules, transpose_rules
+from ._util import deflinear2
+
+
+def _reduce_precision_transpose(ct, x, **params):
+    return [reduce_precision_p.bind(ct, **params)]
+
+
+def _barrier_jvp(primals, tangents):
+    return (optimization_barrier_p.bind(*primals),
+            optimization_barrier_p.bind(*[instantiate(t) for t in tangents]))
+
+
+def _barrier_transpose(cts, *args):
+    return optimization_barrier_p.bind(*[instantiate(c) for c in cts])
+
+
+deflinear2(reduce_precision_p, _reduce_precision_transpose)
+jvp_rules[optimization_barrier_p] = _barrier_jvp
+transpose_rules[optimization_barrier_p] = _barrier_transpose

@@ -1,0 +1,83 @@
+"""Batching of the windowed reductions and the generic ``reduce`` (JAX's rules): the batch
+dimension becomes one more window dimension of size 1 (kept in place for the monoid window
+reductions, moved to the front for the others)."""
+from __future__ import annotations
+
+from ...ir.rules.windowed import P as W
+from ...lax import windowed as lw
+from ..core import bdim_at_front, register_batching
+
+
+def _monoid_window(fn):
+    def rule(size, vals, dims, *, window_dimensions, window_strides, padding, base_dilation,
+             window_dilation):
+        operand, = vals
+        bdim, = dims
+
+        def ins(t, v):
+            return t[:bdim] + (v,) + t[bdim:]
+        out = fn(operand, ins(window_dimensions, 1), ins(window_strides, 1),
+                 ins(padding, (0, 0)), ins(base_dilation, 1), ins(window_dilation, 1))
+        return out, bdim
+    return rule
+
+
+register_batching(W["reduce_window_sum"], _monoid_window(lw._reduce_window_sum))
+register_batching(W["reduce_window_max"], _monoid_window(lw._reduce_window_max))
+register_batching(W["reduce_window_min"], _monoid_window(lw._reduce_window_min))
+
+
+def _front(params):
+    return dict(window_dimensions=(1,) + params["window_dimensions"],
+                window_strides=(1,) + params["window_strides"],
+                padding=((0, 0),) + params["padding"],
+                base_dilation=(1,) + params.get("base_dilation", ()),
+                window_dilation=(1,) + params.get("window_dilation", ()))
+
+
+def _reduce_window_batch(size, vals, dims, *, jaxpr, consts, **params):
+    n = len(vals) // 2
+    if any(d is not None for d in dims[n:]):
+        raise NotImplementedError("reduce_window batching is not implemented for initial "
+                                  "values")
+    operands = [bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
+    outs = W["reduce_window"].bind(*operands, *vals[n:], jaxpr=jaxpr, consts=consts,
+                                   **_front(params))
+    return outs, [0] * n
+
+
+register_batching(W["reduce_window"], _reduce_window_batch)
+
+
+def _select_and_scatter_add_batch(size, vals, dims, *, select_prim, window_dimensions,
+                                  window_strides, padding):
+    source, operand = (bdim_at_front(x, d, size) for x, d in zip(vals, dims))
+    return lw._select_and_scatter_add(source, operand, select_prim,
+                                      (1,) + window_dimensions, (1,) + window_strides,
+                                      ((0, 0),) + padding), 0
+
+
+def _select_and_gather_add_batch(size, vals, dims, *, select_prim, **params):
+    t, x = (bdim_at_front(v, d, size) for v, d in zip(vals, dims))
+    p = _front(params)
+    return lw._select_and_gather_add(t, x, select_prim, p["window_dimensions"],
+                                     p["window_strides"], p["padding"], p["base_dilation"],
+                                     p["window_dilation"]), 0
+
+
+register_batching(W["select_and_scatter_add"], _select_and_scatter_add_batch)
+register_batching(W["select_and_gather_add"], _select_and_gather_add_batch)
+
+
+def _reduce_batch(size, vals, dims, *, computation, jaxpr, dimensions):
+    n = len(vals) // 2
+    if any(d is not None for d in dims[n:]):
+        raise NotImplementedError("lax.reduce batching is not implemented for batched initial "
+                                  "values")
+    operands = [bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
+    outs = W["reduce"].bind(*operands, *vals[n:], computation=computation, jaxpr=jaxpr,
+                            dimensions=tuple(d + 1 for d in dimensions))
+    return outs, [0] * n
+
+
+register_batching(W["reduce"], _reduce_batch)

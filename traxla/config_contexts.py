@@ -1,0 +1,143 @@
+"""The flags JAX exposes at its top level as context managers: ``enable_x64``,
+``numpy_dtype_promotion``, ``default_matmul_precision``, ``default_device``,
+``numpy_rank_promotion``, and ``ensure_compile_time_eval``."""
+from __future__ import annotations
+
+import contextlib
+
+from .ir.config import config
+from .tracer import EvalTrace, Tracer, current_trace, set_current_trace
+
+
+_MISSING = object()
+
+
+class _FlagState:
+    """A config flag as JAX's top-level ``State``: ``with flag(value):`` sets it for
+    the block; ``flag.value`` reads it."""
+
+    def __init__(self, name: str, validate=None, doc: str = "", default=None):
+        self._name = name
+        self._validate = validate
+        self._default = default  # the value of a bare ``with flag():`` (None: required)
+        self.__doc__ = doc
+
+    @property
+    def value(self):
+        return config.read(self._name)
+
+    @contextlib.contextmanager
+    def _context(self, new_val):
+        if self._validate is not None:
+            new_val = self._validate(new_val)
+        with config.flag(self._name, new_val):
+            yield
+
+    def __call__(self, new_val=_MISSING):
+        if new_val is _MISSING:
+            if self._default is None:
+                raise TypeError(f"Context manager for jax_{self._name} config option requires "
+                                "an argument representing the new value for the config option.")
+            new_val = self._default
+        return self._context(new_val)
+
+    def __bool__(self):
+        raise TypeError(f"bool() not supported for instances of type '{type(self).__name__}' "
+                        f"(did you mean to use '{self._name}.value' instead?)")
+
+    def __repr__(self):
+        return f"<traxla config state {self._name}={self.value!r}>"
+
+
+def _choice(name, allowed):
+    def validate(value):
+        if value not in allowed:
+            raise ValueError(f"new enum value must be in {allowed}, got {value!r} of type "
+                             f"{type(value)} for {name}.")
+        return value
+    return validate
+
+
+_PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+               "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+               "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+               "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+               "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+
+
+def _validate_device(value):
+    """Only the backend's default device (or a platform name) can be the default: the
+    runtime compiles every single-device program for that device."""
+    if value is None:
+        return None
+    from .runtime.backend import get_backend
+    if isinstance(value, str):
+        backend = get_backend(value)
+        if backend is not get_backend():
+            raise NotImplementedError(
+                f"default_device({value!r}): traxla runs single-device programs on the default "
+                f"backend ({get_backend().platform}); select the platform with "
+                "JAX_PLATFORMS or traxla.config.update('platforms', ...) before first use.")
+        return value
+    backend = get_backend()
+    if getattr(value, "_device", None) is not backend.default_device:
+        if getattr(value, "_device", None) != backend.default_device:
+            raise NotImplementedError(
+                f"default_device({value!r}): traxla runs single-device programs on the first "
+                f"device of the default backend ({backend.devices[0]!r}); to use other devices, "
+                "place arrays with device_put(x, NamedSharding(mesh, spec)).")
+    return value
+
+
+def _validate_promotion(value):
+    return _choice("jax_numpy_dtype_promotion", ("standard", "strict"))(value)
+
+
+config.on_update(lambda name, value: _validate_promotion(value)
+                 if name == "numpy_dtype_promotion" else None)
+
+enable_x64 = _FlagState("enable_x64", bool,
+                        "Enables 64-bit types (int64, float64) for the block: `with enable_x64():`",
+                        default=True)
+numpy_dtype_promotion = _FlagState(
+    "numpy_dtype_promotion", _validate_promotion,
+    "'standard' (JAX's lattice) or 'strict' (only weak types promote; TypePromotionError "
+    "otherwise).")
+numpy_rank_promotion = _FlagState(
+    "numpy_rank_promotion", _choice("jax_numpy_rank_promotion", ("allow", "warn", "raise")),
+    "Whether NumPy-style rank promotion is allowed ('allow'), warned about or refused.")
+default_matmul_precision = _FlagState(
+    "default_matmul_precision", _choice("jax_default_matmul_precision", _PRECISIONS),
+    "The precision of matrix products whose precision argument is None.")
+default_device = _FlagState("default_device", _validate_device,
+                            "The device computations run on when no placement says otherwise.")
+
+
+class _CompileTimeEvalTrace(EvalTrace):
+    """Evaluates primitives on concrete operands right away, even while a function is
+    being staged; operations on traced values still go to the enclosing trace."""
+
+    def __init__(self, enclosing):
+        self.enclosing = enclosing
+
+    def process_primitive(self, prim, args, params):
+        if any(isinstance(a, Tracer) for a in args):
+            with set_current_trace(self.enclosing):
+                return self.enclosing.process_primitive(prim, args, params)
+        return super().process_primitive(prim, args, params)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside ``jit``, computes operations on concrete values (constants, closed-over
+    arrays) eagerly, so their results are concrete Arrays usable in Python control flow."""
+    enclosing = current_trace()
+    if isinstance(enclosing, EvalTrace):
+        yield
+        return
+    with set_current_trace(_CompileTimeEvalTrace(enclosing)):
+        yield
+
+
+__all__ = ["enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+           "default_matmul_precision", "default_device", "ensure_compile_time_eval"]

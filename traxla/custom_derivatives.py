@@ -1,0 +1,7 @@
+"""``traxla.custom_derivatives``: the names of ``jax.custom_derivatives``."""
+from .autodiff.custom import (custom_jvp, custom_jvp_call_p, custom_vjp,  # noqa: F401
+                              custom_vjp_call_p)
+from .autodiff.vjp_tools import closure_convert, custom_gradient  # noqa: F401
+
+__all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_jvp_call_p", "custom_vjp",
+           "custom_vjp_call_p"]

@@ -1,0 +1,249 @@
+"""``traxla.debug``: print traced values, call Python for its side effects, inspect
+placements (JAX's ``jax.debug``, ``jax/_src/debugging.py``)."""
+from __future__ import annotations
+
+import logging
+import string
+import sys
+
+import numpy as np
+
+from . import tree_util
+from .ir.avals import ShapedArray
+from .ir.effects import debug_effect, ordered_debug_effect
+from .ir.rules.callbacks import debug_callback_p, debug_print_p
+from .lowering.rules.callbacks import debug_print_callback
+from .runtime.dispatch import eager_impls
+from .callback import host_values
+from .tracer.values import is_concrete
+
+__all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
+           "visualize_array_sharding", "visualize_sharding", "log"]
+
+_builtin_print = print
+
+
+def _is_array_like(x) -> bool:
+    from .tracer import Tracer
+    if isinstance(x, Tracer):
+        return True
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
+        return True
+    return hasattr(x, "aval") and isinstance(getattr(x, "aval"), ShapedArray)
+
+
+def _split_callback_args(args, kwargs):
+    """Array-like leaves are operands; anything else (strings, None...) stays in Python."""
+    flat, in_tree = tree_util.tree_flatten((args, kwargs))
+    static_args, dyn_args = {}, []
+    for i, a in enumerate(flat):
+        if _is_array_like(a) and (not isinstance(a, (bool, int, float, complex))
+                                  or is_concrete(a)):
+            dyn_args.append(a)
+        else:
+            static_args[i] = a
+    return in_tree, dyn_args, static_args
+
+
+class _FormatChecker(string.Formatter):
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused_args = [arg for i, arg in enumerate(args) if i not in used_args]
+        unused_kwargs = [k for k in kwargs if k not in used_args]
+        if unused_args:
+            raise ValueError(
+                f"Unused positional arguments to `jax.debug.print`: {unused_args}")
+        if unused_kwargs:
+            raise ValueError(
+                f"Unused keyword arguments to `jax.debug.print`: {unused_kwargs}. "
+                "You may be passing an f-string (i.e, `f\"{x}\"`) into "
+                "`jax.debug.print` and instead should pass in a regular string.")
+
+
+_formatter = _FormatChecker()
+
+
+def _make_logging_record(level):
+    from .tracer.core import user_source_info
+    info = user_source_info()
+    file_name, line_no = ("(unknown file)", 0) if info is None else (info.file, info.line)
+    return logging.getLogger("traxla").makeRecord("traxla", level, file_name, line_no, "", (), None)
+
+
+def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
+          _use_logging=False, **kwargs):
+    """Prints ``fmt.format(*args, **kwargs)`` with the values the program computes, when it
+    runs (``jax.debug.print``). ``ordered=True`` keeps prints in program order."""
+
+    def _debug_print(fmt, *c_args, **c_kwargs):
+        if not isinstance(fmt, str):
+            raise TypeError(f"jax.debug.print's format must be a str, got {type(fmt).__name__}")
+        if not skip_format_check:
+            _formatter.format(fmt, *c_args, **c_kwargs)
+        has_placeholders = False
+        if fmt:
+            _, field_name, *_ = next(iter(string.Formatter().parse(fmt)))
+            has_placeholders = field_name is not None
+        in_tree, dyn_args, static_args = _split_callback_args(c_args, c_kwargs)
+        debug_print_p.bind(
+            *dyn_args, fmt=fmt, ordered=ordered, partitioned=partitioned, in_tree=in_tree,
+            static_args=tuple(static_args.items()),
+            np_printoptions=tuple(np.get_printoptions().items()),
+            has_placeholders=has_placeholders,
+            logging_record=_make_logging_record(logging.INFO) if _use_logging else None)
+
+    if fmt is not None:
+        _debug_print(fmt, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError("debug_print received unexpected arguments in the two-call form:"
+                        f" {args=} {kwargs=}")
+    return _debug_print
+
+
+def log(fmt=None, *args, **kwargs):
+    """``debug.print`` through the ``logging`` module (logger ``traxla``, level INFO)."""
+    return print(fmt, *args, _use_logging=True, **kwargs)
+
+
+def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
+    """Calls ``callback(*args, **kwargs)`` with the values the program computes, for its side
+    effects (``jax.debug.callback``)."""
+
+    def _debug_callback(callback, *c_args, **c_kwargs):
+        if not callable(callback):
+            raise TypeError("first argument to jax.debug.callback must be callable, "
+                            f"but got an object of type {type(callback)}")
+        in_tree, dyn_args, static_args = _split_callback_args(c_args, c_kwargs)
+
+        def _flat_callback(*dyn_args_flat):
+            n = len(static_args) + len(dyn_args_flat)
+            it = iter(dyn_args_flat)
+            leaves = [static_args[i] if i in static_args else next(it) for i in range(n)]
+            args_, kwargs_ = tree_util.tree_unflatten(in_tree, leaves)
+            callback(*args_, **kwargs_)
+            return ()
+
+        _flat_callback.user_callback = callback
+        # named as JAX names it, so that jaxprs print the same
+        _flat_callback.__qualname__ = "debug_callback.<locals>._debug_callback.<locals>._flat_callback"
+        debug_callback_p.bind(*dyn_args, callback=_flat_callback,
+                              effect=ordered_debug_effect if ordered else debug_effect,
+                              partitioned=partitioned)
+
+    if callback is not None:
+        _debug_callback(callback, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError("debug_callback received unexpected arguments in the two-call form:"
+                        f" {args=} {kwargs=}")
+    return _debug_callback
+
+
+def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,
+               token=None, **kwargs):
+    """An interactive debugger over the traced function's values (``jax.debug.breakpoint``)."""
+    raise NotImplementedError(
+        "traxla.debug.breakpoint is not implemented: traxla cannot yet stop a compiled program "
+        "in an interactive debugger. Use traxla.debug.print or traxla.debug.callback(fn, x) "
+        "with fn calling Python's breakpoint() on the concrete values instead.")
+
+
+# -- placements ---------------------------------------------------------------------
+
+def _sharding_of(x):
+    from .tracer import Tracer
+    if not isinstance(x, Tracer):
+        sharding = getattr(x, "sharding", None)
+        if sharding is not None:
+            return sharding
+    placement = getattr(getattr(x, "aval", None), "sharding", None)
+    if placement is not None and getattr(placement, "mesh", None) is not None:
+        return placement
+    from .runtime import devices
+    from .sharding import SingleDeviceSharding
+    return SingleDeviceSharding(devices()[0])
+
+
+def inspect_array_sharding(value, *, callback):
+    """Calls ``callback`` with the placement of each array in ``value`` (at trace time
+    under ``jit``: the placement in the type; outside: the array's own)."""
+
+    def _inspect(x):
+        callback(_sharding_of(x))
+    tree_util.tree_map(_inspect, value)
+
+
+def visualize_sharding(shape, sharding, *, use_color=False, scale=1.0, min_width=9,
+                       max_width=80, color_map=None):
+    """A text table of which devices hold which block of an array of ``shape``."""
+    _builtin_print(sharding_table(shape, sharding, min_width=min_width, max_width=max_width))
+
+
+def visualize_array_sharding(arr, **kwargs):
+    """Prints the table of ``arr``'s placement (``jax.debug.visualize_array_sharding``)."""
+
+    def _visualize(sharding):
+        visualize_sharding(tuple(arr.shape), sharding, **kwargs)
+    inspect_array_sharding(arr, callback=_visualize)
+
+
+def sharding_table(shape, sharding, *, min_width=9, max_width=80) -> str:
+    """Rows and columns of the (at most 2-D) device grid; each cell names its devices."""
+    if len(shape) > 2:
+        raise ValueError(f"visualize_sharding only works for shapes with rank <= 2, got {shape}")
+    grid = _device_grid(shape, sharding)
+    rows = len(grid)
+    cols = len(grid[0])
+    cells = [["CPU " + ",".join(str(d) for d in cell) for cell in row] for row in grid]
+    width = max(min_width, max(len(c) for row in cells for c in row) + 2)
+    width = min(width, max_width // cols)
+    line = "+" + "+".join("-" * width for _ in range(cols)) + "+"
+    out = [line]
+    for r in range(rows):
+        out.append("|" + "|".join(c.center(width) for c in cells[r]) + "|")
+        out.append(line)
+    return "\n".join(out)
+
+
+def _device_grid(shape, sharding):
+    """For each block (row, column) of the array, the ids of the devices holding it."""
+    devices_indices = getattr(sharding, "devices_indices_map", None)
+    if devices_indices is None:
+        ids = sorted(getattr(d, "id", i) for i, d in enumerate(
+            getattr(sharding, "device_set", None) or [0]))
+        return [[ids]]
+    mapping = devices_indices(tuple(shape))
+    row_starts, col_starts = set(), set()
+    for index in mapping.values():
+        index = tuple(index) + (slice(None),) * (2 - len(index))
+        row_starts.add(index[0].start or 0)
+        col_starts.add(index[1].start or 0)
+    rows, cols = sorted(row_starts), sorted(col_starts)
+    grid = [[[] for _ in cols] for _ in rows]
+    for device, index in mapping.items():
+        index = tuple(index) + (slice(None),) * (2 - len(index))
+        r, c = rows.index(index[0].start or 0), cols.index(index[1].start or 0)
+        grid[r][c].append(getattr(device, "id", device))
+    return [[sorted(cell) for cell in row] for row in grid]
+
+
+# -- outside jit: the callback runs right away --------------------------------------------
+
+def _eager_debug_callback(*args, callback, effect, partitioned):
+    callback(*host_values(args))
+    return []
+
+
+def _eager_debug_print(*args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
+                       has_placeholders, logging_record):
+    debug_print_callback(fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                         logging_record)(*host_values(args))
+    return []
+
+
+eager_impls[debug_callback_p] = _eager_debug_callback
+eager_impls[debug_print_p] = _eager_debug_print
+del sys

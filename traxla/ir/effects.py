@@ -1,0 +1,94 @@
+"""Effects: what a jaxpr does besides computing its outputs.
+
+An equation's effects come from its primitive's effect rule (a callback primitive says
+``Debug`` or ``OrderedIO``...) or, for primitives carrying jaxprs (``jit``, ``cond``,
+``while``, ``scan``), from the union of their sub-jaxprs' effects. A jaxpr's effects are
+the union over its equations. Ordered effects are threaded through a token when lowered;
+every effectful equation survives dead-code elimination.
+"""
+from __future__ import annotations
+
+from .core import subjaxprs
+
+
+class Effect:
+    """One kind of side effect; instances are singletons compared by identity."""
+
+    ordered = False
+    name = "Effect"
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+
+class DebugEffect(Effect):
+    name = "Debug"
+
+
+class OrderedDebugEffect(Effect):
+    name = "OrderedDebug"
+    ordered = True
+
+
+class IOEffect(Effect):
+    name = "IO"
+
+
+class OrderedIOEffect(Effect):
+    name = "OrderedIO"
+    ordered = True
+
+
+debug_effect = DebugEffect()
+ordered_debug_effect = OrderedDebugEffect()
+io_effect = IOEffect()
+ordered_io_effect = OrderedIOEffect()
+
+NO_EFFECTS: frozenset = frozenset()
+
+# primitive -> fn(params) -> frozenset of effects (primitives without a rule and without
+# sub-jaxprs are pure)
+effect_rules: dict = {}
+
+
+def def_effects(prim, rule):
+    effect_rules[prim] = rule
+    return prim
+
+
+def eqn_effects(eqn) -> frozenset:
+    rule = effect_rules.get(eqn.primitive)
+    if rule is not None:
+        return rule(eqn.params)
+    out = NO_EFFECTS
+    for sub in subjaxprs(eqn.params):
+        found = jaxpr_effects(sub)
+        if found:
+            out = out | found
+    return out
+
+
+def jaxpr_effects(jaxpr) -> frozenset:
+    """The union of the effects of ``jaxpr``'s equations (nested jaxprs included)."""
+    out = NO_EFFECTS
+    for eqn in jaxpr.eqns:
+        found = eqn_effects(eqn)
+        if found:
+            out = out | found
+    return out
+
+
+def has_effects(eqn) -> bool:
+    """True when dead-code elimination must keep ``eqn`` although nobody reads its outputs."""
+    return bool(eqn_effects(eqn))
+
+
+def ordered_effects(effects) -> list:
+    """The ordered effects among ``effects``, in a stable order (by name)."""
+    return sorted((e for e in effects if e.ordered), key=lambda e: e.name)
+
+
+def has_ordered_effects(jaxpr) -> bool:
+    return any(e.ordered for e in jaxpr_effects(jaxpr))

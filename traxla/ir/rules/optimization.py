@@ -1,0 +1,34 @@
+"""Primitives that steer XLA's optimizer rather than compute: ``reduce_precision``
+(rounds to fewer exponent/mantissa bits; remat inserts it on saved residuals) and
+``optimization_barrier`` (its operands pass through unchanged, but XLA may not move
+computation across it)."""
+from __future__ import annotations
+
+import operator
+
+from .. import dtypes
+from ..primitive import Primitive, def_typing
+
+reduce_precision_p = Primitive("reduce_precision")
+optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+
+
+def _reduce_precision_rule(x, *, exponent_bits, mantissa_bits):
+    exponent_bits, mantissa_bits = operator.index(exponent_bits), operator.index(mantissa_bits)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got "
+                         f"{mantissa_bits}")
+    if not dtypes.is_float(x.dtype):
+        raise TypeError(f"reduce_precision does not accept dtype {x.dtype.name}. Accepted "
+                        "dtypes are subtypes of floating.")
+    return x
+
+
+def _optimization_barrier_rule(*avals):
+    return list(avals)
+
+
+def_typing(reduce_precision_p, _reduce_precision_rule)
+def_typing(optimization_barrier_p, _optimization_barrier_rule)

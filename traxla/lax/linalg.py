@@ -1,0 +1,331 @@
+"""``traxla.lax.linalg``: JAX's ``jax.lax.linalg`` (the linear-algebra primitives' wrappers),
+binding the primitives of ``ir/rules/linalg.py``. Leading dimensions are batch dimensions.
+
+The Python implementations that JAX lowers with ``mlir.lower_fun`` (``qr`` as ``geqrf`` +
+``householder_product``, ``lu_pivots_to_permutation`` as a loop of swaps, ``cholesky_update``
+as Givens rotations) are defined here and handed to the lowering layer, which traces them
+once per operand types."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from .. import lax
+from ..ir import dtypes
+from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqrf_p,  # noqa: F401
+                               hessenberg_p, householder_product_p, lu_p,
+                               lu_pivots_to_permutation_p, qr_p, schur_p, svd_p,
+                               triangular_solve_p, tridiagonal_p, tridiagonal_solve_p)
+from ..lowering.rules import linalg as _lowering
+
+
+class EigImplementation(enum.Enum):
+    LAPACK = "lapack"
+    MAGMA = "magma"
+    CUSOLVER = "cusolver"
+
+
+class EighImplementation(enum.Enum):
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+# -- small matrix helpers (JAX's _T, _H, symmetrize, _tril, _triu, ...) ------------------------
+
+def _ndim(x):
+    return len(lax.shape_of(x))
+
+
+def _T(x):
+    n = _ndim(x)
+    return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def _conj(x):
+    return lax.conj(x) if dtypes.is_complex(lax.dtype_of(x)) else x
+
+
+def _H(x):
+    return _conj(_T(x))
+
+
+def symmetrize(x):
+    return lax.div(lax.add(x, _H(x)), lax._const(x, 2))
+
+
+def _tril(m, k=0):
+    *_, n, mm = lax.shape_of(m)
+    mask = lax._tri(bool, (n, mm), k)
+    return lax.select(lax.broadcast(mask, lax.shape_of(m)[:-2]), m, lax.full_like(m, 0))
+
+
+def _triu(m, k=0):
+    *_, n, mm = lax.shape_of(m)
+    mask = lax._tri(bool, (n, mm), k - 1)
+    return lax.select(lax.broadcast(mask, lax.shape_of(m)[:-2]), lax.full_like(m, 0), m)
+
+
+def _eye(dtype, shape):
+    n, m = shape
+    eq = lax.eq(lax.broadcasted_iota(np.int32, (n, m), 0), lax.broadcasted_iota(np.int32, (n, m), 1))
+    return lax._convert_element_type(eq, np.dtype(dtype), False)
+
+
+def _eye_like(x, n):
+    return lax.broadcast(_eye(lax.dtype_of(x), (n, n)), lax.shape_of(x)[:-2])
+
+
+def _matmul(a, b):
+    """A batched matrix product (leading dims are batch dims, equal in both)."""
+    na, nb = _ndim(a), _ndim(b)
+    batch = tuple(range(na - 2))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), (batch, batch)))
+
+
+def _extract_diagonal(x):
+    """The main diagonals of a batch of matrices: ``[..., min(m, n)]``."""
+    *batch, m, n = lax.shape_of(x)
+    k = min(m, n)
+    x = lax.slice(x, (0,) * (len(batch) + 2), (*batch, k, k))
+    mask = lax.broadcast(_eye(bool, (k, k)), tuple(batch))
+    return lax.reduce_sum(lax.select(mask, x, lax.full_like(x, 0)), (len(batch) + 1,))
+
+
+def _construct_diagonal(s):
+    """A batch of diagonal matrices from a batch of vectors."""
+    shape = lax.shape_of(s)
+    n = shape[-1]
+    full = lax.broadcast_in_dim(s, (*shape, n), tuple(range(len(shape) - 1)) + (len(shape),))
+    mask = lax.broadcast(_eye(bool, (n, n)), tuple(shape[:-1]))
+    return lax.select(mask, full, lax.full_like(full, 0))
+
+
+# -- the public wrappers (JAX's signatures) ----------------------------------------------------
+
+def cholesky(x, *, symmetrize_input: bool = True):
+    x = lax.asarray(x)
+    if symmetrize_input:
+        x = symmetrize(x)
+    return _tril(cholesky_p.bind(x))
+
+
+def cholesky_update(r_matrix, w_vector):
+    return cholesky_update_p.bind(lax.asarray(r_matrix), lax.asarray(w_vector))
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
+    if use_magma is not None:
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+    return eig_p.bind(lax.asarray(x), compute_left_eigenvectors=compute_left_eigenvectors,
+                      compute_right_eigenvectors=compute_right_eigenvectors,
+                      enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
+         subset_by_index=None, implementation=None):
+    x = lax.asarray(x)
+    if symmetrize_input:
+        x = symmetrize(x)
+    v, w = eigh_p.bind(x, lower=lower, sort_eigenvalues=sort_eigenvalues,
+                       subset_by_index=subset_by_index, algorithm=implementation)
+    return v, w
+
+
+def hessenberg(a):
+    return hessenberg_p.bind(lax.asarray(a))
+
+
+def householder_product(a, taus):
+    return householder_product_p.bind(lax.asarray(a), lax.asarray(taus))
+
+
+def lu(x):
+    return lu_p.bind(lax.asarray(x))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    return lu_pivots_to_permutation_p.bind(lax.asarray(pivots),
+                                           permutation_size=int(permutation_size))
+
+
+def geqrf(a):
+    a_out, taus = geqrf_p.bind(lax.asarray(a))
+    return a_out, taus
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    if pivoting:
+        raise NotImplementedError("traxla's lax.linalg.qr does not implement pivoting=True "
+                                  "(LAPACK geqp3); call it with pivoting=False.")
+    q, r = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
+                     use_magma=use_magma)
+    return q, r
+
+
+def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable=None):
+    return schur_p.bind(lax.asarray(x), compute_schur_vectors=compute_schur_vectors,
+                        sort_eig_vals=sort_eig_vals, select_callable=select_callable)
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
+    result = svd_p.bind(lax.asarray(x), full_matrices=full_matrices, compute_uv=compute_uv,
+                        subset_by_index=subset_by_index, algorithm=algorithm)
+    if compute_uv:
+        s, u, v = result
+        return u, s, v
+    s, = result
+    return s
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False):
+    a, b = lax.asarray(a), lax.asarray(b)
+    conjugate_a = conjugate_a and dtypes.is_complex(lax.dtype_of(a))
+    singleton = _ndim(b) == _ndim(a) - 1
+    if singleton:
+        b = lax.expand_dims(b, (-1 if left_side else -2,))
+    out = triangular_solve_p.bind(a, b, left_side=left_side, lower=lower,
+                                  transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                  unit_diagonal=unit_diagonal)
+    if singleton:
+        n = _ndim(out)
+        out = lax.squeeze(out, (n - 1,) if left_side else (n - 2,))
+    return out
+
+
+def tridiagonal(a, *, lower: bool = True):
+    return tridiagonal_p.bind(lax.asarray(a), lower=lower)
+
+
+def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
+    return tridiagonal_solve_p.bind(lax.asarray(dl), lax.asarray(d), lax.asarray(du),
+                                    lax.asarray(b), perturb_singular=perturb_singular)
+
+
+# -- Python implementations lowered in place (JAX's mlir.lower_fun) ----------------------------
+
+def _pivots_to_permutation_impl(swaps, *, permutation_size):
+    """Applies the row swaps one after the other to ``iota``: a loop of ``k`` swaps, each a
+    masked select over the permutation (batch dims lead)."""
+    shape = lax.shape_of(swaps)
+    batch, k, m = tuple(shape[:-1]), shape[-1], permutation_size
+    axis = len(batch)
+    perm = lax.broadcasted_iota(np.int32, batch + (m,), axis)
+    if m == 0 or k == 0:
+        return perm
+    positions = lax.broadcasted_iota(np.int32, batch + (m,), axis)
+    bdims = tuple(range(len(batch))) + (axis,)
+
+    def body(i, perm):
+        j = lax.dynamic_slice_in_dim(swaps, i, 1, axis)                 # [..., 1]
+        x = lax.dynamic_slice_in_dim(perm, i, 1, axis)                  # perm[i]
+        is_j = lax.eq(positions, lax.broadcast_in_dim(j, batch + (m,), bdims))
+        y = lax.reduce_sum(lax.select(is_j, perm, lax.full_like(perm, 0)), (axis,))
+        y = lax.broadcast_in_dim(y, batch + (m,), tuple(range(len(batch))))
+        swapped = lax.select(is_j, lax.broadcast_in_dim(x, batch + (m,), bdims), perm)
+        return lax.select(lax.eq(positions, lax.broadcast(lax.convert_element_type(i, np.int32),
+                                                          batch + (m,))), y, swapped)
+
+    return lax.fori_loop(np.int32(0), np.int32(k), body, perm)
+
+
+def _qr_impl(a, *, pivoting, full_matrices, use_magma):
+    *batch, m, n = lax.shape_of(a)
+    batch = tuple(batch)
+    dtype = lax.dtype_of(a)
+    if m == 0 or n == 0:
+        k = m if full_matrices else min(m, n)
+        q = lax.broadcast_in_dim(_eye(dtype, (m, k)), batch + (m, k),
+                                 (len(batch), len(batch) + 1))
+        return [q, lax.full(batch + (k, n), 0, dtype)]
+    r, taus = geqrf_p.bind(a)
+    if m < n:
+        q = householder_product_p.bind(lax.slice(r, (0,) * (len(batch) + 2), batch + (m, m)),
+                                       taus)
+    elif full_matrices:
+        pads = [(0, 0, 0)] * (len(batch) + 1) + [(0, m - n, 0)]
+        q = householder_product_p.bind(lax.pad(r, lax._const(r, 0), pads), taus)
+    else:
+        q = householder_product_p.bind(r, taus)
+        r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
+    return [q, _triu(r)]
+
+
+def _empty_svd(a, *, full_matrices, compute_uv):
+    *batch, m, n = lax.shape_of(a)
+    batch = tuple(batch)
+    dtype = lax.dtype_of(a)
+    real = np.dtype(np.float64) if dtype == np.complex128 else (
+        np.dtype(np.float32) if dtype == np.complex64 else dtype)
+    s = lax.full(batch + (0,), 0, real)
+    if not compute_uv:
+        return [s]
+    if full_matrices:
+        size = max(m, n)
+        u = lax.broadcast_in_dim(_eye(dtype, (size, size)), batch + (size, size),
+                                 (len(batch), len(batch) + 1))
+    else:
+        u = lax.full(batch + (m, n), 0, dtype)
+    v = lax.full(batch + (0, 0), 0, dtype)
+    if m < n:
+        u, v = v, u
+    return [s, u, v]
+
+
+def _cholesky_update_impl(r, z):
+    """Givens rotations zeroing ``z`` against the rows of ``R`` (JAX's jax_fn)."""
+    n = lax.shape_of(z)[0]
+    one, zero = lax._const(z, 1), lax._const(z, 0)
+    for k in range(n):
+        x = lax.squeeze(lax.slice(r, (k, k), (k + 1, k + 1)), (0, 1))
+        y = lax.squeeze(lax.slice(z, (k,), (k + 1,)), (0,))
+        ax, ay = lax.abs(x), lax.abs(y)
+        denom = lax.select(lax.gt(ax, ay), ax, ay)
+        safe = lax.select(lax.eq(y, zero), one, denom)
+        xs, ys = lax.div(x, safe), lax.div(y, safe)
+        rh = lax.div(one, lax.sqrt(lax.add(lax.mul(xs, xs), lax.mul(ys, ys))))
+        c = lax.select(lax.eq(y, zero), one, lax.mul(xs, rh))
+        s = lax.select(lax.eq(y, zero), zero, lax.neg(lax.mul(ys, rh)))
+        row = lax.squeeze(lax.slice(r, (k, 0), (k + 1, n)), (0,))
+        new_row = lax.sub(lax.mul(c, row), lax.mul(s, z))
+        z = lax.add(lax.mul(c, z), lax.mul(s, row))
+        r = lax.dynamic_update_slice(r, lax.expand_dims(new_row, (0,)), (k, 0))
+    return r
+
+
+def _trace_closed(fn, avals):
+    from ..tracer import trace_to_jaxpr
+
+    def flat(*xs):
+        out = fn(*xs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    return trace_to_jaxpr(flat, avals)
+
+
+_lowering.register_decomposition(lu_pivots_to_permutation_p, _pivots_to_permutation_impl,
+                                 _trace_closed)
+_lowering.register_decomposition(qr_p, _qr_impl, _trace_closed)
+_lowering.register_decomposition(cholesky_update_p, _cholesky_update_impl, _trace_closed)
+_lowering._decompositions["empty_svd"] = (_empty_svd, _trace_closed)
+
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky",
+           "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
+           "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
+           "tridiagonal_solve", "cholesky_p", "cholesky_update_p", "eig_p", "eigh_p",
+           "hessenberg_p", "householder_product_p", "lu_p", "lu_pivots_to_permutation_p",
+           "qr_p", "schur_p", "svd_p", "triangular_solve_p", "tridiagonal_p",
+           "tridiagonal_solve_p"]

@@ -1,0 +1,250 @@
+"""Lowering of the host-callback primitives (``ir/rules/callbacks.py``) to a typed-FFI
+custom call of jaxlib's ``xla_ffi_python_cpu_callback`` target, as JAX emits it: the only
+attribute is ``index``, the position of the Python callable in the list the module is
+compiled with (``ModuleBuilder.host_callbacks``). Ordered effects take the region's token as
+their first operand and give the next one as their first result.
+
+XLA copies whatever the callable returns into its buffers without looking at it, so the
+callable is wrapped in a ``HostCallback`` that checks the count, shape and dtype of every
+result first, and that records any exception (with its traceback) for the runtime to raise
+as a Python exception naming the callback."""
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+from ...errors import CallbackError
+from ...ir import dtypes
+from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
+                                   pure_callback_p)
+from ..mlir import aval_type, hlo, ir
+from ..registry import register_lowering
+
+PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
+
+
+# XLA calls back on its own threads: the first failure is kept here for the caller.
+_errors: list = []
+_lock = threading.Lock()
+
+
+def take_callback_error():
+    """A ``CallbackError`` for the first exception a callback raised since the last call
+    (None if none did); the original exception, with its traceback, is its ``__cause__``."""
+    with _lock:
+        first = _errors[:1]
+        _errors.clear()
+    if not first:
+        return None
+    host, e = first[0]
+    err = CallbackError(f"{host.kind} callback {host.name!r} raised "
+                        f"{type(e).__name__}: {e}")
+    err.__cause__ = e
+    return err
+
+
+def _record(host, e):
+    with _lock:
+        if not _errors:
+            _errors.append((host, e))
+
+
+class HostCallback:
+    """The callable XLA calls: NumPy operands in, a checked tuple of NumPy results out."""
+
+    __slots__ = ("callback", "name", "kind", "result_avals", "bool_operands", "has_token",
+                 "__weakref__")
+
+    def __init__(self, callback, kind, result_avals, bool_operands, has_token):
+        self.callback = callback
+        self.name = callback_name(callback)
+        self.kind = kind
+        self.result_avals = tuple(result_avals)
+        self.bool_operands = tuple(bool_operands)
+        self.has_token = has_token
+
+    def __call__(self, *args):
+        token = ()
+        if self.has_token:
+            token, args = (args[0],), args[1:]
+        try:
+            if any(self.bool_operands):
+                args = [np.asarray(a, np.bool_) if b else a
+                        for a, b in zip(args, self.bool_operands)]
+            outs = self.callback(*args)
+            outs = self._checked(outs)
+        except BaseException as e:  # surfaced by the runtime as a Python exception
+            _record(self, e)
+            raise
+        return token + outs
+
+    def _checked(self, outs):
+        expected = self.result_avals
+        if outs is None:
+            outs = ()
+        if not isinstance(outs, (tuple, list)):
+            raise RuntimeError(
+                f"{self.kind} callback {self.name!r} must return a sequence of arrays, got "
+                f"{type(outs).__name__}")
+        if len(outs) != len(expected):
+            raise RuntimeError(
+                "Mismatched number of outputs from callback. "
+                f"Expected: {len(expected)}, Actual: {len(outs)}")
+        checked = []
+        for i, (out, aval) in enumerate(zip(outs, expected)):
+            value = np.asarray(out)
+            canonical = dtypes.canonicalize(value.dtype)
+            if canonical != value.dtype:
+                value = value.astype(canonical)
+            if value.shape != tuple(aval.shape):
+                raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                                   f"Expected: {tuple(aval.shape)}, Actual: {value.shape}")
+            if value.dtype != aval.dtype:
+                raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                                   f"Expected: {aval.dtype}, Actual: {value.dtype}")
+            if value.dtype == np.bool_:
+                value = value.astype(np.uint8)
+            checked.append(np.require(value, requirements="C"))  # (keeps 0-d arrays 0-d)
+        return tuple(checked)
+
+
+def _layout(aval) -> ir.Attribute:
+    """Row-major (the minor-to-major order is the reversed dimension list)."""
+    dims = np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64) if aval.shape else np.zeros(
+        (0,), np.int64)
+    return ir.DenseIntElementsAttr.get(dims, type=ir.IndexType.get())
+
+
+def _token_layout():
+    return ir.DenseIntElementsAttr.get(np.zeros((0,), np.int64), type=ir.IndexType.get())
+
+
+def _wire_aval(aval):
+    """Booleans cross as uint8: the callback handler rejects i1 buffers."""
+    return aval.update(dtype=np.dtype(np.uint8)) if aval.dtype == np.bool_ else aval
+
+
+def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect):
+    """Emits the custom call; returns the result values (the token is threaded on
+    ``ctx.module.token``)."""
+    module = ctx.module
+    in_avals = list(ctx.avals_in)
+    for aval in list(in_avals) + list(result_avals):
+        if dtypes.is_extended(aval.dtype):
+            raise TypeError(f"{kind} callback {callback_name(callback)!r}: an operand or result "
+                            f"of type {aval.str_short()} (an extended dtype such as a PRNG key) "
+                            "cannot cross to the host; pass random.key_data(key) instead.")
+    bool_in = [a.dtype == np.bool_ for a in in_avals]
+    wire_in = [_wire_aval(a) for a in in_avals]
+    wire_out = [_wire_aval(a) for a in result_avals]
+    ops = [hlo.convert(aval_type(w), x) if b else x for x, b, w in zip(operands, bool_in, wire_in)]
+    host = HostCallback(callback, kind, result_avals, bool_in, has_token=ordered)
+    index = module.add_host_callback(host)
+    result_types = [aval_type(a) for a in wire_out]
+    operand_layouts = [_layout(a) for a in wire_in]
+    result_layouts = [_layout(a) for a in wire_out]
+    if ordered:
+        token = module.token if module.token is not None else hlo.create_token()
+        ops = [token] + ops
+        result_types = [hlo.TokenType.get()] + result_types
+        operand_layouts = [_token_layout()] + operand_layouts
+        result_layouts = [_token_layout()] + result_layouts
+    u64 = ir.IntegerType.get_unsigned(64)
+    i32 = ir.IntegerType.get_signless(32)
+    op = hlo.CustomCallOp(
+        result_types, ops,
+        call_target_name=ir.StringAttr.get(PYTHON_CPU_CALLBACK),
+        has_side_effect=ir.BoolAttr.get(side_effect),
+        api_version=ir.IntegerAttr.get(i32, 4),
+        backend_config=ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
+        operand_layouts=ir.ArrayAttr.get(operand_layouts),
+        result_layouts=ir.ArrayAttr.get(result_layouts))
+    results = list(op.results)
+    if ordered:
+        module.token, results = results[0], results[1:]
+    # uint8 -> bool: nonzero is true
+    return [hlo.convert(aval_type(a), x) if a.dtype == np.bool_ else x
+            for x, a in zip(results, result_avals)]
+
+
+class debug_print_callback:
+    """Formats and prints ``debug_print``'s operands as JAX's ``_format_print_callback``."""
+
+    __slots__ = ("fmt", "in_tree", "static_args", "np_printoptions", "has_placeholders",
+                 "logging_record", "__weakref__")
+
+    def __init__(self, fmt, in_tree, static_args, np_printoptions, has_placeholders,
+                 logging_record):
+        self.fmt, self.in_tree, self.static_args = fmt, in_tree, dict(static_args)
+        self.np_printoptions = dict(np_printoptions)
+        self.has_placeholders, self.logging_record = has_placeholders, logging_record
+
+    def __repr__(self):
+        return f"debug.print({self.fmt!r})"
+
+    def __call__(self, *dyn_args):
+        n = len(self.static_args) + len(dyn_args)
+        dyn = iter(dyn_args)
+        leaves = [self.static_args[i] if i in self.static_args else next(dyn) for i in range(n)]
+        args, kwargs = self.in_tree.unflatten(leaves)
+        if self.has_placeholders:
+            with np.printoptions(**self.np_printoptions):
+                msg = self.fmt.format(*args, **kwargs)
+        else:
+            msg = " ".join((self.fmt, *(str(a) for a in args)))
+        if self.logging_record is not None:
+            import copy
+            import logging
+            record = copy.copy(self.logging_record)
+            record.msg = msg
+            logging.getLogger("traxla").handle(record)
+        else:
+            sys.stdout.write(msg + "\n")
+        return ()
+
+
+def _debug_callback(ctx, *args, callback, effect, partitioned):
+    emit_callback(ctx, args, callback, kind="debug", result_avals=(), ordered=effect.ordered,
+                  side_effect=True)
+    return []
+
+
+def _debug_print(ctx, *args, fmt, ordered, partitioned, in_tree, static_args, np_printoptions,
+                 has_placeholders, logging_record):
+    callback = debug_print_callback(fmt, in_tree, static_args, np_printoptions,
+                                    has_placeholders, logging_record)
+    emit_callback(ctx, args, callback, kind="debug_print", result_avals=(), ordered=ordered,
+                  side_effect=True)
+    return []
+
+
+def _pure_callback(ctx, *args, callback, result_avals, sharding, vmap_method):
+    return emit_callback(ctx, args, callback, kind="pure", result_avals=result_avals,
+                         ordered=False, side_effect=False)
+
+
+def _io_callback(ctx, *args, callback, result_avals, sharding, ordered):
+    return emit_callback(ctx, args, callback, kind="io", result_avals=result_avals,
+                         ordered=ordered, side_effect=True)
+
+
+register_lowering(debug_callback_p, _debug_callback)
+register_lowering(debug_print_p, _debug_print)
+register_lowering(pure_callback_p, _pure_callback)
+register_lowering(io_callback_p, _io_callback)
+
+
+def _check(ctx, *args, debug, **params):
+    if debug:  # a debug_check outside checkify is dropped
+        return []
+    raise ValueError(
+        "Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+        "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+        "functionalizing it through `checkify.checkify`.")
+
+
+from ...ir.rules.callbacks import check_p  # noqa: E402
+
+register_lowering(check_p, _check)

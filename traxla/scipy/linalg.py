@@ -1,0 +1,926 @@
+"""``traxla.scipy.linalg``: the 40 names of ``jax.scipy.linalg``, on ``traxla.lax.linalg`` and
+``traxla.numpy.linalg``, with JAX's signatures (SciPy's ``overwrite_*``/``check_finite``
+accepted and ignored, as JAX does).
+
+Where JAX uses an algorithm tied to its own internals the result is the same matrix computed
+another way, said at the function: ``eigh_tridiagonal`` (the dense tridiagonal matrix's
+``eigh`` rather than bisection and inverse iteration), ``polar`` (the SVD for ``'qdwh'`` too),
+``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
+column), ``qr_multiply`` (an explicit ``Q``)."""
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+
+import numpy as np
+
+from .. import lax, numpy as jnp
+from ..api import jit
+from ..autodiff import jvp
+from ..batching import vmap
+from ..ir import dtypes
+from ..lax import linalg as lax_linalg
+from ..numpy import linalg as jnp_linalg
+from ..numpy._jitutil import jit_named
+from ..numpy._promotion import promote_dtypes, promote_dtypes_inexact
+
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
+           "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
+           "expm_frechet", "fiedler", "fiedler_companion", "funm", "hadamard", "hankel",
+           "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu",
+           "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur",
+           "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
+
+
+def _asarray(x):
+    return jnp.asarray(x)
+
+
+def _vectorize(fn, core_ndims):
+    """Applies ``fn`` (written for unbatched operands of ``core_ndims`` dims each) over the
+    broadcast leading batch dims of its operands (NumPy's gufunc broadcasting)."""
+    def wrapped(*args):
+        args = [_asarray(a) for a in args]
+        batch = np.broadcast_shapes(*[a.shape[:a.ndim - k] for a, k in zip(args, core_ndims)])
+        if not batch:
+            return fn(*args)
+        args = [jnp.broadcast_to(a, tuple(batch) + a.shape[a.ndim - k:])
+                for a, k in zip(args, core_ndims)]
+        f = fn
+        for _ in batch:
+            f = vmap(f)
+        return f(*args)
+    return wrapped
+
+
+def _mH(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+# -- factorizations -----------------------------------------------------------------------------
+
+def _cholesky_impl(a, lower):
+    a, = promote_dtypes_inexact(_asarray(a))
+    low = lax_linalg.cholesky(a if lower else _mH(a), symmetrize_input=False)
+    return low if lower else _mH(low)
+
+
+_cholesky = jit_named(_cholesky_impl, "_cholesky", ("lower",))
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return _cholesky(a, lower)
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return cholesky(a, lower=lower), lower
+
+
+def _cho_solve_impl(c, b, lower):
+    c, b = promote_dtypes_inexact(_asarray(c), _asarray(b))
+    if b.ndim == 1 or (c.ndim == b.ndim + 1 and c.shape[-1] == b.shape[-1]):
+        if b.ndim > 1:
+            warnings.warn("jax.scipy.linalg.cho_solve: batched 1D solves with b.ndim > 1 are "
+                          "deprecated, and in the future will be treated as a batched 2D solve. "
+                          "Use cho_solve(c_and_lower, b[..., None]).squeeze(-1) to avoid this "
+                          "warning.", category=FutureWarning)
+        core = 1
+    else:
+        core = 2
+
+    def one(c, b):
+        b = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower,
+                                        transpose_a=not lower, conjugate_a=not lower)
+        return lax_linalg.triangular_solve(c, b, left_side=True, lower=lower,
+                                           transpose_a=lower, conjugate_a=lower)
+    return _vectorize(one, (2, core))(c, b)
+
+
+_cho_solve = jit_named(_cho_solve_impl, "_cho_solve", ("lower",))
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    del overwrite_b, check_finite
+    c, lower = c_and_lower
+    return _cho_solve(c, b, lower)
+
+
+def _svd_impl(a, *, full_matrices, compute_uv):
+    a, = promote_dtypes_inexact(_asarray(a))
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+_svd = jit_named(_svd_impl, "_svd", ("full_matrices", "compute_uv"))
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    del overwrite_a, check_finite, lapack_driver
+    return _svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return jnp_linalg.det(a)
+
+
+def _eigh_impl(a, b, lower, eigvals_only, eigvals, type):  # noqa: A002
+    if b is not None:
+        raise NotImplementedError("Only the b=None case of eigh is implemented")
+    if type != 1:
+        raise NotImplementedError("Only the type=1 case of eigh is implemented.")
+    if eigvals is not None:
+        raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+    a, = promote_dtypes_inexact(_asarray(a))
+    v, w = lax_linalg.eigh(a, lower=lower)
+    return w if eigvals_only else (w, v)
+
+
+_eigh = jit_named(_eigh_impl, "_eigh", ("lower", "eigvals_only", "eigvals", "type"))
+
+
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         turbo=True, eigvals=None, type=1, check_finite=True):  # noqa: A002
+    del overwrite_a, overwrite_b, turbo, check_finite
+    return _eigh(a, b, lower, eigvals_only, eigvals, type)
+
+
+def _complex_dtype(dtype):
+    return np.dtype(np.complex128) if np.dtype(dtype) in (np.float64, np.complex128) \
+        else np.dtype(np.complex64)
+
+
+def _schur_impl(a, output):
+    a = _asarray(a)
+    if output == "complex":
+        a = a.astype(_complex_dtype(a.dtype))
+    return lax_linalg.schur(a)
+
+
+_schur = jit_named(_schur_impl, "_schur", ("output",))
+
+
+def schur(a, output="real"):
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
+    return _schur(a, output)
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    del overwrite_a, check_finite
+    return jnp_linalg.inv(a)
+
+
+def _lu_factor_impl(a, overwrite_a=False, check_finite=True):
+    a, = promote_dtypes_inexact(_asarray(a))
+    lu_, pivots, _ = lax_linalg.lu(a)
+    return lu_, pivots
+
+
+lu_factor = jit_named(_lu_factor_impl, "lu_factor", ("overwrite_a", "check_finite"))
+
+
+def _lu_solve_impl(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    lu_, pivots = lu_and_piv
+    lu_, b = promote_dtypes_inexact(_asarray(lu_), _asarray(b))
+    m = lu_.shape[-2]
+    perm = lax_linalg.lu_pivots_to_permutation(pivots, m)
+    if b.ndim == 1 or (lu_.ndim == b.ndim + 1 and lu_.shape[-1] == b.shape[-1]):
+        if b.ndim > 1:
+            warnings.warn("jax.scipy.linalg.lu_solve: batched 1D solves with b.ndim > 1 are "
+                          "deprecated, and in the future will be treated as a batched 2D solve. "
+                          "Use lu_solve(lu_and_piv, b[..., None]).squeeze(-1) to avoid this "
+                          "warning.", category=FutureWarning)
+        core = 1
+    else:
+        core = 2
+    return _vectorize(lambda l, p, x: jnp_linalg._lu_solve(l, p, x, trans),
+                      (2, 1, core))(lu_, perm, b)
+
+
+lu_solve = jit_named(_lu_solve_impl, "lu_solve", ("trans", "overwrite_b", "check_finite"))
+
+
+def _lu_impl(a, permute_l):
+    a, = promote_dtypes_inexact(_asarray(a))
+    lu_, _, permutation = lax_linalg.lu(a)
+    dtype = a.dtype
+    m, n = a.shape[-2:]
+    p = (permutation[..., None, :] == jnp.arange(m, dtype=permutation.dtype)[:, None]).astype(dtype)
+    k = min(m, n)
+    low = jnp.tril(lu_, -1)[..., :, :k] + jnp.eye(m, k, dtype=dtype)
+    up = jnp.triu(lu_)[..., :k, :]
+    if permute_l:
+        return jnp.matmul(p, low), up
+    return p, low, up
+
+
+def _lu_wrapper(a, permute_l=False, overwrite_a=False, check_finite=True):
+    return _lu_impl(a, permute_l)
+
+
+lu = jit_named(_lu_wrapper, "lu", ("permute_l", "overwrite_a", "check_finite"))
+
+
+def _qr_impl(a, mode, pivoting):
+    if mode in ("full", "r"):
+        full_matrices = True
+    elif mode == "economic":
+        full_matrices = False
+    else:
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    a, = promote_dtypes_inexact(_asarray(a))
+    q, r = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    if mode == "r":
+        return (r,)
+    return q, r
+
+
+_qr = jit_named(_qr_impl, "_qr", ("mode", "pivoting"))
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    del overwrite_a, lwork, check_finite
+    return _qr(a, mode, pivoting)
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """``Q @ c`` (``mode='left'``) or ``c @ Q`` (``'right'``) with the economic ``Q``, and
+    ``R``; ``Q`` is formed explicitly (JAX applies the reflectors with ``ormqr``)."""
+    del overwrite_a, overwrite_c
+    if pivoting:
+        raise NotImplementedError("traxla: qr_multiply(pivoting=True) is not implemented.")
+    a, c = promote_dtypes_inexact(_asarray(a), _asarray(c))
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left":
+        if c.shape[-2] != k:
+            raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                             f"{tuple(a.shape)} so Q has {k} columns, but c has {c.shape[-2]} "
+                             f"rows (expected {k}).")
+    elif c.shape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
+                         f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
+                         f"(expected {m}).")
+    q, r = lax_linalg.qr(a, full_matrices=False)
+    q_op = _mH(q) if conjugate else q
+    if conjugate:
+        q_op = jnp.conj(q)
+    cq = jnp.matmul(q_op, c) if mode == "left" else jnp.matmul(c, q_op)
+    if onedim:
+        cq = cq.ravel()
+    return cq, r
+
+
+def _solve_impl(a, b, assume_a, lower):
+    if assume_a != "pos":
+        return jnp_linalg.solve(a, b)
+    a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
+    factors = cho_factor(lax.stop_gradient(a), lower=lower)
+    if b.ndim == a.ndim - 1:
+        return cho_solve(factors, b[..., None])[..., 0]
+    return cho_solve(factors, b)
+
+
+_solve = jit_named(_solve_impl, "_solve", ("assume_a", "lower"))
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
+          check_finite=True, assume_a="gen"):
+    del overwrite_a, overwrite_b, debug, check_finite
+    valid = ["gen", "sym", "her", "pos"]
+    if assume_a not in valid:
+        raise ValueError(f"Expected assume_a to be one of {valid}; got {assume_a!r}")
+    if assume_a == "pos":
+        return _solve_pos(a, b, lower)
+    return _solve(a, b, assume_a, lower)
+
+
+def _solve_pos(a, b, lower):
+    # a positive-definite solve, differentiable in a: the factorization's inputs carry the
+    # gradient through cholesky's and triangular_solve's rules
+    a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
+    factors = cho_factor(a, lower=lower)
+    if b.ndim == a.ndim - 1:
+        return cho_solve(factors, b[..., None])[..., 0]
+    return cho_solve(factors, b)
+
+
+def _solve_triangular_impl(a, b, trans, lower, unit_diagonal):
+    if trans == 0 or trans == "N":
+        transpose_a, conjugate_a = False, False
+    elif trans == 1 or trans == "T":
+        transpose_a, conjugate_a = True, False
+    elif trans == 2 or trans == "C":
+        transpose_a, conjugate_a = True, True
+    else:
+        raise ValueError(f"Invalid 'trans' value {trans}")
+    a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
+    if b.ndim == 1 or (a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]):
+        if b.ndim > 1:
+            warnings.warn("jax.scipy.linalg.solve_triangular: batched 1D solves with b.ndim > 1 "
+                          "are deprecated, and in the future will be treated as a batched 2D "
+                          "solve. Use solve_triangular(a, b[..., None]).squeeze(-1) to avoid this "
+                          "warning.", category=FutureWarning)
+        core = 1
+    else:
+        core = 2
+    return _vectorize(lambda a, b: lax_linalg.triangular_solve(
+        a, b, left_side=True, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal), (2, core))(a, b)
+
+
+_solve_triangular = jit_named(_solve_triangular_impl, "_solve_triangular",
+                              ("trans", "lower", "unit_diagonal"))
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     debug=None, check_finite=True):
+    del overwrite_b, debug, check_finite
+    return _solve_triangular(a, b, trans, lower, unit_diagonal)
+
+
+def _hessenberg_impl(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    a = _asarray(a)
+    n = a.shape[-1]
+    if n == 0:
+        return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
+    a_out, taus = lax_linalg.hessenberg(a)
+    h = jnp.triu(a_out, -1)
+    if not calc_q:
+        return h
+    q = lax_linalg.householder_product(a_out[..., 1:, :-1], taus)
+    batch = a_out.shape[:-2]
+    top = jnp.concatenate([jnp.ones(batch + (1, 1), a_out.dtype),
+                           jnp.zeros(batch + (1, n - 1), a_out.dtype)], axis=-1)
+    bottom = jnp.concatenate([jnp.zeros(batch + (n - 1, 1), a_out.dtype), q], axis=-1)
+    return h, jnp.concatenate([top, bottom], axis=-2)
+
+
+hessenberg = jit_named(_hessenberg_impl, "hessenberg", ("calc_q", "check_finite", "overwrite_a"))
+
+
+def _polar_2d(a, side, method):
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    u_svd, s_svd, vh_svd = lax_linalg.svd(a, full_matrices=False)
+    s_svd = s_svd.astype(u_svd.dtype)
+    unitary = u_svd @ vh_svd
+    if side == "right":
+        posdef = (_mH(vh_svd) * s_svd[None, :]) @ vh_svd
+    else:
+        posdef = (u_svd * s_svd[None, :]) @ _mH(u_svd)
+    return unitary, posdef
+
+
+def _polar_impl(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    arr = _asarray(a)
+    if arr.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
+    if side not in ["right", "left"]:
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    arr, = promote_dtypes_inexact(arr)
+    return _vectorize(lambda x: _polar_2d(x, side, method), (2,))(arr)
+
+
+polar = jit_named(_polar_impl, "polar", ("side", "method"))
+
+
+# -- matrix functions -------------------------------------------------------------------------
+
+_PADE = {
+    3: (120., 60., 12., 1.),
+    5: (30240., 15120., 3360., 420., 30., 1.),
+    7: (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.),
+    9: (17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880.,
+        3960., 90., 1.),
+    13: (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+         129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+         40840800., 960960., 16380., 182., 1.),
+}
+
+
+def _pade(order):
+    b = _PADE[order]
+
+    def pade(a):
+        ident = jnp.eye(*a.shape, dtype=a.dtype)
+        a2 = a @ a
+        if order == 13:
+            a4 = a2 @ a2
+            a6 = a4 @ a2
+            u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4
+                     + b[3] * a2 + b[1] * ident)
+            v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+                + b[0] * ident
+            return u, v
+        powers = [ident, a2]
+        while len(powers) < (order + 1) // 2:
+            powers.append(powers[-1] @ a2)
+        u_poly = sum(b[2 * i + 1] * p for i, p in enumerate(powers))
+        v_poly = sum(b[2 * i] * p for i, p in enumerate(powers))
+        return a @ u_poly, v_poly
+    return pade
+
+
+def _calc_p_q(a):
+    a_l1 = jnp_linalg.norm(a, 1)
+    if a.dtype in (np.float64, np.complex128):
+        maxnorm, conds, orders = 5.371920351148152, (0.01495585217958292, 0.253939833006323,
+                                                     0.9504178996162932, 2.097847961257068), \
+            (3, 5, 7, 9, 13)
+    elif a.dtype in (np.float32, np.complex64):
+        maxnorm, conds, orders = 3.92572478313866, (0.4258730016922831, 1.880152677804762), \
+            (3, 5, 7)
+    else:
+        raise TypeError(f"A.dtype={a.dtype} is not supported.")
+    n_squarings = jnp.maximum(0, jnp.floor(jnp.log2(a_l1 / maxnorm)))
+    a = a / (2 ** n_squarings).astype(a.dtype)
+    idx = sum((a_l1 >= c).astype(np.int32) for c in conds)
+    u, v = lax.switch(idx, [_pade(o) for o in orders], a)
+    return u + v, -u + v, n_squarings
+
+
+def _squaring(r, n_squarings, max_squarings):
+    def body(c, i):
+        return lax.cond(i < n_squarings, lambda x: x @ x, lambda x: x, c), None
+    res, _ = lax.scan(body, r, jnp.arange(max_squarings, dtype=n_squarings.dtype))
+    return res
+
+
+def _expm_2d(a, upper_triangular, max_squarings):
+    p, q, n_squarings = _calc_p_q(a)
+
+    def compute(args):
+        a, p, q = args
+        r = solve_triangular(q, p) if upper_triangular else jnp_linalg.solve(q, p)
+        return _squaring(r, n_squarings, max_squarings)
+
+    return lax.cond(n_squarings > max_squarings, lambda args: jnp.full_like(args[0], np.nan),
+                    compute, (a, p, q))
+
+
+def _expm_impl(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
+    A, = promote_dtypes_inexact(_asarray(A))
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape!r}.")
+    return _vectorize(lambda x: _expm_2d(x, upper_triangular, max_squarings), (2,))(A)
+
+
+expm = jit_named(_expm_impl, "expm", ("upper_triangular", "max_squarings"))
+
+
+def _expm_frechet_impl(A, E, *, method=None, compute_expm=True):  # noqa: N803
+    a, e = _asarray(A), _asarray(E)
+    if a.ndim < 2 or a.shape[-2] != a.shape[-1]:
+        raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={a.shape}")
+    if e.ndim < 2 or e.shape[-2] != e.shape[-1]:
+        raise ValueError(f"expected E to be a (batched) square matrix, got E.shape={e.shape}")
+    if a.shape != e.shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={a.shape} "
+                         f"E.shape={e.shape}")
+    expm_a, frechet = jvp(lambda x: expm(x, upper_triangular=False, max_squarings=16), (a,), (e,))
+    return (expm_a, frechet) if compute_expm else frechet
+
+
+expm_frechet = jit_named(_expm_frechet_impl, "expm_frechet", ("method", "compute_expm"))
+
+
+def _sqrtm_triu(t):
+    """The upper-triangular square root of an upper-triangular ``T`` (Björck-Hammarling),
+    column by column: ``U[i, j] = (T[i, j] - U[i, i+1:j] @ U[i+1:j, j]) / (U[i, i] + U[j, j])``."""
+    n = t.shape[0]
+    diag = jnp.sqrt(jnp.diagonal(t))
+    u = jnp.zeros_like(t) + jnp.eye(n, dtype=t.dtype) * diag[None, :]
+    idx = jnp.arange(n)
+    for j in range(1, n):
+        for i in range(j - 1, -1, -1):
+            mask = (idx > i) & (idx < j)
+            s = jnp.sum(jnp.where(mask, u[i, :] * u[:, j], 0))
+            value = jnp.where(t[i, j] == s, 0, (t[i, j] - s) / (diag[i] + diag[j]))
+            u = u.at[i, j].set(value)
+    return u
+
+
+def _sqrtm_impl(A):  # noqa: N803
+    t, z = schur(A, output="complex")
+    return (z @ _sqrtm_triu(t)) @ _mH(z)
+
+
+_sqrtm = jit_named(_sqrtm_impl, "_sqrtm")
+
+
+def sqrtm(A, blocksize=1):  # noqa: N803
+    if blocksize > 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    return _sqrtm(A)
+
+
+def funm(A, func, disp=True):  # noqa: N803
+    """``func`` of a matrix by the Schur-Parlett recurrence (Golub & Van Loan 11.1.1)."""
+    a = _asarray(A)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError("expected square array_like input")
+    t, z = schur(a)
+    t, z = rsf2csf(t, z)
+    n = t.shape[0]
+    f = jnp.eye(n, dtype=t.dtype) * func(jnp.diagonal(t))[None, :]
+    minden = jnp.abs(t[0, 0])
+    idx = jnp.arange(n)
+    for p in range(1, n):
+        for i in range(1, n - p + 1):
+            j = i + p
+            s = t[i - 1, j - 1] * (f[j - 1, j - 1] - f[i - 1, i - 1])
+            ind = (idx >= i) & (idx < j - 1)
+            s = s + (jnp.where(ind, t[i - 1], 0) @ jnp.where(ind, f[:, j - 1], 0)
+                     - jnp.where(ind, f[i - 1], 0) @ jnp.where(ind, t[:, j - 1], 0))
+            den = t[j - 1, j - 1] - t[i - 1, i - 1]
+            s = jnp.where(den != 0, s / den, s)
+            f = f.at[i - 1, j - 1].set(s)
+            minden = jnp.minimum(minden, jnp.abs(den))
+    f = (z @ f) @ _mH(z)
+    if disp:
+        return f
+    tol = float(np.finfo(np.float32 if f.dtype == np.complex64 else np.float64).eps)
+    minden = jnp.where(minden == 0.0, tol, minden)
+    err = jnp.where(jnp.any(jnp.isinf(f)), np.inf,
+                    jnp.minimum(1, jnp.maximum(tol, (tol / minden)
+                                               * jnp_linalg.norm(jnp.triu(t, 1), 1))))
+    return f, err
+
+
+def rsf2csf(T, Z, check_finite=True):  # noqa: N803
+    """A complex Schur form ``(T', Z')`` with ``Z' T' Z'^H = Z T Z^H``: the complex Schur
+    decomposition of the real Schur form ``T`` composed with ``Z``."""
+    del check_finite
+    t, z = _asarray(T), _asarray(Z)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ValueError("Input 'T' must be square.")
+    if z.ndim < 2 or z.shape[-1] != z.shape[-2]:
+        raise ValueError("Input 'Z' must be square.")
+    if t.shape[-1] != z.shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {z.shape} vs. T: {t.shape}")
+    cdt = _complex_dtype(jnp.result_type(t, z))
+    t, z = t.astype(cdt), z.astype(cdt)
+    t_c, w = lax_linalg.schur(t)
+    return jnp.triu(t_c), z @ w
+
+
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):  # noqa: N803
+    """``X`` with ``A X + X B = C`` (Bartels-Stewart: complex Schur forms of ``A`` and
+    ``B^H``, then one triangular solve per column)."""
+    A, B, C = promote_dtypes_inexact(_asarray(A), _asarray(B), _asarray(C))  # noqa: N806
+    m, n = C.shape[-2:]
+    if A.shape[-2:] != (m, m) or B.shape[-2:] != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: {A.shape}\n"
+                         f"B: {B.shape}\nC: {C.shape}")
+    if method not in ("schur", "eigen"):
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
+                         '"schur" or "eigen".')
+    r, u = schur(A, output="complex")
+    s, v = schur(_mH(B), output="complex")
+    s = _mH(s)                       # B = V S V^H with S lower triangular
+    f = _mH(u) @ C.astype(r.dtype) @ v
+    eye = jnp.eye(m, dtype=r.dtype)
+    # R Y + Y S = F with S lower triangular: column j needs the columns after it
+    cols = {}
+    for j in reversed(range(n)):
+        rhs = f[:, j]
+        for k in range(j + 1, n):
+            rhs = rhs - cols[k] * s[k, j]
+        cols[j] = lax_linalg.triangular_solve(r + s[j, j] * eye, rhs, left_side=True,
+                                              lower=False)
+    y = jnp.stack([cols[j] for j in range(n)], axis=1) if n else jnp.zeros((m, n), r.dtype)
+    x = u @ y @ _mH(v)
+    if not dtypes.is_complex(C.dtype):
+        x = x.real
+    bad = jnp.any(jnp.abs(jnp_linalg.eigvals(A)[:, None] + jnp_linalg.eigvals(B)[None, :]) < tol)
+    return jnp.where(bad, np.nan, x)
+
+
+def _eigh_tridiagonal_impl(d, e, *, eigvals_only=False, select="a", select_range=None,
+                           tol=None, key=None):
+    alpha, beta = _asarray(d), _asarray(e)
+    supported = (np.float32, np.float64, np.complex64, np.complex128)
+    if alpha.dtype != beta.dtype:
+        raise TypeError("diagonal and off-diagonal values must have same dtype, got "
+                        f"{alpha.dtype} and {beta.dtype}")
+    if alpha.dtype not in supported or beta.dtype not in supported:
+        raise TypeError("Only float32 and float64 inputs are supported as inputs to "
+                        f"jax.scipy.linalg.eigh_tridiagonal, got {alpha.dtype} and {beta.dtype}")
+    n = alpha.shape[0]
+    if n <= 1:
+        return jnp.real(alpha) if eigvals_only else (jnp.real(alpha), jnp.eye(n, dtype=alpha.dtype))
+    if select == "a":
+        lo, hi = 0, n
+    elif select == "i":
+        if select_range is None:
+            raise ValueError("for select='i', select_range must be specified.")
+        if select_range[0] > select_range[1]:
+            raise ValueError("Got empty index range in select_range.")
+        lo, hi = int(select_range[0]), int(select_range[1]) + 1
+    elif select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    else:
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
+    # eigh reads the lower triangle only: the diagonal and the sub-diagonal
+    idx = jnp.arange(n)
+    sub = jnp.concatenate([beta, beta[:1]])[None, :]
+    dense = (jnp.where(idx[:, None] == idx[None, :], alpha[None, :], 0)
+             + jnp.where(idx[:, None] == idx[None, :] + 1, sub, 0)).astype(alpha.dtype)
+    v, w = lax_linalg.eigh(dense, lower=True, symmetrize_input=False)
+    w, v = w[lo:hi], v[:, lo:hi]
+    return w if eigvals_only else (w, v)
+
+
+eigh_tridiagonal = jit_named(_eigh_tridiagonal_impl, "eigh_tridiagonal",
+                             ("eigvals_only", "select", "select_range"))
+
+
+# -- special matrices ---------------------------------------------------------------------------
+
+def _block_diag_impl(*arrs):
+    if len(arrs) == 0:
+        arrs = (jnp.zeros((1, 0)),)
+    arrs = tuple(promote_dtypes(*[_asarray(a) for a in arrs]))
+    bad = [i for i, a in enumerate(arrs) if a.ndim > 2]
+    if bad:
+        raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 "
+                         f"dimensions, got {arrs[bad[0]]} at argument {bad[0]}.")
+    arrs = [jnp.atleast_2d(a) for a in arrs]
+    dtype = arrs[0].dtype
+    total_cols = sum(a.shape[1] for a in arrs)
+    padded, col = [], 0
+    for arr in arrs:
+        cols = arr.shape[1]
+        padded.append(lax.pad(arr, np.zeros((), dtype), ((0, 0, 0), (col, total_cols - cols - col, 0))))
+        col += cols
+    return jnp.concatenate(padded, axis=0)
+
+
+block_diag = jit(_block_diag_impl)
+
+
+def _toeplitz_2d(c, r):
+    m, n = c.shape[0], r.shape[0]
+    dtype = jnp.result_type(c, r)
+    if m == 0 or n == 0:
+        return jnp.zeros((m, n), dtype)
+    elems = jnp.concatenate((c[::-1], r[1:])).astype(dtype)   # elems[m-1+j-i] = T[i, j]
+    i = jnp.arange(m)[:, None]
+    j = jnp.arange(n)[None, :]
+    return elems[m - 1 + j - i]
+
+
+def toeplitz(c, r=None):
+    c = jnp.atleast_1d(_asarray(c))
+    r = jnp.conj(c) if r is None else jnp.atleast_1d(_asarray(r))
+    return _vectorize(_toeplitz_2d, (1, 1))(c, r)
+
+
+def _hankel_2d(c, r):
+    m, n = c.shape[0], r.shape[0]
+    dtype = jnp.result_type(c, r)
+    if m == 0 or n == 0:
+        return jnp.zeros((m, n), dtype)
+    v = jnp.concatenate((c, r[1:])).astype(dtype)
+    return v[jnp.arange(m)[:, None] + jnp.arange(n)[None, :]]
+
+
+def hankel(c, r=None):
+    c = _asarray(c)
+    r = jnp.zeros_like(c) if r is None else _asarray(r)
+    if c.ndim == 0:
+        raise ValueError("hankel: c must be at least 1-dimensional, got a scalar.")
+    if r.ndim == 0:
+        raise ValueError("hankel: r must be at least 1-dimensional, got a scalar.")
+    return _vectorize(_hankel_2d, (1, 1))(c, r)
+
+
+def circulant(c):
+    c = jnp.atleast_1d(_asarray(c))
+
+    def one(c):
+        n = c.shape[0]
+        return c[(jnp.arange(n)[:, None] - jnp.arange(n)[None, :]) % n]
+    return _vectorize(one, (1,))(c)
+
+
+def leslie(f, s):
+    f_arr, s_arr = jnp.atleast_1d(_asarray(f)), jnp.atleast_1d(_asarray(s))
+    if f_arr.shape[-1] < 2:
+        raise ValueError("The length of f along the last axis must be at least 2; got shape "
+                         f"{f_arr.shape}.")
+    if s_arr.shape[-1] != f_arr.shape[-1] - 1:
+        raise ValueError("Incorrect lengths for f and s. The length of s along the last axis "
+                         "must be one less than the length of f; got f shape "
+                         f"{f_arr.shape} and s shape {s_arr.shape}.")
+
+    def one(f, s):
+        f, s = promote_dtypes(f, s)
+        n = f.shape[0]
+        i, j = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
+        sub = jnp.where(i == j + 1, jnp.concatenate([s, s[:1]])[None, :], 0).astype(f.dtype)
+        return jnp.where(i == 0, f[None, :], sub)
+    return _vectorize(one, (1, 1))(f_arr, s_arr)
+
+
+def companion(a):
+    a, = promote_dtypes_inexact(jnp.atleast_1d(_asarray(a)))
+    if a.shape[-1] < 2:
+        raise ValueError(f"The length of `a` along the last axis must be at least 2; got shape "
+                         f"{a.shape}.")
+
+    def one(a):
+        first_row = -a[1:] / a[0]
+        m = a.shape[0] - 1
+        out = jnp.eye(m, m, k=-1, dtype=first_row.dtype)
+        return out.at[0].set(first_row)
+    return _vectorize(one, (1,))(a)
+
+
+def fiedler(a):
+    arr = jnp.atleast_1d(_asarray(a))
+    return jnp.abs(arr[..., None] - arr[..., None, :])
+
+
+def fiedler_companion(a):
+    a, = promote_dtypes_inexact(jnp.atleast_1d(_asarray(a)))
+    if a.shape[-1] == 0:
+        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero length, "
+                         f"but got an array of shape {a.shape}.")
+
+    def one(a):
+        n = a.shape[0] - 1
+        if n == 0:
+            return jnp.zeros((0, 0), a.dtype)
+        a = a / a[0]
+        if n == 1:
+            return -a[1:].reshape(1, 1)
+        i, j = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
+        super_val = -a[jnp.minimum(i + 2, n)]
+        sub_val = -a[jnp.minimum(i + 1, n)]
+        even, odd = i % 2 == 0, i % 2 == 1
+        one_, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
+        out = zero + jnp.zeros((n, n), a.dtype)
+        for cond_, choice in reversed([((i == 0) & (j == 0), -a[1]), ((i == 1) & (j == 0), one_),
+                                       ((j == i + 1) & even, super_val), ((j == i + 2) & even, one_),
+                                       ((j == i - 1) & even & (i >= 2), sub_val),
+                                       ((j == i - 2) & odd & (i >= 3), one_)]):
+            out = jnp.where(cond_, choice, out)
+        return out
+    return _vectorize(one, (1,))(a)
+
+
+def _convolution_matrix_impl(a, n, mode="full"):
+    n = operator.index(n)
+    if n <= 0:
+        raise ValueError(f"n must be a positive integer; got {n}.")
+    a_arr = _asarray(a)
+    if a_arr.ndim == 0:
+        raise ValueError("convolution_matrix: a must be at least 1-dimensional, got a scalar.")
+    m = a_arr.shape[-1]
+    if m < 1:
+        raise ValueError(f"len(a) must be at least 1; got shape {a_arr.shape}.")
+    if mode not in ("full", "valid", "same"):
+        raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
+    zero = np.zeros((), a_arr.dtype)
+    pads = [(0, 0, 0)] * (a_arr.ndim - 1) + [(0, n - 1, 0)]
+    az = lax.pad(a_arr, zero, pads)
+    raz = lax.pad(jnp.flip(a_arr, axis=-1), zero, pads)
+    total = m + n - 1
+    if mode == "same":
+        trim = min(n, m) - 1
+        tb = trim // 2
+        te = trim - tb
+    elif mode == "valid":
+        tb = te = min(n, m) - 1
+    else:
+        tb = te = 0
+    col0 = az[..., tb:total - te]
+    row0 = raz[..., total - n - tb:total - tb]
+    return toeplitz(col0, row0)
+
+
+convolution_matrix = jit_named(_convolution_matrix_impl, "convolution_matrix", ("n", "mode"))
+
+
+def _hilbert_impl(n):
+    a = lax.broadcasted_iota(dtypes.default_float(), (n, 1), 0)
+    return 1 / (a + a.T + 1)
+
+
+hilbert = jit_named(_hilbert_impl, "hilbert", ("n",))
+
+
+def invhilbert(n):
+    """The inverse of the Hilbert matrix, from its closed form in exact integer arithmetic
+    (``n`` is static), as floating point."""
+    out = np.empty((n, n), np.float64)
+    for i in range(n):
+        for j in range(n):
+            s = i + j
+            out[i, j] = ((-1) ** s * (s + 1) * math.comb(n + i, n - j - 1)
+                         * math.comb(n + j, n - i - 1) * math.comb(s, i) ** 2)
+    return jnp.asarray(out.astype(dtypes.default_float()))
+
+
+def _binom(n, k):
+    return lax.exp(lax.lgamma(n + 1.0) - lax.lgamma(n - k + 1.0) - lax.lgamma(k + 1.0))
+
+
+def _pascal_impl(n, kind=None):
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be on of: {valid}; got {kind}")
+    a = jnp.arange(n, dtype=np.float32)
+    low = _binom(a[:, None], a[None, :])
+    if kind == "lower":
+        return low
+    if kind == "upper":
+        return low.T
+    return jnp.dot(low, low.T)
+
+
+pascal = jit_named(_pascal_impl, "pascal", ("n", "kind"))
+
+
+def _invpascal_impl(n, kind=None):
+    kind = "symmetric" if kind is None else kind
+    valid = ["symmetric", "lower", "upper"]
+    if kind not in valid:
+        raise ValueError(f"Expected kind to be one of: {valid}; got {kind}")
+    a = jnp.arange(n, dtype=dtypes.default_float())
+    i, j = a[:, None], a[None, :]
+    sign = 1.0 - 2.0 * jnp.remainder(i - j, 2.0)
+    l_inv = sign * _binom(i, j)
+    if kind == "lower":
+        return l_inv
+    if kind == "upper":
+        return l_inv.T
+    return jnp.dot(l_inv.T, l_inv)
+
+
+invpascal = jit_named(_invpascal_impl, "invpascal", ("n", "kind"))
+
+
+def _helmert_impl(n, full=False):
+    if n < 1:
+        raise ValueError(f"n must be a positive integer; got {n}.")
+    i = jnp.arange(n - 1)[:, None]
+    j = jnp.arange(n)[None, :]
+    k = i + 1
+    k_f = k.astype(dtypes.default_float())
+    denom = jnp.sqrt(k_f * (k_f + 1))
+    h = jnp.where(j <= i, 1.0 / denom, jnp.where(j == k, -k_f / denom, jnp.zeros_like(denom)))
+    if full:
+        first = jnp.full((1, n), 1.0 / np.sqrt(n), dtype=h.dtype)
+        h = jnp.concatenate([first, h], axis=0)
+    return h
+
+
+helmert = jit_named(_helmert_impl, "helmert", ("n", "full"))
+
+
+def _hadamard_impl(n, dtype=int):
+    if n < 1 or not math.log2(n).is_integer():
+        raise ValueError(f"n must be a positive power of 2; got {n}.")
+    h = jnp.ones((1, 1), dtype=dtype)
+    for _ in range(int(math.log2(n))):
+        h = jnp.concatenate([jnp.concatenate([h, h], axis=1),
+                             jnp.concatenate([h, -h], axis=1)], axis=0)
+    return h
+
+
+hadamard = jit_named(_hadamard_impl, "hadamard", ("n", "dtype"))
+
+
+def _dft_impl(n, scale=None, *, dtype=None):
+    if scale is not None and scale not in ("sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
+    if dtype is None:
+        dtype = _complex_dtype(dtypes.default_float())
+    else:
+        dtype = np.dtype(dtype)
+        if not dtypes.is_complex(dtype):
+            raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
+    a = jnp.arange(n, dtype=dtype)
+    omegas = jnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
+    if scale == "sqrtn":
+        omegas = omegas / np.sqrt(n)
+    elif scale == "n":
+        omegas = omegas / n
+    return omegas
+
+
+dft = jit_named(_dft_impl, "dft", ("n", "scale", "dtype"))
