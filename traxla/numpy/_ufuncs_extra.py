@@ -356,18 +356,15 @@ _i0 = custom_jvp(_i0_impl)
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    x, = primals
-    x_dot, = tangents
-    primal_out = _i0(x)
-    return primal_out, x_dot * lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+    from ..autodiff import jvp
+    primal_out, tangent_out = jvp(_i0_impl, primals, tangents)
+    return primal_out, where(primals[0] == 0, 0.0, tangent_out)
 
 
 def _i0_fn(x):
     x_arr, = promote_args_inexact("i0", x)
     if not dtypes.is_float(lax.dtype_of(x_arr)):
         raise ValueError(f"Unsupported input type to jax.numpy.i0: {lax.dtype_of(x_arr)}")
-    if not hasattr(lax, "bessel_i0e"):
-        raise NotImplementedError("jnp.i0 needs the bessel_i0e primitive (traxla.lax.bessel_i0e)")
     return _i0(x_arr)
 
 
