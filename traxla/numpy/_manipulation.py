@@ -636,10 +636,14 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     epsilon = np.spacing(np.finfo(xp_arr.dtype).eps)
     dx0 = lax.abs(dx) <= epsilon
     f = where(dx0, fp_arr[i - 1], fp_arr[i - 1] + (delta / where(dx0, 1, dx)) * df)
-    if not extrapolate[0] and period is None:
-        f = where(x_arr < xp_arr[0], fp_arr[0] if left is None else left, f)
-    if not extrapolate[1] and period is None:
-        f = where(x_arr > xp_arr[-1], fp_arr[-1] if right is None else right, f)
+    if not extrapolate[0]:
+        left_arr = fp_arr[0] if left is None else left
+        if period is None:
+            f = where(x_arr < xp_arr[0], left_arr, f)
+    if not extrapolate[1]:
+        right_arr = fp_arr[-1] if right is None else right
+        if period is None:
+            f = where(x_arr > xp_arr[-1], right_arr, f)
     return f
 
 

@@ -117,55 +117,60 @@ def argwhere(a, *, size=None, fill_value=None):
 
 # -- searchsorted, digitize -----------------------------------------------------------------------
 
-def _lt_total(x, y):
-    """``x < y`` in NumPy's sort order: -0.0 == 0.0 and NaN after everything."""
-    if not dtypes.is_inexact(lax.dtype_of(x)):
-        return lax.lt(x, y)
-    if dtypes.is_complex(lax.dtype_of(x)):
-        xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
-        return lax.bitwise_or(_lt_total(xr, yr), lax.bitwise_and(lax.eq(xr, yr), _lt_total(xi, yi)))
-    x_nan, y_nan = lax._isnan(x), lax._isnan(y)
-    return lax.bitwise_or(lax.bitwise_and(lax.bitwise_not(x_nan), y_nan), lax.lt(x, y))
+def _searchsorted_scan_impl(sorted_arr, query, side, dtype, unrolled):
+    """Binary search of each query (a vmap over the query's axes, as JAX's hijax expansion)."""
+    n = sorted_arr.shape[0]
+    if sorted_arr.size == 0:
+        return lax.full(query.shape, 0, dtype)
+    if query.ndim > 0:
+        from functools import partial
+        from ..batching import vmap
+        return vmap(partial(_searchsorted_scan, side=side, dtype=dtype, unrolled=unrolled),
+                    in_axes=(None, 0))(sorted_arr, query)
+    op = lax._sort_le_comparator if side == "left" else lax._sort_lt_comparator
+    unsigned = np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32
 
-
-def _le_total(x, y):
-    return lax.bitwise_not(_lt_total(y, x))
-
-
-def _searchsorted_scan(a, v, side, dtype, unrolled):
-    n = a.shape[0]
-    op = _le_total if side == "left" else _lt_total
-    unsigned = np.dtype(np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32)
-    shape = lax.shape_of(v)
-
-    def body(state, _):
+    def body_fun(state, _):
         low, high = state
-        mid = lax.add(low, lax.div(lax.sub(high, low), lax._const(low, 2)))
-        go_left = op(v, a[mid])
+        mid = low + (high - low) // 2
+        go_left = op(query, sorted_arr[mid])
         return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
     n_levels = int(np.ceil(np.log2(n + 1)))
-    init = (lax.full(shape, 0, unsigned), lax.full(shape, n, unsigned))
-    carry, _ = lax.scan(body, init, (), length=n_levels, unroll=n_levels if unrolled else 1)
+    carry, _ = lax.scan(body_fun, (unsigned(0), unsigned(n)), (), length=n_levels,
+                        unroll=n_levels if unrolled else 1)
     return carry[1].astype(dtype)
 
 
-def _searchsorted_compare_all(a, v, side, dtype):
-    op = _lt_total if side == "left" else _le_total
-    cmp = op(lax.expand_dims(a, tuple(range(1, v.ndim + 1))), lax.expand_dims(v, (0,)))
-    return _sum(cmp, axis=0, dtype=dtype)
+_searchsorted_scan = jit_named(_searchsorted_scan_impl, "_searchsorted_scan_impl",
+                               ("side", "dtype", "unrolled"))
 
 
-def _searchsorted_sort(a, v, side, dtype):
-    working = np.dtype(np.int32) if a.size + v.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
+def _searchsorted_sort_impl(sorted_arr, query, side, dtype):
+    working = np.int32 if sorted_arr.size + query.size <= np.iinfo(np.int32).max else np.int64
 
     def rank(x):
-        idx = lax.iota(working, x.shape[0])
+        idx = lax.iota(working, len(x))
         return lax.full_like(idx, 0).at[lax.sort_key_val(x, idx)[1]].set(idx)
     if side == "left":
-        index = rank(lax.concatenate([v.ravel(), a], 0))[:v.size]
+        index = rank(lax.concatenate([query.ravel(), sorted_arr], 0))[:query.size]
     else:
-        index = rank(lax.concatenate([a, v.ravel()], 0))[a.size:]
-    return lax.reshape(lax.sub(index, rank(v.ravel())), np.shape(v)).astype(dtype)
+        index = rank(lax.concatenate([sorted_arr, query.ravel()], 0))[sorted_arr.size:]
+    return lax.reshape(lax.sub(index, rank(query.ravel())), np.shape(query)).astype(dtype)
+
+
+_searchsorted_sort = jit_named(_searchsorted_sort_impl, "_searchsorted_sort_impl",
+                               ("side", "dtype"))
+
+
+def _searchsorted_compare_all_impl(sorted_arr, query, side, dtype):
+    from ..batching import vmap
+    op = lax._sort_lt_comparator if side == "left" else lax._sort_le_comparator
+    comparisons = vmap(op, in_axes=(0, None))(sorted_arr, query)
+    return comparisons.sum(dtype=dtype, axis=0)
+
+
+_searchsorted_compare_all = jit_named(_searchsorted_compare_all_impl,
+                                      "_searchsorted_compare_all_impl", ("side", "dtype"))
 
 
 def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -178,18 +183,18 @@ def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         a, v, sorter = ensure_arraylike("searchsorted", a, v, sorter)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
-    a, v = promote_dtypes(a, v)
+    a, v = (lax._lift(x) for x in promote_dtypes(a, v))
     if sorter is not None:
         a = a[sorter]
     dtype = np.dtype(np.int32) if a.shape[0] <= np.iinfo(np.int32).max else np.dtype(np.int64)
-    if a.shape[0] == 0:
-        return lax.full(v.shape, 0, dtype)
-    if method in ("scan", "scan_unrolled"):
-        return _searchsorted_scan(a, v, side, dtype, method == "scan_unrolled")
+    if method == "scan":
+        return _searchsorted_scan(a, v, side=side, dtype=dtype, unrolled=False)
+    if method == "scan_unrolled":
+        return _searchsorted_scan(a, v, side=side, dtype=dtype, unrolled=True)
     if method == "compare_all":
-        return _searchsorted_compare_all(a, v, side, dtype)
+        return _searchsorted_compare_all(a, v, side=side, dtype=dtype)
     if method == "sort":
-        return _searchsorted_sort(a, v, side, dtype)
+        return _searchsorted_sort(a, v, side=side, dtype=dtype)
     raise ValueError(f"Unsupported method: {method}")
 
 
