@@ -28,12 +28,7 @@ import jax.numpy as jnp  # noqa: E402
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-_UNIQUE = "JAX's _unique_sorted_mask/nonzero pipeline binds one more convert; numbering differs"
 KNOWN_DIFFERENCES: dict = {}
-for _name in CORPUS:
-    if _name.startswith(("unique", "union1d", "intersect1d", "setdiff1d", "setxor1d",
-                         "isin sort")):
-        KNOWN_DIFFERENCES[_name] = _UNIQUE
 KNOWN_DIFFERENCES.update({
     "extract size": "jnp.compress(size=) is staged differently (JAX: where(size=) + gather)",
     "compress size": "jnp.compress(size=) is staged differently (JAX: where(size=) + gather)",
@@ -52,6 +47,8 @@ KNOWN_DIFFERENCES.update({
     "corrcoef": "JAX clips with a jitted clip of two weak bounds",
     "histogramdd density": "JAX's two per-axis searches share one traced floor_divide jaxpr "
                            "(hoisted once); traxla's second search prints its own copy",
+    "setdiff1d size": "a Python bool is weakly typed in traxla's concrete_aval (tracer/values.py), "
+                      "not in JAX, so _where converts False once more",
     "grad i0": "JAX's partial evaluation keeps the where(x == 0, 0.0, t) broadcast in the "
                "known jaxpr; traxla stages it with the tangent (autodiff's partial eval)",
     "polyfit": "jnp.linalg.lstsq (the linalg work) converts rcond after the copy, not before",
@@ -109,7 +106,7 @@ def _numeric_names():
 
 def test_jit_results_match_jax():
     names = _numeric_names()
-    assert len(names) >= 50
+    assert len(names) >= 40
     fns = lambda ns: [_build(CORPUS[n], ns) for n in names]  # noqa: E731
     args = [CORPUS[n].args for n in names]
     want = run_group(fns(JAX), args, jax.jit)

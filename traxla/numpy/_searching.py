@@ -220,6 +220,8 @@ digitize = jit_named(_digitize, "digitize", ("right", "method"))
 # -- lexsort, partition, argpartition, sort_complex --------------------------------------------
 
 def _lexsort(keys, axis=-1):
+    if hasattr(keys, "aval"):  # an array of keys iterates by index_in_dim, as a JAX tracer does
+        keys = tuple(lax.index_in_dim(keys, i, keepdims=False) for i in range(keys.shape[0]))
     keys = tuple(keys)
     key_arrays = tuple(ensure_arraylike("lexsort", k) for k in keys)
     if len(key_arrays) == 0:
