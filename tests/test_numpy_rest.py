@@ -30,13 +30,12 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 KNOWN_DIFFERENCES: dict = {}
 KNOWN_DIFFERENCES.update({
-    "extract size": "jnp.compress(size=) is staged differently (JAX: where(size=) + gather)",
-    "compress size": "jnp.compress(size=) is staged differently (JAX: where(size=) + gather)",
-    "choose wrap": "JAX gathers with indices(sparse=True); traxla stacks and takes along axis",
-    "piecewise": "JAX wraps switch in vectorize; traxla vmaps switch over the flattened input",
-    "place": "JAX scatters through a sorted mask; traxla gathers vals by a cumulative count",
-    "put clip": "JAX scatters with a flat index; traxla scatters with unravelled indices",
-    "put_along_axis": "JAX builds the index grid with _make_along_axis_idx",
+    "extract size": "jnp.array(fill_value, dtype) of a weak scalar: JAX copies and converts it, "
+                    "traxla folds it into a typed literal (creation module)",
+    "compress size": "jnp.array(fill_value, dtype) of a weak scalar: JAX copies and converts it, "
+                     "traxla folds it into a typed literal (creation module)",
+    "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
+                "by when they became arrays, traxla by first use)",
     "frompyfunc call": "JAX's ufunc __call__ is a jitted vectorize",
     "frompyfunc reduce": "JAX's generic ufunc.reduce is a fori_loop in a jit",
     "fmin scalar": "a bool | bool of a weakly typed operand converts in JAX's __or__",
