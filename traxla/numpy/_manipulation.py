@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..tracer.values import is_concrete
 from ._jitutil import jit_named
 from ._promotion import (check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
                          promote_dtypes, promote_dtypes_inexact)
@@ -27,11 +26,6 @@ def _canon(axis, ndim):
     if not -ndim <= axis < max(ndim, 1):
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % max(ndim, 1)
-
-
-def _c():
-    from . import _creation
-    return _creation
 
 
 # -- differences ------------------------------------------------------------------------------

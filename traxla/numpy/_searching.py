@@ -14,8 +14,8 @@ from ..ir import dtypes
 from ..tracer.values import is_concrete
 from ._jitutil import jit_named
 from ._promotion import ensure_arraylike, promote_dtypes
-from ._reductions import cumsum, sum as _sum
-from ._ufuncs import _where, clip, ufuncs
+from ._reductions import cumsum
+from ._ufuncs import clip
 
 
 
@@ -337,11 +337,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     return moveaxis(result, 0, axis)
 
 
-def _lax_array(v, dtype):
-    from ._creation import asarray
-    return asarray(v, dtype=dtype)
-
-
 def select(condlist, choicelist, default=0):
     """Picks from ``choicelist`` where the first true condition of ``condlist`` holds."""
     from ._creation import asarray
@@ -489,14 +484,6 @@ def put(a, ind, v, mode=None, *, inplace=True):
     else:
         raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
     return arr.at[unravel_index(ind_arr, arr.shape)].set(v_arr, mode=scatter_mode)
-
-
-def _unravel(flat, shape):
-    out, rem = [], flat
-    for dim in shape[::-1]:
-        out.append(rem % dim)
-        rem = rem // dim
-    return tuple(out[::-1])
 
 
 def _put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
