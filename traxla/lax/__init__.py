@@ -293,7 +293,8 @@ def concatenate(operands, dimension):
 
 def pad(operand, padding_value, padding_config):
     return pad_p.bind(operand, padding_value,
-                      padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+                      # kept as given (NumPy integers print as np.int64(...), as in JAX)
+                      padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
