@@ -40,9 +40,6 @@ KNOWN_DIFFERENCES.update({
     "frompyfunc reduce": "JAX's generic ufunc.reduce is a fori_loop in a jit",
     "fmin scalar": "a bool | bool of a weakly typed operand converts in JAX's __or__",
     "logaddexp2": "JAX binds lax_other.logaddexp2 (a custom_jvp); traxla scales logaddexp",
-    "unpackbits count": "the count padding calls jnp.pad inside the jit (traxla: its own jit)",
-    "pad constant": "lax.pad's padding value is an unweak literal in JAX",
-    "pad constant pairs": "lax.pad's padding value is an unweak literal in JAX",
     "corrcoef": "JAX clips with a jitted clip of two weak bounds",
     "histogramdd density": "JAX's two per-axis searches share one traced floor_divide jaxpr "
                            "(hoisted once); traxla's second search prints its own copy",
