@@ -302,3 +302,9 @@ P("polyfit", [V], lambda np_, lax_, ns: lambda y: np_.polyfit(np.arange(20.), y,
 P("polyfit full", [V], lambda np_, lax_, ns: lambda y: np_.polyfit(np.arange(20.), y, 1, full=True))
 P("roots no strip", [P4], lambda np_, lax_, ns: lambda p: np_.roots(p, strip_zeros=False))
 P("poly matrix", [V3], lambda np_, lax_, ns: lambda a: np_.poly(a[:3]))
+P("frompyfunc accumulate", [X], lambda np_, lax_, ns: lambda a: np_.frompyfunc(
+    lambda p, q: p * q + 1, 2, 1).accumulate(a, axis=1))
+P("frompyfunc reduceat", [X], lambda np_, lax_, ns: lambda a: np_.frompyfunc(
+    lambda p, q: p * q + 1, 2, 1).reduceat(a, np.array([0, 2]), axis=1))
+P("frompyfunc outer", [X], lambda np_, lax_, ns: lambda a: np_.frompyfunc(
+    lambda p, q: p * q + 1, 2, 1).outer(a[0], a[1]))

@@ -36,8 +36,6 @@ KNOWN_DIFFERENCES.update({
                      "traxla folds it into a typed literal (creation module)",
     "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
                 "by when they became arrays, traxla by first use)",
-    "frompyfunc call": "JAX's ufunc __call__ is a jitted vectorize",
-    "frompyfunc reduce": "JAX's generic ufunc.reduce is a fori_loop in a jit",
     "fmin scalar": "a bool | bool of a weakly typed operand converts in JAX's __or__",
     "logaddexp2": "JAX binds lax_other.logaddexp2 (a custom_jvp); traxla scales logaddexp",
     "corrcoef": "JAX clips with a jitted clip of two weak bounds",
@@ -45,6 +43,9 @@ KNOWN_DIFFERENCES.update({
                            "(hoisted once); traxla's second search prints its own copy",
     "setdiff1d size": "a Python bool is weakly typed in traxla's concrete_aval (tracer/values.py), "
                       "not in JAX, so _where converts False once more",
+    "frompyfunc accumulate": "JAX jits ufunc.accumulate (a fori_loop); traxla scans unjitted",
+    "frompyfunc reduceat": "JAX jits ufunc.reduceat; traxla loops unjitted",
+    "frompyfunc outer": "JAX jits ufunc.outer around the vmapped call",
     "grad i0": "JAX's partial evaluation keeps the where(x == 0, 0.0, t) broadcast in the "
                "known jaxpr; traxla stages it with the tangent (autodiff's partial eval)",
     "polyfit": "jnp.linalg.lstsq (the linalg work) converts rcond after the copy, not before",
