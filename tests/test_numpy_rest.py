@@ -37,7 +37,6 @@ KNOWN_DIFFERENCES.update({
     "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
                 "by when they became arrays, traxla by first use)",
     "fmin scalar": "a bool | bool of a weakly typed operand converts in JAX's __or__",
-    "logaddexp2": "JAX binds lax_other.logaddexp2 (a custom_jvp); traxla scales logaddexp",
     "corrcoef": "JAX clips with a jitted clip of two weak bounds",
     "histogramdd density": "JAX's two per-axis searches share one traced floor_divide jaxpr "
                            "(hoisted once); traxla's second search prints its own copy",
