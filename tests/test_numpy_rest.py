@@ -337,6 +337,15 @@ def test_api_coverage_command():
     assert "numpy" in api_coverage_table(show_missing=False)
 
 
+def test_api_coverage_says_when_jax_is_missing():
+    import subprocess
+    code = ("import sys; sys.modules['jax'] = None\n"
+            "from traxla.__main__ import main\n"
+            "main(['coverage', '--api'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0 and "needs the `jax` package" in out.stderr
+
+
 if __name__ == "__main__":
     from _corpus import print_differences
     print_differences(CORPUS, KNOWN_DIFFERENCES, jaxpr_texts, sys.argv[1:])
