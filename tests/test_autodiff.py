@@ -522,6 +522,13 @@ if "scatter-sub" in ALL_PRIMITIVES and len(_I) == 12:
         x * x, _DUP, u * 2, update_jaxpr=None, update_consts=(), dimension_numbers=_SD,
         indices_are_sorted=False, unique_indices=False, mode=_R._Mode.FILL_OR_DROP), (X, Y[:3]))
 
+if "top_k" in ALL_PRIMITIVES:  # issue #16a: top_k / approx_top_k gather the tangent
+    FD_CASES.update({
+        "top_k": FD(("top_k",), lambda x: tlax.top_k(x * x, 2)[0], (ARGS_SORT,)),
+        "approx_top_k": FD(("approx_top_k",), lambda x: tlax.approx_max_k(x * x, 2)[0]
+                           + tlax.approx_min_k(x, 2)[0], (ARGS_SORT,)),
+    })
+
 # Primitives whose derivative is zero (or whose inputs/outputs are integers or booleans).
 ZERO_CASES = {
     "sign": lambda x: tlax.sign(x) * x, "floor": lambda x: tlax.floor(x) * 2.0,
@@ -552,6 +559,7 @@ ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_
               "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "bitcast_convert_type", "not",
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
               "reduce_and", "reduce_or", "iota", "empty2"}
+ZERO_PRIMS |= {"population_count", "clz", "eq_to", "lt_to", "le_to"}  # issue #16a
 # differentiated elsewhere: control flow (tests/test_control_flow.py), the custom-derivative
 # primitives (section e), random bits (traxla/random)
 ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",

@@ -425,6 +425,20 @@ if "gather" in ALL_PRIMITIVES:
     C("sort", "keys_batched_values_not", _sort(1, 1), [_f(B, 2, 4), _i(2, 4)], in_axes=(0, None))
     C("sort", "two_keys.dim0", _sort(0, 2), [_i(4, B, lo=0, hi=2), _f(B, 4)], in_axes=(1, 0))
 
+# -- issue #16a: top_k, approx_top_k, population_count, clz, total-order comparisons
+if "top_k" in ALL_PRIMITIVES:
+    C("top_k", "last_axis", lambda x: tlax.top_k(x, 2), [_f(B, 5)])
+    C("top_k", "axis0.in1", lambda x: tlax.top_k(x, 2, axis=0), [_f(4, B, 3)], in_axes=1)
+    C("approx_top_k", "max.in1", lambda x: tlax.approx_max_k(x, 2), [_f(5, B)], in_axes=1)
+    C("approx_top_k", "min", lambda x: tlax.approx_min_k(x, 3, reduction_dimension=0),
+      [_f(B, 4, 2)])
+    C("population_count", "int32", tlax.population_count, [_i(B, 4)])
+    C("clz", "uint8.in1", lambda x: tlax.clz(x.astype(np.uint8)), [_i(4, B, lo=0, hi=200)],
+      in_axes=1)
+    for _name in ("eq_to", "lt_to", "le_to"):
+        C(_name, "x_batched", lambda x, y, _n=_name: _PRIM(_n).bind(x, y), [_f(B, 4), _f(4)],
+          in_axes=(0, None))
+
 # -- random keys (raw uint32 key data, wrapped inside so every key primitive is batched)
 if "random_seed" in ALL_PRIMITIVES:
     import traxla.random as trandom

@@ -293,7 +293,8 @@ def concatenate(operands, dimension):
 
 def pad(operand, padding_value, padding_config):
     return pad_p.bind(operand, padding_value,
-                      padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+                      # kept as given (NumPy integers print as np.int64(...), as in JAX)
+                      padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -751,3 +752,46 @@ for _prim_name, _prim in {**_E, **_R}.items():
     globals().setdefault(f"{_prim_name}_p", _prim)
 del _prim_name, _prim
 from .solves import custom_linear_solve, custom_root  # noqa: E402,F401
+from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401
+eq_to_p, lt_to_p, le_to_p = _E["eq_to"], _E["lt_to"], _E["le_to"]
+
+
+def _canonicalize_float_for_sort(x):
+    """-0.0 -> 0.0 and every NaN -> NaN, so total-order comparisons order as NumPy's sort."""
+    result = select(eq(x, _zero(x)), _zeros(x), x)
+    return select(_isnan(x), full_like(result, np.nan), result)
+
+
+def _operands_to_keys(*operands, num_keys=1):
+    x_keys, y_keys = [], []
+    for x, y in zip(operands[:2 * num_keys:2], operands[1:2 * num_keys:2]):
+        dt = dtype_of(x)
+        if dtypes.is_complex(dt):
+            x_keys += [_canonicalize_float_for_sort(real(x)), _canonicalize_float_for_sort(imag(x))]
+            y_keys += [_canonicalize_float_for_sort(real(y)), _canonicalize_float_for_sort(imag(y))]
+        elif dtypes.is_float(dt):
+            x_keys.append(_canonicalize_float_for_sort(x))
+            y_keys.append(_canonicalize_float_for_sort(y))
+        else:
+            x_keys.append(x)
+            y_keys.append(y)
+    return x_keys, y_keys
+
+
+def _sort_comparator(last_op, *operands, num_keys=1):
+    x_keys, y_keys = _operands_to_keys(*operands, num_keys=num_keys)
+    p = None
+    for xk, yk in zip(x_keys[::-1], y_keys[::-1]):
+        p = (bitwise_or(lt_to_p.bind(xk, yk), bitwise_and(eq_to_p.bind(xk, yk), p))
+             if p is not None else last_op.bind(xk, yk))
+    return p
+
+
+def _sort_lt_comparator(*operands, num_keys=1):
+    """NumPy's sort order ``x < y`` over (key) operand pairs, as JAX's sort comparator."""
+    return _sort_comparator(lt_to_p, *operands, num_keys=num_keys)
+
+
+def _sort_le_comparator(*operands, num_keys=1):
+    """``x <= y`` in the same order (searchsorted's comparator)."""
+    return _sort_comparator(le_to_p, *operands, num_keys=num_keys)

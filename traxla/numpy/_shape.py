@@ -47,6 +47,8 @@ def reshape(a, shape=None, order="C", *, newshape=None):
 
 
 def ravel(a, order="C"):
+    from ._promotion import ensure_arraylike
+    a = ensure_arraylike("ravel", a)  # a NumPy input becomes an Array first, as in JAX
     return reshape(a, (math.prod(lax.shape_of(a)),), order)
 
 

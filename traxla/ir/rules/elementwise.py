@@ -41,7 +41,9 @@ BINARY = {
 # Ops whose second operand accepts other categories than the first: pow's exponent may be an
 # integer (JAX's pow_p takes [float | complex, int | float | complex]).
 SECOND_OPERAND = {"pow": NUM}
-COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED}
+COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED,
+           # total-order comparisons (sort comparators, searchsorted): -0 < +0, NaN ordered
+           "eq_to": ANY, "lt_to": ORDERED, "le_to": ORDERED}
 # The jnp function the "same dtypes" message points users to.
 _TIP = {"add": "jnp.add", "sub": "jnp.subtract", "mul": "jnp.multiply", "div": "jnp.divide",
         "rem": "jnp.remainder", "max": "jnp.maximum", "min": "jnp.minimum", "pow": "jnp.power",
