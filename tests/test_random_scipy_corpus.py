@@ -8,13 +8,14 @@ of every differing program.
 """
 from __future__ import annotations
 
+import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-from _corpus import compare_outputs, print_differences, run_group
+from _corpus import compare_outputs, leaves, print_differences
 import traxla
 import traxla.lax
 import traxla.nn
@@ -53,11 +54,19 @@ M = np.linspace(-3, 3, 12, dtype=f32).reshape(3, 4)
 CORPUS: dict = {}
 
 
-def case(name, args, exact=False, rtol=2e-6, atol=2e-6):
+def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
+    """``more_args``: further argument tuples run through the same compiled program."""
     def register(program):
-        CORPUS[name] = (program, args, exact, rtol, atol)
+        CORPUS[name] = (program, args, exact, rtol, atol, tuple(more_args))
         return program
     return register
+
+
+# name -> why traxla's jaxpr text differs (xfail, strict)
+KNOWN_DIFFERENCES = {
+    "grad.gamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
+    "grad.loggamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
+}
 
 
 # -- special-function primitives ------------------------------------------------------------------
@@ -80,6 +89,54 @@ case("vmap.igamma", (M + 4, M + 3.5))(lambda ns: ns.root.vmap(ns.lax.igamma))
 case("vmap.betainc", (A, M + 3.5, U))(lambda ns: ns.root.vmap(ns.lax.betainc, (None, 0, None)))
 
 
+
+# -- random samplers (bit-exact): raw uint32[2] keys, accepted by both libraries -------------------
+
+K0 = np.array([0, 42], np.uint32)
+K1 = np.array([7, 1234567], np.uint32)
+P3 = np.array([0.2, 0.3, 0.5], f32)
+_samplers = {
+    "gamma": (lambda R, k, a: R.gamma(k, a), (A,)),
+    "gamma_shape": (lambda R, k, a: R.gamma(k, a[0], (2, 3)), (A,)),
+    "loggamma": (lambda R, k, a: R.loggamma(k, a), (A,)),
+    "beta": (lambda R, k, a, b: R.beta(k, a, b), (A, X)),
+    "dirichlet": (lambda R, k, a: R.dirichlet(k, a, (2,)), (A,)),
+    "t": (lambda R, k, a: R.t(k, a), (A,)),
+    "chisquare": (lambda R, k, a: R.chisquare(k, a), (A,)),
+    "f": (lambda R, k, a, b: R.f(k, a, b), (A, X)),
+    "cauchy": (lambda R, k: R.cauchy(k, (3, 2)), ()),
+    "pareto": (lambda R, k, a: R.pareto(k, a), (A,)),
+    "rademacher": (lambda R, k: R.rademacher(k, (5,)), ()),
+    "maxwell": (lambda R, k: R.maxwell(k, (4,)), ()),
+    "weibull_min": (lambda R, k, a: R.weibull_min(k, a, a, (4,)), (A,)),
+    "generalized_normal": (lambda R, k: R.generalized_normal(k, 1.5, (4,)), ()),
+    "ball": (lambda R, k: R.ball(k, 3, 2, (2,)), ()),
+    "rayleigh": (lambda R, k, a: R.rayleigh(k, a), (A,)),
+    "wald": (lambda R, k, a: R.wald(k, a), (A,)),
+    "geometric": (lambda R, k, u: R.geometric(k, u), (U,)),
+    "triangular": (lambda R, k: R.triangular(k, 0., 0.3, 1., (5,)), ()),
+    "lognormal": (lambda R, k, a: R.lognormal(k, a), (A,)),
+    "poisson": (lambda R, k, a: R.poisson(k, a * 3), (A,)),
+    "binomial": (lambda R, k, a, u: R.binomial(k, a * 10, u), (A, U)),
+    "multinomial": (lambda R, k, p: R.multinomial(k, 20., p), (P3,)),
+    "clone": (lambda R, k: R.normal(R.clone(R.wrap_key_data(k)), (2,)), ()),
+    "exponential_f16": (lambda R, k: R.exponential(k, (3,), np.float16), ()),
+    "gamma_f16": (lambda R, k, a: R.gamma(k, a, dtype=np.float16), (A,)),
+    "gumbel_high": (lambda R, k: R.gumbel(k, (3,), mode="high"), ()),
+    "vmap_gamma": (lambda R, k, a: ns_vmap(R)(lambda kk: R.gamma(kk, a))(R.split(k, 3)), (A,)),
+}
+for _name, (_fn, _args) in _samplers.items():
+    case(f"random.{_name}", (K0,) + _args, exact=True, more_args=[(K1,) + _args])(
+        lambda ns, _fn=_fn: (lambda k, *a: _fn(ns.random, k, *a)))
+case("grad.gamma", (K0, A))(lambda ns: ns.root.grad(lambda k, a: ns.random.gamma(k, a).sum(), 1))
+case("grad.loggamma", (K0, A))(lambda ns: ns.root.grad(
+    lambda k, a: ns.random.loggamma(k, a).sum(), 1))
+
+
+def ns_vmap(random_module):
+    return traxla.vmap if random_module.__name__.startswith("traxla") else jax.vmap
+
+
 def _names():
     return list(CORPUS)
 
@@ -89,24 +146,71 @@ def _texts(name):
     return (str(jax.make_jaxpr(program(J))(*args)), str(traxla.make_jaxpr(program(T))(*args)))
 
 
-@pytest.mark.parametrize("name", _names())
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "random_scipy_outputs.npz")
+
+
+def _arg_sets(name):
+    _, args, *_, more = CORPUS[name]
+    return (args,) + more
+
+
+def _run_all(ns, jit):
+    """Every program, every argument set, as one jitted group (one compile: compiling dominates
+    the cost, and the argument sets share shapes)."""
+    names = _names()
+    fns = [CORPUS[n][0](ns) for n in names]
+    arity = [len(CORPUS[n][1]) for n in names]
+
+    def group(*flat):
+        outs, i = [], 0
+        for fn, k in zip(fns, arity):
+            outs.append(fn(*flat[i:i + k]))
+            i += k
+        return outs
+
+    compiled = jit(group)
+    results = {}
+    for k in range(max(len(_arg_sets(n)) for n in names)):
+        sets = [_arg_sets(n)[min(k, len(_arg_sets(n)) - 1)] for n in names]
+        outs = compiled(*[a for args in sets for a in args])
+        for n, o in zip(names, outs):
+            if k < len(_arg_sets(n)):
+                results[f"{n}|{k}"] = [np.asarray(x) for x in leaves(o)]
+    return results
+
+
+def _write_golden():
+    """JAX's outputs, stored: compiling the corpus twice (JAX and traxla) costs too much CPU
+    for every test run. Regenerate with ``python tests/test_random_scipy_corpus.py --regen``."""
+    results = _run_all(J, jax.jit)
+    flat = {f"{key}|{i}": v for key, vs in results.items() for i, v in enumerate(vs)}
+    os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+    np.savez_compressed(GOLDEN, **flat)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    reason=KNOWN_DIFFERENCES[n], strict=True)) if n in KNOWN_DIFFERENCES else n for n in _names()])
 def test_jaxpr_text_matches_jax(name):
     want, got = _texts(name)
     assert got == want
 
 
 def test_outputs_match_jax():
-    """All programs run as one jitted group per library (one compile each)."""
-    names = _names()
-    fns_t = [CORPUS[n][0](T) for n in names]
-    fns_j = [CORPUS[n][0](J) for n in names]
-    args = [CORPUS[n][1] for n in names]
-    got = run_group(fns_t, args, traxla.jit)
-    want = run_group(fns_j, args, jax.jit)
-    for name, g, w in zip(names, got, want):
-        _, _, exact, rtol, atol = CORPUS[name]
-        compare_outputs(name, g, w, 0 if exact else rtol, 0 if exact else atol)
+    """Each program's outputs against JAX 0.10.2's (stored), bit-exact for the samplers."""
+    golden = np.load(GOLDEN)
+    got = _run_all(T, traxla.jit)
+    for key, values in got.items():
+        name = key.split("|")[0]
+        _, _, exact, rtol, atol, _ = CORPUS[name]
+        want = []
+        while f"{key}|{len(want)}" in golden.files:
+            want.append(golden[f"{key}|{len(want)}"])
+        assert want, f"{key}: no stored JAX output; run tests/test_random_scipy_corpus.py --regen"
+        compare_outputs(key, values, want, 0 if exact else rtol, 0 if exact else atol)
 
 
 if __name__ == "__main__":
-    print_differences({n: n for n in CORPUS}, {}, _texts, sys.argv[1:])
+    if "--regen" in sys.argv:
+        _write_golden()
+    else:
+        print_differences({n: n for n in CORPUS}, KNOWN_DIFFERENCES, _texts, sys.argv[1:])
