@@ -133,6 +133,48 @@ case("grad.loggamma", (K0, A))(lambda ns: ns.root.grad(
     lambda k, a: ns.random.loggamma(k, a).sum(), 1))
 
 
+
+# -- nn and nn.initializers ---------------------------------------------------------------------
+
+_rng = np.random.RandomState(0)
+Q = _rng.randn(2, 4, 4, 8).astype(f32)
+KV = _rng.randn(2, 5, 2, 8).astype(f32)
+BIAS = _rng.randn(2, 4, 4, 5).astype(f32)
+MASK = _rng.rand(2, 4, 4, 5) > 0.3
+for _fn in ("identity", "sparse_plus", "sparse_sigmoid", "glu", "log1mexp"):
+    case(f"nn.{_fn}", (np.abs(M) + 0.1,))(lambda ns, _fn=_fn: getattr(ns.nn, _fn))
+case("nn.logmeanexp", (M,))(lambda ns: lambda x: ns.nn.logmeanexp(x, axis=1))
+case("nn.logmeanexp_where", (M, M > 0))(lambda ns: lambda x, w: ns.nn.logmeanexp(x, where=w))
+case("grad.log1mexp", (np.abs(M) + 0.1,))(lambda ns: ns.root.grad(lambda x: ns.nn.log1mexp(x).sum()))
+case("nn.dot_product_attention", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: ns.nn.dot_product_attention)
+case("nn.dot_product_attention_bias_mask", (Q, KV, KV, BIAS, MASK), rtol=1e-5, atol=1e-5)(
+    lambda ns: ns.nn.dot_product_attention)
+case("nn.dot_product_attention_causal", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: lambda q, k, v: ns.nn.dot_product_attention(q, k, v, is_causal=True,
+                                                           local_window_size=(1, 0)))
+case("nn.dot_product_attention_seqlen", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: lambda q, k, v: ns.nn.dot_product_attention(
+        q, k, v, query_seq_lengths=np.array([2, 4], np.int32),
+        key_value_seq_lengths=np.array([3, 5], np.int32)))
+_inits = {
+    "glorot_uniform": lambda I: I.glorot_uniform(), "glorot_normal": lambda I: I.glorot_normal(),
+    "lecun_uniform": lambda I: I.lecun_uniform(), "lecun_normal": lambda I: I.lecun_normal(),
+    "he_uniform": lambda I: I.he_uniform(), "he_normal": lambda I: I.he_normal(),
+    "uniform": lambda I: I.uniform(0.5), "normal": lambda I: I.normal(),
+    "truncated_normal": lambda I: I.truncated_normal(),
+    "constant": lambda I: I.constant(2.), "zeros": lambda I: I.zeros, "ones": lambda I: I.ones,
+    "variance_scaling_fan_out": lambda I: I.variance_scaling(2., "fan_out", "normal"),
+    "variance_scaling_conv": lambda I: I.variance_scaling(1., "fan_geo_avg", "uniform",
+                                                          in_axis=-2, out_axis=-1),
+    "variance_scaling_complex": lambda I: I.variance_scaling(1., "fan_in", "truncated_normal",
+                                                             dtype=np.complex64),
+}
+for _name, _mk in _inits.items():
+    case(f"nn.initializers.{_name}", (K0,), exact=True, more_args=[(K1,)])(
+        lambda ns, _mk=_mk: (lambda k: _mk(ns.nn_initializers)(k, (3, 2, 4))))
+
+
 def ns_vmap(random_module):
     return traxla.vmap if random_module.__name__.startswith("traxla") else jax.vmap
 
