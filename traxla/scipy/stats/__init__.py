@@ -4,3 +4,4 @@ from . import norm  # noqa: F401
 from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon,  # noqa: F401
                gamma, gennorm, geom, gumbel_l, gumbel_r, laplace, logistic, multinomial, nbinom,
                pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
+from ._core import mode, rankdata, sem  # noqa: F401,E402
