@@ -45,7 +45,8 @@ def loggamma(x):
     x, = promote_args_inexact("loggamma", x)
     if dtypes.is_complex(lax.dtype_of(x)):
         raise NotImplementedError("loggamma of complex arguments is not implemented in traxla.")
-    return jnp.where(x > 0, lax.lgamma(x), jnp.nan)
+    res = lax.lgamma(x)
+    return jnp.where(x > 0, res, jnp.nan)
 
 
 def gamma(x):
@@ -198,7 +199,7 @@ def zeta(x, q=None):
     return lax.zeta(x, q)
 
 
-def _zeta_jvp(primals, tangents):
+def jvp(primals, tangents):  # JAX's name: its jaxpr prints ``jvp=jvp``
     x, q = primals
     x_dot, q_dot = tangents
     out = zeta(x, q)
@@ -217,7 +218,7 @@ def _is_zero_tangent(t):
         return False
 
 
-zeta.defjvp(_zeta_jvp)
+zeta.defjvp(jvp)
 
 
 def polygamma(n, x):

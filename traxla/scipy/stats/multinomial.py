@@ -6,14 +6,14 @@ import numpy as np
 from ...ir import dtypes
 from ... import lax
 from ... import numpy as jnp
-from ...numpy._promotion import promote_args_inexact_arrays as promote_args_inexact, promote_args_numeric
+from ...numpy._promotion import promote_args_inexact_arrays as promote_args_inexact, promote_args_numeric, _lift
 from ..special import gammaln, xlogy
 
 
 def logpmf(x: ArrayLike, n: ArrayLike, p: ArrayLike) -> Array:
   """Multinomial log probability mass function."""
   p, = promote_args_inexact("multinomial.logpmf", p)
-  x, n = promote_args_numeric("multinomial.logpmf", x, n)
+  x, n = (_lift(v) for v in promote_args_numeric("multinomial.logpmf", x, n))
   if not dtypes.is_int(x.dtype):
     raise ValueError(f"x and n must be of integer type; got x.dtype={x.dtype}, n.dtype={n.dtype}")
   x = x.astype(p.dtype)
