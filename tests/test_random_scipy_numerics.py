@@ -96,7 +96,8 @@ def test_gradients_match_finite_differences_in_float64():
         # (F the gamma CDF), here with dF/da by finite differences of SciPy's CDF.
         for sampler, to_x in ((tr.gamma, lambda s: s), (tr.loggamma, np.exp)):
             x_s = to_x(np.asarray(sampler(key, a, dtype="float64")))
-            grad = np.asarray(traxla.grad(lambda a: tnp.sum(sampler(key, a, dtype="float64")))(a))
+            grad = np.asarray(traxla.jit(traxla.grad(
+                lambda a: tnp.sum(sampler(key, a, dtype="float64"))))(a))
             dcdf_da = (ssp.gammainc(a + 1e-6, x_s) - ssp.gammainc(a - 1e-6, x_s)) / 2e-6
             implicit = -dcdf_da / sst.gamma.pdf(x_s, a)
             if sampler is tr.loggamma:
@@ -111,8 +112,9 @@ def test_gradients_match_finite_differences_in_float64():
             "beta.logpdf": lambda a: tnp.sum(tst.beta.logpdf(a / 5, x, x + 1)),
         }
         for name, f in checks.items():
-            grad = np.asarray(traxla.grad(f)(a))
-            fd = _fd(lambda v: float(f(v)), a)
+            grad = np.asarray(traxla.jit(traxla.grad(f))(a))
+            f_jit = traxla.jit(f)
+            fd = _fd(lambda v: float(f_jit(v)), a)
             np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7, err_msg=name)
 
 
