@@ -71,6 +71,9 @@ KNOWN_DIFFERENCES = {
     "scipy.stats.truncnorm.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
     "scipy.stats.truncnorm.logsf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
     "scipy.stats.uniform.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.special.expi": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
+    "scipy.special.spence": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
+    "scipy.special.dawsn": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
     "scipy.special.erfcx": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
     "scipy.special.gammasgn": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
     "scipy.special.gamma": "gammasgn: jnp.select is not in traxla.numpy yet",
@@ -200,6 +203,11 @@ for _fn, _args in {"gammasgn": (XS,), "gamma": (XS,), "loggamma": (AS,), "betaln
                    "poch": (AS, US), "erfcx": (XS,)}.items():
     case(f"scipy.special.{_fn}", _args, rtol=1e-5, atol=1e-6)(
         lambda ns, _fn=_fn: getattr(ns.scipy_special, _fn))
+for _fn, _args in {"expi": (XS,), "spence": (AS,), "dawsn": (XS,)}.items():
+    case(f"scipy.special.{_fn}", _args, rtol=1e-5, atol=1e-6)(
+        lambda ns, _fn=_fn: getattr(ns.scipy_special, _fn))
+case("scipy.special.bessel_jn", (AS,), rtol=1e-5)(
+    lambda ns: lambda z: ns.scipy_special.bessel_jn(z, v=2))
 case("scipy.special.multigammaln", (AS + 3,), rtol=1e-5)(
     lambda ns: lambda a: ns.scipy_special.multigammaln(a, 3))
 case("scipy.special.polygamma", (np.array([0, 1, 2, 3, 1, 2], np.int32), AS), rtol=1e-5)(

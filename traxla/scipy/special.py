@@ -285,3 +285,6 @@ from ._special_more import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p, 
 from ._special_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+from ._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
+
+__all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
