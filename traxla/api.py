@@ -18,6 +18,7 @@ from .ir.core import ClosedJaxpr, Jaxpr, Var
 from .ir.rules.call import jit_p
 from .lowering import lower_jaxpr
 from .runtime import Array, to_array
+from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
 from .tracer.values import concrete_aval
@@ -44,9 +45,10 @@ def _hashable_static(value):
 class _Entry:
     """What a cache hit needs: the executable and how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0")
+    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0", "fast_key")
 
     def __init__(self, executable, out_tree):
+        self.fast_key = None  # its key in the hot-path dict, if it has one
         self.executable = executable
         self.out_tree = out_tree
         self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
@@ -61,12 +63,39 @@ class _Entry:
 _traces_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _trace_cache(fun, options) -> dict:
+def _new_trace_cache() -> BoundedCache:
+    return BoundedCache(lambda: config.read("trace_cache_size"))
+
+
+def _trace_cache(fun, options) -> BoundedCache:
     try:
         per_options = _traces_by_function.setdefault(fun, {})
     except TypeError:  # neither hashable nor weakly referenceable: a cache of its own
-        return {}
-    return per_options.setdefault(options, {})
+        return _new_trace_cache()
+    cache = per_options.get(options)
+    if cache is None:
+        cache = per_options.setdefault(options, _new_trace_cache())
+    return cache
+
+
+class _OnMesh:
+    """A compiled-cache entry saying: this program holds a shard_map, run it on its mesh."""
+
+    __slots__ = ("mesh",)
+
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+
+def _forget_fast(fast: dict):
+    """Eviction callback of a jit's executable cache: the hot-path dict drops the entry too
+    (a closure over the dict, not the JitFunction, so that no reference cycle keeps a
+    deleted function's executables alive)."""
+    def evict(key, entry):
+        fast_key = getattr(entry, "fast_key", None)
+        if fast_key is not None and fast.get(fast_key) is entry:
+            fast.pop(fast_key, None)
+    return evict
 
 
 class JitFunction:
@@ -78,16 +107,17 @@ class JitFunction:
             fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
-        self._compiled: dict = {}
         self._fast: dict = {}
-        self._lifted: dict = {}
+        self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
+                                      on_evict=_forget_fast(self._fast))
+        self._lifted = BoundedCache(256)
         self._epoch = _config_epoch[0]
         self._signature = None
         self.name = getattr(fun, "__name__", type(fun).__name__)
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._plain and not kwargs and type(trace_core._current_trace) is EvalTrace:
+        if self._plain and not kwargs and type(trace_core._state.trace) is EvalTrace:
             if self._epoch != _config_epoch[0]:
                 self._fast.clear()
                 self._epoch = _config_epoch[0]
@@ -104,28 +134,51 @@ class JitFunction:
     def _call_slow(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        if type(trace_core._current_trace) is EvalTrace:
+        if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
                     x._check_alive()
-            arrays = [to_array(x) for x in leaves]
+            try:
+                arrays = [to_array(x) for x in leaves]
+            except (TypeError, OverflowError) as e:
+                raise self._argument_error(e, args, kwargs, leaves) from None
             if any(a._placement is not None for a in arrays):
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key)
             avals = tuple(a.aval for a in arrays)
             key = (in_tree, static_key, avals, config.enable_x64)
             entry = self._compiled.get(key)
             if entry is None:
-                closed, out_tree = self._trace(key, args, kwargs, avals)
-                mesh = _mesh_of_program(closed.jaxpr)
-                if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
-                    return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)
-                executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
-                entry = self._compiled[key] = _Entry(executable, out_tree)
-                if self._plain and not kwargs and all(type(a) is Array for a in args) and len(args) == len(arrays):
-                    self._fast[avals] = entry
+                fast = (self._plain and not kwargs and len(args) == len(arrays)
+                        and all(type(a) is Array for a in args))
+                entry = self._compiled.get_or_create(
+                    key, lambda: self._compile(key, args, kwargs, avals, fast))
+            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             outs = entry.executable.execute(arrays)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         return self._bind(args, kwargs, leaves, in_tree, static_key)
+
+    def _compile(self, key, args, kwargs, avals, fast):
+        """Traces and compiles the program of one cache key (once, however many threads
+        miss it together: see ``BoundedCache.get_or_create``)."""
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        mesh = _mesh_of_program(closed.jaxpr)
+        if mesh is not None:
+            return _OnMesh(mesh)
+        executable = Executable(lower_jaxpr(closed, self.name), avals, closed.out_avals)
+        entry = _Entry(executable, out_tree)
+        if fast:
+            entry.fast_key = avals
+            self._fast[avals] = entry
+        return entry
+
+    def clear_cache(self):
+        """Drops this function's compiled executables and traced jaxprs (JAX's
+        ``jitted.clear_cache()``)."""
+        self._compiled.clear()
+        self._fast.clear()
+        self._traced.clear()
+        self._lifted.clear()
 
     def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
@@ -149,21 +202,25 @@ class JitFunction:
         key = (in_tree, static_key, avals, config.enable_x64, placements)
         entry = self._compiled.get(key)
         if entry is None:
-            closed, out_tree = self._trace(key[:4], args, kwargs, avals)
-            module = lower_jaxpr(closed, self.name, _module_shardings(closed, mesh, placements))
-            executable = ShardedExecutable(module, avals, closed.out_avals, mesh)
-            entry = self._compiled[key] = _Entry(executable, out_tree)
+            def build():
+                closed, out_tree = self._trace(key[:4], args, kwargs, avals)
+                module = lower_jaxpr(closed, self.name, _module_shardings(closed, mesh, placements))
+                return _Entry(ShardedExecutable(module, avals, closed.out_avals, mesh), out_tree)
+            entry = self._compiled.get_or_create(key, build)
         outs = entry.executable.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind(self, args, kwargs, leaves, in_tree, static_key):
         """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
-        avals = tuple(_aval(x) for x in leaves)
+        try:
+            avals = tuple(_aval(x) for x in leaves)
+        except (TypeError, OverflowError) as e:
+            raise self._argument_error(e, args, kwargs, leaves) from None
         key = (in_tree, static_key, avals, config.enable_x64)
         hit = self._traced.get(key)
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):
-            del self._traced[key]  # it closed over tracers of a trace that has ended
+            self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
         operands = list(leaves)
         tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
@@ -222,6 +279,27 @@ class JitFunction:
         full_kwargs = dict(dyn_kwargs)
         full_kwargs.update({k: v for k, v in kwargs.items() if k in self.static_argnames})
         return full_args, full_kwargs
+
+    def _argument_error(self, error, args, kwargs, leaves):
+        """JAX's error for a leaf that is not an array (a string, an object array, an int
+        too large for int32...), naming the argument's path."""
+        for i, x in enumerate(leaves):
+            try:
+                to_array(x) if not isinstance(x, Tracer) else None
+            except (TypeError, OverflowError) as leaf_error:
+                names = self._arg_names(args, kwargs)
+                path = names[i] if i < len(names) else f"args[{i}]"
+                if isinstance(leaf_error, OverflowError):
+                    return OverflowError(
+                        "An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is {path}. Got {type(x)} with value {x}")
+                return TypeError(
+                    f"Error interpreting argument to {self.fun} as an abstract array. The "
+                    f"problematic value is of type {type(x)} and was passed to the function at "
+                    f"path {path}.\nThis typically means that a jit-wrapped function was called "
+                    "with a non-array argument, and this argument was not marked as static using "
+                    "the static_argnums or static_argnames parameters of jax.jit.")
+        return error
 
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""

@@ -59,7 +59,7 @@ def shard_map(f, *, mesh, in_specs, out_specs, check_vma=True, axis_names=None):
         specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
             in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
             tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
-        if type(trace_core._current_trace) is EvalTrace:
+        if type(trace_core._state.trace) is EvalTrace:
             from .api import device_put, jit
             from .runtime.placement import NamedSharding
             placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]

@@ -432,8 +432,10 @@ def vjp(fun, *primals, has_aux=False):
 
 
 def _one_like(x):
+    """The seed cotangent: ones of ``x``'s type, weak type included (as JAX's ``_one``), so
+    the gradient of a weakly typed input stays weakly typed."""
     aval = lax.aval_of(x)
-    return lax.full(aval.shape, 1, aval.dtype)
+    return lax.full(aval.shape, lax._convert_element_type(1, aval.dtype, aval.weak_type))
 
 
 def _is_array_like(x):

@@ -18,6 +18,11 @@ class Config:
         "check_jaxprs": False,
         "platforms": None,             # "cpu", "cuda"/"gpu", a comma list; None: automatic
         "cuda_visible_devices": "all",
+        # Bounds of the LRU caches (entries): executables per jitted function, traced jaxprs
+        # per function, and one-primitive executables of eager evaluation.
+        "jit_cache_size": 1024,
+        "trace_cache_size": 1024,
+        "eager_cache_size": 4096,
     }
 
     def __init__(self):

@@ -3,6 +3,7 @@ as ``jax.lax``."""
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Sequence
 
 import numpy as np
@@ -235,14 +236,30 @@ def broadcast_to_rank(x, rank):
 
 
 def _concrete_shape(shape):
+    """A user's shape as a list of Python ints (JAX's ``canonicalize_shape``): every entry
+    must be an integer (``operator.index``), concrete when traced; else JAX's TypeError."""
+    if isinstance(shape, (builtins.int, np.integer)):
+        shape = (shape,)
+    try:
+        entries = list(shape)
+    except TypeError:
+        entries = None
     out = []
-    for d in shape:
-        if isinstance(d, Tracer):
+    for d in entries or ():
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
             raise TypeError(
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
                 f"{d._origin_msg()}")
-        out.append(int(d))
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            entries = None
+            break
+    if entries is None:
+        shown = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
+                        f"{shown}.")
     return out
 
 

@@ -9,9 +9,12 @@ from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from ..ir.rules.elementwise import bitcast_convert_type_p
 from .array import Array, device_put_numpy
+from ..ir.config import config
+from .cache import BoundedCache
 from .executable import compile_jaxpr
 
-_eager_cache: dict = {}
+# One-primitive executables, bounded (config ``eager_cache_size``), built once per key.
+_eager_cache = BoundedCache(lambda: config.read("eager_cache_size"))
 
 
 def to_array(x) -> Array:
@@ -29,6 +32,7 @@ def to_array(x) -> Array:
                 raise OverflowError(f"Python int {x} too large to convert to {dtype}")
         return device_put_numpy(np.asarray(x, dtype), ShapedArray((), dtype, True))
     if isinstance(x, (np.ndarray, np.generic)):
+        dtypes.check_valid_array_dtype(x, x.dtype)
         dtype = dtypes.canonicalize(x.dtype)
         host = np.asarray(x, dtype)
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
@@ -56,8 +60,8 @@ def apply_primitive(prim, args, params):
     key = (prim, in_avals, _params_key(params))
     exe = _eager_cache.get(key)
     if exe is None:
-        exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
-        _eager_cache[key] = exe
+        exe = _eager_cache.get_or_create(key, lambda: compile_jaxpr(
+            one_equation_jaxpr(prim, in_avals, params), prim.name))
     outs = exe.execute(arrays)
     return outs if prim.multiple_results else outs[0]
 

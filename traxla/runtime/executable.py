@@ -13,7 +13,8 @@ from .backend import get_backend
 class Executable:
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
-    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run")
+    __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
+                 "__weakref__")
 
     def __init__(self, module, in_avals, out_avals):
         backend = get_backend()
