@@ -72,7 +72,8 @@ def asarray(x):
 def _lift(x):
     """Constants folded while tracing are ``Literal``s inside traxla; what a public
     function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
-    if type(x) is _Literal:
+    if type(x) is _Literal or isinstance(x, (np.ndarray, np.generic)):
+        # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
         from ..runtime.dispatch import to_array
         return to_array(x)
     return x
