@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - the NumPy fallback
 
 EXAMPLES = int(os.environ.get("TRAXLA_FUZZ_EXAMPLES", "120"))
 SEED = int(os.environ.get("TRAXLA_FUZZ_SEED", "20261202"))
+PROGRESS = os.environ.get("TRAXLA_FUZZ_PROGRESS")  # a file to write the count to, if set
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
 
@@ -127,6 +128,9 @@ _counter = [0]
 @given(programs())
 def test_random_programs_agree_with_the_reference(program):
     _counter[0] += 1
+    if PROGRESS and _counter[0] % 100 == 0:
+        with open(PROGRESS, "w") as f:
+            f.write(f"{_counter[0]} programs\n")
     inputs, steps = program
     args = [make_input(*spec) for spec in inputs]
     for transform in _transforms(program, _counter[0]):

@@ -53,3 +53,18 @@ def test_astype_of_a_concrete_scalar_is_an_array():
     _same(tnp.asarray(np.int32(3)).astype(tnp.float32), jnp.asarray(np.int32(3)).astype(jnp.float32))
     _same(tnp.asarray(np.array(3, np.int32)).astype(tnp.float32),
           jnp.asarray(np.array(3, np.int32)).astype(jnp.float32))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.transpose(0.377),
+    lambda m: m.transpose(2),
+    lambda m: m.sum(np.float16(0.3772)),
+    lambda m: m.mean(np.float16(0.3772)),
+    lambda m: m.prod(np.float16(1.5)),
+    lambda m: m.dot(1.5, 2.5),
+    lambda m: m.vdot(1.5, 2.0),
+    lambda m: m.broadcast_arrays(1.5, 2)[0],
+])
+def test_constant_folded_scalars_come_back_as_arrays(make):
+    # these returned traxla's internal Literal instead of an Array
+    _same(make(tnp), make(jnp))

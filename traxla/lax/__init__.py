@@ -69,6 +69,11 @@ def asarray(x):
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 
+def _eager() -> bool:
+    from ..tracer import EvalTrace, current_trace
+    return type(current_trace()) is EvalTrace
+
+
 def _lift(x):
     """Constants folded while tracing are ``Literal``s inside traxla; what a public
     function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
@@ -190,7 +195,9 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
             value = value.real
-        return Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        literal = Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        # An Array stays an Array when evaluating eagerly (a Literal is only for tracing).
+        return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
                                        sharding=None)
 

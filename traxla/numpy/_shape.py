@@ -57,7 +57,7 @@ def ravel(a, order="C"):
 def transpose(a, axes=None):
     nd = _ndim(a)
     axes = tuple(range(nd))[::-1] if axes is None else tuple(_canon_axis(x, nd) for x in axes)
-    return lax.transpose(asarray_scalar(a), axes)
+    return lax._lift(lax.transpose(asarray_scalar(a), axes))
 
 
 def matrix_transpose(x):
@@ -113,7 +113,7 @@ def broadcast_to(array, shape):
 def broadcast_arrays(*args):
     check_arraylike("broadcast_arrays", *args)
     from ._ufuncs import _broadcast_arrays
-    return _broadcast_arrays(*[lax.asarray(a) for a in args])
+    return [lax._lift(x) for x in _broadcast_arrays(*[lax.asarray(a) for a in args])]
 
 
 def _atleast(ndmin):
