@@ -18,6 +18,7 @@ from .sharding import NamedSharding, make_mesh
 from .shard_map import shard_map
 from . import distributed
 from .runtime.backend import default_backend, local_devices
+from .runtime.cache import clear_caches
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)

@@ -31,6 +31,11 @@ class Config:
         "persistent_cache_min_compile_time_secs": 1.0,
         "persistent_cache_min_entry_size_bytes": 0,
         "compilation_cache_max_size": -1,       # bytes; -1: unbounded
+        # Bounds of the LRU caches (entries): executables per jitted function, traced jaxprs
+        # per function, and one-primitive executables of eager evaluation.
+        "jit_cache_size": 1024,
+        "trace_cache_size": 1024,
+        "eager_cache_size": 4096,
     }
 
     def __init__(self):

@@ -3,6 +3,7 @@ as ``jax.lax``."""
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Sequence
 
 import numpy as np
@@ -68,10 +69,16 @@ def asarray(x):
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 
+def _eager() -> bool:
+    from ..tracer import EvalTrace, current_trace
+    return type(current_trace()) is EvalTrace
+
+
 def _lift(x):
     """Constants folded while tracing are ``Literal``s inside traxla; what a public
     function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
-    if type(x) is _Literal:
+    if type(x) is _Literal or isinstance(x, (np.ndarray, np.generic)):
+        # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
         from ..runtime.dispatch import to_array
         return to_array(x)
     return x
@@ -188,7 +195,9 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
             value = value.real
-        return Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        literal = Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        # An Array stays an Array when evaluating eagerly (a Literal is only for tracing).
+        return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
                                        sharding=None)
 
@@ -235,14 +244,30 @@ def broadcast_to_rank(x, rank):
 
 
 def _concrete_shape(shape):
+    """A user's shape as a list of Python ints (JAX's ``canonicalize_shape``): every entry
+    must be an integer (``operator.index``), concrete when traced; else JAX's TypeError."""
+    if isinstance(shape, (builtins.int, np.integer)):
+        shape = (shape,)
+    try:
+        entries = list(shape)
+    except TypeError:
+        entries = None
     out = []
-    for d in shape:
-        if isinstance(d, Tracer):
+    for d in entries or ():
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
             raise TypeError(
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
                 f"{d._origin_msg()}")
-        out.append(int(d))
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            entries = None
+            break
+    if entries is None:
+        shown = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
+                        f"{shown}.")
     return out
 
 

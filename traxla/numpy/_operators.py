@@ -29,10 +29,10 @@ def _known(x) -> bool:
 
 
 def _astype(self, dtype, copy=False, device=None):
-    dtype = dtypes.default_float() if dtype is None else dtypes.to_dtype(dtype)
+    dtype = dtypes.default_float() if dtype is None else dtypes.check_user_dtype(dtype, "astype")
     if dtypes.is_complex(self.dtype) and dtypes.is_bool(dtype):
         self = ufuncs["not_equal"](self, 0)
-    return lax._convert_element_type(self, dtype, False)
+    return lax._lift(lax._convert_element_type(self, dtype, False))  # an Array, not a Literal
 
 
 def _clip(self, min=None, max=None):  # noqa: A002

@@ -28,6 +28,7 @@ def concrete_aval(x) -> ShapedArray:
     if aval is not None:
         return aval
     x = np.asarray(x)
+    dtypes.check_valid_array_dtype(x, x.dtype)
     return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
 
 

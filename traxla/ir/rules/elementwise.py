@@ -60,7 +60,7 @@ def _unary_rule(name, categories):
     def rule(x, **params):
         check_dtype(name, categories, x.dtype)
         if name == "is_finite":
-            return ShapedArray(x.shape, dtypes.bool_, False)
+            return ShapedArray(x.shape, dtypes.bool_, x.weak_type)
         if name == "abs":
             return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
         if name == "integer_pow" and not isinstance(params["y"], (int, np.integer)):
@@ -79,8 +79,8 @@ def _binary_rule(name, categories, out_dtype=None):
         if not (name == "pow" and dtypes.is_int(y.dtype)):
             check_same_dtypes(name, (x, y), _TIP.get(name))
         shape = broadcast_shapes(name, (x.shape, y.shape))
-        if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
+        if out_dtype is not None:  # comparisons: weak when both operands are (as in JAX)
+            return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
         return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
     return rule
 
