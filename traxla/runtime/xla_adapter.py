@@ -33,12 +33,16 @@ JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__ver
 # With jaxlib's tracebacks on (its default), every ``execute_sharded`` called from Python
 # keeps a traceback record that is never freed: 72 bytes per call, measured with
 # tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them,
-# so its runners switch them off for the call and back on after (the switch is process-wide,
-# and JAX, when imported alongside, takes its source locations from them).
+# so they are switched off for the process. Not per call: the switch is process-wide, and an
+# executable or array made while another thread had it off carries no traceback context,
+# which jaxlib then refuses ("Expecting ... a user context") once it is back on. (JAX, when
+# imported alongside, takes its source locations from them: a test comparing those with
+# JAX's switches them on around the JAX side only.)
 try:
     from jaxlib import _jax as _jaxlib_ext
     _tracebacks_enabled = _jaxlib_ext.tracebacks_enabled
     _set_tracebacks = _jaxlib_ext.set_tracebacks_enabled
+    _set_tracebacks(False)
 except Exception:  # pragma: no cover - a jaxlib without the switch
     _tracebacks_enabled = lambda: False  # noqa: E731
     _set_tracebacks = None
