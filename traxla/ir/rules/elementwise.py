@@ -80,7 +80,7 @@ def _binary_rule(name, categories, out_dtype=None):
             check_same_dtypes(name, (x, y), _TIP.get(name))
         shape = broadcast_shapes(name, (x.shape, y.shape))
         if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
+            return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)  # as JAX: weak in, weak out
         return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
     return rule
 
