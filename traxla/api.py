@@ -151,6 +151,7 @@ class JitFunction(Wrapped):
             key = (in_tree, static_key, avals, config.enable_x64)
             entry = self._compiled.get(key)
             if entry is None:
+                _diagnostics().on_compile_miss(self, key, args, kwargs)
                 closed, out_tree = self._trace(key, args, kwargs, avals)
                 mesh = _mesh_of_program(closed.jaxpr)
                 if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
@@ -159,6 +160,7 @@ class JitFunction(Wrapped):
                                               None, None, out_tree)
                 executable = self._executable(program, closed, None, self.compiler_options)
                 debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+                _diagnostics().after_compile(self, closed, program, executable)
                 entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
                 if (self._plain and not kwargs and program.kept is None
                         and all(type(a) is Array for a in args) and len(args) == len(arrays)
@@ -284,6 +286,7 @@ class JitFunction(Wrapped):
         key = (in_tree, static_key, avals, config.enable_x64, placements)
         entry = self._compiled.get(key)
         if entry is None:
+            _diagnostics().on_compile_miss(self, key, args, kwargs)
             closed, out_tree = self._trace(key[:4], args, kwargs, avals)
             program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
                                           placements, mesh, out_tree)
@@ -331,6 +334,8 @@ class JitFunction(Wrapped):
         hit = self._traced.get(key)
         if hit is not None:
             return hit
+        diagnostics = _diagnostics()
+        diagnostics.on_trace_miss(self, key, args, kwargs)
         start = time.perf_counter()
         dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
         _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -346,6 +351,7 @@ class JitFunction(Wrapped):
 
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
+        closed = diagnostics.after_trace(self, key, closed)
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
@@ -431,11 +437,23 @@ class JitFunction(Wrapped):
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
 
+    def cache_info(self):
+        """Traces, compilations and cache sizes of this jitted function
+        (``traxla.diagnostics.CacheInfo``)."""
+        return _diagnostics().cache_info(self)
+
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
+
+
+def _diagnostics():
+    """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
+    unrolled-loop detection and re-rolling, compile reports), imported on first use."""
+    from .diagnostics import hooks
+    return hooks
 
 
 def _mesh_of_program(jaxpr):

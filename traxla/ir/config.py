@@ -26,6 +26,14 @@ class Config:
         "default_matmul_precision": None,      # None, "bfloat16", "tensorfloat32", "float32", ...
         "default_device": None,                 # a Device, or None: the backend's first device
         "numpy_rank_promotion": "allow",
+        # diagnostics (traxla/diagnostics/)
+        "explain_cache_misses": False,  # log why jit traced/compiled again (logger "traxla")
+        "max_retraces": None,           # retrace budget per jitted function (None: no limit)
+        "retrace_budget_action": "warn",  # "warn" or "raise" when the budget is exceeded
+        "warn_unrolled_loops": True,    # UnrolledLoopWarning for long unrolled Python loops
+        "unrolled_loop_min_repeats": 16,  # ... from this many repetitions on
+        "reroll_loops": False,          # rewrite unrolled loops into scans before lowering
+        "compile_report_seconds": 1.0,  # with log_compiles: log the compile report above this
     }
 
     def __init__(self):

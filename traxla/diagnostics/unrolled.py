@@ -1,0 +1,292 @@
+"""Finding Python loops that tracing unrolled: long runs of isomorphic equation blocks
+in a jaxpr, each block fed by the one before it.
+
+A run is found in two passes. First every equation gets a coarse signature
+(primitive, parameters, operand and result types, literal values) and, for each
+candidate block length ``L``, numpy finds the stretches where equation ``j`` and
+``j + L`` have equal signatures. Then each stretch is checked structurally, block by
+block: every operand of an equation is either produced inside its own block
+(``internal``), by the previous block (``carry``: the loop's state), or comes from
+outside the run (``external``: a loop invariant when it is the same variable in every
+block, a per-step input when it differs). Blocks that agree on this structure form
+one loop; its report names the block, its source line, the repetitions and the
+predicted XLA compile cost, and says whether ``reroll.py`` can turn it into a scan.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir.core import ClosedJaxpr, Literal
+from ..ir.effects import has_effects
+
+# Defaults: a run is reported from this many repetitions and equations on.
+MIN_REPEATS = 16
+MIN_EQUATIONS = 64
+MAX_BLOCK = 256
+
+# XLA's compile time of straight-line code grows faster than linearly with the number
+# of operations ("roughly quadratic", jax#11093). ``a*n + b*n**2`` fitted on this
+# machine (2 CPU cores, jaxlib 0.10.2) to the article's recurrence compiled unrolled:
+# 1.07 s at 200 equations, 3.30 s at 600, 13.5 s at 2,000 (README's table) and the
+# 185 s JAX took at 10,000 (issue #19); within 15% at each point.
+_COMPILE_LINEAR = 5.1e-3
+_COMPILE_QUADRATIC = 1.34e-6
+# A scan compiles its body once: about a fixed cost plus the body's size.
+_SCAN_BASE_S = 0.07
+
+
+def predicted_compile_seconds(n_equations: int) -> float:
+    """XLA CPU compile seconds predicted for ``n_equations`` straight-line equations."""
+    n = max(n_equations, 1)
+    return _COMPILE_LINEAR * n + _COMPILE_QUADRATIC * n * n
+
+
+@dataclass
+class UnrolledLoop:
+    """One run of ``repeats`` isomorphic blocks of ``block_len`` equations starting at
+    top-level equation ``start``."""
+    start: int
+    block_len: int
+    repeats: int
+    primitives: tuple
+    source: str
+    file: str = ""
+    line: int = 0
+    carry_slots: list = field(default_factory=list)      # (local eqn, output) of the state
+    init_vars: dict = field(default_factory=dict)        # slot -> var entering block 0
+    ext_positions: list = field(default_factory=list)    # (local eqn, operand) from outside
+    ext_vars: dict = field(default_factory=dict)         # position -> [var per block]
+    total_equations: int = 0
+    rerollable: bool = True
+    reason: str = ""
+
+    @property
+    def end(self) -> int:
+        return self.start + self.block_len * self.repeats
+
+    @property
+    def equations(self) -> int:
+        return self.block_len * self.repeats
+
+    @property
+    def predicted_compile_seconds(self) -> float:
+        return predicted_compile_seconds(self.total_equations)
+
+    @property
+    def predicted_rolled_seconds(self) -> float:
+        rest = self.total_equations - self.equations + self.block_len
+        return _SCAN_BASE_S + predicted_compile_seconds(rest)
+
+    def describe(self) -> str:
+        body = ", ".join(self.primitives[:8]) + (", ..." if len(self.primitives) > 8 else "")
+        lines = [
+            f"Unrolled loop: {self.repeats} repetitions of a {self.block_len}-equation block "
+            f"[{body}] ({self.equations} of the program's {self.total_equations} equations), "
+            f"traced from {self.source}.",
+            f"  Predicted XLA compile: ~{self.predicted_compile_seconds:.1f} s unrolled, "
+            f"~{self.predicted_rolled_seconds:.2f} s as a scan.",
+            "  Write the loop with traxla.lax.scan or traxla.lax.fori_loop, or let traxla "
+            "re-roll it: traxla.config.update('reroll_loops', True) or "
+            "traxla.diagnostics.reroll(f).",
+        ]
+        if not self.rerollable:
+            lines.append(f"  (automatic re-rolling does not apply here: {self.reason})")
+        lines.append("  Silence with traxla.config.update('warn_unrolled_loops', False) or a "
+                     "warnings filter on traxla.diagnostics.UnrolledLoopWarning.")
+        return "\n".join(lines)
+
+    __str__ = describe
+
+
+class UnrolledLoopWarning(UserWarning):
+    """A traced program contains a long unrolled Python loop."""
+
+
+# -- coarse signatures ------------------------------------------------------------------
+
+def _hashable(value):
+    if isinstance(value, (ClosedJaxpr,)) or type(value).__name__ == "Jaxpr":
+        return ("jaxpr", id(value))
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, str(value.dtype), value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return ("id", id(value))
+
+
+def _literal_key(lit: Literal):
+    return ("lit", lit.aval, np.asarray(lit.val).tobytes())
+
+
+def _signature(eqn):
+    params = tuple(sorted((k, _hashable(v)) for k, v in eqn.params.items()))
+    ins = tuple(_literal_key(v) if type(v) is Literal else v.aval for v in eqn.invars)
+    outs = tuple(v.aval for v in eqn.outvars)
+    return (eqn.primitive.name, id(eqn.primitive), params, ins, outs)
+
+
+def _signature_ids(eqns) -> np.ndarray:
+    table: dict = {}
+    ids = np.empty(len(eqns), np.int64)
+    for i, eqn in enumerate(eqns):
+        try:
+            ids[i] = table.setdefault(_signature(eqn), len(table))
+        except TypeError:  # an unhashable parameter: never part of a run
+            ids[i] = -1 - i
+    return ids
+
+
+def _periodic_stretches(ids, min_repeats, max_block):
+    """Candidates ``(coverage, L, start, repeats)`` where ``ids`` is periodic with
+    period ``L`` for at least ``min_repeats`` periods."""
+    n = len(ids)
+    found = []
+    for L in range(1, min(max_block, n // max(min_repeats, 2)) + 1):
+        eq = np.concatenate([[False], ids[L:] == ids[:-L], [False]])
+        d = np.diff(eq.astype(np.int8))
+        starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
+        lengths = ends - starts
+        for s, length in zip(starts[lengths >= (min_repeats - 1) * L],
+                             lengths[lengths >= (min_repeats - 1) * L]):
+            repeats = (int(length) + L) // L
+            found.append((repeats * L, L, int(s), repeats))
+    found.sort(key=lambda c: (-c[0], c[1]))
+    return found
+
+
+# -- structural check ---------------------------------------------------------------------
+
+def _block_structure(eqns, start, L, b, owner):
+    """Per operand of block ``b``: ('int', i, p) | ('carry', i, p, var) | ('ext', var) |
+    ('lit',) | ('bad',)."""
+    entries = []
+    base = start + b * L
+    for i in range(L):
+        for v in eqns[base + i].invars:
+            if type(v) is Literal:
+                entries.append(("lit",))
+                continue
+            own = owner.get(v)
+            if own is None:
+                entries.append(("ext", v))
+            elif own[0] == b:
+                entries.append(("int", own[1], own[2]))
+            elif own[0] == b - 1:
+                entries.append(("carry", own[1], own[2], v))
+            else:
+                entries.append(("bad",))
+    return entries
+
+
+def _shape(entries):
+    return tuple(e[:3] if e[0] == "carry" else ("ext",) if e[0] == "ext" else e
+                 for e in entries)
+
+
+def _segments(eqns, start, L, repeats, min_repeats):
+    """Splits a periodic stretch into structurally isomorphic loops: ``(first block,
+    end block, structures, template)``; the first block's carried operands come from
+    before the loop (its initial state)."""
+    owner = {}
+    for b in range(repeats):
+        for i in range(L):
+            for p, v in enumerate(eqns[start + b * L + i].outvars):
+                owner[v] = (b, i, p)
+    structures = [_block_structure(eqns, start, L, b, owner) for b in range(repeats)]
+    shapes = [_shape(s) for s in structures]
+    out = []
+    b = 0
+    while b + 1 < repeats:
+        template = shapes[b + 1]
+        compatible = ("bad",) not in template and all(
+            t == f or (t[0] == "carry" and f[0] in ("ext", "carry"))
+            for t, f in zip(template, shapes[b]))
+        if not compatible:
+            b += 1
+            continue
+        e = b + 2
+        while e < repeats and shapes[e] == template:
+            e += 1
+        if e - b >= min_repeats:
+            out.append((b, e, structures[b:e], template))
+        b = e
+    return out
+
+
+def _positions(eqns, start, L):
+    return [(i, k) for i in range(L) for k in range(len(eqns[start + i].invars))]
+
+
+def _source_of(block_eqns):
+    """``(description, file, line)`` of the line most of the block was traced from."""
+    infos = [e.source_info for e in block_eqns if e.source_info is not None]
+    if not infos:
+        return "<unknown source>", "", 0
+    (file, line), _ = collections.Counter((i.file, i.line) for i in infos).most_common(1)[0]
+    fn = next(i.function for i in infos if (i.file, i.line) == (file, line))
+    return f"{file}:{line} ({fn})", file, line
+
+
+def _make_loop(eqns, start, L, segment, total):
+    b0, b1, structures, template = segment
+    run_start = start + b0 * L
+    block = eqns[run_start + L:run_start + 2 * L]  # block 1 of the loop: the template
+    positions = _positions(eqns, run_start, L)
+    source, file, line = _source_of(block)
+    loop = UnrolledLoop(run_start, L, b1 - b0, tuple(e.primitive.name for e in block),
+                        source, file, line, total_equations=total)
+    carry = sorted({(t[1], t[2]) for t in template if t[0] == "carry"})
+    loop.carry_slots = carry
+    for pos, t, f in zip(positions, template, structures[0]):
+        if t[0] == "carry":
+            slot = (t[1], t[2])
+            prev = loop.init_vars.setdefault(slot, f[-1])
+            if prev is not f[-1]:
+                loop.rerollable, loop.reason = False, "one loop state enters the first " \
+                    "iteration as two different values"
+            out_aval = block[slot[0]].outvars[slot[1]].aval
+            if f[-1].aval != out_aval:
+                loop.rerollable = False
+                loop.reason = (f"the loop state starts as {f[-1].aval.str_short()} and becomes "
+                               f"{out_aval.str_short()} (a weak type or dtype change)")
+        elif t[0] == "ext":
+            loop.ext_positions.append(pos)
+            loop.ext_vars[pos] = [s[positions.index(pos)][1] for s in structures]
+    for e in eqns[run_start:run_start + L]:
+        if has_effects(e):
+            loop.rerollable, loop.reason = False, f"the block has side effects ({e.primitive})"
+    return loop
+
+
+def find_unrolled_loops(jaxpr, *, min_repeats: int = MIN_REPEATS,
+                        min_equations: int = MIN_EQUATIONS,
+                        max_block: int = MAX_BLOCK) -> list[UnrolledLoop]:
+    """The unrolled loops among ``jaxpr``'s top-level equations (a Jaxpr or ClosedJaxpr),
+    longest first; none shorter than ``min_repeats`` repetitions or ``min_equations``."""
+    jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    eqns = jaxpr.eqns
+    n = len(eqns)
+    if n < max(min_equations, 2 * min_repeats):
+        return []
+    ids = _signature_ids(eqns)
+    taken = np.zeros(n, bool)
+    loops = []
+    for coverage, L, start, repeats in _periodic_stretches(ids, min_repeats, max_block):
+        if coverage < min_equations or taken[start:start + coverage].any():
+            continue
+        for segment in _segments(eqns, start, L, repeats, min_repeats):
+            loop = _make_loop(eqns, start, L, segment, n)
+            if loop.equations >= min_equations and not taken[loop.start:loop.end].any():
+                loops.append(loop)
+                taken[loop.start:loop.end] = True
+    loops.sort(key=lambda lp: lp.start)
+    return loops
