@@ -221,9 +221,10 @@ def explain_miss(level: str, jitted, key, cached_keys, arg_names) -> str:
 
 def on_trace_miss(jitted, key, args, kwargs):
     """Called by ``jit`` before tracing: logs the explanation when asked to."""
+    names = jitted._arg_names(args, kwargs)
+    jitted._diag_arg_names = names  # for the retrace budget's message
     if config.read("explain_cache_misses"):
-        logger.warning(explain_miss("TRACING", jitted, key, list(jitted._traced),
-                                    jitted._arg_names(args, kwargs)))
+        logger.warning(explain_miss("TRACING", jitted, key, list(jitted._traced), names))
 
 
 def on_compile_miss(jitted, key, args, kwargs):
@@ -247,7 +248,7 @@ def count_trace(jitted, key):
     if budget is None or retraces <= budget:
         return
     others = [k for k in jitted._traced if k != key]
-    why = explain_miss("TRACING", jitted, key, others, ())
+    why = explain_miss("TRACING", jitted, key, others, getattr(jitted, "_diag_arg_names", ()))
     message = (f"jit({jitted.name}) has been traced {jitted._diag_traces} times, more than "
                f"its retrace budget allows ({budget} retraces). The last miss:\n{why}\n"
                "Give the changing argument a fixed shape/dtype, mark it static only if it "
