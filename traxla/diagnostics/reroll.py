@@ -139,9 +139,10 @@ def reroll_jaxpr(closed: ClosedJaxpr, loops=None, **find_options):
     return new, loops
 
 
-def reroll(fun):
+def reroll(fun, **find_options):
     """``reroll(f)``: ``f`` with its unrolled Python loops traced as scans (use it
-    under ``jit``: ``jit(reroll(f))``)."""
+    under ``jit``: ``jit(reroll(f))``). ``find_options`` (``min_repeats``,
+    ``min_equations``, ``max_block``) tune which runs count as loops."""
     from .. import tree_util
     from ..api import _aval
 
@@ -158,7 +159,7 @@ def reroll(fun):
 
         closed = trace_to_jaxpr(flat, [_aval(x) for x in leaves],
                                 make_debug_info(fun, "reroll", ()))
-        closed, _ = reroll_jaxpr(closed)
+        closed, _ = reroll_jaxpr(closed, **find_options)
         outs = eval_jaxpr(closed, (), *leaves)
         return tree_util.tree_unflatten(out_trees[0], outs)
 

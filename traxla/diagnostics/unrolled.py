@@ -107,15 +107,19 @@ class UnrolledLoopWarning(UserWarning):
 
 # -- coarse signatures ------------------------------------------------------------------
 
-def _hashable(value):
+def _hashable(value, relaxed=False):
+    """A hashable stand-in for a parameter; ``relaxed`` forgets integer values (the
+    per-step static indices of ``xs[t]`` with a Python ``t``)."""
+    if relaxed and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int
     if isinstance(value, (ClosedJaxpr,)) or type(value).__name__ == "Jaxpr":
         return ("jaxpr", id(value))
     if isinstance(value, np.ndarray):
         return ("array", value.shape, str(value.dtype), value.tobytes())
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__,) + tuple(_hashable(v) for v in value)
+        return (type(value).__name__,) + tuple(_hashable(v, relaxed) for v in value)
     if isinstance(value, dict):
-        return ("dict",) + tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+        return ("dict",) + tuple(sorted((k, _hashable(v, relaxed)) for k, v in value.items()))
     try:
         hash(value)
         return value
@@ -127,8 +131,8 @@ def _literal_key(lit: Literal):
     return ("lit", lit.aval, np.asarray(lit.val).tobytes())
 
 
-def _signature(eqn):
-    params = tuple(sorted((k, _hashable(v)) for k, v in eqn.params.items()))
+def _signature(eqn, relaxed=True):
+    params = tuple(sorted((k, _hashable(v, relaxed)) for k, v in eqn.params.items()))
     ins = tuple(_literal_key(v) if type(v) is Literal else v.aval for v in eqn.invars)
     outs = tuple(v.aval for v in eqn.outvars)
     return (eqn.primitive.name, id(eqn.primitive), params, ins, outs)
@@ -261,6 +265,18 @@ def _make_loop(eqns, start, L, segment, total):
         elif t[0] == "ext":
             loop.ext_positions.append(pos)
             loop.ext_vars[pos] = [s[positions.index(pos)][1] for s in structures]
+    exact = [_signature(e, relaxed=False) for e in block]
+    for b in range(b1 - b0):
+        base = run_start + b * L
+        for i in range(L):
+            if _signature(eqns[base + i], relaxed=False) != exact[i]:
+                loop.rerollable = False
+                loop.reason = (f"the static parameters of {eqns[base + i].primitive} change "
+                               "from step to step (e.g. xs[t] with a Python int t); iterate "
+                               "over the array with lax.scan, or over a list of arrays")
+                break
+        if not loop.rerollable:
+            break
     for e in eqns[run_start:run_start + L]:
         if has_effects(e):
             loop.rerollable, loop.reason = False, f"the block has side effects ({e.primitive})"

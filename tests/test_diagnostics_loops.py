@@ -1,0 +1,208 @@
+"""The unrolled-loop detector, re-rolling into scan, and the compile report."""
+import functools
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+import traxla
+import traxla.numpy as jnp
+from traxla import diagnostics
+
+RNG = np.random.default_rng(0)
+W = (RNG.standard_normal((32, 32)) / 8).astype(np.float32)
+H = RNG.standard_normal(32).astype(np.float32)
+RNN_PARAMS = (RNG.standard_normal((4, 8)).astype(np.float32),
+              (RNG.standard_normal((8, 8)) / 3).astype(np.float32), np.zeros(8, np.float32))
+XS = [RNG.standard_normal(4).astype(np.float32) for _ in range(40)]
+H0 = np.zeros(8, np.float32)
+Y0 = np.array([1.0, 0.0], np.float32)
+
+
+def article(W, h):
+    for _ in range(100):
+        h = jnp.tanh(W @ h)  # ARTICLE-LOOP
+    return h
+
+
+def rnn(params, xs, h):
+    Wx, Wh, b = params
+    for x in xs:
+        h = jnp.tanh(x @ Wx + h @ Wh + b)  # RNN-LOOP
+    return h
+
+
+def rnn_indexed(params, xs, h):
+    Wx, Wh, b = params
+    for t in range(xs.shape[0]):
+        h = jnp.tanh(xs[t] @ Wx + h @ Wh + b)
+    return h
+
+
+def pendulum(y):
+    return jnp.stack([y[1], -jnp.sin(y[0])])
+
+
+def rk4(y, dt, steps=40):
+    for _ in range(steps):
+        k1 = pendulum(y)
+        k2 = pendulum(y + dt / 2 * k1)
+        k3 = pendulum(y + dt / 2 * k2)
+        k4 = pendulum(y + dt * k3)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y
+
+
+def short_article(W, h):
+    for _ in range(24):
+        h = jnp.tanh(W @ h)
+    return h
+
+
+def trajectory(W, h):
+    hs = []
+    for _ in range(12):
+        h = jnp.tanh(W @ h)
+        hs.append(h)
+    return jnp.stack(hs), h
+
+
+def mlp(x):  # no repetition: every layer has its own width
+    for width in range(8, 48):
+        x = jnp.sin(jnp.ones((x.shape[0], width), x.dtype).T @ x[:, None])[:, 0]
+    return x
+
+
+def _line_of(marker):
+    with open(__file__) as fh:
+        return next(i for i, line in enumerate(fh, 1) if line.rstrip().endswith(marker))
+
+
+def _quiet_jaxpr(fun, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        return traxla.make_jaxpr(fun)(*args)
+
+
+def test_finds_the_articles_loop_and_warns_at_its_line():
+    with pytest.warns(diagnostics.UnrolledLoopWarning,
+                      match=r"100 repetitions of a 2-equation block \[dot_general, tanh\]") as rec:
+        traxla.jit(article).trace(W, H)
+    warning = next(w for w in rec if w.category is diagnostics.UnrolledLoopWarning)
+    assert (warning.filename, warning.lineno) == (__file__, _line_of("# ARTICLE-LOOP"))
+    text = str(warning.message)
+    assert "Predicted XLA compile" in text and "lax.scan" in text
+    [loop] = diagnostics.find_unrolled_loops(_quiet_jaxpr(article, W, H))
+    assert (loop.start, loop.block_len, loop.repeats, loop.rerollable) == (0, 2, 100, True)
+    assert loop.predicted_compile_seconds > 10 * loop.predicted_rolled_seconds
+
+
+def test_warning_can_be_silenced():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with traxla.config.flag("warn_unrolled_loops", False):
+            traxla.jit(article).trace(W, H)
+    assert not [w for w in rec if w.category is diagnostics.UnrolledLoopWarning]
+
+
+def test_finds_an_unrolled_rnn():
+    [loop] = diagnostics.find_unrolled_loops(_quiet_jaxpr(rnn, RNN_PARAMS, XS, H0))
+    assert (loop.block_len, loop.repeats, loop.line) == (5, 40, _line_of("# RNN-LOOP"))
+    assert loop.primitives == ("dot_general", "dot_general", "add", "add", "tanh")
+
+
+def test_finds_an_unrolled_rk4_integrator():
+    jaxpr = _quiet_jaxpr(rk4, Y0, np.float32(0.05))
+    [loop] = diagnostics.find_unrolled_loops(jaxpr)
+    assert loop.repeats == 40 and loop.equations == len(jaxpr.eqns)
+    assert loop.block_len * 40 == len(jaxpr.eqns)
+
+
+def test_indexed_rnn_is_found_but_not_rerolled():
+    jaxpr = _quiet_jaxpr(rnn_indexed, RNN_PARAMS, np.stack(XS), H0)
+    [loop] = diagnostics.find_unrolled_loops(jaxpr)
+    assert loop.repeats == 40 and not loop.rerollable
+    assert "static parameters of slice change from step to step" in loop.reason
+    assert diagnostics.reroll_jaxpr(jaxpr) == (jaxpr, [])
+
+
+def test_silent_without_repetition():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        jaxpr = traxla.make_jaxpr(mlp)(np.ones(4, np.float32))
+        short = traxla.make_jaxpr(lambda W, h: jnp.tanh(W @ jnp.tanh(W @ jnp.tanh(W @ h))))(W, H)
+    assert len(jaxpr.eqns) > 150
+    assert diagnostics.find_unrolled_loops(jaxpr) == []
+    assert diagnostics.find_unrolled_loops(short) == []
+    assert not [w for w in rec if w.category is diagnostics.UnrolledLoopWarning]
+
+
+def _bitwise(a, b):
+    for x, y in zip(traxla.tree_util.tree_leaves(a), traxla.tree_util.tree_leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        assert np.asarray(x).tobytes() == np.asarray(y).tobytes()
+
+
+# Small loops (re-rolled from 4 repetitions on): the unrolled side must compile too.
+@pytest.mark.parametrize("fun, args", [
+    (short_article, (W, H)),
+    (rnn, (RNN_PARAMS, XS[:12], H0)),
+    (functools.partial(rk4, steps=6), (Y0, np.float32(0.05))),
+    (trajectory, (W, H)),
+], ids=["article", "rnn", "rk4", "trajectory"])
+def test_reroll_gives_the_same_numbers(fun, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        unrolled = traxla.jit(fun)(*args)
+        rerolled_fn = traxla.jit(diagnostics.reroll(fun, min_repeats=4, min_equations=8))
+        rerolled = rerolled_fn(*args)
+        jaxpr = rerolled_fn.trace(*args).jaxpr
+    _bitwise(unrolled, rerolled)
+    names = [e.primitive.name for e in jaxpr.jaxpr.eqns]
+    assert names.count("scan") == 1 and len(names) <= 30, names
+
+
+def test_reroll_config_rewrites_jit_traces():
+    with traxla.config.flag("reroll_loops", True):
+        f = traxla.jit(article)
+        jaxpr = f.trace(W, H).jaxpr
+        out = f(W, H)
+    scan = jaxpr.jaxpr.eqns[0]
+    assert len(jaxpr.jaxpr.eqns) == 1 and scan.primitive.name == "scan"
+    assert scan.params["length"] == 100 and scan.params["num_carry"] == 1
+    assert [e.primitive.name for e in scan.params["jaxpr"].jaxpr.eqns] == ["dot_general", "tanh"]
+    # the body keeps the user's source line
+    assert scan.params["jaxpr"].jaxpr.eqns[1].source_info.line == _line_of("# ARTICLE-LOOP")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        _bitwise(traxla.jit(article)(W, H), out)
+
+
+def test_compile_report():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        lowered = traxla.jit(rnn).lower(RNN_PARAMS, XS[:20], H0)
+        report = lowered.compile().report()
+    assert report.name == "rnn" and report.equations == 100 == report.equations_total
+    assert report.compile_seconds > 0 and report.trace_seconds > 0
+    assert report.lower_seconds == lowered.lower_seconds
+    top = report.by_line[0]
+    assert top.location == f"{__file__}:{_line_of('# RNN-LOOP')}"
+    assert top.equations == 100 and top.ops >= 100
+    assert report.ops >= 100
+    text = str(report)
+    assert "Compile report for jit(rnn)" in text and top.location in text
+    assert report.loops and report.loops[0].repeats == 20
+
+
+def test_log_compiles_logs_the_report(caplog):
+    caplog.set_level(logging.WARNING, logger="traxla")
+    with traxla.config.flag("log_compiles", True), \
+            traxla.config.flag("compile_report_seconds", 0.0):
+        f = traxla.jit(lambda x: jnp.sin(x) * 2)
+        f(np.ones(3, np.float32))
+    [text] = [r.getMessage() for r in caplog.records
+              if r.getMessage().startswith("Compile report for jit(<lambda>)")]
+    assert "top-level equations" in text and __file__ in text
+    assert diagnostics.last_compile_report(f).equations == 2
