@@ -131,21 +131,39 @@ def _literal_key(lit: Literal):
     return ("lit", lit.aval, np.asarray(lit.val).tobytes())
 
 
-def _signature(eqn, relaxed=True):
-    params = tuple(sorted((k, _hashable(v, relaxed)) for k, v in eqn.params.items()))
+def _signature(eqn):
+    """The exact signature: primitive, parameters, operand and result types."""
     ins = tuple(_literal_key(v) if type(v) is Literal else v.aval for v in eqn.invars)
-    outs = tuple(v.aval for v in eqn.outvars)
-    return (eqn.primitive.name, id(eqn.primitive), params, ins, outs)
+    return (id(eqn.primitive), tuple(eqn.params.items()), ins,
+            tuple(v.aval for v in eqn.outvars))
 
 
-def _signature_ids(eqns) -> np.ndarray:
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):  # parameters holding arrays: compare by content
+        return _hashable(a) == _hashable(b)
+
+
+def _signature_ids(signatures, candidates) -> np.ndarray:
+    """Relaxed signatures (integer parameters forgotten) numbered, for the equations in
+    ``candidates`` (a boolean mask; the others get unique numbers). The relaxing is
+    done once per distinct parameter set."""
+    relaxed_of: dict = {}
     table: dict = {}
-    ids = np.empty(len(eqns), np.int64)
-    for i, eqn in enumerate(eqns):
+    ids = -1 - np.arange(len(signatures), dtype=np.int64)
+    for i in np.nonzero(candidates)[0]:
+        sig = signatures[i]
         try:
-            ids[i] = table.setdefault(_signature(eqn), len(table))
-        except TypeError:  # an unhashable parameter: never part of a run
-            ids[i] = -1 - i
+            relaxed = relaxed_of.get(sig[1])
+            if relaxed is None:
+                relaxed = relaxed_of[sig[1]] = _hashable(sig[1], relaxed=True)
+        except TypeError:  # an unhashable parameter (an array): compared by content
+            relaxed = _hashable(sig[1], relaxed=True)
+        try:
+            ids[i] = table.setdefault((sig[0], relaxed, sig[2], sig[3]), len(table))
+        except TypeError:
+            pass
     return ids
 
 
@@ -240,7 +258,7 @@ def _source_of(block_eqns):
     return f"{file}:{line} ({fn})", file, line
 
 
-def _make_loop(eqns, start, L, segment, total):
+def _make_loop(eqns, signatures, start, L, segment, total):
     b0, b1, structures, template = segment
     run_start = start + b0 * L
     block = eqns[run_start + L:run_start + 2 * L]  # block 1 of the loop: the template
@@ -250,7 +268,7 @@ def _make_loop(eqns, start, L, segment, total):
                         source, file, line, total_equations=total)
     carry = sorted({(t[1], t[2]) for t in template if t[0] == "carry"})
     loop.carry_slots = carry
-    for pos, t, f in zip(positions, template, structures[0]):
+    for k, (pos, t, f) in enumerate(zip(positions, template, structures[0])):
         if t[0] == "carry":
             slot = (t[1], t[2])
             prev = loop.init_vars.setdefault(slot, f[-1])
@@ -264,12 +282,12 @@ def _make_loop(eqns, start, L, segment, total):
                                f"{out_aval.str_short()} (a weak type or dtype change)")
         elif t[0] == "ext":
             loop.ext_positions.append(pos)
-            loop.ext_vars[pos] = [s[positions.index(pos)][1] for s in structures]
-    exact = [_signature(e, relaxed=False) for e in block]
+            loop.ext_vars[pos] = [s[k][1] for s in structures]
+    exact = signatures[run_start + L:run_start + 2 * L]
     for b in range(b1 - b0):
         base = run_start + b * L
         for i in range(L):
-            if _signature(eqns[base + i], relaxed=False) != exact[i]:
+            if not _same(signatures[base + i], exact[i]):
                 loop.rerollable = False
                 loop.reason = (f"the static parameters of {eqns[base + i].primitive} change "
                                "from step to step (e.g. xs[t] with a Python int t); iterate "
@@ -293,14 +311,25 @@ def find_unrolled_loops(jaxpr, *, min_repeats: int = MIN_REPEATS,
     n = len(eqns)
     if n < max(min_equations, 2 * min_repeats):
         return []
-    ids = _signature_ids(eqns)
+    # A cheap first pass on primitives alone: most programs stop here.
+    primitive_ids: dict = {}
+    coarse = np.fromiter((primitive_ids.setdefault(id(e.primitive), len(primitive_ids))
+                          for e in eqns), np.int64, n)
+    candidates = np.zeros(n, bool)
+    for coverage, L, start, repeats in _periodic_stretches(coarse, min_repeats, max_block):
+        if coverage >= min_equations:
+            candidates[start:start + coverage] = True
+    if not candidates.any():
+        return []
+    signatures = [_signature(e) if candidates[i] else None for i, e in enumerate(eqns)]
+    ids = _signature_ids(signatures, candidates)
     taken = np.zeros(n, bool)
     loops = []
     for coverage, L, start, repeats in _periodic_stretches(ids, min_repeats, max_block):
         if coverage < min_equations or taken[start:start + coverage].any():
             continue
         for segment in _segments(eqns, start, L, repeats, min_repeats):
-            loop = _make_loop(eqns, start, L, segment, n)
+            loop = _make_loop(eqns, signatures, start, L, segment, n)
             if loop.equations >= min_equations and not taken[loop.start:loop.end].any():
                 loops.append(loop)
                 taken[loop.start:loop.end] = True
