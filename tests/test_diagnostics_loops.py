@@ -119,11 +119,25 @@ def test_finds_an_unrolled_rk4_integrator():
     assert loop.block_len * 40 == len(jaxpr.eqns)
 
 
-def test_indexed_rnn_is_found_but_not_rerolled():
+def test_indexed_rnn_is_found_and_indexes_by_step():
     jaxpr = _quiet_jaxpr(rnn_indexed, RNN_PARAMS, np.stack(XS), H0)
     [loop] = diagnostics.find_unrolled_loops(jaxpr)
-    assert loop.repeats == 40 and not loop.rerollable
-    assert "static parameters of slice change from step to step" in loop.reason
+    assert loop.repeats == 40 and loop.rerollable
+    assert loop.indexed == {0: ((0, 0), (1, 0), (1, 4))}   # xs[t]: a window moving by 1
+
+
+def printing(W, h):
+    for _ in range(20):
+        h = jnp.tanh(W @ h)
+        traxla.debug.print("{}", h[0])
+    return h
+
+
+def test_loop_with_effects_is_reported_but_not_rerolled():
+    jaxpr = _quiet_jaxpr(printing, W, H)
+    [loop] = diagnostics.find_unrolled_loops(jaxpr)
+    assert loop.repeats == 20 and not loop.rerollable
+    assert "side effects" in loop.reason and "does not apply here" in loop.describe()
     assert diagnostics.reroll_jaxpr(jaxpr) == (jaxpr, [])
 
 
@@ -148,9 +162,10 @@ def _bitwise(a, b):
 @pytest.mark.parametrize("fun, args", [
     (short_article, (W, H)),
     (rnn, (RNN_PARAMS, XS[:12], H0)),
+    (rnn_indexed, (RNN_PARAMS, np.stack(XS[:12]), H0)),
     (functools.partial(rk4, steps=6), (Y0, np.float32(0.05))),
     (trajectory, (W, H)),
-], ids=["article", "rnn", "rk4", "trajectory"])
+], ids=["article", "rnn", "rnn_indexed", "rk4", "trajectory"])
 def test_reroll_gives_the_same_numbers(fun, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ..ir.core import ClosedJaxpr, Literal
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.core import source_info_context
@@ -58,6 +60,8 @@ def _run_loop(jaxpr, loop, read, write):
                  if all(v is vs[0] for v in vs)}
     varying = [pos for pos in loop.ext_positions if pos not in invariant]
     xs = tuple(jnp.stack([read(v) for v in loop.ext_vars[pos]]) for pos in varying)
+    if loop.indexed:  # static windows moving every step: the step number indexes them
+        xs = xs + (lax.iota(np.int32, R),)
     init = tuple(read(loop.init_vars[s]) for s in carry_slots)
     carry_index = {s: k for k, s in enumerate(carry_slots)}
     x_index = {pos: k for k, pos in enumerate(varying)}
@@ -82,7 +86,11 @@ def _run_loop(jaxpr, loop, read, write):
                     values.append(x[x_index[(i, k)]])
                 else:
                     values.append(invariant_values[(i, k)])
-            for p, out in enumerate(_bind(eqn, values)):
+            if i in loop.indexed:
+                outs = [_moving_slice(values[0], x[-1], *loop.indexed[i], eqn)]
+            else:
+                outs = _bind(eqn, values)
+            for p, out in enumerate(outs):
                 local[(i, p)] = out
         return (tuple(local[s] for s in carry_slots), tuple(local[s] for s in y_slots))
 
@@ -93,6 +101,18 @@ def _run_loop(jaxpr, loop, read, write):
                 write(v, lax.index_in_dim(ys[y_slots.index(s)], b, keepdims=False))
             else:
                 write(v, final[carry_index[s]])
+
+
+def _moving_slice(operand, step, starts, deltas, sizes, eqn):
+    """``slice`` at ``starts + step * deltas`` as a ``dynamic_slice``: the same window of
+    the same data, with the step number as its index."""
+    from .. import lax
+    if type(operand) is Literal:
+        operand = operand.val
+    with source_info_context(eqn.source_info):
+        index = [lax.add(lax.mul(step, np.int32(d)), np.int32(s)) if d else np.int32(s)
+                 for s, d in zip(starts, deltas)]
+        return lax.dynamic_slice(operand, index, sizes, allow_negative_indices=False)
 
 
 def reroll_jaxpr(closed: ClosedJaxpr, loops=None, **find_options):

@@ -59,6 +59,7 @@ class UnrolledLoop:
     init_vars: dict = field(default_factory=dict)        # slot -> var entering block 0
     ext_positions: list = field(default_factory=list)    # (local eqn, operand) from outside
     ext_vars: dict = field(default_factory=dict)         # position -> [var per block]
+    indexed: dict = field(default_factory=dict)  # local eqn -> (starts, steps, sizes)
     total_equations: int = 0
     rerollable: bool = True
     reason: str = ""
@@ -284,21 +285,50 @@ def _make_loop(eqns, signatures, start, L, segment, total):
             loop.ext_positions.append(pos)
             loop.ext_vars[pos] = [s[k][1] for s in structures]
     exact = signatures[run_start + L:run_start + 2 * L]
-    for b in range(b1 - b0):
-        base = run_start + b * L
-        for i in range(L):
-            if not _same(signatures[base + i], exact[i]):
-                loop.rerollable = False
-                loop.reason = (f"the static parameters of {eqns[base + i].primitive} change "
-                               "from step to step (e.g. xs[t] with a Python int t); iterate "
-                               "over the array with lax.scan, or over a list of arrays")
-                break
-        if not loop.rerollable:
+    for i in range(L):
+        varying = [eqns[run_start + b * L + i] for b in range(b1 - b0)
+                   if not _same(signatures[run_start + b * L + i], exact[i])]
+        if not varying:
+            continue
+        progression = _static_index_progression(
+            [eqns[run_start + b * L + i] for b in range(b1 - b0)])
+        if progression is None:
+            loop.rerollable = False
+            loop.reason = (f"the static parameters of {varying[0].primitive} change from step "
+                           "to step in a way a scan cannot index; iterate over the array with "
+                           "lax.scan, or over a list of arrays")
             break
+        loop.indexed[i] = progression
     for e in eqns[run_start:run_start + L]:
         if has_effects(e):
             loop.rerollable, loop.reason = False, f"the block has side effects ({e.primitive})"
     return loop
+
+
+def _static_index_progression(steps_eqns):
+    """For a ``slice`` whose window moves by the same amount every step (``xs[t]`` with
+    a Python ``t``): ``(first starts, step per iteration, sizes)``; otherwise None."""
+    first = steps_eqns[0]
+    if first.primitive.name != "slice" or len(steps_eqns) < 2:
+        return None
+    strides = first.params.get("strides")
+    if strides is not None and any(s != 1 for s in strides):
+        return None
+    starts = [e.params["start_indices"] for e in steps_eqns]
+    sizes = tuple(hi - lo for lo, hi in zip(first.params["start_indices"],
+                                            first.params["limit_indices"]))
+    step = tuple(b - a for a, b in zip(starts[0], starts[1]))
+    for k, e in enumerate(steps_eqns):
+        if e.primitive is not first.primitive or set(e.params) != set(first.params):
+            return None
+        if e.params.get("strides") != strides:
+            return None
+        expected = tuple(a + k * d for a, d in zip(starts[0], step))
+        size = tuple(hi - lo for lo, hi in zip(e.params["start_indices"],
+                                               e.params["limit_indices"]))
+        if tuple(e.params["start_indices"]) != expected or size != sizes:
+            return None
+    return tuple(starts[0]), step, sizes
 
 
 def find_unrolled_loops(jaxpr, *, min_repeats: int = MIN_REPEATS,
