@@ -221,3 +221,26 @@ def test_log_compiles_logs_the_report(caplog):
               if r.getMessage().startswith("Compile report for jit(<lambda>)")]
     assert "top-level equations" in text and __file__ in text
     assert diagnostics.last_compile_report(f).equations == 2
+
+
+def test_rerolled_program_differentiates_and_batches():
+    W8 = (RNG.standard_normal((8, 8)) / 3).astype(np.float32)
+
+    def loss(W, h):
+        for _ in range(40):
+            h = jnp.tanh(W @ h)
+        return h.sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        expected = traxla.jit(traxla.grad(loss))(W8, H0 + 1)
+        batched_expected = traxla.vmap(loss, in_axes=(None, 0))(W8, np.ones((3, 8), np.float32))
+    with traxla.config.flag("reroll_loops", True):
+        inner = traxla.jit(loss)
+        jaxpr = traxla.make_jaxpr(traxla.grad(inner))(W8, H0 + 1)
+        got = traxla.jit(traxla.grad(inner))(W8, H0 + 1)
+        batched = traxla.vmap(inner, in_axes=(None, 0))(W8, np.ones((3, 8), np.float32))
+    assert "scan" in str(jaxpr)
+    # the forward pass is the same numbers; W's cotangent sums 40 terms in another order
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(batched), np.asarray(batched_expected), rtol=1e-6)
