@@ -96,6 +96,8 @@ def test_finds_the_articles_loop_and_warns_at_its_line():
     [loop] = diagnostics.find_unrolled_loops(_quiet_jaxpr(article, W, H))
     assert (loop.start, loop.block_len, loop.repeats, loop.rerollable) == (0, 2, 100, True)
     assert loop.predicted_compile_seconds > 10 * loop.predicted_rolled_seconds
+    [quick] = diagnostics.find_unrolled_loops(_quiet_jaxpr(article, W, H), verify=False)
+    assert (quick.start, quick.block_len, quick.repeats, quick.rerollable) == (0, 2, 100, None)
 
 
 def test_warning_can_be_silenced():
@@ -147,8 +149,9 @@ def test_silent_without_repetition():
         jaxpr = traxla.make_jaxpr(mlp)(np.ones(4, np.float32))
         short = traxla.make_jaxpr(lambda W, h: jnp.tanh(W @ jnp.tanh(W @ jnp.tanh(W @ h))))(W, H)
     assert len(jaxpr.eqns) > 150
-    assert diagnostics.find_unrolled_loops(jaxpr) == []
-    assert diagnostics.find_unrolled_loops(short) == []
+    for verify in (True, False):
+        assert diagnostics.find_unrolled_loops(jaxpr, verify=verify) == []
+        assert diagnostics.find_unrolled_loops(short, verify=verify) == []
     assert not [w for w in rec if w.category is diagnostics.UnrolledLoopWarning]
 
 

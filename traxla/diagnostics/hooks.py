@@ -55,7 +55,9 @@ def _loops(jitted, key, closed):
     warn = config.read("warn_unrolled_loops")
     if len(closed.jaxpr.eqns) < MIN_EQUATIONS or not (reroll or warn):
         return closed
-    loops = find_unrolled_loops(closed, min_repeats=config.read("unrolled_loop_min_repeats"))
+    # the warning alone needs only the quick scan; re-rolling checks every block
+    loops = find_unrolled_loops(closed, min_repeats=config.read("unrolled_loop_min_repeats"),
+                                verify=bool(reroll))
     if not loops:
         return closed
     done = []

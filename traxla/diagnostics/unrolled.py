@@ -61,7 +61,7 @@ class UnrolledLoop:
     ext_vars: dict = field(default_factory=dict)         # position -> [var per block]
     indexed: dict = field(default_factory=dict)  # local eqn -> (starts, steps, sizes)
     total_equations: int = 0
-    rerollable: bool = True
+    rerollable: bool | None = True    # None: not checked (the quick scan of warnings)
     reason: str = ""
 
     @property
@@ -93,7 +93,7 @@ class UnrolledLoop:
             "re-roll it: traxla.config.update('reroll_loops', True) or "
             "traxla.diagnostics.reroll(f).",
         ]
-        if not self.rerollable:
+        if self.rerollable is False:
             lines.append(f"  (automatic re-rolling does not apply here: {self.reason})")
         lines.append("  Silence with traxla.config.update('warn_unrolled_loops', False) or a "
                      "warnings filter on traxla.diagnostics.UnrolledLoopWarning.")
@@ -333,24 +333,35 @@ def _static_index_progression(steps_eqns):
 
 def find_unrolled_loops(jaxpr, *, min_repeats: int = MIN_REPEATS,
                         min_equations: int = MIN_EQUATIONS,
-                        max_block: int = MAX_BLOCK) -> list[UnrolledLoop]:
+                        max_block: int = MAX_BLOCK, verify: bool = True) -> list[UnrolledLoop]:
     """The unrolled loops among ``jaxpr``'s top-level equations (a Jaxpr or ClosedJaxpr),
-    longest first; none shorter than ``min_repeats`` repetitions or ``min_equations``."""
+    in program order; none shorter than ``min_repeats`` repetitions or ``min_equations``.
+
+    ``verify=False`` is the quick scan behind the default-on warning: runs of equations
+    repeating the same primitives and result types, without checking parameters or
+    dataflow (``rerollable`` is then None); it costs a few percent of tracing."""
     jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
     eqns = jaxpr.eqns
     n = len(eqns)
     if n < max(min_equations, 2 * min_repeats):
         return []
-    # A cheap first pass on primitives alone: most programs stop here.
-    primitive_ids: dict = {}
-    coarse = np.fromiter((primitive_ids.setdefault(id(e.primitive), len(primitive_ids))
-                          for e in eqns), np.int64, n)
+    # A cheap first pass on primitives and result types alone: most programs stop here.
+    coarse_ids: dict = {}
+    coarse = np.fromiter((coarse_ids.setdefault(
+        (id(e.primitive), e.outvars[0].aval if e.outvars else None), len(coarse_ids))
+        for e in eqns), np.int64, n)
     candidates = np.zeros(n, bool)
+    quick = []
     for coverage, L, start, repeats in _periodic_stretches(coarse, min_repeats, max_block):
+        if coverage >= min_equations and not verify and not candidates[start:start + coverage].any():
+            source, file, line = _source_of(eqns[start:start + L])
+            quick.append(UnrolledLoop(start, L, repeats, tuple(
+                e.primitive.name for e in eqns[start:start + L]), source, file, line,
+                rerollable=None, total_equations=n))
         if coverage >= min_equations:
             candidates[start:start + coverage] = True
-    if not candidates.any():
-        return []
+    if not verify or not candidates.any():
+        return sorted(quick, key=lambda lp: lp.start)
     signatures = [_signature(e) if candidates[i] else None for i, e in enumerate(eqns)]
     ids = _signature_ids(signatures, candidates)
     taken = np.zeros(n, bool)
