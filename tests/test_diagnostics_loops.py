@@ -197,6 +197,16 @@ def test_reroll_config_rewrites_jit_traces():
         _bitwise(traxla.jit(article)(W, H), out)
 
 
+def test_switching_reroll_on_retraces_nested_jits():
+    inner = traxla.jit(article)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        before = traxla.make_jaxpr(lambda W, h: inner(W, h))(W, H)
+    with traxla.config.flag("reroll_loops", True):
+        after = traxla.make_jaxpr(lambda W, h: inner(W, h))(W, H)
+    assert "scan" not in str(before) and "scan[" in str(after)
+
+
 def test_compile_report():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)

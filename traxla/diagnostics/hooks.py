@@ -93,3 +93,16 @@ def after_compile(jitted, closed, program, executable):
         from .report import build_report
         logger.warning("%s", build_report(jitted.name, closed, program.module, trace_s,
                                           lower_s, compile_s))
+
+
+def _on_config_update(name, value):
+    """Turning re-rolling on or off drops the traced jaxprs (not the executables), so
+    that the next trace of every function follows the new setting."""
+    if name == "reroll_loops" and bool(value) != bool(config.read("reroll_loops")):
+        from ..api import _traces_by_function
+        for per_options in list(_traces_by_function.values()):
+            for traces in per_options.values():
+                traces.clear()
+
+
+config.on_update(_on_config_update)
