@@ -52,8 +52,8 @@ X3 = np.ones(3, np.float32)
 def test_trace_miss_names_path_and_change(explain, second, expected):
     f = traxla.jit(_fresh())
     f(X3, {"w": 1.0})
-    assert _messages(explain)[-1].endswith("never seen function with these jit options "
-                                           "before (first trace)")
+    assert "never seen function with these jit options before (first trace)" in \
+        _messages(explain)[-1]
     if isinstance(second[1], list):
         f = traxla.jit(lambda x, params: x + params[0] if isinstance(params, list)
                        else x + params["w"])
@@ -170,3 +170,11 @@ def test_compile_miss_on_sharding_change():
     last = compile_misses[-1]
     assert "different argument placements (shardings):" in last
     assert "* at a, now" in last and "(sharding changed)" in last
+
+
+def test_function_redefined_in_a_loop(explain):
+    for _ in range(2):
+        traxla.jit(lambda x: x + 1)(X3)   # a new lambda every iteration: never cached
+    message = _messages(explain)[-1]
+    assert "never seen function with these jit options before" in message
+    assert "maybe the function is being re-defined repeatedly" in message

@@ -206,6 +206,11 @@ def explain_miss(level: str, jitted, key, cached_keys, arg_names) -> str:
     if not cached_keys:
         if level == "TRACING":
             lines.append("  never seen function with these jit options before (first trace)")
+            if _seen_before(jitted.fun):
+                lines.append("  but another function defined on the same line was traced "
+                             "before; maybe the function is being re-defined repeatedly (a "
+                             "lambda, closure or jit created inside a loop), which prevents "
+                             "caching: define it once, outside the loop")
         else:
             lines.append("  first compilation by this jit object"
                          + (" (the traced jaxpr was reused)" if jitted._traced.get(key[:4])
@@ -217,6 +222,28 @@ def explain_miss(level: str, jitted, key, cached_keys, arg_names) -> str:
                  "closest previous key:")
     lines += ["  " + line for line in diffs[0][2]]
     return "\n".join(lines)
+
+
+# (file, line) of the functions traced so far, and one live function of each: a new
+# function from the same line means the definition is being re-run.
+_defined_at: dict = {}
+
+
+def _seen_before(fun) -> bool:
+    import weakref
+    inner = inspect.unwrap(fun) if callable(fun) else fun
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        return False
+    where = (code.co_filename, code.co_firstlineno)
+    previous = _defined_at.get(where)
+    try:
+        _defined_at[where] = weakref.ref(inner)
+    except TypeError:
+        return False
+    if len(_defined_at) > 4096:  # bounded: forget the oldest
+        _defined_at.pop(next(iter(_defined_at)))
+    return previous is not None and previous() is not inner
 
 
 def on_trace_miss(jitted, key, args, kwargs):
