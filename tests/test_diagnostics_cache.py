@@ -155,6 +155,7 @@ f = jax.jit(lambda a: a * 2)
 x = np.ones((4, 4), np.float32)
 f(jax.device_put(x, jax.NamedSharding(mesh, P('x', 'y'))))
 f(jax.device_put(x, jax.NamedSharding(mesh, P('x', None))))
+assert f.cache_info().compiles == 2, f.cache_info()
 print(json.dumps(stream.getvalue()))
 """
 

@@ -291,6 +291,7 @@ class JitFunction(Wrapped):
             program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
                                           placements, mesh, out_tree)
             executable = self._executable(program, closed, mesh, self.compiler_options)
+            _diagnostics().after_compile(self, closed, program, executable)
             entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
         outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)

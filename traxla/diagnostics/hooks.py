@@ -71,7 +71,6 @@ def _loops(jitted, key, closed):
         for loop in loops:
             if all(loop is not d for d in done):
                 _warn(loop)
-    jitted._diag_loops = loops
     return closed
 
 
