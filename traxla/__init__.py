@@ -40,6 +40,7 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
                               enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
+from . import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
 from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
@@ -50,4 +51,3 @@ from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd, 
                                  linear_transpose)
 from . import custom_derivatives  # noqa: F401,E402
 from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
-from . import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)

@@ -352,11 +352,10 @@ class JitFunction(Wrapped):
 
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
-        closed = diagnostics.after_trace(self, key, closed)
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
-        return result
+        return diagnostics.after_trace(self, key, result)  # may re-roll loops (and re-cache)
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
         if self._plain:

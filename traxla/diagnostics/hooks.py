@@ -40,14 +40,22 @@ def on_compile_miss(jitted, key, args, kwargs):
     jitted._diag_pending_trace_s = 0.0
 
 
-def after_trace(jitted, key, closed):
+def after_trace(jitted, key, result):
     """Counts the trace (retrace budget), then looks for unrolled loops: re-rolls them
-    when asked to, otherwise warns. Returns the jaxpr to cache."""
-    cache_misses.count_trace(jitted, key)
-    closed = _loops(jitted, key, closed)
+    when asked to (the re-rolled jaxpr replaces the cached one), otherwise warns.
+    Returns ``(closed jaxpr, out_tree)``."""
+    try:
+        cache_misses.count_trace(jitted, key)
+    except cache_misses.RetraceBudgetExceeded:
+        jitted._traced.pop(key, None)  # over budget: every such call raises
+        raise
+    closed, out_tree = result
+    rolled = _loops(jitted, key, closed)
+    if rolled is not closed:
+        result = jitted._traced[key] = (rolled, out_tree)
     jitted._diag_pending_trace_s = (getattr(jitted, "_diag_pending_trace_s", 0.0)
                                     + time.perf_counter() - jitted._diag_trace_start)
-    return closed
+    return result
 
 
 def _loops(jitted, key, closed):
