@@ -54,6 +54,13 @@ def _hashable_static(value):
     return value
 
 
+def _diagnostics():
+    """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
+    unrolled-loop detection and re-rolling, compile reports), imported on first use."""
+    from .diagnostics import hooks
+    return hooks
+
+
 class _Entry:
     """What a cache hit needs: the executable, the arguments it keeps (None: all) and
     how to rebuild the output tree."""
@@ -447,13 +454,6 @@ class JitFunction(Wrapped):
 
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
-
-
-def _diagnostics():
-    """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
-    unrolled-loop detection and re-rolling, compile reports), imported on first use."""
-    from .diagnostics import hooks
-    return hooks
 
 
 def _mesh_of_program(jaxpr):
