@@ -95,8 +95,7 @@ def after_compile(jitted, closed, program, executable):
     compile_s = executable.compile_seconds
     lower_s = max(total - trace_s - compile_s, 0.0)
     jitted._diag_last_compile = (closed, program.module, trace_s, lower_s, compile_s)
-    from ..debug_mode import flags
-    if flags[1] and total >= config.read("compile_report_seconds"):
+    if config.read("log_compiles") and total >= config.read("compile_report_seconds"):
         from .report import build_report
         logger.warning("%s", build_report(jitted.name, closed, program.module, trace_s,
                                           lower_s, compile_s))
