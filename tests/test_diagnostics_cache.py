@@ -98,6 +98,36 @@ def test_compile_miss_when_the_trace_is_shared(explain):
     assert len(_messages(explain)) == n_traces              # no retrace: a compile miss only
 
 
+@pytest.mark.parametrize("second, kwargs, expected", [
+    ((np.ones(3, np.int32), {"w": 1.0}), {}, "at x, now i32[3] and before f32[3] (dtype changed)"),
+    ((X3, {"w": np.float32(1.0)}), {},
+     "at params['w'], now f32[]{weak_type=False} and before f32[]{weak_type=True}"),
+    ((X3, {"w": 1.0, "b": 2.0}), {}, "at input path args[1], now dict with keys ['b', 'w']"),
+    ((X3, {"w": 1.0}), {"scale": 3}, "at static argument scale, now 3 and before 2"),
+    ((X3, {"w": 1.0}), {"x64": True}, "config enable_x64 differs: now True and before False"),
+])
+def test_compile_miss_explains_every_kind_of_change(explain, second, kwargs, expected):
+    fun = _fresh()
+    x64 = kwargs.pop("x64", False)
+
+    def call(jitted, args, **kw):
+        with traxla.config.flag("enable_x64", x64 and args is second):
+            return jitted(*args, **kw)
+
+    first = (X3, {"w": 1.0})
+    shared = traxla.jit(fun, static_argnames="scale")
+    call(shared, first, scale=2)
+    call(shared, second, **{"scale": 2, **kwargs})      # both traces are cached now
+    own = traxla.jit(fun, static_argnames="scale")      # compiles, never traces
+    call(own, first, scale=2)
+    n_traces = len(_messages(explain))
+    call(own, second, **{"scale": 2, **kwargs})
+    assert len(_messages(explain)) == n_traces
+    message = _messages(explain, "COMPILATION")[-1]
+    assert "previously seen cache keys differ" in message
+    assert expected in message, message
+
+
 def test_no_log_when_off(caplog):
     caplog.set_level(logging.WARNING, logger="traxla")
     f = traxla.jit(_fresh())
