@@ -107,6 +107,79 @@ def jax_compile(steps):
     return time.perf_counter() - t0
 
 
+def which_programs_reroll():
+    """Rows ``(program, found, re-rolled, why not)`` over the kinds of loop the tests use."""
+    rng = np.random.default_rng(1)
+    W8 = (rng.standard_normal((8, 8)) / 3).astype(np.float32)
+    Wx = rng.standard_normal((4, 8)).astype(np.float32)
+    xs = rng.standard_normal((24, 4)).astype(np.float32)
+    h8 = np.zeros(8, np.float32)
+
+    def rnn_list(xs_list, h):
+        for x in xs_list:
+            h = tnp.tanh(x @ Wx + h @ W8)
+        return h
+
+    def rnn_indexed(xs, h):
+        for t in range(xs.shape[0]):
+            h = tnp.tanh(xs[t] @ Wx + h @ W8)
+        return h
+
+    def rk4(y):
+        def f(y):
+            return tnp.stack([y[1], -tnp.sin(y[0])])
+        for _ in range(24):
+            k1 = f(y)
+            k2 = f(y + 0.05 * k1)
+            k3 = f(y + 0.05 * k2)
+            k4 = f(y + 0.1 * k3)
+            y = y + 0.1 / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return y
+
+    def collected(h):
+        hs = []
+        for _ in range(40):
+            h = tnp.tanh(W8 @ h)
+            hs.append(h)
+        return tnp.stack(hs)
+
+    def printing(h):
+        for _ in range(24):
+            h = tnp.tanh(W8 @ h)
+            traxla.debug.print("{}", h[0])
+        return h
+
+    def fibonacci_like(a, b):   # reads the two steps before: re-rolled two steps per block
+        for _ in range(49):
+            a, b = b, tnp.sin(a) + b
+        return b
+
+    def layers(x):              # a different width per layer: nothing repeats
+        for width in range(8, 48):
+            x = tnp.sin(tnp.ones((width, x.shape[0]), x.dtype) @ x)
+        return x
+
+    programs = [("article h = tanh(W @ h)", recurrence(tnp, 100), data()),
+                ("RNN over a list of inputs", rnn_list, (list(xs), h8)),
+                ("RNN indexing xs[t]", rnn_indexed, (xs, h8)),
+                ("RK4 integrator", rk4, (np.array([1.0, 0.0], np.float32),)),
+                ("outputs collected per step", collected, (h8 + 1,)),
+                ("debug.print in the loop", printing, (h8 + 1,)),
+                ("a, b = b, sin(a) + b", fibonacci_like, (h8, h8 + 1)),
+                ("layers of different widths", layers, (np.ones(8, np.float32),))]
+    rows = []
+    for name, fn, args in programs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+            jaxpr = traxla.make_jaxpr(fn)(*args)
+        loops = diagnostics.find_unrolled_loops(jaxpr)
+        _, done = diagnostics.reroll_jaxpr(jaxpr, loops)
+        found = ", ".join(f"{lp.repeats}x{lp.block_len}" for lp in loops) or "none"
+        why = "; ".join(lp.reason for lp in loops if not lp.rerollable)
+        rows.append((name, len(jaxpr.eqns), found, len(done), why))
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,6 +193,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n = args.steps
 
+    print("which programs re-roll (repetitions x block equations):")
+    for name, eqns, found, done, why in which_programs_reroll():
+        print(f"  {name:28s} {eqns:5d} eqns  loops: {found:10s} re-rolled: {done}"
+              + (f"  ({why})" if why else ""))
+    print()
     rolled = traxla_rerolled(n)
     total = rolled["trace_s"] + rolled["lower_s"] + rolled["compile_s"]
     print(f"traxla, reroll_loops=True, N={n} ({2 * n} equations traced -> "

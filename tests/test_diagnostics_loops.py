@@ -68,6 +68,12 @@ def trajectory(W, h):
     return jnp.stack(hs), h
 
 
+def two_step(a, b):  # reads the two steps before it: re-rolled two steps per block
+    for _ in range(13):
+        a, b = b, jnp.sin(a) + b
+    return a, b
+
+
 def mlp(x):  # no repetition: every layer has its own width
     for width in range(8, 48):
         x = jnp.sin(jnp.ones((x.shape[0], width), x.dtype).T @ x[:, None])[:, 0]
@@ -168,7 +174,8 @@ def _bitwise(a, b):
     (rnn_indexed, (RNN_PARAMS, np.stack(XS[:12]), H0)),
     (functools.partial(rk4, steps=6), (Y0, np.float32(0.05))),
     (trajectory, (W, H)),
-], ids=["article", "rnn", "rnn_indexed", "rk4", "trajectory"])
+    (two_step, (H, H + 1)),
+], ids=["article", "rnn", "rnn_indexed", "rk4", "trajectory", "two_step"])
 def test_reroll_gives_the_same_numbers(fun, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
