@@ -264,3 +264,28 @@ def test_rerolled_program_differentiates_and_batches():
     # the forward pass is the same numbers; W's cotangent sums 40 terms in another order
     np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(np.asarray(batched), np.asarray(batched_expected), rtol=1e-6)
+
+
+def nested(W, h):
+    for _ in range(4):
+        for _ in range(16):
+            h = jnp.tanh(W @ h)
+        h = h / (1 + jnp.abs(h).sum())
+    return h
+
+
+def test_nested_loops_reroll_into_nested_scans():
+    W8 = (RNG.standard_normal((8, 8)) / 3).astype(np.float32)
+    h = np.linspace(-1, 1, 8).astype(np.float32)
+    rolled = diagnostics.reroll(nested, min_repeats=4, min_equations=16)
+    jaxpr = traxla.make_jaxpr(rolled)(W8, h)
+    [outer] = jaxpr.jaxpr.eqns
+    assert outer.primitive.name == "scan" and outer.params["length"] == 4
+    inner = [e for e in outer.params["jaxpr"].jaxpr.eqns if e.primitive.name == "scan"]
+    assert len(inner) == 1 and inner[0].params["length"] == 16
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diagnostics.UnrolledLoopWarning)
+        expected = traxla.jit(nested)(W8, h)
+    # XLA may round the division by a reduction differently inside a loop body (1 ulp)
+    np.testing.assert_allclose(np.asarray(traxla.jit(rolled)(W8, h)), np.asarray(expected),
+                               rtol=1e-6, atol=1e-9)

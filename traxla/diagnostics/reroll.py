@@ -38,9 +38,9 @@ def _outside_users(jaxpr, loop):
     return used
 
 
-def _run_loop(jaxpr, loop, read, write):
+def _run_loop(jaxpr, loop, read, write, find_options=None):
     """Binds one scan for ``loop`` in the current trace and writes every loop variable
-    used afterwards."""
+    used afterwards. Loops nested in the block are re-rolled inside the body."""
     from .. import lax
     from .. import numpy as jnp
     eqns, L, R = jaxpr.eqns, loop.block_len, loop.repeats
@@ -70,10 +70,33 @@ def _run_loop(jaxpr, loop, read, write):
     first = eqns[loop.start:loop.start + L]
     prev_owner = {v: (i, p) for i, e in enumerate(first) for p, v in enumerate(e.outvars)}
     invariant_values = {pos: read(v) for pos, v in invariant.items()}
+    inner, by_var = _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant,
+                                  invariant_values, find_options or {})
 
     def body(carry, x):
         local = {}
-        for i, eqn in enumerate(block):
+
+        def read_var(v):  # for a nested loop: a value of this step by variable
+            if type(v) is Literal:
+                return v
+            if v in owner:
+                return local[owner[v]]
+            if v in prev_owner:
+                return carry[carry_index[prev_owner[v]]]
+            source, key = by_var[v]
+            return x[key] if source == "x" else key
+
+        def write_var(v, value):
+            local[owner[v]] = value
+
+        i = 0
+        while i < len(block):
+            nested = inner.get(i)
+            if nested is not None:
+                _run_loop(nested[0], nested[1], read_var, write_var, find_options)
+                i = nested[1].end
+                continue
+            eqn = block[i]
             values = []
             for k, v in enumerate(eqn.invars):
                 if type(v) is Literal:
@@ -92,6 +115,7 @@ def _run_loop(jaxpr, loop, read, write):
                 outs = _bind(eqn, values)
             for p, out in enumerate(outs):
                 local[(i, p)] = out
+            i += 1
         return (tuple(local[s] for s in carry_slots), tuple(local[s] for s in y_slots))
 
     final, ys = lax.scan(body, init, xs if xs else None, length=R)
@@ -101,6 +125,33 @@ def _run_loop(jaxpr, loop, read, write):
                 write(v, lax.index_in_dim(ys[y_slots.index(s)], b, keepdims=False))
             else:
                 write(v, final[carry_index[s]])
+
+
+def _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant, invariant_values,
+                  find_options):
+    """Loops unrolled inside the block of ``loop`` (a Python loop nested in a loop):
+    ``({start: (block as a jaxpr, inner loop)}, {outside var: ("x", index) |
+    ("const", value)})``; none when an operand cannot be named by variable alone."""
+    from ..ir.core import Jaxpr
+    from .unrolled import find_unrolled_loops as find
+    by_var: dict = {}
+    for (i, k), j in x_index.items():
+        v = block[i].invars[k]
+        if by_var.setdefault(v, ("x", j)) != ("x", j):
+            return {}, {}
+    for (i, k), _ in invariant.items():
+        v = block[i].invars[k]
+        if v in by_var and by_var[v][0] != "const":
+            return {}, {}
+        by_var[v] = ("const", invariant_values[(i, k)])
+    outvars = [block[i].outvars[p] for i, p in list(carry_slots) + list(y_slots)]
+    sub = Jaxpr([], [], outvars, block)
+    found = find(sub, **find_options)
+    inner = {}
+    for lp in found:
+        if lp.rerollable and not any(lp.start <= i < lp.end for i in loop.indexed):
+            inner[lp.start] = (sub, lp)
+    return inner, by_var
 
 
 def _moving_slice(operand, step, starts, deltas, sizes, eqn):
@@ -143,7 +194,7 @@ def reroll_jaxpr(closed: ClosedJaxpr, loops=None, **find_options):
         while i < len(jaxpr.eqns):
             loop = starts.get(i)
             if loop is not None:
-                _run_loop(jaxpr, loop, read, write)
+                _run_loop(jaxpr, loop, read, write, find_options)
                 i = loop.end
                 continue
             eqn = jaxpr.eqns[i]
