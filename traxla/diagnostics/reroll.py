@@ -2,10 +2,16 @@
 
 ``reroll_jaxpr(closed)`` finds the loops (``unrolled.py``) and re-traces the program
 with each loop replaced by one ``scan`` whose body is the loop's block: the same
-primitives with the same parameters in the same order per step, so results are the
-same numbers. Loop state becomes the scan carry, loop invariants stay closed over,
-per-step inputs (a different variable each step) are stacked into ``xs``, and
-intermediate values used after the loop come back as stacked ``ys``.
+primitives with the same parameters in the same order per step (a ``slice`` moving by a
+fixed step, ``xs[t]``, becomes a ``dynamic_slice`` of the same window). Loop state
+becomes the scan carry, loop invariants stay closed over, per-step inputs (a different
+variable each step) are stacked into ``xs``, intermediate values used after the loop
+come back as stacked ``ys``, and loops nested in the block become nested scans.
+
+Results are bitwise equal on the article's recurrence, RNNs and RK4 on CPU; XLA may
+still compile an op differently inside a loop body than in straight-line code (a
+division by a reduction was seen to differ by one ulp), and gradients sum a loop
+invariant's cotangent in another order.
 
 Opt in with ``config.update("reroll_loops", True)`` (every ``jit`` trace) or wrap one
 function: ``jit(traxla.diagnostics.reroll(f))``.
