@@ -42,6 +42,7 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
+from . import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
 from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)

@@ -73,6 +73,13 @@ def _hashable_static(value):
     return value
 
 
+def _diagnostics():
+    """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
+    unrolled-loop detection and re-rolling, compile reports), imported on first use."""
+    from .diagnostics import hooks
+    return hooks
+
+
 class _Entry:
     """What a cache hit needs: the executable, the arguments it keeps (None: all) and
     how to rebuild the output tree."""
@@ -313,6 +320,7 @@ class JitFunction(Wrapped):
     def _compile(self, key, args, kwargs, avals, in_tree, fast):
         """Traces and compiles the program of one cache key (once, however many threads
         miss it together: see ``BoundedCache.get_or_create``)."""
+        _diagnostics().on_compile_miss(self, key, args, kwargs)
         closed, out_tree = self._trace(key, args, kwargs, avals)
         mesh = _mesh_of_program(closed.jaxpr)
         if mesh is not None:
@@ -321,6 +329,7 @@ class JitFunction(Wrapped):
                                       None, None, out_tree)
         executable = self._executable(program, closed, None, self.compiler_options)
         debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+        _diagnostics().after_compile(self, closed, program, executable)
         entry = _Entry(executable, out_tree, program.kept)
         if fast and program.kept is None:
             entry.fast_key = avals
@@ -357,10 +366,12 @@ class JitFunction(Wrapped):
         entry = self._compiled.get(key)
         if entry is None:
             def build():
+                _diagnostics().on_compile_miss(self, key, args, kwargs)
                 closed, out_tree = self._trace(key[:4], args, kwargs, avals)
                 program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
                                               placements, mesh, out_tree)
                 executable = self._executable(program, closed, mesh, self.compiler_options)
+                _diagnostics().after_compile(self, closed, program, executable)
                 return _Entry(executable, out_tree, program.kept)
             entry = self._compiled.get_or_create(key, build)
         check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
@@ -409,6 +420,8 @@ class JitFunction(Wrapped):
         hit = self._traced.get(key)
         if hit is not None:
             return hit
+        diagnostics = _diagnostics()
+        diagnostics.on_trace_miss(self, key, args, kwargs)
         start = time.perf_counter()
         dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
         _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -430,7 +443,7 @@ class JitFunction(Wrapped):
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
-        return result
+        return diagnostics.after_trace(self, key, result)  # may re-roll loops (and re-cache)
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
         if self._plain:
@@ -532,6 +545,11 @@ class JitFunction(Wrapped):
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
+
+    def cache_info(self):
+        """Traces, compilations and cache sizes of this jitted function
+        (``traxla.diagnostics.CacheInfo``)."""
+        return _diagnostics().cache_info(self)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
