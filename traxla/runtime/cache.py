@@ -44,6 +44,9 @@ class BoundedCache:
     def keys(self):
         return list(self._data)
 
+    def __iter__(self):  # over a snapshot of the keys (other threads may insert meanwhile)
+        return iter(self.keys())
+
     def values(self):
         return list(self._data.values())
 
