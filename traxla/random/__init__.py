@@ -465,9 +465,20 @@ def _gumbel(key, shape, dtype, mode):
     _check_shape("gumbel", shape)
     info = dtypes.finfo(dtype)
     if dtype == dtypes.float32 and mode == "highest":
-        raise NotImplementedError(
-            "gumbel(mode='highest') needs the count-leading-zeros primitive `clz`, which traxla "
-            "does not implement yet; use mode='high' or 'low'.")
+        if not hasattr(lax, "clz"):
+            raise NotImplementedError(
+                "gumbel(mode='highest') needs the count-leading-zeros primitive `clz`, which "
+                "this build of traxla does not have; use mode='high' or 'low'.")
+        finfo = dtypes.finfo(dtype)
+        bits_ = _random_bits(key, finfo.bits, (2,) + tuple(shape))
+        neg = lax.bitwise_not(bits_)
+        lo_bits = _unstack(neg)[1]
+        # 64-bit negation of the (hi, lo) pair: the carry goes into hi when lo wraps.
+        neg = neg + jnp.array([lo_bits == np.array((1 << finfo.bits) - 1, dtype=np.uint32),
+                               jnp.ones_like(lo_bits)], dtype=np.uint32)
+        flip_mask = _unstack(bits_)[0] < np.array(1 << (finfo.bits - 1), dtype=np.uint32)
+        x = _safe_int_to_float(jnp.where(flip_mask, bits_, neg), dtype=np.float32)
+        return jnp.where(flip_mask, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
     if mode in ("high", "highest"):
         high, low = _unstack(_uniform(key, minval=0., maxval=1., shape=(2,) + tuple(shape),
                                       dtype=dtype))
@@ -478,6 +489,26 @@ def _gumbel(key, shape, dtype, mode):
 
 
 _gumbel = jit(_gumbel, static_argnums=(1, 2, 3))
+
+
+def _safe_int_to_float(bits_, dtype):
+    """A 64-bit fixed-point fraction (a (hi, lo) uint32 pair) as the nearest float32 below it,
+    keeping full precision near zero (JAX's ``_safe_int_to_float``)."""
+    finfo = dtypes.finfo(dtype)
+    hiclz, loclz = _unstack(lax.clz(bits_))
+    hi, lo = _unstack(bits_)
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        jnp.where(hiclz == 32, lax.shift_left(lo, loclz),
+                  lax.shift_right_logical(lo, finfo.bits - hiclz)))
+    mantissa = lax.shift_right_logical(mantissa,
+                                       np.array(finfo.bits - finfo.nmant - 1, dtype=np.uint32))
+    mantissa = lax.bitwise_and(mantissa, np.array((1 << finfo.nmant) - 1, dtype=np.uint32))
+    exp = lax.shift_left((-finfo.minexp - jnp.where(hiclz == 32, 32 + loclz, hiclz)),
+                         np.array(finfo.nmant, dtype=np.uint32))
+    exp = lax.bitwise_and(exp, np.array((1 << (finfo.bits - 2)) - (1 << (finfo.nmant - 1)),
+                                        dtype=np.uint32))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), dtype)
 
 
 def laplace(key, shape=(), dtype=None):
