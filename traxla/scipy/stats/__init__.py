@@ -5,3 +5,4 @@ from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon
                gamma, gennorm, geom, gumbel_l, gumbel_r, laplace, logistic, multinomial, nbinom,
                pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
 from ._core import mode, rankdata, sem  # noqa: F401,E402
+from . import multivariate_normal  # noqa: F401,E402
