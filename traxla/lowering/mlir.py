@@ -68,7 +68,9 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
     key = (tuple(shape), dtype)
     t = _type_cache.get(key)
     if t is None:
-        t = _type_cache[key] = ir.RankedTensorType.get(list(shape), element_type(dtype))
+        dims = [d if type(d) is int or isinstance(d, (np.integer,)) else
+                ir.ShapedType.get_dynamic_size() for d in shape]  # symbolic: dynamic
+        t = _type_cache[key] = ir.RankedTensorType.get(dims, element_type(dtype))
     return t
 
 
@@ -96,7 +98,8 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         dims = []
     else:
         dims = list(range(len(to_shape)))
-    return hlo.broadcast_in_dim(tensor_type(to_shape, from_aval.dtype), value, dims)
+    from .dynamic_shapes import broadcast_in_dim  # a symbolic shape needs the dynamic op
+    return broadcast_in_dim(tensor_type(to_shape, from_aval.dtype), value, dims, to_shape)
 
 
 def i64_array(values) -> ir.Attribute:

@@ -14,3 +14,4 @@ from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug_print, pure_callback's vmap methods, io_callback)
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
 from . import ffi  # noqa: F401,E402
+from . import export  # noqa: F401,E402  (call_exported, one lane at a time)
