@@ -68,6 +68,17 @@ class Exported:
     uses_global_constants: bool
     _get_vjp: Callable | None = None
 
+    @property
+    def _arg_names(self) -> list:
+        """``args[0]``, ``kwargs['x']``: each flat argument's place, for error messages."""
+        names = []
+        placeholder = tree_util.tree_unflatten(self.in_tree, list(range(self.in_tree.num_leaves)))
+        for path, _ in tree_util.tree_flatten_with_path(placeholder)[0]:
+            head, rest = (path[0], path[1:]) if path else (None, ())
+            root = "kwargs" if getattr(head, "idx", 0) == 1 else "args"
+            names.append(root + tree_util.keystr(tuple(rest)))
+        return names
+
     def mlir_module(self) -> str:
         """The module as StableHLO text."""
         from ..lowering.rules.export import exported_module
@@ -154,7 +165,8 @@ def _export_traced(traced, platforms, disabled_checks) -> Exported:
 
 def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exported:
     """Exports ``(*primals, *out_cts) -> in_cts`` of the primal program (JAX's layout)."""
-    from ..api import jit, vjp
+    from ..api import jit
+    from ..autodiff import vjp
     from ..shape_dtype_struct import ShapeDtypeStruct
     from ..tracer.interpret import jaxpr_as_fun
     fun = jaxpr_as_fun(closed)

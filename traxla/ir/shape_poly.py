@@ -133,6 +133,14 @@ class DimExpr:
             "https://docs.jax.dev/en/latest/export/shape_poly.html#division-of-shape-"
             "polynomials-is-partially-supported.")
 
+    def __mod__(self, other):
+        try:
+            self.divmod(other)
+        except InconclusiveDimensionOperation:
+            raise InconclusiveDimensionOperation(
+                f"Cannot compute '{self}' modulo '{other}' (not exactly divisible).") from None
+        return 0
+
     def __rfloordiv__(self, other):
         raise InconclusiveDimensionOperation(f"Cannot divide '{other}' by '{self}'.")
 

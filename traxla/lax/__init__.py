@@ -234,6 +234,9 @@ def broadcast_to_rank(x, rank):
     return _lift(asarray(x)) if nd == rank else broadcast(x, (1,) * (rank - nd))
 
 
+from ..ir.shape_poly import DimExpr  # noqa: E402
+
+
 def _concrete_shape(shape):
     out = []
     for d in shape:
@@ -242,7 +245,7 @@ def _concrete_shape(shape):
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
                 f"{d._origin_msg()}")
-        out.append(int(d))
+        out.append(d if isinstance(d, DimExpr) else int(d))  # export's symbolic dims stay
     return out
 
 

@@ -138,13 +138,10 @@ def _with_dim_args(fn, in_types, n_dims, names):
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     fn.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(in_types, list(ftype.results)))
-    n_arrays = len(in_types) - n_dims
-    try:
-        old = list(ir.ArrayAttr(fn.arg_attrs))
-    except (KeyError, ValueError):
-        old = [ir.DictAttr.get({})] * n_arrays
+    # private functions carry no other argument attributes
     fn.arg_attrs = ir.ArrayAttr.get(
-        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(n)}) for n in names] + old)
+        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(n)}) for n in names]
+        + [ir.DictAttr.get({})] * (len(in_types) - n_dims))
     return fn
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..ir.shape_poly import is_symbolic
+
 import numpy as np
 
 from .. import lax
@@ -22,7 +24,7 @@ def _canon_axis(axis, ndim, fun="axis"):
 
 def _compute_newshape(shape, newshape):
     newshape = (newshape,) if isinstance(newshape, (int, np.integer)) else tuple(newshape)
-    newshape = tuple(int(d) for d in newshape)
+    newshape = tuple(d if is_symbolic(d) else int(d) for d in newshape)  # export dims stay
     if sum(d == -1 for d in newshape) > 1:
         raise ValueError("can only specify one unknown dimension")
     size = math.prod(shape)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from ..avals import ShapedArray
 from ..primitive import Primitive, def_typing
-from ..shape_poly import evaluate_shape, is_constant_shape, solve_dim_vars
+from ..shape_poly import evaluate_shape, is_constant_shape, is_symbolic, solve_dim_vars
 
 call_exported_p = Primitive("call_exported", multiple_results=True)
 
 
 def _arg_name(exported, i: int) -> str:
-    return f"args[{i}] of the exported function '{exported.fun_name}'"
+    """``args[0]``, ``kwargs['x']``: where flat argument ``i`` sits (JAX's descriptor)."""
+    names = getattr(exported, "_arg_names", None)
+    return names[i] if names and i < len(names) else f"args[{i}]"
 
 
 def _call_exported_typing(*avals_in, exported):
@@ -23,21 +25,17 @@ def _call_exported_typing(*avals_in, exported):
         raise ValueError(f"Function {exported.fun_name} was exported with {len(expected)} "
                          f"arguments but called with {len(avals_in)}.")
     for i, (a, e) in enumerate(zip(avals_in, expected)):
-        if a.dtype != e.dtype:
-            raise TypeError(
-                f"Function {exported.fun_name} was exported for an argument with dtype "
-                f"{e.str_short()} but it is called with an argument with dtype "
-                f"{a.str_short()} (args[{i}]).")
         if len(a.shape) != len(e.shape):
-            raise ValueError(
-                f"Function {exported.fun_name} was exported for an argument of rank "
-                f"{len(e.shape)} ({e.str_short()}) but it is called with an argument of "
-                f"rank {len(a.shape)} ({a.str_short()}) (args[{i}]).")
-        if is_constant_shape(e.shape) and tuple(a.shape) != tuple(e.shape):
-            raise ValueError(
-                f"Function {exported.fun_name} was exported for an argument of shape "
-                f"{e.str_short()} but it is called with an argument of shape "
-                f"{a.str_short()} (args[{i}]).")
+            raise ValueError(f"Rank mismatch for {_arg_name(exported, i)}: expected "
+                             f"{tuple(e.shape)} and called with {tuple(a.shape)}")
+        if a.dtype != e.dtype:
+            raise ValueError(f"Dtype mismatch for {_arg_name(exported, i)}: expected "
+                             f"{e.dtype} and called with {a.dtype}")
+        for j, d in enumerate(e.shape):
+            if not is_symbolic(d) and d != a.shape[j]:
+                raise ValueError(
+                    f"Shape mismatch for {_arg_name(exported, i)}.shape[{j}] (expected same "
+                    f"constant): expected {tuple(e.shape)} and called with {tuple(a.shape)}")
     if all(is_constant_shape(e.shape) for e in expected):
         return [ShapedArray(o.shape, o.dtype) for o in exported.out_avals]
     env = solve_dim_vars([e.shape for e in expected], [a.shape for a in avals_in],
