@@ -51,3 +51,4 @@ from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd, 
                                  linear_transpose)
 from . import custom_derivatives  # noqa: F401,E402
 from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
+from . import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)

@@ -11,7 +11,7 @@ from ..ir.shape_poly import InconclusiveDimensionOperation, symbolic_shape  # no
 from ._exported import (  # noqa: F401
     DisabledSafetyCheck, Exported, call_exported, default_export_platform, deserialize, export,
     maximum_supported_calling_convention_version, minimum_supported_calling_convention_version)
-from ._serialization import (  # noqa: F401
+from ._registry import (  # noqa: F401
     register_namedtuple_serialization, register_pytree_node_serialization)
 from ._specs import symbolic_args_specs  # noqa: F401
 

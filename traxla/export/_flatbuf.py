@@ -5,9 +5,13 @@ Only the layout lives here; what each field means is ``_serialization.py``'s bus
 """
 from __future__ import annotations
 
-import flatbuffers
-from flatbuffers import number_types as N
-from flatbuffers.table import Table
+try:
+    import flatbuffers
+    from flatbuffers import number_types as N
+    from flatbuffers.table import Table
+except ImportError as e:  # a declared dependency, but say what to do if it is missing
+    raise ImportError("Please install 'flatbuffers' in order to use Exported serialization "
+                      "(pip install flatbuffers)") from e
 
 # enum PyTreeDefKind
 TREE_LEAF, TREE_NONE, TREE_TUPLE, TREE_LIST, TREE_DICT, TREE_CUSTOM = range(6)
