@@ -233,3 +233,20 @@ def test_symbolic_shapes_parse_and_print_as_jax():
 def test_bad_bytes_raise():
     with pytest.raises(ValueError, match="too short"):
         texport.deserialize(b"abc")
+
+
+def test_multi_platform_export_takes_the_platform_index():
+    f = traxla.jit(lambda x: tnp.sin(x) * 2.0)
+    b, = texport.symbolic_shape("b")
+    exp = texport.export(f, platforms=("cuda", "cpu"))(traxla.ShapeDtypeStruct((b,), F32))
+    assert exp.platforms == ("cuda", "cpu") and exp.uses_global_constants
+    assert 'jax.global_constant = "_platform_index"' in exp.mlir_module()
+    x = np.arange(4, dtype=F32)
+    want = np.sin(x) * 2.0
+    _close(exp.call(x), want)
+    _close(jax.export.deserialize(exp.serialize()).call(x), want)
+    j = jax.export.export(jax.jit(lambda x: jnp.sin(x) * 2.0), platforms=("cuda", "cpu"))(x)
+    _close(texport.deserialize(j.serialize()).call(x), want)
+    only_tpu = jax.export.export(jax.jit(jnp.sin), platforms=("tpu",))(x)
+    with pytest.raises(ValueError, match="was exported for platforms"):
+        texport.deserialize(only_tpu.serialize()).call(x)
