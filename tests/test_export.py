@@ -250,3 +250,27 @@ def test_multi_platform_export_takes_the_platform_index():
     only_tpu = jax.export.export(jax.jit(jnp.sin), platforms=("tpu",))(x)
     with pytest.raises(ValueError, match="was exported for platforms"):
         texport.deserialize(only_tpu.serialize()).call(x)
+
+
+POLY_PROGRAMS = {  # (traxla, jax) pairs over a (b, 4) batch
+    "mean_over_batch": lambda np_mod: lambda x: np_mod.mean(x, axis=0) + x.sum(0) / x.shape[0],
+    "argmax_where": lambda np_mod: lambda x: np_mod.argmax(np_mod.where(x > 0.5, x, 0.0), axis=1),
+    "concat_transpose": lambda np_mod: lambda x: (np_mod.concatenate([x, 2 * x]).T
+                                                  @ np_mod.concatenate([x, x])),
+    "broadcast_ones": lambda np_mod: lambda x: x * np_mod.ones_like(x) + np_mod.zeros(x.shape[1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POLY_PROGRAMS))
+def test_polymorphic_programs_agree_with_jax(name):
+    b, = texport.symbolic_shape("b")
+    t_fn, j_fn = POLY_PROGRAMS[name](tnp), POLY_PROGRAMS[name](jnp)
+    exp = texport.export(traxla.jit(t_fn))(traxla.ShapeDtypeStruct((b, 4), F32))
+    in_jax = jax.export.deserialize(exp.serialize())
+    x = RNG.random((5, 4)).astype(F32)
+    want = j_fn(x)
+    _close(exp.call(x), want)
+    _close(in_jax.call(x), want)
+    assert [str(a) for a in in_jax.out_avals] == [
+        str(a) for a in jax.export.export(jax.jit(j_fn))(
+            jax.ShapeDtypeStruct((jax.export.symbolic_shape("b")[0], 4), F32)).out_avals]

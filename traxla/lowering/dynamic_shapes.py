@@ -86,3 +86,9 @@ def reshape(result_type, x, shape):
     if is_static(shape):
         return hlo.reshape(result_type, x)
     return hlo.dynamic_reshape(result_type, x, shape_tensor(shape))
+
+
+def iota(result_type, dimension: int, shape):
+    if is_static(shape):
+        return hlo.iota(result_type, dimension)
+    return hlo.dynamic_iota(result_type, shape_tensor(shape), iota_dimension=dimension)

@@ -2,7 +2,7 @@
 symbolic ones solved per call), so a batch runs it once per lane, in a scan."""
 from __future__ import annotations
 
-from ...ir.rules.export import call_exported_p
+from ...ir.rules.export import call_exported_p, dim_as_value_p
 from ...lax.control_flow import scan
 from ..core import moveaxis, register_batching
 
@@ -22,3 +22,10 @@ def _call_exported_batched(size, vals, dims, *, exported):
 
 
 register_batching(call_exported_p, _call_exported_batched)
+
+
+def _dim_as_value_batched(size, vals, dims, *, dim):
+    return dim_as_value_p.bind(dim=dim), None  # no operands: the same for every lane
+
+
+register_batching(dim_as_value_p, _dim_as_value_batched)

@@ -46,3 +46,17 @@ def _call_exported_typing(*avals_in, exported):
 def_typing(call_exported_p, _call_exported_typing)
 
 P = {"call_exported": call_exported_p}
+
+
+# ``dim_as_value``: a symbolic dimension used as a value (``x.sum(0) / x.shape[0]``,
+# ``mean`` over a polymorphic axis): a weakly typed integer scalar, as JAX's.
+dim_as_value_p = Primitive("dim_as_value")
+
+
+def _dim_as_value_typing(*, dim):
+    from .. import dtypes
+    return ShapedArray((), dtypes.canonicalize(dtypes.int64), weak_type=True)
+
+
+def_typing(dim_as_value_p, _dim_as_value_typing)
+P["dim_as_value"] = dim_as_value_p

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.export import call_exported_p
+from ...ir.rules.export import call_exported_p, dim_as_value_p
 from ..mlir import aval_type, constant, context, func, hlo, ir
 from ..registry import register_lowering
 
@@ -92,3 +92,11 @@ def _call_exported(ctx, *args, exported):
 
 
 register_lowering(call_exported_p, _call_exported)
+
+
+def _dim_as_value(ctx, *, dim):
+    from ..dynamic_shapes import dim_value
+    return _convert(dim_value(dim), aval_type(ctx.aval_out))
+
+
+register_lowering(dim_as_value_p, _dim_as_value)

@@ -61,7 +61,7 @@ def _dynamic_update_slice(ctx, x, update, *indices):
 
 
 def _iota(ctx, *, dtype, shape, dimension, sharding=None):
-    return hlo.iota(tensor_type(shape, dtype), dimension)
+    return dyn.iota(tensor_type(shape, dtype), dimension, shape)
 
 
 for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
