@@ -274,3 +274,32 @@ def test_polymorphic_programs_agree_with_jax(name):
     assert [str(a) for a in in_jax.out_avals] == [
         str(a) for a in jax.export.export(jax.jit(j_fn))(
             jax.ShapeDtypeStruct((jax.export.symbolic_shape("b")[0], 4), F32)).out_avals]
+
+
+def test_polymorphic_jaxpr_prints_as_jax():
+    def f(np_mod):
+        return lambda x, w: (np_mod.tanh(x @ w) * 2.0).reshape(-1, 2).sum(0) / x.shape[0]
+    b, = texport.symbolic_shape("b")
+    jb, = jax.export.symbolic_shape("b")
+    got = traxla.make_jaxpr(f(tnp))(traxla.ShapeDtypeStruct((b, 4), F32),
+                                    traxla.ShapeDtypeStruct((4, 6), F32))
+    want = jax.make_jaxpr(f(jnp))(jax.ShapeDtypeStruct((jb, 4), F32),
+                                  jax.ShapeDtypeStruct((4, 6), F32))
+    assert str(got) == str(want)
+
+
+def test_truncated_or_corrupt_bytes_raise_value_error(t_exports):
+    blob = bytes(t_exports["mlp"].serialize())
+    for bad in (blob[:len(blob) // 3], blob[:40], b"\xff" * 64):
+        with pytest.raises(ValueError):
+            texport.deserialize(bad)
+
+
+def test_cli_describes_an_artifact(t_exports, tmp_path, capsys):
+    from traxla.__main__ import main
+    path = tmp_path / "poly.bin"
+    path.write_bytes(bytes(t_exports["poly"].serialize(vjp_order=1)))
+    assert main(["exported", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "f32[b,4] f32[4,6]" in out and "polymorphic     yes" in out
+    assert "vjp orders      1" in out and "platforms       cpu" in out

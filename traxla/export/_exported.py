@@ -229,3 +229,11 @@ __all__ = ["DisabledSafetyCheck", "Exported", "call_exported", "default_export_p
            "minimum_supported_calling_convention_version"]
 
 del io
+
+
+def _vjp_orders(exp: Exported) -> int:
+    """How many orders of VJP an Exported carries (``serialize(vjp_order=n)``)."""
+    n = 0
+    while exp.has_vjp():
+        exp, n = exp.vjp(), n + 1
+    return n

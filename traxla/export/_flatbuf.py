@@ -160,4 +160,6 @@ class Reader:
         if not o:
             return b""
         start, n = self.tab.Vector(o), self.tab.VectorLen(o)
+        if start + n > len(self.tab.Bytes):  # slicing would silently return fewer bytes
+            raise IndexError(f"a byte vector of {n} bytes runs past the end of the buffer")
         return bytes(self.tab.Bytes[start:start + n])

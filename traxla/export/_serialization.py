@@ -191,7 +191,12 @@ def _write_check(b, check) -> int:
 def deserialize(blob):
     """An ``Exported`` from the bytes ``serialize`` (or JAX's) wrote. Trusted input only:
     running it runs whatever custom calls the module names."""
-    return _read_exported(fb.Reader.root(blob))
+    import struct
+    try:
+        return _read_exported(fb.Reader.root(blob))
+    except (IndexError, struct.error, UnicodeDecodeError, OverflowError) as e:
+        raise ValueError(f"the bytes are not a valid serialized Exported ({len(blob)} bytes; "
+                         f"{type(e).__name__}: {e}); was it truncated?") from None
 
 
 def _read_exported(r: "fb.Reader"):
