@@ -303,3 +303,14 @@ def test_cli_describes_an_artifact(t_exports, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "f32[b,4] f32[4,6]" in out and "polymorphic     yes" in out
     assert "vjp orders      1" in out and "platforms       cpu" in out
+
+
+def test_vmap_inside_a_polymorphic_export():
+    b, = texport.symbolic_shape("b")
+
+    def f(np_mod, vmap):
+        return vmap(lambda x: np_mod.argmax(x) + x.sum() / x.shape[0])
+    exp = texport.export(traxla.jit(f(tnp, traxla.vmap)))(traxla.ShapeDtypeStruct((3, b), F32))
+    x = RNG.random((3, 5)).astype(F32)
+    _close(exp.call(x), f(jnp, jax.vmap)(x))
+    _close(jax.export.deserialize(exp.serialize()).call(x), f(jnp, jax.vmap)(x))
