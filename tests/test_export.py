@@ -314,3 +314,17 @@ def test_vmap_inside_a_polymorphic_export():
     x = RNG.random((3, 5)).astype(F32)
     _close(exp.call(x), f(jnp, jax.vmap)(x))
     _close(jax.export.deserialize(exp.serialize()).call(x), f(jnp, jax.vmap)(x))
+
+
+def test_kwargs_unused_arguments_and_foreign_arrays():
+    f = traxla.jit(lambda x, unused, *, scale: x * scale)
+    exp = texport.export(f)(X, np.zeros(2, np.int32), scale=np.float32(3.0))
+    assert exp.module_kept_var_idx == (0, 2)
+    assert exp._arg_names == ["args[0]", "args[1]", "kwargs['scale']"]
+    in_jax = jax.export.deserialize(exp.serialize())
+    assert in_jax.module_kept_var_idx == (0, 2)
+    _close(in_jax.call(X, np.zeros(2, np.int32), scale=np.float32(3.0)), X * 3)
+    # a jax.Array argument is taken by value
+    _close(exp.call(jnp.asarray(X), np.zeros(2, np.int32), scale=np.float32(3.0)), X * 3)
+    with pytest.raises(ValueError, match=r"Dtype mismatch for kwargs\['scale'\]"):
+        exp.call(X, np.zeros(2, np.int32), scale=np.int32(3))

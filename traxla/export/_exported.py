@@ -205,13 +205,15 @@ def call_exported(exported: Exported) -> Callable:
 
     def f_imported(*args, **kwargs):
         from ..numpy import asarray
+        from ..runtime import Array
+        from ..tracer import Tracer
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         if tree != exported.in_tree:
             raise ValueError(
                 "The invocation args and kwargs must have the same pytree structure as the "
                 f"exported function {exported.fun_name}. Invocation structure {tree}; "
                 f"exported structure {exported.in_tree}.")
-        leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
+        leaves = [x if isinstance(x, (Array, Tracer)) else asarray(x) for x in leaves]
         outs = f_diff(*leaves)
         return tree_util.tree_unflatten(exported.out_tree, list(outs))
     return f_imported
