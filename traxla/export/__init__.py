@@ -7,7 +7,9 @@ runs again later, elsewhere, or in JAX (the same flatbuffer format as ``jax.expo
 
 Shape-polymorphic exports take ``symbolic_shape("b, 4")`` dimensions.
 """
-from ..ir.shape_poly import InconclusiveDimensionOperation, symbolic_shape  # noqa: F401
+from ..ir.shape_poly import (  # noqa: F401
+    InconclusiveDimensionOperation, SymbolicScope, symbolic_shape)
+from ..ir.shape_poly import is_symbolic as is_symbolic_dim  # noqa: F401
 from ._exported import (  # noqa: F401
     DisabledSafetyCheck, Exported, call_exported, default_export_platform, deserialize, export,
     maximum_supported_calling_convention_version, minimum_supported_calling_convention_version)

@@ -87,6 +87,14 @@ class Exported:
     def __str__(self):
         return f"Exported(fun_name={self.fun_name}, ...)"
 
+    def in_shardings_jax(self, mesh) -> tuple:
+        """Shardings of the arguments on ``mesh`` for ``jit``/``device_put``: traxla exports
+        (and calls) single-device programs, whose shardings are unspecified (None)."""
+        return (None,) * len(self.in_avals)
+
+    def out_shardings_jax(self, mesh) -> tuple:
+        return (None,) * len(self.out_avals)
+
     def has_vjp(self) -> bool:
         return self._get_vjp is not None
 

@@ -241,6 +241,22 @@ def is_symbolic(d) -> bool:
     return isinstance(d, DimExpr)
 
 
+class SymbolicScope:
+    """Where dimension variables live and the constraints on them (JAX's). traxla knows only
+    that each variable is >= 1: explicit constraints are refused."""
+
+    def __init__(self, constraints_str=()):
+        if isinstance(constraints_str, str):
+            constraints_str = (constraints_str,)
+        if constraints_str:
+            raise NotImplementedError("SymbolicScope: constraints are not supported by traxla; "
+                                      "dimension variables are only known to be >= 1.")
+        self.constraints = tuple(constraints_str)
+
+    def __str__(self):
+        return "SymbolicScope()"
+
+
 def is_constant_shape(shape) -> bool:
     return not any(isinstance(d, DimExpr) for d in shape)
 
