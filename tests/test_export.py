@@ -328,3 +328,38 @@ def test_kwargs_unused_arguments_and_foreign_arrays():
     _close(exp.call(jnp.asarray(X), np.zeros(2, np.int32), scale=np.float32(3.0)), X * 3)
     with pytest.raises(ValueError, match=r"Dtype mismatch for kwargs\['scale'\]"):
         exp.call(X, np.zeros(2, np.int32), scale=np.int32(3))
+
+
+A_SPD = (RNG.random((4, 4)) + 4 * np.eye(4)).astype(F32)
+JAX_PROGRAMS = {  # JAX lowerings traxla never emits itself: LAPACK kernels, threefry, sort
+    "solve": lambda a: jnp.linalg.solve(a, jnp.ones(4)),
+    "random": lambda a: jax.random.normal(jax.random.key(0), (4,)) + a[0],
+    "sort_fft": lambda a: jnp.sort(a, axis=0) + jnp.fft.fft(a).real,
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_PROGRAMS))
+def test_jax_lowerings_run_in_traxla(name):
+    fn = JAX_PROGRAMS[name]
+    exp = texport.deserialize(jax.export.export(jax.jit(fn))(A_SPD).serialize())
+    _close(exp.call(A_SPD), fn(A_SPD))
+
+
+def test_jax_linalg_artifact_in_a_process_without_jax(tmp_path):
+    import os
+    import subprocess
+    import sys
+    blob = tmp_path / "solve.bin"
+    blob.write_bytes(bytes(jax.export.export(jax.jit(JAX_PROGRAMS["solve"]))(A_SPD).serialize()))
+    np.save(tmp_path / "a.npy", A_SPD)
+    script = ("import sys, numpy as np, traxla\n"
+              f"e = traxla.export.deserialize(open({str(blob)!r}, 'rb').read())\n"
+              f"a = np.load({str(tmp_path / 'a.npy')!r})\n"
+              "np.testing.assert_allclose(e.call(a), np.linalg.solve(a, np.ones(4)), "
+              "rtol=1e-4)\n"
+              "assert 'jax' not in sys.modules\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...ir.rules.export import call_exported_p, dim_as_value_p
 from ..mlir import aval_type, constant, context, func, hlo, ir
-from ..registry import register_lowering
+from ..registry import custom_call_libraries, register_lowering
 
 USES_SHAPE_POLYMORPHISM = "jax.uses_shape_polymorphism"
 
@@ -75,6 +75,8 @@ def _call_exported(ctx, *args, exported):
     if platform not in platforms and "platform" not in checks:
         raise ValueError(f"Function '{exported.fun_name}' was exported for platforms "
                          f"'{platforms}' but it is used on '{(platform,)}'.")
+    if b"lapack_" in exported.mlir_module_serialized:  # JAX's linalg kernels: register them
+        custom_call_libraries.add("lapack")
     submodule = exported_module(exported.mlir_module_serialized)
     main = ir.SymbolTable(submodule.operation)["main"]
     callee_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
