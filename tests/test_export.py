@@ -258,7 +258,16 @@ POLY_PROGRAMS = {  # (traxla, jax) pairs over a (b, 4) batch
     "concat_transpose": lambda np_mod: lambda x: (np_mod.concatenate([x, 2 * x]).T
                                                   @ np_mod.concatenate([x, x])),
     "broadcast_ones": lambda np_mod: lambda x: x * np_mod.ones_like(x) + np_mod.zeros(x.shape[1]),
+    "stack_cond": lambda np_mod: lambda x: _lax(np_mod).cond(
+        x.sum() > 0, lambda y: np_mod.stack([y, -y], 1), lambda y: np_mod.stack([y, y], 1), x),
+    "scan_rnn_over_batch": lambda np_mod: lambda x: _lax(np_mod).scan(  # carry (b, 4), 3 steps
+        lambda h, w: (np_mod.tanh(h @ w + x), h.mean(axis=1)), np_mod.zeros_like(x),
+        np_mod.stack([np.eye(4, dtype=F32) * (k + 1) * 0.3 for k in range(3)])),
 }
+
+
+def _lax(np_mod):
+    return jax.lax if np_mod is jnp else traxla.lax
 
 
 @pytest.mark.parametrize("name", sorted(POLY_PROGRAMS))

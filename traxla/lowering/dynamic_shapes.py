@@ -92,3 +92,15 @@ def iota(result_type, dimension: int, shape):
     if is_static(shape):
         return hlo.iota(result_type, dimension)
     return hlo.dynamic_iota(result_type, shape_tensor(shape), iota_dimension=dimension)
+
+
+def dynamic_slice(result_type, x, starts, sizes):
+    """``dynamic_slice`` of ``sizes`` at the ``tensor<i32>`` ``starts``; with a symbolic size,
+    ``real_dynamic_slice`` (start, limit = start + size, stride 1) as JAX emits it."""
+    if is_static(sizes):
+        return hlo.dynamic_slice(x, starts, ir.DenseI64ArrayAttr.get([int(s) for s in sizes]))
+    i32_1 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    start = hlo.concatenate([hlo.reshape(i32_1, s) for s in starts], 0)
+    limit = hlo.add(start, shape_tensor(sizes))
+    strides = constant(np.ones((len(sizes),), np.int32))
+    return hlo.real_dynamic_slice(result_type, x, start, limit, strides)

@@ -77,7 +77,7 @@ def _stack(ctx, *xs, axis):
     shape = list(x_aval.shape)
     shape.insert(axis, 1)
     dims = [i for i in range(len(shape)) if i != axis]
-    expanded = [hlo.broadcast_in_dim(tensor_type(shape, x_aval.dtype), x, dims) for x in xs]
+    expanded = [dyn.broadcast_in_dim(tensor_type(shape, x_aval.dtype), x, dims, shape) for x in xs]
     return expanded[0] if len(expanded) == 1 else hlo.concatenate(expanded, axis)
 
 
