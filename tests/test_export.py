@@ -224,6 +224,11 @@ def test_symbolic_shapes_parse_and_print_as_jax():
         assert [str(d) for d in t] == [str(d) for d in j]
     b, = texport.symbolic_shape("b")
     assert (2 * b) // 2 == b and b * 3 - b == 2 * b and hash(b + 0) == hash(b)
+    assert b >= 1 and b + 1 > b and not b < 1 and 2 * b >= b
+    with pytest.raises(texport.InconclusiveDimensionOperation, match="inconclusive"):
+        b >= 2  # noqa: B015
+    with pytest.raises(texport.InconclusiveDimensionOperation):
+        b // 2  # noqa: B018
     specs = texport.symbolic_args_specs((X, W_POLY), ("b, ...", None))
     assert str(specs[0].shape[0]) == "b" and specs[0].shape[1] == 4 and specs[1].shape == (4, 6)
     with pytest.raises(ValueError, match="syntax error"):

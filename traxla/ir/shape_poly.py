@@ -160,32 +160,17 @@ class DimExpr:
     def __hash__(self):
         return self._hash
 
-    def _bound_cmp(self, other, op):
-        # Dimension variables are >= 1: decide what that alone decides (JAX does more).
-        diff = self - other
-        if not isinstance(diff, DimExpr):
-            return op(diff, 0)
-        coeffs = [c for _, c in diff._terms]
-        lower = sum(c for c in coeffs)  # every variable at 1 gives the minimum when c >= 0
-        if all(c >= 0 for m, c in diff._terms if m):
-            if op(lower, 0) and op is not operator.lt and op is not operator.le:
-                return True
-            if op in (operator.lt, operator.le) and not op(lower, 0):
-                return False
-        raise InconclusiveDimensionOperation(
-            f"Symbolic dimension comparison '{self}' {_OP_NAMES[op]} '{other}' is inconclusive.")
-
     def __ge__(self, other):
-        return self._bound_cmp(other, operator.ge)
+        return _decide_nonnegative(self - other, strict=False, what=(self, ">=", other))
 
     def __gt__(self, other):
-        return self._bound_cmp(other, operator.gt)
+        return _decide_nonnegative(self - other, strict=True, what=(self, ">", other))
 
     def __le__(self, other):
-        return not self._bound_cmp(other, operator.gt)
+        return _decide_nonnegative(other - self, strict=False, what=(self, "<=", other))
 
     def __lt__(self, other):
-        return not self._bound_cmp(other, operator.ge)
+        return _decide_nonnegative(other - self, strict=True, what=(self, "<", other))
 
     def __int__(self):
         raise InconclusiveDimensionOperation(
@@ -234,7 +219,22 @@ class DimExpr:
     __repr__ = __str__
 
 
-_OP_NAMES = {operator.ge: ">=", operator.gt: ">", operator.le: "<=", operator.lt: "<"}
+def _decide_nonnegative(diff, strict: bool, what) -> bool:
+    """Whether ``diff > 0`` (``strict``) or ``diff >= 0`` for every value >= 1 of the
+    variables, when that alone decides it (JAX reasons further, with constraints)."""
+    if not isinstance(diff, DimExpr):
+        return diff > 0 if strict else diff >= 0
+    coeffs = [c for m, c in diff._terms if m]
+    at_ones = sum(c for _, c in diff._terms)  # the value with every variable at 1
+    if all(c >= 0 for c in coeffs):  # smallest at ones, unbounded above
+        if at_ones > 0 or (at_ones == 0 and not strict):
+            return True
+    elif all(c <= 0 for c in coeffs):  # largest at ones, unbounded below
+        if at_ones < 0 or (at_ones == 0 and strict):
+            return False
+    left, op, right = what
+    raise InconclusiveDimensionOperation(
+        f"Symbolic dimension comparison '{left}' {op} '{right}' is inconclusive.")
 
 
 def is_symbolic(d) -> bool:
