@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 from typing import Any, Callable
 
 from .. import tree_util
@@ -238,7 +237,6 @@ __all__ = ["DisabledSafetyCheck", "Exported", "call_exported", "default_export_p
            "deserialize", "export", "maximum_supported_calling_convention_version",
            "minimum_supported_calling_convention_version"]
 
-del io
 
 
 def _vjp_orders(exp: Exported) -> int:
