@@ -377,3 +377,10 @@ def test_jax_linalg_artifact_in_a_process_without_jax(tmp_path):
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_jaxpr_of_an_exported_call_prints_as_jax():
+    x = np.ones((3,), F32)
+    t = texport.export(traxla.jit(lambda x: x * 2))(x)
+    j = jax.export.export(jax.jit(lambda x: x * 2))(x)
+    assert str(traxla.make_jaxpr(t.call)(x)) == str(jax.make_jaxpr(j.call)(x))

@@ -199,14 +199,14 @@ def call_exported(exported: Exported) -> Callable:
         from ..custom_derivatives import custom_vjp
         f_diff = custom_vjp(f_flat)
 
-        def fwd(*flat):
+        def f_flat_vjp_fwd(*flat):
             return f_flat(*flat), flat
 
-        def bwd(residual, cts):
+        def f_flat_vjp_bwd(residual, cts):
             vjp_exp = exported.vjp()
             cts = [_zeros_if_none(c, a) for c, a in zip(cts, exported.out_avals)]
             return tuple(call_exported(vjp_exp)(*residual, *cts))
-        f_diff.defvjp(fwd, bwd)
+        f_diff.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
     else:
         f_diff = f_flat
 
