@@ -384,3 +384,9 @@ def test_jaxpr_of_an_exported_call_prints_as_jax():
     t = texport.export(traxla.jit(lambda x: x * 2))(x)
     j = jax.export.export(jax.jit(lambda x: x * 2))(x)
     assert str(traxla.make_jaxpr(t.call)(x)) == str(jax.make_jaxpr(j.call)(x))
+
+
+def test_grad_without_a_stored_vjp_says_so(j_exports):
+    exp = texport.deserialize(j_exports["rnn"].serialize())  # vjp_order=0
+    with pytest.raises(ValueError, match="No VJP is available"):
+        traxla.grad(lambda w: exp.call(w, XS)[1].sum())(W_RNN)

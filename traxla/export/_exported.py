@@ -189,26 +189,25 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
 
 
 def call_exported(exported: Exported) -> Callable:
-    """The exported function as a traxla callable (``exported.call``)."""
+    """The exported function as a traxla callable (``exported.call``); differentiable
+    through the exported VJP (JAX's ``jax.export.call``)."""
+    from ..custom_derivatives import custom_vjp
     from ..ir.rules.export import call_exported_p
+    if not isinstance(exported, Exported):
+        raise ValueError(f"The exported argument must be an export.Exported. Found {exported}.")
 
+    @custom_vjp
     def f_flat(*flat):
         return tuple(call_exported_p.bind(*flat, exported=exported))
 
-    if exported.has_vjp():
-        from ..custom_derivatives import custom_vjp
-        f_diff = custom_vjp(f_flat)
+    def f_flat_vjp_fwd(*flat):
+        return f_flat(*flat), flat  # the primal arguments are the residual
 
-        def f_flat_vjp_fwd(*flat):
-            return f_flat(*flat), flat
-
-        def f_flat_vjp_bwd(residual, cts):
-            vjp_exp = exported.vjp()
-            cts = [_zeros_if_none(c, a) for c, a in zip(cts, exported.out_avals)]
-            return tuple(call_exported(vjp_exp)(*residual, *cts))
-        f_diff.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
-    else:
-        f_diff = f_flat
+    def f_flat_vjp_bwd(residual, cts):
+        vjp_exp = exported.vjp()  # "No VJP is available" for an artifact without one
+        cts = [_zeros_if_none(c, a) for c, a in zip(cts, exported.out_avals)]
+        return tuple(call_exported(vjp_exp)(*residual, *cts))
+    f_flat.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
 
     def f_imported(*args, **kwargs):
         from ..numpy import asarray
@@ -217,12 +216,11 @@ def call_exported(exported: Exported) -> Callable:
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         if tree != exported.in_tree:
             raise ValueError(
-                "The invocation args and kwargs must have the same pytree structure as the "
-                f"exported function {exported.fun_name}. Invocation structure {tree}; "
-                f"exported structure {exported.in_tree}.")
+                "The invocation args and kwargs must have the same pytree structure as when "
+                f"the function '{exported.fun_name}' was exported, but they differ: the "
+                f"invocation has structure {tree} and the export {exported.in_tree}.")
         leaves = [x if isinstance(x, (Array, Tracer)) else asarray(x) for x in leaves]
-        outs = f_diff(*leaves)
-        return tree_util.tree_unflatten(exported.out_tree, list(outs))
+        return tree_util.tree_unflatten(exported.out_tree, list(f_flat(*leaves)))
     return f_imported
 
 
