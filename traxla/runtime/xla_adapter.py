@@ -377,6 +377,7 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    module = refine_polymorphic_shapes(module, enable_shardy=True)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -669,7 +670,7 @@ def _uses_shape_polymorphism(module) -> bool:
     return ir.BoolAttr(attrs["jax.uses_shape_polymorphism"]).value
 
 
-def refine_polymorphic_shapes(module):
+def refine_polymorphic_shapes(module, enable_shardy: bool = False):
     """A module that calls shape-polymorphic code with static arguments, with every
     dynamic shape resolved (and shape assertions checked) as bytecode XLA compiles; other
     modules unchanged."""
@@ -682,7 +683,7 @@ def refine_polymorphic_shapes(module):
     try:
         return _jax.mlir.refine_polymorphic_shapes(buf.getvalue(), enable_shape_assertions=True,
                                                    validate_static_shapes=True,
-                                                   enable_shardy=False)
+                                                   enable_shardy=enable_shardy)
     except Exception as e:
         raise ValueError(f"Error refining the shapes of a shape-polymorphic exported call: "
                          f"{e}") from None
