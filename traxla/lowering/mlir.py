@@ -14,6 +14,7 @@ from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401  (re-exported)
 
 from ..ir import dtypes
+from ..ir.shape_poly import DimExpr
 
 _lock = threading.Lock()
 _context = None
@@ -68,8 +69,8 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
     key = (tuple(shape), dtype)
     t = _type_cache.get(key)
     if t is None:
-        dims = [d if type(d) is int or isinstance(d, (np.integer,)) else
-                ir.ShapedType.get_dynamic_size() for d in shape]  # symbolic: dynamic
+        dims = [ir.ShapedType.get_dynamic_size() if isinstance(d, DimExpr) else d
+                for d in shape]  # an export's symbolic dimension is a dynamic one
         t = _type_cache[key] = ir.RankedTensorType.get(dims, element_type(dtype))
     return t
 
