@@ -390,3 +390,16 @@ def test_grad_without_a_stored_vjp_says_so(j_exports):
     exp = texport.deserialize(j_exports["rnn"].serialize())  # vjp_order=0
     with pytest.raises(ValueError, match="No VJP is available"):
         traxla.grad(lambda w: exp.call(w, XS)[1].sum())(W_RNN)
+
+
+def test_vjp_of_a_polymorphic_export_in_jax():
+    b, = texport.symbolic_shape("b")
+
+    def f(np_mod):
+        return lambda x, w: (np_mod.tanh(x @ w).sum(0) / x.shape[0]).sum()
+    exp = texport.export(traxla.jit(f(tnp)))(traxla.ShapeDtypeStruct((b, 4), F32),
+                                              traxla.ShapeDtypeStruct((4, 6), F32))
+    in_jax = jax.export.deserialize(exp.serialize(vjp_order=1))
+    want = jax.grad(f(jnp), argnums=1)(X, W_POLY)
+    _close(jax.grad(lambda w: in_jax.call(X, w))(W_POLY), want)
+    _close(traxla.grad(lambda w: exp.call(X, w))(W_POLY), want)
