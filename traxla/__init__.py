@@ -61,3 +61,4 @@ from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # 
                           make_array_from_single_device_arrays, print_environment_info)
 from . import extend, interpreters  # noqa: E402,F401
 from .config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
+from . import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)

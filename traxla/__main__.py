@@ -93,9 +93,13 @@ def main(argv=None):
     bench.add_argument("--cap", type=float, default=30.0)
     from traxla import cache_cli
     cache_cli.add_parser(sub)
+    from traxla import export_cli
+    export_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
         return cache_cli.run(args)
+    if args.command == "exported":
+        return export_cli.run(args)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))

@@ -243,6 +243,9 @@ def broadcast_to_rank(x, rank):
     return _lift(asarray(x)) if nd == rank else broadcast(x, (1,) * (rank - nd))
 
 
+from ..ir.shape_poly import DimExpr  # noqa: E402
+
+
 def _concrete_shape(shape):
     """A user's shape as a list of Python ints (JAX's ``canonicalize_shape``): every entry
     must be an integer (``operator.index``), concrete when traced; else JAX's TypeError."""
@@ -259,6 +262,9 @@ def _concrete_shape(shape):
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
                 f"{d._origin_msg()}")
+        if isinstance(d, DimExpr):  # export's symbolic dimensions stay symbolic
+            out.append(d)
+            continue
         try:
             out.append(operator.index(d))
         except TypeError:

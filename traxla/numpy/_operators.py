@@ -8,6 +8,7 @@ from ..runtime import Array
 from ..tracer import Tracer
 from . import _indexing, _linalg, _reductions, _shape, _ufuncs
 from ._ufuncs import ufuncs
+from ..ir.shape_poly import DimExpr
 
 
 def _swap(fn):
@@ -19,13 +20,17 @@ def _defer(fn):
     def op(self, other):
         if not _known(other):
             return NotImplemented
+        if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
+            from ..ir.rules.export import dim_as_value_p
+            other = dim_as_value_p.bind(dim=other)
         return fn(self, other)
     return op
 
 
 def _known(x) -> bool:
     import numpy as np
-    return type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic, Array, Tracer))
+    return type(x) in (bool, int, float, complex) or isinstance(
+        x, (np.ndarray, np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
 
 
 def _astype(self, dtype, copy=False, device=None):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..ir.shape_poly import is_symbolic
+
 import numpy as np
 
 from .. import lax
@@ -23,7 +25,7 @@ def _canon_axis(axis, ndim, fun="axis"):
 def _compute_newshape(shape, newshape):
     """Fixes a -1 entry of ``newshape``, with JAX's errors (TypeError for all of them)."""
     orig = newshape
-    newshape = tuple(lax._concrete_shape(newshape))
+    newshape = tuple(lax._concrete_shape(newshape))  # export's symbolic dimensions stay
     size = math.prod(shape)
     shape = tuple(shape)
     if sum(d == -1 for d in newshape) > 1:

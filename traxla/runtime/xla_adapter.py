@@ -166,6 +166,7 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
     opts = compile_options()
     _apply_compiler_options(opts, compiler_options)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    module = refine_polymorphic_shapes(module)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -380,6 +381,7 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    module = refine_polymorphic_shapes(module, enable_shardy=True)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -649,3 +651,50 @@ def compile_options_fingerprint(num_partitions: int = 1, compiler_options=None) 
     opts = compile_options(num_partitions)
     _apply_compiler_options(opts, compiler_options)
     return opts.SerializeAsString()
+
+
+# -- exported artifacts (traxla/export): StableHLO portable artifacts, shape refinement -----
+
+def stablehlo_export_version() -> str:
+    """The StableHLO version exports target: one at least 4 weeks old, as JAX picks, so
+    that consumers updated monthly can read them."""
+    from jaxlib.mlir.dialects import stablehlo as hlo
+    return hlo.get_version_from_compatibility_requirement(
+        hlo.StablehloCompatibilityRequirement.WEEK_4)
+
+
+def serialize_portable_artifact(module) -> bytes:
+    """A module as the versioned (VHLO) bytecode ``Exported.mlir_module_serialized`` holds
+    (does not change ``module``)."""
+    from jaxlib import _jax
+    return _jax.mlir.serialize_portable_artifact(module, stablehlo_export_version(), False)
+
+
+def _uses_shape_polymorphism(module) -> bool:
+    try:
+        attrs = module.operation.attributes
+    except AttributeError:  # text or bytecode
+        return False
+    if "jax.uses_shape_polymorphism" not in attrs:
+        return False
+    from jaxlib.mlir import ir
+    return ir.BoolAttr(attrs["jax.uses_shape_polymorphism"]).value
+
+
+def refine_polymorphic_shapes(module, enable_shardy: bool = False):
+    """A module that calls shape-polymorphic code with static arguments, with every
+    dynamic shape resolved (and shape assertions checked) as bytecode XLA compiles; other
+    modules unchanged."""
+    if not _uses_shape_polymorphism(module):
+        return module
+    import io
+    from jaxlib import _jax
+    buf = io.BytesIO()
+    module.operation.write_bytecode(file=buf)
+    try:
+        return _jax.mlir.refine_polymorphic_shapes(buf.getvalue(), enable_shape_assertions=True,
+                                                   validate_static_shapes=True,
+                                                   enable_shardy=enable_shardy)
+    except Exception as e:
+        raise ValueError(f"Error refining the shapes of a shape-polymorphic exported call: "
+                         f"{e}") from None
