@@ -249,8 +249,8 @@ for _dist, _fns in _STATS.items():
         _prog, _args = _stats_program(_dist, _fn)
         case(f"scipy.stats.{_dist}.{_fn}", _args, rtol=1e-5, atol=1e-6)(_prog)
 case("scipy.stats.sem", (M,), rtol=1e-6)(lambda ns: ns.scipy_stats.sem)
-case("scipy.stats.dirichlet.logpdf", (np.array([0.2, 0.3, 0.5], f32),), rtol=1e-5)(
-    lambda ns: lambda x: ns.scipy_stats.dirichlet.logpdf(x, np.array([1., 2., 3.], f32)))
+case("scipy.stats.dirichlet.logpdf", (np.array([0.2, 0.3, 0.5], f32), np.array([1., 2., 3.], f32)),
+     rtol=1e-5)(lambda ns: ns.scipy_stats.dirichlet.logpdf)
 case("scipy.stats.multinomial.logpmf", (np.array([1, 2, 3], np.int32), np.int32(6)), rtol=1e-5)(
     lambda ns: lambda x, n: ns.scipy_stats.multinomial.logpmf(x, n, np.array([.2, .3, .5], f32)))
 
