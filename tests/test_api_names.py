@@ -26,8 +26,7 @@ NAMESPACES = ["", "tree", "dtypes", "stages", "custom_derivatives", "ad_checkpoi
 _AUTODIFF_API = "pending: autodiff-api branch (issue 12b)"
 PENDING = {
     "": {**{n: "pending: array refs (issue 12, in progress)" for n in [
-            "Ref", "new_ref", "empty_ref", "free_ref", "freeze", "ref"]},
-         "clear_caches": "pending: correctness branch (issue 11)"},
+            "Ref", "new_ref", "empty_ref", "free_ref", "freeze", "ref"]}},
     "custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive: "
                                           "accepted without effect, no primitive yet"},
 }
@@ -52,7 +51,6 @@ LEFT_OUT = {
         "core": "JAX-internal core (traxla.ir holds traxla's)",
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "dlpack": "DLPack interchange: not built",
-        "export": "jax.export serialization: not built",
         "memory": "memory-space namespace of JAX's experimental host offloading",
         "monitoring": "JAX's event-listener hooks",
         "ops": "segment_* reductions (jax.ops): not built",

@@ -67,19 +67,15 @@ def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
 KNOWN_DIFFERENCES = {
     "grad.gamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
     "grad.loggamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
-    "scipy.stats.bernoulli.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
-    "scipy.stats.truncnorm.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
-    "scipy.stats.truncnorm.logsf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
-    "scipy.stats.uniform.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
-    "scipy.special.expi": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
-    "scipy.special.spence": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
-    "scipy.special.dawsn": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
-    "scipy.special.erfcx": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
-    "scipy.special.gammasgn": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
-    "scipy.special.gamma": "gammasgn: jnp.select is not in traxla.numpy yet",
-    "scipy.special.beta": "gammasgn: jnp.select is not in traxla.numpy yet",
-    "scipy.special.poch": "gammasgn: jnp.select is not in traxla.numpy yet",
-    "grad.scipy.special.poch": "gammasgn: jnp.select is not in traxla.numpy yet",
+    "scipy.special.expi": "jnp.piecewise/jnp.polyval are not used yet here (stand-ins)",
+    "scipy.special.spence": "jnp.piecewise/jnp.polyval are not used yet here (stand-ins)",
+    "scipy.special.dawsn": "jnp.polyval is not used yet here (a Horner loop stands in)",
+    "scipy.special.erfcx": "jnp.polyval is not used yet here (a Horner loop stands in)",
+    "scipy.special.gammasgn": "jnp.select is not used yet here (a where-chain stands in)",
+    "scipy.special.gamma": "gammasgn: jnp.select is not used yet here",
+    "scipy.special.beta": "gammasgn: jnp.select is not used yet here",
+    "scipy.special.poch": "gammasgn: jnp.select is not used yet here",
+    "grad.scipy.special.poch": "gammasgn: jnp.select is not used yet here",
 }
 
 
@@ -325,8 +321,7 @@ def _write_golden():
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    # not strict where another helper's jnp function will remove the difference
-    reason=KNOWN_DIFFERENCES[n], strict="traxla.numpy yet" not in KNOWN_DIFFERENCES[n]
+    reason=KNOWN_DIFFERENCES[n], strict=True
     and "jnp.select" not in KNOWN_DIFFERENCES[n]))
     if n in KNOWN_DIFFERENCES else n for n in _names()])
 def test_jaxpr_text_matches_jax(name):

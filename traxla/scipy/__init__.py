@@ -1,4 +1,6 @@
-"""``traxla.scipy``: ``special`` and ``stats.norm``, as ``jax.scipy`` defines them."""
+"""``traxla.scipy``: as ``jax.scipy`` (special, stats, linalg, fft, signal, optimize,
+integrate, ndimage)."""
 from . import fft, signal  # noqa: F401,E402  (scipy.fft: dct family; scipy.signal)
 from . import special, stats  # noqa: F401
 from . import linalg  # noqa: F401,E402  (scipy.linalg on lax.linalg)
+from . import integrate, ndimage, optimize  # noqa: F401,E402
