@@ -6,7 +6,7 @@ from .. import lax
 from ..ir import dtypes
 from ..runtime import Array
 from ..tracer import Tracer
-from . import _indexing, _linalg, _reductions, _shape, _ufuncs
+from . import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
 from ._ufuncs import ufuncs
 
 
@@ -131,13 +131,13 @@ _PROPERTIES = {
 }
 
 
-def install(cls):
+def install(cls, wrap=lambda fn: fn):
     for name, fn in _OPERATORS.items():
-        setattr(cls, name, _defer(fn))
+        setattr(cls, name, _defer(wrap(fn)))
     for name, base in _REFLECTED.items():
-        setattr(cls, name, _defer(_swap(_OPERATORS[base])))
+        setattr(cls, name, _defer(_swap(wrap(_OPERATORS[base]))))
     for name, fn in _UNARY.items():
-        setattr(cls, name, fn)
+        setattr(cls, name, wrap(fn))
     for name, fn in _METHODS.items():
         setattr(cls, name, fn)
     for name, fn in _PROPERTIES.items():
@@ -145,5 +145,5 @@ def install(cls):
             setattr(cls, name, property(fn))
 
 
-install(Array)
+install(Array, _eager.eager_cached)  # concrete operands: cached compiled programs
 install(Tracer)
