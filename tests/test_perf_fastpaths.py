@@ -115,3 +115,131 @@ def test_nan_signed_scalar_values():
     x = traxla.device_put(X)
     assert np.all(np.isnan(np.asarray(x + math.nan)))
     assert np.all(np.isinf(np.asarray(x - math.inf)))
+
+
+# -- cached jit calls: the one-Array and C++-flattened pytree hit paths ----------------
+def _tree_params(n=5):
+    return {f"l{i}": {"w": traxla.device_put(np.full((2,), i, np.float32)),
+                      "b": traxla.device_put(np.ones((2,), np.float32))} for i in range(n)}
+
+
+def test_pytree_call_hits_the_cxx_flattened_path_and_agrees():
+    f = traxla.jit(lambda p: p["l0"]["w"] + p["l4"]["b"] * 2.0)  # prunes unused leaves
+    params = _tree_params()
+    first = f(params)
+    assert f._tree_fast, "the first call registers the pytree signature"
+    again = f(params)
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
+    np.testing.assert_array_equal(np.asarray(again), [2.0, 2.0])
+    # new Arrays with equal (not identical) avals hit too; new values are used
+    params2 = _tree_params()
+    params2["l0"]["w"] = traxla.device_put(np.array([5.0, 6.0], np.float32))
+    assert f._tree_fast_entry((params2,)) is not None
+    np.testing.assert_array_equal(np.asarray(f(params2)), [7.0, 8.0])
+    # a different shape misses and recompiles through the slow path
+    params2["l0"]["w"] = traxla.device_put(np.zeros((3, 2), np.float32))
+    assert f._tree_fast_entry((params2,)) is None
+    assert np.asarray(f(params2)).shape == (3, 2)
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+traxla.tree_util.register_pytree_node(_Box, lambda b: ((b.v,), None), lambda _, c: _Box(*c))
+
+
+@pytest.mark.parametrize("cause", ["custom node", "numpy leaf", "kwargs", "sharded leaf",
+                                   "namedtuple"])
+def test_pytree_fast_path_fallback_causes(cause):
+    import collections
+    Pair = collections.namedtuple("Pair", "a b")
+    x = traxla.device_put(X)
+    f = traxla.jit(lambda t, **kw: traxla.tree_util.tree_leaves(t)[0] * 3.0)
+    if cause == "custom node":
+        arg, kwargs = [_Box(x)], {}
+    elif cause == "numpy leaf":
+        arg, kwargs = [X, x], {}
+    elif cause == "kwargs":
+        arg, kwargs = [x], {"k": x}
+    elif cause == "namedtuple":
+        arg, kwargs = Pair(x, x), {}
+    else:
+        mesh = traxla.sharding.Mesh(np.array(traxla.devices()[:1]), ("a",))
+        arg = [traxla.device_put(X, traxla.sharding.NamedSharding(
+            mesh, traxla.sharding.PartitionSpec("a")))]
+        kwargs = {}
+    for _ in range(2):
+        out = f(arg, **kwargs)
+        np.testing.assert_allclose(np.asarray(out), X * 3.0)
+    registered = any(True for _ in f._tree_fast)
+    if cause == "namedtuple":  # a builtin node: served by the fast path
+        assert registered and f._tree_fast_entry((arg,)) is not None
+    else:
+        assert not registered or f._tree_fast_entry((arg,)) is None
+
+
+def test_donated_argument_on_the_fast_paths():
+    f = traxla.jit(lambda x: x + 1.0, donate_argnums=0)
+    g = traxla.jit(lambda t: t["x"] + 1.0, donate_argnums=0)
+    for fn, wrap in ((f, lambda a: a), (g, lambda a: {"x": a})):
+        for _ in range(3):  # the second and third calls take the hit path
+            x = traxla.device_put(X)
+            out = fn(wrap(x))
+            np.testing.assert_array_equal(np.asarray(out), X + 1.0)
+            assert x.is_deleted()
+
+
+def test_callback_carrying_program_on_the_fast_paths():
+    seen = []
+
+    def record(v):
+        seen.append(np.asarray(v).copy())
+        return v
+
+    f = traxla.jit(lambda t: traxla.pure_callback(
+        record, traxla.ShapeDtypeStruct((4,), np.float32), t["x"]) * 2.0)
+    x = traxla.device_put(X)
+    for _ in range(3):
+        out = f({"x": x})
+        np.testing.assert_array_equal(np.asarray(out), X * 2.0)
+    assert len(seen) == 3
+
+
+def test_x64_switch_recompiles_on_both_fast_paths():
+    f = traxla.jit(lambda x: x * 2)
+    g = traxla.jit(lambda t: t[0] * 2)
+    x = traxla.device_put(X)
+    assert f(x).dtype == np.float32 and g((x,)).dtype == np.float32
+    with traxla.config.flag("enable_x64", True):
+        x64 = traxla.device_put(np.arange(4, dtype=np.float64))
+        assert f(x64).dtype == np.float64 and g((x64,)).dtype == np.float64
+        assert f(x).dtype == np.float32
+    assert f(x).dtype == np.float32 and g((x,)).dtype == np.float32
+
+
+def test_profile_dispatch_prints_every_stage(capsys):
+    from traxla.__main__ import main
+    assert main(["profile-dispatch", "--calls", "20", "--repeats", "1"]) == 0
+    text = capsys.readouterr().out
+    for stage in ("flatten (tree_util)", "flatten (C++ pytree)", "key (avals tuple)",
+                  "lookup (hit-path cache)", "execute (enqueue)", "wrap (Arrays + tree)",
+                  "whole cached call"):
+        assert text.count(stage) == 2, stage
+
+
+def test_promotion_mode_is_part_of_the_cache_key():
+    f = traxla.jit(lambda a, b: a + b)
+    a = traxla.device_put(np.ones(2, np.float32))
+    b = traxla.device_put(np.ones(2, np.int32))
+    assert f(a, b).dtype == np.float32 and (a + b).dtype == np.float32
+    traxla.config.update("jax_numpy_dtype_promotion", "strict")
+    try:
+        with pytest.raises(traxla.dtypes.TypePromotionError):
+            f(a, b)
+        with pytest.raises(traxla.dtypes.TypePromotionError):
+            a + b
+    finally:
+        traxla.config.update("jax_numpy_dtype_promotion", "standard")
+    assert f(a, b).dtype == np.float32

@@ -84,9 +84,13 @@ def main(argv=None):
     bench.add_argument("--cap", type=float, default=30.0)
     from traxla import cache_cli
     cache_cli.add_parser(sub)
+    from traxla import profile_dispatch
+    profile_dispatch.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
         return cache_cli.run(args)
+    if args.command == "profile-dispatch":
+        return profile_dispatch.run(args)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))
