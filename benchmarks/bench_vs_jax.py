@@ -290,6 +290,14 @@ def print_table(rows):
         print(fmt(c))
 
 
+def markdown_table(rows) -> str:
+    lines = ["| figure | traxla | JAX | traxla/JAX |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['metric']} | {r['traxla']:.2f} {r['unit']} | {r['jax']:.2f} {r['unit']} "
+                     f"| {r['ratio']:.2f}× |")
+    return "\n".join(lines)
+
+
 def environment():
     return {
         "python": platform.python_version(),
@@ -316,6 +324,8 @@ def main(argv=None):
     p.add_argument("--only", default=",".join(BENCHES),
                    help=f"comma-separated subset of {','.join(BENCHES)}")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
+    p.add_argument("--markdown", action="store_true",
+                   help="also print the rows as the README's performance table")
     args = p.parse_args(argv)
     only = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = set(only) - set(BENCHES)
@@ -378,6 +388,9 @@ def main(argv=None):
     if "compile_outputs_agree" in extra:
         print(f"compiled outputs agree: {extra['compile_outputs_agree']}")
 
+    if args.markdown:
+        print()
+        print(markdown_table(rows))
     if args.json:
         payload = {"config": vars(args), "environment": env, "results": rows, **extra}
         with open(args.json, "w") as fh:

@@ -2,6 +2,8 @@
 so ``x * 2.0 + 1.0`` binds the same primitives eagerly and under a trace."""
 from __future__ import annotations
 
+import numpy as _np
+
 from .. import lax
 from ..ir import dtypes
 from ..runtime import Array
@@ -23,9 +25,11 @@ def _defer(fn):
     return op
 
 
+_KNOWN_SCALARS = (bool, int, float, complex)
+
+
 def _known(x) -> bool:
-    import numpy as np
-    return type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic, Array, Tracer))
+    return type(x) in _KNOWN_SCALARS or isinstance(x, (_np.ndarray, _np.generic, Array, Tracer))
 
 
 def _astype(self, dtype, copy=False, device=None):
