@@ -332,3 +332,53 @@ def test_check_grads_catches_a_wrong_derivative():
         tx.test_util.check_jvp(f, functools.partial(tx.jvp, f), (np.float32(0.3),))
     with pytest.raises(AssertionError, match="cotangent projection"):
         tx.test_util.check_vjp(f, functools.partial(tx.vjp, f), (np.float32(0.3),))
+
+
+# -- host_* aliases, environment info, arrays from blocks, enable_checks -----------------
+
+def test_host_aliases_version_and_environment_info():
+    assert (tx.host_id(), tx.host_count(), tx.host_ids()) == (0, 1, [0])
+    assert tx.version.__version__ == tx.__version__
+    info = tx.print_environment_info(return_string=True)
+    assert "jaxlib:" in info and "numpy:" in info and "device info: cpu-" in info
+
+
+def test_make_array_from_blocks_on_one_device():
+    s = tx.sharding.make_single_device_sharding(tx.devices()[0])
+    assert isinstance(s, tx.sharding.Sharding)
+    assert isinstance(jnp.ones(2).sharding, tx.sharding.Sharding)
+    host = np.arange(12.0).reshape(4, 3)
+    a = tx.make_array_from_callback((4, 3), s, lambda idx: host[idx])
+    assert np.asarray(a).tolist() == host.tolist() and a.dtype == np.float32
+    b = tx.make_array_from_single_device_arrays((2,), s, [np.ones(2)])
+    assert np.asarray(b).tolist() == [1.0, 1.0]
+    c = tx.make_array_from_process_local_data(s, np.arange(3))
+    assert np.asarray(c).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="global_shape"):
+        tx.make_array_from_process_local_data(s, np.arange(3), (4,))
+    x = jnp.ones(3)
+    assert tx.copy_to_host_async(x) is x
+
+
+def test_enable_checks_type_checks_traced_programs(monkeypatch):
+    from traxla.ir import checker
+    seen = []
+    original = checker.check_jaxpr
+    monkeypatch.setattr(checker, "check_jaxpr", lambda j: seen.append(j) or original(j))
+    with tx.enable_checks():
+        assert float(tx.jit(lambda x: jnp.cos(x) * 3)(0.0)) == 3.0
+    assert len(seen) == 1
+    assert float(tx.jit(lambda x: jnp.cos(x) * 4)(0.0)) == 4.0
+    assert len(seen) == 1 and tx.enable_checks.value is False
+
+
+_jitted_add = tx.jit(lambda a, b: a + b)
+
+
+def test_jit_retraces_when_the_promotion_mode_changes():
+    f32, i32 = jnp.ones(2, "float32"), jnp.ones(2, "int32")
+    assert _jitted_add(f32, i32).dtype == np.float32  # standard: cached trace and executable
+    with tx.numpy_dtype_promotion("strict"):
+        with pytest.raises(tdt.TypePromotionError):
+            _jitted_add(f32, i32)
+    assert _jitted_add(f32, i32).dtype == np.float32

@@ -1,7 +1,7 @@
 """The transformation API around VJPs (issue #12): ``linear_transpose``, ``fwd_and_bwd``,
 ``custom_gradient``, ``closure_convert``, ``jacobian``, ``holomorphic=`` and ``allow_int``
 for grad/jacfwd/jacrev, ``reduce_axes`` (JAX's deprecation errors), the
-``custom_derivatives`` namespace. Each case runs against traxla and JAX; the printed
+``custom_derivatives`` namespace and ``custom_vjp(symbolic_zeros=True)``. Each case runs against traxla and JAX; the printed
 results (values, dtypes, weak types, error messages) must be the same."""
 from __future__ import annotations
 
@@ -103,6 +103,84 @@ def make_cases(ns, jnp, sds):
     cases["jacrev_allow_int"] = lambda: ns.jacrev(lambda v: v * 2.0, allow_int=True)(np.arange(3))
     cases["grad_allow_int"] = lambda: ns.grad(lambda a, b: jnp.sum(a * b), argnums=1,
                                               allow_int=True)(x[:3], np.arange(3))
+    # custom_vjp with symbolic_zeros=True: fwd sees CustomVJPPrimal, bwd sees SymbolicZero
+    cd = ns.custom_derivatives
+    log = []
+
+    @ns.custom_vjp
+    def sz(a, b):
+        return jnp.sin(a) * b, a * 2
+
+    def sz_fwd(a, b):
+        log.append(("fwd", type(a).__name__, a.perturbed, b.perturbed))
+        av, bv = cd.custom_vjp_primal_tree_values((a, b))
+        return sz(av, bv), (av, bv)
+
+    def sz_bwd(res, ct):
+        a, b = res
+        c1, c2 = ct
+        log.append(("bwd", repr(c1), repr(c2), getattr(c2, "shape", None)))
+        g = jnp.cos(a) * b * c1 if type(c1) is not cd.SymbolicZero else jnp.zeros_like(a)
+        if type(c2) is not cd.SymbolicZero:
+            g = g + 2 * c2
+        return g, cd.SymbolicZero.from_primal_value(b)
+
+    sz.defvjp(sz_fwd, sz_bwd, symbolic_zeros=True)
+    a0, b0 = np.float32(0.5), np.float32(3.0)
+    cases["symbolic_zeros"] = lambda: (
+        ns.grad(lambda a: sz(a, b0)[0])(a0),
+        ns.grad(lambda a, b: sz(a, b)[0] + sz(a, b)[1], argnums=(0, 1))(a0, b0), log)
+    cases["symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(lambda a: sz(a, b0))(a0)
+    cases["zero_from_primal"] = lambda: (cd.zero_from_primal((a0, np.ones(2, np.float32))),
+                                         cd.zero_from_primal(a0, symbolic_zeros=True))
+    jlog = []
+
+    @ns.custom_jvp
+    def szj(a, b):
+        return jnp.sin(a) * b
+
+    def szj_jvp(primals, tangents):
+        a, b = primals
+        ta, tb = tangents
+        jlog.append(tuple("zero" if type(t) is cd.SymbolicZero else "value" for t in tangents))
+        out = szj(a, b)
+        t = jnp.zeros_like(out)
+        if type(ta) is not cd.SymbolicZero:
+            t = t + jnp.cos(a) * b * ta
+        if type(tb) is not cd.SymbolicZero:
+            t = t + jnp.sin(a) * tb
+        return out, t
+
+    szj.defjvp(szj_jvp, symbolic_zeros=True)
+
+    @ns.custom_jvp
+    def dbl(a):
+        return a * 2
+
+    dbl.defjvp(lambda p, t: (dbl(p[0]), cd.SymbolicZero.from_primal_value(p[0])),
+               symbolic_zeros=True)
+    cases["custom_jvp_symbolic_zeros"] = lambda: (
+        ns.grad(szj)(a0, b0), ns.grad(szj, argnums=1)(a0, b0),
+        ns.jvp(lambda a: szj(a, b0), (a0,), (np.float32(1.),)), ns.grad(lambda a: dbl(a) + a)(a0),
+        ns.jvp(dbl, (a0,), (np.float32(1.),)), ns.jit(ns.grad(szj))(a0, b0), jlog)
+    cases["custom_jvp_symbolic_zeros_jaxpr"] = lambda: ns.make_jaxpr(szj)(a0, b0)
+    # linear_call: a linear function with its own transpose
+    lc = ns.custom_derivatives.linear_call
+
+    def with_lc(v, r):
+        return v * 2 + lc(lambda r_, v_: v_ / r_, lambda r_, t: t / r_, r, v)
+
+    def two_outputs(v):
+        return lc(lambda r, u: (u[0] * r, u[1] + u[0]), lambda r, c: (c[0] * r + c[1], c[1]),
+                  3.0, (v, v * 2))
+    x3 = np.ones(3, np.float32)
+    cases["linear_call_jaxpr"] = lambda: ns.make_jaxpr(with_lc)(x3, 2.0)
+    cases["linear_call_grad_jaxpr"] = lambda: ns.make_jaxpr(
+        ns.grad(lambda v: jnp.sum(with_lc(v, 2.0))))(x3)
+    cases["linear_call_values"] = lambda: (
+        with_lc(x3, 2.0), ns.linear_transpose(lambda v: with_lc(v, 2.0), x3)(x3),
+        ns.jit(lambda a: ns.grad(lambda v: jnp.sum(with_lc(v, a) ** 2))(x3))(3.0),
+        ns.grad(lambda v: jnp.sum(two_outputs(v)[0] + two_outputs(v)[1] ** 2))(x3))
     return cases
 
 
@@ -134,5 +212,23 @@ def test_matches_jax(name):
 
 def test_custom_derivatives_namespace():
     for name in ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp",
-                 "custom_jvp_call_p", "custom_vjp_call_p"]:
+                 "custom_jvp_call_p", "custom_vjp_call_p", "SymbolicZero", "CustomVJPPrimal",
+                 "custom_vjp_primal_tree_values", "zero_from_primal", "linear_call"]:
         assert hasattr(traxla.custom_derivatives, name), name
+
+
+def test_linear_call_batches_with_its_transpose():
+    """JAX has no batching rule for linear_call; traxla's batches the callee and the
+    transpose together, so vmap of grad and grad of vmap agree with a loop."""
+    lc = traxla.custom_derivatives.linear_call
+
+    def f(x, y):
+        return x * 2 + lc(lambda r, v: v / r, lambda r, t: t / r, y, x)
+
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ys = np.array([2.0, 4.0], np.float32)
+    loss = lambda x, y: tnp.sum(f(x, y) ** 2)  # noqa: E731
+    want = np.stack([np.asarray(traxla.grad(loss)(x, y)) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(traxla.vmap(traxla.grad(loss))(xs, ys), want, rtol=1e-6)
+    np.testing.assert_allclose(
+        traxla.grad(lambda X: tnp.sum(traxla.vmap(f)(X, ys) ** 2))(xs), want, rtol=1e-6)

@@ -86,13 +86,58 @@ def make_cases(ns, jnp, lax):
             adc.print_saved_residuals(g, W, x)
         return buf.getvalue()
     cases["residuals_plain"] = res_plain
+    # composition: layers, nesting, scan bodies, vmap/jit around, pytrees, constants
+    def layer(W, h):
+        return jnp.tanh(W @ h)
+    def net(W, h):
+        for _ in range(2):
+            h = ns.checkpoint(layer)(W, h)
+        return jnp.sum(h)
+    cases["two_layers"] = lambda: ns.make_jaxpr(ns.grad(net))(W, x)
+    def nested(W, h):
+        inner = ns.checkpoint(lambda a: jnp.sin(W @ a), policy=P.dots_saveable)
+        return jnp.sum(ns.checkpoint(lambda a: inner(inner(a)))(h))
+    cases["nested"] = lambda: ns.make_jaxpr(ns.grad(nested))(W, x)
+    def scanned(W, h):
+        def body(c, _):
+            return ns.checkpoint(layer)(W, c), None
+        c, _ = lax.scan(body, h, None, length=3)
+        return jnp.sum(c)
+    cases["scan_body"] = lambda: ns.make_jaxpr(ns.grad(scanned))(W, x)
+    cases["scan_body_val"] = lambda: ns.grad(scanned)(W, x)
+    def scan_inside(W, h):
+        def f(a):
+            c, _ = lax.scan(lambda c, _: (jnp.sin(W @ c), None), a, None, length=2)
+            return jnp.sum(c)
+        return ns.checkpoint(f)(h)
+    cases["scan_inside"] = lambda: ns.make_jaxpr(ns.grad(scan_inside))(W, x)
+    cases["scan_inside_val"] = lambda: ns.grad(scan_inside)(W, x)
+    cases["vmap_grad"] = lambda: ns.make_jaxpr(ns.vmap(ns.grad(ns.checkpoint(lambda a: jnp.sum(jnp.sin(a) ** 2)))))(W)
+    cases["jit_grad"] = lambda: ns.make_jaxpr(ns.jit(ns.grad(ns.checkpoint(lambda a: jnp.sum(jnp.sin(a) ** 2)))))(x)
+    cases["grad_jit_inside"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(ns.jit(lambda a: jnp.sum(jnp.sin(a) ** 2)))))(x)
+    cases["int_arg"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda a, n: jnp.sum(a * n))))(x, np.int32(3))
+    cases["pytree"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda d: jnp.sum(d['a'] * jnp.cos(d['b'])))))({'a': x, 'b': x})
+    cases["cse_tuple_pytree"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda d, y: jnp.sum(d['a'] * jnp.cos(d['b']) * y), prevent_cse=({'a': True, 'b': False}, False))))({'a': x, 'b': x}, x)
+    cases["closure_const"] = lambda: ns.make_jaxpr(ns.grad(ns.checkpoint(lambda a: jnp.sum(a * np.arange(3.0, dtype=np.float32)))))(x)
+    # kwargs, integer and None outputs, closures over tracers, eager calls, aux outputs
+    x = np.linspace(0.1, 1.0, 3, dtype=np.float32)
+    cases["kwargs"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u, v=1.0: jnp.sum(jnp.sin(u) * v))(a, v=a)))(x)
+    cases["int_out"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u: (jnp.sum(jnp.sin(u)), jnp.argmax(u)))(a)[0]))(x)
+    cases["none_out"] = lambda: ns.make_jaxpr(ns.checkpoint(lambda u: (u, None)))(x)
+    cases["closure_grad"] = lambda: ns.make_jaxpr(ns.grad(lambda a: ns.checkpoint(lambda u: jnp.sum(jnp.sin(u * a)))(x)))(2.0)
+    cases["closure_jit"] = lambda: ns.make_jaxpr(ns.jit(lambda a: ns.grad(ns.checkpoint(lambda u: jnp.sum(jnp.sin(u * a))))(x)))(2.0)
+    cases["linearize_policy"] = lambda: ns.make_jaxpr(lambda a: ns.linearize(ns.checkpoint(lambda u: jnp.sum(jnp.sin(jnp.cos(u))), policy=ns.checkpoint_policies.everything_saveable), a)[1](a))(x)
+    cases["eager"] = lambda: (ns.checkpoint(lambda u: jnp.sin(u) * 2)(x), ns.grad(ns.checkpoint(lambda u: jnp.sum(jnp.sin(u) * 2)))(x))
+    cases["value_and_grad_aux"] = lambda: ns.value_and_grad(ns.checkpoint(lambda u: (jnp.sum(u ** 2), u * 3)), has_aux=True)(x)
     return cases
 
 
 KNOWN_DIFFERENCES = {
-    "nested_jit": "a jit recomputed inside remat2 shares its variables with the known jit "
-                  "printed before it, so the printer names them differently (JAX's partial "
-                  "eval rebuilds the jaxpr)",
+    "nested": "a checkpoint inside a checkpoint: JAX keeps the inner known part as a remat2 "
+              "equation (its partial_eval_jaxpr_custom rule); traxla inlines it (same "
+              "gradients, another jaxpr)",
+    "scan_inside": "a scan inside a checkpoint: JAX's known part is a closed_call around the "
+                   "scan; traxla's is the scan itself (same gradients)",
 }
 
 _JAX = make_cases(jax, jnp_, jlax)
@@ -211,3 +256,16 @@ def test_checkpoint_name_is_identity_eagerly():
 if __name__ == "__main__":
     print_differences(_JAX, KNOWN_DIFFERENCES, lambda name: tuple(map(str, _texts(name))),
                       sys.argv[1:])
+
+
+def test_debug_print_in_a_checkpoint_runs_again_in_the_backward_pass(capsys):
+    """JAX rematerializes effects too: the print runs forward, then again when recomputing."""
+    def f(x):
+        traxla.debug.print("x={}", x)
+        return tnp.sin(x) * 2
+    g = traxla.grad(traxla.checkpoint(f))(1.0)
+    jf = lambda x: (jax.debug.print("x={}", x), jnp_.sin(x) * 2)[1]  # noqa: E731
+    want_g = jax.grad(jax.checkpoint(jf))(1.0)
+    out = capsys.readouterr().out
+    assert float(g) == pytest.approx(float(want_g))
+    assert out == "x=1.0\nx=1.0\n" * 2  # twice for traxla, twice for JAX

@@ -575,6 +575,27 @@ C("name", "batched", lambda x: traxla.checkpoint(
 C("reduce_precision", "batched", lambda x: tlax.reduce_precision(x, 5, 10), [_f(2, B)], in_axes=1)
 C("optimization_barrier", "mixed", lambda x, y: tlax.optimization_barrier((x, y)),
   [_f(B, 2), _f(2)], in_axes=(0, None), out_axes=(0, None))
+C("mulhi", "scalar_operand", lambda x: tlax.mulhi(x, np.uint32(3000000000)),
+  [np.arange(2 * B, dtype=np.uint32).reshape(B, 2) * 1000003], in_axes=0)
+C("reduce_xor", "batched", lambda x: tlax.reduce_xor(x, (0,)),
+  [np.arange(3 * B, dtype=np.int32).reshape(3, B)], in_axes=1)
+C("composite", "batched", lambda x, y: tlax.composite(lambda a, b: tlax.sin(a) * b, "t.op")(x, y),
+  [_f(B, 2), _f(2)], in_axes=(0, None))
+C("platform_index", "in_a_batched_program",
+  lambda x: tlax.platform_dependent(x, cpu=tlax.sin, default=tlax.cos), [_f(B)])
+C("rng_bit_generator", "batched_keys",
+  lambda k: tlax.rng_bit_generator(k, (2,))[0], [np.arange(4 * B, dtype=np.uint32).reshape(B, 4)],
+  shape_only=True)
+C("rng_uniform", "batched_bounds", lambda a: tlax.rng_uniform(a, a + 1.0, (2,)), [_f(B)],
+  shape_only=True)
+C("linear_call", "batched_residual", lambda x, y: traxla.custom_derivatives.linear_call(
+    lambda r, v: v / r, lambda r, t: t / r, y, x), [_f(B, 2), _f(B, lo=1, hi=2)])
+C("sharding_constraint", "batched", lambda x: tlax.with_sharding_constraint(
+    x * 2.0, traxla.NamedSharding(traxla.make_mesh((1,), ("i",)), traxla.sharding.P("i"))),
+  [_f(4, B)], in_axes=1)
+C("all_to_all", "batch_before_split", lambda x: ALL_PRIMITIVES["all_to_all"].bind(
+    x, axis_name="i", split_axis=0, concat_axis=1, axis_index_groups=None, tiled=True,
+    axis_size=2), [_f(B, 4, 3)], shape_only=True)
 
 
 # convolution, windowed reductions, fft (issue #14; more in tests/test_conv.py, test_windowed.py)
@@ -659,7 +680,7 @@ def test_primitive_batching_matches_per_example_loop(prim):
         vf = traxla.vmap(case.fun, in_axes=case.in_axes, out_axes=case.out_axes)
         with _record_batching(prim) as calls:
             jaxpr = traxla.make_jaxpr(vf)(*case.args)
-        if prim in ("iota", "axis_index", "empty2"):  # no operands: bound directly, never batched
+        if prim in ("iota", "axis_index", "empty2", "platform_index"):  # no operands: never batched
             assert prim in str(jaxpr), case.label
         else:
             assert any(any(d is not None for d in dims) for dims in calls), (

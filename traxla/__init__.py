@@ -38,7 +38,7 @@ from .ir.dtypes import float0  # noqa: E402,F401
 from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
                           local_device_count, process_count, process_index, process_indices)
 from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
-                              enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
+                              enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
@@ -51,3 +51,11 @@ from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd, 
                                  linear_transpose)
 from . import custom_derivatives  # noqa: F401,E402
 from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
+from .sharding import P, reshard, set_mesh  # noqa: E402,F401
+from .runtime.placement import Shard  # noqa: E402,F401
+from . import version  # noqa: E402,F401
+from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
+                          make_array_from_callback, make_array_from_process_local_data,
+                          make_array_from_single_device_arrays, print_environment_info)
+from . import extend, interpreters  # noqa: E402,F401
+from .config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401

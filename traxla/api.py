@@ -43,6 +43,24 @@ _TREE_FAST_LIMIT = 64  # signatures per jitted function on the C++-flattened hit
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
+# Flags that change what a trace produces but are not in the cache keys: when one changes,
+# every cached trace and executable is dropped (they are rarely switched).
+_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
+_all_jits: weakref.WeakSet = weakref.WeakSet()
+
+
+def _drop_traces(name, value):
+    if name in _TRACE_FLAGS and value != config.read(name):
+        for per_options in list(_traces_by_function.values()):
+            for traces in per_options.values():
+                traces.clear()
+        for jitted in list(_all_jits):
+            jitted._compiled.clear()
+            jitted._fast.clear()
+
+
+config.on_update(_drop_traces)
+
 
 def _aval(x):
     if isinstance(x, (Tracer, Array)):
@@ -116,6 +134,7 @@ class JitFunction(Wrapped):
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
+        _all_jits.add(self)
         self._compiled: dict = {}
         self._fast: dict = {}
         # (C++ treedef of the arguments, avals) -> entry: cached calls on pytrees of Arrays.
@@ -347,6 +366,7 @@ class JitFunction(Wrapped):
                                           placements, mesh, out_tree)
             executable = self._executable(program, closed, mesh, self.compiler_options)
             entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
+        check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
         outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
@@ -404,6 +424,9 @@ class JitFunction(Wrapped):
 
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
+        if config.check_jaxprs:  # enable_checks: type-check every traced program
+            from .ir.checker import check_jaxpr
+            check_jaxpr(closed)
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
@@ -496,12 +519,45 @@ class JitFunction(Wrapped):
         return f"<traxla.jit of {self.name}>"
 
 
+_placed_programs: dict = {}
+
+
+def _apply_placed(prim, arrays, params):
+    """Eager evaluation of ``prim`` when an operand spans several devices: a cached
+    one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
+    from .runtime.dispatch import _params_key
+    check_not_deleted(arrays)
+    try:
+        key = (prim, _params_key(params))
+        hash(key)
+    except TypeError:
+        key = None
+    fn = _placed_programs.get(key) if key is not None else None
+    if fn is None:
+        fn = JitFunction(lambda *xs: prim.bind(*xs, **params))
+        fn.name = prim.name
+        if key is not None:
+            _placed_programs[key] = fn
+    return fn(*arrays)
+
+
+def _install_placed_dispatch():
+    from .runtime import dispatch
+    dispatch.placed_apply_hook = _apply_placed
+
+
+_install_placed_dispatch()
+
+
 def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
     from .ir.core import subjaxprs
     from .ir.rules.collectives import shard_map_p
     from .ir.rules.collectives import reshard_p
+    from .ir.rules.sharding_constraint import sharding_constraint_p
     for eqn in jaxpr.eqns:
+        if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
+            return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
             from .shard_map import concrete_mesh
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
@@ -618,13 +674,21 @@ def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_
 
 
 def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
-    """The leaves of ``prefix`` (None entries included) broadcast over ``treedef``'s leaves."""
-    if not isinstance(prefix, (tuple, list)) or treedef.num_leaves == 0:
-        prefix = tuple([prefix] * len(treedef.children())) if treedef.children() else prefix
+    """The shardings of ``prefix`` (one sharding or spec for every argument, or a tuple
+    with a pytree prefix per positional argument; None: unspecified) per leaf of
+    ``treedef`` (the positional arguments)."""
+    from .ir.sharding import PartitionSpec
+
+    def is_one(x):
+        return x is None or isinstance(x, PartitionSpec) or not isinstance(x, (tuple, list,
+                                                                                dict))
+    if is_one(prefix):
+        return [prefix] * treedef.num_leaves
     full = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+    prefix = tuple(prefix) if isinstance(prefix, list) else prefix
     try:
-        return tree_util.broadcast_prefix(tuple(prefix) if isinstance(prefix, list) else prefix,
-                                          full, is_leaf=lambda x: x is None)
+        return tree_util.broadcast_prefix(
+            prefix, full, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))
     except ValueError as e:
         raise ValueError(f"{what} must be a prefix of the positional arguments: {e}") from None
 
@@ -660,10 +724,12 @@ def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
     if device is None:
         return tree_util.tree_map(to_array, x)
-    from .runtime.placement import NamedSharding, device_put_placed
+    from .runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
     from .sharding import to_named
     from .ir.avals import ShapedArray
     import numpy as np
+    if isinstance(device, SingleDeviceSharding):
+        device = device.device
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is None:  # a Device: the default device is the only one without a mesh

@@ -109,8 +109,15 @@ numpy_rank_promotion = _FlagState(
 default_matmul_precision = _FlagState(
     "default_matmul_precision", _choice("jax_default_matmul_precision", _PRECISIONS),
     "The precision of matrix products whose precision argument is None.")
+enable_checks = _FlagState("check_jaxprs", bool,
+                           "Type-checks every traced jaxpr (traxla's check_jaxprs flag).",
+                           default=True)
 default_device = _FlagState("default_device", _validate_device,
                             "The device computations run on when no placement says otherwise.")
+debug_nans = _FlagState("debug_nans", bool, "A NaN produced by a program raises "
+                        "FloatingPointError naming the primitive: `with debug_nans(True):`.")
+debug_infs = _FlagState("debug_infs", bool, "Likewise for an inf.")
+log_compiles = _FlagState("log_compiles", bool, "Logs each compilation (logger 'traxla').")
 
 
 class _CompileTimeEvalTrace(EvalTrace):
@@ -139,5 +146,5 @@ def ensure_compile_time_eval():
         yield
 
 
-__all__ = ["enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+__all__ = ["debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval"]

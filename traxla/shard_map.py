@@ -49,58 +49,123 @@ def _broadcast_specs(specs, tree, what):
     return out
 
 
-def shard_map(f, *, mesh, in_specs, out_specs, check_vma=True, axis_names=None):
+class _InferFromArgs:
+    """``in_specs`` left to the arguments: each placed Array brings its own spec."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
+              check_vma=True):
     """``f`` applied per device block: arguments split by ``in_specs``, results
-    reassembled by ``out_specs`` (a dim not named in an out spec must be replicated)."""
+    reassembled by ``out_specs`` (a dim not named in an out spec must be replicated).
+    As JAX 0.10's: without ``f`` a decorator factory; without ``mesh``, the mesh set by
+    ``set_mesh``; without ``in_specs``, the specs of the (placed) arguments."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma)
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, but got {f} of "
+                        f"type {type(f)}.")
+    return _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names)
+
+
+def _context_mesh(mesh):
+    if mesh is not None:
+        return mesh
+    from .sharding import get_mesh
+    mesh = get_mesh()
+    if mesh is None:
+        raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
+                         "into a mesh context, or pass `mesh=` to shard_map.")
+    return mesh
+
+
+def _inferred_specs(leaves):
+    specs = []
+    for x in leaves:
+        placement = getattr(x, "_placement", None)
+        if placement is None and isinstance(x, Tracer) and x.aval.sharding is not None:
+            specs.append(PartitionSpec(*x.aval.sharding.spec))
+            continue
+        if placement is None:
+            raise ValueError("shard_map got in_specs=Infer (the default) but an argument is not "
+                             f"placed on a mesh ({type(x).__name__} of shape "
+                             f"{getattr(x, 'shape', ())}); pass in_specs= or device_put the "
+                             "argument with a NamedSharding first.")
+        specs.append(placement.spec)
+    return specs
+
+
+def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
+    by_specs: dict = {}  # in_specs=Infer: one wrapped function (and jit cache) per spec set
 
     @functools.wraps(f)
     def wrapped(*args):
-        leaves, tree = tree_util.tree_flatten(args)
-        specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
-            in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
-            tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
-        if type(trace_core._current_trace) is EvalTrace:
-            from .api import device_put, jit
-            from .runtime.placement import NamedSharding
-            placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
-            return jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
-        abstract = mesh.abstract_mesh
-        _concrete_meshes[abstract] = mesh
-        local = []
-        for x, spec in zip(leaves, specs):
-            aval = aval_of(x)
-            for d, size in enumerate(aval.shape):
-                if size % spec_factor(abstract, spec, d):
-                    raise ValueError(f"shard_map in_specs {spec} split dimension {d} of size {size} "
-                                     f"over {spec_factor(abstract, spec, d)} devices: not divisible.")
-            local.append(ShapedArray([s // spec_factor(abstract, spec, d)
-                                      for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type))
-        out_store = []
-
-        def body(*blocks):
-            out = f(*tree_util.tree_unflatten(tree, blocks))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_store.append(out_tree)
-            return out_leaves
-
-        axis_env.append(abstract)
-        try:
-            closed = trace_to_jaxpr(body, local, make_debug_info(f, "shard_map", ()))
-        finally:
-            axis_env.pop()
-        out_tree = out_store[0]
-        out_flat_specs = _broadcast_specs(out_specs, out_tree, "out_specs")
-        # closures over enclosing tracers become replicated leading operands
-        jaxpr = closed.jaxpr
-        moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
-        kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
-        body_jaxpr = ClosedJaxpr(Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars,
-                                       jaxpr.outvars, jaxpr.eqns), [c for _, c in kept])
-        operands = [c for _, c in moved] + leaves
-        op_specs = [PartitionSpec()] * len(moved) + specs
-        outs = shard_map_p.bind(*operands, jaxpr=body_jaxpr, mesh=abstract,
-                                in_specs=tuple(op_specs), out_specs=tuple(out_flat_specs),
-                                manual_axes=frozenset(axis_names or abstract.axis_names))
-        return tree_util.tree_unflatten(out_tree, outs)
-
+        mesh_ = _context_mesh(mesh)
+        if in_specs is Infer:
+            leaves_, tree_ = tree_util.tree_flatten(args)
+            specs = tuple(tree_util.tree_unflatten(tree_, _inferred_specs(leaves_)))
+            key = (mesh_, tree_, tuple(tuple(s) for s in _inferred_specs(leaves_)))
+            inner = by_specs.get(key)
+            if inner is None:
+                inner = by_specs[key] = _shard_map(f, mesh_, specs, out_specs, check_vma,
+                                                   axis_names)
+            return inner(*args)
+        return _shard_map_call(f, mesh_, in_specs, out_specs, check_vma, axis_names, args,
+                               wrapped)
     return wrapped
+
+
+def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, wrapped):
+    leaves, tree = tree_util.tree_flatten(args)
+    specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
+        in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
+        tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+    if type(trace_core._current_trace) is EvalTrace:
+        from .api import device_put, jit
+        from .runtime.placement import NamedSharding
+        placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
+        return jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+    abstract = mesh.abstract_mesh
+    _concrete_meshes[abstract] = mesh
+    local = []
+    for x, spec in zip(leaves, specs):
+        aval = aval_of(x)
+        for d, size in enumerate(aval.shape):
+            if size % spec_factor(abstract, spec, d):
+                raise ValueError(f"shard_map in_specs {spec} split dimension {d} of size {size} "
+                                 f"over {spec_factor(abstract, spec, d)} devices: not divisible.")
+        local.append(ShapedArray([s // spec_factor(abstract, spec, d)
+                                  for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type))
+    out_store = []
+
+    def body(*blocks):
+        out = f(*tree_util.tree_unflatten(tree, blocks))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_store.append(out_tree)
+        return out_leaves
+
+    axis_env.append(abstract)
+    try:
+        closed = trace_to_jaxpr(body, local, make_debug_info(f, "shard_map", ()))
+    finally:
+        axis_env.pop()
+    out_tree = out_store[0]
+    out_flat_specs = _broadcast_specs(out_specs, out_tree, "out_specs")
+    # closures over enclosing tracers become replicated leading operands
+    jaxpr = closed.jaxpr
+    moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+    body_jaxpr = ClosedJaxpr(Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars,
+                                   jaxpr.outvars, jaxpr.eqns), [c for _, c in kept])
+    operands = [c for _, c in moved] + leaves
+    op_specs = [PartitionSpec()] * len(moved) + specs
+    outs = shard_map_p.bind(*operands, jaxpr=body_jaxpr, mesh=abstract,
+                            in_specs=tuple(op_specs), out_specs=tuple(out_flat_specs),
+                            manual_axes=frozenset(axis_names or abstract.axis_names))
+    return tree_util.tree_unflatten(out_tree, outs)

@@ -2,7 +2,8 @@
 Explicit mesh axes, placement is part of the type."""
 from __future__ import annotations
 
-import contextlib
+
+import abc
 
 import numpy as np
 
@@ -49,14 +50,37 @@ def get_abstract_mesh():
     return None if mesh is None else mesh.abstract_mesh
 
 
-@contextlib.contextmanager
-def set_mesh(mesh: Mesh):
-    """Makes ``mesh`` the context for ``P`` specs (``out_sharding=P(...)``, ``reshard``)."""
-    _push_mesh(mesh)
-    try:
-        yield mesh
-    finally:
-        _pop_mesh()
+class set_mesh:
+    """Makes ``mesh`` the context for ``P`` specs (``out_sharding=P(...)``, ``reshard``,
+    ``shard_map`` without ``mesh=``). As JAX's: ``with set_mesh(mesh):`` sets it for the
+    block; a bare ``set_mesh(mesh)`` call sets it until the next one."""
+
+    def __init__(self, mesh: Mesh):
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh expects a Mesh; got {type(mesh).__name__}")
+        self.mesh = mesh
+        self._depth = len(_mesh_stack)
+        _push_mesh(mesh)
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        del _mesh_stack[self._depth:]
+
+
+class Sharding(abc.ABC):
+    """What every sharding is (``isinstance(x.sharding, Sharding)``): NamedSharding,
+    SingleDeviceSharding and the placements XLA chooses are registered with it."""
+
+
+for _cls in (NamedSharding, SingleDeviceSharding, HloPlacement):
+    Sharding.register(_cls)
+
+
+def make_single_device_sharding(device) -> SingleDeviceSharding:
+    """The sharding that puts a whole array on ``device``."""
+    return SingleDeviceSharding(device)
 
 
 def to_named(sharding_or_spec):
@@ -71,16 +95,16 @@ def to_named(sharding_or_spec):
     return NamedSharding(mesh, spec)
 
 
-def reshard(x, sharding_or_spec):
-    """``x`` laid out as ``sharding_or_spec`` (a NamedSharding, or a P on the current mesh);
-    under Explicit axes this changes the type."""
+def reshard(xs, out_shardings):
+    """``xs`` (a pytree) laid out as ``out_shardings`` (a NamedSharding or a P on the
+    current mesh, or a pytree prefix of them); under Explicit axes this changes the type."""
     from . import tree_util
     from .api import device_put
     from .ir.rules.collectives import reshard_p
     from .tracer import EvalTrace, core as trace_core
-    named = to_named(sharding_or_spec)
 
-    def one(leaf):
+    def one(leaf, sharding_or_spec):
+        named = to_named(sharding_or_spec)
         if type(trace_core._current_trace) is EvalTrace:
             return device_put(leaf, named)
         ndim = len(leaf.shape)
@@ -88,7 +112,12 @@ def reshard(x, sharding_or_spec):
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
                               dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))
-    return tree_util.tree_map(one, x)
+    if isinstance(out_shardings, (NamedSharding, PartitionSpec)):
+        return tree_util.tree_map(lambda leaf: one(leaf, out_shardings), xs)
+    leaves, tree = tree_util.tree_flatten(xs)
+    shardings = tree_util.broadcast_prefix(out_shardings, xs,
+                                           is_leaf=lambda s: isinstance(s, PartitionSpec))
+    return tree_util.tree_unflatten(tree, [one(x, s) for x, s in zip(leaves, shardings)])
 
 
 def type_sharding(sharding_or_spec, ndim):
@@ -96,7 +125,10 @@ def type_sharding(sharding_or_spec, ndim):
     return to_named(sharding_or_spec).aval_sharding(ndim)
 
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
+__all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
            "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
            "get_abstract_mesh", "reshard"]
 del _ir_sharding
+
+
+from .sharding_axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401

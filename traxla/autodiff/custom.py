@@ -65,6 +65,17 @@ class _Rule:
     __repr__ = __str__
 
 
+class _SymbolicRule(_Rule):
+    """A custom_vjp rule defined with ``symbolic_zeros=True``: ``fwd`` is told which
+    inputs are perturbed, ``bwd`` gets zero cotangents as ``SymbolicZero``s."""
+
+    __slots__ = ()
+    symbolic_zeros = True
+
+    def __call__(self, *args, perturbed=None):
+        return self.fn(*args) if perturbed is None else self.fn(*args, perturbed=perturbed)
+
+
 def _name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
@@ -176,7 +187,8 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_jvp")
     return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp=jvp,
-                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+                                  num_consts=len(consts),
+                                  symbolic_zeros=isinstance(jvp, _SymbolicRule), name=name)
 
 
 def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
@@ -187,8 +199,9 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
         with set_current_trace(trace.parent):
             return bind_custom_jvp(fun, jvp, primals, name, call_jaxpr, consts)
     with set_current_trace(trace.rule_trace):
-        ts = [None if _is_float0_aval(_aval(p)) else instantiate(t)
-              for p, t in zip(primals, tangents)]
+        keep = isinstance(jvp, _SymbolicRule)
+        ts = [None if _is_float0_aval(_aval(p)) else t if keep and type(t) is Zero
+              else instantiate(t) for p, t in zip(primals, tangents)]
         outs, touts = jvp(primals, ts)
     touts = [zero_of(o) if t is None or _is_float0_aval(_aval(o)) else t
              for o, t in zip(outs, touts)]
@@ -285,14 +298,18 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_vjp")
     return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
-                                  num_consts=len(consts), symbolic_zeros=False, name=name)
+                                  num_consts=len(consts), symbolic_zeros=isinstance(fwd, _SymbolicRule),
+                                  name=name)
 
 
 def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
     """Under linearize: ``fwd`` in the enclosing trace, one ``custom_lin`` equation
     (residuals, input tangents -> output tangents) in the linear jaxpr."""
     with set_current_trace(trace.parent):
-        outs, res = fwd(*primals)
+        if isinstance(fwd, _SymbolicRule):
+            outs, res = fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+        else:
+            outs, res = fwd(*primals)
     in_avals = tuple(_aval(p) for p in primals)
     lin_mask = tuple(not _is_float0_aval(a) for a in in_avals)
     out_avals = tuple(tangent_aval(_aval(o)) for o in outs)
@@ -360,10 +377,11 @@ def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_m
            for r in invals[:num_res]]
     cts = iter(cts)
     full_cts = []
+    keep_zeros = isinstance(bwd, _SymbolicRule)
     for m in out_mask:
         if m:
             ct = next(cts)
-            full_cts.append(instantiate(ct))
+            full_cts.append(ct if keep_zeros and type(ct) is Zero else instantiate(ct))
         else:
             full_cts.append(None)
     in_cts = bwd(res, full_cts)
@@ -478,10 +496,8 @@ class custom_jvp(_CustomFunction):
         self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_jvp with symbolic_zeros=True is not supported by "
-                                      "traxla; tangents are always instantiated.")
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps):
@@ -516,8 +532,13 @@ class custom_jvp(_CustomFunction):
             store.setdefault("out_tree", out_tree)
             return out_leaves
 
+        symbolic = self.symbolic_zeros
+
         def flat_jvp(primals, tangents):
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
+            if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
+                from .symbolic_zeros import SymbolicZero
+                ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
             p_tree = tree_util.tree_unflatten(in_tree, primals)
             t_tree = tree_util.tree_unflatten(in_tree, ts)
             out = rule(*static, p_tree, t_tree)
@@ -528,7 +549,9 @@ class custom_jvp(_CustomFunction):
             primal_out, tangent_out = out
             p_leaves, p_tree_out = tree_util.tree_flatten(primal_out)
             t_leaves, t_tree_out = tree_util.tree_flatten(tangent_out)
-            t_leaves = [instantiate(t) for t in t_leaves]
+            t_leaves = [Zero(t.aval) if type(t).__name__ == "SymbolicZero"
+                        else t if symbolic and type(t) is Zero else instantiate(t)
+                        for t in t_leaves]
             store.setdefault("out_tree", p_tree_out)
             if p_tree_out != store["out_tree"]:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce "
@@ -540,7 +563,7 @@ class custom_jvp(_CustomFunction):
                                 "primal and tangent outputs with equal container (pytree) "
                                 f"structures, but got {p_tree_out} and {t_tree_out} respectively.")
             for p, t in zip(p_leaves, t_leaves):
-                pa, ta = _aval(p), _aval(t)
+                pa, ta = _aval(p), (t.aval if type(t) is Zero else _aval(t))
                 expected = tangent_aval(pa)
                 if expected.dtype == dtypes.float0:
                     continue
@@ -551,7 +574,8 @@ class custom_jvp(_CustomFunction):
                         f"(tangent type of {_type_str(pa)}) but got {_type_str(ta)}.")
             return p_leaves, t_leaves
 
-        outs = bind_custom_jvp(flat_fun, _Rule(flat_jvp, rule_name), leaves, name)
+        outs = bind_custom_jvp(flat_fun, (_SymbolicRule if symbolic else _Rule)(flat_jvp, rule_name),
+                               leaves, name)
         if "out_tree" not in store:  # the rule ran without the function: trace its tree
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
@@ -574,11 +598,12 @@ class custom_vjp(_CustomFunction):
         self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
-        if symbolic_zeros:
-            raise NotImplementedError("custom_vjp with symbolic_zeros=True is not supported by "
-                                      "traxla; cotangents are always instantiated.")
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros")
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
@@ -592,6 +617,7 @@ class custom_vjp(_CustomFunction):
         store = {}
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
         fwd_name, bwd_name = _name(fwd), _name(bwd)
+        symbolic = getattr(self, "symbolic_zeros", False)
 
         def flat_fun(*xs):
             out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
@@ -599,7 +625,11 @@ class custom_vjp(_CustomFunction):
             store.setdefault("out_tree", out_tree)
             return out_leaves
 
-        def flat_fwd(*xs):
+        def flat_fwd(*xs, perturbed=None):
+            if symbolic:
+                from .symbolic_zeros import CustomVJPPrimal
+                flags = [True] * len(xs) if perturbed is None else perturbed
+                xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
             pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
@@ -626,6 +656,9 @@ class custom_vjp(_CustomFunction):
             res = tree_util.tree_unflatten(store["res_tree"], res_leaves)
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
+            if symbolic:
+                from .symbolic_zeros import SymbolicZero
+                cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
             ct = tree_util.tree_unflatten(store["out_tree"], [
                 _float0_zeros(a) if c is None else c for c, a in
                 zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
@@ -658,7 +691,7 @@ class custom_vjp(_CustomFunction):
                 if a.dtype == dtypes.float0:  # an integer input: no cotangent
                     out.append(None)
                     continue
-                if c is None:
+                if c is None or type(c).__name__ == "SymbolicZero":
                     out.append(zeros_like_aval(a))
                     continue
                 ca = _aval(c)
@@ -673,13 +706,14 @@ class custom_vjp(_CustomFunction):
                 out.append(c)
             return out
 
-        def flat_fwd_recording(*xs):
-            outs, res = flat_fwd(*xs)
+        def flat_fwd_recording(*xs, perturbed=None):
+            outs, res = flat_fwd(*xs, perturbed=perturbed)
             store["out_avals"] = [tangent_aval(_aval(o)) for o in outs]
             return outs, res
 
-        outs = bind_custom_vjp(flat_fun, _Rule(flat_fwd_recording, fwd_name),
-                               _Rule(flat_bwd, bwd_name), leaves, name)
+        rule = _SymbolicRule if symbolic else _Rule
+        outs = bind_custom_vjp(flat_fun, rule(flat_fwd_recording, fwd_name),
+                               rule(flat_bwd, bwd_name), leaves, name)
         if "out_tree" not in store:
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)

@@ -243,5 +243,69 @@ def closure_convert(fun, *example_args):
     return converted_fun, const_args
 
 
-__all__ = ["linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert"]
-del Jaxpr
+
+
+# -- linear_call ---------------------------------------------------------------------------------
+
+def _memoize(thunk):
+    cell = []
+
+    def memoized():
+        if not cell:
+            cell.append(thunk())
+        return cell[0]
+    return memoized
+
+
+def _initial_style(fun, avals, what):
+    """``fun`` traced on ``avals`` with its constants as leading inputs: (jaxpr, consts)."""
+    closed = trace_to_jaxpr(fun, avals, make_debug_info(fun, what, ()))
+    j = closed.jaxpr
+    jaxpr = ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns,
+                              j.debug_info), [])
+    return jaxpr, list(closed.consts)
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+    """``fun(residual_args, linear_args)``, linear in ``linear_args``, transposed (by
+    ``vjp``/``grad``/``linear_transpose``) with ``fun_transpose(residual_args, cts)``
+    instead of by transposing ``fun``."""
+    from ..ir.rules.linear_call import linear_call_p
+    operands_res, res_tree = tree_util.tree_flatten(residual_args)
+    operands_lin, lin_tree = tree_util.tree_flatten(linear_args)
+    store = {}
+
+    def f(*xs):
+        res = tree_util.tree_unflatten(res_tree, xs[:len(operands_res)])
+        lin = tree_util.tree_unflatten(lin_tree, xs[len(operands_res):])
+        leaves, store["out_tree"] = tree_util.tree_flatten(fun(res, lin))
+        return leaves
+
+    res_avals = [lax.aval_of(x) for x in operands_res]
+    lin_avals = [lax.aval_of(x) for x in operands_lin]
+    callee, f_consts = _initial_style(f, res_avals + lin_avals, "linear_call fun")
+    out_avals = list(callee.out_avals)
+
+    def t(*xs):
+        res = tree_util.tree_unflatten(res_tree, xs[:len(operands_res)])
+        cts = tree_util.tree_unflatten(store["out_tree"], xs[len(operands_res):])
+        leaves, store["t_out_tree"] = tree_util.tree_flatten(fun_transpose(res, cts))
+        return leaves
+
+    @_memoize
+    def transpose_thunk():
+        t_jaxpr, t_consts = _initial_style(t, res_avals + out_avals, "linear_call fun_transpose")
+        if store["t_out_tree"] != lin_tree:
+            raise TypeError("transpose output pytree structure must match that of linear inputs, "
+                            f"got output structure {store['t_out_tree']} and input structure "
+                            f"{lin_tree}.")
+        return t_jaxpr, t_consts
+
+    out = linear_call_p.bind(*f_consts, *operands_res, *operands_lin, callee=callee,
+                             transpose_thunk=transpose_thunk, num_callee_consts=len(f_consts),
+                             num_res=len(operands_res))
+    return tree_util.tree_unflatten(store["out_tree"], out)
+
+
+__all__ = ["linear_transpose", "fwd_and_bwd", "custom_gradient", "closure_convert",
+           "linear_call"]

@@ -38,7 +38,8 @@ class Config:
         env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
         if env:
             self._values["enable_x64"] = env.lower() in ("1", "true", "yes")
-        devices = os.environ.get("TRAXLA_NUM_CPU_DEVICES")
+        devices = (os.environ.get("TRAXLA_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
+                   or _forced_host_device_count(os.environ.get("XLA_FLAGS", "")))
         if devices:
             self._values["num_cpu_devices"] = int(devices)
         platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
@@ -80,6 +81,14 @@ class Config:
         if key in values:
             return values[key]
         raise AttributeError(name)
+
+
+def _forced_host_device_count(xla_flags: str):
+    """N of ``--xla_force_host_platform_device_count=N`` in XLA_FLAGS (as JAX honours it)."""
+    for flag in xla_flags.split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            return flag.split("=", 1)[1]
+    return None
 
 
 config = Config()

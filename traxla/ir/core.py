@@ -161,6 +161,11 @@ class ClosedJaxpr:
         return self.jaxpr.out_avals
 
     @property
+    def literals(self):
+        """JAX's other name for ``consts``."""
+        return self.consts
+
+    @property
     def eqns(self):
         return self.jaxpr.eqns
 

@@ -11,6 +11,7 @@ from .printer import pp_eqn_rules, pp_param_rules
 
 class Primitive:
     __slots__ = ("name", "multiple_results", "__weakref__")
+    impl = None  # a Python implementation for eager evaluation (user primitives: def_impl)
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name

@@ -452,10 +452,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
-    if precision is not None:  # strings and single values become a pair, as in JAX
-        from .convolution import canonicalize_precision
-        precision = canonicalize_precision(precision)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+    from .ops_extra import canonicalize_precision  # strings/single values become a pair
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
+                              precision=canonicalize_precision(precision),
                               preferred_element_type=pet, out_sharding=out_sharding)
 
 
@@ -761,4 +760,16 @@ population_count_p, clz_p = _E["population_count"], _E["clz"]
 from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
                       igammac, polygamma, random_gamma_grad, zeta)
 # -- issue #12: the rest of lax's operations and control flow ----------------------------------
-from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401
+from .ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi,  # noqa: E402,F401
+                        optimization_barrier, reduce_precision, reduce_xor, rng_bit_generator,
+                        rng_uniform)
+from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
+from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
+from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
+                             with_sharding_constraint)
+from .ops_extra import Precision, stack, unstack  # noqa: E402,F401
+# JAX exports its primitives as ``lax.<name>_p`` (custom interpreters key rules on them):
+# every elementwise and reduction primitive, under the name it prints with.
+for _prim_name, _prim in {**_E, **_R}.items():
+    globals().setdefault(f"{_prim_name}_p", _prim)
+del _prim_name, _prim

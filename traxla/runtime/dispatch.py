@@ -56,6 +56,9 @@ def one_equation_jaxpr(prim, in_avals, params) -> ClosedJaxpr:
 # primitive -> fn(*args, **params): primitives that run in Python outside jit rather than
 # as a one-equation executable (host callbacks call their function directly, as JAX does).
 eager_impls: dict = {}
+# How a primitive runs eagerly on arrays spread over several devices: as a one-equation
+# SPMD program, which only the jit layer above can build (it installs this hook).
+placed_apply_hook = None
 
 
 def apply_primitive(prim, args, params):
@@ -70,6 +73,10 @@ def apply_primitive_unchecked(prim, args, params):
     if impl is not None:
         return impl(*args, **params)
     arrays = [to_array(a) for a in args]
+    if placed_apply_hook is not None:
+        for a in arrays:
+            if a._placement is not None:
+                return placed_apply_hook(prim, arrays, params)
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))
     exe = _eager_cache.get(key)

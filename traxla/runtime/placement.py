@@ -86,7 +86,7 @@ class NamedSharding:
         self._hlo_cache = {}
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -191,6 +191,9 @@ class SingleDeviceSharding:
     @property
     def device_set(self):
         return {self.device}
+
+    def devices_indices_map(self, shape):
+        return {self.device: tuple(slice(None) for _ in shape)}
 
 
 class Shard:

@@ -550,9 +550,16 @@ def to_numpy_any(buffer) -> np.ndarray:
             if name not in sys.modules:
                 sys.modules[name] = None
                 blocked.append(name)
+    # Arrays made by a quiet runner carry no traceback context, which jaxlib's copy-out
+    # insists on while tracebacks are on: read them with tracebacks off too.
+    restore = _set_tracebacks is not None and _tracebacks_enabled()
+    if restore:
+        _set_tracebacks(False)
     try:
         return buffer._single_device_array_to_np_array_did_copy()[0]
     finally:
+        if restore:
+            _set_tracebacks(True)
         for name in blocked:
             sys.modules.pop(name, None)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..runtime.dispatch import apply_primitive
+from ..ir.core import Literal
 from .core import Trace, Tracer
 
 
@@ -11,6 +12,8 @@ class EvalTrace(Trace):
             if isinstance(a, Tracer):
                 raise a._trace.leak_error(a) if not a._trace.alive else TypeError(
                     f"{prim.name} got a tracer of a trace that is not the current one: {a!r}")
+        if prim.impl is not None:  # a primitive defined from user code with def_impl
+            return prim.impl(*[a.val if type(a) is Literal else a for a in args], **params)
         return apply_primitive(prim, args, params)
 
 

@@ -14,3 +14,8 @@ from . import fft  # noqa: F401,E402  (fft)
 from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug prints on the primal; callbacks refuse JVP)
 from . import ffi  # noqa: F401,E402
+from . import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
+from . import composite  # noqa: F401,E402  (composite: JAX's errors)
+from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
+from . import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
+from . import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)

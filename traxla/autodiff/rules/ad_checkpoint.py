@@ -16,6 +16,8 @@
 """
 from __future__ import annotations
 
+from ...ir.effects import eqn_effects
+
 from ... import lax
 from ...ir import dtypes
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
@@ -202,8 +204,13 @@ def _split_remat(jaxpr: Jaxpr, nonzero, primal_avals, policy) -> _Split:
                 elif type(x) is not Literal:
                     needed.add(x)
         else:
-            if not any(v in needed_known for v in e.outvars):
+            used_outs = [v in needed_known for v in e.outvars]
+            if not any(used_outs) and not eqn_effects(e):  # effects rerun, as in JAX
                 continue
+            rule = _dce_rules.get(e.primitive)
+            if rule is not None and not all(used_outs):  # recompute only what is used
+                used_ins, e = rule(used_outs, e)
+            e = _with_fresh_subjaxprs(e)
             needed_known.update(x for x in e.invars if type(x) is not Literal)
         kept.append((kind, e))
     kept.reverse()
@@ -259,6 +266,30 @@ def _split_remat(jaxpr: Jaxpr, nonzero, primal_avals, policy) -> _Split:
     split.used_primals, split.used_tangents = used_primals, used_tangents
     split.num_res, split.zero_outs = len(res_vars), zero_outs
     return split
+
+
+def _fresh(jaxpr: Jaxpr) -> Jaxpr:
+    """A copy of ``jaxpr`` with variables of its own (so that it prints with its own names,
+    as JAX's partial evaluation rebuilds the jaxprs it splits)."""
+    subst = {}
+
+    def new(v):
+        if type(v) is Literal:
+            return v
+        if v not in subst:
+            subst[v] = Var(v.aval)
+        return subst[v]
+
+    constvars, invars = [new(v) for v in jaxpr.constvars], [new(v) for v in jaxpr.invars]
+    eqns = [e.replace(invars=[new(x) for x in e.invars], outvars=[new(v) for v in e.outvars])
+            for e in jaxpr.eqns]
+    return Jaxpr(constvars, invars, [new(v) for v in jaxpr.outvars], eqns, jaxpr.debug_info)
+
+
+def _with_fresh_subjaxprs(eqn):
+    params = {k: (ClosedJaxpr(_fresh(v.jaxpr), v.consts) if isinstance(v, ClosedJaxpr) else v)
+              for k, v in eqn.params.items()}
+    return eqn.replace(params=params)
 
 
 def _eval_known(jaxpr: Jaxpr, consts, args, rounded):
@@ -405,4 +436,3 @@ linearize_rules[remat_p] = _remat_linearize
 transpose_rules[remat_p] = _remat_transpose
 _dce_rules[remat_p] = _remat_dce
 jvp_rules[name_p] = _name_jvp
-del Var

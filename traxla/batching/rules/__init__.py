@@ -14,3 +14,8 @@ from . import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from . import callbacks  # noqa: F401,E402  (debug_print, pure_callback's vmap methods, io_callback)
 from . import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)
 from . import ffi  # noqa: F401,E402
+from . import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
+from . import composite  # noqa: F401,E402  (stablehlo.composite)
+from . import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
+from . import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
+from . import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)

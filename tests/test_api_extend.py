@@ -1,0 +1,167 @@
+"""``traxla.extend`` and ``traxla.interpreters``: JAX's "Writing custom Jaxpr
+interpreters" and "How primitives work" tutorials run with the imports changed, and
+give JAX's results."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jjnp
+from jax import lax as jlax
+from jax.extend import core as jcore
+
+import traxla as tx
+import traxla.numpy as jnp
+from traxla import lax
+from traxla.extend import core
+from traxla.interpreters import ad, batching, mlir
+from traxla.interpreters.mlir import hlo
+
+
+# -- custom interpreters -----------------------------------------------------------------
+
+def _interpreters(api, np_, lax_, core_):
+    def f(x):
+        return np_.exp(np_.tanh(x))
+
+    def eval_jaxpr(jaxpr, consts, *args):
+        env = {}
+
+        def read(var):
+            return var.val if type(var) is core_.Literal else env[var]
+
+        def write(var, val):
+            env[var] = val
+        list(map(write, jaxpr.invars, args))
+        list(map(write, jaxpr.constvars, consts))
+        for eqn in jaxpr.eqns:
+            outvals = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outvals = [outvals]
+            list(map(write, eqn.outvars, outvals))
+        return list(map(read, jaxpr.outvars))
+
+    inverse_registry = {lax_.exp_p: np_.log, lax_.tanh_p: np_.arctanh}
+
+    def inverse_jaxpr(jaxpr, consts, *args):
+        env = {}
+
+        def read(var):
+            return var.val if type(var) is core_.Literal else env[var]
+
+        def write(var, val):
+            env[var] = val
+        list(map(write, jaxpr.outvars, args))
+        list(map(write, jaxpr.constvars, consts))
+        for eqn in jaxpr.eqns[::-1]:
+            if eqn.primitive not in inverse_registry:
+                raise NotImplementedError(f"{eqn.primitive} does not have registered inverse.")
+            outval = inverse_registry[eqn.primitive](*map(read, eqn.outvars))
+            list(map(write, eqn.invars, [outval]))
+        return list(map(read, jaxpr.invars))
+
+    def inverse(fun):
+        def wrapped(*args):
+            closed = api.make_jaxpr(fun)(*args)
+            return inverse_jaxpr(closed.jaxpr, closed.literals, *args)[0]
+        return wrapped
+
+    closed = api.make_jaxpr(f)(np.ones(5, np.float32))
+    return {
+        "eval": np.asarray(eval_jaxpr(closed.jaxpr, closed.literals, np.ones(5, np.float32))[0]),
+        "roundtrip": float(inverse(f)(f(1.0))),
+        "inverse_jaxpr": str(api.make_jaxpr(inverse(f))(f(1.0))),
+        "composed": np.asarray(api.jit(api.vmap(api.grad(inverse(f))))(
+            (np.arange(5, dtype=np.float32) + 1.0) / 5.0)),
+    }
+
+
+def test_custom_interpreter_tutorial_matches_jax():
+    ours = _interpreters(tx, jnp, lax, core)
+    theirs = _interpreters(jax, jjnp, jlax, jcore)
+    np.testing.assert_allclose(ours["eval"], theirs["eval"], rtol=1e-6)
+    assert abs(ours["roundtrip"] - 1.0) < 1e-5
+    assert ours["inverse_jaxpr"] == theirs["inverse_jaxpr"]
+    np.testing.assert_allclose(ours["composed"], theirs["composed"], rtol=1e-5)
+
+
+# -- a primitive defined from user code ----------------------------------------------------
+
+multiply_add_p = core.Primitive("multiply_add")
+
+
+def multiply_add_prim(x, y, z):
+    return multiply_add_p.bind(x, y, z)
+
+
+def square_add_prim(a, b):
+    return multiply_add_prim(a, a, b)
+
+
+multiply_add_p.def_impl(lambda x, y, z: np.add(np.multiply(x, y), z))
+multiply_add_p.def_abstract_eval(lambda xs, ys, zs: core.ShapedArray(xs.shape, xs.dtype))
+mlir.register_lowering(multiply_add_p,
+                       lambda ctx, xc, yc, zc: [hlo.AddOp(hlo.MulOp(xc, yc), zc).result],
+                       platform="cpu")
+
+
+def _jvp(arg_values, arg_tangents):
+    x, y, z = arg_values
+    xt, yt, zt = arg_tangents
+
+    def make_zero(tan):
+        return lax.zeros_like_array(x) if type(tan) is ad.Zero else tan
+    return (multiply_add_prim(x, y, z),
+            multiply_add_prim(make_zero(xt), y, multiply_add_prim(x, make_zero(yt), make_zero(zt))))
+
+
+def _transpose(ct, x, y, z):
+    if not ad.is_undefined_primal(x):
+        ct_y = (ad.Zero(y.aval) if type(ct) is ad.Zero
+                else multiply_add_prim(x, ct, lax.zeros_like_array(x)))
+        return None, ct_y, ct
+    ct_x = ad.Zero(x.aval) if type(ct) is ad.Zero else multiply_add_prim(ct, y,
+                                                                         lax.zeros_like_array(y))
+    return ct_x, None, ct
+
+
+def _batch(vector_arg_values, batch_axes):
+    assert batch_axes[0] == batch_axes[1] == batch_axes[2]
+    return multiply_add_prim(*vector_arg_values), batch_axes[0]
+
+
+ad.primitive_jvps[multiply_add_p] = _jvp
+ad.primitive_transposes[multiply_add_p] = _transpose
+batching.primitive_batchers[multiply_add_p] = _batch
+
+
+def test_user_primitive_through_every_transformation():
+    assert float(square_add_prim(2.0, 10.0)) == 14.0  # def_impl
+    assert str(tx.make_jaxpr(square_add_prim)(2.0, 10.0)) == (
+        "{ lambda ; a:f32[] b:f32[]. let c:f32[] = multiply_add a a b in (c,) }")
+    assert float(tx.jit(square_add_prim)(2.0, 10.0)) == 14.0  # the registered lowering
+    primal, tangent = tx.jvp(square_add_prim, (2.0, 10.0), (1.0, 1.0))
+    assert (float(primal), float(tangent)) == (14.0, 5.0)
+    assert float(tx.grad(square_add_prim)(2.0, 10.0)) == 4.0  # the transpose rule
+    assert float(tx.jit(tx.grad(square_add_prim))(2.0, 10.0)) == 4.0
+    xs, ys = np.array([2.0, 3.0], np.float32), np.array([10.0, 20.0], np.float32)
+    assert np.asarray(tx.vmap(square_add_prim)(xs, ys)).tolist() == [14.0, 29.0]
+    assert np.asarray(tx.jit(tx.vmap(square_add_prim))(xs, ys)).tolist() == [14.0, 29.0]
+    assert "multiply_add" in core.primitives()
+    assert batching.primitive_batchers[multiply_add_p] is _batch
+
+
+def test_lower_fun_and_missing_rules():
+    cube_p = core.Primitive("cube_user")
+    cube_p.def_abstract_eval(lambda x: core.ShapedArray(x.shape, x.dtype))
+    with pytest.raises(NotImplementedError, match="No lowering rule for primitive 'cube_user'"):
+        tx.jit(lambda x: cube_p.bind(x))(2.0)
+    mlir.register_lowering(cube_p, mlir.lower_fun(lambda x: x * x * x, multiple_results=False))
+    assert float(tx.jit(lambda x: cube_p.bind(x))(2.0)) == 8.0
+    with pytest.raises(NotImplementedError, match="Batching rule for 'cube_user'"):
+        tx.vmap(lambda x: cube_p.bind(x))(np.ones(3, np.float32))
+    bad_p = core.Primitive("bad_user")
+    bad_p.def_abstract_eval(lambda x: 3)
+    with pytest.raises(TypeError, match="must return a ShapedArray"):
+        tx.make_jaxpr(lambda x: bad_p.bind(x))(1.0)

@@ -1,0 +1,12 @@
+"""``platform_index`` has no operands, so nothing is ever batched."""
+from __future__ import annotations
+
+from ...ir.rules.platform import platform_index_p
+from ..core import register_batching
+
+
+def _platform_index(size, vals, dims, *, platforms):
+    return platform_index_p.bind(platforms=platforms), None
+
+
+register_batching(platform_index_p, _platform_index)

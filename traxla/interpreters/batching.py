@@ -1,0 +1,39 @@
+"""Batching rules from user code, as ``jax.interpreters.batching``:
+``primitive_batchers[p] = rule(batched_args, batch_dims, **params) -> (out, out_dims)``;
+a batch dim is an int, or ``not_mapped`` (None) for an unbatched operand."""
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+
+from ..batching.core import batching_rules
+
+not_mapped = None
+
+
+class _Batchers(MutableMapping):
+    """JAX's rule signature over traxla's registry (whose rules also get the axis size)."""
+
+    def __init__(self):
+        self._user: dict = {}
+
+    def __setitem__(self, prim, rule):
+        self._user[prim] = rule
+        batching_rules[prim] = lambda size, vals, dims, **params: rule(vals, dims, **params)
+
+    def __getitem__(self, prim):
+        return self._user[prim]
+
+    def __delitem__(self, prim):
+        del self._user[prim]
+        batching_rules.pop(prim, None)
+
+    def __iter__(self):
+        return iter(self._user)
+
+    def __len__(self):
+        return len(self._user)
+
+
+primitive_batchers = _Batchers()
+
+__all__ = ["primitive_batchers", "not_mapped"]

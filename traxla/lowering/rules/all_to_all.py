@@ -1,0 +1,24 @@
+"""Lowering ``all_to_all`` to StableHLO's all_to_all over the named axes' device groups."""
+from __future__ import annotations
+
+from ...ir.rules.all_to_all import all_to_all_p
+from ..mlir import hlo, ir
+from ..registry import register_lowering
+from .collectives import _channel, _groups_attr, _names, replica_groups
+
+
+def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,
+                axis_size):
+    mesh = ctx.module.mesh_stack[-1]
+    groups = replica_groups(mesh, _names(axis_name))
+    if mesh.size == 1 or len(groups[0]) == 1:
+        return x
+    i64 = ir.IntegerType.get_signless(64)
+    op = hlo.AllToAllOp([x], split_dimension=ir.IntegerAttr.get(i64, split_axis),
+                        concat_dimension=ir.IntegerAttr.get(i64, concat_axis),
+                        split_count=ir.IntegerAttr.get(i64, len(groups[0])),
+                        replica_groups=_groups_attr(groups), channel_handle=_channel(ctx))
+    return op.results[0]
+
+
+register_lowering(all_to_all_p, _all_to_all)

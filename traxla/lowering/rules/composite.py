@@ -1,0 +1,45 @@
+"""Lowering ``composite`` to ``stablehlo.composite`` calling its decomposition function."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.rules.composite import composite_p
+from ..mlir import aval_type, hlo, ir
+from ..registry import register_lowering
+
+
+def _attribute(value):
+    if isinstance(value, (bool, np.bool_)):
+        return ir.BoolAttr.get(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+    if isinstance(value, (float, np.floating)):
+        return ir.FloatAttr.get(ir.F32Type.get(), float(value))
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, np.ndarray):
+        from ..mlir import element_type
+        return ir.DenseElementsAttr.get(np.ascontiguousarray(value),
+                                        type=element_type(value.dtype), shape=value.shape)
+    if isinstance(value, (tuple, list)):
+        return ir.ArrayAttr.get([_attribute(v) for v in value])
+    raise TypeError(f"composite: attribute value {value!r} of type {type(value)} cannot be an "
+                    "MLIR attribute; use a Python scalar, a string, a NumPy array or a tuple.")
+
+
+def _composite(ctx, *args, name, attributes, version, jaxpr):
+    symbol = ctx.module.function_for(jaxpr, name)
+    attrs = {}
+    for key, leaves, treedef in attributes:
+        value = treedef.unflatten([getattr(x, "val", x) for x in leaves])
+        if value is not None:
+            attrs[key] = _attribute(value)
+    op = hlo.CompositeOp([aval_type(a) for a in ctx.avals_out], list(args),
+                         name=ir.StringAttr.get(name),
+                         decomposition=ir.FlatSymbolRefAttr.get(symbol),
+                         composite_attributes=ir.DictAttr.get(attrs),
+                         version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), version))
+    return list(op.results)
+
+
+register_lowering(composite_p, _composite)

@@ -1,0 +1,18 @@
+"""Lowering ``sharding_constraint`` to ``sdy.sharding_constraint`` on the sharding's mesh."""
+from __future__ import annotations
+
+from ...ir.rules.sharding_constraint import sharding_constraint_p
+from ..mlir import sdy
+from ..registry import register_lowering
+from .collectives import _sharding_attr
+
+
+def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
+    if sharding.mesh.size == 1:
+        return x
+    ctx.module.ensure_mesh(sharding.mesh.abstract_mesh)
+    ndim = len(ctx.aval_out.shape)
+    return sdy.ShardingConstraintOp(x, _sharding_attr(sharding.full_spec(ndim), ndim)).result
+
+
+register_lowering(sharding_constraint_p, _sharding_constraint)
