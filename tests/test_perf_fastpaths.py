@@ -243,3 +243,31 @@ def test_promotion_mode_is_part_of_the_cache_key():
     finally:
         traxla.config.update("jax_numpy_dtype_promotion", "standard")
     assert f(a, b).dtype == np.float32
+
+
+def test_scalar_cache_is_bounded_and_threads_share_it():
+    import threading
+    x = traxla.device_put(X)
+    x + 0.5  # compiled once up front: concurrent first traces are the correctness work's topic
+    limit = _eager.scalar_cache_limit
+    _eager.scalar_cache_limit = 8
+    errors = []
+
+    def work(offset):
+        try:
+            for i in range(20):
+                v = float(offset * 100 + i)
+                np.testing.assert_array_equal(np.asarray(x + v), X + np.float32(v))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert len(_eager._scalar_cache) <= 8 + 3
+    finally:
+        _eager.scalar_cache_limit = limit

@@ -57,7 +57,10 @@ def scalar_operand(x):
             return None  # the ordinary path raises JAX's OverflowError
     arr = device_put_numpy(np.asarray(x, dtype), ShapedArray((), dtype, True))
     if len(_scalar_cache) >= scalar_cache_limit:
-        del _scalar_cache[next(iter(_scalar_cache))]
+        try:  # first in, first out; another thread may be evicting too
+            del _scalar_cache[next(iter(_scalar_cache))]
+        except (KeyError, RuntimeError, StopIteration):
+            pass
     _scalar_cache[key] = arr
     return arr
 
