@@ -522,6 +522,13 @@ if "scatter-sub" in ALL_PRIMITIVES and len(_I) == 12:
         x * x, _DUP, u * 2, update_jaxpr=None, update_consts=(), dimension_numbers=_SD,
         indices_are_sorted=False, unique_indices=False, mode=_R._Mode.FILL_OR_DROP), (X, Y[:3]))
 
+if "top_k" in ALL_PRIMITIVES:  # issue #16a: top_k / approx_top_k gather the tangent
+    FD_CASES.update({
+        "top_k": FD(("top_k",), lambda x: tlax.top_k(x * x, 2)[0], (ARGS_SORT,)),
+        "approx_top_k": FD(("approx_top_k",), lambda x: tlax.approx_max_k(x * x, 2)[0]
+                           + tlax.approx_min_k(x, 2)[0], (ARGS_SORT,)),
+    })
+
 # Primitives whose derivative is zero (or whose inputs/outputs are integers or booleans).
 ZERO_CASES = {
     "sign": lambda x: tlax.sign(x) * x, "floor": lambda x: tlax.floor(x) * 2.0,
@@ -552,6 +559,7 @@ ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_
               "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "bitcast_convert_type", "not",
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
               "reduce_and", "reduce_or", "iota", "empty2"}
+ZERO_PRIMS |= {"population_count", "clz", "eq_to", "lt_to", "le_to"}  # issue #16a
 # differentiated elsewhere: control flow (tests/test_control_flow.py), the custom-derivative
 # primitives (section e), random bits (traxla/random)
 ELSEWHERE = {"cond", "while", "scan", "custom_jvp_call", "custom_vjp_call", "custom_lin",
@@ -579,6 +587,9 @@ ELSEWHERE |= {"check"}  # tests/test_checkify.py
 ELSEWHERE |= {"top_k", "approx_top_k", "population_count", "clz"}  # tests/test_numpy_rest.py
 ELSEWHERE |= {"bessel_i0e", "bessel_i1e", "digamma", "igamma", "igammac", "polygamma", "zeta",
               "regularized_incomplete_beta", "random_gamma"}  # test_random_scipy_corpus.py, test_random.py
+# linear algebra: finite differences in tests/test_linalg_numeric.py, test_linalg_solves.py
+from traxla.ir.rules.linalg import P as _LINALG_PRIMS  # noqa: E402
+ELSEWHERE |= set(_LINALG_PRIMS)
 
 
 def test_every_rule_is_exercised():

@@ -19,6 +19,8 @@ import traxla.numpy as tnp
 jax = pytest.importorskip("jax")
 import jax.lax as jlax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg as jsla  # noqa: E402
+import traxla.scipy.linalg as tsla  # noqa: E402
 
 _rng = np.random.default_rng(0)
 A33 = (_rng.standard_normal((3, 3)) + 3 * np.eye(3)).astype(np.float32)
@@ -29,12 +31,36 @@ A243 = _rng.standard_normal((2, 4, 3)).astype(np.float32)
 A234 = _rng.standard_normal((2, 3, 4)).astype(np.float32)
 C33 = (A33 + 1j * A33.T).astype(np.complex64)
 P2 = np.array([2, 2], np.int32)
+A44 = (_rng.standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float32)
+W43 = _rng.standard_normal((4, 3)).astype(np.float32)
 
 
 def _cases(L, np_):
     """Programs written once against a ``lax.linalg`` and a ``numpy`` namespace."""
     LA = np_.linalg
+    lax_ = tlax if np_ is tnp else jlax
+    sla = tsla if np_ is tnp else jsla
     return {
+        "sp_cholesky": (lambda a: sla.cholesky(a), (SPD,)),
+        "sp_cho_solve": (lambda a, b: sla.cho_solve((a, True), b), (SPD, B32)),
+        "sp_lu_factor": (lambda a: sla.lu_factor(a), (A33,)),
+        "sp_lu_solve": (lambda a, b: sla.lu_solve(sla.lu_factor(a), b), (A33, B32)),
+        "sp_lu_solve_T": (lambda a, b: sla.lu_solve(sla.lu_factor(a), b, trans=1), (A33, B32)),
+        "sp_solve_triangular": (lambda a, b: sla.solve_triangular(a, b, lower=True), (A33, B32)),
+        "sp_solve_pos_vector": (lambda a, b: sla.solve(a, b, assume_a="pos"), (SPD, V3)),
+        "sp_solve_pos": (lambda a, b: sla.solve(a, b, assume_a="pos"), (SPD, B32)),
+        "sp_eigh": (lambda a: sla.eigh(a), (SPD,)),
+        "sp_qr": (lambda a: sla.qr(a), (A33,)),
+        "sp_svd": (lambda a: sla.svd(a), (A33,)),
+        "sp_det": (lambda a: sla.det(a), (A33,)),
+        "sp_schur": (lambda a: sla.schur(a), (A33,)),
+        "sp_hessenberg": (lambda a: sla.hessenberg(a), (A33,)),
+        "sp_block_diag": (lambda a, b: sla.block_diag(a, b), (A33, B32)),
+        "sp_hilbert": (lambda: sla.hilbert(3), ()),
+        "custom_linear_solve_symmetric": (lambda a, b: lax_.custom_linear_solve(
+            lambda x: a * x, b, lambda mv, x: x / a, symmetric=True), (V3 + 4, V3)),
+        "custom_linear_solve_transpose": (lambda a, b: lax_.custom_linear_solve(
+            lambda x: a * x, b, lambda mv, x: x / a, lambda vm, x: x / a), (V3 + 4, V3)),
         "cholesky": (lambda x: L.cholesky(x), (SPD,)),
         "cholesky_nosym": (lambda x: L.cholesky(x, symmetrize_input=False), (SPD,)),
         "cholesky_complex": (lambda x: L.cholesky(x), (C33 @ C33.conj().T,)),
@@ -62,6 +88,10 @@ def _cases(L, np_):
         "tridiagonal_solve": (lambda a, b, c, d: L.tridiagonal_solve(a, b, c, d),
                               (V3, V3 + 4, V3, B32)),
         "householder_product": (lambda a, t: L.householder_product(a, t), (A33, V3)),
+        "qr_pivoting": (lambda x: L.qr(x, pivoting=True), (A243,)),
+        "ormqr": (lambda a, t, c: L.ormqr(a, t, c, left=True, transpose=True), (A33, V3, B32)),
+        "symmetric_product": (lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5,
+                                                               symmetrize_output=True), (B32.T, SPD[:2, :2])),
         "np_cholesky": (lambda x: LA.cholesky(x), (SPD,)),
         "np_cholesky_upper": (lambda x: LA.cholesky(x, upper=True), (SPD,)),
         "np_eigh": (lambda x: LA.eigh(x), (SPD,)),
@@ -81,6 +111,34 @@ def _cases(L, np_):
         "np_outer": (lambda x, y: LA.outer(x, y), (V3, V3)),
         "np_matmul": (lambda x, y: LA.matmul(x, y), (A33, B32)),
         "np_int_cholesky": (lambda x: LA.cholesky(x), (np.eye(3, dtype=np.int32),)),
+        "np_det2": (lambda a: LA.det(a), (A33[:2, :2].copy(),)),
+        "np_det3": (lambda a: LA.det(a), (A33,)),
+        "np_det4": (lambda a: LA.det(a), (A44,)),
+        "np_slogdet": (lambda a: LA.slogdet(a), (A44,)),
+        "np_slogdet_2x2": (lambda a: LA.slogdet(a), (A33[:2, :2].copy(),)),
+        "np_solve": (lambda a, b: LA.solve(a, b), (A33, B32)),
+        "np_inv": (lambda a: LA.inv(a), (A33,)),
+        "np_pinv": (lambda a: LA.pinv(a), (W43,)),
+        "np_lstsq": (lambda a, b: LA.lstsq(a, b), (W43, W43[:, 0].copy())),
+        "np_tensorinv": (lambda a: LA.tensorinv(a, ind=1), (A44.reshape(4, 2, 2),)),
+        "np_tensorsolve": (lambda a, b: LA.tensorsolve(a, b), (A44.reshape(2, 2, 4),
+                                                               W43[:2, :2].copy())),
+        "np_matrix_power": (lambda a: LA.matrix_power(a, 5), (A33,)),
+        "np_matrix_rank": (lambda a: LA.matrix_rank(a), (W43,)),
+        "np_cond": (lambda a: LA.cond(a), (A33,)),
+        "np_multi_dot": (lambda a, b: LA.multi_dot([a, a, b]), (A33, B32)),
+        "np_cross": (lambda a, b: LA.cross(a, b), (V3, V3[::-1].copy())),
+        "np_vecdot": (lambda a, b: LA.vecdot(a, b), (W43, W43)),
+        "np_norm_inf": (lambda a: LA.norm(a, np.inf), (W43,)),
+        "np_norm_1": (lambda a: LA.norm(a, 1), (W43,)),
+        "np_norm_nuc": (lambda a: LA.norm(a, "nuc"), (W43,)),
+        "np_vector_norm_3": (lambda a: LA.vector_norm(a, ord=3), (V3,)),
+        "np_vector_norm_0": (lambda a: LA.vector_norm(a, ord=0), (V3,)),
+        "np_matrix_norm": (lambda a: LA.matrix_norm(a), (W43,)),
+        "np_svd_hermitian": (lambda a: LA.svd(a, hermitian=True), (SPD,)),
+        "np_eigvalsh_upper": (lambda a: LA.eigvalsh(a, UPLO="U"), (A33,)),
+        "np_qr_raw": (lambda a: LA.qr(a, mode="raw"), (W43,)),
+        "np_qr_r": (lambda a: LA.qr(a, mode="r"), (W43,)),
     }
 
 
@@ -88,7 +146,15 @@ T_CASES = _cases(tlax.linalg, tnp)
 J_CASES = _cases(jlax.linalg, jnp)
 
 # Differences we know of, with the reason (run as strict xfails).
-KNOWN = {}
+_CLS = ("vecmat: JAX's linear_transpose transposes the identity broadcast_in_dim that its "
+        "staging elides (a no-op reduce_sum[axes=()]); traxla's lax never binds it")
+_JIT = ("vmap of a jit inside custom_linear_solve: JAX caches the batched sub-jaxpr, so solve "
+        "and transpose_solve share one `_cho_solve`; traxla batches each")
+_JNP = ("differs inside numpy helpers of another family (diagonal's platform_index cond, "
+        "remainder, where) and custom_jvp_call's printed params")
+KNOWN = {"np_solve": _CLS, "np_inv": _CLS, "np_tensorinv": _CLS, "np_tensorsolve": _CLS,
+         "sp_solve_pos": _JIT,
+         "np_det4": _JNP, "np_slogdet": _JNP}
 
 
 def _texts(name):
@@ -115,7 +181,8 @@ def _calls(text):
 # programs whose StableHLO custom calls are compared (target, attributes, batch dims, layouts)
 HLO_CASES = ["cholesky", "triangular_solve_left", "triangular_solve_right_T", "lu_batched_wide",
              "qr_reduced_batched", "eigh", "svd", "svd_no_uv", "eig", "schur", "hessenberg",
-             "tridiagonal", "tridiagonal_solve", "householder_product", "cholesky_complex"]
+             "tridiagonal", "tridiagonal_solve", "householder_product", "cholesky_complex",
+             "qr_pivoting", "ormqr"]
 
 
 @pytest.mark.parametrize("name", HLO_CASES)
@@ -128,7 +195,7 @@ def test_stablehlo_calls_the_same_lapack_targets(name):
 
 
 @pytest.mark.parametrize("name", ["lu_batched_wide", "qr_reduced_batched", "svd",
-                                  "tridiagonal_solve"])
+                                  "tridiagonal_solve", "qr_pivoting"])
 def test_results_match_jax(name):
     tf, args = T_CASES[name]
     jf, _ = J_CASES[name]
@@ -138,7 +205,7 @@ def test_results_match_jax(name):
     for g, w in zip(got, want):
         g, w = np.asarray(g), np.asarray(w)
         assert g.dtype == w.dtype and g.shape == w.shape
-        if name.startswith(("svd", "np_svd", "eigh", "np_qr", "qr")):  # vectors up to sign
+        if name.startswith(("svd", "np_svd", "eigh", "np_qr", "qr")) and g.dtype.kind != "i":
             g, w = np.abs(g), np.abs(w)
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-4, err_msg=name)
 

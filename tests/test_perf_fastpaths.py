@@ -75,8 +75,13 @@ def test_each_fallback_cause_takes_the_python_path(cause):
         out, want = tnp.add(x, X), X + X
     elif cause == "bool scalar":
         out, want = x * True, X
-    elif cause == "out-of-range int":  # left to the ordinary path's handling
-        out, want = x + 2 ** 40, tnp.add.__wrapped_eager__(x, 2 ** 40)
+    elif cause == "out-of-range int":  # left to the ordinary path: JAX's OverflowError
+        with pytest.raises(OverflowError, match="overflow was encountered"):
+            tnp.add.__wrapped_eager__(x, 2 ** 40)
+        with pytest.raises(OverflowError, match="overflow was encountered"):
+            x + 2 ** 40
+        assert _delta(before, "fallback") >= 1
+        return
     elif cause == "tracer":
         out = traxla.jit(lambda v: tnp.sin(v) + 1.0)(x)
         want = np.sin(X) + 1
@@ -271,3 +276,12 @@ def test_scalar_cache_is_bounded_and_threads_share_it():
         assert len(_eager._scalar_cache) <= 8 + 3
     finally:
         _eager.scalar_cache_limit = limit
+
+
+def test_clear_caches_empties_the_scalar_cache():
+    x = traxla.device_put(X)
+    x + 3.5
+    assert _eager._scalar_cache
+    traxla.clear_caches()
+    assert not _eager._scalar_cache
+    np.testing.assert_array_equal(np.asarray(x + 3.5), X + 3.5)

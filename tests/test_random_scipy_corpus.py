@@ -8,13 +8,14 @@ of every differing program.
 """
 from __future__ import annotations
 
+import os
 import sys
 import types
 
 import numpy as np
 import pytest
 
-from _corpus import compare_outputs, print_differences, run_group
+from _corpus import compare_outputs, leaves, print_differences
 import traxla
 import traxla.lax
 import traxla.nn
@@ -33,7 +34,8 @@ import jax.scipy.special  # noqa: E402
 def _namespace(root):
     import importlib
     mods = {}
-    for name in ("lax", "numpy", "random", "nn", "scipy.special", "scipy.stats", "nn.initializers"):
+    for name in ("lax", "numpy", "random", "nn", "scipy.special", "scipy.stats", "nn.initializers",
+                 "scipy.stats.norm"):
         try:
             mods[name.replace(".", "_")] = importlib.import_module(f"{root.__name__}.{name}")
         except ImportError:
@@ -53,11 +55,32 @@ M = np.linspace(-3, 3, 12, dtype=f32).reshape(3, 4)
 CORPUS: dict = {}
 
 
-def case(name, args, exact=False, rtol=2e-6, atol=2e-6):
+def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
+    """``more_args``: further argument tuples run through the same compiled program."""
     def register(program):
-        CORPUS[name] = (program, args, exact, rtol, atol)
+        CORPUS[name] = (program, args, exact, rtol, atol, tuple(more_args))
         return program
     return register
+
+
+# name -> why traxla's jaxpr text differs (xfail, strict)
+KNOWN_DIFFERENCES = {
+    "grad.gamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
+    "grad.loggamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
+    "scipy.stats.bernoulli.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.stats.truncnorm.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.stats.truncnorm.logsf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.stats.uniform.cdf": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.special.expi": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
+    "scipy.special.spence": "jnp.piecewise/jnp.polyval are not in traxla.numpy yet (stand-ins)",
+    "scipy.special.dawsn": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
+    "scipy.special.erfcx": "jnp.polyval is not in traxla.numpy yet (a Horner loop stands in)",
+    "scipy.special.gammasgn": "jnp.select is not in traxla.numpy yet (a where-chain stands in)",
+    "scipy.special.gamma": "gammasgn: jnp.select is not in traxla.numpy yet",
+    "scipy.special.beta": "gammasgn: jnp.select is not in traxla.numpy yet",
+    "scipy.special.poch": "gammasgn: jnp.select is not in traxla.numpy yet",
+    "grad.scipy.special.poch": "gammasgn: jnp.select is not in traxla.numpy yet",
+}
 
 
 # -- special-function primitives ------------------------------------------------------------------
@@ -80,6 +103,162 @@ case("vmap.igamma", (M + 4, M + 3.5))(lambda ns: ns.root.vmap(ns.lax.igamma))
 case("vmap.betainc", (A, M + 3.5, U))(lambda ns: ns.root.vmap(ns.lax.betainc, (None, 0, None)))
 
 
+
+# -- random samplers (bit-exact): raw uint32[2] keys, accepted by both libraries -------------------
+
+K0 = np.array([0, 42], np.uint32)
+K1 = np.array([7, 1234567], np.uint32)
+P3 = np.array([0.2, 0.3, 0.5], f32)
+_samplers = {
+    "gamma": (lambda R, k, a: R.gamma(k, a), (A,)),
+    "gamma_shape": (lambda R, k, a: R.gamma(k, a[0], (2, 3)), (A,)),
+    "loggamma": (lambda R, k, a: R.loggamma(k, a), (A,)),
+    "beta": (lambda R, k, a, b: R.beta(k, a, b), (A, X)),
+    "dirichlet": (lambda R, k, a: R.dirichlet(k, a, (2,)), (A,)),
+    "t": (lambda R, k, a: R.t(k, a), (A,)),
+    "chisquare": (lambda R, k, a: R.chisquare(k, a), (A,)),
+    "f": (lambda R, k, a, b: R.f(k, a, b), (A, X)),
+    "cauchy": (lambda R, k: R.cauchy(k, (3, 2)), ()),
+    "pareto": (lambda R, k, a: R.pareto(k, a), (A,)),
+    "rademacher": (lambda R, k: R.rademacher(k, (5,)), ()),
+    "maxwell": (lambda R, k: R.maxwell(k, (4,)), ()),
+    "weibull_min": (lambda R, k, a: R.weibull_min(k, a, a, (4,)), (A,)),
+    "generalized_normal": (lambda R, k: R.generalized_normal(k, 1.5, (4,)), ()),
+    "ball": (lambda R, k: R.ball(k, 3, 2, (2,)), ()),
+    "rayleigh": (lambda R, k, a: R.rayleigh(k, a), (A,)),
+    "wald": (lambda R, k, a: R.wald(k, a), (A,)),
+    "geometric": (lambda R, k, u: R.geometric(k, u), (U,)),
+    "triangular": (lambda R, k: R.triangular(k, 0., 0.3, 1., (5,)), ()),
+    "lognormal": (lambda R, k, a: R.lognormal(k, a), (A,)),
+    "poisson": (lambda R, k, a: R.poisson(k, a * 3), (A,)),
+    "binomial": (lambda R, k, a, u: R.binomial(k, a * 10, u), (A, U)),
+    "multinomial": (lambda R, k, p: R.multinomial(k, 20., p), (P3,)),
+    "clone": (lambda R, k: R.normal(R.clone(R.wrap_key_data(k)), (2,)), ()),
+    "exponential_f16": (lambda R, k: R.exponential(k, (3,), np.float16), ()),
+    "gamma_f16": (lambda R, k, a: R.gamma(k, a, dtype=np.float16), (A,)),
+    "gumbel_high": (lambda R, k: R.gumbel(k, (3,), mode="high"), ()),
+    "vmap_gamma": (lambda R, k, a: ns_vmap(R)(lambda kk: R.gamma(kk, a))(R.split(k, 3)), (A,)),
+}
+for _name, (_fn, _args) in _samplers.items():
+    case(f"random.{_name}", (K0,) + _args, exact=True, more_args=[(K1,) + _args])(
+        lambda ns, _fn=_fn: (lambda k, *a: _fn(ns.random, k, *a)))
+case("grad.gamma", (K0, A))(lambda ns: ns.root.grad(lambda k, a: ns.random.gamma(k, a).sum(), 1))
+case("grad.loggamma", (K0, A))(lambda ns: ns.root.grad(
+    lambda k, a: ns.random.loggamma(k, a).sum(), 1))
+
+
+
+# -- nn and nn.initializers ---------------------------------------------------------------------
+
+_rng = np.random.RandomState(0)
+Q = _rng.randn(2, 4, 4, 8).astype(f32)
+KV = _rng.randn(2, 5, 2, 8).astype(f32)
+BIAS = _rng.randn(2, 4, 4, 5).astype(f32)
+MASK = _rng.rand(2, 4, 4, 5) > 0.3
+for _fn in ("identity", "sparse_plus", "sparse_sigmoid", "glu", "log1mexp"):
+    case(f"nn.{_fn}", (np.abs(M) + 0.1,))(lambda ns, _fn=_fn: getattr(ns.nn, _fn))
+case("nn.logmeanexp", (M,))(lambda ns: lambda x: ns.nn.logmeanexp(x, axis=1))
+case("nn.logmeanexp_where", (M, M > 0))(lambda ns: lambda x, w: ns.nn.logmeanexp(x, where=w))
+case("grad.log1mexp", (np.abs(M) + 0.1,))(lambda ns: ns.root.grad(lambda x: ns.nn.log1mexp(x).sum()))
+case("nn.dot_product_attention", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: ns.nn.dot_product_attention)
+case("nn.dot_product_attention_bias_mask", (Q, KV, KV, BIAS, MASK), rtol=1e-5, atol=1e-5)(
+    lambda ns: ns.nn.dot_product_attention)
+case("nn.dot_product_attention_causal", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: lambda q, k, v: ns.nn.dot_product_attention(q, k, v, is_causal=True,
+                                                           local_window_size=(1, 0)))
+case("nn.dot_product_attention_seqlen", (Q, KV, KV), rtol=1e-5, atol=1e-5)(
+    lambda ns: lambda q, k, v: ns.nn.dot_product_attention(
+        q, k, v, query_seq_lengths=np.array([2, 4], np.int32),
+        key_value_seq_lengths=np.array([3, 5], np.int32)))
+_inits = {
+    "glorot_uniform": lambda I: I.glorot_uniform(), "glorot_normal": lambda I: I.glorot_normal(),
+    "lecun_uniform": lambda I: I.lecun_uniform(), "lecun_normal": lambda I: I.lecun_normal(),
+    "he_uniform": lambda I: I.he_uniform(), "he_normal": lambda I: I.he_normal(),
+    "uniform": lambda I: I.uniform(0.5), "normal": lambda I: I.normal(),
+    "truncated_normal": lambda I: I.truncated_normal(),
+    "constant": lambda I: I.constant(2.), "zeros": lambda I: I.zeros, "ones": lambda I: I.ones,
+    "variance_scaling_fan_out": lambda I: I.variance_scaling(2., "fan_out", "normal"),
+    "variance_scaling_conv": lambda I: I.variance_scaling(1., "fan_geo_avg", "uniform",
+                                                          in_axis=-2, out_axis=-1),
+    "variance_scaling_complex": lambda I: I.variance_scaling(1., "fan_in", "truncated_normal",
+                                                             dtype=np.complex64),
+}
+for _name, _mk in _inits.items():
+    case(f"nn.initializers.{_name}", (K0,), exact=True, more_args=[(K1,)])(
+        lambda ns, _mk=_mk: (lambda k: _mk(ns.nn_initializers)(k, (3, 2, 4))))
+
+
+
+# -- scipy.special and scipy.stats ------------------------------------------------------------------
+
+XS = np.array([-2.5, -0.5, 0.3, 1., 2.5, 7.], f32)
+AS = np.array([0.5, 1., 2.5, 7., 30., 3.], f32)
+US = np.linspace(0.05, 0.95, 6).astype(f32)
+for _fn, _args in {"gammasgn": (XS,), "gamma": (XS,), "loggamma": (AS,), "betaln": (AS, AS + 9),
+                   "beta": (AS, XS), "factorial": (AS,), "comb": (AS * 3, AS), "betainc": (AS, AS, US),
+                   "gammainc": (AS, AS * 1.2), "gammaincc": (AS, AS * 0.8), "boxcox": (AS, US),
+                   "boxcox1p": (AS, US), "kl_div": (US, US[::-1]), "rel_entr": (US, US[::-1]),
+                   "zeta": (AS + 1.5, US), "i0": (XS,), "i0e": (XS,), "i1": (XS,), "i1e": (XS,),
+                   "poch": (AS, US), "erfcx": (XS,)}.items():
+    case(f"scipy.special.{_fn}", _args, rtol=1e-5, atol=1e-6)(
+        lambda ns, _fn=_fn: getattr(ns.scipy_special, _fn))
+for _fn, _args in {"expi": (XS,), "spence": (AS,), "dawsn": (XS,)}.items():
+    case(f"scipy.special.{_fn}", _args, rtol=1e-5, atol=1e-6)(
+        lambda ns, _fn=_fn: getattr(ns.scipy_special, _fn))
+case("scipy.special.bessel_jn", (AS,), rtol=1e-5)(
+    lambda ns: lambda z: ns.scipy_special.bessel_jn(z, v=2))
+case("scipy.special.multigammaln", (AS + 3,), rtol=1e-5)(
+    lambda ns: lambda a: ns.scipy_special.multigammaln(a, 3))
+case("scipy.special.polygamma", (np.array([0, 1, 2, 3, 1, 2], np.int32), AS), rtol=1e-5)(
+    lambda ns: ns.scipy_special.polygamma)
+case("grad.scipy.special.poch", (AS, US), rtol=1e-5)(
+    lambda ns: ns.root.grad(lambda z, m: ns.scipy_special.poch(z, m).sum(), (0, 1)))
+
+_P = {"a": 2.5, "b": 1.5, "df": 3.5, "loc": 0.1, "scale": 1.3, "p": 0.3, "n": 6., "mu": 2.5,
+      "beta": 1.5, "kappa": 2., "c": 0.5}
+_STATS = {
+    "bernoulli": ("logpmf", "pmf", "cdf", "ppf"), "beta": ("logpdf", "cdf", "sf"),
+    "betabinom": ("logpmf",), "binom": ("logpmf",), "cauchy": ("logpdf", "cdf", "ppf", "isf"),
+    "chi2": ("logpdf", "cdf", "sf"), "expon": ("logpdf", "cdf", "ppf", "logsf"),
+    "gamma": ("logpdf", "cdf", "sf"), "gennorm": ("logpdf", "cdf"), "geom": ("logpmf",),
+    "gumbel_l": ("logpdf", "logcdf", "ppf", "logsf"), "gumbel_r": ("logpdf", "logcdf", "sf"),
+    "laplace": ("logpdf", "cdf"), "logistic": ("logpdf", "cdf", "ppf", "isf"),
+    "nbinom": ("logpmf",), "pareto": ("logpdf",), "poisson": ("logpmf", "cdf"),
+    "t": ("logpdf",), "truncnorm": ("logpdf", "cdf", "logsf"), "uniform": ("logpdf", "cdf", "ppf"),
+    "vonmises": ("logpdf",), "norm": ("logpdf", "cdf", "ppf"),
+}
+_DISCRETE = ("bernoulli", "betabinom", "binom", "geom", "nbinom", "poisson")
+
+
+def _stats_program(dist, fn):
+    import inspect
+    jfn = getattr(getattr(J.scipy_stats, dist), fn)
+    params = [n for n, p in inspect.signature(jfn).parameters.items()
+              if p.default is inspect.Parameter.empty][1:]
+    values = [np.float32(_P.get(n, 0.7)) for n in params]
+    if dist == "truncnorm":
+        values = [np.float32(-1.), np.float32(2.)]
+    x = np.array([0., 1., 2., 3., 5.], f32) if dist in _DISCRETE and "pmf" in fn else US
+    # Parameters are traced arguments (as in a real program), not constants to fold.
+    return (lambda ns: getattr(getattr(ns.scipy_stats, dist), fn)), (x, *values)
+
+
+for _dist, _fns in _STATS.items():
+    for _fn in _fns:
+        _prog, _args = _stats_program(_dist, _fn)
+        case(f"scipy.stats.{_dist}.{_fn}", _args, rtol=1e-5, atol=1e-6)(_prog)
+case("scipy.stats.sem", (M,), rtol=1e-6)(lambda ns: ns.scipy_stats.sem)
+case("scipy.stats.dirichlet.logpdf", (np.array([0.2, 0.3, 0.5], f32),), rtol=1e-5)(
+    lambda ns: lambda x: ns.scipy_stats.dirichlet.logpdf(x, np.array([1., 2., 3.], f32)))
+case("scipy.stats.multinomial.logpmf", (np.array([1, 2, 3], np.int32), np.int32(6)), rtol=1e-5)(
+    lambda ns: lambda x, n: ns.scipy_stats.multinomial.logpmf(x, n, np.array([.2, .3, .5], f32)))
+
+
+def ns_vmap(random_module):
+    return traxla.vmap if random_module.__name__.startswith("traxla") else jax.vmap
+
+
 def _names():
     return list(CORPUS)
 
@@ -89,24 +268,88 @@ def _texts(name):
     return (str(jax.make_jaxpr(program(J))(*args)), str(traxla.make_jaxpr(program(T))(*args)))
 
 
-@pytest.mark.parametrize("name", _names())
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "random_scipy_outputs.npz")
+
+
+def _arg_sets(name):
+    _, args, *_, more = CORPUS[name]
+    return (args,) + more
+
+
+# Outputs are compared for these programs (compiling costs ~0.25 CPU-s a program): every sampler
+# (bit-exact), the nn programs and a sample of the scipy ones. The special-function primitives and
+# their gradients (whose jaxprs match JAX's) are checked against SciPy and finite differences in
+# test_random_scipy_numerics.py.
+_SCIPY_NUMERIC = ("scipy.special.gammainc", "scipy.special.betainc", "scipy.special.zeta",
+                  "scipy.special.i1", "scipy.stats.t.logpdf", "scipy.stats.gamma.cdf",
+                  "scipy.stats.beta.cdf", "scipy.stats.poisson.cdf", "scipy.stats.chi2.sf")
+
+
+def _numeric_names():
+    return [n for n in _names() if not n.startswith(("scipy.", "grad.", "lax.", "vmap."))
+            or n in _SCIPY_NUMERIC]
+
+
+def _run_all(ns, jit):
+    """Every program, every argument set, as one jitted group (one compile: compiling dominates
+    the cost, and the argument sets share shapes)."""
+    names = _numeric_names()
+    fns = [CORPUS[n][0](ns) for n in names]
+    arity = [len(CORPUS[n][1]) for n in names]
+
+    def group(*flat):
+        outs, i = [], 0
+        for fn, k in zip(fns, arity):
+            outs.append(fn(*flat[i:i + k]))
+            i += k
+        return outs
+
+    compiled = jit(group)
+    results = {}
+    for k in range(max(len(_arg_sets(n)) for n in names)):
+        sets = [_arg_sets(n)[min(k, len(_arg_sets(n)) - 1)] for n in names]
+        outs = compiled(*[a for args in sets for a in args])
+        for n, o in zip(names, outs):
+            if k < len(_arg_sets(n)):
+                results[f"{n}|{k}"] = [np.asarray(x) for x in leaves(o)]
+    return results
+
+
+def _write_golden():
+    """JAX's outputs, stored: compiling the corpus twice (JAX and traxla) costs too much CPU
+    for every test run. Regenerate with ``python tests/test_random_scipy_corpus.py --regen``."""
+    results = _run_all(J, jax.jit)
+    flat = {f"{key}|{i}": v for key, vs in results.items() for i, v in enumerate(vs)}
+    os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+    np.savez_compressed(GOLDEN, **flat)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    # not strict where another helper's jnp function will remove the difference
+    reason=KNOWN_DIFFERENCES[n], strict="traxla.numpy yet" not in KNOWN_DIFFERENCES[n]
+    and "jnp.select" not in KNOWN_DIFFERENCES[n]))
+    if n in KNOWN_DIFFERENCES else n for n in _names()])
 def test_jaxpr_text_matches_jax(name):
     want, got = _texts(name)
     assert got == want
 
 
 def test_outputs_match_jax():
-    """All programs run as one jitted group per library (one compile each)."""
-    names = _names()
-    fns_t = [CORPUS[n][0](T) for n in names]
-    fns_j = [CORPUS[n][0](J) for n in names]
-    args = [CORPUS[n][1] for n in names]
-    got = run_group(fns_t, args, traxla.jit)
-    want = run_group(fns_j, args, jax.jit)
-    for name, g, w in zip(names, got, want):
-        _, _, exact, rtol, atol = CORPUS[name]
-        compare_outputs(name, g, w, 0 if exact else rtol, 0 if exact else atol)
+    """Each program's outputs against JAX 0.10.2's (stored), bit-exact for the samplers."""
+    golden = np.load(GOLDEN)
+    got = _run_all(T, traxla.jit)
+    for key, values in got.items():
+        name = key.split("|")[0]
+        _, _, exact, rtol, atol, _ = CORPUS[name]
+        want = []
+        while f"{key}|{len(want)}" in golden.files:
+            want.append(golden[f"{key}|{len(want)}"])
+        assert want, f"{key}: no stored JAX output; run tests/test_random_scipy_corpus.py --regen"
+        compare_outputs(key, values, want, 0 if exact else rtol, 0 if exact else atol)
 
 
 if __name__ == "__main__":
-    print_differences({n: n for n in CORPUS}, {}, _texts, sys.argv[1:])
+    if "--regen" in sys.argv:
+        _write_golden()
+    else:
+        print_differences({n: n for n in CORPUS}, KNOWN_DIFFERENCES, _texts, sys.argv[1:])

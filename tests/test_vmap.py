@@ -425,6 +425,20 @@ if "gather" in ALL_PRIMITIVES:
     C("sort", "keys_batched_values_not", _sort(1, 1), [_f(B, 2, 4), _i(2, 4)], in_axes=(0, None))
     C("sort", "two_keys.dim0", _sort(0, 2), [_i(4, B, lo=0, hi=2), _f(B, 4)], in_axes=(1, 0))
 
+# -- issue #16a: top_k, approx_top_k, population_count, clz, total-order comparisons
+if "top_k" in ALL_PRIMITIVES:
+    C("top_k", "last_axis", lambda x: tlax.top_k(x, 2), [_f(B, 5)])
+    C("top_k", "axis0.in1", lambda x: tlax.top_k(x, 2, axis=0), [_f(4, B, 3)], in_axes=1)
+    C("approx_top_k", "max.in1", lambda x: tlax.approx_max_k(x, 2), [_f(5, B)], in_axes=1)
+    C("approx_top_k", "min", lambda x: tlax.approx_min_k(x, 3, reduction_dimension=0),
+      [_f(B, 4, 2)])
+    C("population_count", "int32", tlax.population_count, [_i(B, 4)])
+    C("clz", "uint8.in1", lambda x: tlax.clz(x.astype(np.uint8)), [_i(4, B, lo=0, hi=200)],
+      in_axes=1)
+    for _name in ("eq_to", "lt_to", "le_to"):
+        C(_name, "x_batched", lambda x, y, _n=_name: _PRIM(_n).bind(x, y), [_f(B, 4), _f(4)],
+          in_axes=(0, None))
+
 # -- random keys (raw uint32 key data, wrapped inside so every key primitive is batched)
 if "random_seed" in ALL_PRIMITIVES:
     import traxla.random as trandom
@@ -627,6 +641,46 @@ C("select_and_gather_add", "maxpool_jvp", lambda x, t: traxla.jvp(_maxpool, (x,)
   [_f(B, 4, 5), _f(B, 4, 5)])
 C("select_and_scatter_add", "maxpool_grad",
   lambda x: traxla.grad(lambda x: (_maxpool(x) ** 2).sum())(x), [_f(4, 5, B)], in_axes=2)
+# linear algebra (issue #13): batch dims lead; a vmapped axis moves to the front
+_TL = tlax.linalg
+
+
+def _spd(*batch, n=3):
+    a = _f(*batch, n, n)
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(np.float32)
+
+
+C("cholesky", "batched", lambda x: _TL.cholesky(x), [_spd(B)])
+C("cholesky_update", "batched", lambda r, w: _TL.cholesky_update(r, w),
+  [np.triu(_spd(B)) + 3 * np.eye(3, dtype=np.float32), _f(B, 3)])
+C("triangular_solve", "both_batched", lambda a, b: _TL.triangular_solve(a, b, left_side=True),
+  [_spd(B), _f(B, 3, 2)])
+C("triangular_solve", "rhs_only", lambda a, b: _TL.triangular_solve(a, b, lower=True),
+  [_spd(), _f(2, 3, B)], in_axes=(None, 2), out_axes=1)
+C("lu", "batched", lambda x: _TL.lu(x), [_f(3, 4, B)], in_axes=2)
+C("lu_pivots_to_permutation", "batched", lambda p: _TL.lu_pivots_to_permutation(p, 4),
+  [np.array([[1, 2, 3], [3, 1, 2], [0, 1, 2]], np.int32)])
+C("qr", "batched", lambda x: _TL.qr(x, full_matrices=False), [_f(B, 4, 3)])
+C("geqrf", "batched", lambda x: _TL.geqrf(x), [_f(B, 4, 3)])
+C("geqp3", "batched", lambda x, p: _TL.geqp3(x, p), [_f(B, 4, 3), np.zeros((B, 3), np.int32)])
+C("qr", "pivoting", lambda x: _TL.qr(x, pivoting=True), [_f(B, 4, 3)])
+C("householder_product", "batched", lambda a, t: _TL.householder_product(a, t),
+  [_f(B, 4, 3), _f(B, 3)])
+C("ormqr", "batched_c", lambda a, t, c: _TL.ormqr(a, t, c), [_f(4, 3), _f(3), _f(B, 4, 2)],
+  in_axes=(None, None, 0))
+C("eigh", "batched", lambda x: _TL.eigh(x), [_spd(B)])
+C("svd", "batched", lambda x: _TL.svd(x, full_matrices=False), [_f(B, 4, 3)])
+C("eig", "batched", lambda x: _TL.eig(x, compute_left_eigenvectors=False), [_spd(B)])
+C("schur", "batched", lambda x: _TL.schur(x), [_spd(B)])
+C("hessenberg", "batched", lambda x: _TL.hessenberg(x), [_f(B, 3, 3)])
+C("tridiagonal", "batched", lambda x: _TL.tridiagonal(x), [_spd(B)])
+C("tridiagonal_solve", "rhs_batched",
+  lambda dl, d, du, b: _TL.tridiagonal_solve(dl, d, du, b),
+  [_f(3), _f(3, lo=4, hi=5), _f(3), _f(B, 3, 2)], in_axes=(None, None, None, 0))
+C("symmetric_product", "batched", lambda a, c: _TL.symmetric_product(a, c), [_f(B, 3, 2), _spd(B)])
+C("custom_linear_solve", "rhs_batched",
+  lambda a, b: tlax.custom_linear_solve(lambda x: a * x, b, lambda mv, x: x / a, symmetric=True),
+  [_f(3, lo=1, hi=2), _f(B, 3)], in_axes=(None, 0))
 
 # Primitives whose batching rule no public API reaches from vmap; each has its own test.
 SPECIAL_CASES = {
@@ -658,6 +712,7 @@ SPECIAL_CASES.update(dict.fromkeys(
     ["bessel_i0e", "bessel_i1e", "igamma", "igamma_grad_a", "igammac", "polygamma", "zeta",
      "regularized_incomplete_beta"], "tests/test_random_scipy_corpus.py"))
 SPECIAL_CASES.update(dict.fromkeys(["random_gamma", "random_clone"], "tests/test_random.py"))
+SPECIAL_CASES.update(dict.fromkeys(["call_exported", "dim_as_value"], "tests/test_export.py"))
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
 

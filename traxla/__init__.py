@@ -18,6 +18,7 @@ from .sharding import NamedSharding, make_mesh
 from .shard_map import shard_map
 from . import distributed
 from .runtime.backend import default_backend, local_devices
+from .runtime.cache import clear_caches
 from .ir.avals import ShapedArray
 from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
 from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)
@@ -41,6 +42,7 @@ from .config_contexts import (default_device, default_matmul_precision,  # noqa:
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from . import stages  # noqa: E402,F401
+from . import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
 from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
 from .named_scopes import named_call, named_scope  # noqa: E402,F401
 from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
@@ -59,3 +61,4 @@ from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # 
                           make_array_from_single_device_arrays, print_environment_info)
 from . import extend, interpreters  # noqa: E402,F401
 from .config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
+from . import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)

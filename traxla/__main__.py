@@ -67,6 +67,10 @@ def _layer_demo(args):
     return 0
 
 
+def _step_list(text):
+    return [int(n) for n in text.split(",") if n.strip()]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="traxla", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -77,27 +81,40 @@ def main(argv=None):
     cov.add_argument("--api", action="store_true",
                      help="instead: per namespace, how many of JAX's public names traxla has "
                           "(needs jax installed)")
+    from traxla.diagnostics import inspect_cli
+    inspect_cli.add_parser(sub)
     bench = sub.add_parser("scan-vs-unrolled",
                            help="the article's table: Python for vs lax.scan (traxla only; "
                                 "benchmarks/scan_vs_unrolled.py adds JAX side by side)")
-    bench.add_argument("--steps", type=int, nargs="+", default=[100, 300, 1000, 3000])
+    bench.add_argument("--steps", type=_step_list, nargs="+", default=[[100, 300, 1000, 3000]],
+                       help="lengths, e.g. 100 300 1000 or 100,300,1000")
+    bench.add_argument("--plot", metavar="OUT.png",
+                       help="also draw compile seconds against steps (needs matplotlib)")
     bench.add_argument("--cap", type=float, default=30.0)
     from traxla import cache_cli
     cache_cli.add_parser(sub)
+    from traxla import export_cli
+    export_cli.add_parser(sub)
     from traxla import profile_dispatch
     profile_dispatch.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
         return cache_cli.run(args)
+    if args.command == "exported":
+        return export_cli.run(args)
     if args.command == "profile-dispatch":
         return profile_dispatch.run(args)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))
         return _layer_demo(args)
+    if args.command == "inspect":
+        return inspect_cli.run(args)
     if args.command == "scan-vs-unrolled":
-        from traxla.bench import main as bench_main
-        bench_main(tuple(args.steps), args.cap)
+        from traxla.bench import main as bench_main, plot_rows
+        rows = bench_main(tuple(n for group in args.steps for n in group), args.cap)
+        if args.plot:
+            plot_rows(rows, args.plot)
         return 0
     if args.command == "coverage" and args.api:
         from traxla.api_coverage import api_coverage_table

@@ -19,6 +19,7 @@ from .ir.rules.call import jit_p
 from .ir.avals import ShapedArray
 from .runtime import Array, to_array
 from .runtime.array import check_not_deleted
+from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
 from .runtime.xla_adapter import RuntimeErrorType, builtin_tree_flatten
 from .shape_dtype_struct import _is_abstract
@@ -39,7 +40,8 @@ def _trace_context() -> tuple:
     return tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
 
 
-_TREE_FAST_LIMIT = 64  # signatures per jitted function on the C++-flattened hit path
+_TREE_FAST_LIMIT = 64  # argument structures per jitted function on the pytree hit path
+_TREE_FAST_CANDIDATES = 8  # signatures per structure
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
@@ -83,13 +85,22 @@ def _hashable_static(value):
     return value
 
 
+def _diagnostics():
+    """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
+    unrolled-loop detection and re-rolling, compile reports), imported on first use."""
+    from .diagnostics import hooks
+    return hooks
+
+
 class _Entry:
     """What a cache hit needs: the executable, the arguments it keeps (None: all) and
     how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0", "kept")
+    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0", "kept",
+                 "fast_key")
 
     def __init__(self, executable, out_tree, kept=None):
+        self.fast_key = None  # its key in the hot-path dict, if it has one
         self.executable = executable
         self.out_tree = out_tree
         self.kept = kept
@@ -109,12 +120,39 @@ class _Entry:
 _traces_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _trace_cache(fun, options) -> dict:
+def _new_trace_cache() -> BoundedCache:
+    return BoundedCache(lambda: config.read("trace_cache_size"))
+
+
+def _trace_cache(fun, options) -> BoundedCache:
     try:
         per_options = _traces_by_function.setdefault(fun, {})
     except TypeError:  # neither hashable nor weakly referenceable: a cache of its own
-        return {}
-    return per_options.setdefault(options, {})
+        return _new_trace_cache()
+    cache = per_options.get(options)
+    if cache is None:
+        cache = per_options.setdefault(options, _new_trace_cache())
+    return cache
+
+
+class _OnMesh:
+    """A compiled-cache entry saying: this program holds a shard_map, run it on its mesh."""
+
+    __slots__ = ("mesh",)
+
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+
+def _forget_fast(fast: dict):
+    """Eviction callback of a jit's executable cache: the hot-path dict drops the entry too
+    (a closure over the dict, not the JitFunction, so that no reference cycle keeps a
+    deleted function's executables alive)."""
+    def evict(key, entry):
+        fast_key = getattr(entry, "fast_key", None)
+        if fast_key is not None and fast.get(fast_key) is entry:
+            fast.pop(fast_key, None)
+    return evict
 
 
 class JitFunction(Wrapped):
@@ -135,18 +173,19 @@ class JitFunction(Wrapped):
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         _all_jits.add(self)
-        self._compiled: dict = {}
         self._fast: dict = {}
-        # (C++ treedef of the arguments, avals) -> entry: cached calls on pytrees of Arrays.
+        # (C++ treedef of the arguments) -> [(avals, entry)]: cached calls on pytrees of Arrays.
         self._tree_fast: dict = {}
-        self._lifted: dict = {}
+        self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
+                                      on_evict=_forget_fast(self._fast))
+        self._lifted = BoundedCache(256)
         self._epoch = _config_epoch[0]
         self._signature = None
         self.name = getattr(fun, "__name__", type(fun).__name__)
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._plain and not kwargs and type(trace_core._current_trace) is EvalTrace:
+        if self._plain and not kwargs and type(trace_core._state.trace) is EvalTrace:
             if self._epoch != _config_epoch[0]:
                 self._fast.clear()
                 self._tree_fast.clear()
@@ -202,20 +241,26 @@ class JitFunction(Wrapped):
         if len(self._tree_fast) >= _TREE_FAST_LIMIT:
             self._tree_fast.clear()
         candidates = self._tree_fast.setdefault(flat[1], [])
-        if len(candidates) >= _TREE_FAST_LIMIT:
+        known = list(avals)
+        if any(k == known for k, _ in candidates):
+            return
+        if len(candidates) >= _TREE_FAST_CANDIDATES:
             del candidates[0]
-        candidates.append((list(avals), entry))
+        candidates.append((known, entry))
 
     def _call_slow(self, args, kwargs):
         if debug_mode.flags[0]:  # disable_jit(): plain Python
             return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        if type(trace_core._current_trace) is EvalTrace:
+        if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
                     x._check_alive()
-            arrays = [to_array(x) for x in leaves]
+            try:
+                arrays = [to_array(x) for x in leaves]
+            except (TypeError, OverflowError) as e:
+                raise self._argument_error(e, args, kwargs, leaves) from None
             if self.in_shardings is not None:
                 arrays = self._apply_in_shardings(arrays, in_tree)
             if any(a._placement is not None for a in arrays) or self._out_mesh() is not None:
@@ -225,22 +270,17 @@ class JitFunction(Wrapped):
             key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
             if entry is None:
-                closed, out_tree = self._trace(key, args, kwargs, avals)
-                mesh = _mesh_of_program(closed.jaxpr)
-                if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
-                    return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)
-                program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
-                                              None, None, out_tree)
-                executable = self._executable(program, closed, None, self.compiler_options)
-                debug_mode.log_compile(self.name, avals, executable.compile_seconds)
-                entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
-                if (self._plain and not kwargs and program.kept is None
-                        and all(type(a) is Array for a in args) and len(args) == len(arrays)
-                        and not debug_mode.slow_path_only()):
-                    self._fast[avals] = entry
-                elif (self._plain and not kwargs and not debug_mode.slow_path_only()
-                        and all(type(a) is Array for a in leaves)):
-                    self._remember_tree_signature(args, arrays, avals, entry)
+                fast = (self._plain and not kwargs and len(args) == len(arrays)
+                        and all(type(a) is Array for a in args)
+                        and not debug_mode.slow_path_only())
+                entry = self._compiled.get_or_create(
+                    key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
+            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
+            if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
+                    and not debug_mode.slow_path_only()
+                    and all(type(a) is Array for a in leaves)):
+                self._remember_tree_signature(args, arrays, avals, entry)
             outs = entry.execute(arrays)
             if debug_checks.flags[0] or debug_checks.flags[1]:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
@@ -340,6 +380,34 @@ class JitFunction(Wrapped):
                 device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
                 for a in arrays]
 
+    def _compile(self, key, args, kwargs, avals, in_tree, fast):
+        """Traces and compiles the program of one cache key (once, however many threads
+        miss it together: see ``BoundedCache.get_or_create``)."""
+        _diagnostics().on_compile_miss(self, key, args, kwargs)
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        mesh = _mesh_of_program(closed.jaxpr)
+        if mesh is not None:
+            return _OnMesh(mesh)
+        program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                      None, None, out_tree)
+        executable = self._executable(program, closed, None, self.compiler_options)
+        debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+        _diagnostics().after_compile(self, closed, program, executable)
+        entry = _Entry(executable, out_tree, program.kept)
+        if fast and program.kept is None:
+            entry.fast_key = avals
+            self._fast[avals] = entry
+        return entry
+
+    def clear_cache(self):
+        """Drops this function's compiled executables and traced jaxprs (JAX's
+        ``jitted.clear_cache()``)."""
+        self._compiled.clear()
+        self._fast.clear()
+        self._tree_fast.clear()
+        self._traced.clear()
+        self._lifted.clear()
+
     def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
         from .runtime.placement import NamedSharding, device_put_placed
@@ -361,23 +429,30 @@ class JitFunction(Wrapped):
         key = (in_tree, static_key, avals, _trace_context(), placements)
         entry = self._compiled.get(key)
         if entry is None:
-            closed, out_tree = self._trace(key[:4], args, kwargs, avals)
-            program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
-                                          placements, mesh, out_tree)
-            executable = self._executable(program, closed, mesh, self.compiler_options)
-            entry = self._compiled[key] = _Entry(executable, out_tree, program.kept)
+            def build():
+                _diagnostics().on_compile_miss(self, key, args, kwargs)
+                closed, out_tree = self._trace(key[:4], args, kwargs, avals)
+                program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                              placements, mesh, out_tree)
+                executable = self._executable(program, closed, mesh, self.compiler_options)
+                _diagnostics().after_compile(self, closed, program, executable)
+                return _Entry(executable, out_tree, program.kept)
+            entry = self._compiled.get_or_create(key, build)
         check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
         outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind(self, args, kwargs, leaves, in_tree, static_key):
         """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
-        avals = tuple(_aval(x) for x in leaves)
+        try:
+            avals = tuple(_aval(x) for x in leaves)
+        except (TypeError, OverflowError) as e:
+            raise self._argument_error(e, args, kwargs, leaves) from None
         key = (in_tree, static_key, avals, _trace_context())
         hit = self._traced.get(key)
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):
-            del self._traced[key]  # it closed over tracers of a trace that has ended
+            self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             from .tracer.interpret import eval_jaxpr
@@ -409,6 +484,8 @@ class JitFunction(Wrapped):
         hit = self._traced.get(key)
         if hit is not None:
             return hit
+        diagnostics = _diagnostics()
+        diagnostics.on_trace_miss(self, key, args, kwargs)
         start = time.perf_counter()
         dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
         _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -430,7 +507,7 @@ class JitFunction(Wrapped):
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
-        return result
+        return diagnostics.after_trace(self, key, result)  # may re-roll loops (and re-cache)
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
         if self._plain:
@@ -442,6 +519,27 @@ class JitFunction(Wrapped):
         full_kwargs = dict(dyn_kwargs)
         full_kwargs.update({k: v for k, v in kwargs.items() if k in self.static_argnames})
         return full_args, full_kwargs
+
+    def _argument_error(self, error, args, kwargs, leaves):
+        """JAX's error for a leaf that is not an array (a string, an object array, an int
+        too large for int32...), naming the argument's path."""
+        for i, x in enumerate(leaves):
+            try:
+                to_array(x) if not isinstance(x, Tracer) else None
+            except (TypeError, OverflowError) as leaf_error:
+                names = self._arg_names(args, kwargs)
+                path = names[i] if i < len(names) else f"args[{i}]"
+                if isinstance(leaf_error, OverflowError):
+                    return OverflowError(
+                        "An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is {path}. Got {type(x)} with value {x}")
+                return TypeError(
+                    f"Error interpreting argument to {self.fun} as an abstract array. The "
+                    f"problematic value is of type {type(x)} and was passed to the function at "
+                    f"path {path}.\nThis typically means that a jit-wrapped function was called "
+                    "with a non-array argument, and this argument was not marked as static using "
+                    "the static_argnums or static_argnames parameters of jax.jit.")
+        return error
 
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""
@@ -511,6 +609,11 @@ class JitFunction(Wrapped):
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
+
+    def cache_info(self):
+        """Traces, compilations and cache sizes of this jitted function
+        (``traxla.diagnostics.CacheInfo``)."""
+        return _diagnostics().cache_info(self)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)

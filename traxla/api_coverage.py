@@ -18,6 +18,7 @@ NAMESPACES = [
     ("nn.initializers", "jax.nn.initializers", "traxla.nn.initializers"),
     ("scipy.special", "jax.scipy.special", "traxla.scipy.special"),
     ("scipy.linalg", "jax.scipy.linalg", "traxla.scipy.linalg"),
+    ("export", "jax.export", "traxla.export"),
 ]
 
 # Names that cannot exist without a feature JAX itself lacks on this platform, or that are

@@ -132,3 +132,33 @@ def format_row(r: Row) -> str:
 def main(steps_list=(100, 300, 1000, 3000), compile_cap_s: float = 30.0):
     print(HEADER)
     return sweep([traxla_framework()], steps_list, compile_cap_s)
+
+
+def plot_rows(rows, path) -> bool:
+    """Compile seconds against steps, per framework and mode, on log axes; without
+    matplotlib (an optional extra) it says so and draws nothing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"matplotlib is not installed: no plot written to {path} "
+              "(pip install matplotlib); the table above has the numbers")
+        return False
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for fw in sorted({r.framework for r in rows}):
+        for mode in ("python for", "lax.scan"):
+            pts = [(r.steps, r.compile_s) for r in rows
+                   if r.framework == fw and r.mode == mode and r.compile_s == r.compile_s]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=f"{fw}: {mode}")
+    ax.set_xlabel("steps")
+    ax.set_ylabel("XLA compile s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    print(f"plot written to {path}")
+    return True

@@ -126,7 +126,7 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
-    if type(trace_core._current_trace) is EvalTrace:
+    if type(trace_core._state.trace) is EvalTrace:
         from .api import device_put, jit
         from .runtime.placement import NamedSharding
         placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]

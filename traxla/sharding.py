@@ -9,11 +9,12 @@ import numpy as np
 
 from .ir import sharding as _ir_sharding
 from .ir.sharding import AbstractMesh, AxisType, PartitionSpec
+from .ir.thread_state import ThreadLocalStack
 from .runtime.backend import devices as _devices
 from .runtime.placement import HloPlacement, Mesh, NamedSharding, SingleDeviceSharding
 
 P = PartitionSpec
-_mesh_stack: list = []
+_mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
@@ -105,7 +106,7 @@ def reshard(xs, out_shardings):
 
     def one(leaf, sharding_or_spec):
         named = to_named(sharding_or_spec)
-        if type(trace_core._current_trace) is EvalTrace:
+        if type(trace_core._state.trace) is EvalTrace:
             return device_put(leaf, named)
         ndim = len(leaf.shape)
         from .shard_map import _concrete_meshes

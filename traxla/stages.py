@@ -259,7 +259,9 @@ class Lowered(_Stage):
         options.update(compiler_options or {})
         executable = info.jitted._executable(self._program, info.closed, info.mesh,
                                              options or None)
-        return Compiled(info, self._program, executable)
+        compiled = Compiled(info, self._program, executable)
+        compiled.lower_seconds = self.lower_seconds
+        return compiled
 
 
 class Compiled(_Stage):
@@ -276,6 +278,12 @@ class Compiled(_Stage):
 
     def cost_analysis(self) -> dict:
         return self.executable.cost_analysis()
+
+    def report(self):
+        """Where this compilation's time went and which source lines produced the
+        program (``traxla.diagnostics.CompileReport``)."""
+        from .diagnostics.report import report_of_compiled
+        return report_of_compiled(self)
 
     def memory_analysis(self):
         return self.executable.memory_analysis()

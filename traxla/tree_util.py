@@ -1241,8 +1241,29 @@ def register_pytree_node(nodetype: type, flatten_func: Callable,
     ``flatten_func(x) -> (children, aux_data)``;
     ``unflatten_func(aux_data, children) -> x``.
     """
-    _register(nodetype, _Entry(nodetype, flatten_func, unflatten_func,
+    _register(nodetype, _Entry(nodetype, _checked_flatten(flatten_func), unflatten_func,
                                flatten_with_keys_func))
+
+
+def _checked_flatten(flatten_func):
+    """A user's flatten function, whose result must be ``(children, aux_data)`` with iterable
+    children: anything else is JAX's ValueError, not a TypeError from deep inside."""
+    def flatten(x):
+        out = flatten_func(x)
+        if type(out) is not tuple or len(out) != 2:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise ValueError("The to_iterable function for a custom PyTree node should "
+                                 f"return a (children, aux_data) tuple, got {out!r}")
+        children = out[0]
+        if type(children) not in (list, tuple):
+            try:
+                iter(children)
+            except TypeError:
+                raise ValueError("The to_iterable function for a custom PyTree node should "
+                                 "return a (children, aux_data) tuple where 'children' is "
+                                 f"iterable, got {tuple(out)!r}") from None
+        return out
+    return flatten
 
 
 def register_pytree_node_class(cls):

@@ -253,7 +253,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                 if ax is not None:
                     ax = _canonical_axis(ax, len(lax.shape_of(val)) + (1 if dim is None else 0))
                 with set_current_trace(parent):
-                    results.append(matchaxis(val, dim, ax, size))
+                    results.append(lax._lift(matchaxis(val, dim, ax, size)))  # never NumPy
         finally:
             trace.invalidate()
         return tree_util.tree_unflatten(out_tree, results)

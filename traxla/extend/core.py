@@ -15,6 +15,9 @@ from ..tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
 array_types = {ShapedArray}
 
 
+USER_PRIMITIVES: dict = {}
+
+
 class Primitive(_primitive.Primitive):
     """A primitive defined from user code: ``p = Primitive('name')``, then
     ``p.def_impl(fn)``, ``p.def_abstract_eval(fn)`` and ``p.bind(*args, **params)``."""
@@ -23,6 +26,7 @@ class Primitive(_primitive.Primitive):
 
     def __init__(self, name: str, multiple_results: bool = False):
         super().__init__(name, multiple_results)
+        USER_PRIMITIVES[name] = self  # kept apart from traxla's own (coverage, name lookups)
         self.impl = None
         self._abstract_eval = None
 
@@ -65,8 +69,8 @@ def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=
 
 
 def primitives():
-    """Every primitive defined so far, by name."""
-    return dict(ALL_PRIMITIVES)
+    """Every primitive defined so far, by name: traxla's and then the user's."""
+    return {**ALL_PRIMITIVES, **USER_PRIMITIVES}
 
 
 __all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",

@@ -22,6 +22,14 @@ class Config:
         "debug_infs": False,           # likewise for an inf
         "log_compiles": False,         # log each compilation (logger "traxla", WARNING)
         "disable_jit": False,          # jitted functions run as plain Python
+        # diagnostics (traxla/diagnostics/)
+        "explain_cache_misses": False,  # log why jit traced/compiled again (logger "traxla")
+        "max_retraces": None,           # retrace budget per jitted function (None: no limit)
+        "retrace_budget_action": "warn",  # "warn" or "raise" when the budget is exceeded
+        "warn_unrolled_loops": True,    # UnrolledLoopWarning for long unrolled Python loops
+        "unrolled_loop_min_repeats": 16,  # ... from this many repetitions on
+        "reroll_loops": False,          # rewrite unrolled loops into scans before lowering
+        "compile_report_seconds": 1.0,  # with log_compiles: log the compile report above this
         "numpy_dtype_promotion": "standard",   # or "strict": only weak types promote
         "default_matmul_precision": None,      # None, "bfloat16", "tensorfloat32", "float32", ...
         "default_device": None,                 # a Device, or None: the backend's first device
@@ -31,6 +39,11 @@ class Config:
         "persistent_cache_min_compile_time_secs": 1.0,
         "persistent_cache_min_entry_size_bytes": 0,
         "compilation_cache_max_size": -1,       # bytes; -1: unbounded
+        # Bounds of the LRU caches (entries): executables per jitted function, traced jaxprs
+        # per function, and one-primitive executables of eager evaluation.
+        "jit_cache_size": 1024,
+        "trace_cache_size": 1024,
+        "eager_cache_size": 4096,
     }
 
     def __init__(self):

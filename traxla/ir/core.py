@@ -196,7 +196,7 @@ def subjaxprs(params: dict):
     for value in params.values():
         if isinstance(value, (Jaxpr, ClosedJaxpr)):
             yield value.jaxpr if isinstance(value, ClosedJaxpr) else value
-        elif type(value) is tuple:
+        elif isinstance(value, tuple):  # tuples and named tuples of jaxprs (custom_linear_solve)
             for item in value:
                 if isinstance(item, (Jaxpr, ClosedJaxpr)):
                     yield item.jaxpr if isinstance(item, ClosedJaxpr) else item

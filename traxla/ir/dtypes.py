@@ -126,6 +126,46 @@ def to_dtype(dtype_like) -> np.dtype:
     return canonicalize(np.dtype(dtype_like))
 
 
+def is_valid_array_dtype(dtype) -> bool:
+    """Whether NumPy data of this dtype can become an array: numbers, bools and the ML
+    dtypes; not objects, strings, dates or structured records (float0 aside)."""
+    if isinstance(dtype, ExtendedDType):
+        return True
+    dtype = np.dtype(dtype)
+    if dtype.kind in "OUSMm":
+        return False
+    return dtype.kind != "V" or dtype.names is None or dtype.names == ("float0",)
+
+
+def check_valid_array_dtype(value, dtype) -> None:
+    if not is_valid_array_dtype(dtype):
+        raise TypeError(f"Value {value!r} with dtype {dtype} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
+
+
+_X64_WARNING = ("Explicitly requested dtype {}{} is not available, and will be truncated to "
+                "dtype {}. To enable more dtypes, set the jax_enable_x64 configuration option "
+                "or the JAX_ENABLE_X64 shell environment variable. See "
+                "https://github.com/jax-ml/jax#current-gotchas for more.")
+
+
+def check_user_dtype(dtype_like, fun_name: str = "") -> np.dtype:
+    """``to_dtype`` for a dtype the user asked for explicitly: a 64-bit request without x64
+    warns, as JAX does, that it is truncated (instead of narrowing silently)."""
+    out = to_dtype(dtype_like)
+    if dtype_like in (float, int, complex, bool) or isinstance(dtype_like, ExtendedDType):
+        return out
+    try:
+        requested = np.dtype(dtype_like)
+    except TypeError:
+        return out
+    if requested != out:
+        import warnings
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(_X64_WARNING.format(requested, where, out.name), stacklevel=4)
+    return out
+
+
 # --- promotion lattice -----------------------------------------------------
 # Nodes are dtypes plus three weak categories: a Python int, float or complex
 # (or a weakly typed array) participates as 'i*', 'f*' or 'c*' and adopts the

@@ -16,7 +16,8 @@ class Primitive:
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
-        ALL_PRIMITIVES[name] = self
+        if type(self) is Primitive:  # traxla's own; user primitives (traxla.extend) are not
+            ALL_PRIMITIVES[name] = self  # listed, nor may they shadow a built-in name
 
     def __repr__(self):
         return self.name

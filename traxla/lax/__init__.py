@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import Sequence
 
 import numpy as np
@@ -69,10 +70,16 @@ def asarray(x):
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 
+def _eager() -> bool:
+    from ..tracer import EvalTrace, current_trace
+    return type(current_trace()) is EvalTrace
+
+
 def _lift(x):
     """Constants folded while tracing are ``Literal``s inside traxla; what a public
     function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
-    if type(x) is _Literal:
+    if type(x) is _Literal or isinstance(x, (np.ndarray, np.generic)):
+        # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
         from ..runtime.dispatch import to_array
         return to_array(x)
     return x
@@ -211,7 +218,9 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
             value = value.real
-        return Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        literal = Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        # An Array stays an Array when evaluating eagerly (a Literal is only for tracing).
+        return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
                                        sharding=None)
 
@@ -257,15 +266,37 @@ def broadcast_to_rank(x, rank):
     return _lift(asarray(x)) if nd == rank else broadcast(x, (1,) * (rank - nd))
 
 
+from ..ir.shape_poly import DimExpr  # noqa: E402
+
+
 def _concrete_shape(shape):
+    """A user's shape as a list of Python ints (JAX's ``canonicalize_shape``): every entry
+    must be an integer (``operator.index``), concrete when traced; else JAX's TypeError."""
+    if isinstance(shape, (builtins.int, np.integer)):
+        shape = (shape,)
+    try:
+        entries = list(shape)
+    except TypeError:
+        entries = None
     out = []
-    for d in shape:
-        if isinstance(d, Tracer):
+    for d in entries or ():
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
             raise TypeError(
                 f"Shapes must be 1D sequences of concrete values of integer type, got {tuple(shape)}.\n"
                 "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
                 f"{d._origin_msg()}")
-        out.append(int(d))
+        if isinstance(d, DimExpr):  # export's symbolic dimensions stay symbolic
+            out.append(d)
+            continue
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            entries = None
+            break
+    if entries is None:
+        shown = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, got "
+                        f"{shown}.")
     return out
 
 
@@ -316,7 +347,8 @@ def concatenate(operands, dimension):
 
 def pad(operand, padding_value, padding_config):
     return pad_p.bind(operand, padding_value,
-                      padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+                      # kept as given (NumPy integers print as np.int64(...), as in JAX)
+                      padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -773,3 +805,47 @@ from .ops_extra import Precision, stack, unstack  # noqa: E402,F401
 for _prim_name, _prim in {**_E, **_R}.items():
     globals().setdefault(f"{_prim_name}_p", _prim)
 del _prim_name, _prim
+from .solves import custom_linear_solve, custom_root  # noqa: E402,F401
+from .ops_extra import optimization_barrier, reduce_precision  # noqa: E402,F401
+eq_to_p, lt_to_p, le_to_p = _E["eq_to"], _E["lt_to"], _E["le_to"]
+
+
+def _canonicalize_float_for_sort(x):
+    """-0.0 -> 0.0 and every NaN -> NaN, so total-order comparisons order as NumPy's sort."""
+    result = select(eq(x, _zero(x)), _zeros(x), x)
+    return select(_isnan(x), full_like(result, np.nan), result)
+
+
+def _operands_to_keys(*operands, num_keys=1):
+    x_keys, y_keys = [], []
+    for x, y in zip(operands[:2 * num_keys:2], operands[1:2 * num_keys:2]):
+        dt = dtype_of(x)
+        if dtypes.is_complex(dt):
+            x_keys += [_canonicalize_float_for_sort(real(x)), _canonicalize_float_for_sort(imag(x))]
+            y_keys += [_canonicalize_float_for_sort(real(y)), _canonicalize_float_for_sort(imag(y))]
+        elif dtypes.is_float(dt):
+            x_keys.append(_canonicalize_float_for_sort(x))
+            y_keys.append(_canonicalize_float_for_sort(y))
+        else:
+            x_keys.append(x)
+            y_keys.append(y)
+    return x_keys, y_keys
+
+
+def _sort_comparator(last_op, *operands, num_keys=1):
+    x_keys, y_keys = _operands_to_keys(*operands, num_keys=num_keys)
+    p = None
+    for xk, yk in zip(x_keys[::-1], y_keys[::-1]):
+        p = (bitwise_or(lt_to_p.bind(xk, yk), bitwise_and(eq_to_p.bind(xk, yk), p))
+             if p is not None else last_op.bind(xk, yk))
+    return p
+
+
+def _sort_lt_comparator(*operands, num_keys=1):
+    """NumPy's sort order ``x < y`` over (key) operand pairs, as JAX's sort comparator."""
+    return _sort_comparator(lt_to_p, *operands, num_keys=num_keys)
+
+
+def _sort_le_comparator(*operands, num_keys=1):
+    """``x <= y`` in the same order (searchsorted's comparator)."""
+    return _sort_comparator(le_to_p, *operands, num_keys=num_keys)

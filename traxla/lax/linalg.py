@@ -13,11 +13,13 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqrf_p,  # noqa: F401
-                               hessenberg_p, householder_product_p, lu_p,
-                               lu_pivots_to_permutation_p, qr_p, schur_p, svd_p,
-                               triangular_solve_p, tridiagonal_p, tridiagonal_solve_p)
+from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqp3_p,  # noqa: F401
+                               geqrf_p, hessenberg_p, householder_product_p, lu_p,
+                               lu_pivots_to_permutation_p, ormqr_p, qr_p, schur_p, svd_p,
+                               symmetric_product_p, triangular_solve_p, tridiagonal_p,
+                               tridiagonal_solve_p)
 from ..lowering.rules import linalg as _lowering
+from ._qdwh import qdwh  # noqa: F401
 
 
 class EigImplementation(enum.Enum):
@@ -38,6 +40,24 @@ class SvdAlgorithm(enum.Enum):
     JACOBI = "Jacobi"
     POLAR = "polar"
     DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+class _FallbackPrecision(enum.Enum):
+    """``lax.Precision`` where this traxla has none: the tag JAX's linear-algebra helpers put
+    on their products (printed ``precision=(Precision.HIGHEST, Precision.HIGHEST)``; CPU
+    products are full precision either way)."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+
+def _highest():
+    """JAX's ``precision=lax.Precision.HIGHEST``, as the pair ``dot_general`` carries."""
+    precision = getattr(lax, "Precision", None) or _FallbackPrecision
+    return (precision.HIGHEST, precision.HIGHEST)
 
 
 # -- small matrix helpers (JAX's _T, _H, symmetrize, _tril, _triu, ...) ------------------------
@@ -164,13 +184,32 @@ def geqrf(a):
     return a_out, taus
 
 
+def geqp3(a, jpvt, *, use_magma=None):
+    a_out, jpvt_out, taus = geqp3_p.bind(lax.asarray(a), lax.asarray(jpvt), use_magma=use_magma)
+    return a_out, jpvt_out, taus
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    return ormqr_p.bind(lax.asarray(a), lax.asarray(taus), lax.asarray(c), left=left,
+                        transpose=transpose)
+
+
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    q, r, *p = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
+                         use_magma=use_magma)
     if pivoting:
-        raise NotImplementedError("traxla's lax.linalg.qr does not implement pivoting=True "
-                                  "(LAPACK geqp3); call it with pivoting=False.")
-    q, r = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
-                     use_magma=use_magma)
+        return q, r, p[0]
     return q, r
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1., beta: float = 0.,
+                      symmetrize_output: bool = False):
+    result = symmetric_product_p.bind(lax.asarray(a_matrix), lax.asarray(c_matrix),
+                                      alpha=alpha, beta=beta)
+    if symmetrize_output:
+        upper_half = _T(_tril(result, k=-1))
+        result = lax.add(_tril(result, k=0), upper_half)
+    return result
 
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
@@ -216,6 +255,129 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
                                     lax.asarray(b), perturb_singular=perturb_singular)
 
 
+# -- solving through LU and custom_linear_solve (JAX's _lu_solve and _solve) -------------------
+
+def _lu_solve_core(lu, permutation, b, trans):
+    m = lax.shape_of(lu)[0]
+    b_shape = lax.shape_of(b)
+    x = lax.reshape(b, (m, int(np.prod(b_shape[1:]))))
+    if trans == 0:
+        x = x[permutation, :]
+        x = triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+        x = triangular_solve(lu, x, left_side=True, lower=False)
+    elif trans in (1, 2):
+        conj = trans == 2
+        x = triangular_solve(lu, x, left_side=True, lower=False, transpose_a=True,
+                             conjugate_a=conj)
+        x = triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True,
+                             transpose_a=True, conjugate_a=conj)
+        _, ind = lax.sort_key_val(permutation, lax.iota(np.int32, lax.shape_of(permutation)[0]))
+        x = x[ind, :]
+    else:
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+    return lax.reshape(x, b_shape)
+
+
+def _lu_solve_impl(lu, permutation, b, trans):
+    from ..batching import vmap
+    lu_shape, b_shape = lax.shape_of(lu), lax.shape_of(b)
+    if len(lu_shape) < 2 or lu_shape[-1] != lu_shape[-2]:
+        raise ValueError("last two dimensions of LU decomposition must be equal, "
+                         f"got shape {lu_shape}")
+    if len(b_shape) < 1:
+        raise ValueError(f"b matrix must have rank >= 1, got shape {b_shape}")
+    rhs_vector = len(lu_shape) == len(b_shape) + 1
+    if rhs_vector:
+        if b_shape[-1] != lu_shape[-1]:
+            raise ValueError("When LU decomposition matrix and b have the same number of "
+                             "dimensions, last axis of LU decomposition matrix (shape "
+                             f"{lu_shape}) and b array (shape {b_shape}) must match")
+        b = b[..., None]
+    elif b_shape[-2] != lu_shape[-1]:
+        raise ValueError("When LU decomposition matrix and b different numbers of dimensions, "
+                         f"last axis of LU decomposition matrix (shape {lu_shape}) and second "
+                         f"to last axis of b array (shape {b_shape}) must match")
+    perm_shape = lax.shape_of(permutation)
+    batch = tuple(np.broadcast_shapes(lu_shape[:-2], perm_shape[:-1], lax.shape_of(b)[:-2]))
+    lu = _broadcast_to(lu, batch + tuple(lu_shape[-2:]))
+    permutation = _broadcast_to(permutation, batch + tuple(perm_shape[-1:]))
+    b = _broadcast_to(b, batch + tuple(lax.shape_of(b)[-2:]))
+
+    def fn(lu, permutation, b):
+        return _lu_solve_core(lu, permutation, b, trans)
+    for _ in batch:
+        fn = vmap(fn)
+    x = fn(lu, permutation, b)
+    return x[..., 0] if rhs_vector else x
+
+
+def _broadcast_to(x, shape):
+    x_shape = lax.shape_of(x)
+    if tuple(x_shape) == tuple(shape):
+        return x
+    return lax.broadcast_in_dim(x, shape, tuple(range(len(shape) - len(x_shape), len(shape))))
+
+
+_lu_solve_jits: dict = {}
+
+
+def lu_solve(lu, permutation, b, trans=0):
+    """JAX's ``lax.linalg.lu_solve``: solves ``op(A) x = b`` from ``lu`` and ``permutation``
+    (``trans``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``), as the jitted ``_lu_solve``."""
+    from ..api import jit
+    f = _lu_solve_jits.get(trans)
+    if f is None:
+        def _lu_solve(lu, permutation, b):
+            return _lu_solve_impl(lu, permutation, b, trans)
+        f = _lu_solve_jits[trans] = jit(_lu_solve)
+    return f(lu, permutation, b)
+
+
+def _broadcasted_matvec(a, b):
+    a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
+    batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-1]))
+    n_batch = len(batch)
+    a = _broadcast_to(a, batch + tuple(a_shape[-2:]))
+    b = _broadcast_to(b, batch + tuple(b_shape[-1:]))
+    nd_a, nd_b = len(lax.shape_of(a)), len(lax.shape_of(b))
+    return lax.dot_general(a, b, (([nd_a - 1], [nd_b - 1]), (list(range(n_batch)),
+                                                             list(range(n_batch)))),
+                           precision=_highest())
+
+
+def _check_solve_shapes(a, b):
+    a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
+    if not (len(a_shape) >= 2 and len(b_shape) in (len(a_shape), len(a_shape) - 1)
+            and a_shape[-1] == a_shape[-2] == b_shape[len(a_shape) - 2]):
+        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and "
+                         f"b=[..., m, k] or b=[..., m]; got a={tuple(a_shape)} and "
+                         f"b={tuple(b_shape)}")
+
+
+def _solve(a, b):
+    """JAX's ``lax.linalg._solve``: ``custom_linear_solve`` over one LU factorization, so
+    that derivatives reuse it (transpose_solve solves with ``A^T``)."""
+    from ..batching import vmap
+    from .solves import custom_linear_solve
+    _check_solve_shapes(a, b)
+    a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
+    out_shape = tuple(d_a if d_b == 1 else d_b
+                      for d_a, d_b in zip(tuple(a_shape[:-1]) + (1,), b_shape))
+    if tuple(out_shape) != tuple(b_shape):
+        b = lax.broadcast_in_dim(b, out_shape, tuple(range(len(b_shape))))
+    lu_, _, permutation = lu(lax.stop_gradient(a))
+
+    def custom_solve(b):
+        return custom_linear_solve(lambda x: _broadcasted_matvec(a, x), b,
+                                   solve=lambda _, x: lu_solve(lu_, permutation, x, trans=0),
+                                   transpose_solve=lambda _, x: lu_solve(lu_, permutation, x,
+                                                                         trans=1))
+    if len(a_shape) == len(lax.shape_of(b)) + 1:
+        return custom_solve(b)
+    nb = len(lax.shape_of(b))
+    return vmap(custom_solve, nb - 1, max(len(a_shape), nb) - 1)(b)
+
+
 # -- Python implementations lowered in place (JAX's mlir.lower_fun) ----------------------------
 
 def _pivots_to_permutation_impl(swaps, *, permutation_size):
@@ -251,8 +413,15 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
         k = m if full_matrices else min(m, n)
         q = lax.broadcast_in_dim(_eye(dtype, (m, k)), batch + (m, k),
                                  (len(batch), len(batch) + 1))
-        return [q, lax.full(batch + (k, n), 0, dtype)]
-    r, taus = geqrf_p.bind(a)
+        out = [q, lax.full(batch + (k, n), 0, dtype)]
+        return out + [lax.full(batch + (n,), 0, np.int32)] if pivoting else out
+    p = None
+    if pivoting:
+        jpvt = lax.full(batch + (n,), 0, np.int32)
+        r, p, taus = geqp3_p.bind(a, jpvt, use_magma=use_magma)
+        p = lax.sub(p, lax._const(p, 1))  # LAPACK's 1-based column indices
+    else:
+        r, taus = geqrf_p.bind(a)
     if m < n:
         q = householder_product_p.bind(lax.slice(r, (0,) * (len(batch) + 2), batch + (m, m)),
                                        taus)
@@ -262,7 +431,7 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
     else:
         q = householder_product_p.bind(r, taus)
         r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
-    return [q, _triu(r)]
+    return [q, _triu(r)] + ([p] if pivoting else [])
 
 
 def _empty_svd(a, *, full_matrices, compute_uv):
@@ -322,7 +491,16 @@ _lowering.register_decomposition(qr_p, _qr_impl, _trace_closed)
 _lowering.register_decomposition(cholesky_update_p, _cholesky_update_impl, _trace_closed)
 _lowering._decompositions["empty_svd"] = (_empty_svd, _trace_closed)
 
-__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky",
+
+def _symmetric_product_impl(a, c, *, alpha, beta):
+    prod = _matmul(a, _T(a))
+    return lax.add(lax.mul(lax._const(prod, alpha), prod), lax.mul(lax._const(c, beta), c))
+
+
+_lowering.register_decomposition(symmetric_product_p, _symmetric_product_impl, _trace_closed)
+
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "geqp3",
+           "geqrf", "ormqr", "symmetric_product", "qdwh", "ormqr_p", "symmetric_product_p", "geqp3_p",
            "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
            "tridiagonal_solve", "cholesky_p", "cholesky_update_p", "eig_p", "eigh_p",

@@ -90,7 +90,7 @@ def with_sharding_constraint(x, shardings):
     out = []
     for leaf, s in zip(leaves, shardings):
         named = to_named(s)
-        if type(trace_core._current_trace) is EvalTrace:
+        if type(trace_core._state.trace) is EvalTrace:
             from ..api import device_put
             out.append(device_put(leaf, named))
             continue

@@ -14,6 +14,7 @@ from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401  (re-exported)
 
 from ..ir import dtypes
+from ..ir.shape_poly import DimExpr
 
 _lock = threading.Lock()
 _context = None
@@ -68,7 +69,9 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
     key = (tuple(shape), dtype)
     t = _type_cache.get(key)
     if t is None:
-        t = _type_cache[key] = ir.RankedTensorType.get(list(shape), element_type(dtype))
+        dims = [ir.ShapedType.get_dynamic_size() if isinstance(d, DimExpr) else d
+                for d in shape]  # an export's symbolic dimension is a dynamic one
+        t = _type_cache[key] = ir.RankedTensorType.get(dims, element_type(dtype))
     return t
 
 
@@ -96,7 +99,8 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         dims = []
     else:
         dims = list(range(len(to_shape)))
-    return hlo.broadcast_in_dim(tensor_type(to_shape, from_aval.dtype), value, dims)
+    from .dynamic_shapes import broadcast_in_dim  # a symbolic shape needs the dynamic op
+    return broadcast_in_dim(tensor_type(to_shape, from_aval.dtype), value, dims, to_shape)
 
 
 def i64_array(values) -> ir.Attribute:

@@ -11,6 +11,7 @@ from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
 from ..ir.effects import has_ordered_effects
 from .mlir import aval_type, constant, context, func, hlo, ir, sdy
+from .dynamic_shapes import dim_values
 from .registry import RuleContext, lowering_rules
 
 
@@ -44,6 +45,9 @@ class ModuleBuilder:
         # The token ordering the ordered effects of the region being emitted (None: none).
         self.token = None
         self.scope_prefix = ""          # "jit(f)": the start of every op's name in its location
+        # A shape-polymorphic export's dimension variables: every function but @main then
+        # takes their values first (``jax.global_constant`` arguments, JAX's convention).
+        self.dim_vars: list = []
         self._locations: dict = {}
 
     def add_host_callback(self, fn) -> int:
@@ -79,6 +83,7 @@ class ModuleBuilder:
         jaxpr = closed.jaxpr
         in_types = [aval_type(v.aval) for v in jaxpr.invars]
         out_types = [aval_type(v.aval) for v in jaxpr.outvars]
+        n_dims = len(self.dim_vars) if (self.dim_vars and not public) else 0
         if token:
             in_types = [hlo.TokenType.get()] + in_types
             out_types = [hlo.TokenType.get()] + out_types
@@ -103,11 +108,16 @@ class ModuleBuilder:
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
                                  **(shardings.attrs(spec, kind) if shardings is not None else {})})
                 for r, spec, kind in zip(result_infos, out_specs, out_kinds)])
+        if n_dims:
+            in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
+                + in_types
+            fn = _with_dim_args(fn, in_types, n_dims, self.dim_vars)
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
-        with ir.InsertionPoint(entry):
+        with ir.InsertionPoint(entry), dim_values(
+                dict(zip(self.dim_vars, entry.arguments[:n_dims])) if n_dims else None):
             outer_token = self.token
-            args = list(entry.arguments)
+            args = list(entry.arguments)[n_dims:]
             if token:
                 self.token, args = args[0], args[1:]
             elif public and has_ordered_effects(jaxpr):
@@ -121,6 +131,18 @@ class ModuleBuilder:
             self.token = outer_token
             func.ReturnOp(outs)
         return ir.StringAttr(sym).value
+
+
+def _with_dim_args(fn, in_types, n_dims, names):
+    """``fn`` retyped to take the dimension values first, each marked as JAX marks them."""
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(in_types, list(ftype.results)))
+    # private functions carry no other argument attributes
+    fn.arg_attrs = ir.ArrayAttr.get(
+        [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(n)}) for n in names]
+        + [ir.DictAttr.get({})] * (len(in_types) - n_dims))
+    return fn
 
 
 def const_value(aval, value):

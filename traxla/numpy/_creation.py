@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from ._promotion import result_type
 
 
 def _dtype(dtype):
-    return None if dtype is None else dtypes.to_dtype(dtype)
+    if dtype is None:
+        return None
+    # The caller's name is the public function's (zeros, asarray...), for the x64 warning.
+    return dtypes.check_user_dtype(dtype, sys._getframe(1).f_code.co_name)
 
 
 def _shape(shape):
@@ -48,9 +52,10 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
         out = lax.concatenate(parts, 0)
     else:
         weak = type(object) in (bool, int, float, complex) and dtype is None
-        host = np.asarray(object)
+        host = _host_array(object, dtype)
         if host.dtype == object_dtype:
             raise TypeError(f"JAX does not support object arrays: got {object!r}")
+        dtypes.check_valid_array_dtype(object, host.dtype)
         if dtype is None:
             dtype = (dtypes.python_scalar_dtype(object) if weak else dtypes.canonicalize(host.dtype))
         out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
@@ -62,6 +67,29 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
 object_dtype = np.dtype(object)
 
 
+def _host_array(obj, dtype):
+    """``np.asarray(obj)`` with JAX's overflow errors for Python ints: one that does not fit
+    int64 (NumPy would make an object array), or, with no dtype asked for, one that does not
+    fit the default int (it would wrap silently when canonicalized)."""
+    ints = [x for x in _leaves(obj) if type(x) is int]
+    if ints:
+        if type(obj) is int and dtype is None:
+            info = np.iinfo(dtypes.default_int())
+            if not info.min <= obj <= info.max:
+                raise OverflowError(f"Python int {obj} too large to convert to {info.dtype}")
+        wide = np.iinfo(np.int64)
+        if any(not wide.min <= x <= wide.max for x in ints) and not (
+                type(obj) is int and dtype is not None):
+            raise OverflowError("Python int too large to convert to C long")
+    host = np.asarray(obj)
+    if ints and dtype is None and host.dtype.kind == "i":
+        info = np.iinfo(dtypes.canonicalize(host.dtype))
+        for x in ints:
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python integer {x} out of bounds for {info.dtype}")
+    return host
+
+
 def _leaves(x):
     if isinstance(x, (list, tuple)):
         for item in x:
@@ -71,7 +99,7 @@ def _leaves(x):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    return array(a, dtype=dtype, copy=bool(copy), order=order)
+    return array(a, dtype=_dtype(dtype), copy=bool(copy), order=order)
 
 
 def full(shape, fill_value, dtype=None):

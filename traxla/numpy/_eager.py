@@ -26,6 +26,7 @@ from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..runtime import Array
 from ..runtime.array import device_put_numpy
+from ..runtime.cache import on_clear
 from ..tracer import EvalTrace, core as trace_core
 
 # (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
@@ -69,8 +70,10 @@ def clear_scalar_cache(*_):
     _scalar_cache.clear()
 
 
-# A scalar's dtype follows enable_x64: any configuration change empties the cache.
+# A scalar's dtype follows enable_x64: any configuration change empties the cache, as
+# does ``traxla.clear_caches()``.
 config.on_update(clear_scalar_cache)
+on_clear(clear_scalar_cache)
 
 
 _wrapped: dict = {}
@@ -86,7 +89,7 @@ def eager_cached(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if (not kwargs and type(trace_core._current_trace) is EvalTrace
+        if (not kwargs and type(trace_core._state.trace) is EvalTrace
                 and not (_jit_flags[0] or _check_flags[0] or _check_flags[1])):
             operands = []
             for a in args:

@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ..tracer.values import is_concrete
 from ._jitutil import jit_named
 from ._promotion import (check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
                          promote_dtypes, promote_dtypes_inexact)
@@ -27,11 +26,6 @@ def _canon(axis, ndim):
     if not -ndim <= axis < max(ndim, 1):
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % max(ndim, 1)
-
-
-def _c():
-    from . import _creation
-    return _creation
 
 
 # -- differences ------------------------------------------------------------------------------
@@ -636,10 +630,14 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     epsilon = np.spacing(np.finfo(xp_arr.dtype).eps)
     dx0 = lax.abs(dx) <= epsilon
     f = where(dx0, fp_arr[i - 1], fp_arr[i - 1] + (delta / where(dx0, 1, dx)) * df)
-    if not extrapolate[0] and period is None:
-        f = where(x_arr < xp_arr[0], fp_arr[0] if left is None else left, f)
-    if not extrapolate[1] and period is None:
-        f = where(x_arr > xp_arr[-1], fp_arr[-1] if right is None else right, f)
+    if not extrapolate[0]:
+        left_arr = fp_arr[0] if left is None else left
+        if period is None:
+            f = where(x_arr < xp_arr[0], left_arr, f)
+    if not extrapolate[1]:
+        right_arr = fp_arr[-1] if right is None else right
+        if period is None:
+            f = where(x_arr > xp_arr[-1], right_arr, f)
     return f
 
 

@@ -10,6 +10,7 @@ from ..runtime import Array
 from ..tracer import Tracer
 from . import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
 from ._ufuncs import ufuncs
+from ..ir.shape_poly import DimExpr
 
 
 def _swap(fn):
@@ -21,6 +22,9 @@ def _defer(fn):
     def op(self, other):
         if not _known(other):
             return NotImplemented
+        if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
+            from ..ir.rules.export import dim_as_value_p
+            other = dim_as_value_p.bind(dim=other)
         return fn(self, other)
     return op
 
@@ -29,14 +33,15 @@ _KNOWN_SCALARS = (bool, int, float, complex)
 
 
 def _known(x) -> bool:
-    return type(x) in _KNOWN_SCALARS or isinstance(x, (_np.ndarray, _np.generic, Array, Tracer))
+    return type(x) in _KNOWN_SCALARS or isinstance(
+        x, (_np.ndarray, _np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
 
 
 def _astype(self, dtype, copy=False, device=None):
-    dtype = dtypes.default_float() if dtype is None else dtypes.to_dtype(dtype)
+    dtype = dtypes.default_float() if dtype is None else dtypes.check_user_dtype(dtype, "astype")
     if dtypes.is_complex(self.dtype) and dtypes.is_bool(dtype):
         self = ufuncs["not_equal"](self, 0)
-    return lax._convert_element_type(self, dtype, False)
+    return lax._lift(lax._convert_element_type(self, dtype, False))  # an Array, not a Literal
 
 
 def _clip(self, min=None, max=None):  # noqa: A002

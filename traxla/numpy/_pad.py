@@ -28,7 +28,7 @@ def _broadcast_to_pairs(nvals, nd, name):
 
     def as_scalar(v):
         if not np.shape(v):
-            return v.item() if isinstance(v, np.generic) else v
+            return v  # NumPy integers, as JAX keeps them (they print as np.int64(...))
         raise TypeError(f"`{name}` entries must be the same shape: {nvals}")
     if nvals.shape == (nd, 2):
         return tuple((as_scalar(v[0]), as_scalar(v[1])) for v in nvals)

@@ -49,7 +49,7 @@ def _complex_of(dt):
     return np.dtype(np.complex128) if np.dtype(dt).itemsize == 8 else np.dtype(np.complex64)
 
 
-def _roots_no_zeros(p):
+def _roots_no_zeros_impl(p):
     from ._creation import array, ones
     from ._manipulation import diag
     if p.size < 2:
@@ -57,6 +57,9 @@ def _roots_no_zeros(p):
     A = diag(ones((p.size - 2,), p.dtype), -1)
     A = A.at[0, :].set(-p[1:] / p[0])
     return _linalg("roots").eigvals(A)
+
+
+_roots_no_zeros = jit_named(_roots_no_zeros_impl, "_roots_no_zeros")
 
 
 def _roots_with_zeros_impl(p, num_leading_zeros):

@@ -47,11 +47,27 @@ def _same_typed_arrays(args):
     return not dtypes.is_extended(first.dtype)
 
 
+def check_python_ints(args):
+    """A Python int argument must fit the default int (int32 without x64), whatever it meets:
+    JAX parses it as a weakly typed int argument of a jitted function, so ``i32 + 2**40``
+    and even ``f32 + 2**40`` raise instead of wrapping silently."""
+    for i, a in enumerate(args):
+        if type(a) is int:
+            info = np.iinfo(dtypes.default_int())
+            if not info.min <= a <= info.max:
+                path = ("x", "y")[i] if len(args) == 2 else f"args[{i}]"
+                raise OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted "
+                    f"computation, whose argument path is {path}. Got {type(a)} with value {a}")
+
+
 def promote_dtypes(*args):
     if len(args) < 2:
+        check_python_ints(args)
         return [asarray(a) for a in args]
     if _same_typed_arrays(args):
         return list(args)
+    check_python_ints(args)
     dtype, weak = result_type(*args)
     return [_convert_element_type(a, dtype, weak) for a in args]
 
@@ -59,6 +75,7 @@ def promote_dtypes(*args):
 def promote_dtypes_inexact(*args):
     if _same_typed_arrays(args) and dtypes.is_inexact(args[0].aval.dtype):
         return list(args)
+    check_python_ints(args)
     dtype, weak = result_type(*args)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float()
@@ -66,6 +83,7 @@ def promote_dtypes_inexact(*args):
 
 
 def promote_dtypes_numeric(*args):
+    check_python_ints(args)
     dtype, weak = result_type(*args)
     if dtypes.is_bool(dtype):
         dtype = dtypes.default_int()

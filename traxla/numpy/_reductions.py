@@ -133,7 +133,7 @@ def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=No
 
 def _reduction(name):
     def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        return _reduce(name, a, axis, dtype, out, keepdims, initial, where)
+        return lax._lift(_reduce(name, a, axis, dtype, out, keepdims, initial, where))
     fn.__name__ = name
     return fn
 
@@ -155,6 +155,10 @@ all = _bool_reduction("all")  # noqa: A001
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    return lax._lift(_mean(a, axis, dtype, out, keepdims, where=where))
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.mean is not supported.")
     check_arraylike("mean", a)

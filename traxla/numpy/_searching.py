@@ -14,8 +14,8 @@ from ..ir import dtypes
 from ..tracer.values import is_concrete
 from ._jitutil import jit_named
 from ._promotion import ensure_arraylike, promote_dtypes
-from ._reductions import cumsum, sum as _sum
-from ._ufuncs import _where, clip, ufuncs
+from ._reductions import cumsum
+from ._ufuncs import clip
 
 
 
@@ -117,55 +117,60 @@ def argwhere(a, *, size=None, fill_value=None):
 
 # -- searchsorted, digitize -----------------------------------------------------------------------
 
-def _lt_total(x, y):
-    """``x < y`` in NumPy's sort order: -0.0 == 0.0 and NaN after everything."""
-    if not dtypes.is_inexact(lax.dtype_of(x)):
-        return lax.lt(x, y)
-    if dtypes.is_complex(lax.dtype_of(x)):
-        xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
-        return lax.bitwise_or(_lt_total(xr, yr), lax.bitwise_and(lax.eq(xr, yr), _lt_total(xi, yi)))
-    x_nan, y_nan = lax._isnan(x), lax._isnan(y)
-    return lax.bitwise_or(lax.bitwise_and(lax.bitwise_not(x_nan), y_nan), lax.lt(x, y))
+def _searchsorted_scan_impl(sorted_arr, query, side, dtype, unrolled):
+    """Binary search of each query (a vmap over the query's axes, as JAX's hijax expansion)."""
+    n = sorted_arr.shape[0]
+    if sorted_arr.size == 0:
+        return lax.full(query.shape, 0, dtype)
+    if query.ndim > 0:
+        from functools import partial
+        from ..batching import vmap
+        return vmap(partial(_searchsorted_scan, side=side, dtype=dtype, unrolled=unrolled),
+                    in_axes=(None, 0))(sorted_arr, query)
+    op = lax._sort_le_comparator if side == "left" else lax._sort_lt_comparator
+    unsigned = np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32
 
-
-def _le_total(x, y):
-    return lax.bitwise_not(_lt_total(y, x))
-
-
-def _searchsorted_scan(a, v, side, dtype, unrolled):
-    n = a.shape[0]
-    op = _le_total if side == "left" else _lt_total
-    unsigned = np.dtype(np.uint64 if np.iinfo(dtype).bits == 64 else np.uint32)
-    shape = lax.shape_of(v)
-
-    def body(state, _):
+    def body_fun(state, _):
         low, high = state
-        mid = lax.add(low, lax.div(lax.sub(high, low), lax._const(low, 2)))
-        go_left = op(v, a[mid])
+        mid = low + (high - low) // 2
+        go_left = op(query, sorted_arr[mid])
         return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
     n_levels = int(np.ceil(np.log2(n + 1)))
-    init = (lax.full(shape, 0, unsigned), lax.full(shape, n, unsigned))
-    carry, _ = lax.scan(body, init, (), length=n_levels, unroll=n_levels if unrolled else 1)
+    carry, _ = lax.scan(body_fun, (unsigned(0), unsigned(n)), (), length=n_levels,
+                        unroll=n_levels if unrolled else 1)
     return carry[1].astype(dtype)
 
 
-def _searchsorted_compare_all(a, v, side, dtype):
-    op = _lt_total if side == "left" else _le_total
-    cmp = op(lax.expand_dims(a, tuple(range(1, v.ndim + 1))), lax.expand_dims(v, (0,)))
-    return _sum(cmp, axis=0, dtype=dtype)
+_searchsorted_scan = jit_named(_searchsorted_scan_impl, "_searchsorted_scan_impl",
+                               ("side", "dtype", "unrolled"))
 
 
-def _searchsorted_sort(a, v, side, dtype):
-    working = np.dtype(np.int32) if a.size + v.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
+def _searchsorted_sort_impl(sorted_arr, query, side, dtype):
+    working = np.int32 if sorted_arr.size + query.size <= np.iinfo(np.int32).max else np.int64
 
     def rank(x):
-        idx = lax.iota(working, x.shape[0])
+        idx = lax.iota(working, len(x))
         return lax.full_like(idx, 0).at[lax.sort_key_val(x, idx)[1]].set(idx)
     if side == "left":
-        index = rank(lax.concatenate([v.ravel(), a], 0))[:v.size]
+        index = rank(lax.concatenate([query.ravel(), sorted_arr], 0))[:query.size]
     else:
-        index = rank(lax.concatenate([a, v.ravel()], 0))[a.size:]
-    return lax.reshape(lax.sub(index, rank(v.ravel())), np.shape(v)).astype(dtype)
+        index = rank(lax.concatenate([sorted_arr, query.ravel()], 0))[sorted_arr.size:]
+    return lax.reshape(lax.sub(index, rank(query.ravel())), np.shape(query)).astype(dtype)
+
+
+_searchsorted_sort = jit_named(_searchsorted_sort_impl, "_searchsorted_sort_impl",
+                               ("side", "dtype"))
+
+
+def _searchsorted_compare_all_impl(sorted_arr, query, side, dtype):
+    from ..batching import vmap
+    op = lax._sort_lt_comparator if side == "left" else lax._sort_le_comparator
+    comparisons = vmap(op, in_axes=(0, None))(sorted_arr, query)
+    return comparisons.sum(dtype=dtype, axis=0)
+
+
+_searchsorted_compare_all = jit_named(_searchsorted_compare_all_impl,
+                                      "_searchsorted_compare_all_impl", ("side", "dtype"))
 
 
 def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -178,18 +183,18 @@ def _searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         a, v, sorter = ensure_arraylike("searchsorted", a, v, sorter)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
-    a, v = promote_dtypes(a, v)
+    a, v = (lax._lift(x) for x in promote_dtypes(a, v))
     if sorter is not None:
         a = a[sorter]
     dtype = np.dtype(np.int32) if a.shape[0] <= np.iinfo(np.int32).max else np.dtype(np.int64)
-    if a.shape[0] == 0:
-        return lax.full(v.shape, 0, dtype)
-    if method in ("scan", "scan_unrolled"):
-        return _searchsorted_scan(a, v, side, dtype, method == "scan_unrolled")
+    if method == "scan":
+        return _searchsorted_scan(a, v, side=side, dtype=dtype, unrolled=False)
+    if method == "scan_unrolled":
+        return _searchsorted_scan(a, v, side=side, dtype=dtype, unrolled=True)
     if method == "compare_all":
-        return _searchsorted_compare_all(a, v, side, dtype)
+        return _searchsorted_compare_all(a, v, side=side, dtype=dtype)
     if method == "sort":
-        return _searchsorted_sort(a, v, side, dtype)
+        return _searchsorted_sort(a, v, side=side, dtype=dtype)
     raise ValueError(f"Unsupported method: {method}")
 
 
@@ -215,6 +220,8 @@ digitize = jit_named(_digitize, "digitize", ("right", "method"))
 # -- lexsort, partition, argpartition, sort_complex --------------------------------------------
 
 def _lexsort(keys, axis=-1):
+    if hasattr(keys, "aval"):  # an array of keys iterates by index_in_dim, as a JAX tracer does
+        keys = tuple(lax.index_in_dim(keys, i, keepdims=False) for i in range(keys.shape[0]))
     keys = tuple(keys)
     key_arrays = tuple(ensure_arraylike("lexsort", k) for k in keys)
     if len(key_arrays) == 0:
@@ -298,9 +305,12 @@ def extract(condition, arr, *, size=None, fill_value=0):
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
-    from ._creation import full
-    from ._shape import moveaxis, ravel
-    condition_arr, arr = ensure_arraylike("compress", condition, a)
+    """The slices of ``a`` along ``axis`` where ``condition`` holds (``size`` pads/truncates)."""
+    from ._creation import array
+    from ._reductions import any as _any
+    from ._shape import expand_dims, moveaxis, ravel
+    from ._sorting import argsort
+    condition_arr, arr, fill_value = ensure_arraylike("compress", condition, a, fill_value)
     condition_arr = condition_arr.astype(bool)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
@@ -313,27 +323,18 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         arr = moveaxis(arr, axis, 0)
     condition_arr, extra = condition_arr[:arr.shape[0]], condition_arr[arr.shape[0]:]
     arr = arr[:condition_arr.shape[0]]
-    if extra.size and is_concrete(extra) and np.any(np.asarray(extra)):
-        raise ValueError(f"condition contains entries that are out of bounds along axis={axis}")
     if size is None:
-        from ._indexing import _is_traced  # noqa: F401
+        if _any(extra):
+            raise ValueError("condition contains entries that are out of bounds")
         result = arr[condition_arr]
+    elif not 0 <= size <= arr.shape[0]:
+        raise ValueError("size must be positive and not greater than the size of the array axis;"
+                         f" got size={size} for a.shape[axis]={arr.shape[0]}")
     else:
-        mask = lax.expand_dims(condition_arr, tuple(range(1, arr.ndim)))
-        arr = _where_public(mask, arr, _lax_array(fill_value, arr.dtype))
-        order = lax.sort_key_val(lax.bitwise_not(condition_arr), lax.iota(np.int32, arr.shape[0]),
-                                 is_stable=True)[1] if arr.shape[0] else condition_arr.astype(np.int32)
-        from ._indexing import take
-        result = take(arr, order, axis=0, mode="clip")[:size] if arr.shape[0] else arr
-        if result.shape[0] < size:
-            pad = full((size - result.shape[0],) + result.shape[1:], fill_value, arr.dtype)
-            result = lax.concatenate([result, pad], 0)
+        mask = expand_dims(condition_arr, range(1, arr.ndim))
+        arr = _where_public(mask, arr, array(fill_value, dtype=arr.dtype))
+        result = arr[argsort(condition_arr, stable=True, descending=True)][:size]
     return moveaxis(result, 0, axis)
-
-
-def _lax_array(v, dtype):
-    from ._creation import asarray
-    return asarray(v, dtype=dtype)
 
 
 def select(condlist, choicelist, default=0):
@@ -359,34 +360,60 @@ def select(condlist, choicelist, default=0):
 
 
 def choose(a, choices, out=None, mode="raise"):
-    """``choices[a[i]][i]`` elementwise (modes raise (as clip under tracing), wrap, clip)."""
+    """``choices[a[i]][i]`` elementwise (modes raise (concrete ``a``), wrap, clip)."""
+    from ._creation import array, asarray
+    from ._index_tricks import indices
+    from ._reductions import any as _any
+    from ._shape import broadcast_arrays
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
-    a = ensure_arraylike("choose", a)
-    choices = [ensure_arraylike("choose", c) for c in choices]
-    n = len(choices)
+    a, *choices = (ensure_arraylike("choose", c) for c in (a, *choices))
+    if not dtypes.is_int(lax.dtype_of(a)):
+        raise ValueError("`a` array must be integer typed")
+    N = len(choices)
     if mode == "raise":
-        if is_concrete(a) and np.any((np.asarray(a) < 0) | (np.asarray(a) >= n)):
+        arr = asarray(concrete_or_error(a, "The error occurred because jnp.choose was "
+                                        "jit-compiled with mode='raise'. Use mode='wrap' or "
+                                        "mode='clip' instead."))
+        if _any((arr < 0) | (arr >= N)):
             raise ValueError("invalid entry in choice array")
-        a = clip(a, 0, n - 1)
     elif mode == "wrap":
-        a = a % n
+        arr = asarray(a) % N
     elif mode == "clip":
-        a = clip(a, 0, n - 1)
+        arr = clip(a, 0, N - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
-    from ._shape import broadcast_arrays, stack
-    from ._indexing import take_along_axis
-    a, *choices = broadcast_arrays(a, *promote_dtypes(*choices))
-    stacked = stack(choices)
-    return take_along_axis(stacked, lax.expand_dims(a, (0,)), axis=0)[0]
+    arr, *choices = broadcast_arrays(arr, *choices)
+    return array(choices)[(arr,) + indices(arr.shape, sparse=True)]
+
+
+def _piecewise_impl(x, condlist, consts, funcs, *args, **kw):
+    from ._creation import array, zeros_like
+    from ._reductions import argmax
+    from ._shape import concatenate
+    from ._vectorize import vectorize
+    funcdict = dict(funcs)
+    funclist = [consts.get(i, funcdict.get(i)) for i in range(len(condlist) + 1)]
+    indices = argmax(cumsum(concatenate([zeros_like(condlist[:1]), condlist], 0), 0), 0)
+    dtype = x.dtype
+
+    def _call(f):
+        return lambda v: f(v, *args, **kw).astype(dtype)
+
+    def _const(c):
+        return lambda v: array(c, dtype=dtype)
+    funclist = [_call(f) if callable(f) else _const(f) for f in funclist]
+    return vectorize(lax.switch, excluded=(1,))(indices, funclist, x)
+
+
+_piecewise = jit_named(_piecewise_impl, "_piecewise", ("funcs",))
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
-    """Evaluates ``funclist[i]`` where ``condlist[i]`` (last one the default), via ``switch``."""
+    """Evaluates ``funclist[i]`` where ``condlist[i]`` holds (the last true one wins; an extra
+    function is the default), through ``switch``."""
     from ._creation import asarray
-    from ._shape import stack
-    x = ensure_arraylike("piecewise", x)
+    x_arr = ensure_arraylike("piecewise", x)
     nc, nf = len(condlist), len(funclist)
     if nf == nc + 1:
         funclist = list(funclist[-1:]) + list(funclist[:-1])
@@ -395,53 +422,55 @@ def piecewise(x, condlist, funclist, *args, **kw):
     else:
         raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are "
                          f"expected; got {nf}")
-    from ._creation import zeros_like
-    from ._reductions import argmax
-    from ._shape import concatenate
-    from ..batching import vmap
-    conds = stack([asarray(c).astype(bool) for c in condlist]) if nc else zeros_like(x, bool)[None]
-    # the last true condition wins, as in NumPy; index 0 is the default
-    indices = argmax(cumsum(concatenate([zeros_like(conds[:1]), conds], 0), 0), 0)
-    dtype = lax.dtype_of(x)
-    branches = [(lambda xv, f=f: asarray(f(xv, *args, **kw)).astype(dtype)) if callable(f)
-                else (lambda xv, f=f: asarray(f, dtype=dtype)) for f in funclist]
-    flat = vmap(lambda i, xv: lax.switch(i, branches, xv))(indices.ravel(), x.ravel())
-    return flat.reshape(x.shape)
+    consts = {i: c for i, c in enumerate(funclist) if not callable(c)}
+    funcs = {i: f for i, f in enumerate(funclist) if callable(f)}
+    return _piecewise(x_arr, asarray(condlist, dtype=bool), consts, frozenset(funcs.items()),
+                      *args, **kw)
+
+
+def _tile_to_size(arr, size):
+    from ._lax_numpy import tile
+    if arr.size < size:
+        arr = tile(arr, int(np.ceil(size / arr.size)))
+    return arr[:size] if arr.size > size else arr
 
 
 def place(arr, mask, vals, *, inplace=True):
     """``arr`` with ``vals`` (cycled) written where ``mask`` holds; returns a new array."""
+    data, mask_arr, vals_arr = ensure_arraylike("place", arr, mask, vals)
+    vals_arr = vals_arr.ravel()
     if inplace:
         raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
-    data, mask_arr, vals_arr = ensure_arraylike("place", arr, mask, vals)
-    vals_arr = vals_arr.ravel()
-    if mask_arr.shape != data.shape:
-        raise ValueError(f"place: arr and mask must be the same shape; got "
-                         f"arr.shape={data.shape} mask.shape={mask_arr.shape}")
-    if vals_arr.size == 0:
-        raise ValueError("place: vals must be non-empty")
-    mask_flat = mask_arr.ravel().astype(bool)
-    indices = cumsum(mask_flat.astype(np.int32)) - 1
+    if data.size != mask_arr.size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not vals_arr.size:
+        raise ValueError("Cannot place values from an empty array")
+    if not data.size:
+        return data
+    indices = _where_public_nonzero(mask_arr.ravel(), mask_arr.size)
+    vals_arr = _tile_to_size(vals_arr, len(indices))
+    return data.ravel().at[indices].set(vals_arr, mode="drop").reshape(data.shape)
+
+
+def _where_public_nonzero(mask, size):
     from ._ufuncs import where
-    new_vals = where(mask_flat, vals_arr[indices % vals_arr.size], data.ravel())
-    return new_vals.reshape(data.shape)
+    return where(mask, size=size, fill_value=size)[0]
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
-    """``a`` with ``a.flat[ind] = v`` (``v`` broadcast/cycled); returns a new array."""
+    """``a`` with ``a.flat[ind] = v`` (``v`` cycled); returns a new array."""
+    from ._index_tricks import unravel_index
+    from ._shape import ravel
     if inplace:
         raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
-    arr, ind_arr, v_arr = ensure_arraylike("put", a, ind, v)
+    arr, ind_arr, _ = ensure_arraylike("put", a, ind, v)
     ind_arr = ind_arr.ravel()
-    v_arr = v_arr.ravel()
+    v_arr = ravel(v)
     if not arr.size or not ind_arr.size or not v_arr.size:
         return arr
-    if v_arr.size < ind_arr.size:
-        from ._lax_numpy import tile
-        v_arr = tile(v_arr, int(np.ceil(ind_arr.size / v_arr.size)))
-    v_arr = v_arr[:ind_arr.size]
+    v_arr = _tile_to_size(v_arr, len(ind_arr))
     if mode is None:
         scatter_mode = "drop"
     elif mode == "clip":
@@ -454,34 +483,36 @@ def put(a, ind, v, mode=None, *, inplace=True):
         raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
     else:
         raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
-    return arr.at[_unravel(ind_arr, arr.shape)].set(v_arr, mode=scatter_mode)
+    return arr.at[unravel_index(ind_arr, arr.shape)].set(v_arr, mode=scatter_mode)
 
 
-def _unravel(flat, shape):
-    out, rem = [], flat
-    for dim in shape[::-1]:
-        out.append(rem % dim)
-        rem = rem // dim
-    return tuple(out[::-1])
-
-
-def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    """``arr`` with ``values`` written at ``indices`` along ``axis``; returns a new array."""
+def _put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+    from ._index_tricks import indices as _indices
+    from ._shape import broadcast_to
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
-                         "arrays are immutable. Pass inplace=False to instead return an updated "
+                         "arraysare immutable. Pass inplace=False to instead return an updated "
                          "array.")
-    from ._shape import broadcast_to
     arr, indices, values = ensure_arraylike("put_along_axis", arr, indices, values)
+    original_axis, original_shape = axis, arr.shape
     if axis is None:
-        flat = indices.ravel()
-        return arr.ravel().at[flat].set(broadcast_to(values, flat.shape), mode=mode).reshape(arr.shape)
-    axis = _canon(axis, arr.ndim)
-    if indices.ndim != arr.ndim:
-        raise ValueError(f"put_along_axis: indices must have the same number of dimensions as "
-                         f"arr; got {indices.shape} and {arr.shape}")
-    shape = tuple(indices.shape[d] if d == axis else arr.shape[d] for d in range(arr.ndim))
-    indices = broadcast_to(indices, shape)
-    idx = tuple(indices if d == axis else lax.broadcasted_iota(lax.dtype_of(indices), shape, d)
-                for d in range(arr.ndim))
-    return arr.at[idx].set(broadcast_to(values, shape), mode=mode)
+        arr, axis = arr.ravel(), 0
+    if not arr.ndim == indices.ndim:
+        raise ValueError("put_along_axis arguments 'arr' and 'indices' must have same ndim. Got "
+                         f"arr.ndim={arr.ndim} and indices.ndim={indices.ndim}.")
+    try:
+        values = broadcast_to(values, indices.shape)
+    except ValueError:
+        raise ValueError("put_along_axis argument 'values' must be broadcastable to 'indices'. "
+                         f"Got values.shape={values.shape} and indices.shape={indices.shape}.")
+    if axis < 0:
+        axis += arr.ndim
+    idx = list(_indices(arr.shape, sparse=True))
+    idx[axis] = indices
+    result = arr.at[tuple(idx)].set(values, mode=mode)
+    if original_axis is None:
+        result = result.reshape(original_shape)
+    return result
+
+
+put_along_axis = jit_named(_put_along_axis, "put_along_axis", ("axis", "inplace", "mode"))

@@ -11,7 +11,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import lax
-from ..batching import vmap  # noqa: F401
 from ..ir import dtypes
 from ..lax import dynamic_update_slice
 from ._jitutil import jit_named

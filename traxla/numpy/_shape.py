@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from ..ir.shape_poly import is_symbolic
+
 import numpy as np
 
 from .. import lax
@@ -21,20 +23,24 @@ def _canon_axis(axis, ndim, fun="axis"):
 
 
 def _compute_newshape(shape, newshape):
-    newshape = (newshape,) if isinstance(newshape, (int, np.integer)) else tuple(newshape)
-    newshape = tuple(int(d) for d in newshape)
-    if sum(d == -1 for d in newshape) > 1:
-        raise ValueError("can only specify one unknown dimension")
+    """Fixes a -1 entry of ``newshape``, with JAX's errors (TypeError for all of them)."""
+    orig = newshape
+    newshape = tuple(lax._concrete_shape(newshape))  # export's symbolic dimensions stay
     size = math.prod(shape)
+    shape = tuple(shape)
+    if sum(d == -1 for d in newshape) > 1:
+        raise TypeError("can only specify one unknown axis size with a `-1` value, got "
+                        f"{orig}")
     if -1 in newshape:
         known = math.prod(d for d in newshape if d != -1)
         if known == 0 or size % known:
-            raise TypeError(f"cannot reshape array of shape {tuple(shape)} (size {size}) into shape "
-                            f"{newshape}")
+            raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                            f"{orig} because the product of specified axis sizes ({known}) "
+                            f"does not evenly divide {size}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
     if math.prod(newshape) != size:
-        raise TypeError(f"cannot reshape array of shape {tuple(shape)} (size {size}) into shape "
-                        f"{newshape} (size {math.prod(newshape)})")
+        raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                        f"{orig} (size {math.prod(newshape)})")
     return newshape
 
 
@@ -47,13 +53,15 @@ def reshape(a, shape=None, order="C", *, newshape=None):
 
 
 def ravel(a, order="C"):
+    from ._promotion import ensure_arraylike
+    a = ensure_arraylike("ravel", a)  # a NumPy input becomes an Array first, as in JAX
     return reshape(a, (math.prod(lax.shape_of(a)),), order)
 
 
 def transpose(a, axes=None):
     nd = _ndim(a)
     axes = tuple(range(nd))[::-1] if axes is None else tuple(_canon_axis(x, nd) for x in axes)
-    return lax.transpose(asarray_scalar(a), axes)
+    return lax._lift(lax.transpose(asarray_scalar(a), axes))
 
 
 def matrix_transpose(x):
@@ -109,7 +117,7 @@ def broadcast_to(array, shape):
 def broadcast_arrays(*args):
     check_arraylike("broadcast_arrays", *args)
     from ._ufuncs import _broadcast_arrays
-    return _broadcast_arrays(*[lax.asarray(a) for a in args])
+    return [lax._lift(x) for x in _broadcast_arrays(*[lax.asarray(a) for a in args])]
 
 
 def _atleast(ndmin):

@@ -36,9 +36,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     bins_int = operator.index(bins)
     if range is None:
         range = [arr.min(), arr.max()]  # noqa: A001
-    from ._shape import stack
-    range = stack([asarray(r, dtype=dtype) for r in range]) if not isinstance(  # noqa: A001
-        range, np.ndarray) else asarray(range, dtype=dtype)
+    range = asarray(range, dtype=dtype)  # noqa: A001
     if np.shape(range) != (2,):
         raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
     lo = where(ptp(range) == 0, range[0] - 0.5, range[0])

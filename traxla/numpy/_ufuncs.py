@@ -33,7 +33,7 @@ def _constant_like(x, value):
 
 
 def _to_bool(x):
-    return x if dtypes.is_bool(lax.dtype_of(x)) else lax.ne(x, _constant_like(x, 0))
+    return x if dtypes.is_bool(lax.dtype_of(x)) else lax.ne(x, lax._const(x, 0))
 
 
 def _is_concrete(x) -> bool:

@@ -220,15 +220,49 @@ sinc = _jit(_sinc, "sinc")
 
 # -- logaddexp2 -----------------------------------------------------------------------------------
 
-def _logaddexp2(x1, x2, /):
+def _logaddexp2_impl(x1, x2, /):
+    """log2(exp2(x1) + exp2(x2)) without overflow (JAX's lax_other.logaddexp2)."""
+    amax = lax.max(x1, x2)
+    invln2 = lax._const(amax, 1 / np.log(2))
+    dt = lax.dtype_of(x1)
+    if dtypes.is_float(dt):
+        delta = lax.sub(x1, x2)
+        return lax.select(lax._isnan(delta), lax.add(x1, x2),
+                          lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
+    if dtypes.is_complex(dt):
+        delta = lax.sub(lax.add(x1, x2), lax.mul(amax, lax._const(amax, 2)))
+        out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
+        period = np.pi / np.log(2)
+        imag = lax.imag(out)
+        wrapped = lax.sub(imag, lax.mul(lax._const(imag, 2 * period), lax.round(
+            lax.div(imag, lax._const(imag, 2 * period)))))
+        return lax.complex(lax.real(out), wrapped)
+    raise ValueError(f"logaddexp2 requires floating-point or complex inputs; got {dt}")
+
+
+_logaddexp2_impl.__name__ = "logaddexp2"
+_lax_logaddexp2 = custom_jvp(_logaddexp2_impl)
+
+
+def _replace_inf(x):
+    re_x = lax.real(x) if dtypes.is_complex(lax.dtype_of(x)) else x
+    return lax.select(lax.eq(re_x, lax._const(re_x, float("inf"))), lax._zeros(x), x)
+
+
+@_lax_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    primal_out = _lax_logaddexp2(x1, x2)
+    tangent_out = lax.add(
+        lax.mul(t1, lax.exp2(lax.sub(_replace_inf(x1), _replace_inf(primal_out)))),
+        lax.mul(t2, lax.exp2(lax.sub(_replace_inf(x2), _replace_inf(primal_out)))))
+    return primal_out, tangent_out
+
+
+def logaddexp2(x1, x2, /):
+    """log2(2**x1 + 2**x2), computed stably."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    ln2 = float(np.log(2))
-    from ._ufuncs import logaddexp
-    return lax.div(logaddexp(lax.mul(x1, lax._const(x1, ln2)), lax.mul(x2, lax._const(x2, ln2))),
-                   lax._const(x1, ln2))
-
-
-logaddexp2 = _jit(_logaddexp2, "logaddexp2")
+    return _lax_logaddexp2(x1, x2)
 
 
 # -- bitwise names --------------------------------------------------------------------------------
@@ -356,18 +390,15 @@ _i0 = custom_jvp(_i0_impl)
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    x, = primals
-    x_dot, = tangents
-    primal_out = _i0(x)
-    return primal_out, x_dot * lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+    from ..autodiff import jvp
+    primal_out, tangent_out = jvp(_i0_impl, primals, tangents)
+    return primal_out, where(primals[0] == 0, 0.0, tangent_out)
 
 
 def _i0_fn(x):
     x_arr, = promote_args_inexact("i0", x)
     if not dtypes.is_float(lax.dtype_of(x_arr)):
         raise ValueError(f"Unsupported input type to jax.numpy.i0: {lax.dtype_of(x_arr)}")
-    if not hasattr(lax, "bessel_i0e"):
-        raise NotImplementedError("jnp.i0 needs the bessel_i0e primitive (traxla.lax.bessel_i0e)")
     return _i0(x_arr)
 
 

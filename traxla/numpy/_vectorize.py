@@ -213,32 +213,71 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
                      signature="(n),(n)->()")(x1_arr, x2_arr)
 
 
+def _call_vectorized_impl(self, *args):
+    return vectorize(self._func)(*args)
+
+
+def _reduce_impl(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    check_arraylike(f"{self.__name__}.reduce", a)
+    if self.nin != 2:
+        raise ValueError("reduce only supported for binary ufuncs")
+    if self.nout != 1:
+        raise ValueError("reduce only supported for functions returning a single value")
+    if out is not None:
+        raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+    if where is not None:
+        if self.identity is None and initial is None:
+            raise ValueError(f"reduction operation {self.__name__!r} does not have an identity, "
+                             "so to use a where mask one has to specify 'initial'.")
+        if lax.dtype_of(where) != bool:
+            raise ValueError(f"where argument must have dtype=bool; got "
+                             f"dtype={lax.dtype_of(where)}")
+    return self._reduce_via_scan(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                                 where=where)
+
+
+_call_vectorized = jit_named(_call_vectorized_impl, "_call_vectorized", ("self",))
+_reduce = jit_named(_reduce_impl, "reduce", ("self", "axis", "dtype", "out", "keepdims"))
+
+
 class ufunc:
     """A ``jnp.ufunc``: an elementwise function of ``nin`` inputs with NumPy's ufunc methods
-    (``outer``, ``reduce``, ``accumulate``, ``at``, ``reduceat``) built from ``vmap`` and
-    ``scan``, as JAX's generic implementation."""
+    (``outer``, ``reduce`` (a ``fori_loop``), ``accumulate``, ``at``, ``reduceat``), as JAX's
+    generic implementation. Hashable, so it can be a static argument."""
 
     def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None,
                  call=None, reduce=None, accumulate=None, at=None, reduceat=None):
         self.__name__ = name or getattr(func, "__name__", "ufunc")
         self._func = func
         self.nin, self.nout = operator.index(nin), operator.index(nout)
-        self.nargs = nargs or self.nin
+        self.nargs = operator.index(nargs or nin)
         self.identity = identity
-        self._call = call or vectorize(func)
+        self._custom_call = call
+
+    def _key(self):
+        return (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __eq__(self, other):
+        return isinstance(other, ufunc) and self._key() == other._key()
 
     def __repr__(self):
         return f"<jnp.ufunc '{self.__name__}'>"
 
     def __call__(self, *args, out=None, where=None):
+        check_arraylike(self.__name__, *args)
         if out is not None:
             raise NotImplementedError(f"out argument of {self}")
         if where is not None:
             raise NotImplementedError(f"where argument of {self}")
-        if len(args) != self.nin:
-            raise TypeError(f"{self.__name__}() takes {self.nin} positional argument(s) but "
-                            f"{len(args)} were given")
-        return self._call(*args)
+        if self._custom_call is not None:
+            return self._custom_call(*args)
+        return _call_vectorized(self, *args)
+
+    def _call(self, *args):
+        return self(*args)
 
     def outer(self, A, B, /):
         if self.nin != 2:
@@ -249,36 +288,54 @@ class ufunc:
         return f(A.ravel(), B.ravel()).reshape(A.shape + B.shape)
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        if self.nin != 2 or self.nout != 1:
-            raise ValueError("reduce only supported for binary ufuncs with a single output")
-        if out is not None or where is not None:
-            raise NotImplementedError(f"out/where arguments of {self}.reduce")
-        from ._creation import asarray
-        from ._shape import moveaxis
-        a = asarray(a if dtype is None else asarray(a, dtype=dtype))
-        if axis is None:
-            a, axis = a.ravel(), 0
-        if isinstance(axis, tuple):
-            for ax in sorted((x % a.ndim for x in axis), reverse=True):
-                a = self.reduce(a, ax, keepdims=False)
-            return a
-        axis = axis % a.ndim
-        moved = moveaxis(a, axis, 0)
+        return _reduce(self, a, axis, dtype, out, keepdims, initial, where)
+
+    def _reduce_via_scan(self, arr, axis=0, dtype=None, keepdims=False, initial=None, where=None):
+        from ..shape_dtype_struct import eval_shape
+        from ._shape import broadcast_to, moveaxis
+        from ._ufuncs import _where
+        arr = lax._lift(lax.asarray(arr))
         if initial is None:
             initial = self.identity
-        if initial is None:
-            if moved.shape[0] == 0:
-                if self.identity is None:
-                    raise ValueError(f"zero-size array to reduction operation {self.__name__} "
-                                     "which has no identity")
-                init, xs = lax.full(moved.shape[1:], self.identity, moved.dtype), moved
-            else:
-                init, xs = moved[0], moved[1:]
+        if dtype is None:
+            dtype = eval_shape(self._func, lax._one(arr), lax._one(arr)).dtype
+        if where is not None:
+            where = broadcast_to(where, arr.shape)
+        if isinstance(axis, tuple):
+            raise NotImplementedError("tuple of axes")
+        if axis is None:
+            final_shape = (1,) * arr.ndim if keepdims else ()
+            arr = arr.ravel()
+            if where is not None:
+                where = where.ravel()
+            axis = 0
         else:
-            init, xs = lax.full(moved.shape[1:], initial, moved.dtype), moved
-        result, _ = lax.scan(lambda c, x: (asarray(self._call(c, x)).astype(c.dtype), None),
-                             init, xs)
-        return lax.expand_dims(result, (axis,)) if keepdims else result
+            axis = axis % arr.ndim
+            final_shape = ((*arr.shape[:axis], 1, *arr.shape[axis + 1:]) if keepdims
+                           else (*arr.shape[:axis], *arr.shape[axis + 1:]))
+        if axis != 0:
+            arr = moveaxis(arr, axis, 0)
+            if where is not None:
+                where = moveaxis(where, axis, 0)
+        if arr.shape[0] == 0:
+            if initial is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} which "
+                                 "has no identity")
+            return lax.full(final_shape, initial, dtype)
+
+        def body_fun(i, val):
+            if where is None:
+                return self(val, arr[i].astype(dtype))
+            return _where(where[i], self(val, arr[i].astype(dtype)), val)
+        if initial is None:
+            start_index, start_value = 1, arr[0]
+        else:
+            start_index, start_value = 0, initial
+        start_value = broadcast_to(lax._lift(lax.asarray(start_value)).astype(dtype), arr.shape[1:])
+        result = lax.fori_loop(start_index, arr.shape[0], body_fun, start_value)
+        if keepdims:
+            result = result.reshape(final_shape)
+        return result
 
     def accumulate(self, a, axis=0, dtype=None, out=None):
         if self.nin != 2 or self.nout != 1:
@@ -310,14 +367,33 @@ class ufunc:
         return a.at[indices].set(new)
 
     def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """Reductions of ``a`` over the segments starting at ``indices`` along ``axis``
+        (each starts from its first element, as JAX's scan-based version)."""
         from ._creation import asarray
-        from ._shape import moveaxis, stack
-        a = asarray(a)
-        idx = [int(i) for i in np.asarray(indices)]
-        moved = moveaxis(a, axis, 0)
-        bounds = idx[1:] + [moved.shape[0]]
-        pieces = [self.reduce(moved[i:j], 0) if j > i else moved[i] for i, j in zip(idx, bounds)]
-        return moveaxis(stack(pieces), 0, axis)
+        from ._indexing import take
+        from ._manipulation import append
+        from ._ufuncs import _where
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        a, indices = asarray(a), asarray(indices)
+        if a.ndim == 0:
+            raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={a.shape}")
+        if indices.ndim != 1:
+            raise ValueError(f"reduceat: indices must be one-dimensional, got "
+                             f"indices.shape={indices.shape}")
+        if axis is None or isinstance(axis, (tuple, list)):
+            raise ValueError("reduceat requires a single integer axis.")
+        axis = axis % a.ndim
+        out_ = take(a, indices, axis=axis)
+        ind = lax.expand_dims(append(indices, a.shape[axis]),
+                              [d for d in range(out_.ndim) if d != axis])
+        ind_start = lax.slice_in_dim(ind, 0, ind.shape[axis] - 1, axis=axis)
+        ind_end = lax.slice_in_dim(ind, 1, ind.shape[axis], axis=axis)
+
+        def loop_body(i, acc):
+            return _where((i > ind_start) & (i < ind_end),
+                          self(acc, take(a, lax.expand_dims(i, (0,)), axis=axis)), acc)
+        return lax.fori_loop(0, a.shape[axis], loop_body, out_)
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):

@@ -3,7 +3,6 @@ promotion to inexact, batch dimensions, result namedtuples, custom JVPs of ``det
 ``slogdet``, ``pinv`` and ``solve``), built on ``traxla.lax.linalg``."""
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 from typing import NamedTuple
@@ -16,7 +15,6 @@ from ..ir import dtypes
 from ..lax import linalg as lax_linalg
 from . import _lax_numpy, _reductions
 from ._creation import array as _array, eye as _eye, zeros as _zeros
-from ._einsum import einsum as _einsum, tensordot as _tensordot
 from ._indexing import take_along_axis as _take_along_axis
 from ._jitutil import jit_named
 from ._linalg import matmul as _matmul
@@ -116,7 +114,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_inde
         last = _ndim(s) - 1
         if compute_uv:
             sign = lax.sign(v)
-            idxs = lax.broadcasted_iota(np.int32, _shape(s), last)
+            idxs = lax.broadcasted_iota(np.uint32, _shape(s), last)
             s, idxs, sign = lax.sort((s, idxs, sign), dimension=-1, num_keys=1)
             s, idxs, sign = (lax.rev(t, (last,)) for t in (s, idxs, sign))
             u = _take_along_axis(w, _expand_dims(idxs, -2), axis=-1)
@@ -252,24 +250,6 @@ def _lu_solve(lu, permutation, b, trans=0):
     return lax.squeeze(x, (_ndim(x) - 1,)) if rhs_vector else x
 
 
-@custom_jvp
-def _solve_core(a, b):
-    lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
-    return _lu_solve_core(lu, permutation, b, 0)
-
-
-@_solve_core.defjvp
-def _solve_core_jvp(primals, tangents):
-    # the tangent is linear in (da, db) and uses only transposable primitives, so reverse
-    # mode reuses the factorization as JAX's custom_linear_solve does
-    a, b = primals
-    da, db = tangents
-    lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
-    x = _lu_solve_core(lu, permutation, b, 0)
-    rhs = db - _matmul(da, x)
-    return x, _lu_solve_core(lu, permutation, rhs, 0)
-
-
 def _solve_linear(a, b):
     """``solve(a, b)`` for square ``b`` of ``a``'s batch shape, linear in ``b`` without a
     custom rule (for use inside JVP rules, whose tangent expressions must transpose)."""
@@ -288,20 +268,19 @@ def _solve(a, b):
         raise ValueError(f"Invalid shapes for solve: {a_shape}, {b_shape}. Prior to JAX v0.5.0, "
                          "this would have been treated as a batched 1-dimensional solve. To "
                          "recover this behavior, use solve(a, b[..., None]).squeeze(-1).")
-    if a_shape[-1] != a_shape[-2]:
-        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
-                         f"or b=[..., m]; got a={a_shape} and b={b_shape}")
-    vector = len(b_shape) == 1
-    if vector:
-        b = _expand_dims(b, -1)
-    if _shape(b)[-2] != a_shape[-1]:
-        raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
-                         f"or b=[..., m]; got a={a_shape} and b={b_shape}")
-    batch = tuple(np.broadcast_shapes(a_shape[:-2], _shape(b)[:-2]))
+    core_b = 1 if len(b_shape) == 1 else 2   # jnp.vectorize's "(m,m),(m)->(m)" / "(m,m),(m,n)->(m,n)"
+    if len(a_shape) < 2 or len(b_shape) < core_b:
+        lax_linalg._check_solve_shapes(a, b)
+    batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:len(b_shape) - core_b]))
+    if not batch:
+        return lax_linalg._solve(a, b)
+    from ..batching import vmap
     a = _broadcast_to(a, batch + a_shape[-2:])
-    b = _broadcast_to(b, batch + _shape(b)[-2:])
-    x = _solve_core(a, b)
-    return lax.squeeze(x, (_ndim(x) - 1,)) if vector else x
+    b = _broadcast_to(b, batch + b_shape[len(b_shape) - core_b:])
+    fn = lax_linalg._solve
+    for _ in batch:
+        fn = vmap(fn)
+    return fn(a, b)
 
 
 solve = jit_named(_solve, "solve")
@@ -347,12 +326,12 @@ def _lstsq(a, b, rcond, *, numpy_resid=False):
         rank = mask.sum()
         safe_s = _lax_where(mask, s, 1).astype(a.dtype)
         s_inv = _lax_where(mask, 1 / safe_s, 0)[:, None]
-        u_tb = _matmul(_ufuncs.conjugate(u).T, b)
-        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb)
+        u_tb = _matmul(_ufuncs.conjugate(u).T, b, precision=lax_linalg._highest())
+        x = _matmul(_ufuncs.conjugate(vt).T, s_inv * u_tb, precision=lax_linalg._highest())
     if numpy_resid and (int(rank) < n or m <= n):
         resid = _zeros((0,), dtype=_real_dtype(dtype))
     else:
-        b_estimate = _matmul(a, x)
+        b_estimate = _matmul(a, x, precision=lax_linalg._highest())
         resid = norm(b - b_estimate, axis=0) ** 2
     if b_orig_ndim == 1:
         x = x.ravel()
@@ -416,7 +395,46 @@ def tensorsolve(a, b, axes=None):
 
 # -- determinants ---------------------------------------------------------------------------------
 
-def _slogdet_lu_impl(a):
+def _slogdet_small(a):
+    """Closed forms for 1x1 and 2x2 matrices (JAX's ``_slogdet_small``)."""
+    n = _shape(a)[-1]
+    if n == 1:
+        det = a[..., 0, 0]
+    elif n == 2:
+        a00, a01 = a[..., 0, 0], a[..., 0, 1]
+        a10, a11 = a[..., 1, 0], a[..., 1, 1]
+        det = a00 * a11 - a01 * a10
+    else:
+        raise ValueError(f"_slogdet_small only supports n in {{1, 2}}, got n={n}")
+    abs_det = _ufuncs.abs(det)
+    return _ufuncs.sign(det), _ufuncs.real(_ufuncs.log(abs_det))
+
+
+_slogdet_small = custom_jvp(_slogdet_small)
+
+
+@_slogdet_small.defjvp
+def _slogdet_small_jvp(primals, tangents):
+    x, = primals
+    g, = tangents
+    n = _shape(x)[-1]
+    sign, ans = _slogdet_small(x)
+    if n == 1:
+        ans_dot = g[..., 0, 0] / x[..., 0, 0]
+    else:
+        x00, x01, x10, x11 = x[..., 0, 0], x[..., 0, 1], x[..., 1, 0], x[..., 1, 1]
+        det = x00 * x11 - x01 * x10
+        ans_dot = (g[..., 0, 0] * x11 - g[..., 0, 1] * x10 - g[..., 1, 0] * x01
+                   + g[..., 1, 1] * x00) / det
+    if _is_complex(x):
+        sign_dot = (ans_dot - _ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
+        ans_dot = _ufuncs.real(ans_dot)
+    else:
+        sign_dot = _ufuncs.zeros_like(sign)
+    return (sign, ans), (sign_dot, ans_dot)
+
+
+def _slogdet_lu(a):
     dtype = lax.dtype_of(a)
     lu, pivot, _ = lax_linalg.lu(a)
     diag = _lax_numpy.diagonal(lu, axis1=-2, axis2=-1)
@@ -436,10 +454,10 @@ def _slogdet_lu_impl(a):
     return sign, _ufuncs.real(logdet)
 
 
-_slogdet_lu = custom_jvp(_slogdet_lu_impl)
+_slogdet_lu = custom_jvp(_slogdet_lu)
 
 
-def _slogdet_qr_impl(a):
+def _slogdet_qr(a):
     if _is_complex(a):
         raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
     n = _shape(a)[-1]
@@ -452,7 +470,7 @@ def _slogdet_qr_impl(a):
     return sign_diag * sign_taus, log_abs_det
 
 
-_slogdet_qr = custom_jvp(_slogdet_qr_impl)
+_slogdet_qr = custom_jvp(_slogdet_qr)
 
 
 def _slogdet_jvp(primals, tangents):
@@ -479,6 +497,8 @@ def _slogdet(a, *, method=None):
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"Argument to slogdet() must have shape [..., n, n], got {shape}")
     if method is None or method == "lu":
+        if shape[-1] in (1, 2):
+            return SlogdetResult(*_slogdet_small(a))
         return SlogdetResult(*_slogdet_lu(a))
     if method == "qr":
         return SlogdetResult(*_slogdet_qr(a))
@@ -500,21 +520,21 @@ def _det_3x3(a):
 
 
 @custom_jvp
-def _det_general(a):
+def _det(a):
     sign, logdet = slogdet(a)
     return sign * _ufuncs.exp(logdet).astype(sign.dtype)
 
 
-@_det_general.defjvp
-def _det_general_jvp(primals, tangents):
+@_det.defjvp
+def _det_jvp(primals, tangents):
     # d det(A) = det(A) tr(A^{-1} dA); through solve, so it is linear in dA
     x, = primals
     g, = tangents
-    y = _det_general(x)
+    y = _det(x)
     return y, y * _lax_numpy.trace(_solve_linear(x, g), axis1=-1, axis2=-2)
 
 
-def _det(a):
+def _det_wrapper(a):
     a = ensure_arraylike("jnp.linalg.det", a)
     a, = promote_dtypes_inexact(a)
     shape = _shape(a)
@@ -523,11 +543,11 @@ def _det(a):
     if len(shape) >= 2 and shape[-1] == 3 and shape[-2] == 3:
         return _det_3x3(a)
     if len(shape) >= 2 and shape[-1] == shape[-2]:
-        return _det_general(a)
+        return _det(a)
     raise ValueError(f"Argument to _det() must have shape [..., n, n], got {shape}")
 
 
-det = jit_named(_det, "det")
+det = jit_named(_det_wrapper, "det")
 
 
 # -- pseudo-inverse, rank, powers, condition number ------------------------------------------------
@@ -541,14 +561,14 @@ def _pinv_impl(a, rtol=None, hermitian=False):
     arr = _ufuncs.conjugate(arr)
     if rtol is None:
         eps = np.finfo(dtypes.finfo(arr.dtype).dtype).eps
-        rtol = _array(10.0 * max(m, n) * eps, dtype=_real_dtype(arr.dtype))
+        rtol = 10.0 * max(m, n) * _array(eps, dtype=_real_dtype(arr.dtype))
     from ._creation import asarray
     rtol = asarray(rtol)
     u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
     rtol = lax.expand_dims(rtol[..., None], tuple(range(_ndim(s) - _ndim(rtol) - 1)))
     cutoff = rtol * s[..., 0:1]
     s = _lax_where(s > cutoff, s, np.inf).astype(u.dtype)
-    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]))
+    res = _matmul(_mT(vh), _ufuncs.divide(_mT(u), s[..., None]), precision=lax_linalg._highest())
     return lax.convert_element_type(res, arr.dtype)
 
 
@@ -572,7 +592,7 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
     return p, p_dot
 
 
-_pinv = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+_pinv = custom_jvp(jit_named(_pinv_impl, "_pinv", ("hermitian",)), nondiff_argnums=(1, 2))
 _pinv.defjvp(_pinv_jvp)
 
 
@@ -663,203 +683,5 @@ def _cond(x, p=None):
 cond = jit_named(_cond, "cond", ("p",))
 
 
-# -- norms ----------------------------------------------------------------------------------------
-
-def _canon_axis(axis, ndim):
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
-def _abs2_sum(x, axis=None, keepdims=False):
-    return _ufuncs.sqrt(_reductions.sum(_ufuncs.real(x * _ufuncs.conjugate(x)), axis=axis,
-                                        keepdims=keepdims))
-
-
-def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
-    x = ensure_arraylike("jnp.linalg.norm", x)
-    x, = promote_dtypes_inexact(x)
-    ndim = _ndim(x)
-    if axis is None:
-        if ord is None:
-            return _abs2_sum(x, keepdims=keepdims)
-        axis = tuple(range(ndim))
-    elif isinstance(axis, tuple):
-        axis = tuple(_canon_axis(a, ndim) for a in axis)
-    else:
-        axis = (_canon_axis(axis, ndim),)
-    if len(axis) == 1:
-        return vector_norm(x, ord=2 if ord is None else ord, axis=axis, keepdims=keepdims)
-    if len(axis) != 2:
-        raise ValueError(f"Improper number of axes for norm: axis={axis!r}. Pass one axis to "
-                         "compute a vector-norm, or two axes to compute a matrix-norm.")
-    row_axis, col_axis = axis
-    if ord is None or ord in ("f", "fro"):
-        return _abs2_sum(x, axis=axis, keepdims=keepdims)
-    if ord == 1:
-        if not keepdims and col_axis > row_axis:
-            col_axis -= 1
-        return _reductions.amax(_reductions.sum(_ufuncs.abs(x), axis=row_axis, keepdims=keepdims),
-                                axis=col_axis, keepdims=keepdims, initial=0)
-    if ord == -1:
-        if not keepdims and col_axis > row_axis:
-            col_axis -= 1
-        return _reductions.amin(_reductions.sum(_ufuncs.abs(x), axis=row_axis, keepdims=keepdims),
-                                axis=col_axis, keepdims=keepdims)
-    if ord == np.inf:
-        if not keepdims and row_axis > col_axis:
-            row_axis -= 1
-        return _reductions.amax(_reductions.sum(_ufuncs.abs(x), axis=col_axis, keepdims=keepdims),
-                                axis=row_axis, keepdims=keepdims, initial=0)
-    if ord == -np.inf:
-        if not keepdims and row_axis > col_axis:
-            row_axis -= 1
-        return _reductions.amin(_reductions.sum(_ufuncs.abs(x), axis=col_axis, keepdims=keepdims),
-                                axis=row_axis, keepdims=keepdims)
-    if ord in ("nuc", 2, -2):
-        from ._shape import moveaxis
-        x = moveaxis(x, axis, (-2, -1))
-        s = svd(x, compute_uv=False)
-        if ord == 2:
-            y = _reductions.amax(s, axis=-1, initial=0)
-        elif ord == -2:
-            y = _reductions.amin(s, axis=-1)
-        else:
-            y = _reductions.sum(s, axis=-1)
-        if keepdims:
-            y = _expand_dims(y, axis)
-        return y
-    raise ValueError(f"Invalid order '{ord}' for matrix norm.")
-
-
-norm = jit_named(_norm, "norm", ("ord", "axis", "keepdims"))
-
-
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
-    x = ensure_arraylike("jnp.linalg.vector_norm", x)
-    if ord is None or ord == 2:
-        return _abs2_sum(x, axis=axis, keepdims=keepdims)
-    if ord == np.inf:
-        return _reductions.amax(_ufuncs.abs(x), axis=axis, keepdims=keepdims, initial=0)
-    if ord == -np.inf:
-        return _reductions.amin(_ufuncs.abs(x), axis=axis, keepdims=keepdims)
-    if ord == 0:
-        dt = np.dtype(dtypes.finfo(lax.dtype_of(x)).dtype) if dtypes.is_inexact(
-            lax.dtype_of(x)) else dtypes.default_float()
-        return _reductions.sum(x != 0, dtype=dt, axis=axis, keepdims=keepdims)
-    if ord == 1:
-        return _reductions.sum(_ufuncs.abs(x), axis=axis, keepdims=keepdims)
-    if isinstance(ord, str):
-        msg = f"Invalid order '{ord}' for vector norm."
-        if ord == "inf":
-            msg += "Use 'jax.numpy.inf' instead."
-        if ord == "-inf":
-            msg += "Use '-jax.numpy.inf' instead."
-        raise ValueError(msg)
-    abs_x = _ufuncs.abs(x)
-    ord_arr = lax._const(abs_x, ord)
-    ord_inv = lax._const(abs_x, 1.0 / ord)
-    out = _reductions.sum(_ufuncs.power(abs_x, ord_arr), axis=axis, keepdims=keepdims)
-    return _ufuncs.power(out, ord_inv)
-
-
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
-    x = ensure_arraylike("jnp.linalg.matrix_norm", x)
-    return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
-
-
-# -- products and shape helpers --------------------------------------------------------------------
-
-def matrix_transpose(x, /):
-    x_arr = ensure_arraylike("jnp.linalg.matrix_transpose", x)
-    ndim = _ndim(x_arr)
-    if ndim < 2:
-        raise ValueError(f"matrix_transpose requires at least 2 dimensions; got ndim={ndim!r}")
-    return lax.transpose(x_arr, (*range(ndim - 2), ndim - 1, ndim - 2))
-
-
-def cross(x1, x2, /, *, axis=-1):
-    x1, x2 = ensure_arraylike("jnp.linalg.outer", x1, x2)
-    if _shape(x1)[axis] != 3 or _shape(x2)[axis] != 3:
-        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they "
-                         f"have x1.shape[axis]={_shape(x1)[axis]!r} and "
-                         f"x2.shape[axis]={_shape(x2)[axis]!r}")
-    from . import _shape as shape_mod
-    x1, x2 = _promote_same(x1, x2)
-    a = shape_mod.moveaxis(x1, axis, -1)
-    b = shape_mod.moveaxis(x2, axis, -1)
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = _stack_last([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-    return shape_mod.moveaxis(out, -1, axis)
-
-
-def _promote_same(x1, x2):
-    from ._promotion import promote_dtypes
-    return promote_dtypes(x1, x2)
-
-
-def _stack_last(parts):
-    from ._shape import concatenate
-    return concatenate([_expand_dims(p, -1) for p in parts], axis=-1)
-
-
-def outer(x1, x2, /):
-    x1, x2 = ensure_arraylike("jnp.linalg.outer", x1, x2)
-    if _ndim(x1) != 1 or _ndim(x2) != 1:
-        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={_ndim(x1)!r} "
-                         f"x2.ndim={_ndim(x2)!r}")
-    return x1[:, None] * x2[None, :]
-
-
-def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    x1, x2 = ensure_arraylike("jnp.linalg.vecdot", x1, x2)
-    x1, x2 = promote_dtypes_inexact(x1, x2) if _is_complex(x1) or _is_complex(x2) else (x1, x2)
-    from . import moveaxis
-    shape = np.broadcast_shapes(_shape(x1), _shape(x2))
-    x1 = moveaxis(_broadcast_to(x1, shape), axis, -1)
-    x2 = moveaxis(_broadcast_to(x2, shape), axis, -1)
-    return _matmul(_expand_dims(_ufuncs.conjugate(x1), -2), _expand_dims(x2, -1),
-                   precision=precision, preferred_element_type=preferred_element_type)[..., 0, 0]
-
-
-def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
-    x1, x2 = ensure_arraylike("jnp.linalg.matmul", x1, x2)
-    return _matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
-
-
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
-    x1, x2 = ensure_arraylike("jnp.linalg.tensordot", x1, x2)
-    return _tensordot(x1, x2, axes=axes, precision=precision,
-                      preferred_element_type=preferred_element_type)
-
-
-def diagonal(x, /, *, offset=0):
-    x = ensure_arraylike("jnp.linalg.diagonal", x)
-    return _lax_numpy.diagonal(x, offset=offset, axis1=-2, axis2=-1)
-
-
-def trace(x, /, *, offset=0, dtype=None):
-    x = ensure_arraylike("jnp.linalg.trace", x)
-    return _lax_numpy.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
-
-
-def multi_dot(arrays, *, precision=None):
-    arrs = list(ensure_arraylike("jnp.linalg.multi_dot", *arrays))
-    if len(arrs) < 2:
-        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
-    if not (_ndim(arrs[0]) in (1, 2) and _ndim(arrs[-1]) in (1, 2)
-            and all(_ndim(a) == 2 for a in arrs[1:-1])):
-        raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the "
-                         "first and last array which may be 1 or 2 dimensional. Got array shapes "
-                         f"{[_shape(a) for a in arrs]}")
-    if any(_shape(a)[-1] != _shape(b)[0] for a, b in zip(arrs[:-1], arrs[1:])):
-        raise ValueError("multi_dot: last dimension of each array must match first dimension of "
-                         f"following array. Got array shapes {[_shape(a) for a in arrs]}")
-    einsum_axes = [(i, i + 1) for i in range(len(arrs))]
-    if _ndim(arrs[0]) == 1:
-        einsum_axes[0] = einsum_axes[0][1:]
-    if _ndim(arrs[-1]) == 1:
-        einsum_axes[-1] = einsum_axes[-1][:1]
-    return _einsum(*itertools.chain(*zip(arrs, einsum_axes)), optimize="auto",
-                   precision=precision)
+from ._linalg_products import (cross, diagonal, matmul, matrix_norm, matrix_transpose,  # noqa: E402
+                               multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm)

@@ -9,12 +9,15 @@ from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from ..ir.rules.elementwise import bitcast_convert_type_p
 from .array import Array, device_put_numpy
+from ..ir.config import config
 from . import debug_checks
+from .cache import BoundedCache
 from .executable import compile_jaxpr
 
 _check_flags = debug_checks.flags
 
-_eager_cache: dict = {}
+# One-primitive executables, bounded (config ``eager_cache_size``), built once per key.
+_eager_cache = BoundedCache(lambda: config.read("eager_cache_size"))
 
 
 def to_array(x) -> Array:
@@ -32,6 +35,7 @@ def to_array(x) -> Array:
                 raise OverflowError(f"Python int {x} too large to convert to {dtype}")
         return device_put_numpy(np.asarray(x, dtype), ShapedArray((), dtype, True))
     if isinstance(x, (np.ndarray, np.generic)):
+        dtypes.check_valid_array_dtype(x, x.dtype)
         dtype = dtypes.canonicalize(x.dtype)
         host = np.asarray(x, dtype)
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
@@ -81,9 +85,11 @@ def apply_primitive_unchecked(prim, args, params):
     key = (prim, in_avals, _params_key(params))
     exe = _eager_cache.get(key)
     if exe is None:
-        exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
-        debug_checks.log_compile(prim.name, in_avals, exe.compile_seconds)
-        _eager_cache[key] = exe
+        def build():
+            exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
+            debug_checks.log_compile(prim.name, in_avals, exe.compile_seconds)
+            return exe
+        exe = _eager_cache.get_or_create(key, build)
     outs = exe.execute(arrays)
     return outs if prim.multiple_results else outs[0]
 

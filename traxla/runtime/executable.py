@@ -15,7 +15,7 @@ class Executable:
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
-                 "host_callbacks")
+                 "host_callbacks", "__weakref__")
 
     def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()

@@ -9,6 +9,7 @@ import numpy as np
 from ..ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
 from . import xla_adapter as xla
 from .backend import Device, get_backend
+from .cache import on_clear
 
 
 class Mesh:
@@ -286,6 +287,7 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
 
 
 _reshard_cache: dict = {}
+on_clear(_reshard_cache.clear)
 
 
 def device_put_placed(host: np.ndarray, aval, sharding):

@@ -33,12 +33,16 @@ JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__ver
 # With jaxlib's tracebacks on (its default), every ``execute_sharded`` called from Python
 # keeps a traceback record that is never freed: 72 bytes per call, measured with
 # tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them,
-# so its runners switch them off for the call and back on after (the switch is process-wide,
-# and JAX, when imported alongside, takes its source locations from them).
+# so they are switched off for the process. Not per call: the switch is process-wide, and an
+# executable or array made while another thread had it off carries no traceback context,
+# which jaxlib then refuses ("Expecting ... a user context") once it is back on. (JAX, when
+# imported alongside, takes its source locations from them: a test comparing those with
+# JAX's switches them on around the JAX side only.)
 try:
     from jaxlib import _jax as _jaxlib_ext
     _tracebacks_enabled = _jaxlib_ext.tracebacks_enabled
     _set_tracebacks = _jaxlib_ext.set_tracebacks_enabled
+    _set_tracebacks(False)
 except Exception:  # pragma: no cover - a jaxlib without the switch
     _tracebacks_enabled = lambda: False  # noqa: E731
     _set_tracebacks = None
@@ -162,6 +166,7 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
     opts = compile_options()
     _apply_compiler_options(opts, compiler_options)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    module = refine_polymorphic_shapes(module)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -376,6 +381,7 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    module = refine_polymorphic_shapes(module, enable_shardy=True)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -645,6 +651,53 @@ def compile_options_fingerprint(num_partitions: int = 1, compiler_options=None) 
     opts = compile_options(num_partitions)
     _apply_compiler_options(opts, compiler_options)
     return opts.SerializeAsString()
+
+
+# -- exported artifacts (traxla/export): StableHLO portable artifacts, shape refinement -----
+
+def stablehlo_export_version() -> str:
+    """The StableHLO version exports target: one at least 4 weeks old, as JAX picks, so
+    that consumers updated monthly can read them."""
+    from jaxlib.mlir.dialects import stablehlo as hlo
+    return hlo.get_version_from_compatibility_requirement(
+        hlo.StablehloCompatibilityRequirement.WEEK_4)
+
+
+def serialize_portable_artifact(module) -> bytes:
+    """A module as the versioned (VHLO) bytecode ``Exported.mlir_module_serialized`` holds
+    (does not change ``module``)."""
+    from jaxlib import _jax
+    return _jax.mlir.serialize_portable_artifact(module, stablehlo_export_version(), False)
+
+
+def _uses_shape_polymorphism(module) -> bool:
+    try:
+        attrs = module.operation.attributes
+    except AttributeError:  # text or bytecode
+        return False
+    if "jax.uses_shape_polymorphism" not in attrs:
+        return False
+    from jaxlib.mlir import ir
+    return ir.BoolAttr(attrs["jax.uses_shape_polymorphism"]).value
+
+
+def refine_polymorphic_shapes(module, enable_shardy: bool = False):
+    """A module that calls shape-polymorphic code with static arguments, with every
+    dynamic shape resolved (and shape assertions checked) as bytecode XLA compiles; other
+    modules unchanged."""
+    if not _uses_shape_polymorphism(module):
+        return module
+    import io
+    from jaxlib import _jax
+    buf = io.BytesIO()
+    module.operation.write_bytecode(file=buf)
+    try:
+        return _jax.mlir.refine_polymorphic_shapes(buf.getvalue(), enable_shape_assertions=True,
+                                                   validate_static_shapes=True,
+                                                   enable_shardy=enable_shardy)
+    except Exception as e:
+        raise ValueError(f"Error refining the shapes of a shape-polymorphic exported call: "
+                         f"{e}") from None
 
 
 # -- jaxlib's C++ pytree: a fast signature for cached calls ---------------------------

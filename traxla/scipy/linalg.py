@@ -4,26 +4,22 @@ accepted and ignored, as JAX does).
 
 Where JAX uses an algorithm tied to its own internals the result is the same matrix computed
 another way, said at the function: ``eigh_tridiagonal`` (the dense tridiagonal matrix's
-``eigh`` rather than bisection and inverse iteration), ``polar`` (the SVD for ``'qdwh'`` too),
-``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
-column), ``qr_multiply`` (an explicit ``Q``)."""
+``eigh`` rather than bisection and inverse iteration), ``rsf2csf`` (the complex Schur form of ``T``), ``solve_sylvester`` (Bartels-Stewart column by
+column)."""
 from __future__ import annotations
 
-import math
-import operator
 import warnings
 
 import numpy as np
 
 from .. import lax, numpy as jnp
-from ..api import jit
 from ..autodiff import jvp
-from ..batching import vmap
 from ..ir import dtypes
 from ..lax import linalg as lax_linalg
 from ..numpy import linalg as jnp_linalg
 from ..numpy._jitutil import jit_named
-from ..numpy._promotion import promote_dtypes, promote_dtypes_inexact
+from ..numpy._promotion import promote_dtypes_inexact
+from ._linalg_util import asarray as _asarray, complex_dtype as _complex_dtype, vectorize as _vectorize
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
            "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
@@ -31,27 +27,6 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "co
            "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu",
            "lu_factor", "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur",
            "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "toeplitz"]
-
-
-def _asarray(x):
-    return jnp.asarray(x)
-
-
-def _vectorize(fn, core_ndims):
-    """Applies ``fn`` (written for unbatched operands of ``core_ndims`` dims each) over the
-    broadcast leading batch dims of its operands (NumPy's gufunc broadcasting)."""
-    def wrapped(*args):
-        args = [_asarray(a) for a in args]
-        batch = np.broadcast_shapes(*[a.shape[:a.ndim - k] for a, k in zip(args, core_ndims)])
-        if not batch:
-            return fn(*args)
-        args = [jnp.broadcast_to(a, tuple(batch) + a.shape[a.ndim - k:])
-                for a, k in zip(args, core_ndims)]
-        f = fn
-        for _ in batch:
-            f = vmap(f)
-        return f(*args)
-    return wrapped
 
 
 def _mH(x):
@@ -148,11 +123,6 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     return _eigh(a, b, lower, eigvals_only, eigvals, type)
 
 
-def _complex_dtype(dtype):
-    return np.dtype(np.complex128) if np.dtype(dtype) in (np.float64, np.complex128) \
-        else np.dtype(np.complex64)
-
-
 def _schur_impl(a, output):
     a = _asarray(a)
     if output == "complex":
@@ -197,7 +167,7 @@ def _lu_solve_impl(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True)
         core = 1
     else:
         core = 2
-    return _vectorize(lambda l, p, x: jnp_linalg._lu_solve(l, p, x, trans),
+    return _vectorize(lambda l, p, x: lax_linalg.lu_solve(l, p, x, trans=trans),
                       (2, 1, core))(lu_, perm, b)
 
 
@@ -233,10 +203,10 @@ def _qr_impl(a, mode, pivoting):
     else:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     a, = promote_dtypes_inexact(_asarray(a))
-    q, r = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
     if mode == "r":
-        return (r,)
-    return q, r
+        return (r, p[0]) if pivoting else (r,)
+    return (q, r, p[0]) if pivoting else (q, r)
 
 
 _qr = jit_named(_qr_impl, "_qr", ("mode", "pivoting"))
@@ -249,11 +219,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
                 overwrite_c=False):
-    """``Q @ c`` (``mode='left'``) or ``c @ Q`` (``'right'``) with the economic ``Q``, and
-    ``R``; ``Q`` is formed explicitly (JAX applies the reflectors with ``ormqr``)."""
     del overwrite_a, overwrite_c
-    if pivoting:
-        raise NotImplementedError("traxla: qr_multiply(pivoting=True) is not implemented.")
     a, c = promote_dtypes_inexact(_asarray(a), _asarray(c))
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
@@ -271,24 +237,49 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
         raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
                          f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
                          f"(expected {m}).")
-    q, r = lax_linalg.qr(a, full_matrices=False)
-    q_op = _mH(q) if conjugate else q
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], c.shape[:-2]))
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    c = jnp.broadcast_to(c, batch + c.shape[-2:])
+    p = None
+    if pivoting:
+        jpvt = jnp.zeros(a.shape[:-2] + (n,), dtype=np.int32)
+        r, p, taus = lax_linalg.geqp3(a, jpvt)
+        p = p - 1
+    else:
+        r, taus = lax_linalg.geqrf(a)
+    if m > n and mode == "left":
+        zeros = jnp.zeros(c.shape[:-2] + (m - k,) + c.shape[-1:], dtype=c.dtype)
+        c = jnp.concatenate([c, zeros], axis=-2)
     if conjugate:
-        q_op = jnp.conj(q)
-    cq = jnp.matmul(q_op, c) if mode == "left" else jnp.matmul(c, q_op)
+        c = jnp.swapaxes(c, -1, -2)
+    left = (mode == "left") != conjugate
+    cq = lax_linalg.ormqr(r, taus, c, left=left, transpose=conjugate)
+    if conjugate:
+        cq = jnp.swapaxes(cq, -1, -2)
+    if mode == "right":
+        cq = cq[..., :k]
     if onedim:
         cq = cq.ravel()
-    return cq, r
+    r = jnp.triu(r[..., :k, :])
+    return (cq, r, p) if pivoting else (cq, r)
 
 
 def _solve_impl(a, b, assume_a, lower):
     if assume_a != "pos":
         return jnp_linalg.solve(a, b)
+    from ..batching import vmap
+    from ..lax import custom_linear_solve
     a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
+    lax_linalg._check_solve_shapes(a, b)
     factors = cho_factor(lax.stop_gradient(a), lower=lower)
-    if b.ndim == a.ndim - 1:
-        return cho_solve(factors, b[..., None])[..., 0]
-    return cho_solve(factors, b)
+
+    def custom_solve(b):
+        # implicit differentiation through one Cholesky factorization (symmetric operator)
+        return custom_linear_solve(lambda x: lax_linalg._broadcasted_matvec(a, x), b,
+                                   solve=lambda _, x: cho_solve(factors, x), symmetric=True)
+    if a.ndim == b.ndim + 1:
+        return custom_solve(b)
+    return vmap(custom_solve, b.ndim - 1, max(a.ndim, b.ndim) - 1)(b)
 
 
 _solve = jit_named(_solve_impl, "_solve", ("assume_a", "lower"))
@@ -300,19 +291,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
     valid = ["gen", "sym", "her", "pos"]
     if assume_a not in valid:
         raise ValueError(f"Expected assume_a to be one of {valid}; got {assume_a!r}")
-    if assume_a == "pos":
-        return _solve_pos(a, b, lower)
     return _solve(a, b, assume_a, lower)
-
-
-def _solve_pos(a, b, lower):
-    # a positive-definite solve, differentiable in a: the factorization's inputs carry the
-    # gradient through cholesky's and triangular_solve's rules
-    a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
-    factors = cho_factor(a, lower=lower)
-    if b.ndim == a.ndim - 1:
-        return cho_solve(factors, b[..., None])[..., 0]
-    return cho_solve(factors, b)
 
 
 def _solve_triangular_impl(a, b, trans, lower, unit_diagonal):
@@ -369,8 +348,22 @@ def _hessenberg_impl(a, *, calc_q=False, overwrite_a=False, check_finite=True):
 hessenberg = jit_named(_hessenberg_impl, "hessenberg", ("calc_q", "check_finite", "overwrite_a"))
 
 
-def _polar_2d(a, side, method):
-    if method not in ("qdwh", "svd"):
+def _polar_2d(a, side, method, eps, max_iterations):
+    m, n = a.shape
+    if method == "qdwh":
+        if m >= n and side == "right":
+            unitary, posdef, _, _ = lax_linalg.qdwh(a, is_hermitian=False, eps=eps,
+                                                    max_iterations=max_iterations)
+        elif m < n and side == "left":
+            unitary, posdef, _, _ = lax_linalg.qdwh(_mH(a), is_hermitian=False, eps=eps,
+                                                    max_iterations=max_iterations)
+            posdef, unitary = _mH(posdef), _mH(unitary)
+        else:
+            raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where "
+                                      f"side='right' and m >= n side='left', got {a.shape} with "
+                                      f"side={side!r}")
+        return unitary, posdef
+    if method != "svd":
         raise ValueError(f"Unknown polar decomposition method {method}.")
     u_svd, s_svd, vh_svd = lax_linalg.svd(a, full_matrices=False)
     s_svd = s_svd.astype(u_svd.dtype)
@@ -389,7 +382,7 @@ def _polar_impl(a, side="right", *, method="qdwh", eps=None, max_iterations=None
     if side not in ["right", "left"]:
         raise ValueError("The argument `side` must be either 'right' or 'left'.")
     arr, = promote_dtypes_inexact(arr)
-    return _vectorize(lambda x: _polar_2d(x, side, method), (2,))(arr)
+    return _vectorize(lambda x: _polar_2d(x, side, method, eps, max_iterations), (2,))(arr)
 
 
 polar = jit_named(_polar_impl, "polar", ("side", "method"))
@@ -646,281 +639,6 @@ eigh_tridiagonal = jit_named(_eigh_tridiagonal_impl, "eigh_tridiagonal",
                              ("eigvals_only", "select", "select_range"))
 
 
-# -- special matrices ---------------------------------------------------------------------------
-
-def _block_diag_impl(*arrs):
-    if len(arrs) == 0:
-        arrs = (jnp.zeros((1, 0)),)
-    arrs = tuple(promote_dtypes(*[_asarray(a) for a in arrs]))
-    bad = [i for i, a in enumerate(arrs) if a.ndim > 2]
-    if bad:
-        raise ValueError("Arguments to jax.scipy.linalg.block_diag must have at most 2 "
-                         f"dimensions, got {arrs[bad[0]]} at argument {bad[0]}.")
-    arrs = [jnp.atleast_2d(a) for a in arrs]
-    dtype = arrs[0].dtype
-    total_cols = sum(a.shape[1] for a in arrs)
-    padded, col = [], 0
-    for arr in arrs:
-        cols = arr.shape[1]
-        padded.append(lax.pad(arr, np.zeros((), dtype), ((0, 0, 0), (col, total_cols - cols - col, 0))))
-        col += cols
-    return jnp.concatenate(padded, axis=0)
-
-
-block_diag = jit(_block_diag_impl)
-
-
-def _toeplitz_2d(c, r):
-    m, n = c.shape[0], r.shape[0]
-    dtype = jnp.result_type(c, r)
-    if m == 0 or n == 0:
-        return jnp.zeros((m, n), dtype)
-    elems = jnp.concatenate((c[::-1], r[1:])).astype(dtype)   # elems[m-1+j-i] = T[i, j]
-    i = jnp.arange(m)[:, None]
-    j = jnp.arange(n)[None, :]
-    return elems[m - 1 + j - i]
-
-
-def toeplitz(c, r=None):
-    c = jnp.atleast_1d(_asarray(c))
-    r = jnp.conj(c) if r is None else jnp.atleast_1d(_asarray(r))
-    return _vectorize(_toeplitz_2d, (1, 1))(c, r)
-
-
-def _hankel_2d(c, r):
-    m, n = c.shape[0], r.shape[0]
-    dtype = jnp.result_type(c, r)
-    if m == 0 or n == 0:
-        return jnp.zeros((m, n), dtype)
-    v = jnp.concatenate((c, r[1:])).astype(dtype)
-    return v[jnp.arange(m)[:, None] + jnp.arange(n)[None, :]]
-
-
-def hankel(c, r=None):
-    c = _asarray(c)
-    r = jnp.zeros_like(c) if r is None else _asarray(r)
-    if c.ndim == 0:
-        raise ValueError("hankel: c must be at least 1-dimensional, got a scalar.")
-    if r.ndim == 0:
-        raise ValueError("hankel: r must be at least 1-dimensional, got a scalar.")
-    return _vectorize(_hankel_2d, (1, 1))(c, r)
-
-
-def circulant(c):
-    c = jnp.atleast_1d(_asarray(c))
-
-    def one(c):
-        n = c.shape[0]
-        return c[(jnp.arange(n)[:, None] - jnp.arange(n)[None, :]) % n]
-    return _vectorize(one, (1,))(c)
-
-
-def leslie(f, s):
-    f_arr, s_arr = jnp.atleast_1d(_asarray(f)), jnp.atleast_1d(_asarray(s))
-    if f_arr.shape[-1] < 2:
-        raise ValueError("The length of f along the last axis must be at least 2; got shape "
-                         f"{f_arr.shape}.")
-    if s_arr.shape[-1] != f_arr.shape[-1] - 1:
-        raise ValueError("Incorrect lengths for f and s. The length of s along the last axis "
-                         "must be one less than the length of f; got f shape "
-                         f"{f_arr.shape} and s shape {s_arr.shape}.")
-
-    def one(f, s):
-        f, s = promote_dtypes(f, s)
-        n = f.shape[0]
-        i, j = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
-        sub = jnp.where(i == j + 1, jnp.concatenate([s, s[:1]])[None, :], 0).astype(f.dtype)
-        return jnp.where(i == 0, f[None, :], sub)
-    return _vectorize(one, (1, 1))(f_arr, s_arr)
-
-
-def companion(a):
-    a, = promote_dtypes_inexact(jnp.atleast_1d(_asarray(a)))
-    if a.shape[-1] < 2:
-        raise ValueError(f"The length of `a` along the last axis must be at least 2; got shape "
-                         f"{a.shape}.")
-
-    def one(a):
-        first_row = -a[1:] / a[0]
-        m = a.shape[0] - 1
-        out = jnp.eye(m, m, k=-1, dtype=first_row.dtype)
-        return out.at[0].set(first_row)
-    return _vectorize(one, (1,))(a)
-
-
-def fiedler(a):
-    arr = jnp.atleast_1d(_asarray(a))
-    return jnp.abs(arr[..., None] - arr[..., None, :])
-
-
-def fiedler_companion(a):
-    a, = promote_dtypes_inexact(jnp.atleast_1d(_asarray(a)))
-    if a.shape[-1] == 0:
-        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero length, "
-                         f"but got an array of shape {a.shape}.")
-
-    def one(a):
-        n = a.shape[0] - 1
-        if n == 0:
-            return jnp.zeros((0, 0), a.dtype)
-        a = a / a[0]
-        if n == 1:
-            return -a[1:].reshape(1, 1)
-        i, j = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
-        super_val = -a[jnp.minimum(i + 2, n)]
-        sub_val = -a[jnp.minimum(i + 1, n)]
-        even, odd = i % 2 == 0, i % 2 == 1
-        one_, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
-        out = zero + jnp.zeros((n, n), a.dtype)
-        for cond_, choice in reversed([((i == 0) & (j == 0), -a[1]), ((i == 1) & (j == 0), one_),
-                                       ((j == i + 1) & even, super_val), ((j == i + 2) & even, one_),
-                                       ((j == i - 1) & even & (i >= 2), sub_val),
-                                       ((j == i - 2) & odd & (i >= 3), one_)]):
-            out = jnp.where(cond_, choice, out)
-        return out
-    return _vectorize(one, (1,))(a)
-
-
-def _convolution_matrix_impl(a, n, mode="full"):
-    n = operator.index(n)
-    if n <= 0:
-        raise ValueError(f"n must be a positive integer; got {n}.")
-    a_arr = _asarray(a)
-    if a_arr.ndim == 0:
-        raise ValueError("convolution_matrix: a must be at least 1-dimensional, got a scalar.")
-    m = a_arr.shape[-1]
-    if m < 1:
-        raise ValueError(f"len(a) must be at least 1; got shape {a_arr.shape}.")
-    if mode not in ("full", "valid", "same"):
-        raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
-    zero = np.zeros((), a_arr.dtype)
-    pads = [(0, 0, 0)] * (a_arr.ndim - 1) + [(0, n - 1, 0)]
-    az = lax.pad(a_arr, zero, pads)
-    raz = lax.pad(jnp.flip(a_arr, axis=-1), zero, pads)
-    total = m + n - 1
-    if mode == "same":
-        trim = min(n, m) - 1
-        tb = trim // 2
-        te = trim - tb
-    elif mode == "valid":
-        tb = te = min(n, m) - 1
-    else:
-        tb = te = 0
-    col0 = az[..., tb:total - te]
-    row0 = raz[..., total - n - tb:total - tb]
-    return toeplitz(col0, row0)
-
-
-convolution_matrix = jit_named(_convolution_matrix_impl, "convolution_matrix", ("n", "mode"))
-
-
-def _hilbert_impl(n):
-    a = lax.broadcasted_iota(dtypes.default_float(), (n, 1), 0)
-    return 1 / (a + a.T + 1)
-
-
-hilbert = jit_named(_hilbert_impl, "hilbert", ("n",))
-
-
-def invhilbert(n):
-    """The inverse of the Hilbert matrix, from its closed form in exact integer arithmetic
-    (``n`` is static), as floating point."""
-    out = np.empty((n, n), np.float64)
-    for i in range(n):
-        for j in range(n):
-            s = i + j
-            out[i, j] = ((-1) ** s * (s + 1) * math.comb(n + i, n - j - 1)
-                         * math.comb(n + j, n - i - 1) * math.comb(s, i) ** 2)
-    return jnp.asarray(out.astype(dtypes.default_float()))
-
-
-def _binom(n, k):
-    return lax.exp(lax.lgamma(n + 1.0) - lax.lgamma(n - k + 1.0) - lax.lgamma(k + 1.0))
-
-
-def _pascal_impl(n, kind=None):
-    kind = "symmetric" if kind is None else kind
-    valid = ["symmetric", "lower", "upper"]
-    if kind not in valid:
-        raise ValueError(f"Expected kind to be on of: {valid}; got {kind}")
-    a = jnp.arange(n, dtype=np.float32)
-    low = _binom(a[:, None], a[None, :])
-    if kind == "lower":
-        return low
-    if kind == "upper":
-        return low.T
-    return jnp.dot(low, low.T)
-
-
-pascal = jit_named(_pascal_impl, "pascal", ("n", "kind"))
-
-
-def _invpascal_impl(n, kind=None):
-    kind = "symmetric" if kind is None else kind
-    valid = ["symmetric", "lower", "upper"]
-    if kind not in valid:
-        raise ValueError(f"Expected kind to be one of: {valid}; got {kind}")
-    a = jnp.arange(n, dtype=dtypes.default_float())
-    i, j = a[:, None], a[None, :]
-    sign = 1.0 - 2.0 * jnp.remainder(i - j, 2.0)
-    l_inv = sign * _binom(i, j)
-    if kind == "lower":
-        return l_inv
-    if kind == "upper":
-        return l_inv.T
-    return jnp.dot(l_inv.T, l_inv)
-
-
-invpascal = jit_named(_invpascal_impl, "invpascal", ("n", "kind"))
-
-
-def _helmert_impl(n, full=False):
-    if n < 1:
-        raise ValueError(f"n must be a positive integer; got {n}.")
-    i = jnp.arange(n - 1)[:, None]
-    j = jnp.arange(n)[None, :]
-    k = i + 1
-    k_f = k.astype(dtypes.default_float())
-    denom = jnp.sqrt(k_f * (k_f + 1))
-    h = jnp.where(j <= i, 1.0 / denom, jnp.where(j == k, -k_f / denom, jnp.zeros_like(denom)))
-    if full:
-        first = jnp.full((1, n), 1.0 / np.sqrt(n), dtype=h.dtype)
-        h = jnp.concatenate([first, h], axis=0)
-    return h
-
-
-helmert = jit_named(_helmert_impl, "helmert", ("n", "full"))
-
-
-def _hadamard_impl(n, dtype=int):
-    if n < 1 or not math.log2(n).is_integer():
-        raise ValueError(f"n must be a positive power of 2; got {n}.")
-    h = jnp.ones((1, 1), dtype=dtype)
-    for _ in range(int(math.log2(n))):
-        h = jnp.concatenate([jnp.concatenate([h, h], axis=1),
-                             jnp.concatenate([h, -h], axis=1)], axis=0)
-    return h
-
-
-hadamard = jit_named(_hadamard_impl, "hadamard", ("n", "dtype"))
-
-
-def _dft_impl(n, scale=None, *, dtype=None):
-    if scale is not None and scale not in ("sqrtn", "n"):
-        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; got {scale!r}.")
-    if dtype is None:
-        dtype = _complex_dtype(dtypes.default_float())
-    else:
-        dtype = np.dtype(dtype)
-        if not dtypes.is_complex(dtype):
-            raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
-    a = jnp.arange(n, dtype=dtype)
-    omegas = jnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
-    if scale == "sqrtn":
-        omegas = omegas / np.sqrt(n)
-    elif scale == "n":
-        omegas = omegas / n
-    return omegas
-
-
-dft = jit_named(_dft_impl, "dft", ("n", "scale", "dtype"))
+from ._linalg_special import (block_diag, circulant, companion, convolution_matrix, dft,  # noqa: E402,F401
+                              fiedler, fiedler_companion, hadamard, hankel, helmert, hilbert,
+                              invhilbert, invpascal, leslie, pascal, toeplitz)

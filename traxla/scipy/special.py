@@ -276,3 +276,15 @@ def _log_ndtr_asymptotic_series(x, series_order):
             even_sum += y
         x_2n *= x_2
     return dtype(1.) + even_sum - odd_sum
+
+
+from ._special_more import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p,  # noqa: E402,F401
+                            comb, erfcx, factorial, gamma, gammainc, gammaincc, gammasgn, i0, i0e,
+                            i1, i1e, kl_div, loggamma, multigammaln, poch, polygamma, rel_entr,
+                            zeta)
+from ._special_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all
+from ._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
+
+__all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]

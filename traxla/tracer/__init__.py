@@ -7,7 +7,7 @@ from .staging import (DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info,
                       trace_to_jaxpr)
 from .values import concrete_aval, concrete_value, is_concrete
 
-core._current_trace = EvalTrace()
+core.set_bottom_trace(EvalTrace())
 
 __all__ = ["Trace", "Tracer", "bind", "current_trace", "set_current_trace", "EvalTrace",
            "DynamicJaxprTrace", "DynamicJaxprTracer", "make_debug_info", "trace_to_jaxpr",

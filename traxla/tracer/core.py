@@ -1,6 +1,6 @@
 """Tracers, traces and ``bind``.
 
-The current trace is a module global swapped by ``set_current_trace`` (the
+The current trace is a per-thread value swapped by ``set_current_trace`` (the
 "stackless" design): ``bind`` hands a primitive to the current trace, which
 lifts foreign operands (constants, tracers of enclosing traces) itself. A
 tracer whose trace has finished is dead, and using it raises
@@ -12,6 +12,7 @@ import contextlib
 import operator
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -200,26 +201,48 @@ INDEX_HINT = ("A traced value cannot be a Python int: for a loop over a traced b
               "`lax.fori_loop` or `lax.scan` instead of `for i in range(n)`; for a shape or a "
               "size, mark the argument static with `static_argnums`.")
 
-_current_trace: Trace = None  # set to the EvalTrace by tracer/__init__
+class _ThreadTraceState(threading.local):
+    """The current trace, one per thread (as JAX's ``trace_ctx``): two threads tracing at
+    once never see each other's tracers. A new thread starts at the bottom (eager) trace."""
+
+    def __init__(self):
+        self.trace = _bottom[0]
+
+
+_bottom: list = [None]  # the EvalTrace, installed by tracer/__init__
+_state = _ThreadTraceState()
+
+
+def set_bottom_trace(trace: Trace) -> None:
+    _bottom[0] = trace
+    _state.trace = trace
 
 
 def current_trace() -> Trace:
-    return _current_trace
+    return _state.trace
 
 
 @contextlib.contextmanager
 def set_current_trace(trace: Trace):
-    global _current_trace
-    previous = _current_trace
-    _current_trace = trace
+    state = _state
+    previous = state.trace
+    state.trace = trace
     try:
         yield trace
     finally:
-        _current_trace = previous
+        state.trace = previous
 
 
 def bind(prim, args, params):
-    return _current_trace.process_primitive(prim, args, params)
+    return _state.trace.process_primitive(prim, args, params)
+
+
+def __getattr__(name):
+    # ``core._current_trace`` (the name before traces became per thread) still reads the
+    # calling thread's current trace.
+    if name == "_current_trace":
+        return _state.trace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def leak_error_for(tracer) -> UnexpectedTracerError:

@@ -13,6 +13,7 @@ from ..ir.sharding_rules import infer_avals
 from . import core
 from .core import Trace, Tracer, user_source_info
 from .values import concrete_aval, concrete_value, is_concrete
+from ..ir.shape_poly import DimExpr
 
 
 class DynamicJaxprTracer(Tracer):
@@ -71,6 +72,9 @@ class DynamicJaxprTrace(Trace):
             # A tracer of an enclosing trace (a closure): a constant here,
             # turned into an explicit operand by whoever called us.
             return self._new_const(x, x.aval)
+        if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
+            from ..ir.rules.export import dim_as_value_p
+            return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)

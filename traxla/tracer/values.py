@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
+from ..ir.shape_poly import DimExpr
 from ..ir.core import Literal
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -27,7 +28,10 @@ def concrete_aval(x) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
+    if isinstance(x, DimExpr):  # a symbolic dimension (export) used as a value: a weak int
+        return ShapedArray((), dtypes.canonicalize(np.dtype(np.int64)), True)
     x = np.asarray(x)
+    dtypes.check_valid_array_dtype(x, x.dtype)
     return ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
 
 

@@ -8,6 +8,7 @@ from ... import lax
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal
 from ...ir.rules.call import jit_p
 from ...tracer import DynamicJaxprTracer, Tracer, make_debug_info, trace_to_jaxpr
+from ...runtime.cache import on_clear
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
 from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
@@ -29,6 +30,10 @@ def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
 _linearize_cache: dict = {}
 _transpose_cache: dict = {}
 _CACHE_LIMIT = 4096
+
+
+on_clear(_linearize_cache.clear)
+on_clear(_transpose_cache.clear)
 
 
 def _remember(cache, key, value):

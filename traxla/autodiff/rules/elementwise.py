@@ -20,7 +20,7 @@ from ._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one, 
 for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "and", "or", "xor",
               "shift_left", "shift_right_logical", "shift_right_arithmetic",
               "eq", "ne", "lt", "le", "gt", "ge", "bitcast_convert_type",
-              "population_count", "clz"):
+              "population_count", "clz", "eq_to", "lt_to", "le_to"):
     defjvp_zero(E[_name])
 for _name in ("argmax", "argmin", "reduce_and", "reduce_or"):
     defjvp_zero(R[_name])

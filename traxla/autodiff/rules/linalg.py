@@ -266,7 +266,11 @@ def _thin_qr_jvp(q, r, dx):
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     x, = primals
     dx = instantiate(tangents[0])
-    q, r = L.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    q, r, *p = L.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    extra_primal, extra_tangent = ([p[0]], [zero_of(p[0])]) if pivoting else ([], [])
+    if pivoting:  # the columns of x in pivot order: x[..., p] = q r
+        from ...numpy import take_along_axis
+        dx = take_along_axis(dx, lax.expand_dims(p[0], (len(lax.shape_of(p[0])) - 1,)), axis=-1)
     *batch, m, n = lax.shape_of(x)
     batch = tuple(batch)
     nb = len(batch)
@@ -277,13 +281,33 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         dx2 = lax.slice(dx, z + (0, m), batch + (m, n))
         r1 = lax.slice(r, z + (0, 0), batch + (m, m))
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
+        if pivoting:
+            x2 = lax.slice(_matmul(q, r), z + (0, m), batch + (m, n))
         dr2 = lax.add(_matmul(_H(dq), x2), _matmul(_H(q), dx2))
-        return [q, r], [dq, lax.concatenate([dr1, dr2], nb + 1)]
-    if full_matrices and m != n:
-        raise NotImplementedError("traxla: the JVP of qr with full_matrices=True for a tall "
-                                  "matrix (m > n) is not implemented; use full_matrices=False.")
-    dq, dr = _thin_qr_jvp(q, r, dx)
-    return [q, r], [dq, dr]
+        return [q, r] + extra_primal, [dq, lax.concatenate([dr1, dr2], nb + 1)] + extra_tangent
+    if not full_matrices or m == n:
+        dq, dr = _thin_qr_jvp(q, r, dx)
+        return [q, r] + extra_primal, [dq, dr] + extra_tangent
+    # full matrices of a tall x (arXiv:2409.13374, eqs. 32-33, as JAX)
+    from ...numpy.linalg import _lu_solve
+    q_mn = lax.slice(q, z + (0, 0), batch + (m, n))
+    r_nn = lax.slice(r, z + (0, 0), batch + (n, n))
+    dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
+    q_nn = lax.slice(q_mn, z + (0, 0), batch + (n, n))
+    q_pn = lax.slice(q_mn, z + (n, 0), batch + (m, n))
+    q_mp = lax.slice(q, z + (0, n), batch + (m, m))
+    dq_nn = lax.slice(dq_mn, z + (0, 0), batch + (n, n))
+    dq_pn = lax.slice(dq_mn, z + (n, 0), batch + (m, n))
+    eye_n = lax.broadcast(_eye(lax.dtype_of(q), (n, n)), batch)
+    lu_factor, _, perm = L.lu_p.bind(lax.sub(q_nn, eye_n))
+    z_pn_h = _lu_solve(lu_factor, perm, _H(q_pn), trans=2)
+    z_pn = _H(z_pn_h)
+    dq_mp = lax.sub(_matmul(dq_mn, z_pn_h),
+                    _matmul(lax.add(q_mn, _matmul(q_mp, z_pn)),
+                            _H(lax.sub(dq_pn, _matmul(z_pn, dq_nn)))))
+    dq = lax.concatenate([dq_mn, dq_mp], nb + 1)
+    dr = lax.concatenate([dr_nn, lax.full(batch + (m - n, n), 0, lax.dtype_of(dr_nn))], nb)
+    return [q, r] + extra_primal, [dq, dr] + extra_tangent
 
 
 jvp_rules[L.qr_p] = _qr_jvp
@@ -291,29 +315,80 @@ jvp_rules[L.qr_p] = _qr_jvp
 
 # -- eig (eigenvalues; eigenvectors with enable_eigvec_derivs) -------------------------------------
 
+def _eig_vec_jvp(w, v, da):
+    """Nondegenerate perturbation theory with LAPACK's normalization of each eigenvector
+    (unit 2-norm, real largest-magnitude component), as JAX's ``_eig_vec_jvp``."""
+    from ...numpy.linalg import _solve_linear
+    n = lax.shape_of(w)[-1]
+    nd = len(lax.shape_of(v))
+    eye_n = lax.broadcast(_eye(lax.dtype_of(w), (n, n)), lax.shape_of(w)[:-1])
+    fmat = lax.sub(lax.div(lax.full_like(eye_n, 1), _badd(eye_n, _bsub(_col(w), _row(w)))), eye_n)
+    p = _matmul(_solve_linear(v, da), v)
+    dw = _extract_diagonal(p)
+    u = _matmul(v, lax.mul(fmat, p))
+    k = lax.argmax(lax.abs(v), nd - 2, np.int32)
+    mask = lax._convert_element_type(
+        lax.eq(lax.broadcasted_iota(np.int32, lax.shape_of(v), nd - 2),
+               lax.broadcast_in_dim(k, lax.shape_of(v), tuple(i for i in range(nd) if i != nd - 2))),
+        lax.dtype_of(v), False)
+    re = lax.neg(lax.real(lax.reduce_sum(lax.mul(lax.conj(v), u), (nd - 2,))))
+    im = lax.div(lax.neg(lax.imag(lax.reduce_sum(lax.mul(mask, u), (nd - 2,)))),
+                 lax.real(lax.reduce_sum(lax.mul(mask, v), (nd - 2,))))
+    c = lax.complex(re, im)
+    return dw, lax.add(u, _bmul(v, _col(c)))
+
+
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
              enable_eigvec_derivs, implementation):
     a, = primals
-    if compute_left_eigenvectors or compute_right_eigenvectors:
-        if not enable_eigvec_derivs:
-            raise NotImplementedError(
-                'Derivatives of non-symmetric eigenvectors are only valid under assumptions on '
-                'the input that JAX cannot check (see the enable_eigvec_derivs argument to '
-                'jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to '
-                'opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion.')
-        raise NotImplementedError("traxla: derivatives of eig's eigenvectors are not implemented; "
-                                  "compute eigenvalues only (eigvals) to differentiate.")
-    outs = L.eig_p.bind(a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+    if (compute_left_eigenvectors or compute_right_eigenvectors) and not enable_eigvec_derivs:
+        raise NotImplementedError(
+            'Derivatives of non-symmetric eigenvectors are only valid under assumptions on '
+            'the input that JAX cannot check (see the enable_eigvec_derivs argument to '
+            'jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to '
+            'opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion.')
+    outs = L.eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                        compute_right_eigenvectors=True,
                         enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
     w, vr = outs[0], outs[-1]
     da = _as(instantiate(tangents[0]), lax.dtype_of(vr))
-    # dw_j = (V^{-1} dA V)_jj
-    from ...numpy.linalg import _solve_linear  # linear in da, no custom rule inside
-    dw = lax.reduce_sum(lax.mul(_solve_linear(vr, da), _T(vr)), (len(lax.shape_of(vr)) - 1,))
-    return [w], [dw]
+    if not (compute_left_eigenvectors or compute_right_eigenvectors):
+        # dw_j = (V^{-1} dA V)_jj
+        from ...numpy.linalg import _solve_linear  # linear in da, no custom rule inside
+        dw = lax.reduce_sum(lax.mul(_solve_linear(vr, da), _T(vr)),
+                            (len(lax.shape_of(vr)) - 1,))
+        return [w], [dw]
+    dw, dvr = _eig_vec_jvp(w, vr, da)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:
+        _, dvl = _eig_vec_jvp(lax.conj(w), outs[1], _H(da))
+        primal_out.append(outs[1])
+        tangent_out.append(dvl)
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
 
 
 jvp_rules[L.eig_p] = _eig_jvp
+
+
+# -- symmetric_product: alpha A A^T + beta C -----------------------------------------------------
+
+def _symmetric_product_jvp(primals, tangents, *, alpha, beta):
+    a, c = primals
+    da, dc = tangents
+    out = L.symmetric_product_p.bind(a, c, alpha=alpha, beta=beta)
+    parts = []
+    if type(da) is not Zero:
+        cross = _matmul(da, _T(a))
+        parts.append(lax.mul(lax._const(cross, alpha), lax.add(cross, _T(cross))))
+    if type(dc) is not Zero:
+        parts.append(lax.mul(lax._const(dc, beta), dc))
+    return out, parts[0] if len(parts) == 1 else lax.add(*parts)
+
+
+jvp_rules[L.symmetric_product_p] = _symmetric_product_jvp
 
 
 # -- tridiagonal_solve: linear in b --------------------------------------------------------------
@@ -365,3 +440,55 @@ jvp_rules[L.tridiagonal_solve_p] = _tridiagonal_solve_jvp
 transpose_rules[L.tridiagonal_solve_p] = _tridiagonal_solve_transpose
 
 del LL
+
+
+# -- custom_linear_solve: implicit differentiation through the user's solvers ---------------------
+
+def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
+    from ...tracer.interpret import eval_jaxpr
+    from ..core import jvp as _jvp
+    kwargs = dict(const_lengths=const_lengths, jaxprs=jaxprs)
+    x = L.custom_linear_solve_p.bind(*primals, **kwargs)
+    params, _ = L.split_linear_solve_args(primals, const_lengths)
+    params_dot, b_dot = L.split_linear_solve_args(tangents, const_lengths)
+    n_b = len(b_dot)
+    x_leaves = x[:n_b]
+    if all(type(p) is Zero for p in params_dot.matvec):
+        rhs = [instantiate(t) for t in b_dot]
+    else:
+        # d(matvec)(x) for the constants' tangents: the JVP of matvec in its constants at x
+        matvec = jaxprs.matvec
+        n_mv = len(params.matvec)
+
+        def matvec_of_consts(*consts):
+            return eval_jaxpr(matvec, (), *consts, *x_leaves)
+
+        _, mv_dot = _jvp(matvec_of_consts, list(params.matvec[:n_mv]),
+                         [instantiate(t) for t in params_dot.matvec])
+        rhs = [lax.sub(instantiate(bd), md) if type(bd) is not Zero else lax.neg(md)
+               for bd, md in zip(b_dot, mv_dot)]
+    flat_params = [p for ps in params for p in ps]
+    x_dot = L.custom_linear_solve_p.bind(*flat_params, *rhs, **kwargs)
+    aux_dot = [zero_of(a) for a in x[n_b:]]
+    return x, list(x_dot[:n_b]) + aux_dot
+
+
+def _custom_linear_solve_transpose(cts, *primals, const_lengths, jaxprs):
+    if jaxprs.transpose_solve is None:
+        raise TypeError("transpose_solve required for backwards mode automatic differentiation "
+                        "of custom_linear_solve")
+    params, b = L.split_linear_solve_args(primals, const_lengths)
+    if any(is_undefined(p) for ps in params for p in ps):
+        raise NotImplementedError("custom_linear_solve: transposing with respect to the "
+                                  "solver's constants is not supported (as in JAX)")
+    cts = list(cts) if isinstance(cts, (list, tuple)) else [cts]
+    x_ct = [instantiate(c) if type(c) is Zero else c for c in cts[:len(b)]]
+    t_params = params.transpose()
+    out = L.custom_linear_solve_p.bind(*[p for ps in t_params for p in ps], *x_ct,
+                                       const_lengths=const_lengths.transpose(),
+                                       jaxprs=jaxprs.transpose())
+    return [None] * sum(const_lengths) + list(out[:len(b)])
+
+
+jvp_rules[L.custom_linear_solve_p] = _custom_linear_solve_jvp
+transpose_rules[L.custom_linear_solve_p] = _custom_linear_solve_transpose

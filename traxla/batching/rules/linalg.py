@@ -20,7 +20,8 @@ def _expand_dims_batcher(prim):
 
 for _prim in (L.cholesky_p, L.eig_p, L.eigh_p, L.hessenberg_p, L.householder_product_p, L.lu_p,
               L.lu_pivots_to_permutation_p, L.geqrf_p, L.qr_p, L.schur_p, L.svd_p,
-              L.tridiagonal_p, L.tridiagonal_solve_p):
+              L.tridiagonal_p, L.tridiagonal_solve_p, L.ormqr_p, L.geqp3_p,
+              L.symmetric_product_p):
     register_batching(_prim, _expand_dims_batcher(_prim))
 
 
@@ -57,3 +58,69 @@ def _cholesky_update(size, vals, dims):
 
 
 register_batching(L.cholesky_update_p, _cholesky_update)
+
+
+def _custom_linear_solve(size, vals, dims, *, const_lengths, jaxprs):
+    """JAX's fixed point: which right-hand sides and solutions must be batched so that the
+    four functions agree; each jaxpr batched once per (jaxpr, batched inputs, forced
+    outputs), so that functions that were one jaxpr stay one (and print as one)."""
+    from ..core import batch_jaxpr
+    memo: dict = {}
+
+    def batch(jaxpr, in_bat, instantiate):
+        key = (id(jaxpr), tuple(in_bat), tuple(instantiate))
+        if key not in memo:
+            new, out_dims = batch_jaxpr(jaxpr, size, [0 if b else None for b in in_bat],
+                                        [0 if i else None for i in instantiate])
+            memo[key] = (new, [d is not None for d in out_dims])
+        return memo[key]
+
+    params, b = L.split_linear_solve_args(vals, const_lengths)
+    params_dims, b_dims = L.split_linear_solve_args(dims, const_lengths)
+    params_bat = L.LinearSolveTuple(*[[d is not None for d in ds] for ds in params_dims])
+    orig_b_bat = [d is not None for d in b_dims]
+    matvec, vecmat, solve, solve_t = jaxprs
+    n_op_out = len(matvec.out_avals)
+    n_aux = len(solve.out_avals) - n_op_out
+    b_bat = orig_b_bat
+    x_bat = [False] * len(solve.out_avals)
+    for _ in range(1 + len(orig_b_bat) + len(solve.out_avals)):
+        solve_b, solve_x_bat = batch(solve, params_bat.solve + b_bat, x_bat)
+        if vecmat is None:
+            vecmat_b, x_bat_out = None, solve_x_bat
+        else:
+            vecmat_b, vecmat_x_bat = batch(vecmat, params_bat.vecmat + b_bat, b_bat)
+            x_bat_out = [p or q for p, q in zip(vecmat_x_bat + [True] * n_aux, solve_x_bat)]
+        x_bat_noaux = x_bat_out[:n_op_out]
+        matvec_b, matvec_b_bat = batch(matvec, params_bat.matvec + x_bat_noaux, b_bat)
+        if solve_t is None:
+            solve_t_b = None
+            b_bat_out = [p or q for p, q in zip(matvec_b_bat, orig_b_bat)]
+        else:
+            solve_t_b, solve_t_bat = batch(solve_t, params_bat.transpose_solve + x_bat_noaux,
+                                           x_bat_out)
+            b_bat_out = [m or t or o for m, t, o in zip(matvec_b_bat, solve_t_bat[:len(orig_b_bat)],
+                                                      orig_b_bat)]
+        if x_bat_out == x_bat and b_bat_out == b_bat:
+            break
+        x_bat, b_bat = x_bat_out, b_bat_out
+    else:
+        raise AssertionError("custom_linear_solve batching: no fixed point")
+    flat_params = [p for ps in params for p in ps]
+    flat_dims = [d for ds in params_dims for d in ds]
+    new_params = [x if d is None or d == 0 else moveaxis(x, d, 0)
+                  for x, d in zip(flat_params, flat_dims)]
+    new_b = []
+    for x, d, was, now in zip(b, b_dims, orig_b_bat, b_bat):
+        if now and not was:
+            x = bdim_at_front(x, None, size)
+        elif now and d != 0:
+            x = moveaxis(x, d, 0)
+        new_b.append(x)
+    outs = L.custom_linear_solve_p.bind(
+        *new_params, *new_b, const_lengths=const_lengths,
+        jaxprs=L.LinearSolveTuple(matvec_b, vecmat_b, solve_b, solve_t_b))
+    return outs, [0 if bat else None for bat in solve_x_bat]
+
+
+register_batching(L.custom_linear_solve_p, _custom_linear_solve)

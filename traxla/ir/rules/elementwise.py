@@ -41,7 +41,9 @@ BINARY = {
 # Ops whose second operand accepts other categories than the first: pow's exponent may be an
 # integer (JAX's pow_p takes [float | complex, int | float | complex]).
 SECOND_OPERAND = {"pow": NUM}
-COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED}
+COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED,
+           # total-order comparisons (sort comparators, searchsorted): -0 < +0, NaN ordered
+           "eq_to": ANY, "lt_to": ORDERED, "le_to": ORDERED}
 # The jnp function the "same dtypes" message points users to.
 _TIP = {"add": "jnp.add", "sub": "jnp.subtract", "mul": "jnp.multiply", "div": "jnp.divide",
         "rem": "jnp.remainder", "max": "jnp.maximum", "min": "jnp.minimum", "pow": "jnp.power",
@@ -58,7 +60,7 @@ def _unary_rule(name, categories):
     def rule(x, **params):
         check_dtype(name, categories, x.dtype)
         if name == "is_finite":
-            return ShapedArray(x.shape, dtypes.bool_, False)
+            return ShapedArray(x.shape, dtypes.bool_, x.weak_type)
         if name == "abs":
             return ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
         if name == "integer_pow" and not isinstance(params["y"], (int, np.integer)):
@@ -77,8 +79,8 @@ def _binary_rule(name, categories, out_dtype=None):
         if not (name == "pow" and dtypes.is_int(y.dtype)):
             check_same_dtypes(name, (x, y), _TIP.get(name))
         shape = broadcast_shapes(name, (x.shape, y.shape))
-        if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
+        if out_dtype is not None:  # comparisons: weak when both operands are (as in JAX)
+            return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
         return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
     return rule
 

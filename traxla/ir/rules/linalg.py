@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..avals import ShapedArray
 from ..primitive import Primitive, def_typing
+from ..sharding_rules import register_sharding, spec_of
 from ._util import FLOAT, FLOAT_COMPLEX, check_dtype, check_same_dtypes
 
 P: dict[str, Primitive] = {}
@@ -55,6 +56,11 @@ def _split_batch(name, ranks, avals, supports_batching=True):
 
 def _check_dtypes(name, categories, avals, require_same=True):
     for i, (cats, aval) in enumerate(zip(categories, avals)):
+        if cats == ("int32",):
+            if np.dtype(aval.dtype) != np.dtype(np.int32):
+                raise TypeError(f"{name} does not accept dtype {aval.dtype} at position {i}. "
+                                f"Accepted dtypes at position {i} are subtypes of int32.")
+            continue
         check_dtype(name, cats, aval.dtype, i)
     if require_same:
         check_same_dtypes(name, avals)
@@ -86,7 +92,29 @@ def linalg_primitive(name, categories, ranks, shape_rule, dtype_rule=None,
         return ShapedArray(batch + tuple(shapes), np.dtype(out_dtypes), weak)
 
     P[name] = def_typing(prim, rule)
+    register_sharding(prim, _sharding_rule(name, ranks))
     return prim
+
+
+def _sharding_rule(name, ranks):
+    """JAX's ``linalg_sharding_rule``: batch dims may be sharded (alike in every operand), the
+    matrix dims may not; results are sharded as the batch dims."""
+    def rule(in_avals, out_avals, **params):
+        from ...errors import ShardingTypeError
+        batch_specs = []
+        for i, (rank, aval) in enumerate(zip(ranks, in_avals)):
+            spec = spec_of(aval)
+            batch, rest = spec[:len(spec) - rank], spec[len(spec) - rank:]
+            if not all(p is None for p in rest):
+                raise ShardingTypeError(f"Input {i} to {name} must be unsharded on non-batch "
+                                        f"dimensions, but got {spec}.")
+            batch_specs.append(tuple(batch))
+        if any(b != batch_specs[0] for b in batch_specs[1:]):
+            raise ShardingTypeError(f"All inputs to {name} must have the same batch sharding, "
+                                    f"but got {batch_specs}.")
+        batch = batch_specs[0]
+        return [batch + (None,) * (len(o.shape) - len(batch)) for o in out_avals]
+    return rule
 
 
 # -- shape rules (trailing dims only; batch dims are prepended) ---------------------------------
@@ -240,6 +268,34 @@ def _tridiagonal_solve_shape(dl_shape, d_shape, du_shape, b_shape, **_):
     return b_shape
 
 
+def _ormqr_shape(a_shape, taus_shape, c_shape, *, left, transpose):
+    m = a_shape[0]
+    if left and c_shape[0] != m:
+        raise ValueError("ormqr with left=True expects c to have the same number of rows as the "
+                         f"Householder matrix a. Got a shape {a_shape} and c shape {c_shape}.")
+    if not left and c_shape[1] != m:
+        raise ValueError("ormqr with left=False expects c to have the same number of columns as "
+                         f"the Householder matrix a has rows. Got a shape {a_shape} and c shape "
+                         f"{c_shape}.")
+    return c_shape
+
+
+def _geqp3_shape(a_shape, jpvt_shape, **_):
+    m, n = a_shape
+    return [a_shape, jpvt_shape, (min(m, n),)]
+
+
+def _geqp3_dtype(dtype, jpvt_dtype, **_):
+    return [dtype, jpvt_dtype, dtype]
+
+
+def _symmetric_product_shape(a_shape, c_shape, **_):
+    if a_shape[0] != c_shape[1] or c_shape[0] != c_shape[1]:
+        raise ValueError("symmetric_update expects a rectangular matrix of shape (m, n) and a "
+                         f"square matrix of shape (n, n). Got shapes {a_shape} and {c_shape}.")
+    return c_shape
+
+
 _FC = FLOAT_COMPLEX
 cholesky_p = linalg_primitive("cholesky", (_FC,), (2,), _cholesky_shape)
 cholesky_update_p = linalg_primitive("cholesky_update", (FLOAT, FLOAT), (2, 1),
@@ -252,7 +308,7 @@ householder_product_p = linalg_primitive("householder_product", (_FC, _FC), (2, 
                                          _householder_product_shape)
 lu_p = linalg_primitive("lu", (_FC,), (2,), _lu_shape, _lu_dtype, multiple_results=True)
 lu_pivots_to_permutation_p = linalg_primitive(
-    "lu_pivots_to_permutation", (("signedinteger",),), (1,), _lu_pivots_to_permutation_shape)
+    "lu_pivots_to_permutation", (("int32",),), (1,), _lu_pivots_to_permutation_shape)
 geqrf_p = linalg_primitive("geqrf", (_FC,), (2,), _geqrf_shape, multiple_results=True)
 qr_p = linalg_primitive("qr", (_FC,), (2,), _qr_shape, _qr_dtype, multiple_results=True)
 schur_p = linalg_primitive("schur", (_FC,), (2,), _schur_shape, _schur_dtype,
@@ -262,5 +318,57 @@ triangular_solve_p = linalg_primitive("triangular_solve", (_FC, _FC), (2, 2),
                                       _triangular_solve_shape)
 tridiagonal_p = linalg_primitive("tridiagonal", (_FC,), (2,), _tridiagonal_shape,
                                  _tridiagonal_dtype, multiple_results=True)
+ormqr_p = linalg_primitive("ormqr", (_FC, _FC, _FC), (2, 1, 2), _ormqr_shape)
+geqp3_p = linalg_primitive("geqp3", (_FC, ("integer",)), (2, 1), _geqp3_shape, _geqp3_dtype,
+                           multiple_results=True, require_same=False)
+symmetric_product_p = linalg_primitive("symmetric_product", (FLOAT, FLOAT), (2, 2),
+                                       _symmetric_product_shape)
 tridiagonal_solve_p = linalg_primitive("tridiagonal_solve", (_FC,) * 4, (1, 1, 1, 2),
                                        _tridiagonal_solve_shape)
+
+
+# -- custom_linear_solve: a linear solve with user-supplied solvers (JAX's linear_solve_p) ------
+
+class LinearSolveTuple(tuple):
+    """JAX's ``_LinearSolveTuple(matvec, vecmat, solve, transpose_solve)``: one entry per
+    function of a ``custom_linear_solve`` (constant counts, or closed jaxprs)."""
+    _fields = ("matvec", "vecmat", "solve", "transpose_solve")
+
+    def __new__(cls, matvec, vecmat, solve, transpose_solve):
+        return super().__new__(cls, (matvec, vecmat, solve, transpose_solve))
+
+    matvec = property(lambda self: self[0])
+    vecmat = property(lambda self: self[1])
+    solve = property(lambda self: self[2])
+    transpose_solve = property(lambda self: self[3])
+
+    def transpose(self):
+        return type(self)(self.vecmat, self.matvec, self.transpose_solve, self.solve)
+
+    def __repr__(self):
+        return "_LinearSolveTuple(" + ", ".join(f"{k}={v}" for k, v in zip(self._fields, self)) + ")"
+
+
+def split_linear_solve_args(args, const_lengths):
+    """(per-function constants as a LinearSolveTuple, the right-hand sides)."""
+    args, out, i = list(args), [], 0
+    for n in const_lengths:
+        out.append(args[i:i + n])
+        i += n
+    return LinearSolveTuple(*out), args[i:]
+
+
+def _custom_linear_solve_rule(*avals, const_lengths, jaxprs):
+    _, b = split_linear_solve_args(avals, const_lengths)
+    solve_outs = list(jaxprs.solve.out_avals)
+    if len(solve_outs) < len(b) or any(
+            tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype
+            for o, a in zip(solve_outs, b)):
+        raise TypeError("custom_linear_solve: solve() must return values of b's types "
+                        f"{[a.str_short() for a in b]}, got {[a.str_short() for a in solve_outs]}")
+    return solve_outs
+
+
+custom_linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
+def_typing(custom_linear_solve_p, _custom_linear_solve_rule)
+P["custom_linear_solve"] = custom_linear_solve_p

@@ -13,6 +13,9 @@ from ._util import check_same_dtypes
 
 
 def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
+    if any(d < 0 for d in shape):
+        raise TypeError("broadcast_in_dim shape must have every element be nonnegative, got "
+                        f"{tuple(shape)}.")
     ok = (len(broadcast_dimensions) == x.ndim
           and all(0 <= d < len(shape) for d in broadcast_dimensions)
           and list(broadcast_dimensions) == sorted(set(broadcast_dimensions)))

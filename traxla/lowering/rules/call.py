@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from ...ir.effects import has_ordered_effects
 from ...ir.rules.call import jit_p
+from ...ir.shape_poly import DimExpr
+from ..dynamic_shapes import dim_value
 from ..mlir import aval_type, func, hlo, ir
 from ..registry import register_lowering
 
 
 def _jit(ctx, *args, jaxpr, name):
     symbol = ctx.module.function_for(jaxpr, name)
+    # a shape-polymorphic export: the dimension values go first (before the token)
+    dims = [dim_value(DimExpr.var(n)) for n in ctx.module.dim_vars]
     types = [aval_type(a) for a in ctx.avals_out]
     if has_ordered_effects(jaxpr.jaxpr):
         module = ctx.module
         token = module.token if module.token is not None else hlo.create_token()
         call = func.CallOp([hlo.TokenType.get()] + types, ir.FlatSymbolRefAttr.get(symbol),
-                           [token] + list(args))
+                           dims + [token] + list(args))
         module.token = call.results[0]
         return list(call.results)[1:]
-    call = func.CallOp(types, ir.FlatSymbolRefAttr.get(symbol), list(args))
+    call = func.CallOp(types, ir.FlatSymbolRefAttr.get(symbol), dims + list(args))
     return list(call.results)
 
 

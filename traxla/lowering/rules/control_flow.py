@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.effects import has_ordered_effects
 from ...ir.avals import physical_aval
@@ -127,7 +128,7 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     unroll = min(unroll, max(length, 1))
     blocks, remainder = divmod(length, unroll)
     zero = [constant(np.zeros((), a.dtype), a.dtype) for a in y_avals]
-    ys = [hlo.broadcast_in_dim(aval_type(a), z, []) for a, z in zip(y_avals, zero)]
+    ys = [dyn.broadcast_in_dim(aval_type(a), z, [], a.shape) for a, z in zip(y_avals, zero)]
 
     def step(i_value, carry, ys, xs_vals):
         """One iteration at step ``i_value`` (an i32 scalar value)."""
@@ -137,13 +138,14 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
         x_slices = []
         zero_i = _scalar_i32(0)
         for x, a in zip(xs_vals, x_avals):
-            sl = hlo.dynamic_slice(x, [index] + [zero_i] * (len(a.shape) - 1),
-                                   ir.DenseI64ArrayAttr.get([1] + list(a.shape[1:])))
-            x_slices.append(hlo.reshape(tensor_type(a.shape[1:], a.dtype), sl))
+            sizes = [1] + list(a.shape[1:])
+            sl = dyn.dynamic_slice(tensor_type(sizes, a.dtype), x,
+                                   [index] + [zero_i] * (len(a.shape) - 1), sizes)
+            x_slices.append(dyn.reshape(tensor_type(a.shape[1:], a.dtype), sl, a.shape[1:]))
         outs = emit_jaxpr(ctx.module, jaxpr.jaxpr, _consts(jaxpr), consts_vals + carry + x_slices)
         new_carry, new_ys = list(outs[:num_carry]), []
         for buf, y, a in zip(ys, outs[num_carry:], y_avals):
-            y = hlo.reshape(tensor_type((1,) + a.shape[1:], a.dtype), y)
+            y = dyn.reshape(tensor_type((1,) + a.shape[1:], a.dtype), y, (1,) + a.shape[1:])
             new_ys.append(hlo.dynamic_update_slice(buf, y, [index] + [zero_i] * (len(a.shape) - 1)))
         return new_carry, new_ys
 

@@ -76,6 +76,21 @@ for _name, _direction in COMPARE_DIRECTIONS.items():
     register_lowering(P[_name], _compare(_direction))
 
 
+def _compare_total_order(direction):
+    def rule(ctx, x, y):
+        shape, dtype = ctx.aval_out.shape, ctx.avals_in[0].dtype
+        x = broadcast_to(x, ctx.avals_in[0], shape)
+        y = broadcast_to(y, ctx.avals_in[1], shape)
+        kind = "TOTALORDER" if dtypes.is_inexact(dtype) else compare_type(dtype)
+        return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                           compare_type=hlo.ComparisonTypeAttr.get(kind))
+    return rule
+
+
+for _name, _direction in (("eq_to", "EQ"), ("lt_to", "LT"), ("le_to", "LE")):
+    register_lowering(P[_name], _compare_total_order(_direction))
+
+
 def _identity(ctx, x, **params):
     return x
 

@@ -284,6 +284,23 @@ def _householder_product(ctx, a, taus):
     return out
 
 
+def _ormqr(ctx, a, taus, c, *, left, transpose):
+    _check_cpu(ctx, "ormqr")
+    a_aval = ctx.avals_in[0]
+    routine = "unmqr_ffi" if dtypes.is_complex(a_aval.dtype) else "ormqr_ffi"
+    out, = ffi_call(lapack_target(routine, a_aval.dtype), [a, taus, c], list(ctx.avals_in),
+                    [ctx.aval_out], {2: 0}, left=ir.BoolAttr.get(bool(left)),
+                    transpose=ir.BoolAttr.get(bool(transpose)))
+    return out
+
+
+def _geqp3(ctx, a, jpvt, *, use_magma=None):
+    _check_cpu(ctx, "geqp3")
+    a_aval = ctx.avals_in[0]
+    return ffi_call(lapack_target("geqp3_ffi", a_aval.dtype), [a, jpvt], list(ctx.avals_in),
+                    list(ctx.avals_out), {0: 0, 1: 1})
+
+
 def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
          enable_eigvec_derivs=False, implementation=None):
     _check_cpu(ctx, "eig")
@@ -385,7 +402,20 @@ register_lowering(L.svd_p, _svd)
 register_lowering(L.geqrf_p, _geqrf)
 register_lowering(L.householder_product_p, _householder_product)
 register_lowering(L.eig_p, _eig)
+register_lowering(L.ormqr_p, _ormqr)
+register_lowering(L.geqp3_p, _geqp3)
 register_lowering(L.schur_p, _schur)
 register_lowering(L.hessenberg_p, _hessenberg)
 register_lowering(L.tridiagonal_p, _tridiagonal)
 register_lowering(L.tridiagonal_solve_p, _tridiagonal_solve)
+
+
+def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
+    """The ``solve`` function's jaxpr, inlined (as JAX's impl does)."""
+    params, b = L.split_linear_solve_args(args, const_lengths)
+    solve = jaxprs.solve
+    consts = [const_value(v.aval, c) for v, c in zip(solve.jaxpr.constvars, solve.consts)]
+    return emit_jaxpr(ctx.module, solve.jaxpr, consts, list(params.solve) + list(b))
+
+
+register_lowering(L.custom_linear_solve_p, _custom_linear_solve)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
 from ..mlir import aval_type, constant, hlo, ir, tensor_type
@@ -58,7 +59,7 @@ def _argminmax(direction, init):
     def rule(ctx, x, *, axes, index_dtype):
         aval = ctx.avals_in[0]
         axis = axes[0]
-        idx = hlo.iota(tensor_type(aval.shape, index_dtype), axis)
+        idx = dyn.iota(tensor_type(aval.shape, index_dtype), axis, aval.shape)
         out_aval = ctx.aval_out
         vtype, itype = tensor_type((), aval.dtype), tensor_type((), index_dtype)
         red = hlo.ReduceOp([tensor_type(out_aval.shape, aval.dtype), aval_type(out_aval)],

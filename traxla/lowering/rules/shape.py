@@ -3,23 +3,25 @@ from __future__ import annotations
 
 from ...ir import dtypes
 from ...ir.rules import shape as S
+from .. import dynamic_shapes as dyn
 from ..mlir import aval_type, hlo, i64_array, tensor_type
 from ..registry import register_lowering
 from .elementwise import convert
 
 
 def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions, sharding=None):
-    return hlo.broadcast_in_dim(aval_type(ctx.aval_out), x, list(broadcast_dimensions))
+    return dyn.broadcast_in_dim(aval_type(ctx.aval_out), x, broadcast_dimensions,
+                                ctx.aval_out.shape)
 
 
 def _reshape(ctx, x, *, new_sizes, dimensions, sharding=None):
     if dimensions is not None and list(dimensions) != list(range(len(dimensions))):
         x = hlo.transpose(x, list(dimensions))
-    return hlo.reshape(aval_type(ctx.aval_out), x)
+    return dyn.reshape(aval_type(ctx.aval_out), x, ctx.aval_out.shape)
 
 
 def _squeeze(ctx, x, *, dimensions):
-    return hlo.reshape(aval_type(ctx.aval_out), x)
+    return dyn.reshape(aval_type(ctx.aval_out), x, ctx.aval_out.shape)
 
 
 def _transpose(ctx, x, *, permutation):
@@ -59,7 +61,7 @@ def _dynamic_update_slice(ctx, x, update, *indices):
 
 
 def _iota(ctx, *, dtype, shape, dimension, sharding=None):
-    return hlo.iota(tensor_type(shape, dtype), dimension)
+    return dyn.iota(tensor_type(shape, dtype), dimension, shape)
 
 
 for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
@@ -75,7 +77,7 @@ def _stack(ctx, *xs, axis):
     shape = list(x_aval.shape)
     shape.insert(axis, 1)
     dims = [i for i in range(len(shape)) if i != axis]
-    expanded = [hlo.broadcast_in_dim(tensor_type(shape, x_aval.dtype), x, dims) for x in xs]
+    expanded = [dyn.broadcast_in_dim(tensor_type(shape, x_aval.dtype), x, dims, shape) for x in xs]
     return expanded[0] if len(expanded) == 1 else hlo.concatenate(expanded, axis)
 
 

@@ -1,0 +1,91 @@
+"""Bounded caches: many shapes through one jitted function stay under the bound, evicted and
+deleted functions' executables are freed, and clear_caches() empties everything."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import traxla
+import traxla.numpy as jnp
+from traxla.runtime import dispatch
+
+N_SHAPES = 30
+BOUND = 6
+
+
+@pytest.fixture
+def small_bounds():
+    old = {k: traxla.config.read(k) for k in ("jit_cache_size", "trace_cache_size")}
+    traxla.config.update("jit_cache_size", BOUND)
+    traxla.config.update("trace_cache_size", BOUND)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            traxla.config.update(k, v)
+
+
+def _executables(jitted):
+    return [weakref.ref(e.executable) for e in jitted._compiled.values()]
+
+
+def test_many_shapes_stay_under_the_bound_and_evicted_executables_are_freed(small_bounds):
+    def body(x):
+        return jnp.cos(x) + 1.0
+
+    f = traxla.jit(body)
+    seen = []
+    for n in range(1, N_SHAPES + 1):
+        x = np.full(n, 0.5, np.float32)
+        np.testing.assert_allclose(np.asarray(f(traxla.device_put(x))), np.cos(x) + 1, rtol=1e-6)
+        seen += _executables(f)
+        assert len(f._compiled) <= BOUND and len(f._fast) <= BOUND
+        assert len(f._traced) <= BOUND
+    gc.collect()
+    alive = {id(r()) for r in seen if r() is not None}
+    assert len(alive) <= BOUND  # the evicted ones are gone
+    # the most recent shapes are still cached: calling again does not trace
+    assert f(np.ones(N_SHAPES, np.float32)).shape == (N_SHAPES,)
+    last = _executables(f)
+    del f
+    gc.collect()
+    assert all(r() is None for r in last)
+
+
+def test_deleting_a_jitted_function_frees_its_executables():
+    f = traxla.jit(lambda x: x * 3.0 - 1.0)
+    for n in (2, 3, 4):
+        f(np.ones(n, np.float32))
+    refs = _executables(f)
+    assert len(refs) == 3 and all(r() is not None for r in refs)
+    del f
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_clear_caches_empties_jit_and_eager_caches_and_programs_still_run():
+    f = traxla.jit(lambda x: x + 2.0)
+    assert float(f(1.0)) == 3.0
+    # a NumPy operand takes the one-equation eager path (a device Array or Python scalar
+    # would run tanh as a cached jitted program, which clear_caches empties too)
+    assert float(jnp.tanh(np.float32(0.0))) == 0.0
+    assert len(f._compiled) == 1 and len(dispatch._eager_cache) > 0
+    traxla.clear_caches()
+    assert len(f._compiled) == 0 and len(f._traced) == 0 and len(dispatch._eager_cache) == 0
+    assert float(f(1.0)) == 3.0  # traced and compiled again
+    f.clear_cache()
+    assert len(f._compiled) == 0
+    assert float(f(2.0)) == 4.0
+
+
+def test_eager_cache_is_bounded():
+    old = traxla.config.read("eager_cache_size")
+    traxla.config.update("eager_cache_size", 4)
+    try:
+        for n in range(1, 9):
+            np.testing.assert_allclose(np.asarray(jnp.negative(np.ones(n, np.float32))),
+                                       -np.ones(n))
+            assert len(dispatch._eager_cache) <= 4
+    finally:
+        traxla.config.update("eager_cache_size", old)

@@ -1,0 +1,159 @@
+"""A random-program fuzzer: hypothesis composes ops, shapes, dtypes (weak Python scalars
+included) and transformations (eager, jit, vmap, grad); traxla must agree with JAX -- same
+error class, or the same value, dtype, shape and weak type. Without JAX it checks values
+against NumPy.
+
+CI runs a few hundred programs. For a long run (set the count and the seed):
+
+    TRAXLA_FUZZ_EXAMPLES=10000 TRAXLA_FUZZ_SEED=1 python -m pytest -q -n 0 tests/test_fuzz.py
+"""
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+
+import traxla
+import traxla.numpy as tnp
+
+from _fuzz_programs import describe, make_input, programs, run_program
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # pragma: no cover - the NumPy fallback
+    jax = jnp = None
+
+EXAMPLES = int(os.environ.get("TRAXLA_FUZZ_EXAMPLES", "120"))
+SEED = int(os.environ.get("TRAXLA_FUZZ_SEED", "20261202"))
+PROGRESS = os.environ.get("TRAXLA_FUZZ_PROGRESS")  # a file to write the count to, if set
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+def _outcome(thunk):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ("ok", thunk())
+        except Exception as e:  # noqa: BLE001 - compared by class across implementations
+            return ("error", e)
+
+
+def _leaves(x):
+    return x if isinstance(x, (list, tuple)) else [x]
+
+
+def _check_same(ours, theirs, program, what):
+    context = f"{what}\n{describe(program)}"
+    if theirs[0] == "error" or ours[0] == "error":
+        assert ours[0] == theirs[0], (f"{context}\ntraxla: {ours[1]!r}\nreference: "
+                                      f"{theirs[1]!r}")
+        assert type(ours[1]).__name__ == type(theirs[1]).__name__, (
+            f"{context}\ntraxla: {ours[1]!r}\nreference: {theirs[1]!r}")
+        return
+    for a, b in zip(_leaves(ours[1]), _leaves(theirs[1])):
+        x, y = np.asarray(a), np.asarray(b)
+        assert x.shape == y.shape, f"{context}\nshape {x.shape} != {y.shape}"
+        assert x.dtype == y.dtype, f"{context}\ndtype {x.dtype} != {y.dtype}"
+        # (JAX hands some NumPy inputs back as they are, e.g. from vmap of an identity;
+        # traxla returns Arrays: only Arrays on both sides have a weak type to compare)
+        if jax is not None and hasattr(a, "weak_type") and hasattr(b, "weak_type"):
+            assert a.weak_type == b.weak_type, (
+                f"{context}\nweak_type {getattr(a, 'weak_type', None)} != "
+                f"{getattr(b, 'weak_type', None)}")
+        if x.dtype.kind in "fc":
+            tol = 2e-3 if x.dtype == np.float16 else 2e-5
+            np.testing.assert_allclose(x, y, rtol=tol, atol=tol, equal_nan=True,
+                                       err_msg=context)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=context)
+
+
+def _batched(args):
+    """Each array input with a leading batch axis of 2 (Python scalars stay unbatched)."""
+    out, axes = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            second = (a * 2).astype(a.dtype) if a.dtype != np.bool_ else ~a
+            out.append(np.stack([a, second]))
+            axes.append(0)
+        else:
+            out.append(a)
+            axes.append(None)
+    return out, tuple(axes)
+
+
+def _reference(m, api, steps, args, transform):
+    def program(*a):
+        return run_program(m, steps, a)
+
+    if transform == "eager":
+        return program(*args)
+    if transform == "jit":
+        return api.jit(program)(*args)
+    if transform == "vmap":
+        batched, axes = _batched(args)
+        return api.vmap(program, in_axes=axes)(*batched)
+    if transform == "grad":
+        def scalar(x, *rest):
+            return m.sum(m.asarray(program(x, *rest), m.float32))
+        return api.grad(scalar)(*args)
+    raise AssertionError(transform)
+
+
+def _transforms(program, index):
+    """Which transformations this program runs under: all of them in a long run; in CI
+    eager always and one of jit/vmap/grad in turn (compiles are what cost)."""
+    inputs, _ = program
+    first_float = inputs[0][0] in ("float32", "py_float")
+    chosen = ["eager"]
+    if EXAMPLES > 1000:  # a long run: the eager-evaluated transformations every time, and
+        # jit (a compile in each library per program) for every tenth program
+        chosen += ["vmap"] + (["grad"] if first_float else []) + (["jit"] if index % 10 == 0
+                                                                  else [])
+    else:
+        extra = ["jit", "vmap", "grad"][index % 3]
+        if extra != "grad" or first_float:
+            chosen.append(extra)
+    return chosen
+
+
+_counter = [0]
+
+
+@seed(SEED)
+@FUZZ
+@given(programs())
+def test_random_programs_agree_with_the_reference(program):
+    _counter[0] += 1
+    if PROGRESS and _counter[0] % 100 == 0:
+        with open(PROGRESS, "w") as f:
+            f.write(f"{_counter[0]} programs\n")
+    inputs, steps = program
+    args = [make_input(*spec) for spec in inputs]
+    for transform in _transforms(program, _counter[0]):
+        ours = _outcome(lambda: _reference(tnp, traxla, steps, args, transform))
+        if jax is not None:
+            theirs = _outcome(lambda: _reference(jnp, jax, steps, args, transform))
+        elif transform == "eager":
+            theirs = _outcome(lambda: _reference(np, None, steps, args, transform))
+        else:
+            continue
+        _check_same(ours, theirs, program, transform)
+    assert ours[0] == "ok" or not isinstance(ours[1], (AssertionError, KeyError, AttributeError,
+                                                       IndexError, NameError, RecursionError)), (
+        f"internal error\n{describe(program)}\n{ours[1]!r}")
+
+
+def test_fuzzer_can_fail():
+    """The checker itself: a wrong value, dtype or error class is reported."""
+    program = ([("float32", (3,), 0)], [("sin", (0,))])
+    good = ("ok", np.sin(np.ones(3, np.float32)))
+    with pytest.raises(AssertionError):
+        _check_same(("ok", np.cos(np.ones(3, np.float32))), good, program, "eager")
+    with pytest.raises(AssertionError):
+        _check_same(("ok", np.sin(np.ones(3))), good, program, "eager")
+    with pytest.raises(AssertionError):
+        _check_same(("error", ValueError()), ("error", TypeError()), program, "eager")

@@ -1,0 +1,106 @@
+"""Dynamic shapes for shape-polymorphic export: the value of each dimension variable in the
+function being emitted, and the shape tensors that ``dynamic_broadcast_in_dim``,
+``dynamic_reshape`` and ``dynamic_iota`` take when a shape holds a symbolic dimension.
+
+The values are the function's leading ``jax.global_constant`` arguments (JAX's calling
+convention); XLA never sees dynamic shapes: the caller's static shapes are propagated
+through them (``refine_polymorphic_shapes``) before compilation."""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..ir.shape_poly import DimExpr
+from .mlir import constant, hlo, ir
+
+_state = threading.local()
+
+
+def is_static(shape) -> bool:
+    return not any(isinstance(d, DimExpr) for d in shape)
+
+
+@contextmanager
+def dim_values(values: dict | None):
+    """Makes ``values`` (variable name -> ``tensor<i32>`` value) current while a function's
+    body is emitted."""
+    outer = getattr(_state, "values", None)
+    _state.values = values
+    try:
+        yield
+    finally:
+        _state.values = outer
+
+
+class _Scalar:
+    """A ``tensor<i32>`` value with the arithmetic ``DimExpr.evaluate`` applies."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    @staticmethod
+    def of(x):
+        return x if isinstance(x, _Scalar) else _Scalar(constant(np.int32(x)))
+
+    def __add__(self, other):
+        return _Scalar(hlo.add(self.v, _Scalar.of(other).v))
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        return _Scalar(hlo.multiply(self.v, _Scalar.of(other).v))
+
+    __rmul__ = __mul__
+
+
+def dim_value(d) -> ir.Value:
+    """A dimension (int or expression) as a ``tensor<i32>`` value."""
+    if not isinstance(d, DimExpr):
+        return constant(np.int32(d))
+    values = getattr(_state, "values", None)
+    if not values:
+        raise ValueError(f"traxla bug: the symbolic dimension '{d}' is used outside a "
+                         "shape-polymorphic export (no dimension values in scope)")
+    return _Scalar.of(d.evaluate({k: _Scalar(v) for k, v in values.items()})).v
+
+
+def shape_tensor(shape) -> ir.Value:
+    """``tensor<Nxi32>`` holding ``shape`` (for the ``dynamic_*`` ops)."""
+    i32_1 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    parts = [hlo.reshape(i32_1, dim_value(d)) for d in shape]
+    if not parts:
+        return constant(np.zeros((0,), np.int32))
+    return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
+
+
+def broadcast_in_dim(result_type, x, dims, shape):
+    if is_static(shape):
+        return hlo.broadcast_in_dim(result_type, x, list(dims))
+    return hlo.dynamic_broadcast_in_dim(result_type, x, shape_tensor(shape), list(dims))
+
+
+def reshape(result_type, x, shape):
+    if is_static(shape):
+        return hlo.reshape(result_type, x)
+    return hlo.dynamic_reshape(result_type, x, shape_tensor(shape))
+
+
+def iota(result_type, dimension: int, shape):
+    if is_static(shape):
+        return hlo.iota(result_type, dimension)
+    return hlo.dynamic_iota(result_type, shape_tensor(shape), iota_dimension=dimension)
+
+
+def dynamic_slice(result_type, x, starts, sizes):
+    """``dynamic_slice`` of ``sizes`` at the ``tensor<i32>`` ``starts``; with a symbolic size,
+    ``real_dynamic_slice`` (start, limit = start + size, stride 1) as JAX emits it."""
+    if is_static(sizes):
+        return hlo.dynamic_slice(x, starts, ir.DenseI64ArrayAttr.get([int(s) for s in sizes]))
+    i32_1 = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    start = hlo.concatenate([hlo.reshape(i32_1, s) for s in starts], 0)
+    limit = hlo.add(start, shape_tensor(sizes))
+    strides = constant(np.ones((len(sizes),), np.int32))
+    return hlo.real_dynamic_slice(result_type, x, start, limit, strides)
