@@ -11,7 +11,13 @@ Figures (each the median of ``--repeats`` runs, traxla and JAX interleaved):
            is timed);
   compile  ``lowered.compile()`` of the same program at ``--compile-steps``;
   call     microseconds per cached call of ``jit(lambda x: x + 1.0)`` on a (4,)
-           float32 device array, without and with ``.block_until_ready()``.
+           float32 device array, without and with ``.block_until_ready()``, and
+           of a jitted function of a 100-leaf pytree (50 layers of {"w", "b"});
+  eager    microseconds per eager op outside ``jit`` on small device arrays:
+           ``x + 1``, ``jnp.sin(x)``, ``x[1:]``, ``x @ y``;
+  grad     trace + lower (first call) of ``jit(grad(loss))`` of a 2-layer MLP;
+  trace also has a lax-layer row (``lax.tanh(lax.dot(W, h))``) and a jnp row with
+  weak-typed scalars (``jnp.tanh(W @ h) * 0.5 + 0.25``).
 
 Every repetition of trace/lower/compile builds a fresh Python function object,
 so neither library can answer from a tracing or lowering cache.
@@ -39,7 +45,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 LIBS = {"traxla": (traxla, tnp), "jax": (jax, jnp)}
-BENCHES = ("trace", "lower", "compile", "call")
+BENCHES = ("eager", "trace", "lower", "compile", "call", "grad")
 
 
 # -- the program ---------------------------------------------------------------
@@ -49,6 +55,26 @@ def make_recurrence(np_mod, steps: int):
     def recurrence(W, h):
         for _ in range(steps):
             h = np_mod.tanh(W @ h)
+        return h
+
+    return recurrence
+
+
+def make_recurrence_lax(mod, steps: int):
+    lax = mod.lax
+
+    def recurrence(W, h):
+        for _ in range(steps):
+            h = lax.tanh(lax.dot(W, h))
+        return h
+
+    return recurrence
+
+
+def make_recurrence_weak(np_mod, steps: int):
+    def recurrence(W, h):
+        for _ in range(steps):
+            h = np_mod.tanh(W @ h) * 0.5 + 0.25
         return h
 
     return recurrence
@@ -81,12 +107,14 @@ def libs_in_turn(rep):
     return items if rep % 2 == 0 else items[::-1]
 
 
-def bench_trace(steps, repeats, W, h):
+def bench_trace(steps, repeats, W, h, variant="jnp"):
     samples = {name: [] for name in LIBS}
     n_eqns = {}
     for rep in range(repeats):
         for name, (mod, np_mod) in libs_in_turn(rep):
-            f = make_recurrence(np_mod, steps)
+            f = (make_recurrence(np_mod, steps) if variant == "jnp" else
+                 make_recurrence_lax(mod, steps) if variant == "lax" else
+                 make_recurrence_weak(np_mod, steps))
             seconds, closed = timed(lambda: mod.make_jaxpr(f)(W, h))
             samples[name].append(seconds)
             n_eqns[name] = len(closed.jaxpr.eqns)
@@ -143,12 +171,96 @@ def bench_call(calls, repeats):
     return samples
 
 
+def bench_pytree_call(calls, repeats):
+    """Seconds per cached call of a jitted function of a 100-leaf pytree."""
+    samples = {name: [] for name in LIBS}
+    fns = {}
+    for name, (mod, np_mod) in LIBS.items():
+        params = {f"layer{i:02d}": {"w": mod.device_put(np.full((4,), i, np.float32)),
+                                    "b": mod.device_put(np.zeros((4,), np.float32))}
+                  for i in range(50)}
+        fns[name] = (mod.jit(lambda p: p["layer00"]["w"] + p["layer49"]["b"]), params)
+    for f, p in fns.values():
+        for _ in range(max(200, calls // 10)):
+            f(p).block_until_ready()
+    for rep in range(repeats):
+        for name, (f, p) in (fns.items() if rep % 2 == 0 else list(fns.items())[::-1]):
+            def loop():
+                out = None
+                for _ in range(calls):
+                    out = f(p)
+                out.block_until_ready()
+            seconds, _ = timed(loop)
+            samples[name].append(seconds / calls)
+    return samples
+
+
+EAGER_OPS = ("x + 1", "jnp.sin(x)", "x[1:]", "x @ y")
+
+
+def bench_eager(calls, repeats):
+    """Seconds per eager op on small device arrays, per op in ``EAGER_OPS``."""
+    samples = {op: {name: [] for name in LIBS} for op in EAGER_OPS}
+    ops = {}
+    for name, (mod, np_mod) in LIBS.items():
+        x = mod.device_put(np.arange(4, dtype=np.float32))
+        y = mod.device_put(np.ones((4, 4), np.float32))
+        ops[name] = {"x + 1": lambda x=x: x + 1, "jnp.sin(x)": lambda x=x, m=np_mod: m.sin(x),
+                     "x[1:]": lambda x=x: x[1:], "x @ y": lambda y=y: y @ y}
+    for per_lib in ops.values():
+        for fn in per_lib.values():
+            for _ in range(100):
+                fn().block_until_ready()
+    for rep in range(repeats):
+        for op in EAGER_OPS:
+            for name, _ in libs_in_turn(rep):
+                fn = ops[name][op]
+
+                def loop():
+                    out = None
+                    for _ in range(calls):
+                        out = fn()
+                    out.block_until_ready()
+                seconds, _ = timed(loop)
+                samples[op][name].append(seconds / calls)
+    return samples
+
+
+def make_mlp_loss(mod, np_mod):
+    """A fresh 2-layer MLP loss on every call (defeats per-function caches)."""
+
+    def loss(params, x, y):
+        (W1, b1), (W2, b2) = params
+        h = np_mod.tanh(x @ W1 + b1)
+        out = h @ W2 + b2
+        return np_mod.mean((out - y) ** 2)
+
+    return loss
+
+
+def bench_grad(repeats):
+    rng = np.random.RandomState(1)
+    params = [(rng.randn(8, 32).astype(np.float32), np.zeros(32, np.float32)),
+              (rng.randn(32, 4).astype(np.float32), np.zeros(4, np.float32))]
+    x = rng.randn(16, 8).astype(np.float32)
+    y = rng.randn(16, 4).astype(np.float32)
+    samples = {name: [] for name in LIBS}
+    for rep in range(repeats):
+        for name, (mod, np_mod) in libs_in_turn(rep):
+            g = mod.jit(mod.grad(make_mlp_loss(mod, np_mod)))
+            seconds, _ = timed(lambda: g.trace(params, x, y).lower())
+            samples[name].append(seconds)
+    return samples
+
+
 def warm_up(W, h):
     """Pays one-time costs (backend start, MLIR context, lazy imports) untimed."""
     for mod, np_mod in LIBS.values():
         f = make_recurrence(np_mod, 3)
         mod.make_jaxpr(f)(W, h)
         mod.jit(make_recurrence(np_mod, 3)).trace(W, h).lower().compile()(W, h)
+        mod.make_jaxpr(make_recurrence_lax(mod, 3))(W, h)
+        mod.make_jaxpr(make_recurrence_weak(np_mod, 3))(W, h)
 
 
 # -- reporting -----------------------------------------------------------------
@@ -178,6 +290,14 @@ def print_table(rows):
         print(fmt(c))
 
 
+def markdown_table(rows) -> str:
+    lines = ["| figure | traxla | JAX | traxla/JAX |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['metric']} | {r['traxla']:.2f} {r['unit']} | {r['jax']:.2f} {r['unit']} "
+                     f"| {r['ratio']:.2f}× |")
+    return "\n".join(lines)
+
+
 def environment():
     return {
         "python": platform.python_version(),
@@ -191,17 +311,21 @@ def environment():
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=2000,
-                   help="unrolled steps for the trace and lower figures (default 2000)")
-    p.add_argument("--compile-steps", type=int, default=200,
-                   help="unrolled steps for the compile figure (default 200)")
+    p.add_argument("--steps", type=int, default=1000,
+                   help="unrolled steps for the trace and lower figures (default 1000)")
+    p.add_argument("--compile-steps", type=int, default=100,
+                   help="unrolled steps for the compile figure (default 100)")
     p.add_argument("--repeats", type=int, default=5,
                    help="repetitions per figure; the median is reported (default 5)")
-    p.add_argument("--calls", type=int, default=20000,
-                   help="cached calls per repetition of the call figures (default 20000)")
+    p.add_argument("--calls", type=int, default=10000,
+                   help="cached calls per repetition of the call figures (default 10000)")
+    p.add_argument("--eager-calls", type=int, default=1000,
+                   help="eager ops per repetition of the eager figures (default 1000)")
     p.add_argument("--only", default=",".join(BENCHES),
                    help=f"comma-separated subset of {','.join(BENCHES)}")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
+    p.add_argument("--markdown", action="store_true",
+                   help="also print the rows as the README's performance table")
     args = p.parse_args(argv)
     only = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = set(only) - set(BENCHES)
@@ -216,6 +340,10 @@ def main(argv=None):
     warm_up(W, h)
 
     rows, extra = [], {}
+    if "eager" in only:
+        samples = bench_eager(args.eager_calls, args.repeats)
+        for op in EAGER_OPS:
+            rows.append(row(f"eager {op}", "us", 1e6, samples[op]))
     if "trace" in only:
         samples, n_eqns = bench_trace(args.steps, args.repeats, W, h)
         rows.append(row(f"trace {args.steps}-step make_jaxpr", "ms", 1e3, samples))
@@ -223,6 +351,13 @@ def main(argv=None):
         if len(set(n_eqns.values())) == 1:
             n = n_eqns["traxla"]
             rows.append(row("trace per equation", "us", 1e6 / n, samples))
+        for variant, label in (("lax", "lax layer"), ("weak", "jnp + weak scalars")):
+            samples, n_eqns = bench_trace(args.steps, args.repeats, W, h, variant)
+            if len(set(n_eqns.values())) == 1:
+                rows.append(row(f"trace per equation, {label}", "us", 1e6 / n_eqns["traxla"],
+                                samples))
+            else:
+                print(f"note: {label} equation counts differ: {n_eqns}", file=sys.stderr)
     if "lower" in only:
         samples = bench_lower(args.steps, args.repeats, W, h)
         rows.append(row(f"lower {args.steps}-step", "ms", 1e3, samples))
@@ -241,6 +376,10 @@ def main(argv=None):
                         {k: v["call"] for k, v in samples.items()}))
         rows.append(row("cached call + block_until_ready", "us", 1e6,
                         {k: v["call_block"] for k, v in samples.items()}))
+        rows.append(row("cached call, 100-leaf pytree", "us", 1e6,
+                        bench_pytree_call(args.calls // 2, args.repeats)))
+    if "grad" in only:
+        rows.append(row("grad 2-layer MLP trace+lower", "ms", 1e3, bench_grad(args.repeats)))
 
     print()
     print_table(rows)
@@ -249,6 +388,9 @@ def main(argv=None):
     if "compile_outputs_agree" in extra:
         print(f"compiled outputs agree: {extra['compile_outputs_agree']}")
 
+    if args.markdown:
+        print()
+        print(markdown_table(rows))
     if args.json:
         payload = {"config": vars(args), "environment": env, "results": rows, **extra}
         with open(args.json, "w") as fh:

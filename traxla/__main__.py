@@ -95,11 +95,15 @@ def main(argv=None):
     cache_cli.add_parser(sub)
     from traxla import export_cli
     export_cli.add_parser(sub)
+    from traxla import profile_dispatch
+    profile_dispatch.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
         return cache_cli.run(args)
     if args.command == "exported":
         return export_cli.run(args)
+    if args.command == "profile-dispatch":
+        return profile_dispatch.run(args)
     if args.command in (None, "demo"):
         if args.command is None:
             args = parser.parse_args(["demo"] + (argv or []))

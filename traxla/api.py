@@ -21,7 +21,7 @@ from .runtime import Array, to_array
 from .runtime.array import check_not_deleted
 from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
-from .runtime.xla_adapter import RuntimeErrorType
+from .runtime.xla_adapter import RuntimeErrorType, builtin_tree_flatten
 from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
@@ -30,6 +30,18 @@ from .tracer.values import concrete_aval
 from . import debug_mode
 from .runtime import debug_checks
 
+# Flags that change what tracing produces: part of every trace and compile cache key (as
+# in JAX's trace context), so a program traced under one setting never serves another.
+_TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+                        "default_matmul_precision")
+
+
+def _trace_context() -> tuple:
+    return tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
+
+
+_TREE_FAST_LIMIT = 64  # argument structures per jitted function on the pytree hit path
+_TREE_FAST_CANDIDATES = 8  # signatures per structure
 _config_epoch = [0]
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
@@ -162,6 +174,8 @@ class JitFunction(Wrapped):
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         _all_jits.add(self)
         self._fast: dict = {}
+        # (C++ treedef of the arguments) -> [(avals, entry)]: cached calls on pytrees of Arrays.
+        self._tree_fast: dict = {}
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
@@ -174,6 +188,7 @@ class JitFunction(Wrapped):
         if self._plain and not kwargs and type(trace_core._state.trace) is EvalTrace:
             if self._epoch != _config_epoch[0]:
                 self._fast.clear()
+                self._tree_fast.clear()
                 self._epoch = _config_epoch[0]
             # Only default-device Arrays take this path: a placed (sharded) Array is left
             # out of the key, so the arity check below sends the call to the slow path.
@@ -187,7 +202,51 @@ class JitFunction(Wrapped):
                         check_not_deleted(args)
                         raise
                 return entry.out_tree.unflatten(entry.executable.execute(args))
+            if self._tree_fast:
+                entry = self._tree_fast_entry(args)
+                if entry is not None:
+                    return entry[0].out_tree.unflatten(entry[0].execute(entry[1]))
         return self._call_slow(args, kwargs)
+
+    def _tree_fast_entry(self, args):
+        """(entry, leaves) for a cached call whose arguments are builtin containers of
+        default-device Arrays, flattened in C++; None sends the call to the slow path.
+        Keyed by the treedef alone (hashed in C++); the avals are then compared as a
+        list, which costs nothing per leaf when they are the same objects (as outputs of
+        one executable are)."""
+        flat = builtin_tree_flatten(args)
+        if flat is None:
+            return None
+        leaves, treedef = flat
+        candidates = self._tree_fast.get(treedef)
+        if candidates is None:
+            return None
+        for a in leaves:
+            if type(a) is not Array or a._placement is not None:
+                return None
+        avals = [a.aval for a in leaves]
+        for known, entry in candidates:
+            if known == avals:
+                return entry, leaves
+        return None
+
+    def _remember_tree_signature(self, args, arrays, avals, entry):
+        """Registers a slow-path call for the C++-flattened hit path, when jaxlib's
+        flattener sees exactly traxla's leaves (same objects, same order)."""
+        flat = builtin_tree_flatten(args)
+        if flat is None or len(flat[0]) != len(arrays):
+            return
+        if any(a is not b for a, b in zip(flat[0], arrays)):
+            return
+        if len(self._tree_fast) >= _TREE_FAST_LIMIT:
+            self._tree_fast.clear()
+        candidates = self._tree_fast.setdefault(flat[1], [])
+        known = list(avals)
+        if any(k == known for k, _ in candidates):
+            return
+        if len(candidates) >= _TREE_FAST_CANDIDATES:
+            del candidates[0]
+        candidates.append((known, entry))
 
     def _call_slow(self, args, kwargs):
         if debug_mode.flags[0]:  # disable_jit(): plain Python
@@ -208,7 +267,7 @@ class JitFunction(Wrapped):
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
                                           self._out_mesh())
             avals = tuple(a.aval for a in arrays)
-            key = (in_tree, static_key, avals, config.enable_x64)
+            key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
             if entry is None:
                 fast = (self._plain and not kwargs and len(args) == len(arrays)
@@ -218,6 +277,10 @@ class JitFunction(Wrapped):
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
+            if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
+                    and not debug_mode.slow_path_only()
+                    and all(type(a) is Array for a in leaves)):
+                self._remember_tree_signature(args, arrays, avals, entry)
             outs = entry.execute(arrays)
             if debug_checks.flags[0] or debug_checks.flags[1]:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
@@ -341,6 +404,7 @@ class JitFunction(Wrapped):
         ``jitted.clear_cache()``)."""
         self._compiled.clear()
         self._fast.clear()
+        self._tree_fast.clear()
         self._traced.clear()
         self._lifted.clear()
 
@@ -362,7 +426,7 @@ class JitFunction(Wrapped):
                   for a in arrays]
         avals = tuple(a.aval for a in arrays)
         placements = tuple(a._placement for a in arrays)
-        key = (in_tree, static_key, avals, config.enable_x64, placements)
+        key = (in_tree, static_key, avals, _trace_context(), placements)
         entry = self._compiled.get(key)
         if entry is None:
             def build():
@@ -384,7 +448,7 @@ class JitFunction(Wrapped):
             avals = tuple(_aval(x) for x in leaves)
         except (TypeError, OverflowError) as e:
             raise self._argument_error(e, args, kwargs, leaves) from None
-        key = (in_tree, static_key, avals, config.enable_x64)
+        key = (in_tree, static_key, avals, _trace_context())
         hit = self._traced.get(key)
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):
@@ -514,7 +578,7 @@ class JitFunction(Wrapped):
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = tuple(_aval(x) for x in leaves)
-        key = (in_tree, static_key, avals, config.enable_x64)
+        key = (in_tree, static_key, avals, _trace_context())
         start = time.perf_counter()
         self._traced.pop(key, None)
         closed, out_tree = self._trace(key, args, kwargs, avals)

@@ -12,7 +12,7 @@ import warnings
 from typing import Union
 
 from . import tree_util
-from .ir.core import ClosedJaxpr, Jaxpr
+from .ir.core import ClosedJaxpr, Jaxpr, Literal
 from .lowering import lower_jaxpr
 from .runtime import to_array
 from .runtime.executable import Executable
@@ -72,13 +72,12 @@ class LoweredProgram:
 def used_inputs(jaxpr: Jaxpr) -> list[bool]:
     used = set()
     for eqn in jaxpr.eqns:
-        used.update(v for v in eqn.invars if not _is_literal(v))
-    used.update(v for v in jaxpr.outvars if not _is_literal(v))
+        used.update([v for v in eqn.invars if type(v) is not Literal])
+    used.update([v for v in jaxpr.outvars if type(v) is not Literal])
     return [v in used for v in jaxpr.invars]
 
 
 def _is_literal(v) -> bool:
-    from .ir.core import Literal
     return type(v) is Literal
 
 

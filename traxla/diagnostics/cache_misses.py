@@ -99,8 +99,14 @@ def diff_keys(jitted, new, old, arg_names) -> tuple[int, int, list[str]]:
     new_tree, new_static, new_avals, new_x64 = new[:4]
     old_tree, old_static, old_avals, old_x64 = old[:4]
     if new_x64 != old_x64:
-        return _CONFIG, 1, [f"  * config enable_x64 differs: now {new_x64} and before "
-                            f"{old_x64} (a config change retraces every function)"]
+        # The key holds the trace context: enable_x64 first, then the other flags that
+        # change tracing (api._TRACE_CONTEXT_FLAGS); name the ones that differ.
+        from ..api import _TRACE_CONTEXT_FLAGS
+        pairs = (zip(_TRACE_CONTEXT_FLAGS, new_x64, old_x64) if type(new_x64) is tuple
+                 and type(old_x64) is tuple else [("enable_x64", new_x64, old_x64)])
+        lines = [f"  * config {name} differs: now {a} and before {b} (a config change "
+                 "retraces every function)" for name, a, b in pairs if a != b]
+        return _CONFIG, len(lines), lines
     if new_tree != old_tree:
         return _TREE, 1, ["different input pytree:"] + _tree_diff(new_tree, old_tree)
     if new_static != old_static:

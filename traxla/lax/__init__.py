@@ -3,6 +3,7 @@ as ``jax.lax``."""
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Sequence
 
@@ -183,8 +184,30 @@ def convert_element_type(operand, new_dtype):
     return _lift(_convert_element_type(operand, dtypes.to_dtype(new_dtype), False))
 
 
+# (Python scalar type, value[, sign of a zero], dtype, weak type) -> Literal: a traced
+# ``x * 0.5`` folds the same scalar thousands of times. Bounded; Literals are immutable.
+_scalar_literals: dict = {}
+
+
 def _convert_element_type(operand, new_dtype, weak_type: bool):
     """Converts, folding conversions of concrete scalars into new constants (no equation)."""
+    t = type(operand)
+    if t is builtins.float or t is builtins.int:
+        key = (t, operand, new_dtype, weak_type,
+               t is builtins.float and operand == 0.0 and math.copysign(1.0, operand))
+        hit = _scalar_literals.get(key)
+        if hit is not None:
+            return hit
+        out = _convert_element_type_uncached(operand, new_dtype, weak_type)
+        if type(out) is _Literal:
+            if len(_scalar_literals) >= 4096:
+                _scalar_literals.clear()
+            _scalar_literals[key] = out
+        return out
+    return _convert_element_type_uncached(operand, new_dtype, weak_type)
+
+
+def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
     from ..ir.core import Literal
     from ..ir.avals import ShapedArray
     aval = aval_of(operand)

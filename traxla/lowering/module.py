@@ -166,9 +166,23 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     for v, val in zip(jaxpr.invars, args):
         env[v] = val
 
+    # One constant op per distinct literal in this block (a 4,000-equation program
+    # repeats the same few scalars thousands of times); the first use dominates the rest.
+    literals = {}
+
     def read(x):
         if type(x) is Literal:
-            return constant(x.val, x.aval.dtype)
+            val = x.val
+            dtype = x.aval.dtype
+            try:
+                key = (dtype, type(val), val if type(val) in (int, bool) else
+                       np.asarray(val, dtype).tobytes())
+            except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
+                return constant(val, dtype)
+            out = literals.get(key)
+            if out is None:
+                out = literals[key] = constant(val, dtype)
+            return out
         return env[x]
 
     for eqn in jaxpr.eqns:

@@ -29,7 +29,8 @@ from ._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh,
                       ufuncs as _ufuncs, where)
 from ._ufuncs import divmod, _iscomplexobj as iscomplexobj  # noqa: A004,F401
 
-globals().update(_ufuncs)
+from ._eager import eager_cached as _eager_cached  # noqa: E402
+globals().update({_k: _eager_cached(_v) for _k, _v in _ufuncs.items()})
 absolute = abs
 mod = remainder
 pow = power  # noqa: A001

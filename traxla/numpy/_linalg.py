@@ -31,6 +31,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     pet, out_weak = _result_dtype(a, b, preferred_element_type)
     a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
     a_is_mat, b_is_mat = len(a_shape) > 1, len(b_shape) > 1
+    if len(a_shape) <= 2 and len(b_shape) <= 2:  # no batch dims: one dot_general (the common case)
+        out = lax.dot_general(a, b, (((len(a_shape) - 1,), (len(b_shape) - 1 - b_is_mat,)),
+                                     ((), ())), precision, pet)
+        return lax._convert_element_type(out, pet, out_weak)
     a_batch = a_shape[:-2] if a_is_mat else ()
     b_batch = b_shape[:-2] if b_is_mat else ()
     nbatch = max(len(a_batch), len(b_batch))

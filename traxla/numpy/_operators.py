@@ -2,11 +2,13 @@
 so ``x * 2.0 + 1.0`` binds the same primitives eagerly and under a trace."""
 from __future__ import annotations
 
+import numpy as _np
+
 from .. import lax
 from ..ir import dtypes
 from ..runtime import Array
 from ..tracer import Tracer
-from . import _indexing, _linalg, _reductions, _shape, _ufuncs
+from . import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
 from ._ufuncs import ufuncs
 from ..ir.shape_poly import DimExpr
 
@@ -27,10 +29,12 @@ def _defer(fn):
     return op
 
 
+_KNOWN_SCALARS = (bool, int, float, complex)
+
+
 def _known(x) -> bool:
-    import numpy as np
-    return type(x) in (bool, int, float, complex) or isinstance(
-        x, (np.ndarray, np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
+    return type(x) in _KNOWN_SCALARS or isinstance(
+        x, (_np.ndarray, _np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
 
 
 def _astype(self, dtype, copy=False, device=None):
@@ -136,13 +140,13 @@ _PROPERTIES = {
 }
 
 
-def install(cls):
+def install(cls, wrap=lambda fn: fn):
     for name, fn in _OPERATORS.items():
-        setattr(cls, name, _defer(fn))
+        setattr(cls, name, _defer(wrap(fn)))
     for name, base in _REFLECTED.items():
-        setattr(cls, name, _defer(_swap(_OPERATORS[base])))
+        setattr(cls, name, _defer(_swap(wrap(_OPERATORS[base]))))
     for name, fn in _UNARY.items():
-        setattr(cls, name, fn)
+        setattr(cls, name, wrap(fn))
     for name, fn in _METHODS.items():
         setattr(cls, name, fn)
     for name, fn in _PROPERTIES.items():
@@ -150,5 +154,5 @@ def install(cls):
             setattr(cls, name, property(fn))
 
 
-install(Array)
+install(Array, _eager.eager_cached)  # concrete operands: cached compiled programs
 install(Tracer)

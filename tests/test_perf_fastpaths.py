@@ -1,0 +1,287 @@
+"""The eager and cached-call fast paths (issue #18) agree with the ordinary Python
+paths, and each cause of falling back takes the ordinary path with the same result."""
+import math
+
+import numpy as np
+import pytest
+
+import traxla
+import traxla.numpy as tnp
+from traxla.numpy import _eager
+
+X = np.arange(4, dtype=np.float32)
+
+
+def _fresh_stats():
+    return dict(_eager.stats)
+
+
+def _delta(before, key):
+    return _eager.stats[key] - before[key]
+
+
+def test_eager_operator_and_ufunc_take_fast_path_and_agree():
+    x = traxla.device_put(X)
+    y = traxla.device_put(np.ones((4, 4), np.float32))
+    before = _fresh_stats()
+    results = {"x + 1": x + 1, "2.5 * x": 2.5 * x, "sin": tnp.sin(x), "y @ y": y @ y,
+               "x < 2": x < 2, "-x": -x}
+    assert _delta(before, "fast") == len(results)
+    expected = {"x + 1": X + 1, "2.5 * x": 2.5 * X, "sin": np.sin(X), "y @ y": np.full((4, 4), 4.0),
+                "x < 2": X < 2, "-x": -X}
+    for name, value in results.items():
+        np.testing.assert_allclose(np.asarray(value), expected[name], rtol=1e-6, err_msg=name)
+    assert (x + 1).dtype == np.float32 and not (x + 1).aval.weak_type
+    assert (x < 2).dtype == np.bool_
+
+
+def test_python_scalar_is_transferred_once():
+    x = traxla.device_put(X)
+    x + 7.25
+    before = _fresh_stats()
+    for _ in range(3):
+        out = x + 7.25
+    assert _delta(before, "scalar_misses") == 0 and _delta(before, "scalar_hits") == 3
+    np.testing.assert_array_equal(np.asarray(out), X + 7.25)
+
+
+def test_scalar_cache_keeps_signed_zero_and_int_apart():
+    x = traxla.device_put(np.array([1.0, -1.0], np.float32))
+    assert np.all(np.signbit(np.asarray(tnp.copysign(x, -0.0))))
+    assert not np.any(np.signbit(np.asarray(tnp.copysign(x, 0.0))))
+    i = traxla.device_put(np.array([5], np.int32))
+    assert (i + 1).dtype == np.int32 and (i + 1.0).dtype == np.float32
+
+
+def test_scalar_dtype_follows_x64():
+    with traxla.config.flag("enable_x64", True):
+        x = traxla.device_put(np.arange(3, dtype=np.float64))
+        out = x + 0.1
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), np.arange(3) + 0.1)
+        i = traxla.device_put(np.arange(3, dtype=np.int64))
+        big = i + 2 ** 40
+        assert big.dtype == np.int64 and int(np.asarray(big)[2]) == 2 + 2 ** 40
+    out32 = traxla.device_put(X) + 0.1
+    assert out32.dtype == np.float32
+
+
+@pytest.mark.parametrize("cause", ["numpy operand", "bool scalar", "out-of-range int",
+                                   "tracer", "debug_nans", "disable_jit", "sharded"])
+def test_each_fallback_cause_takes_the_python_path(cause):
+    x = traxla.device_put(X)
+    before = _fresh_stats()
+    if cause == "numpy operand":
+        out, want = tnp.add(x, X), X + X
+    elif cause == "bool scalar":
+        out, want = x * True, X
+    elif cause == "out-of-range int":  # left to the ordinary path: JAX's OverflowError
+        with pytest.raises(OverflowError, match="overflow was encountered"):
+            tnp.add.__wrapped_eager__(x, 2 ** 40)
+        with pytest.raises(OverflowError, match="overflow was encountered"):
+            x + 2 ** 40
+        assert _delta(before, "fallback") >= 1
+        return
+    elif cause == "tracer":
+        out = traxla.jit(lambda v: tnp.sin(v) + 1.0)(x)
+        want = np.sin(X) + 1
+        assert _delta(before, "fast") == 0
+    elif cause == "debug_nans":
+        with traxla.config.flag("debug_nans", True):
+            out, want = x + 1.0, X + 1
+    elif cause == "disable_jit":
+        with traxla.disable_jit():
+            out, want = tnp.cos(x), np.cos(X)
+    else:
+        mesh = traxla.sharding.Mesh(np.array(traxla.devices()[:1]), ("a",))
+        placed = traxla.device_put(X, traxla.sharding.NamedSharding(
+            mesh, traxla.sharding.PartitionSpec("a")))
+        out, want = placed + 1.0, X + 1
+    assert _delta(before, "fallback") >= 1
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+
+
+def test_deleted_operand_raises_clearly():
+    x = traxla.device_put(X)
+    x + 1.0
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        x + 1.0
+
+
+def test_shape_errors_match_the_python_path():
+    x = traxla.device_put(X)
+    y = traxla.device_put(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"add got incompatible shapes for broadcasting: \(4,\), \(3,\)"):
+        x + y
+
+
+def test_nan_signed_scalar_values():
+    x = traxla.device_put(X)
+    assert np.all(np.isnan(np.asarray(x + math.nan)))
+    assert np.all(np.isinf(np.asarray(x - math.inf)))
+
+
+# -- cached jit calls: the one-Array and C++-flattened pytree hit paths ----------------
+def _tree_params(n=5):
+    return {f"l{i}": {"w": traxla.device_put(np.full((2,), i, np.float32)),
+                      "b": traxla.device_put(np.ones((2,), np.float32))} for i in range(n)}
+
+
+def test_pytree_call_hits_the_cxx_flattened_path_and_agrees():
+    f = traxla.jit(lambda p: p["l0"]["w"] + p["l4"]["b"] * 2.0)  # prunes unused leaves
+    params = _tree_params()
+    first = f(params)
+    assert f._tree_fast, "the first call registers the pytree signature"
+    again = f(params)
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
+    np.testing.assert_array_equal(np.asarray(again), [2.0, 2.0])
+    # new Arrays with equal (not identical) avals hit too; new values are used
+    params2 = _tree_params()
+    params2["l0"]["w"] = traxla.device_put(np.array([5.0, 6.0], np.float32))
+    assert f._tree_fast_entry((params2,)) is not None
+    np.testing.assert_array_equal(np.asarray(f(params2)), [7.0, 8.0])
+    # a different shape misses and recompiles through the slow path
+    params2["l0"]["w"] = traxla.device_put(np.zeros((3, 2), np.float32))
+    assert f._tree_fast_entry((params2,)) is None
+    assert np.asarray(f(params2)).shape == (3, 2)
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+traxla.tree_util.register_pytree_node(_Box, lambda b: ((b.v,), None), lambda _, c: _Box(*c))
+
+
+@pytest.mark.parametrize("cause", ["custom node", "numpy leaf", "kwargs", "sharded leaf",
+                                   "namedtuple"])
+def test_pytree_fast_path_fallback_causes(cause):
+    import collections
+    Pair = collections.namedtuple("Pair", "a b")
+    x = traxla.device_put(X)
+    f = traxla.jit(lambda t, **kw: traxla.tree_util.tree_leaves(t)[0] * 3.0)
+    if cause == "custom node":
+        arg, kwargs = [_Box(x)], {}
+    elif cause == "numpy leaf":
+        arg, kwargs = [X, x], {}
+    elif cause == "kwargs":
+        arg, kwargs = [x], {"k": x}
+    elif cause == "namedtuple":
+        arg, kwargs = Pair(x, x), {}
+    else:
+        mesh = traxla.sharding.Mesh(np.array(traxla.devices()[:1]), ("a",))
+        arg = [traxla.device_put(X, traxla.sharding.NamedSharding(
+            mesh, traxla.sharding.PartitionSpec("a")))]
+        kwargs = {}
+    for _ in range(2):
+        out = f(arg, **kwargs)
+        np.testing.assert_allclose(np.asarray(out), X * 3.0)
+    registered = any(True for _ in f._tree_fast)
+    if cause == "namedtuple":  # a builtin node: served by the fast path
+        assert registered and f._tree_fast_entry((arg,)) is not None
+    else:
+        assert not registered or f._tree_fast_entry((arg,)) is None
+
+
+def test_donated_argument_on_the_fast_paths():
+    f = traxla.jit(lambda x: x + 1.0, donate_argnums=0)
+    g = traxla.jit(lambda t: t["x"] + 1.0, donate_argnums=0)
+    for fn, wrap in ((f, lambda a: a), (g, lambda a: {"x": a})):
+        for _ in range(3):  # the second and third calls take the hit path
+            x = traxla.device_put(X)
+            out = fn(wrap(x))
+            np.testing.assert_array_equal(np.asarray(out), X + 1.0)
+            assert x.is_deleted()
+
+
+def test_callback_carrying_program_on_the_fast_paths():
+    seen = []
+
+    def record(v):
+        seen.append(np.asarray(v).copy())
+        return v
+
+    f = traxla.jit(lambda t: traxla.pure_callback(
+        record, traxla.ShapeDtypeStruct((4,), np.float32), t["x"]) * 2.0)
+    x = traxla.device_put(X)
+    for _ in range(3):
+        out = f({"x": x})
+        np.testing.assert_array_equal(np.asarray(out), X * 2.0)
+    assert len(seen) == 3
+
+
+def test_x64_switch_recompiles_on_both_fast_paths():
+    f = traxla.jit(lambda x: x * 2)
+    g = traxla.jit(lambda t: t[0] * 2)
+    x = traxla.device_put(X)
+    assert f(x).dtype == np.float32 and g((x,)).dtype == np.float32
+    with traxla.config.flag("enable_x64", True):
+        x64 = traxla.device_put(np.arange(4, dtype=np.float64))
+        assert f(x64).dtype == np.float64 and g((x64,)).dtype == np.float64
+        assert f(x).dtype == np.float32
+    assert f(x).dtype == np.float32 and g((x,)).dtype == np.float32
+
+
+def test_profile_dispatch_prints_every_stage(capsys):
+    from traxla.__main__ import main
+    assert main(["profile-dispatch", "--calls", "20", "--repeats", "1"]) == 0
+    text = capsys.readouterr().out
+    for stage in ("flatten (tree_util)", "flatten (C++ pytree)", "key (avals tuple)",
+                  "lookup (hit-path cache)", "execute (enqueue)", "wrap (Arrays + tree)",
+                  "whole cached call"):
+        assert text.count(stage) == 2, stage
+
+
+def test_promotion_mode_is_part_of_the_cache_key():
+    f = traxla.jit(lambda a, b: a + b)
+    a = traxla.device_put(np.ones(2, np.float32))
+    b = traxla.device_put(np.ones(2, np.int32))
+    assert f(a, b).dtype == np.float32 and (a + b).dtype == np.float32
+    traxla.config.update("jax_numpy_dtype_promotion", "strict")
+    try:
+        with pytest.raises(traxla.dtypes.TypePromotionError):
+            f(a, b)
+        with pytest.raises(traxla.dtypes.TypePromotionError):
+            a + b
+    finally:
+        traxla.config.update("jax_numpy_dtype_promotion", "standard")
+    assert f(a, b).dtype == np.float32
+
+
+def test_scalar_cache_is_bounded_and_threads_share_it():
+    import threading
+    x = traxla.device_put(X)
+    x + 0.5  # compiled once up front: concurrent first traces are the correctness work's topic
+    limit = _eager.scalar_cache_limit
+    _eager.scalar_cache_limit = 8
+    errors = []
+
+    def work(offset):
+        try:
+            for i in range(20):
+                v = float(offset * 100 + i)
+                np.testing.assert_array_equal(np.asarray(x + v), X + np.float32(v))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert len(_eager._scalar_cache) <= 8 + 3
+    finally:
+        _eager.scalar_cache_limit = limit
+
+
+def test_clear_caches_empties_the_scalar_cache():
+    x = traxla.device_put(X)
+    x + 3.5
+    assert _eager._scalar_cache
+    traxla.clear_caches()
+    assert not _eager._scalar_cache
+    np.testing.assert_array_equal(np.asarray(x + 3.5), X + 3.5)

@@ -1,0 +1,115 @@
+"""Eager fast path for ``jnp`` functions and Array operators.
+
+Outside any trace, a ``jnp`` ufunc or operator applied to default-device Arrays (and
+Python ``int``/``float`` operands) runs as one cached compiled program per signature,
+as JAX's jit-wrapped ufuncs do: no per-op dtype promotion in Python, no one-equation
+dispatch per primitive. A Python scalar becomes a weakly typed runtime argument (not a
+constant baked into the program, so ``x + i`` over many ``i`` compiles once); its device
+copy is cached, so a repeated constant costs no host-to-device transfer.
+
+Anything else (tracers, NumPy or placed/sharded arrays, bools, out-of-range ints,
+keyword arguments, debug checks, ``disable_jit``) takes the ordinary Python path,
+which computes the same values.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..api import jit
+from ..debug_mode import flags as _jit_flags
+from ..ir.config import config
+from ..runtime.debug_checks import flags as _check_flags
+from ..ir import dtypes
+from ..ir.avals import ShapedArray
+from ..runtime import Array
+from ..runtime.array import device_put_numpy
+from ..runtime.cache import on_clear
+from ..tracer import EvalTrace, core as trace_core
+
+# (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
+# first out beyond ``scalar_cache_limit`` entries.
+_scalar_cache: dict = {}
+scalar_cache_limit = 1024
+stats = {"fast": 0, "fallback": 0, "scalar_hits": 0, "scalar_misses": 0}
+
+
+def _int_bounds(dtype):
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def scalar_operand(x):
+    """A cached weakly typed device scalar for a Python int/float; None when out of range."""
+    t = type(x)
+    # -0.0 == 0.0 (and hashes alike): the sign of a zero is part of its key.
+    key = (t, x, math.copysign(1.0, x)) if t is float and x == 0.0 else (t, x)
+    arr = _scalar_cache.get(key)
+    if arr is not None:
+        stats["scalar_hits"] += 1
+        return arr
+    stats["scalar_misses"] += 1
+    dtype = dtypes.python_scalar_dtype(x)
+    if t is int:
+        lo, hi = _int_bounds(dtype)
+        if not lo <= x <= hi:
+            return None  # the ordinary path raises JAX's OverflowError
+    arr = device_put_numpy(np.asarray(x, dtype), ShapedArray((), dtype, True))
+    if len(_scalar_cache) >= scalar_cache_limit:
+        try:  # first in, first out; another thread may be evicting too
+            del _scalar_cache[next(iter(_scalar_cache))]
+        except (KeyError, RuntimeError, StopIteration):
+            pass
+    _scalar_cache[key] = arr
+    return arr
+
+
+def clear_scalar_cache(*_):
+    _scalar_cache.clear()
+
+
+# A scalar's dtype follows enable_x64: any configuration change empties the cache, as
+# does ``traxla.clear_caches()``.
+config.on_update(clear_scalar_cache)
+on_clear(clear_scalar_cache)
+
+
+_wrapped: dict = {}
+
+
+def eager_cached(fn):
+    """``fn`` with the eager fast path described above (one wrapper per function, so
+    ``jnp.add`` and ``+`` share their compiled programs)."""
+    hit = _wrapped.get(fn)
+    if hit is not None:
+        return hit
+    jitted = jit(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if (not kwargs and type(trace_core._state.trace) is EvalTrace
+                and not (_jit_flags[0] or _check_flags[0] or _check_flags[1])):
+            operands = []
+            for a in args:
+                t = type(a)
+                if t is Array and a._placement is None:
+                    operands.append(a)
+                elif t is float or t is int:
+                    c = scalar_operand(a)
+                    if c is None:
+                        break
+                    operands.append(c)
+                else:
+                    break
+            else:
+                if operands:
+                    stats["fast"] += 1
+                    return jitted(*operands)
+        stats["fallback"] += 1
+        return fn(*args, **kwargs)
+
+    wrapper.__wrapped_eager__ = fn
+    _wrapped[fn] = wrapper
+    return wrapper
