@@ -74,7 +74,8 @@ def zero_of(x) -> Zero:
 def zeros_like_aval(aval):
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return lax.full(aval.shape, 0, aval.dtype)
+    # weak type included: the zero gradient of a Python-float input is weak, as in JAX
+    return lax.full(aval.shape, lax._convert_element_type(0, aval.dtype, aval.weak_type))
 
 
 def instantiate(t):
