@@ -555,13 +555,7 @@ TEXT_CASES = ([f"{n}:jvp" for n in PROGRAMS]
                  "scan_basic:grad(jit)", "scan_consts:grad(jit)", "cond_sincos:grad(jit)",
                  "scan_basic:vmap(grad)", "cond_sincos:vmap(grad)", "scan_pytree:vmap(grad)"])
 
-_SECOND_ORDER_COND = ("second order through cond: residual slots are shared by type, weak type "
-                      "included, and one residual of the second cond is weakly typed in traxla "
-                      "but not in JAX, so traxla splits a slot JAX shares")
-
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "scan_in_cond:grad(grad)": _SECOND_ORDER_COND,
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def _params(cases):

@@ -68,3 +68,15 @@ def test_astype_of_a_concrete_scalar_is_an_array():
 def test_constant_folded_scalars_come_back_as_arrays(make):
     # these returned traxla's internal Literal instead of an Array
     _same(make(tnp), make(jnp))
+
+
+def test_zero_gradient_of_a_weak_input_is_weak():
+    # the instantiated symbolic zero was strongly typed
+    _same(traxla.grad(lambda x, y: tnp.abs(y))(1.5, np.float32(2)),
+          jax.grad(lambda x, y: jnp.abs(y))(1.5, np.float32(2)))
+
+
+def test_arithmetic_on_weak_booleans_is_strongly_typed():
+    # two weak booleans (comparisons of Python floats) skipped promotion and stayed weak
+    _same(tnp.add(tnp.equal(0.5, 0.5), tnp.equal(0.5, 0.5)),
+          jnp.add(jnp.equal(0.5, 0.5), jnp.equal(0.5, 0.5)))

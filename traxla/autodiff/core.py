@@ -74,7 +74,8 @@ def zero_of(x) -> Zero:
 def zeros_like_aval(aval):
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return lax.full(aval.shape, 0, aval.dtype)
+    # weak type included: the zero gradient of a Python-float input is weak, as in JAX
+    return lax.full(aval.shape, lax._convert_element_type(0, aval.dtype, aval.weak_type))
 
 
 def instantiate(t):
@@ -424,24 +425,13 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
         cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
         lin_cts = iter(backward_pass(lin.jaxpr, cts))
         in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
-        in_cts = [_like_primal(instantiate(c), a) for c, a in zip(in_cts, in_avals)]
+        in_cts = [instantiate(c) for c in in_cts]
         return tree_util.tree_unflatten(p_tree, in_cts)
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
         return out, vjp_fun, tree_util.tree_unflatten(dict(store)["aux"], result[2])
     return out, vjp_fun
-
-
-def _like_primal(ct, aval):
-    """A cotangent has its primal's weak type, as in JAX (where the transpose of the weak-to-
-    strong conversion restores it)."""
-    if getattr(ct, "aval", None) is None or aval.dtype == dtypes.float0:
-        return ct
-    ct_aval = ct.aval
-    if ct_aval.weak_type != aval.weak_type and ct_aval.dtype == aval.dtype:
-        return lax._lift(lax._convert_element_type(ct, aval.dtype, aval.weak_type))
-    return ct
 
 
 def _one_like(x):

@@ -44,7 +44,9 @@ def _same_typed_arrays(args):
         aval = getattr(a, "aval", None)
         if aval is None or aval.dtype != first.dtype or aval.weak_type != first.weak_type:
             return False
-    return not dtypes.is_extended(first.dtype)
+    # (weak booleans, from comparisons of weak operands, promote to strong bool as in JAX)
+    return not dtypes.is_extended(first.dtype) and not (first.weak_type
+                                                         and dtypes.is_bool(first.dtype))
 
 
 def check_python_ints(args):

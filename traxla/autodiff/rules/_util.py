@@ -20,8 +20,11 @@ def _convert(x, new_dtype, weak_type):
 
 
 def _const(x, value):
-    """JAX's ``_const``: a scalar constant of ``x``'s dtype (a literal when staged)."""
-    return lax._convert_element_type(value, lax.dtype_of(x), False)
+    """JAX's ``_const``: a scalar constant of ``x``'s dtype (a literal when staged); weakly
+    typed when ``x`` is a weak scalar, so derivatives of weak inputs stay weak."""
+    aval = lax.aval_of(x)
+    weak = aval.weak_type and not aval.shape
+    return lax._convert_element_type(value, aval.dtype, weak)
 
 
 def _one(x):
