@@ -184,10 +184,7 @@ def make_cases(ns, jnp, sds):
     return cases
 
 
-KNOWN_DIFFERENCES = {
-    "custom_gradient_two_args": "traxla's custom_vjp drops the weak type of the cotangents "
-                                "its bwd returns (JAX keeps weak_type=True)",
-}
+KNOWN_DIFFERENCES: dict = {}  # name -> why traxla differs (none left)
 
 
 def _two_arg_case(ns):

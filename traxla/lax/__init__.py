@@ -80,6 +80,8 @@ def _lift(x):
     function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
     if type(x) is _Literal or isinstance(x, (np.ndarray, np.generic)):
         # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
+        if getattr(x, "dtype", None) == dtypes.float0:  # float0 tangents stay NumPy, as in JAX
+            return x
         from ..runtime.dispatch import to_array
         return to_array(x)
     return x
