@@ -51,3 +51,6 @@ from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd, 
                                  linear_transpose)
 from . import custom_derivatives  # noqa: F401,E402
 from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
+from . import ref  # noqa: F401,E402  (array refs, JAX 0.10's mutable arrays)
+from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
+ref.install_on_tracer()

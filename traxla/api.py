@@ -25,6 +25,8 @@ from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from .tracer.staging import DynamicJaxprTrace
+from . import ref as _ref
 from .tracer.values import concrete_aval
 from . import debug_mode
 from .runtime import debug_checks
@@ -34,7 +36,7 @@ config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[
 
 
 def _aval(x):
-    if isinstance(x, (Tracer, Array)):
+    if isinstance(x, (Tracer, Array, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         from .ir.dtypes import canonicalize
@@ -137,6 +139,8 @@ class JitFunction(Wrapped):
             return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
+            return _ref.call_with_refs(self, args, kwargs)
         if type(trace_core._current_trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
@@ -301,6 +305,10 @@ class JitFunction(Wrapped):
                                    for c in hit[0].consts):
             del self._traced[key]  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
+        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
+            # grad/vmap of a jit whose body uses refs: they transform the pure version
+            from .state_discharge import discharge_if_needed
+            closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             from .tracer.interpret import eval_jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
@@ -341,6 +349,7 @@ class JitFunction(Wrapped):
             full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            _ref.check_no_refs_returned(out_leaves, debug)
             out_store.append(out_tree)
             return out_leaves
 

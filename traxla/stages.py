@@ -119,6 +119,8 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
+    from .state_discharge import discharge_if_needed
+    closed = discharge_if_needed(closed)  # array refs become threaded values
     jaxpr = closed.jaxpr
     n = len(jaxpr.invars)
     keep = [True] * n if keep_unused else used_inputs(jaxpr)
