@@ -194,17 +194,94 @@ def test_values_under_jit_match_jax():
 
 
 @pytest.mark.parametrize("name", ["swap_and_freeze", "scalar_ref", "int_ref",
-                                  "fori_loop_mutates_closure"])
+                                  "fori_loop_mutates_closure", "cond_writes_ref"])
 def test_eager_values_match_jax(name):
     tf, targs = CORPUS[name](traxla, tjnp, traxla.lax)
     jf, jargs = CORPUS[name](jax, jjnp, jax.lax)
-    if name == "fori_loop_mutates_closure":
-        # eagerly, a loop body closing over an eager ref: traxla asks for the ref as a jit
-        # argument instead (JAX closes over it)
-        with pytest.raises(ValueError, match="created outside the function being traced"):
-            tf(*targs)
-        return
     compare_outputs(name, tf(*targs), jf(*jargs), 1e-6, 1e-6)
+
+
+# -- grad and vmap: refs created inside the differentiated / batched function ------------
+
+def _sin_in_place(t, jnp, lax):
+    def g(x):
+        r = t.new_ref(x)
+        r[...] = jnp.sin(r[...])
+        return t.freeze(r)
+    return g
+
+
+def _loop_product(t, jnp, lax):
+    def loop(x):
+        r = t.new_ref(x)
+
+        def body(i, c):
+            r[i] = r[i] * x[i]
+            return c
+        lax.fori_loop(0, 3, body, 0)
+        return t.freeze(r).sum()
+    return loop
+
+
+def _scan_accumulator(t, jnp, lax):
+    def sc(xs):
+        acc = t.new_ref(jnp.zeros(()))
+
+        def body(c, x):
+            acc[...] += jnp.sin(x) * c
+            return c + 1., acc[...]
+        c, ys = lax.scan(body, 1., xs)
+        return t.freeze(acc) + ys.sum()
+    return sc
+
+
+def _addupdate_square(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(jnp.zeros_like(x))
+        t.ref.addupdate(r, ..., x * x)
+        r[1] += x[0]
+        return t.freeze(r).sum()
+    return f
+
+
+def _transformed(t, jnp, lax):
+    """(name, value) pairs: grad, jvp and vmap of the ref programs, with and without jit."""
+    x3 = jnp.arange(1., 4.)
+    x23 = jnp.arange(6.).reshape(2, 3)
+    sin, loop = _sin_in_place(t, jnp, lax), _loop_product(t, jnp, lax)
+    scan, add = _scan_accumulator(t, jnp, lax), _addupdate_square(t, jnp, lax)
+    return [
+        ("grad sin", t.grad(lambda x: sin(x).sum())(x3)),
+        ("grad jit sin", t.grad(lambda x: t.jit(sin)(x).sum())(x3)),
+        ("vmap sin", t.vmap(sin)(x23)),
+        ("vmap jit sin", t.vmap(t.jit(sin))(x23)),
+        ("grad loop", t.grad(loop)(x3)),
+        ("jit grad loop", t.jit(t.grad(loop))(x3)),
+        ("vmap loop", t.vmap(loop)(x23)),
+        ("jvp loop", t.jvp(loop, (x3,), (jnp.ones(3),))),
+        ("grad scan", t.grad(scan)(x3)),
+        ("vmap scan", t.vmap(scan)(x23)),
+        ("grad addupdate", t.grad(add)(x3)),
+        ("grad jit addupdate", t.grad(t.jit(add))(x3)),
+    ]
+
+
+def test_grad_jvp_vmap_of_ref_programs_match_jax():
+    got = _transformed(traxla, tjnp, traxla.lax)
+    want = _transformed(jax, jjnp, jax.lax)
+    for (name, g), (_, w) in zip(got, want):
+        compare_outputs(name, g, w, 1e-5, 1e-5)
+
+
+def test_eager_loop_mutates_an_eager_ref():
+    for t, lax in ((traxla, traxla.lax), (jax, jax.lax)):
+        r = t.new_ref(np.zeros(3, np.float32))
+
+        def body(i, c):
+            r[i] = i * 2.
+            return c
+        lax.fori_loop(0, 3, body, 0)
+        np.testing.assert_array_equal(r[...], [0., 2., 4.])
 
 
 def test_eager_ref_object():

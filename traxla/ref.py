@@ -23,7 +23,12 @@ from .ir.avals import ShapedArray
 from .ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
 from .tracer import Tracer, core as trace_core
-from .tracer.staging import DynamicJaxprTrace
+from .ir.core import subjaxprs
+from .ir.primitive import set_bind_hook
+from .ir.rules.call import jit_p
+from .ir.rules.control_flow import cond_p, scan_p, while_p
+from .ir.rules.refs import jaxpr_has_refs
+from .tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
@@ -50,13 +55,21 @@ class Ref:
         self._trace = trace_core.current_trace()
 
     aval = property(lambda self: self._aval)
+
+    @property
+    def value(self):  # what the discharge pass reads and writes (a cell's interface)
+        return self._value
+
+    @value.setter
+    def value(self, new):
+        self._value = new
     shape = property(lambda self: self._aval.shape)
     dtype = property(lambda self: self._aval.dtype)
     ndim = property(lambda self: self._aval.ndim)
     size = property(lambda self: self._aval.size)
 
     def _checked_value(self):
-        if trace_core.current_trace() is not self._trace:
+        if trace_core.current_trace() is not self._trace and not _staging():
             raise ValueError(
                 f"A Ref of type {self._aval} created outside the function being traced "
                 "(jit, make_jaxpr, scan, grad or vmap) was read or written inside it. traxla "
@@ -259,7 +272,7 @@ def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and not _staging():
         value = ref._checked_value()
         get_aval(ref, idx)  # the same checks as the staged equation
         return value[numpy_index(tree, operands)]
@@ -274,7 +287,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
                          "using `[...]`?")
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and not _staging():
         current = ref._checked_value()
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
         index = numpy_index(tree, operands)
@@ -294,7 +307,7 @@ def addupdate(ref, idx, x):
     _check_ref(ref, "ref_addupdate")
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and not _staging():
         current = ref._checked_value()
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
         ref._value = (current + x if tree.trivial
@@ -307,7 +320,7 @@ def addupdate(ref, idx, x):
 def freeze(ref):
     """The final value of ``ref``, which must not be used afterwards (``jax.freeze``)."""
     _check_ref(ref, "freeze")
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and not _staging():
         return ref._checked_value()
     return freeze_p.bind(ref)
 
@@ -315,7 +328,7 @@ def freeze(ref):
 def free_ref(ref):
     """Invalidates ``ref`` (``jax.free_ref``)."""
     _check_ref(ref, "free_ref")
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and not _staging():
         ref._checked_value()
         return ()
     free_ref_p.bind(ref)
@@ -395,3 +408,41 @@ def check_no_refs_returned(out_leaves, debug_info):
             raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
                              f"of type {x.aval}, but mutable array references cannot be "
                              "returned.")
+
+
+# -- Ref objects met by a staged body or a call -------------------------------------------
+
+def _lift(trace, ref: Ref):
+    """A ``Ref`` object read inside a staged function (a loop body, a jit under grad):
+    one ref-typed constant of that jaxpr, whose value the discharge pass threads."""
+    return DynamicJaxprTracer(trace, trace._new_const(ref, ref._aval))
+
+
+def _bind_with_refs(prim, args, params):
+    """The bind hook: ``Ref`` objects become ref constants of a staged jaxpr; a loop, cond
+    or jit that carries refs outside staging runs discharged, its refs updated in place."""
+    has_box = False
+    for a in args:
+        if type(a) is Ref:
+            has_box = True
+            break
+    if has_box:
+        if _staging():
+            trace = trace_core.current_trace()
+            args = [_lift(trace, a) if type(a) is Ref else a for a in args]
+        elif prim in _CALLS:
+            from .state_discharge import discharge_call
+            return discharge_call(prim, args, params)
+        else:
+            raise TypeError(f"A Ref was passed to `{prim.name}`; read its value with "
+                            "`ref[...]` first.")
+    elif prim in _CALLS and not _staging() and any(
+            jaxpr_has_refs(s) for s in subjaxprs(params)):
+        from .state_discharge import discharge_call
+        return discharge_call(prim, args, params)
+    return _base_bind(prim, args, params)
+
+
+_base_bind = trace_core.bind
+_CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
+set_bind_hook(_bind_with_refs)

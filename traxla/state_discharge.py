@@ -29,6 +29,21 @@ class _Cell:
         self.value = value
 
 
+def _is_cell(x) -> bool:
+    from .ref import Ref
+    return type(x) is _Cell or type(x) is Ref  # a Ref object is its own cell
+
+
+def discharge_call(prim, args, params):
+    """Runs a loop, cond or jit whose operands include ``Ref`` objects (or whose body
+    creates refs) outside staging: discharged, each ``Ref`` updated in place."""
+    class _Eqn:
+        pass
+    eqn = _Eqn()
+    eqn.primitive, eqn.params = prim, params
+    return _RULES[prim](eqn, list(args))
+
+
 def _literal_value(x):
     if isinstance(x, Literal):
         return np.asarray(x.val, dtype=x.aval.dtype)
@@ -47,6 +62,10 @@ def discharge(closed: ClosedJaxpr) -> ClosedJaxpr:
     """The pure version of ``closed``: each ``Ref{T}`` input becomes a ``T`` input whose
     final value is appended to the outputs, in input order."""
     jaxpr = closed.jaxpr
+    if any(_is_cell(c) for c in closed.consts):
+        raise ValueError(
+            "A jit-compiled function closes over a Ref created outside it; pass the Ref "
+            "as an argument of the jit-compiled function instead.")
     in_avals = [a.inner_aval if is_ref_aval(a) else a for a in jaxpr.in_avals]
     ref_inputs = [is_ref_aval(a) for a in jaxpr.in_avals]
 
@@ -75,7 +94,7 @@ def eval_discharged(jaxpr: Jaxpr, consts, args):
         return x if type(x) is Literal else env[x]
 
     for v, c in zip(jaxpr.constvars, consts):
-        env[v] = _Cell(c) if is_ref_aval(v.aval) and not isinstance(c, _Cell) else c
+        env[v] = _Cell(c) if is_ref_aval(v.aval) and not _is_cell(c) else c
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
     for eqn in jaxpr.eqns:
@@ -83,7 +102,7 @@ def eval_discharged(jaxpr: Jaxpr, consts, args):
         rule = _RULES.get(eqn.primitive)
         if rule is not None:
             outs = rule(eqn, invals)
-        elif any(isinstance(x, _Cell) for x in invals):
+        elif any(_is_cell(x) for x in invals):
             raise NotImplementedError(
                 f"A Ref was passed to `{eqn.primitive.name}`, which traxla cannot discharge "
                 "(refs may cross jit, scan, fori_loop, while_loop and cond).")
@@ -175,7 +194,7 @@ def _free_ref(eqn, invals):
 
 def _jit(eqn, invals):
     closed = eqn.params["jaxpr"]
-    if not any(isinstance(x, _Cell) for x in invals):
+    if not any(_is_cell(x) for x in invals):
         return jit_p.bind(*invals, **_discharged_params(eqn.params))
     return eval_discharged(closed.jaxpr, closed.consts, invals)
 
@@ -214,13 +233,13 @@ def _body_with_ref_carries(closed, n_before, ref_mask):
 def _scan(eqn, invals):
     params = dict(eqn.params)
     n_consts, n_carry = params["num_consts"], params["num_carry"]
-    if not any(isinstance(x, _Cell) for x in invals):
+    if not any(_is_cell(x) for x in invals):
         return scan_p.bind(*invals, **_discharged_params(params))
-    if any(isinstance(x, _Cell) for x in invals[n_consts:]):
+    if any(_is_cell(x) for x in invals[n_consts:]):
         raise NotImplementedError("A Ref as a scan carry or scanned-over value is not "
                                   "supported; close over it instead.")
     consts = invals[:n_consts]
-    ref_mask = [isinstance(c, _Cell) for c in consts]
+    ref_mask = [_is_cell(c) for c in consts]
     cells, plain_consts = _split(consts, ref_mask)
     # body invars: [plain consts, ref carries, carries, xs]; outs: [ref carries, carries, ys]
     body = _body_with_ref_carries(params["jaxpr"], 0, ref_mask)
@@ -236,20 +255,20 @@ def _scan(eqn, invals):
 def _while(eqn, invals):
     params = dict(eqn.params)
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    if not any(isinstance(x, _Cell) for x in invals):
+    if not any(_is_cell(x) for x in invals):
         return while_p.bind(*invals, **_discharged_params(params))
     cond_consts, body_consts, init = invals[:nc], invals[nc:nc + nb], invals[nc + nb:]
-    if any(isinstance(x, _Cell) for x in cond_consts + init):
+    if any(_is_cell(x) for x in cond_consts + init):
         raise NotImplementedError("A Ref read in a while_loop's condition, or carried by it, "
                                   "is not supported; read it into the carry in the body.")
-    ref_mask = [isinstance(c, _Cell) for c in body_consts]
+    ref_mask = [_is_cell(c) for c in body_consts]
     cells, plain_consts = _split(body_consts, ref_mask)
     body = _body_with_ref_carries(params["body_jaxpr"], 0, ref_mask)
     cond = params["cond_jaxpr"]
     n_refs = len(cells)
     ref_avals = [v.aval.inner_aval
                  for c, v in zip(body_consts, params["body_jaxpr"].jaxpr.invars[:nb])
-                 if isinstance(c, _Cell)]
+                 if _is_cell(c)]
 
     def cond_fun(*args):  # the ref carries are not looked at by the condition
         from .tracer.interpret import eval_jaxpr
@@ -267,9 +286,9 @@ def _while(eqn, invals):
 def _cond(eqn, invals):
     params = dict(eqn.params)
     index, *ops = invals
-    if not any(isinstance(x, _Cell) for x in ops):
+    if not any(_is_cell(x) for x in ops):
         return cond_p.bind(*invals, **_discharged_params(params))
-    ref_mask = [isinstance(x, _Cell) for x in ops]
+    ref_mask = [_is_cell(x) for x in ops]
     cells, plain = _split(ops, ref_mask)
     branches = tuple(_body_with_ref_carries(b, 0, ref_mask)
                      for b in params["branches"])
