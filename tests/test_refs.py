@@ -325,6 +325,37 @@ def test_jit_mutates_ref_arguments_in_place():
     assert int(state["n"][...]) == 10
 
 
+def test_jit_mutates_a_ref_it_closes_over():
+    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+        counter = t.new_ref(jnp.zeros(2))
+
+        @t.jit
+        def bump(x):
+            counter[...] += x
+            return x.sum()
+
+        assert float(bump(jnp.ones(2))) == 2.
+        bump(jnp.arange(2.))
+        np.testing.assert_array_equal(counter[...], [1., 2.])
+
+
+def test_vmap_maps_ref_arguments():
+    def h(r, x):
+        r[...] += x
+        return x.sum()
+
+    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+        r = t.new_ref(jnp.zeros((2, 3)))
+        out = t.vmap(h)(r, jnp.arange(6.).reshape(2, 3))
+        np.testing.assert_array_equal(out, [3., 12.])
+        np.testing.assert_array_equal(r[...], np.arange(6.).reshape(2, 3))
+
+    u = traxla.new_ref(tjnp.zeros(3))
+    with pytest.raises(ValueError, match="set/swap operation with vmapped value on an "
+                                         r"unbatched array reference of type Ref\{float32\[3\]\}"):
+        traxla.vmap(h, in_axes=(None, 0))(u, tjnp.ones((2, 3)))
+
+
 def test_returning_a_ref_raises_as_jax():
     with pytest.raises(ValueError, match="returned a mutable array reference of type "
                                          r"Ref\{float32\[2\]\}, but mutable array references "

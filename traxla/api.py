@@ -156,6 +156,8 @@ class JitFunction(Wrapped):
             entry = self._compiled.get(key)
             if entry is None:
                 closed, out_tree = self._trace(key, args, kwargs, avals)
+                if _ref.closes_over_refs(closed):  # mutates a Ref it closes over
+                    return _ref.call_closing_over_refs(self, closed, out_tree, arrays, key)
                 mesh = _mesh_of_program(closed.jaxpr)
                 if mesh is not None:  # a shard_map inside: the whole program runs on its mesh
                     return self._call_sharded(args, kwargs, arrays, in_tree, static_key, mesh)

@@ -55,6 +55,15 @@ class Ref:
         self._trace = trace_core.current_trace()
 
     aval = property(lambda self: self._aval)
+    is_array_ref = True  # vmap maps a Ref argument through its value (batching/core.py)
+
+    def rebox(self, value):
+        """A Ref holding ``value`` in the current trace (vmap's per-lane view of this one)."""
+        from .ir.rules.refs import AbstractRef as _AbstractRef
+        from .ir.avals import ShapedArray as _ShapedArray
+        aval = value.aval if isinstance(value, Tracer) else self._aval.inner_aval
+        return Ref(value, _AbstractRef(_ShapedArray(aval.shape, aval.dtype),
+                                       self._aval.memory_space, self._aval.kind))
 
     @property
     def value(self):  # what the discharge pass reads and writes (a cell's interface)
@@ -446,3 +455,40 @@ def _bind_with_refs(prim, args, params):
 _base_bind = trace_core.bind
 _CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
 set_bind_hook(_bind_with_refs)
+
+
+def closes_over_refs(closed) -> bool:
+    return any(type(c) is Ref for c in closed.consts)
+
+
+def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
+    """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
+    arguments and results of the compiled program, written back after each call."""
+    from . import tree_util
+    from .ir.core import ClosedJaxpr, Jaxpr
+    from .runtime import to_array
+    from .runtime.executable import Executable
+    from .stages import lower_program
+    from .state_discharge import discharge
+    cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
+    is_box = [type(c) is Ref for c in closed.consts]
+    boxes = [c for c in closed.consts if type(c) is Ref]
+    entry = cache.get(key)
+    if entry is None or entry[0] is not closed:
+        j = closed.jaxpr
+        opened = ClosedJaxpr(
+            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
+                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
+                  j.outvars, j.eqns, j.debug_info),
+            [c for c, b in zip(closed.consts, is_box) if not b])
+        pure = discharge(opened)
+        program = lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
+        entry = cache[key] = (closed, Executable(program.module, program.in_avals,
+                                                 pure.out_avals))
+    for box in boxes:
+        box._checked_value()
+    outs = entry[1].execute(list(arrays) + [to_array(b._value) for b in boxes])
+    n_outs = len(outs) - len(boxes)
+    for box, value in zip(boxes, outs[n_outs:]):
+        box._value = value
+    return tree_util.tree_unflatten(out_tree, outs[:n_outs])
