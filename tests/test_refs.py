@@ -356,6 +356,19 @@ def test_vmap_maps_ref_arguments():
         traxla.vmap(h, in_axes=(None, 0))(u, tjnp.ones((2, 3)))
 
 
+def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable():
+    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+        outer = t.new_ref(jnp.arange(3.))
+        np.testing.assert_array_equal(
+            t.grad(lambda x: (x * outer[...]).sum())(jnp.ones(3)), [0., 1., 2.])
+        np.testing.assert_array_equal(t.vmap(lambda x: x * outer[...])(jnp.ones((2, 3)))[1],
+                                      [0., 1., 2.])
+        with pytest.raises(Exception, match="set/swap operation with a differentiated value "
+                                            "on a non-differentiated array reference of type "
+                                            r"Ref\{float32\[3\]\}"):
+            t.grad(lambda x: (outer.__setitem__(..., x * 2), x.sum())[1])(jnp.ones(3))
+
+
 def test_returning_a_ref_raises_as_jax():
     with pytest.raises(ValueError, match="returned a mutable array reference of type "
                                          r"Ref\{float32\[2\]\}, but mutable array references "

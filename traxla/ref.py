@@ -78,13 +78,28 @@ class Ref:
     size = property(lambda self: self._aval.size)
 
     def _checked_value(self):
-        if trace_core.current_trace() is not self._trace and not _staging():
-            raise ValueError(
-                f"A Ref of type {self._aval} created outside the function being traced "
-                "(jit, make_jaxpr, scan, grad or vmap) was read or written inside it. traxla "
-                "does not close over refs: pass the ref as an argument of the jit-compiled "
-                "function, or create it inside the traced function.")
+        """The current value. A ref made in an enclosing trace is readable anywhere below
+        it (its value is a constant there); writes are checked by ``_check_write``."""
         return self._value
+
+    def _check_write(self, value):
+        """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
+        stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
+        if not isinstance(value, Tracer) or value._trace is self._trace:
+            return
+        kind = type(value._trace).__name__
+        if "JVP" in kind or "Lineariz" in kind:
+            raise ValueError(
+                "performing a set/swap operation with a differentiated value on a "
+                f"non-differentiated array reference of type {self._aval}. Move the array "
+                "reference to be an argument of the differentiated function?")
+        if "Batch" in kind:
+            raise ValueError(
+                "performing a set/swap operation with vmapped value on an unbatched array "
+                f"reference of type {self._aval}. Move the array reference to be an "
+                "argument to the vmapped function?")
+        raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
+                         f"{self._aval} created outside that transformation.")
 
     def __getitem__(self, idx):
         return get(self, idx)
@@ -301,7 +316,9 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
         index = numpy_index(tree, operands)
         old = current[index]
-        ref._value = value if tree.trivial else current.at[index].set(value)
+        new = value if tree.trivial else current.at[index].set(value)
+        ref._check_write(new)
+        ref._value = new
         return old
     return swap_p.bind(ref, value, *operands, tree=tree)
 
@@ -319,8 +336,9 @@ def addupdate(ref, idx, x):
     if isinstance(ref, Ref) and not _staging():
         current = ref._checked_value()
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
-        ref._value = (current + x if tree.trivial
-                      else current.at[numpy_index(tree, operands)].add(x))
+        new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
+        ref._check_write(new)
+        ref._value = new
         return None
     addupdate_p.bind(ref, x, *operands, tree=tree)
     return None
