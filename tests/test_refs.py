@@ -395,6 +395,10 @@ def test_bad_writes_raise():
         traxla.make_jaxpr(lambda x: traxla.new_ref(traxla.new_ref(x)))(tjnp.ones(3))
     with pytest.raises(ValueError, match="Can only call `ref_get` on a `Ref`"):
         traxla.ref.get(tjnp.ones(3), 0)
+    for use in (lambda r: r + 1, lambda r: tjnp.sin(r)):
+        with pytest.raises(TypeError, match=r"requires array arguments, but got a Ref of type "
+                                            r"Ref\{float32\[3\]\}; read its value"):
+            traxla.make_jaxpr(lambda x: use(traxla.new_ref(x)))(tjnp.ones(3))
     with pytest.raises(NotImplementedError, match="empty_ref"):
         traxla.empty_ref(traxla.ShapeDtypeStruct((2,), np.float32))
 

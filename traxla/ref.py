@@ -448,11 +448,17 @@ def _lift(trace, ref: Ref):
 def _bind_with_refs(prim, args, params):
     """The bind hook: ``Ref`` objects become ref constants of a staged jaxpr; a loop, cond
     or jit that carries refs outside staging runs discharged, its refs updated in place."""
-    has_box = False
+    has_box = staged_ref = False
     for a in args:
-        if type(a) is Ref:
+        kind = type(a)
+        if kind is Ref:
             has_box = True
-            break
+        elif kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef:
+            staged_ref = True
+    if staged_ref and prim not in _TAKES_REFS:
+        ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))
+        raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
+                        f"{ref.aval}; read its value with `ref[...]` first.")
     if has_box:
         if _staging():
             trace = trace_core.current_trace()
@@ -461,8 +467,9 @@ def _bind_with_refs(prim, args, params):
             from .state_discharge import discharge_call
             return discharge_call(prim, args, params)
         else:
-            raise TypeError(f"A Ref was passed to `{prim.name}`; read its value with "
-                            "`ref[...]` first.")
+            ref = next(a for a in args if type(a) is Ref)
+            raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
+                            f"{ref.aval}; read its value with `ref[...]` first.")
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
         from .state_discharge import discharge_call
@@ -472,6 +479,7 @@ def _bind_with_refs(prim, args, params):
 
 _base_bind = trace_core.bind
 _CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
+_TAKES_REFS = _CALLS | frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
 set_bind_hook(_bind_with_refs)
 
 
