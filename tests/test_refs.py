@@ -154,12 +154,54 @@ def _empty_and_free(t, jnp, lax):
     return f, (np.array([1., 2.], np.float32),)
 
 
+def _ref_local_to_scan_body(t, jnp, lax):
+    def f(xs):
+        def body(c, x):
+            tmp = t.new_ref(x)
+            tmp[0] = c
+            return c + x[1], t.freeze(tmp)
+        return lax.scan(body, 0., xs)
+    return f, (np.arange(6, dtype=np.float32).reshape(3, 2),)
+
+
+def _nested_loops_share_a_ref(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(jnp.zeros((2, 3)))
+
+        def outer(i, c):
+            def inner(j, c):
+                r[i, j] = x[j] * (i + 1)
+                return c
+            return lax.fori_loop(0, 3, inner, c)
+        lax.fori_loop(0, 2, outer, 0)
+        return t.freeze(r)
+    return f, (np.array([1., 2., 3.], np.float32),)
+
+
+def _grad_of_ref_program(t, jnp, lax):
+    def loss(x):
+        r = t.new_ref(x)
+        r[...] = r[...] * r[...]
+        t.ref.addupdate(r, 0, x[1])
+        return t.freeze(r).sum()
+    return t.grad(loss), (np.array([1., 2., 3.], np.float32),)
+
+
 CORPUS = {f.__name__.strip("_"): f for f in [
+    _ref_local_to_scan_body, _nested_loops_share_a_ref, _grad_of_ref_program,
     _read_write, _swap_and_freeze, _at_view, _scalar_ref, _int_ref, _fori_loop_mutates_closure,
     _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _cond_writes_ref,
     _nested_jit_takes_ref, _empty_and_free]}
 # Known differences in printing (values still match): name -> reason.
-KNOWN_TEXT = {}
+KNOWN_TEXT = {
+    "nested_loops_share_a_ref": "traxla's x[j] with a traced j emits one equation fewer than "
+                                "JAX's (no convert_element_type), so the inner loop body has 10 "
+                                "equations and prints inline instead of hoisted; the ref "
+                                "equations are JAX's",
+    "grad_of_ref_program": "JAX differentiates the ref equations themselves (the tangent is a "
+                           "ref); traxla differentiates what the mutations compute (outside "
+                           "jit a ref is a Python cell), so its jaxpr is pure: same gradient",
+}
 
 
 def _texts(case):

@@ -250,8 +250,9 @@ def _implicit_cast(dtype, value):
     from . import numpy as jnp
     value = value if isinstance(value, Tracer) or hasattr(value, "aval") else jnp.asarray(value)
     aval = value.aval
-    if aval.weak_type and aval.dtype != dtype and (
-            (np.issubdtype(dtype, np.floating) and np.issubdtype(aval.dtype, np.floating))
+    # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
+    if ((aval.weak_type and np.issubdtype(dtype, np.floating)
+         and np.issubdtype(aval.dtype, np.floating))
             or (np.issubdtype(dtype, np.integer) and np.issubdtype(aval.dtype, np.integer))):
         from .lax import convert_element_type
         return convert_element_type(value, dtype)
