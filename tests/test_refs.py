@@ -305,7 +305,21 @@ def _transformed(t, jnp, lax):
         ("vmap scan", t.vmap(scan)(x23)),
         ("grad addupdate", t.grad(add)(x3)),
         ("grad jit addupdate", t.grad(t.jit(add))(x3)),
+        ("grad of a jit taking a ref", t.grad(_uses_jit_with_ref(t, jnp))(x3)),
     ]
+
+
+def _uses_jit_with_ref(t, jnp):
+    @t.jit
+    def inc(r, x):
+        r[...] += jnp.sin(x)
+        return x * 2.
+
+    def f(x):
+        r = t.new_ref(x)
+        y = inc(r, x)
+        return (t.freeze(r) * y).sum()
+    return f
 
 
 def test_grad_jvp_vmap_of_ref_programs_match_jax():

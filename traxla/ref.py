@@ -33,8 +33,6 @@ from .tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
 
-_builtin_set = set
-
 
 def _staging() -> bool:
     return isinstance(trace_core.current_trace(), DynamicJaxprTrace)
@@ -59,11 +57,9 @@ class Ref:
 
     def rebox(self, value):
         """A Ref holding ``value`` in the current trace (vmap's per-lane view of this one)."""
-        from .ir.rules.refs import AbstractRef as _AbstractRef
-        from .ir.avals import ShapedArray as _ShapedArray
         aval = value.aval if isinstance(value, Tracer) else self._aval.inner_aval
-        return Ref(value, _AbstractRef(_ShapedArray(aval.shape, aval.dtype),
-                                       self._aval.memory_space, self._aval.kind))
+        return Ref(value, AbstractRef(ShapedArray(aval.shape, aval.dtype),
+                                      self._aval.memory_space, self._aval.kind))
 
     @property
     def value(self):  # what the discharge pass reads and writes (a cell's interface)

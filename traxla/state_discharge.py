@@ -81,7 +81,7 @@ def discharge_if_needed(closed: ClosedJaxpr) -> ClosedJaxpr:
     return discharge(closed) if jaxpr_has_refs(closed.jaxpr) else closed
 
 
-def _returned_ref_error(jaxpr, v):
+def _returned_ref_error(v):
     return ValueError(f"a jaxpr returned a mutable array reference of type {v.aval}, but "
                       "mutable array references cannot be returned.")
 
@@ -119,7 +119,7 @@ def eval_discharged(jaxpr: Jaxpr, consts, args):
     for v in jaxpr.outvars:
         value = read(v)
         if isinstance(value, _Cell):
-            raise _returned_ref_error(jaxpr, v)
+            raise _returned_ref_error(v)
         results.append(value)
     return results
 
@@ -204,27 +204,25 @@ def _split(values, ref_positions):
             [v for v, r in zip(values, ref_positions) if not r])
 
 
-def _body_with_ref_carries(closed, n_before, ref_mask):
-    """A pure body whose invars are ``before + ref values + rest`` and whose outputs are
-    ``ref values + outs``, from a body whose first ``n_before + len(ref_mask)`` invars
-    include refs at ``ref_mask``."""
+def _body_with_ref_carries(closed, ref_mask):
+    """A pure body whose invars are ``plain leading + ref values + rest`` and whose
+    outputs are ``ref values + outs``, from a body whose first ``len(ref_mask)`` invars
+    hold refs where ``ref_mask`` says."""
     jaxpr = closed.jaxpr
     avals = jaxpr.in_avals
-    region = avals[n_before:n_before + len(ref_mask)]
-    ref_avals = [a.inner_aval for a, r in zip(region, ref_mask) if r]
-    plain_region = [a for a, r in zip(region, ref_mask) if not r]
-    in_avals = (avals[:n_before] + plain_region + ref_avals
-                + avals[n_before + len(ref_mask):])
-    n_plain = len(plain_region)
+    n_lead = len(ref_mask)
+    lead = avals[:n_lead]
+    ref_avals = [a.inner_aval for a, r in zip(lead, ref_mask) if r]
+    plain_lead = [a for a, r in zip(lead, ref_mask) if not r]
+    in_avals = plain_lead + ref_avals + avals[n_lead:]
+    n_plain, n_refs = len(plain_lead), len(ref_avals)
 
     def body(*args):
-        before = list(args[:n_before])
-        plain = list(args[n_before:n_before + n_plain])
-        cells = [_Cell(v) for v in args[n_before + n_plain:n_before + n_plain + len(ref_avals)]]
-        rest = list(args[n_before + n_plain + len(ref_avals):])
-        plain_it, cell_it = iter(plain), iter(cells)
-        region_vals = [next(cell_it) if r else next(plain_it) for r in ref_mask]
-        outs = eval_discharged(jaxpr, closed.consts, before + region_vals + rest)
+        plain_it = iter(args[:n_plain])
+        cells = [_Cell(v) for v in args[n_plain:n_plain + n_refs]]
+        cell_it = iter(cells)
+        lead_vals = [next(cell_it) if r else next(plain_it) for r in ref_mask]
+        outs = eval_discharged(jaxpr, closed.consts, lead_vals + list(args[n_plain + n_refs:]))
         return [c.value for c in cells] + outs
 
     return trace_to_jaxpr(body, in_avals, jaxpr.debug_info)
@@ -242,7 +240,7 @@ def _scan(eqn, invals):
     ref_mask = [_is_cell(c) for c in consts]
     cells, plain_consts = _split(consts, ref_mask)
     # body invars: [plain consts, ref carries, carries, xs]; outs: [ref carries, carries, ys]
-    body = _body_with_ref_carries(params["jaxpr"], 0, ref_mask)
+    body = _body_with_ref_carries(params["jaxpr"], ref_mask)
     n_refs = len(cells)
     params.update(jaxpr=body, num_consts=len(plain_consts), num_carry=n_carry + n_refs,
                   linear=(False,) * (len(invals)))
@@ -263,7 +261,7 @@ def _while(eqn, invals):
                                   "is not supported; read it into the carry in the body.")
     ref_mask = [_is_cell(c) for c in body_consts]
     cells, plain_consts = _split(body_consts, ref_mask)
-    body = _body_with_ref_carries(params["body_jaxpr"], 0, ref_mask)
+    body = _body_with_ref_carries(params["body_jaxpr"], ref_mask)
     cond = params["cond_jaxpr"]
     n_refs = len(cells)
     ref_avals = [v.aval.inner_aval
@@ -290,7 +288,7 @@ def _cond(eqn, invals):
         return cond_p.bind(*invals, **_discharged_params(params))
     ref_mask = [_is_cell(x) for x in ops]
     cells, plain = _split(ops, ref_mask)
-    branches = tuple(_body_with_ref_carries(b, 0, ref_mask)
+    branches = tuple(_body_with_ref_carries(b, ref_mask)
                      for b in params["branches"])
     params.update(branches=branches)
     outs = cond_p.bind(index, *plain, *[c.value for c in cells], **params)
