@@ -62,3 +62,6 @@ from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # 
 from . import extend, interpreters  # noqa: E402,F401
 from .config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
 from . import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
+from . import ref  # noqa: F401,E402  (array refs, JAX 0.10's mutable arrays)
+from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
+ref.install_on_tracer()

@@ -26,6 +26,8 @@ from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from .tracer.staging import DynamicJaxprTrace
+from . import ref as _ref
 from .tracer.values import concrete_aval
 from . import debug_mode
 from .runtime import debug_checks
@@ -65,7 +67,7 @@ config.on_update(_drop_traces)
 
 
 def _aval(x):
-    if isinstance(x, (Tracer, Array)):
+    if isinstance(x, (Tracer, Array, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         from .ir.dtypes import canonicalize
@@ -142,6 +144,16 @@ class _OnMesh:
 
     def __init__(self, mesh):
         self.mesh = mesh
+
+
+class _ClosesOverRefs:
+    """A compiled-cache entry saying: this program mutates a Ref it closes over (its refs
+    become extra arguments and results: ``ref.call_closing_over_refs``)."""
+
+    __slots__ = ("closed", "out_tree")
+
+    def __init__(self, closed, out_tree):
+        self.closed, self.out_tree = closed, out_tree
 
 
 def _forget_fast(fast: dict):
@@ -253,6 +265,8 @@ class JitFunction(Wrapped):
             return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
+            return _ref.call_with_refs(self, args, kwargs)
         if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
@@ -277,6 +291,9 @@ class JitFunction(Wrapped):
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
+            if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
+                return _ref.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
+                                                   key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and not debug_mode.slow_path_only()
                     and all(type(a) is Array for a in leaves)):
@@ -385,6 +402,8 @@ class JitFunction(Wrapped):
         miss it together: see ``BoundedCache.get_or_create``)."""
         _diagnostics().on_compile_miss(self, key, args, kwargs)
         closed, out_tree = self._trace(key, args, kwargs, avals)
+        if _ref.closes_over_refs(closed):
+            return _ClosesOverRefs(closed, out_tree)
         mesh = _mesh_of_program(closed.jaxpr)
         if mesh is not None:
             return _OnMesh(mesh)
@@ -454,6 +473,10 @@ class JitFunction(Wrapped):
                                    for c in hit[0].consts):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
+        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
+            # grad/vmap of a jit whose body uses refs: they transform the pure version
+            from .state_discharge import discharge_if_needed
+            closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             from .tracer.interpret import eval_jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
@@ -496,6 +519,7 @@ class JitFunction(Wrapped):
             full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            _ref.check_no_refs_returned(out_leaves, debug)
             out_store.append(out_tree)
             return out_leaves
 

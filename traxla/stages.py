@@ -118,6 +118,14 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
+    from .ir.rules.refs import is_ref_aval
+    from .state_discharge import discharge_if_needed
+    if any(is_ref_aval(a) for a in closed.in_avals):
+        raise NotImplementedError(
+            f"Lowering {name} ahead of time with Ref arguments "
+            f"({[str(a) for a in closed.in_avals if is_ref_aval(a)]}) is not supported; call "
+            "the jit-compiled function directly, which mutates the Ref in place.")
+    closed = discharge_if_needed(closed)  # array refs become threaded values
     jaxpr = closed.jaxpr
     n = len(jaxpr.invars)
     keep = [True] * n if keep_unused else used_inputs(jaxpr)

@@ -228,6 +228,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         kwargs_tree = tree_util.tree_structure(kwargs)
         flat_axes = (_flatten_axes("vmap in_axes", args_tree, in_axes)
                      + [0] * kwargs_tree.num_leaves)
+        # Ref objects (traxla.ref) are mapped through their values and written back after
+        refs = {i: x for i, x in enumerate(leaves) if getattr(x, "is_array_ref", False)}
+        leaves = [x._checked_value() if i in refs else x for i, x in enumerate(leaves)]
         size = _axis_size(fun, args, kwargs, leaves, flat_axes, axis_size)
         parent = current_trace()
         trace = BatchTrace(parent, size)
@@ -239,8 +242,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                 tracers.append(BatchTracer(trace, x, ax % len(lax.shape_of(x))))
         try:
             with set_current_trace(trace):
+                for i, ref in refs.items():
+                    tracers[i] = ref.rebox(tracers[i])
                 f_args, f_kwargs = tree_util.tree_unflatten(tree, tracers)
                 out = fun(*f_args, **f_kwargs)
+            for i, ref in refs.items():
+                val, dim = trace.to_val_dim(tracers[i]._value)
+                ax = flat_axes[i]
+                if ax is None and dim is not None:
+                    raise ValueError("performing a set/swap operation with vmapped value on an "
+                                     f"unbatched array reference of type {ref.aval}. Map the "
+                                     "array reference over an axis of the vmapped function "
+                                     "(in_axes) instead of None.")
+                with set_current_trace(parent):
+                    ref._value = val if ax is None else matchaxis(
+                        val, dim, ax % len(lax.shape_of(val)) if dim is not None else ax, size)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             flat_out_axes = _flatten_axes("vmap out_axes", out_tree, out_axes)
             paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
