@@ -117,20 +117,6 @@ def _while_loop_ref(t, jnp, lax):
     return f, (np.array([0., 1.], np.float32),)
 
 
-def _while_condition_reads_ref(t, jnp, lax):
-    def f(x):
-        total = t.new_ref(jnp.zeros(()))
-        steps = t.new_ref(0)
-
-        def body(c):
-            total[...] += x[0] * 2.5
-            steps[...] += 1
-            return c + 1
-        n = lax.while_loop(lambda c: total[...] < 10., body, 0)
-        return n, t.freeze(total), t.freeze(steps)
-    return f, (np.array([1., 2., 3.], np.float32),)
-
-
 def _cond_writes_ref(t, jnp, lax):
     def f(p, x):
         r = t.new_ref(x)
@@ -204,7 +190,7 @@ def _grad_of_ref_program(t, jnp, lax):
 CORPUS = {f.__name__.strip("_"): f for f in [
     _ref_local_to_scan_body, _nested_loops_share_a_ref, _grad_of_ref_program,
     _read_write, _swap_and_freeze, _at_view, _scalar_ref, _int_ref, _fori_loop_mutates_closure,
-    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _while_condition_reads_ref, _cond_writes_ref,
+    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _cond_writes_ref,
     _nested_jit_takes_ref, _empty_and_free]}
 # Known differences in printing (values still match): name -> reason.
 KNOWN_TEXT = {

@@ -273,9 +273,8 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         return new_ref_p.bind(init_val, memory_space=memory_space, kind=kind)
     if memory_space is not None:
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
-    from .runtime import to_array
-    # an Array is immutable and a Ref replaces its value on each write: no copy needed
-    value = init_val if isinstance(init_val, Tracer) else to_array(init_val)
+    from . import numpy as jnp
+    value = jnp.array(init_val, copy=True)
     aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
     return Ref(value, aval)
 

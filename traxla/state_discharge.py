@@ -256,48 +256,26 @@ def _while(eqn, invals):
     if not any(_is_cell(x) for x in invals):
         return while_p.bind(*invals, **_discharged_params(params))
     cond_consts, body_consts, init = invals[:nc], invals[nc:nc + nb], invals[nc + nb:]
-    if any(_is_cell(x) for x in init):
-        raise NotImplementedError("A Ref as a while_loop carry is not supported; close over "
-                                  "it instead.")
-    cond, body = params["cond_jaxpr"], params["body_jaxpr"]
-    # the refs either function reads become carries, each once
-    cells, ref_avals = [], []
-
-    def slot(value, var):
-        for k, c in enumerate(cells):
-            if c is value:
-                return k
-        cells.append(value)
-        ref_avals.append(var.aval.inner_aval)
-        return len(cells) - 1
-
-    cond_slots = [slot(c, v) if _is_cell(c) else None
-                  for c, v in zip(cond_consts, cond.jaxpr.invars)]
-    body_slots = [slot(c, v) if _is_cell(c) else None
-                  for c, v in zip(body_consts, body.jaxpr.invars)]
+    if any(_is_cell(x) for x in cond_consts + init):
+        raise NotImplementedError("A Ref read in a while_loop's condition, or carried by it, "
+                                  "is not supported; read it into the carry in the body.")
+    ref_mask = [_is_cell(c) for c in body_consts]
+    cells, plain_consts = _split(body_consts, ref_mask)
+    body = _body_with_ref_carries(params["body_jaxpr"], ref_mask)
+    cond = params["cond_jaxpr"]
     n_refs = len(cells)
+    ref_avals = [v.aval.inner_aval
+                 for c, v in zip(body_consts, params["body_jaxpr"].jaxpr.invars[:nb])
+                 if _is_cell(c)]
 
-    def discharged(closed, consts, slots, with_refs_out):
-        plain = [c for c, k in zip(consts, slots) if k is None]
-        plain_avals = [v.aval for v, k in zip(closed.jaxpr.invars, slots) if k is None]
-        carry_avals = closed.jaxpr.in_avals[len(slots):]
+    def cond_fun(*args):  # the ref carries are not looked at by the condition
+        from .tracer.interpret import eval_jaxpr
+        return eval_jaxpr(cond, (), *args[:nc], *args[nc + n_refs:])
 
-        def fun(*args):
-            plain_it = iter(args[:len(plain)])
-            local = [_Cell(v) for v in args[len(plain):len(plain) + n_refs]]
-            lead = [next(plain_it) if k is None else local[k] for k in slots]
-            outs = eval_discharged(closed.jaxpr, closed.consts,
-                                   lead + list(args[len(plain) + n_refs:]))
-            return ([c.value for c in local] + outs) if with_refs_out else outs
-
-        return plain, trace_to_jaxpr(fun, plain_avals + ref_avals + carry_avals,
-                                     closed.jaxpr.debug_info)
-
-    cond_plain, cond_closed = discharged(cond, cond_consts, cond_slots, False)
-    body_plain, body_closed = discharged(body, body_consts, body_slots, True)
-    params.update(cond_jaxpr=cond_closed, body_jaxpr=body_closed,
-                  cond_nconsts=len(cond_plain), body_nconsts=len(body_plain))
-    outs = while_p.bind(*cond_plain, *body_plain, *[c.value for c in cells], *init, **params)
+    cond_closed = trace_to_jaxpr(cond_fun, cond.in_avals[:nc] + ref_avals + cond.in_avals[nc:],
+                                 cond.jaxpr.debug_info)
+    params.update(body_jaxpr=body, cond_jaxpr=cond_closed, body_nconsts=len(plain_consts))
+    outs = while_p.bind(*cond_consts, *plain_consts, *[c.value for c in cells], *init, **params)
     for c, v in zip(cells, outs[:n_refs]):
         c.value = v
     return outs[n_refs:]
