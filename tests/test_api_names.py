@@ -25,8 +25,6 @@ NAMESPACES = ["", "tree", "dtypes", "stages", "custom_derivatives", "ad_checkpoi
 # correctness: caches; callbacks: debug flags and callbacks; conv: image; ffi).
 _AUTODIFF_API = "pending: autodiff-api branch (issue 12b)"
 PENDING = {
-    "": {**{n: "pending: array refs (issue 12, in progress)" for n in [
-            "Ref", "new_ref", "empty_ref", "free_ref", "freeze", "ref"]}},
     "custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive: "
                                           "accepted without effect, no primitive yet"},
 }
