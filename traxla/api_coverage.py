@@ -1,10 +1,14 @@
 """``python -m traxla coverage --api``: how many of JAX 0.10.2's public names each traxla
-namespace has. JAX is imported only inside ``api_coverage()`` (it is the reference, not a
-dependency): without it the command says so and exits non-zero."""
+namespace has. The reference is a snapshot of JAX's names (``jax_public_names.json``, written
+by ``tools/jax_public_names.py`` and checked against the installed JAX by a test), so the
+package never imports jax."""
 from __future__ import annotations
 
 import importlib
-import types
+import json
+import os
+
+SNAPSHOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_public_names.json")
 
 # (label, JAX module, traxla module)
 NAMESPACES = [
@@ -27,16 +31,6 @@ NAMESPACES = [
 LEFT_OUT: dict = {}
 
 
-def public_names(module) -> list:
-    return sorted(n for n in dir(module) if not n.startswith("_"))
-
-
-def _stats_namespaces(jax_stats):
-    return [(f"scipy.stats.{n}", f"jax.scipy.stats.{n}", f"traxla.scipy.stats.{n}")
-            for n in public_names(jax_stats)
-            if isinstance(getattr(jax_stats, n), types.ModuleType)]
-
-
 def _import(name):
     try:
         return importlib.import_module(name)
@@ -44,17 +38,17 @@ def _import(name):
         return None
 
 
+def load_snapshot() -> dict:
+    with open(SNAPSHOT) as f:
+        return json.load(f)
+
+
 def api_coverage() -> list:
     """``[(label, have, total, missing names, left-out names)]`` per namespace."""
-    import jax  # noqa: F401  (the reference; only this command needs it)
-    import jax.scipy.stats
     rows = []
-    for label, jax_name, traxla_name in NAMESPACES + _stats_namespaces(jax.scipy.stats):
-        ref = _import(jax_name)
-        if ref is None:
-            continue
-        ours = _import(traxla_name)
-        names = public_names(ref)
+    for label, entry in load_snapshot()["namespaces"].items():
+        ours = _import(entry["traxla"])
+        names = entry["names"]
         left_out = LEFT_OUT.get(label, {})
         have = [n for n in names if ours is not None and hasattr(ours, n)]
         missing = [n for n in names if n not in have and n not in left_out]
@@ -63,14 +57,9 @@ def api_coverage() -> list:
 
 
 def api_coverage_table(show_missing: bool = True) -> str:
-    try:
-        rows = api_coverage()
-    except ImportError:
-        raise SystemExit("python -m traxla coverage --api compares traxla with JAX's public "
-                         "names and needs the `jax` package, which is not installed here "
-                         "(pip install traxla[test] or pip install jax==0.10.2).")
-    import jax
-    lines = [f"traxla's coverage of JAX {jax.__version__}'s public names", "",
+    rows = api_coverage()
+    version = load_snapshot()["jax_version"]
+    lines = [f"traxla's coverage of JAX {version}'s public names", "",
              f"{'namespace':30s}{'have':>6s}{'of':>6s}{'percent':>9s}"]
     for label, have, total, missing, left_out in rows:
         pct = 100.0 * have / total if total else 100.0
