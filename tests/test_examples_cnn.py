@@ -3,13 +3,12 @@ dense) written for JAX and ported by changing imports gives JAX's losses over a 
 jit-compiled SGD steps, and its jaxprs print as JAX's."""
 from __future__ import annotations
 
-import pathlib
-import types
-
 import numpy as np
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parent.parent / "examples" / "cnn.py"
+import _examples
+
+_PATH = _examples.EXAMPLES / "cnn.py"
 _SOURCE = _PATH.read_text()
 
 _JAX_IMPORTS = {
@@ -21,19 +20,11 @@ _JAX_IMPORTS = {
 
 
 def _load(source, name):
-    module = types.ModuleType(name)
-    module.__file__ = str(_PATH)
-    exec(compile(source, str(_PATH), "exec"), module.__dict__)  # noqa: S102
-    return module
+    return _examples.load(_PATH, source, name)
 
 
 def jax_source():
-    source = _SOURCE
-    for old, new in _JAX_IMPORTS.items():
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
-    assert "traxla" not in source.split('"""', 2)[2]
-    return source
+    return _examples.jax_source(_SOURCE, _JAX_IMPORTS)
 
 
 @pytest.fixture(scope="module")

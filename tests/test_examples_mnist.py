@@ -2,15 +2,14 @@
 its prediction, loss, accuracy and jit-compiled SGD updates give JAX's numbers."""
 from __future__ import annotations
 
-import pathlib
-import types
-
 import numpy as np
 import pytest
 
+import _examples
+
 import traxla
 
-_PATH = pathlib.Path(__file__).resolve().parent.parent / "examples" / "mnist_classifier.py"
+_PATH = _examples.EXAMPLES / "mnist_classifier.py"
 _SOURCE = _PATH.read_text()
 
 # the only difference between the traxla and the JAX version of the program
@@ -23,19 +22,11 @@ _JAX_IMPORTS = {
 
 
 def _load(source, name):
-    module = types.ModuleType(name)
-    module.__file__ = str(_PATH)
-    exec(compile(source, str(_PATH), "exec"), module.__dict__)  # noqa: S102
-    return module
+    return _examples.load(_PATH, source, name)
 
 
 def _jax_source():
-    source = _SOURCE
-    for old, new in _JAX_IMPORTS.items():
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
-    assert "traxla" not in source.split('"""', 2)[2]
-    return source
+    return _examples.jax_source(_SOURCE, _JAX_IMPORTS)
 
 
 @pytest.fixture(scope="module")
