@@ -31,6 +31,10 @@ transpose_rules: dict = {}
 # primitive -> rule(trace, primals, tangents, **params): for primitives carrying jaxprs,
 # splitting the work into a known part (enclosing trace) and a linear part (tangent trace)
 linearize_rules: dict = {}
+# primitive -> rule(parent, *args, **params): how a linearized rule's bind whose operands are
+# all primal (known) is staged in the enclosing trace, where JAX's partial evaluation has a
+# rule of its own for it even then (scan hoists its loop invariants out of the body)
+known_rules: dict = {}
 
 
 class Zero:
@@ -131,6 +135,10 @@ class RoutingTrace(Trace):
         for a in args:
             if type(a) is DynamicJaxprTracer and a._trace is tt:
                 return tt.process_primitive(prim, args, params)
+        rule = known_rules.get(prim)
+        if rule is not None:
+            with set_current_trace(self.parent):
+                return rule(self.parent, *args, **params)
         return self.parent.process_primitive(prim, args, params)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...ir.effects import has_effects
 from ...ir import dtypes
-from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from ...ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
 from ...ir.rules.ad import MemorySpace, empty2_p
 from ...ir.rules.call import jit_p
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
@@ -33,7 +33,8 @@ from ...tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
 from ..core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
-                   linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
+                   known_rules, linearize_rules, tangent_aval, transpose_rules, zero_of,
+                   zeros_like_aval)
 from ... import lax
 
 
@@ -560,8 +561,30 @@ def _hoist_loop_invariants(primal: ClosedJaxpr, const_vals, num_known_outs, pare
     keep = [v in used for v in jx.constvars]
     new_consts = [c for c, k in zip(closed.consts, keep) if k]
     invars = [v for v, k in zip(jx.constvars, keep) if k] + jx.invars
-    body = ClosedJaxpr(Jaxpr([], invars, jx.outvars, dced.eqns, jx.debug_info), [])
+    # JAX rebuilds this body from partial-evaluation tracers, where an output nobody reads
+    # becomes a dropped binder (printed ``_``)
+    eqns = [e if all(v in used for v in e.outvars) else
+            e.replace(outvars=[v if v in used else DropVar(v.aval) for v in e.outvars])
+            for e in dced.eqns]
+    body = ClosedJaxpr(Jaxpr([], invars, jx.outvars, eqns, jx.debug_info), [])
     return body, new_consts, which_hoisted, hoisted
+
+
+def _scan_known(parent, *args, jaxpr, length, reverse, unroll, num_consts, num_carry,
+                linear=None, _split_transpose=False):
+    """A scan of primal values inside a linearized rule (random.gamma's gradient): as JAX's
+    partial evaluation of a scan with known operands, the body's loop invariants (equations
+    of consts and literals only) are computed once, before the loop."""
+    if jaxpr.effects:
+        return scan_p.bind(*args, jaxpr=jaxpr, length=length, reverse=reverse, unroll=unroll,
+                           num_consts=num_consts, num_carry=num_carry, linear=linear,
+                           _split_transpose=_split_transpose)
+    body, new_consts, _, _ = _hoist_loop_invariants(
+        jaxpr, list(args[:num_consts]), len(jaxpr.out_avals), parent)
+    operands = [*new_consts, *args[num_consts:]]
+    return scan_p.bind(*operands, **_scan_params(
+        jaxpr=body, length=length, reverse=reverse, unroll=unroll,
+        num_consts=len(new_consts), num_carry=num_carry, n_operands=len(operands)))
 
 
 def _scan_linearize(trace, primals, tangents, *, jaxpr, length, reverse, unroll, num_consts,
@@ -714,6 +737,7 @@ def _scan_transpose_kept(cts, *args, jaxpr, length, reverse, unroll, num_consts,
 
 jvp_rules[scan_p] = _scan_jvp
 linearize_rules[scan_p] = _scan_linearize
+known_rules[scan_p] = _scan_known
 transpose_rules[scan_p] = _scan_transpose
 
 
