@@ -145,13 +145,8 @@ def _cases(L, np_):
 T_CASES = _cases(tlax.linalg, tnp)
 J_CASES = _cases(jlax.linalg, jnp)
 
-# Differences we know of, with the reason (run as strict xfails).
-_JIT = ("vmap of a jit inside custom_linear_solve: JAX caches the batched sub-jaxpr, so solve "
-        "and transpose_solve share one `_cho_solve`; traxla batches each")
-_JNP = ("differs inside numpy helpers of another family (diagonal's platform_index cond, "
-        "remainder, where) and custom_jvp_call's printed params")
-KNOWN = {"sp_solve_pos": _JIT,
-         "np_det4": _JNP, "np_slogdet": _JNP}
+# Differences we know of, with the reason (run as strict xfails); none at present.
+KNOWN: dict = {}
 
 
 def _texts(name):
