@@ -110,8 +110,8 @@ def _custom_lin_typing(*avals, out_avals, **_):
 def_typing(custom_jvp_call_p, _call_typing)
 def_typing(custom_vjp_call_p, _call_typing)
 def_typing(custom_lin_p, _custom_lin_typing)
-def_printing(custom_jvp_call_p, first=("name",), hide=("num_consts",))
-def_printing(custom_vjp_call_p, first=("name",), hide=("num_consts",))
+def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
+def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"))
 
 
@@ -134,17 +134,16 @@ register_lowering(custom_lin_p, _custom_lin_lowering)
 # -- staging: trace the primal function into the equation --------------------------------------------
 
 def _trace_call(fun, args, what):
-    """The closed jaxpr of ``fun`` on ``args``' types, with closed-over tracers of
-    enclosing traces moved to leading operands: ``(closed, tracer_consts)``."""
+    """The jaxpr of ``fun`` on ``args``' types with every constant it closes over (tracers of
+    enclosing traces and arrays alike) moved to leading operands, as JAX's
+    ``convert_constvars_jaxpr``: ``(closed, consts)``, ``closed`` closing over nothing."""
     closed = trace_to_jaxpr(fun, [_aval(a) for a in args], make_debug_info(fun, what, ()))
     jaxpr = closed.jaxpr
-    moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
-    if not moved:
+    if not jaxpr.constvars:
         return closed, []
-    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
-    new = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars, jaxpr.outvars,
-                jaxpr.eqns, jaxpr.debug_info)
-    return ClosedJaxpr(new, [c for _, c in kept]), [c for _, c in moved]
+    new = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
+                jaxpr.debug_info)
+    return ClosedJaxpr(new, []), list(closed.consts)
 
 
 def _fun_of_jaxpr(call_jaxpr, consts):
@@ -457,6 +456,11 @@ def _split_nondiff(args, nondiff_argnums):
     return static, dyn, merge
 
 
+def _stop_gradient_tracers(tree):
+    return tree_util.tree_map(
+        lambda x: lax.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
+
+
 def _check_leaf(x, what):
     from ..tracer.values import is_concrete
     if not (isinstance(x, Tracer) or is_concrete(x)):
@@ -519,6 +523,9 @@ class custom_jvp(_CustomFunction):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_kwargs(self.fun, args, kwargs)
+        if self.nondiff_argnums:  # as JAX: a traced nondiff argument gets no gradient
+            args = tuple(_stop_gradient_tracers(a) if i in self.nondiff_argnums else a
+                         for i, a in enumerate(args))
         static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
         leaves = [_check_leaf(x, f"custom_jvp function {name} argument") for x in leaves]
