@@ -122,9 +122,6 @@ def test_errors_as_jax():
         gaussian_kde([1.0, 2.0, 3.0])  # lists are not arrays, as in JAX
 
 
-# jnp.diag of the whitening matrix: JAX 0.10.2's jnp.diagonal of a square matrix binds a
-# platform_dependent cond with a ``branches_platforms`` param traxla's cond lacks so far
-@pytest.mark.xfail(strict=True, reason="jnp.diagonal lacks JAX's platform_dependent form")
 @pytest.mark.parametrize("method", ["logpdf", "evaluate"])
 def test_jaxpr_matches_jax(method):
     ours, theirs = gaussian_kde(DATA_2D), jax_kde(DATA_2D)
