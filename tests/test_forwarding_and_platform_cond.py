@@ -58,6 +58,11 @@ def _shared_jit(api, lax, np_):
 CASES = {
     "identity broadcast staged": (lambda api, lax, np_: _identity_bcast(lax), (M3,)),
     "identity broadcast linear_transpose": (lambda api, lax, np_: _transposed(api, lax), (M3,)),
+    # JAX's batching rule moves the batch axis first even for an identity broadcast
+    "identity broadcast vmap": (lambda api, lax, np_: api.vmap(
+        lambda x: lax.broadcast_in_dim(x, x.shape, (0,)) + 1.0, in_axes=1), (B23.T,)),
+    "identity broadcast grad of remat": (lambda api, lax, np_: api.grad(api.checkpoint(
+        lambda x: np_.sum(np_.cos(lax.broadcast_in_dim(np_.sin(x), x.shape, (0,)))))), (V3,)),
     "diagonal": (lambda api, lax, np_: np_.diagonal, (M3,)),
     "diagonal grad": (lambda api, lax, np_: _diag_grad(api, np_), (M3,)),
     "diagonal vmap": (lambda api, lax, np_: _diag_vmap(api, np_), (np.stack([M3, M3 + 1]),)),
