@@ -456,6 +456,11 @@ def _split_nondiff(args, nondiff_argnums):
     return static, dyn, merge
 
 
+def _stop_gradient_tracers(tree):
+    return tree_util.tree_map(
+        lambda x: lax.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
+
+
 def _check_leaf(x, what):
     from ..tracer.values import is_concrete
     if not (isinstance(x, Tracer) or is_concrete(x)):
@@ -518,6 +523,9 @@ class custom_jvp(_CustomFunction):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_kwargs(self.fun, args, kwargs)
+        if self.nondiff_argnums:  # as JAX: a traced nondiff argument gets no gradient
+            args = tuple(_stop_gradient_tracers(a) if i in self.nondiff_argnums else a
+                         for i, a in enumerate(args))
         static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
         leaves = [_check_leaf(x, f"custom_jvp function {name} argument") for x in leaves]

@@ -288,3 +288,6 @@ __all__ += _more_all
 from ._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
 
 __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
+from ._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
+
+__all__ += ["expn", "fresnel", "sici", "wofz"]
