@@ -64,10 +64,7 @@ def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
 
 
 # name -> why traxla's jaxpr text differs (xfail, strict)
-KNOWN_DIFFERENCES = {
-    "scipy.special.expi": "exp1 is JAX's expn(1, x) (a custom_jvp of a vectorized jit); "
-                          "traxla has no expn yet, so exp1 stands in with two while loops",
-}
+KNOWN_DIFFERENCES: dict = {}
 
 
 # -- special-function primitives ------------------------------------------------------------------
