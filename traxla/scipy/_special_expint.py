@@ -1,7 +1,6 @@
 """More of ``jax.scipy.special``: the exponential integrals ``expi``/``exp1``, ``spence``,
 ``dawsn`` and ``bessel_jn`` (Cephes' rational approximations and JAX's recurrences, with JAX's
-custom derivatives). ``jnp.polyval``/``jnp.piecewise`` are used when traxla.numpy has them,
-else the equivalent Horner evaluation and where-chains below."""
+custom derivatives)."""
 from __future__ import annotations
 
 import operator
@@ -23,27 +22,6 @@ __all__ = ["expi", "exp1", "spence", "dawsn", "bessel_jn"]
 
 def _lax_const(x, value):
     return np.array(value, lax.dtype_of(x))
-
-
-def _polyval(p, x):
-    fn = getattr(jnp, "polyval", None)
-    if fn is not None:
-        return fn(p, x)
-    p = np.asarray(p)
-    y = jnp.zeros_like(x)
-    for c in p:  # Horner, as jnp.polyval's scan
-        y = y * x + np.array(c, lax.dtype_of(x))
-    return y
-
-
-def _piecewise(x, condlist, funclist):
-    fn = getattr(jnp, "piecewise", None)
-    if fn is not None:
-        return fn(x, condlist, funclist)
-    out = funclist[len(condlist)](x) if len(funclist) > len(condlist) else jnp.zeros_like(x)
-    for cond, f in reversed(list(zip(condlist, funclist))):
-        out = jnp.where(cond, f(x) if callable(f) else f, out)
-    return out
 
 
 def _concrete_or_error(convert, value, context):
@@ -145,7 +123,7 @@ def _dawsn_impl(x: Array) -> Array:
   t = _lax_const(x, 1.) / ax2
   safe_ax_r1 = lax.select(ax < _lax_const(x, 3.25), ax, lax.full_like(ax, 1.))
   safe_ax2_r1 = lax.square(safe_ax_r1)
-  val_r1 = safe_ax_r1 * _polyval(AN, safe_ax2_r1) / _polyval(AD, safe_ax2_r1)
+  val_r1 = safe_ax_r1 * jnp.polyval(AN, safe_ax2_r1) / jnp.polyval(AD, safe_ax2_r1)
   safe_t_r2 = lax.select(
       (ax >= _lax_const(x, 3.25)) & (ax < _lax_const(x, 6.25)),
       t, lax.full_like(t, 1.))
@@ -154,12 +132,12 @@ def _dawsn_impl(x: Array) -> Array:
       ax, lax.full_like(ax, 1.))
   val_r2 = (_lax_const(x, 0.5) / safe_ax_r2) * (
       _lax_const(x, 1.)
-      + safe_t_r2 * _polyval(BN, safe_t_r2) / _polyval(BD, safe_t_r2))
+      + safe_t_r2 * jnp.polyval(BN, safe_t_r2) / jnp.polyval(BD, safe_t_r2))
   safe_t_r3 = lax.select(ax >= _lax_const(x, 6.25), t, lax.full_like(t, 1.))
   safe_ax_r3 = lax.select(ax >= _lax_const(x, 6.25), ax, lax.full_like(ax, 1.))
   val_r3 = (_lax_const(x, 0.5) / safe_ax_r3) * (
       _lax_const(x, 1.)
-      + safe_t_r3 * _polyval(CN, safe_t_r3) / _polyval(CD, safe_t_r3))
+      + safe_t_r3 * jnp.polyval(CN, safe_t_r3) / jnp.polyval(CD, safe_t_r3))
   result = lax.select(ax < _lax_const(x, 3.25), val_r1,
                       lax.select(ax < _lax_const(x, 6.25), val_r2, val_r3))
   return sign * result
@@ -220,12 +198,12 @@ def _expint1(x: Array) -> Array:
     -7.294949239640527645655e5,
     1.592627163384945429726e6,
   ], dtype=x.dtype)
-  f = _polyval(A, x) / _polyval(B, x)
+  f = jnp.polyval(A, x) / jnp.polyval(B, x)
   return x * f + np.euler_gamma + jnp.log(x)
 def _eval_expint_k(A: ArrayLike, B: ArrayLike, x: Array) -> Array:
   one = _lax_const(x, 1.0)
   w = one / x
-  f = _polyval(A, w) / _polyval(B, w)
+  f = jnp.polyval(A, w) / jnp.polyval(B, w)
   f = w * f + one
   return jnp.exp(x) * w * f
 def _expint2(x: Array) -> Array:
@@ -370,7 +348,7 @@ def _expi_pos(x: Array) -> Array:
   conds = [(_c(x, 0) < x) & (x <= _c(x, 2))] + [
     (_c(x, 2 ** i) < x) & (x <= _c(x, 2 ** (i + 1))) for i in range(1, 6)
   ]
-  return _piecewise(
+  return jnp.piecewise(
     x,
     conds,
     [_expint1, _expint2, _expint3, _expint4, _expint5, _expint6, _expint7],
@@ -383,7 +361,7 @@ def expi(x: ArrayLike) -> Array:
   x_arr, = promote_args_inexact("expi", x)
   if dtypes.is_complex(x_arr.dtype):
     raise ValueError("expi does not support complex-valued inputs.")
-  return _piecewise(x_arr, [x_arr < 0], [_expi_neg, _expi_pos])
+  return jnp.piecewise(x_arr, [x_arr < 0], [_expi_neg, _expi_pos])
 @expi.defjvp
 @jit
 def expi_jvp(primals, tangents):
@@ -394,64 +372,11 @@ def exp1(x: ArrayLike) -> Array:
   x, = promote_args_inexact("exp1", x)
   if dtypes.is_complex(x.dtype):
     raise ValueError("exp1 does not support complex-valued inputs.")
-  # JAX evaluates expn(1, x): Cephes' power series for x <= 1 and continued fraction above,
-  # each a per-element loop (vectorized here with vmap, as jnp.vectorize does).
-
-  flat = jnp.ravel(x)
-  small = vmap(_e1_series)(flat).reshape(x.shape)
-  large = vmap(_e1_fraction)(flat).reshape(x.shape)
-  out = jnp.where(x <= _lax_const(x, 1.), small, large)
-  out = jnp.where(x == 0, np.inf, out)
-  return jnp.where(x < 0, np.nan, out)
+  # imported here: _special_integrals imports special.py, which imports this module
+  from ._special_integrals import expn
+  return expn(1, x)
 
 
-def _e1_series(x):
-  """E1 for 0 < x <= 1: -gamma - log x - sum_k (-x)^k / (k k!) (Cephes expn, n = 1)."""
-  eps = dtypes.finfo(x.dtype).eps
-  one, zero = _lax_const(x, 1.), _lax_const(x, 0.)
-  psi = -np.euler_gamma - jnp.log(x)
-
-  def body(c):
-    xk, yk, pk, ans, t = c
-    xk = xk + one
-    yk = yk * (-x) / xk
-    pk = pk + one
-    ans = ans + jnp.where(pk != zero, yk / pk, zero)
-    t = jnp.where(ans != zero, abs(yk / ans), one)
-    return xk, yk, pk, ans, t
-
-  init = (zero, one, zero, zero, _lax_const(x, np.inf))
-  _, _, _, ans, _ = lax.while_loop(lambda c: (x > zero) & (c[4] > eps), body, init)
-  return psi - ans
-
-
-def _e1_fraction(x):
-  """E1 for x > 1: Cephes' continued fraction (expn, n = 1)."""
-  big = _lax_const(x, 1.44115188075855872e17)
-  eps = dtypes.finfo(x.dtype).eps
-  one, zero = _lax_const(x, 1.), _lax_const(x, 0.)
-  n = one
-
-  def body(c):
-    k, pkm2, qkm2, pkm1, qkm1, ans, t, r = c
-    k = k + one
-    odd = k % _lax_const(k, 2) == one
-    yk = jnp.where(odd, one, x)
-    xk = jnp.where(odd, n + (k - one) / _lax_const(k, 2), k / _lax_const(k, 2))
-    pk = pkm1 * yk + pkm2 * xk
-    qk = qkm1 * yk + qkm2 * xk
-    nz = qk != zero
-    r = jnp.where(nz, pk / qk, r)
-    t = jnp.where(nz, abs((ans - r) / r), one)
-    ans = jnp.where(nz, r, ans)
-    pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
-    is_big = abs(pk) > big
-    pkm2, pkm1, qkm2, qkm1 = (jnp.where(is_big, v / big, v) for v in (pkm2, pkm1, qkm2, qkm1))
-    return k, pkm2, qkm2, pkm1, qkm1, ans, t, r
-
-  init = (one, one, x, one, x + n, one / (x + n), _lax_const(x, np.inf), zero)
-  out = lax.while_loop(lambda c: (x > zero) & (c[6] > eps), body, init)
-  return out[5] * jnp.exp(-x)
 def _spence_poly(w: Array) -> Array:
   A = jnp.array([4.65128586073990045278E-5,
                   7.31589045238094711071E-3,
@@ -471,15 +396,15 @@ def _spence_poly(w: Array) -> Array:
                   3.54771340985225096217E0,
                   9.99999999999999998740E-1,
                   ],dtype=w.dtype)
-  return -w * _polyval(A, w) / _polyval(B, w)
+  return -w * jnp.polyval(A, w) / jnp.polyval(B, w)
 def _spence_calc(x: Array) -> Array:
   x2_bool = x > 2.0
-  x = _piecewise(x, [x2_bool],
+  x = jnp.piecewise(x, [x2_bool],
                     [lambda x: 1.0 / x, lambda x: x])
   x1_5_bool = x > 1.5
   x_5_bool = x < 0.5
   x2_bool = x2_bool | x1_5_bool
-  w = _piecewise(x,
+  w = jnp.piecewise(x,
                     [x1_5_bool, x_5_bool],
                     [lambda x: 1.0 / x - 1.0,
                       lambda x: -x,
@@ -490,7 +415,7 @@ def _spence_calc(x: Array) -> Array:
   y_flag_two = -0.5 * jnp.log(x) ** 2 - y
   return jnp.where(x2_bool, y_flag_two, y)
 def _spence(x: Array) -> Array:
-  return _piecewise(x,
+  return jnp.piecewise(x,
                        [x < 0.0, x == 1.0, x == 0.0],
                        [np.nan, 0, np.pi ** 2 / 6, _spence_calc])
 def spence(x: Array) -> Array:

@@ -71,9 +71,14 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
     operand) and which output tangents are zero."""
     holder = {}
 
+    from .control_flow import _dce_consts  # control flow registers after call
+
     def known(*args):
         outs, lin = linearize_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(args), "linearize",
                                    nonzero)
+        # as JAX's auto-DCE'd tangent trace: a residual only dead tangent code reads (the
+        # tangent of a stop_gradient'd max) is not one, nor is the primal work computing it
+        lin.jaxpr = _dce_consts(lin.jaxpr)
         holder["lin"], holder["args"] = lin, args
         consts = lin.jaxpr.consts
         holder["res_index"] = [i for i, c in enumerate(consts)

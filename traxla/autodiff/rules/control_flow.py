@@ -29,7 +29,8 @@ from ...ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
 from ...ir.rules.ad import MemorySpace, empty2_p
 from ...ir.rules.call import jit_p
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
-from ...tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
+from ...runtime.cache import on_clear
+from ...tracer import DynamicJaxprTrace, Tracer, make_debug_info, trace_to_jaxpr
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
 from ..core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
@@ -108,10 +109,25 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     return new, used_inputs
 
 
+# As JAX caches ``dce_jaxpr``: a jaxpr called twice (one jit, twice) and pruned the same way
+# stays one shared jaxpr. Keys hold the jaxpr itself so that an id is never reused.
+_dce_cache: dict = {}
+_DCE_CACHE_LIMIT = 4096
+on_clear(_dce_cache.clear)
+
+
 def dce_closed(closed: ClosedJaxpr, used_outputs, instantiate):
-    j = closed.jaxpr
-    new, used_inputs = _dce_jaxpr(j, used_outputs, instantiate)
-    return ClosedJaxpr(new, closed.consts), used_inputs
+    key = (id(closed), tuple(used_outputs), tuple(instantiate))
+    hit = _dce_cache.get(key)
+    if hit is not None and hit[0] is closed:
+        return hit[1], list(hit[2])
+    new, used_inputs = _dce_jaxpr(closed.jaxpr, used_outputs, instantiate)
+    result = ClosedJaxpr(new, closed.consts)
+    if not any(isinstance(c, Tracer) for c in closed.consts):
+        if len(_dce_cache) >= _DCE_CACHE_LIMIT:  # bounded: drop all rather than grow
+            _dce_cache.clear()
+        _dce_cache[key] = (closed, result, list(used_inputs))
+    return result, used_inputs
 
 
 def _scan_dce_body(closed, num_consts, num_carry, used_outputs):
