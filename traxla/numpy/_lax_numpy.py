@@ -91,13 +91,29 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
         raise ValueError("diagonal requires an array of at least two dimensions.")
     offset = operator.index(offset)
     a_shape = lax.shape_of(a)
-    from ._creation import arange
+    from ._creation import arange, eye
     from ._shape import moveaxis
-    a = moveaxis(a, (axis1, axis2), (-2, -1))
-    diag_size = max(0, min(a_shape[axis1] + min(offset, 0), a_shape[axis2] - max(offset, 0)))
-    i = arange(diag_size)
-    j = arange(abs(offset), abs(offset) + diag_size)
-    return a[..., i, j] if offset >= 0 else a[..., j, i]
+
+    def default_diag(a):
+        a = moveaxis(a, (axis1, axis2), (-2, -1))
+        diag_size = max(0, min(a_shape[axis1] + min(offset, 0),
+                               a_shape[axis2] - max(offset, 0)))
+        i = arange(diag_size)
+        j = arange(abs(offset), abs(offset) + diag_size)
+        return a[..., i, j] if offset >= 0 else a[..., j, i]
+
+    dtype = lax.dtype_of(a)
+    # JAX gives Mosaic (Pallas TPU) a masked-sum form for square 2-D non-bool matrices,
+    # so their jaxpr carries a platform_dependent cond
+    if a_shape[0] != a_shape[1] or len(a_shape) != 2 or offset != 0 or dtype == np.bool_:
+        return default_diag(a)
+    eye_mask = eye(a_shape[0], dtype=dtype)
+
+    def mosaic_diag(a):
+        return lax.reduce(lax.mul(eye_mask, a), np.array(0, dtype), lax.add, (0,))
+
+    from ..lax import platform_dependent
+    return platform_dependent(a, default=default_diag, mosaic=mosaic_diag)
 
 
 diagonal = jit_named(_diagonal, "diagonal", ("offset", "axis1", "axis2"))

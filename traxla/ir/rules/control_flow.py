@@ -27,9 +27,12 @@ def _check_call(name, what, jaxpr, avals):
         raise TypeError(f"{name} {what} takes {_types(expected)} but is given {_types(avals)}.")
 
 
-def _cond_rule(index, *ops, branches):
+def _cond_rule(index, *ops, branches, branches_platforms=None):
     if index.shape or index.dtype != dtypes.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}.")
+    if branches_platforms is not None and len(branches_platforms) != len(branches):
+        raise TypeError(f"cond branches_platforms names {len(branches_platforms)} platform "
+                        f"groups for {len(branches)} branches.")
     outs = branches[0].out_avals
     for i, branch in enumerate(branches):
         _check_call("cond", f"branch {i}", branch, ops)

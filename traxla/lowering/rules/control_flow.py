@@ -27,8 +27,18 @@ def _token_in(module):
     return module.token
 
 
-def _cond(ctx, index, *ops, branches):
+def _cond(ctx, index, *ops, branches, branches_platforms=None):
     module = ctx.module
+    if branches_platforms is not None:
+        # lax.platform_dependent: only the branch for the module's platform is lowered (the
+        # others may hold what this platform cannot run); a one-branch case always takes it
+        platform = {"gpu": "cuda"}.get(module.platform, module.platform)
+        kept = next((b for b, group in zip(branches, branches_platforms)
+                     if group is None or platform in group), None)
+        if kept is None:
+            raise NotImplementedError(
+                f"lax.platform_dependent: no branch for the lowering platform {platform}")
+        branches = (kept,)
     ordered = any(has_ordered_effects(b.jaxpr) for b in branches)
     types = [aval_type(a) for a in ctx.avals_out]
     token = _token_in(module) if ordered else None
