@@ -36,7 +36,6 @@ KNOWN_DIFFERENCES.update({
                      "traxla folds it into a typed literal (creation module)",
     "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
                 "by when they became arrays, traxla by first use)",
-    "corrcoef": "JAX clips with a jitted clip of two weak bounds",
     "histogramdd density": "JAX's two per-axis searches share one traced floor_divide jaxpr "
                            "(hoisted once); traxla's second search prints its own copy",
     "setdiff1d size": "a Python bool is weakly typed in traxla's concrete_aval (tracer/values.py), "
