@@ -25,58 +25,78 @@ BANDWIDTHS = {"default": {}, "scott": {"bw_method": "scott"},
               "weights": {"weights": WEIGHTS}}
 
 
-@pytest.mark.parametrize("case", sorted(BANDWIDTHS))
-def test_density_matches_scipy_and_jax(case):
-    kw = BANDWIDTHS[case]
-    ours, theirs = gaussian_kde(DATA_2D, **kw), jax_kde(DATA_2D, **kw)
-    reference = sps.gaussian_kde(DATA_2D.astype(np.float64), **kw)
-    np.testing.assert_allclose(ours.evaluate(POINTS_2D), reference.evaluate(POINTS_2D),
-                               rtol=2e-5)
-    np.testing.assert_allclose(ours.logpdf(POINTS_2D), reference.logpdf(POINTS_2D),
-                               rtol=2e-5, atol=1e-6)
-    np.testing.assert_array_equal(ours(POINTS_2D), theirs(POINTS_2D))
-    np.testing.assert_array_equal(ours.pdf(POINTS_2D), theirs.pdf(POINTS_2D))
-    np.testing.assert_array_equal(ours.logpdf(POINTS_2D), theirs.logpdf(POINTS_2D))
-    np.testing.assert_allclose(ours.covariance, reference.covariance, rtol=2e-5)
-    np.testing.assert_allclose(ours.neff, reference.neff, rtol=1e-5)
+def _densities(kde_class):
+    """Every bandwidth case built and evaluated in one jitted program (a KDE is a pytree):
+    eager, each step of each case would compile on its own."""
+    def run(data, points):
+        out = {}
+        for case, kw in BANDWIDTHS.items():
+            kde = kde_class(data, **kw)
+            out[case] = (kde, kde.evaluate(points), kde.logpdf(points), kde(points),
+                         kde.pdf(points))
+        return out
+    return run
+
+
+def test_density_matches_scipy_and_jax():
+    ours_all = traxla.jit(_densities(gaussian_kde))(DATA_2D, POINTS_2D)
+    theirs_all = jax.jit(_densities(jax_kde))(DATA_2D, POINTS_2D)
+    for case, kw in BANDWIDTHS.items():
+        (kde, *ours), (_, *theirs) = ours_all[case], theirs_all[case]
+        reference = sps.gaussian_kde(DATA_2D.astype(np.float64), **kw)
+        np.testing.assert_allclose(ours[0], reference.evaluate(POINTS_2D), rtol=2e-5)
+        np.testing.assert_allclose(ours[1], reference.logpdf(POINTS_2D), rtol=2e-5, atol=1e-6)
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+        np.testing.assert_allclose(kde.covariance, reference.covariance, rtol=2e-5)
+        np.testing.assert_allclose(kde.neff, reference.neff, rtol=1e-5)
 
 
 def test_one_dimensional_data_and_integrals():
-    ours, theirs = gaussian_kde(DATA_1D), jax_kde(DATA_1D)
     reference = sps.gaussian_kde(DATA_1D.astype(np.float64))
-    assert (ours.d, ours.n) == (1, 6)
     x = np.linspace(-1, 1, 4).astype(np.float32)
-    np.testing.assert_allclose(ours(x), reference(x), rtol=2e-5)
-    np.testing.assert_allclose(ours.integrate_box_1d(-0.5, 1.0),
-                               reference.integrate_box_1d(-0.5, 1.0), rtol=1e-5)
-    np.testing.assert_allclose(ours.integrate_gaussian(0.2, 0.7),
-                               reference.integrate_gaussian(0.2, 0.7), rtol=1e-5)
-    other = gaussian_kde(DATA_1D[:4] + 0.3)
-    np.testing.assert_allclose(ours.integrate_kde(other),
-                               reference.integrate_kde(sps.gaussian_kde(
-                                   DATA_1D[:4].astype(np.float64) + 0.3)), rtol=1e-5)
-    np.testing.assert_array_equal(ours.integrate_box_1d(-0.5, 1.0),
-                                  theirs.integrate_box_1d(-0.5, 1.0))
+    other_data = DATA_1D[:4] + 0.3
+
+    def run(kde_class, data, other_data, x):
+        kde = kde_class(data)
+        return (kde(x), kde.integrate_box_1d(-0.5, 1.0), kde.integrate_gaussian(0.2, 0.7),
+                kde.integrate_kde(kde_class(other_data)))
+    ours = traxla.jit(lambda *a: run(gaussian_kde, *a))(DATA_1D, other_data, x)
+    theirs = jax.jit(lambda *a: run(jax_kde, *a))(DATA_1D, other_data, x)
+    np.testing.assert_allclose(ours[0], reference(x), rtol=2e-5)
+    np.testing.assert_allclose(ours[1], reference.integrate_box_1d(-0.5, 1.0), rtol=1e-5)
+    np.testing.assert_allclose(ours[2], reference.integrate_gaussian(0.2, 0.7), rtol=1e-5)
+    np.testing.assert_allclose(ours[3], reference.integrate_kde(
+        sps.gaussian_kde(other_data.astype(np.float64))), rtol=1e-5)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+    kde = gaussian_kde(DATA_1D)  # eager, as users call it
+    assert (kde.d, kde.n) == (1, 6)
+    np.testing.assert_allclose(kde.integrate_box_1d(-0.5, 1.0), ours[1], rtol=1e-6)
 
 
 def test_integrate_gaussian_and_kde_in_two_dimensions():
-    ours = gaussian_kde(DATA_2D, weights=WEIGHTS)
     reference = sps.gaussian_kde(DATA_2D.astype(np.float64), weights=WEIGHTS)
     mean, cov = np.array([0.1, -0.2], np.float32), np.array([[1., .2], [.2, .5]], np.float32)
-    np.testing.assert_allclose(ours.integrate_gaussian(mean, cov),
-                               reference.integrate_gaussian(mean, cov), rtol=1e-5)
     other_data = DATA_2D[:, :5] * 1.5
-    np.testing.assert_allclose(ours.integrate_kde(gaussian_kde(other_data)),
-                               reference.integrate_kde(sps.gaussian_kde(
-                                   other_data.astype(np.float64))), rtol=1e-5)
+
+    @traxla.jit
+    def run(data, weights, mean, cov, other_data):
+        kde = gaussian_kde(data, weights=weights)
+        return kde.integrate_gaussian(mean, cov), kde.integrate_kde(gaussian_kde(other_data))
+    gaussian, product = run(DATA_2D, WEIGHTS, mean, cov, other_data)
+    np.testing.assert_allclose(gaussian, reference.integrate_gaussian(mean, cov), rtol=1e-5)
+    np.testing.assert_allclose(product, reference.integrate_kde(sps.gaussian_kde(
+        other_data.astype(np.float64))), rtol=1e-5)
 
 
-@pytest.mark.parametrize("shape", [(), (4,)])
-def test_resample_is_bit_exact_with_jax(shape):
-    ours, theirs = gaussian_kde(DATA_2D, weights=WEIGHTS), jax_kde(DATA_2D, weights=WEIGHTS)
-    sample = ours.resample(traxla.random.key(3), shape)
-    assert sample.shape == (2,) + shape
-    np.testing.assert_array_equal(sample, theirs.resample(jax.random.key(3), shape))
+def test_resample_is_bit_exact_with_jax():
+    def run(kde_class, data, weights, key):
+        return kde_class(data, weights=weights).resample(key, (4,))
+    sample = traxla.jit(lambda *a: run(gaussian_kde, *a))(DATA_2D, WEIGHTS, traxla.random.key(3))
+    assert sample.shape == (2, 4)
+    np.testing.assert_array_equal(sample, jax.jit(lambda *a: run(jax_kde, *a))(
+        DATA_2D, WEIGHTS, jax.random.key(3)))
 
 
 def test_pytree_jit_and_vmap():
