@@ -69,6 +69,8 @@ CASES = {
     "diagonal jvp": (lambda api, lax, np_: lambda a, t: api.jvp(np_.diagonal, (a,), (t,)),
                      (M3, M3)),
     "platform_dependent jvp": (_pd_jvp, (V3, V3)),
+    "platform_dependent default only": (
+        lambda api, lax, np_: lambda x: lax.platform_dependent(x, default=np_.sin), (V3,)),
     "platform_dependent vmap": (_pd_vmap_index, (B23,)),
     "jit batched twice": (_shared_jit, (B23,)),
 }
@@ -85,6 +87,7 @@ def test_jaxpr_text_matches_jax(name):
 def test_values_match_jax_under_jit():
     """The jitted programs compute JAX's values (the platform cond lowers its CPU branch)."""
     for name in ("diagonal", "diagonal grad", "diagonal vmap", "platform_dependent jvp",
+                 "platform_dependent default only",
                  "platform_dependent vmap", "identity broadcast linear_transpose"):
         build, args = CASES[name]
         got = jax.tree_util.tree_leaves(traxla.jit(build(traxla, tlax, tnp))(*args))
