@@ -41,7 +41,7 @@ def test_python_scalar_is_transferred_once():
     before = _fresh_stats()
     for _ in range(3):
         out = x + 7.25
-    assert _delta(before, "scalar_misses") == 0 and _delta(before, "scalar_hits") == 3
+    assert _delta(before, "scalar_misses") == 0 and _delta(before, "fast") == 3
     np.testing.assert_array_equal(np.asarray(out), X + 7.25)
 
 
@@ -122,13 +122,13 @@ def test_nan_signed_scalar_values():
     assert np.all(np.isinf(np.asarray(x - math.inf)))
 
 
-# -- cached jit calls: the one-Array and C++-flattened pytree hit paths ----------------
+# -- cached jit calls: the Array-arguments and compiled-matcher pytree hit paths ----------------
 def _tree_params(n=5):
     return {f"l{i}": {"w": traxla.device_put(np.full((2,), i, np.float32)),
                       "b": traxla.device_put(np.ones((2,), np.float32))} for i in range(n)}
 
 
-def test_pytree_call_hits_the_cxx_flattened_path_and_agrees():
+def test_pytree_call_hits_the_compiled_matcher_path_and_agrees():
     f = traxla.jit(lambda p: p["l0"]["w"] + p["l4"]["b"] * 2.0)  # prunes unused leaves
     params = _tree_params()
     first = f(params)
@@ -139,11 +139,11 @@ def test_pytree_call_hits_the_cxx_flattened_path_and_agrees():
     # new Arrays with equal (not identical) avals hit too; new values are used
     params2 = _tree_params()
     params2["l0"]["w"] = traxla.device_put(np.array([5.0, 6.0], np.float32))
-    assert f._tree_fast_entry((params2,)) is not None
+    assert f._tree_fast.lookup((params2,)) is not None
     np.testing.assert_array_equal(np.asarray(f(params2)), [7.0, 8.0])
     # a different shape misses and recompiles through the slow path
     params2["l0"]["w"] = traxla.device_put(np.zeros((3, 2), np.float32))
-    assert f._tree_fast_entry((params2,)) is None
+    assert f._tree_fast.lookup((params2,)) is None
     assert np.asarray(f(params2)).shape == (3, 2)
 
 
@@ -178,11 +178,11 @@ def test_pytree_fast_path_fallback_causes(cause):
     for _ in range(2):
         out = f(arg, **kwargs)
         np.testing.assert_allclose(np.asarray(out), X * 3.0)
-    registered = any(True for _ in f._tree_fast)
+    registered = bool(f._tree_fast)
     if cause == "namedtuple":  # a builtin node: served by the fast path
-        assert registered and f._tree_fast_entry((arg,)) is not None
+        assert registered and f._tree_fast.lookup((arg,)) is not None
     else:
-        assert not registered or f._tree_fast_entry((arg,)) is None
+        assert not registered or f._tree_fast.lookup((arg,)) is None
 
 
 def test_donated_argument_on_the_fast_paths():
@@ -228,7 +228,7 @@ def test_profile_dispatch_prints_every_stage(capsys):
     from traxla.__main__ import main
     assert main(["profile-dispatch", "--calls", "20", "--repeats", "1"]) == 0
     text = capsys.readouterr().out
-    for stage in ("flatten (tree_util)", "flatten (C++ pytree)", "key (avals tuple)",
+    for stage in ("flatten (tree_util)", "flatten (compiled matcher)", "key (avals)",
                   "lookup (hit-path cache)", "execute (enqueue)", "wrap (Arrays + tree)",
                   "whole cached call"):
         assert text.count(stage) == 2, stage

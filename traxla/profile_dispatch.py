@@ -1,8 +1,8 @@
 """``python -m traxla profile-dispatch``: where a cached ``jit`` call's microseconds go.
 
 Times each stage of the hit path separately, on the same compiled program, as medians
-of interleaved repeats: flatten (arguments to leaves: traxla's ``tree_flatten`` and
-jaxlib's C++ flattener), key (the avals signature), lookup (the cache dictionary),
+of interleaved repeats: flatten (arguments to leaves: traxla's ``tree_flatten`` and the
+hit path's compiled structure matcher), key (the avals signature), lookup (the cache dictionary),
 execute (enqueueing the program on device buffers), wrap (result buffers to Arrays and
 the output tree), and the whole call, for one array argument and for a 100-leaf pytree.
 """
@@ -32,8 +32,8 @@ def _per_call_us(fn, calls):
 
 def _stages(jitted, args, calls, repeats):
     from . import tree_util
-    from .runtime import Array
-    from .runtime.xla_adapter import builtin_tree_flatten
+    from .call_signatures import matcher_for
+    from .runtime.array import arrays_from_buffers
 
     out = jitted(*args)
     tree_util.tree_map(lambda a: a.block_until_ready(), out)
@@ -43,13 +43,13 @@ def _stages(jitted, args, calls, repeats):
     bufs = [a._buf for a in leaves]
     kept = bufs if entry.kept is None else [bufs[i] for i in entry.kept]
     out_bufs = entry.run(kept)
-    flat = builtin_tree_flatten(args)
-    if jitted._tree_fast and flat is not None:  # pytree hit path: C++ treedef, then avals
-        treedef = flat[1]
+    match = matcher_for(in_tree.children()[0])
+    if jitted._tree_fast:  # pytree hit path: compiled matcher, then the avals list
         aval_list = list(avals)
+        candidates = jitted._tree_fast._structures[0][1]
 
         def lookup():
-            for known, hit in jitted._tree_fast.get(treedef, ()):
+            for known, hit in candidates:
                 if known == aval_list:
                     return hit
     else:
@@ -57,12 +57,12 @@ def _stages(jitted, args, calls, repeats):
             return jitted._fast.get(avals)
     stages = {
         "flatten (tree_util)": lambda: tree_util.tree_flatten((args, {})),
-        "flatten (C++ pytree)": lambda: builtin_tree_flatten(args),
-        "key (avals tuple)": lambda: tuple([a.aval for a in leaves]),
+        "flatten (compiled matcher)": lambda: match(args),
+        "key (avals)": lambda: [a.aval for a in leaves],
         "lookup (hit-path cache)": lookup,
         "execute (enqueue)": lambda: entry.run(kept),
         "wrap (Arrays + tree)": lambda: entry.out_tree.unflatten(
-            [Array(av, b) for av, b in zip(entry.executable.out_avals, out_bufs)]),
+            arrays_from_buffers(entry.out_avals, out_bufs)),
         "whole cached call": lambda: jitted(*args),
     }
     samples = {name: [] for name in stages}
@@ -92,7 +92,7 @@ def run(args) -> int:
         for name, us in figures.items():
             print(f"  {name.ljust(width)} {us:8.2f}")
         print()
-    print("The hit path takes one of the two flattens (a single-Array call none) plus key, "
-          "lookup, execute and wrap;\nexecute is jaxlib's enqueue of the program and is the "
-          "floor for any Python dispatcher.")
+    print("The hit path takes the compiled matcher (calls on Arrays alone: none) plus key, "
+          "lookup, execute and wrap;\nexecute is jaxlib's execute_sharded + "
+          "consume_with_handlers, the floor for any Python dispatcher.")
     return 0

@@ -27,13 +27,16 @@ from ..ir.avals import ShapedArray
 from ..runtime import Array
 from ..runtime.array import device_put_numpy
 from ..runtime.cache import on_clear
-from ..tracer import EvalTrace, core as trace_core
+from ..tracer import EvalTrace
+from ..tracer.core import _state as _trace_state
 
 # (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
 # first out beyond ``scalar_cache_limit`` entries.
 _scalar_cache: dict = {}
 scalar_cache_limit = 1024
-stats = {"fast": 0, "fallback": 0, "scalar_hits": 0, "scalar_misses": 0}
+# Counts of fast-path calls, fallbacks and scalar transfers (hits are not counted: the
+# hot path stays lean).
+stats = {"fast": 0, "fallback": 0, "scalar_misses": 0}
 
 
 def _int_bounds(dtype):
@@ -48,7 +51,6 @@ def scalar_operand(x):
     key = (t, x, math.copysign(1.0, x)) if t is float and x == 0.0 else (t, x)
     arr = _scalar_cache.get(key)
     if arr is not None:
-        stats["scalar_hits"] += 1
         return arr
     stats["scalar_misses"] += 1
     dtype = dtypes.python_scalar_dtype(x)
@@ -85,28 +87,34 @@ def eager_cached(fn):
     hit = _wrapped.get(fn)
     if hit is not None:
         return hit
-    jitted = jit(fn)
+    call_arrays = jit(fn)._call_arrays
+    scalars = _scalar_cache
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if (not kwargs and type(trace_core._state.trace) is EvalTrace
+        if (not kwargs and type(_trace_state.trace) is EvalTrace
                 and not (_jit_flags[0] or _check_flags[0] or _check_flags[1])):
             operands = []
             for a in args:
                 t = type(a)
-                if t is Array and a._placement is None:
+                if t is Array:
+                    if a._placement is not None:
+                        break
                     operands.append(a)
                 elif t is float or t is int:
-                    c = scalar_operand(a)
+                    # A nonzero scalar's key is (type, value); zeros keep their sign.
+                    c = scalars.get((t, a)) if a else None
                     if c is None:
-                        break
+                        c = scalar_operand(a)
+                        if c is None:
+                            break
                     operands.append(c)
                 else:
                     break
             else:
                 if operands:
                     stats["fast"] += 1
-                    return jitted(*operands)
+                    return call_arrays(operands)
         stats["fallback"] += 1
         return fn(*args, **kwargs)
 

@@ -154,6 +154,34 @@ class Array:
         return device_put_numpy(np.array(self._value()), self.aval)
 
 
+_new_object = object.__new__
+
+
+def array_from_buffer(aval, buf) -> Array:
+    """``Array(aval, buf)`` for the dispatch hot paths: the same slots, set without a call
+    to ``__init__`` (about 0.1 us less per result)."""
+    out = _new_object(Array)
+    out.aval = aval
+    out._buf = buf
+    out._npy = None
+    out._placement = None
+    return out
+
+
+def arrays_from_buffers(avals, bufs) -> list:
+    """``[Array(aval, buf) ...]`` as ``array_from_buffer`` builds them."""
+    outs = []
+    put = outs.append
+    for aval, buf in zip(avals, bufs):
+        out = _new_object(Array)
+        out.aval = aval
+        out._buf = buf
+        out._npy = None
+        out._placement = None
+        put(out)
+    return outs
+
+
 def check_not_deleted(arrays):
     """JAX's error for an Array whose buffer was deleted or donated to a computation."""
     for a in arrays:

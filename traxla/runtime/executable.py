@@ -7,7 +7,7 @@ from ..ir.avals import physical_aval
 from ..lowering import host_callbacks_of, lower_jaxpr
 from ..lowering.registry import custom_call_libraries
 from . import compilation_cache, xla_adapter as xla
-from .array import Array, check_not_deleted, device_put_numpy
+from .array import Array, arrays_from_buffers, check_not_deleted, device_put_numpy
 from .backend import get_backend
 
 
@@ -42,7 +42,7 @@ class Executable:
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
+        return arrays_from_buffers(self.out_avals, bufs)
 
     def as_text(self) -> str:
         return xla.optimized_hlo_text(self.loaded)
