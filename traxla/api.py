@@ -45,6 +45,7 @@ def _trace_context() -> tuple:
 
 
 _config_epoch = [0]
+_new_object = object.__new__
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
 # Flags that change what a trace produces but are not in the cache keys: when one changes,
@@ -219,12 +220,18 @@ class JitFunction(Wrapped):
                 if type(a) is Array and a._placement is None:
                     entry = self._fast.get((a.aval,))
                     if entry is not None:
-                        if entry.single:  # the common case, inlined
+                        if entry.single:  # the common case, inlined (array_from_buffer)
                             try:
-                                return array_from_buffer(entry.aval0, entry.run([a._buf])[0])
+                                buf = entry.run([a._buf])[0]
                             except RuntimeErrorType:
                                 check_not_deleted(args)
                                 raise
+                            out = _new_object(Array)
+                            out.aval = entry.aval0
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = None
+                            return out
                         return entry.call(args, [a._buf])
             else:
                 avals = []

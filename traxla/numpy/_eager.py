@@ -18,15 +18,16 @@ import math
 
 import numpy as np
 
-from ..api import jit
+from ..api import _config_epoch, jit
 from ..debug_mode import flags as _jit_flags
 from ..ir.config import config
 from ..runtime.debug_checks import flags as _check_flags
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..runtime import Array
-from ..runtime.array import device_put_numpy
+from ..runtime.array import array_from_buffer, check_not_deleted, device_put_numpy
 from ..runtime.cache import on_clear
+from ..runtime.xla_adapter import RuntimeErrorType
 from ..tracer import EvalTrace
 from ..tracer.core import _state as _trace_state
 
@@ -34,9 +35,9 @@ from ..tracer.core import _state as _trace_state
 # first out beyond ``scalar_cache_limit`` entries.
 _scalar_cache: dict = {}
 scalar_cache_limit = 1024
-# Counts of fast-path calls, fallbacks and scalar transfers (hits are not counted: the
-# hot path stays lean).
-stats = {"fast": 0, "fallback": 0, "scalar_misses": 0}
+# Counts of calls that took the ordinary path and of scalar transfers (fast-path calls are
+# not counted: the hot path stays lean).
+stats = {"fallback": 0, "scalar_misses": 0}
 
 
 def _int_bounds(dtype):
@@ -83,41 +84,69 @@ _wrapped: dict = {}
 
 def eager_cached(fn):
     """``fn`` with the eager fast path described above (one wrapper per function, so
-    ``jnp.add`` and ``+`` share their compiled programs)."""
+    ``jnp.add`` and ``+`` share their compiled programs). A hit runs the jitted
+    function's cached entry directly: the signature is built while the operands are
+    checked, and no ``jit.__call__`` layer is crossed."""
     hit = _wrapped.get(fn)
     if hit is not None:
         return hit
-    call_arrays = jit(fn)._call_arrays
+    jitted = jit(fn)
+    fast = jitted._fast  # (avals) -> entry; cleared in place, never replaced
     scalars = _scalar_cache
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if (not kwargs and type(_trace_state.trace) is EvalTrace
                 and not (_jit_flags[0] or _check_flags[0] or _check_flags[1])):
-            operands = []
-            for a in args:
-                t = type(a)
-                if t is Array:
-                    if a._placement is not None:
-                        break
-                    operands.append(a)
-                elif t is float or t is int:
-                    # A nonzero scalar's key is (type, value); zeros keep their sign.
-                    c = scalars.get((t, a)) if a else None
-                    if c is None:
-                        c = scalar_operand(a)
-                        if c is None:
-                            break
-                    operands.append(c)
+            if len(args) == 1:
+                a = args[0]
+                if type(a) is Array and a._placement is None:
+                    key = (a.aval,)
+                    bufs = [a._buf]
                 else:
-                    break
+                    key = None
             else:
-                if operands:
-                    stats["fast"] += 1
-                    return call_arrays(operands)
+                avals = []
+                bufs = []
+                for a in args:
+                    t = type(a)
+                    if t is Array:
+                        if a._placement is not None:
+                            break
+                    elif t is float or t is int:
+                        # A nonzero scalar's key is (type, value); zeros keep their sign.
+                        c = scalars.get((t, a)) if a else None
+                        if c is None:
+                            c = scalar_operand(a)
+                            if c is None:
+                                break
+                        a = c
+                    else:
+                        break
+                    avals.append(a.aval)
+                    bufs.append(a._buf)
+                key = tuple(avals) if avals and len(avals) == len(args) else None
+            if key is not None:
+                if jitted._epoch != _config_epoch[0]:
+                    jitted._forget_fast_paths()
+                entry = fast.get(key)
+                if entry is None:  # the first call of this signature compiles it
+                    return jitted(*_operands(args))
+                if entry.single:
+                    try:
+                        return array_from_buffer(entry.aval0, entry.run(bufs)[0])
+                    except RuntimeErrorType:
+                        check_not_deleted([a for a in args if type(a) is Array])
+                        raise
+                return entry.call(_operands(args), bufs)
         stats["fallback"] += 1
         return fn(*args, **kwargs)
 
     wrapper.__wrapped_eager__ = fn
     _wrapped[fn] = wrapper
     return wrapper
+
+
+def _operands(args) -> list:
+    """The fast path's Arrays for ``args`` (Python scalars as their cached device copies)."""
+    return [a if type(a) is Array else scalar_operand(a) for a in args]

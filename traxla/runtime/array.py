@@ -192,8 +192,29 @@ def check_not_deleted(arrays):
 def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
     """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
     backend = get_backend()
+    aval = intern_aval(aval)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
     return Array(aval, buf)
+
+
+# Equal avals as one object (transfers' and programs' outputs): the cached-call paths
+# compare signatures by identity first, and ``ShapedArray.__eq__`` is Python code (about
+# 0.2 us a comparison). Avals are immutable, so sharing them changes nothing else.
+_interned_avals: dict = {}
+_INTERNED_LIMIT = 4096
+
+
+def intern_aval(aval):
+    """The one shared object equal to ``aval`` (``aval`` itself the first time)."""
+    try:
+        hit = _interned_avals.get(aval)
+    except TypeError:  # an unhashable aval: nothing to share
+        return aval
+    if hit is None:
+        if len(_interned_avals) >= _INTERNED_LIMIT:
+            _interned_avals.clear()
+        hit = _interned_avals.setdefault(aval, aval)
+    return hit
 
 
 _bitcast_readers: dict = {}
