@@ -250,16 +250,6 @@ class JitFunction(Wrapped):
                     return hit[0].call(leaves, [a._buf for a in leaves])
         return self._call_slow(args, kwargs)
 
-    def _call_arrays(self, arrays: list):
-        """``self(*arrays)`` for default-device Arrays, outside any trace (the eager fast
-        path of ``traxla.numpy``, which has checked both)."""
-        if self._epoch != _config_epoch[0]:
-            self._forget_fast_paths()
-        entry = self._fast.get(tuple([a.aval for a in arrays]))
-        if entry is not None:
-            return entry.call(arrays, [a._buf for a in arrays])
-        return self(*arrays)
-
     def _forget_fast_paths(self):
         """A configuration change: the hit paths' entries may no longer apply."""
         self._fast.clear()

@@ -37,7 +37,10 @@ _matchers = BoundedCache(256)
 
 def matcher_for(treedef):
     """The (cached) compiled matcher of ``treedef``; None when it has no matcher."""
-    return _matchers.get_or_create(treedef, lambda: compile_matcher(treedef))
+    try:
+        return _matchers.get_or_create(treedef, lambda: compile_matcher(treedef))
+    except TypeError:  # a custom node's unhashable aux data: no matcher (and no cache)
+        return None
 
 
 def compile_matcher(treedef):
@@ -87,7 +90,7 @@ def compile_matcher(treedef):
 
     try:
         emit(node, "n0")
-    except _Unsupported:
+    except (_Unsupported, RecursionError):
         return None
     lines += [" except Exception:", "  return None",  # a missing key, a key's own __eq__
               " return leaves"]

@@ -25,7 +25,7 @@ from ..runtime.debug_checks import flags as _check_flags
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..runtime import Array
-from ..runtime.array import array_from_buffer, check_not_deleted, device_put_numpy
+from ..runtime.array import check_not_deleted, device_put_numpy
 from ..runtime.cache import on_clear
 from ..runtime.xla_adapter import RuntimeErrorType
 from ..tracer import EvalTrace
@@ -80,6 +80,7 @@ on_clear(clear_scalar_cache)
 
 
 _wrapped: dict = {}
+_new_object = object.__new__
 
 
 def eager_cached(fn):
@@ -96,8 +97,9 @@ def eager_cached(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if (not kwargs and type(_trace_state.trace) is EvalTrace
-                and not (_jit_flags[0] or _check_flags[0] or _check_flags[1])):
+        # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
+        # change of them is a configuration change, which empties ``fast`` (see below).
+        if not kwargs and type(_trace_state.trace) is EvalTrace:
             if len(args) == 1:
                 a = args[0]
                 if type(a) is Array and a._placement is None:
@@ -130,15 +132,22 @@ def eager_cached(fn):
                 if jitted._epoch != _config_epoch[0]:
                     jitted._forget_fast_paths()
                 entry = fast.get(key)
-                if entry is None:  # the first call of this signature compiles it
-                    return jitted(*_operands(args))
-                if entry.single:
-                    try:
-                        return array_from_buffer(entry.aval0, entry.run(bufs)[0])
-                    except RuntimeErrorType:
-                        check_not_deleted([a for a in args if type(a) is Array])
-                        raise
-                return entry.call(_operands(args), bufs)
+                if entry is not None:
+                    if entry.single:  # the common case, inlined (array_from_buffer)
+                        try:
+                            buf = entry.run(bufs)[0]
+                        except RuntimeErrorType:
+                            check_not_deleted([a for a in args if type(a) is Array])
+                            raise
+                        out = _new_object(Array)
+                        out.aval = entry.aval0
+                        out._buf = buf
+                        out._npy = None
+                        out._placement = None
+                        return out
+                    return entry.call(_operands(args), bufs)
+                if not (_jit_flags[0] or _check_flags[0] or _check_flags[1]):
+                    return jitted(*_operands(args))  # the first call compiles the signature
         stats["fallback"] += 1
         return fn(*args, **kwargs)
 
