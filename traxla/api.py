@@ -22,7 +22,7 @@ from .runtime.array import array_from_buffer, arrays_from_buffers, check_not_del
 from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
 from .runtime.xla_adapter import RuntimeErrorType
-from .call_signatures import TreeSignatures
+from .call_signatures import HitTable, TreeSignatures
 from .tracer.core import _state as _trace_state
 from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
@@ -199,7 +199,7 @@ class JitFunction(Wrapped):
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         _all_jits.add(self)
-        self._fast: dict = {}  # (avals of Array arguments) -> entry
+        self._fast = HitTable()  # (avals of Array arguments) -> entry
         self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
@@ -218,7 +218,14 @@ class JitFunction(Wrapped):
             if len(args) == 1:
                 a = args[0]
                 if type(a) is Array and a._placement is None:
-                    entry = self._fast.get((a.aval,))
+                    fast = self._fast
+                    last = fast.last  # one (aval, entry) pair: read once, atomically
+                    if last[0] is a.aval:
+                        entry = last[1]
+                    else:
+                        entry = fast.get((a.aval,))
+                        if entry is not None:
+                            fast.last = (a.aval, entry)
                     if entry is not None:
                         if entry.single:  # the common case, inlined (array_from_buffer)
                             try:

@@ -99,6 +99,35 @@ def compile_matcher(treedef):
     return namespace["match"]
 
 
+class HitTable(dict):
+    """(avals of the Array arguments) -> hit-path entry, remembering its last one-Array
+    hit as ``last = (aval, entry)``: a call repeating it compares one aval by identity
+    instead of hashing a key (``ShapedArray.__hash__`` is Python code). Any removal
+    forgets it, so a dropped entry is never served."""
+
+    __slots__ = ("last",)
+
+    def __init__(self):
+        super().__init__()
+        self.last = (None, None)
+
+    def clear(self):
+        self.last = (None, None)
+        super().clear()
+
+    def pop(self, *args):
+        self.last = (None, None)
+        return super().pop(*args)
+
+    def __delitem__(self, key):
+        self.last = (None, None)
+        super().__delitem__(key)
+
+    def popitem(self):
+        self.last = (None, None)
+        return super().popitem()
+
+
 class TreeSignatures:
     """Known (structure, avals) -> hit-path entry of one jitted function."""
 

@@ -100,13 +100,22 @@ def eager_cached(fn):
         # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
         # change of them is a configuration change, which empties ``fast`` (see below).
         if not kwargs and type(_trace_state.trace) is EvalTrace:
+            entry = None
+            eligible = False
             if len(args) == 1:
                 a = args[0]
                 if type(a) is Array and a._placement is None:
-                    key = (a.aval,)
+                    eligible = True
+                    if jitted._epoch != _config_epoch[0]:
+                        jitted._forget_fast_paths()
                     bufs = [a._buf]
-                else:
-                    key = None
+                    last = fast.last  # see HitTable: the last one-Array hit
+                    if last[0] is a.aval:
+                        entry = last[1]
+                    else:
+                        entry = fast.get((a.aval,))
+                        if entry is not None:
+                            fast.last = (a.aval, entry)
             else:
                 avals = []
                 bufs = []
@@ -127,27 +136,27 @@ def eager_cached(fn):
                         break
                     avals.append(a.aval)
                     bufs.append(a._buf)
-                key = tuple(avals) if avals and len(avals) == len(args) else None
-            if key is not None:
-                if jitted._epoch != _config_epoch[0]:
-                    jitted._forget_fast_paths()
-                entry = fast.get(key)
-                if entry is not None:
-                    if entry.single:  # the common case, inlined (array_from_buffer)
-                        try:
-                            buf = entry.run(bufs)[0]
-                        except RuntimeErrorType:
-                            check_not_deleted([a for a in args if type(a) is Array])
-                            raise
-                        out = _new_object(Array)
-                        out.aval = entry.aval0
-                        out._buf = buf
-                        out._npy = None
-                        out._placement = None
-                        return out
-                    return entry.call(_operands(args), bufs)
-                if not (_jit_flags[0] or _check_flags[0] or _check_flags[1]):
-                    return jitted(*_operands(args))  # the first call compiles the signature
+                if avals and len(avals) == len(args):
+                    eligible = True
+                    if jitted._epoch != _config_epoch[0]:
+                        jitted._forget_fast_paths()
+                    entry = fast.get(tuple(avals))
+            if entry is not None:
+                if entry.single:  # the common case, inlined (array_from_buffer)
+                    try:
+                        buf = entry.run(bufs)[0]
+                    except RuntimeErrorType:
+                        check_not_deleted([a for a in args if type(a) is Array])
+                        raise
+                    out = _new_object(Array)
+                    out.aval = entry.aval0
+                    out._buf = buf
+                    out._npy = None
+                    out._placement = None
+                    return out
+                return entry.call(_operands(args), bufs)
+            if eligible and not (_jit_flags[0] or _check_flags[0] or _check_flags[1]):
+                return jitted(*_operands(args))  # the first call compiles the signature
         stats["fallback"] += 1
         return fn(*args, **kwargs)
 
