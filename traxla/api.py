@@ -117,11 +117,10 @@ class _Entry:
         return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
 
     def call(self, arrays, bufs):
-        """The hit path's run: ``bufs`` are the buffers of ``arrays`` (every argument's,
-        avals already matched); returns the output tree."""
-        kept = self.kept
+        """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
+        (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
         try:
-            outs = self.run(bufs if kept is None else [bufs[i] for i in kept])
+            outs = self.run(bufs)
         except RuntimeErrorType:
             check_not_deleted(arrays)
             raise
@@ -253,8 +252,10 @@ class JitFunction(Wrapped):
             if self._tree_fast:
                 hit = self._tree_fast.lookup(args)
                 if hit is not None:
-                    leaves = hit[1]
-                    return hit[0].call(leaves, [a._buf for a in leaves])
+                    entry, leaves = hit
+                    kept = entry.kept  # only the buffers of the arguments it keeps
+                    return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                                      else [leaves[i]._buf for i in kept])
         return self._call_slow(args, kwargs)
 
     def _forget_fast_paths(self):
