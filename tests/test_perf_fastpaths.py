@@ -416,3 +416,52 @@ def test_equal_avals_are_shared_objects():
     for _ in range(3):
         y = f(y)
     np.testing.assert_allclose(np.asarray(y), X / 16)
+
+
+def test_hit_table_memo_is_forgotten_on_every_removal():
+    f = traxla.jit(lambda v: v + 1.0)
+    x = traxla.device_put(X)
+    z = traxla.device_put(np.ones((2, 3), np.float32))
+    for _ in range(2):  # alternating signatures: the memo follows, results stay right
+        np.testing.assert_array_equal(np.asarray(f(x)), X + 1.0)
+        np.testing.assert_array_equal(np.asarray(f(z)), np.full((2, 3), 2.0))
+    assert f._fast.last1[0] is z.aval
+    f.clear_cache()
+    assert f._fast.last1 == (None, None) and not f._fast
+    np.testing.assert_array_equal(np.asarray(f(x)), X + 1.0)  # compiled again
+    np.testing.assert_array_equal(np.asarray(f(x)), X + 1.0)  # a hit: remembered
+    assert f._fast.last1[0] is x.aval
+    # an eviction by the bounded executable cache forgets it too
+    with traxla.config.flag("jit_cache_size", 1):
+        g = traxla.jit(lambda v: v * 3.0)
+        g(x), g(x)
+        assert g._fast.last1[0] is x.aval
+        g(z)  # evicts x's executable
+        assert g._fast.last1[0] is not x.aval
+        np.testing.assert_array_equal(np.asarray(g(x)), X * 3.0)
+
+
+def test_hit_table_two_argument_memo():
+    from traxla.call_signatures import HitTable
+    table = HitTable()
+    a, b = object(), object()
+    assert table.lookup2(a, b) is None and table.last2 == (None, None, None)
+    table[(a, b)] = "entry"
+    assert table.lookup2(a, b) == "entry" and table.last2 == (a, b, "entry")
+    assert table.lookup2(b, a) is None and table.last2 == (a, b, "entry")
+    table.pop((a, b))
+    assert table.last2 == (None, None, None) and table.lookup2(a, b) is None
+
+
+def test_binary_operators_across_clear_caches_and_dtypes():
+    x, y = traxla.device_put(X), traxla.device_put(X + 2)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(x * y), X * (X + 2))
+    traxla.clear_caches()
+    np.testing.assert_array_equal(np.asarray(x * y), X * (X + 2))
+    i = traxla.device_put(np.arange(4, dtype=np.int32))
+    for _ in range(2):
+        out = i * i
+        assert out.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(out), np.arange(4) ** 2)
+        np.testing.assert_array_equal(np.asarray(x * y), X * (X + 2))

@@ -218,13 +218,13 @@ class JitFunction(Wrapped):
                 a = args[0]
                 if type(a) is Array and a._placement is None:
                     fast = self._fast
-                    last = fast.last  # one (aval, entry) pair: read once, atomically
+                    last = fast.last1  # one (aval, entry) pair: read once, atomically
                     if last[0] is a.aval:
                         entry = last[1]
                     else:
                         entry = fast.get((a.aval,))
                         if entry is not None:
-                            fast.last = (a.aval, entry)
+                            fast.last1 = (a.aval, entry)
                     if entry is not None:
                         if entry.single:  # the common case, inlined (array_from_buffer)
                             try:
@@ -246,7 +246,8 @@ class JitFunction(Wrapped):
                         break
                     avals.append(a.aval)
                 else:
-                    entry = self._fast.get(tuple(avals))
+                    entry = (self._fast.lookup2(*avals) if len(avals) == 2
+                             else self._fast.get(tuple(avals)))
                     if entry is not None:
                         return entry.call(args, [a._buf for a in args])
             if self._tree_fast:

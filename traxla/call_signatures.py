@@ -100,32 +100,47 @@ def compile_matcher(treedef):
 
 
 class HitTable(dict):
-    """(avals of the Array arguments) -> hit-path entry, remembering its last one-Array
-    hit as ``last = (aval, entry)``: a call repeating it compares one aval by identity
-    instead of hashing a key (``ShapedArray.__hash__`` is Python code). Any removal
-    forgets it, so a dropped entry is never served."""
+    """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
+    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)``: a
+    call repeating one compares avals by identity instead of hashing a key
+    (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
+    entry is never served."""
 
-    __slots__ = ("last",)
+    __slots__ = ("last1", "last2")
 
     def __init__(self):
         super().__init__()
-        self.last = (None, None)
+        self._forget()
+
+    def _forget(self):
+        self.last1 = (None, None)
+        self.last2 = (None, None, None)
 
     def clear(self):
-        self.last = (None, None)
+        self._forget()
         super().clear()
 
     def pop(self, *args):
-        self.last = (None, None)
+        self._forget()
         return super().pop(*args)
 
     def __delitem__(self, key):
-        self.last = (None, None)
+        self._forget()
         super().__delitem__(key)
 
     def popitem(self):
-        self.last = (None, None)
+        self._forget()
         return super().popitem()
+
+    def lookup2(self, aval0, aval1):
+        """The entry of a two-argument signature (None: not cached)."""
+        last = self.last2  # read once: the triple is replaced whole, never mutated
+        if last[0] is aval0 and last[1] is aval1:
+            return last[2]
+        entry = self.get((aval0, aval1))
+        if entry is not None:
+            self.last2 = (aval0, aval1, entry)
+        return entry
 
 
 class TreeSignatures:

@@ -109,13 +109,13 @@ def eager_cached(fn):
                     if jitted._epoch != _config_epoch[0]:
                         jitted._forget_fast_paths()
                     bufs = [a._buf]
-                    last = fast.last  # see HitTable: the last one-Array hit
+                    last = fast.last1  # see HitTable: the last one-Array hit
                     if last[0] is a.aval:
                         entry = last[1]
                     else:
                         entry = fast.get((a.aval,))
                         if entry is not None:
-                            fast.last = (a.aval, entry)
+                            fast.last1 = (a.aval, entry)
             else:
                 avals = []
                 bufs = []
@@ -140,7 +140,14 @@ def eager_cached(fn):
                     eligible = True
                     if jitted._epoch != _config_epoch[0]:
                         jitted._forget_fast_paths()
-                    entry = fast.get(tuple(avals))
+                    if len(avals) == 2:  # HitTable.lookup2, inlined for binary operators
+                        last = fast.last2
+                        if last[0] is avals[0] and last[1] is avals[1]:
+                            entry = last[2]
+                        else:
+                            entry = fast.lookup2(*avals)
+                    else:
+                        entry = fast.get(tuple(avals))
             if entry is not None:
                 if entry.single:  # the common case, inlined (array_from_buffer)
                     try:
