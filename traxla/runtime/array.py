@@ -10,6 +10,9 @@ from . import xla_adapter as xla
 from .backend import get_backend
 
 
+_block_until_ready = xla.block_until_ready
+
+
 class Array:
     """A value on device(s): its aval, the jaxlib buffer, and (when it spans several
     devices) its placement; ``_placement is None`` means the default device."""
@@ -49,7 +52,7 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self):
-        xla.block_until_ready(self._buf)
+        _block_until_ready(self._buf)
         return self
 
     def is_deleted(self) -> bool:
