@@ -465,3 +465,12 @@ def test_binary_operators_across_clear_caches_and_dtypes():
         assert out.dtype == np.int32
         np.testing.assert_array_equal(np.asarray(out), np.arange(4) ** 2)
         np.testing.assert_array_equal(np.asarray(x * y), X * (X + 2))
+
+
+def test_unary_function_of_a_python_scalar_takes_the_fast_path():
+    before = _fresh_stats()
+    out = tnp.sin(0.5)
+    out = tnp.sin(0.5)
+    assert _delta(before, "fallback") == 0
+    assert out.dtype == np.float32 and out.aval.weak_type
+    np.testing.assert_allclose(np.asarray(out), np.sin(np.float32(0.5)), rtol=1e-6)

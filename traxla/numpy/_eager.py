@@ -102,20 +102,19 @@ def eager_cached(fn):
         if not kwargs and type(_trace_state.trace) is EvalTrace:
             entry = None
             eligible = False
-            if len(args) == 1:
-                a = args[0]
-                if type(a) is Array and a._placement is None:
-                    eligible = True
-                    if jitted._epoch != _config_epoch[0]:
-                        jitted._forget_fast_paths()
-                    bufs = [a._buf]
-                    last = fast.last1  # see HitTable: the last one-Array hit
-                    if last[0] is a.aval:
-                        entry = last[1]
-                    else:
-                        entry = fast.get((a.aval,))
-                        if entry is not None:
-                            fast.last1 = (a.aval, entry)
+            a = args[0] if len(args) == 1 else None
+            if type(a) is Array and a._placement is None:  # one Array: the common case
+                eligible = True
+                if jitted._epoch != _config_epoch[0]:
+                    jitted._forget_fast_paths()
+                bufs = [a._buf]
+                last = fast.last1  # see HitTable: the last one-Array hit
+                if last[0] is a.aval:
+                    entry = last[1]
+                else:
+                    entry = fast.get((a.aval,))
+                    if entry is not None:
+                        fast.last1 = (a.aval, entry)
             else:
                 avals = []
                 bufs = []
