@@ -18,11 +18,11 @@ from .ir.core import ClosedJaxpr, Jaxpr, Var
 from .ir.rules.call import jit_p
 from .ir.avals import ShapedArray
 from .runtime import Array, to_array
-from .runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
+from .runtime.array import check_not_deleted
 from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
 from .runtime.xla_adapter import RuntimeErrorType
-from .call_signatures import HitTable, TreeSignatures
+from .call_signatures import Entry as _Entry, HitTable, TreeSignatures
 from .tracer.core import _state as _trace_state
 from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
@@ -93,40 +93,6 @@ def _diagnostics():
     unrolled-loop detection and re-rolling, compile reports), imported on first use."""
     from .diagnostics import hooks
     return hooks
-
-
-class _Entry:
-    """What a cache hit needs: the executable, the arguments it keeps (None: all) and
-    how to rebuild the output tree."""
-
-    __slots__ = ("executable", "out_tree", "single", "run", "aval0", "out_avals", "kept",
-                 "fast_key")
-
-    def __init__(self, executable, out_tree, kept=None):
-        self.fast_key = None  # its key in the hot-path dict, if it has one
-        self.executable = executable
-        self.out_tree = out_tree
-        self.kept = kept
-        self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
-        self.run = executable.run
-        self.out_avals = executable.out_avals
-        self.aval0 = executable.out_avals[0] if executable.out_avals else None
-
-    def execute(self, arrays):
-        kept = self.kept
-        return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
-
-    def call(self, arrays, bufs):
-        """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
-        (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
-        try:
-            outs = self.run(bufs)
-        except RuntimeErrorType:
-            check_not_deleted(arrays)
-            raise
-        if self.single:
-            return array_from_buffer(self.aval0, outs[0])
-        return self.out_tree.unflatten(arrays_from_buffers(self.out_avals, outs))
 
 
 # Traced jaxprs are cached per function (and jit options), not per ``jit`` object, as JAX

@@ -1,5 +1,7 @@
-"""The signatures a jitted function's hit path recognises when its arguments are
-builtin containers (tuples, lists, dicts, None, namedtuples) of default-device Arrays.
+"""What a jitted function's hit path needs: its entries (``Entry``: an executable and how
+to call it), the table of Array-argument signatures (``HitTable``), and the signatures it
+recognises when its arguments are builtin containers (tuples, lists, dicts, None,
+namedtuples) of default-device Arrays (``TreeSignatures``).
 
 A structure seen once is compiled into a straight-line matcher: Python code that checks
 each node's exact type, length and dict keys and collects the leaves in the order
@@ -15,7 +17,9 @@ from operator import attrgetter
 
 from . import tree_util
 from .runtime import Array
+from .runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
 from .runtime.cache import BoundedCache
+from .runtime.xla_adapter import RuntimeErrorType
 
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8
@@ -97,6 +101,40 @@ def compile_matcher(treedef):
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<traxla.call_signatures matcher>", "exec"), namespace)
     return namespace["match"]
+
+
+class Entry:
+    """What a cache hit needs: the executable, the arguments it keeps (None: all) and
+    how to rebuild the output tree."""
+
+    __slots__ = ("executable", "out_tree", "single", "run", "aval0", "out_avals", "kept",
+                 "fast_key")
+
+    def __init__(self, executable, out_tree, kept=None):
+        self.fast_key = None  # its key in the hot-path dict, if it has one
+        self.executable = executable
+        self.out_tree = out_tree
+        self.kept = kept
+        self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
+        self.run = executable.run
+        self.out_avals = executable.out_avals
+        self.aval0 = executable.out_avals[0] if executable.out_avals else None
+
+    def execute(self, arrays):
+        kept = self.kept
+        return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
+
+    def call(self, arrays, bufs):
+        """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
+        (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
+        try:
+            outs = self.run(bufs)
+        except RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
+        if self.single:
+            return array_from_buffer(self.aval0, outs[0])
+        return self.out_tree.unflatten(arrays_from_buffers(self.out_avals, outs))
 
 
 class HitTable(dict):
