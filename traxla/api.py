@@ -21,7 +21,9 @@ from .runtime import Array, to_array
 from .runtime.array import check_not_deleted
 from .runtime.cache import BoundedCache
 from .runtime.executable import Executable
-from .runtime.xla_adapter import RuntimeErrorType, builtin_tree_flatten
+from .runtime.xla_adapter import RuntimeErrorType
+from .call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from .tracer.core import _state as _trace_state
 from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
@@ -42,9 +44,8 @@ def _trace_context() -> tuple:
     return tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
 
 
-_TREE_FAST_LIMIT = 64  # argument structures per jitted function on the pytree hit path
-_TREE_FAST_CANDIDATES = 8  # signatures per structure
 _config_epoch = [0]
+_new_object = object.__new__
 config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
 
 # Flags that change what a trace produces but are not in the cache keys: when one changes,
@@ -92,28 +93,6 @@ def _diagnostics():
     unrolled-loop detection and re-rolling, compile reports), imported on first use."""
     from .diagnostics import hooks
     return hooks
-
-
-class _Entry:
-    """What a cache hit needs: the executable, the arguments it keeps (None: all) and
-    how to rebuild the output tree."""
-
-    __slots__ = ("executable", "out_tree", "single", "run", "arity", "aval0", "kept",
-                 "fast_key")
-
-    def __init__(self, executable, out_tree, kept=None):
-        self.fast_key = None  # its key in the hot-path dict, if it has one
-        self.executable = executable
-        self.out_tree = out_tree
-        self.kept = kept
-        self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
-        self.run = executable.run
-        self.arity = executable.in_arity
-        self.aval0 = executable.out_avals[0] if executable.out_avals else None
-
-    def execute(self, arrays):
-        kept = self.kept
-        return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
 
 
 # Traced jaxprs are cached per function (and jit options), not per ``jit`` object, as JAX
@@ -185,9 +164,8 @@ class JitFunction(Wrapped):
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
         _all_jits.add(self)
-        self._fast: dict = {}
-        # (C++ treedef of the arguments) -> [(avals, entry)]: cached calls on pytrees of Arrays.
-        self._tree_fast: dict = {}
+        self._fast = HitTable()  # (avals of Array arguments) -> entry
+        self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
@@ -197,68 +175,61 @@ class JitFunction(Wrapped):
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._plain and not kwargs and type(trace_core._state.trace) is EvalTrace:
+        if not kwargs and self._plain and type(_trace_state.trace) is EvalTrace:
             if self._epoch != _config_epoch[0]:
-                self._fast.clear()
-                self._tree_fast.clear()
-                self._epoch = _config_epoch[0]
-            # Only default-device Arrays take this path: a placed (sharded) Array is left
-            # out of the key, so the arity check below sends the call to the slow path.
-            entry = self._fast.get(tuple([a.aval for a in args
-                                          if type(a) is Array and a._placement is None]))
-            if entry is not None and len(args) == entry.arity:
-                if entry.single:
-                    try:
-                        return Array(entry.aval0, entry.run([a._buf for a in args])[0])
-                    except RuntimeErrorType:
-                        check_not_deleted(args)
-                        raise
-                return entry.out_tree.unflatten(entry.executable.execute(args))
+                self._forget_fast_paths()
+            # Only default-device Arrays take these paths; anything else (a placed Array,
+            # a NumPy array, a scalar, a tracer) goes to the slow path.
+            if len(args) == 1:
+                a = args[0]
+                if type(a) is Array and a._placement is None:
+                    fast = self._fast
+                    last = fast.last1  # one (aval, entry) pair: read once, atomically
+                    if last[0] is a.aval:
+                        entry = last[1]
+                    else:
+                        entry = fast.get((a.aval,))
+                        if entry is not None:
+                            fast.last1 = (a.aval, entry)
+                    if entry is not None:
+                        if entry.single:  # the common case, inlined (array_from_buffer)
+                            try:
+                                buf = entry.run([a._buf])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted(args)
+                                raise
+                            out = _new_object(Array)
+                            out.aval = entry.aval0
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = None
+                            return out
+                        return entry.call(args, [a._buf])
+            else:
+                avals = []
+                for a in args:
+                    if type(a) is not Array or a._placement is not None:
+                        break
+                    avals.append(a.aval)
+                else:
+                    entry = (self._fast.lookup2(*avals) if len(avals) == 2
+                             else self._fast.get(tuple(avals)))
+                    if entry is not None:
+                        return entry.call(args, [a._buf for a in args])
             if self._tree_fast:
-                entry = self._tree_fast_entry(args)
-                if entry is not None:
-                    return entry[0].out_tree.unflatten(entry[0].execute(entry[1]))
+                hit = self._tree_fast.lookup(args)
+                if hit is not None:
+                    entry, leaves = hit
+                    kept = entry.kept  # only the buffers of the arguments it keeps
+                    return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                                      else [leaves[i]._buf for i in kept])
         return self._call_slow(args, kwargs)
 
-    def _tree_fast_entry(self, args):
-        """(entry, leaves) for a cached call whose arguments are builtin containers of
-        default-device Arrays, flattened in C++; None sends the call to the slow path.
-        Keyed by the treedef alone (hashed in C++); the avals are then compared as a
-        list, which costs nothing per leaf when they are the same objects (as outputs of
-        one executable are)."""
-        flat = builtin_tree_flatten(args)
-        if flat is None:
-            return None
-        leaves, treedef = flat
-        candidates = self._tree_fast.get(treedef)
-        if candidates is None:
-            return None
-        for a in leaves:
-            if type(a) is not Array or a._placement is not None:
-                return None
-        avals = [a.aval for a in leaves]
-        for known, entry in candidates:
-            if known == avals:
-                return entry, leaves
-        return None
-
-    def _remember_tree_signature(self, args, arrays, avals, entry):
-        """Registers a slow-path call for the C++-flattened hit path, when jaxlib's
-        flattener sees exactly traxla's leaves (same objects, same order)."""
-        flat = builtin_tree_flatten(args)
-        if flat is None or len(flat[0]) != len(arrays):
-            return
-        if any(a is not b for a, b in zip(flat[0], arrays)):
-            return
-        if len(self._tree_fast) >= _TREE_FAST_LIMIT:
-            self._tree_fast.clear()
-        candidates = self._tree_fast.setdefault(flat[1], [])
-        known = list(avals)
-        if any(k == known for k, _ in candidates):
-            return
-        if len(candidates) >= _TREE_FAST_CANDIDATES:
-            del candidates[0]
-        candidates.append((known, entry))
+    def _forget_fast_paths(self):
+        """A configuration change: the hit paths' entries may no longer apply."""
+        self._fast.clear()
+        self._tree_fast.clear()
+        self._epoch = _config_epoch[0]
 
     def _call_slow(self, args, kwargs):
         if debug_mode.flags[0]:  # disable_jit(): plain Python
@@ -295,9 +266,9 @@ class JitFunction(Wrapped):
                 return _ref.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
                                                    key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
-                    and not debug_mode.slow_path_only()
+                    and type(entry) is _Entry and not debug_mode.slow_path_only()
                     and all(type(a) is Array for a in leaves)):
-                self._remember_tree_signature(args, arrays, avals, entry)
+                self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
             outs = entry.execute(arrays)
             if debug_checks.flags[0] or debug_checks.flags[1]:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],

@@ -20,11 +20,13 @@ def _swap(fn):
 def _defer(fn):
     """Binary operators return NotImplemented for operands they don't know."""
     def op(self, other):
-        if not _known(other):
-            return NotImplemented
-        if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
-            from ..ir.rules.export import dim_as_value_p
-            other = dim_as_value_p.bind(dim=other)
+        t = type(other)
+        if t is not Array and t is not float and t is not int:  # the common cases first
+            if not _known(other):
+                return NotImplemented
+            if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
+                from ..ir.rules.export import dim_as_value_p
+                other = dim_as_value_p.bind(dim=other)
         return fn(self, other)
     return op
 

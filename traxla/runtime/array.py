@@ -10,6 +10,9 @@ from . import xla_adapter as xla
 from .backend import get_backend
 
 
+_block_until_ready = xla.block_until_ready
+
+
 class Array:
     """A value on device(s): its aval, the jaxlib buffer, and (when it spans several
     devices) its placement; ``_placement is None`` means the default device."""
@@ -49,7 +52,7 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self):
-        xla.block_until_ready(self._buf)
+        _block_until_ready(self._buf)
         return self
 
     def is_deleted(self) -> bool:
@@ -154,6 +157,34 @@ class Array:
         return device_put_numpy(np.array(self._value()), self.aval)
 
 
+_new_object = object.__new__
+
+
+def array_from_buffer(aval, buf) -> Array:
+    """``Array(aval, buf)`` for the dispatch hot paths: the same slots, set without a call
+    to ``__init__`` (about 0.1 us less per result)."""
+    out = _new_object(Array)
+    out.aval = aval
+    out._buf = buf
+    out._npy = None
+    out._placement = None
+    return out
+
+
+def arrays_from_buffers(avals, bufs) -> list:
+    """``[Array(aval, buf) ...]`` as ``array_from_buffer`` builds them."""
+    outs = []
+    put = outs.append
+    for aval, buf in zip(avals, bufs):
+        out = _new_object(Array)
+        out.aval = aval
+        out._buf = buf
+        out._npy = None
+        out._placement = None
+        put(out)
+    return outs
+
+
 def check_not_deleted(arrays):
     """JAX's error for an Array whose buffer was deleted or donated to a computation."""
     for a in arrays:
@@ -164,8 +195,29 @@ def check_not_deleted(arrays):
 def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
     """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
     backend = get_backend()
+    aval = intern_aval(aval)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
     return Array(aval, buf)
+
+
+# Equal avals as one object (transfers' and programs' outputs): the cached-call paths
+# compare signatures by identity first, and ``ShapedArray.__eq__`` is Python code (about
+# 0.2 us a comparison). Avals are immutable, so sharing them changes nothing else.
+_interned_avals: dict = {}
+_INTERNED_LIMIT = 4096
+
+
+def intern_aval(aval):
+    """The one shared object equal to ``aval`` (``aval`` itself the first time)."""
+    try:
+        hit = _interned_avals.get(aval)
+    except TypeError:  # an unhashable aval: nothing to share
+        return aval
+    if hit is None:
+        if len(_interned_avals) >= _INTERNED_LIMIT:
+            _interned_avals.clear()
+        hit = _interned_avals.setdefault(aval, aval)
+    return hit
 
 
 _bitcast_readers: dict = {}

@@ -7,7 +7,8 @@ from ..ir.avals import physical_aval
 from ..lowering import host_callbacks_of, lower_jaxpr
 from ..lowering.registry import custom_call_libraries
 from . import compilation_cache, xla_adapter as xla
-from .array import Array, check_not_deleted, device_put_numpy
+from .array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
+                    intern_aval)
 from .backend import get_backend
 
 
@@ -30,7 +31,7 @@ class Executable:
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
-        self.out_avals = tuple(out_avals)
+        self.out_avals = tuple([intern_aval(a) for a in out_avals])
         self.handlers = xla.result_handlers(
             [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
@@ -42,7 +43,7 @@ class Executable:
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return [Array(aval, buf) for aval, buf in zip(self.out_avals, bufs)]
+        return arrays_from_buffers(self.out_avals, bufs)
 
     def as_text(self) -> str:
         return xla.optimized_hlo_text(self.loaded)

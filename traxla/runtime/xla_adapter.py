@@ -290,8 +290,9 @@ def memory_analysis(executable):
     return executable.get_compiled_memory_stats()
 
 
-def block_until_ready(buffer):
-    buffer.block_until_ready()
+# ``block_until_ready(buffer)``: jaxlib's method itself, so that waiting on a result costs
+# no Python frame of its own.
+block_until_ready = _xc.ArrayImpl.block_until_ready
 
 
 def is_deleted(buffer) -> bool:
@@ -698,29 +699,3 @@ def refine_polymorphic_shapes(module, enable_shardy: bool = False):
     except Exception as e:
         raise ValueError(f"Error refining the shapes of a shape-polymorphic exported call: "
                          f"{e}") from None
-
-
-# -- jaxlib's C++ pytree: a fast signature for cached calls ---------------------------
-# A registry of traxla's own (not jaxlib's default one, which JAX extends when imported
-# alongside) that knows only the builtin containers: tuples, lists, dicts, None and
-# namedtuples. Anything else is a leaf to it, so a caller that accepts only device
-# arrays as leaves falls back for any other node type.
-try:
-    _builtin_registry = _jaxlib_ext.pytree.PyTreeRegistry(
-        enable_none=True, enable_tuple=True, enable_namedtuple=True, enable_list=True,
-        enable_dict=True)
-    _builtin_flatten = _builtin_registry.flatten
-except Exception:  # pragma: no cover - a jaxlib without the C++ pytree
-    _builtin_flatten = None
-
-
-def builtin_tree_flatten(tree):
-    """``(leaves, treedef)`` by jaxlib's C++ flattener over builtin containers, or None
-    when it is unavailable or refuses ``tree`` (for example unsortable dict keys). The
-    treedef is hashable and compares by structure (including dict keys)."""
-    if _builtin_flatten is None:
-        return None
-    try:
-        return _builtin_flatten(tree)
-    except Exception:
-        return None

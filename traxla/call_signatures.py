@@ -1,0 +1,234 @@
+"""What a jitted function's hit path needs: its entries (``Entry``: an executable and how
+to call it), the table of Array-argument signatures (``HitTable``), and the signatures it
+recognises when its arguments are builtin containers (tuples, lists, dicts, None,
+namedtuples) of default-device Arrays (``TreeSignatures``).
+
+A structure seen once is compiled into a straight-line matcher: Python code that checks
+each node's exact type, length and dict keys and collects the leaves in the order
+``tree_flatten`` gives them, returning None at the first difference. For a known
+structure this is about twice as fast as a general flatten (jaxlib's C++ one included,
+which also builds and hashes a treedef), and a mismatch never formats an error message
+(jaxlib's ``flatten_up_to`` puts the repr of the subtree, and so a readback of every
+Array in it, into its ValueError).
+"""
+from __future__ import annotations
+
+from operator import attrgetter
+
+from . import tree_util
+from .runtime import Array
+from .runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
+from .runtime.cache import BoundedCache
+from .runtime.xla_adapter import RuntimeErrorType
+
+# Per jitted function: structures compiled, and per structure the aval lists seen.
+MAX_STRUCTURES = 8
+MAX_SIGNATURES = 8
+# Larger structures are left to the slow path (their matcher would be huge code).
+MAX_NODES = 4096
+
+_aval_of = attrgetter("aval")
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# Matchers by structure, shared by all functions: a structure evicted from one function's
+# few slots (or seen by many functions) is not compiled again.
+_matchers = BoundedCache(256)
+
+
+def matcher_for(treedef):
+    """The (cached) compiled matcher of ``treedef``; None when it has no matcher."""
+    try:
+        return _matchers.get_or_create(treedef, lambda: compile_matcher(treedef))
+    except TypeError:  # a custom node's unhashable aux data: no matcher (and no cache)
+        return None
+
+
+def compile_matcher(treedef):
+    """``match(args) -> leaves | None`` for the positional-argument structure ``treedef``
+    (a ``tree_util.PyTreeDef`` of a tuple), or None when it holds a node type other than
+    the builtin containers (custom nodes are flattened by user code, so they take the slow
+    path)."""
+    node = treedef._node
+    consts: dict = {"Array": Array}
+    lines = ["def match(n0):", " leaves = []", " put = leaves.append", " try:"]
+    counter = [0]
+
+    def const(value) -> str:
+        name = f"_k{len(consts)}"
+        consts[name] = value
+        return name
+
+    def emit(node, var):
+        counter[0] += 1
+        if counter[0] > MAX_NODES:
+            raise _Unsupported
+        kind, data, children = node
+        if kind == tree_util._LEAF:
+            lines.append(f"  if type({var}) is not Array or {var}._placement is not None: "
+                         "return None")
+            lines.append(f"  put({var})")
+            return
+        if kind == tree_util._NONE:
+            lines.append(f"  if {var} is not None: return None")
+            return
+        if kind == tree_util._TUPLE:
+            type_name = "tuple"
+        elif kind == tree_util._LIST:
+            type_name = "list"
+        elif kind == tree_util._DICT or kind == tree_util._NAMEDTUPLE:
+            type_name = "dict" if kind == tree_util._DICT else const(data)
+        else:
+            raise _Unsupported
+        lines.append(f"  if type({var}) is not {type_name} or len({var}) != {len(children)}: "
+                     "return None")
+        for i, child in enumerate(children):
+            child_var = f"n{counter[0]}"
+            # A dict of the right size that has every key has exactly these keys.
+            index = const(data[i]) if kind == tree_util._DICT else str(i)
+            lines.append(f"  {child_var} = {var}[{index}]")
+            emit(child, child_var)
+
+    try:
+        emit(node, "n0")
+    except (_Unsupported, RecursionError):
+        return None
+    lines += [" except Exception:", "  return None",  # a missing key, a key's own __eq__
+              " return leaves"]
+    namespace = dict(consts)
+    exec(compile("\n".join(lines), "<traxla.call_signatures matcher>", "exec"), namespace)
+    return namespace["match"]
+
+
+class Entry:
+    """What a cache hit needs: the executable, the arguments it keeps (None: all) and
+    how to rebuild the output tree."""
+
+    __slots__ = ("executable", "out_tree", "single", "run", "aval0", "out_avals", "kept",
+                 "fast_key")
+
+    def __init__(self, executable, out_tree, kept=None):
+        self.fast_key = None  # its key in the hot-path dict, if it has one
+        self.executable = executable
+        self.out_tree = out_tree
+        self.kept = kept
+        self.single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
+        self.run = executable.run
+        self.out_avals = executable.out_avals
+        self.aval0 = executable.out_avals[0] if executable.out_avals else None
+
+    def execute(self, arrays):
+        kept = self.kept
+        return self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
+
+    def call(self, arrays, bufs):
+        """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
+        (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
+        try:
+            outs = self.run(bufs)
+        except RuntimeErrorType:
+            check_not_deleted(arrays)
+            raise
+        if self.single:
+            return array_from_buffer(self.aval0, outs[0])
+        return self.out_tree.unflatten(arrays_from_buffers(self.out_avals, outs))
+
+
+class HitTable(dict):
+    """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
+    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)``: a
+    call repeating one compares avals by identity instead of hashing a key
+    (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
+    entry is never served."""
+
+    __slots__ = ("last1", "last2")
+
+    def __init__(self):
+        super().__init__()
+        self._forget()
+
+    def _forget(self):
+        self.last1 = (None, None)
+        self.last2 = (None, None, None)
+
+    def clear(self):
+        self._forget()
+        super().clear()
+
+    def pop(self, *args):
+        self._forget()
+        return super().pop(*args)
+
+    def __delitem__(self, key):
+        self._forget()
+        super().__delitem__(key)
+
+    def popitem(self):
+        self._forget()
+        return super().popitem()
+
+    def lookup2(self, aval0, aval1):
+        """The entry of a two-argument signature (None: not cached)."""
+        last = self.last2  # read once: the triple is replaced whole, never mutated
+        if last[0] is aval0 and last[1] is aval1:
+            return last[2]
+        entry = self.get((aval0, aval1))
+        if entry is not None:
+            self.last2 = (aval0, aval1, entry)
+        return entry
+
+
+class TreeSignatures:
+    """Known (structure, avals) -> hit-path entry of one jitted function."""
+
+    __slots__ = ("_structures",)
+
+    def __init__(self):
+        self._structures: list = []  # [(matcher, [(avals list, entry)])]
+
+    def __bool__(self):
+        return bool(self._structures)
+
+    def clear(self):
+        self._structures.clear()
+
+    def lookup(self, args):
+        """``(entry, leaves)`` for a call with these positional arguments, or None."""
+        for match, candidates in self._structures:
+            leaves = match(args)
+            if leaves is None:
+                continue
+            avals = list(map(_aval_of, leaves))
+            for known, entry in candidates:
+                if known == avals:  # elementwise, by identity first: cheap for equal objects
+                    return entry, leaves
+            return None
+        return None
+
+    def remember(self, args, args_tree, arrays, avals, entry):
+        """Registers a slow-path call whose leaves ``arrays`` (with ``avals``) are exactly
+        ``args``'s leaves, so that later calls of the same structure hit."""
+        for match, candidates in self._structures:
+            if match(args) is not None:
+                break
+        else:
+            match = matcher_for(args_tree)
+            if match is None:
+                return
+            leaves = match(args)
+            if leaves is None or len(leaves) != len(arrays) or any(
+                    a is not b for a, b in zip(leaves, arrays)):
+                return
+            if len(self._structures) >= MAX_STRUCTURES:
+                del self._structures[0]
+            candidates = []
+            self._structures.append((match, candidates))
+        known = list(avals)
+        if any(k == known for k, _ in candidates):
+            return
+        if len(candidates) >= MAX_SIGNATURES:
+            del candidates[0]
+        candidates.append((known, entry))
