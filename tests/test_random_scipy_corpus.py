@@ -68,14 +68,7 @@ KNOWN_DIFFERENCES = {
     "grad.gamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
     "grad.loggamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
     "scipy.special.expi": "jnp.piecewise/jnp.polyval are not used yet here (stand-ins)",
-    "scipy.special.spence": "jnp.piecewise/jnp.polyval are not used yet here (stand-ins)",
-    "scipy.special.dawsn": "jnp.polyval is not used yet here (a Horner loop stands in)",
     "scipy.special.erfcx": "jnp.polyval is not used yet here (a Horner loop stands in)",
-    "scipy.special.gammasgn": "jnp.select is not used yet here (a where-chain stands in)",
-    "scipy.special.gamma": "gammasgn: jnp.select is not used yet here",
-    "scipy.special.beta": "gammasgn: jnp.select is not used yet here",
-    "scipy.special.poch": "gammasgn: jnp.select is not used yet here",
-    "grad.scipy.special.poch": "gammasgn: jnp.select is not used yet here",
 }
 
 

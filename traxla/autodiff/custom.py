@@ -110,8 +110,8 @@ def _custom_lin_typing(*avals, out_avals, **_):
 def_typing(custom_jvp_call_p, _call_typing)
 def_typing(custom_vjp_call_p, _call_typing)
 def_typing(custom_lin_p, _custom_lin_typing)
-def_printing(custom_jvp_call_p, first=("name",), hide=("num_consts",))
-def_printing(custom_vjp_call_p, first=("name",), hide=("num_consts",))
+def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
+def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"))
 
 
@@ -134,17 +134,16 @@ register_lowering(custom_lin_p, _custom_lin_lowering)
 # -- staging: trace the primal function into the equation --------------------------------------------
 
 def _trace_call(fun, args, what):
-    """The closed jaxpr of ``fun`` on ``args``' types, with closed-over tracers of
-    enclosing traces moved to leading operands: ``(closed, tracer_consts)``."""
+    """The closed jaxpr of ``fun`` on ``args``' types, with every constant it closes over
+    (tracers of enclosing traces and arrays alike) moved to leading operands, as JAX's
+    ``convert_constvars_jaxpr``: ``(closed, consts)``."""
     closed = trace_to_jaxpr(fun, [_aval(a) for a in args], make_debug_info(fun, what, ()))
     jaxpr = closed.jaxpr
-    moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
-    if not moved:
+    if not jaxpr.constvars:
         return closed, []
-    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
-    new = Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars, jaxpr.outvars,
-                jaxpr.eqns, jaxpr.debug_info)
-    return ClosedJaxpr(new, [c for _, c in kept]), [c for _, c in moved]
+    new = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
+                jaxpr.debug_info)
+    return ClosedJaxpr(new, []), list(closed.consts)
 
 
 def _fun_of_jaxpr(call_jaxpr, consts):

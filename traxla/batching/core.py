@@ -8,9 +8,10 @@ import numpy as np
 from .. import lax, tree_util
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr
+from ..runtime.cache import on_clear
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.core import Trace, current_trace, set_current_trace
-from ..tracer.interpret import eval_jaxpr
+from ..tracer.interpret import eval_jaxpr, replaying
 
 not_mapped = None
 
@@ -356,11 +357,34 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
 
 # -- batching a jaxpr (for jit and control flow) ------------------------------------------
 
+# As JAX caches ``batch_jaxpr``/``batch_jaxpr2``, a jaxpr batched twice the same way (a jit or
+# a loop condition called twice under one vmap) gives one jaxpr, shared (and printed hoisted).
+# Keys hold the jaxpr itself (not only its id) so that an id is never reused while cached.
+_batch_cache: dict = {}
+_CACHE_LIMIT = 4096
+on_clear(_batch_cache.clear)
+
+
 def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     """A closed jaxpr computing ``closed`` on inputs batched at ``in_dims`` (None:
     unbatched) with outputs at ``out_dims_wanted``: an int (batched there), None
     (unbatched when possible, else at 0) or ``natural`` (wherever the batching
     rules left it, unbatched when possible). Returns the jaxpr and its out dims."""
+    from ..ir.config import config
+    key = (id(closed), axis_size, tuple(in_dims), tuple(out_dims_wanted), config.enable_x64,
+           replaying())
+    hit = _batch_cache.get(key)
+    if hit is None or hit[0] is not closed:
+        hit = (closed, _batch_jaxpr_uncached(closed, axis_size, in_dims, out_dims_wanted))
+        if not any(isinstance(c, Tracer) for c in closed.consts):
+            if len(_batch_cache) >= _CACHE_LIMIT:  # bounded: drop everything, never grow
+                _batch_cache.clear()
+            _batch_cache[key] = hit
+    new, out_dims = hit[1]
+    return new, list(out_dims)
+
+
+def _batch_jaxpr_uncached(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is None:

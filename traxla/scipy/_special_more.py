@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..api import jit
 from ..autodiff import custom_jvp
 from ..ir import dtypes
 from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
@@ -29,15 +30,19 @@ def _no_complex(name, x):
         raise ValueError(f"{name} does not support complex-valued inputs.")
 
 
+@jit
 def gammasgn(x):
     """The sign of the gamma function (NaN at poles and for NaN)."""
     x, = promote_args_inexact("gammasgn", x)
     _no_complex("gammasgn", x)
+    typ = x.dtype.type
     floor_x = lax.floor(x)
     x_negative = x < 0
-    nan_case = (x_negative & (x == floor_x)) | jnp.isnan(x)
-    neg_case = (x_negative & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))
-    return jnp.where(nan_case, _c(x, np.nan), jnp.where(neg_case, _c(x, -1.0), _c(x, 1.0)))
+    return jnp.select(
+        [(x_negative & (x == floor_x)) | jnp.isnan(x),
+         (x_negative & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))],
+        [typ(np.nan), typ(-1.0)],
+        typ(1.0))
 
 
 def loggamma(x):

@@ -98,7 +98,7 @@ for _name, _cats in COMPARE.items():
 def _select_n_rule(which, *cases):
     if not cases:
         raise TypeError("select_n requires at least one case")
-    if not (dtypes.is_bool(which.dtype) or which.dtype == dtypes.int32):
+    if not (dtypes.is_bool(which.dtype) or dtypes.is_int(which.dtype)):
         raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
     if dtypes.is_bool(which.dtype) and len(cases) > 2:
         raise TypeError("select_n with boolean `which` cannot have more than two cases.")
