@@ -28,6 +28,9 @@ natural = _Natural()
 
 # primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims)
 batching_rules: dict = {}
+# Primitives whose rule runs even when no operand is batched, as JAX's
+# ``fancy_primitive_batchers`` (a jit under vmap is batched into a jaxpr of its own).
+rules_for_unbatched: set = set()
 
 
 def register_batching(prim, rule):
@@ -73,7 +76,7 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims = zip(*[self.to_val_dim(a) for a in args]) if args else ((), ())
-        if all(d is None for d in dims):
+        if all(d is None for d in dims) and prim not in rules_for_unbatched:
             # Nothing batched: the result belongs to the enclosing trace, as in JAX, so a
             # concrete value stays concrete (Python control flow in jacfwd's primal).
             with set_current_trace(self.parent):
@@ -87,8 +90,8 @@ class BatchTrace(Trace):
         with set_current_trace(self.parent):
             out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
         if prim.multiple_results:
-            return [BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
-        return BatchTracer(self, out, out_dims)
+            return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
+        return out if out_dims is None else BatchTracer(self, out, out_dims)
 
     def leak_error(self, tracer):
         from ..errors import UnexpectedTracerError

@@ -19,6 +19,7 @@ from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 from ..ir.rules.control_flow import cond_p, same_type, scan_p, while_p
 from ..runtime.cache import on_clear
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
+from ..tracer.interpret import replaying
 from ..tracer.staging import source_info_of_function
 from . import _convert_element_type, add, aval_of, clamp, lt
 
@@ -142,7 +143,7 @@ def _remember(cache, key, value):
 def _dce(closed: ClosedJaxpr, instantiate):
     """Drops equations whose outputs are unused and inputs that are neither used nor
     instantiated; returns (jaxpr, used inputs)."""
-    key = (id(closed), tuple(instantiate))
+    key = (id(closed), tuple(instantiate), replaying())
     hit = _dce_cache.get(key)
     if hit is None or hit[0] is not closed:
         hit = (closed, _dce_uncached(closed, instantiate))
@@ -469,7 +470,7 @@ def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
         if cond_fun is not _fori_cond_fun:
             return _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
         from ..ir.config import config
-        key = (tuple(avals), in_tree, cond_names, config.enable_x64)
+        key = (tuple(avals), in_tree, cond_names, config.enable_x64, replaying())
         hit = _fori_cond_traces.get(key)
         if hit is None:
             hit = _trace(cond_fun, in_tree, avals, "while_cond", cond_names)

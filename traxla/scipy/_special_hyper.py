@@ -12,6 +12,7 @@ from ..api import jit
 from ..autodiff import custom_jvp
 from ..ir import dtypes
 from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from ..numpy._searching import concrete_or_error
 from ._special_more import gamma
 from .special import digamma
 
@@ -32,7 +33,6 @@ def _eps(x):
 
 def _concrete_or_error(convert, value, context):
     """``convert(value)``, or JAX's ConcretizationTypeError when ``value`` is traced."""
-    from ..numpy._searching import concrete_or_error
     return convert(concrete_or_error(value, context))
 
 
@@ -411,21 +411,18 @@ def owens_t(h, a):
 
 # -- sph_harm_y -------------------------------------------------------------------------------
 
-def _gen_recurrence_mask(l_max, is_normalized, dtype):
-    """The coefficients of the three-term recurrence in the degree, as masks over (order, degree)
-    placed on the diagonal plane i + j == k of a 3D array (one slice per recurrence step)."""
+def _gen_recurrence_mask(l_max, dtype):
+    """The coefficients of the three-term recurrence in the degree of the normalized functions,
+    as masks over (order, degree) placed on the diagonal plane i + j == k of a 3D array (one
+    slice per recurrence step)."""
     m_mat, l_mat = jnp.meshgrid(jnp.arange(l_max + 1, dtype=dtype),
                                 jnp.arange(l_max + 1, dtype=dtype), indexing='ij')
-    if is_normalized:
-        c0 = l_mat * l_mat
-        c1 = m_mat * m_mat
-        c2 = 2.0 * l_mat
-        c3 = (l_mat - 1.0) * (l_mat - 1.0)
-        d0 = jnp.sqrt((4.0 * c0 - 1.0) / (c0 - c1))
-        d1 = jnp.sqrt(((c2 + 1.0) * (c3 - c1)) / ((c2 - 3.0) * (c0 - c1)))
-    else:
-        d0 = (2.0 * l_mat - 1.0) / (l_mat - m_mat)
-        d1 = (l_mat + m_mat - 1.0) / (l_mat - m_mat)
+    c0 = l_mat * l_mat
+    c1 = m_mat * m_mat
+    c2 = 2.0 * l_mat
+    c3 = (l_mat - 1.0) * (l_mat - 1.0)
+    d0 = jnp.sqrt((4.0 * c0 - 1.0) / (c0 - c1))
+    d1 = jnp.sqrt(((c2 + 1.0) * (c3 - c1)) / ((c2 - 3.0) * (c0 - c1)))
     d0_mask_indices = jnp.triu_indices(l_max + 1, 1)
     d1_mask_indices = jnp.triu_indices(l_max + 1, 2)
     d_zeros = jnp.zeros((l_max + 1, l_max + 1), dtype=dtype)
@@ -438,25 +435,20 @@ def _gen_recurrence_mask(l_max, is_normalized, dtype):
     return (d0_mask_3d, d1_mask_3d)
 
 
-@jit(static_argnums=(0, 2))
-def _gen_associated_legendre(l_max, x, is_normalized):
+@jit(static_argnums=(0,))
+def _gen_associated_legendre(l_max, x):
     """The associated Legendre functions P_l^m(x), 0 <= m, l <= l_max, as an array of shape
-    (order, degree, len(x)); normalized so that the spherical harmonics are orthonormal when
-    ``is_normalized``. The diagonal and first off-diagonal come from closed recurrences, the rest
-    from the three-term recurrence in the degree."""
+    (order, degree, len(x)), normalized so that the spherical harmonics are orthonormal (JAX's
+    ``is_normalized=True``, the only kind sph_harm_y uses). The diagonal and first off-diagonal
+    come from closed recurrences, the rest from the three-term recurrence in the degree."""
     p = jnp.zeros((l_max + 1, l_max + 1, x.shape[0]), dtype=x.dtype)
     a_idx = jnp.arange(1, l_max + 1, dtype=x.dtype)
     b_idx = jnp.arange(l_max, dtype=x.dtype)
-    if is_normalized:
-        # P_0^0. JAX's jnp.sqrt keeps the Python float pi (a weak literal printed in full);
-        # traxla's rounds it to float32 first, lax.sqrt keeps it as JAX does.
-        initial_value = 0.5 / lax.sqrt(np.pi)
-        f_a = jnp.cumprod(-1 * jnp.sqrt(1.0 + 0.5 / a_idx))
-        f_b = jnp.sqrt(2.0 * b_idx + 3.0)
-    else:
-        initial_value = 1.0
-        f_a = jnp.cumprod(1.0 - 2.0 * a_idx)
-        f_b = 2.0 * b_idx + 1.0
+    # P_0^0. JAX's jnp.sqrt keeps the Python float pi (a weak literal printed in full);
+    # traxla's rounds it to float32 first, lax.sqrt keeps it as JAX does.
+    initial_value = 0.5 / lax.sqrt(np.pi)
+    f_a = jnp.cumprod(-1 * jnp.sqrt(1.0 + 0.5 / a_idx))
+    f_b = jnp.sqrt(2.0 * b_idx + 3.0)
     p = p.at[(0, 0)].set(initial_value)
 
     y = jnp.cumprod(jnp.broadcast_to(jnp.sqrt(1.0 - x * x), (l_max, x.shape[0])), axis=0)
@@ -469,8 +461,7 @@ def _gen_associated_legendre(l_max, x, is_normalized):
     offdiag_indices = (diag_indices[0][:l_max], diag_indices[1][:l_max] + 1)
     p = p.at[offdiag_indices].set(p_offdiag)
 
-    d0_mask_3d, d1_mask_3d = _gen_recurrence_mask(l_max, is_normalized=is_normalized,
-                                                  dtype=x.dtype)
+    d0_mask_3d, d1_mask_3d = _gen_recurrence_mask(l_max, dtype=x.dtype)
 
     def body_fun(i, p_val):
         coeff_0 = d0_mask_3d[i]
@@ -486,11 +477,10 @@ def _gen_associated_legendre(l_max, x, is_normalized):
     return p
 
 
-
 @jit(static_argnums=(4,))
 def _sph_harm(n, m, theta, phi, n_max):
     cos_colatitude = jnp.cos(theta)
-    legendre = _gen_associated_legendre(n_max, cos_colatitude, True)
+    legendre = _gen_associated_legendre(n_max, cos_colatitude)
     legendre_val = legendre.at[abs(m), n, jnp.arange(len(n))].get(mode="clip")
     angle = abs(m) * phi
     vandermonde = lax.complex(jnp.cos(angle), jnp.sin(angle))
@@ -498,7 +488,6 @@ def _sph_harm(n, m, theta, phi, n_max):
                             legendre_val * jnp.imag(vandermonde))
     # Y_n^{-m} = (-1)^m conj(Y_n^m)
     return jnp.where(m < 0, (-1.0) ** abs(m) * jnp.conjugate(harmonics), harmonics)
-
 
 
 def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
