@@ -28,6 +28,7 @@ from .shape_dtype_struct import _is_abstract
 from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
 from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from .tracer.interpret import replaying
 from .tracer.staging import DynamicJaxprTrace
 from . import ref as _ref
 from .tracer.values import concrete_aval
@@ -439,6 +440,8 @@ class JitFunction(Wrapped):
         except (TypeError, OverflowError) as e:
             raise self._argument_error(e, args, kwargs, leaves) from None
         key = (in_tree, static_key, avals, _trace_context())
+        if replaying():  # as JAX's trace context: a jaxpr being re-run traces apart
+            key += ("replaying",)
         hit = self._traced.get(key)
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):

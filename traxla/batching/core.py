@@ -14,7 +14,7 @@ from ..ir.core import ClosedJaxpr
 from ..runtime.cache import on_clear
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.core import Trace, current_trace, set_current_trace
-from ..tracer.interpret import eval_jaxpr
+from ..tracer.interpret import eval_jaxpr, replaying
 
 not_mapped = None
 
@@ -31,6 +31,9 @@ natural = _Natural()
 
 # primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims)
 batching_rules: dict = {}
+# Primitives whose rule runs even when no operand is batched, as JAX's
+# ``fancy_primitive_batchers`` (a jit under vmap is batched into a jaxpr of its own).
+rules_for_unbatched: set = set()
 
 
 def register_batching(prim, rule):
@@ -76,7 +79,7 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims = zip(*[self.to_val_dim(a) for a in args]) if args else ((), ())
-        if all(d is None for d in dims):
+        if all(d is None for d in dims) and prim not in rules_for_unbatched:
             # Nothing batched: the result belongs to the enclosing trace, as in JAX, so a
             # concrete value stays concrete (Python control flow in jacfwd's primal).
             with set_current_trace(self.parent):
@@ -90,8 +93,8 @@ class BatchTrace(Trace):
         with set_current_trace(self.parent):
             out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
         if prim.multiple_results:
-            return [BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
-        return BatchTracer(self, out, out_dims)
+            return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
+        return out if out_dims is None else BatchTracer(self, out, out_dims)
 
     def leak_error(self, tracer):
         from ..errors import UnexpectedTracerError
@@ -376,7 +379,7 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     (unbatched when possible, else at 0) or ``natural`` (wherever the batching
     rules left it, unbatched when possible). Returns the jaxpr and its out dims."""
     key = (axis_size, tuple(in_dims), tuple(out_dims_wanted),
-           tuple([config.read(name) for name in _CONTEXT_FLAGS]))
+           tuple([config.read(name) for name in _CONTEXT_FLAGS]), replaying())
     per_jaxpr = _batched_jaxprs.get(closed)
     hit = None if per_jaxpr is None else per_jaxpr.get(key)
     if hit is None:

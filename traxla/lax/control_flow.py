@@ -17,7 +17,9 @@ from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 from ..ir.rules.control_flow import cond_p, same_type, scan_p, while_p
+from ..runtime.cache import on_clear
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
+from ..tracer.interpret import replaying
 from ..tracer.staging import source_info_of_function
 from . import _convert_element_type, add, aval_of, clamp, lt
 
@@ -122,9 +124,35 @@ def _move_binders_to_front(closed: ClosedJaxpr, to_move) -> ClosedJaxpr:
     return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info), closed.consts)
 
 
+# As JAX caches the tracing of a loop function (by identity: fori_loop's condition is one
+# module-level function) and the DCE of a jaxpr, two fori_loops share their condition jaxpr
+# (printed hoisted). Keys hold the jaxpr itself so that an id is never reused while cached.
+_fori_cond_traces: dict = {}
+_dce_cache: dict = {}
+_CACHE_LIMIT = 4096
+on_clear(_fori_cond_traces.clear)
+on_clear(_dce_cache.clear)
+
+
+def _remember(cache, key, value):
+    if len(cache) >= _CACHE_LIMIT:  # bounded: drop everything rather than grow forever
+        cache.clear()
+    cache[key] = value
+
+
 def _dce(closed: ClosedJaxpr, instantiate):
     """Drops equations whose outputs are unused and inputs that are neither used nor
     instantiated; returns (jaxpr, used inputs)."""
+    key = (id(closed), tuple(instantiate), replaying())
+    hit = _dce_cache.get(key)
+    if hit is None or hit[0] is not closed:
+        hit = (closed, _dce_uncached(closed, instantiate))
+        _remember(_dce_cache, key, hit)
+    new, used_inputs = hit[1]
+    return new, list(used_inputs)
+
+
+def _dce_uncached(closed: ClosedJaxpr, instantiate):
     j = closed.jaxpr
     used = {v for v in j.outvars if isinstance(v, Var)}
     eqns = []
@@ -444,8 +472,19 @@ def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
     body_for, body_debug_fun, body_names = body_debug or (
         "while_body", body_fun, _arg_names(body_fun, (init_val,)))
 
+    def trace_cond(avals):
+        if cond_fun is not _fori_cond_fun:
+            return _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
+        from ..ir.config import config
+        key = (tuple(avals), in_tree, cond_names, config.enable_x64, replaying())
+        hit = _fori_cond_traces.get(key)
+        if hit is None:
+            hit = _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
+            _remember(_fori_cond_traces, key, hit)
+        return hit[0], list(hit[1]), hit[2]
+
     def create(avals):
-        cond_j, cond_consts, cond_tree = _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
+        cond_j, cond_consts, cond_tree = trace_cond(avals)
         body_j, body_consts, body_tree = _trace(body_fun, in_tree, avals, body_for, body_names,
                                                 debug_fun=body_debug_fun)
         out = cond_j.out_avals
@@ -532,19 +571,20 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if upper_dtype != dtype:
         upper = _convert_element_type(upper, dtype, False)
 
-    def cond_fun(loop_carry):
-        i, hi, _ = loop_carry
-        return lt(i, hi)
-
     def while_body_fun(loop_carry):
         i, hi, x = loop_carry
         one = _convert_element_type(1, aval_of(i).dtype, False)
         return add(i, one), hi, body_fun(i, x)
 
     names = (body_names[:1] + ("",) + body_names[1:]) if body_names else ()
-    _, _, result = _while_loop(cond_fun, while_body_fun, (lower, upper, init_val),
+    _, _, result = _while_loop(_fori_cond_fun, while_body_fun, (lower, upper, init_val),
                                body_debug=("fori_loop", body_fun, names))
     return result
+
+
+def _fori_cond_fun(loop_carry):
+    i, hi, _ = loop_carry
+    return lt(i, hi)
 
 
 def _concretization_error(tracer, msg):

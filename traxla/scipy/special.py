@@ -291,3 +291,6 @@ __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
 from ._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
 
 __all__ += ["expn", "fresnel", "sici", "wofz"]
+from ._special_hyper import hyp1f1, hyp2f1, owens_t, sph_harm_y  # noqa: E402,F401
+
+__all__ += ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]

@@ -2,7 +2,24 @@
 transformation re-runs a jaxpr under itself (vmap of a jit, of a branch...)."""
 from __future__ import annotations
 
+import threading
+
 from ..ir.core import ClosedJaxpr, Literal
+
+# How many jaxprs are being re-run. JAX re-runs each equation under the context it was
+# recorded in, which differs from a live trace's: its caches of jaxpr transformations (the
+# batching of a jit, ...) keep the two apart, and so do traxla's (a jaxpr batched from a
+# live trace and the same jaxpr batched inside a re-run one are two jaxprs, as in JAX).
+class _ReplayDepth(threading.local):
+    depth = 0
+
+
+_replay = _ReplayDepth()
+
+
+def replaying() -> bool:
+    """Whether a jaxpr is being re-run (``eval_jaxpr``) rather than traced live."""
+    return _replay.depth > 0
 
 
 def eval_jaxpr(jaxpr, consts, *args):
@@ -17,13 +34,17 @@ def eval_jaxpr(jaxpr, consts, *args):
         env[v] = c
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
-    for eqn in jaxpr.eqns:
-        out = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
-        if eqn.primitive.multiple_results:
-            for v, o in zip(eqn.outvars, out):
-                env[v] = o
-        else:
-            env[eqn.outvars[0]] = out
+    _replay.depth += 1
+    try:
+        for eqn in jaxpr.eqns:
+            out = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            if eqn.primitive.multiple_results:
+                for v, o in zip(eqn.outvars, out):
+                    env[v] = o
+            else:
+                env[eqn.outvars[0]] = out
+    finally:
+        _replay.depth -= 1
     return [read(v) for v in jaxpr.outvars]
 
 

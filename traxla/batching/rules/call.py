@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...ir.rules.call import jit_p
-from ..core import batch_jaxpr, natural, register_batching
+from ..core import batch_jaxpr, natural, register_batching, rules_for_unbatched
 
 
 # -- jit: batch the called jaxpr, keep it one equation ---------------------------------------
@@ -17,3 +17,5 @@ def _jit(size, vals, dims, *, jaxpr, name):
 
 
 register_batching(jit_p, _jit)
+rules_for_unbatched.add(jit_p)
+
