@@ -67,7 +67,6 @@ def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
 KNOWN_DIFFERENCES = {
     "grad.gamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
     "grad.loggamma": "JAX folds -log(finfo.max) to a constant of the scan body; traxla stages it",
-    "scipy.special.expi": "jnp.piecewise/jnp.polyval are not used yet here (stand-ins)",
     "scipy.special.erfcx": "jnp.polyval is not used yet here (a Horner loop stands in)",
     "scipy.special.gammasgn": "jnp.select is not used yet here (a where-chain stands in)",
     "scipy.special.gamma": "gammasgn: jnp.select is not used yet here",

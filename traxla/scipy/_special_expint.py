@@ -17,6 +17,7 @@ from ..batching.core import vmap
 from ..ir import dtypes
 from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
 from ..numpy._promotion import promote_dtypes_inexact
+from ._special_integrals import expn
 
 __all__ = ["expi", "exp1", "spence", "dawsn", "bessel_jn"]
 
@@ -394,64 +395,9 @@ def exp1(x: ArrayLike) -> Array:
   x, = promote_args_inexact("exp1", x)
   if dtypes.is_complex(x.dtype):
     raise ValueError("exp1 does not support complex-valued inputs.")
-  # JAX evaluates expn(1, x): Cephes' power series for x <= 1 and continued fraction above,
-  # each a per-element loop (vectorized here with vmap, as jnp.vectorize does).
-
-  flat = jnp.ravel(x)
-  small = vmap(_e1_series)(flat).reshape(x.shape)
-  large = vmap(_e1_fraction)(flat).reshape(x.shape)
-  out = jnp.where(x <= _lax_const(x, 1.), small, large)
-  out = jnp.where(x == 0, np.inf, out)
-  return jnp.where(x < 0, np.nan, out)
+  return expn(1, x)  # as JAX: E_1 is E_n at n = 1
 
 
-def _e1_series(x):
-  """E1 for 0 < x <= 1: -gamma - log x - sum_k (-x)^k / (k k!) (Cephes expn, n = 1)."""
-  eps = dtypes.finfo(x.dtype).eps
-  one, zero = _lax_const(x, 1.), _lax_const(x, 0.)
-  psi = -np.euler_gamma - jnp.log(x)
-
-  def body(c):
-    xk, yk, pk, ans, t = c
-    xk = xk + one
-    yk = yk * (-x) / xk
-    pk = pk + one
-    ans = ans + jnp.where(pk != zero, yk / pk, zero)
-    t = jnp.where(ans != zero, abs(yk / ans), one)
-    return xk, yk, pk, ans, t
-
-  init = (zero, one, zero, zero, _lax_const(x, np.inf))
-  _, _, _, ans, _ = lax.while_loop(lambda c: (x > zero) & (c[4] > eps), body, init)
-  return psi - ans
-
-
-def _e1_fraction(x):
-  """E1 for x > 1: Cephes' continued fraction (expn, n = 1)."""
-  big = _lax_const(x, 1.44115188075855872e17)
-  eps = dtypes.finfo(x.dtype).eps
-  one, zero = _lax_const(x, 1.), _lax_const(x, 0.)
-  n = one
-
-  def body(c):
-    k, pkm2, qkm2, pkm1, qkm1, ans, t, r = c
-    k = k + one
-    odd = k % _lax_const(k, 2) == one
-    yk = jnp.where(odd, one, x)
-    xk = jnp.where(odd, n + (k - one) / _lax_const(k, 2), k / _lax_const(k, 2))
-    pk = pkm1 * yk + pkm2 * xk
-    qk = qkm1 * yk + qkm2 * xk
-    nz = qk != zero
-    r = jnp.where(nz, pk / qk, r)
-    t = jnp.where(nz, abs((ans - r) / r), one)
-    ans = jnp.where(nz, r, ans)
-    pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
-    is_big = abs(pk) > big
-    pkm2, pkm1, qkm2, qkm1 = (jnp.where(is_big, v / big, v) for v in (pkm2, pkm1, qkm2, qkm1))
-    return k, pkm2, qkm2, pkm1, qkm1, ans, t, r
-
-  init = (one, one, x, one, x + n, one / (x + n), _lax_const(x, np.inf), zero)
-  out = lax.while_loop(lambda c: (x > zero) & (c[6] > eps), body, init)
-  return out[5] * jnp.exp(-x)
 def _spence_poly(w: Array) -> Array:
   A = jnp.array([4.65128586073990045278E-5,
                   7.31589045238094711071E-3,
