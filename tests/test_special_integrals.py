@@ -1,7 +1,7 @@
 """``traxla.scipy.special``'s integral functions ``expn``, ``fresnel``, ``sici`` and ``wofz``
 against SciPy and JAX 0.10.2: values in float32 and float64 (edge values as JAX gives them),
-dtypes, errors, gradients against finite differences and JAX's, vmap against stacking, and the
-``make_jaxpr`` text against JAX's."""
+dtypes, errors, gradients against finite differences, vmap against stacking, and the
+``make_jaxpr`` text (of the functions and their gradients) against JAX's."""
 from __future__ import annotations
 
 import contextlib
