@@ -37,8 +37,6 @@ KNOWN_DIFFERENCES.update({
     "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
                 "by when they became arrays, traxla by first use)",
     "corrcoef": "JAX clips with a jitted clip of two weak bounds",
-    "histogramdd density": "JAX's two per-axis searches share one traced floor_divide jaxpr "
-                           "(hoisted once); traxla's second search prints its own copy",
     "setdiff1d size": "a Python bool is weakly typed in traxla's concrete_aval (tracer/values.py), "
                       "not in JAX, so _where converts False once more",
     "frompyfunc accumulate": "JAX jits ufunc.accumulate (a fori_loop); traxla scans unjitted",
