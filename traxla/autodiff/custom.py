@@ -50,11 +50,14 @@ class _Rule:
     """A rule (Python callable) carried as an equation parameter; prints as the user's
     function name, as JAX prints ``jvp=f_jvp``."""
 
-    __slots__ = ("fn", "name")
+    __slots__ = ("fn", "name", "num_lifted")
 
-    def __init__(self, fn, name):
+    def __init__(self, fn, name, num_lifted=0):
         self.fn = fn
         self.name = name
+        # leading operands that are traced nondiff arguments: consts of the equation, as in
+        # JAX (which closes over them), which the rule still takes first
+        self.num_lifted = num_lifted
 
     def __call__(self, *args):
         return self.fn(*args)
@@ -186,7 +189,7 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_jvp")
     return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp=jvp,
-                                  num_consts=len(consts),
+                                  num_consts=len(consts) + getattr(jvp, "num_lifted", 0),
                                   symbolic_zeros=isinstance(jvp, _SymbolicRule), name=name)
 
 
@@ -228,12 +231,14 @@ def _batched_custom_jvp(size, fun, jvp, vals, dims, name):
                                                                            list(tangents))
         return outs, touts
 
-    return bind_custom_jvp(bfun, _Rule(bjvp, str(jvp)), vals, name)
+    rule = _Rule(bjvp, str(jvp), getattr(jvp, "num_lifted", 0))
+    return bind_custom_jvp(bfun, rule, vals, name)
 
 
 # -- custom_jvp: the primitive's rules (when re-evaluating a jaxpr) ---------------------------------------
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+    num_consts -= getattr(jvp, "num_lifted", 0)  # (lifted nondiff arguments go to the rule)
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise _closure_error("custom_jvp")
     consts, args = primals[:num_consts], primals[num_consts:]
@@ -246,6 +251,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
 
 
 def _custom_jvp_call_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+    num_consts -= getattr(jvp, "num_lifted", 0)  # (lifted nondiff arguments go to the rule)
     if any(d is not None for d in dims[:num_consts]):
         raise _closure_error("custom_jvp")
     consts = vals[:num_consts]
@@ -447,8 +453,8 @@ def _split_nondiff(args, nondiff_argnums):
     static = [args[i] for i in nums]
     dyn = [a for i, a in enumerate(args) if i not in nums]
 
-    def merge(dyn_vals):
-        full, it_s, it_d = [], iter(static), iter(dyn_vals)
+    def merge(dyn_vals, static_vals=None):
+        full, it_s, it_d = [], iter(static if static_vals is None else static_vals), iter(dyn_vals)
         for i in range(n):
             full.append(next(it_s) if i in nums else next(it_d))
         return full
@@ -529,12 +535,28 @@ class custom_jvp(_CustomFunction):
         static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
         leaves = [_check_leaf(x, f"custom_jvp function {name} argument") for x in leaves]
+        # Traced nondiff arguments become leading operands (JAX closes over them, and they
+        # print as consts), so that jit, vmap and grad of the call see them as values.
+        static_leaves, static_tree = tree_util.tree_flatten(static)
+        lifted_at = [i for i, x in enumerate(static_leaves) if isinstance(x, Tracer)]
+        n_lifted = len(lifted_at)
+        leaves = [static_leaves[i] for i in lifted_at] + leaves
+
+        def static_of(lifted):
+            if not n_lifted:
+                return static
+            vals = list(static_leaves)
+            for i, v in zip(lifted_at, lifted):
+                vals[i] = v
+            return tree_util.tree_unflatten(static_tree, vals)
+
         store = {}
         fun, rule = self.fun, self.jvp
         rule_name = _name(rule)
 
         def flat_fun(*xs):
-            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            lifted, xs = xs[:n_lifted], xs[n_lifted:]
+            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs), static_of(lifted)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             store.setdefault("out_tree", out_tree)
             return out_leaves
@@ -542,13 +564,15 @@ class custom_jvp(_CustomFunction):
         symbolic = self.symbolic_zeros
 
         def flat_jvp(primals, tangents):
+            static_vals = static_of(primals[:n_lifted])
+            primals, tangents = primals[n_lifted:], tangents[n_lifted:]
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
             if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
                 from .symbolic_zeros import SymbolicZero
                 ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
             p_tree = tree_util.tree_unflatten(in_tree, primals)
             t_tree = tree_util.tree_unflatten(in_tree, ts)
-            out = rule(*static, p_tree, t_tree)
+            out = rule(*static_vals, p_tree, t_tree)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a "
                                 "pair (list or tuple of length two) representing primal and "
@@ -581,8 +605,8 @@ class custom_jvp(_CustomFunction):
                         f"(tangent type of {_type_str(pa)}) but got {_type_str(ta)}.")
             return p_leaves, t_leaves
 
-        outs = bind_custom_jvp(flat_fun, (_SymbolicRule if symbolic else _Rule)(flat_jvp, rule_name),
-                               leaves, name)
+        outs = bind_custom_jvp(flat_fun, (_SymbolicRule if symbolic else _Rule)(
+            flat_jvp, rule_name, n_lifted), leaves, name)
         if "out_tree" not in store:  # the rule ran without the function: trace its tree
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)

@@ -23,7 +23,11 @@ __all__ = ["expn", "fresnel", "sici", "wofz"]
 
 
 def _const(x, value):
-    """``value`` as a NumPy constant of ``x``'s dtype (folded into the jaxpr as a literal)."""
+    """``value`` typed like ``x``, as JAX's ``lax._const``: a Python scalar for a weakly typed
+    scalar ``x`` (so literals print as JAX prints them), else a NumPy scalar."""
+    const = lax._const(x, value)
+    if type(const) in (bool, int, float, complex):
+        return const
     return np.array(value, lax.dtype_of(x))
 
 
@@ -51,14 +55,16 @@ def _promote_args_complex(fun_name, *args):
 # valid for Im z >= 0; the lower half plane follows from w(-z) = 2 exp(-z^2) - w(z).
 _WOFZ_L = 4.7568284600108841
 _WOFZ_C = np.array([
-    -1.3034426067909105e-12, 3.7411838373738471e-12, 8.030427700497756e-12, -2.1543593557490879e-11,
-    -5.5442449963237932e-11, 1.165824698850374e-10, 4.1537441121999766e-10, -5.2310202114920615e-10,
-    -3.2080151339721323e-09, 8.1248864216535907e-10, 2.3797556530014025e-08, 2.2930438438915445e-08,
-    -1.4813078929137642e-07, -4.1840763750512053e-07, 4.2558331397138446e-07, 4.4015317312832251e-06,
-    6.8210319443575151e-06, -2.1409619201999998e-05, -0.00013075449254579421, -0.00024532980270038237,
-    0.00039259136070109705, 0.0045195411053493093, 0.019006155784845501, 0.057304403529837282,
-    0.14060716226893755, 0.29544451071508743, 0.54601397206393376, 0.9019254893648001,
-    1.3455441692345449, 1.8256696296324815, 2.2635372999002676, 2.5722534081245696,
+    -1.3034426067909105e-12, 3.7411838373738471e-12, 8.030427700497756e-12,
+    -2.1543593557490879e-11, -5.5442449963237932e-11, 1.165824698850374e-10,
+    4.1537441121999766e-10, -5.2310202114920615e-10, -3.2080151339721323e-09,
+    8.1248864216535907e-10, 2.3797556530014025e-08, 2.2930438438915445e-08,
+    -1.4813078929137642e-07, -4.1840763750512053e-07, 4.2558331397138446e-07,
+    4.4015317312832251e-06, 6.8210319443575151e-06, -2.1409619201999998e-05,
+    -0.00013075449254579421, -0.00024532980270038237, 0.00039259136070109705,
+    0.0045195411053493093, 0.019006155784845501, 0.057304403529837282, 0.14060716226893755,
+    0.29544451071508743, 0.54601397206393376, 0.9019254893648001, 1.3455441692345449,
+    1.8256696296324815, 2.2635372999002676, 2.5722534081245696,
 ])
 
 
@@ -216,7 +222,7 @@ def _expn_series(x, n):
     one = _const(x, 1.0)
     psi = -np.euler_gamma - jnp.log(x)
     psi = lax.fori_loop(_const(n, 1), n, lambda i, psi: psi + one / i, psi)
-    n_safe = jnp.where(n == _const(n, 1), one + one, n)  # the n == 1 term is not used
+    n_safe = jnp.where(n == _const(n, 1), one + one, n)  # no 1 / 0 at n == 1 (term unused)
     state = dict(x=x, z=-x, xk=zero, yk=one, pk=one - n,
                  ans=jnp.where(n == _const(n, 1), zero, one / (one - n_safe)), t=np.inf)
 
@@ -302,7 +308,8 @@ def expn(n, x):
         (n >= _const(n, 5000)),
         (x > one),
     ]
-    n_safe = jnp.where(n == _const(n, 1), n + n, n)  # keeps 1 / (n - 1) finite at n == 1
+    # E_n(0) for n >= 2 is JAX's 1 / n (SciPy: 1 / (n - 1)); n == 1 doubled as JAX does
+    n_safe = jnp.where(n == _const(n, 1), n + n, n)
     values = [np.nan, np.inf, one / n_safe, jnp.exp(-x) / x,
               _expn_large_order, _expn_continued_fraction, _expn_series]
     return jnp.piecewise(x, conds, values, n=n)
