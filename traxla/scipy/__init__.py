@@ -4,3 +4,4 @@ from . import fft, signal  # noqa: F401,E402  (scipy.fft: dct family; scipy.sign
 from . import special, stats  # noqa: F401
 from . import linalg  # noqa: F401,E402  (scipy.linalg on lax.linalg)
 from . import integrate, ndimage, optimize  # noqa: F401,E402
+from . import cluster  # noqa: F401,E402  (scipy.cluster.vq)
