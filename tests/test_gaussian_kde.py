@@ -154,3 +154,22 @@ def test_jitted_methods_accept_traced_kde():
     f = traxla.jit(lambda k: k.integrate_box_1d(-1.0, 1.0))
     np.testing.assert_allclose(f(kde), kde.integrate_box_1d(-1.0, 1.0), rtol=1e-6)
     assert float(tnp.sum(kde.weights)) == pytest.approx(1.0)
+
+
+def test_square_diagonal_is_platform_dependent_as_in_jax():
+    """The KDE's jnp.diag: JAX 0.10.2 gives a square matrix's diagonal a Mosaic branch
+    through lax.platform_dependent (a cond with ``branches_platforms``)."""
+    import jax.numpy as jnp
+    square = np.arange(9, dtype=np.float32).reshape(3, 3)
+    for ours, theirs, arg in [
+            (tnp.diag, jnp.diag, square), (tnp.diagonal, jnp.diagonal, square[:2]),
+            (tnp.diag, jnp.diag, square > 3),
+            (traxla.vmap(tnp.diag), jax.vmap(jnp.diag), np.stack([square, -square])),
+            (traxla.grad(lambda m: tnp.diag(m).sum()), jax.grad(lambda m: jnp.diag(m).sum()),
+             square)]:
+        assert str(traxla.make_jaxpr(ours)(arg)) == str(jax.make_jaxpr(theirs)(arg))
+    np.testing.assert_array_equal(traxla.jit(tnp.diag)(square), np.diag(square))
+    # vmap of a platform_dependent cond whose branches close over batched values
+    shifted = traxla.vmap(lambda i, v: traxla.lax.platform_dependent(
+        v, cpu=lambda u: u + i, default=lambda u: u - i))(np.arange(2.), np.ones(2))
+    np.testing.assert_array_equal(shifted, [1., 2.])

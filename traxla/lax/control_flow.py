@@ -16,7 +16,7 @@ from ..ir.effects import has_effects
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
-from ..ir.rules.control_flow import cond_p, same_type, scan_p, while_p
+from ..ir.rules.control_flow import cond_p, platform_params, same_type, scan_p, while_p
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.staging import source_info_of_function
 from . import _convert_element_type, add, aval_of, clamp, lt
@@ -411,9 +411,8 @@ def _switch_internal(index, branches, operands, branches_platforms=None):
     in_fwd = [xs[0] if len(set(xs)) == 1 else None for xs in zip(*fwds)]
     keep = [f is None for f in in_fwd]
     jaxprs = [_prune_outputs(j, keep) for j in jaxprs]
-    platform_params = {} if branches_platforms is None else {
-        "branches_platforms": branches_platforms}
-    outs = cond_p.bind(index, *consts, *leaves, branches=tuple(jaxprs), **platform_params)
+    outs = cond_p.bind(index, *consts, *leaves, branches=tuple(jaxprs),
+                       **platform_params(branches_platforms))
     return tree_util.tree_unflatten(traced[0][2], _unprune(outs, in_fwd, consts + leaves))
 
 

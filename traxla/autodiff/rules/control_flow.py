@@ -28,7 +28,7 @@ from ...ir import dtypes
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
 from ...ir.rules.ad import MemorySpace, empty2_p
 from ...ir.rules.call import jit_p
-from ...ir.rules.control_flow import cond_p, scan_p, while_p
+from ...ir.rules.control_flow import cond_p, platform_params, scan_p, while_p
 from ...tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
@@ -335,11 +335,6 @@ def _scan_params(**kw):
 
 # -- cond ----------------------------------------------------------------------------
 
-def _platform_params(branches_platforms):
-    """The ``branches_platforms`` param of a platform_dependent cond, to bind it again."""
-    return {} if branches_platforms is None else {"branches_platforms": branches_platforms}
-
-
 def _cond_jvp(primals, tangents, *, branches, branches_platforms=None):
     index, *ops = primals
     nz = [type(t) is not Zero for t in tangents[1:]]
@@ -349,7 +344,7 @@ def _cond_jvp(primals, tangents, *, branches, branches_platforms=None):
     jvps = [j if z == out_nz else _jvp_jaxpr(b, nz, out_nz)[0]
             for b, (j, z) in zip(branches, first)]
     outs = cond_p.bind(index, *ops, *_nonzero(tangents[1:]), branches=tuple(jvps),
-                       **_platform_params(branches_platforms))
+                       **platform_params(branches_platforms))
     primal_outs, touts = outs[:n_out], iter(outs[n_out:])
     return primal_outs, [next(touts) if z else zero_of(p) for p, z in zip(primal_outs, out_nz)]
 
@@ -413,14 +408,14 @@ def _cond_linearize(trace, primals, tangents, *, branches, branches_platforms=No
     known = tuple(_join_cond_outputs(p[0], all_res, idx, n_out)
                   for p, idx in zip(parts, res_index))
     with set_current_trace(trace.parent):
-        outs = cond_p.bind(index, *ops, branches=known, **_platform_params(branches_platforms))
+        outs = cond_p.bind(index, *ops, branches=known, **platform_params(branches_platforms))
     primal_outs, res = outs[:n_out], outs[n_out:]
     if not any(out_nz):
         return primal_outs, [zero_of(p) for p in primal_outs]
     linear = tuple(_join_cond_inputs(p[3], all_res, idx) for p, idx in zip(parts, res_index))
     with set_current_trace(trace.tangent_trace):
         touts = iter(cond_p.bind(index, *res, *_nonzero(tangents[1:]), branches=linear,
-                                 **_platform_params(branches_platforms)))
+                                 **platform_params(branches_platforms)))
     return primal_outs, [next(touts) if z else zero_of(p) for p, z in zip(primal_outs, out_nz)]
 
 
@@ -472,7 +467,7 @@ def _cond_transpose(cts, index, *ops, branches, branches_platforms=None):
                   _transpose_branch(b, linear, lin_avals, ct_avals, res_avals, out_nz)[0]
                   for b, (j, _) in zip(branches, first))
     outs = iter(cond_p.bind(index, *res, *cts_nz, branches=trans,
-                            **_platform_params(branches_platforms)))
+                            **platform_params(branches_platforms)))
     lin_cts = iter([next(outs) if nz else Zero(a) for nz, a in zip(out_nz, lin_avals)])
     kept_cts = iter([next(lin_cts) if lin else None for lin in linear])
     return [None] + [next(kept_cts) if u else z for u, z in zip(used, zeros[1:])]

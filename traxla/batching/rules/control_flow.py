@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ... import lax
 from ...ir import dtypes
-from ...ir.rules.control_flow import cond_p, scan_p, while_p
+from ...ir.rules.control_flow import cond_p, platform_params, scan_p, while_p
 from ...ir.rules.platform import platform_index_p
 from ...tracer import make_debug_info, trace_to_jaxpr
 from ...tracer.interpret import eval_jaxpr
@@ -43,8 +43,6 @@ def _bcast_select_n(which, *cases):
 def _cond(size, vals, dims, *, branches, branches_platforms=None):
     index, *ops = vals
     index_dim, *op_dims = dims
-    platform_params = {} if branches_platforms is None else {
-        "branches_platforms": branches_platforms}
     if index_dim is not None and branches_platforms is not None:
         # a platform_dependent index is the same in every lane: compute it afresh (JAX's rule)
         index, index_dim = platform_index_p.bind(platforms=branches_platforms), None
@@ -53,7 +51,7 @@ def _cond(size, vals, dims, *, branches, branches_platforms=None):
         op_dims = [None if d is None else 0 for d in op_dims]
         new_branches, out_dims = _batched_branches(branches, size, op_dims)
         return cond_p.bind(index, *ops, branches=tuple(new_branches),
-                           **platform_params), out_dims
+                           **platform_params(branches_platforms)), out_dims
     index = bdim_at_front(index, index_dim, size)
     ops = [bdim_at_front(x, d, size) for x, d in zip(ops, op_dims)]
     batched = [batch_jaxpr(b, size, [0] * len(ops), [0] * len(b.out_avals))[0] for b in branches]

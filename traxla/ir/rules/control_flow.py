@@ -27,6 +27,12 @@ def _check_call(name, what, jaxpr, avals):
         raise TypeError(f"{name} {what} takes {_types(expected)} but is given {_types(avals)}.")
 
 
+def platform_params(branches_platforms) -> dict:
+    """The optional ``branches_platforms`` param of a ``lax.platform_dependent`` cond (absent
+    from other conds, as in JAX), for binding one again."""
+    return {} if branches_platforms is None else {"branches_platforms": branches_platforms}
+
+
 def _cond_rule(index, *ops, branches, branches_platforms=None):
     if index.shape or index.dtype != dtypes.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}.")
