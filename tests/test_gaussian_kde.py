@@ -173,3 +173,11 @@ def test_square_diagonal_is_platform_dependent_as_in_jax():
     shifted = traxla.vmap(lambda i, v: traxla.lax.platform_dependent(
         v, cpu=lambda u: u + i, default=lambda u: u - i))(np.arange(2.), np.ones(2))
     np.testing.assert_array_equal(shifted, [1., 2.])
+    # a batched index of such a cond is recomputed unbatched from platform_index (JAX's rule)
+    from traxla.ir.rules.control_flow import cond_p
+    closed = traxla.make_jaxpr(lambda v: traxla.lax.platform_dependent(
+        v, cpu=lambda u: u + 1, default=lambda u: u - 1))(1.0)
+    params = next(e.params for e in closed.jaxpr.eqns if e.primitive is cond_p)
+    lanes = traxla.vmap(lambda i, v: cond_p.bind(i, v, **params)[0])(
+        np.array([0, 1], np.int32), np.ones(2, np.float32))
+    np.testing.assert_array_equal(lanes, [2., 2.])  # the cpu branch in every lane
