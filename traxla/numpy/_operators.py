@@ -204,3 +204,15 @@ def install(cls, wrap=lambda fn: fn):
 
 install(Array, _eager.eager_cached)  # concrete operands: cached compiled programs
 install(Tracer)
+
+
+def _tracer_iter(self):
+    """A traced array iterates as JAX's: one ``lax.index_in_dim`` (a strided ``slice`` and a
+    ``squeeze``) per leading index."""
+    shape = lax.shape_of(self)
+    if not shape:
+        raise TypeError("iteration over a 0-d array")  # same as numpy error
+    return (lax.index_in_dim(self, i, keepdims=False) for i in range(shape[0]))
+
+
+Tracer.__iter__ = _tracer_iter
