@@ -194,9 +194,7 @@ P("signal.convolve_nd", [X2[0], W2[0, :2]], lambda ns: lambda a, b: (
     ns.signal.convolve2d(a[0], b[0], "valid"), ns.signal.correlate2d(b[1], a[1])))
 P("signal.fftconvolve", [X2[0], W2[0, :2]], lambda ns: lambda a, b: (
     ns.signal.fftconvolve(a, b), ns.signal.fftconvolve(a[:2], b, "valid", axes=(1, 2))))
-# JAX prints the vmapped inner ``jit[name=fft]`` of ``axes=`` as a jit nested in a jit;
-# traxla inlines the inner one (a vmap-of-jit staging detail of the jit machinery).
-KNOWN_DIFFERENCES = {"signal.fftconvolve": "vmap of a nested jit prints one jit level less"}
+KNOWN_DIFFERENCES: dict = {}
 P("scipy_fft.dct", [F34], lambda ns: lambda x: (
     ns.sfft.dct(x), ns.sfft.dct(x, n=6, axis=0, norm="ortho"), ns.sfft.idct(x),
     ns.sfft.dctn(x, norm="ortho"), ns.sfft.idctn(x, s=(4, 5))))

@@ -145,16 +145,8 @@ def _cases(L, np_):
 T_CASES = _cases(tlax.linalg, tnp)
 J_CASES = _cases(jlax.linalg, jnp)
 
-# Differences we know of, with the reason (run as strict xfails).
-_CLS = ("vecmat: JAX's linear_transpose transposes the identity broadcast_in_dim that its "
-        "staging elides (a no-op reduce_sum[axes=()]); traxla's lax never binds it")
-_JIT = ("vmap of a jit inside custom_linear_solve: JAX caches the batched sub-jaxpr, so solve "
-        "and transpose_solve share one `_cho_solve`; traxla batches each")
-_JNP = ("differs inside numpy helpers of another family (diagonal's platform_index cond, "
-        "remainder, where) and custom_jvp_call's printed params")
-KNOWN = {"np_solve": _CLS, "np_inv": _CLS, "np_tensorinv": _CLS, "np_tensorsolve": _CLS,
-         "sp_solve_pos": _JIT,
-         "np_det4": _JNP, "np_slogdet": _JNP}
+# Differences we know of, with the reason (run as strict xfails); none at present.
+KNOWN: dict = {}
 
 
 def _texts(name):

@@ -417,10 +417,7 @@ P("prog.top2 mask", [R45], _topk_mask)
 
 # == known differences ========================================================================
 
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "diagonal square": "JAX lowers square 2-D diagonals through platform_dependent (a cond on "
-                       "platform_index, for Mosaic); traxla always gathers (the default branch)",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 # programs whose eager (op-by-op) results may differ from JAX's jit results
 KNOWN_NUMERIC: dict[str, str] = {}

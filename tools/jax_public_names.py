@@ -28,12 +28,18 @@ def snapshot() -> dict:
         for n in public_names(jax.scipy.stats)
         if isinstance(getattr(jax.scipy.stats, n), types.ModuleType)]
     out = {"jax_version": jax.__version__, "namespaces": {}}
+    # Import every namespace before listing any: an imported submodule becomes an attribute
+    # of its package, so listing as we go would make a package's names depend on the order.
+    modules = {}
     for label, jax_name, traxla_name in spaces:
         try:
-            module = importlib.import_module(jax_name)
+            modules[label] = importlib.import_module(jax_name)
         except ImportError:
             continue
-        out["namespaces"][label] = {"traxla": traxla_name, "names": public_names(module)}
+    for label, jax_name, traxla_name in spaces:
+        if label in modules:
+            out["namespaces"][label] = {"traxla": traxla_name,
+                                        "names": public_names(modules[label])}
     return out
 
 

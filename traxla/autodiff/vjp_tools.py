@@ -70,7 +70,10 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     in_avals = [_shaped(x) for x in primals_flat]
     store = []
     flat = _flatten_fun(lambda *a: fun(*a), in_tree, store)
-    closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "linear_transpose", ()))
+    # traced as JAX's partial-eval trace does: equations that only forward an input (an
+    # identity broadcast_in_dim) stay, and transpose (to a reduce_sum over no axes)
+    closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "linear_transpose", ()),
+                            forwards=False)
     from .rules.control_flow import _dce_jaxpr
     jaxpr, _ = _dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
                           [True] * len(in_avals))

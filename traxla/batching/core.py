@@ -3,11 +3,15 @@ is the same for every example) and each primitive's batching rule rewrites it
 into primitives on the batched values, bound in the enclosing trace."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import lax, tree_util
 from ..ir.avals import ShapedArray
+from ..ir.config import config
 from ..ir.core import ClosedJaxpr
+from ..runtime.cache import on_clear
 from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
 from ..tracer.core import Trace, current_trace, set_current_trace
 from ..tracer.interpret import eval_jaxpr
@@ -356,11 +360,34 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
 
 # -- batching a jaxpr (for jit and control flow) ------------------------------------------
 
+# As JAX (its weakref_lru_cache on the jaxpr), a jaxpr batched the same way twice gives one
+# object: a jit called in both of custom_linear_solve's solves stays one sub-jaxpr, which
+# the printer hoists once. Keyed weakly by the jaxpr, then by the batching and the flags
+# that change what a trace produces.
+_batched_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+on_clear(_batched_jaxprs.clear)
+_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+                  "default_matmul_precision")
+
+
 def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     """A closed jaxpr computing ``closed`` on inputs batched at ``in_dims`` (None:
     unbatched) with outputs at ``out_dims_wanted``: an int (batched there), None
     (unbatched when possible, else at 0) or ``natural`` (wherever the batching
     rules left it, unbatched when possible). Returns the jaxpr and its out dims."""
+    key = (axis_size, tuple(in_dims), tuple(out_dims_wanted),
+           tuple([config.read(name) for name in _CONTEXT_FLAGS]))
+    per_jaxpr = _batched_jaxprs.get(closed)
+    hit = None if per_jaxpr is None else per_jaxpr.get(key)
+    if hit is None:
+        hit = _batch_jaxpr(closed, axis_size, in_dims, out_dims_wanted)
+        # a jaxpr closing over tracers belongs to one trace: never share it across traces
+        if not any(isinstance(c, Tracer) for c in (*closed.consts, *hit[0].consts)):
+            _batched_jaxprs.setdefault(closed, {})[key] = hit
+    return hit[0], list(hit[1])
+
+
+def _batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is None:

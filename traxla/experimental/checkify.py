@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax, tree_util
+from ..lax.control_flow import _switch_internal
 from .. import numpy as jnp
 from ..ir.core import Literal, subjaxprs
 from ..ir.rules.call import jit_p
@@ -323,8 +324,9 @@ class _Checker:
 
         def branch_fn(closed):
             return lambda flat, ops: self._sub(closed, [], list(ops), flat)
-        flat, outs = lax.switch(index, [branch_fn(b) for b in branches], self.flat(state),
-                                list(ops))
+        flat, outs = _switch_internal(index, [branch_fn(b) for b in branches],
+                                      (self.flat(state), list(ops)),
+                                      branches_platforms=params.get("branches_platforms"))
         state[:] = self.unflat(list(flat))
         return list(outs)
 

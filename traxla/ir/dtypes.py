@@ -15,6 +15,11 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+# 8- and 4-bit floats (ml_dtypes): storage types for quantized matmuls. In JAX's lattice
+# each sits alone above the weak float: it never promotes with another typed dtype.
+SMALL_FLOATS = tuple(np.dtype(getattr(ml_dtypes, name)) for name in (
+    "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64, complex64, complex128)
@@ -22,7 +27,8 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
           uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
           float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
-          complex64: "c64", complex128: "c128"}
+          complex64: "c64", complex128: "c128",
+          **{t: t.name.replace("float", "f") for t in SMALL_FLOATS}}
 
 
 def short_name(dtype) -> str:
@@ -30,7 +36,7 @@ def short_name(dtype) -> str:
 
 
 # Category tests are set lookups: they run for every traced operation.
-_FLOATS = frozenset((float16, bfloat16, float32, float64))
+_FLOATS = frozenset((float16, bfloat16, float32, float64, *SMALL_FLOATS))
 _COMPLEX = frozenset((complex64, complex128))
 _INEXACT = _FLOATS | _COMPLEX
 _SIGNED = frozenset((int8, int16, int32, int64))
@@ -60,7 +66,8 @@ def is_bool(dtype) -> bool:
 
 
 def finfo(dtype):
-    return ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
+    return (ml_dtypes.finfo(dtype) if dtype == bfloat16 or dtype in SMALL_FLOATS
+            else np.finfo(dtype))
 
 
 def iinfo(dtype):
@@ -178,7 +185,8 @@ _EDGES = {
     _I: [uint8, int8],
     uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [_F],
     int8: [int16], int16: [int32], int32: [int64], int64: [_F],
-    _F: [float16, bfloat16, _C],
+    _F: [float16, bfloat16, _C, *SMALL_FLOATS],
+    **{t: [] for t in SMALL_FLOATS},
     float16: [float32], bfloat16: [float32], float32: [float64, complex64], float64: [complex128],
     _C: [complex64], complex64: [complex128], complex128: [],
 }
@@ -204,7 +212,7 @@ _UB = _upper_bounds()
 # different typed dtypes have no common type, as in JAX's strict lattice.
 _STRICT_UB = {node: frozenset([node]) for node in _UB}
 _STRICT_UB[_C] = frozenset([_C, complex64, complex128])
-_STRICT_UB[_F] = _STRICT_UB[_C] | {_F, float16, bfloat16, float32, float64}
+_STRICT_UB[_F] = _STRICT_UB[_C] | {_F, float16, bfloat16, float32, float64, *SMALL_FLOATS}
 _STRICT_UB[_I] = _STRICT_UB[_F] | {_I, int8, int16, int32, int64, uint8, uint16, uint32, uint64}
 
 _promotion = ["standard"]

@@ -268,7 +268,7 @@ def _jit(in_avals, outs, *, jaxpr, name):
     return [a.sharding for a in jaxpr.out_avals]
 
 
-def _cond(in_avals, outs, *, branches):
+def _cond(in_avals, outs, *, branches, branches_platforms=None):
     return [a.sharding for a in branches[0].out_avals]
 
 

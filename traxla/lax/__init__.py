@@ -11,14 +11,14 @@ import numpy as np
 
 from ..api import jit as _jit
 from ..ir import dtypes
-from ..ir.core import Literal as _Literal
+from ..ir.core import Literal as _Literal, Var as _Var
 from ..ir.rules.call import jit_p  # noqa: F401
 from ..ir.rules.elementwise import P as _E
 from ..ir.rules.reduction import P as _R
 from ..ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from ..tracer import Tracer
+from ..tracer import Tracer, staging as _staging
 from ..tracer.values import concrete_aval, is_concrete
 
 add_p, sub_p, mul_p, div_p = _E["add"], _E["sub"], _E["mul"], _E["div"]
@@ -236,10 +236,25 @@ def bitcast_convert_type(operand, new_dtype):
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     shape = tuple(_concrete_shape(shape))
     aval = aval_of(operand)
-    if aval.shape == shape and tuple(broadcast_dimensions) == tuple(range(len(shape))):
+    # An identity on a tracer is bound, as in JAX: staging drops it (the forwarding rule
+    # below), but a trace that records it (linear_transpose's) transposes it to a
+    # reduce_sum over no axes. On a concrete array it is the array itself.
+    if (aval.shape == shape and tuple(broadcast_dimensions) == tuple(range(len(shape)))
+            and not isinstance(operand, Tracer)):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape,
                                    broadcast_dimensions=tuple(broadcast_dimensions), sharding=None)
+
+
+def _broadcast_in_dim_forwarding(eqn):
+    operand = eqn.invars[0]
+    if (isinstance(operand, _Var) and eqn.params["shape"] == operand.aval.shape
+            and eqn.params["sharding"] in (None, operand.aval.sharding)):
+        return [0], None
+    return [None], eqn
+
+
+_staging.forwarding_rules[broadcast_in_dim_p] = _broadcast_in_dim_forwarding
 
 
 def broadcast(operand, sizes):

@@ -393,7 +393,12 @@ def switch(index, branches, *operands, operand=_no_operand):
     lo = _convert_element_type(0, dtypes.int32, False)
     hi = _convert_element_type(len(branches) - 1, dtypes.int32, False)
     index = clamp(lo, index, hi)
+    return _switch_internal(index, branches, operands)
 
+
+def _switch_internal(index, branches, operands, branches_platforms=None):
+    """``cond`` of the traced ``branches`` on an int32 ``index`` already in range
+    (``platform_dependent`` gives its ``branches_platforms``)."""
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
     traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "switch",
@@ -406,7 +411,8 @@ def switch(index, branches, *operands, operand=_no_operand):
     in_fwd = [xs[0] if len(set(xs)) == 1 else None for xs in zip(*fwds)]
     keep = [f is None for f in in_fwd]
     jaxprs = [_prune_outputs(j, keep) for j in jaxprs]
-    outs = cond_p.bind(index, *consts, *leaves, branches=tuple(jaxprs))
+    params = {} if branches_platforms is None else {"branches_platforms": branches_platforms}
+    outs = cond_p.bind(index, *consts, *leaves, branches=tuple(jaxprs), **params)
     return tree_util.tree_unflatten(traced[0][2], _unprune(outs, in_fwd, consts + leaves))
 
 

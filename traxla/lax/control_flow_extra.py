@@ -11,7 +11,7 @@ from ..tracer import Tracer
 from ..ir.rules.platform import platform_index_p
 from . import (_const, bitwise_or, add, aval_of, concatenate, pad,
                reshape, rev, slice_in_dim)
-from .control_flow import scan, switch
+from .control_flow import _switch_internal, scan
 
 
 # -- map --------------------------------------------------------------------------------------
@@ -157,5 +157,5 @@ def platform_dependent(*args, default=None, **per_platform):
     index = platform_index_p.bind(platforms=platforms)
     if not isinstance(index, Tracer):  # evaluated eagerly: the platform is known
         return branches[int(index)](*args)
-    return switch(index, branches, *args)
+    return _switch_internal(index, branches, args, branches_platforms=platforms)
 

@@ -52,6 +52,9 @@ _ELEMENT_TYPES = {
     dtypes.bfloat16: lambda: ir.BF16Type.get(),
     dtypes.float32: lambda: ir.F32Type.get(),
     dtypes.float64: lambda: ir.F64Type.get(),
+    # float8_e4m3fn -> ir.Float8E4M3FNType
+    **{t: getattr(ir, "Float" + t.name[len("float"):].upper().replace("_", "") + "Type").get
+       for t in dtypes.SMALL_FLOATS},
     dtypes.complex64: lambda: ir.ComplexType.get(ir.F32Type.get()),
     dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
 }

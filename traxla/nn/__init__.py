@@ -228,3 +228,7 @@ from . import initializers  # noqa: E402,F401
 
 __all__ += ["dot_product_attention", "glu", "identity", "log1mexp", "logmeanexp", "sparse_plus",
             "sparse_sigmoid", "initializers"]
+from ._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: E402,F401
+                             scaled_matmul)
+
+__all__ += ["get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul"]

@@ -90,7 +90,55 @@ _UNARY = {
     "__invert__": _ufuncs.invert,
 }
 
+def _view(self, dtype=None, type=None):
+    """A bitwise copy of the array viewed as ``dtype`` (``lax.bitcast_convert_type``, with
+    the last axis resized when the bit widths differ), as JAX's ``Array.view``."""
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    dtype = dtypes.check_user_dtype(dtype, "view")
+    src = lax.dtype_of(self)
+    shape = lax.shape_of(self)
+    bits_in, bits_out = src.itemsize * 8, dtype.itemsize * 8
+    if not shape:
+        if bits_in != bits_out:
+            raise ValueError("view() of a 0d array is only supported if the itemsize is "
+                             "unchanged.")
+        return _view(lax.expand_dims(self, (0,)), dtype).squeeze()
+    if (shape[-1] * bits_in) % bits_out != 0:
+        raise ValueError("When changing to a larger dtype, its size must be a divisor "
+                         "of the total size in bytes of the last axis of the array.")
+    if src == dtype:
+        return self
+    # bitcast_convert_type takes neither bool nor complex: go through a compatible type
+    if dtypes.is_bool(src):
+        return _view(_astype(self, _np.uint8), dtype)
+    if dtypes.is_complex(src):
+        from ._creation import zeros
+        part = dtypes.float64 if src == dtypes.complex128 else dtypes.float32
+        pairs = (zeros((*shape[:-1], shape[-1] * 2), part)
+                 .at[..., 0::2].set(_ufuncs.real(self)).at[..., 1::2].set(_ufuncs.imag(self)))
+        return _view(pairs, dtype)
+    if dtypes.is_bool(dtype):
+        return _astype(_view(self, _np.uint8), bool)
+    if dtypes.is_complex(dtype):
+        part = dtypes.float64 if dtype == dtypes.complex128 else dtypes.float32
+        out = _astype(_view(self, part), dtype)
+        return out[..., 0::2] + 1j * out[..., 1::2]
+    if bits_in < bits_out:
+        factor = bits_out // bits_in
+        grouped = _reshape(self, (*shape[:-1], shape[-1] // factor, factor))
+        return lax.bitcast_convert_type(grouped, dtype)
+    out = lax.bitcast_convert_type(self, dtype)
+    if bits_in > bits_out:
+        out_shape = lax.shape_of(out)
+        return _reshape(out, (*out_shape[:-2], out_shape[-2] * out_shape[-1]))
+    return out
+
+
 _METHODS = {
+    "view": _view,
     "__getitem__": _indexing.getitem, "astype": _astype, "reshape": _reshape,
     "transpose": _transpose, "sum": _reductions.sum, "prod": _reductions.prod,
     "max": _reductions.max, "min": _reductions.min, "mean": _reductions.mean,

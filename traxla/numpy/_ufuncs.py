@@ -40,8 +40,16 @@ def _is_concrete(x) -> bool:
     return not hasattr(x, "_trace")
 
 
+def _python_float_literal(x):
+    """A Python float as JAX's inline ``jit`` hands it to the primitive: a weakly typed
+    literal that keeps the float's own value (``log 6.283185307179586:f32[]``)."""
+    return Literal(x, ShapedArray((), dtypes.default_float(), True))
+
+
 def _unary_inexact(name, lax_fn):
     def fn(x, /):
+        if type(x) is float:
+            return lax_fn(_python_float_literal(x))
         return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     return fn

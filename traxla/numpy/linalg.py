@@ -18,6 +18,7 @@ from ._creation import array as _array, eye as _eye, zeros as _zeros
 from ._indexing import take_along_axis as _take_along_axis
 from ._jitutil import jit_named
 from ._linalg import matmul as _matmul
+from ._nanfunctions import count_nonzero as _count_nonzero
 from ._promotion import ensure_arraylike, promote_dtypes_inexact
 from ._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
 
@@ -441,12 +442,12 @@ def _slogdet_lu(a):
     is_zero = _reductions.any(diag == _array(0, dtype=dtype), axis=-1)
     n = _shape(a)[-1]
     iota = lax.expand_dims(lax.iota(np.int32, n), tuple(range(_ndim(pivot) - 1)))
-    parity = _reductions.sum(pivot != iota, axis=-1)
+    parity = _count_nonzero(pivot != iota, axis=-1)
     if _is_complex(a):
         sign = _reductions.prod(diag / _ufuncs.abs(diag).astype(diag.dtype), axis=-1)
     else:
         sign = _array(1, dtype=dtype)
-        parity = parity + _reductions.sum(diag < 0, axis=-1)
+        parity = parity + _count_nonzero(diag < 0, axis=-1)
     sign = _lax_where(is_zero, _array(0, dtype=dtype),
                       sign * _array(-2 * (parity % 2) + 1, dtype=dtype))
     logdet = _lax_where(is_zero, _array(-np.inf, dtype=dtype),

@@ -35,8 +35,17 @@ class DynamicJaxprTracer(Tracer):
         return f"JitTracer({'~' if aval.weak_type else ''}{aval.str_short(short_dtypes=False)})"
 
 
+# primitive -> rule(eqn) -> (per output, the index of the input it merely forwards or None;
+# the equation to keep, or None), as JAX's ``pe.forwarding_rules``: staging only.
+forwarding_rules: dict = {}
+
+
 class DynamicJaxprTrace(Trace):
     """Records every primitive applied to its tracers as a jaxpr equation."""
+
+    # JAX's partial-eval trace (``linear_transpose`` traces with it) records forwarding
+    # equations, say an identity ``broadcast_in_dim``; its staging trace drops them.
+    forwards = True
 
     def __init__(self, debug_info: DebugInfo | None = None):
         self.debug_info = debug_info
@@ -89,13 +98,19 @@ class DynamicJaxprTrace(Trace):
         atoms = [self.to_atom(a) for a in args]
         out = infer_avals(prim, [a.aval for a in atoms], params)
         source = user_source_info()
-        if prim.multiple_results:
-            outvars = [Var(a) for a in out]
-            self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source))
-            return [DynamicJaxprTracer(self, v) for v in outvars]
-        var = Var(out)
-        self.eqns.append(JaxprEqn(atoms, [var], prim, params, source))
-        return DynamicJaxprTracer(self, var)
+        outvars = [Var(a) for a in out] if prim.multiple_results else [Var(out)]
+        eqn = JaxprEqn(atoms, outvars, prim, params, source)
+        outs = [DynamicJaxprTracer(self, v) for v in outvars]
+        rule = forwarding_rules.get(prim) if self.forwards else None
+        if rule is not None:
+            fwd, eqn = rule(eqn)
+            for i, j in enumerate(fwd):
+                if j is not None:
+                    outs[i] = DynamicJaxprTracer(self, atoms[j])
+            if eqn is None:
+                return outs if prim.multiple_results else outs[0]
+        self.eqns.append(eqn)
+        return outs if prim.multiple_results else outs[0]
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in outs]
@@ -169,9 +184,11 @@ class DynamicJaxprTrace(Trace):
             f"{created}")
 
 
-def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None):
-    """Runs ``fun`` on fresh tracers; returns (closed jaxpr, output list)."""
+def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None, forwards: bool = True):
+    """Runs ``fun`` on fresh tracers; returns the closed jaxpr. ``forwards=False`` keeps
+    the equations a forwarding rule would drop (as JAX's partial-eval trace does)."""
     trace = DynamicJaxprTrace(debug_info)
+    trace.forwards = forwards
     tracers = [trace.new_arg(a) for a in in_avals]
     try:
         with core.set_current_trace(trace):

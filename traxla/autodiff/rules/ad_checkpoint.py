@@ -98,8 +98,10 @@ class _StampedTrace(DynamicJaxprTrace):
         self.stamps: list = []
 
     def process_primitive(self, prim, args, params):
+        n_eqns = len(self.eqns)
         out = super().process_primitive(prim, args, params)
-        self.stamps.append(len(self.known_trace.eqns))
+        if len(self.eqns) > n_eqns:  # (a forwarded equation, say an identity broadcast, is not)
+            self.stamps.append(len(self.known_trace.eqns))
         return out
 
 

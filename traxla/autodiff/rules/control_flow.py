@@ -352,7 +352,7 @@ def _scan_params(**kw):
 
 # -- cond ----------------------------------------------------------------------------
 
-def _cond_jvp(primals, tangents, *, branches):
+def _cond_jvp(primals, tangents, *, branches, **params):
     index, *ops = primals
     nz = [type(t) is not Zero for t in tangents[1:]]
     n_out = len(branches[0].out_avals)
@@ -360,7 +360,7 @@ def _cond_jvp(primals, tangents, *, branches):
     out_nz = [any(z) for z in zip(*[f[1] for f in first])]
     jvps = [j if z == out_nz else _jvp_jaxpr(b, nz, out_nz)[0]
             for b, (j, z) in zip(branches, first)]
-    outs = cond_p.bind(index, *ops, *_nonzero(tangents[1:]), branches=tuple(jvps))
+    outs = cond_p.bind(index, *ops, *_nonzero(tangents[1:]), branches=tuple(jvps), **params)
     primal_outs, touts = outs[:n_out], iter(outs[n_out:])
     return primal_outs, [next(touts) if z else zero_of(p) for p, z in zip(primal_outs, out_nz)]
 
@@ -413,7 +413,7 @@ def _join_cond_inputs(tangent: ClosedJaxpr, all_res, res_index) -> ClosedJaxpr:
                              j.debug_info), tangent.consts)
 
 
-def _cond_linearize(trace, primals, tangents, *, branches):
+def _cond_linearize(trace, primals, tangents, *, branches, **params):
     index, *ops = primals
     nz = [type(t) is not Zero for t in tangents[1:]]
     n_out = len(branches[0].out_avals)
@@ -424,13 +424,14 @@ def _cond_linearize(trace, primals, tangents, *, branches):
     known = tuple(_join_cond_outputs(p[0], all_res, idx, n_out)
                   for p, idx in zip(parts, res_index))
     with set_current_trace(trace.parent):
-        outs = cond_p.bind(index, *ops, branches=known)
+        outs = cond_p.bind(index, *ops, branches=known, **params)
     primal_outs, res = outs[:n_out], outs[n_out:]
     if not any(out_nz):
         return primal_outs, [zero_of(p) for p in primal_outs]
     linear = tuple(_join_cond_inputs(p[3], all_res, idx) for p, idx in zip(parts, res_index))
     with set_current_trace(trace.tangent_trace):
-        touts = iter(cond_p.bind(index, *res, *_nonzero(tangents[1:]), branches=linear))
+        touts = iter(cond_p.bind(index, *res, *_nonzero(tangents[1:]), branches=linear,
+                                 **params))
     return primal_outs, [next(touts) if z else zero_of(p) for p, z in zip(primal_outs, out_nz)]
 
 
@@ -457,7 +458,7 @@ def _transpose_branch(branch: ClosedJaxpr, linear, lin_avals, ct_avals, res_aval
     return closed, holder["nz"]
 
 
-def _cond_transpose(cts, index, *ops, branches):
+def _cond_transpose(cts, index, *ops, branches, **params):
     zeros = [None] + [Zero(x.aval) if is_undefined(x) else None for x in ops]
     ct_nz = [type(c) is not Zero for c in cts]
     if not any(ct_nz):
@@ -481,7 +482,7 @@ def _cond_transpose(cts, index, *ops, branches):
     trans = tuple(j if out_nz == every else
                   _transpose_branch(b, linear, lin_avals, ct_avals, res_avals, out_nz)[0]
                   for b, (j, _) in zip(branches, first))
-    outs = iter(cond_p.bind(index, *res, *cts_nz, branches=trans))
+    outs = iter(cond_p.bind(index, *res, *cts_nz, branches=trans, **params))
     lin_cts = iter([next(outs) if nz else Zero(a) for nz, a in zip(out_nz, lin_avals)])
     kept_cts = iter([next(lin_cts) if lin else None for lin in linear])
     return [None] + [next(kept_cts) if u else z for u, z in zip(used, zeros[1:])]

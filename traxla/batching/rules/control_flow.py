@@ -7,6 +7,7 @@ from __future__ import annotations
 from ... import lax
 from ...ir import dtypes
 from ...ir.rules.control_flow import cond_p, scan_p, while_p
+from ...ir.rules.platform import platform_index_p
 from ...tracer import make_debug_info, trace_to_jaxpr
 from ...tracer.interpret import eval_jaxpr
 from ..core import batch_jaxpr, bdim_at_front, matchaxis, moveaxis, register_batching
@@ -39,14 +40,19 @@ def _bcast_select_n(which, *cases):
     return lax.select_n(which, *cases)
 
 
-def _cond(size, vals, dims, *, branches):
+def _cond(size, vals, dims, *, branches, **params):
     index, *ops = vals
     index_dim, *op_dims = dims
+    if "branches_platforms" in params and index_dim is not None:
+        # a platform_dependent cond's index is the platform's: a fresh platform_index
+        # replaces a batched one (JAX #29329)
+        index = platform_index_p.bind(platforms=params["branches_platforms"])
+        index_dim = None
     if index_dim is None:
         ops = [x if d is None else moveaxis(x, d, 0) for x, d in zip(ops, op_dims)]
         op_dims = [None if d is None else 0 for d in op_dims]
         new_branches, out_dims = _batched_branches(branches, size, op_dims)
-        return cond_p.bind(index, *ops, branches=tuple(new_branches)), out_dims
+        return cond_p.bind(index, *ops, branches=tuple(new_branches), **params), out_dims
     index = bdim_at_front(index, index_dim, size)
     ops = [bdim_at_front(x, d, size) for x, d in zip(ops, op_dims)]
     batched = [batch_jaxpr(b, size, [0] * len(ops), [0] * len(b.out_avals))[0] for b in branches]

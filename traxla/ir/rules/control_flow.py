@@ -27,9 +27,14 @@ def _check_call(name, what, jaxpr, avals):
         raise TypeError(f"{name} {what} takes {_types(expected)} but is given {_types(avals)}.")
 
 
-def _cond_rule(index, *ops, branches):
+def _cond_rule(index, *ops, branches, branches_platforms=None):
+    # branches_platforms (a ``platform_dependent`` cond): per branch, the lowering
+    # platforms it serves, None for the default branch (last)
     if index.shape or index.dtype != dtypes.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}.")
+    if branches_platforms is not None and len(branches_platforms) != len(branches):
+        raise TypeError(f"cond has {len(branches)} branches but {len(branches_platforms)} "
+                        "branches_platforms.")
     outs = branches[0].out_avals
     for i, branch in enumerate(branches):
         _check_call("cond", f"branch {i}", branch, ops)

@@ -18,6 +18,7 @@ from ..mlir import aval_type, constant, hlo, ir, tensor_type
 from ..module import const_value, emit_jaxpr
 from ..registry import register_lowering
 from .elementwise import compare
+from .platform import _ALIASES as _PLATFORM_ALIASES
 
 
 def _token_in(module):
@@ -27,7 +28,29 @@ def _token_in(module):
     return module.token
 
 
-def _cond(ctx, index, *ops, branches):
+def _platform_branches(ctx, index, branches, branches_platforms):
+    """A ``platform_dependent`` cond lowers only the branch of the module's platform (the
+    others may not lower there), as JAX does: the index maps to the kept branch."""
+    platform = _PLATFORM_ALIASES.get(ctx.module.platform, ctx.module.platform)
+    for b, platforms in enumerate(branches_platforms):
+        if platforms is None or platform in platforms:
+            break
+    else:
+        raise NotImplementedError(
+            f"lax.platform_dependent: the current lowering platform {platform} is not among "
+            f"the platforms {[p for p in branches_platforms if p is not None]} and there is "
+            "no default branch.")
+    i32 = tensor_type((), dtypes.int32)
+    kept_index = hlo.CaseOp([i32], index, len(branches))
+    for region in kept_index.branches:
+        with ir.InsertionPoint(region.blocks.append()):
+            hlo.return_([_scalar_i32(0)])
+    return kept_index.result, [branches[b]]
+
+
+def _cond(ctx, index, *ops, branches, branches_platforms=None):
+    if branches_platforms is not None:
+        index, branches = _platform_branches(ctx, index, branches, branches_platforms)
     module = ctx.module
     ordered = any(has_ordered_effects(b.jaxpr) for b in branches)
     types = [aval_type(a) for a in ctx.avals_out]

@@ -6,3 +6,4 @@ from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon
                pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
 from ._core import mode, rankdata, sem  # noqa: F401,E402
 from . import multivariate_normal  # noqa: F401,E402
+from ._kde import gaussian_kde  # noqa: F401,E402
