@@ -146,7 +146,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr with its constants bound."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")  # weakref: keys of transformation caches
 
     def __init__(self, jaxpr: Jaxpr, consts=()):
         self.jaxpr = jaxpr
