@@ -168,10 +168,13 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
     j = jaxpr.jaxpr
     known_trace, unknown_trace = DynamicJaxprTrace(j.debug_info), DynamicJaxprTrace(j.debug_info)
     env, known = dict(zip(j.constvars, jaxpr.consts)), set(j.constvars)
+    known_args = [a for a, uk in zip(args, unknown) if not uk]
+    known_binders = []
     for v, uk in zip(j.invars, unknown):
         env[v] = (unknown_trace if uk else known_trace).new_arg(v.aval)
         if not uk:
             known.add(v)
+            known_binders.append(env[v])
 
     def read(x):
         return x if isinstance(x, Literal) else env[x]
@@ -195,8 +198,12 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
         is_res = [isinstance(c, DynamicJaxprTracer) and c._trace is known_trace
                   for c in u_closed.consts]
         residuals = [c for c, r in zip(u_closed.consts, is_res) if r]
+        # a residual that is a known operand is passed on, not returned (JAX's forwarding)
+        res_fwd = [next((i for i, b in enumerate(known_binders) if b is r), None)
+                   for r in residuals]
         k_closed = _dce(known_trace.to_closed_jaxpr(
-            [read(v) for v, k in zip(j.outvars, out_known) if k] + residuals))
+            [read(v) for v, k in zip(j.outvars, out_known) if k]
+            + [r for r, f in zip(residuals, res_fwd) if f is None]))
     finally:
         known_trace.invalidate()
         unknown_trace.invalidate()
@@ -207,10 +214,11 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
         [c for c, r in zip(u_closed.consts, is_res) if not r])
     n_known = sum(out_known)
     with set_current_trace(parent):
-        known_outs = jit_p.bind(*[a for a, uk in zip(args, unknown) if not uk],
-                                jaxpr=k_closed, name=name)
+        known_outs = jit_p.bind(*known_args, jaxpr=k_closed, name=name)
+    computed = iter(known_outs[n_known:])
+    res_values = [next(computed) if f is None else known_args[f] for f in res_fwd]
     with set_current_trace(tangent_trace):
-        unknown_outs = iter(jit_p.bind(*known_outs[n_known:],
+        unknown_outs = iter(jit_p.bind(*res_values,
                                        *[a for a, uk in zip(args, unknown) if uk],
                                        jaxpr=u_closed, name=name))
     known_it = iter(known_outs[:n_known])
