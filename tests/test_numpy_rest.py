@@ -41,8 +41,6 @@ KNOWN_DIFFERENCES.update({
     "frompyfunc accumulate": "JAX jits ufunc.accumulate (a fori_loop); traxla scans unjitted",
     "frompyfunc reduceat": "JAX jits ufunc.reduceat; traxla loops unjitted",
     "frompyfunc outer": "JAX jits ufunc.outer around the vmapped call",
-    "grad i0": "JAX's partial evaluation keeps the where(x == 0, 0.0, t) broadcast in the "
-               "known jaxpr; traxla stages it with the tangent (autodiff's partial eval)",
     "polyfit": "jnp.linalg.lstsq (the linalg work) converts rcond after the copy, not before",
     "polyfit full": "jnp.linalg.lstsq (the linalg work) converts rcond after the copy, not before",
 })

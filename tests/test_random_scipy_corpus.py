@@ -64,11 +64,7 @@ def case(name, args, exact=False, rtol=2e-6, atol=2e-6, more_args=()):
 
 
 # name -> why traxla's jaxpr text differs (xfail, strict)
-KNOWN_DIFFERENCES = {
-    "grad.scipy.special.expi": "the custom rule's jit(expi_jvp) binds primals and tangents: "
-                               "JAX's partial evaluation splits it into a known and a linear "
-                               "jit, traxla's linearize stages it whole as linear",
-}
+KNOWN_DIFFERENCES: dict = {}
 
 
 # -- special-function primitives ------------------------------------------------------------------

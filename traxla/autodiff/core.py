@@ -35,6 +35,10 @@ linearize_rules: dict = {}
 # all primal (known) is staged in the enclosing trace, where JAX's partial evaluation has a
 # rule of its own for it even then (scan hoists its loop invariants out of the body)
 known_rules: dict = {}
+# primitive -> rule(parent, tangent_trace, args, **params): a linearized rule's bind mixing
+# primal and tangent operands, split as JAX's partial evaluation splits it (a jit becomes a
+# known jit of the primal operands and a linear jit of its residuals and the tangents)
+mixed_rules: dict = {}
 
 
 class Zero:
@@ -132,9 +136,12 @@ class RoutingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         tt = self.tangent_trace
-        for a in args:
-            if type(a) is DynamicJaxprTracer and a._trace is tt:
-                return tt.process_primitive(prim, args, params)
+        tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
+        if any(tangent_args):
+            rule = mixed_rules.get(prim)
+            if rule is not None and not all(tangent_args):
+                return rule(self.parent, tt, tangent_args, *args, **params)
+            return tt.process_primitive(prim, args, params)
         rule = known_rules.get(prim)
         if rule is not None:
             with set_current_trace(self.parent):

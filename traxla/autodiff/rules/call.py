@@ -7,12 +7,13 @@ from __future__ import annotations
 from ... import lax
 from ...ir.core import ClosedJaxpr, Jaxpr, Literal
 from ...ir.rules.call import jit_p
-from ...tracer import DynamicJaxprTracer, Tracer, make_debug_info, trace_to_jaxpr
+from ...tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info,
+                       trace_to_jaxpr)
 from ...runtime.cache import on_clear
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
 from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
-                   linearize_flat, linearize_rules, tangent_aval, transpose_rules, zero_of,
+                   linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 
 
@@ -159,6 +160,72 @@ def _jit_transpose(cts, *args, jaxpr, name):
     return [next(outs) if lin else None for lin in linear]
 
 
+def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
+    """A jit of primal and tangent operands inside a linearized rule (a custom_jvp rule that
+    is itself jitted): JAX's partial evaluation of the call. Equations of primal values only
+    form a known jit, bound now; the rest a jit in the tangent trace, reading the known
+    values it needs (residuals) as leading operands."""
+    j = jaxpr.jaxpr
+    known_trace, unknown_trace = DynamicJaxprTrace(j.debug_info), DynamicJaxprTrace(j.debug_info)
+    env, known = dict(zip(j.constvars, jaxpr.consts)), set(j.constvars)
+    known_args = [a for a, uk in zip(args, unknown) if not uk]
+    known_binders = []
+    for v, uk in zip(j.invars, unknown):
+        env[v] = (unknown_trace if uk else known_trace).new_arg(v.aval)
+        if not uk:
+            known.add(v)
+            known_binders.append(env[v])
+
+    def read(x):
+        return x if isinstance(x, Literal) else env[x]
+
+    def is_known(x):
+        return isinstance(x, Literal) or x in known
+
+    try:
+        for eqn in j.eqns:
+            k = all(is_known(x) for x in eqn.invars)
+            with set_current_trace(known_trace if k else unknown_trace):
+                outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+                env[v] = o
+                if k:
+                    known.add(v)
+        out_known = [is_known(v) for v in j.outvars]
+        u_closed = unknown_trace.to_closed_jaxpr(
+            [read(v) for v, k in zip(j.outvars, out_known) if not k])
+        uj = u_closed.jaxpr
+        is_res = [isinstance(c, DynamicJaxprTracer) and c._trace is known_trace
+                  for c in u_closed.consts]
+        residuals = [c for c, r in zip(u_closed.consts, is_res) if r]
+        # a residual that is a known operand is passed on, not returned (JAX's forwarding)
+        res_fwd = [next((i for i, b in enumerate(known_binders) if b is r), None)
+                   for r in residuals]
+        k_closed = _dce(known_trace.to_closed_jaxpr(
+            [read(v) for v, k in zip(j.outvars, out_known) if k]
+            + [r for r, f in zip(residuals, res_fwd) if f is None]))
+    finally:
+        known_trace.invalidate()
+        unknown_trace.invalidate()
+    u_closed = ClosedJaxpr(
+        Jaxpr([v for v, r in zip(uj.constvars, is_res) if not r],
+              [v for v, r in zip(uj.constvars, is_res) if r] + uj.invars, uj.outvars, uj.eqns,
+              uj.debug_info),
+        [c for c, r in zip(u_closed.consts, is_res) if not r])
+    n_known = sum(out_known)
+    with set_current_trace(parent):
+        known_outs = jit_p.bind(*known_args, jaxpr=k_closed, name=name)
+    computed = iter(known_outs[n_known:])
+    res_values = [next(computed) if f is None else known_args[f] for f in res_fwd]
+    with set_current_trace(tangent_trace):
+        unknown_outs = iter(jit_p.bind(*res_values,
+                                       *[a for a, uk in zip(args, unknown) if uk],
+                                       jaxpr=u_closed, name=name))
+    known_it = iter(known_outs[:n_known])
+    return [next(known_it) if k else next(unknown_outs) for k in out_known]
+
+
 jvp_rules[jit_p] = _jit_jvp
+mixed_rules[jit_p] = _jit_mixed
 linearize_rules[jit_p] = _jit_linearize
 transpose_rules[jit_p] = _jit_transpose

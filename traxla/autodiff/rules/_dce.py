@@ -1,0 +1,163 @@
+"""Dead-code elimination of jaxprs as JAX's ``pe.dce_jaxpr``, into the bodies and branches of
+``scan``, ``cond`` and ``jit`` (their DCE rules), used by the control-flow and call rules of
+autodiff (linear jaxprs before transposing, known jaxprs of linearized calls)."""
+from __future__ import annotations
+
+from ...ir.core import ClosedJaxpr, Jaxpr, Var
+from ...ir.effects import has_effects
+from ...ir.rules.call import jit_p
+from ...ir.rules.control_flow import cond_p, scan_p
+from ...runtime.cache import on_clear
+from ...tracer import Tracer
+
+
+def _split(xs, *sizes):
+    """``xs`` cut into consecutive pieces of the given sizes, plus the rest."""
+    out, i = [], 0
+    for s in sizes:
+        out.append(list(xs[i:i + s]))
+        i += s
+    out.append(list(xs[i:]))
+    return out
+
+
+
+def _dce(jaxpr: Jaxpr):
+    """Drops whole equations that no output depends on; returns (jaxpr, used vars)."""
+    used = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in used for v in eqn.outvars) or has_effects(eqn):
+            eqns.append(eqn)
+            used.update(a for a in eqn.invars if isinstance(a, Var))
+    eqns.reverse()
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns, jaxpr.debug_info), used
+
+
+def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
+    """JAX's ``pe.dce_jaxpr``: drops unused equations, and unused outputs and inputs of
+    ``scan``, ``cond`` and ``jit`` equations (their DCE rules); the invars kept are the
+    used or instantiated ones. Returns (jaxpr, used inputs)."""
+    used: set = set()
+    for v, u in zip(jaxpr.outvars, used_outputs):
+        if u and isinstance(v, Var):
+            used.add(v)
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        used_outs = [v in used for v in eqn.outvars]
+        rule = _dce_rules.get(eqn.primitive)
+        if has_effects(eqn):  # never dropped, nor its operands (JAX keeps effectful eqns)
+            used_ins, new = [True] * len(eqn.invars), eqn
+        elif rule is None:
+            used_ins, new = (([True] * len(eqn.invars), eqn) if any(used_outs)
+                             else ([False] * len(eqn.invars), None))
+        else:
+            used_ins, new = rule(used_outs, eqn)
+        if new is not None:
+            eqns.append(new)
+        used.update(v for v, u in zip(eqn.invars, used_ins) if u and isinstance(v, Var))
+    eqns.reverse()
+    used_inputs = [i or v in used for v, i in zip(jaxpr.invars, instantiate)]
+    new = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, used_inputs) if u],
+                [v for v, u in zip(jaxpr.outvars, used_outputs) if u], eqns, jaxpr.debug_info)
+    return new, used_inputs
+
+
+# As JAX caches ``dce_jaxpr``: a jaxpr called twice (one jit, twice) and pruned the same way
+# stays one shared jaxpr. Keys hold the jaxpr itself so that an id is never reused.
+_dce_cache: dict = {}
+_DCE_CACHE_LIMIT = 4096
+on_clear(_dce_cache.clear)
+
+
+def dce_closed(closed: ClosedJaxpr, used_outputs, instantiate):
+    key = (id(closed), tuple(used_outputs), tuple(instantiate))
+    hit = _dce_cache.get(key)
+    if hit is not None and hit[0] is closed:
+        return hit[1], list(hit[2])
+    new, used_inputs = _dce_jaxpr(closed.jaxpr, used_outputs, instantiate)
+    result = ClosedJaxpr(new, closed.consts)
+    if not any(isinstance(c, Tracer) for c in closed.consts):
+        if len(_dce_cache) >= _DCE_CACHE_LIMIT:  # bounded: drop all rather than grow
+            _dce_cache.clear()
+        _dce_cache[key] = (closed, result, list(used_inputs))
+    return result, used_inputs
+
+
+def _scan_dce_body(closed, num_consts, num_carry, used_outputs):
+    """JAX's ``_scan_dce_rule`` on a body: (body, used inputs, used outputs), a carry
+    kept when its output or the carried value is used (a fixpoint)."""
+    num_xs = len(closed.in_avals) - num_consts - num_carry
+    used_carry, used_ys = list(used_outputs[:num_carry]), list(used_outputs[num_carry:])
+    for _ in range(1 + num_carry):
+        body, used_inputs = dce_closed(
+            closed, used_carry + used_ys, [False] * num_consts + used_carry + [False] * num_xs)
+        used_carry_in = used_inputs[num_consts:num_consts + num_carry]
+        if used_carry_in == used_carry:
+            break
+        used_carry = [a or b for a, b in zip(used_carry, used_carry_in)]
+    else:  # pragma: no cover
+        raise AssertionError("scan DCE: fixpoint not reached")
+    return body, used_inputs, used_carry + used_ys
+
+
+def _scan_dce(used_outputs, eqn):
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    p = eqn.params
+    num_consts, num_carry = p["num_consts"], p["num_carry"]
+    body, used_inputs, used_outputs = _scan_dce_body(p["jaxpr"], num_consts, num_carry,
+                                                     used_outputs)
+    used_consts, used_carry, _ = _split(used_inputs, num_consts, num_carry)
+    invars = [v for v, u in zip(eqn.invars, used_inputs) if u]
+    params = dict(p, jaxpr=body, num_consts=sum(used_consts), num_carry=sum(used_carry),
+                  linear=tuple(x for x, u in zip(p.get("linear") or (False,) * len(eqn.invars),
+                                                  used_inputs) if u))
+    return used_inputs, eqn.replace(
+        invars=invars, outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u], params=params)
+
+
+def _cond_used_inputs(branches, used_outputs):
+    used_inputs = [False] * len(branches[0].in_avals)
+    for b in branches:
+        _, used = _dce_jaxpr(b.jaxpr, used_outputs, [False] * len(used_inputs))
+        used_inputs = [a or c for a, c in zip(used_inputs, used)]
+    return used_inputs
+
+
+def _cond_dce(used_outputs, eqn):
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    branches = eqn.params["branches"]
+    used_inputs = _cond_used_inputs(branches, used_outputs)
+    new_branches = tuple(dce_closed(b, used_outputs, used_inputs)[0] for b in branches)
+    return [True] + used_inputs, eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, [True] + used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(eqn.params, branches=new_branches))
+
+
+def _jit_dce(used_outputs, eqn):
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    closed = eqn.params["jaxpr"]
+    new, used_inputs = dce_closed(closed, used_outputs, [False] * len(closed.in_avals))
+    return used_inputs, eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(eqn.params, jaxpr=new))
+
+
+def _dce_consts(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """JAX's ``ad._dce_consts``: every output used, every input kept, unused consts and
+    equations dropped."""
+    j = closed.jaxpr
+    nc = len(j.constvars)
+    flat = Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns, j.debug_info)
+    new, used = _dce_jaxpr(flat, [True] * len(j.outvars), [False] * nc + [True] * len(j.invars))
+    constvars = [v for v, u in zip(j.constvars, used[:nc]) if u]
+    consts = [c for c, u in zip(closed.consts, used[:nc]) if u]
+    return ClosedJaxpr(Jaxpr(constvars, j.invars, new.outvars, new.eqns, j.debug_info), consts)
+
+
+_dce_rules = {cond_p: _cond_dce, scan_p: _scan_dce, jit_p: _jit_dce}
