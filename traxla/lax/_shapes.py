@@ -15,7 +15,8 @@ from ..ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p
                               squeeze_p, transpose_p)
 from ..ir.shape_poly import DimExpr
 from ..tracer import Tracer, staging as _staging
-from ._base import _const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of, shape_of
+from ._base import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
+                    shape_of)
 from ._elementwise import add, bitwise_and, eq, ge, lt, select
 
 
