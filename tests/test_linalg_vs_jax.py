@@ -204,3 +204,20 @@ def test_results_match_jax(name):
 
 if __name__ == "__main__":
     print_differences({n: n for n in T_CASES}, KNOWN, _texts, sys.argv[1:])
+
+
+def test_batched_1d_solves_warn_as_jax():
+    """cho_solve, lu_solve and solve_triangular of a batch of vectors: JAX's FutureWarning."""
+    import warnings
+    a = np.eye(3, dtype=np.float32)[None].repeat(2, 0) * 2
+    b = np.ones((2, 3), np.float32)
+
+    def messages(sla):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sla.cho_solve((a, True), b)
+            sla.lu_solve(sla.lu_factor(a), b)
+            sla.solve_triangular(a, b)
+        return [str(w.message) for w in caught if w.category is FutureWarning]
+    got, want = messages(tsla), messages(jsla)
+    assert len(want) == 3 and got == want

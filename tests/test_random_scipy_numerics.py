@@ -181,6 +181,46 @@ def test_stax_and_optimizers_train_as_jax_does():
     assert run(ts, to, tr, traxla, tnp) == pytest.approx(run(js, jo, jr, jax, jnp), abs=1e-6)
 
 
+@pytest.mark.parametrize("name,args", [
+    ("sgd", (0.1,)), ("momentum", (0.1, 0.9)), ("nesterov", (0.1, 0.9)), ("adagrad", (0.1,)),
+    ("rmsprop", (0.1,)), ("rmsprop_momentum", (0.1,)), ("adam", (0.1,)), ("adamax", (0.1,)),
+    ("sm3", (0.1,))])
+def test_each_optimizer_steps_as_jax_does(name, args):
+    pytest.importorskip("jax")
+    import jax.example_libraries.optimizers as jo
+    from traxla.example_libraries import optimizers as to
+    params = {"w": np.array([[0.5, -1.], [2., 0.25]], f32), "b": np.array([0.1, -0.3], f32)}
+    grads = {"w": np.array([[0.2, 0.], [-1., 3.]], f32), "b": np.array([-0.5, 0.7], f32)}
+
+    def run(optimizers):
+        init, update, get_params = getattr(optimizers, name)(*args)
+        state = init(params)
+        for i in range(2):
+            state = update(i, grads, state)
+        return get_params(state)
+    got, want = run(to), run(jo)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-6, err_msg=k)
+
+
+def test_stax_conv_layers_as_jax():
+    jax = pytest.importorskip("jax")
+    import jax.example_libraries.stax as js
+    import jax.random as jr
+    from traxla.example_libraries import stax as ts
+    x = np.random.RandomState(1).randn(1, 5, 5, 2).astype(f32)
+
+    def run(stax, random, layer, args):
+        init, apply = getattr(stax, layer)(*args)
+        shape, params = init(random.key(0), x.shape)
+        return shape, np.asarray(apply(params, x))
+    for layer, args in (("Conv", (3, (2, 2), (1, 2), "SAME")),
+                        ("ConvTranspose", (3, (2, 2), (2, 1), "VALID"))):
+        (got_shape, got), (want_shape, want) = run(ts, tr, layer, args), run(js, jr, layer, args)
+        assert tuple(got_shape) == tuple(want_shape), layer
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=layer)
+
+
 def test_dot_product_attention_errors_as_jax():
     q = np.zeros((1, 2, 4, 8), f32)
     kv = np.zeros((1, 3, 3, 8), f32)

@@ -88,6 +88,16 @@ def optimizer(opt_maker: Callable[...,
   return tree_opt_maker
 
 
+def _state_with_slots(num_slots):
+  """``init`` and ``get_params`` of an optimizer whose state is ``(x, *slots)``, every slot
+  starting at zeros like the parameters."""
+  def init(x0):
+    return (x0, *(jnp.zeros_like(x0) for _ in range(num_slots)))
+  def get_params(state):
+    return state[0]
+  return init, get_params
+
+
 @optimizer
 def sgd(step_size):
   """Construct optimizer triple for stochastic gradient descent."""
@@ -104,17 +114,12 @@ def sgd(step_size):
 def momentum(step_size: Schedule, mass: float):
   """Construct optimizer triple for SGD with momentum."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    v0 = jnp.zeros_like(x0)
-    return x0, v0
+  init, get_params = _state_with_slots(1)
   def update(i, g, state):
     x, velocity = state
     velocity = mass * velocity + g
     x = x - step_size(i) * velocity
     return x, velocity
-  def get_params(state):
-    x, _ = state
-    return x
   return init, update, get_params
 
 
@@ -122,17 +127,12 @@ def momentum(step_size: Schedule, mass: float):
 def nesterov(step_size: Schedule, mass: float):
   """Construct optimizer triple for SGD with Nesterov momentum."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    v0 = jnp.zeros_like(x0)
-    return x0, v0
+  init, get_params = _state_with_slots(1)
   def update(i, g, state):
     x, velocity = state
     velocity = mass * velocity + g
     x = x - step_size(i) * (mass * velocity + g)
     return x, velocity
-  def get_params(state):
-    x, _ = state
-    return x
   return init, update, get_params
 
 
@@ -140,11 +140,7 @@ def nesterov(step_size: Schedule, mass: float):
 def adagrad(step_size, momentum=0.9):
   """Construct optimizer triple for Adagrad."""
   step_size = make_schedule(step_size)
-
-  def init(x0):
-    g_sq = jnp.zeros_like(x0)
-    m = jnp.zeros_like(x0)
-    return x0, g_sq, m
+  init, get_params = _state_with_slots(2)
 
   def update(i, g, state):
     x, g_sq, m = state
@@ -154,10 +150,6 @@ def adagrad(step_size, momentum=0.9):
     x = x - step_size(i) * m
     return x, g_sq, m
 
-  def get_params(state):
-    x, _, _ = state
-    return x
-
   return init, update, get_params
 
 
@@ -165,17 +157,12 @@ def adagrad(step_size, momentum=0.9):
 def rmsprop(step_size, gamma=0.9, eps=1e-8):
   """Construct optimizer triple for RMSProp."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    avg_sq_grad = jnp.zeros_like(x0)
-    return x0, avg_sq_grad
+  init, get_params = _state_with_slots(1)
   def update(i, g, state):
     x, avg_sq_grad = state
     avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1. - gamma)
     x = x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
     return x, avg_sq_grad
-  def get_params(state):
-    x, _ = state
-    return x
   return init, update, get_params
 
 
@@ -183,19 +170,13 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
 def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
   """Construct optimizer triple for RMSProp with momentum."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    avg_sq_grad = jnp.zeros_like(x0)
-    mom = jnp.zeros_like(x0)
-    return x0, avg_sq_grad, mom
+  init, get_params = _state_with_slots(2)
   def update(i, g, state):
     x, avg_sq_grad, mom = state
     avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1. - gamma)
     mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
     x = x - mom
     return x, avg_sq_grad, mom
-  def get_params(state):
-    x, _, _ = state
-    return x
   return init, update, get_params
 
 
@@ -203,10 +184,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
 def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
   """Construct optimizer triple for Adam."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    m0 = jnp.zeros_like(x0)
-    v0 = jnp.zeros_like(x0)
-    return x0, m0, v0
+  init, get_params = _state_with_slots(2)
   def update(i, g, state):
     x, m, v = state
     m = (1 - b1) * g + b1 * m  # First  moment estimate.
@@ -215,9 +193,6 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
     vhat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
     x = x - step_size(i) * mhat / (jnp.sqrt(vhat) + eps)
     return x, m, v
-  def get_params(state):
-    x, _, _ = state
-    return x
   return init, update, get_params
 
 
@@ -225,10 +200,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
 def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
   """Construct optimizer triple for AdaMax (a variant of Adam based on infinity norm)."""
   step_size = make_schedule(step_size)
-  def init(x0):
-    m0 = jnp.zeros_like(x0)
-    u0 = jnp.zeros_like(x0)
-    return x0, m0, u0
+  init, get_params = _state_with_slots(2)
   def update(i, g, state):
     x, m, u = state
     m = (1 - b1) * g + b1 * m  # First  moment estimate.
@@ -236,9 +208,6 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
     x = (x - (step_size(i) / (1 - jnp.asarray(b1, m.dtype) ** (i + 1))) * m
          / (u + eps))
     return x, m, u
-  def get_params(state):
-    x, _, _ = state
-    return x
   return init, update, get_params
 
 

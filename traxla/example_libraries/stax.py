@@ -30,10 +30,10 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
   return init_fun, apply_fun
 
 
-def GeneralConv(dimension_numbers, out_chan, filter_shape,
-                strides=None, padding='VALID', W_init=None,
-                b_init=normal(1e-6)):
-  """Layer construction function for a general convolution layer."""
+def _general_conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding, W_init,
+                        b_init, output_shape_tuple, convolve):
+  """The (init_fun, apply_fun) pair shared by the convolution and transposed-convolution
+  layers: ``output_shape_tuple`` and ``convolve(inputs, W, strides, padding, one)`` differ."""
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   one = (1,) * len(filter_shape)
   strides = strides or one
@@ -43,7 +43,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape,
     kernel_shape = [out_chan if c == 'O' else
                     input_shape[lhs_spec.index('C')] if c == 'I' else
                     next(filter_shape_iter) for c in rhs_spec]
-    output_shape = lax.conv_general_shape_tuple(
+    output_shape = output_shape_tuple(
         input_shape, kernel_shape, strides, padding, dimension_numbers)
     bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
     k1, k2 = random.split(rng)
@@ -51,9 +51,19 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape,
     return output_shape, (W, b)
   def apply_fun(params, inputs, **kwargs):
     W, b = params
-    return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
-                                    dimension_numbers=dimension_numbers) + b
+    return convolve(inputs, W, strides, padding, one) + b
   return init_fun, apply_fun
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape,
+                strides=None, padding='VALID', W_init=None,
+                b_init=normal(1e-6)):
+  """Layer construction function for a general convolution layer."""
+  def convolve(inputs, W, strides, padding, one):
+    return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
+                                    dimension_numbers=dimension_numbers)
+  return _general_conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding,
+                             W_init, b_init, lax.conv_general_shape_tuple, convolve)
 Conv = functools.partial(GeneralConv, ('NHWC', 'HWIO', 'NHWC'))
 
 
@@ -61,26 +71,11 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape,
                          strides=None, padding='VALID', W_init=None,
                          b_init=normal(1e-6)):
   """Layer construction function for a general transposed-convolution layer."""
-  lhs_spec, rhs_spec, out_spec = dimension_numbers
-  one = (1,) * len(filter_shape)
-  strides = strides or one
-  W_init = W_init or glorot_normal(rhs_spec.index('I'), rhs_spec.index('O'))
-  def init_fun(rng, input_shape):
-    filter_shape_iter = iter(filter_shape)
-    kernel_shape = [out_chan if c == 'O' else
-                    input_shape[lhs_spec.index('C')] if c == 'I' else
-                    next(filter_shape_iter) for c in rhs_spec]
-    output_shape = lax.conv_transpose_shape_tuple(
-        input_shape, kernel_shape, strides, padding, dimension_numbers)
-    bias_shape = [out_chan if c == 'C' else 1 for c in out_spec]
-    k1, k2 = random.split(rng)
-    W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-    return output_shape, (W, b)
-  def apply_fun(params, inputs, **kwargs):
-    W, b = params
+  def convolve(inputs, W, strides, padding, one):
     return lax.conv_transpose(inputs, W, strides, padding,
-                              dimension_numbers=dimension_numbers) + b
-  return init_fun, apply_fun
+                              dimension_numbers=dimension_numbers)
+  return _general_conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding,
+                             W_init, b_init, lax.conv_transpose_shape_tuple, convolve)
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ('NHC', 'HIO', 'NHC'))
 ConvTranspose = functools.partial(GeneralConvTranspose,
                                   ('NHWC', 'HWIO', 'NHWC'))

@@ -76,6 +76,16 @@ def uint_vector(b: flatbuffers.Builder, values, width: int) -> int:
     return b.CreateNumpyVector(np.asarray(list(values), dtype={2: np.uint16, 4: np.uint32}[width]))
 
 
+def table(b: flatbuffers.Builder, layout: dict, num_fields: int, fields) -> int:
+    """Writes one table: ``fields`` are (a ``b.Prepend*Slot`` method, field name in ``layout``,
+    value) in the order written; a None value leaves the field absent (read as its default)."""
+    b.StartObject(num_fields)
+    for prepend, name, value in fields:
+        if value is not None:
+            prepend(layout[name], value, 0)
+    return b.EndObject()
+
+
 # -- reading ------------------------------------------------------------------------------
 
 class Reader:

@@ -61,35 +61,33 @@ def _write_exported(b, exp, vjp_order: int) -> int:
     in_sh_idx = fb.uint_vector(b, [0] * len(exp.in_avals), 4)
     out_sh_idx = fb.uint_vector(b, [0] * len(exp.out_avals), 4)
 
-    F = fb.EXPORTED
-    b.StartObject(fb.EXPORTED_FIELDS)
-    b.PrependUint16Slot(F["serialization_version"], SERIALIZATION_VERSION_FIELD, 0)
-    b.PrependUOffsetTRelativeSlot(F["function_name"], fun_name, 0)
-    b.PrependUOffsetTRelativeSlot(F["in_tree"], in_tree, 0)
-    b.PrependUOffsetTRelativeSlot(F["in_avals"], in_avals, 0)
-    b.PrependUOffsetTRelativeSlot(F["out_tree"], out_tree, 0)
-    b.PrependUOffsetTRelativeSlot(F["out_avals"], out_avals, 0)
-    b.PrependUint32Slot(F["nr_devices"], exp.nr_devices, 0)
-    b.PrependUOffsetTRelativeSlot(F["in_shardings"], in_shardings, 0)
-    b.PrependUOffsetTRelativeSlot(F["out_shardings"], out_shardings, 0)
-    b.PrependUOffsetTRelativeSlot(F["platforms"], platforms, 0)
-    b.PrependUOffsetTRelativeSlot(F["ordered_effects"], ordered, 0)
-    b.PrependUOffsetTRelativeSlot(F["unordered_effects"], unordered, 0)
-    b.PrependUOffsetTRelativeSlot(F["disabled_checks"], checks, 0)
-    b.PrependUOffsetTRelativeSlot(F["mlir_module_serialized"], module, 0)
-    b.PrependUint16Slot(F["calling_convention_version"], exp.calling_convention_version, 0)
-    b.PrependUOffsetTRelativeSlot(F["module_kept_var_idx"], kept, 0)
-    b.PrependBoolSlot(F["uses_global_constants"], exp.uses_global_constants, False)
-    if vjp is not None:
-        b.PrependUOffsetTRelativeSlot(F["vjp"], vjp, 0)
-    b.PrependUOffsetTRelativeSlot(F["unique_avals"], uniques, 0)
-    b.PrependUOffsetTRelativeSlot(F["unique_abstract_meshes"], no_meshes, 0)
-    b.PrependUOffsetTRelativeSlot(F["unique_named_shardings"], no_named, 0)
-    b.PrependUOffsetTRelativeSlot(F["in_avals_idxs"], in_idx, 0)
-    b.PrependUOffsetTRelativeSlot(F["out_avals_idxs"], out_idx, 0)
-    b.PrependUOffsetTRelativeSlot(F["in_shardings_idxs"], in_sh_idx, 0)
-    b.PrependUOffsetTRelativeSlot(F["out_shardings_idxs"], out_sh_idx, 0)
-    return b.EndObject()
+    offset, u16, u32 = b.PrependUOffsetTRelativeSlot, b.PrependUint16Slot, b.PrependUint32Slot
+    return fb.table(b, fb.EXPORTED, fb.EXPORTED_FIELDS, [
+        (u16, "serialization_version", SERIALIZATION_VERSION_FIELD),
+        (offset, "function_name", fun_name),
+        (offset, "in_tree", in_tree),
+        (offset, "in_avals", in_avals),
+        (offset, "out_tree", out_tree),
+        (offset, "out_avals", out_avals),
+        (u32, "nr_devices", exp.nr_devices),
+        (offset, "in_shardings", in_shardings),
+        (offset, "out_shardings", out_shardings),
+        (offset, "platforms", platforms),
+        (offset, "ordered_effects", ordered),
+        (offset, "unordered_effects", unordered),
+        (offset, "disabled_checks", checks),
+        (offset, "mlir_module_serialized", module),
+        (u16, "calling_convention_version", exp.calling_convention_version),
+        (offset, "module_kept_var_idx", kept),
+        (b.PrependBoolSlot, "uses_global_constants", exp.uses_global_constants),
+        (offset, "vjp", vjp),
+        (offset, "unique_avals", uniques),
+        (offset, "unique_abstract_meshes", no_meshes),
+        (offset, "unique_named_shardings", no_named),
+        (offset, "in_avals_idxs", in_idx),
+        (offset, "out_avals_idxs", out_idx),
+        (offset, "in_shardings_idxs", in_sh_idx),
+        (offset, "out_shardings_idxs", out_sh_idx)])
 
 
 def _write_tree(b, tree) -> int:
@@ -125,18 +123,11 @@ def _write_tree(b, tree) -> int:
         raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type "
                          f"`{node[0]}`. Use `export.register_pytree_node_serialization` or "
                          "`export.register_namedtuple_serialization`.")
-    S = fb.PYTREE
-    b.StartObject(fb.PYTREE_FIELDS)
-    b.PrependInt8Slot(S["kind"], kind, 0)
-    if child_vec:
-        b.PrependUOffsetTRelativeSlot(S["children"], child_vec, 0)
-    if names_vec:
-        b.PrependUOffsetTRelativeSlot(S["children_names"], names_vec, 0)
-    if custom_name is not None:
-        b.PrependUOffsetTRelativeSlot(S["custom_name"], custom_name, 0)
-    if custom_aux is not None:
-        b.PrependUOffsetTRelativeSlot(S["custom_auxdata"], custom_aux, 0)
-    return b.EndObject()
+    offset = b.PrependUOffsetTRelativeSlot
+    return fb.table(b, fb.PYTREE, fb.PYTREE_FIELDS, [
+        (b.PrependInt8Slot, "kind", kind), (offset, "children", child_vec),
+        (offset, "children_names", names_vec), (offset, "custom_name", custom_name),
+        (offset, "custom_auxdata", custom_aux)])
 
 
 def _dtype_code(dtype) -> int:
@@ -153,14 +144,11 @@ def _write_aval(b, aval) -> int:
                                   f"typed PRNG keys ({aval.str_short()}) is not supported")
     dims = [b.CreateString(str(d)) for d in aval.shape]
     shape = fb.offsets_vector(b, dims)
-    S = fb.AVAL
-    b.StartObject(fb.AVAL_FIELDS)
-    b.PrependInt8Slot(S["kind"], fb.SHAPED_ARRAY, 0)
-    b.PrependUOffsetTRelativeSlot(S["shape"], shape, 0)
-    b.PrependInt8Slot(S["dtype"], _dtype_code(aval.dtype), 0)
-    b.PrependInt8Slot(S["memory_space"], fb.MEM_HOST if aval.memory_space == "host"
-                      else fb.MEM_DEVICE, 0)
-    return b.EndObject()
+    memory_space = fb.MEM_HOST if aval.memory_space == "host" else fb.MEM_DEVICE
+    int8 = b.PrependInt8Slot
+    return fb.table(b, fb.AVAL, fb.AVAL_FIELDS, [
+        (int8, "kind", fb.SHAPED_ARRAY), (b.PrependUOffsetTRelativeSlot, "shape", shape),
+        (int8, "dtype", _dtype_code(aval.dtype)), (int8, "memory_space", memory_space)])
 
 
 def _write_no_sharding(b) -> int:
@@ -170,20 +158,17 @@ def _write_no_sharding(b) -> int:
 
 def _write_effect(b, effect) -> int:
     name = b.CreateString(str(type(effect)))
-    b.StartObject(fb.EFFECT_FIELDS)
-    b.PrependUOffsetTRelativeSlot(fb.EFFECT["type_name"], name, 0)
-    return b.EndObject()
+    return fb.table(b, fb.EFFECT, fb.EFFECT_FIELDS,
+                    [(b.PrependUOffsetTRelativeSlot, "type_name", name)])
 
 
 def _write_check(b, check) -> int:
     target = check.is_custom_call()
     target_off = b.CreateString(target) if target is not None else None
-    b.StartObject(fb.CHECK_FIELDS)
-    b.PrependInt8Slot(fb.CHECK["kind"], fb.CHECK_CUSTOM_CALL if target is not None
-                      else fb.CHECK_PLATFORM, 0)
-    if target_off is not None:
-        b.PrependUOffsetTRelativeSlot(fb.CHECK["custom_call_target"], target_off, 0)
-    return b.EndObject()
+    kind = fb.CHECK_CUSTOM_CALL if target is not None else fb.CHECK_PLATFORM
+    return fb.table(b, fb.CHECK, fb.CHECK_FIELDS, [
+        (b.PrependInt8Slot, "kind", kind),
+        (b.PrependUOffsetTRelativeSlot, "custom_call_target", target_off)])
 
 
 # -- reading ------------------------------------------------------------------------------

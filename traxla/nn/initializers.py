@@ -57,31 +57,30 @@ def constant(value, dtype=None):
     return init
 
 
+def _scaled(name, sample, scale, dtype):
+    """An initializer drawing ``sample(key, shape, dtype)`` times ``scale``."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        _no_sharding(out_sharding, name)
+        dtype = _default(dtype)
+        return sample(key, shape, dtype) * jnp.array(scale, dtype)
+    return init
+
+
 def uniform(scale=1e-2, dtype=None):
     """Uniform on [0, scale)."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "uniform")
-        dtype = _default(dtype)
-        return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
-    return init
+    return _scaled("uniform", random.uniform, scale, dtype)
 
 
 def normal(stddev=1e-2, dtype=None):
     """Normal with standard deviation ``stddev``."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "normal")
-        dtype = _default(dtype)
-        return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
-    return init
+    return _scaled("normal", random.normal, stddev, dtype)
 
 
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
     """Truncated normal on (lower, upper), scaled by ``stddev``."""
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "truncated_normal")
-        dtype = _default(dtype)
-        return random.truncated_normal(key, lower, upper, shape, dtype) * jnp.array(stddev, dtype)
-    return init
+    def sample(key, shape, dtype):
+        return random.truncated_normal(key, lower, upper, shape, dtype)
+    return _scaled("truncated_normal", sample, stddev, dtype)
 
 
 def _compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):

@@ -63,6 +63,16 @@ def _check_all_safe_to_cast(name, dtype, *args):
                             f"{jnp.asarray(arg).dtype} to {dtype}")
 
 
+def _checked_float_args(name, key, shape, dtype, *params):
+    """JAX's checks of a float sampler's arguments, in its order: the key, the float dtype,
+    ``shape`` against the parameters' broadcast shape, and the parameters' safe cast."""
+    key, _ = _check_prng_key(name, key)
+    dtype = _float_dtype(name, dtype)
+    shape = _check_broadcast_shapes(name, shape, *params)
+    _check_all_safe_to_cast(name, dtype, *params)
+    return key, shape, dtype
+
+
 def _linalg(name, fn):
     linalg = getattr(jnp, "linalg", None)
     impl = getattr(linalg, name, None)
@@ -92,10 +102,7 @@ _cauchy = jit(_cauchy, static_argnums=(1, 2))
 
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats with shape parameter ``b``."""
-    key, _ = _check_prng_key("pareto", key)
-    dtype = _float_dtype("pareto", dtype)
-    shape = _check_broadcast_shapes("pareto", shape, b)
-    _check_all_safe_to_cast("pareto", dtype, b)
+    key, shape, dtype = _checked_float_args("pareto", key, shape, dtype, b)
     return _pareto(key, b, shape=shape, dtype=dtype)
 
 
@@ -109,10 +116,7 @@ _pareto = jit(_pareto, static_argnums=(2, 3), static_argnames=("shape", "dtype")
 
 def t(key, df, shape=None, dtype=None):
     """Student's t floats with ``df`` degrees of freedom."""
-    key, _ = _check_prng_key("t", key)
-    dtype = _float_dtype("t", dtype)
-    shape = _check_broadcast_shapes("t", shape, df)
-    _check_all_safe_to_cast("t", dtype, df)
+    key, shape, dtype = _checked_float_args("t", key, shape, dtype, df)
     return _t(key, df, shape=shape, dtype=dtype)
 
 
@@ -130,10 +134,7 @@ _t = jit(_t, static_argnums=(2, 3), static_argnames=("shape", "dtype"))
 
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square floats with ``df`` degrees of freedom."""
-    key, _ = _check_prng_key("chisquare", key)
-    dtype = _float_dtype("chisquare", dtype)
-    shape = _check_broadcast_shapes("chisquare", shape, df)
-    _check_all_safe_to_cast("chisquare", dtype, df)
+    key, shape, dtype = _checked_float_args("chisquare", key, shape, dtype, df)
     return _chisquare(key, df, shape, dtype, None)
 
 
@@ -150,10 +151,7 @@ _chisquare = jit(_chisquare, static_argnums=(2, 3, 4))
 
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution floats."""
-    key, _ = _check_prng_key("f", key)
-    dtype = _float_dtype("f", dtype)
-    shape = _check_broadcast_shapes("f", shape, dfnum, dfden)
-    _check_all_safe_to_cast("f", dtype, dfnum, dfden)
+    key, shape, dtype = _checked_float_args("f", key, shape, dtype, dfnum, dfden)
     return _f(key, dfnum, dfden, shape, dtype, None)
 
 
@@ -372,10 +370,7 @@ _ball = jit(_ball, static_argnums=(2, 3, 4), static_argnames=("d", "shape", "dty
 
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats."""
-    key, _ = _check_prng_key("rayleigh", key)
-    dtype = _float_dtype("rayleigh", dtype)
-    shape = _check_broadcast_shapes("rayleigh", shape, scale)
-    _check_all_safe_to_cast("rayleigh", dtype, scale)
+    key, shape, dtype = _checked_float_args("rayleigh", key, shape, dtype, scale)
     return _rayleigh(key, scale, shape=shape, dtype=dtype)
 
 
@@ -392,10 +387,7 @@ _rayleigh = jit(_rayleigh, static_argnums=(2, 3), static_argnames=("shape", "dty
 
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) floats."""
-    key, _ = _check_prng_key("wald", key)
-    dtype = _float_dtype("wald", dtype)
-    shape = _check_broadcast_shapes("wald", shape, mean)
-    _check_all_safe_to_cast("wald", dtype, mean)
+    key, shape, dtype = _checked_float_args("wald", key, shape, dtype, mean)
     return _wald(key, mean, shape=shape, dtype=dtype)
 
 
@@ -441,10 +433,7 @@ _geometric = jit(_geometric, static_argnums=(2, 3, 4))
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on [left, right] with the given mode."""
-    key, _ = _check_prng_key("triangular", key)
-    dtype = _float_dtype("triangular", dtype)
-    shape = _check_broadcast_shapes("triangular", shape, left, mode, right)
-    _check_all_safe_to_cast("triangular", dtype, left, mode, right)
+    key, shape, dtype = _checked_float_args("triangular", key, shape, dtype, left, mode, right)
     return _triangular(key, left, mode, right, shape=shape, dtype=dtype)
 
 

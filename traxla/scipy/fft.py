@@ -49,11 +49,29 @@ def _dct_ortho_norm(out, axis):
     return out / lax.sqrt(factor * n)
 
 
-def _check(name, type, norm):  # noqa: A002
+def _checked_input(name, x, type, norm):  # noqa: A002
+    """``x`` as an array, after JAX's checks of it, of ``type`` and of ``norm``."""
+    x = ensure_arraylike(name, x)
     if type != 2:
         raise NotImplementedError("Only DCT type 2 is implemented.")
     if norm is not None and norm not in ["backward", "ortho"]:
         raise ValueError(f"jax.scipy.fft.{name}: {norm=!r} is not implemented")
+    return x
+
+
+def _on_real_and_imag(transform, x, **kwargs):
+    """A real transform of a complex ``x``: of its real and imaginary parts separately."""
+    return lax.complex(transform(x.real, **kwargs), transform(x.imag, **kwargs))
+
+
+def _padded_along(x, n, axis):
+    """``x`` zero-padded to length ``n`` along ``axis`` (None: as is), the canonical axis,
+    the rank and the transform length."""
+    ndim = len(lax.shape_of(x))
+    axis = _canonicalize_axis(axis, ndim)
+    if n is not None:
+        x = _zero_pad(x, {axis: n})
+    return x, axis, ndim, lax.shape_of(x)[axis]
 
 
 def _zero_pad(x, lengths):
@@ -66,16 +84,10 @@ def _zero_pad(x, lengths):
 
 def dct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
     """Discrete cosine transform of type 2 along ``axis`` (``scipy.fft.dct``)."""
-    x = ensure_arraylike("dct", x)
-    _check("dct", type, norm)
+    x = _checked_input("dct", x, type, norm)
     if dtypes.is_complex(lax.dtype_of(x)):
-        return lax.complex(dct(x.real, type=type, n=n, norm=norm, axis=axis),
-                           dct(x.imag, type=type, n=n, norm=norm, axis=axis))
-    ndim = len(lax.shape_of(x))
-    axis = _canonicalize_axis(axis, ndim)
-    if n is not None:
-        x = _zero_pad(x, {axis: n})
-    N = lax.shape_of(x)[axis]
+        return _on_real_and_imag(dct, x, type=type, n=n, norm=norm, axis=axis)
+    x, axis, ndim, N = _padded_along(x, n, axis)
     v = _dct_interleave(x, axis)
     V = jnp_fft.fft(v, axis=axis)
     k = lax.expand_dims(jnp.arange(N, dtype=lax.dtype_of(V.real)),
@@ -123,11 +135,9 @@ def _axes_and_lengths(x, s, axes):
 
 def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """Multidimensional type-2 DCT over ``axes`` (``scipy.fft.dctn``)."""
-    x = ensure_arraylike("dctn", x)
-    _check("dctn", type, norm)
+    x = _checked_input("dctn", x, type, norm)
     if dtypes.is_complex(lax.dtype_of(x)):
-        return lax.complex(dctn(x.real, type=type, s=s, norm=norm, axes=axes),
-                           dctn(x.imag, type=type, s=s, norm=norm, axes=axes))
+        return _on_real_and_imag(dctn, x, type=type, s=s, norm=norm, axes=axes)
     s, axes = _axes_and_lengths(x, s, axes)
     if len(axes) == 1:
         return dct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
@@ -142,16 +152,10 @@ def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
 
 def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
     """Inverse of the type-2 DCT along ``axis`` (``scipy.fft.idct``)."""
-    x = ensure_arraylike("idct", x)
-    _check("idct", type, norm)
+    x = _checked_input("idct", x, type, norm)
     if dtypes.is_complex(lax.dtype_of(x)):
-        return lax.complex(idct(x.real, type=type, n=n, norm=norm, axis=axis),
-                           idct(x.imag, type=type, n=n, norm=norm, axis=axis))
-    ndim = len(lax.shape_of(x))
-    axis = _canonicalize_axis(axis, ndim)
-    if n is not None:
-        x = _zero_pad(x, {axis: n})
-    N = lax.shape_of(x)[axis]
+        return _on_real_and_imag(idct, x, type=type, n=n, norm=norm, axis=axis)
+    x, axis, ndim, N = _padded_along(x, n, axis)
     x, = promote_dtypes_inexact(x)
     if norm is None or norm == "backward":
         x = _dct_ortho_norm(x, axis)
@@ -168,11 +172,9 @@ def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """Inverse of the multidimensional type-2 DCT (``scipy.fft.idctn``)."""
-    x = ensure_arraylike("idctn", x)
-    _check("idctn", type, norm)
+    x = _checked_input("idctn", x, type, norm)
     if dtypes.is_complex(lax.dtype_of(x)):
-        return lax.complex(idctn(x.real, type=type, s=s, norm=norm, axes=axes),
-                           idctn(x.imag, type=type, s=s, norm=norm, axes=axes))
+        return _on_real_and_imag(idctn, x, type=type, s=s, norm=norm, axes=axes)
     s, axes = _axes_and_lengths(x, s, axes)
     if len(axes) == 1:
         return idct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)

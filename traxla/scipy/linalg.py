@@ -54,17 +54,21 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     return cholesky(a, lower=lower), lower
 
 
+def _b_core_rank(name, squeeze_hint, a, b):
+    """The rank of one right-hand side in ``b``: 1 when ``b`` is a vector or a batch of them
+    matching ``a`` (JAX's deprecated batched 1D solve, which warns), else 2."""
+    if b.ndim == 1 or (a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]):
+        if b.ndim > 1:
+            warnings.warn(f"jax.scipy.linalg.{name}: batched 1D solves with b.ndim > 1 are "
+                          "deprecated, and in the future will be treated as a batched 2D solve. "
+                          f"Use {squeeze_hint} to avoid this warning.", category=FutureWarning)
+        return 1
+    return 2
+
+
 def _cho_solve_impl(c, b, lower):
     c, b = promote_dtypes_inexact(_asarray(c), _asarray(b))
-    if b.ndim == 1 or (c.ndim == b.ndim + 1 and c.shape[-1] == b.shape[-1]):
-        if b.ndim > 1:
-            warnings.warn("jax.scipy.linalg.cho_solve: batched 1D solves with b.ndim > 1 are "
-                          "deprecated, and in the future will be treated as a batched 2D solve. "
-                          "Use cho_solve(c_and_lower, b[..., None]).squeeze(-1) to avoid this "
-                          "warning.", category=FutureWarning)
-        core = 1
-    else:
-        core = 2
+    core = _b_core_rank("cho_solve", "cho_solve(c_and_lower, b[..., None]).squeeze(-1)", c, b)
 
     def one(c, b):
         b = lax_linalg.triangular_solve(c, b, left_side=True, lower=lower,
@@ -158,15 +162,7 @@ def _lu_solve_impl(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True)
     lu_, b = promote_dtypes_inexact(_asarray(lu_), _asarray(b))
     m = lu_.shape[-2]
     perm = lax_linalg.lu_pivots_to_permutation(pivots, m)
-    if b.ndim == 1 or (lu_.ndim == b.ndim + 1 and lu_.shape[-1] == b.shape[-1]):
-        if b.ndim > 1:
-            warnings.warn("jax.scipy.linalg.lu_solve: batched 1D solves with b.ndim > 1 are "
-                          "deprecated, and in the future will be treated as a batched 2D solve. "
-                          "Use lu_solve(lu_and_piv, b[..., None]).squeeze(-1) to avoid this "
-                          "warning.", category=FutureWarning)
-        core = 1
-    else:
-        core = 2
+    core = _b_core_rank("lu_solve", "lu_solve(lu_and_piv, b[..., None]).squeeze(-1)", lu_, b)
     return _vectorize(lambda l, p, x: lax_linalg.lu_solve(l, p, x, trans=trans),
                       (2, 1, core))(lu_, perm, b)
 
@@ -304,15 +300,7 @@ def _solve_triangular_impl(a, b, trans, lower, unit_diagonal):
     else:
         raise ValueError(f"Invalid 'trans' value {trans}")
     a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
-    if b.ndim == 1 or (a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]):
-        if b.ndim > 1:
-            warnings.warn("jax.scipy.linalg.solve_triangular: batched 1D solves with b.ndim > 1 "
-                          "are deprecated, and in the future will be treated as a batched 2D "
-                          "solve. Use solve_triangular(a, b[..., None]).squeeze(-1) to avoid this "
-                          "warning.", category=FutureWarning)
-        core = 1
-    else:
-        core = 2
+    core = _b_core_rank("solve_triangular", "solve_triangular(a, b[..., None]).squeeze(-1)", a, b)
     return _vectorize(lambda a, b: lax_linalg.triangular_solve(
         a, b, left_side=True, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
         unit_diagonal=unit_diagonal), (2, core))(a, b)

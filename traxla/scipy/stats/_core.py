@@ -30,6 +30,24 @@ def _need(name):
   return fn
 
 
+def _check_nan_policy_propagate(nan_policy, name):
+  """``mode`` and ``rankdata`` take only ``nan_policy="propagate"`` (JAX's errors otherwise)."""
+  if nan_policy not in ["propagate", "omit", "raise"]:
+    raise ValueError(
+      f"Illegal nan_policy value {nan_policy!r}; expected one of "
+      "{'propagate', 'omit', 'raise'}"
+    )
+  if nan_policy == "omit":
+    raise NotImplementedError(
+      f"Logic for `nan_policy` of {nan_policy} is not implemented"
+    )
+  if nan_policy == "raise":
+    raise NotImplementedError(
+      f"In order to best JIT compile `{name}`, we cannot know whether `x` contains nans. "
+      f"Please check if nans exist in `x` outside of the `{name}` function."
+    )
+
+
 class ModeResult(NamedTuple):
   mode: object
   count: object
@@ -40,21 +58,7 @@ def mode(a: ArrayLike, axis: int | None = 0, nan_policy: str = "propagate", keep
   check_arraylike("mode", a)
   x = jnp.atleast_1d(a)
 
-  if nan_policy not in ["propagate", "omit", "raise"]:
-    raise ValueError(
-      f"Illegal nan_policy value {nan_policy!r}; expected one of "
-      "{'propagate', 'omit', 'raise'}"
-    )
-  if nan_policy == "omit":
-    # TODO: return answer without nans included.
-    raise NotImplementedError(
-      f"Logic for `nan_policy` of {nan_policy} is not implemented"
-    )
-  if nan_policy == "raise":
-    raise NotImplementedError(
-      "In order to best JIT compile `mode`, we cannot know whether `x` contains nans. "
-      "Please check if nans exist in `x` outside of the `mode` function."
-    )
+  _check_nan_policy_propagate(nan_policy, "mode")
   if axis is not None:
     axis = canonicalize_axis(axis, x.ndim)
 
@@ -103,21 +107,7 @@ def rankdata(
   """Compute the rank of data along an array axis."""
   check_arraylike("rankdata", a)
 
-  if nan_policy not in ["propagate", "omit", "raise"]:
-    raise ValueError(
-      f"Illegal nan_policy value {nan_policy!r}; expected one of "
-      "{'propagate', 'omit', 'raise'}"
-    )
-  if nan_policy == "omit":
-    raise NotImplementedError(
-      f"Logic for `nan_policy` of {nan_policy} is not implemented"
-    )
-  if nan_policy == "raise":
-    raise NotImplementedError(
-      "In order to best JIT compile `rankdata`, we cannot know whether `x` "
-      "contains nans. Please check if nans exist in `x` outside of the "
-      "`rankdata` function."
-    )
+  _check_nan_policy_propagate(nan_policy, "rankdata")
 
   if method not in ("average", "min", "max", "dense", "ordinal"):
     raise ValueError(f"unknown method '{method}'")

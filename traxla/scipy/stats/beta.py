@@ -34,19 +34,16 @@ def pdf(x: ArrayLike, a: ArrayLike, b: ArrayLike,
   return lax.exp(logpdf(x, a, b, loc, scale))
 
 
+def _standardized_in_unit_interval(x, loc, scale):
+  """(x - loc) / scale clamped to [0, 1], where the CDF and survival function are not flat."""
+  return lax.clamp(_lax_const(x, 0), lax.div(lax.sub(x, loc), scale), _lax_const(x, 1))
+
+
 def cdf(x: ArrayLike, a: ArrayLike, b: ArrayLike,
         loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Beta cumulative distribution function"""
   x, a, b, loc, scale = promote_args_inexact("beta.cdf", x, a, b, loc, scale)
-  return betainc(
-    a,
-    b,
-    lax.clamp(
-      _lax_const(x, 0),
-      lax.div(lax.sub(x, loc), scale),
-      _lax_const(x, 1),
-    )
-  )
+  return betainc(a, b, _standardized_in_unit_interval(x, loc, scale))
 
 
 def logcdf(x: ArrayLike, a: ArrayLike, b: ArrayLike,
@@ -59,15 +56,7 @@ def sf(x: ArrayLike, a: ArrayLike, b: ArrayLike,
        loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Beta distribution survival function."""
   x, a, b, loc, scale = promote_args_inexact("beta.sf", x, a, b, loc, scale)
-  return betainc(
-    b,
-    a,
-    1 - lax.clamp(
-      _lax_const(x, 0),
-      lax.div(lax.sub(x, loc), scale),
-      _lax_const(x, 1),
-    )
-  )
+  return betainc(b, a, 1 - _standardized_in_unit_interval(x, loc, scale))
 
 
 def logsf(x: ArrayLike, a: ArrayLike, b: ArrayLike,

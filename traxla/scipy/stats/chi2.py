@@ -31,21 +31,19 @@ def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -
   return lax.exp(logpdf(x, df, loc, scale))
 
 
+def _gamma_arguments(name, x, df, loc, scale):
+  """The (a, x) of the regularized incomplete gamma function that gives the CDF (gammainc)
+  and the survival function (gammaincc): df / 2 and the standardized x / 2, clamped at 0."""
+  x, df, loc, scale = promote_args_inexact(name, x, df, loc, scale)
+  two = _lax_const(scale, 2)
+  return (lax.div(df, two),
+          lax.clamp(_lax_const(x, 0), lax.div(lax.sub(x, loc), lax.mul(scale, two)),
+                    _lax_const(x, np.inf)))
+
+
 def cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Chi-square cumulative distribution function."""
-  x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
-  two = _lax_const(scale, 2)
-  return gammainc(
-    lax.div(df, two),
-    lax.clamp(
-      _lax_const(x, 0),
-      lax.div(
-        lax.sub(x, loc),
-        lax.mul(scale, two),
-      ),
-      _lax_const(x, np.inf),
-    ),
-  )
+  return gammainc(*_gamma_arguments("chi2.cdf", x, df, loc, scale))
 
 
 def logcdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -55,19 +53,7 @@ def logcdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 
 def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Chi-square survival function."""
-  x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
-  two = _lax_const(scale, 2)
-  return gammaincc(
-    lax.div(df, two),
-    lax.clamp(
-      _lax_const(x, 0),
-      lax.div(
-        lax.sub(x, loc),
-        lax.mul(scale, two),
-      ),
-      _lax_const(x, np.inf),
-    ),
-  )
+  return gammaincc(*_gamma_arguments("chi2.sf", x, df, loc, scale))
 
 
 def logsf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -1,0 +1,129 @@
+"""``traxla.lax``'s value helpers: avals of arrays and host values, ``asarray``, constants,
+and ``convert_element_type`` (which folds concrete scalars into literals)."""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from ..ir import dtypes
+from ..ir.core import Literal as _Literal
+from ..ir.rules.elementwise import P as _E
+from ..tracer import Tracer
+from ..tracer.values import concrete_aval, is_concrete
+
+convert_element_type_p = _E["convert_element_type"]
+
+
+def aval_of(x):
+    return x.aval if isinstance(x, Tracer) else concrete_aval(x)
+
+
+def shape_of(x):
+    return tuple(aval_of(x).shape)
+
+
+def dtype_of(x):
+    return aval_of(x).dtype
+
+
+def _is_array(x) -> bool:
+    """JAX's ``isinstance(x, Array)``: tracers and device arrays, not host values."""
+    return isinstance(x, Tracer) or hasattr(x, "__traxla_array__")
+
+
+def asarray(x):
+    """``lax.asarray``: arrays pass; Python numbers become weakly typed constants,
+    bools and NumPy values strongly typed ones."""
+    if _is_array(x):
+        return x
+    if type(x) in (builtins.int, builtins.float, builtins.complex):
+        return _convert_element_type(x, dtypes.python_scalar_dtype(x), True)
+    if isinstance(x, (builtins.bool, np.ndarray, np.generic)):
+        return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
+    from ..ir.core import Literal
+    if isinstance(x, Literal):
+        return x
+    raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
+
+
+def _eager() -> bool:
+    from ..tracer import EvalTrace, current_trace
+    return type(current_trace()) is EvalTrace
+
+
+def _lift(x):
+    """Constants folded while tracing are ``Literal``s inside traxla; what a public
+    function hands back to the user is an ``Array`` (as JAX returns a concrete array)."""
+    if type(x) is _Literal or isinstance(x, (np.ndarray, np.generic)):
+        # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
+        if getattr(x, "dtype", None) == dtypes.float0:  # float0 tangents stay NumPy, as in JAX
+            return x
+        from ..runtime.dispatch import to_array
+        return to_array(x)
+    return x
+
+
+def _const(example, val):
+    """A constant ``val`` typed like ``example`` (a Python scalar stays a Python scalar)."""
+    if type(example) in (builtins.bool, builtins.int, builtins.float, builtins.complex):
+        return type(example)(val)
+    from ..ir.core import Literal
+    from ..ir.avals import ShapedArray
+    aval = aval_of(example)
+    dt = aval.dtype
+    if aval.weak_type and not aval.shape:  # as JAX: a weak scalar's constant is a Python scalar
+        py = (builtins.bool if dtypes.is_bool(dt) else builtins.complex if dtypes.is_complex(dt)
+              else builtins.float if dtypes.is_float(dt) else builtins.int)(val)
+        if dtypes.python_scalar_dtype(py) == dt:
+            return py
+    return Literal(np.array(val, dt), ShapedArray((), dt, False))
+
+def convert_element_type(operand, new_dtype):
+    return _lift(_convert_element_type(operand, dtypes.to_dtype(new_dtype), False))
+
+
+# (Python scalar type, value[, sign of a zero], dtype, weak type) -> Literal: a traced
+# ``x * 0.5`` folds the same scalar thousands of times. Bounded; Literals are immutable.
+_scalar_literals: dict = {}
+
+
+def _convert_element_type(operand, new_dtype, weak_type: bool):
+    """Converts, folding conversions of concrete scalars into new constants (no equation)."""
+    t = type(operand)
+    if t is builtins.float or t is builtins.int:
+        key = (t, operand, new_dtype, weak_type,
+               t is builtins.float and operand == 0.0 and math.copysign(1.0, operand))
+        hit = _scalar_literals.get(key)
+        if hit is not None:
+            return hit
+        out = _convert_element_type_uncached(operand, new_dtype, weak_type)
+        if type(out) is _Literal:
+            if len(_scalar_literals) >= 4096:
+                _scalar_literals.clear()
+            _scalar_literals[key] = out
+        return out
+    return _convert_element_type_uncached(operand, new_dtype, weak_type)
+
+
+def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
+    from ..ir.core import Literal
+    from ..ir.avals import ShapedArray
+    aval = aval_of(operand)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(
+            operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        return operand
+    if is_concrete(operand) and not aval.shape:
+        value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
+        if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
+            value = value.real
+        literal = Literal(value.astype(new_dtype), ShapedArray((), new_dtype, weak_type))
+        # An Array stays an Array when evaluating eagerly (a Literal is only for tracing).
+        return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                       sharding=None)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    return _E["bitcast_convert_type"].bind(operand, new_dtype=dtypes.to_dtype(new_dtype))

@@ -1,0 +1,130 @@
+"""``traxla.lax``'s elementwise operations: thin wrappers binding one primitive each."""
+from __future__ import annotations
+
+from ..ir.rules import special as _special
+from ..ir.rules.elementwise import P as _E
+from ._base import dtype_of
+
+
+class RoundingMethod(int):
+    """``round``'s mode: AWAY_FROM_ZERO (0) or TO_NEAREST_EVEN (1); prints as the int."""
+
+    AWAY_FROM_ZERO: "RoundingMethod"
+    TO_NEAREST_EVEN: "RoundingMethod"
+
+
+RoundingMethod.AWAY_FROM_ZERO = RoundingMethod(0)
+RoundingMethod.TO_NEAREST_EVEN = RoundingMethod(1)
+
+
+def _unary(name, **fixed):
+    prim = _E[name]
+
+    def op(x):
+        return prim.bind(x, **fixed)
+    op.__name__ = name
+    return op
+
+
+def _with_accuracy(name):
+    prim = _E[name]
+
+    def op(x, accuracy=None):
+        return prim.bind(x, accuracy=accuracy)
+    op.__name__ = name
+    return op
+
+
+def _binary(name):
+    prim = _E[name]
+
+    def op(x, y):
+        return prim.bind(x, y)
+    op.__name__ = name
+    return op
+
+
+neg, sign, floor, ceil, is_finite = (_unary(n) for n in ("neg", "sign", "floor", "ceil", "is_finite"))
+asin, acos, atan, sinh, cosh = (_unary(n) for n in ("asin", "acos", "atan", "sinh", "cosh"))
+asinh, acosh, atanh, abs = (_unary(n) for n in ("asinh", "acosh", "atanh", "abs"))  # noqa: A001
+erf, erf_inv, stop_gradient_raw = _unary("erf"), _unary("erf_inv"), _unary("stop_gradient")
+bitwise_not = _unary("not")
+exp, exp2, log, log1p, expm1 = (_with_accuracy(n) for n in ("exp", "exp2", "log", "log1p", "expm1"))
+tanh, logistic, sin, cos, tan = (_with_accuracy(n) for n in ("tanh", "logistic", "sin", "cos", "tan"))
+sqrt, rsqrt, cbrt = (_with_accuracy(n) for n in ("sqrt", "rsqrt", "cbrt"))
+add, sub, mul, div, rem, pow = (_binary(n) for n in ("add", "sub", "mul", "div", "rem", "pow"))  # noqa: A001
+max, min, atan2, nextafter = (_binary(n) for n in ("max", "min", "atan2", "nextafter"))  # noqa: A001
+bitwise_and, bitwise_or, bitwise_xor = _binary("and"), _binary("or"), _binary("xor")
+shift_left, shift_right_logical = _binary("shift_left"), _binary("shift_right_logical")
+shift_right_arithmetic = _binary("shift_right_arithmetic")
+eq, ne, lt, le, gt, ge = (_binary(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+    return _E["round"].bind(x, rounding_method=RoundingMethod(int(rounding_method)))
+
+
+def integer_pow(x, y: int):
+    return _E["integer_pow"].bind(x, y=int(y))
+
+
+def reciprocal(x):
+    return integer_pow(x, -1)
+
+
+def stop_gradient(x):
+    return stop_gradient_raw(x)
+
+
+def copy_p_bind(x):
+    return _E["copy"].bind(x)
+
+
+def select_n(which, *cases):
+    return _E["select_n"].bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002
+    return _E["clamp"].bind(min, x, max)
+
+def lgamma(x):
+    return _special.lgamma_p.bind(x)
+
+
+def digamma(x):
+    return _special.digamma_p.bind(x)
+
+
+def erfc(x):
+    return _special.erfc_p.bind(x)
+
+
+def square(x):  # noqa: F811  (JAX binds its ``square`` primitive)
+    return _special.square_p.bind(x)
+
+
+def real(x):
+    return _special.real_p.bind(x)
+
+
+def imag(x):
+    return _special.imag_p.bind(x)
+
+
+def complex(x, y):  # noqa: A001
+    return _special.complex_p.bind(x, y)
+
+
+def conj(x):
+    return _special.conj_p.bind(x, input_dtype=dtype_of(x))
+
+
+def _isnan(x):
+    return ne(x, x)
+
+
+population_count, clz = _unary("population_count"), _unary("clz")
