@@ -65,11 +65,25 @@ class SourceInfo:
     function name are resolved only when a message (or a location) needs them.
     """
 
-    __slots__ = ("code", "lasti", "line", "name_stack")
+    __slots__ = ("code", "lasti", "_line", "name_stack")
 
-    def __init__(self, code, lasti: int, line: int, name_stack: tuple = ()):
-        self.code, self.lasti, self.line = code, lasti, line
+    def __init__(self, code, lasti: int, line: int | None = None, name_stack: tuple = ()):
+        self.code, self.lasti, self._line = code, lasti, line
         self.name_stack = name_stack
+
+    @property
+    def line(self) -> int:
+        """The line of instruction ``lasti`` (what the frame's ``f_lineno`` said)."""
+        line = self._line
+        if line is None:
+            line = self.code.co_firstlineno
+            for start, end, number in self.code.co_lines():
+                if start <= self.lasti < end:
+                    if number is not None:
+                        line = number
+                    break
+            self._line = line
+        return line
 
     @property
     def file(self) -> str:

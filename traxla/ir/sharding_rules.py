@@ -8,7 +8,7 @@ primitive's sharding rule.
 from __future__ import annotations
 
 from ..errors import ShardingTypeError
-from .primitive import typing_rules
+from .primitive import typing_caches, typing_rules
 from .sharding import ShardingType
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
@@ -20,11 +20,30 @@ def register_sharding(prim, rule):
     return rule
 
 
+_TYPING_CACHE_LIMIT = 4096
+
+
 def infer_avals(prim, in_avals, params):
+    cache = typing_caches.get(prim)
+    if cache is not None:
+        # The param types are part of the key: ``y=2`` and ``y=2.0`` are equal dict keys,
+        # but only one of them is a valid integer_pow exponent.
+        key = (*in_avals, *params.items(), *map(type, params.values()))
+        try:
+            out = cache.get(key)
+        except TypeError:  # an unhashable param (a list, an array): typed afresh
+            cache = None
+        else:
+            if out is not None:
+                return out
     out = typing_rules[prim](*in_avals, **params)
     for a in in_avals:
         if a.sharding is not None:
             return _with_shardings(prim, in_avals, out, params)
+    if cache is not None:
+        if len(cache) >= _TYPING_CACHE_LIMIT:
+            cache.clear()
+        cache[key] = out
     return out
 
 

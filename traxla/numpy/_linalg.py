@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ._promotion import check_arraylike, promote_dtypes, result_type
+from ._promotion import plain_aval, check_arraylike, promote_dtypes, result_type
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -22,7 +22,20 @@ def _result_dtype(a, b, preferred_element_type):
     return dtypes.to_dtype(preferred_element_type), False
 
 
+_CONTRACT_LAST = {  # (a rank, b rank) -> dot_general dimension numbers, for ranks 1 and 2
+    (ra, rb): (((ra - 1,), (rb - 1 - (rb > 1),)), ((), ())) for ra in (1, 2) for rb in (1, 2)}
+
+
 def matmul(a, b, *, precision=None, preferred_element_type=None):
+    if preferred_element_type is None:
+        # Fast path, the traced ``W @ h``: two arrays (not Python scalars) of one plain
+        # strong dtype and rank 1 or 2 are one dot_general at that dtype, nothing to convert.
+        a_aval, b_aval = plain_aval(a), plain_aval(b)
+        if (a_aval is not None and b_aval is not None and a_aval.dtype == b_aval.dtype
+                and not a_aval.weak_type and not b_aval.weak_type):
+            dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
+            if dims is not None:
+                return lax.dot_general(a, b, dims, precision, a_aval.dtype)
     a, b = _ensure_arraylike("matmul", a, b)
     for i, x in enumerate((a, b)):
         if len(lax.shape_of(x)) < 1:

@@ -20,21 +20,17 @@ def _swap(fn):
 def _defer(fn):
     """Binary operators return NotImplemented for operands they don't know."""
     def op(self, other):
-        if not _known(other):
-            return NotImplemented
+        if type(other) in _KNOWN_SCALARS or isinstance(other, _KNOWN_ARRAYS):
+            return fn(self, other)
         if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
             from ..ir.rules.export import dim_as_value_p
-            other = dim_as_value_p.bind(dim=other)
-        return fn(self, other)
+            return fn(self, dim_as_value_p.bind(dim=other))
+        return NotImplemented
     return op
 
 
-_KNOWN_SCALARS = (bool, int, float, complex)
-
-
-def _known(x) -> bool:
-    return type(x) in _KNOWN_SCALARS or isinstance(
-        x, (_np.ndarray, _np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
+_KNOWN_SCALARS = frozenset((bool, int, float, complex))
+_KNOWN_ARRAYS = (Tracer, Array, _np.ndarray, _np.generic)
 
 
 def _astype(self, dtype, copy=False, device=None):

@@ -89,12 +89,12 @@ def sign(x, /):
 
 def add(x1, x2, /):
     x1, x2 = promote_args("add", x1, x2)
-    return lax.bitwise_or(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.add(x1, x2)
+    return lax.bitwise_or(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.add(x1, x2)
 
 
 def multiply(x1, x2, /):
     x1, x2 = promote_args("multiply", x1, x2)
-    return lax.bitwise_and(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.mul(x1, x2)
+    return lax.bitwise_and(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.mul(x1, x2)
 
 
 ufuncs.update(negative=negative, sign=sign, add=add, multiply=multiply)

@@ -86,8 +86,18 @@ class DynamicJaxprTrace(Trace):
         return self._new_const(x, aval)
 
     def process_primitive(self, prim, args, params):
-        atoms = [self.to_atom(a) for a in args]
-        out = infer_avals(prim, [a.aval for a in atoms], params)
+        atoms, in_avals = [], []
+        for a in args:  # to_atom inlined for the common operands: our tracers, literals
+            kind = type(a)
+            if kind is DynamicJaxprTracer and a._trace is self:
+                atom = a.var
+            elif kind is Literal:
+                atom = a
+            else:
+                atom = self.to_atom(a)
+            atoms.append(atom)
+            in_avals.append(atom.aval)
+        out = infer_avals(prim, in_avals, params)
         source = user_source_info()
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
