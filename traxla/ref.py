@@ -446,6 +446,8 @@ def _bind_method(prim, *args, **params):
     """``Primitive.bind``: every traced operation comes through here. With no ref among
     the operands and not a call that could carry refs in its jaxprs, straight to the
     current trace."""
+    if not AbstractRef.ever_created:  # no ref exists anywhere yet: nothing to look for
+        return _thread_state.trace.process_primitive(prim, args, params)
     for a in args:
         kind = type(a)
         if kind is Ref or (kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef):

@@ -205,12 +205,21 @@ class DebugInfo:
         self.arg_names = tuple(arg_names)
 
 
-def subjaxprs(params: dict):
-    """The jaxprs carried in an equation's params, in param order."""
+def subjaxprs(params: dict) -> list:
+    """The jaxprs carried in an equation's params, in param order. (A list, not a
+    generator: whole-program passes call this once per equation, and most have none.)"""
+    found = []
     for value in params.values():
-        if isinstance(value, (Jaxpr, ClosedJaxpr)):
-            yield value.jaxpr if isinstance(value, ClosedJaxpr) else value
+        if type(value) in _PLAIN_PARAM_TYPES:
+            continue
+        if isinstance(value, _JAXPR_TYPES):
+            found.append(value.jaxpr if isinstance(value, ClosedJaxpr) else value)
         elif isinstance(value, tuple):  # tuples and named tuples of jaxprs (custom_linear_solve)
             for item in value:
-                if isinstance(item, (Jaxpr, ClosedJaxpr)):
-                    yield item.jaxpr if isinstance(item, ClosedJaxpr) else item
+                if isinstance(item, _JAXPR_TYPES):
+                    found.append(item.jaxpr if isinstance(item, ClosedJaxpr) else item)
+    return found
+
+
+_JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
+_PLAIN_PARAM_TYPES = frozenset((type(None), bool, int, float, str))

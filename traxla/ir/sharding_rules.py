@@ -8,6 +8,7 @@ primitive's sharding rule.
 from __future__ import annotations
 
 from ..errors import ShardingTypeError
+from .avals import interned
 from .primitive import typing_caches, typing_rules
 from .sharding import ShardingType
 
@@ -43,7 +44,9 @@ def infer_avals(prim, in_avals, params):
     if cache is not None:
         if len(cache) >= _TYPING_CACHE_LIMIT:
             cache.clear()
-        cache[key] = out
+        # One object per distinct aval: later comparisons (the next equation's typing key,
+        # whole-program passes keyed by aval) succeed on identity.
+        out = cache[key] = interned(out)
     return out
 
 

@@ -525,14 +525,17 @@ def _type_sharding(sharding_or_spec, ndim):
     return type_sharding(sharding_or_spec, ndim)
 
 
+_DOT_DIMENSIONS = ((((0,), (0,)), ((), ())), (((1,), (0,)), ((), ())))  # by lhs rank - 1
+
+
 def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
     if dimension_numbers is None:
-        ls, rs = shape_of(lhs), shape_of(rhs)
+        ls, rs = aval_of(lhs).shape, aval_of(rhs).shape
         if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
             raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
                              "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
-                             f"products; got lhs_shape={ls} rhs_shape={rs}")
-        dimension_numbers = (((len(ls) - 1,), (0,)), ((), ()))
+                             f"products; got lhs_shape={tuple(ls)} rhs_shape={tuple(rs)}")
+        dimension_numbers = _DOT_DIMENSIONS[len(ls) - 1]
     return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
 

@@ -40,8 +40,9 @@ def source_info_context(info):
         _source_override[0] = previous
 
 
-def user_source_info(_getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
-    """The innermost frame outside traxla: where the user's code made the call.
+def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
+    """The innermost frame outside traxla, looking from ``depth`` frames up (the caller's
+    caller): where the user's code made the call.
 
     Runs once per traced equation: each traxla frame between the caller and the user's
     code costs one step of the walk, and the line number is left for ``SourceInfo`` to
@@ -49,7 +50,7 @@ def user_source_info(_getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
     override = _source_override[0]
     if override is not None:
         return override
-    frame = _getframe(2)
+    frame = _getframe(depth)
     try:
         while frame.f_code.co_filename.startswith(_package_dir):
             frame = frame.f_back

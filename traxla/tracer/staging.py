@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import UnexpectedTracerError
 from ..ir import dtypes
-from ..ir.avals import ShapedArray
+from ..ir.avals import ShapedArray, interned
 from ..ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from . import core
@@ -48,7 +48,7 @@ class DynamicJaxprTrace(Trace):
 
     # -- building ----------------------------------------------------------
     def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
-        var = Var(aval)
+        var = Var(interned(aval))
         self.invars.append(var)
         return DynamicJaxprTracer(self, var)
 
@@ -98,7 +98,8 @@ class DynamicJaxprTrace(Trace):
             atoms.append(atom)
             in_avals.append(atom.aval)
         out = infer_avals(prim, in_avals, params)
-        source = user_source_info()
+        # (whoever called process_primitive is traxla's own code: the walk starts above it)
+        source = user_source_info(3)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source))
