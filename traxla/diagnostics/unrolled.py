@@ -177,7 +177,12 @@ def _periodic_stretches(ids, min_repeats, max_block):
     for L in range(1, min(max_block, n // max(min_repeats, 2)) + 1):
         matches = ids[L:] == ids[:-L]
         need = (min_repeats - 1) * L
-        if np.count_nonzero(matches) < need:  # too few matches for any stretch: most periods
+        count = np.count_nonzero(matches)
+        if count < need:  # too few matches for any stretch: most periods
+            continue
+        if count == n - L:  # periodic throughout (a fully unrolled program): one stretch
+            repeats = n // L
+            found.append((repeats * L, L, 0, repeats))
             continue
         padded[1:n - L + 1] = matches
         padded[n - L + 1:] = 0

@@ -26,27 +26,39 @@ _TYPING_CACHE_LIMIT = 4096
 
 def infer_avals(prim, in_avals, params):
     cache = typing_caches.get(prim)
-    if cache is not None:
-        # The param types are part of the key: ``y=2`` and ``y=2.0`` are equal dict keys,
-        # but only one of them is a valid integer_pow exponent.
-        key = (*in_avals, *params.items(), *map(type, params.values()))
-        try:
-            out = cache.get(key)
-        except TypeError:  # an unhashable param (a list, an array): typed afresh
-            cache = None
-        else:
-            if out is not None:
-                return out
+    if cache is None:
+        return _infer(prim, in_avals, params)
+    # Keyed by the identity of the (interned) operand avals: no Python-level hashing of
+    # avals on a hit. Each entry keeps its avals alive, so an id in a key stays theirs.
+    # The param types are part of the key: ``y=2`` and ``y=2.0`` are equal dict keys, but
+    # only one of them is a valid integer_pow exponent.
+    key = (*map(id, in_avals), *params, *params.values(), *map(type, params.values()))
+    try:
+        hit = cache.get(key)
+    except TypeError:  # an unhashable param (a list, an array): typed afresh
+        return _infer(prim, in_avals, params)
+    if hit is not None:
+        return hit[0]
+    canonical = tuple(interned(a) for a in in_avals)  # equal operands seen as other objects?
+    key = (*map(id, canonical), *key[len(in_avals):])
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    out = _infer(prim, in_avals, params)
+    if type(out) is not list and all(a.sharding is None for a in in_avals):
+        if len(cache) >= _TYPING_CACHE_LIMIT:
+            cache.clear()
+        # One object per distinct aval: the next equation's key is made of this one.
+        out = interned(out)
+        cache[key] = (out, canonical)
+    return out
+
+
+def _infer(prim, in_avals, params):
     out = typing_rules[prim](*in_avals, **params)
     for a in in_avals:
         if a.sharding is not None:
             return _with_shardings(prim, in_avals, out, params)
-    if cache is not None:
-        if len(cache) >= _TYPING_CACHE_LIMIT:
-            cache.clear()
-        # One object per distinct aval: later comparisons (the next equation's typing key,
-        # whole-program passes keyed by aval) succeed on identity.
-        out = cache[key] = interned(out)
     return out
 
 

@@ -529,14 +529,23 @@ _DOT_DIMENSIONS = ((((0,), (0,)), ((), ())), (((1,), (0,)), ((), ())))  # by lhs
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
-    if dimension_numbers is None:
-        ls, rs = aval_of(lhs).shape, aval_of(rhs).shape
-        if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
-            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
-                             "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
-                             f"products; got lhs_shape={tuple(ls)} rhs_shape={tuple(rs)}")
-        dimension_numbers = _DOT_DIMENSIONS[len(ls) - 1]
-    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    ls = (lhs.aval if isinstance(lhs, Tracer) else concrete_aval(lhs)).shape
+    rs = (rhs.aval if isinstance(rhs, Tracer) else concrete_aval(rhs)).shape
+    if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
+        raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
+                         "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
+                         f"products; got lhs_shape={tuple(ls)} rhs_shape={tuple(rs)}")
+    if precision is not None:
+        from .ops_extra import canonicalize_precision
+        precision = canonicalize_precision(precision)
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.to_dtype(preferred_element_type)
+    # (dot_general without its argument canonicalization: these dimensions are canonical)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_DOT_DIMENSIONS[len(ls) - 1],
+                              precision=precision, preferred_element_type=preferred_element_type,
+                              out_sharding=None)
 
 
 def reduce_sum(operand, axes):
