@@ -56,7 +56,22 @@ def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACK
             frame = frame.f_back
     except AttributeError:  # ran off the bottom of the stack: traxla's own code all the way
         return None
-    return SourceInfo(frame.f_code, frame.f_lasti, None, _name_stack.scopes)
+    # One SourceInfo per call site (an unrolled loop records the same few thousands of
+    # times). Keyed by the code's identity: the cached SourceInfo keeps the code alive.
+    code, scopes = frame.f_code, _name_stack.scopes
+    key = (id(code), frame.f_lasti, scopes)
+    try:
+        info = _call_sites.get(key)
+    except TypeError:  # an unhashable scope name
+        return SourceInfo(code, key[1], None, scopes)
+    if info is None:
+        if len(_call_sites) >= 4096:
+            _call_sites.clear()
+        info = _call_sites[key] = SourceInfo(code, key[1], None, scopes)
+    return info
+
+
+_call_sites: dict = {}
 
 
 class Trace:

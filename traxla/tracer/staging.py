@@ -16,16 +16,18 @@ from .values import concrete_aval, concrete_value, is_concrete
 from ..ir.shape_poly import DimExpr
 
 
+_new = object.__new__
+
+
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("var",)
+    # ``aval`` is the variable's (which never changes), kept in a slot of its own: it is
+    # read on every operation, and a slot is cheaper than a property.
+    __slots__ = ("var", "aval")
 
     def __init__(self, trace, var):
         self._trace = trace
         self.var = var
-
-    @property
-    def aval(self):
-        return self.var.aval
+        self.aval = var.aval
 
     def _origin_msg(self) -> str:
         return self._trace.origin_message(self.var)
@@ -104,9 +106,17 @@ class DynamicJaxprTrace(Trace):
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source))
             return [DynamicJaxprTracer(self, v) for v in outvars]
-        var = Var(out)
-        self.eqns.append(JaxprEqn(atoms, [var], prim, params, source))
-        return DynamicJaxprTracer(self, var)
+        # The one-result case, once per traced operation: the three objects are filled in
+        # directly, without the Python-level __init__ calls (what they would do).
+        var = _new(Var)
+        var.aval = out
+        eqn = _new(JaxprEqn)
+        eqn.invars, eqn.outvars, eqn.primitive, eqn.params, eqn.source_info = (
+            atoms, [var], prim, params, source)
+        self.eqns.append(eqn)
+        tracer = _new(DynamicJaxprTracer)
+        tracer._trace, tracer.var, tracer.aval = self, var, out
+        return tracer
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in outs]
