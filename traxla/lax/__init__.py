@@ -477,35 +477,13 @@ def broadcasted_iota(dtype, shape, dimension):
 
 # -- contractions and reductions -------------------------------------------------
 
-# dimension_numbers as given -> as ints: a traced matmul chain passes the same few
-# thousands of times. (Keys equal as tuples, say (1,) and (True,), have equal int forms.)
-_canonical_dimension_numbers: dict = {}
-
-
-def _canonical_dot_dimensions(dimension_numbers):
-    try:
-        hit = _canonical_dimension_numbers.get(dimension_numbers)
-    except TypeError:  # lists: not a dict key
-        hit = None
-    if hit is not None:
-        return hit
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
           (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
-    if type(dimension_numbers) is tuple and len(_canonical_dimension_numbers) < 1024:
-        try:
-            _canonical_dimension_numbers[dimension_numbers] = dn
-        except TypeError:
-            pass
-    return dn
-
-
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
-                out_sharding=None):
-    dn = _canonical_dot_dimensions(dimension_numbers)
     pet = None if preferred_element_type is None else dtypes.to_dtype(preferred_element_type)
     if out_sharding is not None:
-        (lc, _), (lb, _) = dn
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
     if precision is not None:  # strings/single values become a pair

@@ -34,8 +34,13 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         if (a_aval is not None and b_aval is not None and a_aval.dtype == b_aval.dtype
                 and not a_aval.weak_type and not b_aval.weak_type):
             dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
-            if dims is not None:
-                return lax.dot_general(a, b, dims, precision, a_aval.dtype)
+            if dims is not None:  # (lax.dot_general, its arguments already canonical)
+                if precision is not None:
+                    from ..lax.ops_extra import canonicalize_precision
+                    precision = canonicalize_precision(precision)
+                return lax.dot_general_p.bind(
+                    a, b, dimension_numbers=dims, precision=precision,
+                    preferred_element_type=dtypes.canonicalize(a_aval.dtype), out_sharding=None)
     a, b = _ensure_arraylike("matmul", a, b)
     for i, x in enumerate((a, b)):
         if len(lax.shape_of(x)) < 1:

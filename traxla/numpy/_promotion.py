@@ -138,7 +138,7 @@ def promote_shapes(fun_name: str, *args):
 # (including every error).
 _PLAIN, _INEXACT, _NUMERIC = 0, 1, 2
 _SCALAR_TYPES = frozenset(_PY_SCALARS)
-_INEXACT_DTYPES = frozenset(d for d in dtypes.ALL_DTYPES if dtypes.is_inexact(d))
+INEXACT_DTYPES = frozenset(d for d in dtypes.ALL_DTYPES if dtypes.is_inexact(d))
 _joins: dict = {}
 
 
@@ -194,7 +194,7 @@ def _promote_pair(mode, x1, x2):
         return None
     if a1 is not None and a2 is not None and sig1 == sig2 and (
             mode == _PLAIN and not (sig1[1] and dtypes.is_bool(sig1[0]))
-            or mode == _INEXACT and sig1[0] in _INEXACT_DTYPES):
+            or mode == _INEXACT and sig1[0] in INEXACT_DTYPES):
         return [x1, x2]  # two arrays of one type: nothing to convert (as _same_typed_arrays)
     joined = _join(mode, sig1, sig2)
     if joined is None:
@@ -219,7 +219,7 @@ def _promote_one(mode, x):
     aval = plain_aval(x)
     if aval is None or type(x) in _SCALAR_TYPES:
         return None
-    if mode == _INEXACT and aval.dtype not in _INEXACT_DTYPES:
+    if mode == _INEXACT and aval.dtype not in INEXACT_DTYPES:
         return None
     if mode == _NUMERIC and dtypes.is_bool(aval.dtype):
         return None

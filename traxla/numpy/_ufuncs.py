@@ -15,7 +15,7 @@ from ._jitutil import jit_named as _jit_named
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import Literal
-from ._promotion import (check_arraylike, promote_args, promote_args_inexact,
+from ._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
                          promote_dtypes_numeric, promote_shapes)
 
@@ -42,6 +42,9 @@ def _is_concrete(x) -> bool:
 
 def _unary_inexact(name, lax_fn):
     def fn(x, /):
+        aval = getattr(x, "aval", None)  # fast path: an array of an inexact dtype passes as is
+        if type(aval) is ShapedArray and aval.dtype in INEXACT_DTYPES:
+            return lax_fn(x)
         return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     return fn
