@@ -59,16 +59,22 @@ typing_rules: dict[Primitive, object] = {}
 # reductions, shapes), memoized by ``sharding_rules.infer_avals``. A traced program types
 # the same few signatures thousands of times; a dict lookup is cheaper than the checks.
 typing_caches: dict[Primitive, dict] = {}
+# The memoized primitives whose rules tell equal params of different types apart
+# (integer_pow's ``y=2`` from ``y=2.0``): their cache keys include the param types.
+typed_param_keys: set = set()
 
 
-def def_typing(prim: Primitive, rule, *, memoize: bool = False):
+def def_typing(prim: Primitive, rule, *, memoize: bool = False, typed_params: bool = False):
     """Registers ``prim``'s typing rule; ``memoize=True`` when the rule reads nothing but its
-    arguments (no config, no thread state) and returns one aval."""
+    arguments (no config, no thread state) and returns one aval; ``typed_params=True`` when
+    it also refuses a param by its type alone."""
     typing_rules[prim] = rule
+    typing_caches.pop(prim, None)
+    typed_param_keys.discard(prim)
     if memoize:
         typing_caches[prim] = {}
-    else:
-        typing_caches.pop(prim, None)
+        if typed_params:
+            typed_param_keys.add(prim)
     return prim
 
 
@@ -90,5 +96,5 @@ def def_printing(prim: Primitive, *, hide=(), hide_if_none=(), hide_if_empty=(),
     pp_param_rules[prim] = rule
 
 
-__all__ = ["Primitive", "typing_rules", "typing_caches", "def_typing", "def_printing", "pp_eqn_rules",
+__all__ = ["Primitive", "typing_rules", "typing_caches", "typed_param_keys", "def_typing", "def_printing", "pp_eqn_rules",
            "ALL_PRIMITIVES", "set_bind_hook"]

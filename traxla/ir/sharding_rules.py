@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import ShardingTypeError
 from .avals import interned
-from .primitive import typing_caches, typing_rules
+from .primitive import typed_param_keys, typing_caches, typing_rules
 from .sharding import ShardingType
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
@@ -30,9 +30,10 @@ def infer_avals(prim, in_avals, params):
         return _infer(prim, in_avals, params)
     # Keyed by the identity of the (interned) operand avals: no Python-level hashing of
     # avals on a hit. Each entry keeps its avals alive, so an id in a key stays theirs.
-    # The param types are part of the key: ``y=2`` and ``y=2.0`` are equal dict keys, but
-    # only one of them is a valid integer_pow exponent.
-    key = (*map(id, in_avals), *params, *params.values(), *map(type, params.values()))
+    if prim in typed_param_keys:  # ``y=2`` and ``y=2.0`` are equal keys; only one is valid
+        key = (*map(id, in_avals), *params, *params.values(), *map(type, params.values()))
+    else:
+        key = (*map(id, in_avals), *params, *params.values())
     try:
         hit = cache.get(key)
     except TypeError:  # an unhashable param (a list, an array): typed afresh

@@ -86,7 +86,8 @@ def _binary_rule(name, categories, out_dtype=None):
 
 
 for _name, _cats in UNARY.items():
-    P[_name] = def_typing(Primitive(_name), _unary_rule(_name, _cats), memoize=True)
+    P[_name] = def_typing(Primitive(_name), _unary_rule(_name, _cats), memoize=True,
+                          typed_params=_name == "integer_pow")
     if _name in WITH_ACCURACY:
         def_printing(P[_name], hide_if_none=("accuracy",))
 for _name, _cats in BINARY.items():
