@@ -652,6 +652,9 @@ _install_placed_dispatch()
 
 def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
+    from .ir.sharding import AbstractMesh
+    if not AbstractMesh.ever_created:  # no mesh in this process: no equation can carry one
+        return None
     from .ir.core import subjaxprs
     from .ir.rules.collectives import shard_map_p
     from .ir.rules.collectives import reshard_p

@@ -442,6 +442,21 @@ def _lift(trace, ref: Ref):
     return DynamicJaxprTracer(trace, trace._new_const(ref, ref._aval))
 
 
+def _bind_method(prim, *args, **params):
+    """``Primitive.bind``: every traced operation comes through here. With no ref among
+    the operands and not a call that could carry refs in its jaxprs, straight to the
+    current trace."""
+    if not AbstractRef.ever_created:  # no ref exists anywhere yet: nothing to look for
+        return _thread_state.trace.process_primitive(prim, args, params)
+    for a in args:
+        kind = type(a)
+        if kind is Ref or (kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef):
+            return _bind_with_refs(prim, args, params)
+    if prim in _CALLS:
+        return _bind_with_refs(prim, args, params)
+    return _thread_state.trace.process_primitive(prim, args, params)
+
+
 def _bind_with_refs(prim, args, params):
     """The bind hook: ``Ref`` objects become ref constants of a staged jaxpr; a loop, cond
     or jit that carries refs outside staging runs discharged, its refs updated in place."""
@@ -475,9 +490,10 @@ def _bind_with_refs(prim, args, params):
 
 
 _base_bind = trace_core.bind
+_thread_state = trace_core._state
 _CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
 _TAKES_REFS = _CALLS | frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
-set_bind_hook(_bind_with_refs)
+set_bind_hook(_bind_with_refs, _bind_method)
 
 
 def closes_over_refs(closed) -> bool:

@@ -173,13 +173,23 @@ def _periodic_stretches(ids, min_repeats, max_block):
     period ``L`` for at least ``min_repeats`` periods."""
     n = len(ids)
     found = []
+    padded = np.zeros(n + 1, np.int8)
     for L in range(1, min(max_block, n // max(min_repeats, 2)) + 1):
-        eq = np.concatenate([[False], ids[L:] == ids[:-L], [False]])
-        d = np.diff(eq.astype(np.int8))
+        matches = ids[L:] == ids[:-L]
+        need = (min_repeats - 1) * L
+        count = np.count_nonzero(matches)
+        if count < need:  # too few matches for any stretch: most periods
+            continue
+        if count == n - L:  # periodic throughout (a fully unrolled program): one stretch
+            repeats = n // L
+            found.append((repeats * L, L, 0, repeats))
+            continue
+        padded[1:n - L + 1] = matches
+        padded[n - L + 1:] = 0
+        d = np.diff(padded[:n - L + 2])
         starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
         lengths = ends - starts
-        for s, length in zip(starts[lengths >= (min_repeats - 1) * L],
-                             lengths[lengths >= (min_repeats - 1) * L]):
+        for s, length in zip(starts[lengths >= need], lengths[lengths >= need]):
             repeats = (int(length) + L) // L
             found.append((repeats * L, L, int(s), repeats))
     found.sort(key=lambda c: (-c[0], c[1]))

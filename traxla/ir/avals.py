@@ -75,6 +75,23 @@ class ShapedArray:
         return f"ShapedArray({self.str_short(False)}{weak})"
 
 
+_interned: dict = {}
+
+
+def interned(aval):
+    """The one shared object equal to ``aval`` (avals are immutable): typing results and
+    traced arguments are interned, so cache keys made of them compare by identity."""
+    try:
+        hit = _interned.get(aval)
+    except TypeError:  # an aval with an unhashable part
+        return aval
+    if hit is None:
+        if len(_interned) >= 4096:
+            _interned.clear()
+        hit = _interned[aval] = aval
+    return hit
+
+
 def physical_aval(aval: ShapedArray) -> ShapedArray:
     """How a value is stored: an extended dtype's elements expand into trailing dims."""
     dtype = aval.dtype

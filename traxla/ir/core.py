@@ -65,11 +65,25 @@ class SourceInfo:
     function name are resolved only when a message (or a location) needs them.
     """
 
-    __slots__ = ("code", "lasti", "line", "name_stack")
+    __slots__ = ("code", "lasti", "_line", "name_stack")
 
-    def __init__(self, code, lasti: int, line: int, name_stack: tuple = ()):
-        self.code, self.lasti, self.line = code, lasti, line
+    def __init__(self, code, lasti: int, line: int | None = None, name_stack: tuple = ()):
+        self.code, self.lasti, self._line = code, lasti, line
         self.name_stack = name_stack
+
+    @property
+    def line(self) -> int:
+        """The line of instruction ``lasti`` (what the frame's ``f_lineno`` said)."""
+        line = self._line
+        if line is None:
+            line = self.code.co_firstlineno
+            for start, end, number in self.code.co_lines():
+                if start <= self.lasti < end:
+                    if number is not None:
+                        line = number
+                    break
+            self._line = line
+        return line
 
     @property
     def file(self) -> str:
@@ -191,12 +205,21 @@ class DebugInfo:
         self.arg_names = tuple(arg_names)
 
 
-def subjaxprs(params: dict):
-    """The jaxprs carried in an equation's params, in param order."""
+def subjaxprs(params: dict) -> list:
+    """The jaxprs carried in an equation's params, in param order. (A list, not a
+    generator: whole-program passes call this once per equation, and most have none.)"""
+    found = []
     for value in params.values():
-        if isinstance(value, (Jaxpr, ClosedJaxpr)):
-            yield value.jaxpr if isinstance(value, ClosedJaxpr) else value
+        if type(value) in _PLAIN_PARAM_TYPES:
+            continue
+        if isinstance(value, _JAXPR_TYPES):
+            found.append(value.jaxpr if isinstance(value, ClosedJaxpr) else value)
         elif isinstance(value, tuple):  # tuples and named tuples of jaxprs (custom_linear_solve)
             for item in value:
-                if isinstance(item, (Jaxpr, ClosedJaxpr)):
-                    yield item.jaxpr if isinstance(item, ClosedJaxpr) else item
+                if isinstance(item, _JAXPR_TYPES):
+                    found.append(item.jaxpr if isinstance(item, ClosedJaxpr) else item)
+    return found
+
+
+_JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
+_PLAIN_PARAM_TYPES = frozenset((type(None), bool, int, float, str))

@@ -122,6 +122,8 @@ def default_complex() -> np.dtype:
 
 def to_dtype(dtype_like) -> np.dtype:
     """``np.dtype`` of a user's dtype spec, with Python types mapped as JAX does."""
+    if isinstance(dtype_like, np.dtype):  # the common case: already a dtype
+        return canonicalize(dtype_like)
     if dtype_like is float:
         return default_float()
     if dtype_like is int:

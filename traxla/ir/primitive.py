@@ -34,9 +34,18 @@ def _bind_hook(prim, args, params):  # replaced by tracer.core at import
     raise RuntimeError("traxla.tracer is not initialised")
 
 
-def set_bind_hook(fn):
+def set_bind_hook(fn, method=None):
+    """Installs ``fn(prim, args, params)`` as what ``bind`` hands primitives to; ``method``,
+    when given, is the same hook spelled ``method(prim, *args, **params)`` and becomes
+    ``Primitive.bind`` itself (one Python frame less on every traced operation)."""
     global _bind_hook
     _bind_hook = fn
+    Primitive.bind = method if method is not None else _forwarding_bind
+
+
+def _forwarding_bind(self, *args, **params):
+    """Hands the primitive to the innermost trace (installed by ``tracer/``)."""
+    return _bind_hook(self, args, params)
 
 
 ALL_PRIMITIVES: dict[str, Primitive] = {}
@@ -45,8 +54,27 @@ ALL_PRIMITIVES: dict[str, Primitive] = {}
 typing_rules: dict[Primitive, object] = {}
 
 
-def def_typing(prim: Primitive, rule):
+# primitive -> {(in avals, params, param types): out aval}: the typing results of the
+# primitives whose rules are pure functions of their avals and params (elementwise,
+# reductions, shapes), memoized by ``sharding_rules.infer_avals``. A traced program types
+# the same few signatures thousands of times; a dict lookup is cheaper than the checks.
+typing_caches: dict[Primitive, dict] = {}
+# The memoized primitives whose rules tell equal params of different types apart
+# (integer_pow's ``y=2`` from ``y=2.0``): their cache keys include the param types.
+typed_param_keys: set = set()
+
+
+def def_typing(prim: Primitive, rule, *, memoize: bool = False, typed_params: bool = False):
+    """Registers ``prim``'s typing rule; ``memoize=True`` when the rule reads nothing but its
+    arguments (no config, no thread state) and returns one aval; ``typed_params=True`` when
+    it also refuses a param by its type alone."""
     typing_rules[prim] = rule
+    typing_caches.pop(prim, None)
+    typed_param_keys.discard(prim)
+    if memoize:
+        typing_caches[prim] = {}
+        if typed_params:
+            typed_param_keys.add(prim)
     return prim
 
 
@@ -68,5 +96,5 @@ def def_printing(prim: Primitive, *, hide=(), hide_if_none=(), hide_if_empty=(),
     pp_param_rules[prim] = rule
 
 
-__all__ = ["Primitive", "typing_rules", "def_typing", "def_printing", "pp_eqn_rules",
+__all__ = ["Primitive", "typing_rules", "typing_caches", "typed_param_keys", "def_typing", "def_printing", "pp_eqn_rules",
            "ALL_PRIMITIVES", "set_bind_hook"]

@@ -43,8 +43,12 @@ class AbstractMesh:
     """A mesh's shape without its devices: what the type system needs."""
 
     __slots__ = ("axis_names", "axis_sizes", "axis_types", "_hash")
+    # Whether any mesh was ever made in this process: a whole-program search for the mesh
+    # of a shard_map, reshard or sharding constraint has nothing to find until one is.
+    ever_created = False
 
     def __init__(self, axis_sizes, axis_names, axis_types=None):
+        AbstractMesh.ever_created = True
         self.axis_sizes = tuple(int(s) for s in axis_sizes)
         self.axis_names = tuple(axis_names)
         if axis_types is None:
@@ -56,6 +60,9 @@ class AbstractMesh:
             raise ValueError(f"mesh axis sizes {self.axis_sizes}, names {self.axis_names} and "
                              f"types {self.axis_types} must have the same length")
         self._hash = hash((self.axis_sizes, self.axis_names, self.axis_types))
+
+    def __reduce__(self):  # copies and unpickled meshes come through __init__ too
+        return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
     def size(self) -> int:

@@ -8,7 +8,8 @@ primitive's sharding rule.
 from __future__ import annotations
 
 from ..errors import ShardingTypeError
-from .primitive import typing_rules
+from .avals import interned
+from .primitive import typed_param_keys, typing_caches, typing_rules
 from .sharding import ShardingType
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
@@ -20,7 +21,41 @@ def register_sharding(prim, rule):
     return rule
 
 
+_TYPING_CACHE_LIMIT = 4096
+
+
 def infer_avals(prim, in_avals, params):
+    cache = typing_caches.get(prim)
+    if cache is None:
+        return _infer(prim, in_avals, params)
+    # Keyed by the identity of the (interned) operand avals: no Python-level hashing of
+    # avals on a hit. Each entry keeps its avals alive, so an id in a key stays theirs.
+    if prim in typed_param_keys:  # ``y=2`` and ``y=2.0`` are equal keys; only one is valid
+        key = (*map(id, in_avals), *params, *params.values(), *map(type, params.values()))
+    else:
+        key = (*map(id, in_avals), *params, *params.values())
+    try:
+        hit = cache.get(key)
+    except TypeError:  # an unhashable param (a list, an array): typed afresh
+        return _infer(prim, in_avals, params)
+    if hit is not None:
+        return hit[0]
+    canonical = tuple(interned(a) for a in in_avals)  # equal operands seen as other objects?
+    key = (*map(id, canonical), *key[len(in_avals):])
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    out = _infer(prim, in_avals, params)
+    if type(out) is not list and all(a.sharding is None for a in in_avals):
+        if len(cache) >= _TYPING_CACHE_LIMIT:
+            cache.clear()
+        # One object per distinct aval: the next equation's key is made of this one.
+        out = interned(out)
+        cache[key] = (out, canonical)
+    return out
+
+
+def _infer(prim, in_avals, params):
     out = typing_rules[prim](*in_avals, **params)
     for a in in_avals:
         if a.sharding is not None:

@@ -49,9 +49,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
-    from .ops_extra import canonicalize_precision  # strings/single values become a pair
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn,
-                              precision=canonicalize_precision(precision),
+    if precision is not None:  # strings/single values become a pair
+        from .ops_extra import canonicalize_precision
+        precision = canonicalize_precision(precision)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
 
 
@@ -65,15 +66,26 @@ def _type_sharding(sharding_or_spec, ndim):
     return type_sharding(sharding_or_spec, ndim)
 
 
+_DOT_DIMENSIONS = ((((0,), (0,)), ((), ())), (((1,), (0,)), ((), ())))  # by lhs rank - 1
+
+
 def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
-    if dimension_numbers is None:
-        ls, rs = shape_of(lhs), shape_of(rhs)
-        if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
-            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
-                             "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
-                             f"products; got lhs_shape={ls} rhs_shape={rs}")
-        dimension_numbers = (((len(ls) - 1,), (0,)), ((), ()))
-    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    ls, rs = shape_of(lhs), shape_of(rhs)
+    if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
+        raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
+                         "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
+                         f"products; got lhs_shape={ls} rhs_shape={rs}")
+    if precision is not None:
+        from .ops_extra import canonicalize_precision
+        precision = canonicalize_precision(precision)
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.to_dtype(preferred_element_type)
+    # (dot_general without its argument canonicalization: these dimensions are canonical)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_DOT_DIMENSIONS[len(ls) - 1],
+                              precision=precision, preferred_element_type=preferred_element_type,
+                              out_sharding=None)
 
 
 def reduce_sum(operand, axes):

@@ -21,11 +21,11 @@ def aval_of(x):
 
 
 def shape_of(x):
-    return tuple(aval_of(x).shape)
+    return tuple((x.aval if isinstance(x, Tracer) else concrete_aval(x)).shape)
 
 
 def dtype_of(x):
-    return aval_of(x).dtype
+    return (x.aval if isinstance(x, Tracer) else concrete_aval(x)).dtype
 
 
 def _is_array(x) -> bool:

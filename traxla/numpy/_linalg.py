@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
-from ._promotion import check_arraylike, promote_dtypes, result_type
+from ._promotion import plain_aval, check_arraylike, promote_dtypes, result_type
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -22,7 +22,25 @@ def _result_dtype(a, b, preferred_element_type):
     return dtypes.to_dtype(preferred_element_type), False
 
 
+_CONTRACT_LAST = {  # (a rank, b rank) -> dot_general dimension numbers, for ranks 1 and 2
+    (ra, rb): (((ra - 1,), (rb - 1 - (rb > 1),)), ((), ())) for ra in (1, 2) for rb in (1, 2)}
+
+
 def matmul(a, b, *, precision=None, preferred_element_type=None):
+    if preferred_element_type is None:
+        # Fast path, the traced ``W @ h``: two arrays (not Python scalars) of one plain
+        # strong dtype and rank 1 or 2 are one dot_general at that dtype, nothing to convert.
+        a_aval, b_aval = plain_aval(a), plain_aval(b)
+        if (a_aval is not None and b_aval is not None and a_aval.dtype == b_aval.dtype
+                and not a_aval.weak_type and not b_aval.weak_type):
+            dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
+            if dims is not None:  # (lax.dot_general, its arguments already canonical)
+                if precision is not None:
+                    from ..lax.ops_extra import canonicalize_precision
+                    precision = canonicalize_precision(precision)
+                return lax.dot_general_p.bind(
+                    a, b, dimension_numbers=dims, precision=precision,
+                    preferred_element_type=dtypes.canonicalize(a_aval.dtype), out_sharding=None)
     a, b = _ensure_arraylike("matmul", a, b)
     for i, x in enumerate((a, b)):
         if len(lax.shape_of(x)) < 1:

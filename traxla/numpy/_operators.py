@@ -31,7 +31,7 @@ def _defer(fn):
     return op
 
 
-_KNOWN_SCALARS = (bool, int, float, complex)
+_KNOWN_SCALARS = frozenset((bool, int, float, complex))
 
 
 def _known(x) -> bool:

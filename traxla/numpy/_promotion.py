@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import lax
 from ..ir import dtypes
+from ..ir.avals import ShapedArray
 from ..lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -128,17 +129,134 @@ def promote_shapes(fun_name: str, *args):
     return [broadcast_to_rank(a, rank) for a in args]
 
 
+# -- fast path -----------------------------------------------------------------------
+# Every traced ``x * 0.5`` and ``jnp.tanh(x)`` promotes; the general path above checks,
+# computes a lattice join and converts operand by operand. The fast path handles the
+# common operands, arrays with a plain ShapedArray (tracers, Arrays, literals) and Python
+# scalars, needing no rank promotion, with the join cached per (dtype, weak type)
+# signature. It returns None for anything else, which the general path then decides
+# (including every error).
+_PLAIN, _INEXACT, _NUMERIC = 0, 1, 2
+_SCALAR_TYPES = frozenset(_PY_SCALARS)
+INEXACT_DTYPES = frozenset(d for d in dtypes.ALL_DTYPES if dtypes.is_inexact(d))
+_joins: dict = {}
+
+
+def plain_aval(x):
+    aval = getattr(x, "aval", None)
+    if type(aval) is ShapedArray and type(aval.dtype) is not dtypes.ExtendedDType:
+        return aval
+    return None
+
+
+def _join(mode, sig1, sig2):
+    """The promoted (dtype, weak type) of two signatures: (dtype, weak) of an array or the
+    type of a Python scalar; None where the general path must decide (an error)."""
+    key = (mode, sig1, sig2, dtypes._x64[0], dtypes._promotion[0])
+    out = _joins.get(key)
+    if out is None:
+        typed = [(dtypes.python_scalar_dtype(sig()), True) if type(sig) is type else sig
+                 for sig in (sig1, sig2)]
+        try:
+            dtype, weak = dtypes.result_type_of(*typed)
+        except Exception:  # noqa: BLE001 - raised again, with context, by the general path
+            return None
+        if mode == _INEXACT and not dtypes.is_inexact(dtype):
+            dtype = dtypes.default_float()
+        elif mode == _NUMERIC and dtypes.is_bool(dtype):
+            dtype = dtypes.default_int()
+        out = _joins[key] = (dtype, weak)
+    return out
+
+
+def _promote_pair(mode, x1, x2):
+    if type(x1) in _SCALAR_TYPES:
+        a1, sig1 = None, type(x1)
+        if sig1 is int and not _int_fits(x1):
+            return None
+    else:
+        a1 = plain_aval(x1)
+        if a1 is None:
+            return None
+        sig1 = (a1.dtype, a1.weak_type)
+    if type(x2) in _SCALAR_TYPES:
+        a2, sig2 = None, type(x2)
+        if sig2 is int and not _int_fits(x2):
+            return None
+    else:
+        a2 = plain_aval(x2)
+        if a2 is None:
+            return None
+        sig2 = (a2.dtype, a2.weak_type)
+        if a1 is not None and a1.shape and a2.shape and len(a1.shape) != len(a2.shape):
+            return None  # rank promotion
+    if a1 is None and a2 is None:
+        return None
+    if a1 is not None and a2 is not None and sig1 == sig2 and (
+            mode == _PLAIN and not (sig1[1] and dtypes.is_bool(sig1[0]))
+            or mode == _INEXACT and sig1[0] in INEXACT_DTYPES):
+        return [x1, x2]  # two arrays of one type: nothing to convert (as _same_typed_arrays)
+    joined = _join(mode, sig1, sig2)
+    if joined is None:
+        return None
+    if sig1 != joined:
+        x1 = _convert_element_type(x1, *joined)
+    if sig2 != joined:
+        x2 = _convert_element_type(x2, *joined)
+    return [x1, x2]
+
+
+def _int_fits(x) -> bool:
+    info = np.iinfo(dtypes.default_int()) if dtypes._x64[0] else _INT32
+    return info.min <= x <= info.max
+
+
+_INT32 = np.iinfo(np.int32)
+
+
+def _promote_one(mode, x):
+    """One operand: an array of a plain dtype passes as it is (inexact: if inexact)."""
+    aval = plain_aval(x)
+    if aval is None or type(x) in _SCALAR_TYPES:
+        return None
+    if mode == _INEXACT and aval.dtype not in INEXACT_DTYPES:
+        return None
+    if mode == _NUMERIC and dtypes.is_bool(aval.dtype):
+        return None
+    return [x]
+
+
 def promote_args(fun_name: str, *args):
+    if len(args) == 2:
+        fast = _promote_pair(_PLAIN, *args)
+        if fast is not None:
+            return fast
+    elif len(args) == 1:
+        fast = _promote_one(_PLAIN, args[0])
+        if fast is not None:
+            return fast
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
 def promote_args_inexact(fun_name: str, *args):
+    if len(args) == 1:
+        fast = _promote_one(_INEXACT, args[0])
+        if fast is not None:
+            return fast
+    elif len(args) == 2:
+        fast = _promote_pair(_INEXACT, *args)
+        if fast is not None:
+            return fast
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
 def promote_args_numeric(fun_name: str, *args):
+    if len(args) == 2:
+        fast = _promote_pair(_NUMERIC, *args)
+        if fast is not None:
+            return fast
     check_arraylike(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 

@@ -15,7 +15,7 @@ from ._jitutil import jit_named as _jit_named
 from ..ir import dtypes
 from ..ir.avals import ShapedArray
 from ..ir.core import Literal
-from ._promotion import (check_arraylike, promote_args, promote_args_inexact,
+from ._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
                          promote_dtypes_numeric, promote_shapes)
 
@@ -50,6 +50,9 @@ def _unary_inexact(name, lax_fn):
     def fn(x, /):
         if type(x) is float:
             return lax_fn(_python_float_literal(x))
+        aval = getattr(x, "aval", None)  # fast path: an array of an inexact dtype passes as is
+        if type(aval) is ShapedArray and aval.dtype in INEXACT_DTYPES:
+            return lax_fn(x)
         return lax_fn(*promote_args_inexact(name, x))
     fn.__name__ = name
     return fn
@@ -97,12 +100,12 @@ def sign(x, /):
 
 def add(x1, x2, /):
     x1, x2 = promote_args("add", x1, x2)
-    return lax.bitwise_or(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.add(x1, x2)
+    return lax.bitwise_or(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.add(x1, x2)
 
 
 def multiply(x1, x2, /):
     x1, x2 = promote_args("multiply", x1, x2)
-    return lax.bitwise_and(x1, x2) if dtypes.is_bool(lax.dtype_of(x1)) else lax.mul(x1, x2)
+    return lax.bitwise_and(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.mul(x1, x2)
 
 
 ufuncs.update(negative=negative, sign=sign, add=add, multiply=multiply)

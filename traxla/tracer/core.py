@@ -40,16 +40,38 @@ def source_info_context(info):
         _source_override[0] = previous
 
 
-def user_source_info():
-    """The innermost frame outside traxla: where the user's code made the call."""
-    if _source_override[0] is not None:
-        return _source_override[0]
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    if frame is None:
+def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
+    """The innermost frame outside traxla, looking from ``depth`` frames up (the caller's
+    caller): where the user's code made the call.
+
+    Runs once per traced equation: each traxla frame between the caller and the user's
+    code costs one step of the walk, and the line number is left for ``SourceInfo`` to
+    work out when something prints it."""
+    override = _source_override[0]
+    if override is not None:
+        return override
+    frame = _getframe(depth)
+    try:
+        while frame.f_code.co_filename.startswith(_package_dir):
+            frame = frame.f_back
+    except AttributeError:  # ran off the bottom of the stack: traxla's own code all the way
         return None
-    return SourceInfo(frame.f_code, frame.f_lasti, frame.f_lineno, _name_stack.scopes)
+    # One SourceInfo per call site (an unrolled loop records the same few thousands of
+    # times). Keyed by the code's identity: the cached SourceInfo keeps the code alive.
+    code, scopes = frame.f_code, _name_stack.scopes
+    key = (id(code), frame.f_lasti, scopes)
+    try:
+        info = _call_sites.get(key)
+    except TypeError:  # an unhashable scope name
+        return SourceInfo(code, key[1], None, scopes)
+    if info is None:
+        if len(_call_sites) >= 4096:
+            _call_sites.clear()
+        info = _call_sites[key] = SourceInfo(code, key[1], None, scopes)
+    return info
+
+
+_call_sites: dict = {}
 
 
 class Trace:

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import UnexpectedTracerError
 from ..ir import dtypes
-from ..ir.avals import ShapedArray
+from ..ir.avals import ShapedArray, interned
 from ..ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from ..ir.sharding_rules import infer_avals
 from . import core
@@ -16,16 +16,18 @@ from .values import concrete_aval, concrete_value, is_concrete
 from ..ir.shape_poly import DimExpr
 
 
+_new = object.__new__
+
+
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("var",)
+    # ``aval`` is the variable's (which never changes), kept in a slot of its own: it is
+    # read on every operation, and a slot is cheaper than a property.
+    __slots__ = ("var", "aval")
 
     def __init__(self, trace, var):
         self._trace = trace
         self.var = var
-
-    @property
-    def aval(self):
-        return self.var.aval
+        self.aval = var.aval
 
     def _origin_msg(self) -> str:
         return self._trace.origin_message(self.var)
@@ -57,7 +59,7 @@ class DynamicJaxprTrace(Trace):
 
     # -- building ----------------------------------------------------------
     def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
-        var = Var(aval)
+        var = Var(interned(aval))
         self.invars.append(var)
         return DynamicJaxprTracer(self, var)
 
@@ -95,22 +97,45 @@ class DynamicJaxprTrace(Trace):
         return self._new_const(x, aval)
 
     def process_primitive(self, prim, args, params):
-        atoms = [self.to_atom(a) for a in args]
-        out = infer_avals(prim, [a.aval for a in atoms], params)
-        source = user_source_info()
-        outvars = [Var(a) for a in out] if prim.multiple_results else [Var(out)]
-        eqn = JaxprEqn(atoms, outvars, prim, params, source)
-        outs = [DynamicJaxprTracer(self, v) for v in outvars]
-        rule = forwarding_rules.get(prim) if self.forwards else None
-        if rule is not None:
-            fwd, eqn = rule(eqn)
+        atoms, in_avals = [], []
+        for a in args:  # to_atom inlined for the common operands: our tracers, literals
+            kind = type(a)
+            if kind is DynamicJaxprTracer and a._trace is self:
+                atom = a.var
+            elif kind is Literal:
+                atom = a
+            else:
+                atom = self.to_atom(a)
+            atoms.append(atom)
+            in_avals.append(atom.aval)
+        out = infer_avals(prim, in_avals, params)
+        # (whoever called process_primitive is traxla's own code: the walk starts above it)
+        source = user_source_info(3)
+        if self.forwards and prim in forwarding_rules:
+            outvars = [Var(a) for a in out] if prim.multiple_results else [Var(out)]
+            outs = [DynamicJaxprTracer(self, v) for v in outvars]
+            fwd, eqn = forwarding_rules[prim](JaxprEqn(atoms, outvars, prim, params, source))
             for i, j in enumerate(fwd):
                 if j is not None:
                     outs[i] = DynamicJaxprTracer(self, atoms[j])
-            if eqn is None:
-                return outs if prim.multiple_results else outs[0]
+            if eqn is not None:
+                self.eqns.append(eqn)
+            return outs if prim.multiple_results else outs[0]
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(atoms, outvars, prim, params, source))
+            return [DynamicJaxprTracer(self, v) for v in outvars]
+        # The one-result case, once per traced operation: the three objects are filled in
+        # directly, without the Python-level __init__ calls (what they would do).
+        var = _new(Var)
+        var.aval = out
+        eqn = _new(JaxprEqn)
+        eqn.invars, eqn.outvars, eqn.primitive, eqn.params, eqn.source_info = (
+            atoms, [var], prim, params, source)
         self.eqns.append(eqn)
-        return outs if prim.multiple_results else outs[0]
+        tracer = _new(DynamicJaxprTracer)
+        tracer._trace, tracer.var, tracer.aval = self, var, out
+        return tracer
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in outs]

@@ -86,13 +86,15 @@ def _binary_rule(name, categories, out_dtype=None):
 
 
 for _name, _cats in UNARY.items():
-    P[_name] = def_typing(Primitive(_name), _unary_rule(_name, _cats))
+    P[_name] = def_typing(Primitive(_name), _unary_rule(_name, _cats), memoize=True,
+                          typed_params=_name == "integer_pow")
     if _name in WITH_ACCURACY:
         def_printing(P[_name], hide_if_none=("accuracy",))
 for _name, _cats in BINARY.items():
-    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats))
+    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats), memoize=True)
 for _name, _cats in COMPARE.items():
-    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats, out_dtype=dtypes.bool_))
+    P[_name] = def_typing(Primitive(_name), _binary_rule(_name, _cats, out_dtype=dtypes.bool_),
+                                   memoize=True)
 
 
 def _select_n_rule(which, *cases):
@@ -139,10 +141,11 @@ def _bitcast_rule(x, *, new_dtype):
     return ShapedArray(x.shape[:-1], new_dtype, False)
 
 
-select_n_p = P["select_n"] = def_typing(Primitive("select_n"), _select_n_rule)
-clamp_p = P["clamp"] = def_typing(Primitive("clamp"), _clamp_rule)
+select_n_p = P["select_n"] = def_typing(Primitive("select_n"), _select_n_rule,
+                                                memoize=True)
+clamp_p = P["clamp"] = def_typing(Primitive("clamp"), _clamp_rule, memoize=True)
 convert_element_type_p = P["convert_element_type"] = def_typing(
-    Primitive("convert_element_type"), _convert_rule)
+    Primitive("convert_element_type"), _convert_rule, memoize=True)
 def_printing(convert_element_type_p, hide=("sharding",))
 bitcast_convert_type_p = P["bitcast_convert_type"] = def_typing(
-    Primitive("bitcast_convert_type"), _bitcast_rule)
+    Primitive("bitcast_convert_type"), _bitcast_rule, memoize=True)

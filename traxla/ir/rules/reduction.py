@@ -38,9 +38,9 @@ def _arg_rule(name):
 
 
 for _name, _cats in REDUCTIONS.items():
-    P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats))
+    P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats), memoize=True)
 for _name in ("argmax", "argmin"):
-    P[_name] = def_typing(Primitive(_name), _arg_rule(_name))
+    P[_name] = def_typing(Primitive(_name), _arg_rule(_name), memoize=True)
 
 
 def _type_properties(dtype):
@@ -109,25 +109,7 @@ def _dot_general_params(params):
     return out
 
 
-_dot_cache: dict = {}
-
-
-def _dot_general_cached(lhs, rhs, *, dimension_numbers, precision=None,
-                        preferred_element_type=None, out_sharding=None):
-    """The typing rule memoized: a traced matmul chain types the same few signatures
-    thousands of times, and the checks cost more than a dict lookup."""
-    key = (lhs, rhs, dimension_numbers, precision, preferred_element_type)
-    out = _dot_cache.get(key)
-    if out is None:
-        out = _dot_general_rule(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
-                                preferred_element_type=preferred_element_type)
-        if len(_dot_cache) > 4096:
-            _dot_cache.clear()
-        _dot_cache[key] = out
-    return out
-
-
-dot_general_p = def_typing(Primitive("dot_general"), _dot_general_cached)
+dot_general_p = def_typing(Primitive("dot_general"), _dot_general_rule, memoize=True)
 P["dot_general"] = dot_general_p
 from ..printer import pp_param_rules  # noqa: E402
 

@@ -25,11 +25,18 @@ class AbstractRef:
     __slots__ = ("inner_aval", "memory_space", "kind")
     sharding = None
     weak_type = False
+    # Whether any ref type was ever made in this process: until one is, no operand of any
+    # primitive can be a ref, and ``bind`` skips looking for them.
+    ever_created = False
 
     def __init__(self, inner_aval: ShapedArray, memory_space=None, kind=None):
+        AbstractRef.ever_created = True
         self.inner_aval = inner_aval
         self.memory_space = memory_space
         self.kind = kind
+
+    def __reduce__(self):  # copies and unpickled refs come through __init__ too
+        return AbstractRef, (self.inner_aval, self.memory_space, self.kind)
 
     shape = property(lambda self: self.inner_aval.shape)
     dtype = property(lambda self: self.inner_aval.dtype)
