@@ -77,8 +77,13 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
 
 def aval_type(aval) -> ir.RankedTensorType:
     dtype = aval.dtype
+    t = _type_cache.get((aval.shape, dtype))  # hit: a plain array of a shape seen before
+    if t is not None:
+        return t
     if isinstance(dtype, dtypes.ExtendedDType):  # stored as its physical array
-        return tensor_type(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype)
+        t = tensor_type(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype)
+        _type_cache[(tuple(aval.shape), dtype)] = t
+        return t
     return tensor_type(aval.shape, dtype)
 
 
@@ -93,14 +98,33 @@ def constant(value, dtype=None) -> ir.Value:
 
 def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
     """lax's implicit broadcasting of scalars and size-1 dims, made explicit."""
-    if tuple(from_aval.shape) == tuple(to_shape):
+    from_shape = from_aval.shape
+    if from_shape == to_shape or tuple(from_shape) == tuple(to_shape):
         return value
-    if not from_aval.shape:
-        dims = []
-    else:
-        dims = list(range(len(to_shape)))
-    from .dynamic_shapes import broadcast_in_dim  # a symbolic shape needs the dynamic op
-    return broadcast_in_dim(tensor_type(to_shape, from_aval.dtype), value, dims, to_shape)
+    rank = len(from_shape) and len(to_shape)
+    attrs = _broadcast_attrs.get(rank)
+    if attrs is None:
+        attrs = _broadcast_attrs[rank] = {"broadcast_dimensions": i64_array(range(rank))}
+    result_type = tensor_type(to_shape, from_aval.dtype)
+    for d in to_shape:
+        if type(d) is not int:  # a symbolic shape needs the dynamic op
+            from .dynamic_shapes import broadcast_in_dim
+            return broadcast_in_dim(result_type, value, list(range(rank)), to_shape)
+    return _create("stablehlo.broadcast_in_dim", results=(result_type,), operands=(value,),
+                   attributes=attrs).result
+
+
+_broadcast_attrs: dict = {}  # rank -> broadcast_in_dim's attributes for dims 0..rank-1
+_create = ir.Operation.create
+
+
+def op_result(name: str, result_type, operands, attributes=None) -> ir.Value:
+    """The result of a new single-result op ``name`` at the current insertion point and
+    location. ``Operation.create`` directly: the generated builders (``hlo.add``...) spend
+    more than half of an op's cost in keyword handling and result type inference, and
+    lowering always knows the result type (the equation's aval)."""
+    return _create(name, results=(result_type,), operands=operands,
+                   attributes=attributes).result
 
 
 def i64_array(values) -> ir.Attribute:

@@ -50,6 +50,31 @@ class ModuleBuilder:
         self.dim_vars: list = []
         self._locations: dict = {}
 
+    def location(self, eqn):
+        """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
+        around the user's source position; shown by ``as_text(debug_info=True)`` and kept
+        as ``op_name`` metadata in the compiled HLO. One per distinct (scopes, primitive,
+        source position) in this module (the code object by id: it outlives the
+        lowering, held by the equation)."""
+        info = eqn.source_info
+        if info is None:
+            key = ((), eqn.primitive.name, None)
+        else:
+            key = (info.name_stack, eqn.primitive.name, id(info.code), info.lasti)
+        loc = self._locations.get(key)
+        if loc is None:
+            loc = self._locations[key] = self._new_location(eqn)
+        return loc
+
+    def _new_location(self, eqn):
+        info = eqn.source_info
+        scopes = info.name_stack if info is not None else ()
+        name = "/".join((self.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
+        if info is None:
+            return ir.Location.name(name)
+        return ir.Location.name(name, childLoc=ir.Location.file(info.file, info.line,
+                                                                info.column or 0))
+
     def add_host_callback(self, fn) -> int:
         self.host_callbacks.append(fn)
         return len(self.host_callbacks) - 1
@@ -159,12 +184,13 @@ def _sanitize(name: str) -> str:
 
 
 def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
-    """Emits ops for ``jaxpr``'s equations at the current insertion point."""
-    env = {}
-    for v, val in zip(jaxpr.constvars, consts):
-        env[v] = val
-    for v, val in zip(jaxpr.invars, args):
-        env[v] = val
+    """Emits ops for ``jaxpr``'s equations at the current insertion point.
+
+    The hot loop of lowering (one iteration per equation of every program): everything
+    it touches is a local, and what repeats across equations (locations, literal
+    constants, types, attributes) is built once."""
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
 
     # One constant op per distinct literal in this block (a 4,000-equation program
     # repeats the same few scalars thousands of times); the first use dominates the rest.
@@ -185,47 +211,31 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             return out
         return env[x]
 
+    rules = lowering_rules
+    location = builder.location
     for eqn in jaxpr.eqns:
-        rule = lowering_rules.get(eqn.primitive)
+        prim = eqn.primitive
+        rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
-                f"No lowering rule for primitive '{eqn.primitive.name}': traxla cannot compile "
+                f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
                 f"this equation: {eqn}")
-        ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
-                          [v.aval for v in eqn.outvars])
+        invars, outvars = eqn.invars, eqn.outvars
+        operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+        ctx = RuleContext(builder, prim, [x.aval for x in invars], [v.aval for v in outvars])
         try:
-            with _location(builder, eqn):
-                out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+            with location(eqn):
+                out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
-            raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
+            raise LoweringError(f"traxla bug: lowering '{prim.name}' with operands "
                                 f"{[a.str_short() for a in ctx.avals_in]} and params "
                                 f"{eqn.params} failed: {e}") from e
-        if eqn.primitive.multiple_results:
-            for v, val in zip(eqn.outvars, out):
+        if prim.multiple_results:
+            for v, val in zip(outvars, out):
                 env[v] = val
         else:
-            env[eqn.outvars[0]] = out
+            env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
-
-
-def _location(builder: ModuleBuilder, eqn):
-    """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
-    around the user's source position; shown by ``as_text(debug_info=True)`` and kept
-    as ``op_name`` metadata in the compiled HLO."""
-    info = eqn.source_info
-    scopes = info.name_stack if info is not None else ()
-    key = (scopes, eqn.primitive.name, None if info is None else (info.code, info.lasti))
-    loc = builder._locations.get(key)
-    if loc is None:
-        name = "/".join((builder.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
-        if info is not None:
-            col = info.column
-            loc = ir.Location.name(name, childLoc=ir.Location.file(
-                info.file, info.line, col or 0))
-        else:
-            loc = ir.Location.name(name)
-        builder._locations[key] = loc
-    return loc
 
 
 def result_infos(n: int):

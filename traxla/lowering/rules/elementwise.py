@@ -5,44 +5,50 @@ import numpy as np
 
 from ...ir import dtypes
 from ...ir.rules.elementwise import P
-from ..mlir import aval_type, broadcast_to, chlo, constant, hlo
+from ..mlir import aval_type, broadcast_to, constant, hlo, op_result
 from ..registry import register_lowering
 
-# primitive name -> builder of one op from its (already broadcast) operands
+# primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
-    "neg": hlo.negate, "floor": hlo.floor, "ceil": hlo.ceil,
-    "is_finite": hlo.is_finite, "exp": hlo.exponential, "log": hlo.log,
-    "log1p": hlo.log_plus_one, "expm1": hlo.exponential_minus_one, "tanh": hlo.tanh,
-    "logistic": hlo.logistic, "sin": hlo.sine, "cos": hlo.cosine, "tan": chlo.tan,
-    "asin": chlo.asin, "acos": chlo.acos, "atan": chlo.atan, "sinh": chlo.sinh,
-    "cosh": chlo.cosh, "asinh": chlo.asinh, "acosh": chlo.acosh, "atanh": chlo.atanh,
-    "sqrt": hlo.sqrt, "rsqrt": hlo.rsqrt, "cbrt": hlo.cbrt, "abs": hlo.abs, "not": hlo.not_,
-    "erf": chlo.erf, "erf_inv": chlo.erf_inv,
-    "population_count": hlo.popcnt, "clz": hlo.count_leading_zeros,
+    "neg": "stablehlo.negate", "floor": "stablehlo.floor", "ceil": "stablehlo.ceil",
+    "is_finite": "stablehlo.is_finite", "exp": "stablehlo.exponential", "log": "stablehlo.log",
+    "log1p": "stablehlo.log_plus_one", "expm1": "stablehlo.exponential_minus_one",
+    "tanh": "stablehlo.tanh", "logistic": "stablehlo.logistic", "sin": "stablehlo.sine",
+    "cos": "stablehlo.cosine", "tan": "chlo.tan", "asin": "chlo.asin", "acos": "chlo.acos",
+    "atan": "chlo.atan", "sinh": "chlo.sinh", "cosh": "chlo.cosh", "asinh": "chlo.asinh",
+    "acosh": "chlo.acosh", "atanh": "chlo.atanh", "sqrt": "stablehlo.sqrt",
+    "rsqrt": "stablehlo.rsqrt", "cbrt": "stablehlo.cbrt", "abs": "stablehlo.abs",
+    "not": "stablehlo.not", "erf": "chlo.erf", "erf_inv": "chlo.erf_inv",
+    "population_count": "stablehlo.popcnt", "clz": "stablehlo.count_leading_zeros",
 }
 BINARY_OPS = {
-    "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply, "div": hlo.divide,
-    "rem": hlo.remainder, "pow": hlo.power, "max": hlo.maximum, "min": hlo.minimum,
-    "atan2": hlo.atan2, "nextafter": chlo.next_after, "and": hlo.and_, "or": hlo.or_,
-    "xor": hlo.xor, "shift_left": hlo.shift_left,
-    "shift_right_logical": hlo.shift_right_logical,
-    "shift_right_arithmetic": hlo.shift_right_arithmetic,
+    "add": "stablehlo.add", "sub": "stablehlo.subtract", "mul": "stablehlo.multiply",
+    "div": "stablehlo.divide", "rem": "stablehlo.remainder", "pow": "stablehlo.power",
+    "max": "stablehlo.maximum", "min": "stablehlo.minimum", "atan2": "stablehlo.atan2",
+    "nextafter": "chlo.next_after", "and": "stablehlo.and", "or": "stablehlo.or",
+    "xor": "stablehlo.xor", "shift_left": "stablehlo.shift_left",
+    "shift_right_logical": "stablehlo.shift_right_logical",
+    "shift_right_arithmetic": "stablehlo.shift_right_arithmetic",
 }
 COMPARE_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
 
 
-def _unary(op):
+def _unary(name):
     def rule(ctx, x, **params):
-        return op(x)
+        return op_result(name, aval_type(ctx.avals_out[0]), (x,))
     return rule
 
 
-def _binary(op):
+def _binary(name):
     def rule(ctx, x, y):
-        shape = ctx.aval_out.shape
-        x = broadcast_to(x, ctx.avals_in[0], shape)
-        y = broadcast_to(y, ctx.avals_in[1], shape)
-        return op(x, y)
+        out = ctx.avals_out[0]
+        shape = out.shape
+        x_aval, y_aval = ctx.avals_in
+        if x_aval.shape != shape:
+            x = broadcast_to(x, x_aval, shape)
+        if y_aval.shape != shape:
+            y = broadcast_to(y, y_aval, shape)
+        return op_result(name, aval_type(out), (x, y))
     return rule
 
 
@@ -59,12 +65,29 @@ def compare(x, y, direction: str, dtype):
                        compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
 
 
+_compare_attrs: dict = {}  # (direction, kind) -> the compare op's attributes
+
+
+def compare_attributes(direction: str, kind: str) -> dict:
+    attrs = _compare_attrs.get((direction, kind))
+    if attrs is None:
+        attrs = _compare_attrs[(direction, kind)] = {
+            "comparison_direction": hlo.ComparisonDirectionAttr.get(direction),
+            "compare_type": hlo.ComparisonTypeAttr.get(kind)}
+    return attrs
+
+
 def _compare(direction):
     def rule(ctx, x, y):
-        shape = ctx.aval_out.shape
-        x = broadcast_to(x, ctx.avals_in[0], shape)
-        y = broadcast_to(y, ctx.avals_in[1], shape)
-        return compare(x, y, direction, ctx.avals_in[0].dtype)
+        out = ctx.avals_out[0]
+        shape = out.shape
+        x_aval, y_aval = ctx.avals_in
+        if x_aval.shape != shape:
+            x = broadcast_to(x, x_aval, shape)
+        if y_aval.shape != shape:
+            y = broadcast_to(y, y_aval, shape)
+        return op_result("stablehlo.compare", aval_type(out), (x, y),
+                         compare_attributes(direction, compare_type(x_aval.dtype)))
     return rule
 
 

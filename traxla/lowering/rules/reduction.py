@@ -6,7 +6,7 @@ import numpy as np
 from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
-from ..mlir import aval_type, constant, hlo, ir, tensor_type
+from ..mlir import aval_type, constant, hlo, ir, op_result, tensor_type
 from ..registry import register_lowering
 from .elementwise import compare, convert
 
@@ -91,16 +91,16 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
         lhs = convert(lhs, lhs_aval, out.dtype)
     if rhs_aval.dtype != out.dtype:
         rhs = convert(rhs, rhs_aval, out.dtype)
-    dn, precision_config = _dot_attrs(dimension_numbers, precision)
-    return hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)
+    return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
+                     _dot_attrs(dimension_numbers, precision))
 
 
 _dot_attr_cache: dict = {}
 
 
-def _dot_attrs(dimension_numbers, precision=None):
-    """Dimension numbers and precision as MLIR attributes, built once per distinct value
-    (the process has one MLIR context, so attributes can be reused)."""
+def _dot_attrs(dimension_numbers, precision=None) -> dict:
+    """Dimension numbers and precision as the op's MLIR attributes, built once per distinct
+    value (the process has one MLIR context, so attributes can be reused)."""
     attrs = _dot_attr_cache.get((dimension_numbers, precision))
     if attrs is None:
         (lc, rc), (lb, rb) = dimension_numbers
@@ -109,8 +109,9 @@ def _dot_attrs(dimension_numbers, precision=None):
             lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
         names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
-        attrs = _dot_attr_cache[(dimension_numbers, precision)] = (dn, precision_config)
-    return attrs[0], attrs[1]
+        attrs = _dot_attr_cache[(dimension_numbers, precision)] = {
+            "dot_dimension_numbers": dn, "precision_config": precision_config}
+    return attrs
 
 
 register_lowering(dot_general_p, _dot_general)
