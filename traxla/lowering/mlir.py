@@ -56,6 +56,9 @@ _ELEMENT_TYPES = {
     dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
 }
 _type_cache: dict = {}
+# ``Operation.create``: an op from its name, result types, operands, attributes and number
+# of regions, none inferred (see ``op_result``)
+create_op = _create = ir.Operation.create
 
 
 def element_type(dtype) -> ir.Type:
@@ -91,9 +94,27 @@ def constant(value, dtype=None) -> ir.Value:
     """A dense constant; splat for scalars and uniform arrays."""
     x = np.asarray(value, dtype)
     shape = x.shape
+    if shape:
+        result_type, attrs = _constant_parts(x)
+    else:  # a scalar (literal, init value, bound): the same few recur in every program
+        key = (x.dtype, x.tobytes())
+        parts = _scalar_constants.get(key)
+        if parts is None:
+            if len(_scalar_constants) > 4096:
+                _scalar_constants.clear()
+            parts = _scalar_constants[key] = _constant_parts(x)
+        result_type, attrs = parts
+    return _create("stablehlo.constant", results=(result_type,), attributes=attrs).result
+
+
+_scalar_constants: dict = {}  # (dtype, bytes) -> a scalar constant's type and attributes
+
+
+def _constant_parts(x: np.ndarray):
+    shape = x.shape
     x = np.ascontiguousarray(x)  # keep ``shape``: this turns a 0-d array into (1,)
     attr = ir.DenseElementsAttr.get(x, type=element_type(x.dtype), shape=shape)
-    return hlo.constant(attr)
+    return attr.type, {"value": attr}
 
 
 def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
@@ -115,7 +136,6 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
 
 
 _broadcast_attrs: dict = {}  # rank -> broadcast_in_dim's attributes for dims 0..rank-1
-_create = ir.Operation.create
 
 
 def op_result(name: str, result_type, operands, attributes=None) -> ir.Value:
@@ -129,3 +149,20 @@ def op_result(name: str, result_type, operands, attributes=None) -> ir.Value:
 
 def i64_array(values) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+_i64_arrays: dict = {}  # (name, values) -> {name: array<i64: values>}
+
+
+def i64_array_attrs(name: str, values) -> dict:
+    """``{name: array<i64: values>}``, one per distinct value (``values`` hashable)."""
+    try:
+        attrs = _i64_arrays.get((name, values))
+    except TypeError:  # a list
+        values = tuple(values)
+        attrs = _i64_arrays.get((name, values))
+    if attrs is None:
+        if len(_i64_arrays) > 4096:
+            _i64_arrays.clear()
+        attrs = _i64_arrays[(name, values)] = {name: i64_array(values)}
+    return attrs

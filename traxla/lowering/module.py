@@ -49,6 +49,7 @@ class ModuleBuilder:
         # takes their values first (``jax.global_constant`` arguments, JAX's convention).
         self.dim_vars: list = []
         self._locations: dict = {}
+        self.call_attributes: dict = {}  # function symbol -> a func.call's attributes
 
     def location(self, eqn):
         """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
@@ -221,10 +222,10 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
                 f"this equation: {eqn}")
         invars, outvars = eqn.invars, eqn.outvars
-        operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
         ctx = RuleContext(builder, prim, [x.aval for x in invars], [v.aval for v in outvars])
         try:
-            with location(eqn):
+            with location(eqn):  # a literal's constant op too has the equation's location
+                operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
                 out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
             raise LoweringError(f"traxla bug: lowering '{prim.name}' with operands "

@@ -5,7 +5,7 @@ import numpy as np
 
 from ...ir import dtypes
 from ...ir.rules.elementwise import P
-from ..mlir import aval_type, broadcast_to, constant, hlo, op_result
+from ..mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
 from ..registry import register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
@@ -141,14 +141,15 @@ def _exp2(ctx, x, accuracy=None):
 def _integer_pow(ctx, x, *, y):
     """x ** y by repeated squaring, as JAX emits it."""
     aval = ctx.avals_in[0]
+    result_type = aval_type(aval)
     acc = None
     base, n = x, abs(int(y))
     while n:
         if n & 1:
-            acc = base if acc is None else hlo.multiply(acc, base)
+            acc = base if acc is None else op_result("stablehlo.multiply", result_type, (acc, base))
         n >>= 1
         if n:
-            base = hlo.multiply(base, base)
+            base = op_result("stablehlo.multiply", result_type, (base, base))
     if acc is None:
         acc = broadcast_to(constant(1, aval.dtype), aval.update(shape=()), aval.shape)
     if y < 0:
@@ -168,10 +169,13 @@ def _pow(ctx, x, y):
 
 def _select_n(ctx, which, *cases):
     which_aval = ctx.avals_in[0]
-    shape = ctx.aval_out.shape
-    which = broadcast_to(which, which_aval, shape)
-    if dtypes.is_bool(which_aval.dtype):
-        return cases[0] if len(cases) == 1 else hlo.select(which, cases[1], cases[0])
+    out = ctx.avals_out[0]
+    shape = out.shape
+    if which_aval.shape != shape:
+        which = broadcast_to(which, which_aval, shape)
+    if which_aval.dtype == np.bool_:
+        return cases[0] if len(cases) == 1 else op_result(
+            "stablehlo.select", aval_type(out), (which, cases[1], cases[0]))
 
     def pick(lo, hi):
         if hi - lo == 1:
@@ -198,7 +202,7 @@ def convert(value, from_aval, to_dtype):
     if dtypes.is_bool(to_dtype):
         zero = broadcast_to(constant(0, from_aval.dtype), from_aval.update(shape=()), from_aval.shape)
         return compare(value, zero, "NE", from_aval.dtype)
-    return hlo.convert(aval_type(from_aval.update(dtype=to_dtype)), value)
+    return op_result("stablehlo.convert", tensor_type(from_aval.shape, to_dtype), (value,))
 
 
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding=None):

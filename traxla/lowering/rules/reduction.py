@@ -6,7 +6,8 @@ import numpy as np
 from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
-from ..mlir import aval_type, constant, hlo, ir, op_result, tensor_type
+from ..mlir import (aval_type, constant, create_op, hlo, i64_array_attrs, ir, op_result,
+                    tensor_type)
 from ..registry import register_lowering
 from .elementwise import compare, convert
 
@@ -36,23 +37,35 @@ MONOIDS = {
     "reduce_and": (hlo.and_, lambda dt: True if dtypes.is_bool(dt) else -1),
     "reduce_or": (hlo.or_, lambda dt: 0),
 }
+# name -> the combiner's op name (the reduce rule builds its body with ``create_op``)
+COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multiply",
+                "reduce_max": "stablehlo.maximum", "reduce_min": "stablehlo.minimum",
+                "reduce_and": "stablehlo.and", "reduce_or": "stablehlo.or"}
 
 
-def _reduce(op, init):
+def _reduce(op_name, init):
+    init_values = {}  # dtype -> the init value as a NumPy scalar
+
     def rule(ctx, x, *, axes, out_sharding=None):
         dtype = ctx.avals_in[0].dtype
-        init_val = constant(np.array(init(dtype)).astype(dtype), dtype)
-        red = hlo.ReduceOp([aval_type(ctx.aval_out)], [x], [init_val], list(axes))
+        value = init_values.get(dtype)
+        if value is None:
+            value = init_values[dtype] = np.array(init(dtype)).astype(dtype)
+        init_val = constant(value, dtype)
+        red = create_op("stablehlo.reduce", results=(aval_type(ctx.avals_out[0]),),
+                        operands=(x, init_val), attributes=i64_array_attrs("dimensions", axes),
+                        regions=1)
         scalar = tensor_type((), dtype)
         block = red.regions[0].blocks.append(scalar, scalar)
-        with ir.InsertionPoint(block):
-            hlo.return_([op(*block.arguments)])
+        ip = ir.InsertionPoint(block)
+        total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
+        create_op("stablehlo.return", operands=(total.result,), ip=ip)
         return red.result
     return rule
 
 
-for _name, (_op, _init) in MONOIDS.items():
-    register_lowering(P[_name], _reduce(_op, _init))
+for _name, (_, _init) in MONOIDS.items():
+    register_lowering(P[_name], _reduce(COMBINER_OPS[_name], _init))
 
 
 def _argminmax(direction, init):
