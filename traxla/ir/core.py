@@ -191,6 +191,19 @@ class DebugInfo:
         self.arg_names = tuple(arg_names)
 
 
+def has_subjaxprs(params: dict) -> bool:
+    """Whether ``subjaxprs(params)`` yields anything: a loop, not a generator, because
+    the whole-program passes before lowering ask it of every equation."""
+    for value in params.values():
+        if isinstance(value, _JAXPR_TYPES):
+            return True
+        if isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, _JAXPR_TYPES):
+                    return True
+    return False
+
+
 def subjaxprs(params: dict):
     """The jaxprs carried in an equation's params, in param order."""
     for value in params.values():
@@ -200,3 +213,6 @@ def subjaxprs(params: dict):
             for item in value:
                 if isinstance(item, (Jaxpr, ClosedJaxpr)):
                     yield item.jaxpr if isinstance(item, ClosedJaxpr) else item
+
+
+_JAXPR_TYPES = (Jaxpr, ClosedJaxpr)

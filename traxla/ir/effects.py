@@ -8,7 +8,7 @@ every effectful equation survives dead-code elimination.
 """
 from __future__ import annotations
 
-from .core import subjaxprs
+from .core import has_subjaxprs, subjaxprs
 
 
 class Effect:
@@ -63,6 +63,8 @@ def eqn_effects(eqn) -> frozenset:
     if rule is not None:
         return rule(eqn.params)
     out = NO_EFFECTS
+    if not eqn.params or not has_subjaxprs(eqn.params):  # most equations: pure, no jaxprs
+        return out
     for sub in subjaxprs(eqn.params):
         found = jaxpr_effects(sub)
         if found:

@@ -120,22 +120,27 @@ def _constant_parts(x: np.ndarray):
 def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
     """lax's implicit broadcasting of scalars and size-1 dims, made explicit."""
     from_shape = from_aval.shape
-    if from_shape == to_shape or tuple(from_shape) == tuple(to_shape):
+    if from_shape == to_shape:
         return value
-    rank = len(from_shape) and len(to_shape)
-    attrs = _broadcast_attrs.get(rank)
-    if attrs is None:
-        attrs = _broadcast_attrs[rank] = {"broadcast_dimensions": i64_array(range(rank))}
-    result_type = tensor_type(to_shape, from_aval.dtype)
-    for d in to_shape:
-        if type(d) is not int:  # a symbolic shape needs the dynamic op
+    key = (from_shape, tuple(to_shape), from_aval.dtype)
+    parts = _broadcasts.get(key)
+    if parts is None:
+        if from_shape == key[1]:
+            return value
+        rank = len(from_shape) and len(to_shape)
+        result_type = tensor_type(to_shape, from_aval.dtype)
+        dims = list(range(rank))
+        if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
             from .dynamic_shapes import broadcast_in_dim
-            return broadcast_in_dim(result_type, value, list(range(rank)), to_shape)
-    return _create("stablehlo.broadcast_in_dim", results=(result_type,), operands=(value,),
-                   attributes=attrs).result
+            return broadcast_in_dim(result_type, value, dims, to_shape)
+        if len(_broadcasts) > 4096:
+            _broadcasts.clear()
+        parts = _broadcasts[key] = ((result_type,), {"broadcast_dimensions": i64_array(dims)})
+    return _create("stablehlo.broadcast_in_dim", parts[0], (value,), parts[1]).result
 
 
-_broadcast_attrs: dict = {}  # rank -> broadcast_in_dim's attributes for dims 0..rank-1
+# (from shape, to shape, dtype) -> the static broadcast_in_dim's result types and attributes
+_broadcasts: dict = {}
 
 
 def op_result(name: str, result_type, operands, attributes=None) -> ir.Value:

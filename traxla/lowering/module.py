@@ -10,9 +10,9 @@ from ..errors import LoweringError
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
 from ..ir.effects import has_ordered_effects
-from .mlir import aval_type, constant, context, func, hlo, ir, sdy
+from .mlir import aval_type, broadcast_to, constant, context, create_op, func, hlo, ir, sdy
 from .dynamic_shapes import dim_values
-from .registry import RuleContext, lowering_rules
+from .registry import RuleContext, elementwise_ops, lowering_rules
 
 
 _target = {"platform": "cpu"}
@@ -59,9 +59,9 @@ class ModuleBuilder:
         lowering, held by the equation)."""
         info = eqn.source_info
         if info is None:
-            key = ((), eqn.primitive.name, None)
+            key = eqn.primitive
         else:
-            key = (info.name_stack, eqn.primitive.name, id(info.code), info.lasti)
+            key = (info.name_stack, eqn.primitive, id(info.code), info.lasti)
         loc = self._locations.get(key)
         if loc is None:
             loc = self._locations[key] = self._new_location(eqn)
@@ -213,18 +213,37 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         return env[x]
 
     rules = lowering_rules
-    location = builder.location
+    inline_ops = elementwise_ops
+    locations = builder._locations
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
+        invars, outvars = eqn.invars, eqn.outvars
+        info = eqn.source_info  # the location: ``ModuleBuilder.location``, its lookup inline
+        loc = None if info is None else locations.get(
+            (info.name_stack, prim, id(info.code), info.lasti))
+        if loc is None:
+            loc = builder.location(eqn)
+        op_name = inline_ops.get(prim)
+        if op_name is not None:  # one elementwise op: no context, no rule call
+            out_aval = outvars[0].aval
+            shape = out_aval.shape
+            with loc:
+                operands = []
+                for x in invars:
+                    value = env[x] if type(x) is not Literal else read(x)
+                    if x.aval.shape != shape:
+                        value = broadcast_to(value, x.aval, shape)
+                    operands.append(value)
+                env[outvars[0]] = create_op(op_name, (aval_type(out_aval),), operands).result
+            continue
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
                 f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
                 f"this equation: {eqn}")
-        invars, outvars = eqn.invars, eqn.outvars
         ctx = RuleContext(builder, prim, [x.aval for x in invars], [v.aval for v in outvars])
         try:
-            with location(eqn):  # a literal's constant op too has the equation's location
+            with loc:  # a literal's constant op too has the equation's location
                 operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
                 out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:

@@ -259,17 +259,25 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from ..core import subjaxprs
+    from ..core import has_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]
     found = any(is_ref_aval(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars))
+    # loops, not generators: this walks every equation of every program lowered
     for eqn in jaxpr.eqns:
         if found:
             break
-        found = (eqn.primitive in REF_PRIMITIVES
-                 or any(isinstance(v, Var) and is_ref_aval(v.aval) for v in eqn.invars)
-                 or any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params)))
+        if eqn.primitive in REF_PRIMITIVES:
+            found = True
+            break
+        for v in eqn.invars:
+            if type(v.aval) is AbstractRef and isinstance(v, Var):
+                found = True
+                break
+        params = eqn.params
+        if not found and params and has_subjaxprs(params):
+            found = any(jaxpr_has_refs(sub) for sub in subjaxprs(params))
     if len(_has_refs_memo) > 4096:
         _has_refs_memo.clear()
     _has_refs_memo[id(jaxpr)] = (jaxpr, found)

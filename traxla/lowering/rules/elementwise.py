@@ -6,7 +6,7 @@ import numpy as np
 from ...ir import dtypes
 from ...ir.rules.elementwise import P
 from ..mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
-from ..registry import register_lowering
+from ..registry import register_elementwise_op, register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
@@ -92,9 +92,9 @@ def _compare(direction):
 
 
 for _name, _op in UNARY_OPS.items():
-    register_lowering(P[_name], _unary(_op))
+    register_elementwise_op(P[_name], _op, _unary(_op))
 for _name, _op in BINARY_OPS.items():
-    register_lowering(P[_name], _binary(_op))
+    register_elementwise_op(P[_name], _op, _binary(_op))
 for _name, _direction in COMPARE_DIRECTIONS.items():
     register_lowering(P[_name], _compare(_direction))
 
