@@ -195,12 +195,13 @@ def has_subjaxprs(params: dict) -> bool:
     """Whether ``subjaxprs(params)`` yields anything: a loop, not a generator, because
     the whole-program passes before lowering ask it of every equation."""
     for value in params.values():
-        if isinstance(value, _JAXPR_TYPES):
+        kind = type(value)
+        if kind is tuple:  # axes, shapes, dimension numbers... or branches
+            if not _JAXPR_TYPE_SET.isdisjoint(map(type, value)):
+                return True
+        elif kind in _JAXPR_TYPE_SET or (isinstance(value, tuple) and any(
+                isinstance(item, _JAXPR_TYPES) for item in value)):  # a named tuple of jaxprs
             return True
-        if isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, _JAXPR_TYPES):
-                    return True
     return False
 
 
@@ -216,3 +217,4 @@ def subjaxprs(params: dict):
 
 
 _JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
+_JAXPR_TYPE_SET = frozenset(_JAXPR_TYPES)
