@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import threading
+from itertools import chain
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -205,6 +207,17 @@ def has_subjaxprs(params: dict) -> bool:
     return False
 
 
+def any_subjaxprs(eqns) -> bool:
+    """Whether any of ``eqns`` carries a jaxpr in its params (as ``has_subjaxprs``): C-level
+    passes over the param values and the items of tuple values, for the whole-program
+    walks before lowering (most programs have no nested jaxpr, or a few)."""
+    values = list(chain.from_iterable(map(_values_of, map(_params_of, eqns))))
+    if not _JAXPR_TYPE_SET.isdisjoint(map(type, values)):
+        return True
+    items = chain.from_iterable(filter(tuple.__instancecheck__, values))
+    return not _JAXPR_TYPE_SET.isdisjoint(map(type, items))
+
+
 def subjaxprs(params: dict):
     """The jaxprs carried in an equation's params, in param order."""
     for value in params.values():
@@ -217,4 +230,6 @@ def subjaxprs(params: dict):
 
 
 _JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
+_params_of = attrgetter("params")
+_values_of = methodcaller("values")
 _JAXPR_TYPE_SET = frozenset(_JAXPR_TYPES)

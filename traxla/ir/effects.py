@@ -8,7 +8,9 @@ every effectful equation survives dead-code elimination.
 """
 from __future__ import annotations
 
-from .core import has_subjaxprs, subjaxprs
+from operator import attrgetter
+
+from .core import any_subjaxprs, has_subjaxprs, subjaxprs
 
 
 class Effect:
@@ -80,10 +82,14 @@ def jaxpr_effects(jaxpr) -> frozenset:
     if memo is not None and memo[0] == len(eqns):
         return memo[1]
     out = NO_EFFECTS
-    for eqn in eqns:
-        found = eqn_effects(eqn)
-        if found:
-            out = out | found
+    # C-level first: most programs have no primitive with an effect rule and no nested
+    # jaxpr, and then no equation needs a look of its own
+    if (not effect_rules.keys().isdisjoint(map(_primitive_of, eqns))
+            or any_subjaxprs(eqns)):
+        for eqn in eqns:
+            found = eqn_effects(eqn)
+            if found:
+                out = out | found
     try:
         jaxpr.effects_memo = (len(eqns), out)
     except AttributeError:  # a jaxpr-like object without the slot
@@ -103,3 +109,6 @@ def ordered_effects(effects) -> list:
 
 def has_ordered_effects(jaxpr) -> bool:
     return any(e.ordered for e in jaxpr_effects(jaxpr))
+
+
+_primitive_of = attrgetter("primitive")

@@ -10,7 +10,8 @@ from ..errors import LoweringError
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
 from ..ir.effects import has_ordered_effects
-from .mlir import aval_type, broadcast_to, constant, context, create_op, func, hlo, ir, sdy
+from .mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
+                   ir, sdy)
 from .dynamic_shapes import dim_values
 from .registry import RuleContext, elementwise_ops, lowering_rules
 
@@ -214,6 +215,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
 
     rules = lowering_rules
     inline_ops = elementwise_ops
+    type_cache = _type_cache
     locations = builder._locations
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
@@ -234,14 +236,19 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                     if x.aval.shape != shape:
                         value = broadcast_to(value, x.aval, shape)
                     operands.append(value)
-                env[outvars[0]] = create_op(op_name, (aval_type(out_aval),), operands).result
+                result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
+                env[outvars[0]] = create_op(op_name, (result_type,), operands).result
             continue
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
                 f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
                 f"this equation: {eqn}")
-        ctx = RuleContext(builder, prim, [x.aval for x in invars], [v.aval for v in outvars])
+        # (most equations have one or two operands and one result: no comprehension frame)
+        ctx = RuleContext(
+            builder, prim,
+            [invars[0].aval, invars[1].aval] if len(invars) == 2 else [x.aval for x in invars],
+            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars])
         try:
             with loc:  # a literal's constant op too has the equation's location
                 operands = [env[x] if type(x) is not Literal else read(x) for x in invars]

@@ -98,12 +98,13 @@ register_lowering(P["argmin"], _argminmax("LT", _highest))
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None):
-    out = ctx.aval_out
+    out = ctx.avals_out[0]
     lhs_aval, rhs_aval = ctx.avals_in
-    if lhs_aval.dtype != out.dtype:
-        lhs = convert(lhs, lhs_aval, out.dtype)
-    if rhs_aval.dtype != out.dtype:
-        rhs = convert(rhs, rhs_aval, out.dtype)
+    dtype = out.dtype
+    if lhs_aval.dtype != dtype:
+        lhs = convert(lhs, lhs_aval, dtype)
+    if rhs_aval.dtype != dtype:
+        rhs = convert(rhs, rhs_aval, dtype)
     return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
                      _dot_attrs(dimension_numbers, precision))
 
