@@ -13,7 +13,7 @@ from ..ir.effects import has_ordered_effects
 from .mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
                    ir, sdy)
 from .dynamic_shapes import dim_values
-from .registry import RuleContext, elementwise_ops, lowering_rules
+from .registry import RuleContext, inline_ops, lowering_rules
 
 
 _target = {"platform": "cpu"}
@@ -214,7 +214,6 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         return env[x]
 
     rules = lowering_rules
-    inline_ops = elementwise_ops
     type_cache = _type_cache
     locations = builder._locations
     for eqn in jaxpr.eqns:
@@ -225,20 +224,30 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             (info.name_stack, prim, id(info.code), info.lasti))
         if loc is None:
             loc = builder.location(eqn)
-        op_name = inline_ops.get(prim)
-        if op_name is not None:  # one elementwise op: no context, no rule call
+        inline = inline_ops.get(prim)
+        if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
+            op_name, attributes_of = inline
             out_aval = outvars[0].aval
             shape = out_aval.shape
-            with loc:
-                operands = []
-                for x in invars:
-                    value = env[x] if type(x) is not Literal else read(x)
-                    if x.aval.shape != shape:
-                        value = broadcast_to(value, x.aval, shape)
-                    operands.append(value)
-                result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
-                env[outvars[0]] = create_op(op_name, (result_type,), operands).result
-            continue
+            if attributes_of is None:  # elementwise
+                with loc:
+                    operands = []
+                    for x in invars:
+                        value = env[x] if type(x) is not Literal else read(x)
+                        if x.aval.shape != shape:
+                            value = broadcast_to(value, x.aval, shape)
+                        operands.append(value)
+                    result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
+                    env[outvars[0]] = create_op(op_name, (result_type,), operands).result
+                continue
+            attributes = attributes_of(eqn)
+            if attributes is not None:
+                with loc:
+                    operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+                    result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
+                    env[outvars[0]] = create_op(op_name, (result_type,), operands,
+                                                attributes).result
+                continue
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(

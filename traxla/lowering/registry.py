@@ -8,16 +8,21 @@ from __future__ import annotations
 
 lowering_rules: dict = {}
 
-# primitive -> the name of the one op it lowers to (``stablehlo.add``): an elementwise
-# primitive whose op takes the operands broadcast to the result's shape, has the result's
-# type and no attributes. The equation loop emits these inline (most equations of most
-# programs are such), without a rule call; ``lowering_rules`` has the same as a rule.
-elementwise_ops: dict = {}
+# primitive -> (op name, attributes_of): a primitive that lowers to one op whose result
+# has the equation's type. The equation loop emits these inline (most equations of most
+# programs are such), without a context or a rule call; ``lowering_rules`` has the same
+# as a rule, for everything else. ``attributes_of`` None: an elementwise op, no attributes,
+# its operands broadcast to the result's shape. Otherwise ``attributes_of(eqn)`` gives the
+# op's attributes (operands as they are), or None where the equation needs its rule.
+inline_ops: dict = {}
 
 
-def register_lowering(prim, rule):
+def register_lowering(prim, rule, keep_inline: bool = False):
+    """``keep_inline``: ``rule`` wraps the rule of an inline op (for equations that its
+    ``attributes_of`` refuses), which stays inline."""
     lowering_rules[prim] = rule
-    elementwise_ops.pop(prim, None)  # a rule registered later wins
+    if not keep_inline:
+        inline_ops.pop(prim, None)  # a rule registered later wins
     return rule
 
 
@@ -25,7 +30,16 @@ def register_elementwise_op(prim, op_name: str, rule):
     """Registers ``rule`` for ``prim``, and ``op_name`` for the equation loop's inline
     path (``rule`` must emit exactly that op: it serves callers of ``lowering_rules``)."""
     lowering_rules[prim] = rule
-    elementwise_ops[prim] = op_name
+    inline_ops[prim] = (op_name, None)
+    return rule
+
+
+def register_direct_op(prim, op_name: str, attributes_of, rule):
+    """Registers ``rule`` for ``prim``, and ``op_name`` with ``attributes_of(eqn)`` for
+    the equation loop's inline path (``rule`` must emit the same op for the equations
+    that ``attributes_of`` accepts)."""
+    lowering_rules[prim] = rule
+    inline_ops[prim] = (op_name, attributes_of)
     return rule
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from ...ir import dtypes
 from ...ir.rules.elementwise import P
 from ..mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
-from ..registry import register_elementwise_op, register_lowering
+from ..registry import register_direct_op, register_elementwise_op, register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
@@ -222,5 +222,21 @@ register_lowering(P["integer_pow"], _integer_pow)
 register_lowering(P["pow"], _pow)
 register_lowering(P["select_n"], _select_n)
 register_lowering(P["clamp"], _clamp)
-register_lowering(P["convert_element_type"], _convert_element_type)
+_NO_ATTRIBUTES: dict = {}
+
+
+def _convert_attributes(eqn):
+    """The inline path's convert: a plain ``stablehlo.convert`` (not to bool, not complex
+    to real, not the identity)."""
+    from_dtype, to_dtype = eqn.invars[0].aval.dtype, eqn.params["new_dtype"]
+    if (from_dtype == to_dtype or dtypes.is_bool(to_dtype)
+            or isinstance(from_dtype, dtypes.ExtendedDType)
+            or isinstance(to_dtype, dtypes.ExtendedDType)
+            or (dtypes.is_complex(from_dtype) and not dtypes.is_complex(to_dtype))):
+        return None
+    return _NO_ATTRIBUTES
+
+
+register_direct_op(P["convert_element_type"], "stablehlo.convert", _convert_attributes,
+                   _convert_element_type)
 register_lowering(P["bitcast_convert_type"], _bitcast_convert_type)

@@ -8,7 +8,7 @@ from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
 from ..mlir import (aval_type, constant, create_op, hlo, i64_array_attrs, ir, op_result,
                     tensor_type)
-from ..registry import register_lowering
+from ..registry import register_direct_op, register_lowering
 from .elementwise import compare, convert
 
 
@@ -128,4 +128,15 @@ def _dot_attrs(dimension_numbers, precision=None) -> dict:
     return attrs
 
 
-register_lowering(dot_general_p, _dot_general)
+def _dot_general_attributes(eqn):
+    """The inline path's dot_general: operands already of the result's type."""
+    dtype = eqn.outvars[0].aval.dtype
+    lhs, rhs = eqn.invars
+    if lhs.aval.dtype != dtype or rhs.aval.dtype != dtype:
+        return None
+    params = eqn.params
+    return _dot_attrs(params["dimension_numbers"], params.get("precision"))
+
+
+register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
+                   _dot_general)
