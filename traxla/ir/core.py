@@ -115,7 +115,8 @@ class JaxprEqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "effects_memo")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "effects_memo",
+                 "nested_memo")
 
     def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
         self.constvars = list(constvars)
@@ -124,6 +125,7 @@ class Jaxpr:
         self.eqns = list(eqns)
         self.debug_info = debug_info
         self.effects_memo = None  # (number of equations, effects): see ir/effects.py
+        self.nested_memo = None  # (number of equations, equations with jaxprs): see below
 
     @property
     def in_avals(self):
@@ -216,6 +218,22 @@ def any_subjaxprs(eqns) -> bool:
         return True
     items = chain.from_iterable(filter(tuple.__instancecheck__, values))
     return not _JAXPR_TYPE_SET.isdisjoint(map(type, items))
+
+
+def eqns_with_subjaxprs(jaxpr) -> list:
+    """The equations of ``jaxpr`` that carry jaxprs in their params, remembered on the
+    jaxpr (the refs check and the effects walk before lowering both ask)."""
+    eqns = jaxpr.eqns
+    memo = getattr(jaxpr, "nested_memo", None)
+    if memo is not None and memo[0] == len(eqns):
+        return memo[1]
+    out = ([e for e in eqns if e.params and has_subjaxprs(e.params)]
+           if any_subjaxprs(eqns) else [])
+    try:
+        jaxpr.nested_memo = (len(eqns), out)
+    except AttributeError:  # a jaxpr-like object without the slot
+        pass
+    return out
 
 
 def subjaxprs(params: dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from .core import any_subjaxprs, has_subjaxprs, subjaxprs
+from .core import eqns_with_subjaxprs, has_subjaxprs, subjaxprs
 
 
 class Effect:
@@ -82,14 +82,22 @@ def jaxpr_effects(jaxpr) -> frozenset:
     if memo is not None and memo[0] == len(eqns):
         return memo[1]
     out = NO_EFFECTS
-    # C-level first: most programs have no primitive with an effect rule and no nested
-    # jaxpr, and then no equation needs a look of its own
-    if (not effect_rules.keys().isdisjoint(map(_primitive_of, eqns))
-            or any_subjaxprs(eqns)):
+    # (``eqn_effects`` of each equation, without a call per equation: most programs have
+    # no primitive with an effect rule, and few equations carry jaxprs)
+    rules = effect_rules
+    if not rules.keys().isdisjoint(map(_primitive_of, eqns)):
         for eqn in eqns:
-            found = eqn_effects(eqn)
-            if found:
-                out = out | found
+            rule = rules.get(eqn.primitive)
+            if rule is not None:
+                found = rule(eqn.params)
+                if found:
+                    out = out | found
+    for eqn in eqns_with_subjaxprs(jaxpr):
+        if eqn.primitive not in rules:
+            for sub in subjaxprs(eqn.params):
+                found = jaxpr_effects(sub)
+                if found:
+                    out = out | found
     try:
         jaxpr.effects_memo = (len(eqns), out)
     except AttributeError:  # a jaxpr-like object without the slot

@@ -262,7 +262,7 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from ..core import any_subjaxprs, has_subjaxprs, subjaxprs
+    from ..core import eqns_with_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]
@@ -273,13 +273,11 @@ def jaxpr_has_refs(jaxpr) -> bool:
              or not _REF_PRIMITIVE_SET.isdisjoint(map(_primitive_of, eqns))
              or AbstractRef in set(map(type, map(_aval_of, chain.from_iterable(
                  map(_invars_of, eqns))))))
-    if not found and any_subjaxprs(eqns):
-        for eqn in eqns:
-            params = eqn.params
-            if params and has_subjaxprs(params):
-                found = any(jaxpr_has_refs(sub) for sub in subjaxprs(params))
-                if found:
-                    break
+    if not found:
+        for eqn in eqns_with_subjaxprs(jaxpr):
+            found = any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params))
+            if found:
+                break
     if len(_has_refs_memo) > 4096:
         _has_refs_memo.clear()
     _has_refs_memo[id(jaxpr)] = (jaxpr, found)
