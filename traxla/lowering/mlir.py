@@ -95,26 +95,27 @@ def constant(value, dtype=None) -> ir.Value:
     x = np.asarray(value, dtype)
     shape = x.shape
     if shape:
-        result_type, attrs = _constant_parts(x)
+        result_type, attrs = constant_parts(x)
     else:  # a scalar (literal, init value, bound): the same few recur in every program
         key = (x.dtype, x.tobytes())
         parts = _scalar_constants.get(key)
         if parts is None:
             if len(_scalar_constants) > 4096:
                 _scalar_constants.clear()
-            parts = _scalar_constants[key] = _constant_parts(x)
+            parts = _scalar_constants[key] = constant_parts(x)
         result_type, attrs = parts
-    return _create("stablehlo.constant", results=(result_type,), attributes=attrs).result
+    return _create("stablehlo.constant", result_type, (), attrs).result
 
 
 _scalar_constants: dict = {}  # (dtype, bytes) -> a scalar constant's type and attributes
 
 
-def _constant_parts(x: np.ndarray):
+def constant_parts(x: np.ndarray):
+    """A constant op's result types and attributes, for ``create_op`` (reusable)."""
     shape = x.shape
     x = np.ascontiguousarray(x)  # keep ``shape``: this turns a 0-d array into (1,)
     attr = ir.DenseElementsAttr.get(x, type=element_type(x.dtype), shape=shape)
-    return attr.type, {"value": attr}
+    return (attr.type,), {"value": attr}
 
 
 def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:

@@ -226,24 +226,22 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             loc = builder.location(eqn)
         inline = inline_ops.get(prim)
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
-            op_name, attributes_of = inline
-            out_aval = outvars[0].aval
-            shape = out_aval.shape
-            if attributes_of is None:  # elementwise
+            op_name, attributes_of, elementwise = inline
+            attributes = None if attributes_of is None else attributes_of(eqn)
+            if attributes is not None or attributes_of is None:
+                out_aval = outvars[0].aval
+                shape = out_aval.shape
                 with loc:
-                    operands = []
-                    for x in invars:
-                        value = env[x] if type(x) is not Literal else read(x)
-                        if x.aval.shape != shape:
-                            value = broadcast_to(value, x.aval, shape)
-                        operands.append(value)
-                    result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
-                    env[outvars[0]] = create_op(op_name, (result_type,), operands).result
-                continue
-            attributes = attributes_of(eqn)
-            if attributes is not None:
-                with loc:
-                    operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+                    if elementwise:
+                        operands = []
+                        for x in invars:
+                            value = env[x] if type(x) is not Literal else read(x)
+                            if x.aval.shape != shape:
+                                value = broadcast_to(value, x.aval, shape)
+                            operands.append(value)
+                    else:
+                        operands = [env[x] if type(x) is not Literal else read(x)
+                                    for x in invars]
                     result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
                     env[outvars[0]] = create_op(op_name, (result_type,), operands,
                                                 attributes).result

@@ -95,8 +95,18 @@ for _name, _op in UNARY_OPS.items():
     register_elementwise_op(P[_name], _op, _unary(_op))
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
+def _compare_attributes(direction):
+    def attributes_of(eqn):
+        dtype = eqn.invars[0].aval.dtype
+        if isinstance(dtype, dtypes.ExtendedDType):
+            return None
+        return compare_attributes(direction, compare_type(dtype))
+    return attributes_of
+
+
 for _name, _direction in COMPARE_DIRECTIONS.items():
-    register_lowering(P[_name], _compare(_direction))
+    register_elementwise_op(P[_name], "stablehlo.compare", _compare(_direction),
+                            _compare_attributes(_direction))
 
 
 def _compare_total_order(direction):

@@ -6,8 +6,8 @@ import numpy as np
 from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
-from ..mlir import (aval_type, constant, create_op, hlo, i64_array_attrs, ir, op_result,
-                    tensor_type)
+from ..mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
+                    op_result, tensor_type)
 from ..registry import register_direct_op, register_lowering
 from .elementwise import compare, convert
 
@@ -44,18 +44,17 @@ COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multipl
 
 
 def _reduce(op_name, init):
-    init_values = {}  # dtype -> the init value as a NumPy scalar
+    init_constants = {}  # dtype -> the init constant's result types and attributes
 
     def rule(ctx, x, *, axes, out_sharding=None):
         dtype = ctx.avals_in[0].dtype
-        value = init_values.get(dtype)
-        if value is None:
-            value = init_values[dtype] = np.array(init(dtype)).astype(dtype)
-        init_val = constant(value, dtype)
-        red = create_op("stablehlo.reduce", results=(aval_type(ctx.avals_out[0]),),
-                        operands=(x, init_val), attributes=i64_array_attrs("dimensions", axes),
-                        regions=1)
-        scalar = tensor_type((), dtype)
+        parts = init_constants.get(dtype)
+        if parts is None:
+            parts = init_constants[dtype] = constant_parts(np.array(init(dtype)).astype(dtype))
+        init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
+        red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
+                        i64_array_attrs("dimensions", axes), regions=1)
+        scalar = parts[0][0]
         block = red.regions[0].blocks.append(scalar, scalar)
         ip = ir.InsertionPoint(block)
         total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
