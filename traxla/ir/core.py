@@ -1,6 +1,7 @@
 """The jaxpr data structures: Var, Literal, DropVar, JaxprEqn, Jaxpr, ClosedJaxpr."""
 from __future__ import annotations
 
+import gc
 import threading
 from itertools import chain
 from operator import attrgetter, methodcaller
@@ -216,8 +217,9 @@ def any_subjaxprs(eqns) -> bool:
     values = list(chain.from_iterable(map(_values_of, map(_params_of, eqns))))
     if not _JAXPR_TYPE_SET.isdisjoint(map(type, values)):
         return True
-    items = chain.from_iterable(filter(tuple.__instancecheck__, values))
-    return not _JAXPR_TYPE_SET.isdisjoint(map(type, items))
+    # a tuple's items are among what the values refer to (and more: a false positive
+    # only costs the exact per-equation look)
+    return not _JAXPR_TYPE_SET.isdisjoint(map(type, gc.get_referents(*values)))
 
 
 def eqns_with_subjaxprs(jaxpr) -> list:

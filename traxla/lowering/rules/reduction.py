@@ -131,7 +131,10 @@ def _dot_general_attributes(eqn):
     """The inline path's dot_general: operands already of the result's type."""
     dtype = eqn.outvars[0].aval.dtype
     lhs, rhs = eqn.invars
-    if lhs.aval.dtype != dtype or rhs.aval.dtype != dtype:
+    lhs_dtype, rhs_dtype = lhs.aval.dtype, rhs.aval.dtype
+    # (NumPy's dtypes are singletons: identity first, it is the common case and cheap)
+    if ((lhs_dtype is not dtype and lhs_dtype != dtype)
+            or (rhs_dtype is not dtype and rhs_dtype != dtype)):
         return None
     params = eqn.params
     return _dot_attrs(params["dimension_numbers"], params.get("precision"))
