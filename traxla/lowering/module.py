@@ -231,20 +231,17 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             if attributes is not None or attributes_of is None:
                 out_aval = outvars[0].aval
                 shape = out_aval.shape
-                with loc:
-                    if elementwise:
-                        operands = []
-                        for x in invars:
-                            value = env[x] if type(x) is not Literal else read(x)
-                            if x.aval.shape != shape:
-                                value = broadcast_to(value, x.aval, shape)
-                            operands.append(value)
-                    else:
-                        operands = [env[x] if type(x) is not Literal else read(x)
-                                    for x in invars]
-                    result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
-                    env[outvars[0]] = create_op(op_name, (result_type,), operands,
-                                                attributes).result
+                operands = []
+                for x in invars:  # variables of the result's shape need no op of their own
+                    if type(x) is Literal or (elementwise and x.aval.shape != shape):
+                        with loc:  # a literal's constant, a broadcast: this location
+                            operands = [_operand(x, read, env, shape, elementwise)
+                                        for x in invars]
+                        break
+                    operands.append(env[x])
+                result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
+                env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
+                                            loc=loc).result
                 continue
         rule = rules.get(prim)
         if rule is None:
@@ -270,6 +267,13 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         else:
             env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _operand(x, read, env, shape, elementwise):
+    value = env[x] if type(x) is not Literal else read(x)
+    if elementwise and x.aval.shape != shape:
+        value = broadcast_to(value, x.aval, shape)
+    return value
 
 
 def result_infos(n: int):
