@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from itertools import chain
-from operator import attrgetter, methodcaller
+from operator import attrgetter
 
 import numpy as np
 
@@ -214,11 +213,11 @@ def any_subjaxprs(eqns) -> bool:
     """Whether any of ``eqns`` carries a jaxpr in its params (as ``has_subjaxprs``): C-level
     passes over the param values and the items of tuple values, for the whole-program
     walks before lowering (most programs have no nested jaxpr, or a few)."""
-    values = list(chain.from_iterable(map(_values_of, map(_params_of, eqns))))
+    # what the params dicts refer to: their values (and keys); then what those refer to:
+    # a tuple's items (and more: a false positive only costs the exact per-equation look)
+    values = gc.get_referents(*map(_params_of, eqns))
     if not _JAXPR_TYPE_SET.isdisjoint(map(type, values)):
         return True
-    # a tuple's items are among what the values refer to (and more: a false positive
-    # only costs the exact per-equation look)
     return not _JAXPR_TYPE_SET.isdisjoint(map(type, gc.get_referents(*values)))
 
 
@@ -251,5 +250,4 @@ def subjaxprs(params: dict):
 
 _JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
 _params_of = attrgetter("params")
-_values_of = methodcaller("values")
 _JAXPR_TYPE_SET = frozenset(_JAXPR_TYPES)
