@@ -232,16 +232,20 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 out_aval = outvars[0].aval
                 shape = out_aval.shape
                 operands = []
-                for x in invars:  # variables of the result's shape need no op of their own
-                    if type(x) is Literal or (elementwise and x.aval.shape != shape):
-                        with loc:  # a literal's constant, a broadcast: this location
-                            operands = [_operand(x, read, env, shape, elementwise)
-                                        for x in invars]
-                        break
-                    operands.append(env[x])
-                result_type = type_cache.get((shape, out_aval.dtype)) or aval_type(out_aval)
-                env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
-                                            loc=loc).result
+                try:
+                    for x in invars:  # variables of the result's shape need no op of their own
+                        if type(x) is Literal or (elementwise and x.aval.shape != shape):
+                            with loc:  # a literal's constant, a broadcast: this location
+                                operands = [_operand(x, read, env, shape, elementwise)
+                                            for x in invars]
+                            break
+                        operands.append(env[x])
+                    result_type = (type_cache.get((shape, out_aval.dtype))
+                                   or aval_type(out_aval))
+                    env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
+                                                loc=loc).result
+                except ir.MLIRError as e:
+                    raise _lowering_error(eqn, e) from e
                 continue
         rule = rules.get(prim)
         if rule is None:
@@ -258,15 +262,19 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
                 out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
-            raise LoweringError(f"traxla bug: lowering '{prim.name}' with operands "
-                                f"{[a.str_short() for a in ctx.avals_in]} and params "
-                                f"{eqn.params} failed: {e}") from e
+            raise _lowering_error(eqn, e) from e
         if prim.multiple_results:
             for v, val in zip(outvars, out):
                 env[v] = val
         else:
             env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _lowering_error(eqn, e) -> LoweringError:
+    return LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
+                         f"{[x.aval.str_short() for x in eqn.invars]} and params "
+                         f"{eqn.params} failed: {e}")
 
 
 def _operand(x, read, env, shape, elementwise):
