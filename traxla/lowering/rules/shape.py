@@ -99,8 +99,37 @@ register_direct_op(S.squeeze_p, "stablehlo.reshape",
                    lambda eqn: _NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval) else None,
                    _squeeze)
 
-for _prim, _rule in [(S.transpose_p, _transpose), (S.rev_p, _rev),
-                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice),
+def _transpose_attributes(eqn):
+    if not _plain_static(eqn.outvars[0].aval):
+        return None
+    return i64_array_attrs("permutation", tuple(eqn.params["permutation"]))
+
+
+_slice_attrs: dict = {}  # (starts, limits, strides) -> the slice op's attributes
+
+
+def _slice_attributes(eqn):
+    if not _plain_static(eqn.outvars[0].aval):
+        return None
+    params = eqn.params
+    starts, limits = tuple(params["start_indices"]), tuple(params["limit_indices"])
+    strides = tuple(params["strides"] or (1,) * len(starts))
+    key = (starts, limits, strides)
+    attrs = _slice_attrs.get(key)
+    if attrs is None:
+        if len(_slice_attrs) > 4096:
+            _slice_attrs.clear()
+        attrs = _slice_attrs[key] = {"start_indices": i64_array(starts),
+                                     "limit_indices": i64_array(limits),
+                                     "strides": i64_array(strides)}
+    return attrs
+
+
+register_direct_op(S.transpose_p, "stablehlo.transpose", _transpose_attributes, _transpose)
+register_direct_op(S.slice_p, "stablehlo.slice", _slice_attributes, _slice)
+
+for _prim, _rule in [(S.rev_p, _rev),
+                     (S.concatenate_p, _concatenate), (S.pad_p, _pad),
                      (S.dynamic_slice_p, _dynamic_slice),
                      (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota)]:
     register_lowering(_prim, _rule)
