@@ -202,11 +202,16 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         if type(x) is Literal:
             val = x.val
             dtype = x.aval.dtype
-            try:
-                key = (dtype, type(val), val if type(val) in (int, bool) else
-                       np.asarray(val, dtype).tobytes())
-            except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
-                return constant(val, dtype)
+            kind = type(val)
+            # a Python scalar is its own key, but for the floats that == conflates or never
+            # matches (0.0 and -0.0, NaN): those, and NumPy scalars, by their bytes
+            if kind is int or kind is bool or (kind is float and val == val and val != 0.0):
+                key = (dtype, kind, val)
+            else:
+                try:
+                    key = (dtype, kind, np.asarray(val, dtype).tobytes())
+                except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
+                    return constant(val, dtype)
             out = literals.get(key)
             if out is None:
                 out = literals[key] = constant(val, dtype)
