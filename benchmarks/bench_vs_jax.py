@@ -17,6 +17,8 @@ Figures (each the median of ``--repeats`` runs, traxla and JAX interleaved):
   eager    microseconds per eager op outside ``jit`` on small device arrays:
            ``x + 1``, ``jnp.sin(x)``, ``x[1:]``, ``x @ y``;
   grad     trace + lower (first call) of ``jit(grad(loss))`` of a 2-layer MLP;
+  lower also has a "mixed" row: a jnp-heavy program (weak-typed scalars, ``where``,
+  softmax, mean, square; 15 equations a step, ``--mixed-steps`` steps);
   trace also has a lax-layer row (``lax.tanh(lax.dot(W, h))``) and a jnp row with
   weak-typed scalars (``jnp.tanh(W @ h) * 0.5 + 0.25``).
 
@@ -81,6 +83,21 @@ def make_recurrence_weak(np_mod, steps: int):
     return recurrence
 
 
+def make_mixed(np_mod, steps: int):
+    """A jnp-heavy step (15 equations): weak-typed scalars, ``where`` (a nested jit),
+    a softmax (``max``, ``exp``, ``sum``), a mean and a square."""
+
+    def mixed(W, h):
+        for _ in range(steps):
+            z = W @ h * 0.5 + 0.1
+            z = np_mod.where(z > 0, z, 0.01 * z)
+            e = np_mod.exp(z - np_mod.max(z))
+            h = e / np_mod.sum(e) - np_mod.mean(h) ** 2
+        return h
+
+    return mixed
+
+
 def make_inputs():
     rng = np.random.RandomState(0)
     # Gain 1: the state neither blows up nor decays to zero over a few hundred
@@ -129,14 +146,17 @@ def bench_trace(steps, repeats, W, h, variant="jnp"):
     return samples, n_eqns
 
 
-def bench_lower(steps, repeats, W, h):
+def bench_lower(steps, repeats, W, h, make=make_recurrence):
+    """Seconds per ``.lower()``, and each library's equation count (top level)."""
     samples = {name: [] for name in LIBS}
+    n_eqns = {}
     for rep in range(repeats):
         for name, (mod, np_mod) in libs_in_turn(rep):
-            traced = mod.jit(make_recurrence(np_mod, steps)).trace(W, h)
+            traced = mod.jit(make(np_mod, steps)).trace(W, h)
             seconds, _ = timed(traced.lower)
             samples[name].append(seconds)
-    return samples
+            n_eqns[name] = len(traced.jaxpr.eqns)
+    return samples, n_eqns
 
 
 def bench_compile(steps, repeats, W, h):
@@ -269,6 +289,7 @@ def warm_up(W, h):
         mod.jit(make_recurrence(np_mod, 3)).trace(W, h).lower().compile()(W, h)
         mod.make_jaxpr(make_recurrence_lax(mod, 3))(W, h)
         mod.make_jaxpr(make_recurrence_weak(np_mod, 3))(W, h)
+        mod.jit(make_mixed(np_mod, 2)).trace(W, h).lower()
 
 
 # -- reporting -----------------------------------------------------------------
@@ -321,6 +342,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=1000,
                    help="unrolled steps for the trace and lower figures (default 1000)")
+    p.add_argument("--mixed-steps", type=int, default=0,
+                   help="steps of the mixed (jnp-heavy) program for the lower figure "
+                        "(default --steps / 5; 15 equations a step)")
     p.add_argument("--compile-steps", type=int, default=100,
                    help="unrolled steps for the compile figure (default 100)")
     p.add_argument("--repeats", type=int, default=5,
@@ -372,9 +396,15 @@ def main(argv=None):
             else:
                 print(f"note: {label} equation counts differ: {n_eqns}", file=sys.stderr)
     if "lower" in only:
-        samples = bench_lower(args.steps, args.repeats, W, h)
+        samples, _ = bench_lower(args.steps, args.repeats, W, h)
         rows.append(row(f"lower {args.steps}-step", "ms", 1e3, samples))
         rows.append(row("lower per equation", "us", 1e6 / (2 * args.steps), samples))
+        mixed_steps = args.mixed_steps or max(1, args.steps // 5)
+        samples, n_eqns = bench_lower(mixed_steps, args.repeats, W, h, make_mixed)
+        if len(set(n_eqns.values())) != 1:
+            print(f"note: mixed-program equation counts differ: {n_eqns}", file=sys.stderr)
+        rows.append(row(f"lower per equation, mixed ({n_eqns['traxla']} eqns)", "us",
+                        1e6 / n_eqns["traxla"], samples))
     if "compile" in only:
         samples, outputs = bench_compile(args.compile_steps, args.repeats, W, h)
         rows.append(row(f"compile {args.compile_steps}-step", "ms", 1e3, samples))

@@ -70,10 +70,10 @@ class LoweredProgram:
 
 
 def used_inputs(jaxpr: Jaxpr) -> list[bool]:
-    used = set()
+    used = set()  # literals too (harmless: an input is a Var): one C-level update per equation
     for eqn in jaxpr.eqns:
-        used.update([v for v in eqn.invars if type(v) is not Literal])
-    used.update([v for v in jaxpr.outvars if type(v) is not Literal])
+        used.update(eqn.invars)
+    used.update(jaxpr.outvars)
     return [v in used for v in jaxpr.invars]
 
 

@@ -1,7 +1,9 @@
 """The jaxpr data structures: Var, Literal, DropVar, JaxprEqn, Jaxpr, ClosedJaxpr."""
 from __future__ import annotations
 
+import gc
 import threading
+from operator import attrgetter
 
 import numpy as np
 
@@ -127,7 +129,8 @@ class JaxprEqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "effects_memo")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "effects_memo",
+                 "nested_memo")
 
     def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
         self.constvars = list(constvars)
@@ -136,6 +139,7 @@ class Jaxpr:
         self.eqns = list(eqns)
         self.debug_info = debug_info
         self.effects_memo = None  # (number of equations, effects): see ir/effects.py
+        self.nested_memo = None  # (number of equations, equations with jaxprs): see below
 
     @property
     def in_avals(self):
@@ -205,6 +209,48 @@ class DebugInfo:
         self.arg_names = tuple(arg_names)
 
 
+def has_subjaxprs(params: dict) -> bool:
+    """Whether ``subjaxprs(params)`` yields anything: a loop, not a generator, because
+    the whole-program passes before lowering ask it of every equation."""
+    for value in params.values():
+        kind = type(value)
+        if kind is tuple:  # axes, shapes, dimension numbers... or branches
+            if not _JAXPR_TYPE_SET.isdisjoint(map(type, value)):
+                return True
+        elif kind in _JAXPR_TYPE_SET or (isinstance(value, tuple) and any(
+                isinstance(item, _JAXPR_TYPES) for item in value)):  # a named tuple of jaxprs
+            return True
+    return False
+
+
+def any_subjaxprs(eqns) -> bool:
+    """Whether any of ``eqns`` carries a jaxpr in its params (as ``has_subjaxprs``): C-level
+    passes over the param values and the items of tuple values, for the whole-program
+    walks before lowering (most programs have no nested jaxpr, or a few)."""
+    # what the params dicts refer to: their values (and keys); then what those refer to:
+    # a tuple's items (and more: a false positive only costs the exact per-equation look)
+    values = gc.get_referents(*map(_params_of, eqns))
+    if not _JAXPR_TYPE_SET.isdisjoint(map(type, values)):
+        return True
+    return not _JAXPR_TYPE_SET.isdisjoint(map(type, gc.get_referents(*values)))
+
+
+def eqns_with_subjaxprs(jaxpr) -> list:
+    """The equations of ``jaxpr`` that carry jaxprs in their params, remembered on the
+    jaxpr (the refs check and the effects walk before lowering both ask)."""
+    eqns = jaxpr.eqns
+    memo = getattr(jaxpr, "nested_memo", None)
+    if memo is not None and memo[0] == len(eqns):
+        return memo[1]
+    out = ([e for e in eqns if e.params and has_subjaxprs(e.params)]
+           if any_subjaxprs(eqns) else [])
+    try:
+        jaxpr.nested_memo = (len(eqns), out)
+    except AttributeError:  # a jaxpr-like object without the slot
+        pass
+    return out
+
+
 def subjaxprs(params: dict) -> list:
     """The jaxprs carried in an equation's params, in param order. (A list, not a
     generator: whole-program passes call this once per equation, and most have none.)"""
@@ -223,3 +269,5 @@ def subjaxprs(params: dict) -> list:
 
 _JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
 _PLAIN_PARAM_TYPES = frozenset((type(None), bool, int, float, str))
+_params_of = attrgetter("params")
+_JAXPR_TYPE_SET = frozenset(_JAXPR_TYPES)

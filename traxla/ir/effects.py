@@ -8,7 +8,9 @@ every effectful equation survives dead-code elimination.
 """
 from __future__ import annotations
 
-from .core import subjaxprs
+from operator import attrgetter
+
+from .core import eqns_with_subjaxprs, has_subjaxprs, subjaxprs
 
 
 class Effect:
@@ -63,6 +65,8 @@ def eqn_effects(eqn) -> frozenset:
     if rule is not None:
         return rule(eqn.params)
     out = NO_EFFECTS
+    if not eqn.params or not has_subjaxprs(eqn.params):  # most equations: pure, no jaxprs
+        return out
     for sub in subjaxprs(eqn.params):
         found = jaxpr_effects(sub)
         if found:
@@ -78,10 +82,22 @@ def jaxpr_effects(jaxpr) -> frozenset:
     if memo is not None and memo[0] == len(eqns):
         return memo[1]
     out = NO_EFFECTS
-    for eqn in eqns:
-        found = eqn_effects(eqn)
-        if found:
-            out = out | found
+    # (``eqn_effects`` of each equation, without a call per equation: most programs have
+    # no primitive with an effect rule, and few equations carry jaxprs)
+    rules = effect_rules
+    if not rules.keys().isdisjoint(map(_primitive_of, eqns)):
+        for eqn in eqns:
+            rule = rules.get(eqn.primitive)
+            if rule is not None:
+                found = rule(eqn.params)
+                if found:
+                    out = out | found
+    for eqn in eqns_with_subjaxprs(jaxpr):
+        if eqn.primitive not in rules:
+            for sub in subjaxprs(eqn.params):
+                found = jaxpr_effects(sub)
+                if found:
+                    out = out | found
     try:
         jaxpr.effects_memo = (len(eqns), out)
     except AttributeError:  # a jaxpr-like object without the slot
@@ -101,3 +117,6 @@ def ordered_effects(effects) -> list:
 
 def has_ordered_effects(jaxpr) -> bool:
     return any(e.ordered for e in jaxpr_effects(jaxpr))
+
+
+_primitive_of = attrgetter("primitive")

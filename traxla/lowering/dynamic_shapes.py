@@ -13,13 +13,16 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..ir.shape_poly import DimExpr
-from .mlir import constant, hlo, ir
+from .mlir import constant, hlo, i64_array_attrs, ir, op_result
 
 _state = threading.local()
 
 
 def is_static(shape) -> bool:
-    return not any(isinstance(d, DimExpr) for d in shape)
+    for d in shape:
+        if isinstance(d, DimExpr):
+            return False
+    return True
 
 
 @contextmanager
@@ -78,13 +81,14 @@ def shape_tensor(shape) -> ir.Value:
 
 def broadcast_in_dim(result_type, x, dims, shape):
     if is_static(shape):
-        return hlo.broadcast_in_dim(result_type, x, list(dims))
+        return op_result("stablehlo.broadcast_in_dim", result_type, (x,),
+                         i64_array_attrs("broadcast_dimensions", dims))
     return hlo.dynamic_broadcast_in_dim(result_type, x, shape_tensor(shape), list(dims))
 
 
 def reshape(result_type, x, shape):
     if is_static(shape):
-        return hlo.reshape(result_type, x)
+        return op_result("stablehlo.reshape", result_type, (x,))
     return hlo.dynamic_reshape(result_type, x, shape_tensor(shape))
 
 

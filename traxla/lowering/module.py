@@ -10,9 +10,10 @@ from ..errors import LoweringError
 from ..ir import dtypes
 from ..ir.core import ClosedJaxpr, Literal
 from ..ir.effects import has_ordered_effects
-from .mlir import aval_type, constant, context, func, hlo, ir, sdy
+from .mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
+                   ir, sdy)
 from .dynamic_shapes import dim_values
-from .registry import RuleContext, lowering_rules
+from .registry import RuleContext, inline_ops, lowering_rules
 
 
 _target = {"platform": "cpu"}
@@ -49,6 +50,32 @@ class ModuleBuilder:
         # takes their values first (``jax.global_constant`` arguments, JAX's convention).
         self.dim_vars: list = []
         self._locations: dict = {}
+        self.call_attributes: dict = {}  # function symbol -> a func.call's attributes
+
+    def location(self, eqn):
+        """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
+        around the user's source position; shown by ``as_text(debug_info=True)`` and kept
+        as ``op_name`` metadata in the compiled HLO. One per distinct (scopes, primitive,
+        source position) in this module (the code object by id: it outlives the
+        lowering, held by the equation)."""
+        info = eqn.source_info
+        if info is None:
+            key = eqn.primitive
+        else:
+            key = (info.name_stack, eqn.primitive, id(info.code), info.lasti)
+        loc = self._locations.get(key)
+        if loc is None:
+            loc = self._locations[key] = self._new_location(eqn)
+        return loc
+
+    def _new_location(self, eqn):
+        info = eqn.source_info
+        scopes = info.name_stack if info is not None else ()
+        name = "/".join((self.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
+        if info is None:
+            return ir.Location.name(name)
+        return ir.Location.name(name, childLoc=ir.Location.file(info.file, info.line,
+                                                                info.column or 0))
 
     def add_host_callback(self, fn) -> int:
         self.host_callbacks.append(fn)
@@ -159,12 +186,13 @@ def _sanitize(name: str) -> str:
 
 
 def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
-    """Emits ops for ``jaxpr``'s equations at the current insertion point."""
-    env = {}
-    for v, val in zip(jaxpr.constvars, consts):
-        env[v] = val
-    for v, val in zip(jaxpr.invars, args):
-        env[v] = val
+    """Emits ops for ``jaxpr``'s equations at the current insertion point.
+
+    The hot loop of lowering (one iteration per equation of every program): everything
+    it touches is a local, and what repeats across equations (locations, literal
+    constants, types, attributes) is built once."""
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
 
     # One constant op per distinct literal in this block (a 4,000-equation program
     # repeats the same few scalars thousands of times); the first use dominates the rest.
@@ -174,58 +202,91 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         if type(x) is Literal:
             val = x.val
             dtype = x.aval.dtype
-            try:
-                key = (dtype, type(val), val if type(val) in (int, bool) else
-                       np.asarray(val, dtype).tobytes())
-            except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
-                return constant(val, dtype)
+            kind = type(val)
+            # a Python scalar is its own key, but for the floats that == conflates or never
+            # matches (0.0 and -0.0, NaN): those, and NumPy scalars, by their bytes
+            if kind is int or kind is bool or (kind is float and val == val and val != 0.0):
+                key = (dtype, kind, val)
+            else:
+                try:
+                    key = (dtype, kind, np.asarray(val, dtype).tobytes())
+                except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
+                    return constant(val, dtype)
             out = literals.get(key)
             if out is None:
                 out = literals[key] = constant(val, dtype)
             return out
         return env[x]
 
+    rules = lowering_rules
+    type_cache = _type_cache
+    locations = builder._locations
     for eqn in jaxpr.eqns:
-        rule = lowering_rules.get(eqn.primitive)
+        prim = eqn.primitive
+        invars, outvars = eqn.invars, eqn.outvars
+        info = eqn.source_info  # the location: ``ModuleBuilder.location``, its lookup inline
+        loc = None if info is None else locations.get(
+            (info.name_stack, prim, id(info.code), info.lasti))
+        if loc is None:
+            loc = builder.location(eqn)
+        inline = inline_ops.get(prim)
+        if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
+            op_name, attributes_of, elementwise = inline
+            attributes = None if attributes_of is None else attributes_of(eqn)
+            if attributes is not None or attributes_of is None:
+                out_aval = outvars[0].aval
+                shape = out_aval.shape
+                operands = []
+                try:
+                    for x in invars:  # variables of the result's shape need no op of their own
+                        if type(x) is Literal or (elementwise and x.aval.shape != shape):
+                            with loc:  # a literal's constant, a broadcast: this location
+                                operands = [_operand(x, read, env, shape, elementwise)
+                                            for x in invars]
+                            break
+                        operands.append(env[x])
+                    result_type = (type_cache.get((shape, out_aval.dtype))
+                                   or aval_type(out_aval))
+                    env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
+                                                loc=loc).result
+                except ir.MLIRError as e:
+                    raise _lowering_error(eqn, e) from e
+                continue
+        rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
-                f"No lowering rule for primitive '{eqn.primitive.name}': traxla cannot compile "
+                f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
                 f"this equation: {eqn}")
-        ctx = RuleContext(builder, eqn.primitive, [x.aval for x in eqn.invars],
-                          [v.aval for v in eqn.outvars])
+        # (most equations have one or two operands and one result: no comprehension frame)
+        ctx = RuleContext(
+            builder, prim,
+            [invars[0].aval, invars[1].aval] if len(invars) == 2 else [x.aval for x in invars],
+            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars])
         try:
-            with _location(builder, eqn):
-                out = rule(ctx, *[read(x) for x in eqn.invars], **eqn.params)
+            with loc:  # a literal's constant op too has the equation's location
+                operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+                out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
-            raise LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
-                                f"{[a.str_short() for a in ctx.avals_in]} and params "
-                                f"{eqn.params} failed: {e}") from e
-        if eqn.primitive.multiple_results:
-            for v, val in zip(eqn.outvars, out):
+            raise _lowering_error(eqn, e) from e
+        if prim.multiple_results:
+            for v, val in zip(outvars, out):
                 env[v] = val
         else:
-            env[eqn.outvars[0]] = out
+            env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
 
 
-def _location(builder: ModuleBuilder, eqn):
-    """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
-    around the user's source position; shown by ``as_text(debug_info=True)`` and kept
-    as ``op_name`` metadata in the compiled HLO."""
-    info = eqn.source_info
-    scopes = info.name_stack if info is not None else ()
-    key = (scopes, eqn.primitive.name, None if info is None else (info.code, info.lasti))
-    loc = builder._locations.get(key)
-    if loc is None:
-        name = "/".join((builder.scope_prefix, *scopes, eqn.primitive.name)).lstrip("/")
-        if info is not None:
-            col = info.column
-            loc = ir.Location.name(name, childLoc=ir.Location.file(
-                info.file, info.line, col or 0))
-        else:
-            loc = ir.Location.name(name)
-        builder._locations[key] = loc
-    return loc
+def _lowering_error(eqn, e) -> LoweringError:
+    return LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
+                         f"{[x.aval.str_short() for x in eqn.invars]} and params "
+                         f"{eqn.params} failed: {e}")
+
+
+def _operand(x, read, env, shape, elementwise):
+    value = env[x] if type(x) is not Literal else read(x)
+    if elementwise and x.aval.shape != shape:
+        value = broadcast_to(value, x.aval, shape)
+    return value
 
 
 def result_infos(n: int):

@@ -8,9 +8,38 @@ from __future__ import annotations
 
 lowering_rules: dict = {}
 
+# primitive -> (op name, attributes_of, elementwise): a primitive that lowers to one op
+# whose result has the equation's type. The equation loop emits these inline (most
+# equations of most programs are such), without a context or a rule call;
+# ``lowering_rules`` has the same as a rule, for everything else. ``attributes_of(eqn)``
+# gives the op's attributes, or None where the equation needs its rule (``attributes_of``
+# None: no attributes). ``elementwise``: the operands are broadcast to the result's shape.
+inline_ops: dict = {}
 
-def register_lowering(prim, rule):
+
+def register_lowering(prim, rule, keep_inline: bool = False):
+    """``keep_inline``: ``rule`` wraps the rule of an inline op (for equations that its
+    ``attributes_of`` refuses), which stays inline."""
     lowering_rules[prim] = rule
+    if not keep_inline:
+        inline_ops.pop(prim, None)  # a rule registered later wins
+    return rule
+
+
+def register_elementwise_op(prim, op_name: str, rule, attributes_of=None):
+    """Registers ``rule`` for ``prim``, and ``op_name`` for the equation loop's inline
+    path (``rule`` must emit exactly that op: it serves callers of ``lowering_rules``)."""
+    lowering_rules[prim] = rule
+    inline_ops[prim] = (op_name, attributes_of, True)
+    return rule
+
+
+def register_direct_op(prim, op_name: str, attributes_of, rule):
+    """Registers ``rule`` for ``prim``, and ``op_name`` with ``attributes_of(eqn)`` for
+    the equation loop's inline path, operands as they are (``rule`` must emit the same op
+    for the equations that ``attributes_of`` accepts)."""
+    lowering_rules[prim] = rule
+    inline_ops[prim] = (op_name, attributes_of, False)
     return rule
 
 

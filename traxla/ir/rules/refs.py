@@ -9,11 +9,14 @@ turns every jaxpr that holds one into a pure jaxpr first, threading each ref's v
 """
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter
+
 import numpy as np
 
 from .. import pretty as pp
 from ..avals import ShapedArray
-from ..core import Literal, Var
+from ..core import Literal
 from ..effects import Effect, def_effects
 from ..primitive import Primitive, def_typing, pp_eqn_rules
 from ..printer import pp_vars
@@ -266,17 +269,22 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from ..core import subjaxprs
+    from ..core import eqns_with_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]
-    found = any(is_ref_aval(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars))
-    for eqn in jaxpr.eqns:
-        if found:
-            break
-        found = (eqn.primitive in REF_PRIMITIVES
-                 or any(isinstance(v, Var) and is_ref_aval(v.aval) for v in eqn.invars)
-                 or any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params)))
+    eqns = jaxpr.eqns
+    # C-level passes over every equation of every program lowered: its primitives, the
+    # types of its operands' avals (a literal's is never a ref); then the nested jaxprs
+    found = (any(is_ref_aval(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars))
+             or not _REF_PRIMITIVE_SET.isdisjoint(map(_primitive_of, eqns))
+             or AbstractRef in set(map(type, map(_aval_of, chain.from_iterable(
+                 map(_invars_of, eqns))))))
+    if not found:
+        for eqn in eqns_with_subjaxprs(jaxpr):
+            found = any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params))
+            if found:
+                break
     if len(_has_refs_memo) > 4096:
         _has_refs_memo.clear()
     _has_refs_memo[id(jaxpr)] = (jaxpr, found)
@@ -284,3 +292,7 @@ def jaxpr_has_refs(jaxpr) -> bool:
 
 
 _has_refs_memo: dict = {}
+_REF_PRIMITIVE_SET = frozenset(REF_PRIMITIVES)
+_primitive_of = attrgetter("primitive")
+_invars_of = attrgetter("invars")
+_aval_of = attrgetter("aval")

@@ -6,7 +6,7 @@ from ...ir.effects import has_ordered_effects
 from ...ir.rules.call import jit_p
 from ...ir.shape_poly import DimExpr
 from ..dynamic_shapes import dim_value
-from ..mlir import aval_type, func, hlo, ir
+from ..mlir import aval_type, create_op, func, hlo, ir
 from ..registry import register_lowering
 
 
@@ -22,8 +22,11 @@ def _jit(ctx, *args, jaxpr, name):
                            dims + [token] + list(args))
         module.token = call.results[0]
         return list(call.results)[1:]
-    call = func.CallOp(types, ir.FlatSymbolRefAttr.get(symbol), dims + list(args))
-    return list(call.results)
+    attrs = ctx.module.call_attributes.get(symbol)
+    if attrs is None:
+        attrs = ctx.module.call_attributes[symbol] = {"callee": ir.FlatSymbolRefAttr.get(symbol)}
+    return list(create_op("func.call", results=types, operands=dims + list(args),
+                          attributes=attrs).results)
 
 
 register_lowering(jit_p, _jit)

@@ -5,44 +5,50 @@ import numpy as np
 
 from ...ir import dtypes
 from ...ir.rules.elementwise import P
-from ..mlir import aval_type, broadcast_to, chlo, constant, hlo
-from ..registry import register_lowering
+from ..mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
+from ..registry import register_direct_op, register_elementwise_op, register_lowering
 
-# primitive name -> builder of one op from its (already broadcast) operands
+# primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
-    "neg": hlo.negate, "floor": hlo.floor, "ceil": hlo.ceil,
-    "is_finite": hlo.is_finite, "exp": hlo.exponential, "log": hlo.log,
-    "log1p": hlo.log_plus_one, "expm1": hlo.exponential_minus_one, "tanh": hlo.tanh,
-    "logistic": hlo.logistic, "sin": hlo.sine, "cos": hlo.cosine, "tan": chlo.tan,
-    "asin": chlo.asin, "acos": chlo.acos, "atan": chlo.atan, "sinh": chlo.sinh,
-    "cosh": chlo.cosh, "asinh": chlo.asinh, "acosh": chlo.acosh, "atanh": chlo.atanh,
-    "sqrt": hlo.sqrt, "rsqrt": hlo.rsqrt, "cbrt": hlo.cbrt, "abs": hlo.abs, "not": hlo.not_,
-    "erf": chlo.erf, "erf_inv": chlo.erf_inv,
-    "population_count": hlo.popcnt, "clz": hlo.count_leading_zeros,
+    "neg": "stablehlo.negate", "floor": "stablehlo.floor", "ceil": "stablehlo.ceil",
+    "is_finite": "stablehlo.is_finite", "exp": "stablehlo.exponential", "log": "stablehlo.log",
+    "log1p": "stablehlo.log_plus_one", "expm1": "stablehlo.exponential_minus_one",
+    "tanh": "stablehlo.tanh", "logistic": "stablehlo.logistic", "sin": "stablehlo.sine",
+    "cos": "stablehlo.cosine", "tan": "chlo.tan", "asin": "chlo.asin", "acos": "chlo.acos",
+    "atan": "chlo.atan", "sinh": "chlo.sinh", "cosh": "chlo.cosh", "asinh": "chlo.asinh",
+    "acosh": "chlo.acosh", "atanh": "chlo.atanh", "sqrt": "stablehlo.sqrt",
+    "rsqrt": "stablehlo.rsqrt", "cbrt": "stablehlo.cbrt", "abs": "stablehlo.abs",
+    "not": "stablehlo.not", "erf": "chlo.erf", "erf_inv": "chlo.erf_inv",
+    "population_count": "stablehlo.popcnt", "clz": "stablehlo.count_leading_zeros",
 }
 BINARY_OPS = {
-    "add": hlo.add, "sub": hlo.subtract, "mul": hlo.multiply, "div": hlo.divide,
-    "rem": hlo.remainder, "pow": hlo.power, "max": hlo.maximum, "min": hlo.minimum,
-    "atan2": hlo.atan2, "nextafter": chlo.next_after, "and": hlo.and_, "or": hlo.or_,
-    "xor": hlo.xor, "shift_left": hlo.shift_left,
-    "shift_right_logical": hlo.shift_right_logical,
-    "shift_right_arithmetic": hlo.shift_right_arithmetic,
+    "add": "stablehlo.add", "sub": "stablehlo.subtract", "mul": "stablehlo.multiply",
+    "div": "stablehlo.divide", "rem": "stablehlo.remainder", "pow": "stablehlo.power",
+    "max": "stablehlo.maximum", "min": "stablehlo.minimum", "atan2": "stablehlo.atan2",
+    "nextafter": "chlo.next_after", "and": "stablehlo.and", "or": "stablehlo.or",
+    "xor": "stablehlo.xor", "shift_left": "stablehlo.shift_left",
+    "shift_right_logical": "stablehlo.shift_right_logical",
+    "shift_right_arithmetic": "stablehlo.shift_right_arithmetic",
 }
 COMPARE_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
 
 
-def _unary(op):
+def _unary(name):
     def rule(ctx, x, **params):
-        return op(x)
+        return op_result(name, aval_type(ctx.avals_out[0]), (x,))
     return rule
 
 
-def _binary(op):
+def _binary(name):
     def rule(ctx, x, y):
-        shape = ctx.aval_out.shape
-        x = broadcast_to(x, ctx.avals_in[0], shape)
-        y = broadcast_to(y, ctx.avals_in[1], shape)
-        return op(x, y)
+        out = ctx.avals_out[0]
+        shape = out.shape
+        x_aval, y_aval = ctx.avals_in
+        if x_aval.shape != shape:
+            x = broadcast_to(x, x_aval, shape)
+        if y_aval.shape != shape:
+            y = broadcast_to(y, y_aval, shape)
+        return op_result(name, aval_type(out), (x, y))
     return rule
 
 
@@ -59,21 +65,48 @@ def compare(x, y, direction: str, dtype):
                        compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
 
 
+_compare_attrs: dict = {}  # (direction, kind) -> the compare op's attributes
+
+
+def compare_attributes(direction: str, kind: str) -> dict:
+    attrs = _compare_attrs.get((direction, kind))
+    if attrs is None:
+        attrs = _compare_attrs[(direction, kind)] = {
+            "comparison_direction": hlo.ComparisonDirectionAttr.get(direction),
+            "compare_type": hlo.ComparisonTypeAttr.get(kind)}
+    return attrs
+
+
 def _compare(direction):
     def rule(ctx, x, y):
-        shape = ctx.aval_out.shape
-        x = broadcast_to(x, ctx.avals_in[0], shape)
-        y = broadcast_to(y, ctx.avals_in[1], shape)
-        return compare(x, y, direction, ctx.avals_in[0].dtype)
+        out = ctx.avals_out[0]
+        shape = out.shape
+        x_aval, y_aval = ctx.avals_in
+        if x_aval.shape != shape:
+            x = broadcast_to(x, x_aval, shape)
+        if y_aval.shape != shape:
+            y = broadcast_to(y, y_aval, shape)
+        return op_result("stablehlo.compare", aval_type(out), (x, y),
+                         compare_attributes(direction, compare_type(x_aval.dtype)))
     return rule
 
 
 for _name, _op in UNARY_OPS.items():
-    register_lowering(P[_name], _unary(_op))
+    register_elementwise_op(P[_name], _op, _unary(_op))
 for _name, _op in BINARY_OPS.items():
-    register_lowering(P[_name], _binary(_op))
+    register_elementwise_op(P[_name], _op, _binary(_op))
+def _compare_attributes(direction):
+    def attributes_of(eqn):
+        dtype = eqn.invars[0].aval.dtype
+        if isinstance(dtype, dtypes.ExtendedDType):
+            return None
+        return compare_attributes(direction, compare_type(dtype))
+    return attributes_of
+
+
 for _name, _direction in COMPARE_DIRECTIONS.items():
-    register_lowering(P[_name], _compare(_direction))
+    register_elementwise_op(P[_name], "stablehlo.compare", _compare(_direction),
+                            _compare_attributes(_direction))
 
 
 def _compare_total_order(direction):
@@ -118,14 +151,15 @@ def _exp2(ctx, x, accuracy=None):
 def _integer_pow(ctx, x, *, y):
     """x ** y by repeated squaring, as JAX emits it."""
     aval = ctx.avals_in[0]
+    result_type = aval_type(aval)
     acc = None
     base, n = x, abs(int(y))
     while n:
         if n & 1:
-            acc = base if acc is None else hlo.multiply(acc, base)
+            acc = base if acc is None else op_result("stablehlo.multiply", result_type, (acc, base))
         n >>= 1
         if n:
-            base = hlo.multiply(base, base)
+            base = op_result("stablehlo.multiply", result_type, (base, base))
     if acc is None:
         acc = broadcast_to(constant(1, aval.dtype), aval.update(shape=()), aval.shape)
     if y < 0:
@@ -145,10 +179,13 @@ def _pow(ctx, x, y):
 
 def _select_n(ctx, which, *cases):
     which_aval = ctx.avals_in[0]
-    shape = ctx.aval_out.shape
-    which = broadcast_to(which, which_aval, shape)
-    if dtypes.is_bool(which_aval.dtype):
-        return cases[0] if len(cases) == 1 else hlo.select(which, cases[1], cases[0])
+    out = ctx.avals_out[0]
+    shape = out.shape
+    if which_aval.shape != shape:
+        which = broadcast_to(which, which_aval, shape)
+    if which_aval.dtype == np.bool_:
+        return cases[0] if len(cases) == 1 else op_result(
+            "stablehlo.select", aval_type(out), (which, cases[1], cases[0]))
 
     def pick(lo, hi):
         if hi - lo == 1:
@@ -175,7 +212,7 @@ def convert(value, from_aval, to_dtype):
     if dtypes.is_bool(to_dtype):
         zero = broadcast_to(constant(0, from_aval.dtype), from_aval.update(shape=()), from_aval.shape)
         return compare(value, zero, "NE", from_aval.dtype)
-    return hlo.convert(aval_type(from_aval.update(dtype=to_dtype)), value)
+    return op_result("stablehlo.convert", tensor_type(from_aval.shape, to_dtype), (value,))
 
 
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding=None):
@@ -195,5 +232,21 @@ register_lowering(P["integer_pow"], _integer_pow)
 register_lowering(P["pow"], _pow)
 register_lowering(P["select_n"], _select_n)
 register_lowering(P["clamp"], _clamp)
-register_lowering(P["convert_element_type"], _convert_element_type)
+_NO_ATTRIBUTES: dict = {}
+
+
+def _convert_attributes(eqn):
+    """The inline path's convert: a plain ``stablehlo.convert`` (not to bool, not complex
+    to real, not the identity)."""
+    from_dtype, to_dtype = eqn.invars[0].aval.dtype, eqn.params["new_dtype"]
+    if (from_dtype == to_dtype or dtypes.is_bool(to_dtype)
+            or isinstance(from_dtype, dtypes.ExtendedDType)
+            or isinstance(to_dtype, dtypes.ExtendedDType)
+            or (dtypes.is_complex(from_dtype) and not dtypes.is_complex(to_dtype))):
+        return None
+    return _NO_ATTRIBUTES
+
+
+register_direct_op(P["convert_element_type"], "stablehlo.convert", _convert_attributes,
+                   _convert_element_type)
 register_lowering(P["bitcast_convert_type"], _bitcast_convert_type)

@@ -30,7 +30,7 @@ from ...ir.rules import random as R
 from ...ir.rules import shape as S
 from ...ir.rules.elementwise import select_n_p
 from ..mlir import constant, hlo, tensor_type
-from ..registry import RuleContext, lowering_rules, register_lowering
+from ..registry import RuleContext, inline_ops, lowering_rules, register_lowering
 from . import elementwise as _elementwise_rules  # noqa: F401  (registered before we wrap)
 from . import shape as _shape_rules  # noqa: F401
 
@@ -318,7 +318,8 @@ def _wrap_for_extended(prim, ext_rule):
 
     rule._handles_extended = True
     rule.__wrapped__ = orig
-    register_lowering(prim, rule)
+    # an inline op's ``attributes_of`` refuses extended dtypes: those come here
+    register_lowering(prim, rule, keep_inline=inline_ops.get(prim, (None, None))[1] is not None)
 
 
 for _prim, _ext in [(S.slice_p, _ext_slice), (S.broadcast_in_dim_p, _ext_broadcast_in_dim),

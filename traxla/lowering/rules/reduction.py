@@ -6,8 +6,9 @@ import numpy as np
 from .. import dynamic_shapes as dyn
 from ...ir import dtypes
 from ...ir.rules.reduction import P, dot_general_p
-from ..mlir import aval_type, constant, hlo, ir, tensor_type
-from ..registry import register_lowering
+from ..mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
+                    op_result, tensor_type)
+from ..registry import register_direct_op, register_lowering
 from .elementwise import compare, convert
 
 
@@ -36,23 +37,34 @@ MONOIDS = {
     "reduce_and": (hlo.and_, lambda dt: True if dtypes.is_bool(dt) else -1),
     "reduce_or": (hlo.or_, lambda dt: 0),
 }
+# name -> the combiner's op name (the reduce rule builds its body with ``create_op``)
+COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multiply",
+                "reduce_max": "stablehlo.maximum", "reduce_min": "stablehlo.minimum",
+                "reduce_and": "stablehlo.and", "reduce_or": "stablehlo.or"}
 
 
-def _reduce(op, init):
+def _reduce(op_name, init):
+    init_constants = {}  # dtype -> the init constant's result types and attributes
+
     def rule(ctx, x, *, axes, out_sharding=None):
         dtype = ctx.avals_in[0].dtype
-        init_val = constant(np.array(init(dtype)).astype(dtype), dtype)
-        red = hlo.ReduceOp([aval_type(ctx.aval_out)], [x], [init_val], list(axes))
-        scalar = tensor_type((), dtype)
+        parts = init_constants.get(dtype)
+        if parts is None:
+            parts = init_constants[dtype] = constant_parts(np.array(init(dtype)).astype(dtype))
+        init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
+        red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
+                        i64_array_attrs("dimensions", axes), regions=1)
+        scalar = parts[0][0]
         block = red.regions[0].blocks.append(scalar, scalar)
-        with ir.InsertionPoint(block):
-            hlo.return_([op(*block.arguments)])
+        ip = ir.InsertionPoint(block)
+        total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
+        create_op("stablehlo.return", operands=(total.result,), ip=ip)
         return red.result
     return rule
 
 
-for _name, (_op, _init) in MONOIDS.items():
-    register_lowering(P[_name], _reduce(_op, _init))
+for _name, (_, _init) in MONOIDS.items():
+    register_lowering(P[_name], _reduce(COMBINER_OPS[_name], _init))
 
 
 def _argminmax(direction, init):
@@ -85,22 +97,23 @@ register_lowering(P["argmin"], _argminmax("LT", _highest))
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None):
-    out = ctx.aval_out
+    out = ctx.avals_out[0]
     lhs_aval, rhs_aval = ctx.avals_in
-    if lhs_aval.dtype != out.dtype:
-        lhs = convert(lhs, lhs_aval, out.dtype)
-    if rhs_aval.dtype != out.dtype:
-        rhs = convert(rhs, rhs_aval, out.dtype)
-    dn, precision_config = _dot_attrs(dimension_numbers, precision)
-    return hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)
+    dtype = out.dtype
+    if lhs_aval.dtype != dtype:
+        lhs = convert(lhs, lhs_aval, dtype)
+    if rhs_aval.dtype != dtype:
+        rhs = convert(rhs, rhs_aval, dtype)
+    return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
+                     _dot_attrs(dimension_numbers, precision))
 
 
 _dot_attr_cache: dict = {}
 
 
-def _dot_attrs(dimension_numbers, precision=None):
-    """Dimension numbers and precision as MLIR attributes, built once per distinct value
-    (the process has one MLIR context, so attributes can be reused)."""
+def _dot_attrs(dimension_numbers, precision=None) -> dict:
+    """Dimension numbers and precision as the op's MLIR attributes, built once per distinct
+    value (the process has one MLIR context, so attributes can be reused)."""
     attrs = _dot_attr_cache.get((dimension_numbers, precision))
     if attrs is None:
         (lc, rc), (lb, rb) = dimension_numbers
@@ -109,8 +122,23 @@ def _dot_attrs(dimension_numbers, precision=None):
             lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
         names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
-        attrs = _dot_attr_cache[(dimension_numbers, precision)] = (dn, precision_config)
-    return attrs[0], attrs[1]
+        attrs = _dot_attr_cache[(dimension_numbers, precision)] = {
+            "dot_dimension_numbers": dn, "precision_config": precision_config}
+    return attrs
 
 
-register_lowering(dot_general_p, _dot_general)
+def _dot_general_attributes(eqn):
+    """The inline path's dot_general: operands already of the result's type."""
+    dtype = eqn.outvars[0].aval.dtype
+    lhs, rhs = eqn.invars
+    lhs_dtype, rhs_dtype = lhs.aval.dtype, rhs.aval.dtype
+    # (NumPy's dtypes are singletons: identity first, it is the common case and cheap)
+    if ((lhs_dtype is not dtype and lhs_dtype != dtype)
+            or (rhs_dtype is not dtype and rhs_dtype != dtype)):
+        return None
+    params = eqn.params
+    return _dot_attrs(params["dimension_numbers"], params.get("precision"))
+
+
+register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
+                   _dot_general)

@@ -4,8 +4,8 @@ from __future__ import annotations
 from ...ir import dtypes
 from ...ir.rules import shape as S
 from .. import dynamic_shapes as dyn
-from ..mlir import aval_type, hlo, i64_array, tensor_type
-from ..registry import register_lowering
+from ..mlir import aval_type, hlo, i64_array, i64_array_attrs, tensor_type
+from ..registry import register_direct_op, register_lowering
 from .elementwise import convert
 
 
@@ -64,9 +64,72 @@ def _iota(ctx, *, dtype, shape, dimension, sharding=None):
     return dyn.iota(tensor_type(shape, dtype), dimension, shape)
 
 
-for _prim, _rule in [(S.broadcast_in_dim_p, _broadcast_in_dim), (S.reshape_p, _reshape),
-                     (S.squeeze_p, _squeeze), (S.transpose_p, _transpose), (S.rev_p, _rev),
-                     (S.concatenate_p, _concatenate), (S.pad_p, _pad), (S.slice_p, _slice),
+def _plain_static(aval) -> bool:
+    """An array of a static shape and a plain dtype (the inline path's broadcasts and
+    reshapes; a symbolic shape or a key array goes to the rule)."""
+    if isinstance(aval.dtype, dtypes.ExtendedDType):
+        return False
+    for d in aval.shape:
+        if type(d) is not int:
+            return False
+    return True
+
+
+def _broadcast_in_dim_attributes(eqn):
+    if len(eqn.invars) != 1 or not _plain_static(eqn.outvars[0].aval):
+        return None
+    return i64_array_attrs("broadcast_dimensions", eqn.params["broadcast_dimensions"])
+
+
+_NO_ATTRIBUTES: dict = {}
+
+
+def _reshape_attributes(eqn):
+    dimensions = eqn.params.get("dimensions")
+    if (len(eqn.invars) != 1 or not _plain_static(eqn.outvars[0].aval)
+            or (dimensions is not None and list(dimensions) != list(range(len(dimensions))))):
+        return None
+    return _NO_ATTRIBUTES
+
+
+register_direct_op(S.broadcast_in_dim_p, "stablehlo.broadcast_in_dim",
+                   _broadcast_in_dim_attributes, _broadcast_in_dim)
+register_direct_op(S.reshape_p, "stablehlo.reshape", _reshape_attributes, _reshape)
+register_direct_op(S.squeeze_p, "stablehlo.reshape",
+                   lambda eqn: _NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval) else None,
+                   _squeeze)
+
+def _transpose_attributes(eqn):
+    if not _plain_static(eqn.outvars[0].aval):
+        return None
+    return i64_array_attrs("permutation", tuple(eqn.params["permutation"]))
+
+
+_slice_attrs: dict = {}  # (starts, limits, strides) -> the slice op's attributes
+
+
+def _slice_attributes(eqn):
+    if not _plain_static(eqn.outvars[0].aval):
+        return None
+    params = eqn.params
+    starts, limits = tuple(params["start_indices"]), tuple(params["limit_indices"])
+    strides = tuple(params["strides"] or (1,) * len(starts))
+    key = (starts, limits, strides)
+    attrs = _slice_attrs.get(key)
+    if attrs is None:
+        if len(_slice_attrs) > 4096:
+            _slice_attrs.clear()
+        attrs = _slice_attrs[key] = {"start_indices": i64_array(starts),
+                                     "limit_indices": i64_array(limits),
+                                     "strides": i64_array(strides)}
+    return attrs
+
+
+register_direct_op(S.transpose_p, "stablehlo.transpose", _transpose_attributes, _transpose)
+register_direct_op(S.slice_p, "stablehlo.slice", _slice_attributes, _slice)
+
+for _prim, _rule in [(S.rev_p, _rev),
+                     (S.concatenate_p, _concatenate), (S.pad_p, _pad),
                      (S.dynamic_slice_p, _dynamic_slice),
                      (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota)]:
     register_lowering(_prim, _rule)
