@@ -32,30 +32,33 @@ def test_matches_scipy(method):
 
 def test_fill_value_none_extrapolates_and_method_per_call():
     interp = RegularGridInterpolator(GRID, VALUES, fill_value=None)
+    filled = RegularGridInterpolator(GRID, VALUES, fill_value=-1.)
+    got, got_nearest, got_filled = traxla.jit(
+        lambda f, g, q: (f(q), f(q[:4], method="nearest"), g(q)))(interp, filled, QUERY)
     want = scipy_interpolate.RegularGridInterpolator(
         GRID, VALUES, bounds_error=False, fill_value=None)
-    np.testing.assert_allclose(interp(QUERY), want(QUERY), rtol=1e-5)
-    np.testing.assert_allclose(interp(QUERY[:4], method="nearest"),
-                               want(QUERY[:4], method="nearest"))
-    filled = RegularGridInterpolator(GRID, VALUES, fill_value=-1.)(QUERY)
-    np.testing.assert_array_equal(filled[4:], [-1., -1.])
+    np.testing.assert_allclose(got, want(QUERY), rtol=1e-5)
+    np.testing.assert_allclose(got_nearest, want(QUERY[:4], method="nearest"))
+    np.testing.assert_array_equal(got_filled[4:], [-1., -1.])
 
 
 def test_trailing_value_dims_tuple_points_and_int_values():
     values = np.stack([VALUES, -VALUES], axis=-1)  # (3, 4, 2): a vector at each grid point
-    got = RegularGridInterpolator(GRID, values)(QUERY[:4])
-    want = scipy_interpolate.RegularGridInterpolator(GRID, values)(QUERY[:4])
-    assert got.shape == (4, 2)
-    np.testing.assert_allclose(got, want, rtol=1e-6)
-    # a tuple of coordinate arrays broadcasts to the points' shape
-    xs, ys = tnp.asarray([[0.5], [1.5]]), tnp.asarray([0.5, 3.5])
-    got = RegularGridInterpolator(GRID, VALUES)((xs, ys))
-    want = scipy_interpolate.RegularGridInterpolator(GRID, VALUES)(
-        (np.array([[0.5], [1.5]]), np.array([0.5, 3.5])))
-    assert got.shape == (2, 2)
-    np.testing.assert_allclose(got, want, rtol=1e-6)
-    # integer values are promoted to the default float, as in JAX
-    ints = RegularGridInterpolator(GRID, tnp.arange(12).reshape(3, 4))(QUERY[:1])
+    xs, ys = np.array([[0.5], [1.5]], np.float32), np.array([0.5, 3.5], np.float32)
+
+    @traxla.jit
+    def interpolate(values, xs, ys):
+        return (RegularGridInterpolator(GRID, values)(QUERY[:4]),
+                # a tuple of coordinate arrays broadcasts to the points' shape
+                RegularGridInterpolator(GRID, values[..., 0])((xs, ys)),
+                # integer values are promoted to the default float, as in JAX
+                RegularGridInterpolator(GRID, tnp.arange(12).reshape(3, 4))(QUERY[:1]))
+    vectors, from_tuple, ints = interpolate(values, xs, ys)
+    assert vectors.shape == (4, 2) and from_tuple.shape == (2, 2)
+    np.testing.assert_allclose(
+        vectors, scipy_interpolate.RegularGridInterpolator(GRID, values)(QUERY[:4]), rtol=1e-6)
+    np.testing.assert_allclose(
+        from_tuple, scipy_interpolate.RegularGridInterpolator(GRID, VALUES)((xs, ys)), rtol=1e-6)
     assert ints.dtype == np.float32 and float(ints[0]) == pytest.approx(2.5)
 
 
@@ -66,11 +69,13 @@ def test_pytree_through_jit_and_vmap():
     rebuilt = traxla.tree_util.tree_unflatten(treedef, leaves)
     assert rebuilt.method == "nearest"
     got = traxla.jit(lambda f, q: f(q))(interp, QUERY)
-    np.testing.assert_array_equal(got, interp(QUERY))
+    np.testing.assert_array_equal(got, scipy_interpolate.RegularGridInterpolator(
+        GRID, VALUES, method="nearest", bounds_error=False)(QUERY))
     # vmap over a batch of value tables, one query set
     batch = np.stack([VALUES, 2 * VALUES])
-    got = traxla.vmap(lambda v: RegularGridInterpolator(GRID, v)(QUERY[:4]))(batch)
-    np.testing.assert_allclose(got[1], 2 * np.asarray(got[0]), rtol=1e-6)
+    got = traxla.jit(traxla.vmap(lambda v: RegularGridInterpolator(GRID, v)(QUERY[:4])))(batch)
+    want = scipy_interpolate.RegularGridInterpolator(GRID, VALUES)(QUERY[:4])
+    np.testing.assert_allclose(got, [want, 2 * want], rtol=1e-6)
 
 
 @pytest.mark.parametrize("method", ["linear", "nearest"])
