@@ -56,7 +56,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
             parts = [lax.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
         out = lax.concatenate(parts, 0)
     else:
-        weak = type(object) in (bool, int, float, complex) and dtype is None
+        weak = type(object) in (int, float, complex) and dtype is None  # not bool, as JAX
         host = _host_array(object, dtype)
         if host.dtype == object_dtype:
             raise TypeError(f"JAX does not support object arrays: got {object!r}")
