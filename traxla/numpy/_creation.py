@@ -11,7 +11,8 @@ from ..api import jit
 from ..ir import dtypes
 from ..runtime import Array, device_put_numpy
 from ..ir.avals import ShapedArray
-from ..tracer import Tracer
+from ..ir.core import Literal
+from ..tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
 from ._promotion import result_type
 
 
@@ -36,12 +37,16 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
         return lax.copy_p_bind(object) if copy else object
     leaves = list(_leaves(object))
     if isinstance(object, (Tracer, Array)):
-        out = lax.copy_p_bind(object) if copy and isinstance(object, Tracer) else object
+        # JAX copies a concrete array too: while tracing, the copy is an equation on it
+        copied = copy and (isinstance(object, Tracer) or type(current_trace()) is not EvalTrace)
+        out = lax.copy_p_bind(object) if copied else object
         if dtype is None:
             dtype, weak = lax.dtype_of(out), lax.aval_of(out).weak_type
         else:
             weak = False
         out = lax._convert_element_type(out, dtype, weak)
+        if type(out) is Literal and type(current_trace()) is not DynamicJaxprTrace:
+            out = lax._lift(out)  # a folded constant is a Literal only inside a jaxpr
     elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, Array))
                                                     for leaf in leaves):
         if dtype is None:
@@ -51,7 +56,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
             parts = [lax.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
         out = lax.concatenate(parts, 0)
     else:
-        weak = type(object) in (bool, int, float, complex) and dtype is None
+        weak = type(object) in (int, float, complex) and dtype is None  # not bool, as JAX
         host = _host_array(object, dtype)
         if host.dtype == object_dtype:
             raise TypeError(f"JAX does not support object arrays: got {object!r}")

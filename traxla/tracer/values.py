@@ -1,6 +1,6 @@
 """What counts as a concrete value, and its abstract value.
 
-Concrete values are Python scalars (weakly typed), NumPy arrays and scalars,
+Concrete values are Python scalars (weakly typed, but for bool), NumPy arrays and scalars,
 and objects that declare ``__traxla_array__`` (traxla's own ``Array``), so that
 this stage need not import the runtime's class.
 """
@@ -24,7 +24,8 @@ def is_concrete(x) -> bool:
 def concrete_aval(x) -> ShapedArray:
     t = type(x)
     if t in _PY_SCALARS:
-        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+        # a Python bool is not weakly typed in JAX (only int, float and complex are)
+        return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
