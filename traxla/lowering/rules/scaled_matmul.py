@@ -33,8 +33,9 @@ def _scaled_matmul_wrapper(ctx, lhs, rhs, lhs_scales, rhs_scales, *, preferred_e
     out = ctx.aval_out
     lhs = _dequantize(lhs, lhs_aval, lhs_scales, lhs_scales_aval, out.dtype)
     rhs = _dequantize(rhs, rhs_aval, rhs_scales, rhs_scales_aval, out.dtype)
-    dn, precision_config = _dot_attrs((((2,), (2,)), ((0,), (0,))))
-    return [hlo.dot_general(aval_type(out), lhs, rhs, dn, precision_config=precision_config)]
+    attrs = _dot_attrs((((2,), (2,)), ((0,), (0,))))
+    return [hlo.dot_general(aval_type(out), lhs, rhs, attrs["dot_dimension_numbers"],
+                            precision_config=attrs["precision_config"])]
 
 
 register_lowering(scaled_matmul_wrapper_p, _scaled_matmul_wrapper)
