@@ -9,7 +9,6 @@ import numpy as np
 
 from ... import lax
 from ... import numpy as jnp
-from ...api import device_put
 from ...numpy import _einsum as jnp_einsum
 from ...runtime import Array
 from ...tracer import Tracer
@@ -71,12 +70,6 @@ def _normalize_matvec(f):
                 f'linear operator must be a square matrix, but has shape: {f.shape}')
         return partial(operator.matmul, f)
     raise TypeError(f'linear operator must be either a function or ndarray: {f}')
-
-
-def _device_put_tree(tree):
-    """``device_put`` on concrete leaves; traced leaves are already values of the trace
-    (traxla stages no ``device_put`` equation for them)."""
-    return tree_map(lambda x: x if isinstance(x, Tracer) else device_put(x), tree)
 
 
 def _shapes(pytree):

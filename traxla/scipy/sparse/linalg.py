@@ -11,9 +11,10 @@ from functools import partial
 
 from ... import dtypes, lax
 from ... import numpy as jnp
+from ...api import device_put
 from ...tree_util import tree_leaves, tree_map, tree_structure
 from ._gmres import _gmres_batched, _gmres_incremental, _gmres_solve
-from ._tree_ops import (_add, _device_put_tree, _identity, _mul, _norm,
+from ._tree_ops import (_add, _identity, _mul, _norm,
                         _normalize_matvec, _shapes, _sub, _vdot_real_tree, _vdot_tree)
 
 __all__ = ["bicgstab", "cg", "gmres"]
@@ -99,7 +100,7 @@ def _isolve(_isolve_solve, A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M
             check_symmetric=False):
     if x0 is None:
         x0 = tree_map(jnp.zeros_like, b)
-    b, x0 = _device_put_tree((b, x0))
+    b, x0 = device_put((b, x0))
     if maxiter is None:
         maxiter = 10 * sum(bi.size for bi in tree_leaves(b))  # as SciPy
     A = _normalize_matvec(A)
@@ -146,7 +147,7 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
         x0 = tree_map(jnp.zeros_like, b)
     M = _normalize_matvec(_identity if M is None else M)
     A = _normalize_matvec(A)
-    b, x0 = _device_put_tree((b, x0))
+    b, x0 = device_put((b, x0))
     size = sum(bi.size for bi in tree_leaves(b))
     if maxiter is None:
         maxiter = 10 * size  # as SciPy
