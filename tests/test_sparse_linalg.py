@@ -161,3 +161,18 @@ def test_bad_operands_raise():
         sparse.gmres(SPD, B, solve_method="qr")
     with pytest.raises(TypeError, match="function or ndarray"):
         sparse.cg(3.0, B)
+
+
+def test_device_put_of_traced_values_is_staged_as_jax():
+    """The solvers ``device_put`` their operands; traced, that is JAX's ``device_put``
+    equation, which jit, grad and vmap pass through unchanged."""
+    f = lambda x, y: traxla.device_put((x, y))  # noqa: E731
+    g = lambda x, y: jax.device_put((x, y))  # noqa: E731
+    x = np.arange(3, dtype=np.float32)
+    assert str(traxla.make_jaxpr(f)(x, 2.0)) == str(jax.make_jaxpr(g)(x, 2.0))
+    np.testing.assert_array_equal(traxla.jit(lambda x: f(x, x)[1] * 2)(x), 2 * x)
+    np.testing.assert_array_equal(
+        traxla.grad(lambda x: tnp.sum(f(x, x)[0] * x))(x), 2 * x)
+    np.testing.assert_array_equal(traxla.vmap(lambda x: f(x, x)[0])(x), x)
+    assert (str(traxla.make_jaxpr(traxla.grad(lambda x: tnp.sum(f(x, 1.0)[0] ** 2)))(x))
+            == str(jax.make_jaxpr(jax.grad(lambda x: jax.numpy.sum(g(x, 1.0)[0] ** 2)))(x)))
