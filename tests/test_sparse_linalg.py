@@ -142,9 +142,8 @@ def test_bicgstab_jaxpr_matches_jax():
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="the Arnoldi loop's cond (jnp.logical_and of a "
-                   "comparison and a bool carry) stages an extra convert_element_type and the "
-                   "least-squares step's equations differ from JAX's: same values, other text")
+@pytest.mark.xfail(strict=True, reason="as bicgstab's: the transposed matvec's constants "
+                   "(x0, A) are ordered (A, x0) in JAX's transpose_solve jaxpr")
 def test_gmres_jaxpr_matches_jax():
     ours, theirs = _jaxpr_texts("gmres")
     assert ours == theirs

@@ -23,8 +23,8 @@ def is_concrete(x) -> bool:
 
 def concrete_aval(x) -> ShapedArray:
     t = type(x)
-    if t in _PY_SCALARS:
-        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if t in _PY_SCALARS:  # weak, except a bool (JAX's weak types are int, float, complex)
+        return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
