@@ -36,8 +36,6 @@ KNOWN_DIFFERENCES.update({
                      "traxla folds it into a typed literal (creation module)",
     "put clip": "the two hoisted constants are listed in the other order (JAX orders consts "
                 "by when they became arrays, traxla by first use)",
-    "setdiff1d size": "a Python bool is weakly typed in traxla's concrete_aval (tracer/values.py), "
-                      "not in JAX, so _where converts False once more",
     "frompyfunc accumulate": "JAX jits ufunc.accumulate (a fori_loop); traxla scans unjitted",
     "frompyfunc reduceat": "JAX jits ufunc.reduceat; traxla loops unjitted",
     "frompyfunc outer": "JAX jits ufunc.outer around the vmapped call",

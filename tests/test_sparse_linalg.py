@@ -134,9 +134,9 @@ def test_cg_jaxpr_matches_jax():
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="the transposed matvec from linear_transpose closes "
-                   "over (x0, A) in traxla's transpose_solve jaxpr where JAX's orders them "
-                   "(A, x0): same equations, constvars swapped")
+@pytest.mark.xfail(strict=True, reason="transpose_solve's jaxpr closes over x0 and A, "
+                   "listed (A, x0) by JAX (consts ordered by when they became arrays) and "
+                   "(x0, A) by traxla (by first use; test_numpy_rest's 'put clip' likewise)")
 def test_bicgstab_jaxpr_matches_jax():
     ours, theirs = _jaxpr_texts("bicgstab")
     assert ours == theirs
