@@ -590,6 +590,7 @@ ELSEWHERE |= {"bessel_i0e", "bessel_i1e", "digamma", "igamma", "igammac", "polyg
 # linear algebra: finite differences in tests/test_linalg_numeric.py, test_linalg_solves.py
 from traxla.ir.rules.linalg import P as _LINALG_PRIMS  # noqa: E402
 ELSEWHERE |= set(_LINALG_PRIMS)
+ELSEWHERE |= {"device_put"}  # linear, exact: grad and vmap in tests/test_sparse_linalg.py
 
 
 def test_every_rule_is_exercised():

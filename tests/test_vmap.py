@@ -714,6 +714,7 @@ SPECIAL_CASES.update(dict.fromkeys(
 SPECIAL_CASES.update(dict.fromkeys(["random_gamma", "random_clone"], "tests/test_random.py"))
 SPECIAL_CASES.update(dict.fromkeys(["call_exported", "dim_as_value"], "tests/test_export.py"))
 SPECIAL_CASES.update(dict.fromkeys(["scaled_matmul_wrapper"], "tests/test_nn_scaled.py"))
+SPECIAL_CASES.update(dict.fromkeys(["device_put"], "tests/test_sparse_linalg.py"))
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
 PENDING.update(dict.fromkeys(

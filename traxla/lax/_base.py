@@ -114,6 +114,10 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(
             operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         return operand
+    if (type(operand) in (builtins.int, builtins.float, builtins.complex) and weak_type
+            and aval.dtype == new_dtype):
+        # a Python scalar at its own weak dtype keeps its value, as JAX's literal does
+        return Literal(operand, ShapedArray((), new_dtype, True))
     if is_concrete(operand) and not aval.shape:
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
