@@ -155,3 +155,16 @@ def _stretches_reference(ids, min_repeats, max_block):
 ])
 def test_periodic_stretches_shortcuts_match_reference(ids):
     assert unrolled._periodic_stretches(ids, 16, 256) == _stretches_reference(ids, 16, 256)
+
+
+def test_interning_never_hands_out_numpy_int_shapes():
+    """An aval whose shape holds NumPy ints equals the plain-int one; sharing it would print
+    ``slice_sizes=(np.int64(4), 3)`` in every later program of that shape."""
+    from traxla.ir.avals import ShapedArray, interned
+    odd = ShapedArray((np.int64(5), 7), np.dtype("float32"))
+    assert interned(odd) is odd
+    plain = interned(ShapedArray((5, 7), np.dtype("float32")))
+    assert all(type(d) is int for d in plain.shape)
+    x = np.ones((5, 7), np.float32)
+    text = str(traxla.make_jaxpr(traxla.vmap(lambda r: traxla.lax.dynamic_slice(r, (1,), (4,))))(x))
+    assert "slice_sizes=(5, 4)" in text  # (JAX itself prints np.int64 in offset_dims here)

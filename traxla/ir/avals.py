@@ -86,9 +86,14 @@ def interned(aval):
     except TypeError:  # an aval with an unhashable part
         return aval
     if hit is None:
+        # only avals of plain-int shapes are shared: (np.int64(4), 3) equals (4, 3), and
+        # handing it out for every (4, 3) would leak NumPy ints into printed params
+        for d in aval.shape:
+            if type(d) is not int:
+                return aval
         if len(_interned) >= 4096:
             _interned.clear()
-        hit = _interned[aval] = aval
+        hit = _interned.setdefault(aval, aval)
     return hit
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.avals import ShapedArray
+from ..ir.avals import ShapedArray, interned
 from ..ir.dtypes import ExtendedDType
 from . import xla_adapter as xla
 from .backend import get_backend
@@ -203,21 +203,7 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
 # Equal avals as one object (transfers' and programs' outputs): the cached-call paths
 # compare signatures by identity first, and ``ShapedArray.__eq__`` is Python code (about
 # 0.2 us a comparison). Avals are immutable, so sharing them changes nothing else.
-_interned_avals: dict = {}
-_INTERNED_LIMIT = 4096
-
-
-def intern_aval(aval):
-    """The one shared object equal to ``aval`` (``aval`` itself the first time)."""
-    try:
-        hit = _interned_avals.get(aval)
-    except TypeError:  # an unhashable aval: nothing to share
-        return aval
-    if hit is None:
-        if len(_interned_avals) >= _INTERNED_LIMIT:
-            _interned_avals.clear()
-        hit = _interned_avals.setdefault(aval, aval)
-    return hit
+intern_aval = interned
 
 
 _bitcast_readers: dict = {}
