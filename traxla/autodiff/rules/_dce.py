@@ -22,6 +22,24 @@ def _split(xs, *sizes):
 
 
 
+def bind_known_apart(eqns, env, known, known_trace, unknown_trace):
+    """Partial evaluation's loop (JAX's ``partial_eval_jaxpr_nounits``): each equation whose
+    operands are all known (Literals or vars in ``known``) is bound in ``known_trace`` and its
+    outputs become known; the others are bound in ``unknown_trace``. ``env`` maps vars to
+    values and is filled in."""
+    from ...ir.core import Literal
+    from ...tracer.core import set_current_trace
+    for eqn in eqns:
+        k = all(isinstance(x, Literal) or x in known for x in eqn.invars)
+        with set_current_trace(known_trace if k else unknown_trace):
+            outs = eqn.primitive.bind(*[x if isinstance(x, Literal) else env[x]
+                                        for x in eqn.invars], **eqn.params)
+        for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+            env[v] = o
+            if k:
+                known.add(v)
+
+
 def _dce(jaxpr: Jaxpr):
     """Drops whole equations that no output depends on; returns (jaxpr, used vars)."""
     used = {v for v in jaxpr.outvars if isinstance(v, Var)}

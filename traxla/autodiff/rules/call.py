@@ -12,6 +12,7 @@ from ...tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug
 from ...runtime.cache import on_clear
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
+from ._dce import bind_known_apart
 from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
@@ -183,14 +184,7 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
         return isinstance(x, Literal) or x in known
 
     try:
-        for eqn in j.eqns:
-            k = all(is_known(x) for x in eqn.invars)
-            with set_current_trace(known_trace if k else unknown_trace):
-                outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
-            for v, o in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
-                env[v] = o
-                if k:
-                    known.add(v)
+        bind_known_apart(j.eqns, env, known, known_trace, unknown_trace)
         out_known = [is_known(v) for v in j.outvars]
         u_closed = unknown_trace.to_closed_jaxpr(
             [read(v) for v, k in zip(j.outvars, out_known) if not k])

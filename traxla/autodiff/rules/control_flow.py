@@ -31,7 +31,7 @@ from ...tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
 from ...tracer.core import set_current_trace
 from ...tracer.interpret import eval_jaxpr
 from ._dce import (_cond_used_inputs, _dce, _dce_consts, _dce_jaxpr, _dce_rules,  # noqa: F401
-                   _scan_dce_body, _split, dce_closed)
+                   _scan_dce_body, _split, bind_known_apart, dce_closed)
 from ..core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
                    known_rules, linearize_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
@@ -406,15 +406,7 @@ def _hoist_loop_invariants(primal: ClosedJaxpr, const_vals, num_known_outs, pare
         return isinstance(x, Literal) or x in known
 
     try:
-        for eqn in j.eqns:
-            k = all(is_known(x) for x in eqn.invars)
-            with set_current_trace(parent if k else trace):
-                outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
-            outs = outs if eqn.primitive.multiple_results else [outs]
-            for v, o in zip(eqn.outvars, outs):
-                env[v] = o
-                if k:
-                    known.add(v)
+        bind_known_apart(j.eqns, env, known, parent, trace)
         res_vars = j.outvars[num_known_outs:]
         which_hoisted = [is_known(v) for v in res_vars]
         hoisted = [read(v) for v, h in zip(res_vars, which_hoisted) if h]
