@@ -3,65 +3,65 @@
 Trace a pure function into a jaxpr, lower it to StableHLO, compile and run it
 through XLA's PJRT runtime (jaxlib), without importing ``jax``.
 """
-from .ir.config import config
-from . import errors, tree_util
-from . import numpy  # noqa: F401  (installs array operators)
-from . import lax
-from .batching import vmap
-from .autodiff import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
+from traxla.ir.config import config
+from traxla import errors, tree_util
+from traxla import numpy  # noqa: F401  (installs array operators)
+from traxla import lax
+from traxla.batching import vmap
+from traxla.autodiff import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
                        value_and_grad, vjp)
-from .api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
+from traxla.api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
                   make_jaxpr, typeof)
-from .runtime import Array, Device, devices
-from . import sharding
-from .sharding import NamedSharding, make_mesh
-from .shard_map import shard_map
-from . import distributed
-from .runtime.backend import default_backend, local_devices
-from .runtime.cache import clear_caches
-from .ir.avals import ShapedArray
-from . import random  # noqa: F401,E402  (typed PRNG keys and samplers)
-from . import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)
-from . import image  # noqa: F401,E402  (resize, scale_and_translate)
+from traxla.runtime import Array, Device, devices
+from traxla import sharding
+from traxla.sharding import NamedSharding, make_mesh
+from traxla.shard_map import shard_map
+from traxla import distributed
+from traxla.runtime.backend import default_backend, local_devices
+from traxla.runtime.cache import clear_caches
+from traxla.ir.avals import ShapedArray
+from traxla import random  # noqa: F401,E402  (typed PRNG keys and samplers)
+from traxla import nn, scipy  # noqa: F401,E402  (activations; scipy.special, scipy.stats.norm)
+from traxla import image  # noqa: F401,E402  (resize, scale_and_translate)
 
 __version__ = "0.1.0"
 
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
-from .callback import effects_barrier, pure_callback  # noqa: E402
-from . import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
-from .debug_mode import disable_jit  # noqa: E402
+from traxla.callback import effects_barrier, pure_callback  # noqa: E402
+from traxla import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
+from traxla.debug_mode import disable_jit  # noqa: E402
 
 # Top-level API of jax beyond the transformations (issue 12a).
-from . import dtypes, tree, typing, test_util  # noqa: E402,F401
-from .ir.dtypes import float0  # noqa: E402,F401
-from .environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
+from traxla import dtypes, tree, typing, test_util  # noqa: E402,F401
+from traxla.ir.dtypes import float0  # noqa: E402,F401
+from traxla.environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
                           local_device_count, process_count, process_index, process_indices)
-from .config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
+from traxla.config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
-from . import stages  # noqa: E402,F401
-from . import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
-from .shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
-from .named_scopes import named_call, named_scope  # noqa: E402,F401
-from ._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
-from .autodiff.remat_policies import checkpoint_policies  # noqa: E402
-from . import ad_checkpoint  # noqa: F401,E402
-from .autodiff.jac import jacobian  # noqa: E402
-from .autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
+from traxla import stages  # noqa: E402,F401
+from traxla import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
+from traxla.shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
+from traxla.named_scopes import named_call, named_scope  # noqa: E402,F401
+from traxla._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
+from traxla.autodiff.remat_policies import checkpoint_policies  # noqa: E402
+from traxla import ad_checkpoint  # noqa: F401,E402
+from traxla.autodiff.jac import jacobian  # noqa: E402
+from traxla.autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
                                  linear_transpose)
-from . import custom_derivatives  # noqa: F401,E402
-from . import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
-from .sharding import P, reshard, set_mesh  # noqa: E402,F401
-from .runtime.placement import Shard  # noqa: E402,F401
-from . import version  # noqa: E402,F401
-from .environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
+from traxla import custom_derivatives  # noqa: F401,E402
+from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
+from traxla.sharding import P, reshard, set_mesh  # noqa: E402,F401
+from traxla.runtime.placement import Shard  # noqa: E402,F401
+from traxla import version  # noqa: E402,F401
+from traxla.environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
                           make_array_from_callback, make_array_from_process_local_data,
                           make_array_from_single_device_arrays, print_environment_info)
-from . import extend, interpreters  # noqa: E402,F401
-from .config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
-from . import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
-from . import ref  # noqa: F401,E402  (array refs, JAX 0.10's mutable arrays)
-from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
+from traxla import extend, interpreters  # noqa: E402,F401
+from traxla.config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
+from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
+from traxla import ref  # noqa: F401,E402  (array refs, JAX 0.10's mutable arrays)
+from traxla.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
 ref.install_on_tracer()

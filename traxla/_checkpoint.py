@@ -9,16 +9,16 @@ from __future__ import annotations
 import functools
 import weakref
 
-from . import tree_util
-from .autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
+from traxla import tree_util
+from traxla.autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
                                       checkpoint_policies, nothing_saveable)
-from .ir.config import config
-from .ir.core import Jaxpr, Literal
-from .ir.rules.ad_checkpoint import name_p, remat_p
-from .ir.rules.optimization import reduce_precision_p
-from .tracer import DynamicJaxprTrace, DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info
-from .tracer import core as trace_core
-from .tracer.values import concrete_aval
+from traxla.ir.config import config
+from traxla.ir.core import Jaxpr, Literal
+from traxla.ir.rules.ad_checkpoint import name_p, remat_p
+from traxla.ir.rules.optimization import reduce_precision_p
+from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info
+from traxla.tracer import core as trace_core
+from traxla.tracer.values import concrete_aval
 
 
 class _DeprecatedArg:
@@ -172,8 +172,8 @@ def checkpoint_name(x, name):
 def saved_residuals(f, *args, **kwargs):
     """``[(aval, description)]`` of the values ``vjp(f, *args, **kwargs)`` keeps for the
     backward pass, as JAX lists them."""
-    from .api import _leaf_names
-    from .autodiff.core import _flatten_fun, linearize_flat
+    from traxla.api import _leaf_names
+    from traxla.autodiff.core import _flatten_fun, linearize_flat
     import inspect
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     arg_names = []

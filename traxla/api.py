@@ -12,28 +12,28 @@ import inspect
 import time
 import weakref
 
-from . import api_util, tree_util
-from .ir.config import config
-from .ir.core import ClosedJaxpr, Jaxpr, Var
-from .ir.rules.call import jit_p
-from .ir.avals import ShapedArray
-from .runtime import Array, to_array
-from .runtime.array import check_not_deleted
-from .runtime.cache import BoundedCache
-from .runtime.executable import Executable
-from .runtime.xla_adapter import RuntimeErrorType
-from .call_signatures import Entry as _Entry, HitTable, TreeSignatures
-from .tracer.core import _state as _trace_state
-from .shape_dtype_struct import _is_abstract
-from .stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
+from traxla import api_util, tree_util
+from traxla.ir.config import config
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+from traxla.ir.rules.call import jit_p
+from traxla.ir.avals import ShapedArray
+from traxla.runtime import Array, to_array
+from traxla.runtime.array import check_not_deleted
+from traxla.runtime.cache import BoundedCache
+from traxla.runtime.executable import Executable
+from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.tracer.core import _state as _trace_state
+from traxla.shape_dtype_struct import _is_abstract
+from traxla.stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
-from .tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
-from .tracer.interpret import replaying
-from .tracer.staging import DynamicJaxprTrace
-from . import ref as _ref
-from .tracer.values import concrete_aval
-from . import debug_mode
-from .runtime import debug_checks
+from traxla.tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from traxla.tracer.interpret import replaying
+from traxla.tracer.staging import DynamicJaxprTrace
+from traxla import ref as _ref
+from traxla.tracer.values import concrete_aval
+from traxla import debug_mode
+from traxla.runtime import debug_checks
 
 # Flags that change what tracing produces: part of every trace and compile cache key (as
 # in JAX's trace context), so a program traced under one setting never serves another.
@@ -72,7 +72,7 @@ def _aval(x):
     if isinstance(x, (Tracer, Array, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
-        from .ir.dtypes import canonicalize
+        from traxla.ir.dtypes import canonicalize
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
     return concrete_aval(x)
@@ -92,7 +92,7 @@ def _hashable_static(value):
 def _diagnostics():
     """The hooks of ``traxla.diagnostics`` (cache-miss explanations, retrace budget,
     unrolled-loop detection and re-rolling, compile reports), imported on first use."""
-    from .diagnostics import hooks
+    from traxla.diagnostics import hooks
     return hooks
 
 
@@ -311,7 +311,7 @@ class JitFunction(Wrapped):
 
     def _executable(self, program, closed, mesh, compiler_options):
         if mesh is not None:
-            from .runtime.executable import ShardedExecutable
+            from traxla.runtime.executable import ShardedExecutable
             return ShardedExecutable(program.module, program.in_avals, closed.out_avals, mesh,
                                      compiler_options=compiler_options)
         return Executable(program.module, program.in_avals, closed.out_avals, compiler_options)
@@ -320,8 +320,8 @@ class JitFunction(Wrapped):
         """The mesh named by ``out_shardings`` (None when it names none)."""
         if self.out_shardings is None:
             return None
-        from .runtime.placement import NamedSharding
-        from .sharding import to_named
+        from traxla.runtime.placement import NamedSharding
+        from traxla.sharding import to_named
         for s in tree_util.tree_leaves(self.out_shardings):
             if isinstance(s, NamedSharding):
                 return s.mesh
@@ -333,7 +333,7 @@ class JitFunction(Wrapped):
         """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
         if self.out_shardings is None:
             return None
-        from .sharding import to_named
+        from traxla.sharding import to_named
         out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
         if len(out) == 1:
             out = out * len(closed.out_avals)
@@ -347,8 +347,8 @@ class JitFunction(Wrapped):
     def _apply_in_shardings(self, arrays, in_tree):
         """Lays each argument out as ``in_shardings`` says (a prefix of the positional
         arguments): an unplaced array is transferred, a placed one resharded."""
-        from .runtime.placement import NamedSharding
-        from .sharding import to_named
+        from traxla.runtime.placement import NamedSharding
+        from traxla.sharding import to_named
         args_tree = in_tree.children()[0]
         n_args = args_tree.num_leaves
         shardings = broadcast_prefix_leaves(self.in_shardings, args_tree, "jit in_shardings")
@@ -362,8 +362,8 @@ class JitFunction(Wrapped):
         return out
 
     def _placed_on(self, arrays, mesh):
-        from .runtime.placement import NamedSharding, device_put_placed
-        from .ir.sharding import PartitionSpec
+        from traxla.runtime.placement import NamedSharding, device_put_placed
+        from traxla.ir.sharding import PartitionSpec
         import numpy as np
         return [a if a._placement is not None else
                 device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
@@ -401,8 +401,8 @@ class JitFunction(Wrapped):
 
     def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
-        from .runtime.placement import NamedSharding, device_put_placed
-        from .ir.sharding import PartitionSpec
+        from traxla.runtime.placement import NamedSharding, device_put_placed
+        from traxla.ir.sharding import PartitionSpec
         import numpy as np
         placed = [a._placement for a in arrays if a._placement is not None]
         mesh = placed[0].mesh if placed else mesh
@@ -449,10 +449,10 @@ class JitFunction(Wrapped):
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
             # grad/vmap of a jit whose body uses refs: they transform the pure version
-            from .state_discharge import discharge_if_needed
+            from traxla.state_discharge import discharge_if_needed
             closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
-            from .tracer.interpret import eval_jaxpr
+            from traxla.tracer.interpret import eval_jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
         operands = list(leaves)
         tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
@@ -500,7 +500,7 @@ class JitFunction(Wrapped):
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
         if config.check_jaxprs:  # enable_checks: type-check every traced program
-            from .ir.checker import check_jaxpr
+            from traxla.ir.checker import check_jaxpr
             check_jaxpr(closed)
         result = (closed, out_store[0])
         self._traced[key] = result
@@ -582,7 +582,7 @@ class JitFunction(Wrapped):
         closed, out_tree = self._trace(key, args, kwargs, avals)
         placements = [_placement_of(x) for x in leaves]
         if self.in_shardings is not None:
-            from .sharding import to_named
+            from traxla.sharding import to_named
             wanted = broadcast_prefix_leaves(self.in_shardings, in_tree.children()[0],
                                              "jit in_shardings")
             for i, s in enumerate(wanted):
@@ -591,8 +591,8 @@ class JitFunction(Wrapped):
         mesh = next((p.mesh for p in placements if p is not None), None)
         mesh = mesh or self._out_mesh() or _mesh_of_program(closed.jaxpr)
         if mesh is not None:
-            from .runtime.placement import NamedSharding
-            from .ir.sharding import PartitionSpec
+            from traxla.runtime.placement import NamedSharding
+            from traxla.ir.sharding import PartitionSpec
             placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
                           for p in placements]
         else:
@@ -626,7 +626,7 @@ _placed_programs: dict = {}
 def _apply_placed(prim, arrays, params):
     """Eager evaluation of ``prim`` when an operand spans several devices: a cached
     one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
-    from .runtime.dispatch import _params_key
+    from traxla.runtime.dispatch import _params_key
     check_not_deleted(arrays)
     try:
         key = (prim, _params_key(params))
@@ -643,7 +643,7 @@ def _apply_placed(prim, arrays, params):
 
 
 def _install_placed_dispatch():
-    from .runtime import dispatch
+    from traxla.runtime import dispatch
     dispatch.placed_apply_hook = _apply_placed
 
 
@@ -652,18 +652,18 @@ _install_placed_dispatch()
 
 def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
-    from .ir.sharding import AbstractMesh
+    from traxla.ir.sharding import AbstractMesh
     if not AbstractMesh.ever_created:  # no mesh in this process: no equation can carry one
         return None
-    from .ir.core import subjaxprs
-    from .ir.rules.collectives import shard_map_p
-    from .ir.rules.collectives import reshard_p
-    from .ir.rules.sharding_constraint import sharding_constraint_p
+    from traxla.ir.core import subjaxprs
+    from traxla.ir.rules.collectives import shard_map_p
+    from traxla.ir.rules.collectives import reshard_p
+    from traxla.ir.rules.sharding_constraint import sharding_constraint_p
     for eqn in jaxpr.eqns:
         if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
             return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
-            from .shard_map import concrete_mesh
+            from traxla.shard_map import concrete_mesh
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
             return concrete_mesh(mesh)
         for sub in subjaxprs(eqn.params):
@@ -676,7 +676,7 @@ def _mesh_of_program(jaxpr):
 def _module_shardings(closed, mesh, placements, out_specs=None):
     """Shardy annotations of ``@main``: inputs as placed, results as their types promise
     (results with no explicit sharding are left to the partitioner)."""
-    from .lowering import ModuleShardings
+    from traxla.lowering import ModuleShardings
 
     def spec_of(aval):
         if aval.sharding is None:
@@ -728,7 +728,7 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
 def _check_device_and_backend(device, backend):
     """``device=``/``backend=`` (deprecated in JAX): only the default device and backend
     can be honoured, since every single-device program runs there."""
-    from .runtime.backend import get_backend
+    from traxla.runtime.backend import get_backend
     if backend is not None and get_backend(backend) is not get_backend():
         raise NotImplementedError(f"jit(backend={backend!r}): traxla compiles for the default "
                                   f"backend ({get_backend().platform}) only.")
@@ -781,7 +781,7 @@ def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
     """The shardings of ``prefix`` (one sharding or spec for every argument, or a tuple
     with a pytree prefix per positional argument; None: unspecified) per leaf of
     ``treedef`` (the positional arguments)."""
-    from .ir.sharding import PartitionSpec
+    from traxla.ir.sharding import PartitionSpec
 
     def is_one(x):
         return x is None or isinstance(x, PartitionSpec) or not isinstance(x, (tuple, list,
@@ -802,9 +802,9 @@ def _placement_of(x):
     p = getattr(x, "_placement", None)
     if p is not None:
         return p
-    from .shape_dtype_struct import ShapeDtypeStruct
+    from traxla.shape_dtype_struct import ShapeDtypeStruct
     if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
-        from .runtime.placement import NamedSharding
+        from traxla.runtime.placement import NamedSharding
         s = x.sharding
         return s if isinstance(s, NamedSharding) else None
     return None
@@ -830,15 +830,15 @@ def device_put(x, device=None):
         leaves, treedef = tree_util.tree_flatten(x)
         if any(isinstance(leaf, Tracer) for leaf in leaves):
             # staged as JAX stages it: one device_put equation over all the leaves
-            from .ir.rules.device_put import ArrayCopySemantics, device_put_p
+            from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
             n = len(leaves)
             out = device_put_p.bind(*leaves, devices=(None,) * n, srcs=(None,) * n,
                                     copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
             return tree_util.tree_unflatten(treedef, out)
         return tree_util.tree_map(to_array, x)
-    from .runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
-    from .sharding import to_named
-    from .ir.avals import ShapedArray
+    from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
+    from traxla.sharding import to_named
+    from traxla.ir.avals import ShapedArray
     import numpy as np
     if isinstance(device, SingleDeviceSharding):
         device = device.device

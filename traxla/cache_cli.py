@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .runtime import compilation_cache as cc
+from traxla.runtime import compilation_cache as cc
 
 _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
            "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
@@ -100,7 +100,7 @@ def cmd_why(args):
     """Is FILE:FN's program (for --args) in the cache, and if not, what differs."""
     root = _root(args)
     fn = load_function(args.function)
-    from . import api
+    from traxla import api
     name = "jit_" + getattr(fn, "__name__", "fn")
     manifest = cc.read_manifest(root)
     mine = {k: e for k, e in manifest.items() if e.get("name") == name}
@@ -112,8 +112,8 @@ def cmd_why(args):
         print("pass --args 'f32[4,8] ...' to check one signature")
         return 0
     lowered = api.jit(fn).lower(*parse_avals(args.args))
-    from .runtime import xla_adapter as xla
-    from .runtime.backend import get_backend
+    from traxla.runtime import xla_adapter as xla
+    from traxla.runtime.backend import get_backend
     devices = [get_backend().default_device]
     key, program = cc.cache_key(str(lowered.module),
                                 xla.compile_options_fingerprint(), devices)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from . import tree_util
-from .runtime import Array
-from .runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
-from .runtime.cache import BoundedCache
-from .runtime.xla_adapter import RuntimeErrorType
+from traxla import tree_util
+from traxla.runtime import Array
+from traxla.runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
+from traxla.runtime.cache import BoundedCache
+from traxla.runtime.xla_adapter import RuntimeErrorType
 
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8

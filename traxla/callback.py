@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import tree_util
-from .ir import dtypes
-from .ir.avals import ShapedArray
-from .ir.rules.callbacks import VMAP_METHODS, io_callback_p, pure_callback_p
-from .lowering.rules.callbacks import HostCallback, take_callback_error
-from .runtime.dispatch import eager_impls, to_array
+from traxla import tree_util
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.callbacks import VMAP_METHODS, io_callback_p, pure_callback_p
+from traxla.lowering.rules.callbacks import HostCallback, take_callback_error
+from traxla.runtime.dispatch import eager_impls, to_array
 
 
 class _FlatCallback:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
-from .ir.config import config
-from .tracer import EvalTrace, Tracer, current_trace, set_current_trace
+from traxla.ir.config import config
+from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
 
 
 _MISSING = object()
@@ -70,7 +70,7 @@ def _validate_device(value):
     runtime compiles every single-device program for that device."""
     if value is None:
         return None
-    from .runtime.backend import get_backend
+    from traxla.runtime.backend import get_backend
     if isinstance(value, str):
         backend = get_backend(value)
         if backend is not get_backend():

@@ -1,11 +1,11 @@
 """The rule-coverage matrix: which registries know each primitive."""
 from __future__ import annotations
 
-from .autodiff.core import jvp_rules, linearize_rules, transpose_rules
-from .batching.core import batching_rules
-from .ir.primitive import ALL_PRIMITIVES, typing_rules
-from .ir.rules.refs import REF_PRIMITIVES
-from .lowering.registry import lowering_rules
+from traxla.autodiff.core import jvp_rules, linearize_rules, transpose_rules
+from traxla.batching.core import batching_rules
+from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
+from traxla.ir.rules.refs import REF_PRIMITIVES
+from traxla.lowering.registry import lowering_rules
 
 # JAX's own registry sizes, as the specification article counts them.
 JAX_REGISTRY_SIZES = {"lowering": 251, "batching": 225, "jvp": 200, "transpose": 84}

@@ -8,14 +8,14 @@ import sys
 
 import numpy as np
 
-from . import tree_util
-from .ir.avals import ShapedArray
-from .ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ordered_debug_effect
-from .ir.rules.callbacks import debug_callback_p, debug_print_p
-from .lowering.rules.callbacks import DebugPrintFormatter
-from .runtime.dispatch import eager_impls
-from .callback import host_values
-from .tracer.values import is_concrete
+from traxla import tree_util
+from traxla.ir.avals import ShapedArray
+from traxla.ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ordered_debug_effect
+from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p
+from traxla.lowering.rules.callbacks import DebugPrintFormatter
+from traxla.runtime.dispatch import eager_impls
+from traxla.callback import host_values
+from traxla.tracer.values import is_concrete
 
 __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
            "visualize_array_sharding", "visualize_sharding", "log", "DebugEffect",
@@ -25,7 +25,7 @@ _builtin_print = print
 
 
 def _is_array_like(x) -> bool:
-    from .tracer import Tracer
+    from traxla.tracer import Tracer
     if isinstance(x, Tracer):
         return True
     if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
@@ -67,7 +67,7 @@ _formatter = _FormatChecker()
 
 
 def _make_logging_record(level):
-    from .tracer.core import user_source_info
+    from traxla.tracer.core import user_source_info
     info = user_source_info()
     file_name, line_no = ("(unknown file)", 0) if info is None else (info.file, info.line)
     return logging.getLogger("traxla").makeRecord("traxla", level, file_name, line_no, "", (), None)
@@ -229,7 +229,7 @@ class _Debugger:
 # -- placements ---------------------------------------------------------------------
 
 def _sharding_of(x):
-    from .tracer import Tracer
+    from traxla.tracer import Tracer
     if not isinstance(x, Tracer):
         sharding = getattr(x, "sharding", None)
         if sharding is not None:
@@ -237,8 +237,8 @@ def _sharding_of(x):
     placement = getattr(getattr(x, "aval", None), "sharding", None)
     if placement is not None and getattr(placement, "mesh", None) is not None:
         return placement
-    from .runtime import devices
-    from .sharding import SingleDeviceSharding
+    from traxla.runtime import devices
+    from traxla.sharding import SingleDeviceSharding
     return SingleDeviceSharding(devices()[0])
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
-from .ir.config import config
-from .runtime import debug_checks
+from traxla.ir.config import config
+from traxla.runtime import debug_checks
 
 # [disable_jit], mirrored from the config for the call path
 flags = [bool(config.read("disable_jit"))]

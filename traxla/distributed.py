@@ -2,8 +2,8 @@
 collectives over Gloo/TCP), through jaxlib's distributed runtime."""
 from __future__ import annotations
 
-from .ir.config import config
-from .runtime import xla_adapter as _xla
+from traxla.ir.config import config
+from traxla.runtime import xla_adapter as _xla
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .errors import TypePromotionError
-from .ir import dtypes as _d
-from .ir.dtypes import ExtendedDType, float0
+from traxla.errors import TypePromotionError
+from traxla.ir import dtypes as _d
+from traxla.ir.dtypes import ExtendedDType, float0
 
 bfloat16 = ml_dtypes.bfloat16
 iinfo = ml_dtypes.iinfo

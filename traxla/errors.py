@@ -79,7 +79,7 @@ def __getattr__(name):
     # fails at run time), found through the runtime adapter on first use so that this
     # module stays a leaf that the stages below can import.
     if name == "JaxRuntimeError":
-        from .runtime.xla_adapter import RuntimeErrorType
+        from traxla.runtime.xla_adapter import RuntimeErrorType
         return RuntimeErrorType
     raise AttributeError(f"module 'traxla.errors' has no attribute '{name}'")
 

@@ -12,7 +12,7 @@ def add_parser(sub):
 
 
 def describe(exp) -> str:
-    from .export._exported import _vjp_orders
+    from traxla.export._exported import _vjp_orders
     lines = [f"function        {exp.fun_name}",
              f"arguments       {exp.in_tree}  "
              + " ".join(a.str_short() for a in exp.in_avals),
@@ -30,7 +30,7 @@ def describe(exp) -> str:
 
 
 def run(args):
-    from .export import deserialize
+    from traxla.export import deserialize
     with open(args.file, "rb") as f:
         exp = deserialize(f.read())
     print(describe(exp))

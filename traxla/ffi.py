@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .ir import dtypes as _dtypes
-from .ir.avals import ShapedArray
-from .ir.rules.ffi import VMAP_METHODS, ffi_call_p, hashable_attributes
-from .lax import aval_of as _aval_of
-from .lowering.rules.ffi import build_ffi_lowering_function, ffi_lowering  # noqa: F401
-from .runtime import xla_adapter as _xla
+from traxla.ir import dtypes as _dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.ffi import VMAP_METHODS, ffi_call_p, hashable_attributes
+from traxla.lax import aval_of as _aval_of
+from traxla.lowering.rules.ffi import build_ffi_lowering_function, ffi_lowering  # noqa: F401
+from traxla.runtime import xla_adapter as _xla
 
 __all__ = ["build_ffi_lowering_function", "ffi_call", "ffi_lowering", "include_dir",
            "pycapsule", "register_ffi_target", "register_ffi_target_as_batch_partitionable",

@@ -9,11 +9,11 @@ import operator
 
 import numpy as np
 
-from . import lax
-from . import numpy as jnp
-from .api import jit
-from .numpy._promotion import promote_dtypes_inexact
-from .tracer import Tracer
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.numpy._promotion import promote_dtypes_inexact
+from traxla.tracer import Tracer
 
 
 def _fill_lanczos_kernel(radius, x):

@@ -38,9 +38,9 @@ def _per_call_us(fn, calls):
 
 
 def _stages(jitted, args, calls, repeats):
-    from . import tree_util
-    from .call_signatures import matcher_for
-    from .runtime.array import arrays_from_buffers
+    from traxla import tree_util
+    from traxla.call_signatures import matcher_for
+    from traxla.runtime.array import arrays_from_buffers
 
     out = jitted(*args)
     tree_util.tree_map(lambda a: a.block_until_ready(), out)

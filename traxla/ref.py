@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir.avals import ShapedArray
-from .ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
-from .tracer import Tracer, core as trace_core
-from .ir.core import subjaxprs
-from .ir.primitive import set_bind_hook
-from .ir.rules.call import jit_p
-from .ir.rules.control_flow import cond_p, scan_p, while_p
-from .ir.rules.refs import jaxpr_has_refs
-from .tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
+from traxla.tracer import Tracer, core as trace_core
+from traxla.ir.core import subjaxprs
+from traxla.ir.primitive import set_bind_hook
+from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.rules.refs import jaxpr_has_refs
+from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
@@ -227,7 +227,7 @@ def numpy_index(tree: RefIndexer, operands):
 
 
 def _index_aval(x):
-    from .api import typeof
+    from traxla.api import typeof
     return typeof(x)
 
 
@@ -243,14 +243,14 @@ def _ref_aval(ref):
 def _implicit_cast(dtype, value):
     """A weakly typed float (int) value stored in a float (int) ref takes the ref's dtype,
     as JAX's ``_maybe_implicit_cast``."""
-    from . import numpy as jnp
+    from traxla import numpy as jnp
     value = value if isinstance(value, Tracer) or hasattr(value, "aval") else jnp.asarray(value)
     aval = value.aval
     # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
     if ((aval.weak_type and np.issubdtype(dtype, np.floating)
          and np.issubdtype(aval.dtype, np.floating))
             or (np.issubdtype(dtype, np.integer) and np.issubdtype(aval.dtype, np.integer))):
-        from .lax import convert_element_type
+        from traxla.lax import convert_element_type
         return convert_element_type(value, dtype)
     return value
 
@@ -273,7 +273,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         return new_ref_p.bind(init_val, memory_space=memory_space, kind=kind)
     if memory_space is not None:
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
-    from . import numpy as jnp
+    from traxla import numpy as jnp
     value = jnp.array(init_val, copy=True)
     aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
     return Ref(value, aval)
@@ -282,7 +282,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
 def empty_ref(ty, memory_space=None):
     """An uninitialised ref of type ``ty`` (``jax.empty_ref``); as in JAX, only inside a
     staged function (``jit``)."""
-    from .ir.dtypes import canonicalize
+    from traxla.ir.dtypes import canonicalize
     aval = ShapedArray(tuple(ty.shape), canonicalize(ty.dtype))
     if not _staging():
         raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
@@ -396,8 +396,8 @@ def call_with_refs(jitted, args, kwargs):
     """``jit(f)(ref, x)``: ``f`` runs staged with each ``Ref`` argument as a staged ref
     (``new_ref`` of its value, ``freeze`` at the end); the final values are written back
     into the ``Ref`` objects, so the caller sees the mutations as in JAX."""
-    from . import tree_util
-    from .api import jit
+    from traxla import tree_util
+    from traxla.api import jit
     dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     is_ref = tuple(isinstance(x, Ref) for x in leaves)
@@ -476,7 +476,7 @@ def _bind_with_refs(prim, args, params):
             trace = trace_core.current_trace()
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
-            from .state_discharge import discharge_call
+            from traxla.state_discharge import discharge_call
             return discharge_call(prim, args, params)
         else:
             ref = next(a for a in args if type(a) is Ref)
@@ -484,7 +484,7 @@ def _bind_with_refs(prim, args, params):
                             f"{ref.aval}; read its value with `ref[...]` first.")
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
-        from .state_discharge import discharge_call
+        from traxla.state_discharge import discharge_call
         return discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
 
@@ -503,12 +503,12 @@ def closes_over_refs(closed) -> bool:
 def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
     """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
     arguments and results of the compiled program, written back after each call."""
-    from . import tree_util
-    from .ir.core import ClosedJaxpr, Jaxpr
-    from .runtime import to_array
-    from .runtime.executable import Executable
-    from .stages import lower_program
-    from .state_discharge import discharge
+    from traxla import tree_util
+    from traxla.ir.core import ClosedJaxpr, Jaxpr
+    from traxla.runtime import to_array
+    from traxla.runtime.executable import Executable
+    from traxla.stages import lower_program
+    from traxla.state_discharge import discharge
     cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
     is_box = [type(c) is Ref for c in closed.consts]
     boxes = [c for c in closed.consts if type(c) is Ref]

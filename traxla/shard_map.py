@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import functools
 
-from . import tree_util
-from .ir.core import ClosedJaxpr, Jaxpr
-from .ir.rules.collectives import shard_map_p, spec_factor
-from .ir.avals import ShapedArray
-from .ir.sharding import PartitionSpec
-from .lax import aval_of
-from .lax.parallel import axis_env
-from .tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from .tracer import core as trace_core
+from traxla import tree_util
+from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.ir.rules.collectives import shard_map_p, spec_factor
+from traxla.ir.avals import ShapedArray
+from traxla.ir.sharding import PartitionSpec
+from traxla.lax import aval_of
+from traxla.lax.parallel import axis_env
+from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer import core as trace_core
 
 
 _concrete_meshes: dict = {}
@@ -77,7 +77,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
 def _context_mesh(mesh):
     if mesh is not None:
         return mesh
-    from .sharding import get_mesh
+    from traxla.sharding import get_mesh
     mesh = get_mesh()
     if mesh is None:
         raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
@@ -127,8 +127,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
     if type(trace_core._state.trace) is EvalTrace:
-        from .api import device_put, jit
-        from .runtime.placement import NamedSharding
+        from traxla.api import device_put, jit
+        from traxla.runtime.placement import NamedSharding
         placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
         return jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
     abstract = mesh.abstract_mesh

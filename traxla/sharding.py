@@ -7,11 +7,11 @@ import abc
 
 import numpy as np
 
-from .ir import sharding as _ir_sharding
-from .ir.sharding import AbstractMesh, AxisType, PartitionSpec
-from .ir.thread_state import ThreadLocalStack
-from .runtime.backend import devices as _devices
-from .runtime.placement import HloPlacement, Mesh, NamedSharding, SingleDeviceSharding
+from traxla.ir import sharding as _ir_sharding
+from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec
+from traxla.ir.thread_state import ThreadLocalStack
+from traxla.runtime.backend import devices as _devices
+from traxla.runtime.placement import HloPlacement, Mesh, NamedSharding, SingleDeviceSharding
 
 P = PartitionSpec
 _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
@@ -99,17 +99,17 @@ def to_named(sharding_or_spec):
 def reshard(xs, out_shardings):
     """``xs`` (a pytree) laid out as ``out_shardings`` (a NamedSharding or a P on the
     current mesh, or a pytree prefix of them); under Explicit axes this changes the type."""
-    from . import tree_util
-    from .api import device_put
-    from .ir.rules.collectives import reshard_p
-    from .tracer import EvalTrace, core as trace_core
+    from traxla import tree_util
+    from traxla.api import device_put
+    from traxla.ir.rules.collectives import reshard_p
+    from traxla.tracer import EvalTrace, core as trace_core
 
     def one(leaf, sharding_or_spec):
         named = to_named(sharding_or_spec)
         if type(trace_core._state.trace) is EvalTrace:
             return device_put(leaf, named)
         ndim = len(leaf.shape)
-        from .shard_map import _concrete_meshes
+        from traxla.shard_map import _concrete_meshes
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
                               dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))
@@ -132,4 +132,4 @@ __all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "Named
 del _ir_sharding
 
 
-from .sharding_axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401
+from traxla.sharding_axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401

@@ -8,10 +8,10 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from . import tree_util
-from .ir.sharding import AxisType, PartitionSpec
-from .runtime.placement import Mesh, NamedSharding
-from .sharding import _mesh_stack, get_mesh, reshard
+from traxla import tree_util
+from traxla.ir.sharding import AxisType, PartitionSpec
+from traxla.runtime.placement import Mesh, NamedSharding
+from traxla.sharding import _mesh_stack, get_mesh, reshard
 
 
 def _with_axis_types(mesh: Mesh, axes, axis_type) -> Mesh:

@@ -11,11 +11,11 @@ import time
 import warnings
 from typing import Union
 
-from . import tree_util
-from .ir.core import ClosedJaxpr, Jaxpr, Literal
-from .lowering import lower_jaxpr
-from .runtime import to_array
-from .runtime.executable import Executable
+from traxla import tree_util
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.lowering import lower_jaxpr
+from traxla.runtime import to_array
+from traxla.runtime.executable import Executable
 
 CompilerOptions = dict[str, Union[str, bool]]
 
@@ -118,8 +118,8 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
-    from .ir.rules.refs import is_ref_aval
-    from .state_discharge import discharge_if_needed
+    from traxla.ir.rules.refs import is_ref_aval
+    from traxla.state_discharge import discharge_if_needed
     if any(is_ref_aval(a) for a in closed.in_avals):
         raise NotImplementedError(
             f"Lowering {name} ahead of time with Ref arguments "
@@ -176,7 +176,7 @@ class _Stage:
 
     @property
     def out_info(self):
-        from .shape_dtype_struct import struct_of_aval
+        from traxla.shape_dtype_struct import struct_of_aval
         return tree_util.tree_unflatten(
             self.out_tree, [struct_of_aval(a) for a in self._program_info.closed.out_avals])
 
@@ -216,7 +216,7 @@ class Traced(_Stage):
 
     def lower(self, *, lowering_platforms=None) -> "Lowered":
         if lowering_platforms is not None and tuple(lowering_platforms) != ("cpu",):
-            from .runtime.backend import get_backend
+            from traxla.runtime.backend import get_backend
             if tuple(lowering_platforms) != (get_backend().platform,):
                 raise NotImplementedError(
                     f"lowering for platforms {lowering_platforms}: traxla lowers for the "
@@ -244,7 +244,7 @@ class Lowered(_Stage):
                 return self.module.operation.get_asm(enable_debug_info=True)
             return str(self.module)
         if dialect == "hlo":
-            from .runtime import xla_adapter
+            from traxla.runtime import xla_adapter
             return xla_adapter.hlo_text(self.compiler_ir("hlo"), debug_info)
         raise ValueError(f"unknown dialect: {dialect}")
 
@@ -253,7 +253,7 @@ class Lowered(_Stage):
         if dialect is None or dialect == "stablehlo":
             return self.module
         if dialect == "hlo":
-            from .runtime import xla_adapter
+            from traxla.runtime import xla_adapter
             return xla_adapter.hlo_computation(self.module)
         raise ValueError(f"unknown dialect: {dialect}")
 
@@ -290,7 +290,7 @@ class Compiled(_Stage):
     def report(self):
         """Where this compilation's time went and which source lines produced the
         program (``traxla.diagnostics.CompileReport``)."""
-        from .diagnostics.report import report_of_compiled
+        from traxla.diagnostics.report import report_of_compiled
         return report_of_compiled(self)
 
     def memory_analysis(self):
@@ -301,8 +301,8 @@ class Compiled(_Stage):
         return self.executable.loaded
 
     def _shardings(self, n, placements):
-        from .runtime.backend import get_backend
-        from .runtime.placement import SingleDeviceSharding
+        from traxla.runtime.backend import get_backend
+        from traxla.runtime.placement import SingleDeviceSharding
         if placements is None:
             return [SingleDeviceSharding(get_backend().devices[0])] * n
         return list(placements)
@@ -321,7 +321,7 @@ class Compiled(_Stage):
 
     @property
     def out_info(self):
-        from .shape_dtype_struct import struct_of_aval
+        from traxla.shape_dtype_struct import struct_of_aval
         shardings = self._shardings(len(self._program_info.closed.out_avals),
                                     getattr(self.executable, "out_placements", None))
         return tree_util.tree_unflatten(

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir.core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
-from .ir.rules.call import jit_p
-from .ir.rules.control_flow import cond_p, scan_p, while_p
-from .ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p, get_p,
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p, get_p,
                             is_ref_aval, jaxpr_has_refs, new_ref_p, swap_p)
-from .tracer.staging import trace_to_jaxpr
+from traxla.tracer.staging import trace_to_jaxpr
 
 
 class _Cell:
@@ -30,7 +30,7 @@ class _Cell:
 
 
 def _is_cell(x) -> bool:
-    from .ref import Ref
+    from traxla.ref import Ref
     return type(x) is _Cell or type(x) is Ref  # a Ref object is its own cell
 
 
@@ -52,7 +52,7 @@ def _literal_value(x):
 
 def _as_value(x):
     """An operand as something ``.at[...]`` works on (a literal becomes an array)."""
-    from . import numpy as jnp
+    from traxla import numpy as jnp
     if isinstance(x, (Literal, np.ndarray, np.generic)):
         return jnp.asarray(_literal_value(x))
     return x
@@ -138,7 +138,7 @@ def _discharged_params(params):
 # -- the ref primitives ------------------------------------------------------------------
 
 def _index(tree, idx):
-    from .ref import numpy_index
+    from traxla.ref import numpy_index
     return numpy_index(tree, [_literal_value(i) for i in idx])
 
 
@@ -147,7 +147,7 @@ def _new_ref(eqn, invals):
 
 
 def _empty_ref(eqn, invals):
-    from . import lax
+    from traxla import lax
     ty = eqn.params["ty"]
     return [_Cell(lax.full(ty.shape, 0, ty.dtype))]
 
@@ -269,7 +269,7 @@ def _while(eqn, invals):
                  if _is_cell(c)]
 
     def cond_fun(*args):  # the ref carries are not looked at by the condition
-        from .tracer.interpret import eval_jaxpr
+        from traxla.tracer.interpret import eval_jaxpr
         return eval_jaxpr(cond, (), *args[:nc], *args[nc + n_refs:])
 
     cond_closed = trace_to_jaxpr(cond_fun, cond.in_avals[:nc] + ref_avals + cond.in_avals[nc:],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .tree_util import (tree_all as all, tree_broadcast as broadcast,  # noqa: F401
+from traxla.tree_util import (tree_all as all, tree_broadcast as broadcast,  # noqa: F401
                         tree_flatten as flatten, tree_flatten_with_path as flatten_with_path,
                         tree_leaves as leaves, tree_leaves_with_path as leaves_with_path,
                         tree_map as map, tree_map_with_path as map_with_path,

@@ -10,8 +10,8 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from .runtime import Array
-from .tracer import Tracer
+from traxla.runtime import Array
+from traxla.tracer import Tracer
 
 DType = np.dtype
 

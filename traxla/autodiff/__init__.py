@@ -1,9 +1,9 @@
 """Automatic differentiation: jvp, linearize, vjp, grad and friends, as traces
 and jaxpr rewrites (imports tracer/, ir/ and lax)."""
-from . import rules  # noqa: F401  (registers the rules)
-from .core import (Zero, grad, jvp, jvp_rules, linearize, transpose_rules, value_and_grad, vjp)
-from .custom import custom_jvp, custom_vjp
-from .jac import hessian, jacfwd, jacrev
+from traxla.autodiff import rules  # noqa: F401  (registers the rules)
+from traxla.autodiff.core import (Zero, grad, jvp, jvp_rules, linearize, transpose_rules, value_and_grad, vjp)
+from traxla.autodiff.custom import custom_jvp, custom_vjp
+from traxla.autodiff.jac import hessian, jacfwd, jacrev
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian",
            "custom_jvp", "custom_vjp", "jvp_rules", "transpose_rules", "Zero"]

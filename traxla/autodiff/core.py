@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax, tree_util
-from ..errors import UnexpectedTracerError
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.core import Literal
-from ..ir.rules.ad import add_any_p
-from ..tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
-from ..tracer.core import Trace, current_trace, set_current_trace
+from traxla import lax, tree_util
+from traxla.errors import UnexpectedTracerError
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import Literal
+from traxla.ir.rules.ad import add_any_p
+from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
+from traxla.tracer.core import Trace, current_trace, set_current_trace
 
 # primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict = {}
@@ -277,7 +277,7 @@ class Linearized:
         self.nonzero = nonzero
 
     def __call__(self, *tangents):
-        from ..tracer.interpret import eval_jaxpr
+        from traxla.tracer.interpret import eval_jaxpr
         if self.nonzero is not None:
             tangents = [t for t, nz in zip(tangents, self.nonzero) if nz]
         outs = iter(eval_jaxpr(self.jaxpr, (), *tangents))
@@ -457,7 +457,7 @@ def _one_like(x):
 
 
 def _is_array_like(x):
-    from ..tracer.values import is_concrete
+    from traxla.tracer.values import is_concrete
     return isinstance(x, Tracer) or (is_concrete(x) and type(x) is not str)
 
 

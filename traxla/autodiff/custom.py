@@ -26,17 +26,17 @@ import inspect
 
 import numpy as np
 
-from .. import lax, tree_util
-from ..batching.core import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.core import ClosedJaxpr, Jaxpr, Literal
-from ..ir.primitive import Primitive, def_printing, def_typing
-from ..lowering.registry import register_lowering
-from ..tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.core import current_trace, set_current_trace
-from ..tracer.interpret import eval_jaxpr
-from .core import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
+from traxla import lax, tree_util
+from traxla.batching.core import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.lowering.registry import register_lowering
+from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.core import current_trace, set_current_trace
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.autodiff.core import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
@@ -119,8 +119,8 @@ def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"
 
 
 def _inline_lowering(ctx, *args, call_jaxpr, **_):
-    from ..lowering.mlir import constant
-    from ..lowering.module import emit_jaxpr
+    from traxla.lowering.mlir import constant
+    from traxla.lowering.module import emit_jaxpr
     consts = [constant(np.asarray(c)) for c in call_jaxpr.consts]
     return emit_jaxpr(ctx.module, call_jaxpr.jaxpr, consts, list(args))
 
@@ -213,7 +213,7 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
 def _batched_custom_jvp(size, fun, jvp, vals, dims, name):
     """In the current trace (the batch trace's parent): the custom function on batched
     values, its primal function and rule vmapped; outputs batched at 0."""
-    from ..batching import vmap
+    from traxla.batching import vmap
     in_axes = tuple(dims)
 
     def bfun(*xs):
@@ -333,7 +333,7 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
 def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
     """Every input batched at 0 (unbatched ones broadcast), so that ``bwd``'s cotangents
     are batched like the inputs; the primal function and both rules vmapped."""
-    from ..batching import vmap
+    from traxla.batching import vmap
     vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def bfun(*xs):
@@ -398,7 +398,7 @@ def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_m
 
 
 def _custom_lin_batch(size, vals, dims, *, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):
-    from ..batching import vmap
+    from traxla.batching import vmap
     vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def batched(aval):
@@ -468,7 +468,7 @@ def _stop_gradient_tracers(tree):
 
 
 def _check_leaf(x, what):
-    from ..tracer.values import is_concrete
+    from traxla.tracer.values import is_concrete
     if not (isinstance(x, Tracer) or is_concrete(x)):
         raise TypeError(f"{what}: value {x!r} of type {type(x)} is not a valid JAX type.")
     return x
@@ -568,7 +568,7 @@ class custom_jvp(_CustomFunction):
             primals, tangents = primals[n_lifted:], tangents[n_lifted:]
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
             if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
-                from .symbolic_zeros import SymbolicZero
+                from traxla.autodiff.symbolic_zeros import SymbolicZero
                 ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
             p_tree = tree_util.tree_unflatten(in_tree, primals)
             t_tree = tree_util.tree_unflatten(in_tree, ts)
@@ -658,7 +658,7 @@ class custom_vjp(_CustomFunction):
 
         def flat_fwd(*xs, perturbed=None):
             if symbolic:
-                from .symbolic_zeros import CustomVJPPrimal
+                from traxla.autodiff.symbolic_zeros import CustomVJPPrimal
                 flags = [True] * len(xs) if perturbed is None else perturbed
                 xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
             pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
@@ -688,7 +688,7 @@ class custom_vjp(_CustomFunction):
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
             if symbolic:
-                from .symbolic_zeros import SymbolicZero
+                from traxla.autodiff.symbolic_zeros import SymbolicZero
                 cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
             ct = tree_util.tree_unflatten(store["out_tree"], [
                 _float0_zeros(a) if c is None else c for c, a in

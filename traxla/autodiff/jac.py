@@ -8,9 +8,9 @@ import functools
 
 import numpy as np
 
-from .. import lax, tree_util
-from ..ir import dtypes
-from .core import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
+from traxla import lax, tree_util
+from traxla.ir import dtypes
+from traxla.autodiff.core import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
 
 
@@ -39,7 +39,7 @@ def _check_output_dtype_jacfwd(holomorphic, x):
 def _std_basis(pytree):
     """The identity matrix over all of ``pytree``'s elements, unraveled along axis 1 into
     ``pytree``'s structure: leaf ``l`` gets shape ``(n,) + l.shape``."""
-    from .. import numpy as tnp
+    from traxla import numpy as tnp
     leaves, _ = tree_util.tree_flatten(pytree)
     ndim = sum(int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves)
     dtype = tnp.result_type(*leaves)
@@ -51,7 +51,7 @@ def _unravel_array_into_pytree(pytree, axis, example, arr):
     """Splits ``arr`` along ``axis`` into ``pytree``'s leaves (each reshaped to ``arr.shape``
     with ``axis`` replaced by the leaf's shape) and casts each to ``example``'s dtype (or the
     leaf's own, when ``example`` is None)."""
-    from .. import numpy as tnp
+    from traxla import numpy as tnp
     leaves, treedef = tree_util.tree_flatten(pytree)
     arr_shape = lax.shape_of(arr)
     axis = axis % len(arr_shape)
@@ -82,7 +82,7 @@ def _possible_downcast(x, example):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``, by forward mode."""
-    from ..batching import vmap
+    from traxla.batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
@@ -111,7 +111,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``, by reverse mode."""
-    from ..batching import vmap
+    from traxla.batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)

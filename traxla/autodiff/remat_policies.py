@@ -9,7 +9,7 @@ import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..ir.rules.ad_checkpoint import name_p
+from traxla.ir.rules.ad_checkpoint import name_p
 
 
 class RecomputeType:

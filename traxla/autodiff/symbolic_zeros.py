@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import lax, tree_util
-from .core import tangent_aval, zeros_like_aval
+from traxla import lax, tree_util
+from traxla.autodiff.core import tangent_aval, zeros_like_aval
 
 
 class SymbolicZero:

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import functools
 
-from .. import lax, tree_util
-from ..ir import dtypes
-from ..ir.core import ClosedJaxpr, Jaxpr
-from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.interpret import eval_jaxpr
-from ..tracer.values import concrete_aval
-from .core import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
+from traxla import lax, tree_util
+from traxla.ir import dtypes
+from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.tracer.values import concrete_aval
+from traxla.autodiff.core import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
                    backward_pass, instantiate, linearize_flat, tangent_aval)
-from .custom import custom_vjp
+from traxla.autodiff.custom import custom_vjp
 
 
 def _shaped(x):
@@ -22,7 +22,7 @@ def _shaped(x):
     if isinstance(x, Tracer) or hasattr(x, "__traxla_array__"):
         return x.aval
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
-        from ..ir.avals import ShapedArray
+        from traxla.ir.avals import ShapedArray
         return ShapedArray(tuple(x.shape), dtypes.canonicalize(x.dtype), False)
     return concrete_aval(x)
 
@@ -74,7 +74,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     # identity broadcast_in_dim) stay, and transpose (to a reduce_sum over no axes)
     closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "linear_transpose", ()),
                             forwards=False)
-    from .rules.control_flow import _dce_jaxpr
+    from traxla.autodiff.rules.control_flow import _dce_jaxpr
     jaxpr, _ = _dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
                           [True] * len(in_avals))
     out_avals = [v.aval for v in jaxpr.outvars]
@@ -147,7 +147,7 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
         return g[0] if isinstance(argnums, int) else g
 
     if jitted:
-        from ..api import jit
+        from traxla.api import jit
         fwd, bwd = jit(fwd), jit(bwd)
     return fwd, bwd
 
@@ -273,7 +273,7 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     """``fun(residual_args, linear_args)``, linear in ``linear_args``, transposed (by
     ``vjp``/``grad``/``linear_transpose``) with ``fun_transpose(residual_args, cts)``
     instead of by transposing ``fun``."""
-    from ..ir.rules.linear_call import linear_call_p
+    from traxla.ir.rules.linear_call import linear_call_p
     operands_res, res_tree = tree_util.tree_flatten(residual_args)
     operands_lin, lin_tree = tree_util.tree_flatten(linear_args)
     store = {}

@@ -7,14 +7,14 @@ import weakref
 
 import numpy as np
 
-from .. import lax, tree_util
-from ..ir.avals import ShapedArray
-from ..ir.config import config
-from ..ir.core import ClosedJaxpr
-from ..runtime.cache import on_clear
-from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.core import Trace, current_trace, set_current_trace
-from ..tracer.interpret import eval_jaxpr, replaying
+from traxla import lax, tree_util
+from traxla.ir.avals import ShapedArray
+from traxla.ir.config import config
+from traxla.ir.core import ClosedJaxpr
+from traxla.runtime.cache import on_clear
+from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.core import Trace, current_trace, set_current_trace
+from traxla.tracer.interpret import eval_jaxpr, replaying
 
 not_mapped = None
 
@@ -97,7 +97,7 @@ class BatchTrace(Trace):
         return out if out_dims is None else BatchTracer(self, out, out_dims)
 
     def leak_error(self, tracer):
-        from ..errors import UnexpectedTracerError
+        from traxla.errors import UnexpectedTracerError
         return UnexpectedTracerError(
             "Encountered an unexpected tracer: a value batched by vmap "
             f"({tracer.aval.str_short(short_dtypes=False)}) escaped the vmapped function and was "

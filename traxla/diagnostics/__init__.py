@@ -11,17 +11,17 @@
 """
 from __future__ import annotations
 
-from .cache_misses import RetraceBudgetExceeded, RetraceWarning, diff_keys, explain_miss
-from .hooks import CacheInfo
-from .reroll import reroll, reroll_jaxpr
-from .report import CompileReport, LineCost, build_report, last_compile_report
-from .unrolled import (UnrolledLoop, UnrolledLoopWarning, find_unrolled_loops,
+from traxla.diagnostics.cache_misses import RetraceBudgetExceeded, RetraceWarning, diff_keys, explain_miss
+from traxla.diagnostics.hooks import CacheInfo
+from traxla.diagnostics.reroll import reroll, reroll_jaxpr
+from traxla.diagnostics.report import CompileReport, LineCost, build_report, last_compile_report
+from traxla.diagnostics.unrolled import (UnrolledLoop, UnrolledLoopWarning, find_unrolled_loops,
                        predicted_compile_seconds)
 
 
 def cache_info(jitted) -> CacheInfo:
     """Traces, compilations and cache sizes of a ``jit``-wrapped function."""
-    from .hooks import cache_info as _cache_info
+    from traxla.diagnostics.hooks import cache_info as _cache_info
     return _cache_info(jitted)
 
 

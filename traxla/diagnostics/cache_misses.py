@@ -15,8 +15,8 @@ import logging
 import sys
 import warnings
 
-from .. import tree_util
-from ..ir.config import config
+from traxla import tree_util
+from traxla.ir.config import config
 
 logger = logging.getLogger("traxla")
 
@@ -101,7 +101,7 @@ def diff_keys(jitted, new, old, arg_names) -> tuple[int, int, list[str]]:
     if new_x64 != old_x64:
         # The key holds the trace context: enable_x64 first, then the other flags that
         # change tracing (api._TRACE_CONTEXT_FLAGS); name the ones that differ.
-        from ..api import _TRACE_CONTEXT_FLAGS
+        from traxla.api import _TRACE_CONTEXT_FLAGS
         pairs = (zip(_TRACE_CONTEXT_FLAGS, new_x64, old_x64) if type(new_x64) is tuple
                  and type(old_x64) is tuple else [("enable_x64", new_x64, old_x64)])
         lines = [f"  * config {name} differs: now {a} and before {b} (a config change "

@@ -8,9 +8,9 @@ import time
 import warnings
 from typing import NamedTuple
 
-from ..ir.config import config
-from . import cache_misses
-from .unrolled import MIN_EQUATIONS, UnrolledLoopWarning, find_unrolled_loops
+from traxla.ir.config import config
+from traxla.diagnostics import cache_misses
+from traxla.diagnostics.unrolled import MIN_EQUATIONS, UnrolledLoopWarning, find_unrolled_loops
 
 logger = logging.getLogger("traxla")
 
@@ -70,7 +70,7 @@ def _loops(jitted, key, closed):
         return closed
     done = []
     if reroll:
-        from .reroll import reroll_jaxpr
+        from traxla.diagnostics.reroll import reroll_jaxpr
         closed, done = reroll_jaxpr(closed, loops)
         for loop in done:
             logger.info("re-rolled into a scan: %d repetitions of a %d-equation block from %s",
@@ -96,7 +96,7 @@ def after_compile(jitted, closed, program, executable):
     lower_s = max(total - trace_s - compile_s, 0.0)
     jitted._diag_last_compile = (closed, program.module, trace_s, lower_s, compile_s)
     if config.read("log_compiles") and total >= config.read("compile_report_seconds"):
-        from .report import build_report
+        from traxla.diagnostics.report import build_report
         logger.warning("%s", build_report(jitted.name, closed, program.module, trace_s,
                                           lower_s, compile_s))
 
@@ -105,7 +105,7 @@ def _on_config_update(name, value):
     """Turning re-rolling on or off drops the traced jaxprs (not the executables), so
     that the next trace of every function follows the new setting."""
     if name == "reroll_loops" and bool(value) != bool(config.read("reroll_loops")):
-        from ..api import _traces_by_function
+        from traxla.api import _traces_by_function
         for per_options in list(_traces_by_function.values()):
             for traces in per_options.values():
                 traces.clear()

@@ -32,8 +32,8 @@ def add_parser(sub):
 
 def parse_arg_types(text: str):
     """``"f32[4,8] i32[]"`` -> ShapeDtypeStructs; raises ValueError naming a bad entry."""
-    from .. import ShapeDtypeStruct
-    from ..ir.dtypes import _SHORT
+    from traxla import ShapeDtypeStruct
+    from traxla.ir.dtypes import _SHORT
     by_name = {v: k for k, v in _SHORT.items()}
     structs, rest = [], text
     for match in _ARG.finditer(text):
@@ -115,7 +115,7 @@ def run(args, out=None) -> int:
               f"{traced.trace_seconds:.3f} s)", file=out)
         print(traced.jaxpr, file=out)
     if "loops" in stages:
-        from .unrolled import find_unrolled_loops
+        from traxla.diagnostics.unrolled import find_unrolled_loops
         loops = find_unrolled_loops(traced.jaxpr)
         print(f"== unrolled loops: {len(loops)}", file=out)
         for loop in loops:

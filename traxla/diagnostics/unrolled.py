@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.core import ClosedJaxpr, Literal
-from ..ir.effects import has_effects
+from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.effects import has_effects
 
 # Defaults: a run is reported from this many repetitions and equations on.
 MIN_REPEATS = 16

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import types
 
-from .. import random, tree_util
+from traxla import random, tree_util
 
 
 def safe_map(f, *args):
@@ -32,7 +32,7 @@ def unzip2(xys):
 
 
 def _value_and_grad(*args, **kwargs):
-    from .. import value_and_grad
+    from traxla import value_and_grad
     return value_and_grad(*args, **kwargs)
 
 

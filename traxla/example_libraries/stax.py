@@ -4,13 +4,13 @@ from __future__ import annotations
 import functools
 import math
 
-from .. import lax
-from .. import random
-from .. import numpy as jnp
+from traxla import lax
+from traxla import random
+from traxla import numpy as jnp
 
-from ..nn import (relu, log_softmax, softmax, softplus, sigmoid, elu,
+from traxla.nn import (relu, log_softmax, softmax, softplus, sigmoid, elu,
                     leaky_relu, selu, gelu, standardize)
-from ..nn.initializers import glorot_normal, normal, ones, zeros
+from traxla.nn.initializers import glorot_normal, normal, ones, zeros
 
 glorot = glorot_normal
 randn = normal

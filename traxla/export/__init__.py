@@ -7,15 +7,15 @@ runs again later, elsewhere, or in JAX (the same flatbuffer format as ``jax.expo
 
 Shape-polymorphic exports take ``symbolic_shape("b, 4")`` dimensions.
 """
-from ..ir.shape_poly import (  # noqa: F401
+from traxla.ir.shape_poly import (  # noqa: F401
     InconclusiveDimensionOperation, SymbolicScope, symbolic_shape)
-from ..ir.shape_poly import is_symbolic as is_symbolic_dim  # noqa: F401
-from ._exported import (  # noqa: F401
+from traxla.ir.shape_poly import is_symbolic as is_symbolic_dim  # noqa: F401
+from traxla.export._exported import (  # noqa: F401
     DisabledSafetyCheck, Exported, call_exported, default_export_platform, deserialize, export,
     maximum_supported_calling_convention_version, minimum_supported_calling_convention_version)
-from ._registry import (  # noqa: F401
+from traxla.export._registry import (  # noqa: F401
     register_namedtuple_serialization, register_pytree_node_serialization)
-from ._specs import symbolic_args_specs  # noqa: F401
+from traxla.export._specs import symbolic_args_specs  # noqa: F401
 
 call = call_exported
 default_lowering_platform = default_export_platform

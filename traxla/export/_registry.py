@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .. import tree_util
+from traxla import tree_util
 
 # serialized name -> (type, deserialize_auxdata, from_children); type -> (name, serialize)
 serialization_registry: dict = {}

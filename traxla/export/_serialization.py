@@ -7,17 +7,17 @@ from __future__ import annotations
 import numpy as np
 from flatbuffers import number_types as N
 
-from .. import tree_util
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.shape_poly import symbolic_shape
-from . import _flatbuf as fb
+from traxla import tree_util
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.shape_poly import symbolic_shape
+from traxla.export import _flatbuf as fb
 
 # The schema version JAX 0.10.2 writes in the header (it may only store 3 for the sake of
 # older readers); newer fields are read when present.
 SERIALIZATION_VERSION_FIELD = 3
 
-from ._registry import deserialization_registry, serialization_registry
+from traxla.export._registry import deserialization_registry, serialization_registry
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def deserialize(blob):
 
 
 def _read_exported(r: "fb.Reader"):
-    from ._exported import DisabledSafetyCheck, Exported
+    from traxla.export._exported import DisabledSafetyCheck, Exported
     F = fb.EXPORTED
     unique = [_read_aval(t) for t in r.tables(F["unique_avals"])]
     if r.length(F["in_avals_idxs"]) or r.length(F["out_avals_idxs"]) or unique:

@@ -5,12 +5,12 @@ evaluation, ``def_abstract_eval`` its typing rule; lowering, JVP, transpose and 
 rules are registered through ``traxla.interpreters``."""
 from __future__ import annotations
 
-from ..ir import primitive as _primitive
-from ..ir.avals import ShapedArray  # noqa: F401  (what abstract-eval rules return)
-from ..ir.checker import check_jaxpr  # noqa: F401
-from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
-from ..ir.primitive import ALL_PRIMITIVES, typing_rules
-from ..tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
+from traxla.ir import primitive as _primitive
+from traxla.ir.avals import ShapedArray  # noqa: F401  (what abstract-eval rules return)
+from traxla.ir.checker import check_jaxpr  # noqa: F401
+from traxla.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
+from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
+from traxla.tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
 
 array_types = {ShapedArray}
 

@@ -4,7 +4,7 @@
 cotangents may be symbolic ``Zero``s; linear operands are ``UndefinedPrimal``s)."""
 from __future__ import annotations
 
-from ..autodiff.core import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
+from traxla.autodiff.core import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
                              jvp_rules, transpose_rules)
 
 primitive_jvps = jvp_rules
@@ -23,7 +23,7 @@ def instantiate_zeros(t):
 def defjvp(prim, *jvp_rules_):
     """One rule per operand: ``rule(tangent, *primals, **params)`` gives that operand's
     contribution to the output tangent."""
-    from ..autodiff.rules._util import defjvp as _defjvp
+    from traxla.autodiff.rules._util import defjvp as _defjvp
     _defjvp(prim, *jvp_rules_)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from ..batching.core import batching_rules
+from traxla.batching.core import batching_rules
 
 not_mapped = None
 

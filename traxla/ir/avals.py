@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .sharding import shape_sharding_str
+from traxla.ir import dtypes
+from traxla.ir.sharding import shape_sharding_str
 
 
 class ShapedArray:

@@ -2,10 +2,10 @@
 binders agree with its typing rule re-run on its operands."""
 from __future__ import annotations
 
-from ..errors import JaxprTypeError
-from .core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
-from .primitive import typing_rules
-from .sharding_rules import infer_avals
+from traxla.errors import JaxprTypeError
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from traxla.ir.primitive import typing_rules
+from traxla.ir.sharding_rules import infer_avals
 
 
 def _same_type(a, b) -> bool:

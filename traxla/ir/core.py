@@ -7,7 +7,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from .avals import ShapedArray
+from traxla.ir.avals import ShapedArray
 
 
 class Var:
@@ -124,7 +124,7 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __str__(self):
-        from .printer import pp_eqn_text
+        from traxla.ir.printer import pp_eqn_text
         return pp_eqn_text(self)
 
 
@@ -151,11 +151,11 @@ class Jaxpr:
 
     @property
     def effects(self) -> frozenset:
-        from .effects import jaxpr_effects
+        from traxla.ir.effects import jaxpr_effects
         return jaxpr_effects(self)
 
     def __str__(self):
-        from .printer import pp_toplevel
+        from traxla.ir.printer import pp_toplevel
         return pp_toplevel(self)
 
     __repr__ = __str__

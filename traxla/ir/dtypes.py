@@ -7,7 +7,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-from .config import config
+from traxla.ir.config import config
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -242,7 +242,7 @@ def _lub(nodes: tuple, mode: str = "standard"):
         if bounds[candidate] == common:
             return candidate
     if mode == "strict":
-        from ..errors import TypePromotionError
+        from traxla.errors import TypePromotionError
         raise TypePromotionError(
             f"Input dtypes {tuple(_node_name(n) for n in nodes)} have no available implicit "
             "dtype promotion path when jax_numpy_dtype_promotion=strict. Try explicitly casting "

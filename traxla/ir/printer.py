@@ -10,8 +10,8 @@ import itertools
 import re
 from collections import Counter, deque
 
-from . import pretty as pp
-from .core import ClosedJaxpr, DropVar, Jaxpr, Literal, subjaxprs
+from traxla.ir import pretty as pp
+from traxla.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, subjaxprs
 
 # primitive -> fn(eqn, context) -> pp doc; for equations whose printing is special.
 pp_eqn_rules: dict = {}

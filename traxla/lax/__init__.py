@@ -5,17 +5,17 @@ from __future__ import annotations
 import builtins
 from typing import Sequence
 
-from ..ir import dtypes
-from ..ir.rules.call import jit_p  # noqa: F401
-from ..ir.rules.elementwise import P as _E
-from ..ir.rules.reduction import P as _R
-from ..ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
+from traxla.ir import dtypes
+from traxla.ir.rules.call import jit_p  # noqa: F401
+from traxla.ir.rules.elementwise import P as _E
+from traxla.ir.rules.reduction import P as _R
+from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from ._base import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
+from traxla.lax._base import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
                     _scalar_literals, asarray, aval_of, bitcast_convert_type, concrete_aval,
                     convert_element_type, convert_element_type_p, dtype_of, is_concrete, shape_of)
-from ._elementwise import (  # noqa: F401
+from traxla.lax._elementwise import (  # noqa: F401
     RoundingMethod, _binary, _isnan, _unary, _with_accuracy, abs, acos, acosh, add, asin, asinh,
     atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz,
     complex, conj, copy_p_bind, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
@@ -23,7 +23,7 @@ from ._elementwise import (  # noqa: F401
     mul, ne, neg, nextafter, population_count, pow, real, reciprocal, rem, round, rsqrt, select,
     select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt,
     square, stop_gradient, stop_gradient_raw, sub, tan, tanh)
-from ._shapes import (DimExpr, _broadcast_in_dim_forwarding, _concrete_shape,  # noqa: F401
+from traxla.lax._shapes import (DimExpr, _broadcast_in_dim_forwarding, _concrete_shape,  # noqa: F401
                       _delta, _dynamic_index_in_dim, _dynamic_indices,
                       _dynamic_update_index_in_dim, _one, _ones, _stack, _tri, _unstack, _zero,
                       _zeros, broadcast, broadcast_in_dim, broadcast_to, broadcast_to_rank,
@@ -50,7 +50,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
     if precision is not None:  # strings/single values become a pair
-        from .ops_extra import canonicalize_precision
+        from traxla.lax.ops_extra import canonicalize_precision
         precision = canonicalize_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
@@ -59,10 +59,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def _type_sharding(sharding_or_spec, ndim):
     """An ``out_sharding`` argument (a NamedSharding, or a P resolved against the mesh of
     ``traxla.sharding.set_mesh``) as the sharding type of a result."""
-    from ..ir.sharding import ShardingType
+    from traxla.ir.sharding import ShardingType
     if isinstance(sharding_or_spec, ShardingType):
         return sharding_or_spec
-    from ..sharding import type_sharding
+    from traxla.sharding import type_sharding
     return type_sharding(sharding_or_spec, ndim)
 
 
@@ -78,7 +78,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
                          "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
                          f"products; got lhs_shape={ls} rhs_shape={rs}")
     if precision is not None:
-        from .ops_extra import canonicalize_precision
+        from traxla.lax.ops_extra import canonicalize_precision
         precision = canonicalize_precision(precision)
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
@@ -117,19 +117,19 @@ def sort_dims(dims: Sequence[int]):
     return tuple(sorted(dims))
 
 
-from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401
-from .parallel import (all_gather, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: E402,F401
+from traxla.lax.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402,F401
+from traxla.lax.parallel import (all_gather, axis_index, pmax, pmean, pmin, ppermute, psum,  # noqa: E402,F401
                        psum_scatter)
 
 
 # -- numpy/lax breadth (issue #3): gather/scatter, sort, cumulative reductions, special
 #    functions, complex numbers, tile ----------------------------------------------------------
 
-from .slicing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers,  # noqa: E402,F401
+from traxla.lax.slicing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers,  # noqa: E402,F401
                       gather, index_take, scatter, scatter_add, scatter_max, scatter_min,
                       scatter_mul, scatter_sub)
-from ..ir.rules import special as _special  # noqa: E402
-from ..ir.rules.indexing import P as _IDX, sort_p  # noqa: E402,F401
+from traxla.ir.rules import special as _special  # noqa: E402
+from traxla.ir.rules.indexing import P as _IDX, sort_p  # noqa: E402,F401
 
 
 def _cumulative(name):
@@ -149,42 +149,42 @@ def tile(operand, reps):
     return _special.tile_p.bind(operand, reps=tuple(int(r) for r in reps))
 
 
-from ._sorting import (_canonical_axis, _canonicalize_float_for_sort,  # noqa: E402,F401
+from traxla.lax._sorting import (_canonical_axis, _canonicalize_float_for_sort,  # noqa: E402,F401
                        _operands_to_keys, _sort_comparator, _sort_le_comparator,
                        _sort_lt_comparator, _topk_prims, _approx_k, approx_max_k, approx_min_k,
                        approx_top_k_p, eq_to_p, le_to_p, lt_to_p, sort, sort_key_val, top_k,
                        top_k_p)
-from .convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+from traxla.lax.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
                           PaddingType, Precision, conv, conv_dimension_numbers,
                           conv_general_dilated, conv_general_dilated_patches,
                           conv_general_permutations, conv_general_shape_tuple, conv_transpose,
                           conv_transpose_shape_tuple, conv_with_general_padding,
                           padtype_to_pads, _conv_shape_tuple as conv_shape_tuple,
                           conv_general_dilated_local, conv_general_dilated_p)
-from .windowed import (reduce_p, reduce_window_p, reduce_window_max_p,  # noqa: E402,F401
+from traxla.lax.windowed import (reduce_p, reduce_window_p, reduce_window_max_p,  # noqa: E402,F401
                        reduce_window_min_p, reduce_window_sum_p, select_and_gather_add_p,
                        select_and_scatter_add_p)
-from .fft import fft_p  # noqa: E402,F401
-from .windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
+from traxla.lax.fft import fft_p  # noqa: E402,F401
+from traxla.lax.windowed import (reduce, reduce_window, reduce_window_max, reduce_window_min,  # noqa: E402,F401
                        reduce_window_shape_tuple, reduce_window_sum)
-from .fft import FftType, fft  # noqa: E402,F401
-from . import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
+from traxla.lax.fft import FftType, fft  # noqa: E402,F401
+from traxla.lax import linalg  # noqa: E402,F401  (lax.linalg: LAPACK-backed primitives)
 population_count_p, clz_p = _E["population_count"], _E["clz"]
 # Special functions (igamma, betainc, polygamma, zeta, Bessel I0e/I1e, random_gamma_grad).
-from .special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
+from traxla.lax.special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
                       igammac, polygamma, random_gamma_grad, zeta)
 # -- issue #12: the rest of lax's operations and control flow ----------------------------------
-from .ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi,  # noqa: E402,F401
+from traxla.lax.ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi,  # noqa: E402,F401
                         optimization_barrier, reduce_precision, reduce_xor, rng_bit_generator,
                         rng_uniform)
-from ..ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
-from .control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
-from .parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
+from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
+from traxla.lax.control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
+from traxla.lax.parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
                              with_sharding_constraint)
-from .ops_extra import Precision, stack, unstack  # noqa: E402,F401
+from traxla.lax.ops_extra import Precision, stack, unstack  # noqa: E402,F401
 # JAX exports its primitives as ``lax.<name>_p`` (custom interpreters key rules on them):
 # every elementwise and reduction primitive, under the name it prints with.
 for _prim_name, _prim in {**_E, **_R}.items():
     globals().setdefault(f"{_prim_name}_p", _prim)
 del _prim_name, _prim
-from .solves import custom_linear_solve, custom_root  # noqa: E402,F401
+from traxla.lax.solves import custom_linear_solve, custom_root  # noqa: E402,F401

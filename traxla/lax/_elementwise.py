@@ -1,9 +1,9 @@
 """``traxla.lax``'s elementwise operations: thin wrappers binding one primitive each."""
 from __future__ import annotations
 
-from ..ir.rules import special as _special
-from ..ir.rules.elementwise import P as _E
-from ._base import dtype_of
+from traxla.ir.rules import special as _special
+from traxla.ir.rules.elementwise import P as _E
+from traxla.lax._base import dtype_of
 
 
 class RoundingMethod(int):

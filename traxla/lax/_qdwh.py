@@ -11,12 +11,12 @@ import numpy as np
 
 
 def _np():
-    from .. import numpy as jnp
+    from traxla import numpy as jnp
     return jnp
 
 
 def _mask(x, dims, alternative=0):
-    from .. import lax
+    from traxla import lax
     jnp = _np()
     mask = None
     for i, d in enumerate(dims):
@@ -27,22 +27,22 @@ def _mask(x, dims, alternative=0):
 
 
 def _pad_in_dim(x, high, axis):
-    from .. import lax
+    from traxla import lax
     pads = [(0, 0, 0)] * x.ndim
     pads[axis] = (0, high, 0)
     return lax.pad(x, np.zeros((), x.dtype), pads)
 
 
 def _dynamic_concat(a, b, m, axis=0):
-    from .. import lax
+    from traxla import lax
     if m is None:
         return _np().concatenate([a, b], axis=axis)
     return lax.dynamic_update_slice_in_dim(_pad_in_dim(a, b.shape[axis], axis), b, m, axis)
 
 
 def _use_qr(u, m, n, params):
-    from .. import lax
-    from . import linalg as lax_linalg
+    from traxla import lax
+    from traxla.lax import linalg as lax_linalg
     jnp = _np()
     a_minus_e_by_sqrt_c, sqrt_c, e = params
     big_m, big_n = u.shape
@@ -55,7 +55,7 @@ def _use_qr(u, m, n, params):
 
 
 def _use_cholesky(u, m, n, params):
-    from . import linalg as lax_linalg
+    from traxla.lax import linalg as lax_linalg
     jnp = _np()
     a_minus_e, c, e = params
     _, big_n = u.shape
@@ -97,8 +97,8 @@ def _coefficients(eps, max_iterations):
 
 
 def _qdwh(x, m, n, max_iterations, eps):
-    from .. import lax
-    from ..numpy import linalg as jnp_linalg
+    from traxla import lax
+    from traxla.numpy import linalg as jnp_linalg
     jnp = _np()
     if eps is None:
         real = np.float32 if np.dtype(x.dtype) in (np.float32, np.complex64) else np.float64
@@ -167,7 +167,7 @@ def _qdwh_impl(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_
 
 @functools.lru_cache(maxsize=None)
 def _jitted():
-    from ..numpy._jitutil import jit_named
+    from traxla.numpy._jitutil import jit_named
     return jit_named(_qdwh_impl, "qdwh", ("is_hermitian", "max_iterations", "eps"))
 
 

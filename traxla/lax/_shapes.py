@@ -7,17 +7,17 @@ import operator
 
 import numpy as np
 
-from ..api import jit as _jit
-from ..ir import dtypes
-from ..ir.core import Var as _Var
-from ..ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
+from traxla.api import jit as _jit
+from traxla.ir import dtypes
+from traxla.ir.core import Var as _Var
+from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from ..ir.shape_poly import DimExpr
-from ..tracer import Tracer, staging as _staging
-from ._base import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
+from traxla.ir.shape_poly import DimExpr
+from traxla.tracer import Tracer, staging as _staging
+from traxla.lax._base import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
-from ._elementwise import add, bitwise_and, eq, ge, lt, select
+from traxla.lax._elementwise import add, bitwise_and, eq, ge, lt, select
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
@@ -348,18 +348,18 @@ def _delta(dtype, shape, axes):
 
 def split(operand, sizes, axis=0):
     """Pieces of ``operand`` along ``axis`` with the given sizes (the ``split`` primitive)."""
-    from ..ir.rules.shape import split_p
+    from traxla.ir.rules.shape import split_p
     ndim = len(shape_of(operand))
     return split_p.bind(operand, sizes=tuple(sizes), axis=int(axis) % (ndim or 1))
 
 
 def _stack(operands, axis=0):
-    from ..ir.rules.shape import stack_p
+    from traxla.ir.rules.shape import stack_p
     ndim = len(shape_of(operands[0])) + 1
     return stack_p.bind(*operands, axis=int(axis) % ndim)
 
 
 def _unstack(operand, axis=0):
-    from ..ir.rules.shape import unstack_p
+    from traxla.ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)

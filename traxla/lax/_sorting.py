@@ -6,12 +6,12 @@ import builtins
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.rules.elementwise import P as _E
-from ..ir.rules.indexing import sort_p
-from ._base import dtype_of, shape_of
-from ._elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
-from ._shapes import _zero, _zeros, full_like
+from traxla.ir import dtypes
+from traxla.ir.rules.elementwise import P as _E
+from traxla.ir.rules.indexing import sort_p
+from traxla.lax._base import dtype_of, shape_of
+from traxla.lax._elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
+from traxla.lax._shapes import _zero, _zeros, full_like
 
 eq_to_p, lt_to_p, le_to_p = _E["eq_to"], _E["lt_to"], _E["le_to"]
 
@@ -49,7 +49,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 def top_k(operand, k: int, *, axis: int = -1):
     """The ``k`` largest entries along ``axis`` and their int32 indices (``jax.lax.top_k``)."""
-    from ..ir.rules.topk import top_k_p
+    from traxla.ir.rules.topk import top_k_p
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     ndim = len(shape_of(operand))
@@ -61,7 +61,7 @@ def top_k(operand, k: int, *, axis: int = -1):
 
 def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,
               aggregate_to_topk, is_max_k):
-    from ..ir.rules.topk import approx_top_k_p
+    from traxla.ir.rules.topk import approx_top_k_p
     return approx_top_k_p.bind(operand, k=k, reduction_dimension=reduction_dimension,
                                recall_target=recall_target, is_max_k=is_max_k,
                                reduction_input_size_override=reduction_input_size_override,
@@ -84,7 +84,7 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
 
 
 def _topk_prims():
-    from ..ir.rules.topk import approx_top_k_p, top_k_p
+    from traxla.ir.rules.topk import approx_top_k_p, top_k_p
     return top_k_p, approx_top_k_p
 
 

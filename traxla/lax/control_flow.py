@@ -11,17 +11,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import tree_util
-from ..ir.effects import has_effects
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.core import ClosedJaxpr, Jaxpr, Literal, Var
-from ..ir.rules.control_flow import cond_p, same_type, scan_p, while_p
-from ..runtime.cache import on_clear
-from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.interpret import replaying
-from ..tracer.staging import source_info_of_function
-from . import _convert_element_type, add, aval_of, clamp, lt
+from traxla import tree_util
+from traxla.ir.effects import has_effects
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from traxla.ir.rules.control_flow import cond_p, same_type, scan_p, while_p
+from traxla.runtime.cache import on_clear
+from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.interpret import replaying
+from traxla.tracer.staging import source_info_of_function
+from traxla.lax import _convert_element_type, add, aval_of, clamp, lt
 
 
 # -- tracing sub-functions ---------------------------------------------------------
@@ -170,7 +170,7 @@ def _as_output(x):
     """A forwarded operand returned in place of a pruned output (JAX's ``lax.asarray``)."""
     if isinstance(x, Tracer):
         return x
-    from ..runtime.dispatch import to_array
+    from traxla.runtime.dispatch import to_array
     return to_array(x)
 
 
@@ -475,7 +475,7 @@ def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
     def trace_cond(avals):
         if cond_fun is not _fori_cond_fun:
             return _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
-        from ..ir.config import config
+        from traxla.ir.config import config
         key = (tuple(avals), in_tree, cond_names, config.enable_x64, replaying())
         hit = _fori_cond_traces.get(key)
         if hit is None:
@@ -588,7 +588,7 @@ def _fori_cond_fun(loop_carry):
 
 
 def _concretization_error(tracer, msg):
-    from ..errors import ConcretizationTypeError
+    from traxla.errors import ConcretizationTypeError
     tracer._check_alive()
     return ConcretizationTypeError(
         "Abstract tracer value encountered where concrete value is expected: "

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import builtins
 
-from .. import tree_util
-from ..tracer import Tracer
-from ..ir.rules.platform import platform_index_p
-from . import (_const, bitwise_or, add, aval_of, concatenate, pad,
+from traxla import tree_util
+from traxla.tracer import Tracer
+from traxla.ir.rules.platform import platform_index_p
+from traxla.lax import (_const, bitwise_or, add, aval_of, concatenate, pad,
                reshape, rev, slice_in_dim)
-from .control_flow import _switch_internal, scan
+from traxla.lax.control_flow import _switch_internal, scan
 
 
 # -- map --------------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ def _remainder_leaf(leaf, batch_elems):
 
 def _as_array(leaf):
     """NumPy-style indexing (as JAX's ``l[:n]``) on a traxla array or a host value."""
-    from .. import numpy as tnp
+    from traxla import numpy as tnp
     return tnp.asarray(leaf)
 
 
@@ -50,7 +50,7 @@ def _batch_and_remainder(x, batch_size):
 def map(f, xs, *, batch_size=None):  # noqa: A001
     """``f`` applied over the leading axis of ``xs`` (a ``scan``); with ``batch_size``,
     ``batch_size`` elements at a time under ``vmap`` (the remainder in one more ``vmap``)."""
-    from ..batching import vmap
+    from traxla.batching import vmap
     if batch_size is None:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs)
         return ys

@@ -8,10 +8,10 @@ import operator
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, conv_shape_tuple,
+from traxla.ir import dtypes
+from traxla.ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, conv_shape_tuple,
                              dilate_shape)
-from . import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
+from traxla.lax import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
 
 ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
@@ -346,7 +346,7 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     filter, ``rhs`` holding (input features x filter size, output features) per position
     at ``rhs``'s spatial dimensions (the patches of ``conv_general_dilated_patches``
     contracted position by position)."""
-    from . import dot_general
+    from traxla.lax import dot_general
     lhs = asarray(lhs)
     c_precision = canonicalize_precision(precision)
     lhs_precision = None if c_precision is None else c_precision[0]

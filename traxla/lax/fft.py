@@ -3,10 +3,10 @@ inexact for RFFT) and binds the ``fft`` primitive, staged out as an inner ``jit`
 ``fft`` as in JAX."""
 from __future__ import annotations
 
-from ..api import jit as _jit
-from ..ir import dtypes
-from ..ir.rules.fft import FftType, complex_dtype, fft_p, real_dtype  # noqa: F401
-from . import _convert_element_type, dtype_of
+from traxla.api import jit as _jit
+from traxla.ir import dtypes
+from traxla.ir.rules.fft import FftType, complex_dtype, fft_p, real_dtype  # noqa: F401
+from traxla.lax import _convert_element_type, dtype_of
 
 
 def _str_to_fft_type(s):

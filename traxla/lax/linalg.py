@@ -11,15 +11,15 @@ import enum
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ..ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqp3_p,  # noqa: F401
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p, geqp3_p,  # noqa: F401
                                geqrf_p, hessenberg_p, householder_product_p, lu_p,
                                lu_pivots_to_permutation_p, ormqr_p, qr_p, schur_p, svd_p,
                                symmetric_product_p, triangular_solve_p, tridiagonal_p,
                                tridiagonal_solve_p)
-from ..lowering.rules import linalg as _lowering
-from ._qdwh import qdwh  # noqa: F401
+from traxla.lowering.rules import linalg as _lowering
+from traxla.lax._qdwh import qdwh  # noqa: F401
 
 
 class EigImplementation(enum.Enum):
@@ -279,7 +279,7 @@ def _lu_solve_core(lu, permutation, b, trans):
 
 
 def _lu_solve_impl(lu, permutation, b, trans):
-    from ..batching import vmap
+    from traxla.batching import vmap
     lu_shape, b_shape = lax.shape_of(lu), lax.shape_of(b)
     if len(lu_shape) < 2 or lu_shape[-1] != lu_shape[-2]:
         raise ValueError("last two dimensions of LU decomposition must be equal, "
@@ -324,7 +324,7 @@ _lu_solve_jits: dict = {}
 def lu_solve(lu, permutation, b, trans=0):
     """JAX's ``lax.linalg.lu_solve``: solves ``op(A) x = b`` from ``lu`` and ``permutation``
     (``trans``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``), as the jitted ``_lu_solve``."""
-    from ..api import jit
+    from traxla.api import jit
     f = _lu_solve_jits.get(trans)
     if f is None:
         def _lu_solve(lu, permutation, b):
@@ -357,8 +357,8 @@ def _check_solve_shapes(a, b):
 def _solve(a, b):
     """JAX's ``lax.linalg._solve``: ``custom_linear_solve`` over one LU factorization, so
     that derivatives reuse it (transpose_solve solves with ``A^T``)."""
-    from ..batching import vmap
-    from .solves import custom_linear_solve
+    from traxla.batching import vmap
+    from traxla.lax.solves import custom_linear_solve
     _check_solve_shapes(a, b)
     a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
     out_shape = tuple(d_a if d_b == 1 else d_b
@@ -477,7 +477,7 @@ def _cholesky_update_impl(r, z):
 
 
 def _trace_closed(fn, avals):
-    from ..tracer import trace_to_jaxpr
+    from traxla.tracer import trace_to_jaxpr
 
     def flat(*xs):
         out = fn(*xs)

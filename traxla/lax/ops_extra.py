@@ -9,10 +9,10 @@ import operator
 
 import numpy as np
 
-from .. import tree_util
-from ..ir.rules.optimization import optimization_barrier_p, reduce_precision_p
-from ..ir.rules.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
-from ..tracer import Tracer
+from traxla import tree_util
+from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p
+from traxla.ir.rules.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
+from traxla.tracer import Tracer
 
 
 def _concrete_index(value, what):
@@ -40,13 +40,13 @@ def optimization_barrier(operand, /):
 
 def mulhi(x, y, /):
     """The high half of the double-width product of two integer arrays."""
-    from ..ir.rules.integer_ops import mulhi_p
+    from traxla.ir.rules.integer_ops import mulhi_p
     return mulhi_p.bind(x, y)
 
 
 def reduce_xor(operand, axes):
     """Bitwise XOR of ``operand``'s elements along ``axes``."""
-    from ..ir.rules.integer_ops import reduce_xor_p
+    from traxla.ir.rules.integer_ops import reduce_xor_p
     return reduce_xor_p.bind(operand, axes=tuple(axes))
 
 
@@ -115,10 +115,10 @@ class DotAlgorithmPreset(enum.Enum):
 def composite(decomposition, name, version=0):
     """``decomposition`` as one named ``composite`` operation (keyword arguments become its
     static attributes), lowered to ``stablehlo.composite``."""
-    from ..errors import UnexpectedTracerError
-    from ..ir.core import ClosedJaxpr, Jaxpr
-    from ..ir.rules.composite import composite_p
-    from ..tracer import make_debug_info, trace_to_jaxpr
+    from traxla.errors import UnexpectedTracerError
+    from traxla.ir.core import ClosedJaxpr, Jaxpr
+    from traxla.ir.rules.composite import composite_p
+    from traxla.tracer import make_debug_info, trace_to_jaxpr
 
     @functools.wraps(decomposition)
     def _decorator(*args, **kwargs):
@@ -130,7 +130,7 @@ def composite(decomposition, name, version=0):
                 "compile time must be explicitly passed as arguments to the composite.\n\nNote: "
                 "If you are passing jax arrays as attributes, use numpy arrays instead.")
         flat_args, in_tree = tree_util.tree_flatten(args)
-        from . import aval_of
+        from traxla.lax import aval_of
         avals = [aval_of(x) for x in flat_args]
         out_store = []
 
@@ -178,18 +178,18 @@ class _Hashable:
 
 def stack(operands, axis=0):
     """The arrays ``operands`` stacked along a new ``axis`` (the ``stack`` primitive)."""
-    from . import _stack
+    from traxla.lax import _stack
     return _stack(list(operands), axis)
 
 
 def unstack(operand, axis=0):
     """``operand`` split into a tuple of arrays along ``axis`` (the ``unstack`` primitive)."""
-    from . import _unstack
+    from traxla.lax import _unstack
     return tuple(_unstack(operand, axis))
 
 
 # One Precision enum for traxla.lax (conv_general_dilated takes it too).
-from .convolution import _PRECISION_STRINGS, Precision  # noqa: E402
+from traxla.lax.convolution import _PRECISION_STRINGS, Precision  # noqa: E402
 
 
 def canonicalize_precision(precision):

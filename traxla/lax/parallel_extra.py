@@ -2,9 +2,9 @@
 all_to_all), ``pshuffle`` (a ppermute given by sources) and ``axis_size``."""
 from __future__ import annotations
 
-from .. import tree_util
-from ..ir.rules.all_to_all import all_to_all_p
-from .parallel import axis_size, ppermute
+from traxla import tree_util
+from traxla.ir.rules.all_to_all import all_to_all_p
+from traxla.lax.parallel import axis_size, ppermute
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
@@ -16,7 +16,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     size = axis_size(axis_name)
 
     def bind(x, split_axis=split_axis, concat_axis=concat_axis):
-        from . import expand_dims, shape_of, squeeze
+        from traxla.lax import expand_dims, shape_of, squeeze
         shape = shape_of(x)
         if tiled:
             if shape[split_axis] % size != 0:
@@ -75,9 +75,9 @@ class _NoMesh:
 def with_sharding_constraint(x, shardings):
     """``x`` (a pytree) constrained to ``shardings`` (NamedShardings, or PartitionSpecs on
     the mesh set with ``set_mesh``) inside a jitted program; eagerly, a ``device_put``."""
-    from ..ir.rules.sharding_constraint import sharding_constraint_p
-    from ..sharding import get_mesh, to_named
-    from ..tracer import EvalTrace, core as trace_core
+    from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+    from traxla.sharding import get_mesh, to_named
+    from traxla.tracer import EvalTrace, core as trace_core
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (list, tuple)) and not _is_spec_like(shardings):
         shardings = tree_util.tree_leaves(shardings, is_leaf=_is_spec_like)
@@ -91,10 +91,10 @@ def with_sharding_constraint(x, shardings):
     for leaf, s in zip(leaves, shardings):
         named = to_named(s)
         if type(trace_core._state.trace) is EvalTrace:
-            from ..api import device_put
+            from traxla.api import device_put
             out.append(device_put(leaf, named))
             continue
-        from ..shard_map import _concrete_meshes
+        from traxla.shard_map import _concrete_meshes
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         out.append(sharding_constraint_p.bind(leaf, sharding=named, layout=None,
                                               context_mesh=context,
@@ -103,5 +103,5 @@ def with_sharding_constraint(x, shardings):
 
 
 def _is_spec_like(s):
-    from ..ir.sharding import PartitionSpec
+    from traxla.ir.sharding import PartitionSpec
     return isinstance(s, PartitionSpec) or type(s).__name__ == "NamedSharding"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.rules.indexing import (GatherDimensionNumbers, GatherScatterMode, P as _I,
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.indexing import (GatherDimensionNumbers, GatherScatterMode, P as _I,
                                  ScatterDimensionNumbers)
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
@@ -29,7 +29,7 @@ def _reduction_jaxpr(computation, dtype):
     key = (computation, np.dtype(dtype))
     hit = _reduction_jaxprs.get(key)
     if hit is None:
-        from ..tracer import trace_to_jaxpr
+        from traxla.tracer import trace_to_jaxpr
         aval = ShapedArray((), np.dtype(dtype), False)
         closed = trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
         hit = _reduction_jaxprs[key] = (closed.jaxpr, tuple(closed.consts))
@@ -37,7 +37,7 @@ def _reduction_jaxpr(computation, dtype):
 
 
 def _dtype(x):
-    from . import dtype_of
+    from traxla.lax import dtype_of
     return dtype_of(x)
 
 
@@ -94,7 +94,7 @@ def _scatter_with(prim, computation):
 
 
 def _lax():
-    from .. import lax
+    from traxla import lax
     return lax
 
 
@@ -127,7 +127,7 @@ scatter_max = _scatter_with(scatter_max_p, _max)
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                 indices_are_sorted=False, unique_indices=False, mode=None):
-    from ..ir.rules.special import scatter_sub_p
+    from traxla.ir.rules.special import scatter_sub_p
     return _scatter_with(scatter_sub_p, _sub)(
         operand, scatter_indices, updates, dimension_numbers,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
@@ -139,7 +139,7 @@ def index_take(src, idxs, axes):
     shape = lax.shape_of(src)
     max_idx = lax.expand_dims(np.array([shape[ax] for ax in axes]),
                               tuple(range(len(lax.shape_of(indices)) - 1)))
-    from ..numpy._ufuncs import remainder
+    from traxla.numpy._ufuncs import remainder
     indices = remainder(indices, max_idx)
     slice_sizes = list(shape)
     for ax in axes:

@@ -14,15 +14,15 @@ from functools import reduce as _reduce
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.rules.special import (bessel_i0e_p, bessel_i1e_p, igamma_grad_a_p, igamma_p, igammac_p,
+from traxla.ir import dtypes
+from traxla.ir.rules.special import (bessel_i0e_p, bessel_i1e_p, igamma_grad_a_p, igamma_p, igammac_p,
                                 polygamma_p, regularized_incomplete_beta_p, zeta_p)
-from ..lowering.decompose import register_decomposition
-from ..tracer.staging import trace_to_jaxpr
-from . import (abs, add, bitwise_and, bitwise_not, bitwise_or, broadcast_in_dim,
+from traxla.lowering.decompose import register_decomposition
+from traxla.tracer.staging import trace_to_jaxpr
+from traxla.lax import (abs, add, bitwise_and, bitwise_not, bitwise_or, broadcast_in_dim,
                convert_element_type, digamma, div, dtype_of, eq, exp, full_like, ge, gt, le,
                lgamma, log, log1p, lt, mul, ne, neg, reciprocal, reduce_or, select, sqrt, sub)
-from .control_flow import while_loop
+from traxla.lax.control_flow import while_loop
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "polygamma", "zeta",
            "bessel_i0e", "bessel_i1e", "betainc"]
@@ -270,7 +270,7 @@ def _random_gamma_grad_impl(a, x, *, dtype):
 
 def random_gamma_grad(a, x):
     """d sample / d a for samples ``x`` of Gamma(a, 1) (implicit reparameterization)."""
-    from . import asarray
+    from traxla.lax import asarray
     return _up_and_broadcast(_random_gamma_grad_impl)(asarray(a), asarray(x))
 
 

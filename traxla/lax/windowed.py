@@ -8,17 +8,17 @@ import functools
 
 import numpy as np
 
-from .. import tree_util
-from ..ir import dtypes
-from ..ir.rules.elementwise import P as _E
-from ..ir.rules.windowed import P as _W, reduce_window_shape
-from ..ir.avals import ShapedArray
-from ..tracer import Tracer, make_debug_info, trace_to_jaxpr
-from ..tracer.values import concrete_aval, concrete_value, is_concrete
-from . import (_convert_element_type, _reducer, add, aval_of, bitwise_and, bitwise_or,
+from traxla import tree_util
+from traxla.ir import dtypes
+from traxla.ir.rules.elementwise import P as _E
+from traxla.ir.rules.windowed import P as _W, reduce_window_shape
+from traxla.ir.avals import ShapedArray
+from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
+from traxla.lax import (_convert_element_type, _reducer, add, aval_of, bitwise_and, bitwise_or,
                bitwise_xor, max as lax_max, min as lax_min, mul, reduce_sum)
-from .convolution import padtype_to_pads
-from ..ir.rules.conv import dilate_shape
+from traxla.lax.convolution import padtype_to_pads
+from traxla.ir.rules.conv import dilate_shape
 
 reduce_window_sum_p = _W["reduce_window_sum"]
 reduce_window_max_p = _W["reduce_window_max"]

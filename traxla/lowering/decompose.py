@@ -3,8 +3,8 @@ primitives (JAX's ``mlir.lower_fun``). The jaxpr comes from a builder that the l
 tracing registers (``traxla.lax.special``, ``traxla.random``), so this stage never traces."""
 from __future__ import annotations
 
-from .module import const_value, emit_jaxpr
-from .registry import register_lowering
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import register_lowering
 
 _decompositions: dict = {}     # primitive -> builder(avals_in, params) -> ClosedJaxpr
 _decomposed: dict = {}         # (primitive, avals_in, params) -> ClosedJaxpr

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..ir.shape_poly import DimExpr
-from .mlir import constant, hlo, i64_array_attrs, ir, op_result
+from traxla.ir.shape_poly import DimExpr
+from traxla.lowering.mlir import constant, hlo, i64_array_attrs, ir, op_result
 
 _state = threading.local()
 

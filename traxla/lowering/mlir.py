@@ -13,8 +13,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401  (re-exported)
 
-from ..ir import dtypes
-from ..ir.shape_poly import DimExpr
+from traxla.ir import dtypes
+from traxla.ir.shape_poly import DimExpr
 
 _lock = threading.Lock()
 _context = None
@@ -135,7 +135,7 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         result_type = tensor_type(to_shape, from_aval.dtype)
         dims = list(range(rank))
         if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
-            from .dynamic_shapes import broadcast_in_dim
+            from traxla.lowering.dynamic_shapes import broadcast_in_dim
             return broadcast_in_dim(result_type, value, dims, to_shape)
         if len(_broadcasts) > 4096:
             _broadcasts.clear()

@@ -6,14 +6,14 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_jvp
-from ..ir import dtypes
-from ..numpy._jitutil import jit_named
-from ..numpy._promotion import ensure_arraylike, promote_args_inexact_arrays as promote_args_inexact
-from ..numpy._reductions import logsumexp  # noqa: F401  (jax.nn.logsumexp)
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_jvp
+from traxla.ir import dtypes
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import ensure_arraylike, promote_args_inexact_arrays as promote_args_inexact
+from traxla.numpy._reductions import logsumexp  # noqa: F401  (jax.nn.logsumexp)
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "softplus", "softmax",
            "log_softmax", "logsumexp", "one_hot", "leaky_relu", "elu", "celu", "selu",
@@ -222,13 +222,13 @@ def _standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None,
 
 standardize = jit_named(_standardize, "standardize", ("axis", "algorithm"))
 
-from ._functions import (dot_product_attention, glu, identity, log1mexp,  # noqa: E402,F401
+from traxla.nn._functions import (dot_product_attention, glu, identity, log1mexp,  # noqa: E402,F401
                          logmeanexp, sparse_plus, sparse_sigmoid)
-from . import initializers  # noqa: E402,F401
+from traxla.nn import initializers  # noqa: E402,F401
 
 __all__ += ["dot_product_attention", "glu", "identity", "log1mexp", "logmeanexp", "sparse_plus",
             "sparse_sigmoid", "initializers"]
-from ._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: E402,F401
+from traxla.nn._scaled_matmul import (get_scaled_dot_general_config, scaled_dot_general,  # noqa: E402,F401
                              scaled_matmul)
 
 __all__ += ["get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul"]

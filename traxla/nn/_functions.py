@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_jvp
-from ..batching.core import vmap
-from ..ir import dtypes
-from ..numpy._jitutil import jit_named
-from ..numpy._promotion import ensure_arraylike
-from ..numpy._reductions import logsumexp
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_jvp
+from traxla.batching.core import vmap
+from traxla.ir import dtypes
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import ensure_arraylike
+from traxla.numpy._reductions import logsumexp
 
 __all__ = ["identity", "sparse_plus", "sparse_sigmoid", "glu", "logmeanexp", "log1mexp",
            "dot_product_attention"]
@@ -40,7 +40,7 @@ def sparse_sigmoid(x):
 
 
 def _glu(x, axis=-1):
-    from . import sigmoid
+    from traxla.nn import sigmoid
     x_arr = ensure_arraylike("glu", x)
     size = x_arr.shape[axis]
     assert size % 2 == 0, "axis size must be divisible by 2"
@@ -139,7 +139,7 @@ def _apply_masks(logits, mask, is_causal, q_seqlen, kv_seqlen, local_window_size
 
 def _attention_core(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
                     local_window_size, return_residual):
-    from . import softmax
+    from traxla.nn import softmax
     logits_dtype = np.promote_types(query.dtype, np.float32)  # float32, or float64 for f64
     logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, preferred_element_type=logits_dtype)
     logits *= jnp.array(scale, dtype=logits.dtype)

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_vjp
-from ..ir import dtypes
-from ..ir.rules.scaled_matmul import scaled_matmul_wrapper_p
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_vjp
+from traxla.ir import dtypes
+from traxla.ir.rules.scaled_matmul import scaled_matmul_wrapper_p
 
 float8_e4m3fn = np.dtype("float8_e4m3fn")
 float8_e8m0fnu = np.dtype("float8_e8m0fnu")

@@ -11,9 +11,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .. import numpy as jnp
-from .. import random
-from ..ir import dtypes
+from traxla import numpy as jnp
+from traxla import random
+from traxla.ir import dtypes
 
 __all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
            "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",

@@ -7,29 +7,29 @@ from __future__ import annotations
 
 import numpy as _np
 
-from ..ir import dtypes as _dtypes
-from ..runtime import Array as ndarray  # noqa: F401
-from . import _operators  # noqa: F401  (installs operators on Array and tracers)
-from ._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
+from traxla.ir import dtypes as _dtypes
+from traxla.runtime import Array as ndarray  # noqa: F401
+from traxla.numpy import _operators  # noqa: F401  (installs operators on Array and tracers)
+from traxla.numpy._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
                         ones, ones_like, zeros, zeros_like)
-from ._indexing import NonConcreteBooleanIndexError, take, take_along_axis  # noqa: F401
-from ._einsum import einsum, einsum_path, tensordot
-from ._lax_numpy import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
-from ._linalg import dot, inner, matmul, outer, vdot
-from ._promotion import result_type as _result_type
-from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
+from traxla.numpy._indexing import NonConcreteBooleanIndexError, take, take_along_axis  # noqa: F401
+from traxla.numpy._einsum import einsum, einsum_path, tensordot
+from traxla.numpy._lax_numpy import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
+from traxla.numpy._linalg import dot, inner, matmul, outer, vdot
+from traxla.numpy._promotion import result_type as _result_type
+from traxla.numpy._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
                           min, nancumprod, nancumsum, prod, ptp, std, sum, var)
-from ._sorting import argsort, sort
-from ._shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
+from traxla.numpy._sorting import argsort, sort
+from traxla.numpy._shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, concatenate, expand_dims, flip,
                      hstack, matrix_transpose, moveaxis, ndim, ravel, reshape, shape, size, split,
                      squeeze, stack, swapaxes, transpose, vstack, unstack, array_split)
-from ._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh, ceil, clip,  # noqa: A004
+from traxla.numpy._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh, ceil, clip,  # noqa: A004
                       floor, floor_divide, invert, isfinite, left_shift, logical_not, positive,
                       power, reciprocal, remainder, right_shift, rint, round, square,
                       ufuncs as _ufuncs, where)
-from ._ufuncs import divmod, _iscomplexobj as iscomplexobj  # noqa: A004,F401
+from traxla.numpy._ufuncs import divmod, _iscomplexobj as iscomplexobj  # noqa: A004,F401
 
-from ._eager import eager_cached as _eager_cached  # noqa: E402
+from traxla.numpy._eager import eager_cached as _eager_cached  # noqa: E402
 globals().update({_k: _eager_cached(_v) for _k, _v in _ufuncs.items()})
 absolute = abs
 mod = remainder
@@ -71,45 +71,45 @@ for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "ui
     _t = globals()[_name]
     globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
                                         "dtype": _np.dtype(_t)})
-from . import fft  # noqa: F401,E402  (traxla.numpy.fft, as jax.numpy.fft)
-from ._convolve import convolve, correlate  # noqa: F401,E402
-from . import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)
+from traxla.numpy import fft  # noqa: F401,E402  (traxla.numpy.fft, as jax.numpy.fft)
+from traxla.numpy._convolve import convolve, correlate  # noqa: F401,E402
+from traxla.numpy import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)
 
 # -- the rest of jax.numpy (issue #16a), one topic module each ------------------------------
-from ._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean,  # noqa: E402
+from traxla.numpy._nanfunctions import (average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean,  # noqa: E402
                             nanmin, nanprod, nanstd, nansum, nanvar)
-from ._quantiles import (median, nanmedian, nanpercentile, nanquantile, percentile,  # noqa: E402
+from traxla.numpy._quantiles import (median, nanmedian, nanpercentile, nanquantile, percentile,  # noqa: E402
                          quantile)
-from ._searching import (argpartition, argwhere, bincount, choose, compress, digitize,  # noqa: E402
+from traxla.numpy._searching import (argpartition, argwhere, bincount, choose, compress, digitize,  # noqa: E402
                          extract, flatnonzero, lexsort, nonzero, partition, piecewise, place, put,
                          put_along_axis, searchsorted, select, sort_complex)
-from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,  # noqa: E402
+from traxla.numpy._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique,  # noqa: E402
                       unique_all, unique_counts, unique_inverse, unique_values)
-from ._vectorize import (apply_along_axis, apply_over_axes, frompyfunc, fromfunction,  # noqa: E402
+from traxla.numpy._vectorize import (apply_along_axis, apply_over_axes, frompyfunc, fromfunction,  # noqa: E402
                          matvec, ufunc, vecdot, vecmat, vectorize)
-from ._manipulation import (allclose, append, array_equal, array_equiv, atleast_3d,  # noqa: E402
+from traxla.numpy._manipulation import (allclose, append, array_equal, array_equiv, atleast_3d,  # noqa: E402
                             block, column_stack, cross, delete, diag, diagflat, diff, dsplit,
                             dstack, ediff1d, fill_diagonal, fliplr, flipud, gradient, hsplit,
                             insert, interp, isclose, kron, resize, rollaxis, rot90, trapezoid,
                             trim_zeros, unwrap, vander, vsplit)
-from ._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, indices, ix_,  # noqa: E402
+from traxla.numpy._index_tricks import (c_, diag_indices, diag_indices_from, index_exp, indices, ix_,  # noqa: E402
                             mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_, tril_indices,
                             tril_indices_from, triu_indices, triu_indices_from, unravel_index)
-from ._pad import pad  # noqa: E402
-from ._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  # noqa: E402
+from traxla.numpy._pad import pad  # noqa: E402
+from traxla.numpy._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  # noqa: E402
                             bitwise_not, bitwise_right_shift, cumulative_prod, cumulative_sum,
                             fmax, fmin, frexp, gcd, i0, iscomplex, isreal, isrealobj, lcm, ldexp,
                             logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)
-from ._statistics import (bartlett, blackman, corrcoef, cov, hamming, hanning, histogram,  # noqa: E402
+from traxla.numpy._statistics import (bartlett, blackman, corrcoef, cov, hamming, hanning, histogram,  # noqa: E402
                           histogram2d, histogram_bin_edges, histogramdd, kaiser)
-from ._dtypes_api import (ComplexWarning, array_repr, array_str, astype, broadcast_shapes,  # noqa: E402
+from traxla.numpy._dtypes_api import (ComplexWarning, array_repr, array_str, astype, broadcast_shapes,  # noqa: E402
                           can_cast, character, complexfloating, copy, empty_like, euler_gamma,
                           flexible, floating, from_dlpack, frombuffer, fromfile, fromiter,
                           fromstring, generic, geomspace, get_printoptions, inexact, integer,
                           isdtype, issubdtype, iterable, load, logspace, number, object_,
                           printoptions, promote_types, save, savez, set_printoptions,
                           signedinteger, unsignedinteger)
-from ._dtypes_api import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
+from traxla.numpy._dtypes_api import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
 globals().update(_SCALAR_TYPES)  # int4, float8_*, int_, single, ..., and ``bool`` (last: shadows)
-from ._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,  # noqa: E402
+from traxla.numpy._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,  # noqa: E402
                           polysub, roots)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import builtins
 
-from .. import lax
-from ..lax.convolution import conv_general_dilated
-from ._jitutil import jit_named
-from ._promotion import ensure_arraylike, promote_dtypes, promote_dtypes_inexact
-from ._shape import flip
+from traxla import lax
+from traxla.lax.convolution import conv_general_dilated
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes, promote_dtypes_inexact
+from traxla.numpy._shape import flip
 
 
 def _conv_impl(x, y, mode, op, precision, preferred_element_type=None):
@@ -25,7 +25,7 @@ def _conv_impl(x, y, mode, op, precision, preferred_element_type=None):
                          f"{lax.shape_of(y)}.")
     out_order = builtins.slice(None)
     if op == "correlate":
-        from . import conj
+        from traxla.numpy import conj
         y = conj(y)
         if nx < ny:
             x, y = y, x

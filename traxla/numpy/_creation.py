@@ -6,14 +6,14 @@ import sys
 
 import numpy as np
 
-from .. import lax
-from ..api import jit
-from ..ir import dtypes
-from ..runtime import Array, device_put_numpy
-from ..ir.avals import ShapedArray
-from ..ir.core import Literal
-from ..tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
-from ._promotion import result_type
+from traxla import lax
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.runtime import Array, device_put_numpy
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import Literal
+from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
+from traxla.numpy._promotion import result_type
 
 
 def _dtype(dtype):
@@ -181,8 +181,8 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    from ._shape import broadcast_to
-    from ._ufuncs import ufuncs
+    from traxla.numpy._shape import broadcast_to
+    from traxla.numpy._ufuncs import ufuncs
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = lax.asarray(start), lax.asarray(stop)
@@ -191,7 +191,7 @@ def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None
     computation = _to_inexact(dtype)
     start = start.astype(computation)
     stop = stop.astype(computation)
-    from ._promotion import broadcast_shapes
+    from traxla.numpy._promotion import broadcast_shapes
     bounds = list(broadcast_shapes(lax.shape_of(start), lax.shape_of(stop)))
     b_start = broadcast_to(start, bounds)
     b_stop = broadcast_to(stop, bounds)

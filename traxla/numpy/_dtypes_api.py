@@ -11,10 +11,10 @@ import operator
 import ml_dtypes
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ._jitutil import jit_named
-from ._promotion import check_arraylike, ensure_arraylike
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import check_arraylike, ensure_arraylike
 
 # -- scalar types ---------------------------------------------------------------------------------
 
@@ -33,7 +33,7 @@ class _ScalarMeta(type):
         return hash(cls._scalar_type)
 
     def __call__(cls, x=0):
-        from ._creation import asarray
+        from traxla.numpy._creation import asarray
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance):
@@ -138,7 +138,7 @@ def isdtype(dtype, kind):
 
 def promote_types(a, b):
     """The dtype both promote to under JAX's lattice (no x64 narrowing, as JAX)."""
-    from ..ir.dtypes import _lub
+    from traxla.ir.dtypes import _lub
     da, db = np.dtype(_as_np(a)), np.dtype(_as_np(b))
     return np.dtype(da if da == db else _lub((da, db)))
 
@@ -157,7 +157,7 @@ iterable = np.iterable
 
 def load(file, *args, **kwargs):
     """``np.load``; a ``.npy`` array comes back as a traxla Array (bfloat16 restored)."""
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     out = np.load(file, *args, **kwargs)
     if isinstance(out, np.ndarray):
         if out.dtype == np.dtype("V2"):
@@ -170,12 +170,12 @@ def load(file, *args, **kwargs):
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     return asarray(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromstring(string, dtype=float, count=-1, *, sep):
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     return asarray(np.fromstring(string=string, dtype=dtype, count=count, sep=sep))
 
 
@@ -199,7 +199,7 @@ def fromiter(*args, **kwargs):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An Array holding the data of a DLPack-exporting object (through NumPy, on the host)."""
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     return asarray(np.from_dlpack(x))
 
 
@@ -215,7 +215,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
 
 
 def copy(a, order=None):
-    from ._creation import array
+    from traxla.numpy._creation import array
     check_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
@@ -230,9 +230,9 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
 
 
 def _logspace_impl(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    from ._creation import linspace
-    from ._promotion import result_type
-    from ._ufuncs import power
+    from traxla.numpy._creation import linspace
+    from traxla.numpy._promotion import result_type
+    from traxla.numpy._ufuncs import power
     if dtype is None:
         dt = result_type(start, stop)[0]
         dtype = dt if dtypes.is_inexact(dt) else dtypes.default_float()
@@ -253,9 +253,9 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def _geomspace_impl(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    from ._promotion import result_type
-    from ._ufuncs import sign, ufuncs
-    from ._shape import moveaxis
+    from traxla.numpy._promotion import result_type
+    from traxla.numpy._ufuncs import sign, ufuncs
+    from traxla.numpy._shape import moveaxis
     if dtype is None:
         dt = result_type(start, stop)[0]
         dtype = dt if dtypes.is_inexact(dt) else dtypes.default_float()
@@ -282,7 +282,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to (ints or sequences of ints)."""
-    from ._promotion import broadcast_shapes as _bs
+    from traxla.numpy._promotion import broadcast_shapes as _bs
     if not shapes:
         return ()
     return tuple(_bs(*(tuple(s) if np.ndim(s) else (int(s),) for s in shapes)))

@@ -18,18 +18,18 @@ import math
 
 import numpy as np
 
-from ..api import _config_epoch, jit
-from ..debug_mode import flags as _jit_flags
-from ..ir.config import config
-from ..runtime.debug_checks import flags as _check_flags
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..runtime import Array
-from ..runtime.array import check_not_deleted, device_put_numpy
-from ..runtime.cache import on_clear
-from ..runtime.xla_adapter import RuntimeErrorType
-from ..tracer import EvalTrace
-from ..tracer.core import _state as _trace_state
+from traxla.api import _config_epoch, jit
+from traxla.debug_mode import flags as _jit_flags
+from traxla.ir.config import config
+from traxla.runtime.debug_checks import flags as _check_flags
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.runtime import Array
+from traxla.runtime.array import check_not_deleted, device_put_numpy
+from traxla.runtime.cache import on_clear
+from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.tracer import EvalTrace
+from traxla.tracer.core import _state as _trace_state
 
 # (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
 # first out beyond ``scalar_cache_limit`` entries.

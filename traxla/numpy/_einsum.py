@@ -13,9 +13,9 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ._promotion import check_arraylike, result_type
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.numpy._promotion import check_arraylike, result_type
 
 _SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -448,7 +448,7 @@ _einsum_jit = None
 
 
 def _is_traced(x):
-    from ..tracer import EvalTrace, Tracer, current_trace
+    from traxla.tracer import EvalTrace, Tracer, current_trace
     return isinstance(x, Tracer) or not isinstance(current_trace(), EvalTrace)
 
 
@@ -468,7 +468,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         # JAX's einsum is an inline jit: under a trace its equations are inlined
         return _einsum(operand_arrays, contractions, precision, preferred_element_type)
     if _einsum_jit is None:
-        from ..api import jit
+        from traxla.api import jit
         _einsum_jit = jit(_einsum, static_argnums=(1, 2, 3))
     return _einsum_jit(operand_arrays, contractions, precision, preferred_element_type)
 

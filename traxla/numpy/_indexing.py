@@ -22,14 +22,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import lax
-from ._jitutil import jit_named
-from ..ir import dtypes
-from ..lax import slicing
-from ..runtime import Array
-from .. import errors as _errors
-from ..tracer import Tracer
-from ._promotion import check_arraylike, promote_dtypes
+from traxla import lax
+from traxla.numpy._jitutil import jit_named
+from traxla.ir import dtypes
+from traxla.lax import slicing
+from traxla.runtime import Array
+from traxla import errors as _errors
+from traxla.tracer import Tracer
+from traxla.numpy._promotion import check_arraylike, promote_dtypes
 
 GatherScatterMode = slicing.GatherScatterMode
 
@@ -113,7 +113,7 @@ def _is_boolean_index(i) -> bool:
 def _sequence_dtype(seq):
     leaves = list(_leaves(seq))
     if any(_is_array(leaf) for leaf in leaves):
-        from ._promotion import result_type
+        from traxla.numpy._promotion import result_type
         return result_type(*leaves)[0]
     return dtypes.canonicalize(np.asarray(seq).dtype)
 
@@ -259,7 +259,7 @@ def _slice_element_static(elt) -> bool:
 
 
 def _asarray(x):
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     return asarray(x)
 
 
@@ -614,7 +614,7 @@ def _index_to_gather(indexer: NDIndexer, *, normalize_indices=True) -> _GatherIn
     for idx_pos, index in enumerate(indexer.indices):
         if advanced_indexes and (contiguous and idx_pos == idx_advanced_axes[0]
                                  or not contiguous and idx_pos == 0):
-            from ._ufuncs import _broadcast_arrays
+            from traxla.numpy._ufuncs import _broadcast_arrays
             arrs = _broadcast_arrays(*advanced_indexes)
             shape = lax.shape_of(arrs[0])
             start_dim = len(gather_indices_shape)
@@ -657,8 +657,8 @@ def _index_to_gather(indexer: NDIndexer, *, normalize_indices=True) -> _GatherIn
                 gather_slice_shape.append(slice_size)
                 offset_dims.append(collapsed_y_axis)
             else:
-                from ._creation import array
-                from ._ufuncs import add, multiply
+                from traxla.numpy._creation import array
+                from traxla.numpy._ufuncs import add, multiply
                 indices = add(array(start, dtype=index_dtype),
                               multiply(array(step, dtype=index_dtype),
                                        lax.iota(index_dtype, slice_size)))
@@ -714,7 +714,7 @@ def _canonicalize_slice(s: slice, size: int):
 
 def _scatter_update(x, idx, y, scatter_op, indices_are_sorted, unique_indices, mode=None,
                     normalize_indices=True):
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     x = asarray(x)
     if (isinstance(y, int) and not isinstance(y, bool) and dtypes.is_int(lax.dtype_of(x))
             and np.iinfo(lax.dtype_of(x)).min <= y <= np.iinfo(lax.dtype_of(x)).max):
@@ -735,7 +735,7 @@ def _scatter_impl(x, y, indexer, *, scatter_op, indices_are_sorted, unique_indic
     if 0 in ix.slice_shape:
         return x
     x, y = promote_dtypes(x, y)
-    from ._shape import broadcast_to, squeeze
+    from traxla.numpy._shape import broadcast_to, squeeze
     try:
         y = broadcast_to(y, tuple(ix.slice_shape))
     except ValueError as e:
@@ -825,8 +825,8 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                wrap_negative_indices=True):
-        from ._creation import ones_like
-        from ._ufuncs import ufuncs
+        from traxla.numpy._creation import ones_like
+        from traxla.numpy._ufuncs import ufuncs
         return ufuncs["divide"](self.array, _scatter_update(
             ones_like(self.array), self.index, values, slicing.scatter_mul,
             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
@@ -834,8 +834,8 @@ class _IndexUpdateRef:
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
               wrap_negative_indices=True):
-        from ._creation import ones_like
-        from ._ufuncs import power
+        from traxla.numpy._creation import ones_like
+        from traxla.numpy._ufuncs import power
         return power(self.array, _scatter_update(
             ones_like(self.array), self.index, values, slicing.scatter_mul,
             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
@@ -868,19 +868,19 @@ def _take_impl(a, indices, axis=None, out=None, mode=None, unique_indices=False,
         raise TypeError(f"jnp.take: indices must have an integer type, got "
                         f"{lax.dtype_of(indices)} (indexing an array of shape {lax.shape_of(a)})")
     if axis is None:
-        from ._shape import ravel
+        from traxla.numpy._shape import ravel
         a = ravel(a)
         axis_idx = 0
     else:
         axis_idx = _canonicalize_axis(axis, len(lax.shape_of(a)))
     if mode is None or mode == "fill":
         gather_mode = GatherScatterMode.FILL_OR_DROP
-        from ._ufuncs import _where
+        from traxla.numpy._ufuncs import _where
         indices = _where(indices < 0, indices + lax.shape_of(a)[axis_idx], indices)
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
     elif mode == "wrap":
-        from ._ufuncs import remainder
+        from traxla.numpy._ufuncs import remainder
         indices = remainder(indices, lax._const(indices, lax.shape_of(a)[axis_idx]))
         gather_mode = GatherScatterMode.PROMISE_IN_BOUNDS
     elif mode == "clip":
@@ -941,7 +941,7 @@ def _take_along_axis_impl(arr, indices, axis=-1, mode=None, fill_value=None, *,
         if len(idx_shape) != 1:
             raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape "
                              f"{idx_shape}")
-        from ._shape import ravel
+        from traxla.numpy._shape import ravel
         a = ravel(a)
         axis = 0
     rank = len(lax.shape_of(a))
@@ -958,7 +958,7 @@ def _take_along_axis_impl(arr, indices, axis=-1, mode=None, fill_value=None, *,
 
     axis_size = lax.shape_of(a)[axis_int]
     arr_shape = replace(lax.shape_of(a), 1)
-    from ._promotion import broadcast_shapes
+    from traxla.numpy._promotion import broadcast_shapes
     out_shape = broadcast_shapes(idx_shape, arr_shape)
     if axis_size == 0:
         return lax.full(out_shape, 0, lax.dtype_of(a))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..api import jit
+from traxla.api import jit
 
 
 def jit_named(fn, name=None, static_argnames=()):

@@ -7,14 +7,14 @@ import itertools
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from . import _lax_numpy, _reductions
-from ._einsum import einsum as _einsum, tensordot as _tensordot
-from ._jitutil import jit_named
-from ._linalg import matmul as _matmul
-from ._promotion import ensure_arraylike, promote_dtypes_inexact
-from ._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.numpy import _lax_numpy, _reductions
+from traxla.numpy._einsum import einsum as _einsum, tensordot as _tensordot
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._linalg import matmul as _matmul
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
+from traxla.numpy._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
 
 
 class _Namespace:
@@ -22,7 +22,7 @@ class _Namespace:
     imports run)."""
 
     def __getattr__(self, name):
-        from .. import numpy
+        from traxla import numpy
         return getattr(numpy, name)
 
 
@@ -38,7 +38,7 @@ def _ndim(x):
 
 
 def _svd_values(x):
-    from .linalg import svd
+    from traxla.numpy.linalg import svd
     return svd(x, compute_uv=False)
 
 
@@ -96,7 +96,7 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         return _reductions.amin(_reductions.sum(_ufuncs.abs(x), axis=col_axis, keepdims=keepdims),
                                 axis=row_axis, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
-        from ._shape import moveaxis
+        from traxla.numpy._shape import moveaxis
         x = moveaxis(x, axis, (-2, -1))
         s = _svd_values(x)
         if ord == 2:
@@ -158,7 +158,7 @@ def matrix_transpose(x, /):
 
 
 def _cross_impl(x1, x2, axis):
-    from . import _shape as shape_mod
+    from traxla.numpy import _shape as shape_mod
     x1, x2 = _promote_same(x1, x2)
     a = shape_mod.moveaxis(x1, axis, -1)
     b = shape_mod.moveaxis(x2, axis, -1)
@@ -181,12 +181,12 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def _promote_same(x1, x2):
-    from ._promotion import promote_dtypes
+    from traxla.numpy._promotion import promote_dtypes
     return promote_dtypes(x1, x2)
 
 
 def _stack_last(parts):
-    from ._shape import concatenate
+    from traxla.numpy._shape import concatenate
     return concatenate([_expand_dims(p, -1) for p in parts], axis=-1)
 
 
@@ -203,8 +203,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     if _shape(x1)[axis] != _shape(x2)[axis]:
         raise ValueError(f"axes must match; got shapes {_shape(x1)} and {_shape(x2)} with "
                          f"axis={axis}")
-    from . import moveaxis, vdot
-    from ..batching import vmap
+    from traxla.numpy import moveaxis, vdot
+    from traxla.batching import vmap
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     if _shape(x1)[:-1] != _shape(x2)[:-1]:
         batch = tuple(np.broadcast_shapes(_shape(x1)[:-1], _shape(x2)[:-1]))

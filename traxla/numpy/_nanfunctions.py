@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ._jitutil import jit_named
-from ._promotion import ensure_arraylike, promote_dtypes_inexact
-from ._reductions import (_ensure_optional_axes, _var_promote_types, all as _all, argmax,
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
+from traxla.numpy._reductions import (_ensure_optional_axes, _var_promote_types, all as _all, argmax,
                           argmin, max as _max, mean, min as _min, prod, sum as _sum)
-from ._ufuncs import _where
+from traxla.numpy._ufuncs import _where
 
 
 def _check_where(name, where):
@@ -166,8 +166,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def _average(a, axis=None, weights=None, returned=False, keepdims=False):
-    from ._creation import ones_like
-    from ._shape import broadcast_to, moveaxis
+    from traxla.numpy._creation import ones_like
+    from traxla.numpy._shape import broadcast_to, moveaxis
     if weights is None:
         a = ensure_arraylike("average", a)
         avg = mean(a, axis=axis, keepdims=keepdims)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .. import lax
-from ..ir import dtypes
-from ..runtime import Array
-from ..tracer import Tracer
-from . import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
-from ._ufuncs import ufuncs
-from ..ir.shape_poly import DimExpr
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.runtime import Array
+from traxla.tracer import Tracer
+from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
+from traxla.numpy._ufuncs import ufuncs
+from traxla.ir.shape_poly import DimExpr
 
 
 def _swap(fn):
@@ -25,7 +25,7 @@ def _defer(fn):
             if not _known(other):
                 return NotImplemented
             if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
-                from ..ir.rules.export import dim_as_value_p
+                from traxla.ir.rules.export import dim_as_value_p
                 other = dim_as_value_p.bind(dim=other)
         return fn(self, other)
     return op
@@ -117,7 +117,7 @@ def _view(self, dtype=None, type=None):
     if dtypes.is_bool(src):
         return _view(_astype(self, _np.uint8), dtype)
     if dtypes.is_complex(src):
-        from ._creation import zeros
+        from traxla.numpy._creation import zeros
         part = dtypes.float64 if src == dtypes.complex128 else dtypes.float32
         pairs = (zeros((*shape[:-1], shape[-1] * 2), part)
                  .at[..., 0::2].set(_ufuncs.real(self)).at[..., 1::2].set(_ufuncs.imag(self)))
@@ -162,12 +162,12 @@ def _method(module_name, fn_name):
 
 
 def _sort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    from ._sorting import sort
+    from traxla.numpy._sorting import sort
     return sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 
 def _argsort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    from ._sorting import argsort
+    from traxla.numpy._sorting import argsort
     return argsort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 

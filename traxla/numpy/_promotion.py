@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -268,11 +268,11 @@ def ensure_arraylike(fun_name: str, *args):
     """JAX's ``util.ensure_arraylike``: checks, then NumPy inputs become (device) arrays;
     Python scalars become weakly typed constants. One argument -> one value."""
     check_arraylike(fun_name, *args)
-    from ..lax import asarray as lax_asarray
+    from traxla.lax import asarray as lax_asarray
     out = []
     for a in args:
         if isinstance(a, np.ndarray):
-            from ._creation import asarray as jnp_asarray
+            from traxla.numpy._creation import asarray as jnp_asarray
             out.append(jnp_asarray(a))
         else:
             out.append(_lift(lax_asarray(a)))
@@ -280,7 +280,7 @@ def ensure_arraylike(fun_name: str, *args):
 
 
 def _lift(x):
-    from ..lax import _lift as lift
+    from traxla.lax import _lift as lift
     return lift(x)
 
 

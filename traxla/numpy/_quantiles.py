@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ..lax.slicing import GatherDimensionNumbers, gather
-from ._jitutil import jit_named
-from ._promotion import ensure_arraylike, promote_dtypes_inexact
-from ._reductions import any as _any, cumsum, sum as _sum
-from ._ufuncs import _where
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.lax.slicing import GatherDimensionNumbers, gather
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
+from traxla.numpy._reductions import any as _any, cumsum, sum as _sum
+from traxla.numpy._ufuncs import _where
 
 _METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"]
 
@@ -164,7 +164,7 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights=None):
 
 
 def _inverted_cdf(a, weights, q_orig, axis, keepdims, squash_nans, a_shape):
-    from ._indexing import take_along_axis
+    from traxla.numpy._indexing import take_along_axis
     q_ndim = q_orig.ndim
     if weights is None:
         weights = lax.full_like(a, 1.0)

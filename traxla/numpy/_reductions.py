@@ -10,9 +10,9 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from ..ir import dtypes
-from ._promotion import check_arraylike, promote_dtypes_numeric
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_numeric
 
 
 def _axes(axis, ndim):
@@ -116,7 +116,7 @@ def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=No
     if dtypes.is_bool(computation):
         reducer, op = bool_reducer, bool_op
     if where is not None:
-        from ._ufuncs import _where
+        from traxla.numpy._ufuncs import _where
         a = _where(where, a, _init_value(computation, identity))
     result = reducer(a, axes)
     if initial is not None:
@@ -175,7 +175,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         count = math.prod(lax.shape_of(a)[i] for i in _axes(axis, ndim))
         normalizer = lax._convert_element_type(count, computation, False)
     else:
-        from ._shape import broadcast_to
+        from traxla.numpy._shape import broadcast_to
         normalizer = sum(broadcast_to(where, lax.shape_of(a)), axis, dtype=computation,
                          keepdims=keepdims)
     total = _reduce("sum", a, axis, computation, None, keepdims, None, where, upcast_f16=False)
@@ -191,7 +191,7 @@ def _arg(name, lax_fn):
         shape = lax.shape_of(a)
         if axis is None:
             dims = tuple(range(len(shape)))
-            from ._shape import ravel
+            from traxla.numpy._shape import ravel
             a, axis = ravel(a), 0
         else:
             axis = _axes(axis, len(shape))[0]
@@ -243,7 +243,7 @@ def _count(a, axis, keepdims, where, dtype):
         else:
             count = math.prod(shape[i] for i in _axes(axis, len(shape)))
         return lax.convert_element_type(count, dtype)
-    from ._shape import broadcast_to
+    from traxla.numpy._shape import broadcast_to
     return sum(broadcast_to(where, lax.shape_of(a)), axis, dtype=dtype, keepdims=keepdims)
 
 
@@ -273,12 +273,12 @@ def _var_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=Fals
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
     result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
     result = lax.div(result, normalizer).astype(dtype)
-    from ._ufuncs import _where, ufuncs
+    from traxla.numpy._ufuncs import _where, ufuncs
     return _where(ufuncs["greater"](normalizer, 0), result, np.nan)
 
 
 def _jit(fn, name, static_argnames=()):
-    from ._jitutil import jit_named
+    from traxla.numpy._jitutil import jit_named
     return jit_named(fn, name, static_argnames)
 
 
@@ -359,7 +359,7 @@ def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=Fa
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
     axis %= num_dims
     if fill_nan:
-        from ._ufuncs import _where
+        from traxla.numpy._ufuncs import _where
         a = _where(lax._isnan(a), lax._const(a, fill_value), a)
     if dtype is None:
         if promote_integers or lax.dtype_of(a) == np.bool_:
@@ -370,7 +370,7 @@ def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=Fa
     elif dtypes.to_dtype(dtype) == np.dtype("bool"):
         result_type = np.dtype(dtype)
         if lax.dtype_of(a) != result_type:
-            from ._ufuncs import ufuncs
+            from traxla.numpy._ufuncs import ufuncs
             a = ufuncs["not_equal"](a, 0)
         computation_type = _promote_integer_dtype(result_type)
     else:
@@ -416,14 +416,14 @@ def _reduction_dims(a, axis):
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b * exp(a)))`` along ``axis``, computed stably (max subtracted first)."""
-    from ._promotion import promote_args_inexact
-    from ._ufuncs import isfinite, where as _where_fn
-    from ._creation import array
+    from traxla.numpy._promotion import promote_args_inexact
+    from traxla.numpy._ufuncs import isfinite, where as _where_fn
+    from traxla.numpy._creation import array
     if where is not None:
         a = _where_fn(where, a, 0)
     if b is not None:
         a_arr, b_arr = promote_args_inexact("logsumexp", a, b)
-        from ._ufuncs import ufuncs
+        from traxla.numpy._ufuncs import ufuncs
         a_arr = _where_fn(ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
     else:
         a_arr, = promote_args_inexact("logsumexp", a)
@@ -443,6 +443,6 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if return_sign:
         return (out, sign)
     if b is not None and not dtypes.is_complex(lax.dtype_of(out)):
-        from ._ufuncs import ufuncs
+        from traxla.numpy._ufuncs import ufuncs
         out = _where_fn(ufuncs["less"](sign, 0), array(np.nan, dtype=lax.dtype_of(out)), out)
     return out

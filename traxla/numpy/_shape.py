@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 
-from ..ir.shape_poly import is_symbolic
+from traxla.ir.shape_poly import is_symbolic
 
 import numpy as np
 
-from .. import lax
-from ..api import jit
-from ._promotion import asarray_scalar, check_arraylike, promote_dtypes
+from traxla import lax
+from traxla.api import jit
+from traxla.numpy._promotion import asarray_scalar, check_arraylike, promote_dtypes
 
 
 def _ndim(x):
@@ -53,7 +53,7 @@ def reshape(a, shape=None, order="C", *, newshape=None):
 
 
 def ravel(a, order="C"):
-    from ._promotion import ensure_arraylike
+    from traxla.numpy._promotion import ensure_arraylike
     a = ensure_arraylike("ravel", a)  # a NumPy input becomes an Array first, as in JAX
     return reshape(a, (math.prod(lax.shape_of(a)),), order)
 
@@ -116,14 +116,14 @@ def broadcast_to(array, shape):
 
 def broadcast_arrays(*args):
     check_arraylike("broadcast_arrays", *args)
-    from ._ufuncs import _broadcast_arrays
+    from traxla.numpy._ufuncs import _broadcast_arrays
     return [lax._lift(x) for x in _broadcast_arrays(*[lax.asarray(a) for a in args])]
 
 
 def _atleast(ndmin):
     def fn(*arys):
         check_arraylike(f"atleast_{ndmin}d", *arys)
-        from ._creation import array
+        from traxla.numpy._creation import array
         if len(arys) == 1:
             return array(arys[0], copy=False, ndmin=ndmin)
         return [array(a, copy=False, ndmin=ndmin) for a in arys]
@@ -156,7 +156,7 @@ def concatenate(arrays, axis=0, dtype=None):
     if dtype is None:
         arrays = promote_dtypes(*arrays)
     else:
-        from ._creation import asarray
+        from traxla.numpy._creation import asarray
         arrays = [asarray(a, dtype=dtype) for a in arrays]
     return lax.concatenate(arrays, axis)
 

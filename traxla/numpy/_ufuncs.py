@@ -9,13 +9,13 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from ..api import jit
-from ._jitutil import jit_named as _jit_named
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.core import Literal
-from ._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
+from traxla import lax
+from traxla.api import jit
+from traxla.numpy._jitutil import jit_named as _jit_named
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import Literal
+from traxla.numpy._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
                          promote_dtypes_numeric, promote_shapes)
 
@@ -181,7 +181,7 @@ def _broadcast_arrays(*args):
     shapes = [lax.shape_of(a) for a in args]
     if not shapes or all(s == shapes[0] for s in shapes):
         return [lax.asarray(a) for a in args]
-    from ._promotion import broadcast_shapes
+    from traxla.numpy._promotion import broadcast_shapes
     shape = broadcast_shapes(*shapes)
     return [lax.broadcast_to(a, shape) for a in args]
 
@@ -203,7 +203,7 @@ def _where(condition, x, y):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
-        from ._searching import nonzero
+        from traxla.numpy._searching import nonzero
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
@@ -386,7 +386,7 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002
 
 
 def _asarray(x):
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     return asarray(x)
 
 
@@ -457,7 +457,7 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if dtypes.is_complex(dt):
         return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
                            nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
-    from ._creation import asarray
+    from traxla.numpy._creation import asarray
     info = dtypes.finfo(dt)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
@@ -582,7 +582,7 @@ def float_power(x, y, /):
 @jit
 def fmod(x1, x2, /):
     x1, x2 = _ensure_arraylike("fmod", x1, x2)
-    from ._promotion import result_type
+    from traxla.numpy._promotion import result_type
     if dtypes.is_int(result_type(x1, x2)[0]):
         x2 = _where(ufuncs["equal"](x2, 0), lax._ones(x2), x2)
     return lax.rem(*promote_args_numeric("fmod", x1, x2))
@@ -651,7 +651,7 @@ def _replace_inf(x):
 
 
 def _make_logaddexp():
-    from ..autodiff import custom_jvp
+    from traxla.autodiff import custom_jvp
 
     def logaddexp(x1, x2, /):
         return _logaddexp_impl(x1, x2)

@@ -6,17 +6,17 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from ..api import jit
-from ..ir import dtypes
-from ..ir.rules.shape import pad_p
-from ..lax.fft import FftType, fft as lax_fft
-from ._creation import arange, array, asarray
-from ._lax_numpy import roll
-from ._promotion import ensure_arraylike, promote_dtypes_inexact
-from ._reductions import prod
-from ._shape import moveaxis
-from . import conj, sqrt  # noqa: E402  (ufuncs are installed in the package namespace)
+from traxla import lax
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.ir.rules.shape import pad_p
+from traxla.lax.fft import FftType, fft as lax_fft
+from traxla.numpy._creation import arange, array, asarray
+from traxla.numpy._lax_numpy import roll
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
+from traxla.numpy._reductions import prod
+from traxla.numpy._shape import moveaxis
+from traxla.numpy import conj, sqrt  # noqa: E402  (ufuncs are installed in the package namespace)
 
 
 def _pad_impl(array, pad_width, constant_values):

@@ -18,16 +18,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..ir import dtypes
-from ..ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, prngs,
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, prngs,
                                random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p, threefry_impl)
-from ..numpy._promotion import broadcast_shapes as _np_broadcast_shapes
-from ..numpy._promotion import check_arraylike, promote_dtypes_inexact
-from ..tracer import Tracer
+from traxla.numpy._promotion import broadcast_shapes as _np_broadcast_shapes
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.tracer import Tracer
 
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
@@ -621,20 +621,20 @@ def _randint(key, minval, maxval, shape, dtype):
 _randint = jit(_randint, static_argnums=(3, 4))
 
 
-from ._choice import (_shuffle, _sort_key_val, _take, _top_k_indices,  # noqa: E402,F401
+from traxla.random._choice import (_shuffle, _sort_key_val, _take, _top_k_indices,  # noqa: E402,F401
                       categorical, choice, permutation)
 
 
 # -- the other samplers live beside this module --------------------------------------------------
 
-from ._gamma import gamma, loggamma, random_gamma_p  # noqa: E402,F401
+from traxla.random._gamma import gamma, loggamma, random_gamma_p  # noqa: E402,F401
 
 __all__ += ["gamma", "loggamma", "random_gamma_p"]
-from ._distributions import (ball, beta, binomial, cauchy, chisquare, clone,  # noqa: E402,F401
+from traxla.random._distributions import (ball, beta, binomial, cauchy, chisquare, clone,  # noqa: E402,F401
                              dirichlet, double_sided_maxwell, f, generalized_normal, geometric,
                              lognormal, maxwell, multinomial, multivariate_normal, orthogonal,
                              pareto, poisson, rademacher, rayleigh, t, triangular, wald,
                              weibull_min)
-from ._distributions import __all__ as _distributions_all  # noqa: E402
+from traxla.random._distributions import __all__ as _distributions_all  # noqa: E402
 
 __all__ += _distributions_all

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..ir import dtypes
-from ..numpy._promotion import broadcast_shapes as _broadcast_shapes
-from ..numpy._promotion import check_arraylike, promote_dtypes_inexact
-from . import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.numpy._promotion import broadcast_shapes as _broadcast_shapes
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.random import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
                _split, _unstack, split, uniform)
 
 

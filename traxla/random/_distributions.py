@@ -9,16 +9,16 @@ import math
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..ir import dtypes
-from ..ir.rules.random import random_clone_p
-from ..numpy._promotion import broadcast_shapes as _broadcast_shapes
-from ..numpy._promotion import check_arraylike, promote_dtypes_inexact
-from . import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.ir.rules.random import random_clone_p
+from traxla.numpy._promotion import broadcast_shapes as _broadcast_shapes
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.random import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
                _split, _unstack, bernoulli, exponential, normal, split, uniform)
-from ._gamma import gamma, loggamma
+from traxla.random._gamma import gamma, loggamma
 
 __all__ = ["ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
            "double_sided_maxwell", "f", "generalized_normal", "geometric", "lognormal",
@@ -204,7 +204,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 
 def _dirichlet(key, alpha, shape, dtype):
-    from ..nn import softmax
+    from traxla.nn import softmax
     if not len(_shape(alpha)) >= 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
                          f"{len(_shape(alpha))}")
@@ -515,6 +515,6 @@ def clone(key):
     return random_clone_p.bind(key)
 
 
-from ._discrete import binomial, multinomial, poisson  # noqa: E402,F401
+from traxla.random._discrete import binomial, multinomial, poisson  # noqa: E402,F401
 
 del math

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import threading
 
-from ..ir.config import config
-from ..lowering.module import set_default_platform
-from . import xla_adapter as xla
+from traxla.ir.config import config
+from traxla.lowering.module import set_default_platform
+from traxla.runtime import xla_adapter as xla
 
 _backend_lock = threading.RLock()
 

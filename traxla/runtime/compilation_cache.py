@@ -25,8 +25,8 @@ import tempfile
 import threading
 import time
 
-from ..ir.config import config
-from . import xla_adapter as xla
+from traxla.ir.config import config
+from traxla.runtime import xla_adapter as xla
 
 logger = logging.getLogger("traxla.compilation_cache")
 

@@ -13,9 +13,9 @@ import logging
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.config import config
-from ..ir.core import ClosedJaxpr, Literal
+from traxla.ir import dtypes
+from traxla.ir.config import config
+from traxla.ir.core import ClosedJaxpr, Literal
 
 # [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
 # read one list
@@ -81,9 +81,9 @@ def check_program(name: str, closed: ClosedJaxpr, args, outs):
 
 
 def _rerun(jaxpr, consts, args):
-    from ..ir.rules.call import jit_p
-    from ..ir.rules.control_flow import cond_p, scan_p, while_p
-    from .dispatch import apply_primitive_unchecked
+    from traxla.ir.rules.call import jit_p
+    from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+    from traxla.runtime.dispatch import apply_primitive_unchecked
     env = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
 

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..ir.sharding_rules import infer_avals
-from ..ir.rules.elementwise import bitcast_convert_type_p
-from .array import Array, device_put_numpy
-from ..ir.config import config
-from . import debug_checks
-from .cache import BoundedCache
-from .executable import compile_jaxpr
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from traxla.ir.sharding_rules import infer_avals
+from traxla.ir.rules.elementwise import bitcast_convert_type_p
+from traxla.runtime.array import Array, device_put_numpy
+from traxla.ir.config import config
+from traxla.runtime import debug_checks
+from traxla.runtime.cache import BoundedCache
+from traxla.runtime.executable import compile_jaxpr
 
 _check_flags = debug_checks.flags
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import time
 
-from ..ir.avals import physical_aval
-from ..lowering import host_callbacks_of, lower_jaxpr
-from ..lowering.registry import custom_call_libraries
-from . import compilation_cache, xla_adapter as xla
-from .array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
+from traxla.ir.avals import physical_aval
+from traxla.lowering import host_callbacks_of, lower_jaxpr
+from traxla.lowering.registry import custom_call_libraries
+from traxla.runtime import compilation_cache, xla_adapter as xla
+from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
                     intern_aval)
-from .backend import get_backend
+from traxla.runtime.backend import get_backend
 
 
 class Executable:
@@ -73,7 +73,7 @@ class ShardedExecutable:
 
     def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
                  compiler_options=None):
-        from .placement import placement_from_hlo
+        from traxla.runtime.placement import placement_from_hlo
         backend = get_backend()
         raw = mesh.raw_devices()
         _register_libraries()
@@ -134,7 +134,7 @@ def _runner(loaded, handlers, host_callbacks, single_device=False):
 
 
 def _callback_failure(runtime_error):
-    from ..lowering.rules.callbacks import take_callback_error
+    from traxla.lowering.rules.callbacks import take_callback_error
     err = take_callback_error()
     if err is None:
         return runtime_error

@@ -6,10 +6,10 @@ import itertools
 
 import numpy as np
 
-from ..ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
-from . import xla_adapter as xla
-from .backend import Device, get_backend
-from .cache import on_clear
+from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
+from traxla.runtime import xla_adapter as xla
+from traxla.runtime.backend import Device, get_backend
+from traxla.runtime.cache import on_clear
 
 
 class Mesh:
@@ -62,12 +62,12 @@ class Mesh:
                 f"axis_types={self._types_str()})")
 
     def __enter__(self):
-        from ..sharding import _push_mesh
+        from traxla.sharding import _push_mesh
         _push_mesh(self)
         return self
 
     def __exit__(self, *exc):
-        from ..sharding import _pop_mesh
+        from traxla.sharding import _pop_mesh
         _pop_mesh()
 
 
@@ -294,8 +294,8 @@ def device_put_placed(host: np.ndarray, aval, sharding):
     """An Array of ``host`` (already in ``aval``'s dtype) laid out by ``sharding``.
     Partially replicated layouts are reached through a one-time identity program,
     since jaxlib's direct transfer refuses them."""
-    from ..ir.avals import ShapedArray, physical_aval
-    from .array import Array
+    from traxla.ir.avals import ShapedArray, physical_aval
+    from traxla.runtime.array import Array
     sharding.shard_shape(host.shape)  # validates divisibility with a clear message
     process = xla.process_index()
     devices = [d for d in sharding.mesh.device_list if d.process_index == process]
@@ -316,9 +316,9 @@ def device_put_placed(host: np.ndarray, aval, sharding):
 
 def reshard_array(array, sharding, typed_aval):
     """Moves ``array`` (on ``sharding``'s mesh) to ``sharding`` with a cached identity program."""
-    from ..ir.core import ClosedJaxpr, Jaxpr, Var
-    from ..lowering import ModuleShardings, lower_jaxpr
-    from .executable import ShardedExecutable
+    from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+    from traxla.lowering import ModuleShardings, lower_jaxpr
+    from traxla.runtime.executable import ShardedExecutable
     src = array._placement
     key = (src, sharding, typed_aval)
     exe = _reshard_cache.get(key)

@@ -9,12 +9,12 @@ import operator
 
 import numpy as np
 
-from .. import lax, numpy as jnp
-from ..api import jit
-from ..ir import dtypes
-from ..numpy._jitutil import jit_named
-from ..numpy._promotion import promote_dtypes, promote_dtypes_inexact
-from ._linalg_util import asarray as _asarray, complex_dtype as _complex_dtype, vectorize as _vectorize
+from traxla import lax, numpy as jnp
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.numpy._jitutil import jit_named
+from traxla.numpy._promotion import promote_dtypes, promote_dtypes_inexact
+from traxla.scipy._linalg_util import asarray as _asarray, complex_dtype as _complex_dtype, vectorize as _vectorize
 
 
 # -- special matrices ---------------------------------------------------------------------------

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import numpy as jnp
-from ..batching import vmap
+from traxla import numpy as jnp
+from traxla.batching import vmap
 
 
 def asarray(x):

@@ -8,14 +8,14 @@ from functools import partial
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_jvp
-from ..batching.core import vmap
-from ..ir import dtypes
-from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from ..numpy._promotion import promote_dtypes_inexact
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_jvp
+from traxla.batching.core import vmap
+from traxla.ir import dtypes
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.numpy._promotion import promote_dtypes_inexact
 
 __all__ = ["expi", "exp1", "spence", "dawsn", "bessel_jn"]
 
@@ -373,7 +373,7 @@ def exp1(x: ArrayLike) -> Array:
   if dtypes.is_complex(x.dtype):
     raise ValueError("exp1 does not support complex-valued inputs.")
   # imported here: _special_integrals imports special.py, which imports this module
-  from ._special_integrals import expn
+  from traxla.scipy._special_integrals import expn
   return expn(1, x)
 
 

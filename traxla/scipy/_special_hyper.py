@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_jvp
-from ..ir import dtypes
-from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from ..numpy._searching import concrete_or_error
-from ._special_more import gamma
-from .special import digamma
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_jvp
+from traxla.ir import dtypes
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.numpy._searching import concrete_or_error
+from traxla.scipy._special_more import gamma
+from traxla.scipy.special import digamma
 
 __all__ = ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]
 

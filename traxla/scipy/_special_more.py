@@ -8,13 +8,13 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..autodiff import custom_jvp
-from ..ir import dtypes
-from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from .special import _xlogx, digamma, gammaln, xlogy
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.autodiff import custom_jvp
+from traxla.ir import dtypes
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.scipy.special import _xlogx, digamma, gammaln, xlogy
 
 __all__ = ["gammasgn", "loggamma", "gamma", "betaln", "factorial", "comb", "beta", "betainc",
            "gammainc", "gammaincc", "boxcox", "boxcox1p", "multigammaln", "kl_div", "rel_entr",

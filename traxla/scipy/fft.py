@@ -8,12 +8,12 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..ir import dtypes
-from ..ir.rules.fft import complex_dtype
-from ..numpy import fft as jnp_fft
-from ..numpy._promotion import ensure_arraylike, promote_dtypes_inexact, result_type
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.ir import dtypes
+from traxla.ir.rules.fft import complex_dtype
+from traxla.numpy import fft as jnp_fft
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact, result_type
 
 
 def _canonicalize_axis(axis, ndim):

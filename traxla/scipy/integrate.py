@@ -1,9 +1,9 @@
 """``traxla.scipy.integrate``: ``trapezoid``, as ``jax.scipy.integrate.trapezoid``."""
 from __future__ import annotations
 
-from .. import numpy as jnp
-from ..api import jit
-from ..numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
 
 __all__ = ["trapezoid"]
 

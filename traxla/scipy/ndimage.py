@@ -8,10 +8,10 @@ import operator
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..api import jit
-from ..ir import dtypes
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.api import jit
+from traxla.ir import dtypes
 
 __all__ = ["map_coordinates"]
 

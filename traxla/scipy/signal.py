@@ -14,15 +14,15 @@ import warnings
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..batching import vmap
-from ..ir import dtypes
-from ..ir.rules.fft import complex_dtype
-from ..lax.convolution import conv_general_dilated
-from ..numpy import fft as jnp_fft
-from ..numpy._promotion import check_arraylike, ensure_arraylike, promote_dtypes_inexact
-from .fft import _promote_dtypes_complex
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.batching import vmap
+from traxla.ir import dtypes
+from traxla.ir.rules.fft import complex_dtype
+from traxla.lax.convolution import conv_general_dilated
+from traxla.numpy import fft as jnp_fft
+from traxla.numpy._promotion import check_arraylike, ensure_arraylike, promote_dtypes_inexact
+from traxla.scipy.fft import _promote_dtypes_complex
 
 
 def _canonicalize_axis(axis, ndim):

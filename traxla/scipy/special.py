@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import lax
-from .. import numpy as jnp
-from ..autodiff import custom_jvp
-from ..ir import dtypes
-from ..nn import log_softmax as _nn_log_softmax, softmax as _nn_softmax
-from ..numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from ..numpy._reductions import logsumexp  # noqa: F401
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.autodiff import custom_jvp
+from traxla.ir import dtypes
+from traxla.nn import log_softmax as _nn_log_softmax, softmax as _nn_softmax
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.numpy._reductions import logsumexp  # noqa: F401
 
 __all__ = ["gammaln", "digamma", "erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py",
            "entr", "logsumexp", "softmax", "log_softmax", "ndtr", "ndtri", "log_ndtr"]
@@ -278,19 +278,19 @@ def _log_ndtr_asymptotic_series(x, series_order):
     return dtype(1.) + even_sum - odd_sum
 
 
-from ._special_more import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p,  # noqa: E402,F401
+from traxla.scipy._special_more import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p,  # noqa: E402,F401
                             comb, erfcx, factorial, gamma, gammainc, gammaincc, gammasgn, i0, i0e,
                             i1, i1e, kl_div, loggamma, multigammaln, poch, polygamma, rel_entr,
                             zeta)
-from ._special_more import __all__ as _more_all  # noqa: E402
+from traxla.scipy._special_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
-from ._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
+from traxla.scipy._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
 
 __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
-from ._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
+from traxla.scipy._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
 
 __all__ += ["expn", "fresnel", "sici", "wofz"]
-from ._special_hyper import hyp1f1, hyp2f1, owens_t, sph_harm_y  # noqa: E402,F401
+from traxla.scipy._special_hyper import hyp1f1, hyp2f1, owens_t, sph_harm_y  # noqa: E402,F401
 
 __all__ += ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]

@@ -16,11 +16,11 @@ import threading
 
 import numpy as np
 
-from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
+from traxla.errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError,
                       UnexpectedTracerError)
-from ..ir.core import SourceInfo, name_stack as _name_stack
-from ..ir.primitive import set_bind_hook
+from traxla.ir.core import SourceInfo, name_stack as _name_stack
+from traxla.ir.primitive import set_bind_hook
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 

@@ -1,9 +1,9 @@
 """Eager evaluation: the bottom of the trace stack runs primitives right away."""
 from __future__ import annotations
 
-from ..runtime.dispatch import apply_primitive
-from ..ir.core import Literal
-from .core import Trace, Tracer
+from traxla.runtime.dispatch import apply_primitive
+from traxla.ir.core import Literal
+from traxla.tracer.core import Trace, Tracer
 
 
 class EvalTrace(Trace):

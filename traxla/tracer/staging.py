@@ -5,15 +5,15 @@ import functools
 
 import numpy as np
 
-from ..errors import UnexpectedTracerError
-from ..ir import dtypes
-from ..ir.avals import ShapedArray, interned
-from ..ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
-from ..ir.sharding_rules import infer_avals
-from . import core
-from .core import Trace, Tracer, user_source_info
-from .values import concrete_aval, concrete_value, is_concrete
-from ..ir.shape_poly import DimExpr
+from traxla.errors import UnexpectedTracerError
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray, interned
+from traxla.ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
+from traxla.ir.sharding_rules import infer_avals
+from traxla.tracer import core
+from traxla.tracer.core import Trace, Tracer, user_source_info
+from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
+from traxla.ir.shape_poly import DimExpr
 
 
 _new = object.__new__
@@ -84,7 +84,7 @@ class DynamicJaxprTrace(Trace):
             # turned into an explicit operand by whoever called us.
             return self._new_const(x, x.aval)
         if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
-            from ..ir.rules.export import dim_as_value_p
+            from traxla.ir.rules.export import dim_as_value_p
             return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
@@ -182,7 +182,7 @@ class DynamicJaxprTrace(Trace):
             origin += ("This concrete value was not available in Python because it depends on "
                        f"the value{'s' if len(names) > 1 else ''} of the {what}.")
         elif roots:
-            from ..ir.printer import pp_eqn_text
+            from traxla.ir.printer import pp_eqn_text
             lines = [f"  operation {pp_eqn_text(e)}\n    from line {e.source_info}"
                      for e in roots[:5]]
             origin += ("This value became a tracer due to JAX operations on these lines:\n\n"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import dtypes
-from ..ir.avals import ShapedArray
-from ..ir.shape_poly import DimExpr
-from ..ir.core import Literal
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.shape_poly import DimExpr
+from traxla.ir.core import Literal
 
 _PY_SCALARS = (bool, int, float, complex)
 

@@ -3,12 +3,12 @@
 autodiff (linear jaxprs before transposing, known jaxprs of linearized calls)."""
 from __future__ import annotations
 
-from ...ir.core import ClosedJaxpr, Jaxpr, Var
-from ...ir.effects import has_effects
-from ...ir.rules.call import jit_p
-from ...ir.rules.control_flow import cond_p, scan_p
-from ...runtime.cache import on_clear
-from ...tracer import Tracer
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+from traxla.ir.effects import has_effects
+from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.control_flow import cond_p, scan_p
+from traxla.runtime.cache import on_clear
+from traxla.tracer import Tracer
 
 
 def _split(xs, *sizes):
@@ -27,8 +27,8 @@ def bind_known_apart(eqns, env, known, known_trace, unknown_trace):
     operands are all known (Literals or vars in ``known``) is bound in ``known_trace`` and its
     outputs become known; the others are bound in ``unknown_trace``. ``env`` maps vars to
     values and is filled in."""
-    from ...ir.core import Literal
-    from ...tracer.core import set_current_trace
+    from traxla.ir.core import Literal
+    from traxla.tracer.core import set_current_trace
     for eqn in eqns:
         k = all(isinstance(x, Literal) or x in known for x in eqn.invars)
         with set_current_trace(known_trace if k else unknown_trace):

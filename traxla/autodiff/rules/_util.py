@@ -4,8 +4,8 @@ from __future__ import annotations
 import functools
 import numpy as np
 
-from ... import lax
-from ..core import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
+from traxla import lax
+from traxla.autodiff.core import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
                     zero_of)
 
 

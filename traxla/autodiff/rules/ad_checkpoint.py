@@ -16,19 +16,19 @@
 """
 from __future__ import annotations
 
-from ...ir.effects import eqn_effects
+from traxla.ir.effects import eqn_effects
 
-from ... import lax
-from ...ir import dtypes
-from ...ir.core import ClosedJaxpr, Jaxpr, Literal, Var
-from ...ir.rules.ad_checkpoint import name_p, remat_p
-from ...ir.rules.optimization import reduce_precision_p
-from ...tracer import DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
-from ...tracer.core import set_current_trace, source_info_context
-from ..core import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_flat, jvp_rules,
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from traxla.ir.rules.ad_checkpoint import name_p, remat_p
+from traxla.ir.rules.optimization import reduce_precision_p
+from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.core import set_current_trace, source_info_context
+from traxla.autodiff.core import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_flat, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of)
-from ..remat_policies import Offloadable, SaveableType, ensure_enum, nothing_saveable
-from .control_flow import _dce_jaxpr, _dce_rules
+from traxla.autodiff.remat_policies import Offloadable, SaveableType, ensure_enum, nothing_saveable
+from traxla.autodiff.rules.control_flow import _dce_jaxpr, _dce_rules
 
 
 def eval_with_source(jaxpr: Jaxpr, consts, args):
@@ -319,7 +319,7 @@ _CACHE_LIMIT = 1024
 
 
 def _remat_linearize(trace, primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
-    from ...ir.config import config
+    from traxla.ir.config import config
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = tuple(lax.aval_of(p) for p in primals)
     key = (id(jaxpr), nonzero, primal_avals, policy, config.enable_x64)
@@ -379,7 +379,7 @@ def _transposed_body(jaxpr: Jaxpr, linear, ct_avals, out_zeros):
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
-    from ...ir.config import config
+    from traxla.ir.config import config
     linear = tuple(is_undefined(a) for a in args)
     out_zeros = tuple(type(c) is Zero for c in cts)
     if all(out_zeros):

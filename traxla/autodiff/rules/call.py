@@ -4,16 +4,16 @@ residuals, computed now) and a linear ``jit`` (residuals and tangents), whose
 transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.core import ClosedJaxpr, Jaxpr, Literal
-from ...ir.rules.call import jit_p
-from ...tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info,
+from traxla import lax
+from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.rules.call import jit_p
+from traxla.tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info,
                        trace_to_jaxpr)
-from ...runtime.cache import on_clear
-from ...tracer.core import set_current_trace
-from ...tracer.interpret import eval_jaxpr
-from ._dce import bind_known_apart
-from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
+from traxla.runtime.cache import on_clear
+from traxla.tracer.core import set_current_trace
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.autodiff.rules._dce import bind_known_apart
+from traxla.autodiff.core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 
@@ -21,7 +21,7 @@ from ..core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jv
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     """JAX dead-code-eliminates the known jaxpr of a linearized jit, into the branches and
     bodies of its control flow (with every output and input kept)."""
-    from .control_flow import dce_closed  # control flow registers after call
+    from traxla.autodiff.rules.control_flow import dce_closed  # control flow registers after call
     n_in = len(closed.jaxpr.invars)
     return dce_closed(closed, [True] * len(closed.jaxpr.outvars), [True] * n_in)[0]
 
@@ -73,7 +73,7 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
     operand) and which output tangents are zero."""
     holder = {}
 
-    from .control_flow import _dce_consts  # control flow registers after call
+    from traxla.autodiff.rules.control_flow import _dce_consts  # control flow registers after call
 
     def known(*args):
         outs, lin = linearize_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(args), "linearize",
@@ -105,7 +105,7 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
 
 
 def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
-    from ...ir.config import config
+    from traxla.ir.config import config
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = [lax.aval_of(p) for p in primals]
     key = (id(jaxpr), nonzero, tuple(primal_avals), config.enable_x64)
@@ -148,7 +148,7 @@ def _jit_transpose(cts, *args, jaxpr, name):
         return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
 
     avals = [lax.aval_of(r) for r in residuals] + ct_avals
-    from ...ir.config import config
+    from traxla.ir.config import config
     key = (id(jaxpr), tuple(linear), tuple(avals), config.enable_x64)
     hit = _transpose_cache.get(key)
     if hit is None or hit[0] is not jaxpr:

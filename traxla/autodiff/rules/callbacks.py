@@ -4,8 +4,8 @@ drops it. ``pure_callback`` and ``io_callback`` cannot be differentiated (wrap a
 ``pure_callback`` in ``custom_jvp``/``custom_vjp``)."""
 from __future__ import annotations
 
-from ...ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
-from ..core import jvp_rules, transpose_rules
+from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
+from traxla.autodiff.core import jvp_rules, transpose_rules
 
 
 def _debug_jvp(prim):
@@ -44,7 +44,7 @@ transpose_rules[pure_callback_p] = _pure_transpose
 jvp_rules[io_callback_p] = _io_jvp
 transpose_rules[io_callback_p] = _io_transpose
 
-from ...ir.rules.callbacks import check_p  # noqa: E402
+from traxla.ir.rules.callbacks import check_p  # noqa: E402
 
 jvp_rules[check_p] = _debug_jvp(check_p)
 transpose_rules[check_p] = _debug_transpose

@@ -3,10 +3,10 @@ per-device, so psum's transpose is psum, all_gather's is psum_scatter (and back)
 and ppermute's is the inverse permutation."""
 from __future__ import annotations
 
-from ...ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
+from traxla.ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
                                     psum_scatter_p, reshard_p)
-from ..core import Zero, is_undefined, jvp_rules, transpose_rules
-from ._util import deflinear, defjvp_zero
+from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.rules._util import deflinear, defjvp_zero
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
@@ -53,7 +53,7 @@ def _extremum_jvp(prim):
         out = prim.bind(x, **params)
         if type(t) is Zero:
             return out, t
-        from ... import lax
+        from traxla import lax
         # the tangent of the lane(s) holding the extremum, averaged over ties
         mask = lax.convert_element_type(lax.eq(x, out), lax.dtype_of(t))
         count = psum_p.bind(mask, axes=params["axes"], axis_index_groups=None)

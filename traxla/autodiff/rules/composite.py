@@ -1,8 +1,8 @@
 """``composite`` is not differentiable, as in JAX: its rules raise JAX's errors."""
 from __future__ import annotations
 
-from ...ir.rules.composite import composite_p
-from ..core import jvp_rules, transpose_rules
+from traxla.ir.rules.composite import composite_p
+from traxla.autodiff.core import jvp_rules, transpose_rules
 
 
 def _composite_jvp(*args, **params):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir.rules.conv import ConvDimensionNumbers, conv_general_dilated_p, dilate_shape
-from ...lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
-from ..core import Zero, is_undefined, transpose_rules
-from ._util import defjvp
+from traxla import lax
+from traxla.ir.rules.conv import ConvDimensionNumbers, conv_general_dilated_p, dilate_shape
+from traxla.lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
+from traxla.autodiff.core import Zero, is_undefined, transpose_rules
+from traxla.autodiff.rules._util import defjvp
 
 
 def _spec_transpose(spec):

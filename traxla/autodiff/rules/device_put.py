@@ -2,9 +2,9 @@
 through one back from the destination to the source (always copying, as JAX)."""
 from __future__ import annotations
 
-from ...ir.rules.device_put import ArrayCopySemantics, device_put_p
-from ..core import Zero, is_undefined, jvp_rules, transpose_rules
-from ._util import linear_jvp
+from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
+from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.rules._util import linear_jvp
 
 
 def _device_put_transpose(cts, *args, devices, srcs, copy_semantics):

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir import dtypes
-from ...ir.rules import shape as S
-from ...ir.rules.ad import add_any_p, empty2_p
-from ...ir.rules.elementwise import P as E
-from ...ir.rules.reduction import P as R
-from ..core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
-from ._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one, _ones, _square,
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.rules import shape as S
+from traxla.ir.rules.ad import add_any_p, empty2_p
+from traxla.ir.rules.elementwise import P as E
+from traxla.ir.rules.reduction import P as R
+from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one, _ones, _square,
                     _twos, _zero, _zeros, defjvp, defjvp2, defjvp_zero, deflinear2, maybe_broadcast,
                     unbroadcast)
 
@@ -232,7 +232,7 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding=None):
 
 
 def _float0_aval(aval):
-    from ...ir.avals import ShapedArray
+    from traxla.ir.avals import ShapedArray
     return ShapedArray(aval.shape, dtypes.float0, False)
 
 

@@ -2,8 +2,8 @@
 says to wrap the call in ``custom_jvp``/``custom_vjp``."""
 from __future__ import annotations
 
-from ...ir.rules.ffi import ffi_call_p
-from ..core import jvp_rules, transpose_rules
+from traxla.ir.rules.ffi import ffi_call_p
+from traxla.autodiff.core import jvp_rules, transpose_rules
 
 
 def _not_differentiable(*args, target_name, **params):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-from ... import lax
-from ...api import jit
-from ...ir.rules.fft import FftType, complex_dtype, fft_p, real_dtype
-from ...lax.fft import fft
-from ._util import deflinear2
+from traxla import lax
+from traxla.api import jit
+from traxla.ir.rules.fft import FftType, complex_dtype, fft_p, real_dtype
+from traxla.lax.fft import fft
+from traxla.autodiff.rules._util import deflinear2
 
 
 def _half_spectrum_mask(t, length, n_last, dtype):

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir import dtypes
-from ..core import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
-from ._util import _aval, _const, _ones, _zeros, defjvp, deflinear2
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.rules._util import _aval, _const, _ones, _zeros, defjvp, deflinear2
 
 
 # -- gather, scatter, sort, cumulative reductions (JAX's slicing.py / loops.py rules) ---------------
 
-from ...ir.rules import indexing as _I  # noqa: E402
-from ...tracer import trace_to_jaxpr as _trace_to_jaxpr  # noqa: E402
+from traxla.ir.rules import indexing as _I  # noqa: E402
+from traxla.tracer import trace_to_jaxpr as _trace_to_jaxpr  # noqa: E402
 
 _GDN, _SDN, _Mode = _I.GatherDimensionNumbers, _I.ScatterDimensionNumbers, _I.GatherScatterMode
 _gather_p, _sort_p = _I.P["gather"], _I.P["sort"]
@@ -27,7 +27,7 @@ def _reduction_jaxpr(computation, dtype):
     dtype = np.dtype(dtype)
     key = (computation, dtype)
     if key not in _reduction_jaxprs:
-        from ...ir.avals import ShapedArray
+        from traxla.ir.avals import ShapedArray
         aval = ShapedArray((), dtype, False)
         closed = _trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
         _reduction_jaxprs[key] = (closed.jaxpr, tuple(closed.consts))
@@ -414,7 +414,7 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    from ..custom import custom_jvp
+    from traxla.autodiff.custom import custom_jvp
     f = custom_jvp(_logaddexp_impl)
     f.__name__ = "logaddexp"
     f.defjvp(_logaddexp_jvp)

@@ -3,8 +3,8 @@ tangents; its transpose is a ``linear_call`` of the user's transpose (whose own
 transpose is the callee again)."""
 from __future__ import annotations
 
-from ...ir.rules.linear_call import linear_call_p
-from ..core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zeros_like_aval
+from traxla.ir.rules.linear_call import linear_call_p
+from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zeros_like_aval
 
 
 def _linear_call_jvp(primals, tangents, *, callee, transpose_thunk, num_callee_consts, num_res):

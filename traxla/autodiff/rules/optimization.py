@@ -2,9 +2,9 @@
 JAX) and ``optimization_barrier`` (tangents pass through a barrier of their own)."""
 from __future__ import annotations
 
-from ...ir.rules.optimization import optimization_barrier_p, reduce_precision_p
-from ..core import instantiate, jvp_rules, transpose_rules
-from ._util import deflinear2
+from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p
+from traxla.autodiff.core import instantiate, jvp_rules, transpose_rules
+from traxla.autodiff.rules._util import deflinear2
 
 
 def _reduce_precision_transpose(ct, x, **params):

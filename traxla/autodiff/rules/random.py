@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import jvp_rules, zero_of
-from ...ir.rules.random import P
+from traxla.autodiff.core import jvp_rules, zero_of
+from traxla.ir.rules.random import P
 
 
 def _zero_jvp(prim):
@@ -23,10 +23,10 @@ for _prim in P.values():
 
 # -- random_gamma: implicit reparameterization (d sample / d alpha from the CDF) --------------
 
-from ... import lax  # noqa: E402
-from ...ir import dtypes  # noqa: E402
-from ...ir.rules.random import random_gamma_p  # noqa: E402
-from ._util import defjvp2  # noqa: E402
+from traxla import lax  # noqa: E402
+from traxla.ir import dtypes  # noqa: E402
+from traxla.ir.rules.random import random_gamma_p  # noqa: E402
+from traxla.autodiff.rules._util import defjvp2  # noqa: E402
 
 
 def _gamma_grad(sample, a, *, log_space):

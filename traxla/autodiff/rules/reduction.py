@@ -5,12 +5,12 @@ import functools
 import itertools
 import numpy as np
 
-from ... import lax
-from ...ir.rules.ad import add_any_p
-from ...ir.rules.reduction import P as R, dot_general_p
-from ..core import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
+from traxla import lax
+from traxla.ir.rules.ad import add_any_p
+from traxla.ir.rules.reduction import P as R, dot_general_p
+from traxla.autodiff.core import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
                     transpose_rules, zero_of)
-from ._util import _eq_meet, defjvp2
+from traxla.autodiff.rules._util import _eq_meet, defjvp2
 
 
 # -- reductions ---------------------------------------------------------------------------------------
@@ -143,8 +143,8 @@ transpose_rules[dot_general_p] = _dot_general_transpose
 
 
 # add_any is born here; its batching rule is the elementwise broadcasting one.
-from ...batching.core import register_batching  # noqa: E402
-from ...batching.rules.elementwise import _broadcasting  # noqa: E402
+from traxla.batching.core import register_batching  # noqa: E402
+from traxla.batching.rules.elementwise import _broadcasting  # noqa: E402
 
 register_batching(add_any_p, _broadcasting(add_any_p))
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir.rules import shape as S
-from ...ir.rules.reduction import P as R
-from ..core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
-from ._util import _aval, _const, _tuple_delete, deflinear2
+from traxla import lax
+from traxla.ir.rules import shape as S
+from traxla.ir.rules.reduction import P as R
+from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.rules._util import _aval, _const, _tuple_delete, deflinear2
 
 
 # -- shapes ---------------------------------------------------------------------------------------

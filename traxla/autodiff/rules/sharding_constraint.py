@@ -1,8 +1,8 @@
 """``sharding_constraint`` is linear: tangents and cotangents get the same constraint."""
 from __future__ import annotations
 
-from ...ir.rules.sharding_constraint import sharding_constraint_p
-from ._util import deflinear2
+from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+from traxla.autodiff.rules._util import deflinear2
 
 
 def _transpose(ct, x, **params):

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir import dtypes
-from ...ir.rules.elementwise import P as E
-from ..core import Zero, is_undefined, jvp_rules, transpose_rules
-from ._util import _const, _square, defjvp, defjvp2, deflinear2, unbroadcast
-from .indexing import _scatter_add_transpose, _scatter_addsub_jvp
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.rules.elementwise import P as E
+from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.rules._util import _const, _square, defjvp, defjvp2, deflinear2, unbroadcast
+from traxla.autodiff.rules.indexing import _scatter_add_transpose, _scatter_addsub_jvp
 
 
 # -- special functions, complex parts, tile, scatter-sub (JAX's special.py / lax.py) ----------------
 
-from ...ir import ALL_PRIMITIVES as _ALL  # noqa: E402
+from traxla.ir import ALL_PRIMITIVES as _ALL  # noqa: E402
 
 if "erfc" in E:
     defjvp(E["erfc"], lambda g, x: lax.mul(_const(x, -2. / np.sqrt(np.pi)),

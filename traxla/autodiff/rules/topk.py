@@ -3,10 +3,10 @@ indices (JAX's rules); the indices have a zero tangent. Neither is linear, so ne
 transpose rule."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.rules.topk import approx_top_k_p, top_k_p
-from ..core import Zero, jvp_rules, zero_of
-from .indexing import _GDN, _Mode, _gather
+from traxla import lax
+from traxla.ir.rules.topk import approx_top_k_p, top_k_p
+from traxla.autodiff.core import Zero, jvp_rules, zero_of
+from traxla.autodiff.rules.indexing import _GDN, _Mode, _gather
 
 
 def _gather_along(tangent, idxs, axis):

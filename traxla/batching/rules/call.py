@@ -1,8 +1,8 @@
 """Batching rule of jit: batch the called jaxpr, keep it one equation."""
 from __future__ import annotations
 
-from ...ir.rules.call import jit_p
-from ..core import batch_jaxpr, natural, register_batching, rules_for_unbatched
+from traxla.ir.rules.call import jit_p
+from traxla.batching.core import batch_jaxpr, natural, register_batching, rules_for_unbatched
 
 
 # -- jit: batch the called jaxpr, keep it one equation ---------------------------------------

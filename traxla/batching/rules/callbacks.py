@@ -4,9 +4,9 @@ its ``vmap_method``; unordered ``io_callback`` runs sequentially (a ``scan``), a
 one refuses to be batched."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
-from ..core import moveaxis, register_batching
+from traxla import lax
+from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
+from traxla.batching.core import moveaxis, register_batching
 
 
 def _debug_unrolled(prim):
@@ -78,7 +78,7 @@ register_batching(io_callback_p, _io_callback)
 def _check(size, vals, dims, **params):
     """An unfunctionalized ``check`` under vmap fails if any lane fails; the message shows
     the first failing lane's values."""
-    from ...ir.rules.callbacks import check_p
+    from traxla.ir.rules.callbacks import check_p
     pred, *payload = [moveaxis(x, d, 0) if d is not None else x for x, d in zip(vals, dims)]
     if dims[0] is None:
         lane, all_ok = 0, pred
@@ -92,7 +92,7 @@ def _check(size, vals, dims, **params):
 
 
 def _register_check():
-    from ...ir.rules.callbacks import check_p
+    from traxla.ir.rules.callbacks import check_p
     register_batching(check_p, _check)
 
 

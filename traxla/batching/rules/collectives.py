@@ -2,10 +2,10 @@
 data dimension to them (it is never one of the mesh axes)."""
 from __future__ import annotations
 
-from ...ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                     psum_scatter_p, shard_map_p)
-from ...ir.sharding import PartitionSpec
-from ..core import batch_jaxpr, bdim_at_front, register_batching
+from traxla.ir.sharding import PartitionSpec
+from traxla.batching.core import batch_jaxpr, bdim_at_front, register_batching
 
 
 def _elementwise(prim):
@@ -48,13 +48,13 @@ register_batching(shard_map_p, _shard_map)
 
 
 def _reshard(size, vals, dims, *, dst_sharding, dst_spec):
-    from ...ir.rules.collectives import reshard_p
+    from traxla.ir.rules.collectives import reshard_p
     x = bdim_at_front(vals[0], dims[0], size)
     mesh, spec = dst_spec
     sharding = None if dst_sharding is None else dst_sharding.with_spec((None,) + tuple(dst_sharding.spec))
     return reshard_p.bind(x, dst_sharding=sharding, dst_spec=(mesh, (None,) + tuple(spec))), 0
 
 
-from ...ir.rules.collectives import reshard_p  # noqa: E402
+from traxla.ir.rules.collectives import reshard_p  # noqa: E402
 
 register_batching(reshard_p, _reshard)

@@ -1,8 +1,8 @@
 """Batching ``composite``: the decomposition is batched and stays one composite."""
 from __future__ import annotations
 
-from ...ir.rules.composite import composite_p
-from ..core import batch_jaxpr, natural, register_batching
+from traxla.ir.rules.composite import composite_p
+from traxla.batching.core import batch_jaxpr, natural, register_batching
 
 
 def _composite(size, vals, dims, *, name, attributes, version, jaxpr):

@@ -4,13 +4,13 @@ is batched runs until every lane is done; ``scan`` batches consts, carries and x
 (the batch axis of xs and ys sits after the scanned axis)."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir import dtypes
-from ...ir.rules.control_flow import cond_p, scan_p, while_p
-from ...ir.rules.platform import platform_index_p
-from ...tracer import make_debug_info, trace_to_jaxpr
-from ...tracer.interpret import eval_jaxpr
-from ..core import batch_jaxpr, bdim_at_front, matchaxis, moveaxis, register_batching
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.rules.platform import platform_index_p
+from traxla.tracer import make_debug_info, trace_to_jaxpr
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.batching.core import batch_jaxpr, bdim_at_front, matchaxis, moveaxis, register_batching
 
 
 def _batched_branches(branches, size, in_dims):

@@ -3,11 +3,11 @@ into the batch dimension (lhs only), into the output-feature dimension (rhs only
 into feature groups (both), and split back out of the result."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.avals import ShapedArray
-from ...ir.rules.conv import conv_general_dilated_p
-from ...lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
-from ..core import register_batching
+from traxla import lax
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.conv import conv_general_dilated_p
+from traxla.lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
+from traxla.batching.core import register_batching
 
 
 def _conv_batch(size, vals, dims, *, window_strides, padding, lhs_dilation, rhs_dilation,

@@ -1,8 +1,8 @@
 """Batching ``device_put``: each operand keeps its batch dimension."""
 from __future__ import annotations
 
-from ...ir.rules.device_put import device_put_p
-from ..core import register_batching
+from traxla.ir.rules.device_put import device_put_p
+from traxla.batching.core import register_batching
 
 
 def _device_put(size, vals, dims, **params):

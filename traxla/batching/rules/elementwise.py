@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir.primitive import ALL_PRIMITIVES
-from ...ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
-from ..core import bdim_at_front, broadcast_batch, moveaxis, register_batching
+from traxla import lax
+from traxla.ir.primitive import ALL_PRIMITIVES
+from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
+from traxla.batching.core import bdim_at_front, broadcast_batch, moveaxis, register_batching
 
 
 def _ndim(x):

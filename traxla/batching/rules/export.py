@@ -2,9 +2,9 @@
 symbolic ones solved per call), so a batch runs it once per lane, in a scan."""
 from __future__ import annotations
 
-from ...ir.rules.export import call_exported_p, dim_as_value_p
-from ...lax.control_flow import scan
-from ..core import moveaxis, register_batching
+from traxla.ir.rules.export import call_exported_p, dim_as_value_p
+from traxla.lax.control_flow import scan
+from traxla.batching.core import moveaxis, register_batching
 
 
 def _call_exported_batched(size, vals, dims, *, exported):

@@ -5,11 +5,11 @@
 batched operands as they are."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.avals import ShapedArray
-from ...ir.rules.ffi import ffi_call_p
-from ...lax.control_flow import scan
-from ..core import moveaxis, register_batching
+from traxla import lax
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.ffi import ffi_call_p
+from traxla.lax.control_flow import scan
+from traxla.batching.core import moveaxis, register_batching
 
 
 def _batched_layout(layout):

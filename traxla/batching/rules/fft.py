@@ -2,9 +2,9 @@
 dimensions)."""
 from __future__ import annotations
 
-from ...ir.rules.fft import fft_p
-from ...lax.fft import fft
-from ..core import moveaxis, register_batching
+from traxla.ir.rules.fft import fft_p
+from traxla.lax.fft import fft
+from traxla.batching.core import moveaxis, register_batching
 
 
 def _fft_batch(size, vals, dims, *, fft_type, fft_lengths):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir import dtypes
-from ...ir.rules import shape as S
-from ...ir.rules.indexing import (CUMULATIVE, SCATTERS, GatherDimensionNumbers, GatherScatterMode,
+from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.rules import shape as S
+from traxla.ir.rules.indexing import (CUMULATIVE, SCATTERS, GatherDimensionNumbers, GatherScatterMode,
                                  P as I, ScatterDimensionNumbers, sort_p)
-from ..core import bdim_at_front, moveaxis, register_batching
+from traxla.batching.core import bdim_at_front, moveaxis, register_batching
 
 gather_p = I["gather"]
 

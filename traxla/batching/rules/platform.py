@@ -1,8 +1,8 @@
 """``platform_index`` has no operands, so nothing is ever batched."""
 from __future__ import annotations
 
-from ...ir.rules.platform import platform_index_p
-from ..core import register_batching
+from traxla.ir.rules.platform import platform_index_p
+from traxla.batching.core import register_batching
 
 
 def _platform_index(size, vals, dims, *, platforms):

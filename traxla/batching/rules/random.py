@@ -3,9 +3,9 @@ vectorized over any leading key shape, ``random_wrap`` moves the batch axis to
 the front, ``random_fold_in`` and ``threefry2x32`` broadcast)."""
 from __future__ import annotations
 
-from ... import lax
-from ..core import bdim_at_front, register_batching
-from ...ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
+from traxla import lax
+from traxla.batching.core import bdim_at_front, register_batching
+from traxla.ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p)
 
 
@@ -52,7 +52,7 @@ register_batching(random_wrap_p, _random_wrap)
 register_batching(random_fold_in_p, _broadcasting(random_fold_in_p))
 register_batching(threefry2x32_p, _broadcasting(threefry2x32_p))
 
-from ...ir.rules.random import random_clone_p, random_gamma_p  # noqa: E402
+from traxla.ir.rules.random import random_clone_p, random_gamma_p  # noqa: E402
 
 
 def _random_gamma(size, vals, dims, *, log_space):

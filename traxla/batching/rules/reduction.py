@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
-from ..core import register_batching
-from .elementwise import _ndim
+from traxla.ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
+from traxla.batching.core import register_batching
+from traxla.batching.rules.elementwise import _ndim
 
 
 # -- reductions and contractions -------------------------------------------------------------

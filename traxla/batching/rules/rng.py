@@ -3,9 +3,9 @@ batch from the first key (and writes the new key back there), as JAX's rule does
 ``rng_uniform`` with batched bounds draws each example in turn (a scan)."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.rules.rng import rng_bit_generator_p, rng_uniform_p
-from ..core import bdim_at_front, moveaxis, register_batching
+from traxla import lax
+from traxla.ir.rules.rng import rng_bit_generator_p, rng_uniform_p
+from traxla.batching.core import bdim_at_front, moveaxis, register_batching
 
 
 def _rng_bit_generator(size, vals, dims, *, shape, dtype, algorithm, out_sharding):

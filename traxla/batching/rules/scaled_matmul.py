@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from ... import lax
-from ...ir.rules.scaled_matmul import scaled_matmul_wrapper_p
-from ..core import bdim_at_front, register_batching
+from traxla import lax
+from traxla.ir.rules.scaled_matmul import scaled_matmul_wrapper_p
+from traxla.batching.core import bdim_at_front, register_batching
 
 
 def _scaled_matmul_wrapper(size, vals, dims, *, preferred_element_type):

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...ir.rules import shape as S
-from ...ir.rules.ad import empty2_p
-from ..core import moveaxis, register_batching
+from traxla import lax
+from traxla.ir.rules import shape as S
+from traxla.ir.rules.ad import empty2_p
+from traxla.batching.core import moveaxis, register_batching
 
 
 # -- shapes --------------------------------------------------------------------------------

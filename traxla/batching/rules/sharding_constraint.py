@@ -1,8 +1,8 @@
 """Batching ``sharding_constraint``: the batch dimension is left unconstrained."""
 from __future__ import annotations
 
-from ...ir.rules.sharding_constraint import sharding_constraint_p
-from ..core import register_batching
+from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+from traxla.batching.core import register_batching
 
 
 def _sharding_constraint(size, vals, dims, *, sharding, unconstrained_dims, **params):

@@ -1,10 +1,10 @@
 """Batching rules for the special-function, complex-number and ``tile`` primitives."""
 from __future__ import annotations
 
-from ...ir.rules.special import P
-from ..core import register_batching
-from .indexing import _scatter
-from .elementwise import _broadcasting, _vectorized
+from traxla.ir.rules.special import P
+from traxla.batching.core import register_batching
+from traxla.batching.rules.indexing import _scatter
+from traxla.batching.rules.elementwise import _broadcasting, _vectorized
 
 for _name in ("lgamma", "digamma", "erfc", "square", "real", "imag", "conj"):
     register_batching(P[_name], _vectorized(P[_name]))

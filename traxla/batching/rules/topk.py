@@ -2,9 +2,9 @@
 the reduction axis shifts past it (JAX's rules)."""
 from __future__ import annotations
 
-from ... import lax
-from ...ir.rules.topk import approx_top_k_p, top_k_p
-from ..core import register_batching
+from traxla import lax
+from traxla.ir.rules.topk import approx_top_k_p, top_k_p
+from traxla.batching.core import register_batching
 
 
 def _top_k(size, vals, dims, *, k, axis):

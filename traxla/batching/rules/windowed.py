@@ -3,9 +3,9 @@ dimension becomes one more window dimension of size 1 (kept in place for the mon
 reductions, moved to the front for the others)."""
 from __future__ import annotations
 
-from ...ir.rules.windowed import P as W
-from ...lax import windowed as lw
-from ..core import bdim_at_front, register_batching
+from traxla.ir.rules.windowed import P as W
+from traxla.lax import windowed as lw
+from traxla.batching.core import bdim_at_front, register_batching
 
 
 def _monoid_window(fn):

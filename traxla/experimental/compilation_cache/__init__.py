@@ -1,2 +1,2 @@
 """``jax.experimental.compilation_cache``: the persistent compilation cache's entry points."""
-from . import compilation_cache  # noqa: F401
+from traxla.experimental.compilation_cache import compilation_cache  # noqa: F401

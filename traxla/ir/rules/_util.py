@@ -1,7 +1,7 @@
 """Helpers shared by the typing rules."""
 from __future__ import annotations
 
-from .. import dtypes
+from traxla.ir import dtypes
 
 # Category name (as JAX's messages spell it) -> membership test.
 CATEGORIES = {

@@ -6,9 +6,9 @@ import enum
 
 import numpy as np
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from ._util import check_same_dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import check_same_dtypes
 
 add_any_p = Primitive("add_any")
 

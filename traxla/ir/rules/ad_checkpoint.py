@@ -3,7 +3,7 @@ rematerialization policy) and ``name`` (``checkpoint_name``'s identity that poli
 look at), as JAX 0.10.2 defines them in ``ad_checkpoint``."""
 from __future__ import annotations
 
-from ..primitive import Primitive, def_typing
+from traxla.ir.primitive import Primitive, def_typing
 
 remat_p = Primitive("remat2", multiple_results=True)
 name_p = Primitive("name")

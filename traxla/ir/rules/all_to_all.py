@@ -4,8 +4,8 @@ per device of the named axes and concatenates the chunks it receives along
 param (JAX reads it from its axis environment)."""
 from __future__ import annotations
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
 
 all_to_all_p = Primitive("all_to_all")
 

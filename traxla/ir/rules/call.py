@@ -1,8 +1,8 @@
 """The ``jit`` primitive: a call of a closed jaxpr, shown as ``jit[name=... jaxpr=...]``."""
 from __future__ import annotations
 
-from ..primitive import Primitive, def_typing
-from ..printer import pp_eqn_generic, pp_eqn_rules
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.printer import pp_eqn_generic, pp_eqn_rules
 
 jit_p = Primitive("jit", multiple_results=True)
 

@@ -8,9 +8,9 @@ The ``callback`` param is a plain Python callable on flat NumPy arguments; the l
 hands it to the runtime, which checks its results before they reach XLA."""
 from __future__ import annotations
 
-from ..effects import (NO_EFFECTS, Effect, debug_effect, def_effects, io_effect, ordered_debug_effect,
+from traxla.ir.effects import (NO_EFFECTS, Effect, debug_effect, def_effects, io_effect, ordered_debug_effect,
                        ordered_io_effect)
-from ..primitive import Primitive, def_printing, def_typing
+from traxla.ir.primitive import Primitive, def_printing, def_typing
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
 debug_print_p = Primitive("debug_print", multiple_results=True)
@@ -23,7 +23,7 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 def _host_avals(name, avals):
     """Operands and results cross to the host as NumPy arrays: no extended dtypes."""
-    from .. import dtypes
+    from traxla.ir import dtypes
     for aval in avals:
         if dtypes.is_extended(aval.dtype):
             raise TypeError(f"{name}: a value of type {aval.str_short()} (an extended dtype such "
@@ -95,7 +95,7 @@ def _replicated_results(in_avals, outs, **params):
 
 
 def _register_sharding_rules():
-    from ..sharding_rules import register_sharding
+    from traxla.ir.sharding_rules import register_sharding
     for prim in (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p, check_p):
         register_sharding(prim, _replicated_results)
 

@@ -2,10 +2,10 @@
 psum, pmax, pmin, all_gather, psum_scatter, ppermute and axis_index."""
 from __future__ import annotations
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
-from ..sharding import AxisType, ShardingType
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.sharding import AxisType, ShardingType
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 psum_p = Primitive("psum")

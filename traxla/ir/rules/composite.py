@@ -2,7 +2,7 @@
 ``stablehlo.composite`` so that a backend may replace it; attributes are static."""
 from __future__ import annotations
 
-from ..primitive import Primitive, def_typing
+from traxla.ir.primitive import Primitive, def_typing
 
 composite_p = Primitive("composite", multiple_results=True)
 

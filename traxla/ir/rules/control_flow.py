@@ -3,9 +3,9 @@ as params; their operands are the closed-over constants followed by the values
 the Python function received."""
 from __future__ import annotations
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
 
 cond_p = Primitive("cond", multiple_results=True)
 while_p = Primitive("while", multiple_results=True)

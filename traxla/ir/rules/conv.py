@@ -6,10 +6,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from ._util import ANY, check_dtype, check_same_dtypes
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import ANY, check_dtype, check_same_dtypes
 
 
 class ConvDimensionNumbers(NamedTuple):

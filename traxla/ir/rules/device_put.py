@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from ..primitive import Primitive, def_typing
+from traxla.ir.primitive import Primitive, def_typing
 
 device_put_p = Primitive("device_put", multiple_results=True)
 

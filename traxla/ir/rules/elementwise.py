@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
-from ._util import (ANY, FLOAT, FLOAT_COMPLEX, INT, INT_BOOL, INT_FLOAT, NUM, ORDERED,
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.rules._util import (ANY, FLOAT, FLOAT_COMPLEX, INT, INT_BOOL, INT_FLOAT, NUM, ORDERED,
                     SIGNED_FLOAT_COMPLEX, broadcast_shapes, check_dtype, check_same_dtypes)
 
 

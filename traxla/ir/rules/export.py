@@ -6,9 +6,9 @@ shape-polymorphic export from the operand shapes, and gives the output avals wit
 variables replaced by their values (as JAX's ``call_exported_p``)."""
 from __future__ import annotations
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from ..shape_poly import evaluate_shape, is_constant_shape, is_symbolic, solve_dim_vars
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.shape_poly import evaluate_shape, is_constant_shape, is_symbolic, solve_dim_vars
 
 call_exported_p = Primitive("call_exported", multiple_results=True)
 
@@ -54,7 +54,7 @@ dim_as_value_p = Primitive("dim_as_value")
 
 
 def _dim_as_value_typing(*, dim):
-    from .. import dtypes
+    from traxla.ir import dtypes
     return ShapedArray((), dtypes.canonicalize(dtypes.int64), weak_type=True)
 
 

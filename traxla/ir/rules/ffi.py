@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..avals import ShapedArray
-from ..effects import NO_EFFECTS, Effect, def_effects
-from ..primitive import Primitive, def_typing
+from traxla.ir.avals import ShapedArray
+from traxla.ir.effects import NO_EFFECTS, Effect, def_effects
+from traxla.ir.primitive import Primitive, def_typing
 
 ffi_call_p = Primitive("ffi_call", multiple_results=True)
 

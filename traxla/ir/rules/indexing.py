@@ -8,11 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..core import Jaxpr
-from ..primitive import Primitive, def_typing
-from ._util import ANY, NUM, ORDERED, check_dtype
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import Jaxpr
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import ANY, NUM, ORDERED, check_dtype
 
 
 class GatherDimensionNumbers(NamedTuple):

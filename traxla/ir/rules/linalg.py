@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from ..sharding_rules import register_sharding, spec_of
-from ._util import FLOAT, FLOAT_COMPLEX, check_dtype, check_same_dtypes
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.sharding_rules import register_sharding, spec_of
+from traxla.ir.rules._util import FLOAT, FLOAT_COMPLEX, check_dtype, check_same_dtypes
 
 P: dict[str, Primitive] = {}
 
@@ -100,7 +100,7 @@ def _sharding_rule(name, ranks):
     """JAX's ``linalg_sharding_rule``: batch dims may be sharded (alike in every operand), the
     matrix dims may not; results are sharded as the batch dims."""
     def rule(in_avals, out_avals, **params):
-        from ...errors import ShardingTypeError
+        from traxla.errors import ShardingTypeError
         batch_specs = []
         for i, (rank, aval) in enumerate(zip(ranks, in_avals)):
             spec = spec_of(aval)

@@ -2,7 +2,7 @@
 (``callee``) with a thunk giving its transpose (``custom_derivatives.linear_call``)."""
 from __future__ import annotations
 
-from ..primitive import Primitive, def_typing
+from traxla.ir.primitive import Primitive, def_typing
 
 linear_call_p = Primitive("linear_call", multiple_results=True)
 

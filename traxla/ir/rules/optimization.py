@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import operator
 
-from .. import dtypes
-from ..primitive import Primitive, def_typing
+from traxla.ir import dtypes
+from traxla.ir.primitive import Primitive, def_typing
 
 reduce_precision_p = Primitive("reduce_precision")
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
 
 platform_index_p = Primitive("platform_index")
 

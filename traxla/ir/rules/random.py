@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from ._util import broadcast_shapes
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import broadcast_shapes
 
 
 class PRNGImpl:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
-from ._util import ANY, INT_BOOL, NUM, ORDERED, canonical_axes, check_dtype
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.rules._util import ANY, INT_BOOL, NUM, ORDERED, canonical_axes, check_dtype
 
 REDUCTIONS = {"reduce_sum": NUM, "reduce_prod": NUM, "reduce_max": ANY, "reduce_min": ANY,
               "reduce_and": INT_BOOL, "reduce_or": INT_BOOL}
@@ -111,7 +111,7 @@ def _dot_general_params(params):
 
 dot_general_p = def_typing(Primitive("dot_general"), _dot_general_rule, memoize=True)
 P["dot_general"] = dot_general_p
-from ..printer import pp_param_rules  # noqa: E402
+from traxla.ir.printer import pp_param_rules  # noqa: E402
 
 pp_param_rules[dot_general_p] = _dot_general_params
 for _name in ("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):

@@ -14,12 +14,12 @@ from operator import attrgetter
 
 import numpy as np
 
-from .. import pretty as pp
-from ..avals import ShapedArray
-from ..core import Literal
-from ..effects import Effect, def_effects
-from ..primitive import Primitive, def_typing, pp_eqn_rules
-from ..printer import pp_vars
+from traxla.ir import pretty as pp
+from traxla.ir.avals import ShapedArray
+from traxla.ir.core import Literal
+from traxla.ir.effects import Effect, def_effects
+from traxla.ir.primitive import Primitive, def_typing, pp_eqn_rules
+from traxla.ir.printer import pp_vars
 
 
 class AbstractRef:
@@ -269,7 +269,7 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from ..core import eqns_with_subjaxprs, subjaxprs
+    from traxla.ir.core import eqns_with_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]

@@ -7,9 +7,9 @@ import enum
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
 
 rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)
 rng_uniform_p = Primitive("rng_uniform")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
 
 
 def _scaled_matmul_rule(lhs, rhs, lhs_scales, rhs_scales, *, preferred_element_type):

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_printing, def_typing
-from ._util import check_same_dtypes
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.rules._util import check_same_dtypes
 
 
 def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):

@@ -2,7 +2,7 @@
 out as a NamedSharding inside a program partitioned by XLA (the type is unchanged)."""
 from __future__ import annotations
 
-from ..primitive import Primitive, def_typing
+from traxla.ir.primitive import Primitive, def_typing
 
 sharding_constraint_p = Primitive("sharding_constraint")
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from . import elementwise as _elementwise, indexing as _indexing
-from ._util import FLOAT, broadcast_shapes, check_dtype, check_same_dtypes
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules import elementwise as _elementwise, indexing as _indexing
+from traxla.ir.rules._util import FLOAT, broadcast_shapes, check_dtype, check_same_dtypes
 
 COMPLEX_ELEM = ("float32", "float64")  # JAX's _complex_elem_types
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..primitive import Primitive, def_typing
+from traxla.ir import dtypes
+from traxla.ir.primitive import Primitive, def_typing
 
 
 def _top_k_rule(operand, *, k, axis):

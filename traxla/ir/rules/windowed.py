@@ -4,9 +4,9 @@ monoid is a traced scalar jaxpr), and the max-pool derivatives ``select_and_gath
 (JVP) and ``select_and_scatter_add`` (its transpose)."""
 from __future__ import annotations
 
-from ..avals import ShapedArray
-from ..primitive import Primitive, def_typing
-from .conv import dilate_shape, stride_dim
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules.conv import dilate_shape, stride_dim
 
 WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation",
                  "window_dilation")

@@ -1,9 +1,9 @@
 """Lowering of ``add_any`` and ``empty2``."""
 import numpy as np
 
-from ...ir.rules.ad import add_any_p, empty2_p
-from ..mlir import constant, hlo
-from ..registry import register_lowering
+from traxla.ir.rules.ad import add_any_p, empty2_p
+from traxla.lowering.mlir import constant, hlo
+from traxla.lowering.registry import register_lowering
 
 register_lowering(add_any_p, lambda ctx, x, y: hlo.add(x, y))
 # empty2's value is unspecified: zeros are as good as anything.

@@ -3,10 +3,10 @@
 recomputation back into the forward pass, as JAX does) and ``name`` (the identity)."""
 from __future__ import annotations
 
-from ...ir.rules.ad_checkpoint import name_p, remat_p
-from ..mlir import hlo
-from ..module import emit_jaxpr
-from ..registry import register_lowering
+from traxla.ir.rules.ad_checkpoint import name_p, remat_p
+from traxla.lowering.mlir import hlo
+from traxla.lowering.module import emit_jaxpr
+from traxla.lowering.registry import register_lowering
 
 
 def _remat(ctx, *args, jaxpr, prevent_cse, differentiated, policy):

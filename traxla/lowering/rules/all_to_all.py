@@ -1,10 +1,10 @@
 """Lowering ``all_to_all`` to StableHLO's all_to_all over the named axes' device groups."""
 from __future__ import annotations
 
-from ...ir.rules.all_to_all import all_to_all_p
-from ..mlir import hlo, ir
-from ..registry import register_lowering
-from .collectives import _channel, _groups_attr, _names, replica_groups
+from traxla.ir.rules.all_to_all import all_to_all_p
+from traxla.lowering.mlir import hlo, ir
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.collectives import _channel, _groups_attr, _names, replica_groups
 
 
 def _all_to_all(ctx, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled,

@@ -2,12 +2,12 @@
 effects takes the caller's token first and returns the next one first."""
 from __future__ import annotations
 
-from ...ir.effects import has_ordered_effects
-from ...ir.rules.call import jit_p
-from ...ir.shape_poly import DimExpr
-from ..dynamic_shapes import dim_value
-from ..mlir import aval_type, create_op, func, hlo, ir
-from ..registry import register_lowering
+from traxla.ir.effects import has_ordered_effects
+from traxla.ir.rules.call import jit_p
+from traxla.ir.shape_poly import DimExpr
+from traxla.lowering.dynamic_shapes import dim_value
+from traxla.lowering.mlir import aval_type, create_op, func, hlo, ir
+from traxla.lowering.registry import register_lowering
 
 
 def _jit(ctx, *args, jaxpr, name):

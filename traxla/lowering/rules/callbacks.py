@@ -15,13 +15,13 @@ import threading
 
 import numpy as np
 
-from ...errors import CallbackError
-from ...ir import dtypes
-from ...ir.avals import physical_aval
-from ...ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
+from traxla.errors import CallbackError
+from traxla.ir import dtypes
+from traxla.ir.avals import physical_aval
+from traxla.ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
-from ..mlir import aval_type, hlo, ir, sdy
-from ..registry import register_lowering
+from traxla.lowering.mlir import aval_type, hlo, ir, sdy
+from traxla.lowering.registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
 # The CUDA plugin's target (jaxlib notes §8): written as JAX names it, not yet run on a GPU.
@@ -267,6 +267,6 @@ def _check(ctx, *args, debug, **params):
         "functionalizing it through `checkify.checkify`.")
 
 
-from ...ir.rules.callbacks import check_p  # noqa: E402
+from traxla.ir.rules.callbacks import check_p  # noqa: E402
 
 register_lowering(check_p, _check)

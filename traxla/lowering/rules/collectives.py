@@ -7,12 +7,12 @@ import itertools
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir import dtypes
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
-from ..mlir import aval_type, constant, hlo, ir, sdy, tensor_type
-from ..module import const_value, emit_jaxpr
-from ..registry import register_lowering
+from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import register_lowering
 
 
 def _names(p):
@@ -191,6 +191,6 @@ def _reshard(ctx, x, *, dst_sharding, dst_spec):
     return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim)).result
 
 
-from ...ir.rules.collectives import reshard_p  # noqa: E402
+from traxla.ir.rules.collectives import reshard_p  # noqa: E402
 
 register_lowering(reshard_p, _reshard)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.composite import composite_p
-from ..mlir import aval_type, hlo, ir
-from ..registry import register_lowering
+from traxla.ir.rules.composite import composite_p
+from traxla.lowering.mlir import aval_type, hlo, ir
+from traxla.lowering.registry import register_lowering
 
 
 def _attribute(value):
@@ -18,7 +18,7 @@ def _attribute(value):
     if isinstance(value, str):
         return ir.StringAttr.get(value)
     if isinstance(value, np.ndarray):
-        from ..mlir import element_type
+        from traxla.lowering.mlir import element_type
         return ir.DenseElementsAttr.get(np.ascontiguousarray(value),
                                         type=element_type(value.dtype), shape=value.shape)
     if isinstance(value, (tuple, list)):

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_shapes as dyn
-from ...ir import dtypes
-from ...ir.effects import has_ordered_effects
-from ...ir.avals import physical_aval
-from ...ir.rules.control_flow import cond_p, scan_p, while_p
-from ..mlir import aval_type, constant, hlo, ir, tensor_type
-from ..module import const_value, emit_jaxpr
-from ..registry import register_lowering
-from .elementwise import compare
-from .platform import _ALIASES as _PLATFORM_ALIASES
+from traxla.lowering import dynamic_shapes as dyn
+from traxla.ir import dtypes
+from traxla.ir.effects import has_ordered_effects
+from traxla.ir.avals import physical_aval
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.lowering.mlir import aval_type, constant, hlo, ir, tensor_type
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.elementwise import compare
+from traxla.lowering.rules.platform import _ALIASES as _PLATFORM_ALIASES
 
 
 def _token_in(module):

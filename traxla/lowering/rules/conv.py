@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.rules.conv import conv_general_dilated_p
-from ..mlir import aval_type, hlo, i64_array, ir, tensor_type
-from ..registry import register_lowering
+from traxla.ir import dtypes
+from traxla.ir.rules.conv import conv_general_dilated_p
+from traxla.lowering.mlir import aval_type, hlo, i64_array, ir, tensor_type
+from traxla.lowering.registry import register_lowering
 
 
 def precision_attr(precision):

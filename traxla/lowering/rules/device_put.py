@@ -1,8 +1,8 @@
 """Lowering ``device_put`` on the default device: the operands themselves."""
 from __future__ import annotations
 
-from ...ir.rules.device_put import device_put_p
-from ..registry import register_lowering
+from traxla.ir.rules.device_put import device_put_p
+from traxla.lowering.registry import register_lowering
 
 
 def _device_put(ctx, *xs, devices, srcs, copy_semantics):

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.rules.elementwise import P
-from ..mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
-from ..registry import register_direct_op, register_elementwise_op, register_lowering
+from traxla.ir import dtypes
+from traxla.ir.rules.elementwise import P
+from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
+from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {

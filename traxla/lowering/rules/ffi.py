@@ -10,10 +10,10 @@ from collections.abc import Mapping
 import numpy as np
 from jaxlib.mlir import ir
 
-from ...ir import dtypes
-from ...ir.rules.ffi import FrozenDict, HashableArray, ffi_call_p, unwrap_attributes
-from ..mlir import aval_type, element_type, hlo
-from ..registry import register_lowering
+from traxla.ir import dtypes
+from traxla.ir.rules.ffi import FrozenDict, HashableArray, ffi_call_p, unwrap_attributes
+from traxla.lowering.mlir import aval_type, element_type, hlo
+from traxla.lowering.registry import register_lowering
 
 _PY_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64),
                      float: np.dtype(np.float64)}

@@ -2,9 +2,9 @@
 into IFFTs over the leading axes and a 1-D IRFFT, as JAX does for cuFFT."""
 from __future__ import annotations
 
-from ...ir.rules.fft import FftType, fft_p
-from ..mlir import hlo, i64_array
-from ..registry import register_lowering
+from traxla.ir.rules.fft import FftType, fft_p
+from traxla.lowering.mlir import hlo, i64_array
+from traxla.lowering.registry import register_lowering
 
 
 def _fft(ctx, x, *, fft_type, fft_lengths):

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.rules.indexing import CUMULATIVE, GatherScatterMode, P, SCATTERS, sort_p
-from ..mlir import aval_type, broadcast_to, constant, hlo, ir, tensor_type
-from ..registry import register_lowering
-from .elementwise import compare, convert
-from .reduction import MONOIDS, _highest, _lowest
+from traxla.ir import dtypes
+from traxla.ir.rules.indexing import CUMULATIVE, GatherScatterMode, P, SCATTERS, sort_p
+from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, ir, tensor_type
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.elementwise import compare, convert
+from traxla.lowering.rules.reduction import MONOIDS, _highest, _lowest
 
 
 def _bounds(operand_shape, slice_sizes, index_map, index_dtype):

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.avals import ShapedArray
-from ...ir.rules import linalg as L
-from ..mlir import aval_type, broadcast_to, constant, hlo, ir, tensor_type
-from ..module import const_value, emit_jaxpr
-from ..registry import custom_call_libraries, register_lowering
-from .elementwise import compare
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules import linalg as L
+from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, ir, tensor_type
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import custom_call_libraries, register_lowering
+from traxla.lowering.rules.elementwise import compare
 
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}

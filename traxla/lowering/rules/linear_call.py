@@ -1,9 +1,9 @@
 """Lowering ``linear_call``: the callee inlined."""
 from __future__ import annotations
 
-from ...ir.rules.linear_call import linear_call_p
-from ..module import const_value, emit_jaxpr
-from ..registry import register_lowering
+from traxla.ir.rules.linear_call import linear_call_p
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import register_lowering
 
 
 def _linear_call(ctx, *args, callee, transpose_thunk, num_callee_consts, num_res):

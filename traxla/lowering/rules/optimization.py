@@ -1,9 +1,9 @@
 """Lowering of ``reduce_precision`` and ``optimization_barrier``."""
 from __future__ import annotations
 
-from ...ir.rules.optimization import optimization_barrier_p, reduce_precision_p
-from ..mlir import hlo, ir
-from ..registry import register_lowering
+from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p
+from traxla.lowering.mlir import hlo, ir
+from traxla.lowering.registry import register_lowering
 
 
 def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.platform import platform_index_p
-from ..mlir import constant
-from ..registry import register_lowering
+from traxla.ir.rules.platform import platform_index_p
+from traxla.lowering.mlir import constant
+from traxla.lowering.registry import register_lowering
 
 _ALIASES = {"gpu": "cuda"}
 

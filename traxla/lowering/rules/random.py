@@ -24,15 +24,15 @@ import math
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.avals import ShapedArray, physical_aval
-from ...ir.rules import random as R
-from ...ir.rules import shape as S
-from ...ir.rules.elementwise import select_n_p
-from ..mlir import constant, hlo, tensor_type
-from ..registry import RuleContext, inline_ops, lowering_rules, register_lowering
-from . import elementwise as _elementwise_rules  # noqa: F401  (registered before we wrap)
-from . import shape as _shape_rules  # noqa: F401
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray, physical_aval
+from traxla.ir.rules import random as R
+from traxla.ir.rules import shape as S
+from traxla.ir.rules.elementwise import select_n_p
+from traxla.lowering.mlir import constant, hlo, tensor_type
+from traxla.lowering.registry import RuleContext, inline_ops, lowering_rules, register_lowering
+from traxla.lowering.rules import elementwise as _elementwise_rules  # noqa: F401  (registered before we wrap)
+from traxla.lowering.rules import shape as _shape_rules  # noqa: F401
 
 U32, U64 = dtypes.uint32, dtypes.uint64
 
@@ -333,8 +333,8 @@ for _prim, _ext in [(S.slice_p, _ext_slice), (S.broadcast_in_dim_p, _ext_broadca
     _wrap_for_extended(_prim, _ext)
 
 try:  # gather (integer-array indexing of key arrays), where traxla lowers it
-    from ...ir.rules.indexing import gather_p as _gather_p
-    from . import indexing as _indexing_rules  # noqa: F401
+    from traxla.ir.rules.indexing import gather_p as _gather_p
+    from traxla.lowering.rules import indexing as _indexing_rules  # noqa: F401
 except ImportError:  # pragma: no cover - an older tree without indexing
     _gather_p = None
 if _gather_p is not None:

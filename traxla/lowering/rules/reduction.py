@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_shapes as dyn
-from ...ir import dtypes
-from ...ir.rules.reduction import P, dot_general_p
-from ..mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
+from traxla.lowering import dynamic_shapes as dyn
+from traxla.ir import dtypes
+from traxla.ir.rules.reduction import P, dot_general_p
+from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
                     op_result, tensor_type)
-from ..registry import register_direct_op, register_lowering
-from .elementwise import compare, convert
+from traxla.lowering.registry import register_direct_op, register_lowering
+from traxla.lowering.rules.elementwise import compare, convert
 
 
 def _lowest(dtype):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
-from ..mlir import aval_type, constant, hlo, ir
-from ..registry import register_lowering
+from traxla.ir.rules.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
+from traxla.lowering.mlir import aval_type, constant, hlo, ir
+from traxla.lowering.registry import register_lowering
 
 _ALGORITHMS = {RandomAlgorithm.RNG_DEFAULT: "DEFAULT", RandomAlgorithm.RNG_THREE_FRY: "THREE_FRY",
                RandomAlgorithm.RNG_PHILOX: "PHILOX"}

@@ -6,11 +6,11 @@ axis and multiplies the operand, then one batched ``dot_general`` contracts the 
 expands the same way unless cuDNN takes it; on CPU JAX has no lowering at all.)"""
 from __future__ import annotations
 
-from ...ir.rules.scaled_matmul import scaled_matmul_wrapper_p
-from ..mlir import aval_type, hlo, i64_array
-from ..registry import register_lowering
-from .elementwise import convert
-from .reduction import _dot_attrs
+from traxla.ir.rules.scaled_matmul import scaled_matmul_wrapper_p
+from traxla.lowering.mlir import aval_type, hlo, i64_array
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.elementwise import convert
+from traxla.lowering.rules.reduction import _dot_attrs
 
 
 def _dequantize(value, aval, scales, scales_aval, out_dtype):

@@ -1,12 +1,12 @@
 """Lowering of shape primitives."""
 from __future__ import annotations
 
-from ...ir import dtypes
-from ...ir.rules import shape as S
-from .. import dynamic_shapes as dyn
-from ..mlir import aval_type, hlo, i64_array, i64_array_attrs, tensor_type
-from ..registry import register_direct_op, register_lowering
-from .elementwise import convert
+from traxla.ir import dtypes
+from traxla.ir.rules import shape as S
+from traxla.lowering import dynamic_shapes as dyn
+from traxla.lowering.mlir import aval_type, hlo, i64_array, i64_array_attrs, tensor_type
+from traxla.lowering.registry import register_direct_op, register_lowering
+from traxla.lowering.rules.elementwise import convert
 
 
 def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions, sharding=None):

@@ -1,10 +1,10 @@
 """Lowering ``sharding_constraint`` to ``sdy.sharding_constraint`` on the sharding's mesh."""
 from __future__ import annotations
 
-from ...ir.rules.sharding_constraint import sharding_constraint_p
-from ..mlir import sdy
-from ..registry import register_lowering
-from .collectives import _sharding_attr
+from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+from traxla.lowering.mlir import sdy
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.collectives import _sharding_attr
 
 
 def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):

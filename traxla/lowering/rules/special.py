@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ...ir.rules.special import P
-from ..mlir import aval_type, broadcast_to, chlo, constant, hlo
-from ..registry import register_lowering
-from . import indexing as _indexing
+from traxla.ir import dtypes
+from traxla.ir.rules.special import P
+from traxla.lowering.mlir import aval_type, broadcast_to, chlo, constant, hlo
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules import indexing as _indexing
 
 
 def _unary(op):

@@ -3,9 +3,9 @@ and back, as JAX) and ``approx_top_k`` (the exact fallback JAX's CPU lowering as
 the k largest, or the k smallest as the k largest of the negation)."""
 from __future__ import annotations
 
-from ...ir.rules.topk import approx_top_k_p, top_k_p
-from ..mlir import chlo, hlo, ir
-from ..registry import register_lowering
+from traxla.ir.rules.topk import approx_top_k_p, top_k_p
+from traxla.lowering.mlir import chlo, hlo, ir
+from traxla.lowering.registry import register_lowering
 
 
 def _i64(v):

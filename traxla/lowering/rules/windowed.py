@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.rules.windowed import P
-from ..mlir import aval_type, constant, hlo, i64_array, ir, tensor_type
-from ..module import const_value, emit_jaxpr
-from ..registry import register_lowering
-from .elementwise import compare
-from .reduction import MONOIDS
+from traxla.ir.rules.windowed import P
+from traxla.lowering.mlir import aval_type, constant, hlo, i64_array, ir, tensor_type
+from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.registry import register_lowering
+from traxla.lowering.rules.elementwise import compare
+from traxla.lowering.rules.reduction import MONOIDS
 
 
 def _padding_attr(padding):

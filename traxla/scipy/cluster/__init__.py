@@ -1,2 +1,2 @@
 """``traxla.scipy.cluster``: as ``jax.scipy.cluster`` (vector quantization, ``vq``)."""
-from . import vq  # noqa: F401
+from traxla.scipy.cluster import vq  # noqa: F401

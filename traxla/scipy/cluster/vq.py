@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import operator
 
-from ... import numpy as jnp
-from ...batching.core import vmap
-from ...numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla import numpy as jnp
+from traxla.batching.core import vmap
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
 
 __all__ = ["vq"]
 

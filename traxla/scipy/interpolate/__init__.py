@@ -6,9 +6,9 @@ from itertools import product
 
 import numpy as np
 
-from ...numpy import asarray, broadcast_arrays, empty, searchsorted, where, zeros
-from ...numpy._promotion import check_arraylike, promote_dtypes_inexact
-from ...tree_util import register_pytree_node
+from traxla.numpy import asarray, broadcast_arrays, empty, searchsorted, where, zeros
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]
 

@@ -1,3 +1,3 @@
 """``traxla.scipy.optimize``: ``minimize`` (BFGS; JAX's experimental L-BFGS) with JAX's
 line search and result type."""
-from .minimize import OptimizeResults, minimize  # noqa: F401
+from traxla.scipy.optimize.minimize import OptimizeResults, minimize  # noqa: F401

@@ -8,12 +8,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import autodiff as api
-from ...ir import dtypes
-from ... import lax
-from ... import numpy as jnp
-from ._norm import jnp_linalg
-from .line_search import line_search
+from traxla import autodiff as api
+from traxla.ir import dtypes
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.optimize._norm import jnp_linalg
+from traxla.scipy.optimize.line_search import line_search
 
 
 _dot = partial(jnp.dot, precision=getattr(getattr(lax, "Precision", None), "HIGHEST", None))

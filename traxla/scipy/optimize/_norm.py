@@ -6,7 +6,7 @@ import types
 
 import numpy as np
 
-from ... import numpy as jnp
+from traxla import numpy as jnp
 
 
 def _vector_norm(x, ord=None):  # noqa: A002 - NumPy's name

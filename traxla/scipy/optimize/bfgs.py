@@ -8,12 +8,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import autodiff as api
-from ... import lax
-from ... import numpy as jnp
-from ...numpy import _einsum as jnp_einsum
-from ._norm import jnp_linalg
-from .line_search import line_search
+from traxla import autodiff as api
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy import _einsum as jnp_einsum
+from traxla.scipy.optimize._norm import jnp_linalg
+from traxla.scipy.optimize.line_search import line_search
 
 
 class _BFGSResults(NamedTuple):

@@ -6,11 +6,11 @@ from typing import NamedTuple
 from collections.abc import Callable
 from functools import partial
 
-from ... import autodiff as api
-from ...ir import dtypes
-from ... import lax
-from ... import numpy as jnp
-from ...numpy._promotion import promote_dtypes_inexact
+from traxla import autodiff as api
+from traxla.ir import dtypes
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy._promotion import promote_dtypes_inexact
 
 
 _dot = partial(jnp.dot, precision=getattr(getattr(lax, "Precision", None), "HIGHEST", None))

@@ -5,9 +5,9 @@ Array = object
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from ... import numpy as jnp
-from .bfgs import minimize_bfgs
-from ._lbfgs import _minimize_lbfgs
+from traxla import numpy as jnp
+from traxla.scipy.optimize.bfgs import minimize_bfgs
+from traxla.scipy.optimize._lbfgs import _minimize_lbfgs
 
 
 class OptimizeResults(NamedTuple):

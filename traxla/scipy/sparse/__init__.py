@@ -1,2 +1,2 @@
 """``traxla.scipy.sparse``: as ``jax.scipy.sparse`` (the iterative solvers of ``linalg``)."""
-from . import linalg as linalg  # noqa: F401
+from traxla.scipy.sparse import linalg as linalg  # noqa: F401

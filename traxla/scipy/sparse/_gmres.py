@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import operator
 
-from ... import dtypes, lax
-from ... import numpy as jnp
-from .. import linalg as jsp_linalg
-from ...tree_util import tree_leaves, tree_map, tree_reduce
-from ._tree_ops import _add, _dot, _einsum, _norm, _sub
+from traxla import dtypes, lax
+from traxla import numpy as jnp
+from traxla.scipy import linalg as jsp_linalg
+from traxla.tree_util import tree_leaves, tree_map, tree_reduce
+from traxla.scipy.sparse._tree_ops import _add, _dot, _einsum, _norm, _sub
 
 
 def _safe_normalize(x, thresh=None):

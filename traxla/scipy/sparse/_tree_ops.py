@@ -7,12 +7,12 @@ from functools import partial
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ...numpy import _einsum as jnp_einsum
-from ...runtime import Array
-from ...tracer import Tracer
-from ...tree_util import Partial, tree_leaves, tree_map
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy import _einsum as jnp_einsum
+from traxla.runtime import Array
+from traxla.tracer import Tracer
+from traxla.tree_util import Partial, tree_leaves, tree_map
 
 _dot = partial(jnp.dot, precision=lax.Precision.HIGHEST)
 _vdot = partial(jnp.vdot, precision=lax.Precision.HIGHEST)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from ... import dtypes, lax
-from ... import numpy as jnp
-from ...api import device_put
-from ...tree_util import tree_leaves, tree_map, tree_structure
-from ._gmres import _gmres_batched, _gmres_incremental, _gmres_solve
-from ._tree_ops import (_add, _identity, _mul, _norm,
+from traxla import dtypes, lax
+from traxla import numpy as jnp
+from traxla.api import device_put
+from traxla.tree_util import tree_leaves, tree_map, tree_structure
+from traxla.scipy.sparse._gmres import _gmres_batched, _gmres_incremental, _gmres_solve
+from traxla.scipy.sparse._tree_ops import (_add, _identity, _mul, _norm,
                         _normalize_matvec, _shapes, _sub, _vdot_real_tree, _vdot_tree)
 
 __all__ = ["bicgstab", "cg", "gmres"]

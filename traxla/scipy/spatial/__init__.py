@@ -1,3 +1,3 @@
 """``traxla.scipy.spatial``: as ``jax.scipy.spatial`` (its ``transform`` submodule holds
 ``Rotation`` and ``Slerp``)."""
-from . import transform  # noqa: F401
+from traxla.scipy.spatial import transform  # noqa: F401

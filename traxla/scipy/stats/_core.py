@@ -8,12 +8,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...api import jit
-from ...batching.core import vmap
-from ...ir import dtypes
-from ... import lax
-from ... import numpy as jnp
-from ...numpy._promotion import check_arraylike, promote_args_inexact_arrays as promote_args_inexact
+from traxla.api import jit
+from traxla.batching.core import vmap
+from traxla.ir import dtypes
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy._promotion import check_arraylike, promote_args_inexact_arrays as promote_args_inexact
 
 
 def canonicalize_axis(axis, ndim):

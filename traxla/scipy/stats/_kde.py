@@ -9,15 +9,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ... import random
-from ...api import jit
-from ...batching.core import vmap
-from ... import dtypes
-from ...numpy._promotion import check_arraylike, promote_dtypes_inexact
-from ...tree_util import register_pytree_node_class
-from .. import linalg, special
+from traxla import lax
+from traxla import numpy as jnp
+from traxla import random
+from traxla.api import jit
+from traxla.batching.core import vmap
+from traxla import dtypes
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.tree_util import register_pytree_node_class
+from traxla.scipy import linalg, special
 
 BwMethod = None | str | Any | Callable[[Any], Any]
 

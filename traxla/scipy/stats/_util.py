@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ...numpy._promotion import promote_args_inexact_arrays as promote_args_inexact  # noqa: F401
+from traxla import lax
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact  # noqa: F401
 
 
 def _lax_const(x, value):
@@ -14,7 +14,7 @@ def _lax_const(x, value):
 
 def select(condlist, choicelist, default=0):
     """``jnp.select``: the first matching choice (``traxla.numpy.select`` when it exists)."""
-    from ... import numpy as jnp
+    from traxla import numpy as jnp
     fn = getattr(jnp, "select", None)
     if fn is not None:
         return fn(condlist, choicelist, default)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import _lax_const, select as _select
-from ._util import promote_args_inexact
-from ..special import xlogy, xlog1py
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import _lax_const, select as _select
+from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.special import xlogy, xlog1py
 
 
 def logpmf(k: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ._util import _lax_const
-from ...numpy import arctan
-from ._util import promote_args_inexact
+from traxla import lax
+from traxla.scipy.stats._util import _lax_const
+from traxla.numpy import arctan
+from traxla.scipy.stats._util import promote_args_inexact
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import _lax_const
-from ...numpy._promotion import promote_dtypes_inexact
-from ..special import gammaln, xlogy
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import _lax_const
+from traxla.numpy._promotion import promote_dtypes_inexact
+from traxla.scipy.special import gammaln, xlogy
 
 
 def _is_simplex(x: Array) -> Array:

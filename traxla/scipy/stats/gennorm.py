@@ -1,8 +1,8 @@
 """``traxla.scipy.stats.gennorm``, as ``jax.scipy.stats.gennorm`` computes it."""
 from __future__ import annotations
 
-from ... import lax
-from ._util import promote_args_inexact
+from traxla import lax
+from traxla.scipy.stats._util import promote_args_inexact
 
 
 def logpdf(x: ArrayLike, beta: ArrayLike) -> Array:

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import _lax_const
-from ._util import promote_args_inexact
-from ..special import xlogy
-from ...nn import log1mexp
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.special import xlogy
+from traxla.nn import log1mexp
 
 
 def logpdf(x: ArrayLike,

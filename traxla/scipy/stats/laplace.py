@@ -1,9 +1,9 @@
 """``traxla.scipy.stats.laplace``, as ``jax.scipy.stats.laplace`` computes it."""
 from __future__ import annotations
 
-from ... import lax
-from ._util import _lax_const
-from ._util import promote_args_inexact
+from traxla import lax
+from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import promote_args_inexact
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -1,11 +1,11 @@
 """``traxla.scipy.stats.logistic``, as ``jax.scipy.stats.logistic`` computes it."""
 from __future__ import annotations
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import _lax_const
-from ._util import promote_args_inexact
-from ..special import expit, logit
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.special import expit, logit
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import dtypes
-from ... import lax
-from ... import numpy as jnp
-from ...numpy._promotion import promote_args_inexact_arrays as promote_args_inexact, promote_args_numeric, _lift
-from ..special import gammaln, xlogy
+from traxla.ir import dtypes
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact, promote_args_numeric, _lift
+from traxla.scipy.special import gammaln, xlogy
 
 
 def logpmf(x: ArrayLike, n: ArrayLike, p: ArrayLike) -> Array:

@@ -7,9 +7,9 @@ from functools import partial
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ...numpy._promotion import promote_dtypes_inexact
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy._promotion import promote_dtypes_inexact
 
 
 def _needs(obj, name, what):

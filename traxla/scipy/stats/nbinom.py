@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import _lax_const
-from ._util import promote_args_inexact
-from ..special import gammaln, xlogy
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.special import gammaln, xlogy
 
 
 def logpmf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:

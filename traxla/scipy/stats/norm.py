@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ...numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from .. import special
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.scipy import special
 
 
 def _lax_const(x, val):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ._util import _lax_const
-from ._util import promote_args_inexact
+from traxla import lax
+from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import promote_args_inexact
 
 
 def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

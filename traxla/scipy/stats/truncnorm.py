@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...api import jit
-from ... import lax
-from ... import numpy as jnp
-from ._util import promote_args_inexact, select as _select
-from . import norm
-from ..special import logsumexp, log_ndtr, ndtr
+from traxla.api import jit
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import promote_args_inexact, select as _select
+from traxla.scipy.stats import norm
+from traxla.scipy.special import logsumexp, log_ndtr, ndtr
 
 
 def _log_diff(x, y):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import lax
-from ... import numpy as jnp
-from ._util import promote_args_inexact, select as _select
+from traxla import lax
+from traxla import numpy as jnp
+from traxla.scipy.stats._util import promote_args_inexact, select as _select
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
