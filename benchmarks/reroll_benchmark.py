@@ -8,7 +8,7 @@
   lowering and XLA compile, and the run time of the re-rolled program.
 - JAX side: compiling 10,000 unrolled equations takes minutes (185 s on this machine,
   issue #19), so by default it is EXTRAPOLATED from JAX's compile at ``--jax-steps``
-  with the power law of benchmarks/scan_vs_unrolled.py (``traxla.bench._predicted_compile``,
+  with the power law of benchmarks/scan_vs_unrolled.py (``traxla.cli.bench._predicted_compile``,
   fitted to the last two lengths, at least linear); ``--full`` compiles it for real.
 - Same numbers: the re-rolled result is compared bitwise with the unrolled program run
   op by op (each primitive XLA-compiled on its own, the same primitives in the same
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import traxla  # noqa: E402
 import traxla.numpy as tnp  # noqa: E402
 from traxla import diagnostics  # noqa: E402
-from traxla.bench import _predicted_compile  # noqa: E402
+from traxla.cli.bench import _predicted_compile  # noqa: E402
 
 
 def recurrence(np_mod, steps):

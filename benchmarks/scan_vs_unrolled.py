@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from traxla.bench import HEADER, Framework, sweep, traxla_framework  # noqa: E402
+from traxla.cli.bench import HEADER, Framework, sweep, traxla_framework  # noqa: E402
 
 
 def jax_framework():

@@ -12,7 +12,7 @@ import pytest
 
 import traxla as tx
 import traxla.numpy as jnp
-from traxla.shape_dtype_struct import ShapeDtypeStruct
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct
 
 
 def _two(x, y):

@@ -1,5 +1,5 @@
 """Every primitive discharges every obligation traxla has implemented so far."""
-from traxla.coverage import REQUIRED, coverage, coverage_table
+from traxla.cli.rule_coverage import REQUIRED, coverage, coverage_table
 
 
 def test_every_primitive_has_typing_lowering_and_batching_rules():

@@ -8,7 +8,7 @@ import pytest
 import traxla
 import traxla.numpy as jnp
 from traxla import lax
-from traxla.ir.core import eqns_with_subjaxprs, has_subjaxprs
+from traxla.ir.jaxpr import eqns_with_subjaxprs, has_subjaxprs
 from traxla.lowering import registry
 
 X = np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3)

@@ -291,7 +291,7 @@ def test_top_k_batching_and_rules():
     want = jax.vmap(lambda v: jlax.approx_min_k(v, 2), in_axes=1)(x)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-    from traxla.coverage import coverage
+    from traxla.cli.rule_coverage import coverage
     cov = coverage()
     for prim in ("top_k", "approx_top_k", "population_count", "clz"):
         assert cov[prim]["typing"] and cov[prim]["lowering"] and cov[prim]["batching"]
@@ -316,7 +316,7 @@ def test_errors_name_the_function():
 
 
 def test_api_coverage_command():
-    from traxla.api_coverage import api_coverage, api_coverage_table
+    from traxla.cli.api_coverage import api_coverage, api_coverage_table
     rows = {label: (have, total, missing) for label, have, total, missing, _ in api_coverage()}
     for label in ("numpy", "numpy.linalg", "numpy.fft", "random", "nn", "nn.initializers",
                   "scipy.linalg", "scipy.stats", "export"):
@@ -332,7 +332,7 @@ def test_api_coverage_snapshot_is_jax_0_10_2s_names():
     import types
     import importlib
     import jax.scipy.stats
-    from traxla.api_coverage import SNAPSHOT
+    from traxla.cli.api_coverage import SNAPSHOT
     with open(SNAPSHOT) as f:
         snap = json.load(f)
     assert snap["jax_version"] == jax.__version__

@@ -350,7 +350,7 @@ def test_matcher_leaves_follow_sorted_keys_and_namedtuple_order():
 
 
 def test_many_structures_stay_bounded_and_correct():
-    from traxla import call_signatures
+    from traxla.api import call_signatures
     f = traxla.jit(lambda t: traxla.tree_util.tree_leaves(t)[0] + 1.0)
     x = traxla.device_put(X)
     for rounds in range(2):
@@ -361,7 +361,7 @@ def test_many_structures_stay_bounded_and_correct():
 
 
 def test_structure_too_large_for_a_matcher_still_runs(monkeypatch):
-    from traxla import call_signatures
+    from traxla.api import call_signatures
     monkeypatch.setattr(call_signatures, "MAX_NODES", 4)
     call_signatures._matchers.clear()
     f = traxla.jit(lambda t: t[0] + t[4])
@@ -442,7 +442,7 @@ def test_hit_table_memo_is_forgotten_on_every_removal():
 
 
 def test_hit_table_two_argument_memo():
-    from traxla.call_signatures import HitTable
+    from traxla.api.call_signatures import HitTable
     table = HitTable()
     a, b = object(), object()
     assert table.lookup2(a, b) is None and table.last2 == (None, None, None)

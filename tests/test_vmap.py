@@ -496,7 +496,7 @@ if "psum" in ALL_PRIMITIVES:
     C("reduce_scatter", "tiled.batch_before", _scatter_sum(1, 3, True), [_f(B, 4, 3)],
       out_axes=2, shape_only=True)
     from traxla.ir.sharding import PartitionSpec as _P
-    from traxla.shard_map import shard_map as _shard_map
+    from traxla.sharding.shard_map import shard_map as _shard_map
 
     _mesh = traxla.make_mesh((1,), ("i",))
     C("shard_map", "psum_body.in1", _shard_map(lambda x: tlax.psum(x, "i"), mesh=_mesh,

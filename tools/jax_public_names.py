@@ -13,7 +13,7 @@ import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from traxla.api_coverage import NAMESPACES, SNAPSHOT  # noqa: E402
+from traxla.cli.api_coverage import NAMESPACES, SNAPSHOT  # noqa: E402
 
 
 def public_names(module) -> list:

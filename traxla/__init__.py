@@ -15,7 +15,7 @@ from traxla.api import (Compiled, JitFunction, Lowered, Traced, block_until_read
 from traxla.runtime import Array, Device, devices
 from traxla import sharding
 from traxla.sharding import NamedSharding, make_mesh
-from traxla.shard_map import shard_map
+from traxla.sharding.shard_map import shard_map
 from traxla import distributed
 from traxla.runtime.backend import default_backend, local_devices
 from traxla.runtime.cache import clear_caches
@@ -29,23 +29,23 @@ __version__ = "0.1.0"
 __all__ = ["config", "errors", "tree_util", "numpy", "lax", "jit", "make_jaxpr", "device_put",
            "typeof", "block_until_ready", "devices", "Array", "Device", "ShapedArray", "Lowered",
            "Compiled", "Traced", "JitFunction"]
-from traxla.callback import effects_barrier, pure_callback  # noqa: E402
+from traxla.api.callback import effects_barrier, pure_callback  # noqa: E402
 from traxla import debug, experimental  # noqa: F401,E402  (debug.print/callback, io_callback)
-from traxla.debug_mode import disable_jit  # noqa: E402
+from traxla.api.debug_mode import disable_jit  # noqa: E402
 
 # Top-level API of jax beyond the transformations (issue 12a).
 from traxla import dtypes, tree, typing, test_util  # noqa: E402,F401
 from traxla.ir.dtypes import float0  # noqa: E402,F401
-from traxla.environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
+from traxla.api.environment import (device_count, device_get, live_arrays,  # noqa: E402,F401
                           local_device_count, process_count, process_index, process_indices)
-from traxla.config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
+from traxla.api.config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from traxla import stages  # noqa: E402,F401
 from traxla import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
-from traxla.shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
-from traxla.named_scopes import named_call, named_scope  # noqa: E402,F401
-from traxla._checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
+from traxla.api.named_scopes import named_call, named_scope  # noqa: E402,F401
+from traxla.autodiff.checkpoint import checkpoint, remat  # noqa: E402  (gradient checkpointing)
 from traxla.autodiff.remat_policies import checkpoint_policies  # noqa: E402
 from traxla import ad_checkpoint  # noqa: F401,E402
 from traxla.autodiff.jac import jacobian  # noqa: E402
@@ -56,12 +56,13 @@ from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
 from traxla.sharding import P, reshard, set_mesh  # noqa: E402,F401
 from traxla.runtime.placement import Shard  # noqa: E402,F401
 from traxla import version  # noqa: E402,F401
-from traxla.environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
+from traxla.api.environment import (copy_to_host_async, host_count, host_id, host_ids,  # noqa: E402,F401
                           make_array_from_callback, make_array_from_process_local_data,
                           make_array_from_single_device_arrays, print_environment_info)
 from traxla import extend, interpreters  # noqa: E402,F401
-from traxla.config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
+from traxla.api.config_contexts import debug_infs, debug_nans, log_compiles  # noqa: E402,F401
 from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
-from traxla import ref  # noqa: F401,E402  (array refs, JAX 0.10's mutable arrays)
-from traxla.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
-ref.install_on_tracer()
+from traxla.state import ref as _state_ref  # noqa: E402  (array refs, JAX 0.10's mutable arrays)
+from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)
+from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
+_state_ref.install_on_tracer()

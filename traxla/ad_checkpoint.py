@@ -1,6 +1,6 @@
 """``traxla.ad_checkpoint``: the names of ``jax.ad_checkpoint`` (``checkpoint`` and
 ``remat`` live at the top level, as in JAX 0.10.2, which removed them here)."""
-from traxla._checkpoint import checkpoint_name, print_saved_residuals  # noqa: F401
+from traxla.autodiff.checkpoint import checkpoint_name, print_saved_residuals  # noqa: F401
 from traxla.autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
                                       checkpoint_policies)
 

@@ -14,7 +14,7 @@ from traxla.ir.effects import DebugEffect, OrderedDebugEffect, debug_effect, ord
 from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p
 from traxla.lowering.rules.callbacks import DebugPrintFormatter
 from traxla.runtime.dispatch import eager_impls
-from traxla.callback import host_values
+from traxla.api.callback import host_values
 from traxla.tracer.values import is_concrete
 
 __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
@@ -67,7 +67,7 @@ _formatter = _FormatChecker()
 
 
 def _make_logging_record(level):
-    from traxla.tracer.core import user_source_info
+    from traxla.tracer.traces import user_source_info
     info = user_source_info()
     file_name, line_no = ("(unknown file)", 0) if info is None else (info.file, info.line)
     return logging.getLogger("traxla").makeRecord("traxla", level, file_name, line_no, "", (), None)

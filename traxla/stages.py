@@ -12,7 +12,7 @@ import warnings
 from typing import Union
 
 from traxla import tree_util
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.lowering import lower_jaxpr
 from traxla.runtime import to_array
 from traxla.runtime.executable import Executable
@@ -119,7 +119,7 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
     from traxla.ir.rules.refs import is_ref_aval
-    from traxla.state_discharge import discharge_if_needed
+    from traxla.state.discharge import discharge_if_needed
     if any(is_ref_aval(a) for a in closed.in_avals):
         raise NotImplementedError(
             f"Lowering {name} ahead of time with Ref arguments "
@@ -176,7 +176,7 @@ class _Stage:
 
     @property
     def out_info(self):
-        from traxla.shape_dtype_struct import struct_of_aval
+        from traxla.api.shape_dtype_struct import struct_of_aval
         return tree_util.tree_unflatten(
             self.out_tree, [struct_of_aval(a) for a in self._program_info.closed.out_avals])
 
@@ -321,7 +321,7 @@ class Compiled(_Stage):
 
     @property
     def out_info(self):
-        from traxla.shape_dtype_struct import struct_of_aval
+        from traxla.api.shape_dtype_struct import struct_of_aval
         shardings = self._shardings(len(self._program_info.closed.out_avals),
                                     getattr(self.executable, "out_placements", None))
         return tree_util.tree_unflatten(

@@ -1,7 +1,7 @@
 """Automatic differentiation: jvp, linearize, vjp, grad and friends, as traces
 and jaxpr rewrites (imports tracer/, ir/ and lax)."""
 from traxla.autodiff import rules  # noqa: F401  (registers the rules)
-from traxla.autodiff.core import (Zero, grad, jvp, jvp_rules, linearize, transpose_rules, value_and_grad, vjp)
+from traxla.autodiff.ad import (Zero, grad, jvp, jvp_rules, linearize, transpose_rules, value_and_grad, vjp)
 from traxla.autodiff.custom import custom_jvp, custom_vjp
 from traxla.autodiff.jac import hessian, jacfwd, jacrev
 

@@ -27,16 +27,16 @@ import inspect
 import numpy as np
 
 from traxla import lax, tree_util
-from traxla.batching.core import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
+from traxla.batching.batch_trace import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.core import current_trace, set_current_trace
+from traxla.tracer.traces import current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.core import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)

@@ -10,7 +10,7 @@ import numpy as np
 
 from traxla import lax, tree_util
 from traxla.ir import dtypes
-from traxla.autodiff.core import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
+from traxla.autodiff.ad import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
 
 

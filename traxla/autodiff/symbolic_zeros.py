@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from traxla import lax, tree_util
-from traxla.autodiff.core import tangent_aval, zeros_like_aval
+from traxla.autodiff.ad import tangent_aval, zeros_like_aval
 
 
 class SymbolicZero:

@@ -8,11 +8,11 @@ import functools
 
 from traxla import lax, tree_util
 from traxla.ir import dtypes
-from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.values import concrete_aval
-from traxla.autodiff.core import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
+from traxla.autodiff.ad import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
                    backward_pass, instantiate, linearize_flat, tangent_aval)
 from traxla.autodiff.custom import custom_vjp
 

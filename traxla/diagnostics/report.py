@@ -12,7 +12,7 @@ import collections
 import re
 from dataclasses import dataclass, field
 
-from traxla.ir.core import subjaxprs
+from traxla.ir.jaxpr import subjaxprs
 
 _FILE_LOC = re.compile(r'"([^"]+)":(\d+)')
 

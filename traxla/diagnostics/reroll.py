@@ -22,9 +22,9 @@ import functools
 
 import numpy as np
 
-from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.core import source_info_context
+from traxla.tracer.traces import source_info_context
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.diagnostics.unrolled import find_unrolled_loops
 
@@ -138,7 +138,7 @@ def _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant, invaria
     """Loops unrolled inside the block of ``loop`` (a Python loop nested in a loop):
     ``({start: (block as a jaxpr, inner loop)}, {outside var: ("x", index) |
     ("const", value)})``; none when an operand cannot be named by variable alone."""
-    from traxla.ir.core import Jaxpr
+    from traxla.ir.jaxpr import Jaxpr
     from traxla.diagnostics.unrolled import find_unrolled_loops as find
     by_var: dict = {}
     for (i, k), j in x_index.items():

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 from traxla.ir.effects import has_effects
 
 # Defaults: a run is reported from this many repetitions and equations on.

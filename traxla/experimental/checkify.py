@@ -18,7 +18,7 @@ import numpy as np
 from traxla import lax, tree_util
 from traxla.lax.control_flow import _switch_internal
 from traxla import numpy as jnp
-from traxla.ir.core import Literal, subjaxprs
+from traxla.ir.jaxpr import Literal, subjaxprs
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.callbacks import check_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p

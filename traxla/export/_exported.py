@@ -174,7 +174,7 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
     """Exports ``(*primals, *out_cts) -> in_cts`` of the primal program (JAX's layout)."""
     from traxla.api import jit
     from traxla.autodiff import vjp
-    from traxla.shape_dtype_struct import ShapeDtypeStruct
+    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
     from traxla.tracer.interpret import jaxpr_as_fun
     fun = jaxpr_as_fun(closed)
     n_in = len(primal.in_avals)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from traxla.ir import primitive as _primitive
 from traxla.ir.avals import ShapedArray  # noqa: F401  (what abstract-eval rules return)
 from traxla.ir.checker import check_jaxpr  # noqa: F401
-from traxla.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
 from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
 from traxla.tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
 

@@ -4,7 +4,7 @@
 cotangents may be symbolic ``Zero``s; linear operands are ``UndefinedPrimal``s)."""
 from __future__ import annotations
 
-from traxla.autodiff.core import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
+from traxla.autodiff.ad import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
                              jvp_rules, transpose_rules)
 
 primitive_jvps = jvp_rules

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from traxla.batching.core import batching_rules
+from traxla.batching.batch_trace import batching_rules
 
 not_mapped = None
 

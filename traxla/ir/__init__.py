@@ -3,7 +3,7 @@ typing rules, the printer and the checker. Imports nothing else of traxla."""
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
-from traxla.ir.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, JaxprEqn, Literal, SourceInfo, Var
+from traxla.ir.jaxpr import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, JaxprEqn, Literal, SourceInfo, Var
 from traxla.ir.primitive import ALL_PRIMITIVES, Primitive, typing_rules
 from traxla.ir import rules  # noqa: F401  (defines the primitives)
 from traxla.ir.rules.elementwise import P as _ELEMENTWISE

@@ -3,7 +3,7 @@ binders agree with its typing rule re-run on its operands."""
 from __future__ import annotations
 
 from traxla.errors import JaxprTypeError
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from traxla.ir.primitive import typing_rules
 from traxla.ir.sharding_rules import infer_avals
 

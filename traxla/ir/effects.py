@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from traxla.ir.core import eqns_with_subjaxprs, has_subjaxprs, subjaxprs
+from traxla.ir.jaxpr import eqns_with_subjaxprs, has_subjaxprs, subjaxprs
 
 
 class Effect:

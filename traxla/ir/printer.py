@@ -11,7 +11,7 @@ import re
 from collections import Counter, deque
 
 from traxla.ir import pretty as pp
-from traxla.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, subjaxprs
+from traxla.ir.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, subjaxprs
 
 # primitive -> fn(eqn, context) -> pp doc; for equations whose printing is special.
 pp_eqn_rules: dict = {}

@@ -12,7 +12,7 @@ from traxla.ir.rules.reduction import P as _R
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from traxla.lax._base import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
+from traxla.lax._values import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
                     _scalar_literals, asarray, aval_of, bitcast_convert_type, concrete_aval,
                     convert_element_type, convert_element_type_p, dtype_of, is_concrete, shape_of)
 from traxla.lax._elementwise import (  # noqa: F401
@@ -178,7 +178,7 @@ from traxla.lax.ops_extra import (DotAlgorithmPreset, broadcast_shapes, composit
                         optimization_barrier, reduce_precision, reduce_xor, rng_bit_generator,
                         rng_uniform)
 from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
-from traxla.lax.control_flow_extra import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
+from traxla.lax.control_flow_composites import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
 from traxla.lax.parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
                              with_sharding_constraint)
 from traxla.lax.ops_extra import Precision, stack, unstack  # noqa: E402,F401

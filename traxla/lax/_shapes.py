@@ -9,13 +9,13 @@ import numpy as np
 
 from traxla.api import jit as _jit
 from traxla.ir import dtypes
-from traxla.ir.core import Var as _Var
+from traxla.ir.jaxpr import Var as _Var
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
 from traxla.ir.shape_poly import DimExpr
 from traxla.tracer import Tracer, staging as _staging
-from traxla.lax._base import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
+from traxla.lax._values import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
 from traxla.lax._elementwise import add, bitwise_and, eq, ge, lt, select
 

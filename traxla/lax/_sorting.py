@@ -9,7 +9,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P as _E
 from traxla.ir.rules.indexing import sort_p
-from traxla.lax._base import dtype_of, shape_of
+from traxla.lax._values import dtype_of, shape_of
 from traxla.lax._elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
 from traxla.lax._shapes import _zero, _zeros, full_like
 

@@ -15,7 +15,7 @@ from traxla import tree_util
 from traxla.ir.effects import has_effects
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.rules.control_flow import cond_p, same_type, scan_p, while_p
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr

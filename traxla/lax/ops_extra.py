@@ -116,7 +116,7 @@ def composite(decomposition, name, version=0):
     """``decomposition`` as one named ``composite`` operation (keyword arguments become its
     static attributes), lowered to ``stablehlo.composite``."""
     from traxla.errors import UnexpectedTracerError
-    from traxla.ir.core import ClosedJaxpr, Jaxpr
+    from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
     from traxla.ir.rules.composite import composite_p
     from traxla.tracer import make_debug_info, trace_to_jaxpr
 

@@ -77,7 +77,8 @@ def with_sharding_constraint(x, shardings):
     the mesh set with ``set_mesh``) inside a jitted program; eagerly, a ``device_put``."""
     from traxla.ir.rules.sharding_constraint import sharding_constraint_p
     from traxla.sharding import get_mesh, to_named
-    from traxla.tracer import EvalTrace, core as trace_core
+    from traxla.tracer import EvalTrace
+    from traxla.tracer import traces as trace_core
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (list, tuple)) and not _is_spec_like(shardings):
         shardings = tree_util.tree_leaves(shardings, is_leaf=_is_spec_like)
@@ -94,7 +95,7 @@ def with_sharding_constraint(x, shardings):
             from traxla.api import device_put
             out.append(device_put(leaf, named))
             continue
-        from traxla.shard_map import _concrete_meshes
+        from traxla.sharding.shard_map import _concrete_meshes
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         out.append(sharding_constraint_p.bind(leaf, sharding=named, layout=None,
                                               context_mesh=context,

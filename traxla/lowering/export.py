@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.errors import LoweringError
-from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.shape_poly import DimExpr, all_dim_vars
 from traxla.lowering.mlir import constant, context, func, hlo, ir
 from traxla.lowering.module import ModuleBuilder, _sanitize, verify
@@ -25,7 +25,7 @@ class ExportLowering:
 
 
 def _used_inputs(jaxpr) -> list[bool]:
-    from traxla.ir.core import Literal
+    from traxla.ir.jaxpr import Literal
     used = set()
     for eqn in jaxpr.eqns:
         used.update(v for v in eqn.invars if type(v) is not Literal)

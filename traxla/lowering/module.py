@@ -8,7 +8,7 @@ import numpy as np
 
 from traxla.errors import LoweringError
 from traxla.ir import dtypes
-from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 from traxla.ir.effects import has_ordered_effects
 from traxla.lowering.mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
                    ir, sdy)

@@ -10,7 +10,7 @@ from traxla import lax
 from traxla import numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike

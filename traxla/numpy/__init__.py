@@ -14,7 +14,7 @@ from traxla.numpy._creation import (arange, array, asarray, empty, eye, full, fu
                         ones, ones_like, zeros, zeros_like)
 from traxla.numpy._indexing import NonConcreteBooleanIndexError, take, take_along_axis  # noqa: F401
 from traxla.numpy._einsum import einsum, einsum_path, tensordot
-from traxla.numpy._lax_numpy import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
+from traxla.numpy._diagonals_tiles import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
 from traxla.numpy._linalg import dot, inner, matmul, outer, vdot
 from traxla.numpy._promotion import result_type as _result_type
 from traxla.numpy._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
@@ -96,7 +96,7 @@ from traxla.numpy._index_tricks import (c_, diag_indices, diag_indices_from, ind
                             mask_indices, mgrid, ogrid, r_, ravel_multi_index, s_, tril_indices,
                             tril_indices_from, triu_indices, triu_indices_from, unravel_index)
 from traxla.numpy._pad import pad  # noqa: E402
-from traxla.numpy._ufuncs_extra import (bitwise_count, bitwise_invert, bitwise_left_shift,  # noqa: E402
+from traxla.numpy._ufuncs_numeric import (bitwise_count, bitwise_invert, bitwise_left_shift,  # noqa: E402
                             bitwise_not, bitwise_right_shift, cumulative_prod, cumulative_sum,
                             fmax, fmin, frexp, gcd, i0, iscomplex, isreal, isrealobj, lcm, ldexp,
                             logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)

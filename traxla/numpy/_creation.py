@@ -11,7 +11,7 @@ from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.runtime import Array, device_put_numpy
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import Literal
+from traxla.ir.jaxpr import Literal
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
 from traxla.numpy._promotion import result_type
 

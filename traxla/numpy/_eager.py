@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from traxla.api import _config_epoch, jit
-from traxla.debug_mode import flags as _jit_flags
+from traxla.api.debug_mode import flags as _jit_flags
 from traxla.ir.config import config
 from traxla.runtime.debug_checks import flags as _check_flags
 from traxla.ir import dtypes
@@ -29,7 +29,7 @@ from traxla.runtime.array import check_not_deleted, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.tracer import EvalTrace
-from traxla.tracer.core import _state as _trace_state
+from traxla.tracer.traces import _state as _trace_state
 
 # (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
 # first out beyond ``scalar_cache_limit`` entries.

@@ -41,7 +41,7 @@ class _Mgrid:
     """``mgrid[a:b:s, ...]``: a dense stacked ``ij`` grid."""
 
     def __getitem__(self, key):
-        from traxla.numpy._lax_numpy import meshgrid
+        from traxla.numpy._diagonals_tiles import meshgrid
         from traxla.numpy._shape import stack
         if isinstance(key, slice):
             return _make_1d_grid_from_slice(key, "mgrid")
@@ -56,7 +56,7 @@ class _Ogrid:
     """``ogrid[a:b:s, ...]``: a sparse (broadcastable) ``ij`` grid."""
 
     def __getitem__(self, key):
-        from traxla.numpy._lax_numpy import meshgrid
+        from traxla.numpy._diagonals_tiles import meshgrid
         if isinstance(key, slice):
             return _make_1d_grid_from_slice(key, "ogrid")
         output = promote_dtypes(*(_make_1d_grid_from_slice(k, "ogrid") for k in key))
@@ -264,7 +264,7 @@ def _triu_size(n, m, k):
 
 
 def tril_indices(n, k=0, m=None):
-    from traxla.numpy._lax_numpy import tril
+    from traxla.numpy._diagonals_tiles import tril
     from traxla.numpy._searching import nonzero
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)
@@ -272,7 +272,7 @@ def tril_indices(n, k=0, m=None):
 
 
 def triu_indices(n, k=0, m=None):
-    from traxla.numpy._lax_numpy import triu
+    from traxla.numpy._diagonals_tiles import triu
     from traxla.numpy._searching import nonzero
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)

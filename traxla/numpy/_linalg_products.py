@@ -9,7 +9,8 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
-from traxla.numpy import _lax_numpy, _reductions
+from traxla.numpy import _reductions
+from traxla.numpy import _diagonals_tiles as _lax_numpy
 from traxla.numpy._einsum import einsum as _einsum, tensordot as _tensordot
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._linalg import matmul as _matmul

@@ -289,7 +289,7 @@ def insert(arr, obj, values, axis=None):
 
 def _resize(a, new_shape):
     from traxla.numpy._creation import zeros_like
-    from traxla.numpy._lax_numpy import tile
+    from traxla.numpy._diagonals_tiles import tile
     check_arraylike("resize", a)
     new_shape = tuple(operator.index(d) for d in (new_shape if isinstance(new_shape, (tuple, list))
                                                   else (new_shape,)))
@@ -485,7 +485,7 @@ def dsplit(ary, indices_or_sections):
 
 def _diag_impl(v, k):
     from traxla.numpy._creation import eye
-    from traxla.numpy._lax_numpy import diagonal
+    from traxla.numpy._diagonals_tiles import diagonal
     v_shape = np.shape(v)
     if len(v_shape) == 1:
         def zero(x):
@@ -532,7 +532,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     n = min(a.shape)
     idx = diag_indices(n, a.ndim)
     if val.ndim:
-        from traxla.numpy._lax_numpy import tile
+        from traxla.numpy._diagonals_tiles import tile
         flat = val.ravel()
         val = tile(flat, -(-n // flat.size))[:n] if flat.size < n else flat[:n]
     return a.at[idx].set(val)

@@ -176,8 +176,8 @@ _METHODS.update({
     "ptp": _method("_reductions", "ptp"), "cumsum": _method("_reductions", "cumsum"),
     "cumprod": _method("_reductions", "cumprod"), "sort": _sort_method,
     "argsort": _argsort_method, "take": _method("_indexing", "take"),
-    "trace": _method("_lax_numpy", "trace"), "diagonal": _method("_lax_numpy", "diagonal"),
-    "repeat": _method("_lax_numpy", "repeat"), "conj": _method("_ufuncs", "conj"),
+    "trace": _method("_diagonals_tiles", "trace"), "diagonal": _method("_diagonals_tiles", "diagonal"),
+    "repeat": _method("_diagonals_tiles", "repeat"), "conj": _method("_ufuncs", "conj"),
     "conjugate": _method("_ufuncs", "conjugate"),
 })
 

@@ -134,7 +134,7 @@ def _pad_symmetric_or_reflect(array, pad_width, mode, reflect_type):
 
 
 def _pad_edge(array, pad_width):
-    from traxla.numpy._lax_numpy import repeat
+    from traxla.numpy._diagonals_tiles import repeat
     for i in range(np.ndim(array)):
         if array.shape[i] == 0:
             _check_no_padding(pad_width[i], "edge")
@@ -167,7 +167,7 @@ def _pad_linear_ramp(array, pad_width, end_values):
 
 
 def _pad_stats(array, pad_width, stat_length, stat_func):
-    from traxla.numpy._lax_numpy import repeat
+    from traxla.numpy._diagonals_tiles import repeat
     from traxla.numpy._ufuncs import round as _round
     weak = array.aval.weak_type
     for i in range(np.ndim(array)):

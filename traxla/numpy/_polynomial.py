@@ -64,7 +64,7 @@ _roots_no_zeros = jit_named(_roots_no_zeros_impl, "_roots_no_zeros")
 
 def _roots_with_zeros_impl(p, num_leading_zeros):
     from traxla.numpy._creation import arange
-    from traxla.numpy._lax_numpy import roll
+    from traxla.numpy._diagonals_tiles import roll
     p = where(len(p) == num_leading_zeros, 1.0, p)
     roots_ = _roots_no_zeros(roll(p, -num_leading_zeros))
     roots_ = lax.sort_key_val(roots_ == 0, roots_)[1]

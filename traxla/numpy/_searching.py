@@ -429,7 +429,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 def _tile_to_size(arr, size):
-    from traxla.numpy._lax_numpy import tile
+    from traxla.numpy._diagonals_tiles import tile
     if arr.size < size:
         arr = tile(arr, int(np.ceil(size / arr.size)))
     return arr[:size] if arr.size > size else arr

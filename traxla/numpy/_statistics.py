@@ -268,7 +268,7 @@ def hanning(M):
 
 def kaiser(M, beta):
     sqrt = _uf("sqrt")
-    from traxla.numpy._ufuncs_extra import i0
+    from traxla.numpy._ufuncs_numeric import i0
     M, n, early = _window("kaiser", M)
     if early is not None:
         return early

@@ -14,7 +14,7 @@ from traxla.api import jit
 from traxla.numpy._jitutil import jit_named as _jit_named
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import Literal
+from traxla.ir.jaxpr import Literal
 from traxla.numpy._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
                          promote_dtypes_numeric, promote_shapes)

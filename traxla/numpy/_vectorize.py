@@ -291,7 +291,7 @@ class ufunc:
         return _reduce(self, a, axis, dtype, out, keepdims, initial, where)
 
     def _reduce_via_scan(self, arr, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-        from traxla.shape_dtype_struct import eval_shape
+        from traxla.api.shape_dtype_struct import eval_shape
         from traxla.numpy._shape import broadcast_to, moveaxis
         from traxla.numpy._ufuncs import _where
         arr = lax._lift(lax.asarray(arr))

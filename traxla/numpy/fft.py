@@ -12,7 +12,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.shape import pad_p
 from traxla.lax.fft import FftType, fft as lax_fft
 from traxla.numpy._creation import arange, array, asarray
-from traxla.numpy._lax_numpy import roll
+from traxla.numpy._diagonals_tiles import roll
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
 from traxla.numpy._reductions import prod
 from traxla.numpy._shape import moveaxis

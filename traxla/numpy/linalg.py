@@ -13,7 +13,8 @@ from traxla import lax
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.lax import linalg as lax_linalg
-from traxla.numpy import _lax_numpy, _reductions
+from traxla.numpy import _reductions
+from traxla.numpy import _diagonals_tiles as _lax_numpy
 from traxla.numpy._creation import array as _array, eye as _eye, zeros as _zeros
 from traxla.numpy._indexing import take_along_axis as _take_along_axis
 from traxla.numpy._jitutil import jit_named

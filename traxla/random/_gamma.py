@@ -11,7 +11,7 @@ import numpy as np
 from traxla import lax
 from traxla import numpy as jnp
 from traxla.api import jit
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
 from traxla.ir.rules.random import random_gamma_p
 from traxla.lowering.decompose import register_decomposition

@@ -15,7 +15,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.config import config
-from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 
 # [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
 # read one list

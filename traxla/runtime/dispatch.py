@@ -5,7 +5,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
 from traxla.runtime.array import Array, device_put_numpy

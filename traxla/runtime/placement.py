@@ -316,7 +316,7 @@ def device_put_placed(host: np.ndarray, aval, sharding):
 
 def reshard_array(array, sharding, typed_aval):
     """Moves ``array`` (on ``sharding``'s mesh) to ``sharding`` with a cached identity program."""
-    from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+    from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
     from traxla.lowering import ModuleShardings, lower_jaxpr
     from traxla.runtime.executable import ShardedExecutable
     src = array._placement

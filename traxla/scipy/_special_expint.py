@@ -12,7 +12,7 @@ from traxla import lax
 from traxla import numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
 from traxla.numpy._promotion import promote_dtypes_inexact

@@ -13,7 +13,7 @@ from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
 from traxla.numpy._searching import concrete_or_error
-from traxla.scipy._special_more import gamma
+from traxla.scipy._special_gamma_bessel import gamma
 from traxla.scipy.special import digamma
 
 __all__ = ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]

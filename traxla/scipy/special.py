@@ -278,11 +278,11 @@ def _log_ndtr_asymptotic_series(x, series_order):
     return dtype(1.) + even_sum - odd_sum
 
 
-from traxla.scipy._special_more import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p,  # noqa: E402,F401
+from traxla.scipy._special_gamma_bessel import (bernoulli, beta, betainc, betaln, boxcox, boxcox1p,  # noqa: E402,F401
                             comb, erfcx, factorial, gamma, gammainc, gammaincc, gammasgn, i0, i0e,
                             i1, i1e, kl_div, loggamma, multigammaln, poch, polygamma, rel_entr,
                             zeta)
-from traxla.scipy._special_more import __all__ as _more_all  # noqa: E402
+from traxla.scipy._special_gamma_bessel import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
 from traxla.scipy._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Tracing: tracers, the trace stack and staging a Python function into a jaxpr.
 Imports ``ir/``, and ``runtime/`` for eager evaluation."""
-from traxla.tracer import core
-from traxla.tracer.core import Trace, Tracer, bind, current_trace, set_current_trace
+from traxla.tracer import traces as core
+from traxla.tracer.traces import Trace, Tracer, bind, current_trace, set_current_trace
 from traxla.tracer.eval import EvalTrace
 from traxla.tracer.staging import (DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info,
                       trace_to_jaxpr)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from traxla.runtime.dispatch import apply_primitive
-from traxla.ir.core import Literal
-from traxla.tracer.core import Trace, Tracer
+from traxla.ir.jaxpr import Literal
+from traxla.tracer.traces import Trace, Tracer
 
 
 class EvalTrace(Trace):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from traxla.ir.core import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 
 # How many jaxprs are being re-run. JAX re-runs each equation under the context it was
 # recorded in, which differs from a live trace's: its caches of jaxpr transformations (the

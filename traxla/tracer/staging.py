@@ -8,10 +8,10 @@ import numpy as np
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray, interned
-from traxla.ir.core import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
+from traxla.ir.jaxpr import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
-from traxla.tracer import core
-from traxla.tracer.core import Trace, Tracer, user_source_info
+from traxla.tracer import traces as core
+from traxla.tracer.traces import Trace, Tracer, user_source_info
 from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.ir.shape_poly import DimExpr
 

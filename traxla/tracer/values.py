@@ -11,7 +11,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.shape_poly import DimExpr
-from traxla.ir.core import Literal
+from traxla.ir.jaxpr import Literal
 
 _PY_SCALARS = (bool, int, float, complex)
 

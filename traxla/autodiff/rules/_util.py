@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from traxla import lax
-from traxla.autodiff.core import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
+from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
                     zero_of)
 
 

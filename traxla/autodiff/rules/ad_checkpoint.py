@@ -20,12 +20,12 @@ from traxla.ir.effects import eqn_effects
 
 from traxla import lax
 from traxla.ir import dtypes
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.rules.ad_checkpoint import name_p, remat_p
 from traxla.ir.rules.optimization import reduce_precision_p
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.core import set_current_trace, source_info_context
-from traxla.autodiff.core import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_flat, jvp_rules,
+from traxla.tracer.traces import set_current_trace, source_info_context
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_flat, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of)
 from traxla.autodiff.remat_policies import Offloadable, SaveableType, ensure_enum, nothing_saveable
 from traxla.autodiff.rules.control_flow import _dce_jaxpr, _dce_rules

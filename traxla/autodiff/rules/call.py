@@ -5,15 +5,15 @@ transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
 from traxla import lax
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.call import jit_p
 from traxla.tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info,
                        trace_to_jaxpr)
 from traxla.runtime.cache import on_clear
-from traxla.tracer.core import set_current_trace
+from traxla.tracer.traces import set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.rules._dce import bind_known_apart
-from traxla.autodiff.core import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
+from traxla.autodiff.partial_eval import bind_known_apart
+from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 

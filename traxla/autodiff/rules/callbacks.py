@@ -5,7 +5,7 @@ drops it. ``pure_callback`` and ``io_callback`` cannot be differentiated (wrap a
 from __future__ import annotations
 
 from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
-from traxla.autodiff.core import jvp_rules, transpose_rules
+from traxla.autodiff.ad import jvp_rules, transpose_rules
 
 
 def _debug_jvp(prim):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
                                     psum_scatter_p, reshard_p)
-from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import deflinear, defjvp_zero
 
 

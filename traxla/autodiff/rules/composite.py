@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.composite import composite_p
-from traxla.autodiff.core import jvp_rules, transpose_rules
+from traxla.autodiff.ad import jvp_rules, transpose_rules
 
 
 def _composite_jvp(*args, **params):

@@ -24,15 +24,15 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
+from traxla.ir.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var
 from traxla.ir.rules.ad import MemorySpace, empty2_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.tracer import DynamicJaxprTrace, make_debug_info, trace_to_jaxpr
-from traxla.tracer.core import set_current_trace
+from traxla.tracer.traces import set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.rules._dce import (_cond_used_inputs, _dce, _dce_consts, _dce_jaxpr, _dce_rules,  # noqa: F401
+from traxla.autodiff.partial_eval import (_cond_used_inputs, _dce, _dce_consts, _dce_jaxpr, _dce_rules,  # noqa: F401
                    _scan_dce_body, _split, bind_known_apart, dce_closed)
-from traxla.autodiff.core import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
+from traxla.autodiff.ad import (Zero, backward_pass, is_undefined, jvp_flat, jvp_rules, linearize_flat,
                    known_rules, linearize_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 from traxla import lax

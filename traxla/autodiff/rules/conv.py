@@ -9,7 +9,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules.conv import ConvDimensionNumbers, conv_general_dilated_p, dilate_shape
 from traxla.lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
-from traxla.autodiff.core import Zero, is_undefined, transpose_rules
+from traxla.autodiff.ad import Zero, is_undefined, transpose_rules
 from traxla.autodiff.rules._util import defjvp
 
 

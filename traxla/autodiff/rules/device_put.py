@@ -3,7 +3,7 @@ through one back from the destination to the source (always copying, as JAX)."""
 from __future__ import annotations
 
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
-from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import linear_jvp
 
 

@@ -9,7 +9,7 @@ from traxla.ir.rules import shape as S
 from traxla.ir.rules.ad import add_any_p, empty2_p
 from traxla.ir.rules.elementwise import P as E
 from traxla.ir.rules.reduction import P as R
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one, _ones, _square,
                     _twos, _zero, _zeros, defjvp, defjvp2, defjvp_zero, deflinear2, maybe_broadcast,
                     unbroadcast)

@@ -3,7 +3,7 @@ says to wrap the call in ``custom_jvp``/``custom_vjp``."""
 from __future__ import annotations
 
 from traxla.ir.rules.ffi import ffi_call_p
-from traxla.autodiff.core import jvp_rules, transpose_rules
+from traxla.autodiff.ad import jvp_rules, transpose_rules
 
 
 def _not_differentiable(*args, target_name, **params):

@@ -6,7 +6,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import _aval, _const, _ones, _zeros, defjvp, deflinear2
 
 

@@ -16,7 +16,7 @@ from traxla.ir.rules import linalg as L
 from traxla.lax import linalg as LL
 from traxla.lax.linalg import (_H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
                            _triu, symmetrize, triangular_solve)
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import defjvp_zero
 
 
@@ -446,7 +446,7 @@ del LL
 
 def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
     from traxla.tracer.interpret import eval_jaxpr
-    from traxla.autodiff.core import jvp as _jvp
+    from traxla.autodiff.ad import jvp as _jvp
     kwargs = dict(const_lengths=const_lengths, jaxprs=jaxprs)
     x = L.custom_linear_solve_p.bind(*primals, **kwargs)
     params, _ = L.split_linear_solve_args(primals, const_lengths)

@@ -4,7 +4,7 @@ transpose is the callee again)."""
 from __future__ import annotations
 
 from traxla.ir.rules.linear_call import linear_call_p
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zeros_like_aval
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zeros_like_aval
 
 
 def _linear_call_jvp(primals, tangents, *, callee, transpose_thunk, num_callee_consts, num_res):

@@ -3,7 +3,7 @@ JAX) and ``optimization_barrier`` (tangents pass through a barrier of their own)
 from __future__ import annotations
 
 from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p
-from traxla.autodiff.core import instantiate, jvp_rules, transpose_rules
+from traxla.autodiff.ad import instantiate, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import deflinear2
 
 

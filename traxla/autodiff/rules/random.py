@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla.autodiff.core import jvp_rules, zero_of
+from traxla.autodiff.ad import jvp_rules, zero_of
 from traxla.ir.rules.random import P
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.reduction import P as R, dot_general_p
-from traxla.autodiff.core import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
+from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
                     transpose_rules, zero_of)
 from traxla.autodiff.rules._util import _eq_meet, defjvp2
 
@@ -143,7 +143,7 @@ transpose_rules[dot_general_p] = _dot_general_transpose
 
 
 # add_any is born here; its batching rule is the elementwise broadcasting one.
-from traxla.batching.core import register_batching  # noqa: E402
+from traxla.batching.batch_trace import register_batching  # noqa: E402
 from traxla.batching.rules.elementwise import _broadcasting  # noqa: E402
 
 register_batching(add_any_p, _broadcasting(add_any_p))

@@ -6,7 +6,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules import shape as S
 from traxla.ir.rules.reduction import P as R
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import _aval, _const, _tuple_delete, deflinear2
 
 

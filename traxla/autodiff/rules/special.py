@@ -7,7 +7,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P as E
-from traxla.autodiff.core import Zero, is_undefined, jvp_rules, transpose_rules
+from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import _const, _square, defjvp, defjvp2, deflinear2, unbroadcast
 from traxla.autodiff.rules.indexing import _scatter_add_transpose, _scatter_addsub_jvp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.rules.topk import approx_top_k_p, top_k_p
-from traxla.autodiff.core import Zero, jvp_rules, zero_of
+from traxla.autodiff.ad import Zero, jvp_rules, zero_of
 from traxla.autodiff.rules.indexing import _GDN, _Mode, _gather
 
 

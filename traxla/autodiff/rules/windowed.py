@@ -13,7 +13,7 @@ from traxla.ir.rules.shape import pad_p
 from traxla.ir.rules.windowed import P as W
 from traxla.lax import windowed as lw
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.core import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import defjvp, deflinear2
 
 

@@ -2,9 +2,9 @@
 ``zero_if_mapped``) and ``name`` (the batch dim passes through)."""
 from __future__ import annotations
 
-from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.ad_checkpoint import name_p, remat_p
-from traxla.batching.core import batch_jaxpr, register_batching
+from traxla.batching.batch_trace import batch_jaxpr, register_batching
 
 
 def _remat(size, vals, dims, *, jaxpr, prevent_cse, differentiated, policy):

@@ -3,7 +3,7 @@ past the batch dim (JAX's ``_all_to_all_batcher``)."""
 from __future__ import annotations
 
 from traxla.ir.rules.all_to_all import all_to_all_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _all_to_all(size, vals, dims, *, split_axis, concat_axis, **params):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.call import jit_p
-from traxla.batching.core import batch_jaxpr, natural, register_batching, rules_for_unbatched
+from traxla.batching.batch_trace import batch_jaxpr, natural, register_batching, rules_for_unbatched
 
 
 # -- jit: batch the called jaxpr, keep it one equation ---------------------------------------

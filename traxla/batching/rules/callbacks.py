@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
-from traxla.batching.core import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching
 
 
 def _debug_unrolled(prim):

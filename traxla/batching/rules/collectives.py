@@ -5,7 +5,7 @@ from __future__ import annotations
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                     psum_scatter_p, shard_map_p)
 from traxla.ir.sharding import PartitionSpec
-from traxla.batching.core import batch_jaxpr, bdim_at_front, register_batching
+from traxla.batching.batch_trace import batch_jaxpr, bdim_at_front, register_batching
 
 
 def _elementwise(prim):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.composite import composite_p
-from traxla.batching.core import batch_jaxpr, natural, register_batching
+from traxla.batching.batch_trace import batch_jaxpr, natural, register_batching
 
 
 def _composite(size, vals, dims, *, name, attributes, version, jaxpr):

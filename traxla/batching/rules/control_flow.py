@@ -10,7 +10,7 @@ from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.platform import platform_index_p
 from traxla.tracer import make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.batching.core import batch_jaxpr, bdim_at_front, matchaxis, moveaxis, register_batching
+from traxla.batching.batch_trace import batch_jaxpr, bdim_at_front, matchaxis, moveaxis, register_batching
 
 
 def _batched_branches(branches, size, in_dims):

@@ -7,7 +7,7 @@ from traxla import lax
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.conv import conv_general_dilated_p
 from traxla.lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _conv_batch(size, vals, dims, *, window_strides, padding, lhs_dilation, rhs_dilation,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.device_put import device_put_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _device_put(size, vals, dims, **params):

@@ -6,7 +6,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.primitive import ALL_PRIMITIVES
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
-from traxla.batching.core import bdim_at_front, broadcast_batch, moveaxis, register_batching
+from traxla.batching.batch_trace import bdim_at_front, broadcast_batch, moveaxis, register_batching
 
 
 def _ndim(x):

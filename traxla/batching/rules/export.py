@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.export import call_exported_p, dim_as_value_p
 from traxla.lax.control_flow import scan
-from traxla.batching.core import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching
 
 
 def _call_exported_batched(size, vals, dims, *, exported):

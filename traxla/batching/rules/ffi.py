@@ -9,7 +9,7 @@ from traxla import lax
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.ffi import ffi_call_p
 from traxla.lax.control_flow import scan
-from traxla.batching.core import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching
 
 
 def _batched_layout(layout):

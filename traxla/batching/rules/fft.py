@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.fft import fft_p
 from traxla.lax.fft import fft
-from traxla.batching.core import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching
 
 
 def _fft_batch(size, vals, dims, *, fft_type, fft_lengths):

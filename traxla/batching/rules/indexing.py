@@ -10,7 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules import shape as S
 from traxla.ir.rules.indexing import (CUMULATIVE, SCATTERS, GatherDimensionNumbers, GatherScatterMode,
                                  P as I, ScatterDimensionNumbers, sort_p)
-from traxla.batching.core import bdim_at_front, moveaxis, register_batching
+from traxla.batching.batch_trace import bdim_at_front, moveaxis, register_batching
 
 gather_p = I["gather"]
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.integer_ops import mulhi_p, reduce_xor_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 from traxla.batching.rules.elementwise import _broadcasting
 from traxla.batching.rules.reduction import _reducer
 

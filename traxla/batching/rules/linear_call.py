@@ -3,7 +3,7 @@ broadcast), so that the batched transpose maps batched cotangents back to them."
 from __future__ import annotations
 
 from traxla.ir.rules.linear_call import linear_call_p
-from traxla.batching.core import batch_jaxpr, bdim_at_front, moveaxis, register_batching
+from traxla.batching.batch_trace import batch_jaxpr, bdim_at_front, moveaxis, register_batching
 
 
 def _linear_call(size, vals, dims, *, callee, transpose_thunk, num_callee_consts, num_res):

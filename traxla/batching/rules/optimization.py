@@ -3,7 +3,7 @@ keep their batch dims)."""
 from __future__ import annotations
 
 from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _reduce_precision(size, vals, dims, **params):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.platform import platform_index_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _platform_index(size, vals, dims, *, platforms):

@@ -4,7 +4,7 @@ the front, ``random_fold_in`` and ``threefry2x32`` broadcast)."""
 from __future__ import annotations
 
 from traxla import lax
-from traxla.batching.core import bdim_at_front, register_batching
+from traxla.batching.batch_trace import bdim_at_front, register_batching
 from traxla.ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p)
 

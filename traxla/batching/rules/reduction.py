@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir.rules.reduction import P as R, REDUCTIONS, dot_general_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 from traxla.batching.rules.elementwise import _ndim
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.rules.rng import rng_bit_generator_p, rng_uniform_p
-from traxla.batching.core import bdim_at_front, moveaxis, register_batching
+from traxla.batching.batch_trace import bdim_at_front, moveaxis, register_batching
 
 
 def _rng_bit_generator(size, vals, dims, *, shape, dtype, algorithm, out_sharding):

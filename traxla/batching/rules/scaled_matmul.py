@@ -8,7 +8,7 @@ import math
 
 from traxla import lax
 from traxla.ir.rules.scaled_matmul import scaled_matmul_wrapper_p
-from traxla.batching.core import bdim_at_front, register_batching
+from traxla.batching.batch_trace import bdim_at_front, register_batching
 
 
 def _scaled_matmul_wrapper(size, vals, dims, *, preferred_element_type):

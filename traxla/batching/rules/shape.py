@@ -6,7 +6,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules import shape as S
 from traxla.ir.rules.ad import empty2_p
-from traxla.batching.core import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching
 
 
 # -- shapes --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.sharding_constraint import sharding_constraint_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _sharding_constraint(size, vals, dims, *, sharding, unconstrained_dims, **params):

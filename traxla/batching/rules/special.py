@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.rules.special import P
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 from traxla.batching.rules.indexing import _scatter
 from traxla.batching.rules.elementwise import _broadcasting, _vectorized
 

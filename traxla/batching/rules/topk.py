@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.rules.topk import approx_top_k_p, top_k_p
-from traxla.batching.core import register_batching
+from traxla.batching.batch_trace import register_batching
 
 
 def _top_k(size, vals, dims, *, k, axis):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.windowed import P as W
 from traxla.lax import windowed as lw
-from traxla.batching.core import bdim_at_front, register_batching
+from traxla.batching.batch_trace import bdim_at_front, register_batching
 
 
 def _monoid_window(fn):

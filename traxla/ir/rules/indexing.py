@@ -10,7 +10,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import Jaxpr
+from traxla.ir.jaxpr import Jaxpr
 from traxla.ir.primitive import Primitive, def_typing
 from traxla.ir.rules._util import ANY, NUM, ORDERED, check_dtype
 

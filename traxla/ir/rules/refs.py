@@ -4,7 +4,7 @@ that create, read, write and retire one: ``new_ref``, ``empty_ref``, ``get``, ``
 ``jax/_src/state/primitives.py`` and ``core.py`` type and print them
 (``e:f32[4] <- d[c,:]``, ``d[0,:] += h``, ``i:f32[], d[e] <- d[e], h``).
 
-A ref never reaches lowering: the state-discharge pass (``traxla/state_discharge.py``)
+A ref never reaches lowering: the state-discharge pass (``traxla/state/discharge.py``)
 turns every jaxpr that holds one into a pure jaxpr first, threading each ref's value.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from traxla.ir import pretty as pp
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import Literal
+from traxla.ir.jaxpr import Literal
 from traxla.ir.effects import Effect, def_effects
 from traxla.ir.primitive import Primitive, def_typing, pp_eqn_rules
 from traxla.ir.printer import pp_vars
@@ -269,7 +269,7 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from traxla.ir.core import eqns_with_subjaxprs, subjaxprs
+    from traxla.ir.jaxpr import eqns_with_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from traxla import numpy as jnp
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
 
 __all__ = ["vq"]

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from traxla.api import jit
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
 from traxla import lax
 from traxla import numpy as jnp

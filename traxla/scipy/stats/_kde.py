@@ -13,7 +13,7 @@ from traxla import lax
 from traxla import numpy as jnp
 from traxla import random
 from traxla.api import jit
-from traxla.batching.core import vmap
+from traxla.batching.batch_trace import vmap
 from traxla import dtypes
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
 from traxla.tree_util import register_pytree_node_class

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from traxla.ir.core import name_stack
+from traxla.ir.jaxpr import name_stack
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p, get_p,
@@ -30,7 +30,7 @@ class _Cell:
 
 
 def _is_cell(x) -> bool:
-    from traxla.ref import Ref
+    from traxla.state.ref import Ref
     return type(x) is _Cell or type(x) is Ref  # a Ref object is its own cell
 
 
@@ -138,7 +138,7 @@ def _discharged_params(params):
 # -- the ref primitives ------------------------------------------------------------------
 
 def _index(tree, idx):
-    from traxla.ref import numpy_index
+    from traxla.state.ref import numpy_index
     return numpy_index(tree, [_literal_value(i) for i in idx])
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from traxla.errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError,
                       UnexpectedTracerError)
-from traxla.ir.core import SourceInfo, name_stack as _name_stack
+from traxla.ir.jaxpr import SourceInfo, name_stack as _name_stack
 from traxla.ir.primitive import set_bind_hook
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

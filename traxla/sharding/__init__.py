@@ -102,14 +102,15 @@ def reshard(xs, out_shardings):
     from traxla import tree_util
     from traxla.api import device_put
     from traxla.ir.rules.collectives import reshard_p
-    from traxla.tracer import EvalTrace, core as trace_core
+    from traxla.tracer import EvalTrace
+    from traxla.tracer import traces as trace_core
 
     def one(leaf, sharding_or_spec):
         named = to_named(sharding_or_spec)
         if type(trace_core._state.trace) is EvalTrace:
             return device_put(leaf, named)
         ndim = len(leaf.shape)
-        from traxla.shard_map import _concrete_meshes
+        from traxla.sharding.shard_map import _concrete_meshes
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
                               dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))
@@ -132,4 +133,4 @@ __all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "Named
 del _ir_sharding
 
 
-from traxla.sharding_axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401
+from traxla.sharding.axes import auto_axes, explicit_axes, use_abstract_mesh  # noqa: E402,F401

@@ -19,10 +19,10 @@ from traxla import lax, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.core import Literal
+from traxla.ir.jaxpr import Literal
 from traxla.ir.rules.ad import add_any_p
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
-from traxla.tracer.core import Trace, current_trace, set_current_trace
+from traxla.tracer.traces import Trace, current_trace, set_current_trace
 
 # primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict = {}

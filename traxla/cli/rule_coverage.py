@@ -1,8 +1,8 @@
 """The rule-coverage matrix: which registries know each primitive."""
 from __future__ import annotations
 
-from traxla.autodiff.core import jvp_rules, linearize_rules, transpose_rules
-from traxla.batching.core import batching_rules
+from traxla.autodiff.ad import jvp_rules, linearize_rules, transpose_rules
+from traxla.batching.batch_trace import batching_rules
 from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
 from traxla.ir.rules.refs import REF_PRIMITIVES
 from traxla.lowering.registry import lowering_rules
@@ -19,7 +19,7 @@ def registries() -> dict:
 
 
 # Array-ref primitives never reach lowering or vmap: the state-discharge pass
-# (traxla/state_discharge.py) rewrites every jaxpr holding one into a pure jaxpr first.
+# (traxla/state/discharge.py) rewrites every jaxpr holding one into a pure jaxpr first.
 DISCHARGED = frozenset(REF_PRIMITIVES)
 
 # Every primitive must type, lower and batch; JVP and transpose rules exist where the

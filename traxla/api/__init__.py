@@ -14,7 +14,7 @@ import weakref
 
 from traxla import api_util, tree_util
 from traxla.ir.config import config
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.ir.rules.call import jit_p
 from traxla.ir.avals import ShapedArray
 from traxla.runtime import Array, to_array
@@ -22,17 +22,18 @@ from traxla.runtime.array import check_not_deleted
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.executable import Executable
 from traxla.runtime.xla_adapter import RuntimeErrorType
-from traxla.call_signatures import Entry as _Entry, HitTable, TreeSignatures
-from traxla.tracer.core import _state as _trace_state
-from traxla.shape_dtype_struct import _is_abstract
+from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.tracer.traces import _state as _trace_state
+from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                      lower_program)
-from traxla.tracer import EvalTrace, Tracer, core as trace_core, make_debug_info, trace_to_jaxpr
+from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer import traces as trace_core
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import DynamicJaxprTrace
-from traxla import ref as _ref
+from traxla.state import ref as _ref
 from traxla.tracer.values import concrete_aval
-from traxla import debug_mode
+from traxla.api import debug_mode
 from traxla.runtime import debug_checks
 
 # Flags that change what tracing produces: part of every trace and compile cache key (as
@@ -449,7 +450,7 @@ class JitFunction(Wrapped):
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
             # grad/vmap of a jit whose body uses refs: they transform the pure version
-            from traxla.state_discharge import discharge_if_needed
+            from traxla.state.discharge import discharge_if_needed
             closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             from traxla.tracer.interpret import eval_jaxpr
@@ -655,7 +656,7 @@ def _mesh_of_program(jaxpr):
     from traxla.ir.sharding import AbstractMesh
     if not AbstractMesh.ever_created:  # no mesh in this process: no equation can carry one
         return None
-    from traxla.ir.core import subjaxprs
+    from traxla.ir.jaxpr import subjaxprs
     from traxla.ir.rules.collectives import shard_map_p
     from traxla.ir.rules.collectives import reshard_p
     from traxla.ir.rules.sharding_constraint import sharding_constraint_p
@@ -663,7 +664,7 @@ def _mesh_of_program(jaxpr):
         if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
             return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
-            from traxla.shard_map import concrete_mesh
+            from traxla.sharding.shard_map import concrete_mesh
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
             return concrete_mesh(mesh)
         for sub in subjaxprs(eqn.params):
@@ -802,7 +803,7 @@ def _placement_of(x):
     p = getattr(x, "_placement", None)
     if p is not None:
         return p
-    from traxla.shape_dtype_struct import ShapeDtypeStruct
+    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
     if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
         from traxla.runtime.placement import NamedSharding
         s = x.sharding

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.core import Literal as _Literal
+from traxla.ir.jaxpr import Literal as _Literal
 from traxla.ir.rules.elementwise import P as _E
 from traxla.tracer import Tracer
 from traxla.tracer.values import concrete_aval, is_concrete
@@ -42,7 +42,7 @@ def asarray(x):
         return _convert_element_type(x, dtypes.python_scalar_dtype(x), True)
     if isinstance(x, (builtins.bool, np.ndarray, np.generic)):
         return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
-    from traxla.ir.core import Literal
+    from traxla.ir.jaxpr import Literal
     if isinstance(x, Literal):
         return x
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
@@ -69,7 +69,7 @@ def _const(example, val):
     """A constant ``val`` typed like ``example`` (a Python scalar stays a Python scalar)."""
     if type(example) in (builtins.bool, builtins.int, builtins.float, builtins.complex):
         return type(example)(val)
-    from traxla.ir.core import Literal
+    from traxla.ir.jaxpr import Literal
     from traxla.ir.avals import ShapedArray
     aval = aval_of(example)
     dt = aval.dtype
@@ -108,7 +108,7 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
 
 
 def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
-    from traxla.ir.core import Literal
+    from traxla.ir.jaxpr import Literal
     from traxla.ir.avals import ShapedArray
     aval = aval_of(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 
 from traxla import tree_util
-from traxla.ir.core import ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.collectives import shard_map_p, spec_factor
 from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
 from traxla.lax import aval_of
 from traxla.lax.parallel import axis_env
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer import core as trace_core
+from traxla.tracer import traces as trace_core
 
 
 _concrete_meshes: dict = {}

@@ -99,7 +99,7 @@ def compile_matcher(treedef):
     lines += [" except Exception:", "  return None",  # a missing key, a key's own __eq__
               " return leaves"]
     namespace = dict(consts)
-    exec(compile("\n".join(lines), "<traxla.call_signatures matcher>", "exec"), namespace)
+    exec(compile("\n".join(lines), "<traxla.api.call_signatures matcher>", "exec"), namespace)
     return namespace["match"]
 
 

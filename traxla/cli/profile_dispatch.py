@@ -39,7 +39,7 @@ def _per_call_us(fn, calls):
 
 def _stages(jitted, args, calls, repeats):
     from traxla import tree_util
-    from traxla.call_signatures import matcher_for
+    from traxla.api.call_signatures import matcher_for
     from traxla.runtime.array import arrays_from_buffers
 
     out = jitted(*args)

@@ -10,10 +10,10 @@ import numpy as np
 from traxla import lax, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
-from traxla.ir.core import ClosedJaxpr
+from traxla.ir.jaxpr import ClosedJaxpr
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.core import Trace, current_trace, set_current_trace
+from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr, replaying
 
 not_mapped = None

@@ -3,7 +3,7 @@
 autodiff (linear jaxprs before transposing, known jaxprs of linearized calls)."""
 from __future__ import annotations
 
-from traxla.ir.core import ClosedJaxpr, Jaxpr, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.ir.effects import has_effects
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p
@@ -27,8 +27,8 @@ def bind_known_apart(eqns, env, known, known_trace, unknown_trace):
     operands are all known (Literals or vars in ``known``) is bound in ``known_trace`` and its
     outputs become known; the others are bound in ``unknown_trace``. ``env`` maps vars to
     values and is filled in."""
-    from traxla.ir.core import Literal
-    from traxla.tracer.core import set_current_trace
+    from traxla.ir.jaxpr import Literal
+    from traxla.tracer.traces import set_current_trace
     for eqn in eqns:
         k = all(isinstance(x, Literal) or x in known for x in eqn.invars)
         with set_current_trace(known_trace if k else unknown_trace):

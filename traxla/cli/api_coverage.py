@@ -8,7 +8,7 @@ import importlib
 import json
 import os
 
-SNAPSHOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jax_public_names.json")
+SNAPSHOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jax_public_names.json")
 
 # (label, JAX module, traxla module)
 NAMESPACES = [

@@ -1,0 +1,2 @@
+"""The command-line tools behind ``python -m traxla``: inspect, cache, exported,
+profile-dispatch, bench and the coverage tables."""

@@ -1,0 +1,534 @@
+"""``traxla.ref``: array refs, JAX 0.10's mutable arrays (``jax.new_ref``, ``jax.ref``).
+
+A ref is a mutable box around an array: ``ref[idx]`` reads, ``ref[idx] = v`` writes,
+``ref[idx] += v`` reads, adds and writes, ``addupdate`` accumulates, ``freeze`` gives the
+final value. Two representations, one semantics:
+
+- while a function is being staged (``jit``, ``make_jaxpr``, a loop body), a ref is a
+  tracer of type ``Ref{f32[3]}`` and each access is a ``get``/``swap``/``addupdate``
+  equation, printed as JAX prints it; the state-discharge pass turns the jaxpr into a
+  pure one (each ref's value threaded through) before it is lowered or transformed;
+- everywhere else (eagerly, under ``grad`` or ``vmap`` outside a ``jit``) a ref is a
+  :class:`Ref` object holding its current value: Python runs the accesses in program
+  order, which is exactly the meaning of the mutations, and ``grad``/``vmap`` see the
+  ordinary array operations they stand for.
+
+A ``Ref`` passed to a ``jit``-compiled function is mutated in place, as in JAX.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
+                            freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
+from traxla.tracer import Tracer
+from traxla.tracer import traces as trace_core
+from traxla.ir.jaxpr import subjaxprs
+from traxla.ir.primitive import set_bind_hook
+from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.rules.refs import jaxpr_has_refs
+from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
+
+__all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
+           "new_ref", "set", "swap"]
+
+
+def _staging() -> bool:
+    return isinstance(trace_core.current_trace(), DynamicJaxprTrace)
+
+
+def _is_staged_ref(x) -> bool:
+    return isinstance(x, Tracer) and is_ref_aval(x.aval)
+
+
+class Ref:
+    """A mutable array reference outside staging (see the module docstring)."""
+
+    __slots__ = ("_value", "_aval", "_trace", "__weakref__")
+
+    def __init__(self, value, aval: AbstractRef):
+        self._value = value
+        self._aval = aval
+        self._trace = trace_core.current_trace()
+
+    aval = property(lambda self: self._aval)
+    is_array_ref = True  # vmap maps a Ref argument through its value (batching/core.py)
+
+    def rebox(self, value):
+        """A Ref holding ``value`` in the current trace (vmap's per-lane view of this one)."""
+        aval = value.aval if isinstance(value, Tracer) else self._aval.inner_aval
+        return Ref(value, AbstractRef(ShapedArray(aval.shape, aval.dtype),
+                                      self._aval.memory_space, self._aval.kind))
+
+    @property
+    def value(self):  # what the discharge pass reads and writes (a cell's interface)
+        return self._value
+
+    @value.setter
+    def value(self, new):
+        self._value = new
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: self._aval.ndim)
+    size = property(lambda self: self._aval.size)
+
+    def _checked_value(self):
+        """The current value. A ref made in an enclosing trace is readable anywhere below
+        it (its value is a constant there); writes are checked by ``_check_write``."""
+        return self._value
+
+    def _check_write(self, value):
+        """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
+        stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
+        if not isinstance(value, Tracer) or value._trace is self._trace:
+            return
+        kind = type(value._trace).__name__
+        if "JVP" in kind or "Lineariz" in kind:
+            raise ValueError(
+                "performing a set/swap operation with a differentiated value on a "
+                f"non-differentiated array reference of type {self._aval}. Move the array "
+                "reference to be an argument of the differentiated function?")
+        if "Batch" in kind:
+            raise ValueError(
+                "performing a set/swap operation with vmapped value on an unbatched array "
+                f"reference of type {self._aval}. Move the array reference to be an "
+                "argument to the vmapped function?")
+        raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
+                         f"{self._aval} created outside that transformation.")
+
+    def __getitem__(self, idx):
+        return get(self, idx)
+
+    def __setitem__(self, idx, value):
+        set(self, idx, value)
+
+    @property
+    def at(self):
+        return _RefAt(self)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._checked_value(), dtype=dtype)
+
+    def __repr__(self):
+        text = repr(self._value)
+        return "Ref(" + text[len("Array("):] if text.startswith("Array(") else f"Ref({text})"
+
+    def __hash__(self):
+        return id(self)
+
+
+class _RefAt:
+    """``ref.at[idx]``: a view of part of a ref, read with ``get()``/``[...]`` and
+    written with ``set(v)``/``[...] = v``."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __getitem__(self, idx):
+        return _RefView(self.ref, idx)
+
+
+class _RefView:
+    __slots__ = ("ref", "idx")
+
+    def __init__(self, ref, idx):
+        self.ref, self.idx = ref, idx
+
+    def _whole(self, idx, what):
+        if idx is Ellipsis or idx == ():
+            return self.idx
+        raise NotImplementedError(f"{what} a view `ref.at[{self.idx!r}]` with a further index "
+                                  f"{idx!r} is not supported; index the ref directly.")
+
+    def get(self):
+        return get(self.ref, self.idx)
+
+    def set(self, value):
+        set(self.ref, self.idx, value)
+
+    def __getitem__(self, idx):
+        return get(self.ref, self._whole(idx, "reading"))
+
+    def __setitem__(self, idx, value):
+        set(self.ref, self._whole(idx, "writing"), value)
+
+    shape = property(lambda self: get_aval(self.ref, self.idx).shape)
+    dtype = property(lambda self: self.ref.dtype)
+
+
+# -- indexers ----------------------------------------------------------------------------
+
+def make_indexer(shape, idx, what="ref"):
+    """``(RefIndexer, integer operands)`` for ``ref[idx]`` (JAX's
+    ``NDIndexer.from_indices_shape``): ``...``/``()``/``None`` select the whole ref."""
+    if idx is None or idx is Ellipsis or (type(idx) is tuple and not idx):
+        return RefIndexer((), tuple(shape)), []
+    if type(idx) is not tuple:
+        idx = (idx,)
+    if sum(i is Ellipsis for i in idx) > 1:
+        raise ValueError("Only one ellipsis is supported.")
+    if Ellipsis in [i for i in idx if i is Ellipsis]:
+        pos = next(k for k, i in enumerate(idx) if i is Ellipsis)
+        idx = idx[:pos] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[pos + 1:]
+    if len(idx) > len(shape):
+        raise ValueError(f"`indices` must not be longer than `shape`: indices={idx}, "
+                         f"shape={tuple(shape)}")
+    idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
+    dims, operands, int_positions = [], [], []
+    for k, (i, size) in enumerate(zip(idx, shape)):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(size)
+            if step < 1:
+                raise ValueError(f"slice must have a step >= 1 (found: {step})")
+            dims.append(("slice", start, len(range(start, stop, step)), step))
+            continue
+        if i is None or isinstance(i, (bool, np.bool_)):
+            raise TypeError(f"A {what} is indexed by integers, integer arrays and slices; got "
+                            f"{i!r}. (np.newaxis and boolean masks are not supported.)")
+        dtype = getattr(i, "dtype", None)
+        if dtype is None:
+            if not isinstance(i, (int, np.integer)):
+                i = np.asarray(i)
+                dtype = i.dtype
+        if dtype is not None and not np.issubdtype(dtype, np.integer):
+            raise TypeError(f"A {what} is indexed by integers, integer arrays and slices; got "
+                            f"an index of dtype {dtype}.")
+        dims.append(("int",))
+        operands.append(i)
+        int_positions.append(k)
+    if int_positions and int_positions != list(range(int_positions[0], int_positions[-1] + 1)):
+        if any(np.shape(o) for o in operands):
+            raise NotImplementedError(
+                f"Indexing a {what} with integer arrays separated by slices is not supported; "
+                "index with adjacent integer arrays or read the whole value first.")
+    return RefIndexer(tuple(dims), tuple(shape)), operands
+
+
+def numpy_index(tree: RefIndexer, operands):
+    """The ``x[...]`` index that reads what ``ref[tree, operands]`` names in a value."""
+    if tree.trivial:
+        return ...
+    out, it = [], iter(operands)
+    for dim in tree.dims:
+        if dim[0] == "int":
+            out.append(next(it))
+        else:
+            _, start, size, stride = dim
+            out.append(slice(start, start + (size - 1) * stride + 1 if size else start, stride))
+    return tuple(out)
+
+
+def _index_aval(x):
+    from traxla.api import typeof
+    return typeof(x)
+
+
+def get_aval(ref, idx) -> ShapedArray:
+    tree, operands = make_indexer(ref.shape, idx)
+    return get_p.abstract_eval(_ref_aval(ref), *map(_index_aval, operands), tree=tree)
+
+
+def _ref_aval(ref):
+    return ref._aval if isinstance(ref, Ref) else ref.aval
+
+
+def _implicit_cast(dtype, value):
+    """A weakly typed float (int) value stored in a float (int) ref takes the ref's dtype,
+    as JAX's ``_maybe_implicit_cast``."""
+    from traxla import numpy as jnp
+    value = value if isinstance(value, Tracer) or hasattr(value, "aval") else jnp.asarray(value)
+    aval = value.aval
+    # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
+    if ((aval.weak_type and np.issubdtype(dtype, np.floating)
+         and np.issubdtype(aval.dtype, np.floating))
+            or (np.issubdtype(dtype, np.integer) and np.issubdtype(aval.dtype, np.integer))):
+        from traxla.lax import convert_element_type
+        return convert_element_type(value, dtype)
+    return value
+
+
+def _check_ref(ref, name):
+    if isinstance(ref, _RefView):
+        raise NotImplementedError(f"`{name}` on a view `ref.at[...]`: index the ref directly.")
+    if not (isinstance(ref, Ref) or _is_staged_ref(ref)):
+        raise ValueError(f"Can only call `{name}` on a `Ref`: {ref!r}.")
+
+
+# -- the operations ----------------------------------------------------------------------
+
+def new_ref(init_val, *, memory_space=None, kind=None):
+    """A mutable array reference holding a copy of ``init_val`` (``jax.new_ref``)."""
+    if isinstance(init_val, (Ref, _RefView)) or _is_staged_ref(init_val):
+        raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it "
+                         "using `[...]`?")
+    if _staging():
+        return new_ref_p.bind(init_val, memory_space=memory_space, kind=kind)
+    if memory_space is not None:
+        raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
+    from traxla import numpy as jnp
+    value = jnp.array(init_val, copy=True)
+    aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
+    return Ref(value, aval)
+
+
+def empty_ref(ty, memory_space=None):
+    """An uninitialised ref of type ``ty`` (``jax.empty_ref``); as in JAX, only inside a
+    staged function (``jit``)."""
+    from traxla.ir.dtypes import canonicalize
+    aval = ShapedArray(tuple(ty.shape), canonicalize(ty.dtype))
+    if not _staging():
+        raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
+    return empty_ref_p.bind(ty=aval, memory_space=memory_space)
+
+
+def get(ref, idx=None):
+    """``ref[idx]`` (``jax.ref.get``)."""
+    _check_ref(ref, "ref_get")
+    tree, operands = make_indexer(ref.shape, idx)
+    if isinstance(ref, Ref) and not _staging():
+        value = ref._checked_value()
+        get_aval(ref, idx)  # the same checks as the staged equation
+        return value[numpy_index(tree, operands)]
+    return get_p.bind(ref, *operands, tree=tree)
+
+
+def swap(ref, idx, value, _function_name="ref_swap"):
+    """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
+    _check_ref(ref, _function_name)
+    if isinstance(value, Ref) or _is_staged_ref(value):
+        raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it "
+                         "using `[...]`?")
+    value = _implicit_cast(ref.dtype, value)
+    tree, operands = make_indexer(ref.shape, idx)
+    if isinstance(ref, Ref) and not _staging():
+        current = ref._checked_value()
+        swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
+        index = numpy_index(tree, operands)
+        old = current[index]
+        new = value if tree.trivial else current.at[index].set(value)
+        ref._check_write(new)
+        ref._value = new
+        return old
+    return swap_p.bind(ref, value, *operands, tree=tree)
+
+
+def set(ref, idx, value):  # noqa: A001  (JAX's name: jax.ref.set)
+    """``ref[idx] = value`` (``jax.ref.set``)."""
+    swap(ref, idx, value, "ref_set")
+
+
+def addupdate(ref, idx, x):
+    """``ref[idx] += x`` as one accumulation (``jax.ref.addupdate``)."""
+    _check_ref(ref, "ref_addupdate")
+    x = _implicit_cast(ref.dtype, x)
+    tree, operands = make_indexer(ref.shape, idx)
+    if isinstance(ref, Ref) and not _staging():
+        current = ref._checked_value()
+        addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
+        new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
+        ref._check_write(new)
+        ref._value = new
+        return None
+    addupdate_p.bind(ref, x, *operands, tree=tree)
+    return None
+
+
+def freeze(ref):
+    """The final value of ``ref``, which must not be used afterwards (``jax.freeze``)."""
+    _check_ref(ref, "freeze")
+    if isinstance(ref, Ref) and not _staging():
+        return ref._checked_value()
+    return freeze_p.bind(ref)
+
+
+def free_ref(ref):
+    """Invalidates ``ref`` (``jax.free_ref``)."""
+    _check_ref(ref, "free_ref")
+    if isinstance(ref, Ref) and not _staging():
+        ref._checked_value()
+        return ()
+    free_ref_p.bind(ref)
+    return ()
+
+
+# -- staged refs: indexing a ``Ref{...}``-typed tracer reads and writes it ----------------
+
+def install_on_tracer():
+    """Called by ``traxla/__init__`` once ``traxla.numpy`` has installed array indexing."""
+    array_getitem = Tracer.__getitem__
+    array_at = Tracer.at
+
+    def __getitem__(self, idx):
+        if is_ref_aval(self.aval):
+            return get(self, idx)
+        return array_getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        if is_ref_aval(self.aval):
+            return set(self, idx, value)
+        raise TypeError(f"'{type(self).__name__}' object does not support item assignment. "
+                        "JAX arrays are immutable. Instead of ``x[idx] = y``, use "
+                        "``x = x.at[idx].set(y)`` or another .at[] method: "
+                        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+    def at(self):
+        if is_ref_aval(self.aval):
+            return _RefAt(self)
+        return array_at.fget(self)
+
+    Tracer.__getitem__ = __getitem__
+    Tracer.__setitem__ = __setitem__
+    Tracer.at = property(at)
+
+
+
+# -- jit with Ref arguments ----------------------------------------------------------------
+
+def call_with_refs(jitted, args, kwargs):
+    """``jit(f)(ref, x)``: ``f`` runs staged with each ``Ref`` argument as a staged ref
+    (``new_ref`` of its value, ``freeze`` at the end); the final values are written back
+    into the ``Ref`` objects, so the caller sees the mutations as in JAX."""
+    from traxla import tree_util
+    from traxla.api import jit
+    dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    is_ref = tuple(isinstance(x, Ref) for x in leaves)
+    refs = [x for x in leaves if isinstance(x, Ref)]
+    if len({id(r) for r in refs}) != len(refs):
+        raise ValueError(f"{jitted.name} got the same Ref twice among its arguments; a Ref "
+                         "may be passed only once (aliasing refs are not supported).")
+    key = (in_tree, is_ref, static_key)
+    cache = jitted.__dict__.setdefault("_ref_wrappers", {})
+    wrapper = cache.get(key)
+    if wrapper is None:
+        def with_refs(*flat):
+            staged = [new_ref(v) if r else v for v, r in zip(flat, is_ref)]
+            a, kw = tree_util.tree_unflatten(in_tree, staged)
+            full_args, full_kwargs = jitted._merge_static(args, kwargs, a, kw)
+            out = jitted.fun(*full_args, **full_kwargs)
+            return out, [freeze(r) for r, m in zip(staged, is_ref) if m]
+        with_refs.__name__ = jitted.name
+        wrapper = cache[key] = jit(with_refs)
+    values = [x._checked_value() if isinstance(x, Ref) else x for x in leaves]
+    out, finals = wrapper(*values)
+    for ref, value in zip(refs, finals):
+        ref._value = value
+    return out
+
+
+def check_no_refs_returned(out_leaves, debug_info):
+    """JAX's error for a jit-compiled function that returns a ref."""
+    for x in out_leaves:
+        if isinstance(x, Ref) or _is_staged_ref(x):
+            fn = debug_info.func_src_info if debug_info is not None else "a function"
+            raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
+                             f"of type {x.aval}, but mutable array references cannot be "
+                             "returned.")
+
+
+# -- Ref objects met by a staged body or a call -------------------------------------------
+
+def _lift(trace, ref: Ref):
+    """A ``Ref`` object read inside a staged function (a loop body, a jit under grad):
+    one ref-typed constant of that jaxpr, whose value the discharge pass threads."""
+    return DynamicJaxprTracer(trace, trace._new_const(ref, ref._aval))
+
+
+def _bind_method(prim, *args, **params):
+    """``Primitive.bind``: every traced operation comes through here. With no ref among
+    the operands and not a call that could carry refs in its jaxprs, straight to the
+    current trace."""
+    if not AbstractRef.ever_created:  # no ref exists anywhere yet: nothing to look for
+        return _thread_state.trace.process_primitive(prim, args, params)
+    for a in args:
+        kind = type(a)
+        if kind is Ref or (kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef):
+            return _bind_with_refs(prim, args, params)
+    if prim in _CALLS:
+        return _bind_with_refs(prim, args, params)
+    return _thread_state.trace.process_primitive(prim, args, params)
+
+
+def _bind_with_refs(prim, args, params):
+    """The bind hook: ``Ref`` objects become ref constants of a staged jaxpr; a loop, cond
+    or jit that carries refs outside staging runs discharged, its refs updated in place."""
+    has_box = staged_ref = False
+    for a in args:
+        kind = type(a)
+        if kind is Ref:
+            has_box = True
+        elif kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef:
+            staged_ref = True
+    if staged_ref and prim not in _TAKES_REFS:
+        ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))
+        raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
+                        f"{ref.aval}; read its value with `ref[...]` first.")
+    if has_box:
+        if _staging():
+            trace = trace_core.current_trace()
+            args = [_lift(trace, a) if type(a) is Ref else a for a in args]
+        elif prim in _CALLS:
+            from traxla.state.discharge import discharge_call
+            return discharge_call(prim, args, params)
+        else:
+            ref = next(a for a in args if type(a) is Ref)
+            raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
+                            f"{ref.aval}; read its value with `ref[...]` first.")
+    elif prim in _CALLS and not _staging() and any(
+            jaxpr_has_refs(s) for s in subjaxprs(params)):
+        from traxla.state.discharge import discharge_call
+        return discharge_call(prim, args, params)
+    return _base_bind(prim, args, params)
+
+
+_base_bind = trace_core.bind
+_thread_state = trace_core._state
+_CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
+_TAKES_REFS = _CALLS | frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
+set_bind_hook(_bind_with_refs, _bind_method)
+
+
+def closes_over_refs(closed) -> bool:
+    return any(type(c) is Ref for c in closed.consts)
+
+
+def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
+    """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
+    arguments and results of the compiled program, written back after each call."""
+    from traxla import tree_util
+    from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
+    from traxla.runtime import to_array
+    from traxla.runtime.executable import Executable
+    from traxla.stages import lower_program
+    from traxla.state.discharge import discharge
+    cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
+    is_box = [type(c) is Ref for c in closed.consts]
+    boxes = [c for c in closed.consts if type(c) is Ref]
+    entry = cache.get(key)
+    if entry is None or entry[0] is not closed:
+        j = closed.jaxpr
+        opened = ClosedJaxpr(
+            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
+                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
+                  j.outvars, j.eqns, j.debug_info),
+            [c for c, b in zip(closed.consts, is_box) if not b])
+        pure = discharge(opened)
+        program = lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
+        entry = cache[key] = (closed, Executable(program.module, program.in_avals,
+                                                 pure.out_avals))
+    for box in boxes:
+        box._checked_value()
+    outs = entry[1].execute(list(arrays) + [to_array(b._value) for b in boxes])
+    n_outs = len(outs) - len(boxes)
+    for box, value in zip(boxes, outs[n_outs:]):
+        box._value = value
+    return tree_util.tree_unflatten(out_tree, outs[:n_outs])
