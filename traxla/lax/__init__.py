@@ -12,10 +12,10 @@ from traxla.ir.rules.reduction import P as _R
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from traxla.lax._values import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
+from traxla.primitives.values import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
                     _scalar_literals, asarray, aval_of, bitcast_convert_type, concrete_aval,
                     convert_element_type, convert_element_type_p, dtype_of, is_concrete, shape_of)
-from traxla.lax._elementwise import (  # noqa: F401
+from traxla.primitives.elementwise import (  # noqa: F401
     RoundingMethod, _binary, _isnan, _unary, _with_accuracy, abs, acos, acosh, add, asin, asinh,
     atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz,
     complex, conj, copy_p_bind, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
@@ -23,15 +23,25 @@ from traxla.lax._elementwise import (  # noqa: F401
     mul, ne, neg, nextafter, population_count, pow, real, reciprocal, rem, round, rsqrt, select,
     select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt,
     square, stop_gradient, stop_gradient_raw, sub, tan, tanh)
-from traxla.lax._shapes import (DimExpr, _broadcast_in_dim_forwarding, _concrete_shape,  # noqa: F401
+from traxla.primitives.shapes import (DimExpr, _broadcast_in_dim_forwarding, _concrete_shape,  # noqa: F401
                       _delta, _dynamic_index_in_dim, _dynamic_indices,
                       _dynamic_update_index_in_dim, _one, _ones, _stack, _tri, _unstack, _zero,
                       _zeros, broadcast, broadcast_in_dim, broadcast_to, broadcast_to_rank,
-                      broadcasted_iota, concatenate, dynamic_index_in_dim, dynamic_slice,
-                      dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice,
+                      broadcasted_iota, concatenate, dynamic_slice,
+                      dynamic_slice_in_dim, dynamic_update_slice,
                       dynamic_update_slice_in_dim, expand_dims, full, full_like, index_in_dim,
                       iota, pad, reshape, rev, slice, slice_in_dim, split, squeeze, transpose,
                       zeros_like_array)
+
+from traxla.api import jit as _jit  # noqa: E402
+
+# JAX stages these two out as an inner ``jit`` (static: axis, keepdims, allow_negative_indices).
+_dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
+dynamic_index_in_dim = _jit(_dynamic_index_in_dim, static_argnums=(2, 3),
+                            static_argnames=("axis", "keepdims", "allow_negative_indices"))
+_dynamic_update_index_in_dim.__name__ = "dynamic_update_index_in_dim"
+dynamic_update_index_in_dim = _jit(_dynamic_update_index_in_dim, static_argnums=(3,),
+                                   static_argnames=("axis", "allow_negative_indices"))
 
 add_p, sub_p, mul_p, div_p = _E["add"], _E["sub"], _E["mul"], _E["div"]
 reduce_sum_p = _R["reduce_sum"]

@@ -9,9 +9,9 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P as _E
 from traxla.ir.rules.indexing import sort_p
-from traxla.lax._values import dtype_of, shape_of
-from traxla.lax._elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
-from traxla.lax._shapes import _zero, _zeros, full_like
+from traxla.primitives.values import dtype_of, shape_of
+from traxla.primitives.elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
+from traxla.primitives.shapes import _zero, _zeros, full_like
 
 eq_to_p, lt_to_p, le_to_p = _E["eq_to"], _E["lt_to"], _E["le_to"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from traxla.ir.rules import special as _special
 from traxla.ir.rules.elementwise import P as _E
-from traxla.lax._values import dtype_of
+from traxla.primitives.values import dtype_of
 
 
 class RoundingMethod(int):

@@ -7,7 +7,6 @@ import operator
 
 import numpy as np
 
-from traxla.api import jit as _jit
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import Var as _Var
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
@@ -15,9 +14,9 @@ from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_sl
                               squeeze_p, transpose_p)
 from traxla.ir.shape_poly import DimExpr
 from traxla.tracer import Tracer, staging as _staging
-from traxla.lax._values import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
+from traxla.primitives.values import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
-from traxla.lax._elementwise import add, bitwise_and, eq, ge, lt, select
+from traxla.primitives.elementwise import add, bitwise_and, eq, ge, lt, select
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
@@ -254,15 +253,6 @@ def _dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative
         update = expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
-
-
-# JAX stages these two out as an inner ``jit`` (static: axis, keepdims, allow_negative_indices).
-_dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
-dynamic_index_in_dim = _jit(_dynamic_index_in_dim, static_argnums=(2, 3),
-                            static_argnames=("axis", "keepdims", "allow_negative_indices"))
-_dynamic_update_index_in_dim.__name__ = "dynamic_update_index_in_dim"
-dynamic_update_index_in_dim = _jit(_dynamic_update_index_in_dim, static_argnums=(3,),
-                                   static_argnames=("axis", "allow_negative_indices"))
 
 
 def iota(dtype, size):
