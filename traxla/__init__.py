@@ -7,6 +7,9 @@ from traxla.ir.config import config
 from traxla import errors, tree_util
 from traxla import numpy  # noqa: F401  (installs array operators)
 from traxla import lax
+# The transformations' rules are written against lax and numpy: they register now.
+from traxla.autodiff import rules as _autodiff_rules  # noqa: F401
+from traxla.batching import rules as _batching_rules  # noqa: F401
 from traxla.batching import vmap
 from traxla.autodiff import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
                        value_and_grad, vjp)
@@ -49,7 +52,7 @@ from traxla.autodiff.checkpoint import checkpoint, remat  # noqa: E402  (gradien
 from traxla.autodiff.remat_policies import checkpoint_policies  # noqa: E402
 from traxla import ad_checkpoint  # noqa: F401,E402
 from traxla.autodiff.jac import jacobian  # noqa: E402
-from traxla.autodiff.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
+from traxla.api.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
                                  linear_transpose)
 from traxla import custom_derivatives  # noqa: F401,E402
 from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)

@@ -1,7 +1,7 @@
 """``traxla.custom_derivatives``: the names of ``jax.custom_derivatives``."""
 from traxla.autodiff.custom import (custom_jvp, custom_jvp_call_p, custom_vjp,  # noqa: F401
                               custom_vjp_call_p)
-from traxla.autodiff.vjp_tools import closure_convert, custom_gradient, linear_call  # noqa: F401
+from traxla.api.vjp_tools import closure_convert, custom_gradient, linear_call  # noqa: F401
 
 __all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_jvp_call_p", "custom_vjp",
            "custom_vjp_call_p"]

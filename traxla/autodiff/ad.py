@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -76,14 +76,14 @@ def tangent_aval(aval) -> ShapedArray:
 
 
 def zero_of(x) -> Zero:
-    return Zero(tangent_aval(lax.aval_of(x)))
+    return Zero(tangent_aval(prims.aval_of(x)))
 
 
 def zeros_like_aval(aval):
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     # weak type included: the zero gradient of a Python-float input is weak, as in JAX
-    return lax.full(aval.shape, lax._convert_element_type(0, aval.dtype, aval.weak_type))
+    return prims.full(aval.shape, prims._convert_element_type(0, aval.dtype, aval.weak_type))
 
 
 def instantiate(t):
@@ -108,7 +108,7 @@ class JVPTracer(Tracer):
 
     @property
     def aval(self):
-        return lax.aval_of(self.primal)
+        return prims.aval_of(self.primal)
 
     def _origin_msg(self) -> str:
         p = self.primal
@@ -177,7 +177,7 @@ class JVPTrace(Trace):
             if rule is None:
                 raise NotImplementedError(
                     f"Differentiation rule for '{prim.name}' not implemented: traxla has no JVP "
-                    f"rule for this primitive (operands {[lax.aval_of(p).str_short() for p in primals]}).")
+                    f"rule for this primitive (operands {[prims.aval_of(p).str_short() for p in primals]}).")
             with set_current_trace(self.rule_trace):
                 out, tout = rule(primals, tangents, **params)
         if prim.multiple_results:
@@ -194,7 +194,7 @@ class JVPTrace(Trace):
 # -- jvp ---------------------------------------------------------------------------------
 
 def _check_tangent(p, t, i):
-    pa, ta = lax.aval_of(p), (t.aval if type(t) is Zero else lax.aval_of(t))
+    pa, ta = prims.aval_of(p), (t.aval if type(t) is Zero else prims.aval_of(t))
     expected = dtypes.tangent_dtype(pa.dtype)
     if pa.shape != ta.shape:
         raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
@@ -293,9 +293,9 @@ def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace(make_debug_info(fun_flat, debug_name, ()))
     nonzero = [True] * len(primals) if nonzero is None else list(nonzero)
-    nonzero = [nz and tangent_aval(lax.aval_of(p)).dtype != dtypes.float0
+    nonzero = [nz and tangent_aval(prims.aval_of(p)).dtype != dtypes.float0
                for p, nz in zip(primals, nonzero)]
-    tangents = [tangent_trace.new_arg(tangent_aval(lax.aval_of(p))) if nz else zero_of(p)
+    tangents = [tangent_trace.new_arg(tangent_aval(prims.aval_of(p))) if nz else zero_of(p)
                 for p, nz in zip(primals, nonzero)]
     trace = JVPTrace(parent, tangent_trace)
     tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
@@ -316,7 +316,7 @@ def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_
         closed = tangent_trace.to_closed_jaxpr([t for t in tangents_out if type(t) is not Zero])
     finally:
         tangent_trace.invalidate()
-    out_avals = [tangent_aval(lax.aval_of(p)) for p in primals_out]
+    out_avals = [tangent_aval(prims.aval_of(p)) for p in primals_out]
     lin = Linearized(closed, out_avals, zero_outs, nonzero)
     if has_aux:
         return primals_out, lin, aux
@@ -418,7 +418,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
                             has_aux=has_aux)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
-    in_avals = [tangent_aval(lax.aval_of(p)) for p in p_flat]
+    in_avals = [tangent_aval(prims.aval_of(p)) for p in p_flat]
 
     def vjp_fun(ct):
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
@@ -429,9 +429,9 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
                 f"{_fun_name(fun)}.\n\nBut the tree structures differ: the function's output has "
                 f"structure {out_tree}, the cotangent {ct_tree}.")
         for c, a, p in zip(ct_flat, lin.out_avals, primals_out):
-            ca = lax.aval_of(c)
+            ca = prims.aval_of(c)
             if ca.shape != a.shape:
-                pa = lax.aval_of(p)
+                pa = prims.aval_of(p)
                 raise ValueError(
                     f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
                     f"{ca.str_short(False)}, but expected {pa.str_short(False)} because the "
@@ -452,8 +452,8 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 def _one_like(x):
     """The seed cotangent: ones of ``x``'s type, weak type included (as JAX's ``_one``), so
     the gradient of a weakly typed input stays weakly typed."""
-    aval = lax.aval_of(x)
-    return lax.full(aval.shape, lax._convert_element_type(1, aval.dtype, aval.weak_type))
+    aval = prims.aval_of(x)
+    return prims.full(aval.shape, prims._convert_element_type(1, aval.dtype, aval.weak_type))
 
 
 def _is_array_like(x):
@@ -465,7 +465,7 @@ def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
     """JAX's ``_check_input_dtype_revderiv``."""
     if not _is_array_like(x):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
-    dt = lax.aval_of(x).dtype
+    dt = prims.aval_of(x).dtype
     if holomorphic and not dtypes.is_complex(dt):
         raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                         f"but got {dt.name}.")
@@ -481,7 +481,7 @@ def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
 
 
 def check_output_dtype_revderiv(name, x, holomorphic=False):
-    dt = lax.aval_of(x).dtype
+    dt = prims.aval_of(x).dtype
     if holomorphic:
         if not dtypes.is_complex(dt):
             raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
@@ -503,7 +503,7 @@ def check_output_dtype_revderiv(name, x, holomorphic=False):
 def _check_scalar(x):
     if not _is_array_like(x):
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x}.")
-    shape = lax.aval_of(x).shape
+    shape = prims.aval_of(x).shape
     if shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
                         f"{shape}.")

@@ -169,10 +169,14 @@ def checkpoint_name(x, name):
 
 # -- which residuals a gradient saves -------------------------------------------------------------
 
+def _leaf_names(prefix, value):
+    paths, _ = tree_util.tree_flatten_with_path(value)
+    return [prefix + tree_util.keystr(path) for path, _ in paths]
+
+
 def saved_residuals(f, *args, **kwargs):
     """``[(aval, description)]`` of the values ``vjp(f, *args, **kwargs)`` keeps for the
     backward pass, as JAX lists them."""
-    from traxla.api import _leaf_names
     from traxla.autodiff.ad import _flatten_fun, linearize_flat
     import inspect
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))

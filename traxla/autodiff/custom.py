@@ -26,7 +26,7 @@ import inspect
 
 import numpy as np
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.batching.batch_trace import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -92,7 +92,7 @@ def _float0_zeros(aval):
 
 
 def _aval(x):
-    return lax.aval_of(x)
+    return prims.aval_of(x)
 
 
 # -- typing, printing, lowering of the primitives -------------------------------------------------
@@ -377,8 +377,7 @@ def _custom_vjp_call_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts
 def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):
     # residuals that were concrete scalars are literals of the linear jaxpr: the user's
     # bwd gets arrays
-    lift = getattr(lax, "_lift", None)
-    res = [lift(r) if lift is not None and isinstance(r, Literal) else r
+    res = [prims._lift(r) if isinstance(r, Literal) else r
            for r in invals[:num_res]]
     cts = iter(cts)
     full_cts = []
@@ -464,7 +463,7 @@ def _split_nondiff(args, nondiff_argnums):
 
 def _stop_gradient_tracers(tree):
     return tree_util.tree_map(
-        lambda x: lax.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
+        lambda x: prims.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
 
 
 def _check_leaf(x, what):
@@ -733,7 +732,7 @@ class custom_vjp(_CustomFunction):
                         f"produced an output of type {_type_str(ca)} corresponding to an input "
                         f"of type {_type_str(a)}, so the shapes do not match")
                 if ca.dtype != a.dtype:
-                    c = lax.convert_element_type(c, a.dtype)
+                    c = prims.convert_element_type(c, a.dtype)
                 out.append(c)
             return out
 

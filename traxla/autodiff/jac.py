@@ -8,14 +8,14 @@ import functools
 
 import numpy as np
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
 from traxla.autodiff.ad import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
 
 
 def _check_input_dtype_jacfwd(holomorphic, x):
-    dt = lax.aval_of(x).dtype
+    dt = prims.aval_of(x).dtype
     if dtypes.is_extended(dt):
         raise TypeError(f"jacfwd with input element type {dt.name}")
     if holomorphic:
@@ -30,7 +30,7 @@ def _check_input_dtype_jacfwd(holomorphic, x):
 
 
 def _check_output_dtype_jacfwd(holomorphic, x):
-    dt = lax.aval_of(x).dtype
+    dt = prims.aval_of(x).dtype
     if holomorphic and not dtypes.is_complex(dt):
         raise TypeError("jacfwd with holomorphic=True requires outputs with complex dtype, "
                         f"but got {dt.name}.")
@@ -39,11 +39,10 @@ def _check_output_dtype_jacfwd(holomorphic, x):
 def _std_basis(pytree):
     """The identity matrix over all of ``pytree``'s elements, unraveled along axis 1 into
     ``pytree``'s structure: leaf ``l`` gets shape ``(n,) + l.shape``."""
-    from traxla import numpy as tnp
     leaves, _ = tree_util.tree_flatten(pytree)
-    ndim = sum(int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves)
-    dtype = tnp.result_type(*leaves)
-    flat_basis = tnp.eye(ndim, dtype=dtype)
+    ndim = sum(int(np.prod(prims.shape_of(l), dtype=np.int64)) for l in leaves)
+    dtype = dtypes.result_type_of(*(prims.typed(l) for l in leaves))[0]
+    flat_basis = prims._eye(ndim, ndim, 0, dtype)
     return _unravel_array_into_pytree(pytree, 1, None, flat_basis)
 
 
@@ -51,33 +50,31 @@ def _unravel_array_into_pytree(pytree, axis, example, arr):
     """Splits ``arr`` along ``axis`` into ``pytree``'s leaves (each reshaped to ``arr.shape``
     with ``axis`` replaced by the leaf's shape) and casts each to ``example``'s dtype (or the
     leaf's own, when ``example`` is None)."""
-    from traxla import numpy as tnp
     leaves, treedef = tree_util.tree_flatten(pytree)
-    arr_shape = lax.shape_of(arr)
+    arr_shape = prims.shape_of(arr)
     axis = axis % len(arr_shape)
-    shapes = [arr_shape[:axis] + lax.shape_of(l) + arr_shape[axis + 1:] for l in leaves]
-    sizes = [int(np.prod(lax.shape_of(l), dtype=np.int64)) for l in leaves]
+    shapes = [arr_shape[:axis] + prims.shape_of(l) + arr_shape[axis + 1:] for l in leaves]
+    sizes = [int(np.prod(prims.shape_of(l), dtype=np.int64)) for l in leaves]
     if getattr(getattr(arr, "dtype", None), "names", None) == ("float0",):
         # the cotangents of integer inputs (allow_int): zeros of each example's dtype
-        out = [lax.full(shape, 0, lax.dtype_of(leaf if example is None else example))
+        out = [prims.full(shape, 0, prims.dtype_of(leaf if example is None else example))
                for shape, leaf in zip(shapes, leaves)]
         return tree_util.tree_unflatten(treedef, out)
     parts, start = [], 0
     for size in sizes:
-        parts.append(lax.slice_in_dim(arr, start, start + size, 1, axis)
+        parts.append(prims.slice_in_dim(arr, start, start + size, 1, axis)
                      if len(leaves) > 1 else arr)
         start += size
-    out = [_possible_downcast(tnp.reshape(x, shape), leaf if example is None else example)
+    out = [_possible_downcast(prims.reshape(x, tuple(shape)), leaf if example is None else example)
            for x, shape, leaf in zip(parts, shapes, leaves)]
     return tree_util.tree_unflatten(treedef, out)
 
 
 def _possible_downcast(x, example):
-    aval = lax.aval_of(example)
-    if dtypes.is_complex(lax.dtype_of(x)) and not dtypes.is_complex(aval.dtype):
-        x = lax.real(x)
-    return lax._lift(lax._convert_element_type(x, aval.dtype, aval.weak_type)) \
-        if hasattr(lax, "_lift") else lax._convert_element_type(x, aval.dtype, aval.weak_type)
+    aval = prims.aval_of(example)
+    if dtypes.is_complex(prims.dtype_of(x)) and not dtypes.is_complex(aval.dtype):
+        x = prims.real(x)
+    return prims._lift(prims._convert_element_type(x, aval.dtype, aval.weak_type))
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):

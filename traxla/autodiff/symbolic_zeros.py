@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.autodiff.ad import tangent_aval, zeros_like_aval
 
 
@@ -27,13 +27,13 @@ class SymbolicZero:
 
     @staticmethod
     def from_primal_value(val) -> "SymbolicZero":
-        return SymbolicZero(tangent_aval(lax.aval_of(val)))
+        return SymbolicZero(tangent_aval(prims.aval_of(val)))
 
 
 def zero_from_primal(val, symbolic_zeros=False):
     """Zero tangents shaped like the pytree ``val`` (symbolic ones when asked)."""
     def f(x):
-        aval = tangent_aval(lax.aval_of(x))
+        aval = tangent_aval(prims.aval_of(x))
         return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
     return tree_util.tree_map(f, val)
 

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr
@@ -51,7 +51,7 @@ class BatchTracer(Tracer):
 
     @property
     def aval(self):
-        aval = lax.aval_of(self.val)
+        aval = prims.aval_of(self.val)
         if self.batch_dim is None:
             return aval
         shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
@@ -62,7 +62,7 @@ class BatchTracer(Tracer):
         return val._origin_msg() if isinstance(val, Tracer) else ""
 
     def _short_repr(self):
-        return f"VmapTracer(aval={self.aval}, batched={lax.aval_of(self.val)})"
+        return f"VmapTracer(aval={self.aval}, batched={prims.aval_of(self.val)})"
 
 
 class BatchTrace(Trace):
@@ -89,7 +89,7 @@ class BatchTrace(Trace):
             raise NotImplementedError(
                 f"Batching rule for '{prim.name}' not implemented: vmap cannot move a batch "
                 f"dimension through this primitive (operands "
-                f"{[lax.aval_of(v).str_short() for v in vals]}, batch dims {list(dims)}).")
+                f"{[prims.aval_of(v).str_short() for v in vals]}, batch dims {list(dims)}).")
         with set_current_trace(self.parent):
             out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
         if prim.multiple_results:
@@ -109,21 +109,21 @@ class BatchTrace(Trace):
 def moveaxis(x, src: int, dst: int):
     if src == dst:
         return x
-    nd = len(lax.shape_of(x))
+    nd = len(prims.shape_of(x))
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return lax.transpose(x, perm)
+    return prims.transpose(x, perm)
 
 
 def broadcast_batch(x, size: int, dim: int):
     """Materializes an unbatched value with a batch axis of ``size`` at ``dim``."""
-    shape = list(lax.shape_of(x))
+    shape = list(prims.shape_of(x))
     shape.insert(dim, size)
     if getattr(getattr(x, "dtype", None), "names", None) == ("float0",):
         return np.zeros(shape, x.dtype)  # float0 (integer inputs' tangents) carries no data
     # NumPy integers, as JAX builds them (they print as np.int64(...) in params)
     dims = tuple(np.delete(np.arange(len(shape)), dim))
-    return lax.broadcast_in_dim(x, tuple(shape), dims)
+    return prims.broadcast_in_dim(x, tuple(shape), dims)
 
 
 def bdim_at_front(x, d, size: int):
@@ -246,7 +246,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             if ax is None:
                 tracers.append(x)
             else:
-                tracers.append(BatchTracer(trace, x, ax % len(lax.shape_of(x))))
+                tracers.append(BatchTracer(trace, x, ax % len(prims.shape_of(x))))
         try:
             with set_current_trace(trace):
                 for i, ref in refs.items():
@@ -263,7 +263,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                                      "(in_axes) instead of None.")
                 with set_current_trace(parent):
                     ref._value = val if ax is None else matchaxis(
-                        val, dim, ax % len(lax.shape_of(val)) if dim is not None else ax, size)
+                        val, dim, ax % len(prims.shape_of(val)) if dim is not None else ax, size)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             flat_out_axes = _flatten_axes("vmap out_axes", out_tree, out_axes)
             paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
@@ -274,9 +274,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                     raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec "
                                      f"None but output was batched on axis {dim}")
                 if ax is not None:
-                    ax = _canonical_axis(ax, len(lax.shape_of(val)) + (1 if dim is None else 0))
+                    ax = _canonical_axis(ax, len(prims.shape_of(val)) + (1 if dim is None else 0))
                 with set_current_trace(parent):
-                    results.append(lax._lift(matchaxis(val, dim, ax, size)))  # never NumPy
+                    results.append(prims._lift(matchaxis(val, dim, ax, size)))  # never NumPy
         finally:
             trace.invalidate()
         return tree_util.tree_unflatten(out_tree, results)
@@ -300,7 +300,7 @@ def _argument_paths(fun, args, kwargs):
 
     def typ(x):
         try:
-            return lax.aval_of(x).str_short(short_dtypes=False)
+            return prims.aval_of(x).str_short(short_dtypes=False)
         except Exception:  # noqa: BLE001 - not an array
             return "unknown"
 
@@ -324,7 +324,7 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
         if ax is None:
             mapped.append(None)
             continue
-        shape = lax.shape_of(x)
+        shape = prims.shape_of(x)
         if not -len(shape) <= ax < len(shape):
             raise ValueError(
                 f"vmap was requested to map its argument along axis {ax}, which implies that its "

@@ -70,7 +70,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
             vecmat = matvec
             vecmat_jaxpr, vecmat_consts = matvec_jaxpr, matvec_consts
         else:
-            from traxla.autodiff.vjp_tools import linear_transpose
+            from traxla.api.vjp_tools import linear_transpose
             _vecmat = linear_transpose(matvec, b)
             vecmat = lambda ct: _vecmat(ct)[0]  # noqa: E731
             vecmat_jaxpr, vecmat_consts, _ = _trace(vecmat, args_tree, b_avals,

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from traxla import lax
+from traxla.primitives.shapes import _eye
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.runtime import Array, device_put_numpy
@@ -244,9 +245,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 def eye(N, M=None, k=0, dtype=None):
     M = N if M is None else M
     dt = _dtype(dtype) or dtypes.default_float()
-    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
-    return lax.convert_element_type(lax.eq(lax.add(rows, lax._convert_element_type(k, dtypes.int32, False)), cols), dt)
+    return _eye(N, M, k, dt)
 
 
 def identity(n, dtype=None):

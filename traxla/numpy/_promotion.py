@@ -7,6 +7,7 @@ from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
+from traxla.primitives.values import typed  # noqa: F401  (numpy modules import it from here)
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -21,14 +22,6 @@ def check_arraylike(fun_name: str, *args):
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
             or hasattr(x, "aval"))
-
-
-def typed(x):
-    """(dtype, weak_type) of an array-like."""
-    if type(x) in _PY_SCALARS:
-        return dtypes.python_scalar_dtype(x), True
-    aval = aval_of(x)
-    return aval.dtype, aval.weak_type
 
 
 def result_type(*args):

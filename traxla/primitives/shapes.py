@@ -14,7 +14,7 @@ from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_sl
                               squeeze_p, transpose_p)
 from traxla.ir.shape_poly import DimExpr
 from traxla.tracer import Tracer, staging as _staging
-from traxla.primitives.values import (_const, _convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
+from traxla.primitives.values import (_const, _convert_element_type, convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
 from traxla.primitives.elementwise import add, bitwise_and, eq, ge, lt, select
 
@@ -353,3 +353,11 @@ def _unstack(operand, axis=0):
     from traxla.ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
+
+
+def _eye(N, M, k, dtype):
+    """``jnp.eye``'s equations: ``iota(rows) + k == iota(cols)``, converted to ``dtype``."""
+    rows = broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = broadcasted_iota(dtypes.int32, (N, M), 1)
+    return convert_element_type(eq(add(rows, _convert_element_type(k, dtypes.int32, False)), cols),
+                                 dtype)

@@ -131,3 +131,11 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
 
 def bitcast_convert_type(operand, new_dtype):
     return _E["bitcast_convert_type"].bind(operand, new_dtype=dtypes.to_dtype(new_dtype))
+
+
+def typed(x):
+    """(dtype, weak_type) of an array-like."""
+    if type(x) in (bool, int, float, complex):
+        return dtypes.python_scalar_dtype(x), True
+    aval = aval_of(x)
+    return aval.dtype, aval.weak_type

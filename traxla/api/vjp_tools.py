@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from traxla import lax, tree_util
+from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
@@ -15,6 +15,8 @@ from traxla.tracer.values import concrete_aval
 from traxla.autodiff.ad import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
                    backward_pass, instantiate, linearize_flat, tangent_aval)
 from traxla.autodiff.custom import custom_vjp
+from traxla.autodiff.partial_eval import _dce_jaxpr
+from traxla.api import jit
 
 
 def _shaped(x):
@@ -47,7 +49,7 @@ class _LinearTranspose:
         if out_tree != self.out_tree:
             raise TypeError("cotangent tree does not match function output, "
                             f"expected {self.out_tree} but got {out_tree}")
-        got = [lax.aval_of(c) for c in out_cts]
+        got = [prims.aval_of(c) for c in out_cts]
         if any(g.shape != a.shape or g.dtype != a.dtype for g, a in zip(got, self.out_avals)):
             raise TypeError("cotangent type does not match function output, "
                             f"expected {list(self.out_avals)} but got {out_cts}")
@@ -74,7 +76,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     # identity broadcast_in_dim) stay, and transpose (to a reduce_sum over no axes)
     closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "linear_transpose", ()),
                             forwards=False)
-    from traxla.autodiff.rules.control_flow import _dce_jaxpr
     jaxpr, _ = _dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
                           [True] * len(in_avals))
     out_avals = [v.aval for v in jaxpr.outvars]
@@ -122,7 +123,7 @@ def _vjp_pytree(fun, primals, has_aux):
                             has_aux=has_aux)
     outs, lin = result[0], result[1]
     out_tree = dict(store)["out"]
-    in_avals = tuple(tangent_aval(lax.aval_of(p)) for p in p_flat)
+    in_avals = tuple(tangent_aval(prims.aval_of(p)) for p in p_flat)
     meta = (tuple(lin.nonzero), tuple(lin.zero_outs), in_avals, out_tree, p_tree)
     pullback = _Pullback(lin.jaxpr.jaxpr, list(lin.jaxpr.consts), meta)
     out = tree_util.tree_unflatten(out_tree, outs)
@@ -147,7 +148,6 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
         return g[0] if isinstance(argnums, int) else g
 
     if jitted:
-        from traxla.api import jit
         fwd, bwd = jit(fwd), jit(bwd)
     return fwd, bwd
 
@@ -179,7 +179,7 @@ def custom_gradient(fun):
         ans_flat, out_tree = tree_util.tree_flatten((ans,))
         store = []
         flat_rule = _flatten_fun(rule, out_tree, store)
-        ct_avals = [tangent_aval(lax.aval_of(x)) for x in ans_flat]
+        ct_avals = [tangent_aval(prims.aval_of(x)) for x in ans_flat]
         closed = trace_to_jaxpr(flat_rule, ct_avals,
                                 make_debug_info(rule, "custom_gradient fwd", ()))
         in_tree = dict(store)["out"]
@@ -220,7 +220,7 @@ def closure_convert(fun, *example_args):
     """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)`` with the
     closed-over values that could be differentiated passed explicitly as ``consts``."""
     flat_args, in_tree = tree_util.tree_flatten(example_args)
-    in_avals = [lax.aval_of(x) for x in flat_args]
+    in_avals = [prims.aval_of(x) for x in flat_args]
     store = []
     flat = _flatten_fun(lambda *a: fun(*a), in_tree, store)
     closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "closure_convert", ()))
@@ -284,8 +284,8 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
         leaves, store["out_tree"] = tree_util.tree_flatten(fun(res, lin))
         return leaves
 
-    res_avals = [lax.aval_of(x) for x in operands_res]
-    lin_avals = [lax.aval_of(x) for x in operands_lin]
+    res_avals = [prims.aval_of(x) for x in operands_res]
+    lin_avals = [prims.aval_of(x) for x in operands_lin]
     callee, f_consts = _initial_style(f, res_avals + lin_avals, "linear_call fun")
     out_avals = list(callee.out_avals)
 
