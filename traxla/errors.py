@@ -74,14 +74,10 @@ class TypePromotionError(ValueError):
     """Raised when type promotion fails (``numpy_dtype_promotion='strict'``)."""
 
 
-def __getattr__(name):
-    # JaxRuntimeError is jaxlib's own runtime error class (what XLA raises when a program
-    # fails at run time), found through the runtime adapter on first use so that this
-    # module stays a leaf that the stages below can import.
-    if name == "JaxRuntimeError":
-        from traxla.runtime.xla_adapter import RuntimeErrorType
-        return RuntimeErrorType
-    raise AttributeError(f"module 'traxla.errors' has no attribute '{name}'")
+# JaxRuntimeError is jaxlib's own runtime error class (what XLA raises when a program fails
+# at run time): ``traxla.runtime`` installs it here when it loads, so that this module stays a
+# leaf that every layer can import.
+JaxRuntimeError: type
 
 
 TraxlaTypeError = JAXTypeError

@@ -191,7 +191,7 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
 def call_exported(exported: Exported) -> Callable:
     """The exported function as a traxla callable (``exported.call``); differentiable
     through the exported VJP (JAX's ``jax.export.call``)."""
-    from traxla.custom_derivatives import custom_vjp
+    from traxla.autodiff.custom import custom_vjp
     from traxla.ir.rules.export import call_exported_p
     if not isinstance(exported, Exported):
         raise ValueError(f"The exported argument must be an export.Exported. Found {exported}.")

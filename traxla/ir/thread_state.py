@@ -51,3 +51,8 @@ class ThreadLocalStack:
 
     def __repr__(self):
         return f"ThreadLocalStack({self._items()!r})"
+
+
+# The meshes of the enclosing shard_maps (innermost last): axis names and sizes. Pushed by
+# shard_map, read by the collectives in lax.parallel.
+axis_env = ThreadLocalStack()

@@ -4,12 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import tree_util
-from traxla.ir.thread_state import ThreadLocalStack
+from traxla.ir.thread_state import axis_env
 from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
                                     psum_p, psum_scatter_p)
-
-# The meshes of the enclosing shard_maps (innermost last): axis names and sizes.
-axis_env = ThreadLocalStack()  # per thread, like the trace itself
 
 
 def _names(axis_name):

@@ -113,3 +113,7 @@ from traxla.numpy._dtypes_api import SCALAR_TYPES as _SCALAR_TYPES  # noqa: E402
 globals().update(_SCALAR_TYPES)  # int4, float8_*, int_, single, ..., and ``bool`` (last: shadows)
 from traxla.numpy._polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,  # noqa: E402
                           polysub, roots)
+
+# Array refs (traxla.state, a layer below) make their values with jnp.array/asarray.
+from traxla.state.ref import numpy_api as _refs_numpy_api  # noqa: E402
+_refs_numpy_api.array, _refs_numpy_api.asarray = array, asarray

@@ -7,9 +7,26 @@ import itertools
 import numpy as np
 
 from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
+from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
+
+
+_mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
+
+
+def _push_mesh(mesh):
+    _mesh_stack.append(mesh)
+
+
+def _pop_mesh():
+    _mesh_stack.pop()
+
+
+def get_mesh():
+    """The mesh set by the innermost ``set_mesh`` or ``with mesh:`` (None outside one)."""
+    return _mesh_stack[-1] if _mesh_stack else None
 
 
 class Mesh:
@@ -62,12 +79,10 @@ class Mesh:
                 f"axis_types={self._types_str()})")
 
     def __enter__(self):
-        from traxla.sharding import _push_mesh
         _push_mesh(self)
         return self
 
     def __exit__(self, *exc):
-        from traxla.sharding import _pop_mesh
         _pop_mesh()
 
 

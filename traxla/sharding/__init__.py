@@ -9,12 +9,11 @@ import numpy as np
 
 from traxla.ir import sharding as _ir_sharding
 from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec
-from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime.backend import devices as _devices
-from traxla.runtime.placement import HloPlacement, Mesh, NamedSharding, SingleDeviceSharding
+from traxla.runtime.placement import (HloPlacement, Mesh, NamedSharding, SingleDeviceSharding,
+                                      _mesh_stack, _pop_mesh, _push_mesh, get_mesh)
 
 P = PartitionSpec
-_mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
@@ -31,19 +30,6 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
     if axis_types is None:  # JAX 0.10: make_mesh's axes are Explicit unless told otherwise
         axis_types = (AxisType.Explicit,) * len(axis_shapes)
     return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
-
-
-def _push_mesh(mesh):
-    _mesh_stack.append(mesh)
-
-
-def _pop_mesh():
-    _mesh_stack.pop()
-
-
-def get_mesh():
-    """The mesh set by the innermost ``set_mesh`` (None outside one)."""
-    return _mesh_stack[-1] if _mesh_stack else None
 
 
 def get_abstract_mesh():

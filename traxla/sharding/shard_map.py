@@ -9,8 +9,8 @@ from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.collectives import shard_map_p, spec_factor
 from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
-from traxla.lax import aval_of
-from traxla.lax.parallel import axis_env
+from traxla.ir.thread_state import axis_env
+from traxla.primitives import aval_of
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer import traces as trace_core
 

@@ -18,6 +18,8 @@ from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p, get_p,
                             is_ref_aval, jaxpr_has_refs, new_ref_p, swap_p)
 from traxla.tracer.staging import trace_to_jaxpr
+from traxla import primitives as prims
+from traxla.state.ref import numpy_api
 
 
 class _Cell:
@@ -52,9 +54,8 @@ def _literal_value(x):
 
 def _as_value(x):
     """An operand as something ``.at[...]`` works on (a literal becomes an array)."""
-    from traxla import numpy as jnp
     if isinstance(x, (Literal, np.ndarray, np.generic)):
-        return jnp.asarray(_literal_value(x))
+        return numpy_api.asarray(_literal_value(x))
     return x
 
 
@@ -147,9 +148,8 @@ def _new_ref(eqn, invals):
 
 
 def _empty_ref(eqn, invals):
-    from traxla import lax
     ty = eqn.params["ty"]
-    return [_Cell(lax.full(ty.shape, 0, ty.dtype))]
+    return [_Cell(prims.full(ty.shape, 0, ty.dtype))]
 
 
 def _get(eqn, invals):

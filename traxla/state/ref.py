@@ -30,9 +30,17 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import jaxpr_has_refs
 from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
+from traxla import primitives as prims
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
+
+
+class numpy_api:
+    """``jnp.array``/``jnp.asarray``, which make a ref's value from what the user gives (lists,
+    scalars with their weak types, NumPy arrays). ``traxla.numpy``, a layer above, installs
+    them when it loads (as it installs the Array operators)."""
+    array = asarray = None
 
 
 def _staging() -> bool:
@@ -244,15 +252,13 @@ def _ref_aval(ref):
 def _implicit_cast(dtype, value):
     """A weakly typed float (int) value stored in a float (int) ref takes the ref's dtype,
     as JAX's ``_maybe_implicit_cast``."""
-    from traxla import numpy as jnp
-    value = value if isinstance(value, Tracer) or hasattr(value, "aval") else jnp.asarray(value)
+    value = value if isinstance(value, Tracer) or hasattr(value, "aval") else numpy_api.asarray(value)
     aval = value.aval
     # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
     if ((aval.weak_type and np.issubdtype(dtype, np.floating)
          and np.issubdtype(aval.dtype, np.floating))
             or (np.issubdtype(dtype, np.integer) and np.issubdtype(aval.dtype, np.integer))):
-        from traxla.lax import convert_element_type
-        return convert_element_type(value, dtype)
+        return prims.convert_element_type(value, dtype)
     return value
 
 
@@ -274,8 +280,7 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         return new_ref_p.bind(init_val, memory_space=memory_space, kind=kind)
     if memory_space is not None:
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
-    from traxla import numpy as jnp
-    value = jnp.array(init_val, copy=True)
+    value = numpy_api.array(init_val, copy=True)
     aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
     return Ref(value, aval)
 

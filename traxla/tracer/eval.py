@@ -1,9 +1,14 @@
 """Eager evaluation: the bottom of the trace stack runs primitives right away."""
 from __future__ import annotations
 
-from traxla.runtime.dispatch import apply_primitive
 from traxla.ir.jaxpr import Literal
 from traxla.tracer.traces import Trace, Tracer
+
+
+def apply_primitive(prim, args, params):
+    """Runs one primitive on concrete operands: ``traxla.runtime`` installs its eager
+    dispatcher here when it loads (the tracer does not import the runtime above it)."""
+    raise RuntimeError("traxla.runtime is not loaded: import traxla before evaluating primitives")
 
 
 class EvalTrace(Trace):
