@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from traxla.base import pytree_registry as _registry, treedef as _treedefs
 from traxla.base.key_paths import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 from traxla.base.pytree_registry import (_CUSTOM, _DICT, _LEAF, _LIST, _NAMEDTUPLE, _NONE,
                                          _TUPLE, _check_is_leaf_result, _classify, _custom,
-                                         _kind_of, _kinds, _sorted_keys)
-from traxla.base.treedef import (_FLAT_DEFS, _FLAT_NODES, _LEAF_NODE, _LEAF_TREEDEF,
-                                 _NONE_NODE, PyTreeDef, _flat_def, _flat_node, _mk)
+                                         _kind_of, _sorted_keys)
+from traxla.base.treedef import (_LEAF_NODE, _LEAF_TREEDEF, _NONE_NODE, PyTreeDef, _flat_def,
+                                 _flat_node, _mk)
+
+# The dispatch table and the interned flat nodes and treedefs are bound by assignment, not
+# imported by name: CPython 3.11 compiles ``name.get(...)`` on a name that the module
+# imports as an attribute load and a call (no LOAD_METHOD), slower in the loops below.
+_kinds = _registry._kinds
+_FLAT_NODES = _treedefs._FLAT_NODES
+_FLAT_DEFS = _treedefs._FLAT_DEFS
 
 
 # NB: the kind constants are written as literals in the two hot functions
