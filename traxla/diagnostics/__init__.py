@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from traxla.diagnostics.cache_misses import RetraceBudgetExceeded, RetraceWarning, diff_keys, explain_miss
+from traxla.diagnostics import hooks
 from traxla.diagnostics.hooks import CacheInfo
 from traxla.diagnostics.reroll import reroll, reroll_jaxpr
 from traxla.diagnostics.report import CompileReport, LineCost, build_report, last_compile_report
@@ -21,8 +22,7 @@ from traxla.diagnostics.unrolled import (UnrolledLoop, UnrolledLoopWarning, find
 
 def cache_info(jitted) -> CacheInfo:
     """Traces, compilations and cache sizes of a ``jit``-wrapped function."""
-    from traxla.diagnostics.hooks import cache_info as _cache_info
-    return _cache_info(jitted)
+    return hooks.cache_info(jitted)
 
 
 def retrace_budget(jitted, max_retraces: int | None, action: str = "warn"):

@@ -1,7 +1,7 @@
 """Why ``jit`` traced or compiled again: the diff of a missed cache key against the
 closest key already cached, per argument path, as a readable log message.
 
-``jit`` keeps two caches (see ``traxla/api.py``): traced jaxprs keyed by
+``jit`` keeps two caches (see ``traxla/api/jit_function.py``): traced jaxprs keyed by
 ``(input tree, static arguments, avals, x64)``, shared by every ``jit`` of the same
 function, and compiled executables per ``jit`` object keyed the same way (plus the
 argument placements on a mesh). With ``config.update("explain_cache_misses", True)``
@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import sys
 import warnings
+import weakref
 
 from traxla import tree_util
+from traxla.api.jit_caches import _TRACE_CONTEXT_FLAGS
 from traxla.ir.config import config
 
 logger = logging.getLogger("traxla")
@@ -45,7 +48,6 @@ def function_location(fun) -> str:
 
 def call_site() -> str:
     """The innermost frame outside traxla (where the user called the function)."""
-    import os
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(package):
@@ -100,8 +102,7 @@ def diff_keys(jitted, new, old, arg_names) -> tuple[int, int, list[str]]:
     old_tree, old_static, old_avals, old_x64 = old[:4]
     if new_x64 != old_x64:
         # The key holds the trace context: enable_x64 first, then the other flags that
-        # change tracing (api._TRACE_CONTEXT_FLAGS); name the ones that differ.
-        from traxla.api import _TRACE_CONTEXT_FLAGS
+        # change tracing (jit_caches._TRACE_CONTEXT_FLAGS); name the ones that differ.
         pairs = (zip(_TRACE_CONTEXT_FLAGS, new_x64, old_x64) if type(new_x64) is tuple
                  and type(old_x64) is tuple else [("enable_x64", new_x64, old_x64)])
         lines = [f"  * config {name} differs: now {a} and before {b} (a config change "
@@ -236,7 +237,6 @@ _defined_at: dict = {}
 
 
 def _seen_before(fun) -> bool:
-    import weakref
     inner = inspect.unwrap(fun) if callable(fun) else fun
     code = getattr(inner, "__code__", None)
     if code is None:

@@ -1,6 +1,7 @@
 """What ``jit`` calls into on its slow path (misses only: a cache hit never gets here):
 miss explanations, trace counting and the retrace budget, unrolled-loop detection and
-re-rolling after a trace, and the compile record behind ``last_compile_report``."""
+re-rolling after a trace, and the compile record behind ``last_compile_report``.
+Installed into ``jit``'s hook table (``traxla/api/jit_hooks.py``) on import."""
 from __future__ import annotations
 
 import logging
@@ -8,9 +9,13 @@ import time
 import warnings
 from typing import NamedTuple
 
-from traxla.ir.config import config
+from traxla.api import jit_hooks
+from traxla.api.jit_caches import _traces_by_function
 from traxla.diagnostics import cache_misses
+from traxla.diagnostics.report import build_report, report_of_compiled
+from traxla.diagnostics.reroll import reroll_jaxpr
 from traxla.diagnostics.unrolled import MIN_EQUATIONS, UnrolledLoopWarning, find_unrolled_loops
+from traxla.ir.config import config
 
 logger = logging.getLogger("traxla")
 
@@ -70,7 +75,6 @@ def _loops(jitted, key, closed):
         return closed
     done = []
     if reroll:
-        from traxla.diagnostics.reroll import reroll_jaxpr
         closed, done = reroll_jaxpr(closed, loops)
         for loop in done:
             logger.info("re-rolled into a scan: %d repetitions of a %d-equation block from %s",
@@ -96,7 +100,6 @@ def after_compile(jitted, closed, program, executable):
     lower_s = max(total - trace_s - compile_s, 0.0)
     jitted._diag_last_compile = (closed, program.module, trace_s, lower_s, compile_s)
     if config.read("log_compiles") and total >= config.read("compile_report_seconds"):
-        from traxla.diagnostics.report import build_report
         logger.warning("%s", build_report(jitted.name, closed, program.module, trace_s,
                                           lower_s, compile_s))
 
@@ -105,10 +108,12 @@ def _on_config_update(name, value):
     """Turning re-rolling on or off drops the traced jaxprs (not the executables), so
     that the next trace of every function follows the new setting."""
     if name == "reroll_loops" and bool(value) != bool(config.read("reroll_loops")):
-        from traxla.api import _traces_by_function
         for per_options in list(_traces_by_function.values()):
             for traces in per_options.values():
                 traces.clear()
 
 
 config.on_update(_on_config_update)
+jit_hooks.install(on_trace_miss=on_trace_miss, after_trace=after_trace,
+                  on_compile_miss=on_compile_miss, after_compile=after_compile,
+                  cache_info=cache_info, compile_report=report_of_compiled)

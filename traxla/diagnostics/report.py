@@ -12,6 +12,7 @@ import collections
 import re
 from dataclasses import dataclass, field
 
+from traxla.diagnostics.unrolled import find_unrolled_loops
 from traxla.ir.jaxpr import subjaxprs
 
 _FILE_LOC = re.compile(r'"([^"]+)":(\d+)')
@@ -89,7 +90,6 @@ def _count_ops(module):
 
 
 def build_report(name, closed, module, trace_s, lower_s, compile_s, loops=None):
-    from traxla.diagnostics.unrolled import find_unrolled_loops
     eqn_lines = collections.Counter()
     total = _count_equations(closed.jaxpr, eqn_lines)
     n_ops, op_lines = _count_ops(module)

@@ -22,11 +22,14 @@ import functools
 
 import numpy as np
 
-from traxla.ir.jaxpr import ClosedJaxpr, Literal
-from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.traces import source_info_context
-from traxla.tracer.interpret import eval_jaxpr
+from traxla import lax, tree_util
+from traxla import numpy as jnp
+from traxla.api.device_arrays import _aval
 from traxla.diagnostics.unrolled import find_unrolled_loops
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.tracer.traces import source_info_context
 
 
 def _bind(eqn, values):
@@ -47,8 +50,6 @@ def _outside_users(jaxpr, loop):
 def _run_loop(jaxpr, loop, read, write, find_options=None):
     """Binds one scan for ``loop`` in the current trace and writes every loop variable
     used afterwards. Loops nested in the block are re-rolled inside the body."""
-    from traxla import lax
-    from traxla import numpy as jnp
     eqns, L, R = jaxpr.eqns, loop.block_len, loop.repeats
     block = eqns[loop.start + L:loop.start + 2 * L]   # the template: block 1
     used_after = _outside_users(jaxpr, loop)
@@ -138,8 +139,6 @@ def _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant, invaria
     """Loops unrolled inside the block of ``loop`` (a Python loop nested in a loop):
     ``({start: (block as a jaxpr, inner loop)}, {outside var: ("x", index) |
     ("const", value)})``; none when an operand cannot be named by variable alone."""
-    from traxla.ir.jaxpr import Jaxpr
-    from traxla.diagnostics.unrolled import find_unrolled_loops as find
     by_var: dict = {}
     for (i, k), j in x_index.items():
         v = block[i].invars[k]
@@ -152,7 +151,7 @@ def _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant, invaria
         by_var[v] = ("const", invariant_values[(i, k)])
     outvars = [block[i].outvars[p] for i, p in list(carry_slots) + list(y_slots)]
     sub = Jaxpr([], [], outvars, block)
-    found = find(sub, **find_options)
+    found = find_unrolled_loops(sub, **find_options)
     inner = {}
     for lp in found:
         if lp.rerollable and not any(lp.start <= i < lp.end for i in loop.indexed):
@@ -163,7 +162,6 @@ def _nested_loops(block, loop, carry_slots, y_slots, x_index, invariant, invaria
 def _moving_slice(operand, step, starts, deltas, sizes, eqn):
     """``slice`` at ``starts + step * deltas`` as a ``dynamic_slice``: the same window of
     the same data, with the step number as its index."""
-    from traxla import lax
     if type(operand) is Literal:
         operand = operand.val
     with source_info_context(eqn.source_info):
@@ -220,8 +218,6 @@ def reroll(fun, **find_options):
     """``reroll(f)``: ``f`` with its unrolled Python loops traced as scans (use it
     under ``jit``: ``jit(reroll(f))``). ``find_options`` (``min_repeats``,
     ``min_equations``, ``max_block``) tune which runs count as loops."""
-    from traxla import tree_util
-    from traxla.api import _aval
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):

@@ -12,7 +12,8 @@ from traxla.runtime import Array as ndarray  # noqa: F401
 from traxla.numpy import _operators  # noqa: F401  (installs operators on Array and tracers)
 from traxla.numpy._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
                         ones, ones_like, zeros, zeros_like)
-from traxla.numpy._indexing import NonConcreteBooleanIndexError, take, take_along_axis  # noqa: F401
+from traxla.numpy._indexer import NonConcreteBooleanIndexError  # noqa: F401
+from traxla.numpy._indexing import take, take_along_axis  # noqa: F401
 from traxla.numpy._einsum import einsum, einsum_path, tensordot
 from traxla.numpy._diagonals_tiles import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
 from traxla.numpy._linalg import dot, inner, matmul, outer, vdot

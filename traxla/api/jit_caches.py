@@ -1,0 +1,93 @@
+"""What ``jit``'s caches are keyed by and when they are dropped: the trace context (the
+flags in every key), the configuration epoch that retires the hit paths, the traced
+jaxprs shared per function (dropped when a flag that changes tracing changes), and the
+kinds of compiled-cache entry that are not executables."""
+from __future__ import annotations
+
+import weakref
+
+from traxla.ir.config import config
+from traxla.runtime.cache import BoundedCache
+
+# Flags that change what tracing produces: part of every trace and compile cache key (as
+# in JAX's trace context), so a program traced under one setting never serves another.
+_TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+                        "default_matmul_precision")
+
+
+def _trace_context() -> tuple:
+    return tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
+
+
+# Bumped by every configuration change: a jit whose epoch is older forgets its hit paths.
+_config_epoch = [0]
+config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
+
+# Flags that change what a trace produces but are not in the cache keys: when one changes,
+# every cached trace and executable is dropped (they are rarely switched).
+_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
+_all_jits: weakref.WeakSet = weakref.WeakSet()
+
+
+def _drop_traces(name, value):
+    if name in _TRACE_FLAGS and value != config.read(name):
+        for per_options in list(_traces_by_function.values()):
+            for traces in per_options.values():
+                traces.clear()
+        for jitted in list(_all_jits):
+            jitted._compiled.clear()
+            jitted._fast.clear()
+
+
+config.on_update(_drop_traces)
+
+
+# Traced jaxprs are cached per function (and jit options), not per ``jit`` object, as JAX
+# does: ``jit(f)`` written twice traces ``f`` once, so both calls share one jaxpr (and it
+# prints hoisted). Weak keys: a cached trace never keeps a function alive.
+_traces_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _new_trace_cache() -> BoundedCache:
+    return BoundedCache(lambda: config.read("trace_cache_size"))
+
+
+def _trace_cache(fun, options) -> BoundedCache:
+    try:
+        per_options = _traces_by_function.setdefault(fun, {})
+    except TypeError:  # neither hashable nor weakly referenceable: a cache of its own
+        return _new_trace_cache()
+    cache = per_options.get(options)
+    if cache is None:
+        cache = per_options.setdefault(options, _new_trace_cache())
+    return cache
+
+
+class _OnMesh:
+    """A compiled-cache entry saying: this program holds a shard_map, run it on its mesh."""
+
+    __slots__ = ("mesh",)
+
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+
+class _ClosesOverRefs:
+    """A compiled-cache entry saying: this program mutates a Ref it closes over (its refs
+    become extra arguments and results: ``ref.call_closing_over_refs``)."""
+
+    __slots__ = ("closed", "out_tree")
+
+    def __init__(self, closed, out_tree):
+        self.closed, self.out_tree = closed, out_tree
+
+
+def _forget_fast(fast: dict):
+    """Eviction callback of a jit's executable cache: the hot-path dict drops the entry too
+    (a closure over the dict, not the JitFunction, so that no reference cycle keeps a
+    deleted function's executables alive)."""
+    def evict(key, entry):
+        fast_key = getattr(entry, "fast_key", None)
+        if fast_key is not None and fast.get(fast_key) is entry:
+            fast.pop(fast_key, None)
+    return evict

@@ -1,0 +1,652 @@
+"""``jit`` and ``make_jaxpr``: ``JitFunction``, its hit paths (plain Arrays and builtin
+containers of Arrays, which skip pytree flattening), the slow path that traces, lowers,
+compiles and caches, calls inside another trace (one ``jit`` equation), and the AOT
+``trace``/``lower``.
+
+``jit(f)`` keeps two caches: traced jaxprs keyed by (input tree, static arguments, avals,
+trace context), shared by nested calls so that a jaxpr used twice is one object (and
+prints hoisted); and compiled executables for top-level calls (``jit_caches.py``).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+
+from traxla import api_util, tree_util
+from traxla.api import debug_mode, jit_hooks
+from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.api.device_arrays import _aval, device_put
+from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
+from traxla.ir.config import config
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
+from traxla.ir.rules.call import jit_p
+from traxla.runtime import Array, debug_checks, to_array
+from traxla.runtime.array import check_not_deleted
+from traxla.runtime.cache import BoundedCache
+from traxla.runtime.executable import Executable
+from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.state import ref as _ref
+from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer import traces as trace_core
+from traxla.tracer.interpret import replaying
+from traxla.tracer.staging import DynamicJaxprTrace
+from traxla.tracer.traces import _state as _trace_state
+from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
+                                   _forget_fast, _trace_cache, _trace_context)
+from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
+                                     broadcast_prefix_leaves)
+
+_new_object = object.__new__
+
+
+def _hashable_static(value):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying to "
+            f"hash an object of type {type(value)}, {value!r}. The error was:\n"
+            f"{type(e).__name__}: {e}\n") from None
+    return value
+
+
+class JitFunction(Wrapped):
+    def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
+                 donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
+                 out_shardings=None, compiler_options=None):
+        functools.update_wrapper(self, fun, updated=())
+        self.fun = fun
+        # Names and positions map onto each other through the signature, as in JAX.
+        self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
+            fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
+        self.donate_argnums, self.donate_argnames = _donation_spec(
+            fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
+        self.keep_unused = bool(keep_unused)
+        self.inline = bool(inline)
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.compiler_options = dict(compiler_options) if compiler_options else None
+        self._plain = not self.static_argnums and not self.static_argnames
+        self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
+        _all_jits.add(self)
+        self._fast = HitTable()  # (avals of Array arguments) -> entry
+        self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
+        self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
+                                      on_evict=_forget_fast(self._fast))
+        self._lifted = BoundedCache(256)
+        self._epoch = _config_epoch[0]
+        self._signature = None
+        self.name = getattr(fun, "__name__", type(fun).__name__)
+
+    # -- the hot path --------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not kwargs and self._plain and type(_trace_state.trace) is EvalTrace:
+            if self._epoch != _config_epoch[0]:
+                self._forget_fast_paths()
+            # Only default-device Arrays take these paths; anything else (a placed Array,
+            # a NumPy array, a scalar, a tracer) goes to the slow path.
+            if len(args) == 1:
+                a = args[0]
+                if type(a) is Array and a._placement is None:
+                    fast = self._fast
+                    last = fast.last1  # one (aval, entry) pair: read once, atomically
+                    if last[0] is a.aval:
+                        entry = last[1]
+                    else:
+                        entry = fast.get((a.aval,))
+                        if entry is not None:
+                            fast.last1 = (a.aval, entry)
+                    if entry is not None:
+                        if entry.single:  # the common case, inlined (array_from_buffer)
+                            try:
+                                buf = entry.run([a._buf])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted(args)
+                                raise
+                            out = _new_object(Array)
+                            out.aval = entry.aval0
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = None
+                            return out
+                        return entry.call(args, [a._buf])
+            else:
+                avals = []
+                for a in args:
+                    if type(a) is not Array or a._placement is not None:
+                        break
+                    avals.append(a.aval)
+                else:
+                    entry = (self._fast.lookup2(*avals) if len(avals) == 2
+                             else self._fast.get(tuple(avals)))
+                    if entry is not None:
+                        return entry.call(args, [a._buf for a in args])
+            if self._tree_fast:
+                hit = self._tree_fast.lookup(args)
+                if hit is not None:
+                    entry, leaves = hit
+                    kept = entry.kept  # only the buffers of the arguments it keeps
+                    return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                                      else [leaves[i]._buf for i in kept])
+        return self._call_slow(args, kwargs)
+
+    def _forget_fast_paths(self):
+        """A configuration change: the hit paths' entries may no longer apply."""
+        self._fast.clear()
+        self._tree_fast.clear()
+        self._epoch = _config_epoch[0]
+
+    def _call_slow(self, args, kwargs):
+        if debug_mode.flags[0]:  # disable_jit(): plain Python
+            return self.fun(*args, **kwargs)
+        dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
+            return _ref.call_with_refs(self, args, kwargs)
+        if type(trace_core._state.trace) is EvalTrace:
+            for x in leaves:
+                if isinstance(x, Tracer):
+                    x._check_alive()
+            try:
+                arrays = [to_array(x) for x in leaves]
+            except (TypeError, OverflowError) as e:
+                raise self._argument_error(e, args, kwargs, leaves) from None
+            if self.in_shardings is not None:
+                arrays = self._apply_in_shardings(arrays, in_tree)
+            if any(a._placement is not None for a in arrays) or self._out_mesh() is not None:
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
+                                          self._out_mesh())
+            avals = tuple(a.aval for a in arrays)
+            key = (in_tree, static_key, avals, _trace_context())
+            entry = self._compiled.get(key)
+            if entry is None:
+                fast = (self._plain and not kwargs and len(args) == len(arrays)
+                        and all(type(a) is Array for a in args)
+                        and not debug_mode.slow_path_only())
+                entry = self._compiled.get_or_create(
+                    key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
+            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
+                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
+            if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
+                return _ref.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
+                                                   key)
+            if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
+                    and type(entry) is _Entry and not debug_mode.slow_path_only()
+                    and all(type(a) is Array for a in leaves)):
+                self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
+            outs = entry.execute(arrays)
+            if debug_checks.flags[0] or debug_checks.flags[1]:
+                debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
+                                           arrays, outs)
+            return tree_util.tree_unflatten(entry.out_tree, outs)
+        if self.compiler_options:
+            raise ValueError(
+                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                f"compiler_options={self.compiler_options} specified on a nested jit with name: "
+                f"{self.name}")
+        return self._bind(args, kwargs, leaves, in_tree, static_key)
+
+    # -- donation, pruning, placement: shared by calls and the AOT stages ------
+    def _donated_leaves(self, args, kwargs, in_tree) -> list[bool]:
+        """Per flat argument leaf, whether its buffer is donated."""
+        if not self.donate_argnums and not self.donate_argnames:
+            return [False] * in_tree.num_leaves
+        n = len(args)
+        static = api_util.static_positions(self.static_argnums, n)
+        donated = {i % n if -n <= i < n else i for i in self.donate_argnums}
+        flags = []
+        for i, a in enumerate(args):
+            if i not in static:
+                flags += [i in donated] * tree_util.tree_structure(a).num_leaves
+        for k in sorted(kwargs):
+            if k not in self.static_argnames:
+                flags += [k in self.donate_argnames] * tree_util.tree_structure(
+                    kwargs[k]).num_leaves
+        return flags
+
+    def _lower_program(self, closed, donated, placements, mesh, out_tree=None):
+        shardings_for = None
+        if mesh is not None:
+            def shardings_for(kept_closed, idx):
+                return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
+                                         self._out_specs(kept_closed))
+        return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
+                             out_tree)
+
+    def _executable(self, program, closed, mesh, compiler_options):
+        if mesh is not None:
+            from traxla.runtime.executable import ShardedExecutable
+            return ShardedExecutable(program.module, program.in_avals, closed.out_avals, mesh,
+                                     compiler_options=compiler_options)
+        return Executable(program.module, program.in_avals, closed.out_avals, compiler_options)
+
+    def _out_mesh(self):
+        """The mesh named by ``out_shardings`` (None when it names none)."""
+        if self.out_shardings is None:
+            return None
+        from traxla.runtime.placement import NamedSharding
+        from traxla.sharding import to_named
+        for s in tree_util.tree_leaves(self.out_shardings):
+            if isinstance(s, NamedSharding):
+                return s.mesh
+            if s is not None and not hasattr(s, "_device"):
+                return to_named(s).mesh
+        return None
+
+    def _out_specs(self, closed):
+        """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
+        if self.out_shardings is None:
+            return None
+        from traxla.sharding import to_named
+        out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
+        if len(out) == 1:
+            out = out * len(closed.out_avals)
+        if len(out) != len(closed.out_avals):
+            raise ValueError(f"jit out_shardings has {len(out)} entries but {self.name} returns "
+                             f"{len(closed.out_avals)} arrays; give one sharding per output "
+                             "(or one for all).")
+        return [None if s is None else to_named(s).full_spec(len(a.shape))
+                for s, a in zip(out, closed.out_avals)]
+
+    def _apply_in_shardings(self, arrays, in_tree):
+        """Lays each argument out as ``in_shardings`` says (a prefix of the positional
+        arguments): an unplaced array is transferred, a placed one resharded."""
+        from traxla.runtime.placement import NamedSharding
+        from traxla.sharding import to_named
+        args_tree = in_tree.children()[0]
+        n_args = args_tree.num_leaves
+        shardings = broadcast_prefix_leaves(self.in_shardings, args_tree, "jit in_shardings")
+        out = list(arrays)
+        for i, s in enumerate(shardings[:n_args]):
+            if s is None or hasattr(s, "_device"):
+                continue
+            named = s if isinstance(s, NamedSharding) else to_named(s)
+            if out[i]._placement != named:
+                out[i] = device_put(out[i], named)
+        return out
+
+    def _placed_on(self, arrays, mesh):
+        from traxla.runtime.placement import NamedSharding, device_put_placed
+        from traxla.ir.sharding import PartitionSpec
+        import numpy as np
+        return [a if a._placement is not None else
+                device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                for a in arrays]
+
+    def _compile(self, key, args, kwargs, avals, in_tree, fast):
+        """Traces and compiles the program of one cache key (once, however many threads
+        miss it together: see ``BoundedCache.get_or_create``)."""
+        jit_hooks.on_compile_miss(self, key, args, kwargs)
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        if _ref.closes_over_refs(closed):
+            return _ClosesOverRefs(closed, out_tree)
+        mesh = _mesh_of_program(closed.jaxpr)
+        if mesh is not None:
+            return _OnMesh(mesh)
+        program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                      None, None, out_tree)
+        executable = self._executable(program, closed, None, self.compiler_options)
+        debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+        jit_hooks.after_compile(self, closed, program, executable)
+        entry = _Entry(executable, out_tree, program.kept)
+        if fast and program.kept is None:
+            entry.fast_key = avals
+            self._fast[avals] = entry
+        return entry
+
+    def clear_cache(self):
+        """Drops this function's compiled executables and traced jaxprs (JAX's
+        ``jitted.clear_cache()``)."""
+        self._compiled.clear()
+        self._fast.clear()
+        self._tree_fast.clear()
+        self._traced.clear()
+        self._lifted.clear()
+
+    def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
+        """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
+        from traxla.runtime.placement import NamedSharding, device_put_placed
+        from traxla.ir.sharding import PartitionSpec
+        import numpy as np
+        placed = [a._placement for a in arrays if a._placement is not None]
+        mesh = placed[0].mesh if placed else mesh
+        for p in placed:
+            if not isinstance(p, NamedSharding):
+                raise ValueError(f"jit got an argument placed by {p}, which has no mesh spec; "
+                                 "device_put it with a NamedSharding first.")
+            if p.mesh != mesh:
+                raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
+        arrays = [a if a._placement is not None else
+                  device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                  for a in arrays]
+        avals = tuple(a.aval for a in arrays)
+        placements = tuple(a._placement for a in arrays)
+        key = (in_tree, static_key, avals, _trace_context(), placements)
+        entry = self._compiled.get(key)
+        if entry is None:
+            def build():
+                jit_hooks.on_compile_miss(self, key, args, kwargs)
+                closed, out_tree = self._trace(key[:4], args, kwargs, avals)
+                program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
+                                              placements, mesh, out_tree)
+                executable = self._executable(program, closed, mesh, self.compiler_options)
+                jit_hooks.after_compile(self, closed, program, executable)
+                return _Entry(executable, out_tree, program.kept)
+            entry = self._compiled.get_or_create(key, build)
+        check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
+        outs = entry.execute(arrays)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _bind(self, args, kwargs, leaves, in_tree, static_key):
+        """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
+        try:
+            avals = tuple(_aval(x) for x in leaves)
+        except (TypeError, OverflowError) as e:
+            raise self._argument_error(e, args, kwargs, leaves) from None
+        key = (in_tree, static_key, avals, _trace_context())
+        if replaying():  # as JAX's trace context: a jaxpr being re-run traces apart
+            key += ("replaying",)
+        hit = self._traced.get(key)
+        if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
+                                   for c in hit[0].consts):
+            self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
+            # grad/vmap of a jit whose body uses refs: they transform the pure version
+            from traxla.state.discharge import discharge_if_needed
+            closed = discharge_if_needed(closed)
+        if self.inline:  # the equations go straight into the enclosing jaxpr
+            from traxla.tracer.interpret import eval_jaxpr
+            return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
+        operands = list(leaves)
+        tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
+        if tracer_consts:
+            lifted = self._lifted.get(id(closed))
+            if lifted is None or lifted[0] is not closed:
+                lifted = self._lifted[id(closed)] = (closed, _consts_to_invars(closed))
+            closed = lifted[1]  # the same object on every call, so nested uses print hoisted
+            operands = tracer_consts + operands
+        outs = jit_p.bind(*operands, jaxpr=closed, name=self.name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    # -- tracing -------------------------------------------------------------
+    def _split_static(self, args, kwargs):
+        if self._plain:
+            return args, kwargs, ()
+        nums = api_util.static_positions(self.static_argnums, len(args))
+        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+        static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, (static, static_kw)
+
+    def _trace(self, key, args, kwargs, avals):
+        hit = self._traced.get(key)
+        if hit is not None:
+            return hit
+        jit_hooks.on_trace_miss(self, key, args, kwargs)
+        start = time.perf_counter()
+        dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
+        _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        out_store = []
+
+        def flat_fun(*flat):
+            a, kw = tree_util.tree_unflatten(in_tree, flat)
+            full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            _ref.check_no_refs_returned(out_leaves, debug)
+            out_store.append(out_tree)
+            return out_leaves
+
+        debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
+        closed = trace_to_jaxpr(flat_fun, avals, debug)
+        if config.check_jaxprs:  # enable_checks: type-check every traced program
+            from traxla.ir.checker import check_jaxpr
+            check_jaxpr(closed)
+        result = (closed, out_store[0])
+        self._traced[key] = result
+        self.last_trace_seconds = time.perf_counter() - start
+        return jit_hooks.after_trace(self, key, result)  # may re-roll loops (and re-cache)
+
+    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
+        if self._plain:
+            return dyn_args, dyn_kwargs
+        n = len(args)
+        nums = api_util.static_positions(self.static_argnums, n)
+        it = iter(dyn_args)
+        full_args = [args[i] if i in nums else next(it) for i in range(n)]
+        full_kwargs = dict(dyn_kwargs)
+        full_kwargs.update({k: v for k, v in kwargs.items() if k in self.static_argnames})
+        return full_args, full_kwargs
+
+    def _argument_error(self, error, args, kwargs, leaves):
+        """JAX's error for a leaf that is not an array (a string, an object array, an int
+        too large for int32...), naming the argument's path."""
+        for i, x in enumerate(leaves):
+            try:
+                to_array(x) if not isinstance(x, Tracer) else None
+            except (TypeError, OverflowError) as leaf_error:
+                names = self._arg_names(args, kwargs)
+                path = names[i] if i < len(names) else f"args[{i}]"
+                if isinstance(leaf_error, OverflowError):
+                    return OverflowError(
+                        "An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is {path}. Got {type(x)} with value {x}")
+                return TypeError(
+                    f"Error interpreting argument to {self.fun} as an abstract array. The "
+                    f"problematic value is of type {type(x)} and was passed to the function at "
+                    f"path {path}.\nThis typically means that a jit-wrapped function was called "
+                    "with a non-array argument, and this argument was not marked as static using "
+                    "the static_argnums or static_argnames parameters of jax.jit.")
+        return error
+
+    def _arg_names(self, args, kwargs):
+        """Leaf names like ``x`` or ``params['w']`` for error messages."""
+        try:
+            sig = self._signature or inspect.signature(self.fun)
+            self._signature = sig
+            bound = sig.bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            return ()
+        names = []
+        n = len(args)
+        static_nums = api_util.static_positions(self.static_argnums, n)
+        position = 0
+        for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                for j, v in enumerate(value):
+                    if position not in static_nums:
+                        names += _leaf_names(f"{name}[{j}]", v)
+                    position += 1
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                for k, v in value.items():
+                    if k not in self.static_argnames:
+                        names += _leaf_names(f"{name}['{k}']", v)
+                continue
+            is_static = (position in static_nums if position < n else False) or name in self.static_argnames
+            if position < n:
+                position += 1
+            if not is_static:
+                names += _leaf_names(name, value)
+        return names
+
+    # -- AOT -----------------------------------------------------------------
+    def trace(self, *args, **kwargs) -> Traced:
+        dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = tuple(_aval(x) for x in leaves)
+        key = (in_tree, static_key, avals, _trace_context())
+        start = time.perf_counter()
+        self._traced.pop(key, None)
+        closed, out_tree = self._trace(key, args, kwargs, avals)
+        placements = [_placement_of(x) for x in leaves]
+        if self.in_shardings is not None:
+            from traxla.sharding import to_named
+            wanted = broadcast_prefix_leaves(self.in_shardings, in_tree.children()[0],
+                                             "jit in_shardings")
+            for i, s in enumerate(wanted):
+                if s is not None and not hasattr(s, "_device"):
+                    placements[i] = to_named(s)
+        mesh = next((p.mesh for p in placements if p is not None), None)
+        mesh = mesh or self._out_mesh() or _mesh_of_program(closed.jaxpr)
+        if mesh is not None:
+            from traxla.runtime.placement import NamedSharding
+            from traxla.ir.sharding import PartitionSpec
+            placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
+                          for p in placements]
+        else:
+            placements = None
+        info = ProgramInfo(self, closed, in_tree, out_tree,
+                           self._donated_leaves(args, kwargs, in_tree), placements, mesh,
+                           time.perf_counter() - start)
+        return Traced(info)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).out_info
+
+    def cache_info(self):
+        """Traces, compilations and cache sizes of this jitted function
+        (``traxla.diagnostics.CacheInfo``)."""
+        return jit_hooks.cache_info(self)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<traxla.jit of {self.name}>"
+
+
+_placed_programs: dict = {}
+
+
+def _apply_placed(prim, arrays, params):
+    """Eager evaluation of ``prim`` when an operand spans several devices: a cached
+    one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
+    from traxla.runtime.dispatch import _params_key
+    check_not_deleted(arrays)
+    try:
+        key = (prim, _params_key(params))
+        hash(key)
+    except TypeError:
+        key = None
+    fn = _placed_programs.get(key) if key is not None else None
+    if fn is None:
+        fn = JitFunction(lambda *xs: prim.bind(*xs, **params))
+        fn.name = prim.name
+        if key is not None:
+            _placed_programs[key] = fn
+    return fn(*arrays)
+
+
+def _install_placed_dispatch():
+    from traxla.runtime import dispatch
+    dispatch.placed_apply_hook = _apply_placed
+
+
+_install_placed_dispatch()
+
+
+def _leaf_names(prefix, value):
+    paths, _ = tree_util.tree_flatten_with_path(value)
+    return [prefix + tree_util.keystr(path) for path, _ in paths]
+
+
+def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Closures over an enclosing trace's tracers become leading operands, as in JAX."""
+    jaxpr = closed.jaxpr
+    moved = [v for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
+    new = Jaxpr([v for v, _ in kept], moved + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
+                jaxpr.debug_info)
+    return ClosedJaxpr(new, [c for _, c in kept])
+
+
+def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,
+        static_argnames=None, donate_argnums=None, donate_argnames=None, keep_unused=False,
+        device=None, backend=None, inline=False, compiler_options=None):
+    """Stages ``fun`` out to XLA, compiling once per argument signature. Without
+    ``fun`` it is a decorator factory: ``@jit(static_argnums=0)``."""
+    options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=() if donate_argnums is None else donate_argnums,
+                   donate_argnames=() if donate_argnames is None else donate_argnames,
+                   keep_unused=keep_unused, inline=inline, compiler_options=compiler_options)
+    _check_device_and_backend(device, backend)
+    if fun is None:
+        return lambda f: JitFunction(f, **options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    return JitFunction(fun, **options)
+
+
+def _check_device_and_backend(device, backend):
+    """``device=``/``backend=`` (deprecated in JAX): only the default device and backend
+    can be honoured, since every single-device program runs there."""
+    from traxla.runtime.backend import get_backend
+    if backend is not None and get_backend(backend) is not get_backend():
+        raise NotImplementedError(f"jit(backend={backend!r}): traxla compiles for the default "
+                                  f"backend ({get_backend().platform}) only.")
+    if device is not None and getattr(device, "_device", None) != get_backend().default_device:
+        raise NotImplementedError(f"jit(device={device!r}): traxla runs single-device programs "
+                                  "on the default device; use in_shardings/out_shardings with a "
+                                  "NamedSharding to place computations on other devices.")
+
+
+def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_argnames):
+    """``(donate_argnums, donate_argnames)`` each completed from the other through
+    ``fun``'s signature, as JAX does; donating a static argument is an error."""
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    if isinstance(donate_argnames, str):
+        donate_argnames = (donate_argnames,)
+    nums, names = tuple(donate_argnums), tuple(donate_argnames)
+    if not nums and not names:
+        return (), ()
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = None
+    if params is not None:
+        positional = [p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        named = {p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+        has_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        for name in names:
+            if name not in named and not has_var_kw:
+                raise ValueError(f"Jitted function has invalid argnames {{'{name}'}} in "
+                                 "donate_argnames. Function does not take these args.")
+        nums = tuple(sorted(set(nums) | {positional.index(n) for n in names
+                                         if n in positional}))
+        names = tuple(sorted(set(names) | {positional[i] for i in nums
+                                           if -len(positional) <= i < len(positional)}))
+    clash = set(nums) & set(static_argnums)
+    if clash:
+        raise ValueError(f"static_argnums and donate_argnums cannot intersect, got "
+                         f"static_argnums={tuple(static_argnums)}, donate_argnums={nums}")
+    clash = set(names) & set(static_argnames)
+    if clash:
+        raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
+                         f"{clash} appear in both static_argnames and donate_argnames")
+    return nums, names
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False):
+    """``make_jaxpr(f)(*args)``: the closed jaxpr of ``f`` at these arguments' types."""
+    jitted = JitFunction(fun, static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        traced = jitted.trace(*args, **kwargs)
+        if return_shape:
+            return traced.jaxpr, tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+        return traced.jaxpr
+
+    return make

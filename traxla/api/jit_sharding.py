@@ -1,0 +1,80 @@
+"""How ``jit`` places a program on a mesh: the mesh a program's ``shard_map`` or sharding
+constraint names, the Shardy annotations of ``@main``, ``in_shardings`` broadcast to the
+argument leaves, and the placement an argument brings."""
+from __future__ import annotations
+
+from traxla import tree_util
+
+def _mesh_of_program(jaxpr):
+    """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
+    from traxla.ir.sharding import AbstractMesh
+    if not AbstractMesh.ever_created:  # no mesh in this process: no equation can carry one
+        return None
+    from traxla.ir.jaxpr import subjaxprs
+    from traxla.ir.rules.collectives import shard_map_p
+    from traxla.ir.rules.collectives import reshard_p
+    from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
+            return eqn.params["sharding"].mesh
+        if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
+            from traxla.sharding.shard_map import concrete_mesh
+            mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
+            return concrete_mesh(mesh)
+        for sub in subjaxprs(eqn.params):
+            mesh = _mesh_of_program(sub)
+            if mesh is not None:
+                return mesh
+    return None
+
+
+def _module_shardings(closed, mesh, placements, out_specs=None):
+    """Shardy annotations of ``@main``: inputs as placed, results as their types promise
+    (results with no explicit sharding are left to the partitioner)."""
+    from traxla.lowering import ModuleShardings
+
+    def spec_of(aval):
+        if aval.sharding is None:
+            return None
+        return tuple(aval.sharding.spec) + (None,) * (len(aval.shape) - len(aval.sharding.spec))
+    out_avals = closed.out_avals
+    return ModuleShardings(
+        list(zip(mesh.axis_names, mesh.devices.shape)),
+        [p.full_spec(len(a.shape)) for p, a in zip(placements, closed.in_avals)],
+        [spec_of(a) if out_specs is None or out_specs[i] is None else out_specs[i]
+         for i, a in enumerate(out_avals)],
+        [None if p.memory_kind == "device" else p.memory_kind for p in placements],
+        [None if a.memory_space is None else "pinned_host" for a in out_avals])
+
+
+def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
+    """The shardings of ``prefix`` (one sharding or spec for every argument, or a tuple
+    with a pytree prefix per positional argument; None: unspecified) per leaf of
+    ``treedef`` (the positional arguments)."""
+    from traxla.ir.sharding import PartitionSpec
+
+    def is_one(x):
+        return x is None or isinstance(x, PartitionSpec) or not isinstance(x, (tuple, list,
+                                                                                dict))
+    if is_one(prefix):
+        return [prefix] * treedef.num_leaves
+    full = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+    prefix = tuple(prefix) if isinstance(prefix, list) else prefix
+    try:
+        return tree_util.broadcast_prefix(
+            prefix, full, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))
+    except ValueError as e:
+        raise ValueError(f"{what} must be a prefix of the positional arguments: {e}") from None
+
+
+def _placement_of(x):
+    """The NamedSharding an argument brings (a placed Array, a sharded struct), or None."""
+    p = getattr(x, "_placement", None)
+    if p is not None:
+        return p
+    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+    if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
+        from traxla.runtime.placement import NamedSharding
+        s = x.sharding
+        return s if isinstance(s, NamedSharding) else None
+    return None

@@ -1,0 +1,357 @@
+"""The ahead-of-time stages of ``jit`` (``jax.stages``, whose namespace is ``traxla.stages``).
+
+``jit(f).trace(*args)`` gives a ``Traced`` (the jaxpr), ``.lower()`` a ``Lowered``
+(the StableHLO module), ``.compile()`` a ``Compiled`` (XLA's executable, callable).
+Each stage knows the argument structure (``in_tree``, ``in_avals``, ``args_info``
+with donation) and the result structure (``out_tree``, ``out_info``).
+"""
+from __future__ import annotations
+
+import operator
+import time
+import warnings
+from typing import Union
+
+from traxla import tree_util
+from traxla.api import jit_hooks
+from traxla.api.shape_dtype_struct import struct_of_aval
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.lowering import lower_jaxpr
+from traxla.runtime import to_array
+from traxla.runtime.executable import Executable
+
+CompilerOptions = dict[str, Union[str, bool]]
+
+
+class ArgInfo:
+    """One argument leaf as a compiled function sees it: its aval and whether its
+    buffer is donated."""
+
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, _aval, donated: bool):
+        self._aval = _aval
+        self.donated = donated
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __repr__(self):
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ArgInfo) and self._aval == other._aval
+                and self.donated == other.donated)
+
+    def __hash__(self):
+        return hash((self._aval, self.donated))
+
+
+class Wrapped:
+    """A function wrapped by ``jit``: callable, and with ``trace`` and ``lower``."""
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def trace(self, *args, **kwargs) -> "Traced":
+        raise NotImplementedError
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        raise NotImplementedError
+
+
+# -- what lowering a program for execution decides: pruned arguments, aliases -----------
+
+class LoweredProgram:
+    """A module plus how to call it: which flat arguments it keeps (``keep_unused=False``
+    drops the unused ones, as JAX does) and which kept arguments are donated."""
+
+    __slots__ = ("module", "kept", "aliases", "in_avals")
+
+    def __init__(self, module, kept, aliases, in_avals):
+        self.module, self.kept, self.aliases, self.in_avals = module, kept, aliases, in_avals
+
+
+def used_inputs(jaxpr: Jaxpr) -> list[bool]:
+    used = set()  # literals too (harmless: an input is a Var): one C-level update per equation
+    for eqn in jaxpr.eqns:
+        used.update(eqn.invars)
+    used.update(jaxpr.outvars)
+    return [v in used for v in jaxpr.invars]
+
+
+def _is_literal(v) -> bool:
+    return type(v) is Literal
+
+
+def donation_aliases(in_avals, donated, out_avals) -> list:
+    """Per argument, the result that reuses its donated buffer (JAX's rule: the first
+    result of the same shape and dtype not already taken), or None; warns, as JAX does,
+    about donated arguments no result can reuse."""
+    free = list(range(len(out_avals)))
+    aliases, unusable = [], []
+    for aval, d in zip(in_avals, donated):
+        alias = None
+        if d:
+            for j in free:
+                o = out_avals[j]
+                if o.shape == aval.shape and o.dtype == aval.dtype:
+                    alias = j
+                    free.remove(j)
+                    break
+            else:
+                unusable.append(aval.str_short(False))
+        aliases.append(alias)
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+                      "See an explanation at https://docs.jax.dev/en/latest/faq.html"
+                      "#buffer-donation.", stacklevel=4)
+    return aliases
+
+
+def result_names(out_tree) -> list[str]:
+    """``jax.result_info`` of each result: ``result`` plus its key path in the output."""
+    leaves = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+    return ["result" + tree_util.keystr(path)
+            for path, _ in tree_util.tree_flatten_with_path(leaves)[0]]
+
+
+def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
+                  shardings_for=None, out_tree=None) -> LoweredProgram:
+    """Lowers ``closed`` for a top-level call: unused arguments pruned unless
+    ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
+    gives the module's Shardy annotations for the kept arguments (None: one device)."""
+    from traxla.ir.rules.refs import is_ref_aval
+    from traxla.state.discharge import discharge_if_needed
+    if any(is_ref_aval(a) for a in closed.in_avals):
+        raise NotImplementedError(
+            f"Lowering {name} ahead of time with Ref arguments "
+            f"({[str(a) for a in closed.in_avals if is_ref_aval(a)]}) is not supported; call "
+            "the jit-compiled function directly, which mutates the Ref in place.")
+    closed = discharge_if_needed(closed)  # array refs become threaded values
+    jaxpr = closed.jaxpr
+    n = len(jaxpr.invars)
+    keep = [True] * n if keep_unused else used_inputs(jaxpr)
+    kept = None if all(keep) else tuple(i for i in range(n) if keep[i])
+    if kept is not None:
+        closed = ClosedJaxpr(Jaxpr(jaxpr.constvars, [jaxpr.invars[i] for i in kept],
+                                   jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info), closed.consts)
+    idx = range(n) if kept is None else kept
+    in_avals = [closed.jaxpr.invars[k].aval for k in range(len(idx))]
+    kept_donated = [bool(donated[i]) for i in idx]
+    aliases = (donation_aliases(in_avals, kept_donated, closed.out_avals)
+               if any(kept_donated) else None)
+    shardings = None if shardings_for is None else shardings_for(closed, idx)
+    names = result_names(out_tree) if out_tree is not None else None
+    module = lower_jaxpr(closed, name, shardings, aliases=aliases, result_names=names)
+    return LoweredProgram(module, kept, aliases, in_avals)
+
+
+# -- the stages ---------------------------------------------------------------------------
+
+class _Stage:
+    """What every stage knows about the call signature."""
+
+    _program_info: "ProgramInfo"
+    in_tree = property(operator.attrgetter("_program_info.in_tree"))
+    out_tree = property(operator.attrgetter("_program_info.out_tree"))
+    donate_argnums = property(operator.attrgetter("_program_info.donate_argnums"))
+    fun_name = property(operator.attrgetter("_program_info.name"))
+
+    def _inputs(self, leaves):
+        """One value per argument leaf, in the structure of the arguments."""
+        return tree_util.tree_unflatten(self.in_tree, leaves)
+
+    def _outputs(self, leaves):
+        """One value per result leaf, in the structure of the results."""
+        return tree_util.tree_unflatten(self.out_tree, leaves)
+
+    @property
+    def in_avals(self):
+        return self._inputs(self._program_info.closed.in_avals)
+
+    @property
+    def out_avals(self):
+        return self._outputs(self._program_info.closed.out_avals)
+
+    @property
+    def args_info(self):
+        info = self._program_info
+        return self._inputs([ArgInfo(a, bool(d)) for a, d in zip(info.closed.in_avals,
+                                                                 info.donated)])
+
+    @property
+    def out_info(self):
+        return self._outputs([struct_of_aval(a) for a in self._program_info.closed.out_avals])
+
+
+class ProgramInfo:
+    """Everything ``trace`` learns: the jaxpr, trees, donation per leaf, placements."""
+
+    def __init__(self, jitted, closed, in_tree, out_tree, donated, placements, mesh,
+                 trace_seconds):
+        self.jitted, self.closed = jitted, closed
+        self.in_tree, self.out_tree = in_tree, out_tree
+        self.donated, self.placements, self.mesh = donated, placements, mesh
+        self.trace_seconds = trace_seconds
+        self.name = jitted.name
+        self.donate_argnums = jitted.donate_argnums
+
+
+class Traced(_Stage):
+    """``jit(f).trace(*args)``: the traced program; ``.jaxpr`` is its ClosedJaxpr."""
+
+    def __init__(self, info: ProgramInfo):
+        self._program_info = info
+        self.jaxpr = info.closed
+        self.trace_seconds = info.trace_seconds
+
+    mesh = property(operator.attrgetter("_program_info.mesh"))
+
+    def lower(self, *, lowering_platforms=None) -> "Lowered":
+        if lowering_platforms is not None and tuple(lowering_platforms) != ("cpu",):
+            from traxla.runtime.backend import get_backend
+            if tuple(lowering_platforms) != (get_backend().platform,):
+                raise NotImplementedError(
+                    f"lowering for platforms {lowering_platforms}: traxla lowers for the "
+                    "default backend only.")
+        info = self._program_info
+        start = time.perf_counter()
+        program = info.jitted._lower_program(info.closed, info.donated, info.placements,
+                                             info.mesh, info.out_tree)
+        return Lowered(info, program, time.perf_counter() - start)
+
+
+class Lowered(_Stage):
+    """``jit(f).lower(*args)``: the StableHLO module, ready to compile."""
+
+    def __init__(self, info: ProgramInfo, program: LoweredProgram, seconds: float):
+        self._program_info = info
+        self._program = program
+        self.module = program.module
+        self.trace_seconds = info.trace_seconds
+        self.lower_seconds = seconds
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        if dialect is None or dialect == "stablehlo":
+            if debug_info:
+                return self.module.operation.get_asm(enable_debug_info=True)
+            return str(self.module)
+        if dialect == "hlo":
+            from traxla.runtime import xla_adapter
+            return xla_adapter.hlo_text(self.compiler_ir("hlo"), debug_info)
+        raise ValueError(f"unknown dialect: {dialect}")
+
+    def compiler_ir(self, dialect: str | None = None):
+        """The module (``'stablehlo'``, the default) or its HLO ``XlaComputation``."""
+        if dialect is None or dialect == "stablehlo":
+            return self.module
+        if dialect == "hlo":
+            from traxla.runtime import xla_adapter
+            return xla_adapter.hlo_computation(self.module)
+        raise ValueError(f"unknown dialect: {dialect}")
+
+    def cost_analysis(self):
+        """XLA's cost estimate (flops, bytes accessed...) of the compiled module."""
+        return self.compile().cost_analysis()
+
+    def compile(self, compiler_options: CompilerOptions | None = None) -> "Compiled":
+        info = self._program_info
+        options = dict(info.jitted.compiler_options or {})
+        options.update(compiler_options or {})
+        executable = info.jitted._executable(self._program, info.closed, info.mesh,
+                                             options or None)
+        compiled = Compiled(info, self._program, executable)
+        compiled.lower_seconds = self.lower_seconds
+        return compiled
+
+
+class Compiled(_Stage):
+    """A compiled executable: ``as_text()`` is XLA's optimized HLO; call it to run."""
+
+    def __init__(self, info: ProgramInfo, program: LoweredProgram, executable):
+        self._program_info = info
+        self._program = program
+        self.executable = executable
+        self.compile_seconds = executable.compile_seconds
+
+    def as_text(self) -> str:
+        return self.executable.as_text()
+
+    def cost_analysis(self) -> dict:
+        return self.executable.cost_analysis()
+
+    def report(self):
+        """Where this compilation's time went and which source lines produced the
+        program (``traxla.diagnostics.CompileReport``)."""
+        return jit_hooks.compile_report(self)
+
+    def memory_analysis(self):
+        return self.executable.memory_analysis()
+
+    def runtime_executable(self):
+        """The underlying PJRT loaded executable."""
+        return self.executable.loaded
+
+    def _shardings(self, n, placements):
+        from traxla.runtime.backend import get_backend
+        from traxla.runtime.placement import SingleDeviceSharding
+        if placements is None:
+            return [SingleDeviceSharding(get_backend().devices[0])] * n
+        return list(placements)
+
+    def _result_shardings(self) -> list:
+        return self._shardings(len(self._program_info.closed.out_avals),
+                               getattr(self.executable, "out_placements", None))
+
+    @property
+    def input_shardings(self):
+        info = self._program_info
+        return self._inputs(self._shardings(len(info.closed.in_avals), info.placements))
+
+    @property
+    def output_shardings(self):
+        return self._outputs(self._result_shardings())
+
+    @property
+    def out_info(self):
+        return self._outputs([struct_of_aval(a, s) for a, s in
+                              zip(self._program_info.closed.out_avals, self._result_shardings())])
+
+    @property
+    def input_formats(self):
+        raise NotImplementedError("traxla does not expose device layouts (formats); every "
+                                  "array uses XLA's default layout.")
+
+    output_formats = input_formats
+
+    def __call__(self, *args, **kwargs):
+        info = self._program_info
+        jitted = info.jitted
+        dyn_args, dyn_kwargs, _ = jitted._split_static(args, kwargs)
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if in_tree != self.in_tree:
+            raise TypeError("Function compiled with input pytree does not match the input "
+                            f"pytree it was called with: expected {self.in_tree}, got "
+                            f"{in_tree}.")
+        arrays = [to_array(x) for x in leaves]
+        names = jitted._arg_names(args, kwargs)
+        mismatches = []
+        for i, (a, expected) in enumerate(zip(arrays, info.closed.in_avals)):
+            if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
+                name = names[i] if i < len(names) else f"args[{i}]"
+                mismatches.append(f"Argument '{name}' compiled with {expected.str_short(False)} "
+                                  f"and called with {a.aval.str_short(False)}")
+        if mismatches:
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. Perhaps you are calling the compiled executable with "
+                            "a different enable_x64 mode than when it was AOT compiled? The "
+                            "mismatches are:\n" + "\n".join(mismatches))
+        if info.mesh is not None:
+            arrays = jitted._placed_on(arrays, info.mesh)
+        kept = self._program.kept
+        outs = self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
+        return self._outputs(outs)
+
+
+del Executable
