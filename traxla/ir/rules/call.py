@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.primitive import Primitive, def_typing
-from traxla.ir.printer import pp_eqn_generic, pp_eqn_rules
+from traxla.ir.jaxpr_printer import pp_eqn_generic, pp_eqn_rules
 
 jit_p = Primitive("jit", multiple_results=True)
 
