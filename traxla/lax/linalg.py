@@ -19,7 +19,6 @@ from traxla.ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p
                                symmetric_product_p, triangular_solve_p, tridiagonal_p,
                                tridiagonal_solve_p)
 from traxla.lowering.rules import linalg as _lowering
-from traxla.lax._qdwh import qdwh  # noqa: F401
 
 
 class EigImplementation(enum.Enum):
@@ -498,6 +497,8 @@ def _symmetric_product_impl(a, c, *, alpha, beta):
 
 
 _lowering.register_decomposition(symmetric_product_p, _symmetric_product_impl, _trace_closed)
+
+from traxla.lax._qdwh import qdwh  # noqa: E402,F401  (written with this module's helpers)
 
 __all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "geqp3",
            "geqrf", "ormqr", "symmetric_product", "qdwh", "ormqr_p", "symmetric_product_p", "geqp3_p",
