@@ -317,6 +317,13 @@ def _broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(range(len(shape) - len(x_shape), len(shape))))
 
 
+def _solve_linear(a, b):
+    """``solve(a, b)`` for ``b`` of ``a``'s batch shape (``[..., m, k]``), linear in ``b`` with
+    no custom rule (for JVP rules, whose tangent expressions must transpose)."""
+    lu_, _, permutation = lu(lax.stop_gradient(a))
+    return _lu_solve_impl(lu_, permutation, b, 0)
+
+
 _lu_solve_jits: dict = {}
 
 
