@@ -29,26 +29,25 @@ select_and_scatter_add_p = _W["select_and_scatter_add"]
 select_and_gather_add_p = _W["select_and_gather_add"]
 
 
-def get_max_identity(dtype):
+def _identity(dtype, lowest: bool, what: str):
+    """The identity of ``max`` (``lowest``: the lowest value of ``dtype``) or of ``min``."""
     dtype = np.dtype(dtype)
     if dtypes.is_inexact(dtype):
-        return np.array(-np.inf, dtype)
+        return np.array(-np.inf if lowest else np.inf, dtype)
     if dtypes.is_int(dtype):
-        return np.array(np.iinfo(dtype).min, dtype)
+        info = np.iinfo(dtype)
+        return np.array(info.min if lowest else info.max, dtype)
     if dtypes.is_bool(dtype):
-        return np.array(False, np.bool_)
-    raise ValueError(f"Unsupported dtype for max: {dtype}")
+        return np.array(not lowest, np.bool_)
+    raise ValueError(f"Unsupported dtype for {what}: {dtype}")
+
+
+def get_max_identity(dtype):
+    return _identity(dtype, True, "max")
 
 
 def get_min_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtypes.is_inexact(dtype):
-        return np.array(np.inf, dtype)
-    if dtypes.is_int(dtype):
-        return np.array(np.iinfo(dtype).max, dtype)
-    if dtypes.is_bool(dtype):
-        return np.array(True, np.bool_)
-    raise ValueError(f"Unsupported dtype for min: {dtype}")
+    return _identity(dtype, False, "min")
 
 
 def _aval(x):
