@@ -820,7 +820,7 @@ def _(np_, lax_, jit_):
 # name -> why traxla's text cannot match JAX's without changes outside the control-flow files.
 
 # (The six programs whose nested jaxprs end at columns 81-82 were listed here until
-# traxla/ir/printer.py's _skeleton put the trailing " }" inside the group, as JAX does.)
+# traxla/ir/jaxpr_printer.py's _skeleton put the trailing " }" inside the group, as JAX does.)
 KNOWN_DIFFERENCES: dict[str, str] = {}
 
 

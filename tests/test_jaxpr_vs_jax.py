@@ -820,7 +820,7 @@ P("prog.dynamic_update", [F23, F3, IDX], _dynamic_update)
 # traxla/numpy and traxla/lax.
 
 _WIDTH = ("printer: a jaxpr whose one-line form is exactly 81 chars prints flat; JAX's group "
-          "includes the closing ' }' (ir/printer.py _skeleton)")
+          "includes the closing ' }' (ir/jaxpr_printer.py _skeleton)")
 
 KNOWN_DIFFERENCES: dict[str, str] = {
 }

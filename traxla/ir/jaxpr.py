@@ -124,7 +124,7 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __str__(self):
-        from traxla.ir.printer import pp_eqn_text
+        from traxla.ir.jaxpr_printer import pp_eqn_text
         return pp_eqn_text(self)
 
 
@@ -155,7 +155,7 @@ class Jaxpr:
         return jaxpr_effects(self)
 
     def __str__(self):
-        from traxla.ir.printer import pp_toplevel
+        from traxla.ir.jaxpr_printer import pp_toplevel
         return pp_toplevel(self)
 
     __repr__ = __str__

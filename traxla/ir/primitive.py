@@ -6,7 +6,7 @@ keyed by the same ``Primitive`` objects.
 """
 from __future__ import annotations
 
-from traxla.ir.printer import pp_eqn_rules, pp_param_rules
+from traxla.ir.jaxpr_printer import pp_eqn_rules, pp_param_rules
 
 
 class Primitive:

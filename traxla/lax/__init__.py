@@ -60,7 +60,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
     if precision is not None:  # strings/single values become a pair
-        from traxla.lax.ops_extra import canonicalize_precision
+        from traxla.lax.precision import canonicalize_precision
         precision = canonicalize_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
@@ -88,7 +88,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
                          "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
                          f"products; got lhs_shape={ls} rhs_shape={rs}")
     if precision is not None:
-        from traxla.lax.ops_extra import canonicalize_precision
+        from traxla.lax.precision import canonicalize_precision
         precision = canonicalize_precision(precision)
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
@@ -184,14 +184,18 @@ population_count_p, clz_p = _E["population_count"], _E["clz"]
 from traxla.lax.special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
                       igammac, polygamma, random_gamma_grad, zeta)
 # -- issue #12: the rest of lax's operations and control flow ----------------------------------
-from traxla.lax.ops_extra import (DotAlgorithmPreset, broadcast_shapes, composite, mulhi,  # noqa: E402,F401
-                        optimization_barrier, reduce_precision, reduce_xor, rng_bit_generator,
-                        rng_uniform)
+from traxla.lax.precision import DotAlgorithmPreset, reduce_precision  # noqa: E402,F401
+from traxla.lax.composite import composite  # noqa: E402,F401
+from traxla.lax.integer_ops import mulhi, reduce_xor  # noqa: E402,F401
+from traxla.lax.optimization_barrier import optimization_barrier  # noqa: E402,F401
+from traxla.lax.rng import rng_bit_generator, rng_uniform  # noqa: E402,F401
+from traxla.lax.stacking import broadcast_shapes  # noqa: E402,F401
 from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from traxla.lax.control_flow_composites import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
-from traxla.lax.parallel_extra import (all_to_all, axis_size, pshuffle, pswapaxes,  # noqa: E402,F401
-                             with_sharding_constraint)
-from traxla.lax.ops_extra import Precision, stack, unstack  # noqa: E402,F401
+from traxla.lax.parallel import all_to_all, axis_size, pshuffle, pswapaxes  # noqa: E402,F401
+from traxla.lax.sharding_constraint import with_sharding_constraint  # noqa: E402,F401
+from traxla.lax.precision import Precision  # noqa: E402,F401
+from traxla.lax.stacking import stack, unstack  # noqa: E402,F401
 # JAX exports its primitives as ``lax.<name>_p`` (custom interpreters key rules on them):
 # every elementwise and reduction primitive, under the name it prints with.
 for _prim_name, _prim in {**_E, **_R}.items():

@@ -2,71 +2,97 @@
 iteration of Nakatsukasa, Bai and Gygi (SIAM J. Matrix Anal. Appl. 31(5), 2010), with JAX's
 coefficients, its switch from QR steps to Cholesky steps, and its convergence test.
 
-Written against ``traxla.numpy`` (imported when called: ``numpy`` sits above ``lax``)."""
+Written with lax operations: each step computes what JAX's (written against ``jax.numpy``)
+computes, in the same order."""
 from __future__ import annotations
 
 import functools
 
 import numpy as np
 
+from traxla import lax
+from traxla.api import jit
+from traxla.ir import dtypes
+from traxla.lax.linalg import _H, _T, _conj, _eye, _matmul, cholesky, qr, triangular_solve
 
-def _np():
-    from traxla import numpy as jnp
-    return jnp
+
+def _scalar(like, value):
+    """``value`` (a Python number or a traced scalar) as an operand of ``like``'s dtype."""
+    return value if lax._is_array(value) else lax._const(like, value)
 
 
-def _mask(x, dims, alternative=0):
-    from traxla import lax
-    jnp = _np()
+def _less(x, bound):
+    """``x < bound`` for a Python or traced integer ``bound``, promoted as in JAX."""
+    if not lax._is_array(bound):
+        return lax.lt(x, lax._const(x, bound))
+    typed = [(lax.dtype_of(v), lax.aval_of(v).weak_type) for v in (x, bound)]
+    dt, _ = dtypes.result_type_of(*typed)
+    x, bound = (v if d == dt else lax._convert_element_type(v, dt, False)
+                for v, (d, _) in zip((x, bound), typed))
+    return lax.lt(x, bound)
+
+
+def _mask(x, dims, alternative=None):
+    """``x`` where every index ``i`` is below ``dims[i]`` (``None``: no bound), else
+    ``alternative`` (zero when ``None``)."""
+    shape = lax.shape_of(x)
     mask = None
     for i, d in enumerate(dims):
         if d is not None:
-            mask_i = lax.broadcasted_iota(np.int32, x.shape, i) < d
-            mask = mask_i if mask is None else mask & mask_i
-    return x if mask is None else jnp.where(mask, x, alternative)
+            mask_i = _less(lax.broadcasted_iota(np.int32, shape, i), d)
+            mask = mask_i if mask is None else lax.bitwise_and(mask, mask_i)
+    if mask is None:
+        return x
+    return lax.select(mask, x, lax.full_like(x, 0) if alternative is None else alternative)
 
 
 def _pad_in_dim(x, high, axis):
-    from traxla import lax
-    pads = [(0, 0, 0)] * x.ndim
+    pads = [(0, 0, 0)] * len(lax.shape_of(x))
     pads[axis] = (0, high, 0)
-    return lax.pad(x, np.zeros((), x.dtype), pads)
+    return lax.pad(x, np.zeros((), lax.dtype_of(x)), pads)
 
 
 def _dynamic_concat(a, b, m, axis=0):
-    from traxla import lax
     if m is None:
-        return _np().concatenate([a, b], axis=axis)
-    return lax.dynamic_update_slice_in_dim(_pad_in_dim(a, b.shape[axis], axis), b, m, axis)
+        return lax.concatenate([a, b], axis)
+    return lax.dynamic_update_slice_in_dim(_pad_in_dim(a, lax.shape_of(b)[axis], axis), b, m,
+                                           axis)
+
+
+def _times(c, x):
+    """``c * x`` for a Python or array scalar ``c``."""
+    return lax.mul(_scalar(x, c), x)
+
+
+def _unpack(params):
+    """A step's three coefficients: a tuple of Python floats, or a length-3 array."""
+    if isinstance(params, tuple):
+        return params
+    return tuple(lax.index_in_dim(params, i, keepdims=False) for i in range(3))
 
 
 def _use_qr(u, m, n, params):
-    from traxla import lax
-    from traxla.lax import linalg as lax_linalg
-    jnp = _np()
-    a_minus_e_by_sqrt_c, sqrt_c, e = params
-    big_m, big_n = u.shape
-    y = _dynamic_concat(sqrt_c * u, jnp.eye(big_n, dtype=u.dtype), m)
-    q, _ = lax_linalg.qr(y, full_matrices=False)
+    a_minus_e_by_sqrt_c, sqrt_c, e = _unpack(params)
+    big_m, big_n = lax.shape_of(u)
+    y = _dynamic_concat(_times(sqrt_c, u), _eye(lax.dtype_of(u), (big_n, big_n)), m)
+    q, _ = qr(y, full_matrices=False)
     q1 = _mask(lax.slice(q, (0, 0), (big_m, big_n)), (m, n))
     q2 = lax.dynamic_slice_in_dim(q, m, big_n, axis=0)
-    q2 = jnp.conj(_mask(q2, (n, n)).T)
-    return e * u + a_minus_e_by_sqrt_c * (q1 @ q2)
+    q2 = _H(_mask(q2, (n, n)))
+    return lax.add(_times(e, u), _times(a_minus_e_by_sqrt_c, _matmul(q1, q2)))
 
 
 def _use_cholesky(u, m, n, params):
-    from traxla.lax import linalg as lax_linalg
-    jnp = _np()
-    a_minus_e, c, e = params
-    _, big_n = u.shape
-    x = c * (jnp.conj(u.T) @ u) + jnp.eye(big_n, dtype=u.dtype)
-    x = _mask(x, (n, n), jnp.eye(big_n, dtype=x.dtype))
-    y = lax_linalg.cholesky(x, symmetrize_input=False)
-    z = jnp.conj(lax_linalg.triangular_solve(y, u.T, left_side=True, lower=True,
-                                             conjugate_a=True))
-    z = jnp.conj(lax_linalg.triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
-                                             conjugate_a=True).T)
-    return e * u + a_minus_e * z
+    a_minus_e, c, e = _unpack(params)
+    _, big_n = lax.shape_of(u)
+    eye = _eye(lax.dtype_of(u), (big_n, big_n))
+    x = lax.add(_times(c, _matmul(_H(u), u)), eye)
+    x = _mask(x, (n, n), eye)
+    y = cholesky(x, symmetrize_input=False)
+    z = _conj(triangular_solve(y, _T(u), left_side=True, lower=True, conjugate_a=True))
+    z = _H(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
+                            conjugate_a=True))
+    return lax.add(_times(e, u), _times(a_minus_e, z))
 
 
 def _coefficients(eps, max_iterations):
@@ -96,20 +122,38 @@ def _coefficients(eps, max_iterations):
     return qr_coefs, chol_coefs, tol_l, chol_params
 
 
+def _abs_sums_max(x, axis):
+    """``jnp.linalg.norm``'s 1- (``axis`` 0) and inf-norm (``axis`` 1) of a matrix: the
+    largest sum of absolute values along ``axis``."""
+    sums = lax.reduce_sum(lax.abs(x), (axis,))
+    return lax.max(lax.reduce_max(sums, (0,)), lax._const(sums, 0))
+
+
+def _frobenius_norm(x):
+    return lax.sqrt(lax.reduce_sum(lax.real(lax.mul(x, lax.conj(x))) if dtypes.is_complex(
+        lax.dtype_of(x)) else lax.mul(x, x), (0, 1)))
+
+
 def _qdwh(x, m, n, max_iterations, eps):
-    from traxla import lax
-    from traxla.numpy import linalg as jnp_linalg
-    jnp = _np()
+    dtype = lax.dtype_of(x)
     if eps is None:
-        real = np.float32 if np.dtype(x.dtype) in (np.float32, np.complex64) else np.float64
+        real = np.float32 if np.dtype(dtype) in (np.float32, np.complex64) else np.float64
         eps = float(np.finfo(real).eps)
-    one_norm = jnp_linalg.norm(x, ord=1)
-    inf_norm = jnp_linalg.norm(x, ord=np.inf)
-    alpha_inverse = lax.rsqrt(one_norm) * lax.rsqrt(inf_norm)
-    alpha_inverse = jnp.where(one_norm == 0, 1, alpha_inverse)
-    u = x * alpha_inverse.astype(x.dtype)
+    one_norm, inf_norm = _abs_sums_max(x, 0), _abs_sums_max(x, 1)
+    alpha_inverse = lax.mul(lax.rsqrt(one_norm), lax.rsqrt(inf_norm))
+    alpha_inverse = lax.select(lax.eq(one_norm, lax._const(one_norm, 0)),
+                               lax.full_like(alpha_inverse, 1), alpha_inverse)
+    u = lax.mul(x, lax.convert_element_type(alpha_inverse, dtype))
     qr_coefs, chol_coefs, tol_l, chol_params = _coefficients(eps, max_iterations)
     tol_norm = np.cbrt(tol_l)
+    true = lax.asarray(np.bool_(True))
+
+    def converging(u, u_prev):
+        # ``norm > tol_norm``, the NumPy float64 scalar promoting as in JAX
+        norm = _frobenius_norm(lax.sub(u, u_prev))
+        dt, _ = dtypes.result_type_of((lax.dtype_of(norm), False), (np.dtype(np.float64), False))
+        norm = lax.convert_element_type(norm, dt)
+        return lax.gt(norm, lax._const(norm, tol_norm))
 
     def iteration(k, state, update_fn, coefs, test_convergence):
         u, _ = state
@@ -117,17 +161,15 @@ def _qdwh(x, m, n, max_iterations, eps):
             lax.dynamic_index_in_dim(coefs, k, keepdims=False)
         u_prev = u
         u = update_fn(u, m, n, params)
-        not_converged = jnp.asarray(True)
-        if test_convergence:
-            not_converged = jnp_linalg.norm(u - u_prev) > tol_norm
+        not_converged = converging(u, u_prev) if test_convergence else true
         return u, not_converged
 
     def iterate(u, coefs, **kwargs):
         if not coefs:
-            return u, jnp.asarray(True)
-        coefs = jnp.array(coefs).astype(x.dtype)
+            return u, true
+        coefs = lax.asarray(np.asarray(coefs, np.float64).astype(dtype))
         body = functools.partial(iteration, coefs=coefs, **kwargs)
-        return lax.fori_loop(0, len(coefs), body, (u, jnp.asarray(True)))
+        return lax.fori_loop(0, len(coefs), body, (u, true))
 
     u, _ = iterate(u, coefs=qr_coefs, update_fn=_use_qr, test_convergence=False)
     u, not_converged = iterate(u, coefs=chol_coefs, update_fn=_use_cholesky,
@@ -135,26 +177,26 @@ def _qdwh(x, m, n, max_iterations, eps):
 
     def cond_fun(state):
         k, _, not_converged = state
-        return jnp.logical_and(not_converged, k < max_iterations)
+        return lax.bitwise_and(not_converged, lax.lt(k, lax._const(k, max_iterations)))
 
     def body_fun(state):
         k, u, not_converged = state
         u, not_converged = iteration(k, (u, not_converged), coefs=None,
                                      update_fn=_use_cholesky, test_convergence=True)
-        return k + 1, u, not_converged
+        return lax.add(k, lax._const(k, 1)), u, not_converged
 
     k = np.int32(len(qr_coefs) + len(chol_coefs))
     num_iters, u, not_converged = lax.while_loop(cond_fun, body_fun, (k, u, not_converged))
-    u = 1.5 * u - 0.5 * u @ (jnp.conj(u.T) @ u)
-    h = jnp.conj(u.T) @ x
-    h = (h + jnp.conj(h.T)) / 2
-    return u, h, num_iters, jnp.logical_not(not_converged)
+    u = lax.sub(_times(1.5, u), _matmul(_times(0.5, u), _matmul(_H(u), u)))
+    h = _matmul(_H(u), x)
+    h = lax.div(lax.add(h, _H(h)), lax._const(h, 2))
+    return u, h, num_iters, lax.bitwise_not(not_converged)
 
 
 def _qdwh_impl(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=None):
-    x = _np().asarray(x)
+    x = lax.asarray(x)
     max_iterations = 10 if max_iterations is None else int(max_iterations)
-    big_m, big_n = x.shape
+    big_m, big_n = lax.shape_of(x)
     if big_m < big_n:
         raise ValueError("The input matrix of shape M x N must have M >= N.")
     if dynamic_shape is not None:
@@ -165,15 +207,13 @@ def _qdwh_impl(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_
     return _qdwh(x, m, n, max_iterations, eps)
 
 
-@functools.lru_cache(maxsize=None)
-def _jitted():
-    from traxla.numpy._jitutil import jit_named
-    return jit_named(_qdwh_impl, "qdwh", ("is_hermitian", "max_iterations", "eps"))
+_qdwh_impl.__name__ = "qdwh"
+_jitted = jit(_qdwh_impl, static_argnames=("is_hermitian", "max_iterations", "eps"))
 
 
 def qdwh(x, *, is_hermitian: bool = False, max_iterations: int | None = None,
          eps: float | None = None, dynamic_shape: tuple[int, int] | None = None):
     """The polar decomposition ``x = u h`` of an ``M x N`` matrix (``M >= N``) by QDWH:
     ``(u, h, num_iters, is_converged)``."""
-    return _jitted()(x, is_hermitian=is_hermitian, max_iterations=max_iterations, eps=eps,
-                     dynamic_shape=dynamic_shape)
+    return _jitted(x, is_hermitian=is_hermitian, max_iterations=max_iterations, eps=eps,
+                   dynamic_shape=dynamic_shape)

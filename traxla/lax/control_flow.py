@@ -184,6 +184,16 @@ def _capitalize(s):
     return s[0].capitalize() + s[1:]
 
 
+def _differences(diffs, *, capitalize=True, blank_lines=True):
+    """The differences an error message lists, as JAX words them: one sentence, or a bulleted
+    list (with ``blank_lines`` between the bullets where JAX's message has them)."""
+    if len(diffs) == 1:
+        return f"{_capitalize(diffs[0]) if capitalize else diffs[0]}.\n"
+    if blank_lines:
+        return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+    return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+
+
 def _str_short(aval):
     return aval.str_short(False)
 
@@ -266,10 +276,7 @@ def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, 
                  for p, thing1, thing2, expl in _equality_errors_treedef(tree1, tree2)]
         if not diffs:
             return
-        if len(diffs) == 1:
-            differences = f"{diffs[0]}.\n"
-        else:
-            differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+        differences = _differences(diffs, capitalize=False)
         raise TypeError(
             f"{api_name} branch outputs must have the same pytree structure, but they differ:\n\n"
             f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
@@ -279,10 +286,7 @@ def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, 
                  f"corresponding output of {name2} has type {_str_short(a2)}"
                  f"{_mismatch_extra(a1, a2)}"
                  for p, a1, a2 in zip(paths, avals1, avals2) if not same_type(a1, a2)]
-        if len(diffs) == 1:
-            differences = f"{_capitalize(diffs[0])}.\n"
-        else:
-            differences = ("\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n")
+        differences = _differences(diffs, blank_lines=False)
         raise TypeError(
             f"{api_name} branches must have equal output types but they differ.\n\n"
             f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
@@ -317,11 +321,7 @@ def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
                      for path, thing1, thing2, expl in _equality_errors((), in_val, out_val)]
             if not diffs:
                 return
-            if len(diffs) == 1:
-                differences = f"{_capitalize(diffs[0])}.\n"
-            else:
-                differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1])
-                               + f"  * {diffs[-1]}.\n")
+            differences = _differences(diffs)
         raise TypeError(
             f"{name} function carry input and carry output must have the same pytree structure, "
             f"but they differ:\n\n{differences}\n"
@@ -333,10 +333,7 @@ def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
         diffs = [f"{component(path)} has type {_str_short(a)} but the corresponding output carry "
                  f"component has type {_str_short(b)}{_mismatch_extra(a, b)}"
                  for path, a, b in zip(paths, in_avals, out_avals) if not same_type(a, b)]
-        if len(diffs) == 1:
-            differences = f"{_capitalize(diffs[0])}.\n"
-        else:
-            differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+        differences = _differences(diffs)
         raise TypeError(
             f"{name} function carry input and carry output must have equal types, but they "
             f"differ:\n\n{differences}\n"

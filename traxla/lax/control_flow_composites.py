@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from traxla import tree_util
-from traxla.tracer import Tracer
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.platform import platform_index_p
 from traxla.lax import (_const, bitwise_or, add, aval_of, concatenate, pad,
                reshape, rev, slice_in_dim)
+from traxla.primitives.shapes import slice  # noqa: A004
+from traxla.primitives.values import _is_array, _lift, shape_of
+from traxla.runtime import device_put_numpy
+from traxla.tracer import Tracer
 from traxla.lax.control_flow import _switch_internal, scan
 
 
@@ -18,17 +25,27 @@ from traxla.lax.control_flow import _switch_internal, scan
 
 def _scan_leaf(leaf, batch_elems, num_batches, batch_size):
     shape = tuple(aval_of(leaf).shape)
-    return reshape(_as_array(leaf)[:batch_elems], (num_batches, batch_size) + shape[1:])
+    return reshape(_leading_rows(leaf, 0, batch_elems), (num_batches, batch_size) + shape[1:])
 
 
 def _remainder_leaf(leaf, batch_elems):
-    return _as_array(leaf)[batch_elems:]
+    return _leading_rows(leaf, batch_elems, None)
 
 
-def _as_array(leaf):
-    """NumPy-style indexing (as JAX's ``l[:n]``) on a traxla array or a host value."""
-    from traxla import numpy as tnp
-    return tnp.asarray(leaf)
+def _leading_rows(leaf, start, stop):
+    """``leaf[start:stop]`` (JAX's ``l[:n]`` and ``l[n:]``) of a traxla array or a host array
+    (put on the device first, as ``jnp.asarray`` does): the ``slice`` primitive, or ``leaf``
+    itself when the slice is all of it."""
+    if not _is_array(leaf):
+        host = np.asarray(leaf)
+        dtype = dtypes.canonicalize(host.dtype)
+        leaf = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, False))
+    shape = tuple(shape_of(leaf))
+    stop = shape[0] if stop is None else stop
+    if (start, stop) == (0, shape[0]):
+        return leaf
+    rest = len(shape) - 1
+    return _lift(slice(leaf, (start,) + (0,) * rest, (stop,) + shape[1:]))
 
 
 def _batch_and_remainder(x, batch_size):

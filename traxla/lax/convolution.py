@@ -1,5 +1,5 @@
 """Convolutions (JAX's lax/convolution.py): ``conv_general_dilated`` and its wrappers,
-dimension numbers, padding helpers and the ``Precision`` enum."""
+dimension numbers and padding helpers."""
 from __future__ import annotations
 
 import enum
@@ -13,51 +13,9 @@ from traxla.ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, 
                              dilate_shape)
 from traxla.lax import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
+from traxla.lax.precision import Precision, canonicalize_precision  # noqa: F401  (lax.Precision)
 
 ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
-
-
-class Precision(enum.Enum):
-    """Precision of matrix-multiply-like operations on accelerators (no effect on CPU)."""
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        return _PRECISION_STRINGS.get(value)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}.{self.name}"
-
-    def __str__(self):
-        return self.name
-
-
-_PRECISION_STRINGS = {"highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
-                      "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH,
-                      "tensorfloat32": Precision.HIGH, "default": Precision.DEFAULT,
-                      "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
-                      None: Precision.DEFAULT}
-
-
-def canonicalize_precision(precision):
-    """A precision argument as ``None`` or a pair of ``Precision`` values."""
-    if precision is None:
-        return None
-    if isinstance(precision, str) and precision in _PRECISION_STRINGS:
-        return Precision(precision), Precision(precision)
-    if isinstance(precision, Precision):
-        return precision, precision
-    if isinstance(precision, (list, tuple)) and len(precision) == 2:
-        if all(isinstance(p, Precision) for p in precision):
-            return tuple(precision)
-        if all(isinstance(p, str) and p in _PRECISION_STRINGS for p in precision):
-            return Precision(precision[0]), Precision(precision[1])
-    raise ValueError("Precision argument must be one of:\n- None,\n"
-                     f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
-                     "- a tuple of two lax.Precision values or strings;\n"
-                     f"but got {precision}.")
 
 
 # -- padding ----------------------------------------------------------------------------------
@@ -349,7 +307,7 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     from traxla.lax import dot_general
     lhs = asarray(lhs)
     c_precision = canonicalize_precision(precision)
-    lhs_precision = None if c_precision is None else c_precision[0]
+    lhs_precision = c_precision[0] if isinstance(c_precision, tuple) else None
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers, precision=lhs_precision)

@@ -19,7 +19,6 @@ from traxla.ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p
                                symmetric_product_p, triangular_solve_p, tridiagonal_p,
                                tridiagonal_solve_p)
 from traxla.lowering.rules import linalg as _lowering
-from traxla.lax._qdwh import qdwh  # noqa: F401
 
 
 class EigImplementation(enum.Enum):
@@ -318,6 +317,13 @@ def _broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(range(len(shape) - len(x_shape), len(shape))))
 
 
+def _solve_linear(a, b):
+    """``solve(a, b)`` for ``b`` of ``a``'s batch shape (``[..., m, k]``), linear in ``b`` with
+    no custom rule (for JVP rules, whose tangent expressions must transpose)."""
+    lu_, _, permutation = lu(lax.stop_gradient(a))
+    return _lu_solve_impl(lu_, permutation, b, 0)
+
+
 _lu_solve_jits: dict = {}
 
 
@@ -498,6 +504,8 @@ def _symmetric_product_impl(a, c, *, alpha, beta):
 
 
 _lowering.register_decomposition(symmetric_product_p, _symmetric_product_impl, _trace_closed)
+
+from traxla.lax._qdwh import qdwh  # noqa: E402,F401  (written with this module's helpers)
 
 __all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "geqp3",
            "geqrf", "ormqr", "symmetric_product", "qdwh", "ormqr_p", "symmetric_product_p", "geqp3_p",

@@ -1,12 +1,17 @@
-"""Collectives over named mesh axes, for use inside ``shard_map``."""
+"""Collectives over named mesh axes, for use inside ``shard_map``: the reductions (``psum``,
+``pmax``, ``pmin``, ``pmean``), ``all_gather``, ``psum_scatter``, ``ppermute`` and ``pshuffle``,
+``all_to_all`` and ``pswapaxes``, ``axis_index`` and ``axis_size``."""
 from __future__ import annotations
 
 import numpy as np
 
 from traxla import tree_util
+from traxla.ir.rules.all_to_all import all_to_all_p
 from traxla.ir.thread_state import axis_env
 from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
                                     psum_p, psum_scatter_p)
+from traxla.primitives.shapes import expand_dims, squeeze
+from traxla.primitives.values import shape_of
 
 
 def _names(axis_name):
@@ -71,3 +76,51 @@ def ppermute(x, axis_name, perm):
 def axis_index(axis_name):
     axis_size(axis_name)
     return axis_index_p.bind(axis_name=axis_name)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Materializes the mapped axis ``axis_name`` at ``concat_axis`` and maps ``split_axis``
+    instead (``tiled``: the chunks stay concatenated along the existing axes)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_to_all: axis_index_groups is not supported by traxla "
+                                  "(shard_map over a sub-mesh expresses the same groups).")
+    size = axis_size(axis_name)
+
+    def bind(x, split_axis=split_axis, concat_axis=concat_axis):
+        shape = shape_of(x)
+        if tiled:
+            if shape[split_axis] % size != 0:
+                raise ValueError(f"The size of all_to_all split_axis ({shape[split_axis]}) has "
+                                 f"to be divisible by the size of the named axis {axis_name} "
+                                 f"({size})")
+        else:
+            if size != shape[split_axis]:
+                raise ValueError("all_to_all requires the size of the mapped axis axis_name to "
+                                 "equal x.shape[split_axis], but they are "
+                                 f"{size} and {shape[split_axis]} respectively.")
+            if split_axis < concat_axis:
+                concat_axis += 1
+                x = expand_dims(x, (concat_axis,))
+            elif split_axis > concat_axis:
+                x = expand_dims(x, (concat_axis,))
+                split_axis += 1
+        result = all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
+                                   axis_name=axis_name, axis_index_groups=None, tiled=tiled,
+                                   axis_size=size)
+        if not tiled and split_axis != concat_axis:
+            result = squeeze(result, (split_axis,))
+        return result
+
+    return tree_util.tree_map(bind, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swaps the mapped axis ``axis_name`` with the unmapped ``axis``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pshuffle(x, axis_name, perm):
+    """``ppermute`` where the output at axis index i comes from input index ``perm[i]``."""
+    if set(perm) != set(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))

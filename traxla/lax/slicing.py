@@ -7,10 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.indexing import (GatherDimensionNumbers, GatherScatterMode, P as _I,
                                  ScatterDimensionNumbers)
+from traxla.ir.rules.special import scatter_sub_p
+from traxla.primitives.elementwise import (add as _add, bitwise_and, eq, lt, max as _max,
+                                          min as _min, mul as _mul, ne, rem, select,
+                                          sub as _sub)
+from traxla.primitives.shapes import concatenate, expand_dims, full_like
+from traxla.primitives.values import _const, _convert_element_type, aval_of, dtype_of, shape_of
+from traxla.tracer import trace_to_jaxpr
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
            "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
@@ -29,16 +37,10 @@ def _reduction_jaxpr(computation, dtype):
     key = (computation, np.dtype(dtype))
     hit = _reduction_jaxprs.get(key)
     if hit is None:
-        from traxla.tracer import trace_to_jaxpr
         aval = ShapedArray((), np.dtype(dtype), False)
         closed = trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
         hit = _reduction_jaxprs[key] = (closed.jaxpr, tuple(closed.consts))
     return hit
-
-
-def _dtype(x):
-    from traxla.lax import dtype_of
-    return dtype_of(x)
 
 
 def _default_fill_value(dtype):
@@ -64,7 +66,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     parsed_mode = GatherScatterMode.from_any(mode)
     if parsed_mode == GatherScatterMode.FILL_OR_DROP:
         if fill_value is None:
-            fill_value = _default_fill_value(_dtype(operand))
+            fill_value = _default_fill_value(dtype_of(operand))
     else:
         fill_value = None
     return gather_p.bind(operand, start_indices, dimension_numbers=dimension_numbers,
@@ -84,38 +86,13 @@ def _scatter_with(prim, computation):
         if computation is None:
             jaxpr, consts = None, ()
         else:
-            jaxpr, consts = _reduction_jaxpr(computation, _dtype(operand))
+            jaxpr, consts = _reduction_jaxpr(computation, dtype_of(operand))
         return prim.bind(operand, scatter_indices, updates, update_jaxpr=jaxpr,
                          update_consts=consts, dimension_numbers=dimension_numbers,
                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                          mode=GatherScatterMode.from_any(mode))
     op.__name__ = prim.name.replace("-", "_")
     return op
-
-
-def _lax():
-    from traxla import lax
-    return lax
-
-
-def _add(x, y):
-    return _lax().add(x, y)
-
-
-def _sub(x, y):
-    return _lax().sub(x, y)
-
-
-def _mul(x, y):
-    return _lax().mul(x, y)
-
-
-def _min(x, y):
-    return _lax().min(x, y)
-
-
-def _max(x, y):
-    return _lax().max(x, y)
 
 
 scatter = _scatter_with(scatter_p, None)
@@ -127,24 +104,45 @@ scatter_max = _scatter_with(scatter_max_p, _max)
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                 indices_are_sorted=False, unique_indices=False, mode=None):
-    from traxla.ir.rules.special import scatter_sub_p
     return _scatter_with(scatter_sub_p, _sub)(
         operand, scatter_indices, updates, dimension_numbers,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
 
 
+def _where(condition, x, y):
+    return select(condition, x, y)
+
+
+def _remainder(x1, x2):
+    """``jnp.remainder`` of two integer arrays of one rank (Python's ``%``), binding what JAX's
+    ``indices % max_idx`` binds: a ``jit`` named ``remainder`` around a ``jit`` named
+    ``_where``."""
+    dtype, _ = dtypes.result_type_of(*((dtype_of(x), aval_of(x).weak_type) for x in (x1, x2)))
+    x1, x2 = (x if dtype_of(x) == dtype else _convert_element_type(x, dtype, False)
+              for x in (x1, x2))
+    zero = _const(x1, 0)
+    x2 = _where_jit(eq(x2, zero), full_like(x2, 1), x2)
+    trunc_mod = rem(x1, x2)
+    trunc_mod_not_zero = ne(trunc_mod, zero)
+    do_plus = bitwise_and(ne(lt(trunc_mod, zero), lt(x2, zero)), trunc_mod_not_zero)
+    return select(do_plus, _add(trunc_mod, x2), trunc_mod)
+
+
+_remainder.__name__ = "remainder"
+_where_jit, _remainder_jit = jit(_where), jit(_remainder)
+
+
 def index_take(src, idxs, axes):
-    lax = _lax()
-    indices = lax.concatenate([lax.expand_dims(i, (1,)) for i in idxs], 1)
-    shape = lax.shape_of(src)
-    max_idx = lax.expand_dims(np.array([shape[ax] for ax in axes]),
-                              tuple(range(len(lax.shape_of(indices)) - 1)))
-    from traxla.numpy._ufuncs import remainder
-    indices = remainder(indices, max_idx)
+    """``src`` at the integer indices ``idxs`` along ``axes`` (taken modulo the sizes)."""
+    indices = concatenate([expand_dims(i, (1,)) for i in idxs], 1)
+    shape = shape_of(src)
+    max_idx = expand_dims(np.array([shape[ax] for ax in axes]),
+                          tuple(range(len(shape_of(indices)) - 1)))
+    indices = _remainder_jit(indices, max_idx)
     slice_sizes = list(shape)
     for ax in axes:
         slice_sizes[ax] = 1
-    offset_dims = tuple(range(1, len(shape) - lax.shape_of(indices)[1] + 1))
+    offset_dims = tuple(range(1, len(shape) - shape_of(indices)[1] + 1))
     dnums = GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(axes),
                                    start_index_map=tuple(axes))
     return gather(src, indices, dimension_numbers=dnums, slice_sizes=tuple(slice_sizes))

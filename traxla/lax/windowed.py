@@ -29,26 +29,25 @@ select_and_scatter_add_p = _W["select_and_scatter_add"]
 select_and_gather_add_p = _W["select_and_gather_add"]
 
 
-def get_max_identity(dtype):
+def _identity(dtype, lowest: bool, what: str):
+    """The identity of ``max`` (``lowest``: the lowest value of ``dtype``) or of ``min``."""
     dtype = np.dtype(dtype)
     if dtypes.is_inexact(dtype):
-        return np.array(-np.inf, dtype)
+        return np.array(-np.inf if lowest else np.inf, dtype)
     if dtypes.is_int(dtype):
-        return np.array(np.iinfo(dtype).min, dtype)
+        info = np.iinfo(dtype)
+        return np.array(info.min if lowest else info.max, dtype)
     if dtypes.is_bool(dtype):
-        return np.array(False, np.bool_)
-    raise ValueError(f"Unsupported dtype for max: {dtype}")
+        return np.array(not lowest, np.bool_)
+    raise ValueError(f"Unsupported dtype for {what}: {dtype}")
+
+
+def get_max_identity(dtype):
+    return _identity(dtype, True, "max")
 
 
 def get_min_identity(dtype):
-    dtype = np.dtype(dtype)
-    if dtypes.is_inexact(dtype):
-        return np.array(np.inf, dtype)
-    if dtypes.is_int(dtype):
-        return np.array(np.iinfo(dtype).max, dtype)
-    if dtypes.is_bool(dtype):
-        return np.array(True, np.bool_)
-    raise ValueError(f"Unsupported dtype for min: {dtype}")
+    return _identity(dtype, False, "min")
 
 
 def _aval(x):
@@ -110,13 +109,18 @@ def _window_params(window_dimensions, window_strides, padding, base_dilation,
                 window_dilation=tuple(int(d) for d in window_dilation))
 
 
-def _get_monoid_window_reducer(monoid_op, xs):
+def _monoid_init(xs):
+    """``(value, dtype)`` of a single concrete scalar initial value, else ``(None, None)``."""
     if len(xs) != 1:
-        return None
+        return None, None
     val = _concrete_scalar(xs[0])
+    return (None, None) if val is None else (val, _aval(xs[0]).dtype)
+
+
+def _get_monoid_window_reducer(monoid_op, xs):
+    val, dtype = _monoid_init(xs)
     if val is None:
         return None
-    dtype = _aval(xs[0]).dtype
     if monoid_op is add:
         return _reduce_window_sum if val == 0 else None
     if monoid_op is lax_max:
@@ -225,12 +229,9 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
 # -- reduce -------------------------------------------------------------------------------------
 
 def _get_monoid_reducer(monoid_op, xs):
-    if len(xs) != 1:
-        return None
-    val = _concrete_scalar(xs[0])
+    val, dtype = _monoid_init(xs)
     if val is None:
         return None
-    dtype = _aval(xs[0]).dtype
     intlike = dtypes.is_bool(dtype) or dtypes.is_int(dtype)
     if monoid_op is add:
         return reduce_sum if np.equal(val, 0) else None

@@ -36,7 +36,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
             dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
             if dims is not None:  # (lax.dot_general, its arguments already canonical)
                 if precision is not None:
-                    from traxla.lax.ops_extra import canonicalize_precision
+                    from traxla.lax.precision import canonicalize_precision
                     precision = canonicalize_precision(precision)
                 return lax.dot_general_p.bind(
                     a, b, dimension_numbers=dims, precision=precision,

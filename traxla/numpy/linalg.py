@@ -13,12 +13,14 @@ from traxla import lax
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.lax import linalg as lax_linalg
+from traxla.lax.linalg import _solve_linear
 from traxla.numpy import _reductions
 from traxla.numpy import _diagonals_tiles as _lax_numpy
 from traxla.numpy._creation import array as _array, eye as _eye, zeros as _zeros
 from traxla.numpy._indexing import take_along_axis as _take_along_axis
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._linalg import matmul as _matmul
+from traxla.numpy._linalg_products import _ndim, _shape, _ufuncs
 from traxla.numpy._nanfunctions import count_nonzero as _count_nonzero
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
 from traxla.numpy._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
@@ -28,18 +30,6 @@ __all__ = ["EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult", 
            "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
-
-
-class _Namespace:
-    """``traxla.numpy`` looked up at call time (its ufuncs are installed after this module's
-    imports run)."""
-
-    def __getattr__(self, name):
-        from traxla import numpy
-        return getattr(numpy, name)
-
-
-_ufuncs = _Namespace()
 
 
 class EighResult(NamedTuple):
@@ -68,17 +58,7 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
-def _shape(x):
-    return tuple(lax.shape_of(x))
-
-
-def _ndim(x):
-    return len(lax.shape_of(x))
-
-
-def _mT(x):
-    n = _ndim(x)
-    return lax.transpose(x, (*range(n - 2), n - 1, n - 2))
+_mT = lax_linalg._T  # the matrix transpose of the last two axes
 
 
 def _H(x):
@@ -204,60 +184,6 @@ qr = jit_named(_qr, "qr", ("mode",))
 
 
 # -- solving ------------------------------------------------------------------------------------
-
-def _lu_solve_core(lu, permutation, b, trans):
-    """``b``: ``[..., m, k]`` with the batch dims of ``lu`` (already broadcast)."""
-    if trans == 0:
-        x = _take_along_axis(b, _expand_dims(permutation, -1), axis=-2)
-        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-        return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-    if trans in (1, 2):
-        conj = trans == 2
-        x = lax_linalg.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True,
-                                        conjugate_a=conj)
-        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True,
-                                        transpose_a=True, conjugate_a=conj)
-        m = _shape(permutation)[-1]
-        iota = lax.broadcasted_iota(np.int32, _shape(permutation), _ndim(permutation) - 1)
-        _, ind = lax.sort_key_val(permutation, iota, dimension=-1)
-        del m
-        return _take_along_axis(x, _expand_dims(ind, -1), axis=-2)
-    raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
-
-
-def _lu_solve(lu, permutation, b, trans=0):
-    """JAX's ``lax.linalg._lu_solve``: solves ``op(A) x = b`` from ``lu`` and ``permutation``."""
-    lu_shape, b_shape = _shape(lu), _shape(b)
-    if len(lu_shape) < 2 or lu_shape[-1] != lu_shape[-2]:
-        raise ValueError("last two dimensions of LU decomposition must be equal, "
-                         f"got shape {lu_shape}")
-    if len(b_shape) < 1:
-        raise ValueError(f"b matrix must have rank >= 1, got shape {b_shape}")
-    rhs_vector = len(lu_shape) == len(b_shape) + 1
-    if rhs_vector:
-        if b_shape[-1] != lu_shape[-1]:
-            raise ValueError("When LU decomposition matrix and b have the same number of "
-                             "dimensions, last axis of LU decomposition matrix (shape "
-                             f"{lu_shape}) and b array (shape {b_shape}) must match")
-        b = _expand_dims(b, -1)
-    elif b_shape[-2] != lu_shape[-1]:
-        raise ValueError("When LU decomposition matrix and b different numbers of dimensions, "
-                         f"last axis of LU decomposition matrix (shape {lu_shape}) and second "
-                         f"to last axis of b array (shape {b_shape}) must match")
-    batch = tuple(np.broadcast_shapes(lu_shape[:-2], _shape(permutation)[:-1], _shape(b)[:-2]))
-    lu = _broadcast_to(lu, batch + lu_shape[-2:])
-    permutation = _broadcast_to(permutation, batch + _shape(permutation)[-1:])
-    b = _broadcast_to(b, batch + _shape(b)[-2:])
-    x = _lu_solve_core(lu, permutation, b, trans)
-    return lax.squeeze(x, (_ndim(x) - 1,)) if rhs_vector else x
-
-
-def _solve_linear(a, b):
-    """``solve(a, b)`` for square ``b`` of ``a``'s batch shape, linear in ``b`` without a
-    custom rule (for use inside JVP rules, whose tangent expressions must transpose)."""
-    lu, _, permutation = lax_linalg.lu(lax.stop_gradient(a))
-    return _lu_solve_core(lu, permutation, b, 0)
-
 
 def _solve(a, b):
     a, b = ensure_arraylike("jnp.linalg.solve", a, b)

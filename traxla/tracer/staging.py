@@ -182,7 +182,7 @@ class DynamicJaxprTrace(Trace):
             origin += ("This concrete value was not available in Python because it depends on "
                        f"the value{'s' if len(names) > 1 else ''} of the {what}.")
         elif roots:
-            from traxla.ir.printer import pp_eqn_text
+            from traxla.ir.jaxpr_printer import pp_eqn_text
             lines = [f"  operation {pp_eqn_text(e)}\n    from line {e.source_info}"
                      for e in roots[:5]]
             origin += ("This value became a tracer due to JAX operations on these lines:\n\n"

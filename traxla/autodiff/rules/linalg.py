@@ -289,7 +289,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         dq, dr = _thin_qr_jvp(q, r, dx)
         return [q, r] + extra_primal, [dq, dr] + extra_tangent
     # full matrices of a tall x (arXiv:2409.13374, eqs. 32-33, as JAX)
-    from traxla.numpy.linalg import _lu_solve
+    from traxla.lax.linalg import _lu_solve_impl as _lu_solve
     q_mn = lax.slice(q, z + (0, 0), batch + (m, n))
     r_nn = lax.slice(r, z + (0, 0), batch + (n, n))
     dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
@@ -318,7 +318,7 @@ jvp_rules[L.qr_p] = _qr_jvp
 def _eig_vec_jvp(w, v, da):
     """Nondegenerate perturbation theory with LAPACK's normalization of each eigenvector
     (unit 2-norm, real largest-magnitude component), as JAX's ``_eig_vec_jvp``."""
-    from traxla.numpy.linalg import _solve_linear
+    from traxla.lax.linalg import _solve_linear
     n = lax.shape_of(w)[-1]
     nd = len(lax.shape_of(v))
     eye_n = lax.broadcast(_eye(lax.dtype_of(w), (n, n)), lax.shape_of(w)[:-1])
@@ -354,7 +354,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     da = _as(instantiate(tangents[0]), lax.dtype_of(vr))
     if not (compute_left_eigenvectors or compute_right_eigenvectors):
         # dw_j = (V^{-1} dA V)_jj
-        from traxla.numpy.linalg import _solve_linear  # linear in da, no custom rule inside
+        from traxla.lax.linalg import _solve_linear  # linear in da, no custom rule inside
         dw = lax.reduce_sum(lax.mul(_solve_linear(vr, da), _T(vr)),
                             (len(lax.shape_of(vr)) - 1,))
         return [w], [dw]

@@ -4,6 +4,7 @@ look at), as JAX 0.10.2 defines them in ``ad_checkpoint``."""
 from __future__ import annotations
 
 from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import check_call_operands
 
 remat_p = Primitive("remat2", multiple_results=True)
 name_p = Primitive("name")
@@ -13,11 +14,7 @@ def _remat_rule(*avals, jaxpr, prevent_cse, differentiated, policy):
     if jaxpr.constvars:
         raise TypeError("remat2's jaxpr must take its constants as operands (it has "
                         f"{len(jaxpr.constvars)} constvars).")
-    expected = [v.aval for v in jaxpr.invars]
-    if len(avals) != len(expected) or any(
-            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
-        raise TypeError(f"remat2 called with {[a.str_short() for a in avals]} but its jaxpr "
-                        f"takes {[e.str_short() for e in expected]}.")
+    check_call_operands(avals, [v.aval for v in jaxpr.invars], "remat2", "jaxpr")
     if not isinstance(prevent_cse, bool) and len(prevent_cse) != len(avals):
         raise TypeError(f"remat2's prevent_cse has {len(prevent_cse)} entries for "
                         f"{len(avals)} operands.")

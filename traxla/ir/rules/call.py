@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 from traxla.ir.primitive import Primitive, def_typing
-from traxla.ir.printer import pp_eqn_generic, pp_eqn_rules
+from traxla.ir.rules._util import check_call_operands
+from traxla.ir.jaxpr_printer import pp_eqn_generic, pp_eqn_rules
 
 jit_p = Primitive("jit", multiple_results=True)
 
 
 def _jit_rule(*avals, jaxpr, name):
-    expected = jaxpr.in_avals
-    if len(avals) != len(expected) or any(
-            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
-        raise TypeError(f"jit[name={name}] called with {[a.str_short() for a in avals]} but its "
-                        f"jaxpr takes {[e.str_short() for e in expected]}.")
+    check_call_operands(avals, jaxpr.in_avals, f"jit[name={name}]", "jaxpr")
     return list(jaxpr.out_avals)
 
 

@@ -15,6 +15,6 @@ def _reduce_xor_printing(params):
     return [("axes", params["axes"])]
 
 
-from traxla.ir.printer import pp_param_rules  # noqa: E402
+from traxla.ir.jaxpr_printer import pp_param_rules  # noqa: E402
 
 pp_param_rules[reduce_xor_p] = _reduce_xor_printing

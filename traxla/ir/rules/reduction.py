@@ -111,7 +111,7 @@ def _dot_general_params(params):
 
 dot_general_p = def_typing(Primitive("dot_general"), _dot_general_rule, memoize=True)
 P["dot_general"] = dot_general_p
-from traxla.ir.printer import pp_param_rules  # noqa: E402
+from traxla.ir.jaxpr_printer import pp_param_rules  # noqa: E402
 
 pp_param_rules[dot_general_p] = _dot_general_params
 for _name in ("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):

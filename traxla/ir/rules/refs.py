@@ -14,12 +14,12 @@ from operator import attrgetter
 
 import numpy as np
 
-from traxla.ir import pretty as pp
+from traxla.ir import doc_layout as pp
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.ir.effects import Effect, def_effects
 from traxla.ir.primitive import Primitive, def_typing, pp_eqn_rules
-from traxla.ir.printer import pp_vars
+from traxla.ir.jaxpr_printer import pp_vars
 
 
 class AbstractRef:

@@ -12,8 +12,10 @@ from traxla.lowering.registry import register_lowering
 
 
 def precision_attr(precision):
-    """``None`` or a pair of ``Precision`` values as StableHLO's precision_config."""
-    names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
+    """``None``, a pair of ``Precision`` values or a ``DotAlgorithmPreset`` (which leaves the
+    precision to the algorithm, as JAX's ``_full_precision``) as StableHLO's precision_config."""
+    names = (tuple(p.name for p in precision) if isinstance(precision, tuple)
+             else ("DEFAULT", "DEFAULT"))
     return ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
 
 

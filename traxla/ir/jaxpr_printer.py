@@ -10,7 +10,7 @@ import itertools
 import re
 from collections import Counter, deque
 
-from traxla.ir import pretty as pp
+from traxla.ir import doc_layout as pp
 from traxla.ir.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, subjaxprs
 
 # primitive -> fn(eqn, context) -> pp doc; for equations whose printing is special.

@@ -1,4 +1,5 @@
-"""A Wadler-Lindig pretty printer (Lindig, "Strictly Pretty", 2000).
+"""Document layout for the jaxpr printer: Wadler-Lindig documents (Lindig, "Strictly
+Pretty", 2000) and their layout in a given width.
 
 Documents are tuples tagged by kind; ``format`` lays them out in ``width``
 columns: a group prints flat when it fits on the rest of the line, otherwise
