@@ -102,13 +102,6 @@ def _check_shape(name: str, shape, *param_shapes) -> None:
                 f"result {shape_} for shape argument {tuple(shape)}.")
 
 
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
 # -- key operations ---------------------------------------------------------------------
 
 def default_prng_impl() -> PRNGImpl:

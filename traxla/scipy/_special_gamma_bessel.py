@@ -141,22 +141,23 @@ def gammaincc(a, x):
     return lax.igammac(a, x)
 
 
-def boxcox(x, lmbda):
-    """Box-Cox transform ((x^l - 1) / l, or log x for l = 0)."""
-    x, lmbda = promote_args_inexact("boxcox", x, lmbda)
+def _boxcox_of_log(name, log, x, lmbda):
+    """``(exp(l * log(x)) - 1) / l``, or ``log(x)`` for ``l = 0``, with ``log`` the log or log1p."""
+    x, lmbda = promote_args_inexact(name, x, lmbda)
     lmbda_is_zero = lmbda == 0
     safe_lmbda = jnp.where(lmbda_is_zero, jnp.ones_like(lmbda), lmbda)
-    log_x = jnp.log(x)
+    log_x = log(x)
     return jnp.where(lmbda_is_zero, log_x, jnp.expm1(safe_lmbda * log_x) / safe_lmbda)
+
+
+def boxcox(x, lmbda):
+    """Box-Cox transform ((x^l - 1) / l, or log x for l = 0)."""
+    return _boxcox_of_log("boxcox", jnp.log, x, lmbda)
 
 
 def boxcox1p(x, lmbda):
     """Box-Cox transform of 1 + x."""
-    x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
-    lmbda_is_zero = lmbda == 0
-    safe_lmbda = jnp.where(lmbda_is_zero, jnp.ones_like(lmbda), lmbda)
-    log1p_x = jnp.log1p(x)
-    return jnp.where(lmbda_is_zero, log1p_x, jnp.expm1(safe_lmbda * log1p_x) / safe_lmbda)
+    return _boxcox_of_log("boxcox1p", jnp.log1p, x, lmbda)
 
 
 def multigammaln(a, d):

@@ -14,13 +14,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.fft import complex_dtype
 from traxla.numpy import fft as jnp_fft
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact, result_type
-
-
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
+from traxla.numpy._shape import canonicalize_axis
 
 
 def _promote_dtypes_complex(*args):
@@ -68,7 +62,7 @@ def _padded_along(x, n, axis):
     """``x`` zero-padded to length ``n`` along ``axis`` (None: as is), the canonical axis,
     the rank and the transform length."""
     ndim = len(lax.shape_of(x))
-    axis = _canonicalize_axis(axis, ndim)
+    axis = canonicalize_axis(axis, ndim)
     if n is not None:
         x = _zero_pad(x, {axis: n})
     return x, axis, ndim, lax.shape_of(x)[axis]
@@ -101,7 +95,7 @@ def dct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def _dct2(x, axes, norm):
     ndim = len(lax.shape_of(x))
-    axis1, axis2 = (functools.partial(_canonicalize_axis, ndim=ndim)(a) for a in axes)
+    axis1, axis2 = (functools.partial(canonicalize_axis, ndim=ndim)(a) for a in axes)
     N1, N2 = lax.shape_of(x)[axis1], lax.shape_of(x)[axis2]
     v = _dct_interleave(_dct_interleave(x, axis1), axis2)
     V = jnp_fft.fftn(v, axes=axes)
@@ -129,7 +123,7 @@ def _axes_and_lengths(x, s, axes):
     if axes is None:
         axes = tuple(range(ndim - len(s), ndim)) if s is not None else tuple(range(ndim))
     else:
-        axes = tuple(_canonicalize_axis(a, ndim) for a in axes)
+        axes = tuple(canonicalize_axis(a, ndim) for a in axes)
     return s, axes
 
 
