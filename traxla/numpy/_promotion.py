@@ -223,39 +223,31 @@ def _promote_one(mode, x):
     return [x]
 
 
-def promote_args(fun_name: str, *args):
+def _promote_args(mode, promote_dtypes_fn, fun_name, args, one_operand=True):
+    """``promote_args*``: the fast path for one (where ``one_operand``) or two operands, else
+    ``check_arraylike``, ``promote_dtypes_fn`` and rank promotion."""
     if len(args) == 2:
-        fast = _promote_pair(_PLAIN, *args)
-        if fast is not None:
-            return fast
-    elif len(args) == 1:
-        fast = _promote_one(_PLAIN, args[0])
-        if fast is not None:
-            return fast
+        fast = _promote_pair(mode, *args)
+    elif len(args) == 1 and one_operand:
+        fast = _promote_one(mode, args[0])
+    else:
+        fast = None
+    if fast is not None:
+        return fast
     check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes(*args))
+    return promote_shapes(fun_name, *promote_dtypes_fn(*args))
+
+
+def promote_args(fun_name: str, *args):
+    return _promote_args(_PLAIN, promote_dtypes, fun_name, args)
 
 
 def promote_args_inexact(fun_name: str, *args):
-    if len(args) == 1:
-        fast = _promote_one(_INEXACT, args[0])
-        if fast is not None:
-            return fast
-    elif len(args) == 2:
-        fast = _promote_pair(_INEXACT, *args)
-        if fast is not None:
-            return fast
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+    return _promote_args(_INEXACT, promote_dtypes_inexact, fun_name, args)
 
 
 def promote_args_numeric(fun_name: str, *args):
-    if len(args) == 2:
-        fast = _promote_pair(_NUMERIC, *args)
-        if fast is not None:
-            return fast
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+    return _promote_args(_NUMERIC, promote_dtypes_numeric, fun_name, args, one_operand=False)
 
 
 del lax

@@ -127,16 +127,27 @@ def _axes_and_lengths(x, s, axes):
     return s, axes
 
 
-def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
-    """Multidimensional type-2 DCT over ``axes`` (``scipy.fft.dctn``)."""
-    x = _checked_input("dctn", x, type, norm)
+def _dct_over_axes(name, nd_fn, one_axis_fn, padded_fn, x, type, s, axes, norm):  # noqa: A002
+    """``dctn``/``idctn``: the real and imaginary parts apart, one axis through ``one_axis_fn``
+    (``dct``/``idct``), else ``x`` zero-padded to ``s`` and then ``padded_fn(x, axes, norm)``."""
+    x = _checked_input(name, x, type, norm)
     if dtypes.is_complex(lax.dtype_of(x)):
-        return _on_real_and_imag(dctn, x, type=type, s=s, norm=norm, axes=axes)
+        return _on_real_and_imag(nd_fn, x, type=type, s=s, norm=norm, axes=axes)
     s, axes = _axes_and_lengths(x, s, axes)
     if len(axes) == 1:
-        return dct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
+        return one_axis_fn(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
     if s is not None:
         x = _zero_pad(x, dict(zip(axes, s)))
+    return padded_fn(x, axes, norm)
+
+
+def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
+    """Multidimensional type-2 DCT over ``axes`` (``scipy.fft.dctn``)."""
+    return _dct_over_axes("dctn", dctn, dct, _dctn_padded, x, type, s, axes, norm)
+
+
+def _dctn_padded(x, axes, norm):
+    # as JAX: two axes at a time through the 2-D DCT
     if len(axes) == 2:
         return _dct2(x, axes=axes, norm=norm)
     for block in [axes[i:i + 2] for i in range(0, len(axes), 2)]:
@@ -166,14 +177,10 @@ def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """Inverse of the multidimensional type-2 DCT (``scipy.fft.idctn``)."""
-    x = _checked_input("idctn", x, type, norm)
-    if dtypes.is_complex(lax.dtype_of(x)):
-        return _on_real_and_imag(idctn, x, type=type, s=s, norm=norm, axes=axes)
-    s, axes = _axes_and_lengths(x, s, axes)
-    if len(axes) == 1:
-        return idct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-    if s is not None:
-        x = _zero_pad(x, dict(zip(axes, s)))
+    return _dct_over_axes("idctn", idctn, idct, _idctn_padded, x, type, s, axes, norm)
+
+
+def _idctn_padded(x, axes, norm):
     for axis in axes:
         x = idct(x, axis=axis, norm=norm)
     return x

@@ -291,7 +291,7 @@ from traxla.scipy._special_gamma_bessel import (bernoulli, beta, betainc, betaln
 from traxla.scipy._special_gamma_bessel import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
-from traxla.scipy._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
+from traxla.scipy._special_expi_dawsn_spence_jn import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
 
 __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
 from traxla.scipy._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
