@@ -73,6 +73,18 @@ def _make_logging_record(level):
     return logging.getLogger("traxla").makeRecord("traxla", level, file_name, line_no, "", (), None)
 
 
+def _call_or_return(name, fn, first, args, kwargs):
+    """JAX's two forms of ``debug.print``/``debug.callback``: ``fn(first, *args, **kwargs)``
+    now, or (called with no arguments) ``fn`` itself to call later."""
+    if first is not None:
+        fn(first, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"{name} received unexpected arguments in the two-call form:"
+                        f" {args=} {kwargs=}")
+    return fn
+
+
 def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,
           _use_logging=False, **kwargs):
     """Prints ``fmt.format(*args, **kwargs)`` with the values the program computes, when it
@@ -95,13 +107,7 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
             has_placeholders=has_placeholders,
             logging_record=_make_logging_record(logging.INFO) if _use_logging else None)
 
-    if fmt is not None:
-        _debug_print(fmt, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError("debug_print received unexpected arguments in the two-call form:"
-                        f" {args=} {kwargs=}")
-    return _debug_print
+    return _call_or_return("debug_print", _debug_print, fmt, args, kwargs)
 
 
 def log(fmt=None, *args, **kwargs):
@@ -134,13 +140,7 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
                               effect=ordered_debug_effect if ordered else debug_effect,
                               partitioned=partitioned)
 
-    if callback is not None:
-        _debug_callback(callback, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError("debug_callback received unexpected arguments in the two-call form:"
-                        f" {args=} {kwargs=}")
-    return _debug_callback
+    return _call_or_return("debug_callback", _debug_callback, callback, args, kwargs)
 
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False,

@@ -89,6 +89,17 @@ def _layout_for_lowering(aval, layout=None):
     return layout[::-1]
 
 
+def _layouts_for_lowering(avals, layouts, what, kind):
+    """One lowering layout a value (row-major where ``layouts`` is None); ``what`` and ``kind``
+    name the values in the error for a count that does not match."""
+    if layouts is None:
+        return tuple(_layout_for_lowering(a) for a in avals)
+    if len(layouts) != len(avals):
+        raise ValueError(f"The number of {what} ({len(avals)}) must equal the number of {kind} "
+                         f"layouts ({len(layouts)}).")
+    return tuple(map(_layout_for_lowering, avals, layouts))
+
+
 _ATTRIBUTE_SCALARS = (bool, int, float, str, bytes, np.bool_, np.integer, np.floating)
 
 
@@ -146,20 +157,8 @@ def ffi_call(target_name: str, result_shape_dtypes, *, has_side_effect: bool = F
 
     def wrapped(*args, **kwargs):
         in_avals = [_aval_of(x) for x in args]
-        if input_layouts is None:
-            in_layouts = tuple(_layout_for_lowering(a) for a in in_avals)
-        else:
-            if len(input_layouts) != len(in_avals):
-                raise ValueError(f"The number of input arguments ({len(in_avals)}) must equal "
-                                 f"the number of input layouts ({len(input_layouts)}).")
-            in_layouts = tuple(map(_layout_for_lowering, in_avals, input_layouts))
-        if out_layouts is None:
-            res_layouts = tuple(_layout_for_lowering(a) for a in result_avals)
-        else:
-            if len(out_layouts) != len(result_avals):
-                raise ValueError(f"The number of outputs ({len(result_avals)}) must equal the "
-                                 f"number of output layouts ({len(out_layouts)}).")
-            res_layouts = tuple(map(_layout_for_lowering, result_avals, out_layouts))
+        in_layouts = _layouts_for_lowering(in_avals, input_layouts, "input arguments", "input")
+        res_layouts = _layouts_for_lowering(result_avals, out_layouts, "outputs", "output")
         aliases = []
         for i, o in sorted((input_output_aliases or {}).items()):
             i, o = int(i), int(o)

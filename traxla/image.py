@@ -146,16 +146,21 @@ def _canonical_shape(shape):
     return tuple(operator.index(d) for d in shape)
 
 
+def _checked_method(image, shape, method):
+    """``method`` as a ``ResizeMethod``, once ``shape`` is known to give every dimension of
+    ``image`` a size."""
+    if len(shape) != len(lax.shape_of(image)):
+        raise ValueError("shape must have length equal to the number of dimensions of x;  "
+                         f"{shape} vs {lax.shape_of(image)}")
+    return ResizeMethod.from_string(method) if isinstance(method, str) else method
+
+
 def scale_and_translate(image, shape, spatial_dims, scale, translation, method, antialias=True,
                         precision=lax.Precision.HIGHEST):
     """Resamples ``image`` to ``shape``: output sample ``o`` of dimension ``d`` reads input
     position ``(o + 0.5 - translation) / scale - 0.5`` through the method's kernel."""
     shape = _canonical_shape(shape)
-    if len(shape) != len(lax.shape_of(image)):
-        raise ValueError("shape must have length equal to the number of dimensions of x;  "
-                         f"{shape} vs {lax.shape_of(image)}")
-    if isinstance(method, str):
-        method = ResizeMethod.from_string(method)
+    method = _checked_method(image, shape, method)
     if method == ResizeMethod.NEAREST:
         raise ValueError("Nearest neighbor resampling is not currently supported for "
                          "scale_and_translate.")
@@ -183,11 +188,7 @@ def _resize_nearest(x, output_shape):
 
 def _resize_impl(image, shape, method, antialias, precision):
     image = jnp.asarray(image)
-    if len(shape) != len(lax.shape_of(image)):
-        raise ValueError("shape must have length equal to the number of dimensions of x;  "
-                         f"{shape} vs {lax.shape_of(image)}")
-    if isinstance(method, str):
-        method = ResizeMethod.from_string(method)
+    method = _checked_method(image, shape, method)
     if method == ResizeMethod.NEAREST:
         return _resize_nearest(image, shape)
     image, = promote_dtypes_inexact(image)

@@ -324,6 +324,17 @@ def scaled_dot_general_wrapper(lhs, rhs, dimension_numbers, preferred_element_ty
 
 # -- the jax.nn functions ----------------------------------------------------------------------
 
+def _matching_batch_and_contract(what, lhs, rhs):
+    """``(M, N)`` of ``lhs`` (B, M, K) and ``rhs`` (B, N, K), once they agree on B and K."""
+    B_l, M, K_l = lhs.shape
+    B_r, N, K_r = rhs.shape
+    if K_l != K_r or B_l != B_r:
+        raise ValueError(
+            f"scaled_matmul requires {what} to have matching batch (B) and contract (K) "
+            f"dimensions, but got shapes {lhs.shape} and {rhs.shape}")
+    return M, N
+
+
 def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
     r"""Scaled matrix multiplication function.
 
@@ -352,19 +363,8 @@ def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.fl
     if not all(x.ndim == 3 for x in (a, b, a_scales, b_scales)):
         raise ValueError("scaled_matmul requires all inputs to be 3-dimensional arrays")
 
-    B_a, M_a, K_a = a.shape
-    B_b, N_b, K_b = b.shape
-    if K_a != K_b or B_a != B_b:
-        raise ValueError(
-            "scaled_matmul requires inputs a and b to have matching batch (B) "
-            f"and contract (K) dimensions, but got shapes {a.shape} and {b.shape}")
-
-    B_as, M_as, K_as = a_scales.shape
-    B_bs, N_bs, K_bs = b_scales.shape
-    if K_as != K_bs or B_as != B_bs:
-        raise ValueError(
-            "scaled_matmul requires scales to have matching batch (B) and "
-            f"contract (K) dimensions, but got shapes {a_scales.shape} and {b_scales.shape}")
+    M_a, N_b = _matching_batch_and_contract("inputs a and b", a, b)
+    M_as, N_bs = _matching_batch_and_contract("scales", a_scales, b_scales)
 
     if M_as != M_a or N_bs != N_b:
         raise ValueError(

@@ -10,19 +10,14 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.tracer import Tracer
+from traxla.numpy._creation import arange, eye, zeros_like
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import check_arraylike, ensure_arraylike
+from traxla.numpy._shape import canonicalize_axis
 
 
 def _ensure(name, *args):
     return ensure_arraylike(name, *args)
-
-
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
 
 
 def _ndim(x):
@@ -37,26 +32,24 @@ def tri(N, M=None, k=0, dtype=None):
     return lax._lift(lax._tri(dtype, (N, M), k))
 
 
-def _tril(m, k=0):
-    m = _ensure("tril", m)
+def _tri_select(name, m, k, lower):
+    """``m`` with the entries outside its lower (``tril``) or upper (``triu``) triangle zeroed,
+    through one ``tri`` mask broadcast over the leading dimensions."""
+    m = _ensure(name, m)
     m_shape = lax.shape_of(m)
     if len(m_shape) < 2:
-        raise ValueError("Argument to jax.numpy.tril must be at least 2D")
+        raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
     N, M = m_shape[-2:]
-    mask = tri(N, M, k=k, dtype=bool)
-    from traxla.numpy._creation import zeros_like
-    return lax.select(lax.broadcast(mask, m_shape[:-2]), m, zeros_like(m))
+    mask = lax.broadcast(tri(N, M, k=k if lower else k - 1, dtype=bool), m_shape[:-2])
+    return lax.select(mask, m, zeros_like(m)) if lower else lax.select(mask, zeros_like(m), m)
+
+
+def _tril(m, k=0):
+    return _tri_select("tril", m, k, lower=True)
 
 
 def _triu(m, k=0):
-    m = _ensure("triu", m)
-    m_shape = lax.shape_of(m)
-    if len(m_shape) < 2:
-        raise ValueError("Argument to jax.numpy.triu must be at least 2D")
-    N, M = m_shape[-2:]
-    mask = tri(N, M, k=k - 1, dtype=bool)
-    from traxla.numpy._creation import zeros_like
-    return lax.select(lax.broadcast(mask, m_shape[:-2]), zeros_like(m), m)
+    return _tri_select("triu", m, k, lower=False)
 
 
 tril = jit_named(_tril, "tril", ("k",))
@@ -70,10 +63,9 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     nd = _ndim(a)
-    if _canonicalize_axis(axis1, nd) == _canonicalize_axis(axis2, nd):
+    if canonicalize_axis(axis1, nd) == canonicalize_axis(axis2, nd):
         raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
     a_shape = lax.shape_of(a)
-    from traxla.numpy._creation import eye, zeros_like
     from traxla.numpy._reductions import sum as _sum
     from traxla.numpy._shape import moveaxis
     from traxla.numpy._ufuncs import where
@@ -90,7 +82,6 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     if _ndim(a) < 2:
         raise ValueError("diagonal requires an array of at least two dimensions.")
     offset = operator.index(offset)
-    from traxla.numpy._creation import arange, eye
     from traxla.numpy._shape import moveaxis
 
     def default_diag(a):
@@ -178,7 +169,7 @@ def roll(a, shift, axis=None):
         from traxla.numpy._shape import ravel
         return roll(ravel(arr), shift, 0).reshape(lax.shape_of(arr))
     axis = _ensure_index_tuple(axis)
-    axis = tuple(_canonicalize_axis(ax, _ndim(arr)) for ax in axis)
+    axis = tuple(canonicalize_axis(ax, _ndim(arr)) for ax in axis)
     try:
         shift = _ensure_index_tuple(shift)
     except TypeError:
@@ -233,7 +224,7 @@ def _repeat(repeats, arr, *, axis, total_repeat_length=None):
                 "static value to `total_repeat_length`.")
         if np.ndim(_host(repeats)) == 0 and _ndim(arr) != 0:
             input_shape = lax.shape_of(arr)
-            axis = _canonicalize_axis(axis, len(input_shape))
+            axis = canonicalize_axis(axis, len(input_shape))
             aux_axis = axis + 1
             aux_shape = list(input_shape)
             r = operator.index(_host(repeats))

@@ -14,7 +14,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
-from traxla.numpy._promotion import check_arraylike, ensure_arraylike
+from traxla.numpy._promotion import check_arraylike, ensure_arraylike, result_type
 
 # -- scalar types ---------------------------------------------------------------------------------
 
@@ -229,18 +229,24 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     return lax._lift(lax.full_like(prototype, 0, dtype, shape))
 
 
-def _logspace_impl(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    from traxla.numpy._creation import linspace
-    from traxla.numpy._promotion import result_type
-    from traxla.numpy._ufuncs import power
+def _space_endpoints(name, start, stop, dtype):
+    """``logspace``/``geomspace``'s ``(start, stop, dtype, computation)``: the output dtype
+    (``dtype``, or the endpoints' type if inexact, else the default float) and the endpoints
+    cast to the inexact type the computation runs in."""
     if dtype is None:
         dt = result_type(start, stop)[0]
         dtype = dt if dtypes.is_inexact(dt) else dtypes.default_float()
     else:
         dtype = dtypes.to_dtype(dtype)
     computation = dtype if dtypes.is_inexact(dtype) else dtypes.default_float()
-    start, stop = ensure_arraylike("logspace", start, stop)
-    start, stop = start.astype(computation), stop.astype(computation)
+    start, stop = ensure_arraylike(name, start, stop)
+    return start.astype(computation), stop.astype(computation), dtype, computation
+
+
+def _logspace_impl(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    from traxla.numpy._creation import linspace
+    from traxla.numpy._ufuncs import power
+    start, stop, dtype, computation = _space_endpoints("logspace", start, stop, dtype)
     lin = linspace(start, stop, num, endpoint=endpoint, retstep=False, dtype=None, axis=axis)
     return lax.convert_element_type(power(base, lin), dtype)
 
@@ -253,17 +259,9 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def _geomspace_impl(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    from traxla.numpy._promotion import result_type
     from traxla.numpy._ufuncs import sign, ufuncs
     from traxla.numpy._shape import moveaxis
-    if dtype is None:
-        dt = result_type(start, stop)[0]
-        dtype = dt if dtypes.is_inexact(dt) else dtypes.default_float()
-    else:
-        dtype = dtypes.to_dtype(dtype)
-    computation = dtype if dtypes.is_inexact(dtype) else dtypes.default_float()
-    start, stop = ensure_arraylike("geomspace", start, stop)
-    start, stop = start.astype(computation), stop.astype(computation)
+    start, stop, dtype, computation = _space_endpoints("geomspace", start, stop, dtype)
     sign_ = sign(start)
     log10 = ufuncs["log10"]
     res = sign_ * logspace(log10(start / sign_), log10(stop / sign_), num, endpoint=endpoint,

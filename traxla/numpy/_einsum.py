@@ -153,18 +153,21 @@ def _flop_count(idx_contraction, inner, num_terms, size_dict):
     return _size(idx_contraction, size_dict) * factor
 
 
+def _contract_pair(inputs, remaining, i, j, output, size_dict):
+    """Contracting ``inputs[i]`` with ``inputs[j]``: the indices the result keeps (those the
+    output or another remaining input needs) and the flops it costs."""
+    k1, k2 = inputs[i], inputs[j]
+    either, shared = k1 | k2, k1 & k2
+    keep = frozenset.union(output, *map(inputs.__getitem__, remaining - {i, j}))
+    return either & keep, _flop_count(either, bool(shared - keep), 2, size_dict)
+
+
 def _optimal(inputs, output, size_dict):
     """opt_einsum's ``optimal`` path search (SSA path converted to linear ids)."""
     inputs_set = tuple(map(frozenset, inputs))
     output_set = frozenset(output)
     best = {"flops": float("inf"), "ssa_path": (tuple(range(len(inputs))),)}
     cache = {}
-
-    def calc(inputs, remaining, i, j):
-        k1, k2 = inputs[i], inputs[j]
-        either, shared = k1 | k2, k1 & k2
-        keep = frozenset.union(output_set, *map(inputs.__getitem__, remaining - {i, j}))
-        return either & keep, _flop_count(either, bool(shared - keep), 2, size_dict)
 
     def iterate(path, remaining, inputs, flops):
         if len(remaining) == 1:
@@ -176,7 +179,7 @@ def _optimal(inputs, output, size_dict):
                 i, j = j, i
             key = (inputs[i], inputs[j])
             if key not in cache:
-                cache[key] = calc(inputs, remaining, i, j)
+                cache[key] = _contract_pair(inputs, remaining, i, j, output_set, size_dict)
             k12, flops12 = cache[key]
             new_flops = flops + flops12
             if new_flops >= best["flops"]:
@@ -200,12 +203,6 @@ def _branch(inputs, output, size_dict, nbranch=None, cutoff_flops_factor=4):
     size_cache = {k: _size(k, size_dict) for k in inputs}
     result_cache = {}
 
-    def calc(inputs, remaining, i, j):
-        k1, k2 = inputs[i], inputs[j]
-        either, shared = k1 | k2, k1 & k2
-        keep = frozenset.union(output, *map(inputs.__getitem__, remaining - {i, j}))
-        return either & keep, _flop_count(either, bool(shared - keep), 2, size_dict)
-
     def iterate(path, inputs, remaining, flops, size):
         if len(remaining) == 1:
             best.update(size=size, flops=flops, ssa_path=path)
@@ -213,7 +210,7 @@ def _branch(inputs, output, size_dict, nbranch=None, cutoff_flops_factor=4):
 
         def assess(k1, k2, i, j):
             if (k1, k2) not in result_cache:
-                result_cache[k1, k2] = calc(inputs, remaining, i, j)
+                result_cache[k1, k2] = _contract_pair(inputs, remaining, i, j, output, size_dict)
             k12, flops12 = result_cache[k1, k2]
             if k12 not in size_cache:
                 size_cache[k12] = _size(k12, size_dict)

@@ -48,9 +48,14 @@ def _broadcast_to_pairs(nvals, nd, name):
                      f"Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), or ().")
 
 
-def _check_no_padding(axis_padding, mode):
-    if axis_padding[0] > 0 or axis_padding[1] > 0:
-        raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
+def _nonempty_axes(array, pad_width, mode):
+    """The axes that ``mode`` (wrap, edge, reflect, symmetric) pads from the array's own
+    entries: those of nonzero length; an empty axis may take no padding."""
+    for i in range(np.ndim(array)):
+        if array.shape[i] > 0:
+            yield i
+        elif pad_width[i][0] > 0 or pad_width[i][1] > 0:
+            raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
 
 
 def _pad_constant(array, pad_width, constant_values):
@@ -81,10 +86,7 @@ def _pad_constant(array, pad_width, constant_values):
 
 
 def _pad_wrap(array, pad_width):
-    for i in range(np.ndim(array)):
-        if array.shape[i] == 0:
-            _check_no_padding(pad_width[i], "wrap")
-            continue
+    for i in _nonempty_axes(array, pad_width, "wrap"):
         size = array.shape[i]
         left_repeats, left_rem = divmod(pad_width[i][0], size)
         right_repeats, right_rem = divmod(pad_width[i][1], size)
@@ -100,11 +102,8 @@ def _pad_wrap(array, pad_width):
 
 def _pad_symmetric_or_reflect(array, pad_width, mode, reflect_type):
     from traxla.numpy._shape import flip
-    for i in range(np.ndim(array)):
+    for i in _nonempty_axes(array, pad_width, mode):
         axis_size = array.shape[i]
-        if axis_size == 0:
-            _check_no_padding(pad_width[i], mode)
-            continue
         if pad_width[i][0] == 0 and pad_width[i][1] == 0:
             continue
 
@@ -135,10 +134,7 @@ def _pad_symmetric_or_reflect(array, pad_width, mode, reflect_type):
 
 def _pad_edge(array, pad_width):
     from traxla.numpy._diagonals_tiles import repeat
-    for i in range(np.ndim(array)):
-        if array.shape[i] == 0:
-            _check_no_padding(pad_width[i], "edge")
-            continue
+    for i in _nonempty_axes(array, pad_width, "edge"):
         n = array.shape[i]
         before, after = pad_width[i]
         pad_before = repeat(lax.slice_in_dim(array, 0, 1, axis=i), before, axis=i)

@@ -162,29 +162,26 @@ def _join(mode, sig1, sig2):
     return out
 
 
+def _fast_signature(x):
+    """``(aval, signature)`` of a Python scalar (no aval; the signature is its type) or of a
+    plain array (its (dtype, weak type)); None where the general path must decide."""
+    if type(x) in _SCALAR_TYPES:
+        return None if type(x) is int and not _int_fits(x) else (None, type(x))
+    a = plain_aval(x)
+    return None if a is None else (a, (a.dtype, a.weak_type))
+
+
 def _promote_pair(mode, x1, x2):
-    if type(x1) in _SCALAR_TYPES:
-        a1, sig1 = None, type(x1)
-        if sig1 is int and not _int_fits(x1):
-            return None
-    else:
-        a1 = plain_aval(x1)
-        if a1 is None:
-            return None
-        sig1 = (a1.dtype, a1.weak_type)
-    if type(x2) in _SCALAR_TYPES:
-        a2, sig2 = None, type(x2)
-        if sig2 is int and not _int_fits(x2):
-            return None
-    else:
-        a2 = plain_aval(x2)
-        if a2 is None:
-            return None
-        sig2 = (a2.dtype, a2.weak_type)
-        if a1 is not None and a1.shape and a2.shape and len(a1.shape) != len(a2.shape):
-            return None  # rank promotion
+    s1 = _fast_signature(x1)
+    s2 = None if s1 is None else _fast_signature(x2)
+    if s2 is None:
+        return None
+    (a1, sig1), (a2, sig2) = s1, s2
     if a1 is None and a2 is None:
         return None
+    if (a1 is not None and a2 is not None and a1.shape and a2.shape
+            and len(a1.shape) != len(a2.shape)):
+        return None  # rank promotion
     if a1 is not None and a2 is not None and sig1 == sig2 and (
             mode == _PLAIN and not (sig1[1] and dtypes.is_bool(sig1[0]))
             or mode == _INEXACT and sig1[0] in INEXACT_DTYPES):
@@ -219,39 +216,31 @@ def _promote_one(mode, x):
     return [x]
 
 
-def promote_args(fun_name: str, *args):
+def _promote_args(mode, promote_dtypes_fn, fun_name, args, one_operand=True):
+    """``promote_args*``: the fast path for one (where ``one_operand``) or two operands, else
+    ``check_arraylike``, ``promote_dtypes_fn`` and rank promotion."""
     if len(args) == 2:
-        fast = _promote_pair(_PLAIN, *args)
-        if fast is not None:
-            return fast
-    elif len(args) == 1:
-        fast = _promote_one(_PLAIN, args[0])
-        if fast is not None:
-            return fast
+        fast = _promote_pair(mode, *args)
+    elif len(args) == 1 and one_operand:
+        fast = _promote_one(mode, args[0])
+    else:
+        fast = None
+    if fast is not None:
+        return fast
     check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes(*args))
+    return promote_shapes(fun_name, *promote_dtypes_fn(*args))
+
+
+def promote_args(fun_name: str, *args):
+    return _promote_args(_PLAIN, promote_dtypes, fun_name, args)
 
 
 def promote_args_inexact(fun_name: str, *args):
-    if len(args) == 1:
-        fast = _promote_one(_INEXACT, args[0])
-        if fast is not None:
-            return fast
-    elif len(args) == 2:
-        fast = _promote_pair(_INEXACT, *args)
-        if fast is not None:
-            return fast
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+    return _promote_args(_INEXACT, promote_dtypes_inexact, fun_name, args)
 
 
 def promote_args_numeric(fun_name: str, *args):
-    if len(args) == 2:
-        fast = _promote_pair(_NUMERIC, *args)
-        if fast is not None:
-            return fast
-    check_arraylike(fun_name, *args)
-    return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+    return _promote_args(_NUMERIC, promote_dtypes_numeric, fun_name, args, one_operand=False)
 
 
 del lax

@@ -241,25 +241,27 @@ quantile = jit_named(_quantile_fn, "quantile", _STATIC)
 nanquantile = jit_named(_nanquantile_fn, "nanquantile", _STATIC)
 
 
+def _quantile_of_percent(name, quantile_fn, a, q, axis, out, overwrite_input, method, keepdims,
+                         weights):
+    """``quantile_fn`` (``quantile`` or ``nanquantile``) at ``q / 100``."""
+    a, q = ensure_arraylike(name, a, q)
+    if weights is not None:
+        weights = ensure_arraylike(name, weights)
+    q, = promote_dtypes_inexact(q)
+    return quantile_fn(a, q / 100, axis=axis, out=out, overwrite_input=overwrite_input,
+                       method=method, keepdims=keepdims, weights=weights)
+
+
 def _percentile_fn(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                    keepdims=False, *, weights=None):
-    a, q = ensure_arraylike("percentile", a, q)
-    if weights is not None:
-        weights = ensure_arraylike("percentile", weights)
-    q, = promote_dtypes_inexact(q)
-    return quantile(a, q / 100, axis=axis, out=out, overwrite_input=overwrite_input,
-                    method=method, keepdims=keepdims, weights=weights)
+    return _quantile_of_percent("percentile", quantile, a, q, axis, out, overwrite_input, method,
+                                keepdims, weights)
 
 
 def _nanpercentile_fn(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                       keepdims=False, *, weights=None):
-    a, q = ensure_arraylike("nanpercentile", a, q)
-    if weights is not None:
-        weights = ensure_arraylike("nanpercentile", weights)
-    q, = promote_dtypes_inexact(q)
-    q = q / 100
-    return nanquantile(a, q, axis=axis, out=out, overwrite_input=overwrite_input,
-                       method=method, weights=weights, keepdims=keepdims)
+    return _quantile_of_percent("nanpercentile", nanquantile, a, q, axis, out, overwrite_input,
+                                method, keepdims, weights)
 
 
 percentile = jit_named(_percentile_fn, "percentile", _STATIC)

@@ -282,21 +282,27 @@ def _jit(fn, name, static_argnames=()):
     return jit_named(fn, name, static_argnames)
 
 
+def _var_args(name, a, axis, dtype, ddof, correction):
+    """``var``/``std``'s arguments checked: ``(a, axis, dtype, correction)``, with
+    ``correction`` taken from ``ddof`` when not given."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    check_arraylike(name, a)
+    return (lax.asarray(a), _ensure_optional_axes(axis),
+            None if dtype is None else dtypes.to_dtype(dtype), correction)
+
+
 _var = _jit(_var_impl, "_var", static_argnames=("axis", "dtype", "keepdims"))
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     """Variance along ``axis`` (``correction``/``ddof`` degrees of freedom)."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
-    check_arraylike("var", a)
-    a = lax.asarray(a)
-    return _var(a, axis=_ensure_optional_axes(axis),
-                dtype=None if dtype is None else dtypes.to_dtype(dtype), out=out,
-                correction=correction, keepdims=keepdims, where=where, a_mean=mean)
+    a, axis, dtype, correction = _var_args("var", a, axis, dtype, ddof, correction)
+    return _var(a, axis=axis, dtype=dtype, out=out, correction=correction, keepdims=keepdims,
+                where=where, a_mean=mean)
 
 
 def _std_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None,
@@ -315,15 +321,9 @@ _std = _jit(_std_impl, "_std", static_argnames=("axis", "dtype", "keepdims"))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     """Standard deviation along ``axis``: ``sqrt(var(...))``."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
-    check_arraylike("std", a)
-    a = lax.asarray(a)
-    return _std(a, axis=_ensure_optional_axes(axis),
-                dtype=None if dtype is None else dtypes.to_dtype(dtype), out=out,
-                correction=correction, keepdims=keepdims, where=where, mean=mean)
+    a, axis, dtype, correction = _var_args("std", a, axis, dtype, ddof, correction)
+    return _std(a, axis=axis, dtype=dtype, out=out, correction=correction, keepdims=keepdims,
+                where=where, mean=mean)
 
 
 def _ptp_impl(a, axis=None, out=None, keepdims=False):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 from traxla.ir.shape_poly import is_symbolic
 
@@ -14,6 +15,15 @@ from traxla.numpy._promotion import asarray_scalar, check_arraylike, promote_dty
 
 def _ndim(x):
     return len(lax.shape_of(x))
+
+
+def canonicalize_axis(axis, ndim):
+    """``axis`` (an index, negative counting from the end) as a dimension in ``range(ndim)``;
+    ValueError when it is out of bounds."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
 
 
 def _canon_axis(axis, ndim, fun="axis"):

@@ -132,6 +132,17 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa:
 
 # -- cov, corrcoef --------------------------------------------------------------------------------
 
+def _cov_weights(name, weights, n_samples):
+    """``cov``'s ``fweights``/``aweights`` argument as an array, checked to be one weight a
+    sample."""
+    weights = ensure_arraylike("cov", weights)
+    if np.ndim(weights) > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if np.shape(weights)[0] != n_samples:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    return weights
+
+
 def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
     from traxla.numpy._creation import array, asarray, full
     from traxla.numpy._linalg import dot
@@ -165,21 +176,12 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
         ddof = 1 if bias == 0 else 0
     w = None
     if fweights is not None:
-        fweights = ensure_arraylike("cov", fweights)
-        if np.ndim(fweights) > 1:
-            raise RuntimeError("cannot handle multidimensional fweights")
-        if np.shape(fweights)[0] != X.shape[1]:
-            raise RuntimeError("incompatible numbers of samples and fweights")
+        fweights = _cov_weights("fweights", fweights, X.shape[1])
         if not dtypes.is_int(fweights.dtype):
             raise TypeError("fweights must be integer.")
         w = _abs(fweights)
     if aweights is not None:
-        aweights = ensure_arraylike("cov", aweights)
-        if np.ndim(aweights) > 1:
-            raise RuntimeError("cannot handle multidimensional aweights")
-        if np.shape(aweights)[0] != X.shape[1]:
-            raise RuntimeError("incompatible numbers of samples and aweights")
-        aweights = _abs(aweights)
+        aweights = _abs(_cov_weights("aweights", aweights, X.shape[1]))
         w = asarray(aweights if w is None else w * aweights)
     if dtype is not None:
         X = X.astype(dtype)

@@ -102,13 +102,6 @@ def _check_shape(name: str, shape, *param_shapes) -> None:
                 f"result {shape_} for shape argument {tuple(shape)}.")
 
 
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
-
-
 # -- key operations ---------------------------------------------------------------------
 
 def default_prng_impl() -> PRNGImpl:
@@ -296,6 +289,14 @@ def _float_dtype_arg(name, dtype, allow_complex=False):
     return dtype
 
 
+def _float_sampler_args(name, key, shape, dtype):
+    """A float sampler's ``(key, shape, dtype)`` checked: one key, a concrete shape, a float
+    dtype (the default float for None)."""
+    key, _ = _check_prng_key(name, key)
+    dtype = _float_dtype_arg(name, dtype)
+    return key, _canonicalize_shape(shape), dtype
+
+
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
     """Uniform floats in ``[minval, maxval)``."""
     key, _ = _check_prng_key("uniform", key)
@@ -433,9 +434,7 @@ _bernoulli = jit(_bernoulli, static_argnames=("shape", "mode"))
 
 def exponential(key, shape=(), dtype=None):
     """Exponential floats (rate 1)."""
-    key, _ = _check_prng_key("exponential", key)
-    dtype = _float_dtype_arg("exponential", dtype)
-    shape = _canonicalize_shape(shape)
+    key, shape, dtype = _float_sampler_args("exponential", key, shape, dtype)
     return _exponential(key, shape, dtype)
 
 
@@ -451,9 +450,7 @@ _exponential = jit(_exponential, static_argnums=(1, 2))
 
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel floats."""
-    key, _ = _check_prng_key("gumbel", key)
-    dtype = _float_dtype_arg("gumbel", dtype)
-    shape = _canonicalize_shape(shape)
+    key, shape, dtype = _float_sampler_args("gumbel", key, shape, dtype)
     if mode is None:
         mode = "low"  # JAX's default (jax_use_high_dynamic_range_gumbel=False)
     if mode not in ("highest", "high", "low"):
@@ -513,9 +510,7 @@ def _safe_int_to_float(bits_, dtype):
 
 def laplace(key, shape=(), dtype=None):
     """Standard Laplace floats."""
-    key, _ = _check_prng_key("laplace", key)
-    dtype = _float_dtype_arg("laplace", dtype)
-    shape = _canonicalize_shape(shape)
+    key, shape, dtype = _float_sampler_args("laplace", key, shape, dtype)
     return _laplace(key, shape, dtype)
 
 
@@ -530,9 +525,7 @@ _laplace = jit(_laplace, static_argnums=(1, 2))
 
 def logistic(key, shape=(), dtype=None):
     """Standard logistic floats."""
-    key, _ = _check_prng_key("logistic", key)
-    dtype = _float_dtype_arg("logistic", dtype)
-    shape = _canonicalize_shape(shape)
+    key, shape, dtype = _float_sampler_args("logistic", key, shape, dtype)
     return _logistic(key, shape, dtype)
 
 

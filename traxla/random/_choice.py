@@ -13,8 +13,9 @@ from traxla import numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.numpy._shape import canonicalize_axis
 from traxla.tracer import Tracer
-from traxla.random import (_astype, _canonicalize_axis, _canonicalize_shape, _check_prng_key, _check_shape,
+from traxla.random import (_astype, _canonicalize_shape, _check_prng_key, _check_shape,
                _ndim, _random_bits, _shape, _split, _unstack, gumbel, randint, uniform)
 
 
@@ -77,7 +78,7 @@ def permutation(key, x, axis=0, independent=False):
     """A random permutation of ``arange(x)`` (an int) or of ``x`` along ``axis``."""
     key, _ = _check_prng_key("permutation", key)
     check_arraylike("permutation", x)
-    axis = _canonicalize_axis(axis, _ndim(x) or 1)
+    axis = canonicalize_axis(axis, _ndim(x) or 1)
     if not _ndim(x):
         if not dtypes.is_int(lax.dtype_of(x)):
             raise TypeError("x must be an integer or at least 1-dimensional")
@@ -159,7 +160,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                             f"when it is a scalar, got a traced value {a}.")
         n_inputs = int(a)
     else:
-        axis = _canonicalize_axis(axis, _ndim(arr))
+        axis = canonicalize_axis(axis, _ndim(arr))
         n_inputs = _shape(arr)[axis]
     shape = _canonicalize_shape(shape)
     n_draws = math.prod(shape)

@@ -47,6 +47,27 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
 _poisson_knuth = jit(_poisson_knuth, static_argnums=(2, 3, 4))
 
 
+def _rejection_loop(propose, key, k_init, accepted, max_iters):
+    """Hörmann's transformed rejection, every element at once: each round ``propose`` draws,
+    from two fresh keys, ``(k, accept1, reject, accept2)``; an element keeps the first ``k``
+    accepted (``accept1 | (~reject & accept2)``). The samples, after at most ``max_iters``
+    rounds."""
+    def body_fn(carry):
+        i, k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = _unstack(_split(key, 3))
+        k, accept1, reject, accept2 = propose(subkey_0, subkey_1)
+        accept = accept1 | (~reject & accept2)
+        k_out = lax.select(accept, k, k_out)
+        accepted |= accept
+        return i + 1, k_out, accepted, key
+
+    def cond_fn(carry):
+        i, accepted = carry[0], carry[2]
+        return (~accepted).any() & (i < max_iters)
+
+    return lax.while_loop(cond_fn, body_fn, (0, k_init, accepted, key))[1]
+
+
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
     # Hörmann's transformed rejection with squeeze (PTRS), for lam >= 10.
     log_lam = lax.log(lam)
@@ -55,9 +76,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
-    def body_fn(carry):
-        i, k_out, accepted, key = carry
-        key, subkey_0, subkey_1 = _unstack(_split(key, 3))
+    def propose(subkey_0, subkey_1):
         u = uniform(subkey_0, shape, lam.dtype) - 0.5
         v = uniform(subkey_1, shape, lam.dtype)
         u_shifted = 0.5 - abs(u)
@@ -66,20 +85,11 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
         t = -lam + k * log_lam - lax.lgamma(k + 1)
         accept1 = (u_shifted >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
-        accept2 = s <= t
-        accept = accept1 | (~reject & accept2)
-        k_out = lax.select(accept, k, k_out)
-        accepted |= accept
-        return i + 1, k_out, accepted, key
-
-    def cond_fn(carry):
-        i, k_out, accepted, key = carry
-        return (~accepted).any() & (i < max_iters)
+        return k, accept1, reject, s <= t
 
     k_init = lax.full_like(lam, -1, lam.dtype, shape)
     accepted = lax.full_like(lam, False, np.dtype("bool"), shape)
-    k = lax.while_loop(cond_fn, body_fn, (0, k_init, accepted, key))[1]
-    return k.astype(dtype)
+    return _rejection_loop(propose, key, k_init, accepted, max_iters).astype(dtype)
 
 
 _poisson_rejection = jit(_poisson_rejection, static_argnums=(2, 3, 4))
@@ -161,9 +171,7 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
     alpha = (2.83 + 5.1 / b) * stddev
     m = jnp.floor((count + 1) * prob)
 
-    def body_fn(carry):
-        i, k_out, accepted, key = carry
-        key, subkey_0, subkey_1 = _unstack(split(key, 3))
+    def propose(subkey_0, subkey_1):
         u = uniform(subkey_0, shape, prob.dtype)
         v = uniform(subkey_1, shape, prob.dtype)
         u = u - 0.5
@@ -177,19 +185,11 @@ def _btrs(key, count, prob, shape, dtype, max_iters):
               + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
               + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
               - _stirling_approx_tail(k) - _stirling_approx_tail(count - k))
-        accept2 = v <= ub
-        accept = accept1 | (~reject & accept2)
-        k_out = lax.select(accept, k, k_out)
-        accepted |= accept
-        return i + 1, k_out, accepted, key
-
-    def cond_fn(carry):
-        i, accepted = carry[0], carry[2]
-        return (~accepted).any() & (i < max_iters)
+        return k, accept1, reject, v <= ub
 
     k_init = lax.full_like(prob, -1, prob.dtype, shape)
-    carry = (0, k_init, jnp.full(shape, False, bool), key)
-    return lax.while_loop(cond_fn, body_fn, carry)[1].astype(dtype)
+    accepted = jnp.full(shape, False, bool)
+    return _rejection_loop(propose, key, k_init, accepted, max_iters).astype(dtype)
 
 
 def _binomial(key, count, prob, shape, dtype):

@@ -14,7 +14,7 @@ from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from traxla.scipy.special import _xlogx, digamma, gammaln, xlogy
+from traxla.scipy.special import _inexact_unary, _xlogx, digamma, gammaln, xlogy
 
 __all__ = ["gammasgn", "loggamma", "gamma", "betaln", "factorial", "comb", "beta", "betainc",
            "gammainc", "gammaincc", "boxcox", "boxcox1p", "multigammaln", "kl_div", "rel_entr",
@@ -141,22 +141,23 @@ def gammaincc(a, x):
     return lax.igammac(a, x)
 
 
-def boxcox(x, lmbda):
-    """Box-Cox transform ((x^l - 1) / l, or log x for l = 0)."""
-    x, lmbda = promote_args_inexact("boxcox", x, lmbda)
+def _boxcox_of_log(name, log, x, lmbda):
+    """``(exp(l * log(x)) - 1) / l``, or ``log(x)`` for ``l = 0``, with ``log`` the log or log1p."""
+    x, lmbda = promote_args_inexact(name, x, lmbda)
     lmbda_is_zero = lmbda == 0
     safe_lmbda = jnp.where(lmbda_is_zero, jnp.ones_like(lmbda), lmbda)
-    log_x = jnp.log(x)
+    log_x = log(x)
     return jnp.where(lmbda_is_zero, log_x, jnp.expm1(safe_lmbda * log_x) / safe_lmbda)
+
+
+def boxcox(x, lmbda):
+    """Box-Cox transform ((x^l - 1) / l, or log x for l = 0)."""
+    return _boxcox_of_log("boxcox", jnp.log, x, lmbda)
 
 
 def boxcox1p(x, lmbda):
     """Box-Cox transform of 1 + x."""
-    x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
-    lmbda_is_zero = lmbda == 0
-    safe_lmbda = jnp.where(lmbda_is_zero, jnp.ones_like(lmbda), lmbda)
-    log1p_x = jnp.log1p(x)
-    return jnp.where(lmbda_is_zero, log1p_x, jnp.expm1(safe_lmbda * log1p_x) / safe_lmbda)
+    return _boxcox_of_log("boxcox1p", jnp.log1p, x, lmbda)
 
 
 def multigammaln(a, d):
@@ -236,28 +237,15 @@ def polygamma(n, x):
     return lax.polygamma(n_arr, x_arr)
 
 
-def i0e(x):
-    """exp(-|x|) I0(x)."""
-    x, = promote_args_inexact("i0e", x)
-    return lax.bessel_i0e(x)
+def _unscaled(bessel_e):
+    """``I(x)`` from the exponentially scaled ``exp(-|x|) I(x)``."""
+    return lambda x: lax.mul(lax.exp(lax.abs(x)), bessel_e(x))
 
 
-def i0(x):
-    """The modified Bessel function of order 0."""
-    x, = promote_args_inexact("i0", x)
-    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
-
-
-def i1e(x):
-    """exp(-|x|) I1(x)."""
-    x, = promote_args_inexact("i1e", x)
-    return lax.bessel_i1e(x)
-
-
-def i1(x):
-    """The modified Bessel function of order 1."""
-    x, = promote_args_inexact("i1", x)
-    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+i0e = _inexact_unary("i0e", lax.bessel_i0e, "exp(-|x|) I0(x).")
+i0 = _inexact_unary("i0", _unscaled(lax.bessel_i0e), "The modified Bessel function of order 0.")
+i1e = _inexact_unary("i1e", lax.bessel_i1e, "exp(-|x|) I1(x).")
+i1 = _inexact_unary("i1", _unscaled(lax.bessel_i1e), "The modified Bessel function of order 1.")
 
 
 @custom_jvp

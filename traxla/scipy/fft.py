@@ -14,13 +14,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.fft import complex_dtype
 from traxla.numpy import fft as jnp_fft
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact, result_type
-
-
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
+from traxla.numpy._shape import canonicalize_axis
 
 
 def _promote_dtypes_complex(*args):
@@ -68,7 +62,7 @@ def _padded_along(x, n, axis):
     """``x`` zero-padded to length ``n`` along ``axis`` (None: as is), the canonical axis,
     the rank and the transform length."""
     ndim = len(lax.shape_of(x))
-    axis = _canonicalize_axis(axis, ndim)
+    axis = canonicalize_axis(axis, ndim)
     if n is not None:
         x = _zero_pad(x, {axis: n})
     return x, axis, ndim, lax.shape_of(x)[axis]
@@ -101,7 +95,7 @@ def dct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def _dct2(x, axes, norm):
     ndim = len(lax.shape_of(x))
-    axis1, axis2 = (functools.partial(_canonicalize_axis, ndim=ndim)(a) for a in axes)
+    axis1, axis2 = (functools.partial(canonicalize_axis, ndim=ndim)(a) for a in axes)
     N1, N2 = lax.shape_of(x)[axis1], lax.shape_of(x)[axis2]
     v = _dct_interleave(_dct_interleave(x, axis1), axis2)
     V = jnp_fft.fftn(v, axes=axes)
@@ -129,20 +123,31 @@ def _axes_and_lengths(x, s, axes):
     if axes is None:
         axes = tuple(range(ndim - len(s), ndim)) if s is not None else tuple(range(ndim))
     else:
-        axes = tuple(_canonicalize_axis(a, ndim) for a in axes)
+        axes = tuple(canonicalize_axis(a, ndim) for a in axes)
     return s, axes
+
+
+def _dct_over_axes(name, nd_fn, one_axis_fn, padded_fn, x, type, s, axes, norm):  # noqa: A002
+    """``dctn``/``idctn``: the real and imaginary parts apart, one axis through ``one_axis_fn``
+    (``dct``/``idct``), else ``x`` zero-padded to ``s`` and then ``padded_fn(x, axes, norm)``."""
+    x = _checked_input(name, x, type, norm)
+    if dtypes.is_complex(lax.dtype_of(x)):
+        return _on_real_and_imag(nd_fn, x, type=type, s=s, norm=norm, axes=axes)
+    s, axes = _axes_and_lengths(x, s, axes)
+    if len(axes) == 1:
+        return one_axis_fn(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
+    if s is not None:
+        x = _zero_pad(x, dict(zip(axes, s)))
+    return padded_fn(x, axes, norm)
 
 
 def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """Multidimensional type-2 DCT over ``axes`` (``scipy.fft.dctn``)."""
-    x = _checked_input("dctn", x, type, norm)
-    if dtypes.is_complex(lax.dtype_of(x)):
-        return _on_real_and_imag(dctn, x, type=type, s=s, norm=norm, axes=axes)
-    s, axes = _axes_and_lengths(x, s, axes)
-    if len(axes) == 1:
-        return dct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-    if s is not None:
-        x = _zero_pad(x, dict(zip(axes, s)))
+    return _dct_over_axes("dctn", dctn, dct, _dctn_padded, x, type, s, axes, norm)
+
+
+def _dctn_padded(x, axes, norm):
+    # as JAX: two axes at a time through the 2-D DCT
     if len(axes) == 2:
         return _dct2(x, axes=axes, norm=norm)
     for block in [axes[i:i + 2] for i in range(0, len(axes), 2)]:
@@ -172,14 +177,10 @@ def idct(x, type=2, n=None, axis=-1, norm=None):  # noqa: A002
 
 def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """Inverse of the multidimensional type-2 DCT (``scipy.fft.idctn``)."""
-    x = _checked_input("idctn", x, type, norm)
-    if dtypes.is_complex(lax.dtype_of(x)):
-        return _on_real_and_imag(idctn, x, type=type, s=s, norm=norm, axes=axes)
-    s, axes = _axes_and_lengths(x, s, axes)
-    if len(axes) == 1:
-        return idct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-    if s is not None:
-        x = _zero_pad(x, dict(zip(axes, s)))
+    return _dct_over_axes("idctn", idctn, idct, _idctn_padded, x, type, s, axes, norm)
+
+
+def _idctn_padded(x, axes, norm):
     for axis in axes:
         x = idct(x, axis=axis, norm=norm)
     return x

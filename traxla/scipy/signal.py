@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import warnings
 
 import numpy as np
@@ -22,14 +21,8 @@ from traxla.ir.rules.fft import complex_dtype
 from traxla.lax.convolution import conv_general_dilated
 from traxla.numpy import fft as jnp_fft
 from traxla.numpy._promotion import check_arraylike, ensure_arraylike, promote_dtypes_inexact
+from traxla.numpy._shape import canonicalize_axis
 from traxla.scipy.fft import _promote_dtypes_complex
-
-
-def _canonicalize_axis(axis, ndim):
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
 
 
 def _shape(x):
@@ -51,7 +44,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
         return conv(in1, in2)
     ndim = len(_shape(in1))
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    axes = tuple(_canonicalize_axis(ax, ndim) for ax in axes)
+    axes = tuple(canonicalize_axis(ax, ndim) for ax in axes)
     mapped = set(range(ndim)) - set(axes)
     if any(_shape(in1)[i] != _shape(in2)[i] for i in mapped):
         raise ValueError(f"mapped axes must have same shape; got in1.shape={_shape(in1)!r} "
@@ -307,7 +300,7 @@ def _spectral_helper(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, n
     if boundary not in boundary_funcs:
         raise ValueError(f"Unknown boundary option '{boundary}', must be one of: "
                          f"{list(boundary_funcs.keys())}")
-    axis = _canonicalize_axis(axis, np.ndim(x))
+    axis = canonicalize_axis(axis, np.ndim(x))
     if y is None:
         check_arraylike("spectral_helper", x)
         x, = promote_dtypes_inexact(x)
@@ -505,8 +498,8 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
     ndim = len(_shape(Zxx))
     if ndim < 2:
         raise ValueError("Input stft must be at least 2d!")
-    freq_axis = _canonicalize_axis(freq_axis, ndim)
-    time_axis = _canonicalize_axis(time_axis, ndim)
+    freq_axis = canonicalize_axis(freq_axis, ndim)
+    time_axis = canonicalize_axis(time_axis, ndim)
     if freq_axis == time_axis:
         raise ValueError("Must specify differing time and frequency axes!")
     Zxx = jnp.asarray(Zxx, dtype=complex_dtype(lax.dtype_of(Zxx)))

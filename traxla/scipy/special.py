@@ -53,19 +53,30 @@ def expit(x):
     return lax.logistic(x)
 
 
+def _x_times_log(name, log, x, y):
+    """``x * log(y)`` for ``log`` in (``lax.log``, ``lax.log1p``), 0 where ``x == 0``."""
+    x, y = promote_args_inexact(name, x, y)
+    x_ok = x != 0.
+    return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, log(y)), jnp.zeros_like(x))
+
+
+def _x_times_log_jvp(fn, log, log_arg, primals, tangents):
+    """JAX's JVP of ``fn(x, y) = x * log(y)``: ``log(y) dx + x / log_arg(y) dy``, where
+    ``log_arg(y)`` is what ``log`` takes the log of (``y``, or ``1 + y`` for ``log1p``)."""
+    (x, y) = primals
+    (x_dot, y_dot) = tangents
+    result = fn(x, y)
+    return result, (x_dot * log(y) + y_dot * x / log_arg(y)).astype(result.dtype)
+
+
 @custom_jvp
 def xlogy(x, y):
     """``x * log(y)``, 0 where ``x == 0`` (NaN in ``y`` propagates)."""
-    x, y = promote_args_inexact("xlogy", x, y)
-    x_ok = x != 0.
-    return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+    return _x_times_log("xlogy", lax.log, x, y)
 
 
 def _xlogy_jvp(primals, tangents):
-    (x, y) = primals
-    (x_dot, y_dot) = tangents
-    result = xlogy(x, y)
-    return result, (x_dot * lax.log(y) + y_dot * x / y).astype(result.dtype)
+    return _x_times_log_jvp(xlogy, lax.log, lambda y: y, primals, tangents)
 
 
 xlogy.defjvp(_xlogy_jvp)
@@ -74,16 +85,11 @@ xlogy.defjvp(_xlogy_jvp)
 @custom_jvp
 def xlog1py(x, y):
     """``x * log1p(y)``, 0 where ``x == 0``."""
-    x, y = promote_args_inexact("xlog1py", x, y)
-    x_ok = x != 0.
-    return jnp.where(x_ok | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
+    return _x_times_log("xlog1py", lax.log1p, x, y)
 
 
 def _xlog1py_jvp(primals, tangents):
-    (x, y) = primals
-    (x_dot, y_dot) = tangents
-    result = xlog1py(x, y)
-    return result, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(result.dtype)
+    return _x_times_log_jvp(xlog1py, lax.log1p, lambda y: 1 + y, primals, tangents)
 
 
 xlog1py.defjvp(_xlog1py_jvp)
@@ -285,7 +291,7 @@ from traxla.scipy._special_gamma_bessel import (bernoulli, beta, betainc, betaln
 from traxla.scipy._special_gamma_bessel import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
-from traxla.scipy._special_expint import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
+from traxla.scipy._special_expi_dawsn_spence_jn import bessel_jn, dawsn, exp1, expi, spence  # noqa: E402,F401
 
 __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
 from traxla.scipy._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401

@@ -42,11 +42,17 @@ def _quadmin(a, fa, fpa, b, fb):
   return xmin
 
 
-def _binary_replace(replace_bit, original_dict, new_dict, keys=None):
-  if keys is None:
-    keys = new_dict.keys()
-  return {key: jnp.where(replace_bit, new_dict[key], original_dict[key])
-          for key in keys}
+def _replace_where(replace_bit, state, new_dict, keys=None, **updates):
+  """``state`` with the fields of ``new_dict`` (those in ``keys``) taken where ``replace_bit``
+  holds (JAX's ``_binary_replace``), and ``updates`` set outright (computed before the
+  selects, as JAX orders them)."""
+  original_dict = state._asdict()
+  return state._replace(**updates, **{key: jnp.where(replace_bit, new_dict[key], original_dict[key])
+                                      for key in (new_dict.keys() if keys is None else keys)})
+
+
+# The fields a zoom's result hands to the line search's state.
+_STAR_KEYS = ['a_star', 'phi_star', 'dphi_star', 'g_star']
 
 
 class _ZoomState(NamedTuple):
@@ -137,68 +143,19 @@ def _zoom(restricted_func_and_grad, wolfe_one: ConditionFn, wolfe_two: Condition
     hi_to_lo = (dphi_j * (state.a_hi - state.a_lo) >= 0.) & (~hi_to_j) & (~star_to_j)
     lo_to_j = (~hi_to_j) & (~star_to_j)
 
-    state = state._replace(
-        **_binary_replace(
-            hi_to_j,
-            state._asdict(),
-            dict(
-                a_hi=a_j,
-                phi_hi=phi_j,
-                dphi_hi=dphi_j,
-                a_rec=state.a_hi,
-                phi_rec=state.phi_hi,
-            ),
-        ),
-    )
+    state = _replace_where(hi_to_j, state, dict(a_hi=a_j, phi_hi=phi_j, dphi_hi=dphi_j,
+                                                a_rec=state.a_hi, phi_rec=state.phi_hi))
 
     # for termination
-    state = state._replace(
-        done=star_to_j | state.done,
-        **_binary_replace(
-            star_to_j,
-            state._asdict(),
-            dict(
-                a_star=a_j,
-                phi_star=phi_j,
-                dphi_star=dphi_j,
-                g_star=g_j,
-            )
-        ),
-    )
-    state = state._replace(
-        **_binary_replace(
-            hi_to_lo,
-            state._asdict(),
-            dict(
-                a_hi=state.a_lo,
-                phi_hi=state.phi_lo,
-                dphi_hi=state.dphi_lo,
-                a_rec=state.a_hi,
-                phi_rec=state.phi_hi,
-            ),
-        ),
-    )
-    state = state._replace(
-        **_binary_replace(
-            lo_to_j & ~hi_to_lo,
-            state._asdict(),
-            dict(
-                a_rec=state.a_lo,
-                phi_rec=state.phi_lo,
-            ),
-        ),
-    )
-    state = state._replace(
-        **_binary_replace(
-            lo_to_j,
-            state._asdict(),
-            dict(
-                a_lo=a_j,
-                phi_lo=phi_j,
-                dphi_lo=dphi_j,
-            ),
-        ),
-    )
+    state = _replace_where(star_to_j, state,
+                           dict(a_star=a_j, phi_star=phi_j, dphi_star=dphi_j, g_star=g_j),
+                           done=star_to_j | state.done)
+    state = _replace_where(hi_to_lo, state,
+                           dict(a_hi=state.a_lo, phi_hi=state.phi_lo, dphi_hi=state.dphi_lo,
+                                a_rec=state.a_hi, phi_rec=state.phi_hi))
+    state = _replace_where(lo_to_j & ~hi_to_lo, state,
+                           dict(a_rec=state.a_lo, phi_rec=state.phi_lo))
+    state = _replace_where(lo_to_j, state, dict(a_lo=a_j, phi_lo=phi_j, dphi_lo=dphi_j))
     state = state._replace(j=state.j + 1)
     # Choose higher cutoff for maxiter than Scipy as Jax takes longer to find
     # the same value - possibly floating point issues?
@@ -328,39 +285,15 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4,
     state = state._replace(nfev=state.nfev + zoom2.nfev,
                            ngev=state.ngev + zoom2.ngev)
 
-    state = state._replace(
-        done=star_to_zoom1 | state.done,
-        failed=(star_to_zoom1 & zoom1.failed) | state.failed,
-        **_binary_replace(
-            star_to_zoom1,
-            state._asdict(),
-            zoom1._asdict(),
-            keys=['a_star', 'phi_star', 'dphi_star', 'g_star'],
-        ),
-    )
-    state = state._replace(
-        done=star_to_i | state.done,
-        **_binary_replace(
-            star_to_i,
-            state._asdict(),
-            dict(
-                a_star=a_i,
-                phi_star=phi_i,
-                dphi_star=dphi_i,
-                g_star=g_i,
-            ),
-        ),
-    )
-    state = state._replace(
-        done=star_to_zoom2 | state.done,
-        failed=(star_to_zoom2 & zoom2.failed) | state.failed,
-        **_binary_replace(
-            star_to_zoom2,
-            state._asdict(),
-            zoom2._asdict(),
-            keys=['a_star', 'phi_star', 'dphi_star', 'g_star'],
-        ),
-    )
+    state = _replace_where(star_to_zoom1, state, zoom1._asdict(), _STAR_KEYS,
+                           done=star_to_zoom1 | state.done,
+                           failed=(star_to_zoom1 & zoom1.failed) | state.failed)
+    state = _replace_where(star_to_i, state,
+                           dict(a_star=a_i, phi_star=phi_i, dphi_star=dphi_i, g_star=g_i),
+                           done=star_to_i | state.done)
+    state = _replace_where(star_to_zoom2, state, zoom2._asdict(), _STAR_KEYS,
+                           done=star_to_zoom2 | state.done,
+                           failed=(star_to_zoom2 & zoom2.failed) | state.failed)
     state = state._replace(i=state.i + 1, a_i1=a_i, phi_i1=phi_i, dphi_i1=dphi_i)
     return state
 

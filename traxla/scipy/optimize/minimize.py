@@ -44,28 +44,24 @@ def minimize(
 
   if method.lower() == 'bfgs':
     results = minimize_bfgs(fun_with_args, x0, **options)
-    success = results.converged & jnp.logical_not(results.failed)
-    return OptimizeResults(x=results.x_k,
-                           success=success,
-                           status=results.status,
-                           fun=results.f_k,
-                           jac=results.g_k,
-                           hess_inv=results.H_k,
-                           nfev=results.nfev,
-                           njev=results.ngev,
-                           nit=results.k)
+    return _optimize_results(results, hess_inv=results.H_k)
 
   if method.lower() == 'l-bfgs-experimental-do-not-rely-on-this':
     results = _minimize_lbfgs(fun_with_args, x0, **options)
-    success = results.converged & jnp.logical_not(results.failed)
-    return OptimizeResults(x=results.x_k,
-                           success=success,
-                           status=results.status,
-                           fun=results.f_k,
-                           jac=results.g_k,
-                           hess_inv=None,
-                           nfev=results.nfev,
-                           njev=results.ngev,
-                           nit=results.k)
+    return _optimize_results(results, hess_inv=None)
 
   raise ValueError(f"Method {method} not recognized")
+
+
+def _optimize_results(results, hess_inv) -> OptimizeResults:
+  """A BFGS or L-BFGS run's results as ``OptimizeResults``."""
+  success = results.converged & jnp.logical_not(results.failed)
+  return OptimizeResults(x=results.x_k,
+                         success=success,
+                         status=results.status,
+                         fun=results.f_k,
+                         jac=results.g_k,
+                         hess_inv=hess_inv,
+                         nfev=results.nfev,
+                         njev=results.ngev,
+                         nit=results.k)

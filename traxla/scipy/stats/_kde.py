@@ -112,13 +112,17 @@ class gaussian_kde:
     def n(self):
         return self.dataset.shape[1]
 
+    def _kernel_sum(self, name, points, log):
+        """The (log) density at ``points``: the weighted sum of the Gaussian kernels."""
+        check_arraylike(name, points)
+        points = self._reshape_points(points)
+        result = _gaussian_kernel_eval(log, self.dataset.T, self.weights[:, None], points.T,
+                                       self.inv_cov)
+        return result[:, 0]
+
     def evaluate(self, points):
         """Evaluate the Gaussian KDE on the given points."""
-        check_arraylike("evaluate", points)
-        points = self._reshape_points(points)
-        result = _gaussian_kernel_eval(False, self.dataset.T, self.weights[:, None],
-                                       points.T, self.inv_cov)
-        return result[:, 0]
+        return self._kernel_sum("evaluate", points, log=False)
 
     def __call__(self, points):
         return self.evaluate(points)
@@ -185,11 +189,7 @@ class gaussian_kde:
 
     def logpdf(self, x):
         """Log probability density function"""
-        check_arraylike("logpdf", x)
-        x = self._reshape_points(x)
-        result = _gaussian_kernel_eval(True, self.dataset.T, self.weights[:, None],
-                                       x.T, self.inv_cov)
-        return result[:, 0]
+        return self._kernel_sum("logpdf", x, log=True)
 
     def integrate_box(self, low_bounds, high_bounds, maxpts=None):
         """This method is not implemented in the JAX interface."""

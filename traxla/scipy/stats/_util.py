@@ -12,6 +12,19 @@ def _lax_const(x, value):
     return np.array(value, lax.dtype_of(x))
 
 
+def loc_scale_args(name, x, loc, scale):
+    """``x, loc, scale`` promoted together, with ``ok = scale > 0`` (where the distribution is
+    defined) and the standardized ``z = (x - loc) / scale``, bound in that order (JAX's)."""
+    x, loc, scale = promote_args_inexact(name, x, loc, scale)
+    ok = lax.gt(scale, _lax_const(scale, 0))
+    return x, loc, scale, ok, lax.div(lax.sub(x, loc), scale)
+
+
+def in_open_unit_interval(p):
+    """``0 < p < 1``: where a percent point function is defined."""
+    return lax.bitwise_and(lax.gt(p, _lax_const(p, 0)), lax.lt(p, _lax_const(p, 1)))
+
+
 def select(condlist, choicelist, default=0):
     """``jnp.select``: the first matching choice (``traxla.numpy.select`` when it exists)."""
     from traxla import numpy as jnp

@@ -5,20 +5,14 @@ import numpy as np
 
 from traxla import lax
 from traxla import numpy as jnp
-from traxla.scipy.stats._util import _lax_const
-from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.stats._util import in_open_unit_interval, loc_scale_args, promote_args_inexact
 from traxla.scipy.special import xlogy, xlog1py
 
 
-def logpdf(x: ArrayLike,
-           loc: ArrayLike = 0,
-           scale: ArrayLike = 1) -> Array:
+def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Left Skewed) log probability distribution function."""
-
-  x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
-  ok = lax.gt(scale, _lax_const(scale, 0))
+  x, loc, scale, ok, z = loc_scale_args("gumbel_l.logpdf", x, loc, scale)
   # logpdf = -log(scale) + z - exp(z)
-  z = lax.div(lax.sub(x, loc), scale)
   neg_log_scale = xlogy(-1, scale)
   t2 = lax.sub(z, lax.exp(z))
   log_pdf = lax.add(neg_log_scale, t2)
@@ -30,13 +24,9 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   return lax.exp(logpdf(x, loc, scale))
 
 
-def logcdf(x: ArrayLike,
-           loc: ArrayLike = 0,
-           scale: ArrayLike = 1) -> Array:
+def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Left Skewed) log cumulative density function."""
-  x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
-  ok = lax.gt(scale, _lax_const(scale, 0))
-  z = lax.div(lax.sub(x, loc), scale)
+  x, loc, scale, ok, z = loc_scale_args("gumbel_l.logcdf", x, loc, scale)
   neg_exp_z = lax.neg(lax.exp(z))
   # xlog1p fails here, that's why log1p is used here
   # even log1p fails for some cases when using float64 mode
@@ -53,8 +43,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Left Skewed) percent point function (inverse of CDF)"""
   p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
-  ok = lax.bitwise_and(lax.gt(p, _lax_const(p, 0)),
-                       lax.lt(p, _lax_const(p, 1)))
+  ok = in_open_unit_interval(p)
   # quantile = loc + (scale)*log(-log(1 - p))
   t1 = xlog1py(-1, lax.neg(p))
   # xlogp failed here too, that's why log is used
@@ -70,9 +59,7 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Left Skewed) log survival function."""
-  x, loc, scale = promote_args_inexact("gumbel_l.logsf", x, loc, scale)
-  ok = lax.gt(scale, _lax_const(scale, 0))
+  x, loc, scale, ok, z = loc_scale_args("gumbel_l.logsf", x, loc, scale)
   # logsf = -exp(z)
-  z = lax.div(lax.sub(x, loc), scale)
   log_sf = lax.neg(lax.exp(z))
   return jnp.where(ok, log_sf, np.nan)

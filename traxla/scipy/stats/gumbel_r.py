@@ -5,20 +5,15 @@ import numpy as np
 
 from traxla import lax
 from traxla import numpy as jnp
-from traxla.scipy.stats._util import _lax_const
-from traxla.scipy.stats._util import promote_args_inexact
+from traxla.scipy.stats._util import (_lax_const, in_open_unit_interval, loc_scale_args,
+                                     promote_args_inexact)
 from traxla.scipy.special import xlogy
 from traxla.nn import log1mexp
 
 
-def logpdf(x: ArrayLike,
-           loc: ArrayLike = 0,
-           scale: ArrayLike = 1) -> Array:
+def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Right Skewed) log probability distribution function."""
-
-  x, loc, scale = promote_args_inexact("gumbel_r.logpdf", x, loc, scale)
-  ok = lax.gt(scale, _lax_const(scale, 0))
-  z = lax.div(lax.sub(x, loc), scale)
+  x, loc, scale, ok, z = loc_scale_args("gumbel_r.logpdf", x, loc, scale)
   # logpdf = -log(beta) - (z + exp(-z))
   neg_log_scale = xlogy(-1, scale)
   t2 = lax.neg(lax.add(z, lax.exp(lax.neg(z))))
@@ -31,13 +26,9 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   return lax.exp(logpdf(x, loc, scale))
 
 
-def logcdf(x: ArrayLike,
-           loc: ArrayLike = 0,
-           scale: ArrayLike = 1) -> Array:
+def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Right Skewed) log cumulative density function."""
-  x, loc, scale = promote_args_inexact("gumbel_r.logcdf", x, loc, scale)
-  ok = lax.gt(scale, _lax_const(scale, 0))
-  z = lax.div(lax.sub(x, loc), scale)
+  x, loc, scale, ok, z = loc_scale_args("gumbel_r.logcdf", x, loc, scale)
   # log cdf = -exp(-z)
   log_cdf = lax.neg(lax.exp(lax.neg(z)))
   return jnp.where(ok, log_cdf, np.nan)
@@ -51,9 +42,7 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def ppf(p: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Gumbel Distribution (Right Skewed) percent point function."""
   p, loc, scale = promote_args_inexact("gumbel_r.ppf", p, loc, scale)
-  # 0 < p < 1
-  ok = lax.bitwise_and(lax.gt(p, _lax_const(p, 0)),
-                       lax.lt(p, _lax_const(p, 1)))
+  ok = in_open_unit_interval(p)
 
   # quantile = loc - (scale)*log(-log(p))
   t1 = xlogy(-1, p)

@@ -9,9 +9,7 @@ from traxla.scipy.stats._util import _lax_const
 from traxla.scipy.stats._util import promote_args_inexact
 
 
-def logpdf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def logpdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto log probability distribution function."""
   x, b, loc, scale = promote_args_inexact("pareto.logpdf", x, b, loc, scale)
   one = _lax_const(x, 1)
@@ -23,16 +21,12 @@ def logpdf(
   return jnp.where(lax.lt(x, lax.add(loc, scale)), -np.inf, log_probs)
 
 
-def pdf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def pdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto probability distribution function."""
   return lax.exp(logpdf(x, b, loc, scale))
 
 
-def cdf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def cdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto cumulative distribution function."""
   x, b, loc, scale = promote_args_inexact("pareto.cdf", x, b, loc, scale)
   one = _lax_const(x, 1)
@@ -42,9 +36,7 @@ def cdf(
   return jnp.where(lax.lt(x, lax.add(loc, scale)), zero, cdf)
 
 
-def logcdf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def logcdf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto log cumulative distribution function."""
   x, b, loc, scale = promote_args_inexact("pareto.logcdf", x, b, loc, scale)
   scaled_x = lax.div(lax.sub(x, loc), scale)
@@ -52,9 +44,7 @@ def logcdf(
   return jnp.where(lax.lt(x, lax.add(loc, scale)), -np.inf, logcdf_val)
 
 
-def logsf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def logsf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto log survival function."""
   x, b, loc, scale = promote_args_inexact("pareto.logsf", x, b, loc, scale)
   zero = _lax_const(x, 0)
@@ -63,16 +53,12 @@ def logsf(
   return jnp.where(lax.lt(x, lax.add(loc, scale)), zero, logsf_val)
 
 
-def sf(
-  x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def sf(x: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto survival function."""
   return lax.exp(logsf(x, b, loc, scale))
 
 
-def ppf(
-  q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
-) -> Array:
+def ppf(q: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
   """Pareto percent point function (inverse CDF)."""
   q, b, loc, scale = promote_args_inexact("pareto.ppf", q, b, loc, scale)
   one = _lax_const(q, 1)
