@@ -70,3 +70,14 @@ def canonical_axes(name: str, axes, ndim: int, aval):
             raise ValueError(f"reduction axes {tuple(axes)} contains out-of-bounds indices for {aval}.")
         out.append(a % ndim)
     return tuple(out)
+
+
+def check_call_operands(avals, closed, called: str, callee: str) -> list:
+    """The output avals of a call of the closed jaxpr ``closed`` on ``avals``; a TypeError
+    (``{called} called with ... but its {callee} takes ...``) unless they match its inputs."""
+    expected = closed.in_avals
+    if len(avals) != len(expected) or any(
+            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
+        raise TypeError(f"{called} called with {[a.str_short() for a in avals]} but its "
+                        f"{callee} takes {[e.str_short() for e in expected]}.")
+    return list(closed.out_avals)

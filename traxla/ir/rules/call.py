@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import check_call_operands
 from traxla.ir.printer import pp_eqn_generic, pp_eqn_rules
 
 jit_p = Primitive("jit", multiple_results=True)
 
 
 def _jit_rule(*avals, jaxpr, name):
-    expected = jaxpr.in_avals
-    if len(avals) != len(expected) or any(
-            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
-        raise TypeError(f"jit[name={name}] called with {[a.str_short() for a in avals]} but its "
-                        f"jaxpr takes {[e.str_short() for e in expected]}.")
-    return list(jaxpr.out_avals)
+    return check_call_operands(avals, jaxpr, f"jit[name={name}]", "jaxpr")
 
 
 def _jit_pp(eqn, ctx):

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.rules._util import check_call_operands
 
 linear_call_p = Primitive("linear_call", multiple_results=True)
 
 
 def _linear_call_rule(*avals, callee, transpose_thunk, num_callee_consts, num_res):
-    expected = callee.in_avals
-    if len(avals) != len(expected) or any(
-            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
-        raise TypeError(f"linear_call called with {[a.str_short() for a in avals]} but its "
-                        f"callee takes {[e.str_short() for e in expected]}.")
-    return list(callee.out_avals)
+    return check_call_operands(avals, callee, "linear_call", "callee")
 
 
 def_typing(linear_call_p, _linear_call_rule)
