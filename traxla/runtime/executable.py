@@ -12,7 +12,22 @@ from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted,
 from traxla.runtime.backend import get_backend
 
 
-class Executable:
+class _CompiledProgram:
+    """What XLA says about a compiled program (``self.loaded``), for both kinds of executable."""
+
+    __slots__ = ()
+
+    def as_text(self) -> str:
+        return xla.optimized_hlo_text(self.loaded)
+
+    def cost_analysis(self) -> dict:
+        return xla.cost_analysis(self.loaded)
+
+    def memory_analysis(self):
+        return xla.memory_analysis(self.loaded)
+
+
+class Executable(_CompiledProgram):
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
@@ -45,15 +60,6 @@ class Executable:
             raise
         return arrays_from_buffers(self.out_avals, bufs)
 
-    def as_text(self) -> str:
-        return xla.optimized_hlo_text(self.loaded)
-
-    def cost_analysis(self) -> dict:
-        return xla.cost_analysis(self.loaded)
-
-    def memory_analysis(self):
-        return xla.memory_analysis(self.loaded)
-
 
 def _register_libraries():
     for name in tuple(custom_call_libraries):
@@ -68,7 +74,7 @@ def compile_jaxpr(closed, name: str) -> Executable:
 __all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]
 
 
-class ShardedExecutable:
+class ShardedExecutable(_CompiledProgram):
     """An SPMD program over a mesh's devices; outputs carry their placements."""
 
     def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
@@ -107,15 +113,6 @@ class ShardedExecutable:
             check_not_deleted(arrays)
             raise
         return [Array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
-
-    def as_text(self) -> str:
-        return xla.optimized_hlo_text(self.loaded)
-
-    def cost_analysis(self) -> dict:
-        return xla.cost_analysis(self.loaded)
-
-    def memory_analysis(self):
-        return xla.memory_analysis(self.loaded)
 
 
 def _memory_kind(aval):

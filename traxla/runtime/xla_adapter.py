@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 
 import numpy as np
@@ -345,22 +346,32 @@ def device_put_sharded(global_aval, sharding, shards, devices_):
                                   enable_x64=True)
 
 
-def per_device_buffers(buffer):
-    """``[(device id, single-device buffer)]`` of a multi-device array. jaxlib's C++
-    tries ``import jax.core`` here; when jax is not imported yet, that import is made
-    to fail fast for the duration of the call, so traxla never imports jax."""
-    import sys
+def _block_jax_imports() -> list:
+    """Makes jaxlib's ``import jax.core`` (and ``jax._src.sharding_impls``) fail fast while
+    jax is not imported, so that traxla never imports jax; the names to unblock after."""
     blocked = []
     if "jax" not in sys.modules:
         for name in ("jax.core", "jax._src.sharding_impls"):
             if name not in sys.modules:
                 sys.modules[name] = None
                 blocked.append(name)
+    return blocked
+
+
+def _unblock(blocked):
+    for name in blocked:
+        sys.modules.pop(name, None)
+
+
+def per_device_buffers(buffer):
+    """``[(device id, single-device buffer)]`` of a multi-device array. jaxlib's C++
+    tries ``import jax.core`` here; when jax is not imported yet, that import is made
+    to fail fast for the duration of the call, so traxla never imports jax."""
+    blocked = _block_jax_imports()
     try:
         arrays = buffer._arrays
     finally:
-        for name in blocked:
-            sys.modules.pop(name, None)
+        _unblock(blocked)
     return [(_device_of(a).id, a) for a in arrays]
 
 
@@ -549,14 +560,8 @@ def _first_line(error) -> str:
 def to_numpy_any(buffer) -> np.ndarray:
     """Reads a single-device buffer on any platform (the buffer protocol is CPU-only):
     through jaxlib's copy-out path, with its ``import jax.core`` made to fail fast when jax
-    is not imported (see ``per_device_buffers``)."""
-    import sys
-    blocked = []
-    if "jax" not in sys.modules:
-        for name in ("jax.core", "jax._src.sharding_impls"):
-            if name not in sys.modules:
-                sys.modules[name] = None
-                blocked.append(name)
+    is not imported (``_block_jax_imports``)."""
+    blocked = _block_jax_imports()
     # Arrays made by a quiet runner carry no traceback context, which jaxlib's copy-out
     # insists on while tracebacks are on: read them with tracebacks off too.
     restore = _set_tracebacks is not None and _tracebacks_enabled()
@@ -567,8 +572,7 @@ def to_numpy_any(buffer) -> np.ndarray:
     finally:
         if restore:
             _set_tracebacks(True)
-        for name in blocked:
-            sys.modules.pop(name, None)
+        _unblock(blocked)
 
 
 # -- custom-call libraries shipped by jaxlib (registered once, on first use) ----------------------

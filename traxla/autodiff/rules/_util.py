@@ -5,8 +5,8 @@ import functools
 import numpy as np
 
 from traxla import lax
-from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
-                    zero_of)
+from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
+                               transpose_rules, zero_of)
 
 
 # -- helpers to define rules (JAX's ad.defjvp, defjvp2, deflinear2, ...) -----------------------
@@ -91,6 +91,30 @@ def linear_jvp(prim):
     return jvp
 
 
+def jvp_of_nonzero(f, tangents):
+    """For the JVP of a call primitive: ``fun(*primals, *nonzero tangents)``, to trace into
+    the called jaxpr, returning ``f``'s outputs then their nonzero tangents; and the list
+    that tracing it fills with which output tangents are zero (``split_jvp_outputs``)."""
+    nonzero = [type(t) is not Zero for t in tangents]
+    n = len(tangents)
+    out_zero = []
+
+    def fun(*args):
+        ps, ts = args[:n], iter(args[n:])
+        t_full = [next(ts) if nz else zero_of(p) for p, nz in zip(ps, nonzero)]
+        outs, touts = jvp_flat(f, list(ps), t_full)
+        out_zero.extend(type(t) is Zero for t in touts)
+        return list(outs) + [t for t in touts if type(t) is not Zero]
+    return fun, out_zero
+
+
+def split_jvp_outputs(outs, num_primals, out_zero):
+    """The outputs of a call traced from ``jvp_of_nonzero``'s function: the primal outputs,
+    and every output tangent (zero where ``out_zero`` says)."""
+    primal_outs, rest = outs[:num_primals], iter(outs[num_primals:])
+    return primal_outs, [zero_of(p) if z else next(rest) for p, z in zip(primal_outs, out_zero)]
+
+
 def deflinear2(prim, transpose):
     """A primitive linear in all its operands; ``transpose(ct, *operands, **params)``."""
     def transpose_rule(ct, *args, **params):
@@ -98,6 +122,24 @@ def deflinear2(prim, transpose):
             return [Zero(a.aval) if is_undefined(a) else None for a in args]
         return transpose(ct, *args, **params)
     jvp_rules[prim] = linear_jvp(prim)
+    transpose_rules[prim] = transpose_rule
+
+
+def def_bilinear_transpose(prim, product: str, transpose_x, transpose_y):
+    """The transpose of a primitive linear in each of its two operands (not in both):
+    ``transpose_x(ct, x, y, **params)`` is x's cotangent, ``transpose_y`` y's;
+    ``product`` names the operation in the error for two linear operands."""
+    def transpose_rule(ct, x, y, **params):
+        if is_undefined(x) and is_undefined(y):
+            raise ValueError(f"Transpose rule for '{prim.name}': the {product} of two linear "
+                             "values is not linear, so it cannot be transposed.")
+        if is_undefined(x):
+            if type(ct) is Zero:
+                return [Zero(x.aval), None]
+            return [transpose_x(ct, x, y, **params), None]
+        if type(ct) is Zero:
+            return [None, Zero(y.aval)]
+        return [None, transpose_y(ct, x, y, **params)]
     transpose_rules[prim] = transpose_rule
 
 

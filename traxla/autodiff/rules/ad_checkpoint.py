@@ -25,8 +25,9 @@ from traxla.ir.rules.ad_checkpoint import name_p, remat_p
 from traxla.ir.rules.optimization import reduce_precision_p
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import set_current_trace, source_info_context
-from traxla.autodiff.ad import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_flat, jvp_rules,
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, Zero, backward_pass, is_undefined, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of)
+from traxla.autodiff.rules._util import jvp_of_nonzero, split_jvp_outputs
 from traxla.autodiff.remat_policies import Offloadable, SaveableType, ensure_enum, nothing_saveable
 from traxla.autodiff.rules.control_flow import _dce_jaxpr, _dce_rules
 
@@ -63,17 +64,7 @@ def _cse_flags(prevent_cse, n_before, n_after=0, before=False, after=True):
 # -- JVP -----------------------------------------------------------------------------------
 
 def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
-    nonzero = [type(t) is not Zero for t in tangents]
-    n = len(primals)
-    out_zero = []
-
-    def fun(*args):
-        ps, ts = args[:n], iter(args[n:])
-        t_full = [next(ts) if nz else zero_of(p) for p, nz in zip(ps, nonzero)]
-        outs, touts = jvp_flat(lambda *a: eval_with_source(jaxpr, (), a), list(ps), t_full)
-        out_zero.extend(type(t) is Zero for t in touts)
-        return list(outs) + [t for t in touts if type(t) is not Zero]
-
+    fun, out_zero = jvp_of_nonzero(lambda *a: eval_with_source(jaxpr, (), a), tangents)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     avals = [lax.aval_of(p) for p in primals] + [lax.aval_of(t) for t in nz_tangents]
     new, consts = _open(trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ())))
@@ -81,9 +72,7 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
         prevent_cse = (False,) * len(consts) + tuple(prevent_cse) + (True,) * len(nz_tangents)
     outs = remat_p.bind(*consts, *primals, *nz_tangents, jaxpr=new, prevent_cse=prevent_cse,
                         differentiated=differentiated, policy=policy)
-    m = len(jaxpr.outvars)
-    primal_outs, rest = outs[:m], iter(outs[m:])
-    return primal_outs, [zero_of(p) if z else next(rest) for p, z in zip(primal_outs, out_zero)]
+    return split_jvp_outputs(outs, len(jaxpr.outvars), out_zero)
 
 
 # -- linearize: partial evaluation under the policy ------------------------------------------

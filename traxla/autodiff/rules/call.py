@@ -13,9 +13,10 @@ from traxla.runtime.cache import on_clear
 from traxla.tracer.traces import set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.autodiff.partial_eval import bind_known_apart
-from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, jvp_flat, jvp_rules,
+from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, jvp_rules,
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
+from traxla.autodiff.rules._util import jvp_of_nonzero, split_jvp_outputs
 
 
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -45,25 +46,13 @@ def _remember(cache, key, value):
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name):
-    nonzero = [type(t) is not Zero for t in tangents]
-    n = len(primals)
-    out_zero = []
-
-    def fun(*args):
-        ps, ts = args[:n], iter(args[n:])
-        t_full = [next(ts) if nz else zero_of(p) for p, nz in zip(ps, nonzero)]
-        outs, touts = jvp_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(ps), t_full)
-        out_zero.extend(type(t) is Zero for t in touts)
-        return list(outs) + [t for t in touts if type(t) is not Zero]
-
+    fun, out_zero = jvp_of_nonzero(lambda *a: eval_jaxpr(jaxpr, (), *a), tangents)
     avals = [lax.aval_of(p) for p in primals] + [tangent_aval(lax.aval_of(p))
-                                                 for p, nz in zip(primals, nonzero) if nz]
+                                                 for p, t in zip(primals, tangents)
+                                                 if type(t) is not Zero]
     new = trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ()))
     outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=new, name=name)
-    m = len(jaxpr.out_avals)
-    primal_outs, rest = outs[:m], iter(outs[m:])
-    tangent_outs = [zero_of(p) if z else next(rest) for p, z in zip(primal_outs, out_zero)]
-    return primal_outs, tangent_outs
+    return split_jvp_outputs(outs, len(jaxpr.out_avals), out_zero)
 
 
 def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):

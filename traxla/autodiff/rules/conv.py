@@ -9,8 +9,8 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules.conv import ConvDimensionNumbers, conv_general_dilated_p, dilate_shape
 from traxla.lax.convolution import conv_general_dilated, reshape_axis_into, reshape_axis_out_of
-from traxla.autodiff.ad import Zero, is_undefined, transpose_rules
-from traxla.autodiff.rules._util import defjvp
+from traxla.autodiff.ad import Zero
+from traxla.autodiff.rules._util import def_bilinear_transpose, defjvp
 
 
 def _spec_transpose(spec):
@@ -107,20 +107,7 @@ def _transpose_rhs(g, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_di
     return out
 
 
-def _bilinear_transpose(ct, x, y, **params):
-    if is_undefined(x) and is_undefined(y):
-        raise ValueError("Transpose rule for 'conv_general_dilated': the convolution of two "
-                         "linear values is not linear, so it cannot be transposed.")
-    if is_undefined(x):
-        if type(ct) is Zero:
-            return [Zero(x.aval), None]
-        return [_transpose_lhs(ct, x, y, **params), None]
-    if type(ct) is Zero:
-        return [None, Zero(y.aval)]
-    return [None, _transpose_rhs(ct, x, y, **params)]
-
-
 defjvp(conv_general_dilated_p,
        lambda g, x, y, **params: conv_general_dilated_p.bind(g, y, **params),
        lambda g, x, y, **params: conv_general_dilated_p.bind(x, g, **params))
-transpose_rules[conv_general_dilated_p] = _bilinear_transpose
+def_bilinear_transpose(conv_general_dilated_p, "convolution", _transpose_lhs, _transpose_rhs)

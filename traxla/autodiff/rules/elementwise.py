@@ -10,9 +10,10 @@ from traxla.ir.rules.ad import add_any_p, empty2_p
 from traxla.ir.rules.elementwise import P as E
 from traxla.ir.rules.reduction import P as R
 from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
-from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one, _ones, _square,
-                    _twos, _zero, _zeros, defjvp, defjvp2, defjvp_zero, deflinear2, maybe_broadcast,
-                    unbroadcast)
+from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one,
+                                         _ones, _square, _twos, _zero, _zeros,
+                                         def_bilinear_transpose, defjvp, defjvp2, defjvp_zero,
+                                         deflinear2, maybe_broadcast, unbroadcast)
 
 
 # -- elementwise: zero derivatives -----------------------------------------------------------------
@@ -164,20 +165,8 @@ jvp_rules[E["sub"]], transpose_rules[E["sub"]] = _additive(lax.sub, negate_secon
 defjvp(E["mul"], lambda xdot, x, y: lax.mul(xdot, y), lambda ydot, x, y: lax.mul(x, ydot))
 
 
-def _mul_transpose(ct, x, y):
-    if is_undefined(x) and is_undefined(y):
-        raise ValueError("Transpose rule for 'mul': the product of two linear values is not "
-                         "linear, so it cannot be transposed.")
-    if is_undefined(x):
-        if type(ct) is Zero:
-            return [Zero(x.aval), None]
-        return [unbroadcast(x.aval, lax.mul(ct, y)), None]
-    if type(ct) is Zero:
-        return [None, Zero(y.aval)]
-    return [None, unbroadcast(y.aval, lax.mul(x, ct))]
-
-
-transpose_rules[E["mul"]] = _mul_transpose
+def_bilinear_transpose(E["mul"], "product", lambda ct, x, y: unbroadcast(x.aval, lax.mul(ct, y)),
+                       lambda ct, x, y: unbroadcast(y.aval, lax.mul(x, ct)))
 
 defjvp(E["div"], lambda g, x, y: lax.div(g, y),
        lambda g, x, y: lax.mul(lax.mul(lax.neg(g), x), lax.integer_pow(y, -2)))

@@ -94,6 +94,20 @@ def _inverse_gather(dnums, operand_ndim, updates_shape):
     return gather_dnums, slice_sizes
 
 
+def _scatter_zero_cts(operand, updates):
+    """A scatter's cotangents (operand, indices, updates) when its output's is zero."""
+    return [Zero(operand.aval) if is_undefined(operand) else None, None,
+            Zero(updates.aval) if is_undefined(updates) else None]
+
+
+def _gather_scattered(t, indices, dimension_numbers, updates_shape, mode):
+    """``t`` (shaped as the scatter's operand) read at the places the scatter wrote: the
+    shape of its updates."""
+    gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, len(lax.shape_of(t)),
+                                                updates_shape)
+    return _gather(t, indices, gather_dnums, slice_sizes, mode=mode, fill_value=0)
+
+
 def _gather_jvp(g, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
                 indices_are_sorted, mode, fill_value):
     return _gather(g, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
@@ -136,14 +150,11 @@ def _scatter_add_transpose(t, operand, indices, updates, *, update_jaxpr, update
                            dimension_numbers, indices_are_sorted, unique_indices, mode):
     updates_shape = _aval(updates).shape
     if type(t) is Zero:
-        return [Zero(operand.aval) if is_undefined(operand) else None, None,
-                Zero(updates.aval) if is_undefined(updates) else None]
+        return _scatter_zero_cts(operand, updates)
     operand_t = t if is_undefined(operand) else None
     update_t = None
     if is_undefined(updates):
-        gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, len(lax.shape_of(t)),
-                                                    updates_shape)
-        update_t = _gather(t, indices, gather_dnums, slice_sizes, mode=mode, fill_value=0)
+        update_t = _gather_scattered(t, indices, dimension_numbers, updates_shape, mode)
     return [operand_t, None, update_t]
 
 
@@ -165,8 +176,7 @@ def _scatter_mul_transpose(t, operand, indices, updates, *, update_jaxpr, update
                            dimension_numbers, indices_are_sorted, unique_indices, mode):
     updates_shape = _aval(updates).shape
     if type(t) is Zero:
-        return [Zero(operand.aval) if is_undefined(operand) else None, None,
-                Zero(updates.aval) if is_undefined(updates) else None]
+        return _scatter_zero_cts(operand, updates)
     operand_t = update_t = None
     if is_undefined(operand):
         operand_t = _scatter_mul(t, indices, updates, dimension_numbers,
@@ -176,10 +186,8 @@ def _scatter_mul_transpose(t, operand, indices, updates, *, update_jaxpr, update
         if not unique_indices:
             raise NotImplementedError(
                 "scatter_mul gradients are only implemented if `unique_indices=True`")
-        gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, len(lax.shape_of(t)),
-                                                    updates_shape)
-        update_t = _gather(lax.mul(t, operand), indices, gather_dnums, slice_sizes,
-                           mode=mode, fill_value=0)
+        update_t = _gather_scattered(lax.mul(t, operand), indices, dimension_numbers,
+                                     updates_shape, mode)
     return [operand_t, None, update_t]
 
 
@@ -296,17 +304,14 @@ def _scatter_transpose(t, operand, indices, updates, *, update_jaxpr, update_con
                                   "unique_indices=True")
     updates_shape = _aval(updates).shape
     if type(t) is Zero:
-        return [Zero(operand.aval) if is_undefined(operand) else None, None,
-                Zero(updates.aval) if is_undefined(updates) else None]
+        return _scatter_zero_cts(operand, updates)
     operand_t = update_t = None
     if is_undefined(operand):
         operand_t = _scatter(t, indices, lax.full(updates_shape, 0, lax.dtype_of(t)),
                              dimension_numbers, indices_are_sorted=indices_are_sorted,
                              unique_indices=True, mode=mode)
     if is_undefined(updates):
-        gather_dnums, slice_sizes = _inverse_gather(dimension_numbers, len(lax.shape_of(t)),
-                                                    updates_shape)
-        update_t = _gather(t, indices, gather_dnums, slice_sizes, mode=mode, fill_value=0)
+        update_t = _gather_scattered(t, indices, dimension_numbers, updates_shape, mode)
     return [operand_t, None, update_t]
 
 

@@ -52,25 +52,15 @@ def _row(x):   # [..., n] -> [..., n, 1]  (JAX's x[..., None])
     return _expand(x, -1)
 
 
-def _bmul(a, b):
-    """Elementwise product with NumPy broadcasting of size-1 dims."""
-    shape = tuple(max(p, q) for p, q in zip(lax.shape_of(a), lax.shape_of(b)))
-    return lax.mul(lax.broadcast_to(a, shape), lax.broadcast_to(b, shape))
+def _broadcasting(op):
+    """The binary ``op`` with NumPy broadcasting of size-1 dims (operands of equal rank)."""
+    def broadcasting_op(a, b):
+        shape = tuple(max(p, q) for p, q in zip(lax.shape_of(a), lax.shape_of(b)))
+        return op(lax.broadcast_to(a, shape), lax.broadcast_to(b, shape))
+    return broadcasting_op
 
 
-def _bdiv(a, b):
-    shape = tuple(max(p, q) for p, q in zip(lax.shape_of(a), lax.shape_of(b)))
-    return lax.div(lax.broadcast_to(a, shape), lax.broadcast_to(b, shape))
-
-
-def _bsub(a, b):
-    shape = tuple(max(p, q) for p, q in zip(lax.shape_of(a), lax.shape_of(b)))
-    return lax.sub(lax.broadcast_to(a, shape), lax.broadcast_to(b, shape))
-
-
-def _badd(a, b):
-    shape = tuple(max(p, q) for p, q in zip(lax.shape_of(a), lax.shape_of(b)))
-    return lax.add(lax.broadcast_to(a, shape), lax.broadcast_to(b, shape))
+_bmul, _bdiv, _bsub, _badd = map(_broadcasting, (lax.mul, lax.div, lax.sub, lax.add))
 
 
 # -- cholesky ----------------------------------------------------------------------------------

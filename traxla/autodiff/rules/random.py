@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla.autodiff.ad import jvp_rules, zero_of
+from traxla.autodiff.rules._util import defjvp2, defjvp_zero
 from traxla.ir.rules.random import P
 
-
-def _zero_jvp(prim):
-    def rule(primals, tangents, **params):
-        out = prim.bind(*primals, **params)
-        if prim.multiple_results:
-            return out, [zero_of(o) for o in out]
-        return out, zero_of(out)
-    return rule
-
-
 for _prim in P.values():
-    jvp_rules[_prim] = _zero_jvp(_prim)
+    defjvp_zero(_prim)
 
 
 # -- random_gamma: implicit reparameterization (d sample / d alpha from the CDF) --------------
@@ -26,7 +16,6 @@ for _prim in P.values():
 from traxla import lax  # noqa: E402
 from traxla.ir import dtypes  # noqa: E402
 from traxla.ir.rules.random import random_gamma_p  # noqa: E402
-from traxla.autodiff.rules._util import defjvp2  # noqa: E402
 
 
 def _gamma_grad(sample, a, *, log_space):

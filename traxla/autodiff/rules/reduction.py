@@ -8,9 +8,8 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.reduction import P as R, dot_general_p
-from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
-                    transpose_rules, zero_of)
-from traxla.autodiff.rules._util import _eq_meet, defjvp2
+from traxla.autodiff.ad import Zero, add_tangents, instantiate, jvp_flat, jvp_rules, zero_of
+from traxla.autodiff.rules._util import _eq_meet, def_bilinear_transpose, defjvp2
 
 
 # -- reductions ---------------------------------------------------------------------------------------
@@ -119,27 +118,23 @@ def _dot_general_jvp(primals, tangents, **params):
     return out, functools.reduce(add_tangents, parts, zero_of(out))
 
 
-def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None,
-                           preferred_element_type=None, out_sharding=None):
+def _dot_general_transpose_x(ct, x, y, *, dimension_numbers, precision=None,
+                             preferred_element_type=None, out_sharding=None):
+    return _dot_transpose_lhs(ct, x.aval, y, dimension_numbers=dimension_numbers,
+                              precision=precision, preferred_element_type=preferred_element_type)
+
+
+def _dot_general_transpose_y(ct, x, y, *, dimension_numbers, precision=None,
+                             preferred_element_type=None, out_sharding=None):
     (xc, yc), (xb, yb) = dimension_numbers
-    if is_undefined(x) and is_undefined(y):
-        raise ValueError("Transpose rule for 'dot_general': the product of two linear values "
-                         "is not linear, so it cannot be transposed.")
-    if is_undefined(x):
-        if type(ct) is Zero:
-            return [Zero(x.aval), None]
-        return [_dot_transpose_lhs(ct, x.aval, y, dimension_numbers=dimension_numbers,
-                                   precision=precision,
-                                   preferred_element_type=preferred_element_type), None]
-    if type(ct) is Zero:
-        return [None, Zero(y.aval)]
     swapped = ((yc, xc), (yb, xb))
-    return [None, _dot_transpose_lhs(ct, y.aval, x, dimension_numbers=swapped, precision=precision,
-                                     preferred_element_type=preferred_element_type, swap_ans=True)]
+    return _dot_transpose_lhs(ct, y.aval, x, dimension_numbers=swapped, precision=precision,
+                              preferred_element_type=preferred_element_type, swap_ans=True)
 
 
 jvp_rules[dot_general_p] = _dot_general_jvp
-transpose_rules[dot_general_p] = _dot_general_transpose
+def_bilinear_transpose(dot_general_p, "product", _dot_general_transpose_x,
+                       _dot_general_transpose_y)
 
 
 # add_any is born here; its batching rule is the elementwise broadcasting one.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from traxla import lax
 from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
 from traxla.batching.batch_trace import moveaxis, register_batching
+from traxla.batching.rules._util import scan_lanes
 
 
 def _debug_unrolled(prim):
@@ -26,17 +27,8 @@ def _batched_avals(size, result_avals):
 def _sequential(prim, size, vals, dims, unroll, **params):
     """One call per lane inside a ``scan`` over the batched operands (JAX's
     ``vmap_method='sequential'``)."""
-    is_batched = [d is not None for d in dims]
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(vals, dims)]
-    unbatched = [x for x, b in zip(moved, is_batched) if not b]
-    batched = [x for x, b in zip(moved, is_batched) if b]
-
-    def body(carry, lanes):
-        it_u, it_b = iter(unbatched), iter(lanes)
-        merged = [next(it_b) if b else next(it_u) for b in is_batched]
-        return carry, prim.bind(*merged, **params)
-
-    _, outs = lax.scan(body, (), batched, unroll=unroll)
+    outs = scan_lanes(lambda *ops: prim.bind(*ops, **params), moved, dims, unroll=unroll)
     return list(outs), [0] * len(outs)
 
 

@@ -16,6 +16,7 @@ def _ndim(x):
 # -- elementwise ---------------------------------------------------------------------------
 
 def _vectorized(prim):
+    """The output keeps the operand's leading dims, so the batch dim stays where it is."""
     def rule(size, vals, dims, **params):
         return prim.bind(vals[0], **params), dims[0]
     return rule

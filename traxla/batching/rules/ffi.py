@@ -8,8 +8,8 @@ from __future__ import annotations
 from traxla import lax
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.ffi import ffi_call_p
-from traxla.lax.control_flow import scan
 from traxla.batching.batch_trace import moveaxis, register_batching
+from traxla.batching.rules._util import scan_lanes
 
 
 def _batched_layout(layout):
@@ -37,16 +37,9 @@ def _ffi_call_batched(size, vals, dims, *, vmap_method, result_avals, **params):
         out = ffi_call_p.bind(*args, vmap_method=vmap_method, result_avals=batched_avals,
                               **params)
     elif sequential:
-        batched = [d is not None for d in dims]
-        fixed = [x for x, b in zip(args, batched) if not b]
-        mapped = [x for x, b in zip(args, batched) if b]
-
-        def one_lane(carry, lane):
-            it_fixed, it_lane = iter(fixed), iter(lane)
-            merged = [next(it_lane) if b else next(it_fixed) for b in batched]
-            return carry, ffi_call_p.bind(*merged, vmap_method=vmap_method,
-                                          result_avals=result_avals, **params)
-        _, out = scan(one_lane, (), mapped, unroll=vmap_method == "sequential_unrolled")
+        out = scan_lanes(lambda *ops: ffi_call_p.bind(*ops, vmap_method=vmap_method,
+                                                      result_avals=result_avals, **params),
+                         args, dims, unroll=vmap_method == "sequential_unrolled")
     else:
         raise NotImplementedError(
             "vmap is only supported for the ffi_call primitive when vmap_method is one of "

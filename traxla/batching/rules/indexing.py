@@ -19,6 +19,19 @@ def _add1(dims):
     return tuple(np.add(1, dims))
 
 
+def _with_batch_dim(dn, indices_batched):
+    """Gather or scatter dimension numbers (the same five fields, in the same order: window
+    dims, collapsed/inserted dims, index map, operand and indices batching dims) for an
+    operand whose batch dim is now at the front: a new leading window dim when the indices
+    are unbatched; else a batching dim, paired with the indices' (at their front too)."""
+    window, inserted, index_map, operand_batching, indices_batching = dn
+    if not indices_batched:
+        return type(dn)((0,) + _add1(window), _add1(inserted), _add1(index_map),
+                        _add1(operand_batching), indices_batching)
+    return type(dn)(_add1(window), _add1(inserted), _add1(index_map),
+                    (0,) + _add1(operand_batching), (0,) + _add1(indices_batching))
+
+
 # -- gather ----------------------------------------------------------------------------------
 
 def _gather(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
@@ -28,12 +41,7 @@ def _gather(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
     dn = dimension_numbers
     if operand_bdim is not None and indices_bdim is None:
         operand = moveaxis(operand, operand_bdim, 0)
-        new = GatherDimensionNumbers(
-            offset_dims=(0,) + _add1(dn.offset_dims),
-            collapsed_slice_dims=_add1(dn.collapsed_slice_dims),
-            start_index_map=_add1(dn.start_index_map),
-            operand_batching_dims=_add1(dn.operand_batching_dims),
-            start_indices_batching_dims=dn.start_indices_batching_dims)
+        new = _with_batch_dim(dn, indices_batched=False)
         out = gather_p.bind(operand, indices, dimension_numbers=new,
                             slice_sizes=(lax.shape_of(operand)[0],) + tuple(slice_sizes),
                             unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
@@ -55,12 +63,7 @@ def _gather(size, vals, dims, *, dimension_numbers, slice_sizes, unique_indices,
     operand = moveaxis(operand, operand_bdim, 0)
     indices = moveaxis(indices, indices_bdim, 0)
     lead = 0 if lax.shape_of(operand)[0] == 0 else 1
-    new = GatherDimensionNumbers(
-        offset_dims=_add1(dn.offset_dims),
-        collapsed_slice_dims=_add1(dn.collapsed_slice_dims),
-        start_index_map=_add1(dn.start_index_map),
-        operand_batching_dims=(0,) + _add1(dn.operand_batching_dims),
-        start_indices_batching_dims=(0,) + _add1(dn.start_indices_batching_dims))
+    new = _with_batch_dim(dn, indices_batched=True)
     out = gather_p.bind(operand, indices, dimension_numbers=new,
                         slice_sizes=(lead,) + tuple(slice_sizes), unique_indices=unique_indices,
                         indices_are_sorted=indices_are_sorted, mode=mode, fill_value=fill_value)
@@ -81,21 +84,9 @@ def _scatter(prim):
         # the operand's batch dim goes (or is created) at the front, to scatter into it
         operand = bdim_at_front(operand, operand_bdim, size)
         updates = bdim_at_front(updates, updates_bdim, size)
-        if indices_bdim is None:
-            new = ScatterDimensionNumbers(
-                update_window_dims=(0,) + _add1(dn.update_window_dims),
-                inserted_window_dims=_add1(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_add1(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=_add1(dn.operand_batching_dims),
-                scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
-        else:
+        if indices_bdim is not None:
             indices = bdim_at_front(indices, indices_bdim, size)
-            new = ScatterDimensionNumbers(
-                update_window_dims=_add1(dn.update_window_dims),
-                inserted_window_dims=_add1(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_add1(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=(0,) + _add1(dn.operand_batching_dims),
-                scatter_indices_batching_dims=(0,) + _add1(dn.scatter_indices_batching_dims))
+        new = _with_batch_dim(dn, indices_batched=indices_bdim is not None)
         out = prim.bind(operand, indices, updates, dimension_numbers=new,
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                         mode=mode, update_jaxpr=update_jaxpr, update_consts=update_consts)

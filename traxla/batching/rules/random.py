@@ -5,19 +5,9 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.batching.batch_trace import bdim_at_front, register_batching
+from traxla.batching.rules.elementwise import _ndim, _vectorized
 from traxla.ir.rules.random import (random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p)
-
-
-def _ndim(x):
-    return len(lax.shape_of(x))
-
-
-def _vectorized(prim):
-    """The output keeps the operand's leading dims, so the batch dim stays where it is."""
-    def rule(size, vals, dims, **params):
-        return prim.bind(vals[0], **params), dims[0]
-    return rule
 
 
 def _random_wrap(size, vals, dims, *, impl):

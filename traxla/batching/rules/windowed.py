@@ -35,15 +35,21 @@ def _front(params):
                 window_dilation=(1,) + params.get("window_dilation", ()))
 
 
-def _reduce_window_batch(size, vals, dims, *, jaxpr, consts, **params):
+def _operands_at_front(size, vals, dims, error):
+    """A variadic reduction's operands (the first half of ``vals``) with their batch dims at
+    the front, and its initial values (the second half), which must be unbatched."""
     n = len(vals) // 2
     if any(d is not None for d in dims[n:]):
-        raise NotImplementedError("reduce_window batching is not implemented for initial "
-                                  "values")
-    operands = [bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
-    outs = W["reduce_window"].bind(*operands, *vals[n:], jaxpr=jaxpr, consts=consts,
+        raise NotImplementedError(error)
+    return [bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])], vals[n:]
+
+
+def _reduce_window_batch(size, vals, dims, *, jaxpr, consts, **params):
+    operands, inits = _operands_at_front(
+        size, vals, dims, "reduce_window batching is not implemented for initial values")
+    outs = W["reduce_window"].bind(*operands, *inits, jaxpr=jaxpr, consts=consts,
                                    **_front(params))
-    return outs, [0] * n
+    return outs, [0] * len(operands)
 
 
 register_batching(W["reduce_window"], _reduce_window_batch)
@@ -70,14 +76,11 @@ register_batching(W["select_and_gather_add"], _select_and_gather_add_batch)
 
 
 def _reduce_batch(size, vals, dims, *, computation, jaxpr, dimensions):
-    n = len(vals) // 2
-    if any(d is not None for d in dims[n:]):
-        raise NotImplementedError("lax.reduce batching is not implemented for batched initial "
-                                  "values")
-    operands = [bdim_at_front(x, d, size) for x, d in zip(vals[:n], dims[:n])]
-    outs = W["reduce"].bind(*operands, *vals[n:], computation=computation, jaxpr=jaxpr,
+    operands, inits = _operands_at_front(
+        size, vals, dims, "lax.reduce batching is not implemented for batched initial values")
+    outs = W["reduce"].bind(*operands, *inits, computation=computation, jaxpr=jaxpr,
                             dimensions=tuple(d + 1 for d in dimensions))
-    return outs, [0] * n
+    return outs, [0] * len(operands)
 
 
 register_batching(W["reduce"], _reduce_batch)

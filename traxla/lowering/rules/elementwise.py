@@ -39,7 +39,9 @@ def _unary(name):
     return rule
 
 
-def _binary(name):
+def _binary(name, direction=None):
+    """``name`` of the operands broadcast to the output's shape; ``direction``: that of a
+    ``stablehlo.compare``, whose compare type follows the operands' dtype."""
     def rule(ctx, x, y):
         out = ctx.avals_out[0]
         shape = out.shape
@@ -48,7 +50,9 @@ def _binary(name):
             x = broadcast_to(x, x_aval, shape)
         if y_aval.shape != shape:
             y = broadcast_to(y, y_aval, shape)
-        return op_result(name, aval_type(out), (x, y))
+        attributes = (None if direction is None
+                      else compare_attributes(direction, compare_type(x_aval.dtype)))
+        return op_result(name, aval_type(out), (x, y), attributes)
     return rule
 
 
@@ -77,20 +81,6 @@ def compare_attributes(direction: str, kind: str) -> dict:
     return attrs
 
 
-def _compare(direction):
-    def rule(ctx, x, y):
-        out = ctx.avals_out[0]
-        shape = out.shape
-        x_aval, y_aval = ctx.avals_in
-        if x_aval.shape != shape:
-            x = broadcast_to(x, x_aval, shape)
-        if y_aval.shape != shape:
-            y = broadcast_to(y, y_aval, shape)
-        return op_result("stablehlo.compare", aval_type(out), (x, y),
-                         compare_attributes(direction, compare_type(x_aval.dtype)))
-    return rule
-
-
 for _name, _op in UNARY_OPS.items():
     register_elementwise_op(P[_name], _op, _unary(_op))
 for _name, _op in BINARY_OPS.items():
@@ -105,7 +95,8 @@ def _compare_attributes(direction):
 
 
 for _name, _direction in COMPARE_DIRECTIONS.items():
-    register_elementwise_op(P[_name], "stablehlo.compare", _compare(_direction),
+    register_elementwise_op(P[_name], "stablehlo.compare",
+                            _binary("stablehlo.compare", _direction),
                             _compare_attributes(_direction))
 
 

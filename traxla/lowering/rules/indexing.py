@@ -132,20 +132,13 @@ def _canonical_float_key(x, dtype):
     return hlo.select(compare(x, x, "NE", dtype), nan, x)
 
 
-def _lt(x, y, dtype):
+def _sort_compare(x, y, direction, dtype):
+    """``x direction y`` in the sort's order: floats by TOTALORDER of their canonical keys."""
     if dtypes.is_inexact(dtype):
         x, y = _canonical_float_key(x, dtype), _canonical_float_key(y, dtype)
-        return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get("LT"),
+        return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
                            compare_type=hlo.ComparisonTypeAttr.get("TOTALORDER"))
-    return compare(x, y, "LT", dtype)
-
-
-def _eq(x, y, dtype):
-    if dtypes.is_inexact(dtype):
-        x, y = _canonical_float_key(x, dtype), _canonical_float_key(y, dtype)
-        return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get("EQ"),
-                           compare_type=hlo.ComparisonTypeAttr.get("TOTALORDER"))
-    return compare(x, y, "EQ", dtype)
+    return compare(x, y, direction, dtype)
 
 
 def _sort(ctx, *operands, dimension, is_stable, num_keys):
@@ -160,9 +153,10 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
         args = list(block.arguments)
         keys = [(args[2 * i], args[2 * i + 1], ctx.avals_in[i].dtype) for i in range(num_keys)]
         x, y, dt = keys[-1]
-        pred = _lt(x, y, dt)
+        pred = _sort_compare(x, y, "LT", dt)
         for x, y, dt in reversed(keys[:-1]):
-            pred = hlo.or_(_lt(x, y, dt), hlo.and_(_eq(x, y, dt), pred))
+            pred = hlo.or_(_sort_compare(x, y, "LT", dt),
+                           hlo.and_(_sort_compare(x, y, "EQ", dt), pred))
         hlo.return_([pred])
     return list(op.results)
 
