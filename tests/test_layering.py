@@ -1,0 +1,69 @@
+"""The package's layering holds: no import runs upward across the layers of
+``tools/layers.py``, no import circle is larger than ``MAX_CIRCLE`` modules, no module of
+the package is over 800 lines, and every module belongs to a layer."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import layers  # noqa: E402
+
+PKG = os.path.join(ROOT, "traxla")
+
+
+def test_every_module_has_a_layer():
+    for module in layers.modules(PKG):
+        layers.layer_of(module)  # raises KeyError naming the module
+
+
+def test_no_upward_imports():
+    upward = layers.upward_imports(PKG)
+    assert not upward, "imports that run upward across layers:\n" + "\n".join(upward)
+
+
+def test_largest_import_circle():
+    circles = layers.circles(PKG)
+    largest = circles[0] if circles else []
+    assert len(largest) <= layers.MAX_CIRCLE, (
+        f"an import circle of {len(largest)} modules: {', '.join(largest)}")
+
+
+def test_modules_under_800_lines():
+    long = []
+    for module, path in layers.modules(PKG).items():
+        with open(path, encoding="utf-8") as f:
+            n = sum(1 for _ in f)
+        if n > 800:
+            long.append(f"{module}: {n} lines")
+    assert not long, "modules over 800 lines: " + ", ".join(long)
+
+
+def test_checker_catches_an_upward_import(tmp_path):
+    # the check itself can fail: a base-layer module importing the runtime is reported
+    pkg = tmp_path / "traxla"
+    (pkg / "runtime").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "runtime" / "__init__.py").write_text("")
+    (pkg / "errors.py").write_text("def f():\n    from traxla.runtime import x\n")
+    ups = layers.upward_imports(str(pkg))
+    assert len(ups) == 1 and "traxla.errors (base) imports traxla.runtime (runtime)" in ups[0]
+
+
+def test_checker_measures_circles(tmp_path):
+    pkg = tmp_path / "traxla"
+    (pkg / "lax").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lax" / "__init__.py").write_text("")
+    (pkg / "lax" / "a.py").write_text("from traxla.lax import b\n")
+    (pkg / "lax" / "b.py").write_text("def g():\n    from traxla.lax.a import x\n")
+    assert layers.circles(str(pkg)) == [["traxla.lax.a", "traxla.lax.b"]]
+
+
+@pytest.mark.parametrize("name", ["traxla.autodiff.rules.elementwise", "traxla.lax.linalg",
+                                  "traxla.numpy._ufuncs", "traxla.primitives.shapes"])
+def test_layer_names(name):
+    expected = {"traxla.autodiff.rules.elementwise": "rules", "traxla.lax.linalg": "lax",
+                "traxla.numpy._ufuncs": "numpy", "traxla.primitives.shapes": "primitives"}
+    assert layers.layer_of(name) == expected[name]
