@@ -2,19 +2,25 @@
 ``block_until_ready``, and ``typeof`` (an argument's aval, as ``jit`` sees it)."""
 from __future__ import annotations
 
+import numpy as np
+
 from traxla import tree_util
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
+from traxla.ir.dtypes import canonicalize
+from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import Array, to_array
+from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
+from traxla.sharding import to_named
 from traxla.state import ref as _ref
 from traxla.tracer import Tracer
 from traxla.tracer.values import concrete_aval
+
 
 def _aval(x):
     if isinstance(x, (Tracer, Array, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
-        from traxla.ir.dtypes import canonicalize
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
     return concrete_aval(x)
@@ -26,16 +32,11 @@ def device_put(x, device=None):
         leaves, treedef = tree_util.tree_flatten(x)
         if any(isinstance(leaf, Tracer) for leaf in leaves):
             # staged as JAX stages it: one device_put equation over all the leaves
-            from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
             n = len(leaves)
             out = device_put_p.bind(*leaves, devices=(None,) * n, srcs=(None,) * n,
                                     copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
             return tree_util.tree_unflatten(treedef, out)
         return tree_util.tree_map(to_array, x)
-    from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
-    from traxla.sharding import to_named
-    from traxla.ir.avals import ShapedArray
-    import numpy as np
     if isinstance(device, SingleDeviceSharding):
         device = device.device
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \

@@ -13,23 +13,32 @@ import functools
 import inspect
 import time
 
+import numpy as np
+
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
 from traxla.api.device_arrays import _aval, device_put
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
+from traxla.ir import checker
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
-from traxla.runtime import Array, debug_checks, to_array
+from traxla.ir.sharding import PartitionSpec
+from traxla.runtime import Array, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
+from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.executable import Executable
+from traxla.runtime.dispatch import _params_key
+from traxla.runtime.executable import Executable, ShardedExecutable
+from traxla.runtime.placement import NamedSharding, device_put_placed
 from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.sharding import to_named
 from traxla.state import ref as _ref
+from traxla.state.discharge import discharge_if_needed
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer import traces as trace_core
-from traxla.tracer.interpret import replaying
+from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace
 from traxla.tracer.traces import _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
@@ -215,7 +224,6 @@ class JitFunction(Wrapped):
 
     def _executable(self, program, closed, mesh, compiler_options):
         if mesh is not None:
-            from traxla.runtime.executable import ShardedExecutable
             return ShardedExecutable(program.module, program.in_avals, closed.out_avals, mesh,
                                      compiler_options=compiler_options)
         return Executable(program.module, program.in_avals, closed.out_avals, compiler_options)
@@ -224,8 +232,6 @@ class JitFunction(Wrapped):
         """The mesh named by ``out_shardings`` (None when it names none)."""
         if self.out_shardings is None:
             return None
-        from traxla.runtime.placement import NamedSharding
-        from traxla.sharding import to_named
         for s in tree_util.tree_leaves(self.out_shardings):
             if isinstance(s, NamedSharding):
                 return s.mesh
@@ -237,7 +243,6 @@ class JitFunction(Wrapped):
         """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
         if self.out_shardings is None:
             return None
-        from traxla.sharding import to_named
         out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
         if len(out) == 1:
             out = out * len(closed.out_avals)
@@ -251,8 +256,6 @@ class JitFunction(Wrapped):
     def _apply_in_shardings(self, arrays, in_tree):
         """Lays each argument out as ``in_shardings`` says (a prefix of the positional
         arguments): an unplaced array is transferred, a placed one resharded."""
-        from traxla.runtime.placement import NamedSharding
-        from traxla.sharding import to_named
         args_tree = in_tree.children()[0]
         n_args = args_tree.num_leaves
         shardings = broadcast_prefix_leaves(self.in_shardings, args_tree, "jit in_shardings")
@@ -266,9 +269,6 @@ class JitFunction(Wrapped):
         return out
 
     def _placed_on(self, arrays, mesh):
-        from traxla.runtime.placement import NamedSharding, device_put_placed
-        from traxla.ir.sharding import PartitionSpec
-        import numpy as np
         return [a if a._placement is not None else
                 device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
                 for a in arrays]
@@ -305,9 +305,6 @@ class JitFunction(Wrapped):
 
     def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
         """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
-        from traxla.runtime.placement import NamedSharding, device_put_placed
-        from traxla.ir.sharding import PartitionSpec
-        import numpy as np
         placed = [a._placement for a in arrays if a._placement is not None]
         mesh = placed[0].mesh if placed else mesh
         for p in placed:
@@ -353,10 +350,8 @@ class JitFunction(Wrapped):
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
             # grad/vmap of a jit whose body uses refs: they transform the pure version
-            from traxla.state.discharge import discharge_if_needed
             closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
-            from traxla.tracer.interpret import eval_jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
         operands = list(leaves)
         tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
@@ -403,8 +398,7 @@ class JitFunction(Wrapped):
         debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
         closed = trace_to_jaxpr(flat_fun, avals, debug)
         if config.check_jaxprs:  # enable_checks: type-check every traced program
-            from traxla.ir.checker import check_jaxpr
-            check_jaxpr(closed)
+            checker.check_jaxpr(closed)
         result = (closed, out_store[0])
         self._traced[key] = result
         self.last_trace_seconds = time.perf_counter() - start
@@ -485,7 +479,6 @@ class JitFunction(Wrapped):
         closed, out_tree = self._trace(key, args, kwargs, avals)
         placements = [_placement_of(x) for x in leaves]
         if self.in_shardings is not None:
-            from traxla.sharding import to_named
             wanted = broadcast_prefix_leaves(self.in_shardings, in_tree.children()[0],
                                              "jit in_shardings")
             for i, s in enumerate(wanted):
@@ -494,8 +487,6 @@ class JitFunction(Wrapped):
         mesh = next((p.mesh for p in placements if p is not None), None)
         mesh = mesh or self._out_mesh() or _mesh_of_program(closed.jaxpr)
         if mesh is not None:
-            from traxla.runtime.placement import NamedSharding
-            from traxla.ir.sharding import PartitionSpec
             placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
                           for p in placements]
         else:
@@ -529,7 +520,6 @@ _placed_programs: dict = {}
 def _apply_placed(prim, arrays, params):
     """Eager evaluation of ``prim`` when an operand spans several devices: a cached
     one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
-    from traxla.runtime.dispatch import _params_key
     check_not_deleted(arrays)
     try:
         key = (prim, _params_key(params))
@@ -546,7 +536,6 @@ def _apply_placed(prim, arrays, params):
 
 
 def _install_placed_dispatch():
-    from traxla.runtime import dispatch
     dispatch.placed_apply_hook = _apply_placed
 
 
@@ -589,7 +578,6 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
 def _check_device_and_backend(device, backend):
     """``device=``/``backend=`` (deprecated in JAX): only the default device and backend
     can be honoured, since every single-device program runs there."""
-    from traxla.runtime.backend import get_backend
     if backend is not None and get_backend(backend) is not get_backend():
         raise NotImplementedError(f"jit(backend={backend!r}): traxla compiles for the default "
                                   f"backend ({get_backend().platform}) only.")

@@ -4,21 +4,23 @@ argument leaves, and the placement an argument brings."""
 from __future__ import annotations
 
 from traxla import tree_util
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+from traxla.ir.jaxpr import subjaxprs
+from traxla.ir.rules.collectives import reshard_p, shard_map_p
+from traxla.ir.rules.sharding_constraint import sharding_constraint_p
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
+from traxla.lowering import ModuleShardings
+from traxla.runtime.placement import NamedSharding
 
 def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
-    from traxla.ir.sharding import AbstractMesh
     if not AbstractMesh.ever_created:  # no mesh in this process: no equation can carry one
         return None
-    from traxla.ir.jaxpr import subjaxprs
-    from traxla.ir.rules.collectives import shard_map_p
-    from traxla.ir.rules.collectives import reshard_p
-    from traxla.ir.rules.sharding_constraint import sharding_constraint_p
     for eqn in jaxpr.eqns:
         if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
             return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
-            from traxla.sharding.shard_map import concrete_mesh
+            from traxla.sharding.shard_map import concrete_mesh  # imports lax, above api
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
             return concrete_mesh(mesh)
         for sub in subjaxprs(eqn.params):
@@ -31,7 +33,6 @@ def _mesh_of_program(jaxpr):
 def _module_shardings(closed, mesh, placements, out_specs=None):
     """Shardy annotations of ``@main``: inputs as placed, results as their types promise
     (results with no explicit sharding are left to the partitioner)."""
-    from traxla.lowering import ModuleShardings
 
     def spec_of(aval):
         if aval.sharding is None:
@@ -51,7 +52,6 @@ def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
     """The shardings of ``prefix`` (one sharding or spec for every argument, or a tuple
     with a pytree prefix per positional argument; None: unspecified) per leaf of
     ``treedef`` (the positional arguments)."""
-    from traxla.ir.sharding import PartitionSpec
 
     def is_one(x):
         return x is None or isinstance(x, PartitionSpec) or not isinstance(x, (tuple, list,
@@ -72,9 +72,7 @@ def _placement_of(x):
     p = getattr(x, "_placement", None)
     if p is not None:
         return p
-    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
     if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
-        from traxla.runtime.placement import NamedSharding
         s = x.sharding
         return s if isinstance(s, NamedSharding) else None
     return None

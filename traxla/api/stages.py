@@ -16,9 +16,13 @@ from traxla import tree_util
 from traxla.api import jit_hooks
 from traxla.api.shape_dtype_struct import struct_of_aval
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.rules.refs import is_ref_aval
 from traxla.lowering import lower_jaxpr
-from traxla.runtime import to_array
+from traxla.runtime import to_array, xla_adapter
+from traxla.runtime.backend import get_backend
 from traxla.runtime.executable import Executable
+from traxla.runtime.placement import SingleDeviceSharding
+from traxla.state.discharge import discharge_if_needed
 
 CompilerOptions = dict[str, Union[str, bool]]
 
@@ -121,8 +125,6 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
-    from traxla.ir.rules.refs import is_ref_aval
-    from traxla.state.discharge import discharge_if_needed
     if any(is_ref_aval(a) for a in closed.in_avals):
         raise NotImplementedError(
             f"Lowering {name} ahead of time with Ref arguments "
@@ -210,7 +212,6 @@ class Traced(_Stage):
 
     def lower(self, *, lowering_platforms=None) -> "Lowered":
         if lowering_platforms is not None and tuple(lowering_platforms) != ("cpu",):
-            from traxla.runtime.backend import get_backend
             if tuple(lowering_platforms) != (get_backend().platform,):
                 raise NotImplementedError(
                     f"lowering for platforms {lowering_platforms}: traxla lowers for the "
@@ -238,7 +239,6 @@ class Lowered(_Stage):
                 return self.module.operation.get_asm(enable_debug_info=True)
             return str(self.module)
         if dialect == "hlo":
-            from traxla.runtime import xla_adapter
             return xla_adapter.hlo_text(self.compiler_ir("hlo"), debug_info)
         raise ValueError(f"unknown dialect: {dialect}")
 
@@ -247,7 +247,6 @@ class Lowered(_Stage):
         if dialect is None or dialect == "stablehlo":
             return self.module
         if dialect == "hlo":
-            from traxla.runtime import xla_adapter
             return xla_adapter.hlo_computation(self.module)
         raise ValueError(f"unknown dialect: {dialect}")
 
@@ -294,8 +293,6 @@ class Compiled(_Stage):
         return self.executable.loaded
 
     def _shardings(self, n, placements):
-        from traxla.runtime.backend import get_backend
-        from traxla.runtime.placement import SingleDeviceSharding
         if placements is None:
             return [SingleDeviceSharding(get_backend().devices[0])] * n
         return list(placements)
