@@ -7,11 +7,16 @@ import sys
 import time
 
 import numpy as np
+import traxla
+import traxla.numpy as jnp
+from traxla.cli import (inspect as inspect_cli, cache as cache_cli, exported as export_cli,
+                        profile_dispatch)
+from traxla.cli.bench import main as bench_main, plot_rows
+from traxla.cli.api_coverage import api_coverage_table
+from traxla.cli.rule_coverage import coverage_table
 
 
 def _layer_demo(args):
-    import traxla
-    import traxla.numpy as jnp
 
     def layer(x, W, b):
         return jnp.maximum(x @ W + b, 0.0)
@@ -81,7 +86,6 @@ def main(argv=None):
     cov.add_argument("--api", action="store_true",
                      help="instead: per namespace, how many of JAX's public names traxla has "
                           "(needs jax installed)")
-    from traxla.cli import inspect as inspect_cli
     inspect_cli.add_parser(sub)
     bench = sub.add_parser("scan-vs-unrolled",
                            help="the article's table: Python for vs lax.scan (traxla only; "
@@ -91,11 +95,8 @@ def main(argv=None):
     bench.add_argument("--plot", metavar="OUT.png",
                        help="also draw compile seconds against steps (needs matplotlib)")
     bench.add_argument("--cap", type=float, default=30.0)
-    from traxla.cli import cache as cache_cli
     cache_cli.add_parser(sub)
-    from traxla.cli import exported as export_cli
     export_cli.add_parser(sub)
-    from traxla.cli import profile_dispatch
     profile_dispatch.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "cache":
@@ -111,17 +112,14 @@ def main(argv=None):
     if args.command == "inspect":
         return inspect_cli.run(args)
     if args.command == "scan-vs-unrolled":
-        from traxla.cli.bench import main as bench_main, plot_rows
         rows = bench_main(tuple(n for group in args.steps for n in group), args.cap)
         if args.plot:
             plot_rows(rows, args.plot)
         return 0
     if args.command == "coverage" and args.api:
-        from traxla.cli.api_coverage import api_coverage_table
         print(api_coverage_table())
         return 0
     if args.command == "coverage":
-        from traxla.cli.rule_coverage import coverage_table
         print(coverage_table())
         return 0
     return 1

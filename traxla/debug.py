@@ -2,11 +2,14 @@
 placements (JAX's ``jax.debug``, ``jax/_src/debugging.py``)."""
 from __future__ import annotations
 
+import bdb
 import logging
 import string
 import sys
 
 import numpy as np
+
+import linecache
 
 from traxla import tree_util
 from traxla.ir.avals import ShapedArray
@@ -16,6 +19,10 @@ from traxla.lowering.rules.callbacks import DebugPrintFormatter
 from traxla.runtime.dispatch import eager_impls
 from traxla.api.callback import host_values
 from traxla.tracer.values import is_concrete
+from traxla.tracer import Tracer
+from traxla.tracer.traces import user_source_info
+from traxla.runtime import devices
+from traxla.sharding import SingleDeviceSharding
 
 __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
            "visualize_array_sharding", "visualize_sharding", "log", "DebugEffect",
@@ -25,7 +32,6 @@ _builtin_print = print
 
 
 def _is_array_like(x) -> bool:
-    from traxla.tracer import Tracer
     if isinstance(x, Tracer):
         return True
     if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
@@ -67,7 +73,6 @@ _formatter = _FormatChecker()
 
 
 def _make_logging_record(level):
-    from traxla.tracer.traces import user_source_info
     info = user_source_info()
     file_name, line_no = ("(unknown file)", 0) if info is None else (info.file, info.line)
     return logging.getLogger("traxla").makeRecord("traxla", level, file_name, line_no, "", (), None)
@@ -184,7 +189,6 @@ class _Debugger:
         self.stdout.write(text + "\n")
 
     def listing(self, context=2):
-        import linecache
         file, line, _ = self.where
         out = []
         for n in range(max(1, line - context), line + context + 1):
@@ -206,7 +210,6 @@ class _Debugger:
             if command in ("c", "cont", "continue"):
                 return
             if command in ("q", "quit", "exit"):
-                import bdb
                 raise bdb.BdbQuit()
             if command in ("l", "list", "ll"):
                 self.write(self.listing(5))
@@ -229,7 +232,6 @@ class _Debugger:
 # -- placements ---------------------------------------------------------------------
 
 def _sharding_of(x):
-    from traxla.tracer import Tracer
     if not isinstance(x, Tracer):
         sharding = getattr(x, "sharding", None)
         if sharding is not None:
@@ -237,8 +239,6 @@ def _sharding_of(x):
     placement = getattr(getattr(x, "aval", None), "sharding", None)
     if placement is not None and getattr(placement, "mesh", None) is not None:
         return placement
-    from traxla.runtime import devices
-    from traxla.sharding import SingleDeviceSharding
     return SingleDeviceSharding(devices()[0])
 
 

@@ -9,8 +9,7 @@ import operator
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.numpy._promotion import promote_dtypes_inexact
 from traxla.tracer import Tracer

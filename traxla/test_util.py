@@ -12,6 +12,7 @@ import numpy as np
 from traxla import tree_util
 from traxla.ir import dtypes as _d
 from traxla.ir.dtypes import float0
+from traxla.autodiff import jvp, linearize, vjp
 
 EPS = 1e-4
 
@@ -188,7 +189,6 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
 def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
     """Checks forward (``'fwd'``), reverse (``'rev'``) and linearized (``'lin'``)
     derivatives of ``f`` at ``args`` up to ``order`` against finite differences."""
-    from traxla.autodiff import jvp, linearize, vjp
     args = tuple(args)
     eps = eps or EPS
     check_jvp_ = functools.partial(check_jvp, atol=atol, rtol=rtol, eps=eps)

@@ -7,6 +7,7 @@ import contextlib
 
 from traxla.ir.config import config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
+from traxla.runtime.backend import get_backend
 
 
 _MISSING = object()
@@ -70,7 +71,6 @@ def _validate_device(value):
     runtime compiles every single-device program for that device."""
     if value is None:
         return None
-    from traxla.runtime.backend import get_backend
     if isinstance(value, str):
         backend = get_backend(value)
         if backend is not get_backend():

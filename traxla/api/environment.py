@@ -7,11 +7,17 @@ import gc
 
 import numpy as np
 
+import platform
+import sys
+import textwrap
+
+from traxla.version import __version__
 from traxla import tree_util
-from traxla.runtime import Array
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime import Array, xla_adapter as _xla
 from traxla.runtime.backend import get_backend
 from traxla.tracer import Tracer
+from traxla.ir.dtypes import canonicalize
+from traxla.api import device_put
 
 
 def device_count(backend: str | None = None) -> int:
@@ -97,10 +103,6 @@ def copy_to_host_async(x):
 
 def print_environment_info(return_string: bool = False):
     """Versions of traxla, jaxlib, NumPy and Python, and the devices, as JAX prints them."""
-    import platform
-    import sys
-    import textwrap
-    from traxla import __version__
     backend = get_backend()
     info = textwrap.dedent(f"""\
     traxla:    {__version__}
@@ -119,7 +121,6 @@ def print_environment_info(return_string: bool = False):
 # -- arrays assembled from per-device blocks -------------------------------------------------
 
 def _global_from_blocks(shape, sharding, block_for):
-    from traxla.ir.dtypes import canonicalize
     blocks = [(index, np.asarray(block_for(device, index)))
               for device, index in sharding.devices_indices_map(tuple(shape)).items()]
     dtype = canonicalize(blocks[0][1].dtype) if blocks else np.dtype("float32")
@@ -136,7 +137,6 @@ def _global_from_blocks(shape, sharding, block_for):
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     """An Array of ``shape`` laid out by ``sharding``, each device's block given by
     ``data_callback(index)`` (``index``: a tuple of slices into the global array)."""
-    from traxla.api import device_put
     host = _global_from_blocks(shape, sharding, lambda device, index: data_callback(index))
     if dtype is not None:
         host = host.astype(dtype)
@@ -146,7 +146,6 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
     """An Array of ``shape`` laid out by ``sharding`` from one Array per device, in the
     order of ``sharding.devices_indices_map(shape)``."""
-    from traxla.api import device_put
     arrays = list(arrays)
     devices = list(sharding.devices_indices_map(tuple(shape)))
     if len(arrays) != len(devices):
@@ -160,7 +159,6 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
     """An Array laid out by ``sharding`` from this process's data; with one process the
     local data is the whole array."""
-    from traxla.api import device_put
     local = np.asarray(local_data)
     if process_count() != 1:
         raise NotImplementedError("make_array_from_process_local_data over several processes: "

@@ -36,8 +36,7 @@ from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
 from traxla.state.discharge import discharge_if_needed
-from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer import traces as trace_core
+from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace
 from traxla.tracer.traces import _state as _trace_state

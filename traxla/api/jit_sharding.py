@@ -11,6 +11,7 @@ from traxla.ir.rules.sharding_constraint import sharding_constraint_p
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.lowering import ModuleShardings
 from traxla.runtime.placement import NamedSharding
+from traxla.sharding.shard_map import concrete_mesh
 
 def _mesh_of_program(jaxpr):
     """The mesh of a shard_map anywhere in ``jaxpr`` (None when there is none)."""
@@ -20,7 +21,6 @@ def _mesh_of_program(jaxpr):
         if eqn.primitive is sharding_constraint_p and eqn.params["sharding"].mesh.size > 1:
             return eqn.params["sharding"].mesh
         if eqn.primitive is shard_map_p or eqn.primitive is reshard_p:
-            from traxla.sharding.shard_map import concrete_mesh  # imports lax, above api
             mesh = eqn.params["mesh"] if eqn.primitive is shard_map_p else eqn.params["dst_spec"][0]
             return concrete_mesh(mesh)
         for sub in subjaxprs(eqn.params):

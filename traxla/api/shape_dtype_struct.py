@@ -7,6 +7,12 @@ import math
 import numpy as np
 
 from traxla.ir.dtypes import ExtendedDType
+from traxla.ir.sharding import PartitionSpec
+from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
+from traxla.sharding import get_mesh
+import traxla.api as _api
+from traxla.runtime import Array
+from traxla.tracer import Tracer
 
 
 class ShapeDtypeStruct:
@@ -22,8 +28,6 @@ class ShapeDtypeStruct:
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         object.__setattr__(self, "dtype", dtype)
-        from traxla.ir.sharding import PartitionSpec
-        from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
         if sharding is not None and not isinstance(
                 sharding, (NamedSharding, SingleDeviceSharding, PartitionSpec)):
             raise ValueError(
@@ -44,15 +48,12 @@ class ShapeDtypeStruct:
 
     @property
     def sharding(self):
-        from traxla.ir.sharding import PartitionSpec
         if isinstance(self._sharding, PartitionSpec):
-            from traxla.sharding import get_mesh
             mesh = get_mesh()
             if mesh is None:
                 raise TypeError("When specifying PartitionSpec to `ShapeDtypeStruct`, the "
                                 "context mesh cannot be empty. Please use `jax.set_mesh` to set "
                                 "the mesh context.")
-            from traxla.runtime.placement import NamedSharding
             return NamedSharding(mesh, self._sharding)
         return self._sharding
 
@@ -60,8 +61,7 @@ class ShapeDtypeStruct:
     def like(cls, x) -> "ShapeDtypeStruct":
         """The struct of ``x`` (an Array, a NumPy array, a scalar or anything with
         ``.shape`` and ``.dtype``); a placed Array keeps its sharding."""
-        from traxla.api import typeof
-        aval = x if _is_abstract(x) else typeof(x)
+        aval = x if _is_abstract(x) else _api.typeof(x)
         sharding = getattr(x, "_placement", None) or (
             x.sharding if isinstance(x, ShapeDtypeStruct) else None)
         return cls(aval.shape, aval.dtype, sharding=sharding,
@@ -103,8 +103,6 @@ class ShapeDtypeStruct:
 def _is_abstract(x) -> bool:
     """A shape-and-dtype object with no data (a ShapeDtypeStruct, an aval, or any
     duck-typed struct), as opposed to an array or a scalar."""
-    from traxla.runtime import Array
-    from traxla.tracer import Tracer
     return (hasattr(x, "shape") and hasattr(x, "dtype")
             and not isinstance(x, (np.ndarray, np.generic, Array, Tracer)))
 
@@ -117,8 +115,7 @@ def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
     ``ShapeDtypeStruct``s: ``fun`` is traced (arguments may be structs) but never
     compiled nor run."""
-    from traxla.api import jit
-    return jit(fun).trace(*args, **kwargs).out_info
+    return _api.jit(fun).trace(*args, **kwargs).out_info
 
 
 __all__ = ["ShapeDtypeStruct", "eval_shape"]

@@ -17,6 +17,8 @@ from traxla.autodiff.ad import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, 
 from traxla.autodiff.custom import custom_vjp
 from traxla.autodiff.partial_eval import _dce_jaxpr
 from traxla.api import jit
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.linear_call import linear_call_p
 
 
 def _shaped(x):
@@ -24,7 +26,6 @@ def _shaped(x):
     if isinstance(x, Tracer) or hasattr(x, "__traxla_array__"):
         return x.aval
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
-        from traxla.ir.avals import ShapedArray
         return ShapedArray(tuple(x.shape), dtypes.canonicalize(x.dtype), False)
     return concrete_aval(x)
 
@@ -273,7 +274,6 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     """``fun(residual_args, linear_args)``, linear in ``linear_args``, transposed (by
     ``vjp``/``grad``/``linear_transpose``) with ``fun_transpose(residual_args, cts)``
     instead of by transposing ``fun``."""
-    from traxla.ir.rules.linear_call import linear_call_p
     operands_res, res_tree = tree_util.tree_flatten(residual_args)
     operands_lin, lin_tree = tree_util.tree_flatten(linear_args)
     store = {}

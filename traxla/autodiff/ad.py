@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import functools
+
 from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
@@ -23,6 +25,8 @@ from traxla.ir.jaxpr import Literal
 from traxla.ir.rules.ad import add_any_p
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.tracer.values import is_concrete
 
 # primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict = {}
@@ -277,7 +281,6 @@ class Linearized:
         self.nonzero = nonzero
 
     def __call__(self, *tangents):
-        from traxla.tracer.interpret import eval_jaxpr
         if self.nonzero is not None:
             tangents = [t for t, nz in zip(tangents, self.nonzero) if nz]
         outs = iter(eval_jaxpr(self.jaxpr, (), *tangents))
@@ -457,7 +460,6 @@ def _one_like(x):
 
 
 def _is_array_like(x):
-    from traxla.tracer.values import is_concrete
     return isinstance(x, Tracer) or (is_concrete(x) and type(x) is not str)
 
 
@@ -538,7 +540,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                    reduce_axes=()):
     """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar
     (a complex one with ``holomorphic=True``)."""
-    import functools
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     if not callable(fun):
@@ -570,7 +571,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar function with respect to ``args[argnums]``."""
-    import functools
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)

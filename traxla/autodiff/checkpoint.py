@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import weakref
 
+import inspect
+
 from traxla import tree_util
 from traxla.autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
                                       checkpoint_policies, nothing_saveable)
@@ -16,9 +18,10 @@ from traxla.ir.config import config
 from traxla.ir.jaxpr import Jaxpr, Literal
 from traxla.ir.rules.ad_checkpoint import name_p, remat_p
 from traxla.ir.rules.optimization import reduce_precision_p
-from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info
-from traxla.tracer import traces as trace_core
+from traxla.tracer import (DynamicJaxprTrace, DynamicJaxprTracer, EvalTrace, Tracer,
+                           make_debug_info, traces as trace_core)
 from traxla.tracer.values import concrete_aval
+from traxla.autodiff.ad import _flatten_fun, linearize_flat
 
 
 class _DeprecatedArg:
@@ -177,8 +180,6 @@ def _leaf_names(prefix, value):
 def saved_residuals(f, *args, **kwargs):
     """``[(aval, description)]`` of the values ``vjp(f, *args, **kwargs)`` keeps for the
     backward pass, as JAX lists them."""
-    from traxla.autodiff.ad import _flatten_fun, linearize_flat
-    import inspect
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     arg_names = []
     try:

@@ -38,6 +38,11 @@ from traxla.tracer.traces import current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
+from traxla.lowering.mlir import constant
+from traxla.lowering.module import emit_jaxpr
+from traxla.batching import vmap
+from traxla.tracer.values import is_concrete
+from traxla.autodiff.symbolic_zeros import SymbolicZero, CustomVJPPrimal
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -119,8 +124,6 @@ def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"
 
 
 def _inline_lowering(ctx, *args, call_jaxpr, **_):
-    from traxla.lowering.mlir import constant
-    from traxla.lowering.module import emit_jaxpr
     consts = [constant(np.asarray(c)) for c in call_jaxpr.consts]
     return emit_jaxpr(ctx.module, call_jaxpr.jaxpr, consts, list(args))
 
@@ -213,7 +216,6 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
 def _batched_custom_jvp(size, fun, jvp, vals, dims, name):
     """In the current trace (the batch trace's parent): the custom function on batched
     values, its primal function and rule vmapped; outputs batched at 0."""
-    from traxla.batching import vmap
     in_axes = tuple(dims)
 
     def bfun(*xs):
@@ -333,7 +335,6 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
 def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
     """Every input batched at 0 (unbatched ones broadcast), so that ``bwd``'s cotangents
     are batched like the inputs; the primal function and both rules vmapped."""
-    from traxla.batching import vmap
     vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def bfun(*xs):
@@ -397,7 +398,6 @@ def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_m
 
 
 def _custom_lin_batch(size, vals, dims, *, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):
-    from traxla.batching import vmap
     vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def batched(aval):
@@ -467,7 +467,6 @@ def _stop_gradient_tracers(tree):
 
 
 def _check_leaf(x, what):
-    from traxla.tracer.values import is_concrete
     if not (isinstance(x, Tracer) or is_concrete(x)):
         raise TypeError(f"{what}: value {x!r} of type {type(x)} is not a valid JAX type.")
     return x
@@ -567,7 +566,6 @@ class custom_jvp(_CustomFunction):
             primals, tangents = primals[n_lifted:], tangents[n_lifted:]
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
             if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
-                from traxla.autodiff.symbolic_zeros import SymbolicZero
                 ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
             p_tree = tree_util.tree_unflatten(in_tree, primals)
             t_tree = tree_util.tree_unflatten(in_tree, ts)
@@ -657,7 +655,6 @@ class custom_vjp(_CustomFunction):
 
         def flat_fwd(*xs, perturbed=None):
             if symbolic:
-                from traxla.autodiff.symbolic_zeros import CustomVJPPrimal
                 flags = [True] * len(xs) if perturbed is None else perturbed
                 xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
             pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
@@ -687,7 +684,6 @@ class custom_vjp(_CustomFunction):
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
             if symbolic:
-                from traxla.autodiff.symbolic_zeros import SymbolicZero
                 cts = [SymbolicZero(c.aval) if type(c) is Zero else c for c in cts]
             ct = tree_util.tree_unflatten(store["out_tree"], [
                 _float0_zeros(a) if c is None else c for c, a in

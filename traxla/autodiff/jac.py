@@ -12,6 +12,7 @@ from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
 from traxla.autodiff.ad import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
+from traxla.batching import vmap
 
 
 def _check_input_dtype_jacfwd(holomorphic, x):
@@ -79,7 +80,6 @@ def _possible_downcast(x, example):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``, by forward mode."""
-    from traxla.batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
@@ -108,7 +108,6 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``, by reverse mode."""
-    from traxla.batching import vmap
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)

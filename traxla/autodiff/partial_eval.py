@@ -3,12 +3,13 @@
 autodiff (linear jaxprs before transposing, known jaxprs of linearized calls)."""
 from __future__ import annotations
 
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var, Literal
 from traxla.ir.effects import has_effects
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer
+from traxla.tracer.traces import set_current_trace
 
 
 def _split(xs, *sizes):
@@ -27,8 +28,6 @@ def bind_known_apart(eqns, env, known, known_trace, unknown_trace):
     operands are all known (Literals or vars in ``known``) is bound in ``known_trace`` and its
     outputs become known; the others are bound in ``unknown_trace``. ``env`` maps vars to
     values and is filled in."""
-    from traxla.ir.jaxpr import Literal
-    from traxla.tracer.traces import set_current_trace
     for eqn in eqns:
         k = all(isinstance(x, Literal) or x in known for x in eqn.invars)
         with set_current_trace(known_trace if k else unknown_trace):

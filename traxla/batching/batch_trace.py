@@ -7,6 +7,9 @@ import weakref
 
 import numpy as np
 
+import functools
+import inspect
+
 from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
@@ -15,6 +18,7 @@ from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr, replaying
+from traxla.errors import UnexpectedTracerError
 
 not_mapped = None
 
@@ -97,7 +101,6 @@ class BatchTrace(Trace):
         return out if out_dims is None else BatchTracer(self, out, out_dims)
 
     def leak_error(self, tracer):
-        from traxla.errors import UnexpectedTracerError
         return UnexpectedTracerError(
             "Encountered an unexpected tracer: a value batched by vmap "
             f"({tracer.aval.str_short(short_dtypes=False)}) escaped the vmapped function and was "
@@ -215,7 +218,6 @@ def _canonical_axis(axis: int, ndim: int) -> int:
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     """Vectorizes ``fun`` over ``in_axes`` of its positional arguments (keyword arguments
     are mapped over axis 0); outputs are stacked at ``out_axes``."""
-    import functools
 
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
@@ -287,7 +289,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
 def _argument_paths(fun, args, kwargs):
     """JAX's names for the leaves of ``(args, kwargs)``: ``argument x['k']``, ``args[2]``,
     ``kwargs['y']``, each with its type."""
-    import inspect
     try:
         params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
     except (TypeError, ValueError):

@@ -10,6 +10,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import math
+
+import traxla
 
 
 @dataclass
@@ -21,7 +24,6 @@ class Framework:
 
 
 def traxla_framework() -> Framework:
-    import traxla
     return Framework("traxla", traxla.jit, traxla.numpy, traxla.lax)
 
 
@@ -108,7 +110,6 @@ def sweep(frameworks, steps_list, compile_cap_s: float = 30.0, log=print):
 def _predicted_compile(history, steps):
     """Extrapolates compile time with a power law fitted to the last two lengths
     (linear from a single point)."""
-    import math
     if len(history) == 1:
         n1, c1 = history[-1]
         return c1 * steps / n1
@@ -138,9 +139,9 @@ def plot_rows(rows, path) -> bool:
     """Compile seconds against steps, per framework and mode, on log axes; without
     matplotlib (an optional extra) it says so and draws nothing."""
     try:
-        import matplotlib
+        import matplotlib  # optional: matplotlib is an optional dependency
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional: matplotlib is an optional dependency
     except ImportError:
         print(f"matplotlib is not installed: no plot written to {path} "
               "(pip install matplotlib); the table above has the numbers")

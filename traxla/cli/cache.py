@@ -9,7 +9,11 @@ import time
 
 import numpy as np
 
-from traxla.runtime import compilation_cache as cc
+import ml_dtypes
+
+from traxla.runtime import compilation_cache as cc, xla_adapter as xla
+from traxla import api
+from traxla.runtime.backend import get_backend
 
 _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
            "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
@@ -25,7 +29,6 @@ def parse_avals(text: str) -> list:
             raise SystemExit(f"cannot read the argument type {tok!r}: write e.g. f32[4,8] or "
                              f"i32[] (dtypes: {', '.join(_DTYPES)})")
         shape = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
-        import ml_dtypes  # noqa: F401  (bfloat16 by name)
         dtype = np.dtype(ml_dtypes.bfloat16) if m.group(1) == "bf16" else np.dtype(
             _DTYPES[m.group(1)])
         out.append(np.zeros(shape, dtype))
@@ -100,7 +103,6 @@ def cmd_why(args):
     """Is FILE:FN's program (for --args) in the cache, and if not, what differs."""
     root = _root(args)
     fn = load_function(args.function)
-    from traxla import api
     name = "jit_" + getattr(fn, "__name__", "fn")
     manifest = cc.read_manifest(root)
     mine = {k: e for k, e in manifest.items() if e.get("name") == name}
@@ -112,8 +114,6 @@ def cmd_why(args):
         print("pass --args 'f32[4,8] ...' to check one signature")
         return 0
     lowered = api.jit(fn).lower(*parse_avals(args.args))
-    from traxla.runtime import xla_adapter as xla
-    from traxla.runtime.backend import get_backend
     devices = [get_backend().default_device]
     key, program = cc.cache_key(str(lowered.module),
                                 xla.compile_options_fingerprint(), devices)

@@ -3,6 +3,8 @@ holds: the function name, argument and result types and structure, platforms, ca
 convention, whether it is shape-polymorphic, the VJP orders stored; ``--mlir`` prints the
 StableHLO module too."""
 from __future__ import annotations
+from traxla.export._exported import _vjp_orders
+from traxla.export import deserialize
 
 
 def add_parser(sub):
@@ -12,7 +14,6 @@ def add_parser(sub):
 
 
 def describe(exp) -> str:
-    from traxla.export._exported import _vjp_orders
     lines = [f"function        {exp.fun_name}",
              f"arguments       {exp.in_tree}  "
              + " ".join(a.str_short() for a in exp.in_avals),
@@ -30,7 +31,6 @@ def describe(exp) -> str:
 
 
 def run(args):
-    from traxla.export import deserialize
     with open(args.file, "rb") as f:
         exp = deserialize(f.read())
     print(describe(exp))

@@ -11,6 +11,10 @@ import importlib.util
 import os
 import re
 import sys
+from traxla import ShapeDtypeStruct
+from traxla.ir.dtypes import _SHORT
+import traxla
+from traxla.diagnostics.unrolled import find_unrolled_loops
 
 STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "report", "loops")
 _ARG = re.compile(r"([a-z]+[0-9]*)\[([0-9,\s]*)\]")
@@ -32,8 +36,6 @@ def add_parser(sub):
 
 def parse_arg_types(text: str):
     """``"f32[4,8] i32[]"`` -> ShapeDtypeStructs; raises ValueError naming a bad entry."""
-    from traxla import ShapeDtypeStruct
-    from traxla.ir.dtypes import _SHORT
     by_name = {v: k for k, v in _SHORT.items()}
     structs, rest = [], text
     for match in _ARG.finditer(text):
@@ -91,7 +93,6 @@ def load_function(target: str):
 
 
 def run(args, out=None) -> int:
-    import traxla
     out = out or sys.stdout
     stages = STAGES if args.stage == "all" else tuple(s.strip() for s in args.stage.split(","))
     unknown = [s for s in stages if s not in STAGES]
@@ -115,7 +116,6 @@ def run(args, out=None) -> int:
               f"{traced.trace_seconds:.3f} s)", file=out)
         print(traced.jaxpr, file=out)
     if "loops" in stages:
-        from traxla.diagnostics.unrolled import find_unrolled_loops
         loops = find_unrolled_loops(traced.jaxpr)
         print(f"== unrolled loops: {len(loops)}", file=out)
         for loop in loops:

@@ -12,6 +12,10 @@ import statistics
 import time
 
 import numpy as np
+from traxla import tree_util
+from traxla.api.call_signatures import matcher_for
+from traxla.runtime.array import arrays_from_buffers
+import traxla
 
 
 def add_parser(sub):
@@ -38,9 +42,6 @@ def _per_call_us(fn, calls):
 
 
 def _stages(jitted, args, calls, repeats):
-    from traxla import tree_util
-    from traxla.api.call_signatures import matcher_for
-    from traxla.runtime.array import arrays_from_buffers
 
     out = jitted(*args)
     tree_util.tree_map(lambda a: a.block_until_ready(), out)
@@ -81,7 +82,6 @@ def _stages(jitted, args, calls, repeats):
 
 
 def run(args) -> int:
-    import traxla
 
     thread_clock = getattr(args, "clock", "wall") == "thread"
     _clock[0] = time.thread_time if thread_clock else time.perf_counter

@@ -22,8 +22,7 @@ import functools
 
 import numpy as np
 
-from traxla import lax, tree_util
-from traxla import numpy as jnp
+from traxla import lax, tree_util, numpy as jnp
 from traxla.api.device_arrays import _aval
 from traxla.diagnostics.unrolled import find_unrolled_loops
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import types
 
+from traxla.autodiff import value_and_grad
 from traxla import random, tree_util
 
 
@@ -32,7 +33,6 @@ def unzip2(xys):
 
 
 def _value_and_grad(*args, **kwargs):
-    from traxla import value_and_grad
     return value_and_grad(*args, **kwargs)
 
 

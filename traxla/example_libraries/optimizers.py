@@ -8,9 +8,8 @@ from collections import namedtuple
 import functools
 from functools import partial
 
-from traxla.example_libraries._util import jax_namespace as jax
+from traxla.example_libraries._util import jax_namespace as jax, safe_map, safe_zip, unzip2
 from traxla import numpy as jnp
-from traxla.example_libraries._util import safe_map, safe_zip, unzip2
 
 map = safe_map
 zip = safe_zip

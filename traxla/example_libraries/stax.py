@@ -4,9 +4,7 @@ from __future__ import annotations
 import functools
 import math
 
-from traxla import lax
-from traxla import random
-from traxla import numpy as jnp
+from traxla import lax, random, numpy as jnp
 
 from traxla.nn import (relu, log_softmax, softmax, softplus, sigmoid, elu,
                     leaky_relu, selu, gelu, standardize)

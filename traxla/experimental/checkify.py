@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax, tree_util
+from traxla import lax, tree_util, numpy as jnp
 from traxla.lax.control_flow import _switch_internal
-from traxla import numpy as jnp
 from traxla.ir.jaxpr import Literal, subjaxprs
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.callbacks import check_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.runtime.dispatch import eager_impls
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.ir.avals import ShapedArray
+from traxla.tracer.interpret import eval_jaxpr
+from traxla.runtime import Array
 
 __all__ = ["checkify", "check", "debug_check", "check_error", "init_error", "ErrorCategory",
            "Error", "JaxRuntimeError", "user_checks",
@@ -202,7 +204,6 @@ def _site_of(eqn, enabled):
             if isinstance(v.aval.dtype, np.dtype)):
         return _Site(NaNError, eqn, [])
     if name in INDEX_PRIMITIVES and OOBError in enabled:
-        from traxla.ir.avals import ShapedArray
         return _Site(OOBError, eqn, [ShapedArray((3,), np.dtype(np.int32))])
     return None
 
@@ -352,7 +353,6 @@ class _Checker:
         if _has_sites(cond_j.jaxpr, self.table):
             raise NotImplementedError("checkify: checks inside a while_loop's cond_fun are not "
                                       "supported; move them into body_fun.")
-        from traxla.tracer.interpret import eval_jaxpr
 
         def cond_fn(c):
             flat, carry = c
@@ -437,7 +437,6 @@ def _ordered_sites(jaxpr, table, seen=None):
 
 def _is_scalar_pred(pred) -> bool:
     """A Python bool or a traxla bool scalar (a NumPy array is refused, as JAX refuses it)."""
-    from traxla.runtime import Array
     if isinstance(pred, bool):
         return True
     return (isinstance(pred, (Tracer, Array)) and pred.shape == ()

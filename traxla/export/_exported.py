@@ -7,6 +7,20 @@ from typing import Any, Callable
 
 from traxla import tree_util
 from traxla.ir.shape_poly import is_constant_shape
+from traxla.lowering.rules.export import exported_module
+from traxla.export._serialization import serialize, deserialize as _deserialize
+from traxla.runtime.backend import default_backend
+from traxla.lowering.export import lower_for_export
+from traxla.runtime import xla_adapter, Array
+from traxla.stages import result_names
+from traxla.api import jit
+from traxla.autodiff import vjp
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+from traxla.tracer.interpret import jaxpr_as_fun
+from traxla.autodiff.custom import custom_vjp
+from traxla.ir.rules.export import call_exported_p
+from traxla.numpy import asarray, zeros
+from traxla.tracer import Tracer
 
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
@@ -80,7 +94,6 @@ class Exported:
 
     def mlir_module(self) -> str:
         """The module as StableHLO text."""
-        from traxla.lowering.rules.export import exported_module
         return str(exported_module(self.mlir_module_serialized))
 
     def __str__(self):
@@ -106,7 +119,6 @@ class Exported:
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """JAX's flatbuffer bytes; ``vjp_order=n`` also stores n orders of ``vjp()``."""
-        from traxla.export._serialization import serialize
         return serialize(self, vjp_order=vjp_order)
 
     def call(self, *args, **kwargs):
@@ -117,12 +129,10 @@ class Exported:
 
 def deserialize(blob) -> Exported:
     """An ``Exported`` from ``Exported.serialize()``'s (or JAX's) bytes."""
-    from traxla.export._serialization import deserialize as _deserialize
     return _deserialize(blob)
 
 
 def default_export_platform() -> str:
-    from traxla.runtime.backend import default_backend
     p = default_backend()
     return "cuda" if p == "gpu" else p
 
@@ -144,13 +154,10 @@ def export(fun_jit, *, platforms=None, disabled_checks=()) -> Callable[..., Expo
 
 
 def _export_traced(traced, platforms, disabled_checks) -> Exported:
-    from traxla.lowering.export import lower_for_export
-    from traxla.runtime import xla_adapter
     info = traced._program_info
     closed = info.closed
     in_avals = tuple(closed.in_avals)
     polymorphic = not all(is_constant_shape(a.shape) for a in in_avals)
-    from traxla.stages import result_names
     lowered = lower_for_export(closed, info.name, platforms, result_names(info.out_tree),
                                keep_unused=polymorphic)
     serialized = xla_adapter.serialize_portable_artifact(lowered.module)
@@ -172,10 +179,6 @@ def _export_traced(traced, platforms, disabled_checks) -> Exported:
 
 def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exported:
     """Exports ``(*primals, *out_cts) -> in_cts`` of the primal program (JAX's layout)."""
-    from traxla.api import jit
-    from traxla.autodiff import vjp
-    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
-    from traxla.tracer.interpret import jaxpr_as_fun
     fun = jaxpr_as_fun(closed)
     n_in = len(primal.in_avals)
 
@@ -191,8 +194,6 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
 def call_exported(exported: Exported) -> Callable:
     """The exported function as a traxla callable (``exported.call``); differentiable
     through the exported VJP (JAX's ``jax.export.call``)."""
-    from traxla.autodiff.custom import custom_vjp
-    from traxla.ir.rules.export import call_exported_p
     if not isinstance(exported, Exported):
         raise ValueError(f"The exported argument must be an export.Exported. Found {exported}.")
 
@@ -210,9 +211,6 @@ def call_exported(exported: Exported) -> Callable:
     f_flat.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
 
     def f_imported(*args, **kwargs):
-        from traxla.numpy import asarray
-        from traxla.runtime import Array
-        from traxla.tracer import Tracer
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         if tree != exported.in_tree:
             raise ValueError(
@@ -226,7 +224,6 @@ def call_exported(exported: Exported) -> Callable:
 
 def _zeros_if_none(ct, aval):
     if ct is None:
-        from traxla.numpy import zeros
         return zeros(aval.shape, aval.dtype)
     return ct
 

@@ -4,6 +4,7 @@ and written with the ``flatbuffers`` runtime: field slots, enums and small table
 Only the layout lives here; what each field means is ``_serialization.py``'s business.
 """
 from __future__ import annotations
+import numpy as np
 
 try:
     import flatbuffers
@@ -72,7 +73,6 @@ def strings_vector(b: flatbuffers.Builder, strings) -> int:
 
 
 def uint_vector(b: flatbuffers.Builder, values, width: int) -> int:
-    import numpy as np
     return b.CreateNumpyVector(np.asarray(list(values), dtype={2: np.uint16, 4: np.uint32}[width]))
 
 

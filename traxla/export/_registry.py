@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import collections
+
 from traxla import tree_util
 
 # serialized name -> (type, deserialize_auxdata, from_children); type -> (name, serialize)
@@ -50,7 +52,6 @@ def register_namedtuple_serialization(nodetype, *, serialized_name: str):
 
 
 def _register_ordered_dict():
-    import collections
 
     def keys(aux):
         if all(isinstance(k, str) for k in aux):

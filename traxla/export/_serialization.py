@@ -5,13 +5,17 @@ from __future__ import annotations
 
 
 import numpy as np
+import ml_dtypes
 from flatbuffers import number_types as N
+
+import struct
 
 from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.shape_poly import symbolic_shape
 from traxla.export import _flatbuf as fb
+import traxla.export._exported as _export__exported
 
 # The schema version JAX 0.10.2 writes in the header (it may only store 3 for the sake of
 # older readers); newer fields are read when present.
@@ -176,7 +180,6 @@ def _write_check(b, check) -> int:
 def deserialize(blob):
     """An ``Exported`` from the bytes ``serialize`` (or JAX's) wrote. Trusted input only:
     running it runs whatever custom calls the module names."""
-    import struct
     try:
         return _read_exported(fb.Reader.root(blob))
     except (IndexError, struct.error, UnicodeDecodeError, OverflowError) as e:
@@ -185,7 +188,6 @@ def deserialize(blob):
 
 
 def _read_exported(r: "fb.Reader"):
-    from traxla.export._exported import DisabledSafetyCheck, Exported
     F = fb.EXPORTED
     unique = [_read_aval(t) for t in r.tables(F["unique_avals"])]
     if r.length(F["in_avals_idxs"]) or r.length(F["out_avals_idxs"]) or unique:
@@ -201,16 +203,16 @@ def _read_exported(r: "fb.Reader"):
     for t in r.tables(F["disabled_checks"]):
         kind = t.int8(fb.CHECK["kind"])
         if kind == fb.CHECK_CUSTOM_CALL:
-            checks.append(DisabledSafetyCheck.custom_call(t.string(fb.CHECK["custom_call_target"])))
+            checks.append(_export__exported.DisabledSafetyCheck.custom_call(t.string(fb.CHECK["custom_call_target"])))
         elif kind == fb.CHECK_PLATFORM:
-            checks.append(DisabledSafetyCheck.platform())
+            checks.append(_export__exported.DisabledSafetyCheck.platform())
         else:
             raise ValueError(f"Cannot deserialize DisabledSafetyCheck with unknown kind: {kind}")
     ordered = tuple(_read_effect(t) for t in r.tables(F["ordered_effects"]))
     unordered = tuple(_read_effect(t) for t in r.tables(F["unordered_effects"]))
     vjp_table = r.table(F["vjp"])
     get_vjp = None if vjp_table is None else (lambda _: _read_exported(vjp_table))
-    return Exported(
+    return _export__exported.Exported(
         fun_name=r.string(F["function_name"]) or "",
         in_tree=in_tree, in_avals=in_avals, out_tree=out_tree, out_avals=out_avals,
         in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
@@ -243,7 +245,6 @@ def _np_dtype(name: str):
     try:
         return np.dtype(name)
     except TypeError:
-        import ml_dtypes
         return np.dtype(getattr(ml_dtypes, name))
 
 

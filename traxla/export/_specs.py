@@ -5,13 +5,13 @@ import numpy as np
 
 from traxla import tree_util
 from traxla.ir.shape_poly import symbolic_shape
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct
 
 
 def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     """``ShapeDtypeStruct``s for ``args`` with the symbolic shapes ``shapes_specs`` (one
     string for every argument, or a pytree of strings/None matching ``args``); a trailing
     ``...`` keeps the argument's remaining dimensions, ``_`` keeps one."""
-    from traxla.api.shape_dtype_struct import ShapeDtypeStruct
     leaves, tree = tree_util.tree_flatten(args)
     if shapes_specs is None or isinstance(shapes_specs, str):
         specs = [shapes_specs] * len(leaves)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from traxla.autodiff.ad import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
                              jvp_rules, transpose_rules)
+from traxla.autodiff.rules._util import defjvp as _defjvp
 
 primitive_jvps = jvp_rules
 primitive_transposes = transpose_rules
@@ -23,7 +24,6 @@ def instantiate_zeros(t):
 def defjvp(prim, *jvp_rules_):
     """One rule per operand: ``rule(tangent, *primals, **params)`` gives that operand's
     contribution to the output tangent."""
-    from traxla.autodiff.rules._util import defjvp as _defjvp
     _defjvp(prim, *jvp_rules_)
 
 

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from traxla.lowering.mlir import constant, hlo, ir  # noqa: F401
-from traxla.lowering.module import emit_jaxpr
+from traxla.lowering.module import emit_jaxpr, const_value
 from traxla.lowering.registry import register_lowering as _register
+from traxla.tracer import trace_to_jaxpr
 
 
 def ir_constant(value):
@@ -37,13 +38,11 @@ def lower_fun(fun, multiple_results: bool = True):
     """A lowering rule that traces ``fun(*operands, **params)`` (traxla operations) at the
     operand types and emits its equations in place."""
     def rule(ctx, *args, **params):
-        from traxla.tracer import trace_to_jaxpr
 
         def flat(*xs):
             out = fun(*xs, **params)
             return list(out) if multiple_results else [out]
         closed = trace_to_jaxpr(flat, list(ctx.avals_in))
-        from traxla.lowering.module import const_value
         consts = [const_value(v.aval, c) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
         return emit_jaxpr(ctx.module, closed.jaxpr, consts, list(args))
     return rule

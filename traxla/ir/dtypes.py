@@ -7,7 +7,10 @@ import functools
 import ml_dtypes
 import numpy as np
 
+import warnings
+
 from traxla.ir.config import config
+from traxla.errors import TypePromotionError
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -169,7 +172,6 @@ def check_user_dtype(dtype_like, fun_name: str = "") -> np.dtype:
     except TypeError:
         return out
     if requested != out:
-        import warnings
         where = f" requested in {fun_name}" if fun_name else ""
         warnings.warn(_X64_WARNING.format(requested, where, out.name), stacklevel=4)
     return out
@@ -242,7 +244,6 @@ def _lub(nodes: tuple, mode: str = "standard"):
         if bounds[candidate] == common:
             return candidate
     if mode == "strict":
-        from traxla.errors import TypePromotionError
         raise TypePromotionError(
             f"Input dtypes {tuple(_node_name(n) for n in nodes)} have no available implicit "
             "dtype promotion path when jax_numpy_dtype_promotion=strict. Try explicitly casting "

@@ -124,7 +124,7 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __str__(self):
-        from traxla.ir.jaxpr_printer import pp_eqn_text
+        from traxla.ir.jaxpr_printer import pp_eqn_text  # circular: traxla.ir.jaxpr_printer imports traxla.ir.jaxpr while it loads
         return pp_eqn_text(self)
 
 
@@ -151,11 +151,11 @@ class Jaxpr:
 
     @property
     def effects(self) -> frozenset:
-        from traxla.ir.effects import jaxpr_effects
+        from traxla.ir.effects import jaxpr_effects  # circular: traxla.ir.effects imports traxla.ir.jaxpr while it loads
         return jaxpr_effects(self)
 
     def __str__(self):
-        from traxla.ir.jaxpr_printer import pp_toplevel
+        from traxla.ir.jaxpr_printer import pp_toplevel  # circular: traxla.ir.jaxpr_printer imports traxla.ir.jaxpr while it loads
         return pp_toplevel(self)
 
     __repr__ = __str__

@@ -11,6 +11,10 @@ from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
 from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
 from traxla.ir.sharding import ShardingType
+from traxla.ir.rules import call, control_flow, indexing, reduction, shape
+from traxla.ir.rules.ad import add_any_p
+from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
+from traxla.ir.rules.collectives import reshard_p, shard_map_p
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
 sharding_rules: dict = {}
@@ -319,9 +323,6 @@ def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
 
 
 def _register_all():
-    from traxla.ir.rules import call, control_flow, indexing, reduction, shape
-    from traxla.ir.rules.ad import add_any_p
-    from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
     for name in list(UNARY) + list(BINARY) + list(COMPARE) + [
             "select_n", "clamp", "convert_element_type"]:
         register_sharding(E[name], elementwise(name))
@@ -342,12 +343,10 @@ def _register_all():
     for name in indexing.CUMULATIVE:
         register_sharding(indexing.P[name], _cumulative)
     register_sharding(call.jit_p, _jit)
-    from traxla.ir.rules.collectives import reshard_p
     register_sharding(reshard_p, lambda in_avals, outs, *, dst_sharding, dst_spec: [dst_sharding])
     register_sharding(control_flow.cond_p, _cond)
     register_sharding(control_flow.while_p, _while)
     register_sharding(control_flow.scan_p, _scan)
-    from traxla.ir.rules.collectives import shard_map_p
     register_sharding(shard_map_p, _shard_map)
 
 

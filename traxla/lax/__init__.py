@@ -34,6 +34,9 @@ from traxla.primitives.shapes import (DimExpr, _broadcast_in_dim_forwarding, _co
                       zeros_like_array)
 
 from traxla.api import jit as _jit  # noqa: E402
+from traxla.lax.precision import canonicalize_precision
+from traxla.ir.sharding import ShardingType
+from traxla.sharding import type_sharding
 
 # JAX stages these two out as an inner ``jit`` (static: axis, keepdims, allow_negative_indices).
 _dynamic_index_in_dim.__name__ = "dynamic_index_in_dim"
@@ -60,7 +63,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
     if precision is not None:  # strings/single values become a pair
-        from traxla.lax.precision import canonicalize_precision
         precision = canonicalize_precision(precision)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
@@ -69,10 +71,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 def _type_sharding(sharding_or_spec, ndim):
     """An ``out_sharding`` argument (a NamedSharding, or a P resolved against the mesh of
     ``traxla.sharding.set_mesh``) as the sharding type of a result."""
-    from traxla.ir.sharding import ShardingType
     if isinstance(sharding_or_spec, ShardingType):
         return sharding_or_spec
-    from traxla.sharding import type_sharding
     return type_sharding(sharding_or_spec, ndim)
 
 
@@ -88,7 +88,6 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
                          "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
                          f"products; got lhs_shape={ls} rhs_shape={rs}")
     if precision is not None:
-        from traxla.lax.precision import canonicalize_precision
         precision = canonicalize_precision(precision)
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
@@ -161,7 +160,7 @@ def tile(operand, reps):
 
 from traxla.lax._sorting import (_canonical_axis, _canonicalize_float_for_sort,  # noqa: E402,F401
                        _operands_to_keys, _sort_comparator, _sort_le_comparator,
-                       _sort_lt_comparator, _topk_prims, _approx_k, approx_max_k, approx_min_k,
+                       _sort_lt_comparator, _approx_k, approx_max_k, approx_min_k,
                        approx_top_k_p, eq_to_p, le_to_p, lt_to_p, sort, sort_key_val, top_k,
                        top_k_p)
 from traxla.lax.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401

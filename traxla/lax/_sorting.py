@@ -9,6 +9,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P as _E
 from traxla.ir.rules.indexing import sort_p
+from traxla.ir.rules.topk import approx_top_k_p, top_k_p
 from traxla.primitives.values import dtype_of, shape_of
 from traxla.primitives.elementwise import _isnan, bitwise_and, bitwise_or, eq, imag, real, select
 from traxla.primitives.shapes import _zero, _zeros, full_like
@@ -49,7 +50,6 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 def top_k(operand, k: int, *, axis: int = -1):
     """The ``k`` largest entries along ``axis`` and their int32 indices (``jax.lax.top_k``)."""
-    from traxla.ir.rules.topk import top_k_p
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     ndim = len(shape_of(operand))
@@ -61,7 +61,6 @@ def top_k(operand, k: int, *, axis: int = -1):
 
 def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,
               aggregate_to_topk, is_max_k):
-    from traxla.ir.rules.topk import approx_top_k_p
     return approx_top_k_p.bind(operand, k=k, reduction_dimension=reduction_dimension,
                                recall_target=recall_target, is_max_k=is_max_k,
                                reduction_input_size_override=reduction_input_size_override,
@@ -83,12 +82,6 @@ def approx_min_k(operand, k: int, reduction_dimension: int = -1, recall_target: 
                      reduction_input_size_override, aggregate_to_topk, False)
 
 
-def _topk_prims():
-    from traxla.ir.rules.topk import approx_top_k_p, top_k_p
-    return top_k_p, approx_top_k_p
-
-
-top_k_p, approx_top_k_p = _topk_prims()
 population_count_p, clz_p = _E["population_count"], _E["clz"]
 
 def _canonicalize_float_for_sort(x):

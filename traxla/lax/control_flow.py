@@ -22,6 +22,9 @@ from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
 from traxla.lax import _convert_element_type, add, aval_of, clamp, lt
+from traxla.runtime.dispatch import to_array
+from traxla.ir.config import config
+from traxla.errors import ConcretizationTypeError
 
 
 # -- tracing sub-functions ---------------------------------------------------------
@@ -170,7 +173,6 @@ def _as_output(x):
     """A forwarded operand returned in place of a pruned output (JAX's ``lax.asarray``)."""
     if isinstance(x, Tracer):
         return x
-    from traxla.runtime.dispatch import to_array
     return to_array(x)
 
 
@@ -472,7 +474,6 @@ def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
     def trace_cond(avals):
         if cond_fun is not _fori_cond_fun:
             return _trace(cond_fun, in_tree, avals, "while_cond", cond_names)
-        from traxla.ir.config import config
         key = (tuple(avals), in_tree, cond_names, config.enable_x64, replaying())
         hit = _fori_cond_traces.get(key)
         if hit is None:
@@ -585,7 +586,6 @@ def _fori_cond_fun(loop_carry):
 
 
 def _concretization_error(tracer, msg):
-    from traxla.errors import ConcretizationTypeError
     tracer._check_alive()
     return ConcretizationTypeError(
         "Abstract tracer value encountered where concrete value is expected: "

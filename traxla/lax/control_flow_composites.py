@@ -19,6 +19,7 @@ from traxla.primitives.values import _is_array, _lift, shape_of
 from traxla.runtime import device_put_numpy
 from traxla.tracer import Tracer
 from traxla.lax.control_flow import _switch_internal, scan
+from traxla.batching import vmap
 
 
 # -- map --------------------------------------------------------------------------------------
@@ -67,7 +68,6 @@ def _batch_and_remainder(x, batch_size):
 def map(f, xs, *, batch_size=None):  # noqa: A001
     """``f`` applied over the leading axis of ``xs`` (a ``scan``); with ``batch_size``,
     ``batch_size`` elements at a time under ``vmap`` (the remainder in one more ``vmap``)."""
-    from traxla.batching import vmap
     if batch_size is None:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs)
         return ys

@@ -14,6 +14,7 @@ from traxla.ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, 
 from traxla.lax import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
 from traxla.lax.precision import Precision, canonicalize_precision  # noqa: F401  (lax.Precision)
+from traxla.lax import dot_general
 
 ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
 
@@ -304,7 +305,6 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     filter, ``rhs`` holding (input features x filter size, output features) per position
     at ``rhs``'s spatial dimensions (the patches of ``conv_general_dilated_patches``
     contracted position by position)."""
-    from traxla.lax import dot_general
     lhs = asarray(lhs)
     c_precision = canonicalize_precision(precision)
     lhs_precision = c_precision[0] if isinstance(c_precision, tuple) else None

@@ -19,6 +19,10 @@ from traxla.ir.rules.linalg import (cholesky_p, cholesky_update_p, eig_p, eigh_p
                                symmetric_product_p, triangular_solve_p, tridiagonal_p,
                                tridiagonal_solve_p)
 from traxla.lowering.rules import linalg as _lowering
+from traxla.batching import vmap
+from traxla.api import jit
+from traxla.lax.solves import custom_linear_solve
+from traxla.tracer import trace_to_jaxpr
 
 
 class EigImplementation(enum.Enum):
@@ -278,7 +282,6 @@ def _lu_solve_core(lu, permutation, b, trans):
 
 
 def _lu_solve_impl(lu, permutation, b, trans):
-    from traxla.batching import vmap
     lu_shape, b_shape = lax.shape_of(lu), lax.shape_of(b)
     if len(lu_shape) < 2 or lu_shape[-1] != lu_shape[-2]:
         raise ValueError("last two dimensions of LU decomposition must be equal, "
@@ -330,7 +333,6 @@ _lu_solve_jits: dict = {}
 def lu_solve(lu, permutation, b, trans=0):
     """JAX's ``lax.linalg.lu_solve``: solves ``op(A) x = b`` from ``lu`` and ``permutation``
     (``trans``: 0 for ``A``, 1 for ``A^T``, 2 for ``A^H``), as the jitted ``_lu_solve``."""
-    from traxla.api import jit
     f = _lu_solve_jits.get(trans)
     if f is None:
         def _lu_solve(lu, permutation, b):
@@ -363,8 +365,6 @@ def _check_solve_shapes(a, b):
 def _solve(a, b):
     """JAX's ``lax.linalg._solve``: ``custom_linear_solve`` over one LU factorization, so
     that derivatives reuse it (transpose_solve solves with ``A^T``)."""
-    from traxla.batching import vmap
-    from traxla.lax.solves import custom_linear_solve
     _check_solve_shapes(a, b)
     a_shape, b_shape = lax.shape_of(a), lax.shape_of(b)
     out_shape = tuple(d_a if d_b == 1 else d_b
@@ -483,7 +483,6 @@ def _cholesky_update_impl(r, z):
 
 
 def _trace_closed(fn, avals):
-    from traxla.tracer import trace_to_jaxpr
 
     def flat(*xs):
         out = fn(*xs)

@@ -8,8 +8,7 @@ from traxla.ir.rules.sharding_constraint import sharding_constraint_p
 from traxla.ir.sharding import PartitionSpec
 from traxla.sharding import get_mesh, to_named
 from traxla.sharding.shard_map import _concrete_meshes
-from traxla.tracer import EvalTrace
-from traxla.tracer import traces as trace_core
+from traxla.tracer import EvalTrace, traces as trace_core
 
 
 class _NoMesh:

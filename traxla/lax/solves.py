@@ -10,10 +10,13 @@ import numpy as np
 from traxla import tree_util
 from traxla.ir.rules.linalg import LinearSolveTuple, custom_linear_solve_p
 from traxla.lax.control_flow import _trace
+from traxla.lax import aval_of, neg, full_like
+from traxla.api.vjp_tools import linear_transpose
+from traxla.autodiff import custom_jvp, jvp, linearize
+from traxla.tracer.interpret import eval_jaxpr
 
 
 def _avals(leaves):
-    from traxla.lax import aval_of
     return [aval_of(x) for x in leaves]
 
 
@@ -70,7 +73,6 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
             vecmat = matvec
             vecmat_jaxpr, vecmat_consts = matvec_jaxpr, matvec_consts
         else:
-            from traxla.api.vjp_tools import linear_transpose
             _vecmat = linear_transpose(matvec, b)
             vecmat = lambda ct: _vecmat(ct)[0]  # noqa: E731
             vecmat_jaxpr, vecmat_consts, _ = _trace(vecmat, args_tree, b_avals,
@@ -95,8 +97,6 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """Finds a root of ``f`` with ``solve(f, initial_guess)``; derivatives through the
     implicit function theorem with ``tangent_solve(g, y)`` solving ``g(x) = y`` for the
     linearization ``g`` of ``f`` at the root."""
-    from traxla.autodiff import custom_jvp, jvp, linearize
-    from traxla.tracer.interpret import eval_jaxpr
 
     guess_leaves, guess_tree = tree_util.tree_flatten(initial_guess)
     guess_avals = _avals(guess_leaves)
@@ -138,7 +138,6 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
             return eval_jaxpr(f_jaxpr, (), *consts, *solution)
 
         _, rhs = jvp(f_at_solution, list(fc), list(fc_dot))
-        from traxla.lax import neg, full_like
         sol_dot = [neg(t) for t in eval_jaxpr(ls_jaxpr, (), *lc, *solution, *rhs)]
         return list(solution) + list(aux), sol_dot + [full_like(a, 0) for a in aux]
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.errors import LoweringError
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.shape_poly import DimExpr, all_dim_vars
-from traxla.lowering.mlir import constant, context, func, hlo, ir
+from traxla.lowering.mlir import constant, context, func, hlo, ir, aval_type
 from traxla.lowering.module import ModuleBuilder, _sanitize, verify
+from traxla.lowering.dynamic_shapes import dim_value, dim_values
 
 USES_SHAPE_POLYMORPHISM = "jax.uses_shape_polymorphism"
 
@@ -25,7 +26,6 @@ class ExportLowering:
 
 
 def _used_inputs(jaxpr) -> list[bool]:
-    from traxla.ir.jaxpr import Literal
     used = set()
     for eqn in jaxpr.eqns:
         used.update(v for v in eqn.invars if type(v) is not Literal)
@@ -73,7 +73,6 @@ def lower_for_export(closed: ClosedJaxpr, name: str, platforms, result_names,
 
 
 def _emit_wrapping_main(builder, closed, inners, dim_vars, name: str, multi: bool):
-    from traxla.lowering.mlir import aval_type
     in_avals = closed.in_avals
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
     arg_types = ([i32] if multi else []) + [aval_type(a) for a in in_avals]
@@ -140,7 +139,6 @@ def _dim_values_checked(args, in_avals, dim_vars, name: str) -> dict:
             f"value >= 1 for dimension variable '{v}'. Using the following polymorphic "
             f"shapes specifications: {specs}. Obtained dimension variables: '{v}' = {{0}} "
             f"from specification '{v}' for dimension args[{i}].shape[{j}] (= {{0}}), .")
-    from traxla.lowering.dynamic_shapes import dim_value, dim_values
     with dim_values(values):
         for i, a in enumerate(in_avals):  # every other symbolic dimension must agree
             for j, d in enumerate(a.shape):

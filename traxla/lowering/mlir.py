@@ -135,7 +135,7 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         result_type = tensor_type(to_shape, from_aval.dtype)
         dims = list(range(rank))
         if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
-            from traxla.lowering.dynamic_shapes import broadcast_in_dim
+            from traxla.lowering.dynamic_shapes import broadcast_in_dim  # circular: traxla.lowering.dynamic_shapes imports traxla.lowering.mlir while it loads
             return broadcast_in_dim(result_type, value, dims, to_shape)
         if len(_broadcasts) > 4096:
             _broadcasts.clear()

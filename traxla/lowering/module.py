@@ -9,7 +9,7 @@ import numpy as np
 from traxla.errors import LoweringError
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Literal
-from traxla.ir.effects import has_ordered_effects
+from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
 from traxla.lowering.mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
                    ir, sdy)
 from traxla.lowering.dynamic_shapes import dim_values
@@ -359,7 +359,6 @@ def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | Non
 
 def _refuse_ordered_effects(jaxpr):
     """One token cannot order callbacks running on several devices: refused, as JAX does."""
-    from traxla.ir.effects import jaxpr_effects, ordered_effects
     ordered = ordered_effects(jaxpr_effects(jaxpr))
     if ordered:
         raise ValueError("The following ordered effects are not supported for more than 1 "

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.batching.batch_trace import vmap
@@ -15,6 +14,7 @@ from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike
 from traxla.numpy._reductions import logsumexp
+from traxla.nn import sigmoid, softmax
 
 __all__ = ["identity", "sparse_plus", "sparse_sigmoid", "glu", "logmeanexp", "log1mexp",
            "dot_product_attention"]
@@ -40,7 +40,6 @@ def sparse_sigmoid(x):
 
 
 def _glu(x, axis=-1):
-    from traxla.nn import sigmoid
     x_arr = ensure_arraylike("glu", x)
     size = x_arr.shape[axis]
     assert size % 2 == 0, "axis size must be divisible by 2"
@@ -139,7 +138,6 @@ def _apply_masks(logits, mask, is_causal, q_seqlen, kv_seqlen, local_window_size
 
 def _attention_core(query, key, value, bias, mask, is_causal, scale, q_seqlen, kv_seqlen,
                     local_window_size, return_residual):
-    from traxla.nn import softmax
     logits_dtype = np.promote_types(query.dtype, np.float32)  # float32, or float64 for f64
     logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, preferred_element_type=logits_dtype)
     logits *= jnp.array(scale, dtype=logits.dtype)

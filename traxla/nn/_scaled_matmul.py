@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+import warnings
+
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_vjp
 from traxla.ir import dtypes
@@ -414,7 +415,6 @@ def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.fl
     ``lax.dot_general``. ``implementation`` is deprecated and ignored.
     """
     if implementation is not None:
-        import warnings
         warnings.warn("Backend selector, now ignored. The system chooses the "
                       "backend automatically.", DeprecationWarning)
     if configs is None:

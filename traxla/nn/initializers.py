@@ -11,8 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from traxla import numpy as jnp
-from traxla import random
+from traxla import numpy as jnp, random
 from traxla.ir import dtypes
 
 __all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",

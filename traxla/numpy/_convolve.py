@@ -10,6 +10,7 @@ from traxla.lax.convolution import conv_general_dilated
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes, promote_dtypes_inexact
 from traxla.numpy._shape import flip
+from traxla.numpy import conj
 
 
 def _conv_impl(x, y, mode, op, precision, preferred_element_type=None):
@@ -25,7 +26,6 @@ def _conv_impl(x, y, mode, op, precision, preferred_element_type=None):
                          f"{lax.shape_of(y)}.")
     out_order = builtins.slice(None)
     if op == "correlate":
-        from traxla.numpy import conj
         y = conj(y)
         if nx < ny:
             x, y = y, x

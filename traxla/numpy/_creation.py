@@ -14,7 +14,9 @@ from traxla.runtime import Array, device_put_numpy
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
-from traxla.numpy._promotion import result_type
+from traxla.numpy._promotion import result_type, broadcast_shapes
+from traxla.numpy._shape import broadcast_to
+from traxla.numpy._ufuncs import ufuncs
 
 
 def _dtype(dtype):
@@ -182,8 +184,6 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    from traxla.numpy._shape import broadcast_to
-    from traxla.numpy._ufuncs import ufuncs
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     start, stop = lax.asarray(start), lax.asarray(stop)
@@ -192,7 +192,6 @@ def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None
     computation = _to_inexact(dtype)
     start = start.astype(computation)
     stop = stop.astype(computation)
-    from traxla.numpy._promotion import broadcast_shapes
     bounds = list(broadcast_shapes(lax.shape_of(start), lax.shape_of(stop)))
     b_start = broadcast_to(start, bounds)
     b_stop = broadcast_to(stop, bounds)

@@ -10,10 +10,15 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.tracer import Tracer
-from traxla.numpy._creation import arange, eye, zeros_like
+from traxla.numpy._creation import arange, eye, zeros_like, array, asarray, full, zeros
 from traxla.numpy._jitutil import jit_named
-from traxla.numpy._promotion import check_arraylike, ensure_arraylike
-from traxla.numpy._shape import canonicalize_axis
+from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, broadcast_shapes,
+                                     promote_dtypes)
+from traxla.numpy._shape import canonicalize_axis, moveaxis, broadcast_to, ravel, reshape
+from traxla.numpy._reductions import sum as _sum, cumsum
+from traxla.numpy._ufuncs import where, remainder, ufuncs
+from traxla.api import jit
+from traxla.numpy._indexing import take
 
 
 def _ensure(name, *args):
@@ -66,9 +71,6 @@ def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if canonicalize_axis(axis1, nd) == canonicalize_axis(axis2, nd):
         raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
     a_shape = lax.shape_of(a)
-    from traxla.numpy._reductions import sum as _sum
-    from traxla.numpy._shape import moveaxis
-    from traxla.numpy._ufuncs import where
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     a = where(eye(a_shape[axis1], a_shape[axis2], k=offset, dtype=bool), a, zeros_like(a))
     return _sum(a, axis=(-2, -1), dtype=dtype)
@@ -82,7 +84,6 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     if _ndim(a) < 2:
         raise ValueError("diagonal requires an array of at least two dimensions.")
     offset = operator.index(offset)
-    from traxla.numpy._shape import moveaxis
 
     def default_diag(a):
         a_shape = lax.shape_of(a)
@@ -117,13 +118,9 @@ def _ensure_index_tuple(x):
 
 
 def _roll_dynamic_impl(a, shift, axis):
-    from traxla.numpy._promotion import broadcast_shapes
     b_shape = broadcast_shapes(lax.shape_of(shift), np.shape(axis))
     if len(b_shape) != 1:
         raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
-    from traxla.numpy._creation import array
-    from traxla.numpy._shape import broadcast_to
-    from traxla.numpy._ufuncs import remainder
     shifts = broadcast_to(shift, b_shape)
     for n, i in enumerate(np.broadcast_to(axis, b_shape)):
         x = lax.index_in_dim(shifts, n, 0, keepdims=False)
@@ -131,7 +128,6 @@ def _roll_dynamic_impl(a, shift, axis):
         a_shape_i = array(lax.shape_of(a)[i], dtype=np.int32)
         x = remainder(lax.convert_element_type(x, np.int32), lax.max(a_shape_i, np.int32(1)))
         a_concat = lax.concatenate((a, a), i)
-        from traxla.numpy._ufuncs import ufuncs
         a = lax.dynamic_slice_in_dim(a_concat, ufuncs["subtract"](a_shape_i, x),
                                      lax.shape_of(a)[i], axis=i)
     return a
@@ -154,7 +150,6 @@ _roll_static_impl.__name__ = "_roll_static"
 
 
 def _jit_argnums(fn, argnums):
-    from traxla.api import jit
     return jit(fn, static_argnums=argnums)
 
 
@@ -166,14 +161,12 @@ def roll(a, shift, axis=None):
     """Elements of ``a`` rolled by ``shift`` along ``axis`` (the flattened array if None)."""
     arr = _ensure("roll", a)
     if axis is None:
-        from traxla.numpy._shape import ravel
         return roll(ravel(arr), shift, 0).reshape(lax.shape_of(arr))
     axis = _ensure_index_tuple(axis)
     axis = tuple(canonicalize_axis(ax, _ndim(arr)) for ax in axis)
     try:
         shift = _ensure_index_tuple(shift)
     except TypeError:
-        from traxla.numpy._creation import asarray
         return _roll_dynamic(arr, asarray(shift), axis)
     return _roll_static(arr, shift, axis)
 
@@ -201,10 +194,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         check_arraylike("repeat", a)
     else:
         check_arraylike("repeat", a, repeats)
-    from traxla.numpy._creation import asarray
     a = asarray(a)
     if axis is None:
-        from traxla.numpy._shape import ravel
         a = ravel(a)
         axis = 0
     return _repeat(repeats, a, axis=axis, total_repeat_length=total_repeat_length)
@@ -212,10 +203,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
 def _repeat(repeats, arr, *, axis, total_repeat_length=None):
     axis = operator.index(axis)
-    from traxla.numpy._creation import array, full, zeros
-    from traxla.numpy._indexing import take
-    from traxla.numpy._reductions import cumsum
-    from traxla.numpy._shape import broadcast_to, ravel, reshape
     if total_repeat_length is None:
         if isinstance(repeats, Tracer):
             repeats._concretization_error(
@@ -298,7 +285,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def _polyval(p, x, *, unroll=16):
     p, x = ensure_arraylike("polyval", p, x)
-    from traxla.numpy._promotion import broadcast_shapes, promote_dtypes
     p_arr, x_arr = promote_dtypes(p, x)
     del p, x
     shape = broadcast_shapes(lax.shape_of(p_arr)[1:], lax.shape_of(x_arr))

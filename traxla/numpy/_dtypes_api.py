@@ -14,7 +14,12 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
-from traxla.numpy._promotion import check_arraylike, ensure_arraylike, result_type
+from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, result_type,
+                                     broadcast_shapes as _bs)
+from traxla.numpy._creation import asarray, array, linspace
+from traxla.ir.dtypes import _lub
+from traxla.numpy._ufuncs import power, sign, ufuncs
+from traxla.numpy._shape import moveaxis
 
 # -- scalar types ---------------------------------------------------------------------------------
 
@@ -33,7 +38,6 @@ class _ScalarMeta(type):
         return hash(cls._scalar_type)
 
     def __call__(cls, x=0):
-        from traxla.numpy._creation import asarray
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance):
@@ -138,7 +142,6 @@ def isdtype(dtype, kind):
 
 def promote_types(a, b):
     """The dtype both promote to under JAX's lattice (no x64 narrowing, as JAX)."""
-    from traxla.ir.dtypes import _lub
     da, db = np.dtype(_as_np(a)), np.dtype(_as_np(b))
     return np.dtype(da if da == db else _lub((da, db)))
 
@@ -157,7 +160,6 @@ iterable = np.iterable
 
 def load(file, *args, **kwargs):
     """``np.load``; a ``.npy`` array comes back as a traxla Array (bfloat16 restored)."""
-    from traxla.numpy._creation import asarray
     out = np.load(file, *args, **kwargs)
     if isinstance(out, np.ndarray):
         if out.dtype == np.dtype("V2"):
@@ -170,12 +172,10 @@ def load(file, *args, **kwargs):
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
-    from traxla.numpy._creation import asarray
     return asarray(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromstring(string, dtype=float, count=-1, *, sep):
-    from traxla.numpy._creation import asarray
     return asarray(np.fromstring(string=string, dtype=dtype, count=count, sep=sep))
 
 
@@ -199,7 +199,6 @@ def fromiter(*args, **kwargs):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An Array holding the data of a DLPack-exporting object (through NumPy, on the host)."""
-    from traxla.numpy._creation import asarray
     return asarray(np.from_dlpack(x))
 
 
@@ -215,7 +214,6 @@ def astype(x, dtype, /, *, copy=False, device=None):
 
 
 def copy(a, order=None):
-    from traxla.numpy._creation import array
     check_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
@@ -244,8 +242,6 @@ def _space_endpoints(name, start, stop, dtype):
 
 
 def _logspace_impl(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    from traxla.numpy._creation import linspace
-    from traxla.numpy._ufuncs import power
     start, stop, dtype, computation = _space_endpoints("logspace", start, stop, dtype)
     lin = linspace(start, stop, num, endpoint=endpoint, retstep=False, dtype=None, axis=axis)
     return lax.convert_element_type(power(base, lin), dtype)
@@ -259,8 +255,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def _geomspace_impl(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    from traxla.numpy._ufuncs import sign, ufuncs
-    from traxla.numpy._shape import moveaxis
     start, stop, dtype, computation = _space_endpoints("geomspace", start, stop, dtype)
     sign_ = sign(start)
     log10 = ufuncs["log10"]
@@ -280,7 +274,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to (ints or sequences of ints)."""
-    from traxla.numpy._promotion import broadcast_shapes as _bs
     if not shapes:
         return ()
     return tuple(_bs(*(tuple(s) if np.ndim(s) else (int(s),) for s in shapes)))

@@ -13,9 +13,15 @@ import operator
 
 import numpy as np
 
+import heapq
+from collections import defaultdict
+import bisect
+
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.numpy._promotion import check_arraylike, result_type
+from traxla.tracer import EvalTrace, Tracer, current_trace
+from traxla.api import jit
 
 _SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -194,8 +200,6 @@ def _optimal(inputs, output, size_dict):
 def _branch(inputs, output, size_dict, nbranch=None, cutoff_flops_factor=4):
     """opt_einsum's ``BranchBound`` (minimize flops, cost = memory removed): depth-first over
     pairwise contractions, best candidates first, pruned against the best path so far."""
-    import heapq
-    from collections import defaultdict
     inputs = tuple(map(frozenset, inputs))
     output = frozenset(output)
     best = {"flops": float("inf"), "size": float("inf"), "ssa_path": None}
@@ -250,7 +254,6 @@ def _branch(inputs, output, size_dict, nbranch=None, cutoff_flops_factor=4):
 
 
 def _ssa_to_linear(ssa_path):
-    import bisect
     n = sum(map(len, ssa_path)) - len(ssa_path) + 1
     ids = list(range(n))
     path, ssa = [], n
@@ -445,7 +448,6 @@ _einsum_jit = None
 
 
 def _is_traced(x):
-    from traxla.tracer import EvalTrace, Tracer, current_trace
     return isinstance(x, Tracer) or not isinstance(current_trace(), EvalTrace)
 
 
@@ -465,7 +467,6 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         # JAX's einsum is an inline jit: under a trace its equations are inlined
         return _einsum(operand_arrays, contractions, precision, preferred_element_type)
     if _einsum_jit is None:
-        from traxla.api import jit
         _einsum_jit = jit(_einsum, static_argnums=(1, 2, 3))
     return _einsum_jit(operand_arrays, contractions, precision, preferred_element_type)
 

@@ -11,17 +11,22 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.tracer.values import is_concrete
-from traxla.numpy._promotion import ensure_arraylike, promote_dtypes
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes, result_type
+from traxla.numpy import _creation
+from traxla.errors import ConcretizationTypeError
+from traxla.numpy._diagonals_tiles import meshgrid, tril, triu
+from traxla.numpy._shape import stack, concatenate, expand_dims, transpose
+from traxla.numpy._ufuncs import divmod as _divmod, where, clip
+from traxla.numpy._reductions import any as _any
+import traxla.numpy._searching as _numpy__searching
 
 
 def _c():
-    from traxla.numpy import _creation
     return _creation
 
 
 def _concrete(v, what):
     if v is not None and hasattr(v, "aval") and not is_concrete(v):
-        from traxla.errors import ConcretizationTypeError
         raise ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {v}\n{what}")
     return v
@@ -41,8 +46,6 @@ class _Mgrid:
     """``mgrid[a:b:s, ...]``: a dense stacked ``ij`` grid."""
 
     def __getitem__(self, key):
-        from traxla.numpy._diagonals_tiles import meshgrid
-        from traxla.numpy._shape import stack
         if isinstance(key, slice):
             return _make_1d_grid_from_slice(key, "mgrid")
         output = promote_dtypes(*(_make_1d_grid_from_slice(k, "mgrid") for k in key))
@@ -56,7 +59,6 @@ class _Ogrid:
     """``ogrid[a:b:s, ...]``: a sparse (broadcastable) ``ij`` grid."""
 
     def __getitem__(self, key):
-        from traxla.numpy._diagonals_tiles import meshgrid
         if isinstance(key, slice):
             return _make_1d_grid_from_slice(key, "ogrid")
         output = promote_dtypes(*(_make_1d_grid_from_slice(k, "ogrid") for k in key))
@@ -74,7 +76,6 @@ class _AxisConcat:
     op_name: str
 
     def __getitem__(self, key):
-        from traxla.numpy._shape import concatenate, expand_dims, transpose
         array = _c().array
         key_tup = key if isinstance(key, tuple) else (key,)
         params = [self.axis, self.ndmin, self.trans1d, -1]
@@ -155,7 +156,6 @@ def ix_(*args):
 
 def indices(dimensions, dtype=None, sparse=False):
     """The index grid of an array of shape ``dimensions`` (sparse: broadcastable pieces)."""
-    from traxla.numpy._shape import stack
     dtype = dtypes.canonicalize(np.dtype(int) if dtype is None else dtypes.to_dtype(dtype))
     dimensions = tuple(operator.index(d) for d in dimensions)
     N = len(dimensions)
@@ -173,7 +173,6 @@ def indices(dimensions, dtype=None, sparse=False):
 
 def unravel_index(indices, shape):
     """Per-axis indices of the flat ``indices`` into ``shape`` (out of range clamps, as JAX)."""
-    from traxla.numpy._ufuncs import divmod as _divmod, where
     indices_arr = ensure_arraylike("unravel_index", indices)
     try:
         shape = list(shape)
@@ -194,9 +193,6 @@ def unravel_index(indices, shape):
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """Flat indices of the per-axis ``multi_index`` into ``dims`` (modes raise/wrap/clip)."""
-    from traxla.numpy._reductions import any as _any
-    from traxla.numpy._promotion import result_type
-    from traxla.numpy._ufuncs import clip
     if len(multi_index) != len(dims):
         raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
     dims = tuple(operator.index(d) for d in dims)
@@ -264,19 +260,15 @@ def _triu_size(n, m, k):
 
 
 def tril_indices(n, k=0, m=None):
-    from traxla.numpy._diagonals_tiles import tril
-    from traxla.numpy._searching import nonzero
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)
-    return nonzero(tril(_c().ones((n, m)), k=k), size=_triu_size(m, n, -k))
+    return _numpy__searching.nonzero(tril(_c().ones((n, m)), k=k), size=_triu_size(m, n, -k))
 
 
 def triu_indices(n, k=0, m=None):
-    from traxla.numpy._diagonals_tiles import triu
-    from traxla.numpy._searching import nonzero
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)
-    return nonzero(triu(_c().ones((n, m)), k=k), size=_triu_size(n, m, k))
+    return _numpy__searching.nonzero(triu(_c().ones((n, m)), k=k), size=_triu_size(n, m, k))
 
 
 def _shape_2d(name, arr):
@@ -297,5 +289,4 @@ def triu_indices_from(arr, k=0):
 
 
 def mask_indices(n, mask_func, k=0, *, size=None):
-    from traxla.numpy._searching import nonzero
-    return nonzero(mask_func(_c().ones((n, n)), k), size=size)
+    return _numpy__searching.nonzero(mask_func(_c().ones((n, n)), k), size=size)

@@ -13,8 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from traxla import errors as _errors
-from traxla import lax
+from traxla import errors as _errors, lax
 from traxla.ir import dtypes
 from traxla.lax import slicing
 from traxla.numpy._creation import _leaves, array, asarray

@@ -9,6 +9,9 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.numpy._promotion import plain_aval, check_arraylike, promote_dtypes, result_type
+from traxla.lax.precision import canonicalize_precision
+from traxla.numpy._shape import ravel
+from traxla.numpy._ufuncs import multiply
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -36,7 +39,6 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
             dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
             if dims is not None:  # (lax.dot_general, its arguments already canonical)
                 if precision is not None:
-                    from traxla.lax.precision import canonicalize_precision
                     precision = canonicalize_precision(precision)
                 return lax.dot_general_p.bind(
                     a, b, dimension_numbers=dims, precision=precision,
@@ -119,7 +121,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _ensure_arraylike("vdot", a, b)
-    from traxla.numpy._shape import ravel
     return dot(ravel(a), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)
 
@@ -128,7 +129,6 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = _ensure_arraylike("inner", a, b)
     an, bn = len(lax.shape_of(a)), len(lax.shape_of(b))
     if an == 0 or bn == 0:
-        from traxla.numpy._ufuncs import multiply
         return multiply(a, b)
     pet, out_weak = _result_dtype(a, b, preferred_element_type)
     result = lax.dot_general(a, b, (((an - 1,), (bn - 1,)), ((), ())), precision, pet)
@@ -140,6 +140,4 @@ def outer(a, b, out=None):
         raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     a, b = _ensure_arraylike("outer", a, b)
     a, b = promote_dtypes(a, b)
-    from traxla.numpy._shape import ravel
-    from traxla.numpy._ufuncs import multiply
     return multiply(ravel(a)[:, None], ravel(b)[None, :])

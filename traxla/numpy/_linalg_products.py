@@ -7,15 +7,17 @@ import itertools
 
 import numpy as np
 
-from traxla import lax
+from traxla import lax, numpy
 from traxla.ir import dtypes
-from traxla.numpy import _reductions
-from traxla.numpy import _diagonals_tiles as _lax_numpy
+from traxla.numpy import _reductions, _diagonals_tiles as _lax_numpy, _shape as shape_mod
 from traxla.numpy._einsum import einsum as _einsum, tensordot as _tensordot
 from traxla.numpy._jitutil import jit_named
-from traxla.numpy._linalg import matmul as _matmul
-from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
-from traxla.numpy._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
+from traxla.numpy._linalg import matmul as _matmul, vdot
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact, promote_dtypes
+from traxla.numpy._shape import (broadcast_to as _broadcast_to, expand_dims as _expand_dims,
+                                 moveaxis, concatenate)
+import traxla.numpy.linalg as _numpy_linalg
+from traxla.batching import vmap
 
 
 class _Namespace:
@@ -23,7 +25,6 @@ class _Namespace:
     imports run)."""
 
     def __getattr__(self, name):
-        from traxla import numpy
         return getattr(numpy, name)
 
 
@@ -39,8 +40,7 @@ def _ndim(x):
 
 
 def _svd_values(x):
-    from traxla.numpy.linalg import svd
-    return svd(x, compute_uv=False)
+    return _numpy_linalg.svd(x, compute_uv=False)
 
 
 # -- norms ----------------------------------------------------------------------------------------
@@ -97,7 +97,6 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         return _reductions.amin(_reductions.sum(_ufuncs.abs(x), axis=col_axis, keepdims=keepdims),
                                 axis=row_axis, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
-        from traxla.numpy._shape import moveaxis
         x = moveaxis(x, axis, (-2, -1))
         s = _svd_values(x)
         if ord == 2:
@@ -159,7 +158,6 @@ def matrix_transpose(x, /):
 
 
 def _cross_impl(x1, x2, axis):
-    from traxla.numpy import _shape as shape_mod
     x1, x2 = _promote_same(x1, x2)
     a = shape_mod.moveaxis(x1, axis, -1)
     b = shape_mod.moveaxis(x2, axis, -1)
@@ -182,12 +180,10 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def _promote_same(x1, x2):
-    from traxla.numpy._promotion import promote_dtypes
     return promote_dtypes(x1, x2)
 
 
 def _stack_last(parts):
-    from traxla.numpy._shape import concatenate
     return concatenate([_expand_dims(p, -1) for p in parts], axis=-1)
 
 
@@ -204,8 +200,6 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     if _shape(x1)[axis] != _shape(x2)[axis]:
         raise ValueError(f"axes must match; got shapes {_shape(x1)} and {_shape(x2)} with "
                          f"axis={axis}")
-    from traxla.numpy import moveaxis, vdot
-    from traxla.batching import vmap
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     if _shape(x1)[:-1] != _shape(x2)[:-1]:
         batch = tuple(np.broadcast_shapes(_shape(x1)[:-1], _shape(x2)[:-1]))

@@ -17,8 +17,17 @@ from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, promote_args, promote_args_inexact,
                          promote_dtypes, promote_dtypes_inexact)
-from traxla.numpy._shape import concatenate, moveaxis, ravel, reshape, transpose
-from traxla.numpy._ufuncs import clip, where
+from traxla.numpy._shape import (concatenate, moveaxis, ravel, reshape, transpose, broadcast_to,
+                                 flip, atleast_2d, _split, expand_dims)
+from traxla.numpy._ufuncs import clip, where, ufuncs, remainder, abs as _abs, power
+from traxla.numpy._reductions import cumsum, all as _all
+from traxla.numpy._creation import asarray, arange, array, full, ones, zeros_like, eye, zeros
+from traxla.numpy._sorting import sort, argsort
+import traxla.numpy._searching as _numpy__searching
+from traxla.numpy._promotion import broadcast_shapes
+from traxla.numpy._diagonals_tiles import tile, diagonal
+from traxla.batching import vmap
+from traxla.numpy._index_tricks import diag_indices
 
 
 def _canon(axis, ndim):
@@ -31,7 +40,6 @@ def _canon(axis, ndim):
 # -- differences ------------------------------------------------------------------------------
 
 def _diff(a, n=1, axis=-1, prepend=None, append=None):
-    from traxla.numpy._shape import broadcast_to
     arr = ensure_arraylike("diff", a)
     n, axis = operator.index(n), operator.index(axis)
     if n == 0:
@@ -144,8 +152,6 @@ gradient = jit_named(_gradient, "gradient", ("axis", "edge_order"))
 
 
 def _unwrap(p, discont=None, axis=-1, period=2 * np.pi):
-    from traxla.numpy._reductions import cumsum
-    from traxla.numpy._ufuncs import ufuncs
     p = ensure_arraylike("unwrap", p)
     p, period = (lax._lift(v) for v in promote_dtypes(p, period))
     if dtypes.is_complex(p.dtype):
@@ -156,10 +162,8 @@ def _unwrap(p, discont=None, axis=-1, period=2 * np.pi):
         discont = period / 2
     interval = period // 2 if dtypes.is_int(p.dtype) else period / 2
     dd = diff(p, axis=axis)
-    from traxla.numpy._ufuncs import remainder
     ddmod = remainder(dd + interval, period) - interval
     ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
-    from traxla.numpy._ufuncs import abs as _abs
     ph_correct = where(_abs(dd) < discont, 0, ddmod - dd)
     return concatenate((lax.slice_in_dim(p, 0, 1, axis=axis),
                         lax.slice_in_dim(p, 1, None, axis=axis) + cumsum(ph_correct, axis=axis)),
@@ -170,7 +174,6 @@ unwrap = jit_named(_unwrap, "unwrap", ("axis",))
 
 
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
-    from traxla.numpy._creation import asarray
     if x is None:
         y = ensure_arraylike("trapezoid", y)
         y_arr, = promote_dtypes_inexact(y)
@@ -205,8 +208,6 @@ append = jit_named(_append, "append", ("axis",))
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """``arr`` without the entries ``obj`` (int, slice, index or mask array) along ``axis``."""
-    from traxla.numpy._creation import arange, asarray
-    from traxla.numpy._sorting import sort
     a = ensure_arraylike("delete", arr)
     if axis is None:
         a, axis = a.ravel(), 0
@@ -233,8 +234,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         i = arange(a.shape[axis] - obj_array.size, dtype=obj_array.dtype)
         i += (i[None, :] >= obj_array[:, None]).sum(0, dtype=i.dtype)
         return a[(slice(None),) * axis + (i,)]
-    from traxla.numpy._searching import concrete_or_error
-    obj_array = concrete_or_error(obj, "'obj' array argument of jnp.delete()")
+    obj_array = _numpy__searching.concrete_or_error(obj, "'obj' array argument of jnp.delete()")
     if np.issubdtype(obj_array.dtype, np.integer):
         mask = np.ones(a.shape[axis], dtype=bool)
         mask[obj_array] = False
@@ -251,9 +251,6 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
 
 def insert(arr, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis``."""
-    from traxla.numpy._creation import arange, array, asarray, full, ones, zeros_like
-    from traxla.numpy._promotion import broadcast_shapes
-    from traxla.numpy._sorting import argsort
     a, _, values_arr = ensure_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     if axis is None:
         a, axis = ravel(a), 0
@@ -288,8 +285,6 @@ def insert(arr, obj, values, axis=None):
 
 
 def _resize(a, new_shape):
-    from traxla.numpy._creation import zeros_like
-    from traxla.numpy._diagonals_tiles import tile
     check_arraylike("resize", a)
     new_shape = tuple(operator.index(d) for d in (new_shape if isinstance(new_shape, (tuple, list))
                                                   else (new_shape,)))
@@ -314,9 +309,8 @@ def resize(a, new_shape):
 
 def trim_zeros(filt, trim="fb", axis=None):
     """``filt`` without leading (``f``) and/or trailing (``b``) zeros (concrete input)."""
-    from traxla.numpy._searching import concrete_or_error
     filt = ensure_arraylike("trim_zeros", filt)
-    data = concrete_or_error(filt, "Error arose in the `filt` argument of trim_zeros()")
+    data = _numpy__searching.concrete_or_error(filt, "Error arose in the `filt` argument of trim_zeros()")
     axes = range(filt.ndim) if axis is None else [
         _canon(x, filt.ndim) for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
     axis_set = set(axes)
@@ -338,8 +332,6 @@ def trim_zeros(filt, trim="fb", axis=None):
 # -- rotation, stacking, splitting ------------------------------------------------------------
 
 def _rot90(m, k=1, axes=(0, 1)):
-    from traxla.numpy._shape import flip
-    from traxla.numpy._creation import asarray
     m = ensure_arraylike("rot90", m)
     if np.ndim(m) < 2:
         raise ValueError("rot90 requires its first argument to have ndim at least two, but got "
@@ -363,13 +355,11 @@ rot90 = jit_named(_rot90, "rot90", ("k", "axes"))
 
 
 def fliplr(m):
-    from traxla.numpy._shape import flip
     arr = ensure_arraylike("fliplr", m)
     return flip(arr, 1)
 
 
 def flipud(m):
-    from traxla.numpy._shape import flip
     arr = ensure_arraylike("flipud", m)
     return flip(arr, 0)
 
@@ -392,7 +382,6 @@ rollaxis = jit_named(_rollaxis, "rollaxis", ("axis", "start"))
 
 
 def _atleast_3d_one(a):
-    from traxla.numpy._creation import asarray
     a = asarray(a)
     if a.ndim == 0:
         return lax.expand_dims(a, (0, 1, 2))
@@ -414,13 +403,11 @@ atleast_3d = jit_named(_atleast_3d, "atleast_3d")
 
 
 def _atleast_nd(x, n):
-    from traxla.numpy._creation import asarray
     m = np.ndim(x)
     return lax.broadcast(x, (1,) * (n - m)) if m < n else asarray(x)
 
 
 def _block(xs):
-    from traxla.numpy._creation import asarray
     if isinstance(xs, tuple):
         raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
     if isinstance(xs, list):
@@ -444,9 +431,6 @@ block = jit_named(_block_fn, "block")
 
 
 def column_stack(tup):
-    from traxla.numpy._creation import asarray
-    from traxla.numpy._shape import atleast_2d
-    from traxla.batching import vmap
     if isinstance(tup, np.ndarray) or hasattr(tup, "aval"):
         arrs = vmap(lambda x: atleast_2d(x).T)(tup) if tup.ndim < 3 else tup
     else:
@@ -456,7 +440,6 @@ def column_stack(tup):
 
 
 def dstack(tup, dtype=None):
-    from traxla.batching import vmap
     if isinstance(tup, np.ndarray) or hasattr(tup, "aval"):
         arrs = vmap(atleast_3d)(tup)
     else:
@@ -466,26 +449,21 @@ def dstack(tup, dtype=None):
 
 
 def hsplit(ary, indices_or_sections):
-    from traxla.numpy._shape import _split
     a = ensure_arraylike("hsplit", ary)
     return _split("hsplit", a, indices_or_sections, axis=0 if a.ndim == 1 else 1)
 
 
 def vsplit(ary, indices_or_sections):
-    from traxla.numpy._shape import _split
     return _split("vsplit", ensure_arraylike("vsplit", ary), indices_or_sections, axis=0)
 
 
 def dsplit(ary, indices_or_sections):
-    from traxla.numpy._shape import _split
     return _split("dsplit", ensure_arraylike("dsplit", ary), indices_or_sections, axis=2)
 
 
 # -- diagonals ------------------------------------------------------------------------------
 
 def _diag_impl(v, k):
-    from traxla.numpy._creation import eye
-    from traxla.numpy._diagonals_tiles import diagonal
     v_shape = np.shape(v)
     if len(v_shape) == 1:
         def zero(x):
@@ -507,7 +485,6 @@ def diag(v, k=0):
 
 
 def diagflat(v, k=0):
-    from traxla.numpy._creation import arange, zeros
     check_arraylike("diagflat", v)
     v_ravel = ravel(v)
     adj = len(v_ravel) + abs(k)
@@ -519,7 +496,6 @@ def diagflat(v, k=0):
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
     """``a`` with its main diagonal set to ``val`` (cycled); returns a new array."""
-    from traxla.numpy._index_tricks import diag_indices
     if inplace:
         raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
     if wrap:
@@ -532,7 +508,6 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     n = min(a.shape)
     idx = diag_indices(n, a.ndim)
     if val.ndim:
-        from traxla.numpy._diagonals_tiles import tile
         flat = val.ravel()
         val = tile(flat, -(-n // flat.size))[:n] if flat.size < n else flat[:n]
     return a.at[idx].set(val)
@@ -541,7 +516,6 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 # -- products -----------------------------------------------------------------------------------
 
 def _kron(a, b):
-    from traxla.numpy._shape import expand_dims
     check_arraylike("kron", a, b)
     a, b = promote_dtypes(a, b)
     if np.ndim(a) < np.ndim(b):
@@ -558,8 +532,6 @@ kron = jit_named(_kron, "kron")
 
 
 def _vander(x, N=None, increasing=False):
-    from traxla.numpy._shape import expand_dims
-    from traxla.numpy._ufuncs import power
     x = ensure_arraylike("vander", x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array")
@@ -576,7 +548,6 @@ vander = jit_named(_vander, "vander", ("N", "increasing"))
 
 
 def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    from traxla.numpy._creation import array, zeros_like
     check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -599,8 +570,6 @@ cross = jit_named(_cross, "cross", ("axisa", "axisb", "axisc", "axis"))
 # -- interp ---------------------------------------------------------------------------------------
 
 def _interp(x, xp, fp, left=None, right=None, period=None):
-    from traxla.numpy._searching import searchsorted
-    from traxla.numpy._ufuncs import ufuncs
     x, xp, fp = ensure_arraylike("interp", x, xp, fp)
     if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
@@ -617,13 +586,12 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         if np.ndim(period) != 0:
             raise ValueError(f"period must be a scalar; got {period}")
-        from traxla.numpy._ufuncs import abs as _abs
         period = _abs(period)
         x_arr, xp_arr = x_arr % period, xp_arr % period
         xp_arr, fp_arr = lax.sort_key_val(xp_arr, fp_arr)
         xp_arr = concatenate([xp_arr[-1:] - period, xp_arr, xp_arr[:1] + period])
         fp_arr = concatenate([fp_arr[-1:], fp_arr, fp_arr[:1]])
-    i = clip(searchsorted(xp_arr, x_arr, side="right"), 1, len(xp_arr) - 1)
+    i = clip(_numpy__searching.searchsorted(xp_arr, x_arr, side="right"), 1, len(xp_arr) - 1)
     df = fp_arr[i] - fp_arr[i - 1]
     dx = xp_arr[i] - xp_arr[i - 1]
     delta = x_arr - xp_arr[i - 1]
@@ -657,7 +625,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 # -- comparisons ----------------------------------------------------------------------------------
 
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from traxla.numpy._ufuncs import ufuncs
     a, b = promote_args("isclose", a, b)
     a, b = promote_args_inexact("isclose", a, b)
     dtype = lax.dtype_of(a)
@@ -676,7 +643,6 @@ isclose = jit_named(_isclose, "isclose", ("equal_nan",))
 
 
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    from traxla.numpy._reductions import all as _all
     check_arraylike("allclose", a, b)
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
@@ -685,9 +651,6 @@ allclose = jit_named(_allclose, "allclose", ("equal_nan",))
 
 
 def array_equal(a1, a2, equal_nan=False):
-    from traxla.numpy._creation import array, asarray
-    from traxla.numpy._reductions import all as _all
-    from traxla.numpy._ufuncs import ufuncs
     a1, a2 = asarray(a1), asarray(a2)
     if np.shape(a1) != np.shape(a2):
         return array(False, dtype=bool)
@@ -699,9 +662,6 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
-    from traxla.numpy._creation import array, asarray
-    from traxla.numpy._reductions import all as _all
-    from traxla.numpy._ufuncs import ufuncs
     a1, a2 = asarray(a1), asarray(a2)
     try:
         eq = ufuncs["equal"](a1, a2)

@@ -12,6 +12,8 @@ from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
 from traxla.numpy._reductions import (_ensure_optional_axes, _var_promote_types, all as _all, argmax,
                           argmin, max as _max, mean, min as _min, prod, sum as _sum)
 from traxla.numpy._ufuncs import _where
+from traxla.numpy._creation import ones_like
+from traxla.numpy._shape import broadcast_to, moveaxis
 
 
 def _check_where(name, where):
@@ -166,8 +168,6 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def _average(a, axis=None, weights=None, returned=False, keepdims=False):
-    from traxla.numpy._creation import ones_like
-    from traxla.numpy._shape import broadcast_to, moveaxis
     if weights is None:
         a = ensure_arraylike("average", a)
         avg = mean(a, axis=axis, keepdims=keepdims)

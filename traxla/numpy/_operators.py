@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+import importlib
+
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.runtime import Array
@@ -11,6 +13,9 @@ from traxla.tracer import Tracer
 from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
 from traxla.numpy._ufuncs import ufuncs
 from traxla.ir.shape_poly import DimExpr
+from traxla.ir.rules.export import dim_as_value_p
+from traxla.numpy._creation import zeros
+from traxla.numpy._sorting import sort, argsort
 
 
 def _swap(fn):
@@ -25,7 +30,6 @@ def _defer(fn):
             if not _known(other):
                 return NotImplemented
             if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
-                from traxla.ir.rules.export import dim_as_value_p
                 other = dim_as_value_p.bind(dim=other)
         return fn(self, other)
     return op
@@ -117,7 +121,6 @@ def _view(self, dtype=None, type=None):
     if dtypes.is_bool(src):
         return _view(_astype(self, _np.uint8), dtype)
     if dtypes.is_complex(src):
-        from traxla.numpy._creation import zeros
         part = dtypes.float64 if src == dtypes.complex128 else dtypes.float32
         pairs = (zeros((*shape[:-1], shape[-1] * 2), part)
                  .at[..., 0::2].set(_ufuncs.real(self)).at[..., 1::2].set(_ufuncs.imag(self)))
@@ -154,7 +157,6 @@ _METHODS = {
 def _method(module_name, fn_name):
     """An array method forwarding to ``traxla.numpy.<module>.<fn>`` (resolved lazily)."""
     def method(self, *args, **kwargs):
-        import importlib
         mod = importlib.import_module(f"traxla.numpy.{module_name}")
         return getattr(mod, fn_name)(self, *args, **kwargs)
     method.__name__ = fn_name
@@ -162,12 +164,10 @@ def _method(module_name, fn_name):
 
 
 def _sort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    from traxla.numpy._sorting import sort
     return sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 
 def _argsort_method(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    from traxla.numpy._sorting import argsort
     return argsort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 

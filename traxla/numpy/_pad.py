@@ -5,21 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
+from traxla import lax, tree_util
 from traxla.ir import dtypes
 from traxla.tracer.values import is_concrete
 from traxla.numpy._promotion import ensure_arraylike
+from traxla.errors import ConcretizationTypeError
+from traxla.numpy._shape import broadcast_to, squeeze, flip
+from traxla.numpy._diagonals_tiles import repeat
+from traxla.numpy._creation import linspace, zeros_like, asarray
+from traxla.numpy._ufuncs import round as _round
+from traxla.numpy._vectorize import apply_along_axis
+from traxla.numpy._quantiles import median
+from traxla.numpy._reductions import max as amax, mean, min as amin
+from traxla.api import jit
 
 
 def _broadcast_to_pairs(nvals, nd, name):
     def concrete(x):
         if hasattr(x, "aval") and not is_concrete(x):
-            from traxla.errors import ConcretizationTypeError
             raise ConcretizationTypeError(f"Abstract tracer value encountered where concrete "
                                           f"value is expected: {x}\n{name} argument of jnp.pad")
         return np.asarray(x) if hasattr(x, "aval") else x
     try:
-        from traxla import tree_util
         nvals = np.asarray(tree_util.tree_map(concrete, nvals))
     except ValueError as e:
         if "inhomogeneous" in str(e):
@@ -59,7 +66,6 @@ def _nonempty_axes(array, pad_width, mode):
 
 
 def _pad_constant(array, pad_width, constant_values):
-    from traxla.numpy._shape import broadcast_to, squeeze
     nd = np.ndim(array)
     constant_values = lax._convert_element_type(constant_values, array.dtype,
                                                 array.aval.weak_type)
@@ -101,7 +107,6 @@ def _pad_wrap(array, pad_width):
 
 
 def _pad_symmetric_or_reflect(array, pad_width, mode, reflect_type):
-    from traxla.numpy._shape import flip
     for i in _nonempty_axes(array, pad_width, mode):
         axis_size = array.shape[i]
         if pad_width[i][0] == 0 and pad_width[i][1] == 0:
@@ -133,7 +138,6 @@ def _pad_symmetric_or_reflect(array, pad_width, mode, reflect_type):
 
 
 def _pad_edge(array, pad_width):
-    from traxla.numpy._diagonals_tiles import repeat
     for i in _nonempty_axes(array, pad_width, "edge"):
         n = array.shape[i]
         before, after = pad_width[i]
@@ -144,8 +148,6 @@ def _pad_edge(array, pad_width):
 
 
 def _pad_linear_ramp(array, pad_width, end_values):
-    from traxla.numpy._creation import linspace
-    from traxla.numpy._shape import flip
     weak = array.aval.weak_type
     for axis in range(np.ndim(array)):
         edge_before = lax.slice_in_dim(array, 0, 1, axis=axis)
@@ -163,8 +165,6 @@ def _pad_linear_ramp(array, pad_width, end_values):
 
 
 def _pad_stats(array, pad_width, stat_length, stat_func):
-    from traxla.numpy._diagonals_tiles import repeat
-    from traxla.numpy._ufuncs import round as _round
     weak = array.aval.weak_type
     for i in range(np.ndim(array)):
         if stat_length is None:
@@ -190,7 +190,6 @@ def _pad_stats(array, pad_width, stat_length, stat_func):
 
 
 def _pad_empty(array, pad_width):
-    from traxla.numpy._creation import zeros_like
     for i in range(np.ndim(array)):
         shape_before = array.shape[:i] + (pad_width[i][0],) + array.shape[i + 1:]
         shape_after = array.shape[:i] + (pad_width[i][1],) + array.shape[i + 1:]
@@ -200,8 +199,6 @@ def _pad_empty(array, pad_width):
 
 
 def _pad_func(array, pad_width, func, **kwargs):
-    from traxla.numpy._creation import asarray
-    from traxla.numpy._vectorize import apply_along_axis
     padded = _pad_constant(array, pad_width, asarray(0))
     for axis in range(np.ndim(padded)):
         padded = apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs)
@@ -209,9 +206,6 @@ def _pad_func(array, pad_width, func, **kwargs):
 
 
 def _pad_impl(array, pad_width, mode, constant_values, stat_length, end_values, reflect_type):
-    from traxla.numpy._creation import asarray
-    from traxla.numpy._quantiles import median
-    from traxla.numpy._reductions import max as amax, mean, min as amin
     array = asarray(array)
     nd = np.ndim(array)
     if nd == 0:
@@ -243,7 +237,6 @@ _pad = None
 def _pad_jit():
     global _pad
     if _pad is None:
-        from traxla.api import jit
         _pad_impl.__name__ = "_pad"
         _pad = jit(_pad_impl, static_argnums=(1, 2, 4, 5, 6))
     return _pad
@@ -264,7 +257,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if pad_width and not all(isinstance(p, (int, np.integer)) for pair in pad_width for p in pair):
         raise TypeError("`pad_width` must be of integral type.")
     if callable(mode):
-        from traxla.numpy._creation import asarray
         return _pad_func(asarray(array), pad_width, mode, **kwargs)
     try:
         unsupported = set(kwargs) - set(_ALLOWED_KWARGS[mode])

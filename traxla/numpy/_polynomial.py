@@ -10,15 +10,21 @@ import operator
 
 import numpy as np
 
-from traxla import lax
+from traxla import lax, numpy as jnp
 from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes, promote_dtypes_inexact
-from traxla.numpy._ufuncs import where
+from traxla.numpy._ufuncs import where, ufuncs, abs as _abs
+from traxla.numpy._creation import zeros, array, ones, arange, full, empty
+from traxla.numpy._manipulation import diag, vander, trim_zeros
+from traxla.numpy._diagonals_tiles import roll
+from traxla.numpy._reductions import all as _all, argmin
+from traxla.numpy._searching import concrete_or_error
+from traxla.numpy._shape import atleast_1d, concatenate
+from traxla.numpy._linalg import dot, outer
 
 
 def _namespace():
-    from traxla import numpy as jnp
     return jnp
 
 
@@ -39,7 +45,6 @@ def _convolve_full(a, b):
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     products = a[:, None] * b[None, :]
-    from traxla.numpy._creation import zeros
     return zeros(n + m - 1, products.dtype).at[(rows + cols).ravel()].add(products.ravel())
 
 
@@ -50,8 +55,6 @@ def _complex_of(dt):
 
 
 def _roots_no_zeros_impl(p):
-    from traxla.numpy._creation import array, ones
-    from traxla.numpy._manipulation import diag
     if p.size < 2:
         return array([], dtype=_complex_of(p.dtype))
     A = diag(ones((p.size - 2,), p.dtype), -1)
@@ -63,8 +66,6 @@ _roots_no_zeros = jit_named(_roots_no_zeros_impl, "_roots_no_zeros")
 
 
 def _roots_with_zeros_impl(p, num_leading_zeros):
-    from traxla.numpy._creation import arange
-    from traxla.numpy._diagonals_tiles import roll
     p = where(len(p) == num_leading_zeros, 1.0, p)
     roots_ = _roots_no_zeros(roll(p, -num_leading_zeros))
     roots_ = lax.sort_key_val(roots_ == 0, roots_)[1]
@@ -77,10 +78,6 @@ _roots_with_zeros = jit_named(_roots_with_zeros_impl, "_roots_with_zeros")
 
 def roots(p, *, strip_zeros=True):
     """The roots of the polynomial with coefficients ``p``."""
-    from traxla.numpy._creation import array
-    from traxla.numpy._reductions import all as _all, argmin
-    from traxla.numpy._searching import concrete_or_error
-    from traxla.numpy._shape import atleast_1d
     p = ensure_arraylike("roots", p)
     p, = promote_dtypes_inexact(p)
     p_arr = atleast_1d(p)
@@ -99,11 +96,6 @@ def roots(p, *, strip_zeros=True):
 
 
 def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
-    from traxla.numpy._creation import array
-    from traxla.numpy._linalg import dot, outer
-    from traxla.numpy._manipulation import vander
-    from traxla.numpy._shape import atleast_1d
-    from traxla.numpy._ufuncs import ufuncs
     linalg = _linalg("polyfit")
     if w is None:
         x_arr, y_arr = ensure_arraylike("polyfit", x, y)
@@ -159,8 +151,6 @@ polyfit = jit_named(_polyfit, "polyfit", ("deg", "rcond", "full", "cov"))
 
 
 def _poly(seq_of_zeros):
-    from traxla.numpy._creation import array, ones
-    from traxla.numpy._shape import atleast_1d
     seq_of_zeros = ensure_arraylike("poly", seq_of_zeros)
     seq_of_zeros, = promote_dtypes_inexact(seq_of_zeros)
     arr = atleast_1d(seq_of_zeros)
@@ -202,9 +192,6 @@ polysub = jit_named(_polysub, "polysub")
 
 
 def _polyint(p, m=1, k=None):
-    from traxla.numpy._creation import arange, full
-    from traxla.numpy._shape import atleast_1d, concatenate
-    from traxla.numpy._ufuncs import ufuncs
     m = operator.index(m)
     k = 0 if k is None else k
     p, k = ensure_arraylike("polyint", p, k)
@@ -228,7 +215,6 @@ polyint = jit_named(_polyint, "polyint", ("m",))
 
 
 def _polyder(p, m=1):
-    from traxla.numpy._creation import arange
     p = ensure_arraylike("polyder", p)
     m = operator.index(m)
     p_arr, = promote_dtypes_inexact(p)
@@ -245,8 +231,6 @@ polyder = jit_named(_polyder, "polyder", ("m",))
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    from traxla.numpy._creation import zeros
-    from traxla.numpy._manipulation import trim_zeros
     a1, a2 = ensure_arraylike("polymul", a1, a2)
     a1_arr, a2_arr = (lax._lift(v) for v in promote_dtypes_inexact(a1, a2))
     if trim_leading_zeros and (len(a1_arr) > 1 or len(a2_arr) > 1):
@@ -260,9 +244,6 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 def polydiv(u, v, *, trim_leading_zeros=False):
     """Quotient and remainder of polynomial division ``u / v``."""
-    from traxla.numpy._creation import empty, zeros
-    from traxla.numpy._reductions import all as _all, argmin
-    from traxla.numpy._searching import concrete_or_error
     u, v = ensure_arraylike("polydiv", u, v)
     u_arr, v_arr = (lax._lift(x) for x in promote_dtypes_inexact(u, v))
     m, n = len(u_arr) - 1, len(v_arr) - 1
@@ -273,7 +254,6 @@ def polydiv(u, v, *, trim_leading_zeros=False):
         q = q.at[k].set(d)
         u_arr = u_arr.at[k:k + n + 1].add(-d * v_arr)
     if trim_leading_zeros:
-        from traxla.numpy._ufuncs import abs as _abs
         tol = float(np.sqrt(dtypes.finfo(u_arr.dtype).eps))
         data = concrete_or_error(u_arr, "Error arose in the `filt` argument of trim_zeros_tol()")
         nz = np.abs(data) < tol

@@ -6,8 +6,10 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.lax import _convert_element_type, aval_of, asarray, broadcast_to_rank
+from traxla.lax import (_convert_element_type, aval_of, asarray, broadcast_to_rank, asarray as
+                        lax_asarray, _lift as lift)
 from traxla.primitives.values import typed  # noqa: F401  (numpy modules import it from here)
+import traxla.numpy._creation as _numpy__creation
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -250,19 +252,16 @@ def ensure_arraylike(fun_name: str, *args):
     """JAX's ``util.ensure_arraylike``: checks, then NumPy inputs become (device) arrays;
     Python scalars become weakly typed constants. One argument -> one value."""
     check_arraylike(fun_name, *args)
-    from traxla.lax import asarray as lax_asarray
     out = []
     for a in args:
         if isinstance(a, np.ndarray):
-            from traxla.numpy._creation import asarray as jnp_asarray
-            out.append(jnp_asarray(a))
+            out.append(_numpy__creation.asarray(a))
         else:
             out.append(_lift(lax_asarray(a)))
     return out[0] if len(out) == 1 else out
 
 
 def _lift(x):
-    from traxla.lax import _lift as lift
     return lift(x)
 
 

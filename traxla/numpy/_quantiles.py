@@ -15,6 +15,7 @@ from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
 from traxla.numpy._reductions import any as _any, cumsum, sum as _sum
 from traxla.numpy._ufuncs import _where
+from traxla.numpy._indexing import take_along_axis
 
 _METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"]
 
@@ -164,7 +165,6 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights=None):
 
 
 def _inverted_cdf(a, weights, q_orig, axis, keepdims, squash_nans, a_shape):
-    from traxla.numpy._indexing import take_along_axis
     q_ndim = q_orig.ndim
     if weights is None:
         weights = lax.full_like(a, 1.0)

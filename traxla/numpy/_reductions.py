@@ -12,7 +12,11 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
-from traxla.numpy._promotion import check_arraylike, promote_dtypes_numeric
+from traxla.numpy._promotion import check_arraylike, promote_dtypes_numeric, promote_args_inexact
+import traxla.numpy._ufuncs as _numpy__ufuncs
+import traxla.numpy._shape as _numpy__shape
+from traxla.numpy._jitutil import jit_named
+import traxla.numpy._creation as _numpy__creation
 
 
 def _axes(axis, ndim):
@@ -116,8 +120,7 @@ def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=No
     if dtypes.is_bool(computation):
         reducer, op = bool_reducer, bool_op
     if where is not None:
-        from traxla.numpy._ufuncs import _where
-        a = _where(where, a, _init_value(computation, identity))
+        a = _numpy__ufuncs._where(where, a, _init_value(computation, identity))
     result = reducer(a, axes)
     if initial is not None:
         initial_arr = lax._convert_element_type(initial, lax.dtype_of(a), False)
@@ -175,8 +178,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         count = math.prod(lax.shape_of(a)[i] for i in _axes(axis, ndim))
         normalizer = lax._convert_element_type(count, computation, False)
     else:
-        from traxla.numpy._shape import broadcast_to
-        normalizer = sum(broadcast_to(where, lax.shape_of(a)), axis, dtype=computation,
+        normalizer = sum(_numpy__shape.broadcast_to(where, lax.shape_of(a)), axis, dtype=computation,
                          keepdims=keepdims)
     total = _reduce("sum", a, axis, computation, None, keepdims, None, where, upcast_f16=False)
     return lax._convert_element_type(lax.div(total, normalizer), result_dtype, False)
@@ -191,8 +193,7 @@ def _arg(name, lax_fn):
         shape = lax.shape_of(a)
         if axis is None:
             dims = tuple(range(len(shape)))
-            from traxla.numpy._shape import ravel
-            a, axis = ravel(a), 0
+            a, axis = _numpy__shape.ravel(a), 0
         else:
             axis = _axes(axis, len(shape))[0]
             dims = (axis,)
@@ -243,8 +244,7 @@ def _count(a, axis, keepdims, where, dtype):
         else:
             count = math.prod(shape[i] for i in _axes(axis, len(shape)))
         return lax.convert_element_type(count, dtype)
-    from traxla.numpy._shape import broadcast_to
-    return sum(broadcast_to(where, lax.shape_of(a)), axis, dtype=dtype, keepdims=keepdims)
+    return sum(_numpy__shape.broadcast_to(where, lax.shape_of(a)), axis, dtype=dtype, keepdims=keepdims)
 
 
 def _var_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None,
@@ -273,12 +273,10 @@ def _var_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=Fals
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
     result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
     result = lax.div(result, normalizer).astype(dtype)
-    from traxla.numpy._ufuncs import _where, ufuncs
-    return _where(ufuncs["greater"](normalizer, 0), result, np.nan)
+    return _numpy__ufuncs._where(_numpy__ufuncs.ufuncs["greater"](normalizer, 0), result, np.nan)
 
 
 def _jit(fn, name, static_argnames=()):
-    from traxla.numpy._jitutil import jit_named
     return jit_named(fn, name, static_argnames)
 
 
@@ -359,8 +357,7 @@ def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=Fa
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {num_dims}")
     axis %= num_dims
     if fill_nan:
-        from traxla.numpy._ufuncs import _where
-        a = _where(lax._isnan(a), lax._const(a, fill_value), a)
+        a = _numpy__ufuncs._where(lax._isnan(a), lax._const(a, fill_value), a)
     if dtype is None:
         if promote_integers or lax.dtype_of(a) == np.bool_:
             result_type = _promote_integer_dtype(lax.dtype_of(a))
@@ -370,8 +367,7 @@ def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=Fa
     elif dtypes.to_dtype(dtype) == np.dtype("bool"):
         result_type = np.dtype(dtype)
         if lax.dtype_of(a) != result_type:
-            from traxla.numpy._ufuncs import ufuncs
-            a = ufuncs["not_equal"](a, 0)
+            a = _numpy__ufuncs.ufuncs["not_equal"](a, 0)
         computation_type = _promote_integer_dtype(result_type)
     else:
         result_type = dtypes.to_dtype(dtype)
@@ -416,21 +412,18 @@ def _reduction_dims(a, axis):
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b * exp(a)))`` along ``axis``, computed stably (max subtracted first)."""
-    from traxla.numpy._promotion import promote_args_inexact
-    from traxla.numpy._ufuncs import isfinite, where as _where_fn
-    from traxla.numpy._creation import array
     if where is not None:
-        a = _where_fn(where, a, 0)
+        a = _numpy__ufuncs.where(where, a, 0)
     if b is not None:
         a_arr, b_arr = promote_args_inexact("logsumexp", a, b)
-        from traxla.numpy._ufuncs import ufuncs
-        a_arr = _where_fn(ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
+        from traxla.numpy._ufuncs import ufuncs  # circular: traxla.numpy._ufuncs imports traxla.numpy._reductions while it loads
+        a_arr = _numpy__ufuncs.where(ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
     else:
         a_arr, = promote_args_inexact("logsumexp", a)
         b_arr = a_arr
     pos_dims, dims = _reduction_dims(a_arr, axis)
     amax = max(a_arr.real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
-    amax = lax.stop_gradient(lax.select(isfinite(amax), amax, lax.full_like(amax, 0)))
+    amax = lax.stop_gradient(lax.select(_numpy__ufuncs.isfinite(amax), amax, lax.full_like(amax, 0)))
     amax_with_dims = amax if keepdims else lax.expand_dims(amax, pos_dims)
     exp_a = lax.exp(lax.sub(a_arr, amax_with_dims.astype(lax.dtype_of(a_arr))))
     if b is not None:
@@ -443,6 +436,6 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if return_sign:
         return (out, sign)
     if b is not None and not dtypes.is_complex(lax.dtype_of(out)):
-        from traxla.numpy._ufuncs import ufuncs
-        out = _where_fn(ufuncs["less"](sign, 0), array(np.nan, dtype=lax.dtype_of(out)), out)
+        from traxla.numpy._ufuncs import ufuncs  # circular: traxla.numpy._ufuncs imports traxla.numpy._reductions while it loads
+        out = _numpy__ufuncs.where(ufuncs["less"](sign, 0), _numpy__creation.array(np.nan, dtype=lax.dtype_of(out)), out)
     return out

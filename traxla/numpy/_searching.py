@@ -9,13 +9,24 @@ import operator
 
 import numpy as np
 
+from functools import partial
+
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.tracer.values import is_concrete
 from traxla.numpy._jitutil import jit_named
-from traxla.numpy._promotion import ensure_arraylike, promote_dtypes
-from traxla.numpy._reductions import cumsum
+from traxla.numpy._promotion import ensure_arraylike, promote_dtypes, check_arraylike
+from traxla.numpy._reductions import cumsum, any as _any, argmax
 from traxla.numpy._ufuncs import clip
+from traxla.errors import ConcretizationTypeError
+from traxla.numpy._creation import zeros, arange, zeros_like, array, asarray
+from traxla.numpy._shape import (ravel, atleast_1d, transpose, vstack, expand_dims, moveaxis,
+                                 broadcast_arrays, stack, concatenate, broadcast_to)
+from traxla.batching import vmap
+from traxla.numpy._sorting import argsort
+from traxla.numpy._index_tricks import indices, unravel_index, indices as _indices
+from traxla.numpy._vectorize import vectorize
+from traxla.numpy._diagonals_tiles import tile
 
 
 
@@ -29,7 +40,6 @@ def _canon(axis, ndim):
 def concrete_or_error(value, msg):
     """``value`` as a NumPy array, or JAX's ConcretizationTypeError when it is traced."""
     if not is_concrete(value):
-        from traxla.errors import ConcretizationTypeError
         raise ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {value}\n{msg}")
     return np.asarray(value)
@@ -64,13 +74,11 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         if np.shape(x) != np.shape(weights):
             raise ValueError(f"shape of weights must match shape of x. Got "
                              f"x.shape={x.shape} and weights.shape={weights.shape}")
-    from traxla.numpy._creation import zeros
     return zeros(length, lax.dtype_of(weights)).at[clip(x, 0)].add(weights, mode="drop")
 
 
 def nonzero(a, *, size=None, fill_value=None):
     """Indices of the non-zero elements, one array per axis (``size`` pads or truncates)."""
-    from traxla.numpy._creation import arange, zeros
     arr = ensure_arraylike("nonzero", a)
     if np.ndim(arr) == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. "
@@ -97,17 +105,15 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def _where_public(c, x, y):
-    from traxla.numpy._ufuncs import where
+    from traxla.numpy._ufuncs import where  # circular: traxla.numpy._ufuncs imports traxla.numpy._searching while it loads
     return where(c, x, y)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    from traxla.numpy._shape import ravel
     return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    from traxla.numpy._shape import atleast_1d, transpose, vstack
     a = ensure_arraylike("argwhere", a)
     result = transpose(vstack(nonzero(atleast_1d(a), size=size, fill_value=fill_value)))
     if np.ndim(a) == 0:
@@ -123,8 +129,6 @@ def _searchsorted_scan_impl(sorted_arr, query, side, dtype, unrolled):
     if sorted_arr.size == 0:
         return lax.full(query.shape, 0, dtype)
     if query.ndim > 0:
-        from functools import partial
-        from traxla.batching import vmap
         return vmap(partial(_searchsorted_scan, side=side, dtype=dtype, unrolled=unrolled),
                     in_axes=(None, 0))(sorted_arr, query)
     op = lax._sort_le_comparator if side == "left" else lax._sort_lt_comparator
@@ -163,7 +167,6 @@ _searchsorted_sort = jit_named(_searchsorted_sort_impl, "_searchsorted_sort_impl
 
 
 def _searchsorted_compare_all_impl(sorted_arr, query, side, dtype):
-    from traxla.batching import vmap
     op = lax._sort_lt_comparator if side == "left" else lax._sort_le_comparator
     comparisons = vmap(op, in_axes=(0, None))(sorted_arr, query)
     return comparisons.sum(dtype=dtype, axis=0)
@@ -206,7 +209,6 @@ def _digitize(x, bins, right=False, *, method=None):
     if bins_arr.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
     if bins_arr.shape[0] == 0:
-        from traxla.numpy._creation import zeros_like
         return zeros_like(x, dtype=np.int32)
     side = "right" if not right else "left"
     kw = {} if method is None else {"method": method}
@@ -265,7 +267,6 @@ def _partition(a, kth, axis=-1):
 
 
 def _argpartition(a, kth, axis=-1):
-    from traxla.batching import vmap
     arr, kth, axis = _partition_prep("argpartition", a, kth, axis)
     bottom_ind = lax.top_k(_neg_for_bottom(arr), kth + 1)[1]
 
@@ -299,17 +300,12 @@ sort_complex = jit_named(_sort_complex, "sort_complex")
 # -- extract, compress, select, choose, piecewise, place, put --------------------------------
 
 def extract(condition, arr, *, size=None, fill_value=0):
-    from traxla.numpy._shape import ravel
     condition, arr = ensure_arraylike("extract", condition, arr)
     return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of ``a`` along ``axis`` where ``condition`` holds (``size`` pads/truncates)."""
-    from traxla.numpy._creation import array
-    from traxla.numpy._reductions import any as _any
-    from traxla.numpy._shape import expand_dims, moveaxis, ravel
-    from traxla.numpy._sorting import argsort
     condition_arr, arr, fill_value = ensure_arraylike("compress", condition, a, fill_value)
     condition_arr = condition_arr.astype(bool)
     if out is not None:
@@ -339,15 +335,11 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 def select(condlist, choicelist, default=0):
     """Picks from ``choicelist`` where the first true condition of ``condlist`` holds."""
-    from traxla.numpy._creation import asarray
-    from traxla.numpy._reductions import argmax
-    from traxla.numpy._shape import broadcast_arrays, stack
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
                          f"{len(choicelist)})")
     if len(condlist) == 0:
         raise ValueError("condlist must be non-empty")
-    from traxla.numpy._promotion import check_arraylike
     check_arraylike("select", *condlist, *choicelist, default)
     condlist = [asarray(c) for c in condlist]
     choicelist = [asarray(c) for c in choicelist]
@@ -361,10 +353,6 @@ def select(condlist, choicelist, default=0):
 
 def choose(a, choices, out=None, mode="raise"):
     """``choices[a[i]][i]`` elementwise (modes raise (concrete ``a``), wrap, clip)."""
-    from traxla.numpy._creation import array, asarray
-    from traxla.numpy._index_tricks import indices
-    from traxla.numpy._reductions import any as _any
-    from traxla.numpy._shape import broadcast_arrays
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
     a, *choices = (ensure_arraylike("choose", c) for c in (a, *choices))
@@ -388,10 +376,6 @@ def choose(a, choices, out=None, mode="raise"):
 
 
 def _piecewise_impl(x, condlist, consts, funcs, *args, **kw):
-    from traxla.numpy._creation import array, zeros_like
-    from traxla.numpy._reductions import argmax
-    from traxla.numpy._shape import concatenate
-    from traxla.numpy._vectorize import vectorize
     funcdict = dict(funcs)
     funclist = [consts.get(i, funcdict.get(i)) for i in range(len(condlist) + 1)]
     indices = argmax(cumsum(concatenate([zeros_like(condlist[:1]), condlist], 0), 0), 0)
@@ -412,7 +396,6 @@ _piecewise = jit_named(_piecewise_impl, "_piecewise", ("funcs",))
 def piecewise(x, condlist, funclist, *args, **kw):
     """Evaluates ``funclist[i]`` where ``condlist[i]`` holds (the last true one wins; an extra
     function is the default), through ``switch``."""
-    from traxla.numpy._creation import asarray
     x_arr = ensure_arraylike("piecewise", x)
     nc, nf = len(condlist), len(funclist)
     if nf == nc + 1:
@@ -429,7 +412,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 def _tile_to_size(arr, size):
-    from traxla.numpy._diagonals_tiles import tile
     if arr.size < size:
         arr = tile(arr, int(np.ceil(size / arr.size)))
     return arr[:size] if arr.size > size else arr
@@ -454,14 +436,12 @@ def place(arr, mask, vals, *, inplace=True):
 
 
 def _where_public_nonzero(mask, size):
-    from traxla.numpy._ufuncs import where
+    from traxla.numpy._ufuncs import where  # circular: traxla.numpy._ufuncs imports traxla.numpy._searching while it loads
     return where(mask, size=size, fill_value=size)[0]
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
     """``a`` with ``a.flat[ind] = v`` (``v`` cycled); returns a new array."""
-    from traxla.numpy._index_tricks import unravel_index
-    from traxla.numpy._shape import ravel
     if inplace:
         raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
@@ -487,8 +467,6 @@ def put(a, ind, v, mode=None, *, inplace=True):
 
 
 def _put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    from traxla.numpy._index_tricks import indices as _indices
-    from traxla.numpy._shape import broadcast_to
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
                          "arraysare immutable. Pass inplace=False to instead return an updated "

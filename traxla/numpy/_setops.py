@@ -18,6 +18,9 @@ from traxla.numpy._promotion import ensure_arraylike, promote_dtypes
 from traxla.numpy._reductions import any as _any, cumsum
 from traxla.numpy._searching import concrete_or_error, lexsort, nonzero, searchsorted
 from traxla.numpy._ufuncs import isnan, where
+from traxla.numpy._shape import concatenate, moveaxis
+from traxla.numpy._manipulation import append, diff
+from traxla.numpy._sorting import sort
 
 UNIQUE_SIZE_HINT = (
     "To make jnp.unique() compatible with JIT and other transforms, you can specify "
@@ -25,7 +28,7 @@ UNIQUE_SIZE_HINT = (
 
 
 def _creation():
-    from traxla.numpy import _creation
+    from traxla.numpy import _creation  # circular: traxla.numpy imports traxla.numpy._setops while it loads
     return _creation
 
 
@@ -52,7 +55,6 @@ def _in1d_impl(ar1, ar2, invert, method="auto", assume_unique=False):
         ind = searchsorted(arr2, arr1)
         return arr1 != arr2[ind] if invert else arr1 == arr2[ind]
     if method == "sort":
-        from traxla.numpy._shape import concatenate
         if assume_unique:
             ind_out = slice(None)
         else:
@@ -77,7 +79,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
 
 
 def _unique_sorted_mask_impl(ar, axis, equal_nan):
-    from traxla.numpy._shape import moveaxis
     c = _creation()
     aux = moveaxis(ar, axis, 0)
     if dtypes.is_complex(aux.dtype):
@@ -108,7 +109,6 @@ _unique_sorted_mask = jit_named(_unique_sorted_mask_impl, "_unique_sorted_mask",
 
 def _unique(ar, axis, return_index=False, return_inverse=False, return_counts=False,
             equal_nan=True, size=None, fill_value=None, return_true_size=False):
-    from traxla.numpy._shape import moveaxis
     c = _creation()
     axis = _canon(axis, ar.ndim)
     if ar.shape[axis] == 0 and size and fill_value is None:
@@ -139,7 +139,6 @@ def _unique(ar, axis, return_index=False, return_inverse=False, return_counts=Fa
             inv_idx = c.zeros(ar.shape[axis], dtype=int)
         ret += (inv_idx,)
     if return_counts:
-        from traxla.numpy._manipulation import append, diff
         if aux.size:
             if size is None:
                 idx = append(np.nonzero(np.asarray(mask))[0].astype(dtypes.default_int()),
@@ -258,7 +257,6 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
     """The sorted unique values of either array."""
-    from traxla.numpy._shape import concatenate
     ar1, ar2 = ensure_arraylike("union1d", ar1, ar2)
     if size is None:
         concrete_or_error(ar1, "The error arose in union1d()")
@@ -269,8 +267,6 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
 
 def _setxor1d_size_impl(arr1, arr2, fill_value, *, assume_unique, size):
-    from traxla.numpy._shape import concatenate
-    from traxla.numpy._sorting import sort
     c = _creation()
     if assume_unique:
         aux = sort(concatenate([arr1, arr2]))
@@ -299,8 +295,6 @@ _setxor1d_size = jit_named(_setxor1d_size_impl, "_setxor1d_size", ("assume_uniqu
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted values in exactly one of the two arrays."""
-    from traxla.numpy._shape import concatenate
-    from traxla.numpy._sorting import sort
     ar1, ar2 = ensure_arraylike("setxor1d", ar1, ar2)
     arr1, arr2 = promote_dtypes(ar1.ravel(), ar2.ravel())
     if size is not None:
@@ -317,8 +311,6 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 
 
 def _intersect1d_sorted_mask_impl(arr1, arr2, return_indices):
-    from traxla.numpy._shape import concatenate
-    from traxla.numpy._sorting import sort
     arr = concatenate((arr1, arr2))
     if return_indices:
         iota = lax.broadcasted_iota(dtypes.default_int(), np.shape(arr), 0)
@@ -333,7 +325,6 @@ _intersect1d_sorted_mask = jit_named(_intersect1d_sorted_mask_impl, "_intersect1
 
 
 def _intersect1d_size_impl(arr1, arr2, fill_value, assume_unique, size, return_indices):
-    from traxla.numpy._shape import concatenate
     c = _creation()
     if assume_unique:
         ind1, num_unique1 = c.arange(arr1.size), c.full((), arr1.size)

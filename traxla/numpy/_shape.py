@@ -10,7 +10,10 @@ import numpy as np
 
 from traxla import lax
 from traxla.api import jit
-from traxla.numpy._promotion import asarray_scalar, check_arraylike, promote_dtypes
+from traxla.numpy._promotion import (asarray_scalar, check_arraylike, promote_dtypes,
+                                     ensure_arraylike)
+from traxla.numpy._ufuncs import _broadcast_arrays
+import traxla.numpy._creation as _numpy__creation
 
 
 def _ndim(x):
@@ -63,7 +66,6 @@ def reshape(a, shape=None, order="C", *, newshape=None):
 
 
 def ravel(a, order="C"):
-    from traxla.numpy._promotion import ensure_arraylike
     a = ensure_arraylike("ravel", a)  # a NumPy input becomes an Array first, as in JAX
     return reshape(a, (math.prod(lax.shape_of(a)),), order)
 
@@ -126,17 +128,15 @@ def broadcast_to(array, shape):
 
 def broadcast_arrays(*args):
     check_arraylike("broadcast_arrays", *args)
-    from traxla.numpy._ufuncs import _broadcast_arrays
     return [lax._lift(x) for x in _broadcast_arrays(*[lax.asarray(a) for a in args])]
 
 
 def _atleast(ndmin):
     def fn(*arys):
         check_arraylike(f"atleast_{ndmin}d", *arys)
-        from traxla.numpy._creation import array
         if len(arys) == 1:
-            return array(arys[0], copy=False, ndmin=ndmin)
-        return [array(a, copy=False, ndmin=ndmin) for a in arys]
+            return _numpy__creation.array(arys[0], copy=False, ndmin=ndmin)
+        return [_numpy__creation.array(a, copy=False, ndmin=ndmin) for a in arys]
     fn.__name__ = f"atleast_{ndmin}d"
     return jit(fn)
 
@@ -166,8 +166,7 @@ def concatenate(arrays, axis=0, dtype=None):
     if dtype is None:
         arrays = promote_dtypes(*arrays)
     else:
-        from traxla.numpy._creation import asarray
-        arrays = [asarray(a, dtype=dtype) for a in arrays]
+        arrays = [_numpy__creation.asarray(a, dtype=dtype) for a in arrays]
     return lax.concatenate(arrays, axis)
 
 

@@ -8,6 +8,7 @@ from traxla import lax
 from traxla.numpy._jitutil import jit_named
 from traxla.ir import dtypes
 from traxla.numpy._promotion import check_arraylike
+from traxla.numpy._shape import ravel
 
 
 def _canonicalize_axis(axis, ndim):
@@ -25,7 +26,6 @@ def _prepare(name, a, axis, kind, order):
     if order is not None:
         raise TypeError(f"'order' argument to {name} is not supported.")
     if axis is None:
-        from traxla.numpy._shape import ravel
         arr = ravel(arr)
         axis = 0
     return arr, _canonicalize_axis(axis, len(lax.shape_of(arr)))

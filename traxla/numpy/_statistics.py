@@ -14,7 +14,16 @@ from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import check_arraylike, ensure_arraylike, promote_args_inexact, \
     promote_dtypes_inexact
-from traxla.numpy._ufuncs import where
+from traxla.numpy._ufuncs import where, abs as _abs, ufuncs, _iscomplexobj, clip
+from traxla.numpy._creation import asarray, linspace, ones_like, zeros, array, full
+from traxla.numpy._reductions import ptp, sum as _sum
+from traxla.numpy._manipulation import diff, diag
+from traxla.numpy._searching import searchsorted, bincount
+from traxla.numpy._index_tricks import ix_, ravel_multi_index
+from traxla.numpy._shape import reshape, transpose, atleast_2d, concatenate
+from traxla.numpy._linalg import dot
+from traxla.numpy._nanfunctions import average
+from traxla.numpy._ufuncs_numeric import i0
 
 
 def _to_inexact(dt):
@@ -24,8 +33,6 @@ def _to_inexact(dt):
 # -- histograms ---------------------------------------------------------------------------------
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
-    from traxla.numpy._creation import asarray, linspace
-    from traxla.numpy._reductions import ptp
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
     check_arraylike("histogram_bin_edges", a, bins)
@@ -46,9 +53,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
 
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """Counts (or summed weights) of ``a`` in each bin, and the bin edges."""
-    from traxla.numpy._creation import ones_like, zeros
-    from traxla.numpy._manipulation import diff
-    from traxla.numpy._searching import searchsorted
     if weights is None:
         a, _ = ensure_arraylike("histogram", a, bins)
         a, = promote_dtypes_inexact(a)
@@ -69,10 +73,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
 
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """A D-dimensional histogram of ``sample`` (shape ``(N, D)``) and the edges per axis."""
-    from traxla.numpy._index_tricks import ix_, ravel_multi_index
-    from traxla.numpy._manipulation import diff
-    from traxla.numpy._searching import bincount, searchsorted
-    from traxla.numpy._shape import reshape
     if weights is None:
         sample = ensure_arraylike("histogramdd", sample)
         sample, = promote_dtypes_inexact(sample)
@@ -115,8 +115,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
-    from traxla.numpy._creation import asarray
-    from traxla.numpy._shape import transpose
     x, y = ensure_arraylike("histogram2d", x, y)
     try:
         N = len(bins)
@@ -144,12 +142,6 @@ def _cov_weights(name, weights, n_samples):
 
 
 def _cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None):
-    from traxla.numpy._creation import array, asarray, full
-    from traxla.numpy._linalg import dot
-    from traxla.numpy._nanfunctions import average
-    from traxla.numpy._reductions import sum as _sum
-    from traxla.numpy._shape import atleast_2d, concatenate
-    from traxla.numpy._ufuncs import abs as _abs, ufuncs
     if y is not None:
         m, y = (lax._lift(v) for v in promote_args_inexact("cov", m, y))
         if y.ndim > 2:
@@ -205,8 +197,6 @@ cov = jit_named(_cov, "cov", ("rowvar", "bias", "ddof", "dtype"))
 
 
 def _corrcoef(x, y=None, rowvar=True, dtype=None):
-    from traxla.numpy._manipulation import diag
-    from traxla.numpy._ufuncs import _iscomplexobj, clip, ufuncs
     check_arraylike("corrcoef", x)
     if dtype is not None and not dtypes.is_inexact(dtypes.to_dtype(dtype)):
         raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
@@ -245,7 +235,6 @@ def blackman(M):
 
 
 def bartlett(M):
-    from traxla.numpy._ufuncs import abs as _abs
     M, n, early = _window("bartlett", M)
     if early is not None:
         return early
@@ -270,7 +259,6 @@ def hanning(M):
 
 def kaiser(M, beta):
     sqrt = _uf("sqrt")
-    from traxla.numpy._ufuncs_numeric import i0
     M, n, early = _window("kaiser", M)
     if early is not None:
         return early
@@ -279,5 +267,4 @@ def kaiser(M, beta):
 
 
 def _uf(name):
-    from traxla.numpy._ufuncs import ufuncs
     return ufuncs[name]

@@ -18,6 +18,9 @@ from traxla.ir.jaxpr import Literal
 from traxla.numpy._promotion import (INEXACT_DTYPES, check_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact,
                          promote_dtypes_numeric, promote_shapes)
+from traxla.numpy._promotion import broadcast_shapes, result_type
+import traxla.numpy._creation as _numpy__creation
+from traxla.autodiff import custom_jvp
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -181,7 +184,6 @@ def _broadcast_arrays(*args):
     shapes = [lax.shape_of(a) for a in args]
     if not shapes or all(s == shapes[0] for s in shapes):
         return [lax.asarray(a) for a in args]
-    from traxla.numpy._promotion import broadcast_shapes
     shape = broadcast_shapes(*shapes)
     return [lax.broadcast_to(a, shape) for a in args]
 
@@ -203,7 +205,7 @@ def _where(condition, x, y):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
-        from traxla.numpy._searching import nonzero
+        from traxla.numpy._searching import nonzero  # circular: traxla.numpy._searching imports traxla.numpy._ufuncs while it loads
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
@@ -386,8 +388,7 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002
 
 
 def _asarray(x):
-    from traxla.numpy._creation import asarray
-    return asarray(x)
+    return _numpy__creation.asarray(x)
 
 
 def positive(x, /):
@@ -457,13 +458,12 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if dtypes.is_complex(dt):
         return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
                            nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
-    from traxla.numpy._creation import asarray
     info = dtypes.finfo(dt)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = where(isnan(x), asarray(nan, dtype=dt), x)
-    out = where(isposinf(out), asarray(posinf, dtype=dt), out)
-    out = where(isneginf(out), asarray(neginf, dtype=dt), out)
+    out = where(isnan(x), _numpy__creation.asarray(nan, dtype=dt), x)
+    out = where(isposinf(out), _numpy__creation.asarray(posinf, dtype=dt), out)
+    out = where(isneginf(out), _numpy__creation.asarray(neginf, dtype=dt), out)
     return out
 
 
@@ -582,7 +582,6 @@ def float_power(x, y, /):
 @jit
 def fmod(x1, x2, /):
     x1, x2 = _ensure_arraylike("fmod", x1, x2)
-    from traxla.numpy._promotion import result_type
     if dtypes.is_int(result_type(x1, x2)[0]):
         x2 = _where(ufuncs["equal"](x2, 0), lax._ones(x2), x2)
     return lax.rem(*promote_args_numeric("fmod", x1, x2))
@@ -651,7 +650,6 @@ def _replace_inf(x):
 
 
 def _make_logaddexp():
-    from traxla.autodiff import custom_jvp
 
     def logaddexp(x1, x2, /):
         return _logaddexp_impl(x1, x2)

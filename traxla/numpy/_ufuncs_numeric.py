@@ -10,13 +10,18 @@ import operator
 import numpy as np
 
 from traxla import lax
-from traxla.autodiff import custom_jvp
+from traxla.autodiff import custom_jvp, jvp
 from traxla.ir import dtypes
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (ensure_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact)
 from traxla.numpy._ufuncs import (_iscomplexobj, _where, abs as _abs, ceil, floor, floor_divide, isinf,
                       isnan, ufuncs, where)
+from traxla.numpy._reductions import any as _any, _cumulative_reduction
+from traxla.numpy._shape import broadcast_arrays, expand_dims, ravel, swapaxes
+from traxla.numpy._ufuncs import right_shift
+from traxla.numpy._creation import arange, asarray
+from traxla.numpy._pad import pad
 
 _INT_DTYPES = {16: np.int16, 32: np.int32, 64: np.int64}
 
@@ -52,7 +57,6 @@ trunc = _jit(_trunc, "trunc")
 # -- gcd, lcm ------------------------------------------------------------------------------------
 
 def _gcd_cond_fn(xs):
-    from traxla.numpy._reductions import any as _any
     _, x2 = xs
     return _any(x2 != 0)
 
@@ -64,7 +68,6 @@ def _gcd_body_fn(xs):
 
 
 def _gcd(x1, x2):
-    from traxla.numpy._shape import broadcast_arrays
     x1, x2 = ensure_arraylike("gcd", x1, x2)
     x1, x2 = promote_dtypes(x1, x2)
     if not dtypes.is_int(lax.dtype_of(x1)):
@@ -280,7 +283,6 @@ def _bitwise_left_shift(x, y, /):
 
 
 def _bitwise_right_shift(x1, x2, /):
-    from traxla.numpy._ufuncs import right_shift
     return right_shift(x1, x2)
 
 
@@ -302,8 +304,6 @@ bitwise_count = _jit(_bitwise_count, "bitwise_count")
 
 
 def _packbits(a, axis=None, bitorder="big"):
-    from traxla.numpy._creation import arange
-    from traxla.numpy._shape import expand_dims, ravel, swapaxes
     arr = ensure_arraylike("packbits", a)
     if not (dtypes.is_int(arr.dtype) or dtypes.is_bool(arr.dtype)):
         raise TypeError("Expected an input array of integer or boolean data type")
@@ -329,8 +329,6 @@ packbits = _jit(_packbits, "packbits", ("axis", "bitorder"))
 
 
 def _unpackbits(a, axis=None, count=None, bitorder="big"):
-    from traxla.numpy._creation import arange, asarray
-    from traxla.numpy._shape import expand_dims, ravel, swapaxes
     arr = ensure_arraylike("unpackbits", a)
     if arr.dtype != np.uint8:
         raise TypeError("Expected an input array of unsigned byte data type")
@@ -346,7 +344,6 @@ def _unpackbits(a, axis=None, count=None, bitorder="big"):
     unpacked = unpacked.reshape(unpacked.shape[:-2] + (-1,))
     if count is not None:
         if count > unpacked.shape[-1]:
-            from traxla.numpy._pad import pad
             unpacked = pad(unpacked, [(0, 0)] * (unpacked.ndim - 1)
                            + [(0, count - unpacked.shape[-1])])
         else:
@@ -390,7 +387,6 @@ _i0 = custom_jvp(_i0_impl)
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    from traxla.autodiff import jvp
     primal_out, tangent_out = jvp(_i0_impl, primals, tangents)
     return primal_out, where(primals[0] == 0, 0.0, tangent_out)
 
@@ -432,7 +428,6 @@ def _cumulative(name, fn, x, axis, dtype, include_initial, initial):
 
 
 def _cumsum_with_promotion_impl(a, axis=None, dtype=None):
-    from traxla.numpy._reductions import _cumulative_reduction
     return _cumulative_reduction("_cumsum_with_promotion", lambda a, ax: lax.cumsum(a, ax), a,
                                  axis, dtype, promote_integers=True)
 
@@ -448,7 +443,6 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    from traxla.numpy._reductions import _cumulative_reduction
     return _cumulative("cumulative_prod", lambda a, ax, dt: _cumulative_reduction(
         "cumulative_prod", lambda v, k: lax.cumprod(v, k), a, ax,
         None if dt is None else dtypes.to_dtype(dt)), x, axis, dtype, include_initial, 1)

@@ -14,6 +14,13 @@ from traxla import lax
 from traxla.batching import vmap
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import broadcast_shapes, check_arraylike, ensure_arraylike
+from traxla.numpy._creation import asarray, arange
+from traxla.numpy._shape import expand_dims, squeeze, moveaxis, broadcast_to, concatenate
+from traxla.numpy._linalg import matmul, vdot
+from traxla.numpy._ufuncs import conj, _where
+from traxla.api.shape_dtype_struct import eval_shape
+from traxla.numpy._indexing import take
+from traxla.numpy._manipulation import append
 
 _DIMENSION_NAME = r"\w+"
 _CORE_DIMENSION_LIST = "(?:{0:}(?:,{0:})*)?".format(_DIMENSION_NAME)
@@ -90,8 +97,6 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
 
     @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
-        from traxla.numpy._creation import asarray
-        from traxla.numpy._shape import expand_dims, squeeze
         error_context = (f"on vectorized function with excluded={excluded!r} and "
                          f"signature={signature!r}")
         excluded_func, args, kwargs = _apply_excluded(pyfunc, excluded, args, kwargs)
@@ -159,7 +164,6 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 
 def apply_over_axes(func, a, axes):
     """``func(a, axis)`` applied repeatedly over ``axes``, keeping dimensions."""
-    from traxla.numpy._shape import expand_dims
     a = ensure_arraylike("apply_over_axes", a)
     for axis in axes:
         b = func(a, axis=axis)
@@ -174,7 +178,6 @@ def apply_over_axes(func, a, axes):
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """``function(*index_arrays)`` evaluated on the grid of ``shape`` (nested ``vmap``)."""
-    from traxla.numpy._creation import arange
     shape = tuple(operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     for i in range(len(shape)):
         in_axes = [0 if i == j else None for j in range(len(shape))]
@@ -183,14 +186,11 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
 
 
 def _matvec(x1, x2, /):
-    from traxla.numpy._linalg import matmul
     x1, x2 = ensure_arraylike("matvec", x1, x2)
     return vectorize(matmul, signature="(n,m),(m)->(n)")(x1, x2)
 
 
 def _vecmat(x1, x2, /):
-    from traxla.numpy._linalg import matmul
-    from traxla.numpy._ufuncs import conj
     x1, x2 = ensure_arraylike("matvec", x1, x2)
     return vectorize(matmul, signature="(n),(n,m)->(m)")(conj(x1), x2)
 
@@ -201,8 +201,6 @@ vecmat = jit_named(_vecmat, "vecmat")
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """Conjugated dot products of vectors along ``axis``, broadcasting the rest."""
-    from traxla.numpy._linalg import vdot
-    from traxla.numpy._shape import moveaxis
     x1_arr, x2_arr = ensure_arraylike("jnp.vecdot", x1, x2)
     if x1_arr.shape[axis] != x2_arr.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1_arr.shape} and {x2_arr.shape} with "
@@ -282,7 +280,6 @@ class ufunc:
     def outer(self, A, B, /):
         if self.nin != 2:
             raise ValueError("outer only supported for binary ufuncs")
-        from traxla.numpy._creation import asarray
         A, B = asarray(A), asarray(B)
         f = vmap(vmap(self._call, (None, 0)), (0, None))
         return f(A.ravel(), B.ravel()).reshape(A.shape + B.shape)
@@ -291,9 +288,6 @@ class ufunc:
         return _reduce(self, a, axis, dtype, out, keepdims, initial, where)
 
     def _reduce_via_scan(self, arr, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-        from traxla.api.shape_dtype_struct import eval_shape
-        from traxla.numpy._shape import broadcast_to, moveaxis
-        from traxla.numpy._ufuncs import _where
         arr = lax._lift(lax.asarray(arr))
         if initial is None:
             initial = self.identity
@@ -340,8 +334,6 @@ class ufunc:
     def accumulate(self, a, axis=0, dtype=None, out=None):
         if self.nin != 2 or self.nout != 1:
             raise ValueError("accumulate only supported for binary ufuncs with a single output")
-        from traxla.numpy._creation import asarray
-        from traxla.numpy._shape import concatenate, moveaxis
         a = asarray(a if dtype is None else asarray(a, dtype=dtype))
         axis = axis % a.ndim
         moved = moveaxis(a, axis, 0)
@@ -358,7 +350,6 @@ class ufunc:
         if inplace:
             raise NotImplementedError("jnp.ufunc.at: inplace=True is not supported; pass "
                                       "inplace=False")
-        from traxla.numpy._creation import asarray
         a = asarray(a)
         if b is None:
             return a.at[indices].apply(self._call)
@@ -369,10 +360,6 @@ class ufunc:
     def reduceat(self, a, indices, axis=0, dtype=None, out=None):
         """Reductions of ``a`` over the segments starting at ``indices`` along ``axis``
         (each starts from its first element, as JAX's scan-based version)."""
-        from traxla.numpy._creation import asarray
-        from traxla.numpy._indexing import take
-        from traxla.numpy._manipulation import append
-        from traxla.numpy._ufuncs import _where
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
         a, indices = asarray(a), asarray(indices)

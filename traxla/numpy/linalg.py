@@ -14,16 +14,16 @@ from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.lax import linalg as lax_linalg
 from traxla.lax.linalg import _solve_linear
-from traxla.numpy import _reductions
-from traxla.numpy import _diagonals_tiles as _lax_numpy
-from traxla.numpy._creation import array as _array, eye as _eye, zeros as _zeros
+from traxla.numpy import _reductions, _diagonals_tiles as _lax_numpy, where
+from traxla.numpy._creation import array as _array, eye as _eye, zeros as _zeros, asarray
 from traxla.numpy._indexing import take_along_axis as _take_along_axis
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._linalg import matmul as _matmul
 from traxla.numpy._linalg_products import _ndim, _shape, _ufuncs
 from traxla.numpy._nanfunctions import count_nonzero as _count_nonzero
 from traxla.numpy._promotion import ensure_arraylike, promote_dtypes_inexact
-from traxla.numpy._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims
+from traxla.numpy._shape import broadcast_to as _broadcast_to, expand_dims as _expand_dims, moveaxis
+from traxla.batching import vmap
 
 __all__ = ["EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky",
            "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
@@ -202,7 +202,6 @@ def _solve(a, b):
     batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:len(b_shape) - core_b]))
     if not batch:
         return lax_linalg._solve(a, b)
-    from traxla.batching import vmap
     a = _broadcast_to(a, batch + a_shape[-2:])
     b = _broadcast_to(b, batch + b_shape[len(b_shape) - core_b:])
     fn = lax_linalg._solve
@@ -267,7 +266,6 @@ def _lstsq(a, b, rcond, *, numpy_resid=False):
 
 
 def _lax_where(c, x, y):
-    from traxla.numpy import where
     return where(c, x, y)
 
 
@@ -307,7 +305,6 @@ def tensorinv(a, ind=2):
 def tensorsolve(a, b, axes=None):
     a_arr, b_arr = ensure_arraylike("tensorsolve", a, b)
     if axes is not None:
-        from traxla.numpy._shape import moveaxis
         a_arr = moveaxis(a_arr, axes, len(axes) * (_ndim(a_arr) - 1,))
     out_shape = _shape(a_arr)[_ndim(b_arr):]
     if _shape(a_arr)[:_ndim(b_arr)] != _shape(b_arr):
@@ -490,7 +487,6 @@ def _pinv_impl(a, rtol=None, hermitian=False):
     if rtol is None:
         eps = np.finfo(dtypes.finfo(arr.dtype).dtype).eps
         rtol = 10.0 * max(m, n) * _array(eps, dtype=_real_dtype(arr.dtype))
-    from traxla.numpy._creation import asarray
     rtol = asarray(rtol)
     u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
     rtol = lax.expand_dims(rtol[..., None], tuple(range(_ndim(s) - _ndim(rtol) - 1)))
@@ -579,7 +575,6 @@ def _matrix_rank(M, rtol=None, *, hermitian=False, tol=None):  # noqa: N803
     if rtol is None:
         eps = np.finfo(dtypes.finfo(S.dtype).dtype).eps
         rtol = S.max(-1) * np.max(_shape(M)[-2:]).astype(S.dtype) * eps
-    from traxla.numpy._creation import asarray
     rtol = _expand_dims(asarray(rtol), np.ndim(rtol) if not hasattr(rtol, "ndim") else rtol.ndim)
     return _reductions.sum(S > rtol, axis=-1)
 

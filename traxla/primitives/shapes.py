@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+import functools
+
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import Var as _Var
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
@@ -17,6 +19,7 @@ from traxla.tracer import Tracer, staging as _staging
 from traxla.primitives.values import (_const, _convert_element_type, convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
 from traxla.primitives.elementwise import add, bitwise_and, eq, ge, lt, select
+from traxla.ir.rules.shape import split_p, stack_p, unstack_p
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
@@ -326,7 +329,6 @@ def _tri(dtype, shape, offset):
 
 def _delta(dtype, shape, axes):
     """A Kronecker delta over ``axes`` of ``shape`` (JAX's ``lax._delta``)."""
-    import functools
     axes = [int(a) for a in axes]
     base_shape = tuple(shape[a] for a in axes)
     iotas = [broadcasted_iota(np.uint32, base_shape, i) for i in range(len(base_shape))]
@@ -338,19 +340,16 @@ def _delta(dtype, shape, axes):
 
 def split(operand, sizes, axis=0):
     """Pieces of ``operand`` along ``axis`` with the given sizes (the ``split`` primitive)."""
-    from traxla.ir.rules.shape import split_p
     ndim = len(shape_of(operand))
     return split_p.bind(operand, sizes=tuple(sizes), axis=int(axis) % (ndim or 1))
 
 
 def _stack(operands, axis=0):
-    from traxla.ir.rules.shape import stack_p
     ndim = len(shape_of(operands[0])) + 1
     return stack_p.bind(*operands, axis=int(axis) % ndim)
 
 
 def _unstack(operand, axis=0):
-    from traxla.ir.rules.shape import unstack_p
     ndim = len(shape_of(operand))
     return unstack_p.bind(operand, axis=int(axis) % ndim)
 

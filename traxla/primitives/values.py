@@ -8,10 +8,12 @@ import math
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.jaxpr import Literal as _Literal
+from traxla.ir.jaxpr import Literal as _Literal, Literal
 from traxla.ir.rules.elementwise import P as _E
-from traxla.tracer import Tracer
+from traxla.tracer import Tracer, EvalTrace, current_trace
 from traxla.tracer.values import concrete_aval, is_concrete
+from traxla.runtime.dispatch import to_array
+from traxla.ir.avals import ShapedArray
 
 convert_element_type_p = _E["convert_element_type"]
 
@@ -42,14 +44,12 @@ def asarray(x):
         return _convert_element_type(x, dtypes.python_scalar_dtype(x), True)
     if isinstance(x, (builtins.bool, np.ndarray, np.generic)):
         return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
-    from traxla.ir.jaxpr import Literal
     if isinstance(x, Literal):
         return x
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 
 def _eager() -> bool:
-    from traxla.tracer import EvalTrace, current_trace
     return type(current_trace()) is EvalTrace
 
 
@@ -60,7 +60,6 @@ def _lift(x):
         # (a NumPy input handed back unchanged, e.g. jnp.abs of a bool, is an Array too)
         if getattr(x, "dtype", None) == dtypes.float0:  # float0 tangents stay NumPy, as in JAX
             return x
-        from traxla.runtime.dispatch import to_array
         return to_array(x)
     return x
 
@@ -69,8 +68,6 @@ def _const(example, val):
     """A constant ``val`` typed like ``example`` (a Python scalar stays a Python scalar)."""
     if type(example) in (builtins.bool, builtins.int, builtins.float, builtins.complex):
         return type(example)(val)
-    from traxla.ir.jaxpr import Literal
-    from traxla.ir.avals import ShapedArray
     aval = aval_of(example)
     dt = aval.dtype
     if aval.weak_type and not aval.shape:  # as JAX: a weak scalar's constant is a Python scalar
@@ -108,8 +105,6 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
 
 
 def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
-    from traxla.ir.jaxpr import Literal
-    from traxla.ir.avals import ShapedArray
     aval = aval_of(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(
             operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)):

@@ -18,15 +18,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, prngs,
                                random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p, threefry_impl)
-from traxla.numpy._promotion import broadcast_shapes as _np_broadcast_shapes
-from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.numpy._promotion import (broadcast_shapes as _np_broadcast_shapes, check_arraylike,
+                                     promote_dtypes_inexact)
 from traxla.tracer import Tracer
 
 

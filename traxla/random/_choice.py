@@ -8,8 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
@@ -17,6 +16,8 @@ from traxla.numpy._shape import canonicalize_axis
 from traxla.tracer import Tracer
 from traxla.random import (_astype, _canonicalize_shape, _check_prng_key, _check_shape,
                _ndim, _random_bits, _shape, _split, _unstack, gumbel, randint, uniform)
+from traxla.ir.rules import indexing
+from traxla.lowering.registry import lowering_rules
 
 
 # -- permutations and choices -----------------------------------------------------------
@@ -30,9 +31,7 @@ def _sort_key_val(keys, values, dimension):
     fn = getattr(lax, "sort_key_val", None)
     if fn is not None:
         return fn(keys, values, dimension)
-    from traxla.ir.rules import indexing
     sort_p = getattr(indexing, "sort_p", None)
-    from traxla.lowering.registry import lowering_rules
     if sort_p is None or sort_p not in lowering_rules:
         raise NotImplementedError(_MISSING.format(fn="permutation/choice", prim="sort",
                                                   what="lax.sort_key_val"))
@@ -40,8 +39,6 @@ def _sort_key_val(keys, values, dimension):
 
 
 def _indexing_prim(name, fn, what):
-    from traxla.ir.rules import indexing
-    from traxla.lowering.registry import lowering_rules
     prim = getattr(indexing, "P", {}).get(name)
     if prim is None or prim not in lowering_rules:
         raise NotImplementedError(_MISSING.format(fn=fn, prim=name, what=what))

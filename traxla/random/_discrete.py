@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
-from traxla.numpy._promotion import broadcast_shapes as _broadcast_shapes
-from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.numpy._promotion import (broadcast_shapes as _broadcast_shapes, check_arraylike,
+                                     promote_dtypes_inexact)
 from traxla.random import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
                _split, _unstack, split, uniform)
 

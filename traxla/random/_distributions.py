@@ -9,16 +9,18 @@ import math
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+import operator
+
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.ir.rules.random import random_clone_p
-from traxla.numpy._promotion import broadcast_shapes as _broadcast_shapes
-from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
+from traxla.numpy._promotion import (broadcast_shapes as _broadcast_shapes, check_arraylike,
+                                     promote_dtypes_inexact)
 from traxla.random import (_canonicalize_dtype, _canonicalize_shape, _check_prng_key, _check_shape, _shape,
                _split, _unstack, bernoulli, exponential, normal, split, uniform)
 from traxla.random._gamma import gamma, loggamma
+from traxla.nn import softmax
 
 __all__ = ["ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
            "double_sided_maxwell", "f", "generalized_normal", "geometric", "lognormal",
@@ -204,7 +206,6 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 
 def _dirichlet(key, alpha, shape, dtype):
-    from traxla.nn import softmax
     if not len(_shape(alpha)) >= 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
                          f"{len(_shape(alpha))}")
@@ -309,7 +310,6 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
 
 
 def _concrete_index(n, fn):
-    import operator
     try:
         return operator.index(n)
     except TypeError:

@@ -8,14 +8,15 @@ import math
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
 from traxla.ir.rules.random import random_gamma_p
 from traxla.lowering.decompose import register_decomposition
 from traxla.tracer.staging import trace_to_jaxpr
+from traxla.random import (_split, _unstack, exponential, normal, uniform, _canonicalize_dtype,
+                           _canonicalize_shape, _check_prng_key, _check_shape, _shape)
 
 
 def _c(example, value):
@@ -24,7 +25,6 @@ def _c(example, value):
 
 
 def _gamma_one(key, alpha, log_space):
-    from traxla.random import _split, _unstack, exponential, normal, uniform
     zero, one, two, minus_one = (_c(alpha, v) for v in (0, 1, 2, -1))
     one_over_two, one_over_three = _c(alpha, 0.5), _c(alpha, 1. / 3.)
     squeeze_const = _c(alpha, 0.0331)
@@ -70,7 +70,6 @@ def _gamma_one(key, alpha, log_space):
 
 
 def _gamma_impl(key, a, *, log_space):
-    from traxla.random import _split
     a_shape = tuple(a.shape)
     key_ndim = len(key.shape)
     split_count = math.prod(a_shape[key_ndim:])
@@ -100,7 +99,6 @@ def loggamma(key, a, shape=None, dtype=None):
 
 
 def _gamma_sampler(name, key, a, shape, dtype, log_space):
-    from traxla.random import _canonicalize_dtype, _canonicalize_shape, _check_prng_key
     key, _ = _check_prng_key(name, key)
     dtype = _canonicalize_dtype(float if dtype is None else dtype)
     if not dtypes.is_float(dtype):
@@ -111,7 +109,6 @@ def _gamma_sampler(name, key, a, shape, dtype, log_space):
 
 
 def _gamma(key, a, shape, dtype, log_space=False):
-    from traxla.random import _check_shape, _shape
     if shape is None:
         shape = _shape(a)
     else:

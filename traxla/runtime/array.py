@@ -8,6 +8,7 @@ from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
+from traxla.runtime.placement import SingleDeviceSharding, Shard, local_blocks, assemble
 
 
 _block_until_ready = xla.block_until_ready
@@ -137,7 +138,6 @@ class Array:
 
     @property
     def sharding(self):
-        from traxla.runtime.placement import SingleDeviceSharding
         if self._placement is None:
             return SingleDeviceSharding(get_backend().devices[0])
         return self._placement
@@ -145,11 +145,9 @@ class Array:
     @property
     def addressable_shards(self):
         """One Shard per device: its device, the index of its block and the data."""
-        from traxla.runtime.placement import Shard
         if self._placement is None:
             return [Shard(get_backend().devices[0], tuple(slice(None) for _ in self.shape),
                           self._value())]
-        from traxla.runtime.placement import local_blocks
         return [Shard(d, idx, block) for d, idx, block in
                 local_blocks(self._buf, self._placement, self.shape)]
 
@@ -212,12 +210,11 @@ _bitcast_readers: dict = {}
 def read_back(array: Array) -> np.ndarray:
     dtype = array.aval.dtype
     if array._placement is not None:
-        from traxla.runtime.placement import assemble
         if not xla.buffer_protocol_supports(dtype):
             raise NotImplementedError(f"reading back a multi-device {dtype} array")
         return assemble(array._buf, array._placement, array.shape, dtype)
     if xla.buffer_protocol_supports(dtype):
         return xla.to_numpy(array._buf)
     # bf16: the buffer protocol refuses it; bitcast to uint16 on device and view.
-    from traxla.runtime.dispatch import bitcast_to_uint
+    from traxla.runtime.dispatch import bitcast_to_uint  # circular: traxla.runtime.dispatch imports traxla.runtime.array while it loads
     return xla.to_numpy(bitcast_to_uint(array)._buf).view(dtype)

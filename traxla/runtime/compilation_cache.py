@@ -140,7 +140,7 @@ def _manifest_locked(root, write=True):
     path = os.path.join(root, MANIFEST)
     lock = None
     if write:
-        import fcntl
+        import fcntl  # optional: POSIX only
         try:
             lock = open(os.path.join(root, ".manifest.lock"), "a")
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -16,6 +16,9 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Literal
+from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+import traxla.runtime.dispatch as _runtime_dispatch
 
 # [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
 # read one list
@@ -81,9 +84,6 @@ def check_program(name: str, closed: ClosedJaxpr, args, outs):
 
 
 def _rerun(jaxpr, consts, args):
-    from traxla.ir.rules.call import jit_p
-    from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
-    from traxla.runtime.dispatch import apply_primitive_unchecked
     env = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
 
@@ -105,7 +105,7 @@ def _rerun(jaxpr, consts, args):
         elif eqn.primitive is while_p:
             outs = _rerun_while(vals, **eqn.params)
         else:
-            outs = apply_primitive_unchecked(eqn.primitive, vals, eqn.params)
+            outs = _runtime_dispatch.apply_primitive_unchecked(eqn.primitive, vals, eqn.params)
             outs = outs if eqn.primitive.multiple_results else [outs]
             for out in outs:
                 kind = invalid_kind(out)

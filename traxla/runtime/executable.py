@@ -10,6 +10,8 @@ from traxla.runtime import compilation_cache, xla_adapter as xla
 from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
                     intern_aval)
 from traxla.runtime.backend import get_backend
+from traxla.runtime.placement import placement_from_hlo
+from traxla.lowering.rules.callbacks import take_callback_error
 
 
 class _CompiledProgram:
@@ -79,7 +81,6 @@ class ShardedExecutable(_CompiledProgram):
 
     def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
                  compiler_options=None):
-        from traxla.runtime.placement import placement_from_hlo
         backend = get_backend()
         raw = mesh.raw_devices()
         _register_libraries()
@@ -131,7 +132,6 @@ def _runner(loaded, handlers, host_callbacks, single_device=False):
 
 
 def _callback_failure(runtime_error):
-    from traxla.lowering.rules.callbacks import take_callback_error
     err = take_callback_error()
     if err is None:
         return runtime_error

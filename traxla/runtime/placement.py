@@ -6,11 +6,17 @@ import itertools
 
 import numpy as np
 
+import itertools as it
+
 from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
 from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
+from traxla.ir.avals import ShapedArray, physical_aval
+import traxla.runtime.array as _runtime_array
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
+from traxla.lowering import ModuleShardings, lower_jaxpr
 
 
 _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
@@ -280,7 +286,6 @@ def default_device() -> Device:
 
 def spec_from_hlo(hlo, mesh: Mesh, ndim: int):
     """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none)."""
-    import itertools as it
     names = mesh.axis_names
     for assignment in it.product(range(-1, ndim), repeat=len(names)):
         spec = []
@@ -309,8 +314,6 @@ def device_put_placed(host: np.ndarray, aval, sharding):
     """An Array of ``host`` (already in ``aval``'s dtype) laid out by ``sharding``.
     Partially replicated layouts are reached through a one-time identity program,
     since jaxlib's direct transfer refuses them."""
-    from traxla.ir.avals import ShapedArray, physical_aval
-    from traxla.runtime.array import Array
     sharding.shard_shape(host.shape)  # validates divisibility with a clear message
     process = xla.process_index()
     devices = [d for d in sharding.mesh.device_list if d.process_index == process]
@@ -323,7 +326,7 @@ def device_put_placed(host: np.ndarray, aval, sharding):
         shards = shard_host_value(host, sharding, devices)  # this process's blocks only
         buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
                                      sharding.gspmd(len(aval.shape)), shards, raw)
-        return Array(typed, buf, sharding)
+        return _runtime_array.Array(typed, buf, sharding)
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = device_put_placed(host, aval, replicated)
     return reshard_array(rep, sharding, typed)
@@ -331,9 +334,7 @@ def device_put_placed(host: np.ndarray, aval, sharding):
 
 def reshard_array(array, sharding, typed_aval):
     """Moves ``array`` (on ``sharding``'s mesh) to ``sharding`` with a cached identity program."""
-    from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
-    from traxla.lowering import ModuleShardings, lower_jaxpr
-    from traxla.runtime.executable import ShardedExecutable
+    from traxla.runtime.executable import ShardedExecutable  # circular: traxla.runtime.executable imports traxla.runtime.placement while it loads
     src = array._placement
     key = (src, sharding, typed_aval)
     exe = _reshard_cache.get(key)

@@ -13,11 +13,21 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 from __future__ import annotations
 
 import os
+import ctypes
 import re
 import sys
 import threading
 
 import numpy as np
+from jaxlib import _jax, _hlo, lapack as _lapack_module
+from importlib import metadata
+import importlib.util
+import pathlib
+import functools
+import jaxlib
+from jaxlib.mlir.dialects import stablehlo as hlo
+from jaxlib.mlir import ir
+import io
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # silence PJRT's INFO lines
 
@@ -60,7 +70,6 @@ def initialize_distributed(coordinator: str, num_processes: int, process_id: int
                            host: str = "127.0.0.1"):
     """Joins a multi-process job (process 0 also runs the coordination service); CPU
     collectives go over Gloo/TCP. Must precede the first use of the CPU backend."""
-    from jaxlib import _jax
     if process_id == 0:
         _distributed["service"] = _jax.get_distributed_runtime_service(
             coordinator, num_processes, heartbeat_timeout=30, shutdown_timeout=10)
@@ -187,13 +196,11 @@ def _option_value(v):
 
 def hlo_computation(module):
     """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
-    from jaxlib import _jax
     return _jax.mlir.mlir_module_to_xla_computation(str(module), use_tuple_args=False,
                                                      return_tuple=False)
 
 
 def hlo_text(computation, debug_info: bool = False) -> str:
-    from jaxlib import _hlo
     options = _hlo.HloPrintOptions.short_parsable()
     options.print_metadata = debug_info
     return computation.as_hlo_module().to_string(options)
@@ -446,7 +453,6 @@ _INSTALL_HINT = ("pip install -e \".[cuda12]\" (or: pip install 'jax-cuda12-plug
 
 
 def _distribution_version(name):
-    from importlib import metadata
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -457,8 +463,6 @@ def find_cuda_plugin():
     """``(plugin .so path, extension module name, version)`` of the installed CUDA PJRT
     plugin, located on disk: ``jax_plugins.xla_cuda*``'s ``__init__`` imports jax, so it is
     never imported. Raises PluginError saying what to install or fix."""
-    import importlib.util
-    import pathlib
     spec = importlib.util.find_spec("jax_plugins")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     for tag, pjrt_dist, ext_dist, ext_module in _CUDA_PLUGINS:
@@ -481,9 +485,6 @@ def find_cuda_plugin():
 
 
 def _preload_nvidia_libraries():
-    import ctypes
-    import importlib
-    import pathlib
     for module, libraries in _NVIDIA_LIBRARIES:
         try:
             package = importlib.import_module(f"nvidia.{module}")
@@ -513,8 +514,6 @@ def cuda_client(visible_devices=None):
 
 
 def _start_cuda_client(visible_devices):
-    import functools
-    import importlib
     so, ext_module, _ = find_cuda_plugin()
     _preload_nvidia_libraries()
     first_load = "cuda" not in _plugin_apis
@@ -592,7 +591,6 @@ def register_custom_call_library(name: str):
             return
         if name != "lapack":
             raise ValueError(f"traxla does not know the custom-call library {name!r}")
-        from jaxlib import lapack as _lapack_module
         _lapack_module._lapack.initialize()
         for target, capsule, api_version in _lapack_module.registrations()["cpu"]:
             _xc.register_custom_call_target(target, capsule, platform="cpu",
@@ -625,7 +623,6 @@ def registered_custom_call_targets(platform: str = "cpu") -> set:
 
 def jaxlib_include_dir() -> str:
     """The C++ headers jaxlib ships (``xla/ffi/api/ffi.h`` and friends)."""
-    import jaxlib
     root = jaxlib.__file__ and os.path.dirname(os.path.abspath(jaxlib.__file__))
     if not root:
         paths = list(getattr(jaxlib, "__path__", []))
@@ -663,7 +660,6 @@ def compile_options_fingerprint(num_partitions: int = 1, compiler_options=None) 
 def stablehlo_export_version() -> str:
     """The StableHLO version exports target: one at least 4 weeks old, as JAX picks, so
     that consumers updated monthly can read them."""
-    from jaxlib.mlir.dialects import stablehlo as hlo
     return hlo.get_version_from_compatibility_requirement(
         hlo.StablehloCompatibilityRequirement.WEEK_4)
 
@@ -671,7 +667,6 @@ def stablehlo_export_version() -> str:
 def serialize_portable_artifact(module) -> bytes:
     """A module as the versioned (VHLO) bytecode ``Exported.mlir_module_serialized`` holds
     (does not change ``module``)."""
-    from jaxlib import _jax
     return _jax.mlir.serialize_portable_artifact(module, stablehlo_export_version(), False)
 
 
@@ -682,7 +677,6 @@ def _uses_shape_polymorphism(module) -> bool:
         return False
     if "jax.uses_shape_polymorphism" not in attrs:
         return False
-    from jaxlib.mlir import ir
     return ir.BoolAttr(attrs["jax.uses_shape_polymorphism"]).value
 
 
@@ -692,8 +686,6 @@ def refine_polymorphic_shapes(module, enable_shardy: bool = False):
     modules unchanged."""
     if not _uses_shape_polymorphism(module):
         return module
-    import io
-    from jaxlib import _jax
     buf = io.BytesIO()
     module.operation.write_bytecode(file=buf)
     try:

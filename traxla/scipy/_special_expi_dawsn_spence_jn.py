@@ -8,14 +8,14 @@ from functools import partial
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
-from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
-from traxla.numpy._promotion import promote_dtypes_inexact
+from traxla.numpy._promotion import (promote_args_inexact_arrays as promote_args_inexact,
+                                     promote_dtypes_inexact)
+from traxla.scipy._special_integrals import expn
 
 __all__ = ["expi", "exp1", "spence", "dawsn", "bessel_jn"]
 
@@ -365,7 +365,6 @@ def exp1(x: ArrayLike) -> Array:
   if dtypes.is_complex(x.dtype):
     raise ValueError("exp1 does not support complex-valued inputs.")
   # imported here: _special_integrals imports special.py, which imports this module
-  from traxla.scipy._special_integrals import expn
   return expn(1, x)
 
 

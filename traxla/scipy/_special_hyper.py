@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes

@@ -9,14 +9,13 @@ from functools import partial
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.lax import _convert_element_type
-from traxla.numpy._promotion import check_arraylike, promote_shapes, result_type
-from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
+from traxla.numpy._promotion import (check_arraylike, promote_shapes, result_type,
+                                     promote_args_inexact_arrays as promote_args_inexact)
 from traxla.scipy.special import gammaln
 
 __all__ = ["expn", "fresnel", "sici", "wofz"]

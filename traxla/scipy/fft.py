@@ -8,8 +8,7 @@ import operator
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.ir import dtypes
 from traxla.ir.rules.fft import complex_dtype
 from traxla.numpy import fft as jnp_fft

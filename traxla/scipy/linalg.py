@@ -15,11 +15,12 @@ import numpy as np
 from traxla import lax, numpy as jnp
 from traxla.autodiff import jvp
 from traxla.ir import dtypes
-from traxla.lax import linalg as lax_linalg
+from traxla.lax import linalg as lax_linalg, custom_linear_solve
 from traxla.numpy import linalg as jnp_linalg
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import promote_dtypes_inexact
 from traxla.scipy._linalg_util import asarray as _asarray, complex_dtype as _complex_dtype, vectorize as _vectorize
+from traxla.batching import vmap
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion",
            "convolution_matrix", "det", "dft", "eigh", "eigh_tridiagonal", "expm",
@@ -263,8 +264,6 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
 def _solve_impl(a, b, assume_a, lower):
     if assume_a != "pos":
         return jnp_linalg.solve(a, b)
-    from traxla.batching import vmap
-    from traxla.lax import custom_linear_solve
     a, b = promote_dtypes_inexact(_asarray(a), _asarray(b))
     lax_linalg._check_solve_shapes(a, b)
     factors = cho_factor(lax.stop_gradient(a), lower=lower)

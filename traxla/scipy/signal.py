@@ -13,8 +13,7 @@ import warnings
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.batching import vmap
 from traxla.ir import dtypes
 from traxla.ir.rules.fft import complex_dtype
@@ -219,7 +218,7 @@ def _triage_segments(window, nperseg, input_length, dtype):
             win = (jnp.array([1.0]) if nperseg_int == 1 else
                    jnp.sin(jnp.linspace(0, np.pi, nperseg_int, endpoint=False)) ** 2)
         else:
-            from scipy.signal import get_window
+            from scipy.signal import get_window  # optional: SciPy is an optional dependency
             win = get_window(window, nperseg_int)
         win = jnp.array(win, dtype=dtype)
     else:
@@ -530,7 +529,7 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
                jnp.sin(jnp.linspace(0, np.pi, nperseg_int, endpoint=False)) ** 2)
         win = win.astype(xdtype)
     elif isinstance(window, (str, tuple)):
-        from scipy.signal import get_window
+        from scipy.signal import get_window  # optional: SciPy is an optional dependency
         win = jnp.array(get_window(window, nperseg_int), dtype=xdtype)
     else:
         win = jnp.asarray(window)

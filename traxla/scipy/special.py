@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.nn import log_softmax as _nn_log_softmax, softmax as _nn_softmax

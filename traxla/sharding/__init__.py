@@ -12,6 +12,11 @@ from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec
 from traxla.runtime.backend import devices as _devices
 from traxla.runtime.placement import (HloPlacement, Mesh, NamedSharding, SingleDeviceSharding,
                                       _mesh_stack, _pop_mesh, _push_mesh, get_mesh)
+from traxla import tree_util
+import traxla.api as _api
+from traxla.ir.rules.collectives import reshard_p
+from traxla.tracer import EvalTrace, traces as trace_core
+from traxla.sharding.shard_map import _concrete_meshes
 
 P = PartitionSpec
 
@@ -85,18 +90,12 @@ def to_named(sharding_or_spec):
 def reshard(xs, out_shardings):
     """``xs`` (a pytree) laid out as ``out_shardings`` (a NamedSharding or a P on the
     current mesh, or a pytree prefix of them); under Explicit axes this changes the type."""
-    from traxla import tree_util
-    from traxla.api import device_put
-    from traxla.ir.rules.collectives import reshard_p
-    from traxla.tracer import EvalTrace
-    from traxla.tracer import traces as trace_core
 
     def one(leaf, sharding_or_spec):
         named = to_named(sharding_or_spec)
         if type(trace_core._state.trace) is EvalTrace:
-            return device_put(leaf, named)
+            return _api.device_put(leaf, named)
         ndim = len(leaf.shape)
-        from traxla.sharding.shard_map import _concrete_meshes
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
         return reshard_p.bind(leaf, dst_sharding=named.aval_sharding(ndim),
                               dst_spec=(named.mesh.abstract_mesh, named.full_spec(ndim)))

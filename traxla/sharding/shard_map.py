@@ -11,8 +11,10 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.thread_state import axis_env
 from traxla.primitives import aval_of
-from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer import traces as trace_core
+from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
+from traxla.sharding import get_mesh
+import traxla.api as _api
+from traxla.runtime.placement import NamedSharding
 
 
 _concrete_meshes: dict = {}
@@ -77,7 +79,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
 def _context_mesh(mesh):
     if mesh is not None:
         return mesh
-    from traxla.sharding import get_mesh
     mesh = get_mesh()
     if mesh is None:
         raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
@@ -127,10 +128,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
     if type(trace_core._state.trace) is EvalTrace:
-        from traxla.api import device_put, jit
-        from traxla.runtime.placement import NamedSharding
-        placed = [device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
-        return jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
+        return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh
     local = []

@@ -20,6 +20,7 @@ from traxla.ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p
 from traxla.tracer.staging import trace_to_jaxpr
 from traxla import primitives as prims
 from traxla.state.ref import numpy_api
+from traxla.tracer.interpret import eval_jaxpr
 
 
 class _Cell:
@@ -32,7 +33,7 @@ class _Cell:
 
 
 def _is_cell(x) -> bool:
-    from traxla.state.ref import Ref
+    from traxla.state.ref import Ref  # circular: traxla.state.ref imports traxla.state.discharge while it loads
     return type(x) is _Cell or type(x) is Ref  # a Ref object is its own cell
 
 
@@ -139,7 +140,7 @@ def _discharged_params(params):
 # -- the ref primitives ------------------------------------------------------------------
 
 def _index(tree, idx):
-    from traxla.state.ref import numpy_index
+    from traxla.state.ref import numpy_index  # circular: traxla.state.ref imports traxla.state.discharge while it loads
     return numpy_index(tree, [_literal_value(i) for i in idx])
 
 
@@ -269,7 +270,6 @@ def _while(eqn, invals):
                  if _is_cell(c)]
 
     def cond_fun(*args):  # the ref carries are not looked at by the condition
-        from traxla.tracer.interpret import eval_jaxpr
         return eval_jaxpr(cond, (), *args[:nc], *args[nc + n_refs:])
 
     cond_closed = trace_to_jaxpr(cond_fun, cond.in_avals[:nc] + ref_avals + cond.in_avals[nc:],

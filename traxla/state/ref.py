@@ -22,15 +22,18 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
-from traxla.tracer import Tracer
-from traxla.tracer import traces as trace_core
-from traxla.ir.jaxpr import subjaxprs
+from traxla.tracer import Tracer, traces as trace_core
+from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import jaxpr_has_refs
 from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
-from traxla import primitives as prims
+from traxla import primitives as prims, tree_util
+import traxla.api as _api
+from traxla.ir.dtypes import canonicalize
+from traxla.runtime import to_array
+from traxla.runtime.executable import Executable
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
@@ -236,8 +239,7 @@ def numpy_index(tree: RefIndexer, operands):
 
 
 def _index_aval(x):
-    from traxla.api import typeof
-    return typeof(x)
+    return _api.typeof(x)
 
 
 def get_aval(ref, idx) -> ShapedArray:
@@ -288,7 +290,6 @@ def new_ref(init_val, *, memory_space=None, kind=None):
 def empty_ref(ty, memory_space=None):
     """An uninitialised ref of type ``ty`` (``jax.empty_ref``); as in JAX, only inside a
     staged function (``jit``)."""
-    from traxla.ir.dtypes import canonicalize
     aval = ShapedArray(tuple(ty.shape), canonicalize(ty.dtype))
     if not _staging():
         raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
@@ -402,8 +403,6 @@ def call_with_refs(jitted, args, kwargs):
     """``jit(f)(ref, x)``: ``f`` runs staged with each ``Ref`` argument as a staged ref
     (``new_ref`` of its value, ``freeze`` at the end); the final values are written back
     into the ``Ref`` objects, so the caller sees the mutations as in JAX."""
-    from traxla import tree_util
-    from traxla.api import jit
     dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     is_ref = tuple(isinstance(x, Ref) for x in leaves)
@@ -422,7 +421,7 @@ def call_with_refs(jitted, args, kwargs):
             out = jitted.fun(*full_args, **full_kwargs)
             return out, [freeze(r) for r, m in zip(staged, is_ref) if m]
         with_refs.__name__ = jitted.name
-        wrapper = cache[key] = jit(with_refs)
+        wrapper = cache[key] = _api.jit(with_refs)
     values = [x._checked_value() if isinstance(x, Ref) else x for x in leaves]
     out, finals = wrapper(*values)
     for ref, value in zip(refs, finals):
@@ -482,7 +481,7 @@ def _bind_with_refs(prim, args, params):
             trace = trace_core.current_trace()
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
-            from traxla.state.discharge import discharge_call
+            from traxla.state.discharge import discharge_call  # circular: traxla.state.discharge imports traxla.state.ref while it loads
             return discharge_call(prim, args, params)
         else:
             ref = next(a for a in args if type(a) is Ref)
@@ -490,7 +489,7 @@ def _bind_with_refs(prim, args, params):
                             f"{ref.aval}; read its value with `ref[...]` first.")
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
-        from traxla.state.discharge import discharge_call
+        from traxla.state.discharge import discharge_call  # circular: traxla.state.discharge imports traxla.state.ref while it loads
         return discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
 
@@ -509,12 +508,8 @@ def closes_over_refs(closed) -> bool:
 def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
     """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
     arguments and results of the compiled program, written back after each call."""
-    from traxla import tree_util
-    from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-    from traxla.runtime import to_array
-    from traxla.runtime.executable import Executable
-    from traxla.stages import lower_program
-    from traxla.state.discharge import discharge
+    from traxla.stages import lower_program  # circular: traxla.stages imports traxla.state.ref while it loads
+    from traxla.state.discharge import discharge  # circular: traxla.state.discharge imports traxla.state.ref while it loads
     cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
     is_box = [type(c) is Ref for c in closed.consts]
     boxes = [c for c in closed.consts if type(c) is Ref]

@@ -14,6 +14,8 @@ from traxla.tracer import traces as core
 from traxla.tracer.traces import Trace, Tracer, user_source_info
 from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.ir.shape_poly import DimExpr
+from traxla.ir.rules.export import dim_as_value_p
+from traxla.ir.jaxpr_printer import pp_eqn_text
 
 
 _new = object.__new__
@@ -84,7 +86,6 @@ class DynamicJaxprTrace(Trace):
             # turned into an explicit operand by whoever called us.
             return self._new_const(x, x.aval)
         if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
-            from traxla.ir.rules.export import dim_as_value_p
             return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
@@ -182,7 +183,6 @@ class DynamicJaxprTrace(Trace):
             origin += ("This concrete value was not available in Python because it depends on "
                        f"the value{'s' if len(names) > 1 else ''} of the {what}.")
         elif roots:
-            from traxla.ir.jaxpr_printer import pp_eqn_text
             lines = [f"  operation {pp_eqn_text(e)}\n    from line {e.source_info}"
                      for e in roots[:5]]
             origin += ("This value became a tracer due to JAX operations on these lines:\n\n"

@@ -30,6 +30,7 @@ from traxla.autodiff.ad import (JVPTrace, JVPTracer, Zero, backward_pass, is_und
 from traxla.autodiff.rules._util import jvp_of_nonzero, split_jvp_outputs
 from traxla.autodiff.remat_policies import Offloadable, SaveableType, ensure_enum, nothing_saveable
 from traxla.autodiff.rules.control_flow import _dce_jaxpr, _dce_rules
+from traxla.ir.config import config
 
 
 def eval_with_source(jaxpr: Jaxpr, consts, args):
@@ -308,7 +309,6 @@ _CACHE_LIMIT = 1024
 
 
 def _remat_linearize(trace, primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
-    from traxla.ir.config import config
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = tuple(lax.aval_of(p) for p in primals)
     key = (id(jaxpr), nonzero, primal_avals, policy, config.enable_x64)
@@ -368,7 +368,6 @@ def _transposed_body(jaxpr: Jaxpr, linear, ct_avals, out_zeros):
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
-    from traxla.ir.config import config
     linear = tuple(is_undefined(a) for a in args)
     out_zeros = tuple(type(c) is Zero for c in cts)
     if all(out_zeros):

@@ -17,12 +17,13 @@ from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, 
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
 from traxla.autodiff.rules._util import jvp_of_nonzero, split_jvp_outputs
+from traxla.autodiff.rules.control_flow import dce_closed, _dce_consts
+from traxla.ir.config import config
 
 
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
     """JAX dead-code-eliminates the known jaxpr of a linearized jit, into the branches and
     bodies of its control flow (with every output and input kept)."""
-    from traxla.autodiff.rules.control_flow import dce_closed  # control flow registers after call
     n_in = len(closed.jaxpr.invars)
     return dce_closed(closed, [True] * len(closed.jaxpr.outvars), [True] * n_in)[0]
 
@@ -62,7 +63,6 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
     operand) and which output tangents are zero."""
     holder = {}
 
-    from traxla.autodiff.rules.control_flow import _dce_consts  # control flow registers after call
 
     def known(*args):
         outs, lin = linearize_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(args), "linearize",
@@ -94,7 +94,6 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
 
 
 def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
-    from traxla.ir.config import config
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = [lax.aval_of(p) for p in primals]
     key = (id(jaxpr), nonzero, tuple(primal_avals), config.enable_x64)
@@ -137,7 +136,6 @@ def _jit_transpose(cts, *args, jaxpr, name):
         return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
 
     avals = [lax.aval_of(r) for r in residuals] + ct_avals
-    from traxla.ir.config import config
     key = (id(jaxpr), tuple(linear), tuple(avals), config.enable_x64)
     hit = _transpose_cache.get(key)
     if hit is None or hit[0] is not jaxpr:

@@ -7,6 +7,7 @@ from traxla.ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_
                                     psum_scatter_p, reshard_p)
 from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import deflinear, defjvp_zero
+from traxla import lax
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
@@ -53,7 +54,6 @@ def _extremum_jvp(prim):
         out = prim.bind(x, **params)
         if type(t) is Zero:
             return out, t
-        from traxla import lax
         # the tangent of the lane(s) holding the extremum, averaged over ties
         mask = lax.convert_element_type(lax.eq(x, out), lax.dtype_of(t))
         count = psum_p.bind(mask, axes=params["axes"], axis_index_groups=None)

@@ -14,6 +14,7 @@ from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _conv
                                          _ones, _square, _twos, _zero, _zeros,
                                          def_bilinear_transpose, defjvp, defjvp2, defjvp_zero,
                                          deflinear2, maybe_broadcast, unbroadcast)
+from traxla.ir.avals import ShapedArray
 
 
 # -- elementwise: zero derivatives -----------------------------------------------------------------
@@ -221,7 +222,6 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type, sharding=None):
 
 
 def _float0_aval(aval):
-    from traxla.ir.avals import ShapedArray
     return ShapedArray(aval.shape, dtypes.float0, False)
 
 

@@ -14,6 +14,8 @@ from traxla.autodiff.rules._util import _aval, _const, _ones, _zeros, defjvp, de
 
 from traxla.ir.rules import indexing as _I  # noqa: E402
 from traxla.tracer import trace_to_jaxpr as _trace_to_jaxpr  # noqa: E402
+from traxla.ir.avals import ShapedArray
+from traxla.autodiff.custom import custom_jvp
 
 _GDN, _SDN, _Mode = _I.GatherDimensionNumbers, _I.ScatterDimensionNumbers, _I.GatherScatterMode
 _gather_p, _sort_p = _I.P["gather"], _I.P["sort"]
@@ -27,7 +29,6 @@ def _reduction_jaxpr(computation, dtype):
     dtype = np.dtype(dtype)
     key = (computation, dtype)
     if key not in _reduction_jaxprs:
-        from traxla.ir.avals import ShapedArray
         aval = ShapedArray((), dtype, False)
         closed = _trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
         _reduction_jaxprs[key] = (closed.jaxpr, tuple(closed.consts))
@@ -419,7 +420,6 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    from traxla.autodiff.custom import custom_jvp
     f = custom_jvp(_logaddexp_impl)
     f.__name__ = "logaddexp"
     f.defjvp(_logaddexp_jvp)

@@ -16,8 +16,12 @@ from traxla.ir.rules import linalg as L
 from traxla.lax import linalg as LL
 from traxla.lax.linalg import (_H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
                            _triu, symmetrize, triangular_solve)
-from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import (Zero, instantiate, is_undefined, jvp_rules, transpose_rules,
+                                zero_of, jvp as _jvp)
 from traxla.autodiff.rules._util import defjvp_zero
+from traxla.numpy import take_along_axis
+from traxla.lax.linalg import _lu_solve_impl as _lu_solve, _solve_linear
+from traxla.tracer.interpret import eval_jaxpr
 
 
 def _real_part(x):
@@ -130,7 +134,6 @@ transpose_rules[L.triangular_solve_p] = _triangular_solve_transpose
 
 def _take_rows(x, permutation):
     """``x[..., permutation, :]`` for batched ``x`` and ``permutation``."""
-    from traxla.numpy import take_along_axis
     return take_along_axis(x, lax.expand_dims(permutation, (len(lax.shape_of(permutation)),)),
                            axis=-2)
 
@@ -259,7 +262,6 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     q, r, *p = L.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
     extra_primal, extra_tangent = ([p[0]], [zero_of(p[0])]) if pivoting else ([], [])
     if pivoting:  # the columns of x in pivot order: x[..., p] = q r
-        from traxla.numpy import take_along_axis
         dx = take_along_axis(dx, lax.expand_dims(p[0], (len(lax.shape_of(p[0])) - 1,)), axis=-1)
     *batch, m, n = lax.shape_of(x)
     batch = tuple(batch)
@@ -279,7 +281,6 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         dq, dr = _thin_qr_jvp(q, r, dx)
         return [q, r] + extra_primal, [dq, dr] + extra_tangent
     # full matrices of a tall x (arXiv:2409.13374, eqs. 32-33, as JAX)
-    from traxla.lax.linalg import _lu_solve_impl as _lu_solve
     q_mn = lax.slice(q, z + (0, 0), batch + (m, n))
     r_nn = lax.slice(r, z + (0, 0), batch + (n, n))
     dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
@@ -308,7 +309,6 @@ jvp_rules[L.qr_p] = _qr_jvp
 def _eig_vec_jvp(w, v, da):
     """Nondegenerate perturbation theory with LAPACK's normalization of each eigenvector
     (unit 2-norm, real largest-magnitude component), as JAX's ``_eig_vec_jvp``."""
-    from traxla.lax.linalg import _solve_linear
     n = lax.shape_of(w)[-1]
     nd = len(lax.shape_of(v))
     eye_n = lax.broadcast(_eye(lax.dtype_of(w), (n, n)), lax.shape_of(w)[:-1])
@@ -344,7 +344,6 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     da = _as(instantiate(tangents[0]), lax.dtype_of(vr))
     if not (compute_left_eigenvectors or compute_right_eigenvectors):
         # dw_j = (V^{-1} dA V)_jj
-        from traxla.lax.linalg import _solve_linear  # linear in da, no custom rule inside
         dw = lax.reduce_sum(lax.mul(_solve_linear(vr, da), _T(vr)),
                             (len(lax.shape_of(vr)) - 1,))
         return [w], [dw]
@@ -435,8 +434,6 @@ del LL
 # -- custom_linear_solve: implicit differentiation through the user's solvers ---------------------
 
 def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
-    from traxla.tracer.interpret import eval_jaxpr
-    from traxla.autodiff.ad import jvp as _jvp
     kwargs = dict(const_lengths=const_lengths, jaxprs=jaxprs)
     x = L.custom_linear_solve_p.bind(*primals, **kwargs)
     params, _ = L.split_linear_solve_args(primals, const_lengths)

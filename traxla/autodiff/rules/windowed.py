@@ -15,6 +15,9 @@ from traxla.lax import windowed as lw
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import defjvp, deflinear2
+from traxla.ir.rules.conv import dilate_shape
+from traxla.batching import vmap
+from traxla.autodiff.rules.reduction import _reduce_jvp
 
 
 def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strides, padding,
@@ -35,7 +38,6 @@ def _vjp_lhs_padding_np(in_shape, window_dimensions, window_strides, out_shape, 
                         lhs_dilation, rhs_dilation):
     """JAX's ``_conv_general_vjp_lhs_padding`` keeping its NumPy integers (they print in
     the ``pad`` equation's params)."""
-    from traxla.ir.rules.conv import dilate_shape
     lhs_dilated = dilate_shape(in_shape, lhs_dilation)
     rhs_dilated = dilate_shape(window_dimensions, rhs_dilation)
     out_dilated = dilate_shape(out_shape, window_strides)
@@ -154,8 +156,6 @@ transpose_rules[W["select_and_gather_add"]] = _select_and_gather_add_transpose
 
 
 def _reduce_jvp_rule(primals, tangents, *, computation, jaxpr, dimensions):
-    from traxla.batching import vmap
-    from traxla.autodiff.rules.reduction import _reduce_jvp
     n = len(primals) // 2
     primal_xs, init_values = list(primals[:n]), list(primals[n:])
     tangent_xs, tangent_init = list(tangents[:n]), list(tangents[n:])

@@ -5,7 +5,8 @@ one refuses to be batched."""
 from __future__ import annotations
 
 from traxla import lax
-from traxla.ir.rules.callbacks import debug_callback_p, debug_print_p, io_callback_p, pure_callback_p
+from traxla.ir.rules.callbacks import (debug_callback_p, debug_print_p, io_callback_p,
+                                       pure_callback_p, check_p)
 from traxla.batching.batch_trace import moveaxis, register_batching
 from traxla.batching.rules._util import scan_lanes
 
@@ -70,7 +71,6 @@ register_batching(io_callback_p, _io_callback)
 def _check(size, vals, dims, **params):
     """An unfunctionalized ``check`` under vmap fails if any lane fails; the message shows
     the first failing lane's values."""
-    from traxla.ir.rules.callbacks import check_p
     pred, *payload = [moveaxis(x, d, 0) if d is not None else x for x, d in zip(vals, dims)]
     if dims[0] is None:
         lane, all_ok = 0, pred
@@ -84,7 +84,6 @@ def _check(size, vals, dims, **params):
 
 
 def _register_check():
-    from traxla.ir.rules.callbacks import check_p
     register_batching(check_p, _check)
 
 

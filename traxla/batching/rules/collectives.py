@@ -48,7 +48,6 @@ register_batching(shard_map_p, _shard_map)
 
 
 def _reshard(size, vals, dims, *, dst_sharding, dst_spec):
-    from traxla.ir.rules.collectives import reshard_p
     x = bdim_at_front(vals[0], dims[0], size)
     mesh, spec = dst_spec
     sharding = None if dst_sharding is None else dst_sharding.with_spec((None,) + tuple(dst_sharding.spec))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.rules import linalg as L
-from traxla.batching.batch_trace import bdim_at_front, moveaxis, register_batching
+from traxla.batching.batch_trace import bdim_at_front, moveaxis, register_batching, batch_jaxpr
 
 
 def _expand_dims_batcher(prim):
@@ -64,7 +64,6 @@ def _custom_linear_solve(size, vals, dims, *, const_lengths, jaxprs):
     """JAX's fixed point: which right-hand sides and solutions must be batched so that the
     four functions agree; each jaxpr batched once per (jaxpr, batched inputs, forced
     outputs), so that functions that were one jaxpr stay one (and print as one)."""
-    from traxla.batching.batch_trace import batch_jaxpr
     memo: dict = {}
 
     def batch(jaxpr, in_bat, instantiate):

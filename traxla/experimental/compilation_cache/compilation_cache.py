@@ -1,6 +1,7 @@
 """``jax.experimental.compilation_cache.compilation_cache``: ``set_cache_dir`` and
 ``reset_cache`` over traxla's persistent cache (``traxla/runtime/compilation_cache.py``)."""
 from traxla.runtime.compilation_cache import reset_stats, set_cache_dir  # noqa: F401
+from traxla.runtime.compilation_cache import cache_dir
 
 
 def reset_cache() -> None:
@@ -10,5 +11,4 @@ def reset_cache() -> None:
 
 
 def is_initialized() -> bool:
-    from traxla.runtime.compilation_cache import cache_dir
     return cache_dir() is not None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from traxla.ir.effects import (NO_EFFECTS, Effect, debug_effect, def_effects, io_effect, ordered_debug_effect,
                        ordered_io_effect)
 from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir import dtypes
+from traxla.ir.sharding_rules import register_sharding
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
 debug_print_p = Primitive("debug_print", multiple_results=True)
@@ -23,7 +25,6 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 def _host_avals(name, avals):
     """Operands and results cross to the host as NumPy arrays: no extended dtypes."""
-    from traxla.ir import dtypes
     for aval in avals:
         if dtypes.is_extended(aval.dtype):
             raise TypeError(f"{name}: a value of type {aval.str_short()} (an extended dtype such "
@@ -95,7 +96,6 @@ def _replicated_results(in_avals, outs, **params):
 
 
 def _register_sharding_rules():
-    from traxla.ir.sharding_rules import register_sharding
     for prim in (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p, check_p):
         register_sharding(prim, _replicated_results)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_typing
 from traxla.ir.shape_poly import evaluate_shape, is_constant_shape, is_symbolic, solve_dim_vars
+from traxla.ir import dtypes
 
 call_exported_p = Primitive("call_exported", multiple_results=True)
 
@@ -54,7 +55,6 @@ dim_as_value_p = Primitive("dim_as_value")
 
 
 def _dim_as_value_typing(*, dim):
-    from traxla.ir import dtypes
     return ShapedArray((), dtypes.canonicalize(dtypes.int64), weak_type=True)
 
 

@@ -12,6 +12,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_typing
 from traxla.ir.sharding_rules import register_sharding, spec_of
 from traxla.ir.rules._util import FLOAT, FLOAT_COMPLEX, check_dtype, check_same_dtypes
+from traxla.errors import ShardingTypeError
 
 P: dict[str, Primitive] = {}
 
@@ -100,7 +101,6 @@ def _sharding_rule(name, ranks):
     """JAX's ``linalg_sharding_rule``: batch dims may be sharded (alike in every operand), the
     matrix dims may not; results are sharded as the batch dims."""
     def rule(in_avals, out_avals, **params):
-        from traxla.errors import ShardingTypeError
         batch_specs = []
         for i, (rank, aval) in enumerate(zip(ranks, in_avals)):
             spec = spec_of(aval)

@@ -16,7 +16,7 @@ import numpy as np
 
 from traxla.ir import doc_layout as pp
 from traxla.ir.avals import ShapedArray
-from traxla.ir.jaxpr import Literal
+from traxla.ir.jaxpr import Literal, eqns_with_subjaxprs, subjaxprs
 from traxla.ir.effects import Effect, def_effects
 from traxla.ir.primitive import Primitive, def_typing, pp_eqn_rules
 from traxla.ir.jaxpr_printer import pp_vars
@@ -269,7 +269,6 @@ pp_eqn_rules[addupdate_p] = _pp_addupdate
 def jaxpr_has_refs(jaxpr) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
     pass must rewrite before lowering or a transformation sees it."""
-    from traxla.ir.jaxpr import eqns_with_subjaxprs, subjaxprs
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]

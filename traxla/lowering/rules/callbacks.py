@@ -15,6 +15,9 @@ import threading
 
 import numpy as np
 
+import copy
+import logging
+
 from traxla.errors import CallbackError
 from traxla.ir import dtypes
 from traxla.ir.avals import physical_aval
@@ -217,8 +220,6 @@ class DebugPrintFormatter:
         else:
             msg = " ".join((self.fmt, *(str(a) for a in args)))
         if self.logging_record is not None:
-            import copy
-            import logging
             record = copy.copy(self.logging_record)
             record.msg = msg
             logging.getLogger("traxla").handle(record)

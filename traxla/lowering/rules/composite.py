@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir.rules.composite import composite_p
-from traxla.lowering.mlir import aval_type, hlo, ir
+from traxla.lowering.mlir import aval_type, hlo, ir, element_type
 from traxla.lowering.registry import register_lowering
 
 
@@ -18,7 +18,6 @@ def _attribute(value):
     if isinstance(value, str):
         return ir.StringAttr.get(value)
     if isinstance(value, np.ndarray):
-        from traxla.lowering.mlir import element_type
         return ir.DenseElementsAttr.get(np.ascontiguousarray(value),
                                         type=element_type(value.dtype), shape=value.shape)
     if isinstance(value, (tuple, list)):

@@ -10,6 +10,7 @@ import numpy as np
 from traxla.ir.rules.export import call_exported_p, dim_as_value_p
 from traxla.lowering.mlir import aval_type, constant, context, func, hlo, ir
 from traxla.lowering.registry import custom_call_libraries, register_lowering
+from traxla.lowering.dynamic_shapes import dim_value
 
 USES_SHAPE_POLYMORPHISM = "jax.uses_shape_polymorphism"
 
@@ -97,7 +98,6 @@ register_lowering(call_exported_p, _call_exported)
 
 
 def _dim_as_value(ctx, *, dim):
-    from traxla.lowering.dynamic_shapes import dim_value
     return _convert(dim_value(dim), aval_type(ctx.aval_out))
 
 

@@ -26,8 +26,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray, physical_aval
-from traxla.ir.rules import random as R
-from traxla.ir.rules import shape as S
+from traxla.ir.rules import random as R, shape as S
 from traxla.ir.rules.elementwise import select_n_p
 from traxla.lowering.mlir import constant, hlo, tensor_type
 from traxla.lowering.registry import RuleContext, inline_ops, lowering_rules, register_lowering

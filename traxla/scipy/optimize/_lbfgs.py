@@ -8,10 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from traxla import autodiff as api
+from traxla import autodiff as api, lax, numpy as jnp
 from traxla.ir import dtypes
-from traxla import lax
-from traxla import numpy as jnp
 from traxla.scipy.optimize._norm import jnp_linalg
 from traxla.scipy.optimize.line_search import line_search
 

@@ -6,10 +6,8 @@ from typing import NamedTuple
 from collections.abc import Callable
 from functools import partial
 
-from traxla import autodiff as api
+from traxla import autodiff as api, lax, numpy as jnp
 from traxla.ir import dtypes
-from traxla import lax
-from traxla import numpy as jnp
 from traxla.numpy._promotion import promote_dtypes_inexact
 
 

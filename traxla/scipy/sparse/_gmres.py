@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import operator
 
-from traxla import dtypes, lax
-from traxla import numpy as jnp
+from traxla import dtypes, lax, numpy as jnp
 from traxla.scipy import linalg as jsp_linalg
 from traxla.tree_util import tree_leaves, tree_map, tree_reduce
 from traxla.scipy.sparse._tree_ops import _add, _dot, _einsum, _norm, _sub

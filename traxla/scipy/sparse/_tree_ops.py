@@ -7,8 +7,7 @@ from functools import partial
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.numpy import _einsum as jnp_einsum
 from traxla.runtime import Array
 from traxla.tracer import Tracer

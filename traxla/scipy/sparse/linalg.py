@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from traxla import dtypes, lax
-from traxla import numpy as jnp
+from traxla import dtypes, lax, numpy as jnp
 from traxla.api import device_put
 from traxla.tree_util import tree_leaves, tree_map, tree_structure
 from traxla.scipy.sparse._gmres import _gmres_batched, _gmres_incremental, _gmres_solve

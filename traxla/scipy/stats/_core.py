@@ -11,8 +11,7 @@ import numpy as np
 from traxla.api import jit
 from traxla.batching.batch_trace import vmap
 from traxla.ir import dtypes
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.numpy._promotion import check_arraylike, promote_args_inexact_arrays as promote_args_inexact
 
 

@@ -9,12 +9,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
-from traxla import random
+from traxla import lax, numpy as jnp, random, dtypes
 from traxla.api import jit
 from traxla.batching.batch_trace import vmap
-from traxla import dtypes
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_inexact
 from traxla.tree_util import register_pytree_node_class
 from traxla.scipy import linalg, special

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
+from traxla import lax, numpy as jnp
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact  # noqa: F401
 
 
@@ -27,7 +27,6 @@ def in_open_unit_interval(p):
 
 def select(condlist, choicelist, default=0):
     """``jnp.select``: the first matching choice (``traxla.numpy.select`` when it exists)."""
-    from traxla import numpy as jnp
     fn = getattr(jnp, "select", None)
     if fn is not None:
         return fn(condlist, choicelist, default)

@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import lax
-from traxla.scipy.stats._util import _lax_const
+from traxla.scipy.stats._util import _lax_const, promote_args_inexact
 from traxla.numpy import arctan
-from traxla.scipy.stats._util import promote_args_inexact
 
 
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.scipy.stats._util import _lax_const
 from traxla.numpy._promotion import promote_dtypes_inexact
 from traxla.scipy.special import gammaln, xlogy

@@ -1,10 +1,8 @@
 """``traxla.scipy.stats.logistic``, as ``jax.scipy.stats.logistic`` computes it."""
 from __future__ import annotations
 
-from traxla import lax
-from traxla import numpy as jnp
-from traxla.scipy.stats._util import _lax_const
-from traxla.scipy.stats._util import promote_args_inexact
+from traxla import lax, numpy as jnp
+from traxla.scipy.stats._util import _lax_const, promote_args_inexact
 from traxla.scipy.special import expit, logit
 
 

@@ -7,8 +7,7 @@ from functools import partial
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.numpy._promotion import promote_dtypes_inexact
 
 

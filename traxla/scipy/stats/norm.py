@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact
 from traxla.scipy import special
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.api import jit
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.scipy.stats._util import _lax_const, broadcast_shapes as _broadcast_shapes
 from traxla.numpy._promotion import promote_args_inexact_arrays as promote_args_inexact, promote_dtypes_inexact, ensure_arraylike
 from traxla.scipy.special import xlogy, entr, gammaln, gammaincc

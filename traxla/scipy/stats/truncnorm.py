@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.api import jit
-from traxla import lax
-from traxla import numpy as jnp
+from traxla import lax, numpy as jnp
 from traxla.scipy.stats._util import promote_args_inexact, select as _select
 from traxla.scipy.stats import norm
 from traxla.scipy.special import logsumexp, log_ndtr, ndtr

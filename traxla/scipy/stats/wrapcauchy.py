@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla import lax
-from traxla import numpy as jnp
-from traxla.scipy.stats._util import _lax_const
-from traxla.scipy.stats._util import promote_args_inexact
+from traxla import lax, numpy as jnp
+from traxla.scipy.stats._util import _lax_const, promote_args_inexact
 
 
 def logpdf(x: ArrayLike, c: ArrayLike) -> Array:
