@@ -44,13 +44,13 @@ COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multipl
 
 
 def _reduce(op_name, init):
-    init_constants = {}  # dtype -> the init constant's result types and attributes
-
     def rule(ctx, x, *, axes, out_sharding=None):
         dtype = ctx.avals_in[0].dtype
-        parts = init_constants.get(dtype)
+        init_constants = rule_cache("reduce_init")  # (op, dtype) -> the init constant's parts
+        parts = init_constants.get((op_name, dtype))
         if parts is None:
-            parts = init_constants[dtype] = constant_parts(np.array(init(dtype)).astype(dtype))
+            parts = init_constants[(op_name, dtype)] = constant_parts(
+                np.array(init(dtype)).astype(dtype))
         init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
         red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
                         i64_array_attrs("dimensions", axes), regions=1)
