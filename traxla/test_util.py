@@ -84,7 +84,7 @@ def check_close(xs, ys, atol=None, rtol=None, err_msg=""):
 def _check_dtypes_match(xs, ys):
     def check(x, y):
         dx, dy = _dtype(x), _dtype(y)
-        if not _d._x64[0]:
+        if not _d._flags.enable_x64:
             dx, dy = _d.canonicalize(np.dtype(dx)), _d.canonicalize(np.dtype(dy))
         assert dx == dy, f"dtypes differ: {dx} vs {dy}"
     tree_util.tree_map(check, xs, ys)

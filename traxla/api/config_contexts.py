@@ -15,7 +15,7 @@ _MISSING = object()
 
 class _FlagState:
     """A config flag as JAX's top-level ``State``: ``with flag(value):`` sets it for
-    the block; ``flag.value`` reads it."""
+    the block, in this thread only (as JAX); ``flag.value`` reads this thread's value."""
 
     def __init__(self, name: str, validate=None, doc: str = "", default=None):
         self._name = name
@@ -31,7 +31,7 @@ class _FlagState:
     def _context(self, new_val):
         if self._validate is not None:
             new_val = self._validate(new_val)
-        with config.flag(self._name, new_val):
+        with config.thread_local(self._name, new_val):
             yield
 
     def __call__(self, new_val=_MISSING):

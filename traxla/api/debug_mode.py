@@ -8,29 +8,21 @@ import contextlib
 from traxla.ir.config import config
 from traxla.runtime import debug_checks
 
-# [disable_jit], mirrored from the config for the call path
-flags = [bool(config.read("disable_jit"))]
-
-
-def _on_update(name, value):
-    if name == "disable_jit":
-        flags[0] = bool(value)
-
-
-config.on_update(_on_update)
+# the calling thread's flags (``with disable_jit():`` is per thread), read on the call path
+flags = config.current
 log_compile = debug_checks.log_compile
 
 
 def slow_path_only() -> bool:
     """True while a switch needs every jitted call to take the checked (slow) path."""
-    return flags[0] or debug_checks.enabled()
+    return flags.disable_jit or debug_checks.enabled()
 
 
 @contextlib.contextmanager
 def disable_jit(disable: bool = True):
     """Within the block, jitted functions run as plain Python, op by op (``jax.disable_jit``):
     prints and Python control flow see concrete values."""
-    with config.flag("disable_jit", disable):
+    with config.thread_local("disable_jit", disable):
         yield
 
 

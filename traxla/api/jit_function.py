@@ -45,6 +45,12 @@ from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
                                      broadcast_prefix_leaves)
 
+# The calling thread's flags: a ``with`` block (enable_x64, debug_nans, disable_jit...) sets
+# them for its thread only. The hit paths (``_fast``, ``_tree_fast``: keyed by argument types
+# alone) hold programs made under the global flags, so a thread inside a block bypasses them
+# and never adds to them; the executable cache's keys carry the trace context.
+_flags = config.current
+
 _new_object = object.__new__
 
 
@@ -88,7 +94,8 @@ class JitFunction(Wrapped):
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not kwargs and self._plain and type(_trace_state.trace) is EvalTrace:
+        if (not kwargs and self._plain and type(_trace_state.trace) is EvalTrace
+                and not _flags.local_blocks):
             if self._epoch != _config_epoch[0]:
                 self._forget_fast_paths()
             # Only default-device Arrays take these paths; anything else (a placed Array,
@@ -145,7 +152,7 @@ class JitFunction(Wrapped):
         self._epoch = _config_epoch[0]
 
     def _call_slow(self, args, kwargs):
-        if debug_mode.flags[0]:  # disable_jit(): plain Python
+        if _flags.disable_jit:  # disable_jit(): plain Python
             return self.fun(*args, **kwargs)
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -170,7 +177,7 @@ class JitFunction(Wrapped):
             if entry is None:
                 fast = (self._plain and not kwargs and len(args) == len(arrays)
                         and all(type(a) is Array for a in args)
-                        and not debug_mode.slow_path_only())
+                        and not debug_mode.slow_path_only() and not _flags.local_blocks)
                 entry = self._compiled.get_or_create(
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
@@ -180,10 +187,10 @@ class JitFunction(Wrapped):
                                                    key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and type(entry) is _Entry and not debug_mode.slow_path_only()
-                    and all(type(a) is Array for a in leaves)):
+                    and not _flags.local_blocks and all(type(a) is Array for a in leaves)):
                 self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
             outs = entry.execute(arrays)
-            if debug_checks.flags[0] or debug_checks.flags[1]:
+            if _flags.debug_nans or _flags.debug_infs:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
                                            arrays, outs)
             return tree_util.tree_unflatten(entry.out_tree, outs)

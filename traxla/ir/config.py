@@ -1,4 +1,10 @@
-"""Process-wide configuration flags.
+"""Configuration flags: global values, and per-thread values for ``with`` blocks.
+
+As in JAX, ``config.update(name, value)`` sets a flag for every thread, while the context
+managers (``with enable_x64():``, ``debug_nans``, ``disable_jit``... built on
+``config.thread_local``) set it for the calling thread only, so a block in one thread never
+changes what another traces or runs. ``config.current`` is the calling thread's view (read
+on hot paths: ``config.current.enable_x64``).
 
 Lives in ``ir/`` because dtype canonicalization (the x64 switch) is part of the
 type system; ``traxla.config`` re-exports it.
@@ -7,6 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+
+_UNSET = object()
+
+
+class _FlagValues(threading.local):
+    """A thread's view of the flags: the class attributes (of one subclass per ``Config``)
+    hold the global values; a ``with`` block sets an instance attribute, which only its
+    thread sees. ``local_blocks`` counts this thread's open blocks (hot paths that serve
+    cached programs by argument types alone step aside while it is nonzero)."""
+
+    local_blocks = 0
 
 
 class Config:
@@ -59,40 +77,72 @@ class Config:
         if platforms:
             self._values["platforms"] = platforms
         self._listeners = []
+        self._globals = type("FlagValues", (_FlagValues,), dict(self._values))
+        self.current = self._globals()  # the calling thread's values
 
-    def update(self, name: str, value):
+    def _known(self, name: str) -> str:
         name = name[4:] if name.startswith("jax_") else name
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
+        return name
+
+    def update(self, name: str, value):
+        """Sets ``name`` for every thread (a thread inside a ``thread_local`` block of it
+        keeps its block's value until the block ends), as ``jax.config.update``."""
+        name = self._known(name)
         for listener in self._listeners:
             listener(name, value)
         self._values[name] = value
+        setattr(self._globals, name, value)
 
     def read(self, name: str):
-        return self._values[name]
+        """The value the calling thread sees."""
+        try:
+            return getattr(self.current, name)
+        except AttributeError:
+            raise KeyError(name) from None
 
     def on_update(self, listener):
-        """Registers ``listener(name, value)``, called before a flag changes."""
+        """Registers ``listener(name, value)``, called before a flag's global value changes."""
         self._listeners.append(listener)
 
     @property
     def enable_x64(self) -> bool:
-        return self._values["enable_x64"]
+        return self.current.enable_x64
 
     @contextlib.contextmanager
     def flag(self, name: str, value):
-        old = self.read(name)
+        """Sets ``name`` globally for the block (``update``, then the old value back)."""
+        old = self._values[self._known(name)]
         self.update(name, value)
         try:
             yield
         finally:
             self.update(name, old)
 
+    @contextlib.contextmanager
+    def thread_local(self, name: str, value):
+        """Sets ``name`` for the calling thread only, for the block (JAX's config context
+        managers: ``with enable_x64():``)."""
+        name = self._known(name)
+        current = self.current
+        saved = current.__dict__.get(name, _UNSET)
+        setattr(current, name, value)
+        current.local_blocks += 1
+        try:
+            yield
+        finally:
+            current.local_blocks -= 1
+            if saved is _UNSET:
+                delattr(current, name)
+            else:
+                setattr(current, name, saved)
+
     def __getattr__(self, name):
         values = self.__dict__.get("_values", {})
         key = name[4:] if name.startswith("jax_") else name
         if key in values:
-            return values[key]
+            return getattr(self.__dict__["current"], key)
         raise AttributeError(name)
 
 

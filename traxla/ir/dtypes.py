@@ -78,9 +78,8 @@ def iinfo(dtype):
 
 
 # --- canonicalization ------------------------------------------------------
-# The x64 flag, mirrored here because every traced operation reads it.
-_x64 = [config.enable_x64]
-config.on_update(lambda name, value: _x64.__setitem__(0, bool(value)) if name == "enable_x64" else None)
+# The calling thread's flags (x64, dtype promotion): every traced operation reads them.
+_flags = config.current
 
 _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
@@ -90,7 +89,7 @@ _canonical: dict = {}
 
 def canonicalize(dtype) -> np.dtype:
     """The dtype a request for ``dtype`` yields under the current x64 flag."""
-    key = (dtype, _x64[0])
+    key = (dtype, _flags.enable_x64)
     try:
         return _canonical[key]
     except (KeyError, TypeError):
@@ -98,7 +97,7 @@ def canonicalize(dtype) -> np.dtype:
     if isinstance(dtype, ExtendedDType):
         return dtype
     out = np.dtype(dtype)
-    if not _x64[0]:
+    if not _flags.enable_x64:
         out = _NARROW.get(out, out)
     try:
         _canonical[key] = out
@@ -108,19 +107,19 @@ def canonicalize(dtype) -> np.dtype:
 
 
 def default_int() -> np.dtype:
-    return int64 if _x64[0] else int32
+    return int64 if _flags.enable_x64 else int32
 
 
 def default_uint() -> np.dtype:
-    return uint64 if _x64[0] else uint32
+    return uint64 if _flags.enable_x64 else uint32
 
 
 def default_float() -> np.dtype:
-    return float64 if _x64[0] else float32
+    return float64 if _flags.enable_x64 else float32
 
 
 def default_complex() -> np.dtype:
-    return complex128 if _x64[0] else complex64
+    return complex128 if _flags.enable_x64 else complex64
 
 
 def to_dtype(dtype_like) -> np.dtype:
@@ -219,9 +218,6 @@ _STRICT_UB[_C] = frozenset([_C, complex64, complex128])
 _STRICT_UB[_F] = _STRICT_UB[_C] | {_F, float16, bfloat16, float32, float64, *SMALL_FLOATS}
 _STRICT_UB[_I] = _STRICT_UB[_F] | {_I, int8, int16, int32, int64, uint8, uint16, uint32, uint64}
 
-_promotion = ["standard"]
-config.on_update(lambda name, value: _promotion.__setitem__(0, value)
-                 if name == "numpy_dtype_promotion" else None)
 
 
 def _node(dtype, weak: bool):
@@ -259,7 +255,7 @@ def _node_name(node) -> str:
 
 def result_type_of(*typed) -> tuple[np.dtype, bool]:
     """``(dtype, weak_type)`` that JAX's lattice gives for ``(dtype, weak)`` pairs."""
-    key = (typed, _x64[0], _promotion[0])
+    key = (typed, _flags.enable_x64, _flags.numpy_dtype_promotion)
     try:
         return _result_cache[key]
     except (KeyError, TypeError):
@@ -284,7 +280,7 @@ def _result_type_of(typed):
         raise TypeError(f"operation does not accept dtypes {names}: {extended[0]} values (typed "
                         "PRNG keys) support no arithmetic; use traxla.random.key_data for raw bits.")
     nodes = tuple(dict.fromkeys(_node(canonicalize(d), w) for d, w in typed))
-    node = nodes[0] if len(nodes) == 1 else _lub(nodes, _promotion[0])
+    node = nodes[0] if len(nodes) == 1 else _lub(nodes, _flags.numpy_dtype_promotion)
     if node == _I:
         return default_int(), True
     if node == _F:

@@ -1,4 +1,4 @@
-"""The MLIR context and the small vocabulary every lowering rule uses:
+"""The MLIR context (one per thread) and the small vocabulary every lowering rule uses:
 types of avals, constants, and broadcasting of operands.
 
 All use of jaxlib's MLIR Python bindings is confined to ``lowering/``; the one
@@ -16,26 +16,64 @@ from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401
 from traxla.ir import dtypes
 from traxla.ir.shape_poly import DimExpr
 
-_lock = threading.Lock()
-_context = None
+
+class _ThreadMLIR(threading.local):
+    """This thread's MLIR context and the MLIR objects built in it, reused by every module
+    the thread lowers. One per thread, not per process: MLIR's objects are not safe to
+    create from two threads in one context, and XLA compiles a module inside its context
+    with the GIL released (a shared context crashed under threads: issues #27, #33)."""
+
+    def __init__(self):
+        self.context = None
+        self.types: dict = {}             # dtype or (shape, dtype) -> ir.Type
+        self.scalar_constants: dict = {}  # (dtype, bytes) -> a scalar constant's parts
+        self.broadcasts: dict = {}        # (from shape, to shape, dtype) -> broadcast parts
+        self.i64_arrays: dict = {}        # (name, values) -> {name: array<i64: values>}
+        self.rule_caches: dict = {}       # name -> a rule's dict of reusable attributes
+
+
+_thread = _ThreadMLIR()
 
 
 def context() -> ir.Context:
-    """One context for the process: creating one costs milliseconds, reusing is free."""
-    global _context
-    if _context is None:
-        with _lock:
-            if _context is None:
-                registry = ir.DialectRegistry()
-                _jax_mlir_ext.register_dialects(registry)
-                ctx = ir.Context()
-                ctx.append_dialect_registry(registry)
-                ctx.load_all_available_dialects()
-                chlo.register_dialect(ctx)
-                hlo.register_dialect(ctx)
-                sdy.register_dialect(ctx)
-                _context = ctx
-    return _context
+    """This thread's context: creating one costs milliseconds, reusing it is free."""
+    ctx = _thread.context
+    if ctx is None:
+        ctx = _thread.context = _new_context()
+    return ctx
+
+
+def _new_context() -> ir.Context:
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    chlo.register_dialect(ctx)
+    hlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)
+    return ctx
+
+
+def owned_by_this_thread(module) -> bool:
+    """Whether ``module`` lives in this thread's context (so that only this thread, which
+    is then busy compiling it, can touch that context)."""
+    return getattr(module, "context", None) is _thread.context  # text or bytecode: no
+
+
+def type_cache() -> dict:
+    """This thread's types by dtype and by (shape, dtype) (the emission loop's lookups)."""
+    return _thread.types
+
+
+def rule_cache(name: str) -> dict:
+    """A lowering rule's dict ``name`` of MLIR objects (attributes) for this thread's
+    context: MLIR objects built in one context must not go into another's modules."""
+    caches = _thread.rule_caches
+    cache = caches.get(name)
+    if cache is None:
+        cache = caches[name] = {}
+    return cache
 
 
 _ELEMENT_TYPES = {
@@ -58,37 +96,39 @@ _ELEMENT_TYPES = {
     dtypes.complex64: lambda: ir.ComplexType.get(ir.F32Type.get()),
     dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
 }
-_type_cache: dict = {}
 # ``Operation.create``: an op from its name, result types, operands, attributes and number
 # of regions, none inferred (see ``op_result``)
 create_op = _create = ir.Operation.create
 
 
 def element_type(dtype) -> ir.Type:
-    t = _type_cache.get(dtype)
+    types = _thread.types
+    t = types.get(dtype)
     if t is None:
-        t = _type_cache[dtype] = _ELEMENT_TYPES[np.dtype(dtype)]()
+        t = types[dtype] = _ELEMENT_TYPES[np.dtype(dtype)]()
     return t
 
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
     key = (tuple(shape), dtype)
-    t = _type_cache.get(key)
+    types = _thread.types
+    t = types.get(key)
     if t is None:
         dims = [ir.ShapedType.get_dynamic_size() if isinstance(d, DimExpr) else d
                 for d in shape]  # an export's symbolic dimension is a dynamic one
-        t = _type_cache[key] = ir.RankedTensorType.get(dims, element_type(dtype))
+        t = types[key] = ir.RankedTensorType.get(dims, element_type(dtype))
     return t
 
 
 def aval_type(aval) -> ir.RankedTensorType:
     dtype = aval.dtype
-    t = _type_cache.get((aval.shape, dtype))  # hit: a plain array of a shape seen before
+    types = _thread.types
+    t = types.get((aval.shape, dtype))  # hit: a plain array of a shape seen before
     if t is not None:
         return t
     if isinstance(dtype, dtypes.ExtendedDType):  # stored as its physical array
         t = tensor_type(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype)
-        _type_cache[(tuple(aval.shape), dtype)] = t
+        types[(tuple(aval.shape), dtype)] = t
         return t
     return tensor_type(aval.shape, dtype)
 
@@ -101,16 +141,15 @@ def constant(value, dtype=None) -> ir.Value:
         result_type, attrs = constant_parts(x)
     else:  # a scalar (literal, init value, bound): the same few recur in every program
         key = (x.dtype, x.tobytes())
-        parts = _scalar_constants.get(key)
+        scalar_constants = _thread.scalar_constants
+        parts = scalar_constants.get(key)
         if parts is None:
-            if len(_scalar_constants) > 4096:
-                _scalar_constants.clear()
-            parts = _scalar_constants[key] = constant_parts(x)
+            if len(scalar_constants) > 4096:
+                scalar_constants.clear()
+            parts = scalar_constants[key] = constant_parts(x)
         result_type, attrs = parts
     return _create("stablehlo.constant", result_type, (), attrs).result
 
-
-_scalar_constants: dict = {}  # (dtype, bytes) -> a scalar constant's type and attributes
 
 
 def constant_parts(x: np.ndarray):
@@ -127,7 +166,8 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
     if from_shape == to_shape:
         return value
     key = (from_shape, tuple(to_shape), from_aval.dtype)
-    parts = _broadcasts.get(key)
+    broadcasts = _thread.broadcasts
+    parts = broadcasts.get(key)
     if parts is None:
         if from_shape == key[1]:
             return value
@@ -137,14 +177,11 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
             from traxla.lowering.dynamic_shapes import broadcast_in_dim  # circular: traxla.lowering.dynamic_shapes imports traxla.lowering.mlir while it loads
             return broadcast_in_dim(result_type, value, dims, to_shape)
-        if len(_broadcasts) > 4096:
-            _broadcasts.clear()
-        parts = _broadcasts[key] = ((result_type,), {"broadcast_dimensions": i64_array(dims)})
+        if len(broadcasts) > 4096:
+            broadcasts.clear()
+        parts = broadcasts[key] = ((result_type,), {"broadcast_dimensions": i64_array(dims)})
     return _create("stablehlo.broadcast_in_dim", parts[0], (value,), parts[1]).result
 
-
-# (from shape, to shape, dtype) -> the static broadcast_in_dim's result types and attributes
-_broadcasts: dict = {}
 
 
 def op_result(name: str, result_type, operands, attributes=None) -> ir.Value:
@@ -160,18 +197,16 @@ def i64_array(values) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 
 
-_i64_arrays: dict = {}  # (name, values) -> {name: array<i64: values>}
-
-
 def i64_array_attrs(name: str, values) -> dict:
     """``{name: array<i64: values>}``, one per distinct value (``values`` hashable)."""
+    i64_arrays = _thread.i64_arrays
     try:
-        attrs = _i64_arrays.get((name, values))
+        attrs = i64_arrays.get((name, values))
     except TypeError:  # a list
         values = tuple(values)
-        attrs = _i64_arrays.get((name, values))
+        attrs = i64_arrays.get((name, values))
     if attrs is None:
-        if len(_i64_arrays) > 4096:
-            _i64_arrays.clear()
-        attrs = _i64_arrays[(name, values)] = {name: i64_array(values)}
+        if len(i64_arrays) > 4096:
+            i64_arrays.clear()
+        attrs = i64_arrays[(name, values)] = {name: i64_array(values)}
     return attrs

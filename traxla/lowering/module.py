@@ -10,8 +10,8 @@ from traxla.errors import LoweringError
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Literal
 from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
-from traxla.lowering.mlir import (_type_cache, aval_type, broadcast_to, constant, context, create_op, func, hlo,
-                   ir, sdy)
+from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
+                                  ir, sdy, type_cache as thread_type_cache)
 from traxla.lowering.dynamic_shapes import dim_values
 from traxla.lowering.registry import RuleContext, inline_ops, lowering_rules
 
@@ -219,7 +219,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         return env[x]
 
     rules = lowering_rules
-    type_cache = _type_cache
+    type_cache = thread_type_cache()
     locations = builder._locations
     for eqn in jaxpr.eqns:
         prim = eqn.primitive

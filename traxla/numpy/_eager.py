@@ -19,9 +19,7 @@ import math
 import numpy as np
 
 from traxla.api import _config_epoch, jit
-from traxla.api.debug_mode import flags as _jit_flags
 from traxla.ir.config import config
-from traxla.runtime.debug_checks import flags as _check_flags
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.runtime import Array
@@ -30,6 +28,11 @@ from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
+
+# The calling thread's flags. Inside a ``with`` block of any flag (x64, disable_jit, debug
+# checks...: per thread) the fast path steps aside: its programs and scalars are keyed by
+# argument types alone, made under the global flags.
+_flags = config.current
 
 # (dtype, value[, sign of a zero]) -> weakly typed device scalar. Bounded: first in,
 # first out beyond ``scalar_cache_limit`` entries.
@@ -99,7 +102,7 @@ def eager_cached(fn):
     def wrapper(*args, **kwargs):
         # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
         # change of them is a configuration change, which empties ``fast`` (see below).
-        if not kwargs and type(_trace_state.trace) is EvalTrace:
+        if not kwargs and type(_trace_state.trace) is EvalTrace and not _flags.local_blocks:
             entry = None
             eligible = False
             a = args[0] if len(args) == 1 else None
@@ -161,7 +164,7 @@ def eager_cached(fn):
                     out._placement = None
                     return out
                 return entry.call(_operands(args), bufs)
-            if eligible and not (_jit_flags[0] or _check_flags[0] or _check_flags[1]):
+            if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
                 return jitted(*_operands(args))  # the first call compiles the signature
         stats["fallback"] += 1
         return fn(*args, **kwargs)

@@ -147,7 +147,7 @@ def plain_aval(x):
 def _join(mode, sig1, sig2):
     """The promoted (dtype, weak type) of two signatures: (dtype, weak) of an array or the
     type of a Python scalar; None where the general path must decide (an error)."""
-    key = (mode, sig1, sig2, dtypes._x64[0], dtypes._promotion[0])
+    key = (mode, sig1, sig2, dtypes._flags.enable_x64, dtypes._flags.numpy_dtype_promotion)
     out = _joins.get(key)
     if out is None:
         typed = [(dtypes.python_scalar_dtype(sig()), True) if type(sig) is type else sig
@@ -199,7 +199,7 @@ def _promote_pair(mode, x1, x2):
 
 
 def _int_fits(x) -> bool:
-    info = np.iinfo(dtypes.default_int()) if dtypes._x64[0] else _INT32
+    info = np.iinfo(dtypes.default_int()) if dtypes._flags.enable_x64 else _INT32
     return info.min <= x <= info.max
 
 

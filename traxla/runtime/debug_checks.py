@@ -20,28 +20,18 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 import traxla.runtime.dispatch as _runtime_dispatch
 
-# [debug_nans, debug_infs, log_compiles], mirrored from the config so that the hot paths
-# read one list
-flags = [bool(config.read("debug_nans")), bool(config.read("debug_infs")),
-         bool(config.read("log_compiles"))]
-_FLAG_INDEX = {"debug_nans": 0, "debug_infs": 1, "log_compiles": 2}
+# the calling thread's flags (debug_nans, debug_infs, log_compiles: ``with`` blocks are
+# per thread), read on the hot paths
+flags = config.current
 logger = logging.getLogger("traxla")
 
 
-def _on_update(name, value):
-    if name in _FLAG_INDEX:
-        flags[_FLAG_INDEX[name]] = bool(value)
-
-
-config.on_update(_on_update)
-
-
 def enabled() -> bool:
-    return flags[0] or flags[1]
+    return flags.debug_nans or flags.debug_infs
 
 
 def log_compile(name: str, avals, seconds: float):
-    if flags[2]:
+    if flags.log_compiles:
         logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
         logger.warning("Finished XLA compilation of jit(%s) in %.9f sec", name, seconds)
 
@@ -53,9 +43,9 @@ def invalid_kind(value):
             dtypes.is_float(dtype) or dtypes.is_complex(dtype)):
         return None
     host = np.asarray(value)
-    if flags[0] and np.isnan(host).any():
+    if flags.debug_nans and np.isnan(host).any():
         return "nan"
-    if flags[1] and np.isinf(host).any():
+    if flags.debug_infs and np.isinf(host).any():
         return "inf"
     return None
 

@@ -67,7 +67,7 @@ placed_apply_hook = None
 
 def apply_primitive(prim, args, params):
     outs = apply_primitive_unchecked(prim, args, params)
-    if _check_flags[0] or _check_flags[1]:  # debug_nans / debug_infs
+    if _check_flags.debug_nans or _check_flags.debug_infs:
         debug_checks.check_eager(prim, outs)
     return outs
 

@@ -5,6 +5,7 @@ import time
 
 from traxla.ir.avals import physical_aval
 from traxla.lowering import host_callbacks_of, lower_jaxpr
+from traxla.lowering.mlir import owned_by_this_thread
 from traxla.lowering.registry import custom_call_libraries
 from traxla.runtime import compilation_cache, xla_adapter as xla
 from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
@@ -41,10 +42,11 @@ class Executable(_CompiledProgram):
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
         devices = [backend.default_device]
+        owned = owned_by_this_thread(module)  # see xla.compilable
         self.loaded = compilation_cache.compile_or_load(
             backend.client, module, devices, self.host_callbacks, compiler_options,
             lambda: xla.compile(backend.client, module, devices, self.host_callbacks,
-                                compiler_options), in_avals=in_avals)
+                                compiler_options, owned), in_avals=in_avals)
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -89,7 +91,8 @@ class ShardedExecutable(_CompiledProgram):
         # SPMD programs are not persisted yet (their device assignment would have to be
         # part of the key and of the load options); each process compiles them.
         self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size,
-                                       self.host_callbacks, compiler_options)
+                                       self.host_callbacks, compiler_options,
+                                       owned_by_this_thread(module))
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)

@@ -12,6 +12,7 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 """
 from __future__ import annotations
 
+import io
 import os
 import ctypes
 import re
@@ -27,7 +28,6 @@ import functools
 import jaxlib
 from jaxlib.mlir.dialects import stablehlo as hlo
 from jaxlib.mlir import ir
-import io
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # silence PJRT's INFO lines
 
@@ -165,22 +165,40 @@ def compile_options(num_partitions: int = 1):
     return opts
 
 
-def compile(client, module, devices_, host_callbacks=(), compiler_options=None):
+def compile(client, module, devices_, host_callbacks=(), compiler_options=None,
+            owned: bool = True):
     """Compiles an ``ir.Module`` (or its text/bytecode) into a loaded executable.
 
     ``host_callbacks``: the Python callables the module's ``xla_ffi_python_cpu_callback``
     custom calls index. A module with such calls compiled without them crashes the process,
     so they are always passed when there are any. ``compiler_options`` are XLA's debug
     options by name (``{'xla_cpu_enable_fast_math': True}``), checked by XLA (an unknown
-    name raises ``INVALID_ARGUMENT``)."""
+    name raises ``INVALID_ARGUMENT``). ``owned``: see ``compilable``."""
     opts = compile_options()
     _apply_compiler_options(opts, compiler_options)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
-    module = refine_polymorphic_shapes(module)
+    module = compilable(refine_polymorphic_shapes(module), owned)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
         raise _explain_compile_error(e) from None
+
+
+def compilable(module, owned: bool):
+    """What XLA compiles for ``module``. XLA compiles an ``ir.Module`` inside the module's
+    MLIR context with the GIL released, so it gets the module itself only when ``owned``
+    (the context is the calling thread's, which no other thread builds in, and this thread
+    waits for the compile); otherwise its bytecode, which XLA parses into a context of its
+    own (writing it holds the GIL: no other thread is inside MLIR meanwhile)."""
+    if owned or isinstance(module, (bytes, str)):
+        return module
+    return module_bytecode(module)
+
+
+def module_bytecode(module) -> bytes:
+    buf = io.BytesIO()
+    module.operation.write_bytecode(file=buf)
+    return buf.getvalue()
 
 
 def _apply_compiler_options(opts, compiler_options):
@@ -389,7 +407,7 @@ def _device_of(single_device_array):
 
 
 def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
-                 compiler_options=None):
+                 compiler_options=None, owned: bool = True):
     opts = _xc.CompileOptions()
     _apply_compiler_options(opts, compiler_options)
     opts.num_replicas = 1
@@ -400,7 +418,7 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
-    module = refine_polymorphic_shapes(module, enable_shardy=True)
+    module = compilable(refine_polymorphic_shapes(module, enable_shardy=True), owned)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
@@ -686,10 +704,9 @@ def refine_polymorphic_shapes(module, enable_shardy: bool = False):
     modules unchanged."""
     if not _uses_shape_polymorphism(module):
         return module
-    buf = io.BytesIO()
-    module.operation.write_bytecode(file=buf)
     try:
-        return _jax.mlir.refine_polymorphic_shapes(buf.getvalue(), enable_shape_assertions=True,
+        return _jax.mlir.refine_polymorphic_shapes(module_bytecode(module),
+                                                   enable_shape_assertions=True,
                                                    validate_static_shapes=True,
                                                    enable_shardy=enable_shardy)
     except Exception as e:

@@ -5,7 +5,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P
-from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
+from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, op_result, rule_cache, tensor_type
 from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
@@ -69,13 +69,11 @@ def compare(x, y, direction: str, dtype):
                        compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
 
 
-_compare_attrs: dict = {}  # (direction, kind) -> the compare op's attributes
-
-
 def compare_attributes(direction: str, kind: str) -> dict:
-    attrs = _compare_attrs.get((direction, kind))
+    cache = rule_cache("compare")  # (direction, kind) -> the compare op's attributes
+    attrs = cache.get((direction, kind))
     if attrs is None:
-        attrs = _compare_attrs[(direction, kind)] = {
+        attrs = cache[(direction, kind)] = {
             "comparison_direction": hlo.ComparisonDirectionAttr.get(direction),
             "compare_type": hlo.ComparisonTypeAttr.get(kind)}
     return attrs

@@ -7,7 +7,7 @@ from traxla.lowering import dynamic_shapes as dyn
 from traxla.ir import dtypes
 from traxla.ir.rules.reduction import P, dot_general_p
 from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
-                    op_result, tensor_type)
+                    op_result, rule_cache, tensor_type)
 from traxla.lowering.registry import register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import compare, convert
 
@@ -44,13 +44,13 @@ COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multipl
 
 
 def _reduce(op_name, init):
-    init_constants = {}  # dtype -> the init constant's result types and attributes
-
     def rule(ctx, x, *, axes, out_sharding=None):
         dtype = ctx.avals_in[0].dtype
-        parts = init_constants.get(dtype)
+        init_constants = rule_cache("reduce_init")  # (op, dtype) -> the init constant's parts
+        parts = init_constants.get((op_name, dtype))
         if parts is None:
-            parts = init_constants[dtype] = constant_parts(np.array(init(dtype)).astype(dtype))
+            parts = init_constants[(op_name, dtype)] = constant_parts(
+                np.array(init(dtype)).astype(dtype))
         init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
         red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
                         i64_array_attrs("dimensions", axes), regions=1)
@@ -108,13 +108,11 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                      _dot_attrs(dimension_numbers, precision))
 
 
-_dot_attr_cache: dict = {}
-
-
 def _dot_attrs(dimension_numbers, precision=None) -> dict:
     """Dimension numbers and precision as the op's MLIR attributes, built once per distinct
-    value (the process has one MLIR context, so attributes can be reused)."""
-    attrs = _dot_attr_cache.get((dimension_numbers, precision))
+    value in this thread's MLIR context."""
+    cache = rule_cache("dot_general")
+    attrs = cache.get((dimension_numbers, precision))
     if attrs is None:
         (lc, rc), (lb, rb) = dimension_numbers
         dn = hlo.DotDimensionNumbers.get(
@@ -122,7 +120,7 @@ def _dot_attrs(dimension_numbers, precision=None) -> dict:
             lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
         names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
-        attrs = _dot_attr_cache[(dimension_numbers, precision)] = {
+        attrs = cache[(dimension_numbers, precision)] = {
             "dot_dimension_numbers": dn, "precision_config": precision_config}
     return attrs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from traxla.ir import dtypes
 from traxla.ir.rules import shape as S
 from traxla.lowering import dynamic_shapes as dyn
-from traxla.lowering.mlir import aval_type, hlo, i64_array, i64_array_attrs, tensor_type
+from traxla.lowering.mlir import aval_type, hlo, i64_array, i64_array_attrs, rule_cache, tensor_type
 from traxla.lowering.registry import register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import convert
 
@@ -105,9 +105,6 @@ def _transpose_attributes(eqn):
     return i64_array_attrs("permutation", tuple(eqn.params["permutation"]))
 
 
-_slice_attrs: dict = {}  # (starts, limits, strides) -> the slice op's attributes
-
-
 def _slice_attributes(eqn):
     if not _plain_static(eqn.outvars[0].aval):
         return None
@@ -115,13 +112,14 @@ def _slice_attributes(eqn):
     starts, limits = tuple(params["start_indices"]), tuple(params["limit_indices"])
     strides = tuple(params["strides"] or (1,) * len(starts))
     key = (starts, limits, strides)
-    attrs = _slice_attrs.get(key)
+    slice_attrs = rule_cache("slice")  # (starts, limits, strides) -> the op's attributes
+    attrs = slice_attrs.get(key)
     if attrs is None:
-        if len(_slice_attrs) > 4096:
-            _slice_attrs.clear()
-        attrs = _slice_attrs[key] = {"start_indices": i64_array(starts),
-                                     "limit_indices": i64_array(limits),
-                                     "strides": i64_array(strides)}
+        if len(slice_attrs) > 4096:
+            slice_attrs.clear()
+        attrs = slice_attrs[key] = {"start_indices": i64_array(starts),
+                                    "limit_indices": i64_array(limits),
+                                    "strides": i64_array(strides)}
     return attrs
 
 
