@@ -5,7 +5,8 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P
-from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, op_result, tensor_type
+from traxla.lowering.mlir import (aval_type, broadcast_to, constant, hlo, i64_array, ir, op_result,
+                                  tensor_type)
 from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
@@ -77,11 +78,44 @@ def compare_attributes(direction: str, kind: str) -> dict:
     return attrs
 
 
+def _broadcast_physical(value, aval, shape):
+    """A key array's physical data (shape + its key shape) broadcast to ``shape``."""
+    key_rank = len(aval.dtype.physical_shape)
+    if aval.shape == shape:
+        return value
+    # lax broadcasting: a scalar, or equal ranks with size-1 dims
+    dims = [*range(len(aval.shape)), *range(len(shape), len(shape) + key_rank)]
+    return hlo.broadcast_in_dim(tensor_type(tuple(shape) + aval.dtype.physical_shape,
+                                            aval.dtype.physical_dtype), value, dims)
+
+
+def _compare_keys(ctx, x, y, direction):
+    """eq/ne of typed PRNG keys, as JAX's opaque comparison: compare the key data
+    element by element, then all-of (EQ) or any-of (NE) over the key's trailing dims."""
+    out = ctx.avals_out[0]
+    x_aval, y_aval = ctx.avals_in
+    x = _broadcast_physical(x, x_aval, out.shape)
+    y = _broadcast_physical(y, y_aval, out.shape)
+    bits = hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
+                       compare_type=hlo.ComparisonTypeAttr.get("UNSIGNED"))
+    key_dims = range(len(out.shape), len(out.shape) + len(x_aval.dtype.physical_shape))
+    scalar = tensor_type((), dtypes.bool_)
+    red = hlo.ReduceOp([aval_type(out)], [bits], [constant(direction == "EQ", dtypes.bool_)],
+                       i64_array(key_dims))
+    block = red.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        combine = hlo.and_ if direction == "EQ" else hlo.or_
+        hlo.return_([combine(*block.arguments)])
+    return red.result
+
+
 def _compare(direction):
     def rule(ctx, x, y):
         out = ctx.avals_out[0]
         shape = out.shape
         x_aval, y_aval = ctx.avals_in
+        if isinstance(x_aval.dtype, dtypes.ExtendedDType):
+            return _compare_keys(ctx, x, y, direction)
         if x_aval.shape != shape:
             x = broadcast_to(x, x_aval, shape)
         if y_aval.shape != shape:
