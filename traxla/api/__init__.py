@@ -827,15 +827,16 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
 
 def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
+        # staged as JAX stages it (constants too): one device_put equation over all the
+        # leaves, each with the destination as given (a Device, a sharding or None)
+        from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
+        n = len(leaves)
+        out = device_put_p.bind(*leaves, devices=(device,) * n, srcs=(None,) * n,
+                                copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
+        return tree_util.tree_unflatten(treedef, out)
     if device is None:
-        leaves, treedef = tree_util.tree_flatten(x)
-        if any(isinstance(leaf, Tracer) for leaf in leaves):
-            # staged as JAX stages it: one device_put equation over all the leaves
-            from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
-            n = len(leaves)
-            out = device_put_p.bind(*leaves, devices=(None,) * n, srcs=(None,) * n,
-                                    copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
-            return tree_util.tree_unflatten(treedef, out)
         return tree_util.tree_map(to_array, x)
     from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
     from traxla.sharding import to_named
