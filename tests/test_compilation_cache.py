@@ -186,3 +186,53 @@ def test_cache_command(cache, tmp_path, capsys):
     assert "cached for (f32[4,4]), not (f32[4,5])" in capsys.readouterr().out
     assert main(["cache", "clear", "--dir", cache]) == 0
     assert _entries(cache) == []
+
+
+_SPMD_CHILD = r"""
+import json, sys, numpy as np, traxla, traxla.numpy as jnp
+from traxla.runtime import compilation_cache as cc
+from traxla.sharding import Mesh, NamedSharding, PartitionSpec as P
+traxla.config.update("num_cpu_devices", 4)
+traxla.config.update("compilation_cache_dir", sys.argv[1])
+traxla.config.update("persistent_cache_min_compile_time_secs", 0)
+variant = sys.argv[2]
+devices = traxla.devices()[::-1] if variant == "reversed devices" else traxla.devices()
+mesh = Mesh(np.array(devices), ("x",))
+spec = P(None) if variant == "replicated" else P("x")
+x = traxla.device_put(np.arange(8, dtype=np.float32), NamedSharding(mesh, spec))
+out = traxla.jit(lambda x: jnp.sin(x) * 2 + x.sum())(x)
+shards = [(s.device.id, np.asarray(s.data).tolist()) for s in out.addressable_shards]
+print(json.dumps({"out": np.asarray(out).tolist(), "stats": cc.stats, "shards": sorted(shards),
+                  "sharding": str(out.sharding)}))
+"""
+
+
+def _run_spmd_children(root, variants):
+    procs = [subprocess.Popen([sys.executable, "-c", _SPMD_CHILD, root, v],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+             for v in variants]
+    results = []
+    for p in procs:
+        out, err = p.communicate()
+        assert p.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def test_sharded_programs_are_shared_across_processes_by_sharding_and_devices(tmp_path):
+    """An SPMD program on 4 CPU devices compiled in one process loads in the next; another
+    sharding, or the same mesh over the devices in another order (another device
+    assignment), is another entry."""
+    root = str(tmp_path / "spmd")
+    variants = ["sharded", "replicated", "reversed devices"]
+    cold = dict(zip(variants, _run_spmd_children(root, variants)))
+    for v in variants:
+        assert cold[v]["stats"]["misses"] == 1 and cold[v]["stats"]["writes"] == 1, (v, cold[v])
+    assert len(_entries(root)) == 3
+    warm = dict(zip(variants, _run_spmd_children(root, variants)))
+    for v in variants:
+        assert warm[v]["stats"]["hits"] == 1 and warm[v]["stats"]["misses"] == 0, (v, warm[v])
+        assert warm[v]["out"] == cold[v]["out"] == cold["sharded"]["out"]
+        assert warm[v]["shards"] == cold[v]["shards"] and warm[v]["sharding"] == cold[v]["sharding"]
+    assert "P('x',)" in warm["sharded"]["sharding"] and "P(None,)" in warm["replicated"]["sharding"]
+    assert len(_entries(root)) == 3

@@ -403,3 +403,42 @@ def test_vjp_of_a_polymorphic_export_in_jax():
     want = jax.grad(f(jnp), argnums=1)(X, W_POLY)
     _close(jax.grad(lambda w: in_jax.call(X, w))(W_POLY), want)
     _close(traxla.grad(lambda w: exp.call(X, w))(W_POLY), want)
+
+
+def _scale_by_count(x, n):
+    return x * n.astype(x.dtype), n * 2
+
+
+N_INT = np.arange(3, dtype=np.int32)
+X_F = np.arange(3, dtype=F32) + 0.5
+
+
+@pytest.mark.parametrize("writer", ["traxla", "jax"])
+def test_vjp_with_an_int_argument_round_trips(writer):
+    """The exported VJP of a function with an int32 argument and output: float0 cotangents
+    (in and out) as JAX's own export has them, and grads through the artifact in both
+    libraries, whoever wrote it."""
+    j_exp = jax.export.export(jax.jit(_scale_by_count))(X_F, N_INT)
+    exp = (texport.export(traxla.jit(_scale_by_count))(X_F, N_INT) if writer == "traxla"
+           else j_exp)
+    blob = exp.serialize(vjp_order=1)
+    in_jax, in_traxla = jax.export.deserialize(blob), texport.deserialize(blob)
+    want_in = [str(a) for a in j_exp.vjp().in_avals]
+    want_out = [str(a) for a in j_exp.vjp().out_avals]
+    assert want_in == ["float32[3]", "int32[3]", "float32[3]", "float0[3]"]
+    assert want_out == ["float32[3]", "float0[3]"]
+    for back in (in_jax, in_traxla):
+        assert [str(a) for a in back.vjp().in_avals] == want_in
+        assert [str(a) for a in back.vjp().out_avals] == want_out
+    g_ref = jax.grad(lambda x, n: _scale_by_count(x, n)[0].sum(), argnums=(0, 1),
+                     allow_int=True)(X_F, N_INT)
+    g_jax = jax.grad(lambda x, n: in_jax.call(x, n)[0].sum(), argnums=(0, 1),
+                     allow_int=True)(X_F, N_INT)
+    g_t = traxla.grad(lambda x, n: in_traxla.call(x, n)[0].sum(), argnums=(0, 1),
+                      allow_int=True)(X_F, N_INT)
+    for g in (g_jax, g_t):
+        np.testing.assert_array_equal(np.asarray(g[0]), np.asarray(g_ref[0]))
+        assert np.asarray(g[1]).dtype == jax.dtypes.float0 and np.shape(g[1]) == (3,)
+    cts = in_traxla.vjp().call(X_F, N_INT, np.ones(3, F32), np.zeros(3, jax.dtypes.float0))
+    np.testing.assert_array_equal(np.asarray(cts[0]), N_INT.astype(F32))
+    assert np.asarray(cts[1]).dtype == jax.dtypes.float0

@@ -13,6 +13,8 @@ import inspect
 import operator
 from typing import Iterable
 
+from traxla import tree_util
+
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _NOT_KEYWORD = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
@@ -127,3 +129,55 @@ def static_positions(static_argnums: Iterable[int], n_args: int) -> frozenset:
     numbers count from the end, numbers past the end are ignored (as in JAX)."""
     return frozenset(i % n_args if -n_args <= i < 0 else i for i in static_argnums
                      if -n_args <= i < n_args)
+
+
+# -- structural differences of two pytrees (JAX's tree_util.equality_errors) ------------------
+
+def equality_errors(path, t1, t2):
+    """(key path, what tree 1 has, what tree 2 has, why they differ), for trees known to
+    differ in structure: JAX's ``tree_util.equality_errors``."""
+    if (tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t1))
+            and tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t2))):
+        return
+    if type(t1) != type(t2):
+        yield path, str(type(t1)), str(type(t2)), "their Python types differ"
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        yield (path, f"{type(t1).__name__} of length {len(t1)}",
+               f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
+        return
+    c1, m1 = tree_util.flatten_one_level(t1)
+    c2, m2 = tree_util.flatten_one_level(t2)
+    c1, c2 = tuple(c1), tuple(c2)
+    k1 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t1)[0])
+    k2 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t2)[0])
+    try:
+        diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(set(k2)))
+    except Exception:  # noqa: BLE001 - keys without .key
+        diff = ""
+    if len(c1) != len(c2):
+        yield (path, f"{type(t1)} with {len(c1)} child{'ren' if len(c1) > 1 else ''}",
+               f"{type(t2)} with {len(c2)} child{'ren' if len(c2) > 1 else ''}",
+               "the numbers of children do not match"
+               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
+        return
+    if m1 != m2:
+        yield (path, f"{type(t1)} with pytree metadata {m1}",
+               f"{type(t2)} with pytree metadata {m2}", "the pytree node metadata does not match")
+        return
+    for k, a, b in zip(k1, c1, c2):
+        yield from equality_errors((*path, k), a, b)
+
+
+class _LeafMeta(type):
+    def __repr__(cls):
+        return "pytree leaf"
+
+    __str__ = __repr__
+
+
+def equality_errors_pytreedef(tree1, tree2):
+    """``equality_errors`` of two treedefs (their leaves print as ``pytree leaf``)."""
+    leaf = _LeafMeta("Leaf", (), {})()
+    return equality_errors((), tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves),
+                           tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves))

@@ -13,7 +13,8 @@ from traxla.runtime import Array, to_array
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
-from traxla.tracer import Tracer
+from traxla.tracer import EvalTrace, Tracer
+from traxla.tracer.traces import _state as _trace_state
 from traxla.tracer.values import concrete_aval
 
 
@@ -28,14 +29,15 @@ def _aval(x):
 
 def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
+        # staged as JAX stages it (constants too): one device_put equation over all the
+        # leaves, each with the destination as given (a Device, a sharding or None)
+        n = len(leaves)
+        out = device_put_p.bind(*leaves, devices=(device,) * n, srcs=(None,) * n,
+                                copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
+        return tree_util.tree_unflatten(treedef, out)
     if device is None:
-        leaves, treedef = tree_util.tree_flatten(x)
-        if any(isinstance(leaf, Tracer) for leaf in leaves):
-            # staged as JAX stages it: one device_put equation over all the leaves
-            n = len(leaves)
-            out = device_put_p.bind(*leaves, devices=(None,) * n, srcs=(None,) * n,
-                                    copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
-            return tree_util.tree_unflatten(treedef, out)
         return tree_util.tree_map(to_array, x)
     if isinstance(device, SingleDeviceSharding):
         device = device.device

@@ -499,7 +499,7 @@ class JitFunction(Wrapped):
             placements = None
         info = ProgramInfo(self, closed, in_tree, out_tree,
                            self._donated_leaves(args, kwargs, in_tree), placements, mesh,
-                           time.perf_counter() - start)
+                           time.perf_counter() - start, self._arg_names(args, kwargs))
         return Traced(info)
 
     def lower(self, *args, **kwargs) -> Lowered:

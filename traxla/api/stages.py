@@ -15,6 +15,7 @@ from typing import Union
 from traxla import tree_util
 from traxla.api import jit_hooks
 from traxla.api.shape_dtype_struct import struct_of_aval
+from traxla.api_util import equality_errors_pytreedef
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.lowering import lower_jaxpr
@@ -23,6 +24,7 @@ from traxla.runtime.backend import get_backend
 from traxla.runtime.executable import Executable
 from traxla.runtime.placement import SingleDeviceSharding
 from traxla.state.discharge import discharge_if_needed
+from traxla.tracer import Tracer
 
 CompilerOptions = dict[str, Union[str, bool]]
 
@@ -191,8 +193,9 @@ class ProgramInfo:
     """Everything ``trace`` learns: the jaxpr, trees, donation per leaf, placements."""
 
     def __init__(self, jitted, closed, in_tree, out_tree, donated, placements, mesh,
-                 trace_seconds):
+                 trace_seconds, arg_names=()):
         self.jitted, self.closed = jitted, closed
+        self.arg_names = arg_names  # each dynamic leaf's name (``x``, ``d['a']``) for errors
         self.in_tree, self.out_tree = in_tree, out_tree
         self.donated, self.placements, self.mesh = donated, placements, mesh
         self.trace_seconds = trace_seconds
@@ -323,20 +326,30 @@ class Compiled(_Stage):
     output_formats = input_formats
 
     def __call__(self, *args, **kwargs):
+        """Runs the executable on arguments of the compiled structure: the dynamic
+        arguments only, positional and keyword exactly as at ``lower`` (static arguments
+        are part of the program and are not passed again), as JAX's ``Compiled``."""
         info = self._program_info
-        jitted = info.jitted
-        dyn_args, dyn_kwargs, _ = jitted._split_static(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         if in_tree != self.in_tree:
-            raise TypeError("Function compiled with input pytree does not match the input "
-                            f"pytree it was called with: expected {self.in_tree}, got "
-                            f"{in_tree}.")
+            errors = list(equality_errors_pytreedef(in_tree, self.in_tree))
+            lines = [f"Function compiled with input pytree does not match the input pytree it "
+                     f"was called with. There are {len(errors)} mismatches, including:"]
+            for path, thing1, thing2, why in errors:
+                root = ("args", "kwargs")[path[0].idx]
+                lines.append(f"    * at {root}{tree_util.keystr(tuple(path[1:]))}, seen "
+                             f"{thing2} but now given {thing1}, so {why}")
+            raise TypeError("\n".join(lines))
+        for x in leaves:
+            if isinstance(x, Tracer):  # AOT programs have a fixed signature: no transforms
+                raise TypeError("Cannot apply JAX transformations to a function lowered and "
+                                "compiled for a particular signature. Detected argument of "
+                                f"Tracer type {type(x)}.")
         arrays = [to_array(x) for x in leaves]
-        names = jitted._arg_names(args, kwargs)
         mismatches = []
         for i, (a, expected) in enumerate(zip(arrays, info.closed.in_avals)):
             if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
-                name = names[i] if i < len(names) else f"args[{i}]"
+                name = info.arg_names[i] if i < len(info.arg_names) else f"args[{i}]"
                 mismatches.append(f"Argument '{name}' compiled with {expected.str_short(False)} "
                                   f"and called with {a.aval.str_short(False)}")
         if mismatches:
@@ -345,7 +358,7 @@ class Compiled(_Stage):
                             "a different enable_x64 mode than when it was AOT compiled? The "
                             "mismatches are:\n" + "\n".join(mismatches))
         if info.mesh is not None:
-            arrays = jitted._placed_on(arrays, info.mesh)
+            arrays = info.jitted._placed_on(arrays, info.mesh)
         kept = self._program.kept
         outs = self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
         return self._outputs(outs)

@@ -187,7 +187,10 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
         _, pullback = vjp(lambda *xs: list(fun(*xs)), *primals)
         return tuple(pullback(list(cts)))
     fun_vjp.__name__ = f"vjp_{primal.fun_name}"
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in (*primal.in_avals, *primal.out_avals)]
+    from traxla.ir.dtypes import tangent_dtype
+    # cotangents of integer (and bool) outputs are float0, as in JAX's exported VJPs
+    specs = [*(ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals),
+             *(ShapeDtypeStruct(a.shape, tangent_dtype(a.dtype)) for a in primal.out_avals)]
     return export(jit(fun_vjp), platforms=platforms, disabled_checks=disabled_checks)(*specs)
 
 

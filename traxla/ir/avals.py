@@ -58,7 +58,8 @@ class ShapedArray:
     def str_short(self, short_dtypes: bool = True) -> str:
         """``f32[4,8]``: the form jaxpr binders print; ``f32<host>[8@x,16@y]`` with
         an explicit sharding and a non-device memory space."""
-        name = dtypes.short_name(self.dtype) if short_dtypes else str(self.dtype)
+        name = (dtypes.short_name(self.dtype) if short_dtypes or self.dtype == dtypes.float0
+                else str(self.dtype))  # float0 prints as its name (JAX's dtype_to_string)
         if self.memory_space is not None and self.memory_space != "device":
             name += f"<{self.memory_space}>"
         sharding = self.sharding

@@ -275,10 +275,8 @@ def _result_type_of(typed):
     extended = [d for d, _ in typed if isinstance(d, ExtendedDType)]
     if extended and all(d == extended[0] for d, _ in typed):
         return extended[0], False  # keys combine with keys (stack, concatenate, where)
-    if extended:
-        names = ", ".join(str(d) for d, _ in typed)
-        raise TypeError(f"operation does not accept dtypes {names}: {extended[0]} values (typed "
-                        "PRNG keys) support no arithmetic; use traxla.random.key_data for raw bits.")
+    if extended:  # as JAX's lattice: keys have no place in it
+        raise ValueError(f"dtype={extended[0]} is not a valid dtype for JAX type promotion.")
     nodes = tuple(dict.fromkeys(_node(canonicalize(d), w) for d, w in typed))
     node = nodes[0] if len(nodes) == 1 else _lub(nodes, _flags.numpy_dtype_promotion)
     if node == _I:

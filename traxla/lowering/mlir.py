@@ -78,6 +78,7 @@ def rule_cache(name: str) -> dict:
 
 _ELEMENT_TYPES = {
     dtypes.bool_: lambda: ir.IntegerType.get_signless(1),
+    dtypes.float0: lambda: ir.IntegerType.get_signless(1),  # as JAX: zero-size tangents as i1
     dtypes.int8: lambda: ir.IntegerType.get_signless(8),
     dtypes.int16: lambda: ir.IntegerType.get_signless(16),
     dtypes.int32: lambda: ir.IntegerType.get_signless(32),
@@ -155,6 +156,8 @@ def constant(value, dtype=None) -> ir.Value:
 def constant_parts(x: np.ndarray):
     """A constant op's result types and attributes, for ``create_op`` (reusable)."""
     shape = x.shape
+    if x.dtype == dtypes.float0:  # its values (there are none) as JAX writes them: false
+        x = np.zeros(shape, dtypes.bool_)
     x = np.ascontiguousarray(x)  # keep ``shape``: this turns a 0-d array into (1,)
     attr = ir.DenseElementsAttr.get(x, type=element_type(x.dtype), shape=shape)
     return (attr.type,), {"value": attr}

@@ -21,6 +21,16 @@ def check_arraylike(fun_name: str, *args):
                             f"position {i}.")
 
 
+def check_for_prngkeys(fun_name: str, *args):
+    """JAX's refusal of typed PRNG keys mixed with other dtypes, named for the function
+    (operands of one key dtype go on to the dtype rules)."""
+    arg_dtypes = [typed(a)[0] for a in args]
+    if len(set(arg_dtypes)) < 2:
+        return
+    if any(dtypes.is_extended(d) for d in arg_dtypes):
+        raise TypeError(f"{fun_name} does not accept dtypes {', '.join(map(str, arg_dtypes))}.")
+
+
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
             or hasattr(x, "aval"))
@@ -75,6 +85,7 @@ def promote_dtypes_inexact(*args):
         return list(args)
     check_python_ints(args)
     dtype, weak = result_type(*args)
+    np.dtype(dtype)  # as JAX's to_inexact_dtype: "Cannot interpret 'key<fry>' as a data type"
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float()
     return [_convert_element_type(a, dtype, weak) for a in args]
@@ -83,6 +94,7 @@ def promote_dtypes_inexact(*args):
 def promote_dtypes_numeric(*args):
     check_python_ints(args)
     dtype, weak = result_type(*args)
+    np.dtype(dtype)  # as JAX's to_numeric_dtype: refuses typed PRNG keys
     if dtypes.is_bool(dtype):
         dtype = dtypes.default_int()
     return [_convert_element_type(a, dtype, weak) for a in args]
@@ -230,6 +242,7 @@ def _promote_args(mode, promote_dtypes_fn, fun_name, args, one_operand=True):
     if fast is not None:
         return fast
     check_arraylike(fun_name, *args)
+    check_for_prngkeys(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_fn(*args))
 
 

@@ -166,14 +166,14 @@ def abs(x, /):  # noqa: A001
 
 def floor(x, /):
     x = _ensure_arraylike("floor", x)
-    if not dtypes.is_inexact(lax.dtype_of(x)):
+    if not dtypes.is_inexact(np.dtype(lax.dtype_of(x))):  # np.dtype refuses keys, as JAX's isdtype
         return lax._lift(x)
     return lax.floor(*promote_args_inexact("floor", x))
 
 
 def ceil(x, /):
     x = _ensure_arraylike("ceil", x)
-    if not dtypes.is_inexact(lax.dtype_of(x)):
+    if not dtypes.is_inexact(np.dtype(lax.dtype_of(x))):  # np.dtype refuses keys, as JAX's isdtype
         return lax._lift(x)
     return lax.ceil(*promote_args_inexact("ceil", x))
 

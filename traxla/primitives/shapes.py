@@ -11,6 +11,7 @@ import functools
 
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import Var as _Var
+from traxla.ir.rules.random import random_unwrap_p, random_wrap_p
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
@@ -277,6 +278,8 @@ def full(shape, fill_value, dtype=None):
     if dtype is None:
         weak = aval_of(fill_value).weak_type
         dt = dtype_of(fill_value)
+    elif dtypes.is_extended(dtype):
+        return _full_keys(shape, fill_value, dtype)
     else:
         weak, dt = False, dtypes.to_dtype(dtype)
     return _lift(broadcast(_convert_element_type(fill_value, dt, weak), shape))
@@ -286,7 +289,22 @@ def full_like(x, fill_value, dtype=None, shape=None):
     fill_shape = shape_of(x) if shape is None else shape
     weak = dtype is None and aval_of(x).weak_type
     dt = dtype_of(x) if dtype is None else dtypes.to_dtype(dtype)
+    if dtypes.is_extended(dt):
+        return _full_keys(tuple(fill_shape), fill_value, dt)
     return full(fill_shape, _convert_element_type(fill_value, dt, weak))
+
+
+def _full_keys(shape, fill_value, dtype):
+    """JAX's ``KeyTyRules.full``: key data of ``shape`` filled with ``fill_value`` (a key's
+    data, broadcast, when it is a key), wrapped as keys of ``dtype``."""
+    physical_shape = (*shape, *dtype.physical_shape)
+    if dtypes.is_extended(getattr(aval_of(fill_value), "dtype", None)):
+        data = random_unwrap_p.bind(fill_value)
+        data = broadcast_in_dim(data, physical_shape, range(len(physical_shape) - len(
+            shape_of(data)), len(physical_shape)))
+    else:
+        data = full(physical_shape, fill_value, dtype.physical_dtype)
+    return random_wrap_p.bind(data, impl=dtype.impl)
 
 
 def _zero(x):

@@ -109,6 +109,9 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(
             operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         return operand
+    if (dtypes.is_extended(aval.dtype) or dtypes.is_extended(new_dtype)) and aval.dtype != new_dtype:
+        # JAX's to_edtype/from_edtype: key data only through random_wrap/random_unwrap
+        raise ValueError(f"Cannot convert_element_type from {aval.dtype} to {new_dtype}")
     if (type(operand) in (builtins.int, builtins.float, builtins.complex) and weak_type
             and aval.dtype == new_dtype):
         # a Python scalar at its own weak dtype keeps its value, as JAX's literal does

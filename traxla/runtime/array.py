@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir.avals import ShapedArray, interned
-from traxla.ir.dtypes import ExtendedDType
+from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import SingleDeviceSharding, Shard, local_blocks, assemble
@@ -43,7 +43,8 @@ class Array:
         value = self._npy
         if value is None:
             check_not_deleted((self,))
-            value = self._npy = read_back(self)
+            value = self._npy = (np.zeros(self.shape, float0) if self.aval.dtype == float0
+                                 else read_back(self))
         return value
 
     def __array__(self, dtype=None, copy=None):
@@ -194,6 +195,11 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
     """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
     backend = get_backend()
     aval = intern_aval(aval)
+    if host.dtype == float0:  # no bytes to send: stored as false booleans, as JAX passes them
+        host = np.zeros(host.shape, np.bool_)
+        buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
+                             backend.default_sharding)
+        return Array(aval, buf)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
     return Array(aval, buf)
 

@@ -10,8 +10,9 @@ An entry is ``MAGIC + sha256(payload) + payload`` (the payload is XLA's serializ
 written to a temporary file and renamed into place, so readers never see half an entry and
 concurrent writers of one key both leave a whole one. A short, corrupt or foreign entry is
 logged, deleted and recompiled; an unwritable directory is logged once and compiling goes on.
-The key hashes the StableHLO text, the compile options, the platform, the devices' kinds and
-count and the jaxlib version, so a jaxlib upgrade recompiles (and says why). Programs with host
+The key hashes the StableHLO text (shardings included), the compile options, the platform, the
+devices' kinds and count (for SPMD programs, the device assignment too) and the jaxlib version,
+so a jaxlib upgrade recompiles (and says why). Programs with host
 callbacks are cached too: the callables are passed again when loading.
 """
 from __future__ import annotations
@@ -63,13 +64,16 @@ def _program_hash(module_text: str, options: bytes) -> str:
     return hashlib.sha256(module_text.encode() + b"\0" + options).hexdigest()
 
 
-def cache_key(module_text: str, options: bytes, devices) -> tuple[str, str]:
+def cache_key(module_text: str, options: bytes, devices, spmd: bool = False) -> tuple[str, str]:
     """``(key, program)``: the entry's key, and the hash of the program alone (what stays
-    equal across a jaxlib upgrade, so a miss can say why)."""
+    equal across a jaxlib upgrade, so a miss can say why). An SPMD program's key also
+    names its devices in assignment order (its shardings are in the module text)."""
     program = _program_hash(module_text, options)
     kinds = ",".join(sorted({getattr(d, "device_kind", "?") for d in devices}))
     platform = getattr(devices[0], "platform", "?") if devices else "?"
     ident = f"{program}|{platform}|{kinds}|{len(devices)}|jaxlib-{xla.JAXLIB_VERSION}"
+    if spmd:
+        ident += "|assignment-" + ",".join(str(getattr(d, "id", "?")) for d in devices)
     return hashlib.sha256(ident.encode()).hexdigest(), program
 
 
@@ -216,19 +220,23 @@ def _module_name(module_text):
 
 
 def compile_or_load(client, module, devices, host_callbacks, compiler_options, compile_fn,
-                    num_partitions=1, in_avals=()):
-    """``compile_fn()`` (XLA), unless the persistent cache holds this program."""
+                    num_partitions=1, in_avals=(), spmd_options=None):
+    """``compile_fn()`` (XLA), unless the persistent cache holds this program.
+    ``spmd_options``: an SPMD program's compile options (``devices`` in assignment order)."""
     root = cache_dir()
     if not root:
         return compile_fn()
     text = str(module)
-    options = xla.compile_options_fingerprint(num_partitions, compiler_options)
-    key, program = cache_key(text, options, devices)
+    if spmd_options is not None:
+        options = spmd_options.SerializeAsString()
+    else:
+        options = xla.compile_options_fingerprint(num_partitions, compiler_options)
+    key, program = cache_key(text, options, devices, spmd=spmd_options is not None)
     payload = _read_entry(root, key)
     if payload is not None:
         try:
             loaded = xla.deserialize_executable(client, payload, devices, host_callbacks,
-                                                compiler_options)
+                                                compiler_options, options=spmd_options)
         except Exception as e:  # noqa: BLE001  (an entry XLA refuses is recompiled)
             logger.warning("compilation cache: entry %s could not be loaded (%s); recompiling",
                            key[:12], str(e).splitlines()[0])

@@ -88,11 +88,14 @@ class ShardedExecutable(_CompiledProgram):
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)
-        # SPMD programs are not persisted yet (their device assignment would have to be
-        # part of the key and of the load options); each process compiles them.
-        self.loaded = xla.compile_spmd(backend.client, module, raw, mesh.size,
-                                       self.host_callbacks, compiler_options,
-                                       owned_by_this_thread(module))
+        owned = owned_by_this_thread(module)  # see xla.compilable
+        # persisted as single-device programs are, keyed by their device assignment too
+        self.loaded = compilation_cache.compile_or_load(
+            backend.client, module, raw, self.host_callbacks, compiler_options,
+            lambda: xla.compile_spmd(backend.client, module, raw, mesh.size,
+                                     self.host_callbacks, compiler_options, owned),
+            num_partitions=mesh.size, in_avals=in_avals,
+            spmd_options=xla.spmd_compile_options(raw, mesh.size, compiler_options))
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)

@@ -406,8 +406,9 @@ def _device_of(single_device_array):
     return device if device is not None else sharding._internal_device_list[0]
 
 
-def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
-                 compiler_options=None, owned: bool = True):
+def spmd_compile_options(devices_, num_partitions, compiler_options=None):
+    """An SPMD program's compile options: Shardy partitioning over ``devices_`` in order
+    (the device assignment is part of the executable)."""
     opts = _xc.CompileOptions()
     _apply_compiler_options(opts, compiler_options)
     opts.num_replicas = 1
@@ -417,6 +418,12 @@ def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
     build.use_shardy_partitioner = True
     ids = np.asarray([d.id for d in devices_], np.int32).reshape(1, num_partitions)
     opts.device_assignment = _xc.DeviceAssignment.create(ids)
+    return opts
+
+
+def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
+                 compiler_options=None, owned: bool = True):
+    opts = spmd_compile_options(devices_, num_partitions, compiler_options)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
     module = compilable(refine_polymorphic_shapes(module, enable_shardy=True), owned)
     try:
@@ -658,11 +665,14 @@ def serialize_executable(loaded) -> bytes:
 
 
 def deserialize_executable(client, blob: bytes, devices_, host_callbacks=(),
-                           compiler_options=None):
+                           compiler_options=None, options=None):
     """A loaded executable from ``serialize_executable``'s bytes; programs with host
-    callbacks get the current process's callables (never none: that crashes)."""
-    opts = compile_options()
-    _apply_compiler_options(opts, compiler_options)
+    callbacks get the current process's callables (never none: that crashes). ``options``:
+    the compile options it was compiled with when not the single-device ones (SPMD)."""
+    opts = options
+    if opts is None:
+        opts = compile_options()
+        _apply_compiler_options(opts, compiler_options)
     kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
     return client.deserialize_executable(blob, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
 

@@ -20,7 +20,9 @@ ANY = ("integer", "floating", "complexfloating", "bool")
 INT = ("integer",)
 INT_BOOL = ("integer", "bool")
 INT_FLOAT = ("integer", "floating")
-SIGNED_FLOAT_COMPLEX = ("signedinteger", "floating", "complexfloating")
+# (in the order JAX's messages print them: its sets' iteration order)
+FLOAT_COMPLEX_SIGNED = ("floating", "complexfloating", "signedinteger")
+ANY_BOOL_SECOND = ("integer", "bool", "floating", "complexfloating")
 ORDERED = ("integer", "floating", "bool")
 
 

@@ -1,6 +1,7 @@
-"""``device_put``: ``jax.device_put`` of traced values, staged as JAX stages it (the
-values pass through unchanged on the default device; ``devices``/``srcs`` are ``None``
-per operand there)."""
+"""``device_put``: ``jax.device_put`` of traced values, staged as JAX stages it: one
+equation over the leaves, ``devices`` the destination per operand (``None``, a Device or a
+single-device sharding), ``srcs`` the source (set by transposition); the values pass
+through unchanged."""
 from __future__ import annotations
 
 import enum
@@ -24,9 +25,13 @@ def _device_put_rule(*avals, devices, srcs, copy_semantics):
     if not len(avals) == len(devices) == len(srcs) == len(copy_semantics):
         raise ValueError(f"device_put: {len(avals)} operands but {len(devices)} devices, "
                          f"{len(srcs)} srcs and {len(copy_semantics)} copy_semantics")
-    if any(d is not None for d in devices):
-        raise NotImplementedError("device_put inside a traced function supports only the "
-                                  "default device (device=None)")
+    for d in devices:
+        if getattr(d, "mesh", None) is not None:  # a NamedSharding: a layout, not a device
+            raise NotImplementedError(
+                f"device_put of a traced value to {d}: traxla places traced values on one "
+                "device; use traxla.lax.with_sharding_constraint to lay them out on a mesh")
+    # A Device or single-device sharding: the values are unchanged (the program runs on
+    # its one device; JAX lowers these to the operands themselves on CPU as well).
     return list(avals)
 
 

@@ -7,8 +7,9 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_printing, def_typing
-from traxla.ir.rules._util import (ANY, FLOAT, FLOAT_COMPLEX, INT, INT_BOOL, INT_FLOAT, NUM, ORDERED,
-                    SIGNED_FLOAT_COMPLEX, broadcast_shapes, check_dtype, check_same_dtypes)
+from traxla.ir.rules._util import (ANY, ANY_BOOL_SECOND, FLOAT, FLOAT_COMPLEX, FLOAT_COMPLEX_SIGNED, INT,
+                    INT_BOOL, INT_FLOAT, NUM, ORDERED, broadcast_shapes, check_dtype,
+                    check_same_dtypes)
 
 
 def _real_dtype(dtype):
@@ -23,7 +24,7 @@ UNARY = {
     "logistic": FLOAT_COMPLEX, "sin": FLOAT_COMPLEX, "cos": FLOAT_COMPLEX, "tan": FLOAT_COMPLEX,
     "asin": FLOAT_COMPLEX, "acos": FLOAT_COMPLEX, "atan": FLOAT_COMPLEX, "sinh": FLOAT_COMPLEX,
     "cosh": FLOAT_COMPLEX, "asinh": FLOAT_COMPLEX, "acosh": FLOAT_COMPLEX, "atanh": FLOAT_COMPLEX,
-    "sqrt": FLOAT_COMPLEX, "rsqrt": FLOAT_COMPLEX, "cbrt": FLOAT, "abs": SIGNED_FLOAT_COMPLEX,
+    "sqrt": FLOAT_COMPLEX, "rsqrt": FLOAT_COMPLEX, "cbrt": FLOAT, "abs": FLOAT_COMPLEX_SIGNED,
     "not": INT_BOOL, "erf": FLOAT, "erf_inv": FLOAT, "integer_pow": NUM,
     "stop_gradient": ANY, "copy": ANY,
     "population_count": INT, "clz": INT,
@@ -34,7 +35,7 @@ WITH_ACCURACY = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "si
 
 BINARY = {
     "add": NUM, "sub": NUM, "mul": NUM, "div": NUM, "rem": INT_FLOAT, "pow": FLOAT_COMPLEX,
-    "max": ANY, "min": ANY, "atan2": FLOAT, "nextafter": FLOAT,
+    "max": ANY_BOOL_SECOND, "min": ANY_BOOL_SECOND, "atan2": FLOAT, "nextafter": FLOAT,
     "and": INT_BOOL, "or": INT_BOOL, "xor": INT_BOOL,
     "shift_left": INT, "shift_right_logical": INT, "shift_right_arithmetic": INT,
 }
@@ -74,6 +75,9 @@ def _unary_rule(name, categories):
 
 def _binary_rule(name, categories, out_dtype=None):
     def rule(x, y):
+        if name in ("eq", "ne") and dtypes.is_extended(x.dtype):  # keys compare (as in JAX)
+            check_same_dtypes(name, (x, y), _TIP.get(name))
+            return ShapedArray(broadcast_shapes(name, (x.shape, y.shape)), out_dtype, False)
         check_dtype(name, categories, x.dtype, 0)
         check_dtype(name, SECOND_OPERAND.get(name, categories), y.dtype, 1)
         if not (name == "pow" and dtypes.is_int(y.dtype)):
