@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, Callable
 
 from traxla import tree_util
+from traxla.ir.dtypes import tangent_dtype
 from traxla.ir.shape_poly import is_constant_shape
 from traxla.lowering.rules.export import exported_module
 from traxla.export._serialization import serialize, deserialize as _deserialize
@@ -187,7 +188,6 @@ def _export_vjp(closed, primal: Exported, platforms, disabled_checks) -> Exporte
         _, pullback = vjp(lambda *xs: list(fun(*xs)), *primals)
         return tuple(pullback(list(cts)))
     fun_vjp.__name__ = f"vjp_{primal.fun_name}"
-    from traxla.ir.dtypes import tangent_dtype
     # cotangents of integer (and bool) outputs are float0, as in JAX's exported VJPs
     specs = [*(ShapeDtypeStruct(a.shape, a.dtype) for a in primal.in_avals),
              *(ShapeDtypeStruct(a.shape, tangent_dtype(a.dtype)) for a in primal.out_avals)]
