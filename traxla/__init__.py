@@ -4,8 +4,9 @@ Trace a pure function into a jaxpr, lower it to StableHLO, compile and run it
 through XLA's PJRT runtime (jaxlib), without importing ``jax``.
 """
 from traxla.ir.config import config
-from traxla import errors, tree_util, lax, sharding, distributed
+from traxla import errors, tree_util
 from traxla import numpy  # noqa: F401  (installs array operators)
+from traxla import lax
 # The transformations' rules are written against lax and numpy: they register now.
 from traxla.autodiff import rules as _autodiff_rules  # noqa: F401
 from traxla.batching import rules as _batching_rules  # noqa: F401
@@ -15,8 +16,10 @@ from traxla.autodiff import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacr
 from traxla.api import (Compiled, JitFunction, Lowered, Traced, block_until_ready, device_put, jit,
                   make_jaxpr, typeof)
 from traxla.runtime import Array, Device, devices
+from traxla import sharding
 from traxla.sharding import NamedSharding, make_mesh
 from traxla.sharding.shard_map import shard_map
+from traxla import distributed
 from traxla.runtime.backend import default_backend, local_devices
 from traxla.runtime.cache import clear_caches
 from traxla.ir.avals import ShapedArray

@@ -124,8 +124,7 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __str__(self):
-        from traxla.ir.jaxpr_printer import pp_eqn_text  # circular: traxla.ir.jaxpr_printer imports traxla.ir.jaxpr while it loads
-        return pp_eqn_text(self)
+        return _ir_jaxpr_printer.pp_eqn_text(self)
 
 
 class Jaxpr:
@@ -151,12 +150,10 @@ class Jaxpr:
 
     @property
     def effects(self) -> frozenset:
-        from traxla.ir.effects import jaxpr_effects  # circular: traxla.ir.effects imports traxla.ir.jaxpr while it loads
-        return jaxpr_effects(self)
+        return _ir_effects.jaxpr_effects(self)
 
     def __str__(self):
-        from traxla.ir.jaxpr_printer import pp_toplevel  # circular: traxla.ir.jaxpr_printer imports traxla.ir.jaxpr while it loads
-        return pp_toplevel(self)
+        return _ir_jaxpr_printer.pp_toplevel(self)
 
     __repr__ = __str__
 
@@ -271,3 +268,6 @@ _JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
 _PLAIN_PARAM_TYPES = frozenset((type(None), bool, int, float, str))
 _params_of = attrgetter("params")
 _JAXPR_TYPE_SET = frozenset(_JAXPR_TYPES)
+
+import traxla.ir.jaxpr_printer as _ir_jaxpr_printer  # noqa: E402  (it imports this module: bound once both are defined)
+import traxla.ir.effects as _ir_effects  # noqa: E402  (it imports this module: bound once both are defined)

@@ -178,8 +178,7 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
         result_type = tensor_type(to_shape, from_aval.dtype)
         dims = list(range(rank))
         if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
-            from traxla.lowering.dynamic_shapes import broadcast_in_dim  # circular: traxla.lowering.dynamic_shapes imports traxla.lowering.mlir while it loads
-            return broadcast_in_dim(result_type, value, dims, to_shape)
+            return _lowering_dynamic_shapes.broadcast_in_dim(result_type, value, dims, to_shape)
         if len(broadcasts) > 4096:
             broadcasts.clear()
         parts = broadcasts[key] = ((result_type,), {"broadcast_dimensions": i64_array(dims)})
@@ -213,3 +212,5 @@ def i64_array_attrs(name: str, values) -> dict:
             i64_arrays.clear()
         attrs = i64_arrays[(name, values)] = {name: i64_array(values)}
     return attrs
+
+import traxla.lowering.dynamic_shapes as _lowering_dynamic_shapes  # noqa: E402  (it imports this module: bound once both are defined)

@@ -105,8 +105,7 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def _where_public(c, x, y):
-    from traxla.numpy._ufuncs import where  # circular: traxla.numpy._ufuncs imports traxla.numpy._searching while it loads
-    return where(c, x, y)
+    return _numpy__ufuncs.where(c, x, y)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
@@ -436,8 +435,7 @@ def place(arr, mask, vals, *, inplace=True):
 
 
 def _where_public_nonzero(mask, size):
-    from traxla.numpy._ufuncs import where  # circular: traxla.numpy._ufuncs imports traxla.numpy._searching while it loads
-    return where(mask, size=size, fill_value=size)[0]
+    return _numpy__ufuncs.where(mask, size=size, fill_value=size)[0]
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
@@ -494,3 +492,5 @@ def _put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
 
 
 put_along_axis = jit_named(_put_along_axis, "put_along_axis", ("axis", "inplace", "mode"))
+
+import traxla.numpy._ufuncs as _numpy__ufuncs  # noqa: E402  (it imports this module: bound once both are defined)

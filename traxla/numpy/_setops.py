@@ -28,8 +28,7 @@ UNIQUE_SIZE_HINT = (
 
 
 def _creation():
-    from traxla.numpy import _creation  # circular: traxla.numpy imports traxla.numpy._setops while it loads
-    return _creation
+    return _numpy._creation
 
 
 def _canon(axis, ndim):
@@ -400,3 +399,5 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
             arr1_indices, arr2_indices = ind1[arr1_indices], ind2[arr2_indices]
         return int1d, arr1_indices, arr2_indices
     return int1d
+
+import traxla.numpy as _numpy  # noqa: E402  (it imports this module: bound once both are defined)

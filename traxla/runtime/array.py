@@ -222,5 +222,6 @@ def read_back(array: Array) -> np.ndarray:
     if xla.buffer_protocol_supports(dtype):
         return xla.to_numpy(array._buf)
     # bf16: the buffer protocol refuses it; bitcast to uint16 on device and view.
-    from traxla.runtime.dispatch import bitcast_to_uint  # circular: traxla.runtime.dispatch imports traxla.runtime.array while it loads
-    return xla.to_numpy(bitcast_to_uint(array)._buf).view(dtype)
+    return xla.to_numpy(_runtime_dispatch.bitcast_to_uint(array)._buf).view(dtype)
+
+import traxla.runtime.dispatch as _runtime_dispatch  # noqa: E402  (it imports this module: bound once both are defined)

@@ -33,8 +33,7 @@ class _Cell:
 
 
 def _is_cell(x) -> bool:
-    from traxla.state.ref import Ref  # circular: traxla.state.ref imports traxla.state.discharge while it loads
-    return type(x) is _Cell or type(x) is Ref  # a Ref object is its own cell
+    return type(x) is _Cell or type(x) is _state_ref.Ref  # a Ref object is its own cell
 
 
 def discharge_call(prim, args, params):
@@ -140,8 +139,7 @@ def _discharged_params(params):
 # -- the ref primitives ------------------------------------------------------------------
 
 def _index(tree, idx):
-    from traxla.state.ref import numpy_index  # circular: traxla.state.ref imports traxla.state.discharge while it loads
-    return numpy_index(tree, [_literal_value(i) for i in idx])
+    return _state_ref.numpy_index(tree, [_literal_value(i) for i in idx])
 
 
 def _new_ref(eqn, invals):
@@ -301,3 +299,5 @@ def _cond(eqn, invals):
 _RULES = {new_ref_p: _new_ref, empty_ref_p: _empty_ref, get_p: _get, swap_p: _swap,
           addupdate_p: _addupdate, freeze_p: _freeze, free_ref_p: _free_ref, jit_p: _jit,
           scan_p: _scan, while_p: _while, cond_p: _cond}
+
+import traxla.state.ref as _state_ref  # noqa: E402  (it imports this module: bound once both are defined)

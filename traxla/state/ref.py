@@ -481,16 +481,14 @@ def _bind_with_refs(prim, args, params):
             trace = trace_core.current_trace()
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
-            from traxla.state.discharge import discharge_call  # circular: traxla.state.discharge imports traxla.state.ref while it loads
-            return discharge_call(prim, args, params)
+            return _state_discharge.discharge_callge.discharge_call(prim, args, params)
         else:
             ref = next(a for a in args if type(a) is Ref)
             raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
                             f"{ref.aval}; read its value with `ref[...]` first.")
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
-        from traxla.state.discharge import discharge_call  # circular: traxla.state.discharge imports traxla.state.ref while it loads
-        return discharge_call(prim, args, params)
+        return _state_discharge.discharge_callge.discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
 
 
@@ -508,8 +506,6 @@ def closes_over_refs(closed) -> bool:
 def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
     """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
     arguments and results of the compiled program, written back after each call."""
-    from traxla.stages import lower_program  # circular: traxla.stages imports traxla.state.ref while it loads
-    from traxla.state.discharge import discharge  # circular: traxla.state.discharge imports traxla.state.ref while it loads
     cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
     is_box = [type(c) is Ref for c in closed.consts]
     boxes = [c for c in closed.consts if type(c) is Ref]
@@ -521,8 +517,8 @@ def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
                   list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
                   j.outvars, j.eqns, j.debug_info),
             [c for c, b in zip(closed.consts, is_box) if not b])
-        pure = discharge(opened)
-        program = lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
+        pure = _state_discharge.discharge(opened)
+        program = _stages.lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
         entry = cache[key] = (closed, Executable(program.module, program.in_avals,
                                                  pure.out_avals))
     for box in boxes:
@@ -532,3 +528,6 @@ def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
     for box, value in zip(boxes, outs[n_outs:]):
         box._value = value
     return tree_util.tree_unflatten(out_tree, outs[:n_outs])
+
+import traxla.state.discharge as _state_discharge  # noqa: E402  (it imports this module: bound once both are defined)
+import traxla.stages as _stages  # noqa: E402  (it imports this module: bound once both are defined)
