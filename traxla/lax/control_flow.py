@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from traxla.api_util import equality_errors, equality_errors_pytreedef
 from traxla import tree_util
 from traxla.ir.effects import has_effects
 from traxla.ir import dtypes
@@ -213,57 +214,6 @@ def _mismatch_extra(a, b) -> str:
     return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
 
 
-def _equality_errors(path, t1, t2):
-    """Port of JAX's ``tree_util.equality_errors``: (path, thing1, thing2, why)."""
-    if (tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t1))
-            and tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t2))):
-        return
-    if type(t1) != type(t2):
-        yield path, str(type(t1)), str(type(t2)), "their Python types differ"
-        return
-    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
-        yield (path, f"{type(t1).__name__} of length {len(t1)}",
-               f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
-        return
-    c1, m1 = tree_util.flatten_one_level(t1)
-    c2, m2 = tree_util.flatten_one_level(t2)
-    c1, c2 = tuple(c1), tuple(c2)
-    k1 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t1)[0])
-    k2 = tuple(k for k, _ in tree_util.flatten_one_level_with_keys(t2)[0])
-    try:
-        diff = " ".join(repr(k.key) for k in set(k1).symmetric_difference(set(k2)))
-    except Exception:  # noqa: BLE001 - keys without .key
-        diff = ""
-    if len(c1) != len(c2):
-        yield (path, f"{type(t1)} with {len(c1)} child{'ren' if len(c1) > 1 else ''}",
-               f"{type(t2)} with {len(c2)} child{'ren' if len(c2) > 1 else ''}",
-               "the numbers of children do not match"
-               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
-        return
-    if m1 != m2:
-        yield (path, f"{type(t1)} with pytree metadata {m1}",
-               f"{type(t2)} with pytree metadata {m2}", "the pytree node metadata does not match")
-        return
-    for k, a, b in zip(k1, c1, c2):
-        yield from _equality_errors((*path, k), a, b)
-
-
-class _LeafMeta(type):
-    def __repr__(cls):
-        return "pytree leaf"
-
-    __str__ = __repr__
-
-
-_Leaf = _LeafMeta("Leaf", (), {})
-
-
-def _equality_errors_treedef(tree1, tree2):
-    leaf = _Leaf()
-    return _equality_errors((), tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves),
-                            tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves))
-
-
 def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, avals2):
     info1, info2 = _describe(f1), _describe(f2)
     try:
@@ -275,7 +225,7 @@ def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, 
     if tree1 != tree2:
         diffs = [f"{name1} output{component(p)} is a {thing1} but "
                  f"{name2} output{component(p)} is a {thing2}, so {expl}"
-                 for p, thing1, thing2, expl in _equality_errors_treedef(tree1, tree2)]
+                 for p, thing1, thing2, expl in equality_errors_pytreedef(tree1, tree2)]
         if not diffs:
             return
         differences = _differences(diffs, capitalize=False)
@@ -320,7 +270,7 @@ def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
         else:
             diffs = [f"{component(path)} is a {thing1} but the corresponding component of the "
                      f"carry output is a {thing2}, so {expl}"
-                     for path, thing1, thing2, expl in _equality_errors((), in_val, out_val)]
+                     for path, thing1, thing2, expl in equality_errors((), in_val, out_val)]
             if not diffs:
                 return
             differences = _differences(diffs)

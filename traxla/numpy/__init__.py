@@ -27,11 +27,11 @@ from traxla.numpy._shape import (atleast_1d, atleast_2d, broadcast_arrays, broad
 from traxla.numpy._ufuncs import (abs, acos, acosh, around, asin, asinh, atan, atan2, atanh, ceil, clip,  # noqa: A004
                       floor, floor_divide, invert, isfinite, left_shift, logical_not, positive,
                       power, reciprocal, remainder, right_shift, rint, round, square,
-                      ufuncs as _ufuncs, where)
+                      ufuncs as _ufunc_table, where)
 from traxla.numpy._ufuncs import divmod, _iscomplexobj as iscomplexobj  # noqa: A004,F401
 
 from traxla.numpy._eager import eager_cached as _eager_cached  # noqa: E402
-globals().update({_k: _eager_cached(_v) for _k, _v in _ufuncs.items()})
+globals().update({_k: _eager_cached(_v) for _k, _v in _ufunc_table.items()})
 absolute = abs
 mod = remainder
 pow = power  # noqa: A001

@@ -416,7 +416,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         a = _numpy__ufuncs.where(where, a, 0)
     if b is not None:
         a_arr, b_arr = promote_args_inexact("logsumexp", a, b)
-        a_arr = _numpy__ufuncs.where(_numpy__ufuncs.ufuncs__ufuncs.ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
+        a_arr = _numpy__ufuncs.where(_numpy__ufuncs.ufuncs["not_equal"](b_arr, 0), a_arr, -np.inf)
     else:
         a_arr, = promote_args_inexact("logsumexp", a)
         b_arr = a_arr
@@ -435,7 +435,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if return_sign:
         return (out, sign)
     if b is not None and not dtypes.is_complex(lax.dtype_of(out)):
-        out = _numpy__ufuncs.where(_numpy__ufuncs.ufuncs__ufuncs.ufuncs["less"](sign, 0), _numpy__creation.array(np.nan, dtype=lax.dtype_of(out)), out)
+        out = _numpy__ufuncs.where(_numpy__ufuncs.ufuncs["less"](sign, 0), _numpy__creation.array(np.nan, dtype=lax.dtype_of(out)), out)
     return out
 
 import traxla.numpy._ufuncs as _numpy__ufuncs  # noqa: E402  (it imports this module: bound once both are defined)

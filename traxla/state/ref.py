@@ -481,14 +481,14 @@ def _bind_with_refs(prim, args, params):
             trace = trace_core.current_trace()
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
-            return _state_discharge.discharge_callge.discharge_call(prim, args, params)
+            return _state_discharge.discharge_call(prim, args, params)
         else:
             ref = next(a for a in args if type(a) is Ref)
             raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
                             f"{ref.aval}; read its value with `ref[...]` first.")
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
-        return _state_discharge.discharge_callge.discharge_call(prim, args, params)
+        return _state_discharge.discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
 
 

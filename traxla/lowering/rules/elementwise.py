@@ -113,116 +113,12 @@ def _compare_keys(ctx, x, y, direction):
     return red.result
 
 
-from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
-
-# primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
-UNARY_OPS = {
-    "neg": "stablehlo.negate", "floor": "stablehlo.floor", "ceil": "stablehlo.ceil",
-    "is_finite": "stablehlo.is_finite", "exp": "stablehlo.exponential", "log": "stablehlo.log",
-    "log1p": "stablehlo.log_plus_one", "expm1": "stablehlo.exponential_minus_one",
-    "tanh": "stablehlo.tanh", "logistic": "stablehlo.logistic", "sin": "stablehlo.sine",
-    "cos": "stablehlo.cosine", "tan": "chlo.tan", "asin": "chlo.asin", "acos": "chlo.acos",
-    "atan": "chlo.atan", "sinh": "chlo.sinh", "cosh": "chlo.cosh", "asinh": "chlo.asinh",
-    "acosh": "chlo.acosh", "atanh": "chlo.atanh", "sqrt": "stablehlo.sqrt",
-    "rsqrt": "stablehlo.rsqrt", "cbrt": "stablehlo.cbrt", "abs": "stablehlo.abs",
-    "not": "stablehlo.not", "erf": "chlo.erf", "erf_inv": "chlo.erf_inv",
-    "population_count": "stablehlo.popcnt", "clz": "stablehlo.count_leading_zeros",
-}
-BINARY_OPS = {
-    "add": "stablehlo.add", "sub": "stablehlo.subtract", "mul": "stablehlo.multiply",
-    "div": "stablehlo.divide", "rem": "stablehlo.remainder", "pow": "stablehlo.power",
-    "max": "stablehlo.maximum", "min": "stablehlo.minimum", "atan2": "stablehlo.atan2",
-    "nextafter": "chlo.next_after", "and": "stablehlo.and", "or": "stablehlo.or",
-    "xor": "stablehlo.xor", "shift_left": "stablehlo.shift_left",
-    "shift_right_logical": "stablehlo.shift_right_logical",
-    "shift_right_arithmetic": "stablehlo.shift_right_arithmetic",
-}
-COMPARE_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
-
-
-def _unary(name):
-    def rule(ctx, x, **params):
-        return op_result(name, aval_type(ctx.avals_out[0]), (x,))
-    return rule
-
-
-def _binary(name, direction=None):
-    """``name`` of the operands broadcast to the output's shape; ``direction``: that of a
-    ``stablehlo.compare``, whose compare type follows the operands' dtype."""
-    def rule(ctx, x, y):
-        out = ctx.avals_out[0]
-        shape = out.shape
-        x_aval, y_aval = ctx.avals_in
-        if direction is not None and isinstance(x_aval.dtype, dtypes.ExtendedDType):
-            return _compare_keys(ctx, x, y, direction)
-        if x_aval.shape != shape:
-            x = broadcast_to(x, x_aval, shape)
-        if y_aval.shape != shape:
-            y = broadcast_to(y, y_aval, shape)
-        attributes = (None if direction is None
-                      else compare_attributes(direction, compare_type(x_aval.dtype)))
-        return op_result(name, aval_type(out), (x, y), attributes)
-    return rule
-
-
-def compare_type(dtype) -> str:
-    if dtypes.is_inexact(dtype):
-        return "FLOAT"
-    if dtypes.is_signed_int(dtype):
-        return "SIGNED"
-    return "UNSIGNED"
-
-
-def compare(x, y, direction: str, dtype):
-    return hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                       compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype)))
-
-
-def compare_attributes(direction: str, kind: str) -> dict:
-    cache = rule_cache("compare")  # (direction, kind) -> the compare op's attributes
-    attrs = cache.get((direction, kind))
-    if attrs is None:
-        attrs = cache[(direction, kind)] = {
-            "comparison_direction": hlo.ComparisonDirectionAttr.get(direction),
-            "compare_type": hlo.ComparisonTypeAttr.get(kind)}
-    return attrs
-
-
-def _broadcast_physical(value, aval, shape):
-    """A key array's physical data (shape + its key shape) broadcast to ``shape``."""
-    key_rank = len(aval.dtype.physical_shape)
-    if aval.shape == shape:
-        return value
-    # lax broadcasting: a scalar, or equal ranks with size-1 dims
-    dims = [*range(len(aval.shape)), *range(len(shape), len(shape) + key_rank)]
-    return hlo.broadcast_in_dim(tensor_type(tuple(shape) + aval.dtype.physical_shape,
-                                            aval.dtype.physical_dtype), value, dims)
-
-
-def _compare_keys(ctx, x, y, direction):
-    """eq/ne of typed PRNG keys, as JAX's opaque comparison: compare the key data
-    element by element, then all-of (EQ) or any-of (NE) over the key's trailing dims."""
-    out = ctx.avals_out[0]
-    x_aval, y_aval = ctx.avals_in
-    x = _broadcast_physical(x, x_aval, out.shape)
-    y = _broadcast_physical(y, y_aval, out.shape)
-    bits = hlo.compare(x, y, hlo.ComparisonDirectionAttr.get(direction),
-                       compare_type=hlo.ComparisonTypeAttr.get("UNSIGNED"))
-    key_dims = range(len(out.shape), len(out.shape) + len(x_aval.dtype.physical_shape))
-    scalar = tensor_type((), dtypes.bool_)
-    red = hlo.ReduceOp([aval_type(out)], [bits], [constant(direction == "EQ", dtypes.bool_)],
-                       i64_array(key_dims))
-    block = red.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        combine = hlo.and_ if direction == "EQ" else hlo.or_
-        hlo.return_([combine(*block.arguments)])
-    return red.result
-
-
 for _name, _op in UNARY_OPS.items():
     register_elementwise_op(P[_name], _op, _unary(_op))
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
+
+
 def _compare_attributes(direction):
     def attributes_of(eqn):
         dtype = eqn.invars[0].aval.dtype
