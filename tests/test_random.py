@@ -568,3 +568,13 @@ def test_keys_are_independent():
     assert abs(np.corrcoef(x[0], x[1])[0, 1]) < 0.3
     _check_moments(np.asarray(traxla.vmap(lambda k: random.normal(k))(keys)), 0.0, 1.0,
                    var_tol=0.2)
+
+
+def test_binomial_with_python_scalar_arguments_matches_jax():
+    # a Python float probability is a folded constant inside binomial's jit: its dtype comes
+    # from the aval (this raised AttributeError: 'Literal' object has no attribute 'dtype')
+    for n, p, shape in ((30., 0.4, (3,)), (5, 0.9, None), (12., 0.25, (2, 2))):
+        ours = traxla.random.binomial(traxla.random.key(0), n, p, shape)
+        theirs = jax.random.binomial(jax.random.key(0), n, p, shape)
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+        assert np.asarray(ours).dtype == np.asarray(theirs).dtype

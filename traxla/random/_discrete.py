@@ -197,7 +197,7 @@ def _binomial(key, count, prob, shape, dtype):
     else:
         _check_shape("binomial", shape, _shape(count), _shape(prob))
     (prob,) = promote_dtypes_inexact(prob)
-    count = lax.convert_element_type(count, prob.dtype)
+    count = lax.convert_element_type(count, lax.dtype_of(prob))  # prob may be a folded constant
     count = jnp.broadcast_to(count, shape)
     prob = jnp.broadcast_to(prob, shape)
     p_lt_half = prob < 0.5
