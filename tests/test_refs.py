@@ -117,6 +117,22 @@ def _while_loop_ref(t, jnp, lax):
     return f, (np.array([0., 1.], np.float32),)
 
 
+def _while_condition_reads_ref(t, jnp, lax):
+    def f(x):
+        limit = t.new_ref(x[0])
+        acc = t.new_ref(x)
+
+        def cond(i):
+            return i < limit[...]
+
+        def body(i):
+            acc[...] += i
+            return i + 1.
+        n = lax.while_loop(cond, body, 0.)
+        return n, limit[...], t.freeze(acc)
+    return f, (np.array([4., 1.], np.float32),)
+
+
 def _cond_writes_ref(t, jnp, lax):
     def f(p, x):
         r = t.new_ref(x)
@@ -190,7 +206,8 @@ def _grad_of_ref_program(t, jnp, lax):
 CORPUS = {f.__name__.strip("_"): f for f in [
     _ref_local_to_scan_body, _nested_loops_share_a_ref, _grad_of_ref_program,
     _read_write, _swap_and_freeze, _at_view, _scalar_ref, _int_ref, _fori_loop_mutates_closure,
-    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _cond_writes_ref,
+    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _while_condition_reads_ref,
+    _cond_writes_ref,
     _nested_jit_takes_ref, _empty_and_free]}
 # Known differences in printing (values still match): name -> reason.
 KNOWN_TEXT = {
@@ -236,7 +253,8 @@ def test_values_under_jit_match_jax():
 
 
 @pytest.mark.parametrize("name", ["swap_and_freeze", "scalar_ref", "int_ref",
-                                  "fori_loop_mutates_closure", "cond_writes_ref"])
+                                  "fori_loop_mutates_closure", "cond_writes_ref",
+                                  "while_condition_reads_ref"])
 def test_eager_values_match_jax(name):
     tf, targs = CORPUS[name](traxla, tjnp, traxla.lax)
     jf, jargs = CORPUS[name](jax, jjnp, jax.lax)
