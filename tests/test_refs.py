@@ -459,6 +459,46 @@ def test_returning_a_ref_raises_as_jax():
         traxla.jit(lambda r: r)(r)
 
 
+def _scan_carries_a_ref(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(x)
+
+        def body(c, y):
+            c[...] += y
+            return c, y * 2.
+        c, ys = lax.scan(body, r, jnp.arange(3.))
+        return c[...], ys
+    return f
+
+
+def _scan_returns_a_closed_over_ref(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(x)
+        return lax.scan(lambda c, y: (c, r), 0., jnp.arange(3.))
+    return f
+
+
+def _error_of(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001  (the error is what is compared)
+        return type(e), str(e).split(" at ", 1)[-1].split(" traced for ", 1)[-1]
+    return None
+
+
+@pytest.mark.parametrize("case", [_scan_carries_a_ref, _scan_returns_a_closed_over_ref])
+def test_a_ref_returned_by_a_scan_body_raises_as_jax(case):
+    """A Ref as a scan carry (or a ys output) is refused as JAX refuses it, staged and eager;
+    the messages agree past the body's source location."""
+    tf, jf = case(traxla, tjnp, traxla.lax), case(jax, jjnp, jax.lax)
+    x = np.float32(1.)
+    for run_t, run_j in ((lambda: traxla.make_jaxpr(tf)(x), lambda: jax.make_jaxpr(jf)(x)),
+                         (lambda: tf(x), lambda: jf(x))):
+        want = _error_of(run_j)
+        assert want is not None and want[0] is ValueError
+        assert _error_of(run_t) == want
+
+
 def test_bad_writes_raise():
     def wrong_shape(x):
         r = traxla.new_ref(x)
