@@ -444,6 +444,33 @@ def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable():
             t.grad(lambda x: (outer.__setitem__(..., x * 2), x.sum())[1])(jnp.ones(3))
 
 
+def _stores_then_squares(t, jnp):
+    def f(x, r):
+        r[...] = x * 3.
+        return r[...] ** 2
+    return f
+
+
+def test_grad_of_a_value_stored_in_a_ref_matches_jax():
+    """grad through a Ref made inside (eager and under jit); grad with respect to a Ref, or
+    writing a differentiated value into a Ref argument (under jit too), raises as JAX."""
+    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+        store = _stores_then_squares(t, jnp)
+        inside = lambda x: store(x, t.new_ref(jnp.float32(0.)))  # noqa: E731
+        x = jnp.float32(2.)
+        np.testing.assert_allclose(t.grad(inside)(x), 36.)
+        np.testing.assert_allclose(t.jit(t.grad(inside))(x), 36.)
+        np.testing.assert_allclose(t.grad(lambda x, r: x * r[...])(x, t.new_ref(x * 2.5)), 5.)
+        with pytest.raises(ValueError, match=r"^Expected cotangent type Ref\{float32\[\]\} "
+                                             r"but got float32\[\]"):
+            t.grad(lambda r: r[...] ** 2)(t.new_ref(x))
+        for wrap in (lambda f: f, t.jit):
+            with pytest.raises(Exception, match="set/swap operation with a differentiated "
+                                                "value on a non-differentiated array reference "
+                                                r"of type Ref\{float32\[\]\}"):
+                wrap(t.grad(store))(x, t.new_ref(jnp.float32(0.)))
+
+
 def _without_empty_mesh_annotations(text):
     """JAX annotates a Ref argument and its final value with a sharding on an empty mesh
     (``sdy.mesh @empty_mesh``); traxla, on one device, does not: the rest must agree."""

@@ -465,6 +465,8 @@ def _is_array_like(x):
 
 def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
     """JAX's ``_check_input_dtype_revderiv``."""
+    if getattr(x, "is_array_ref", False):  # a Ref's cotangent would be a Ref: JAX refuses
+        raise ValueError(f"Expected cotangent type {x.aval} but got {x.aval.inner_aval}")
     if not _is_array_like(x):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
     dt = prims.aval_of(x).dtype
