@@ -471,6 +471,36 @@ def test_grad_of_a_value_stored_in_a_ref_matches_jax():
                 wrap(t.grad(store))(x, t.new_ref(jnp.float32(0.)))
 
 
+def _custom_vjp_taking_a_ref(t, jnp):
+    @t.custom_vjp
+    def g(r, x):
+        r[...] += x
+        return x * r[...]
+
+    def fwd(r, x):
+        return g(r, x), r[...]
+
+    def bwd(res, ct):
+        return None, ct * res * 10.  # not the true derivative: the rule must be used
+    g.defvjp(fwd, bwd)
+    return g
+
+
+def test_custom_vjp_with_a_ref_argument_matches_jax():
+    """A Ref argument of a custom_vjp function (outside jit): the function and its fwd rule
+    read and mutate it, bwd gives it no cotangent; call, grad and vjp as JAX."""
+    def runs(t, jnp):
+        g, x, out = _custom_vjp_taking_a_ref(t, jnp), jnp.float32(3.), []
+        for use in (lambda r: g(r, x), lambda r: t.grad(lambda x: g(r, x))(x),
+                    lambda r: t.vjp(lambda x: g(r, x), x)[1](jnp.float32(1.))):
+            r = t.new_ref(jnp.float32(2.))
+            out.append((use(r), r[...]))
+        return out
+    for (g, gr), (w, wr) in zip(runs(traxla, tjnp), runs(jax, jjnp)):
+        compare_outputs("custom_vjp", g, w, 1e-6, 1e-6)
+        np.testing.assert_array_equal(gr, wr)
+
+
 def _without_empty_mesh_annotations(text):
     """JAX annotates a Ref argument and its final value with a sharding on an empty mesh
     (``sdy.mesh @empty_mesh``); traxla, on one device, does not: the rest must agree."""
