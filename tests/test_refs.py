@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jjnp
 import traxla
 import traxla.numpy as tjnp
+from jax._src.api import DontWant as jax_dont_want  # JAX keeps it private
+from traxla.autodiff.ad import DontWant as traxla_dont_want
 
 from _corpus import compare_outputs, print_differences
 
@@ -499,6 +501,30 @@ def test_custom_vjp_with_a_ref_argument_matches_jax():
     for (g, gr), (w, wr) in zip(runs(traxla, tjnp), runs(jax, jjnp)):
         compare_outputs("custom_vjp", g, w, 1e-6, 1e-6)
         np.testing.assert_array_equal(gr, wr)
+
+
+def test_vjp_with_refs_matches_jax():
+    """``vjp.with_refs(...)``: cotangents accumulate into the Refs given (``GradRef()``
+    returned there), ``DontWant()`` inputs give ``DidntWant()``, other inputs their value."""
+    def run(t, jnp, dont_want):
+        f = lambda x, y, z: (jnp.sin(x) * y * z, x * 2.)  # noqa: E731
+        _, pullback = t.vjp(f, jnp.float32(1.), jnp.ones(2), jnp.float32(3.))
+        ct = (jnp.ones(2), jnp.float32(1.))
+        gx, gy = t.new_ref(jnp.float32(10.)), t.new_ref(jnp.zeros(2))
+        both = pullback.with_refs(gx, gy, jnp.float32(0.))(ct)
+        skip = pullback.with_refs(gx, dont_want(), jnp.float32(0.))(ct)
+        with pytest.raises(Exception):
+            pullback.with_refs(gx, None, None)
+        return ([repr(v) for v in both[:2]], both[2], [repr(v) for v in skip[:2]], skip[2],
+                gx[...], gy[...], type(pullback).__name__)
+
+    got = run(traxla, tjnp, traxla_dont_want)
+    want = run(jax, jjnp, jax_dont_want)
+    for g, w in zip(got, want):
+        if isinstance(w, (list, str)):
+            assert g == w
+        else:
+            compare_outputs("with_refs", g, w, 1e-6, 1e-6)
 
 
 def _without_empty_mesh_annotations(text):
