@@ -5,6 +5,7 @@ Each corpus program is written once against a namespace (``jax`` or ``traxla``).
 Run as a script to print the jaxprs that differ."""
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -14,6 +15,8 @@ import jax
 import jax.numpy as jjnp
 import traxla
 import traxla.numpy as tjnp
+from jax._src.api import DontWant as jax_dont_want  # JAX keeps it private
+from traxla.autodiff.ad import DontWant as traxla_dont_want
 
 from _corpus import compare_outputs, print_differences
 
@@ -117,6 +120,22 @@ def _while_loop_ref(t, jnp, lax):
     return f, (np.array([0., 1.], np.float32),)
 
 
+def _while_condition_reads_ref(t, jnp, lax):
+    def f(x):
+        limit = t.new_ref(x[0])
+        acc = t.new_ref(x)
+
+        def cond(i):
+            return i < limit[...]
+
+        def body(i):
+            acc[...] += i
+            return i + 1.
+        n = lax.while_loop(cond, body, 0.)
+        return n, limit[...], t.freeze(acc)
+    return f, (np.array([4., 1.], np.float32),)
+
+
 def _cond_writes_ref(t, jnp, lax):
     def f(p, x):
         r = t.new_ref(x)
@@ -190,7 +209,8 @@ def _grad_of_ref_program(t, jnp, lax):
 CORPUS = {f.__name__.strip("_"): f for f in [
     _ref_local_to_scan_body, _nested_loops_share_a_ref, _grad_of_ref_program,
     _read_write, _swap_and_freeze, _at_view, _scalar_ref, _int_ref, _fori_loop_mutates_closure,
-    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _cond_writes_ref,
+    _scan_accumulates, _scan_addupdate_at_index, _while_loop_ref, _while_condition_reads_ref,
+    _cond_writes_ref,
     _nested_jit_takes_ref, _empty_and_free]}
 # Known differences in printing (values still match): name -> reason.
 KNOWN_TEXT = {
@@ -236,7 +256,8 @@ def test_values_under_jit_match_jax():
 
 
 @pytest.mark.parametrize("name", ["swap_and_freeze", "scalar_ref", "int_ref",
-                                  "fori_loop_mutates_closure", "cond_writes_ref"])
+                                  "fori_loop_mutates_closure", "cond_writes_ref",
+                                  "while_condition_reads_ref"])
 def test_eager_values_match_jax(name):
     tf, targs = CORPUS[name](traxla, tjnp, traxla.lax)
     jf, jargs = CORPUS[name](jax, jjnp, jax.lax)
@@ -425,10 +446,113 @@ def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable():
             t.grad(lambda x: (outer.__setitem__(..., x * 2), x.sum())[1])(jnp.ones(3))
 
 
-def test_lowering_ahead_of_time_with_ref_arguments_is_refused_clearly():
-    f = traxla.jit(lambda r, x: r.__setitem__(..., x))
-    with pytest.raises(NotImplementedError, match="ahead of time with Ref arguments"):
-        f.lower(traxla.new_ref(tjnp.ones(3)), tjnp.ones(3))
+def _stores_then_squares(t, jnp):
+    def f(x, r):
+        r[...] = x * 3.
+        return r[...] ** 2
+    return f
+
+
+def test_grad_of_a_value_stored_in_a_ref_matches_jax():
+    """grad through a Ref made inside (eager and under jit); grad with respect to a Ref, or
+    writing a differentiated value into a Ref argument (under jit too), raises as JAX."""
+    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+        store = _stores_then_squares(t, jnp)
+        inside = lambda x: store(x, t.new_ref(jnp.float32(0.)))  # noqa: E731
+        x = jnp.float32(2.)
+        np.testing.assert_allclose(t.grad(inside)(x), 36.)
+        np.testing.assert_allclose(t.jit(t.grad(inside))(x), 36.)
+        np.testing.assert_allclose(t.grad(lambda x, r: x * r[...])(x, t.new_ref(x * 2.5)), 5.)
+        with pytest.raises(ValueError, match=r"^Expected cotangent type Ref\{float32\[\]\} "
+                                             r"but got float32\[\]"):
+            t.grad(lambda r: r[...] ** 2)(t.new_ref(x))
+        for wrap in (lambda f: f, t.jit):
+            with pytest.raises(Exception, match="set/swap operation with a differentiated "
+                                                "value on a non-differentiated array reference "
+                                                r"of type Ref\{float32\[\]\}"):
+                wrap(t.grad(store))(x, t.new_ref(jnp.float32(0.)))
+
+
+def _custom_vjp_taking_a_ref(t, jnp):
+    @t.custom_vjp
+    def g(r, x):
+        r[...] += x
+        return x * r[...]
+
+    def fwd(r, x):
+        return g(r, x), r[...]
+
+    def bwd(res, ct):
+        return None, ct * res * 10.  # not the true derivative: the rule must be used
+    g.defvjp(fwd, bwd)
+    return g
+
+
+def test_custom_vjp_with_a_ref_argument_matches_jax():
+    """A Ref argument of a custom_vjp function (outside jit): the function and its fwd rule
+    read and mutate it, bwd gives it no cotangent; call, grad and vjp as JAX."""
+    def runs(t, jnp):
+        g, x, out = _custom_vjp_taking_a_ref(t, jnp), jnp.float32(3.), []
+        for use in (lambda r: g(r, x), lambda r: t.grad(lambda x: g(r, x))(x),
+                    lambda r: t.vjp(lambda x: g(r, x), x)[1](jnp.float32(1.))):
+            r = t.new_ref(jnp.float32(2.))
+            out.append((use(r), r[...]))
+        return out
+    for (g, gr), (w, wr) in zip(runs(traxla, tjnp), runs(jax, jjnp)):
+        compare_outputs("custom_vjp", g, w, 1e-6, 1e-6)
+        np.testing.assert_array_equal(gr, wr)
+
+
+def test_vjp_with_refs_matches_jax():
+    """``vjp.with_refs(...)``: cotangents accumulate into the Refs given (``GradRef()``
+    returned there), ``DontWant()`` inputs give ``DidntWant()``, other inputs their value."""
+    def run(t, jnp, dont_want):
+        f = lambda x, y, z: (jnp.sin(x) * y * z, x * 2.)  # noqa: E731
+        _, pullback = t.vjp(f, jnp.float32(1.), jnp.ones(2), jnp.float32(3.))
+        ct = (jnp.ones(2), jnp.float32(1.))
+        gx, gy = t.new_ref(jnp.float32(10.)), t.new_ref(jnp.zeros(2))
+        both = pullback.with_refs(gx, gy, jnp.float32(0.))(ct)
+        skip = pullback.with_refs(gx, dont_want(), jnp.float32(0.))(ct)
+        with pytest.raises(Exception):
+            pullback.with_refs(gx, None, None)
+        return ([repr(v) for v in both[:2]], both[2], [repr(v) for v in skip[:2]], skip[2],
+                gx[...], gy[...], type(pullback).__name__)
+
+    got = run(traxla, tjnp, traxla_dont_want)
+    want = run(jax, jjnp, jax_dont_want)
+    for g, w in zip(got, want):
+        if isinstance(w, (list, str)):
+            assert g == w
+        else:
+            compare_outputs("with_refs", g, w, 1e-6, 1e-6)
+
+
+def _without_empty_mesh_annotations(text):
+    """JAX annotates a Ref argument and its final value with a sharding on an empty mesh
+    (``sdy.mesh @empty_mesh``); traxla, on one device, does not: the rest must agree."""
+    text = re.sub(r"\n *sdy\.mesh @empty_mesh = [^\n]*", "", text)
+    text = re.sub(r"sdy\.sharding = #sdy\.sharding<@empty_mesh, \[[^\]]*\]>(, )?", "", text)
+    return text.replace(", }", "}").replace(" {}", "")
+
+
+def test_lowering_ahead_of_time_with_ref_arguments_matches_jax():
+    """``jit(f).lower(ref, x)``: the Ref's final value is an extra result aliased to its
+    argument; the compiled program, called with the Ref, mutates it as JAX's does."""
+    def case(t, jnp):
+        def f(r, x):
+            r[...] += x
+            return r[...] * 2., {"b": x}
+        r = t.new_ref(jnp.ones(3))
+        lowered = t.jit(f).lower(r, jnp.ones(3))
+        out = lowered.compile()(r, jnp.arange(3.))
+        return lowered.as_text(), out, r[...]
+
+    t_text, t_out, t_ref = case(traxla, tjnp)
+    j_text, j_out, j_ref = case(jax, jjnp)
+    assert "tf.aliasing_output = 2 : i32" in t_text
+    assert t_text == _without_empty_mesh_annotations(j_text)
+    compare_outputs("compiled", t_out, j_out, 0, 0)
+    np.testing.assert_array_equal(t_ref, j_ref)
 
 
 def test_returning_a_ref_raises_as_jax():
@@ -439,6 +563,46 @@ def test_returning_a_ref_raises_as_jax():
     r = traxla.new_ref(tjnp.ones(2))
     with pytest.raises(ValueError, match="cannot be returned"):
         traxla.jit(lambda r: r)(r)
+
+
+def _scan_carries_a_ref(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(x)
+
+        def body(c, y):
+            c[...] += y
+            return c, y * 2.
+        c, ys = lax.scan(body, r, jnp.arange(3.))
+        return c[...], ys
+    return f
+
+
+def _scan_returns_a_closed_over_ref(t, jnp, lax):
+    def f(x):
+        r = t.new_ref(x)
+        return lax.scan(lambda c, y: (c, r), 0., jnp.arange(3.))
+    return f
+
+
+def _error_of(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001  (the error is what is compared)
+        return type(e), str(e).split(" at ", 1)[-1].split(" traced for ", 1)[-1]
+    return None
+
+
+@pytest.mark.parametrize("case", [_scan_carries_a_ref, _scan_returns_a_closed_over_ref])
+def test_a_ref_returned_by_a_scan_body_raises_as_jax(case):
+    """A Ref as a scan carry (or a ys output) is refused as JAX refuses it, staged and eager;
+    the messages agree past the body's source location."""
+    tf, jf = case(traxla, tjnp, traxla.lax), case(jax, jjnp, jax.lax)
+    x = np.float32(1.)
+    for run_t, run_j in ((lambda: traxla.make_jaxpr(tf)(x), lambda: jax.make_jaxpr(jf)(x)),
+                         (lambda: tf(x), lambda: jf(x))):
+        want = _error_of(run_j)
+        assert want is not None and want[0] is ValueError
+        assert _error_of(run_t) == want
 
 
 def test_bad_writes_raise():

@@ -24,6 +24,7 @@ from traxla.ir import checker
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.sharding import PartitionSpec
 from traxla.runtime import Array, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
@@ -229,10 +230,13 @@ class JitFunction(Wrapped):
                              out_tree)
 
     def _executable(self, program, closed, mesh, compiler_options):
+        # a Ref argument's final value is an extra result of the discharged program
+        out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
+                                              if is_ref_aval(a)]
         if mesh is not None:
-            return ShardedExecutable(program.module, program.in_avals, closed.out_avals, mesh,
+            return ShardedExecutable(program.module, program.in_avals, out_avals, mesh,
                                      compiler_options=compiler_options)
-        return Executable(program.module, program.in_avals, closed.out_avals, compiler_options)
+        return Executable(program.module, program.in_avals, out_avals, compiler_options)
 
     def _out_mesh(self):
         """The mesh named by ``out_shardings`` (None when it names none)."""

@@ -127,11 +127,8 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
-    if any(is_ref_aval(a) for a in closed.in_avals):
-        raise NotImplementedError(
-            f"Lowering {name} ahead of time with Ref arguments "
-            f"({[str(a) for a in closed.in_avals if is_ref_aval(a)]}) is not supported; call "
-            "the jit-compiled function directly, which mutates the Ref in place.")
+    ref_inputs = [is_ref_aval(a) for a in closed.in_avals]
+    n_results = len(closed.out_avals)
     closed = discharge_if_needed(closed)  # array refs become threaded values
     jaxpr = closed.jaxpr
     n = len(jaxpr.invars)
@@ -145,8 +142,15 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     kept_donated = [bool(donated[i]) for i in idx]
     aliases = (donation_aliases(in_avals, kept_donated, closed.out_avals)
                if any(kept_donated) else None)
+    if any(ref_inputs):  # a Ref argument's buffer is updated in place: its final value's
+        aliases = list(aliases or [None] * len(idx))
+        ref_results = iter(range(n_results, len(closed.out_avals)))
+        finals = {i: next(ref_results) for i in range(n) if ref_inputs[i]}
+        aliases = [finals.get(i, a) for i, a in zip(idx, aliases)]
     shardings = None if shardings_for is None else shardings_for(closed, idx)
     names = result_names(out_tree) if out_tree is not None else None
+    if names is not None and any(ref_inputs):  # JAX loses the result paths there
+        names = [""] * len(closed.out_avals)
     module = lower_jaxpr(closed, name, shardings, aliases=aliases, result_names=names)
     return LoweredProgram(module, kept, aliases, in_avals)
 
@@ -345,7 +349,8 @@ class Compiled(_Stage):
                 raise TypeError("Cannot apply JAX transformations to a function lowered and "
                                 "compiled for a particular signature. Detected argument of "
                                 f"Tracer type {type(x)}.")
-        arrays = [to_array(x) for x in leaves]
+        refs = [x for x in leaves if getattr(x, "is_array_ref", False)]
+        arrays = [to_array(x.value if getattr(x, "is_array_ref", False) else x) for x in leaves]
         mismatches = []
         for i, (a, expected) in enumerate(zip(arrays, info.closed.in_avals)):
             if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
@@ -361,6 +366,11 @@ class Compiled(_Stage):
             arrays = info.jitted._placed_on(arrays, info.mesh)
         kept = self._program.kept
         outs = self.executable.execute(arrays if kept is None else [arrays[i] for i in kept])
+        if refs:  # a Ref argument's final value follows the results: written back, as JAX
+            n_results = len(outs) - len(refs)
+            for ref, value in zip(refs, outs[n_results:]):
+                ref.value = value
+            outs = outs[:n_results]
         return self._outputs(outs)
 
 

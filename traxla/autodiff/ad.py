@@ -448,8 +448,73 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
-        return out, vjp_fun, tree_util.tree_unflatten(dict(store)["aux"], result[2])
-    return out, vjp_fun
+        return out, VJP(vjp_fun, p_tree), tree_util.tree_unflatten(dict(store)["aux"], result[2])
+    return out, VJP(vjp_fun, p_tree)
+
+
+class GradRef:
+    """Where ``VJP.with_refs`` accumulated a cotangent into the Ref given for it."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "GradRef()"
+
+
+class DontWant:
+    """Passed to ``VJP.with_refs`` for an input whose cotangent is not wanted."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DontWant()"
+
+
+class DidntWant:
+    """What ``VJP.with_refs`` returns for an input passed as ``DontWant()``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DidntWant()"
+
+
+class VJP:
+    """The pullback ``jax.vjp`` returns: ``vjp(ct)`` gives the input cotangents;
+    ``vjp.with_refs(*maybe_ct_refs)(ct)`` adds each input's cotangent into the Ref given for
+    it (returning ``GradRef()`` there), skips those given ``DontWant()``, and returns the
+    others' values, as JAX 0.10.2's ``VJP.with_refs``."""
+
+    __slots__ = ("_pullback", "_in_tree", "__weakref__")
+
+    def __init__(self, pullback, in_tree):
+        self._pullback, self._in_tree = pullback, in_tree
+
+    def __call__(self, out_ct, *extra_args):
+        if extra_args:
+            raise TypeError(f"The function returned by `jax.vjp` was called with "
+                            f"{len(extra_args) + 1} arguments, but functions returned by "
+                            "`jax.vjp` must be called with a single argument corresponding to "
+                            "the single value returned by the function being differentiated.")
+        return self._pullback(out_ct)
+
+    def with_refs(self, *maybe_ct_refs):
+        targets, tree = tree_util.tree_flatten(maybe_ct_refs)
+        if tree != self._in_tree:
+            raise Exception  # noqa: TRY002  (JAX raises a bare Exception here)
+
+        def pullback(out_ct):
+            cts = tree_util.tree_leaves(self._pullback(out_ct))
+            out = []
+            for target, ct in zip(targets, cts):
+                if getattr(target, "is_array_ref", False) or (
+                        isinstance(target, Tracer) and hasattr(target.aval, "inner_aval")):
+                    target[...] += ct  # a Ref (or a Ref staged under jit) accumulates
+                    out.append(GradRef())
+                else:
+                    out.append(DidntWant() if isinstance(target, DontWant) else ct)
+            return tree_util.tree_unflatten(self._in_tree, out)
+        return pullback
 
 
 def _one_like(x):
@@ -465,6 +530,8 @@ def _is_array_like(x):
 
 def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
     """JAX's ``_check_input_dtype_revderiv``."""
+    if getattr(x, "is_array_ref", False):  # a Ref's cotangent would be a Ref: JAX refuses
+        raise ValueError(f"Expected cotangent type {x.aval} but got {x.aval.inner_aval}")
     if not _is_array_like(x):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
     dt = prims.aval_of(x).dtype

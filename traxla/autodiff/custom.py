@@ -466,6 +466,11 @@ def _stop_gradient_tracers(tree):
         lambda x: prims.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
 
 
+def _is_ref(x) -> bool:
+    return getattr(x, "is_array_ref", False) or (
+        isinstance(x, Tracer) and type(getattr(x, "aval", None)).__name__ == "AbstractRef")
+
+
 def _check_leaf(x, what):
     if not (isinstance(x, Tracer) or is_concrete(x)):
         raise TypeError(f"{what}: value {x!r} of type {type(x)} is not a valid JAX type.")
@@ -639,8 +644,17 @@ class custom_vjp(_CustomFunction):
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_kwargs(self.fun, args, kwargs)
         static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        leaves = [_check_leaf(x, f"custom_vjp function {name} argument") for x in leaves]
+        all_leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        # a Ref argument is not differentiated (its cotangent is None, as in JAX): the
+        # functions read it where it is, and only the array leaves are traced
+        is_ref = [_is_ref(x) for x in all_leaves]
+        leaves = [_check_leaf(x, f"custom_vjp function {name} argument")
+                  for x, r in zip(all_leaves, is_ref) if not r]
+
+        def rebuild(xs):
+            it = iter(xs)
+            full = [x if r else next(it) for x, r in zip(all_leaves, is_ref)]
+            return merge(tree_util.tree_unflatten(in_tree, full))
         in_avals = [tangent_aval(_aval(x)) for x in leaves]
         store = {}
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
@@ -648,7 +662,7 @@ class custom_vjp(_CustomFunction):
         symbolic = getattr(self, "symbolic_zeros", False)
 
         def flat_fun(*xs):
-            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            out = fun(*rebuild(xs))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             store.setdefault("out_tree", out_tree)
             return out_leaves
@@ -657,7 +671,7 @@ class custom_vjp(_CustomFunction):
             if symbolic:
                 flags = [True] * len(xs) if perturbed is None else perturbed
                 xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
-            pair = fwd(*merge(tree_util.tree_unflatten(in_tree, xs)))
+            pair = fwd(*rebuild(xs))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
                     f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
@@ -712,6 +726,7 @@ class custom_vjp(_CustomFunction):
                         f"output[{i}] the bwd rule produced {ct_tree} for an input of "
                         f"structure {arg_tree}.")
                 flat.extend(ct_leaves)
+            flat = [c for c, r in zip(flat, is_ref) if not r]
             out = []
             for k, (c, a) in enumerate(zip(flat, in_avals)):
                 if a.dtype == dtypes.float0:  # an integer input: no cotangent

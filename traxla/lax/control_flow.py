@@ -18,6 +18,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.rules.control_flow import cond_p, same_type, scan_p, while_p
+from traxla.ir.rules.refs import is_ref_aval
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import replaying
@@ -65,14 +66,40 @@ def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
         out = fun(*tree_util.tree_unflatten(in_tree, flat))
         leaves, tree = tree_util.tree_flatten(out)
         out_store.append(tree)
+        for i, leaf in enumerate(leaves):
+            if getattr(leaf, "is_array_ref", False):  # a Ref object closed over, not staged
+                raise _returned_ref_error(debug, leaf.aval, tree, i, "")
         return leaves
 
     debug = make_debug_info(fun if debug_fun is None else debug_fun, traced_for, arg_names)
     closed = trace_to_jaxpr(flat_fun, in_avals, debug)
     jaxpr = closed.jaxpr
+    _check_no_refs_returned(jaxpr, out_store[0], debug)
     lifted = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
                    jaxpr.debug_info)
     return ClosedJaxpr(lifted, []), list(closed.consts), out_store[0]
+
+
+def _check_no_refs_returned(jaxpr, out_tree, debug):
+    """JAX's error for a loop body or branch that returns a ref (a Ref carry included)."""
+    for i, v in enumerate(jaxpr.outvars):
+        if not is_ref_aval(v.aval):
+            continue
+        origin = ""
+        if v in jaxpr.invars:
+            k = jaxpr.invars.index(v)
+            name = debug.arg_names[k] if k < len(debug.arg_names) else f"args[{k}]"
+            origin = f"\n\nThe returned mutable array was passed in as the argument {name}."
+        raise _returned_ref_error(debug, v.aval, out_tree, i, origin)
+
+
+def _returned_ref_error(debug, aval, out_tree, i, origin):
+    paths = _leaf_names("result", tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves))
+    loc = f" at output tree path {paths[i]}" if paths != ["result"] else ""
+    return ValueError(
+        f"function {debug.func_src_info} traced for {debug.traced_for} returned a mutable "
+        f"array reference of type {aval}{loc}, but mutable array references cannot be "
+        f"returned.{origin}")
 
 
 def _merge_common_consts(traced):

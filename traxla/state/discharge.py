@@ -255,28 +255,49 @@ def _while(eqn, invals):
     if not any(_is_cell(x) for x in invals):
         return while_p.bind(*invals, **_discharged_params(params))
     cond_consts, body_consts, init = invals[:nc], invals[nc:nc + nb], invals[nc + nb:]
-    if any(_is_cell(x) for x in cond_consts + init):
-        raise NotImplementedError("A Ref read in a while_loop's condition, or carried by it, "
-                                  "is not supported; read it into the carry in the body.")
-    ref_mask = [_is_cell(c) for c in body_consts]
-    cells, plain_consts = _split(body_consts, ref_mask)
-    body = _body_with_ref_carries(params["body_jaxpr"], ref_mask)
-    cond = params["cond_jaxpr"]
+    if any(_is_cell(x) for x in init):
+        raise NotImplementedError("A Ref carried by a while_loop is not supported; close "
+                                  "over it instead.")
+    # each distinct ref read by the condition or the body becomes one carry, seen by both
+    cells = []
+    for c in cond_consts + body_consts:
+        if _is_cell(c) and not any(c is k for k in cells):
+            cells.append(c)
+    ref_avals = [_as_value(c.value).aval for c in cells]
+    cond_plain = [c for c in cond_consts if not _is_cell(c)]
+    body_plain = [c for c in body_consts if not _is_cell(c)]
+    cond_closed = _loop_fun_over_ref_carries(params["cond_jaxpr"], cond_consts, cells,
+                                             ref_avals, False)
+    body_closed = _loop_fun_over_ref_carries(params["body_jaxpr"], body_consts, cells,
+                                             ref_avals, True)
+    params.update(body_jaxpr=body_closed, cond_jaxpr=cond_closed,
+                  cond_nconsts=len(cond_plain), body_nconsts=len(body_plain))
+    outs = while_p.bind(*cond_plain, *body_plain, *[_as_value(c.value) for c in cells], *init,
+                        **params)
     n_refs = len(cells)
-    ref_avals = [v.aval.inner_aval
-                 for c, v in zip(body_consts, params["body_jaxpr"].jaxpr.invars[:nb])
-                 if _is_cell(c)]
-
-    def cond_fun(*args):  # the ref carries are not looked at by the condition
-        return eval_jaxpr(cond, (), *args[:nc], *args[nc + n_refs:])
-
-    cond_closed = trace_to_jaxpr(cond_fun, cond.in_avals[:nc] + ref_avals + cond.in_avals[nc:],
-                                 cond.jaxpr.debug_info)
-    params.update(body_jaxpr=body, cond_jaxpr=cond_closed, body_nconsts=len(plain_consts))
-    outs = while_p.bind(*cond_consts, *plain_consts, *[c.value for c in cells], *init, **params)
     for c, v in zip(cells, outs[:n_refs]):
         c.value = v
     return outs[n_refs:]
+
+
+def _loop_fun_over_ref_carries(closed, consts, cells, ref_avals, returns_refs):
+    """A while loop's condition or body as a pure function of ``plain consts + ref values +
+    carries``: each ref among ``consts`` reads (and writes) the carried value of its cell in
+    ``cells``; a body also returns the final ref values ahead of its outputs."""
+    jaxpr = closed.jaxpr
+    n = len(consts)
+    plain_avals = [a for a, c in zip(jaxpr.in_avals[:n], consts) if not _is_cell(c)]
+    n_plain, n_refs = len(plain_avals), len(cells)
+
+    def fun(*args):
+        plain_it = iter(args[:n_plain])
+        carried = [_Cell(v) for v in args[n_plain:n_plain + n_refs]]
+        lead = [carried[next(k for k, cell in enumerate(cells) if cell is c)] if _is_cell(c)
+                else next(plain_it) for c in consts]
+        outs = eval_discharged(jaxpr, closed.consts, lead + list(args[n_plain + n_refs:]))
+        return [c.value for c in carried] + outs if returns_refs else outs
+
+    return trace_to_jaxpr(fun, plain_avals + ref_avals + jaxpr.in_avals[n:], jaxpr.debug_info)
 
 
 def _cond(eqn, invals):

@@ -91,23 +91,7 @@ class Ref:
         return self._value
 
     def _check_write(self, value):
-        """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
-        stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
-        if not isinstance(value, Tracer) or value._trace is self._trace:
-            return
-        kind = type(value._trace).__name__
-        if "JVP" in kind or "Lineariz" in kind:
-            raise ValueError(
-                "performing a set/swap operation with a differentiated value on a "
-                f"non-differentiated array reference of type {self._aval}. Move the array "
-                "reference to be an argument of the differentiated function?")
-        if "Batch" in kind:
-            raise ValueError(
-                "performing a set/swap operation with vmapped value on an unbatched array "
-                f"reference of type {self._aval}. Move the array reference to be an "
-                "argument to the vmapped function?")
-        raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
-                         f"{self._aval} created outside that transformation.")
+        _check_write_into(self._aval, self._trace, value)
 
     def __getitem__(self, idx):
         return get(self, idx)
@@ -133,6 +117,26 @@ class Ref:
 
     def __hash__(self):
         return id(self)
+
+
+def _check_write_into(aval, ref_trace, value):
+    """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
+    stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
+    if not isinstance(value, Tracer) or value._trace is ref_trace:
+        return
+    kind = type(value._trace).__name__
+    if "JVP" in kind or "Lineariz" in kind:
+        raise ValueError(
+            "performing a set/swap operation with a differentiated value on a "
+            f"non-differentiated array reference of type {aval}. Move the array "
+            "reference to be an argument of the differentiated function?")
+    if "Batch" in kind:
+        raise ValueError(
+            "performing a set/swap operation with vmapped value on an unbatched array "
+            f"reference of type {aval}. Move the array reference to be an "
+            "argument to the vmapped function?")
+    raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
+                     f"{aval} created outside that transformation.")
 
 
 class _RefAt:
@@ -324,6 +328,8 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         ref._check_write(new)
         ref._value = new
         return old
+    if _is_staged_ref(ref) and not _staging():  # a jit's ref written under grad/vmap in it
+        _check_write_into(ref.aval, ref._trace, value)
     return swap_p.bind(ref, value, *operands, tree=tree)
 
 
@@ -344,6 +350,8 @@ def addupdate(ref, idx, x):
         ref._check_write(new)
         ref._value = new
         return None
+    if _is_staged_ref(ref) and not _staging():
+        _check_write_into(ref.aval, ref._trace, x)
     addupdate_p.bind(ref, x, *operands, tree=tree)
     return None
 
