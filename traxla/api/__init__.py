@@ -14,8 +14,6 @@ from traxla.api.jit_sharding import broadcast_prefix_leaves  # noqa: F401
 from traxla.api.stages import (Compiled, Lowered, ProgramInfo, Traced, Wrapped,  # noqa: F401
                                lower_program)
 
-# Private names other layers read: the configuration epoch (``numpy._eager``'s caches)
-# and the leaf names of an argument (``autodiff.checkpoint``'s messages).
+# A private name another layer reads: the configuration epoch (``numpy._eager``'s caches).
 from traxla.api.jit_caches import _config_epoch  # noqa: F401
-from traxla.api.jit_function import _leaf_names  # noqa: F401
 

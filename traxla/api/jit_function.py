@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
@@ -463,19 +464,19 @@ class JitFunction(Wrapped):
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 for j, v in enumerate(value):
                     if position not in static_nums:
-                        names += _leaf_names(f"{name}[{j}]", v)
+                        names += leaf_names(f"{name}[{j}]", v)
                     position += 1
                 continue
             if kind is inspect.Parameter.VAR_KEYWORD:
                 for k, v in value.items():
                     if k not in self.static_argnames:
-                        names += _leaf_names(f"{name}['{k}']", v)
+                        names += leaf_names(f"{name}['{k}']", v)
                 continue
             is_static = (position in static_nums if position < n else False) or name in self.static_argnames
             if position < n:
                 position += 1
             if not is_static:
-                names += _leaf_names(name, value)
+                names += leaf_names(name, value)
         return names
 
     # -- AOT -----------------------------------------------------------------
@@ -550,11 +551,6 @@ def _install_placed_dispatch():
 
 
 _install_placed_dispatch()
-
-
-def _leaf_names(prefix, value):
-    paths, _ = tree_util.tree_flatten_with_path(value)
-    return [prefix + tree_util.keystr(path) for path, _ in paths]
 
 
 def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:

@@ -11,6 +11,7 @@ import weakref
 
 import inspect
 
+from traxla.base.arg_names import bound_leaf_names
 from traxla import tree_util
 from traxla.autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
                                       checkpoint_policies, nothing_saveable)
@@ -172,28 +173,14 @@ def checkpoint_name(x, name):
 
 # -- which residuals a gradient saves -------------------------------------------------------------
 
-def _leaf_names(prefix, value):
-    paths, _ = tree_util.tree_flatten_with_path(value)
-    return [prefix + tree_util.keystr(path) for path, _ in paths]
-
-
 def saved_residuals(f, *args, **kwargs):
     """``[(aval, description)]`` of the values ``vjp(f, *args, **kwargs)`` keeps for the
     backward pass, as JAX lists them."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     arg_names = []
     try:
-        bound = inspect.signature(f).bind(*args, **kwargs)
-        for name, value in bound.arguments.items():
-            kind = inspect.signature(f).parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
-                for j, v in enumerate(value):
-                    arg_names += _leaf_names(f"{name}[{j}]", v)
-            elif kind is inspect.Parameter.VAR_KEYWORD:
-                for k, v in value.items():
-                    arg_names += _leaf_names(f"{name}['{k}']", v)
-            else:
-                arg_names += _leaf_names(name, value)
+        sig = inspect.signature(f)
+        arg_names = bound_leaf_names(sig, sig.bind(*args, **kwargs))
     except (TypeError, ValueError):
         arg_names = []
     if len(arg_names) != len(leaves):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from traxla.base.arg_names import bound_leaf_names, leaf_names
 from traxla.api_util import equality_errors, equality_errors_pytreedef
 from traxla import tree_util
 from traxla.ir.effects import has_effects
@@ -31,11 +32,6 @@ from traxla.errors import ConcretizationTypeError
 
 # -- tracing sub-functions ---------------------------------------------------------
 
-def _leaf_names(prefix, value):
-    paths, _ = tree_util.tree_flatten_with_path(value)
-    return [prefix + tree_util.keystr(path) for path, _ in paths]
-
-
 def _arg_names(fun, args) -> tuple:
     """Leaf names (``v``, ``c['a']``) of ``fun``'s arguments, for error messages."""
     try:
@@ -43,18 +39,7 @@ def _arg_names(fun, args) -> tuple:
         bound = sig.bind(*args)
     except (TypeError, ValueError):
         return ()
-    names = []
-    for name, value in bound.arguments.items():
-        kind = sig.parameters[name].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
-            for j, v in enumerate(value):
-                names += _leaf_names(f"{name}[{j}]", v)
-        elif kind is inspect.Parameter.VAR_KEYWORD:
-            for k, v in value.items():
-                names += _leaf_names(f"{name}['{k}']", v)
-        else:
-            names += _leaf_names(name, value)
-    return tuple(names)
+    return tuple(bound_leaf_names(sig, bound))
 
 
 def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
@@ -94,7 +79,7 @@ def _check_no_refs_returned(jaxpr, out_tree, debug):
 
 
 def _returned_ref_error(debug, aval, out_tree, i, origin):
-    paths = _leaf_names("result", tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves))
+    paths = leaf_names("result", tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves))
     loc = f" at output tree path {paths[i]}" if paths != ["result"] else ""
     return ValueError(
         f"function {debug.func_src_info} traced for {debug.traced_for} returned a mutable "
