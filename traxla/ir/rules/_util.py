@@ -74,10 +74,11 @@ def canonical_axes(name: str, axes, ndim: int, aval):
     return tuple(out)
 
 
-def check_call_operands(avals, expected, called: str, takes: str):
-    """A TypeError naming ``called`` and what it ``takes`` unless ``avals`` match the
-    ``expected`` input avals of a called jaxpr in shape and dtype."""
+def check_call_operands(avals, expected, called: str, takes: str, name: str = ""):
+    """A TypeError naming ``called`` (a template for ``name``, formatted only on error: the
+    typing rules run once per traced equation) and what it ``takes`` unless ``avals`` match
+    the ``expected`` input avals of a called jaxpr in shape and dtype."""
     if len(avals) != len(expected) or any(
             a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
-        raise TypeError(f"{called} called with {[a.str_short() for a in avals]} but its "
+        raise TypeError(f"{called.format(name)} called with {[a.str_short() for a in avals]} but its "
                         f"{takes} takes {[e.str_short() for e in expected]}.")

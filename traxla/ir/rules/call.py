@@ -9,7 +9,7 @@ jit_p = Primitive("jit", multiple_results=True)
 
 
 def _jit_rule(*avals, jaxpr, name):
-    check_call_operands(avals, jaxpr.in_avals, f"jit[name={name}]", "jaxpr")
+    check_call_operands(avals, jaxpr.in_avals, "jit[name={}]", "jaxpr", name)
     return list(jaxpr.out_avals)
 
 

@@ -9,7 +9,7 @@ composite_p = Primitive("composite", multiple_results=True)
 
 
 def _composite_rule(*avals, name, attributes, version, jaxpr):
-    check_call_operands(avals, jaxpr.in_avals, f"composite '{name}'", "decomposition")
+    check_call_operands(avals, jaxpr.in_avals, "composite '{}'", "decomposition", name)
     return list(jaxpr.out_avals)
 
 
