@@ -17,20 +17,16 @@ def ir_constant(value):
 def register_lowering(prim, rule, platform: str | None = None):
     """Registers ``rule(ctx, *operands, **params)`` returning a sequence of ir.Values
     (one per result). ``ctx.avals_in``/``ctx.avals_out`` are the operand and result types.
-    ``platform``: 'cpu', 'cuda'/'gpu' or None (all platforms)."""
+    ``platform``: 'cpu', 'tpu', 'cuda', 'rocm', 'gpu' (CUDA and ROCm) or None (every
+    platform without a rule of its own)."""
     def lowering(ctx, *args, **params):
-        wanted = {"gpu": "cuda"}.get(platform, platform)
-        if wanted is not None and ctx.module.platform != wanted:
-            raise NotImplementedError(
-                f"primitive '{prim.name}' has a lowering for platform {platform!r} only; this "
-                f"module is lowered for {ctx.module.platform!r}.")
         out = rule(ctx, *args, **params)
         if isinstance(out, ir.Value):
             out = [out]
         out = [v.result if hasattr(v, "result") and not isinstance(v, ir.Value) else v
                for v in out]
         return out if prim.multiple_results else out[0]
-    _register(prim, lowering)
+    _register(prim, lowering, platform=platform)
     return rule
 
 

@@ -13,7 +13,7 @@ from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effect
 from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
                                   ir, sdy, type_cache as thread_type_cache)
 from traxla.lowering.dynamic_shapes import dim_values
-from traxla.lowering.registry import RuleContext, inline_ops, lowering_rules
+from traxla.lowering.registry import RuleContext, rules_for
 
 
 _target = {"platform": "cpu"}
@@ -218,7 +218,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             return out
         return env[x]
 
-    rules = lowering_rules
+    rules, inline_table = rules_for(builder.platform)
     type_cache = thread_type_cache()
     locations = builder._locations
     for eqn in jaxpr.eqns:
@@ -229,7 +229,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             (info.name_stack, prim, id(info.code), info.lasti))
         if loc is None:
             loc = builder.location(eqn)
-        inline = inline_ops.get(prim)
+        inline = inline_table.get(prim)
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
             attributes = None if attributes_of is None else attributes_of(eqn)
@@ -255,8 +255,8 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
-                f"No lowering rule for primitive '{prim.name}': traxla cannot compile "
-                f"this equation: {eqn}")
+                f"No lowering rule for primitive '{prim.name}' on platform "
+                f"'{builder.platform}': traxla cannot compile this equation: {eqn}")
         # (most equations have one or two operands and one result: no comprehension frame)
         ctx = RuleContext(
             builder, prim,

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 lowering_rules: dict = {}
 
+# platform -> {primitive: rule}: rules for one platform, which override ``lowering_rules``
+# (and the inline path) in modules lowered for that platform, as JAX's
+# ``register_lowering(..., platform=)``. Platforms: "cpu", "cuda", "rocm", "tpu".
+platform_rules: dict = {}
+_PLATFORM_GROUPS = {"gpu": ("cuda", "rocm")}
+_MODULE_PLATFORM = {"gpu": "cuda"}  # a module lowered for "gpu" uses the CUDA rules
+_views: dict = {}  # platform -> (rules, inline ops) with that platform's rules applied
+
 # primitive -> (op name, attributes_of, elementwise): a primitive that lowers to one op
 # whose result has the equation's type. The equation loop emits these inline (most
 # equations of most programs are such), without a context or a rule call;
@@ -17,9 +25,23 @@ lowering_rules: dict = {}
 inline_ops: dict = {}
 
 
-def register_lowering(prim, rule, keep_inline: bool = False):
+def canonical_platforms(platform: str) -> tuple:
+    """The platforms a ``platform=`` names: "gpu" is CUDA and ROCm."""
+    platform = platform.lower()
+    return _PLATFORM_GROUPS.get(platform, (platform,))
+
+
+def register_lowering(prim, rule, keep_inline: bool = False, platform: str | None = None):
     """``keep_inline``: ``rule`` wraps the rule of an inline op (for equations that its
-    ``attributes_of`` refuses), which stays inline."""
+    ``attributes_of`` refuses), which stays inline. ``platform``: the rule serves modules
+    lowered for that platform only ("cpu", "tpu", "cuda", "rocm" or "gpu"), in place of
+    the default rule."""
+    if platform is not None:
+        for name in canonical_platforms(platform):
+            platform_rules.setdefault(name, {})[prim] = rule
+        _views.clear()
+        return rule
+    _views.clear()
     lowering_rules[prim] = rule
     if not keep_inline:
         inline_ops.pop(prim, None)  # a rule registered later wins
@@ -29,6 +51,7 @@ def register_lowering(prim, rule, keep_inline: bool = False):
 def register_elementwise_op(prim, op_name: str, rule, attributes_of=None):
     """Registers ``rule`` for ``prim``, and ``op_name`` for the equation loop's inline
     path (``rule`` must emit exactly that op: it serves callers of ``lowering_rules``)."""
+    _views.clear()
     lowering_rules[prim] = rule
     inline_ops[prim] = (op_name, attributes_of, True)
     return rule
@@ -38,9 +61,30 @@ def register_direct_op(prim, op_name: str, attributes_of, rule):
     """Registers ``rule`` for ``prim``, and ``op_name`` with ``attributes_of(eqn)`` for
     the equation loop's inline path, operands as they are (``rule`` must emit the same op
     for the equations that ``attributes_of`` accepts)."""
+    _views.clear()
     lowering_rules[prim] = rule
     inline_ops[prim] = (op_name, attributes_of, False)
     return rule
+
+
+def rules_for(platform: str):
+    """``(rules, inline ops)`` for a module lowered for ``platform``: the default tables
+    themselves where the platform has no rules of its own (the common case, no copy)."""
+    view = _views.get(platform)
+    if view is None:
+        own = platform_rules.get(_MODULE_PLATFORM.get(platform, platform))
+        if not own:
+            view = (lowering_rules, inline_ops)
+        else:
+            view = ({**lowering_rules, **own},
+                    {p: op for p, op in inline_ops.items() if p not in own})
+        _views[platform] = view
+    return view
+
+
+def rule_for(prim, platform: str):
+    """The rule that lowers ``prim`` in a module for ``platform`` (None: there is none)."""
+    return rules_for(platform)[0].get(prim)
 
 
 class RuleContext:
