@@ -201,3 +201,64 @@ for _prim_name, _prim in {**_E, **_R}.items():
     globals().setdefault(f"{_prim_name}_p", _prim)
 del _prim_name, _prim
 from traxla.lax.solves import custom_linear_solve, custom_root  # noqa: E402,F401
+
+# The primitives JAX's lax exports by name (``lax.psum_p``, ``lax.scan_p``, ...): the
+# objects traxla's jaxprs hold, for code that matches on ``eqn.primitive`` or binds them.
+from traxla.ir.rules.all_to_all import all_to_all_p  # noqa: E402,F401
+from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p,  # noqa: E402,F401
+                                         ppermute_p, psum_p)
+from traxla.ir.rules.control_flow import cond_p, scan_p, while_p  # noqa: E402,F401
+from traxla.ir.rules.device_put import device_put_p  # noqa: E402,F401
+from traxla.ir.rules.indexing import gather_p  # noqa: E402,F401
+from traxla.ir.rules.integer_ops import mulhi_p, reduce_xor_p  # noqa: E402,F401
+from traxla.ir.rules.linalg import custom_linear_solve_p as linear_solve_p  # noqa: E402,F401
+from traxla.ir.rules.optimization import optimization_barrier_p, reduce_precision_p  # noqa: E402,F401
+from traxla.ir.rules.rng import rng_bit_generator_p, rng_uniform_p  # noqa: E402,F401
+from traxla.ir.rules.shape import split_p, stack_p, unstack_p  # noqa: E402,F401
+from traxla.ir.rules.sharding_constraint import sharding_constraint_p  # noqa: E402,F401
+from traxla.ir.rules.special import (igamma_grad_a_p, igamma_p, igammac_p, polygamma_p,  # noqa: E402,F401
+                                     regularized_incomplete_beta_p, scatter_sub_p, tile_p,
+                                     zeta_p)
+cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p = (
+    _IDX[n] for n in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p = (
+    _IDX[n] for n in ("scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"))
+
+
+# Type aliases of JAX's lax signatures.
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = (str | Precision | tuple[str, str] | tuple[Precision, Precision]
+                 | DotAlgorithmPreset | None)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Batch matrix multiplication."""
+    if builtins.min(lhs.ndim, rhs.ndim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    if lhs.ndim != rhs.ndim:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    batch = tuple(range(lhs.ndim - 2))
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
+                       precision=precision)
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """Collapses dimensions ``[start_dimension, stop_dimension)`` of ``operand`` into one
+    (major-to-minor)."""
+    shape = tuple(operand.shape)
+    lo, hi, _ = builtins.slice(start_dimension, stop_dimension).indices(len(shape))
+    if hi < lo:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                         f"[{start_dimension}:{stop_dimension}]")
+    size = 1
+    for d in shape[lo:hi]:
+        size *= d
+    return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def broadcast_like(arr, like_arr):
+    """Broadcasts ``arr`` to the shape of ``like_arr``."""
+    return broadcast_to(arr, tuple(like_arr.shape))
