@@ -262,3 +262,4 @@ def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
 def broadcast_like(arr, like_arr):
     """Broadcasts ``arr`` to the shape of ``like_arr``."""
     return broadcast_to(arr, tuple(like_arr.shape))
+from traxla.ir.accuracy import AccuracyMode, Tolerance  # noqa: E402,F401

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.rules.elementwise import P
+from traxla.ir.accuracy import AccuracyMode, Tolerance
+from traxla.ir.rules.elementwise import P, WITH_ACCURACY
 from traxla.lowering.mlir import (aval_type, broadcast_to, constant, hlo, i64_array, ir, op_result,
                                   rule_cache, tensor_type)
 from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
@@ -15,7 +16,7 @@ UNARY_OPS = {
     "is_finite": "stablehlo.is_finite", "exp": "stablehlo.exponential", "log": "stablehlo.log",
     "log1p": "stablehlo.log_plus_one", "expm1": "stablehlo.exponential_minus_one",
     "tanh": "stablehlo.tanh", "logistic": "stablehlo.logistic", "sin": "stablehlo.sine",
-    "cos": "stablehlo.cosine", "tan": "chlo.tan", "asin": "chlo.asin", "acos": "chlo.acos",
+    "cos": "stablehlo.cosine", "tan": "stablehlo.tan", "asin": "chlo.asin", "acos": "chlo.acos",
     "atan": "chlo.atan", "sinh": "chlo.sinh", "cosh": "chlo.cosh", "asinh": "chlo.asinh",
     "acosh": "chlo.acosh", "atanh": "chlo.atanh", "sqrt": "stablehlo.sqrt",
     "rsqrt": "stablehlo.rsqrt", "cbrt": "stablehlo.cbrt", "abs": "stablehlo.abs",
@@ -35,6 +36,31 @@ COMPARE_DIRECTIONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT"
 
 
 def _unary(name):
+    def rule(ctx, x, accuracy=None, **params):
+        return op_result(name, aval_type(ctx.avals_out[0]), (x,), accuracy_attributes(accuracy))
+    return rule
+
+
+def accuracy_attributes(accuracy) -> dict | None:
+    """``result_accuracy`` for an ``accuracy=`` param, as JAX lowers it (None: no attribute)."""
+    if accuracy is None:
+        return None
+    if isinstance(accuracy, AccuracyMode):
+        attr = hlo.ResultAccuracyAttr.get(0.0, 0.0, 0, accuracy.name)
+    elif isinstance(accuracy, Tolerance):
+        attr = hlo.ResultAccuracyAttr.get(atol=accuracy.atol, rtol=accuracy.rtol,
+                                          ulps=accuracy.ulps, mode="TOLERANCE")
+    else:
+        raise NotImplementedError(f"Accuracy {accuracy} not supported")
+    return {"result_accuracy": attr}
+
+
+def _without_accuracy(eqn):
+    """The inline path's attributes: none, unless the equation asks for an accuracy."""
+    return {} if eqn.params.get("accuracy") is None else None
+
+
+def _unary_plain(name):
     def rule(ctx, x, **params):
         return op_result(name, aval_type(ctx.avals_out[0]), (x,))
     return rule
@@ -114,7 +140,10 @@ def _compare_keys(ctx, x, y, direction):
 
 
 for _name, _op in UNARY_OPS.items():
-    register_elementwise_op(P[_name], _op, _unary(_op))
+    # (logistic's accuracy selects its JVP only: JAX lowers it without the attribute)
+    with_accuracy = _name in WITH_ACCURACY and _name != "logistic"
+    register_elementwise_op(P[_name], _op, _unary(_op) if with_accuracy else _unary_plain(_op),
+                            _without_accuracy if with_accuracy else None)
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
 
@@ -170,7 +199,9 @@ def _sign(ctx, x):
 def _exp2(ctx, x, accuracy=None):
     dtype = ctx.avals_in[0].dtype
     ln2 = broadcast_to(constant(np.log(2), dtype), ctx.avals_in[0].update(shape=()), ctx.aval_out.shape)
-    return hlo.exponential(hlo.multiply(x, ln2))
+    product = hlo.multiply(ln2, x)
+    return op_result("stablehlo.exponential", aval_type(ctx.aval_out), (product,),
+                     accuracy_attributes(accuracy))
 
 
 def _integer_pow(ctx, x, *, y):
@@ -275,3 +306,48 @@ def _convert_attributes(eqn):
 register_direct_op(P["convert_element_type"], "stablehlo.convert", _convert_attributes,
                    _convert_element_type)
 register_lowering(P["bitcast_convert_type"], _bitcast_convert_type)
+
+
+def _complex_sin_cos(cosine: bool):
+    """sin/cos of a complex operand by JAX's formula (expm1 in place of exp avoids
+    cancellation for small imaginary parts), not XLA's complex sine/cosine:
+    sin(a+bi) = sin a cosh b + i cos a sinh b, cos(a+bi) = cos a cosh b - i sin a sinh b."""
+    plain = _unary("stablehlo.cosine" if cosine else "stablehlo.sine")
+
+    def rule(ctx, x, accuracy=None):
+        aval = ctx.avals_in[0]
+        if not dtypes.is_complex(aval.dtype):
+            return plain(ctx, x, accuracy=accuracy)
+        real_aval = aval.update(dtype=np.finfo(aval.dtype).dtype)
+
+        def scalar(v):
+            return broadcast_to(constant(v, real_aval.dtype), real_aval.update(shape=()),
+                                real_aval.shape)
+        a, b = hlo.real(x), hlo.imag(x)
+        a_is_zero = compare(a, scalar(0), "EQ", real_aval.dtype)
+        two = scalar(2)
+        sn, cs = hlo.sine(a), hlo.cosine(a)
+        e1m, e2m = hlo.exponential_minus_one(b), hlo.exponential_minus_one(hlo.negate(b))
+        snh = hlo.divide(hlo.subtract(e1m, e2m), two)
+        csh = hlo.divide(hlo.add(hlo.add(e1m, e2m), two), two)
+        if cosine:
+            re, im = hlo.multiply(cs, csh), hlo.multiply(hlo.negate(sn), snh)
+            on_axis = hlo.complex(re, scalar(0))
+        else:
+            re, im = hlo.multiply(sn, csh), hlo.multiply(cs, snh)
+            on_axis = hlo.complex(scalar(0), im)
+        # a zero real part with an |imag| so large that expm1 overflows would give nan
+        return hlo.select(a_is_zero, on_axis, hlo.complex(re, im))
+    return rule
+
+
+def _real_without_accuracy(eqn):
+    """The inline path for sin/cos: real operands without an accuracy."""
+    if dtypes.is_complex(eqn.invars[0].aval.dtype):
+        return None
+    return _without_accuracy(eqn)
+
+
+for _name in ("sin", "cos"):
+    register_elementwise_op(P[_name], UNARY_OPS[_name], _complex_sin_cos(_name == "cos"),
+                            _real_without_accuracy)
