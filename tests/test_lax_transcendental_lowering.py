@@ -69,3 +69,14 @@ def test_complex_sin_cos_bit_identical_with_jax(name):
     jac = [m.jit(m.jacfwd(lambda z: getattr(m.numpy, name)(z) * z, holomorphic=True))(Z[:3])
            for m in (jax, traxla)]
     np.testing.assert_array_equal(np.asarray(jac[1]), np.asarray(jac[0]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64"])
+def test_logistic_lowers_as_jax_and_is_bit_identical(dtype):
+    x = np.asarray(jax.numpy.asarray(np.linspace(-30, 30, 301, dtype=np.float32)).astype(dtype))
+    expect = np.asarray(jax.jit(jax.nn.sigmoid)(x))
+    np.testing.assert_array_equal(np.asarray(traxla.jit(traxla.nn.sigmoid)(x)), expect)
+    ops = [[line.split("=")[1].split()[0] if "=" in line else line.split()[0]
+            for line in m.jit(m.nn.sigmoid).lower(x).as_text().splitlines()
+            if "stablehlo." in line and "return" not in line] for m in (jax, traxla)]
+    assert ops[1] == ops[0]

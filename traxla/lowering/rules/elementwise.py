@@ -351,3 +351,18 @@ def _real_without_accuracy(eqn):
 for _name in ("sin", "cos"):
     register_elementwise_op(P[_name], UNARY_OPS[_name], _complex_sin_cos(_name == "cos"),
                             _real_without_accuracy)
+
+
+def _logistic(ctx, x, accuracy=None):
+    """1 / (1 + exp(-x)), as JAX lowers logistic on every platform (XLA's logistic op
+    rounds differently in bfloat16 on CPU and in float32 on TPU)."""
+    aval = ctx.avals_in[0]
+
+    def one():
+        return broadcast_to(constant(1, aval.dtype), aval.update(shape=()), aval.shape)
+    exp_neg = hlo.exponential(hlo.negate(x))
+    denominator = hlo.add(one(), exp_neg)
+    return hlo.divide(one(), denominator)
+
+
+register_lowering(P["logistic"], _logistic)
