@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import sys
 import warnings
 import weakref
@@ -20,6 +19,7 @@ import weakref
 from traxla import tree_util
 from traxla.api.jit_caches import _TRACE_CONTEXT_FLAGS
 from traxla.ir.config import config
+from traxla.tracer.traces import user_frame
 
 logger = logging.getLogger("traxla")
 
@@ -48,10 +48,7 @@ def function_location(fun) -> str:
 
 def call_site() -> str:
     """The innermost frame outside traxla (where the user called the function)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(package):
-        frame = frame.f_back
+    frame = user_frame(sys._getframe(1))
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
