@@ -173,3 +173,11 @@ def test_boundaries_are_registered_for_the_inline_hot_paths():
     from traxla.tracer.eval import EvalTrace
     assert JitFunction.__call__.__code__ in traceback_util._boundary_codes
     assert EvalTrace.process_primitive.__code__ in traceback_util._boundary_codes
+
+
+def test_aot_stages_filter_too():
+    compiled = traxla.jit(lambda x: x * 2).lower(jnp.ones(3)).compile()
+    with pytest.raises(TypeError, match="Argument types differ") as info:
+        compiled(jnp.ones(4))
+    files = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    assert files == [__file__]
