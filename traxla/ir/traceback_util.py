@@ -156,7 +156,8 @@ def filter_exception(e: Exception) -> None:
         raise ValueError(f"JAX_TRACEBACK_FILTERING={mode} is not a valid value.")
     e.with_traceback(filter_traceback(tb))
     if mode == "quiet_remove_frames":
-        if _NOTE not in getattr(e, "__notes__", ()):
+        # (Python 3.10 has no exception notes: the filtered traceback alone)
+        if hasattr(e, "add_note") and _NOTE not in getattr(e, "__notes__", ()):
             e.add_note(_NOTE)
         return
     msg = "".join(traceback.format_exception_only(type(e), e)).strip()
