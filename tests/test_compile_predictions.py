@@ -66,3 +66,26 @@ def test_budget_skips_with_a_note_and_reports_progress(monkeypatch):
     assert all(r.compile_s > 0 for r in rows)   # no budget: everything compiles
     # the first length has no measurement to predict from; the second does
     assert len(progress) == 1 and "70-step unrolled loop, predicted" in progress[0]
+
+
+def test_a_loop_traced_again_warns_once_under_the_default_filter():
+    import warnings
+
+    import numpy as np
+
+    import traxla
+    import traxla.numpy as jnp
+    from traxla.diagnostics import UnrolledLoopWarning
+
+    def f(W, h):
+        for _ in range(40):
+            h = jnp.tanh(W @ h)
+        return h
+
+    W = np.eye(8, dtype=np.float32)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("default")
+        jitted = traxla.jit(f)
+        jitted.trace(W, np.ones(8, np.float32))
+        jitted.trace(W, np.ones((8, 2), np.float32))  # a second trace of the same loop
+    assert len([w for w in rec if issubclass(w.category, UnrolledLoopWarning)]) == 1

@@ -15,7 +15,7 @@ import warnings
 from traxla import ShapeDtypeStruct
 from traxla.ir.dtypes import _SHORT
 import traxla
-from traxla.diagnostics.unrolled import UnrolledLoopWarning, find_unrolled_loops
+from traxla.diagnostics.unrolled import UnrolledLoopWarning, find_unrolled_loops, warn as warn_loop
 
 STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "report", "loops")
 _ARG = re.compile(r"([a-z]+[0-9]*)\[([0-9,\s]*)\]")
@@ -117,9 +117,7 @@ def run(args, out=None) -> int:
     loops = find_unrolled_loops(traced.jaxpr)
     if "loops" not in stages and traxla.config.read("warn_unrolled_loops"):
         for loop in loops:
-            warnings.warn_explicit(loop.describe(), UnrolledLoopWarning,
-                                   loop.file or "<unknown>", loop.line,
-                                   module="traxla.diagnostics")
+            warn_loop(loop)
     print(f"== {args.target}({', '.join(s.dtype.name + str(list(s.shape)) for s in structs)}"
           + "".join(f", {k}={v!r}" for k, v in static.items()) + ")", file=out)
     if "jaxpr" in stages:

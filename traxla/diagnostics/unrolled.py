@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,6 +103,19 @@ def _range(bounds) -> str:
 
 def _seconds(x: float) -> str:
     return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+
+
+# One registry for every UnrolledLoopWarning: under Python's default filter a loop is
+# reported once per message and line, however often its function is traced again.
+_warning_registry: dict = {}
+
+
+def warn(loop) -> None:
+    """Issues ``loop``'s ``UnrolledLoopWarning`` at the loop's own source line (so that a
+    warnings filter can target it)."""
+    warnings.warn_explicit(loop.describe(), UnrolledLoopWarning, loop.file or "<unknown>",
+                           loop.line, module="traxla.diagnostics",
+                           registry=_warning_registry)
 
 
 @dataclass
