@@ -360,7 +360,7 @@ def main(argv=None):
                         "a loaded machine; leaves out work on other threads)")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
     p.add_argument("--markdown", action="store_true",
-                   help="also print the rows as the README's performance table")
+                   help="also print the rows as the performance table of docs/performance.md")
     args = p.parse_args(argv)
     only = [b.strip() for b in args.only.split(",") if b.strip()]
     unknown = set(only) - set(BENCHES)

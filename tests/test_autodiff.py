@@ -1048,9 +1048,10 @@ def test_error_messages_match_jax(name):
 
 
 def test_grad_non_scalar_message():
-    with pytest.raises(TypeError, match=r"^Gradient only defined for scalar-output functions\. "
-                                        r"Output had shape: \(3,\)\.$"):
+    with pytest.raises(TypeError) as info:  # str(e): match= also reads the traceback note
         traxla.grad(lambda x: x * 2)(F3)
+    assert str(info.value) == ("Gradient only defined for scalar-output functions. "
+                               "Output had shape: (3,).")
 
 
 def test_vjp_cotangent_tree_mismatch():

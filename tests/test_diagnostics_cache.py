@@ -65,6 +65,25 @@ def test_trace_miss_names_path_and_change(explain, second, expected):
     assert expected in message, message
 
 
+def test_trace_miss_reports_the_closest_cached_entry(explain):
+    # Cached f32[3] then f32[4]: a new i32[4] differs from f32[4] in one field (dtype) and
+    # from f32[3] in two (shape and dtype), so f32[4] is the entry reported.
+    f = traxla.jit(lambda x: x * 2)
+    f(np.ones(3, np.float32))
+    f(np.ones(4, np.float32))
+    f(np.ones(4, np.int32))
+    message = _messages(explain)[-1]
+    assert "all 2 previously seen cache keys differ" in message
+    assert "at x, now i32[4] and before f32[4] (dtype changed)" in message, message
+    # Across leaves: the entry with the fewest differing leaves wins, whatever its order.
+    g = traxla.jit(lambda xs: xs[0] + xs[1] + xs[2])
+    g([np.ones(3, np.float32)] * 3)
+    g([np.ones(3, np.float32), np.ones(3, np.float32), np.ones(3, np.int32)])
+    g([np.ones(3, np.int32)] * 3)
+    message = _messages(explain)[-1]
+    assert message.count("(dtype changed)") == 2, message
+
+
 def test_trace_miss_static_argument(explain):
     f = traxla.jit(_fresh(), static_argnames="scale")
     f(X3, {"w": 1.0}, scale=2)

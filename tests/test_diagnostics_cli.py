@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -32,10 +33,15 @@ def user_file(tmp_path):
 
 
 def test_inspect_jaxpr_loops_report(user_file, capsys):
-    with pytest.warns(UnrolledLoopWarning, match="40 repetitions"):  # tracing warns too
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
         assert main(["inspect", f"{user_file}:model", "--args", "f32[4,8] f32[8, 8]",
                      "--static", "steps=40", "--stage", "jaxpr,loops,report"]) == 0
+    # the loops stage describes the loop; no warning repeats it, the report only counts it
+    assert not [w for w in rec if issubclass(w.category, UnrolledLoopWarning)]
     out = capsys.readouterr().out
+    assert out.count("40 repetitions") == 1
+    assert "unrolled loops: 1 (described above)" in out
     assert "== jaxpr (81 equations" in out
     assert "{ lambda ; a:f32[4,8] b:f32[8,8]. let" in out
     assert "reduce_sum" in out
@@ -43,6 +49,15 @@ def test_inspect_jaxpr_loops_report(user_file, capsys):
     assert "40 repetitions of a 2-equation block [dot_general, tanh]" in out
     assert "Compile report for jit(model)" in out
     assert f"{user_file}:9" in out and f"{user_file}:5" in out   # attributed lines
+
+
+def test_inspect_without_the_loops_stage_warns_once(user_file, capsys):
+    with pytest.warns(UnrolledLoopWarning) as rec:
+        assert main(["inspect", f"{user_file}:model", "--args", "f32[4,8] f32[8, 8]",
+                     "--static", "steps=40", "--stage", "jaxpr,report"]) == 0
+    loops = [w for w in rec if issubclass(w.category, UnrolledLoopWarning)]
+    assert len(loops) == 1 and (loops[0].filename, loops[0].lineno) == (user_file, 9)
+    assert "40 repetitions" not in capsys.readouterr().out
 
 
 def test_inspect_as_a_module_prints_every_lowered_stage(user_file):

@@ -97,8 +97,10 @@ def test_keys_as_jax(name):
 
 
 def test_sin_of_key_message():
-    with pytest.raises(TypeError, match=r"^Cannot interpret 'key<fry>' as a data type$"):
+    # the whole message (str(e): pytest's match= also reads the traceback note of the error)
+    with pytest.raises(TypeError) as info:
         tnp.sin(random.key(0))
+    assert str(info.value) == "Cannot interpret 'key<fry>' as a data type"
 
 
 def test_key_equality_values_and_jaxpr():
@@ -119,10 +121,13 @@ def test_key_equality_values_and_jaxpr():
 
 def test_keys_refused_by_conversion_and_promotion():
     key = random.key(0)
-    with pytest.raises(ValueError, match=r"^Cannot convert_element_type from key<fry> to float32$"):
+    # whole messages (str(e): pytest's match= also reads the traceback note of the error)
+    with pytest.raises(ValueError) as info:
         tlax.convert_element_type(key, np.float32)
-    with pytest.raises(ValueError, match=r"^dtype=key<fry> is not a valid dtype for JAX type "
-                                         r"promotion\.$"):
+    assert str(info.value) == "Cannot convert_element_type from key<fry> to float32"
+    with pytest.raises(ValueError) as info:
         tnp.result_type(key, 1.0)
-    with pytest.raises(TypeError, match=r"^add does not accept dtypes key<fry>, int32\.$"):
+    assert str(info.value) == "dtype=key<fry> is not a valid dtype for JAX type promotion."
+    with pytest.raises(TypeError) as info:
         key + 1
+    assert str(info.value) == "add does not accept dtypes key<fry>, int32."

@@ -94,7 +94,11 @@ def main(argv=None):
                        help="lengths, e.g. 100 300 1000 or 100,300,1000")
     bench.add_argument("--plot", metavar="OUT.png",
                        help="also draw compile seconds against steps (needs matplotlib)")
-    bench.add_argument("--cap", type=float, default=30.0)
+    bench.add_argument("--cap", type=float, default=30.0, metavar="SECONDS",
+                       help="time budget: skip an unrolled compile predicted above it "
+                            "(default 30)")
+    bench.add_argument("--no-budget", action="store_true",
+                       help="compile every length, however long it takes")
     cache_cli.add_parser(sub)
     export_cli.add_parser(sub)
     profile_dispatch.add_parser(sub)
@@ -112,7 +116,8 @@ def main(argv=None):
     if args.command == "inspect":
         return inspect_cli.run(args)
     if args.command == "scan-vs-unrolled":
-        rows = bench_main(tuple(n for group in args.steps for n in group), args.cap)
+        rows = bench_main(tuple(n for group in args.steps for n in group),
+                          None if args.no_budget else args.cap)
         if args.plot:
             plot_rows(rows, args.plot)
         return 0

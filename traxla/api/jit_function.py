@@ -26,6 +26,7 @@ from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
+from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
 from traxla.runtime import Array, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
@@ -96,56 +97,61 @@ class JitFunction(Wrapped):
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if (not kwargs and self._plain and type(_trace_state.trace) is EvalTrace
-                and not _flags.local_blocks):
-            if self._epoch != _config_epoch[0]:
-                self._forget_fast_paths()
-            # Only default-device Arrays take these paths; anything else (a placed Array,
-            # a NumPy array, a scalar, a tracer) goes to the slow path.
-            if len(args) == 1:
-                a = args[0]
-                if type(a) is Array and a._placement is None:
-                    fast = self._fast
-                    last = fast.last1  # one (aval, entry) pair: read once, atomically
-                    if last[0] is a.aval:
-                        entry = last[1]
-                    else:
-                        entry = fast.get((a.aval,))
+        # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
+        try:
+            if (not kwargs and self._plain and type(_trace_state.trace) is EvalTrace
+                    and not _flags.local_blocks):
+                if self._epoch != _config_epoch[0]:
+                    self._forget_fast_paths()
+                # Only default-device Arrays take these paths; anything else (a placed Array,
+                # a NumPy array, a scalar, a tracer) goes to the slow path.
+                if len(args) == 1:
+                    a = args[0]
+                    if type(a) is Array and a._placement is None:
+                        fast = self._fast
+                        last = fast.last1  # one (aval, entry) pair: read once, atomically
+                        if last[0] is a.aval:
+                            entry = last[1]
+                        else:
+                            entry = fast.get((a.aval,))
+                            if entry is not None:
+                                fast.last1 = (a.aval, entry)
                         if entry is not None:
-                            fast.last1 = (a.aval, entry)
-                    if entry is not None:
-                        if entry.single:  # the common case, inlined (array_from_buffer)
-                            try:
-                                buf = entry.run([a._buf])[0]
-                            except RuntimeErrorType:
-                                check_not_deleted(args)
-                                raise
-                            out = _new_object(Array)
-                            out.aval = entry.aval0
-                            out._buf = buf
-                            out._npy = None
-                            out._placement = None
-                            return out
-                        return entry.call(args, [a._buf])
-            else:
-                avals = []
-                for a in args:
-                    if type(a) is not Array or a._placement is not None:
-                        break
-                    avals.append(a.aval)
+                            if entry.single:  # the common case, inlined (array_from_buffer)
+                                try:
+                                    buf = entry.run([a._buf])[0]
+                                except RuntimeErrorType:
+                                    check_not_deleted(args)
+                                    raise
+                                out = _new_object(Array)
+                                out.aval = entry.aval0
+                                out._buf = buf
+                                out._npy = None
+                                out._placement = None
+                                return out
+                            return entry.call(args, [a._buf])
                 else:
-                    entry = (self._fast.lookup2(*avals) if len(avals) == 2
-                             else self._fast.get(tuple(avals)))
-                    if entry is not None:
-                        return entry.call(args, [a._buf for a in args])
-            if self._tree_fast:
-                hit = self._tree_fast.lookup(args)
-                if hit is not None:
-                    entry, leaves = hit
-                    kept = entry.kept  # only the buffers of the arguments it keeps
-                    return entry.call(leaves, [a._buf for a in leaves] if kept is None
-                                      else [leaves[i]._buf for i in kept])
-        return self._call_slow(args, kwargs)
+                    avals = []
+                    for a in args:
+                        if type(a) is not Array or a._placement is not None:
+                            break
+                        avals.append(a.aval)
+                    else:
+                        entry = (self._fast.lookup2(*avals) if len(avals) == 2
+                                 else self._fast.get(tuple(avals)))
+                        if entry is not None:
+                            return entry.call(args, [a._buf for a in args])
+                if self._tree_fast:
+                    hit = self._tree_fast.lookup(args)
+                    if hit is not None:
+                        entry, leaves = hit
+                        kept = entry.kept  # only the buffers of the arguments it keeps
+                        return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                                          else [leaves[i]._buf for i in kept])
+            return self._call_slow(args, kwargs)
+        except Exception as e:
+            filter_exception(e)
+            raise
 
     def _forget_fast_paths(self):
         """A configuration change: the hit paths' entries may no longer apply."""
@@ -480,6 +486,7 @@ class JitFunction(Wrapped):
         return names
 
     # -- AOT -----------------------------------------------------------------
+    @api_boundary
     def trace(self, *args, **kwargs) -> Traced:
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -507,9 +514,11 @@ class JitFunction(Wrapped):
                            time.perf_counter() - start, self._arg_names(args, kwargs))
         return Traced(info)
 
+    @api_boundary
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
+    @api_boundary
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
 
@@ -524,6 +533,8 @@ class JitFunction(Wrapped):
     def __repr__(self):
         return f"<traxla.jit of {self.name}>"
 
+
+register_boundary(JitFunction.__call__)
 
 _placed_programs: dict = {}
 
@@ -636,6 +647,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     """``make_jaxpr(f)(*args)``: the closed jaxpr of ``f`` at these arguments' types."""
     jitted = JitFunction(fun, static_argnums)
 
+    @api_boundary
     @functools.wraps(fun)
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)

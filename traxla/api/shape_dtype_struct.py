@@ -8,6 +8,7 @@ import numpy as np
 
 from traxla.ir.dtypes import ExtendedDType
 from traxla.ir.sharding import PartitionSpec
+from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
 from traxla.sharding import get_mesh
 import traxla.api as _api
@@ -111,6 +112,7 @@ def struct_of_aval(aval, sharding=None) -> ShapeDtypeStruct:
     return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding)
 
 
+@api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
     ``ShapeDtypeStruct``s: ``fun`` is traced (arguments may be structs) but never

@@ -18,6 +18,7 @@ from traxla.api.shape_dtype_struct import struct_of_aval
 from traxla.api_util import equality_errors_pytreedef
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
+from traxla.ir.traceback_util import api_boundary
 from traxla.lowering import lower_jaxpr
 from traxla.runtime import to_array, xla_adapter
 from traxla.runtime.backend import get_backend
@@ -217,6 +218,7 @@ class Traced(_Stage):
 
     mesh = property(operator.attrgetter("_program_info.mesh"))
 
+    @api_boundary
     def lower(self, *, lowering_platforms=None) -> "Lowered":
         if lowering_platforms is not None and tuple(lowering_platforms) != ("cpu",):
             if tuple(lowering_platforms) != (get_backend().platform,):
@@ -261,6 +263,7 @@ class Lowered(_Stage):
         """XLA's cost estimate (flops, bytes accessed...) of the compiled module."""
         return self.compile().cost_analysis()
 
+    @api_boundary
     def compile(self, compiler_options: CompilerOptions | None = None) -> "Compiled":
         info = self._program_info
         options = dict(info.jitted.compiler_options or {})
@@ -329,6 +332,7 @@ class Compiled(_Stage):
 
     output_formats = input_formats
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         """Runs the executable on arguments of the compiled structure: the dynamic
         arguments only, positional and keyword exactly as at ``lower`` (static arguments

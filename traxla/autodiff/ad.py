@@ -23,6 +23,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.ir.rules.ad import add_any_p
+from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
@@ -237,6 +238,7 @@ def _primal_of(trace, x):
     return x
 
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """``(fun(*primals), J(primals) @ tangents)`` for pytrees of primals and tangents (and the
     auxiliary output with ``has_aux``)."""
@@ -410,6 +412,7 @@ def _fun_name(fun):
     return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back (and the
     auxiliary output third with ``has_aux``)."""
@@ -423,6 +426,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     out_tree = dict(store)["out"]
     in_avals = [tangent_aval(prims.aval_of(p)) for p in p_flat]
 
+    @api_boundary
     def vjp_fun(ct):
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
@@ -613,6 +617,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @api_boundary
     @functools.wraps(fun)
     def vg(*args, **kwargs):
         max_argnum = argnums if isinstance(argnums, int) else max(argnums, default=-1)
@@ -642,6 +647,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
+    @api_boundary
     @functools.wraps(fun)
     def g(*args, **kwargs):
         out, grads = vg(*args, **kwargs)
@@ -650,6 +656,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     return g
 
 
+@api_boundary
 def linearize(fun, *primals, has_aux=False):
     """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the linear map, evaluated lazily
     (and the auxiliary output third with ``has_aux``)."""
@@ -659,6 +666,7 @@ def linearize(fun, *primals, has_aux=False):
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
 
+    @api_boundary
     def f_jvp(*tangents):
         t_flat, t_tree = tree_util.tree_flatten(tangents)
         if t_tree != p_tree:

@@ -19,6 +19,7 @@ from traxla.ir.config import config
 from traxla.ir.jaxpr import Jaxpr, Literal
 from traxla.ir.rules.ad_checkpoint import name_p, remat_p
 from traxla.ir.rules.optimization import reduce_precision_p
+from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import (DynamicJaxprTrace, DynamicJaxprTracer, EvalTrace, Tracer,
                            make_debug_info, traces as trace_core)
 from traxla.tracer.values import concrete_aval
@@ -138,6 +139,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         raise TypeError("prevent_cse must be a bool or tuple of bools, got "
                         f"type(prevent_cse)={type(prevent_cse)}")
 
+    @api_boundary
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         static_nums = _remat_static_argnums(static_argnums, args) if static_argnums else frozenset()

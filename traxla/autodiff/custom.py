@@ -32,6 +32,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.traceback_util import api_boundary
 from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace, set_current_trace
@@ -527,6 +528,7 @@ class custom_jvp(_CustomFunction):
 
         self.defjvp(jvp)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
         if self.jvp is None:
@@ -638,6 +640,7 @@ class custom_vjp(_CustomFunction):
         self.bwd = bwd
         self.symbolic_zeros = bool(symbolic_zeros)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
         if self.fwd is None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
+from traxla.ir.traceback_util import api_boundary
 from traxla.autodiff.ad import (_ensure_argnums, argnums_partial, check_input_dtype_revderiv,
                    check_output_dtype_revderiv, jvp, vjp)
 from traxla.batching import vmap
@@ -84,6 +85,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @api_boundary
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
@@ -112,6 +114,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @api_boundary
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)

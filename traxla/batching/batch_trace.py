@@ -14,6 +14,7 @@ from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr
+from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
@@ -225,6 +226,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         in_axes = tuple(in_axes)
     _check_axes_types(in_axes, out_axes)
 
+    @api_boundary
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):

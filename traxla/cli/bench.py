@@ -9,10 +9,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import math
+import sys
+import warnings
+
+import numpy as np
 
 import traxla
+from traxla.diagnostics.unrolled import (UnrolledLoopWarning, extrapolated_compile_seconds,
+                                         record_compile)
 
 
 @dataclass
@@ -58,14 +63,16 @@ def recurrence(fw: Framework, mode: str, steps: int):
 
 
 def measure(fw: Framework, mode: str, steps: int, *, skip_compile: bool = False,
-            runs: int = 20) -> Row:
+            runs: int = 20, note: str = "") -> Row:
     rng = np.random.default_rng(0)
     W = (rng.standard_normal((32, 32)) / 8).astype(np.float32)
     h = rng.standard_normal(32).astype(np.float32)
     row = Row(fw.name, mode, steps)
     jitted = fw.jit(recurrence(fw, mode, steps))
     t0 = time.perf_counter()
-    traced = jitted.trace(W, h)
+    with warnings.catch_warnings():  # the unrolled loop is the point here
+        warnings.simplefilter("ignore", UnrolledLoopWarning)
+        traced = jitted.trace(W, h)
     row.trace_s = time.perf_counter() - t0
     row.eqns = len(traced.jaxpr.eqns)
     t0 = time.perf_counter()
@@ -73,11 +80,13 @@ def measure(fw: Framework, mode: str, steps: int, *, skip_compile: bool = False,
     row.lower_s = time.perf_counter() - t0
     row.extra["stablehlo_lines"] = lowered.as_text().count("\n")
     if skip_compile:
-        row.note = "compile skipped (over the time cap)"
+        row.note = note or "compile skipped (over the time budget)"
         return row
     t0 = time.perf_counter()
     compiled = lowered.compile()
     row.compile_s = time.perf_counter() - t0
+    if fw.name == "traxla":  # calibrates traxla's own unrolled-loop predictions
+        record_compile(row.eqns, row.compile_s)
     compiled(W, h).block_until_ready()
     times = []
     for _ in range(runs):
@@ -88,20 +97,46 @@ def measure(fw: Framework, mode: str, steps: int, *, skip_compile: bool = False,
     return row
 
 
-def sweep(frameworks, steps_list, compile_cap_s: float = 30.0, log=print):
-    """Rows for every framework, mode and length; an unrolled compile predicted to
-    exceed ``compile_cap_s`` (extrapolating the last two, at least linearly) is skipped."""
+# A small unrolled compile measured first calibrates the predictions (about 0.1 s quiet).
+CALIBRATION_STEPS = 50
+# A compile predicted above this many seconds prints a progress line first.
+PROGRESS_S = 5.0
+
+
+def _progress(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def sweep(frameworks, steps_list, compile_cap_s: float | None = 30.0, log=print,
+          progress=_progress):
+    """Rows for every framework, mode and length. With a budget (``compile_cap_s``), an
+    unrolled compile predicted above it is skipped with a note: the prediction scales
+    XLA's compile-time model (``traxla.diagnostics.unrolled``) by the largest unrolled
+    compile measured so far with the same framework (first a small calibration compile),
+    so it follows this machine and its load. ``None``: no budget, everything compiles.
+    Compiles predicted to take more than ``PROGRESS_S`` print a progress line first."""
     rows = []
     for fw in frameworks:
         for mode in ("python for", "lax.scan"):
-            history = []
+            measured = []  # (equations, compile seconds) of this framework's unrolled loops
             for steps in steps_list:
-                skip = False
-                if mode == "python for" and history:
-                    skip = _predicted_compile(history, steps) > compile_cap_s
-                row = measure(fw, mode, steps, skip_compile=skip)
-                if not skip:
-                    history.append((steps, row.compile_s))
+                predicted = None
+                if mode == "python for":
+                    if not measured and compile_cap_s is not None and steps > CALIBRATION_STEPS:
+                        calib = measure(fw, mode, CALIBRATION_STEPS, runs=1)
+                        measured.append((calib.eqns, calib.compile_s))
+                    if measured:
+                        predicted = extrapolated_compile_seconds(2 * steps, measured)
+                skip = (compile_cap_s is not None and predicted is not None
+                        and predicted > compile_cap_s)
+                note = (f"compile skipped: predicted ~{predicted:.0f} s, over the "
+                        f"{compile_cap_s:g} s budget; --no-budget runs it" if skip else "")
+                if not skip and predicted is not None and predicted > PROGRESS_S:
+                    progress(f"... {fw.name}: compiling the {steps}-step unrolled loop, "
+                             f"predicted ~{predicted:.0f} s")
+                row = measure(fw, mode, steps, skip_compile=skip, note=note)
+                if mode == "python for" and not skip:
+                    measured.append((row.eqns, row.compile_s))
                 rows.append(row)
                 log(format_row(row))
     return rows
@@ -130,7 +165,7 @@ def format_row(r: Row) -> str:
             + (f"  ({r.note})" if r.note else ""))
 
 
-def main(steps_list=(100, 300, 1000, 3000), compile_cap_s: float = 30.0):
+def main(steps_list=(100, 300, 1000, 3000), compile_cap_s: float | None = 30.0):
     print(HEADER)
     return sweep([traxla_framework()], steps_list, compile_cap_s)
 

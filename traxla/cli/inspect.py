@@ -11,10 +11,11 @@ import importlib.util
 import os
 import re
 import sys
+import warnings
 from traxla import ShapeDtypeStruct
 from traxla.ir.dtypes import _SHORT
 import traxla
-from traxla.diagnostics.unrolled import find_unrolled_loops
+from traxla.diagnostics.unrolled import UnrolledLoopWarning, find_unrolled_loops, warn as warn_loop
 
 STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "report", "loops")
 _ARG = re.compile(r"([a-z]+[0-9]*)\[([0-9,\s]*)\]")
@@ -108,7 +109,15 @@ def run(args, out=None) -> int:
         print(f"traxla inspect: {e}", file=sys.stderr)
         return 2
     jitted = traxla.jit(fun, static_argnames=tuple(static) or None)
-    traced = jitted.trace(*structs, **static)
+    # Each unrolled loop is described once: by the loops stage when asked for, otherwise by
+    # the warning (re-issued after the trace); the compile report then only counts them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnrolledLoopWarning)
+        traced = jitted.trace(*structs, **static)
+    loops = find_unrolled_loops(traced.jaxpr)
+    if "loops" not in stages and traxla.config.read("warn_unrolled_loops"):
+        for loop in loops:
+            warn_loop(loop)
     print(f"== {args.target}({', '.join(s.dtype.name + str(list(s.shape)) for s in structs)}"
           + "".join(f", {k}={v!r}" for k, v in static.items()) + ")", file=out)
     if "jaxpr" in stages:
@@ -116,7 +125,6 @@ def run(args, out=None) -> int:
               f"{traced.trace_seconds:.3f} s)", file=out)
         print(traced.jaxpr, file=out)
     if "loops" in stages:
-        loops = find_unrolled_loops(traced.jaxpr)
         print(f"== unrolled loops: {len(loops)}", file=out)
         for loop in loops:
             print(loop.describe(), file=out)
@@ -138,5 +146,7 @@ def run(args, out=None) -> int:
             print(f"  {key:28s} {value:g}", file=out)
     if "report" in stages:
         print("== compile report", file=out)
-        print(compiled.report(), file=out)
+        report = compiled.report()
+        report.loops_described = True  # above, as the loops stage or the warning
+        print(report, file=out)
     return 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import sys
 import warnings
 import weakref
@@ -20,6 +19,7 @@ import weakref
 from traxla import tree_util
 from traxla.api.jit_caches import _TRACE_CONTEXT_FLAGS
 from traxla.ir.config import config
+from traxla.tracer.traces import user_frame
 
 logger = logging.getLogger("traxla")
 
@@ -48,10 +48,7 @@ def function_location(fun) -> str:
 
 def call_site() -> str:
     """The innermost frame outside traxla (where the user called the function)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(package):
-        frame = frame.f_back
+    frame = user_frame(sys._getframe(1))
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
@@ -68,6 +65,11 @@ def _aval_str(aval, other) -> str:
 
 
 def _what_changed(new, old) -> str:
+    return "/".join(_changes(new, old)) or "type"
+
+
+def _changes(new, old) -> list[str]:
+    """The fields of two avals that differ."""
     changes = []
     if new.shape != old.shape:
         changes.append("shape")
@@ -79,7 +81,7 @@ def _what_changed(new, old) -> str:
         changes.append("sharding")
     if getattr(new, "memory_space", None) != getattr(old, "memory_space", None):
         changes.append("memory space")
-    return "/".join(changes) or "type"
+    return changes
 
 
 def _static_names(jitted, static_key):
@@ -126,18 +128,21 @@ def diff_keys(jitted, new, old, arg_names) -> tuple[int, int, list[str]]:
             count += 1
         return _STATIC, max(count, 1), lines
     if new_avals != old_avals:
-        lines, weak = ["different input types:"], False
+        # The distance is the number of differing fields (shape, dtype, weak type, ...)
+        # over the differing leaves: f32[4] is closer to i32[4] than to i32[3].
+        lines, weak, fields = ["different input types:"], False, 0
         for i, (a, b) in enumerate(zip(new_avals, old_avals)):
             if a != b:
                 name = arg_names[i] if i < len(arg_names) else f"args[{i}]"
                 weak |= a.weak_type != b.weak_type
+                fields += max(len(_changes(a, b)), 1)
                 lines.append(f"  * at {name}, now {_aval_str(a, b)} and before "
                              f"{_aval_str(b, a)} ({_what_changed(a, b)} changed)")
         if weak:
             lines.append("  weak types come from Python scalars; pass e.g. "
                          "traxla.numpy.float32(x) to keep one type (see "
                          "https://docs.jax.dev/en/latest/type_promotion.html#weak-types)")
-        return _TYPES, len(lines) - 1, lines
+        return _TYPES, fields, lines
     if len(new) > 4 and len(old) > 4 and new[4] != old[4]:
         lines = ["different argument placements (shardings):"]
         for i, (a, b) in enumerate(zip(new[4], old[4])):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from typing import NamedTuple
 
 from traxla.api import jit_hooks
@@ -14,7 +13,8 @@ from traxla.api.jit_caches import _traces_by_function
 from traxla.diagnostics import cache_misses
 from traxla.diagnostics.report import build_report, report_of_compiled
 from traxla.diagnostics.reroll import reroll_jaxpr
-from traxla.diagnostics.unrolled import MIN_EQUATIONS, UnrolledLoopWarning, find_unrolled_loops
+from traxla.diagnostics.unrolled import (MIN_EQUATIONS, find_unrolled_loops,
+                                         record_compile, warn as warn_loop)
 from traxla.ir.config import config
 
 logger = logging.getLogger("traxla")
@@ -87,9 +87,7 @@ def _loops(jitted, key, closed):
 
 
 def _warn(loop):
-    # reported at the loop's own source line, so a warnings filter can target it
-    warnings.warn_explicit(loop.describe(), UnrolledLoopWarning, loop.file or "<unknown>",
-                           loop.line, module="traxla.diagnostics")
+    warn_loop(loop)
 
 
 def after_compile(jitted, closed, program, executable):
@@ -99,6 +97,7 @@ def after_compile(jitted, closed, program, executable):
     compile_s = executable.compile_seconds
     lower_s = max(total - trace_s - compile_s, 0.0)
     jitted._diag_last_compile = (closed, program.module, trace_s, lower_s, compile_s)
+    record_compile(len(closed.jaxpr.eqns), compile_s)  # calibrates loop compile predictions
     if config.read("log_compiles") and total >= config.read("compile_report_seconds"):
         logger.warning("%s", build_report(jitted.name, closed, program.module, trace_s,
                                           lower_s, compile_s))

@@ -37,6 +37,7 @@ class CompileReport:
     ops: int                   # StableHLO operations in the module
     by_line: list = field(default_factory=list)    # LineCost, most ops first
     loops: list = field(default_factory=list)      # UnrolledLoop found in the jaxpr
+    loops_described: bool = False  # the loops were shown already: only count them
 
     @property
     def total_seconds(self) -> float:
@@ -54,8 +55,11 @@ class CompileReport:
                 lines.append(f"  {row.equations:9d} {row.ops:7d}  {row.location}")
             if len(self.by_line) > 10:
                 lines.append(f"  ... {len(self.by_line) - 10} more lines")
-        for loop in self.loops:
-            lines.append("  " + loop.describe().replace("\n", "\n  "))
+        if self.loops and self.loops_described:
+            lines.append(f"  unrolled loops: {len(self.loops)} (described above)")
+        else:
+            for loop in self.loops:
+                lines.append("  " + loop.describe().replace("\n", "\n  "))
         return "\n".join(lines)
 
 

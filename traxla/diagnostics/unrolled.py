@@ -15,6 +15,8 @@ predicted XLA compile cost, and says whether ``reroll.py`` can turn it into a sc
 from __future__ import annotations
 
 import collections
+import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,21 +29,93 @@ MIN_REPEATS = 16
 MIN_EQUATIONS = 64
 MAX_BLOCK = 256
 
-# XLA's compile time of straight-line code grows faster than linearly with the number
-# of operations ("roughly quadratic", jax#11093). ``a*n + b*n**2`` fitted on this
-# machine (2 CPU cores, jaxlib 0.10.2) to the article's recurrence compiled unrolled:
-# 1.07 s at 200 equations, 3.30 s at 600, 13.5 s at 2,000 (README's table) and the
-# 185 s JAX took at 10,000 (issue #19); within 15% at each point.
-_COMPILE_LINEAR = 5.1e-3
-_COMPILE_QUADRATIC = 1.34e-6
+# XLA's compile time of straight-line code grows faster than linearly with the number of
+# operations ("roughly quadratic", jax#11093): ``t = t0 + c * n**p``. Measured compiles of
+# unrolled loops on the project's 2-core machine (jaxlib 0.10.2) spread widely with the
+# program and the machine's load: 0.042 s at about 100 equations, 0.79 s at 601, 1.07 s at
+# 200 and 13.5 s at 2,000 (the article's 32x32 recurrence), 26.4 s at 6,000, and 5-50x
+# those on the machine under heavy load. The model runs through their middle (within 4x of
+# each quiet figure); a prediction is a range around it, calibrated on this process's own
+# measured compiles once it has made some (``record_compile``).
+_COMPILE_FIXED = 0.03
+_COMPILE_COEF = 3.7e-4
+_COMPILE_POWER = 1.3
+# Without measurements: from a fifth to three times the model's figure.
+_UNCALIBRATED = (0.2, 3.0)
 # A scan compiles its body once: about a fixed cost plus the body's size.
 _SCAN_BASE_S = 0.07
+# (equations, seconds) of the latest compiles of at least _CALIBRATE_MIN equations
+_observed: collections.deque = collections.deque(maxlen=16)
+_CALIBRATE_MIN = 32
+
+
+def _model_seconds(n_equations: int) -> float:
+    n = max(n_equations, 1)
+    return _COMPILE_FIXED + _COMPILE_COEF * n ** _COMPILE_POWER
+
+
+def record_compile(n_equations: int, seconds: float) -> None:
+    """Calibrates predictions with a measured XLA compile of a program of ``n_equations``
+    top-level equations (jit does this on every compile; so does the scan-vs-unrolled
+    benchmark)."""
+    if n_equations >= _CALIBRATE_MIN and seconds > 0:
+        _observed.append((n_equations, seconds))
+
+
+def predicted_compile_range(n_equations: int) -> tuple[float, float]:
+    """``(low, high)`` XLA CPU compile seconds for ``n_equations`` straight-line equations:
+    the model scaled by how this process's measured compiles of the nearest sizes (up to
+    three) compared with it, or a wide range when none was measured yet."""
+    base = _model_seconds(n_equations)
+    size = math.log(max(n_equations, 1))
+    nearest = sorted(list(_observed), key=lambda o: abs(math.log(o[0]) - size))[:3]
+    ratios = [t / _model_seconds(n) for n, t in nearest]
+    if not ratios:
+        lo, hi = _UNCALIBRATED
+        return base * lo, base * hi
+    return base * min(ratios) * 0.7, base * max(ratios) * 1.4
+
+
+def extrapolated_compile_seconds(n_equations: int, measured) -> float:
+    """The model's figure for ``n_equations``, scaled by the largest of the ``measured``
+    ``(equations, seconds)`` compiles of the same kind of program (its load, its ops)."""
+    n0, t0 = max(measured)
+    return _model_seconds(n_equations) * t0 / _model_seconds(n0)
 
 
 def predicted_compile_seconds(n_equations: int) -> float:
-    """XLA CPU compile seconds predicted for ``n_equations`` straight-line equations."""
-    n = max(n_equations, 1)
-    return _COMPILE_LINEAR * n + _COMPILE_QUADRATIC * n * n
+    """A single figure: the geometric middle of ``predicted_compile_range``."""
+    lo, hi = predicted_compile_range(n_equations)
+    return math.sqrt(lo * hi)
+
+
+def calibration_note() -> str:
+    n = len(_observed)
+    if n:
+        return f"calibrated on {n} compile{'s' if n > 1 else ''} measured in this process"
+    return "not calibrated yet: no compile measured in this process"
+
+
+def _range(bounds) -> str:
+    lo, hi = bounds
+    return f"{_seconds(lo)}-{_seconds(hi)} s"
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+
+
+# One registry for every UnrolledLoopWarning: under Python's default filter a loop is
+# reported once per message and line, however often its function is traced again.
+_warning_registry: dict = {}
+
+
+def warn(loop) -> None:
+    """Issues ``loop``'s ``UnrolledLoopWarning`` at the loop's own source line (so that a
+    warnings filter can target it)."""
+    warnings.warn_explicit(loop.describe(), UnrolledLoopWarning, loop.file or "<unknown>",
+                           loop.line, module="traxla.diagnostics",
+                           registry=_warning_registry)
 
 
 @dataclass
@@ -73,13 +147,23 @@ class UnrolledLoop:
         return self.block_len * self.repeats
 
     @property
+    def predicted_compile_range(self) -> tuple[float, float]:
+        return predicted_compile_range(self.total_equations)
+
+    @property
     def predicted_compile_seconds(self) -> float:
         return predicted_compile_seconds(self.total_equations)
 
     @property
-    def predicted_rolled_seconds(self) -> float:
+    def predicted_rolled_range(self) -> tuple[float, float]:
         rest = self.total_equations - self.equations + self.block_len
-        return _SCAN_BASE_S + predicted_compile_seconds(rest)
+        lo, hi = predicted_compile_range(rest)
+        return _SCAN_BASE_S + lo, _SCAN_BASE_S + hi
+
+    @property
+    def predicted_rolled_seconds(self) -> float:
+        lo, hi = self.predicted_rolled_range
+        return math.sqrt(lo * hi)
 
     def describe(self) -> str:
         body = ", ".join(self.primitives[:8]) + (", ..." if len(self.primitives) > 8 else "")
@@ -87,8 +171,8 @@ class UnrolledLoop:
             f"Unrolled loop: {self.repeats} repetitions of a {self.block_len}-equation block "
             f"[{body}] ({self.equations} of the program's {self.total_equations} equations), "
             f"traced from {self.source}.",
-            f"  Predicted XLA compile: ~{self.predicted_compile_seconds:.1f} s unrolled, "
-            f"~{self.predicted_rolled_seconds:.2f} s as a scan.",
+            f"  Predicted XLA compile: {_range(self.predicted_compile_range)} unrolled, "
+            f"{_range(self.predicted_rolled_range)} as a scan ({calibration_note()}).",
             "  Write the loop with traxla.lax.scan or traxla.lax.fori_loop, or let traxla "
             "re-roll it: traxla.config.update('reroll_loops', True) or "
             "traxla.diagnostics.reroll(f).",

@@ -21,6 +21,7 @@ from traxla.ir.jaxpr import Literal, subjaxprs
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.callbacks import check_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.dispatch import eager_impls
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.ir.avals import ShapedArray
@@ -403,6 +404,7 @@ def checkify(f, errors=user_checks):
     """``checkify(f)(*args) -> (Error, out)``: ``f`` with its checks functionalized."""
     enabled = frozenset(errors)
 
+    @api_boundary
     def checked(*args, **kwargs):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         store = []

@@ -62,7 +62,12 @@ class Config:
         "jit_cache_size": 1024,
         "trace_cache_size": 1024,
         "eager_cache_size": 4096,
+        # traxla's own frames removed from tracebacks (ir/traceback_util.py), as JAX's flag
+        "traceback_filtering": "auto",
     }
+    # Flags with a fixed set of values: JAX's enum flags.
+    _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
+                                        "quiet_remove_frames", "auto")}
 
     def __init__(self):
         self._values = dict(self._defaults)
@@ -76,6 +81,13 @@ class Config:
         platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
         if platforms:
             self._values["platforms"] = platforms
+        filtering = os.environ.get("TRAXLA_TRACEBACK_FILTERING",
+                                   os.environ.get("JAX_TRACEBACK_FILTERING"))
+        if filtering is not None:
+            if filtering not in self._choices["traceback_filtering"]:
+                raise ValueError(
+                    f'Invalid value "{filtering}" for JAX flag jax_traceback_filtering')
+            self._values["traceback_filtering"] = filtering
         self._listeners = []
         self._globals = type("FlagValues", (_FlagValues,), dict(self._values))
         self.current = self._globals()  # the calling thread's values
@@ -90,6 +102,10 @@ class Config:
         """Sets ``name`` for every thread (a thread inside a ``thread_local`` block of it
         keeps its block's value until the block ends), as ``jax.config.update``."""
         name = self._known(name)
+        choices = self._choices.get(name)
+        if choices is not None and value not in choices:
+            raise ValueError(f"new enum value must be in {list(choices)}, got {value} of type "
+                             f"{type(value)}.")
         for listener in self._listeners:
             listener(name, value)
         self._values[name] = value

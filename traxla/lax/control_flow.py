@@ -27,6 +27,7 @@ from traxla.tracer.staging import source_info_of_function
 from traxla.lax import _convert_element_type, add, aval_of, clamp, lt
 from traxla.runtime.dispatch import to_array
 from traxla.ir.config import config
+from traxla.ir.traceback_util import api_boundary
 from traxla.errors import ConcretizationTypeError
 
 
@@ -314,6 +315,7 @@ def _check_callables(*funs, what):
 _no_operand = object()  # ``operand=`` (JAX's older single-operand convention) not passed
 
 
+@api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced
     (``true_fun`` first), and the equation lists the branches as (false, true)."""
@@ -358,6 +360,7 @@ def _unprune(outs, in_fwd, all_inputs):
     return [next(it) if f is None else _as_output(all_inputs[f]) for f in in_fwd]
 
 
+@api_boundary
 def switch(index, branches, *operands, operand=_no_operand):
     """``branches[clamp(0, index, n - 1)](*operands)``; every branch is traced."""
     if not all(callable(b) for b in branches):
@@ -419,6 +422,7 @@ def _promote_weak_typed_inputs(values, in_avals, out_avals):
     return new, changed
 
 
+@api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)`` as one ``while`` equation."""
     _check_callables(cond_fun, body_fun,
@@ -489,6 +493,7 @@ def _while_loop(cond_fun, body_fun, init_val, body_debug=None):
     return tree_util.tree_unflatten(body_tree, outs)
 
 
+@api_boundary
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``: a ``scan`` when the trip
     count is static, a ``while`` otherwise."""
@@ -580,6 +585,7 @@ def _infer_scan_length(x_leaves, length):
     return sizes[0]
 
 
+@api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """``carry, ys = scan(f, init, xs)``: ``f(carry, x) -> (carry, y)`` over the leading axis,
     traced exactly once (twice only when a weakly typed ``init`` must adopt the body's type)."""

@@ -12,6 +12,7 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.platform import platform_index_p
+from traxla.ir.traceback_util import api_boundary
 from traxla.lax import (_const, bitwise_or, add, aval_of, concatenate, pad,
                reshape, rev, slice_in_dim)
 from traxla.primitives.shapes import slice  # noqa: A004
@@ -65,6 +66,7 @@ def _batch_and_remainder(x, batch_size):
     return treedef.unflatten(scans), None
 
 
+@api_boundary
 def map(f, xs, *, batch_size=None):  # noqa: A001
     """``f`` applied over the leading axis of ``xs`` (a ``scan``); with ``batch_size``,
     ``batch_size`` elements at a time under ``vmap`` (the remainder in one more ``vmap``)."""
@@ -103,6 +105,7 @@ def _interleave(a, b, axis):
     return op(pad(a, _const(a, 0), a_pad), pad(b, _const(b, 0), b_pad))
 
 
+@api_boundary
 def associative_scan(fn, elems, reverse=False, axis=0):
     """All prefix combinations of ``elems`` along ``axis`` under the associative ``fn``,
     computed in O(log n) parallel steps."""

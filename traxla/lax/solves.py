@@ -9,6 +9,7 @@ import numpy as np
 
 from traxla import tree_util
 from traxla.ir.rules.linalg import LinearSolveTuple, custom_linear_solve_p
+from traxla.ir.traceback_util import api_boundary
 from traxla.lax.control_flow import _trace
 from traxla.lax import aval_of, neg, full_like
 from traxla.api.vjp_tools import linear_transpose
@@ -48,6 +49,7 @@ def _shape_checked(fun, name, b_leaves, has_aux):
     return f
 
 
+@api_boundary
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """Solves ``matvec(x) = b`` with ``solve(matvec, b)``; derivatives by implicit
     differentiation, so the solver's own iterations are never differentiated."""
@@ -93,6 +95,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     return tree_util.tree_unflatten(tree, out_flat)
 
 
+@api_boundary
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """Finds a root of ``f`` with ``solve(f, initial_guess)``; derivatives through the
     implicit function theorem with ``tangent_solve(g, y)`` solving ``g(x) = y`` for the

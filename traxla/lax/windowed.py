@@ -220,10 +220,29 @@ def _select_and_gather_add(tangents, operand, select_prim, window_dimensions, wi
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None):
-    nd = len(window_dimensions)
-    return reduce_window_shape(ShapedArray(tuple(operand_shape), np.dtype(np.float32)),
-                               window_dimensions, window_strides, padding,
-                               base_dilation or (1,) * nd, window_dilation or (1,) * nd)
+    """JAX's shape arithmetic, without the operand checks of the primitive: shape functions
+    (stax's ``init_fun``) pass -1 for an unknown batch size, which gives 0 as in JAX."""
+    dims = (tuple(operand_shape) + tuple(window_dimensions) + tuple(window_strides)
+            + tuple(d for pair in padding for d in pair))
+    if not all(isinstance(d, (int, np.integer)) for d in dims):  # symbolic dimensions
+        nd = len(window_dimensions)
+        return reduce_window_shape(ShapedArray(tuple(operand_shape), np.dtype(np.float32)),
+                                   window_dimensions, window_strides, padding,
+                                   base_dilation or (1,) * nd, window_dilation or (1,) * nd)
+    if base_dilation is not None:
+        operand_shape = _dilate_shape(operand_shape, base_dilation)
+    if window_dilation is not None:
+        window_dimensions = _dilate_shape(window_dimensions, window_dilation)
+    padded = [d + lo + hi for d, (lo, hi) in zip(operand_shape, padding)]
+    return tuple(max((d - w) // s + 1, 0)
+                 for d, w, s in zip(padded, window_dimensions, window_strides))
+
+
+def _dilate_shape(shape, dilation):
+    if not np.all(np.greater(dilation, 0)):
+        raise TypeError(f"All dilations must be positive, got {dilation}.")
+    dilation = (1,) * (len(shape) - len(dilation)) + tuple(dilation)
+    return tuple(d if r == 1 else max(1 + r * (d - 1), 0) for d, r in zip(shape, dilation))
 
 
 # -- reduce -------------------------------------------------------------------------------------

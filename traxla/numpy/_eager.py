@@ -22,6 +22,7 @@ from traxla.api import _config_epoch, jit
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.runtime import Array
 from traxla.runtime.array import check_not_deleted, device_put_numpy
 from traxla.runtime.cache import on_clear
@@ -100,75 +101,80 @@ def eager_cached(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
-        # change of them is a configuration change, which empties ``fast`` (see below).
-        if not kwargs and type(_trace_state.trace) is EvalTrace and not _flags.local_blocks:
-            entry = None
-            eligible = False
-            a = args[0] if len(args) == 1 else None
-            if type(a) is Array and a._placement is None:  # one Array: the common case
-                eligible = True
-                if jitted._epoch != _config_epoch[0]:
-                    jitted._forget_fast_paths()
-                bufs = [a._buf]
-                last = fast.last1  # see HitTable: the last one-Array hit
-                if last[0] is a.aval:
-                    entry = last[1]
-                else:
-                    entry = fast.get((a.aval,))
-                    if entry is not None:
-                        fast.last1 = (a.aval, entry)
-            else:
-                avals = []
-                bufs = []
-                for a in args:
-                    t = type(a)
-                    if t is Array:
-                        if a._placement is not None:
-                            break
-                    elif t is float or t is int:
-                        # A nonzero scalar's key is (type, value); zeros keep their sign.
-                        c = scalars.get((t, a)) if a else None
-                        if c is None:
-                            c = scalar_operand(a)
-                            if c is None:
-                                break
-                        a = c
-                    else:
-                        break
-                    avals.append(a.aval)
-                    bufs.append(a._buf)
-                if avals and len(avals) == len(args):
+        try:  # a boundary of traceback filtering (ir/traceback_util.py)
+            # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
+            # change of them is a configuration change, which empties ``fast`` (see below).
+            if not kwargs and type(_trace_state.trace) is EvalTrace and not _flags.local_blocks:
+                entry = None
+                eligible = False
+                a = args[0] if len(args) == 1 else None
+                if type(a) is Array and a._placement is None:  # one Array: the common case
                     eligible = True
                     if jitted._epoch != _config_epoch[0]:
                         jitted._forget_fast_paths()
-                    if len(avals) == 2:  # HitTable.lookup2, inlined for binary operators
-                        last = fast.last2
-                        if last[0] is avals[0] and last[1] is avals[1]:
-                            entry = last[2]
-                        else:
-                            entry = fast.lookup2(*avals)
+                    bufs = [a._buf]
+                    last = fast.last1  # see HitTable: the last one-Array hit
+                    if last[0] is a.aval:
+                        entry = last[1]
                     else:
-                        entry = fast.get(tuple(avals))
-            if entry is not None:
-                if entry.single:  # the common case, inlined (array_from_buffer)
-                    try:
-                        buf = entry.run(bufs)[0]
-                    except RuntimeErrorType:
-                        check_not_deleted([a for a in args if type(a) is Array])
-                        raise
-                    out = _new_object(Array)
-                    out.aval = entry.aval0
-                    out._buf = buf
-                    out._npy = None
-                    out._placement = None
-                    return out
-                return entry.call(_operands(args), bufs)
-            if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
-                return jitted(*_operands(args))  # the first call compiles the signature
-        stats["fallback"] += 1
-        return fn(*args, **kwargs)
+                        entry = fast.get((a.aval,))
+                        if entry is not None:
+                            fast.last1 = (a.aval, entry)
+                else:
+                    avals = []
+                    bufs = []
+                    for a in args:
+                        t = type(a)
+                        if t is Array:
+                            if a._placement is not None:
+                                break
+                        elif t is float or t is int:
+                            # A nonzero scalar's key is (type, value); zeros keep their sign.
+                            c = scalars.get((t, a)) if a else None
+                            if c is None:
+                                c = scalar_operand(a)
+                                if c is None:
+                                    break
+                            a = c
+                        else:
+                            break
+                        avals.append(a.aval)
+                        bufs.append(a._buf)
+                    if avals and len(avals) == len(args):
+                        eligible = True
+                        if jitted._epoch != _config_epoch[0]:
+                            jitted._forget_fast_paths()
+                        if len(avals) == 2:  # HitTable.lookup2, inlined for binary operators
+                            last = fast.last2
+                            if last[0] is avals[0] and last[1] is avals[1]:
+                                entry = last[2]
+                            else:
+                                entry = fast.lookup2(*avals)
+                        else:
+                            entry = fast.get(tuple(avals))
+                if entry is not None:
+                    if entry.single:  # the common case, inlined (array_from_buffer)
+                        try:
+                            buf = entry.run(bufs)[0]
+                        except RuntimeErrorType:
+                            check_not_deleted([a for a in args if type(a) is Array])
+                            raise
+                        out = _new_object(Array)
+                        out.aval = entry.aval0
+                        out._buf = buf
+                        out._npy = None
+                        out._placement = None
+                        return out
+                    return entry.call(_operands(args), bufs)
+                if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
+                    return jitted(*_operands(args))  # the first call compiles the signature
+            stats["fallback"] += 1
+            return fn(*args, **kwargs)
+        except Exception as e:
+            filter_exception(e)
+            raise
 
+    register_boundary(wrapper)
     wrapper.__wrapped_eager__ = fn
     _wrapped[fn] = wrapper
     return wrapper

@@ -10,6 +10,7 @@ from traxla import lax
 from traxla.ir import dtypes
 from traxla.runtime import Array
 from traxla.tracer import Tracer
+from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
 from traxla.numpy._ufuncs import ufuncs
 from traxla.ir.shape_poly import DimExpr
@@ -25,14 +26,19 @@ def _swap(fn):
 def _defer(fn):
     """Binary operators return NotImplemented for operands they don't know."""
     def op(self, other):
-        t = type(other)
-        if t is not Array and t is not float and t is not int:  # the common cases first
-            if not _known(other):
-                return NotImplemented
-            if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
-                other = dim_as_value_p.bind(dim=other)
-        return fn(self, other)
-    return op
+        try:  # a boundary of traceback filtering (ir/traceback_util.py)
+            t = type(other)
+            if t is not Array and t is not float and t is not int:  # the common cases first
+                if not _known(other):
+                    return NotImplemented
+                if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
+                    other = dim_as_value_p.bind(dim=other)
+            return fn(self, other)
+        except Exception as e:
+            filter_exception(e)
+            raise
+
+    return register_boundary(op)
 
 
 _KNOWN_SCALARS = frozenset((bool, int, float, complex))

@@ -10,6 +10,7 @@ from traxla.ir.rules.collectives import shard_map_p, spec_factor
 from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.thread_state import axis_env
+from traxla.ir.traceback_util import api_boundary
 from traxla.primitives import aval_of
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.sharding import get_mesh
@@ -105,6 +106,7 @@ def _inferred_specs(leaves):
 def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     by_specs: dict = {}  # in_specs=Infer: one wrapped function (and jit cache) per spec set
 
+    @api_boundary
     @functools.wraps(f)
     def wrapped(*args):
         mesh_ = _context_mesh(mesh)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from traxla.ir.jaxpr import Literal
+from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.tracer.traces import Trace, Tracer
 
 
@@ -13,13 +14,18 @@ def apply_primitive(prim, args, params):
 
 class EvalTrace(Trace):
     def process_primitive(self, prim, args, params):
-        for a in args:
-            if isinstance(a, Tracer):
-                raise a._trace.leak_error(a) if not a._trace.alive else TypeError(
-                    f"{prim.name} got a tracer of a trace that is not the current one: {a!r}")
-        if prim.impl is not None:  # a primitive defined from user code with def_impl
-            return prim.impl(*[a.val if type(a) is Literal else a for a in args], **params)
-        return apply_primitive(prim, args, params)
+        try:  # eager primitive application: a boundary of traceback filtering
+            for a in args:
+                if isinstance(a, Tracer):
+                    raise a._trace.leak_error(a) if not a._trace.alive else TypeError(
+                        f"{prim.name} got a tracer of a trace that is not the current one: "
+                        f"{a!r}")
+            if prim.impl is not None:  # a primitive defined from user code with def_impl
+                return prim.impl(*[a.val if type(a) is Literal else a for a in args], **params)
+            return apply_primitive(prim, args, params)
+        except Exception as e:
+            filter_exception(e)
+            raise
 
 
 def leak_error_fallback(tracer):  # pragma: no cover - used by traces without messages
@@ -27,3 +33,4 @@ def leak_error_fallback(tracer):  # pragma: no cover - used by traces without me
 
 
 EvalTrace.leak_error = staticmethod(leak_error_fallback)
+register_boundary(EvalTrace.process_primitive)

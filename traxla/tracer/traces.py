@@ -23,6 +23,34 @@ from traxla.ir.jaxpr import SourceInfo, name_stack as _name_stack
 from traxla.ir.primitive import set_bind_hook
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# traxla's own demo programs (the main job, ``python -m traxla scan-vs-unrolled``) are user
+# code: their equations are located at their own lines, as a user's would be.
+_DEMO_FILES = frozenset(_PACKAGE_DIR + f for f in ("__main__.py", os.path.join("cli", "bench.py")))
+
+
+class _InternalFiles(dict):
+    """filename -> whether frames of that file are skipped when looking for the user's frame:
+    traxla's own files (its demos aside), and Python's module runners (``<frozen runpy>``,
+    ``runpy.py``) and frozen import machinery, which are never where a user wrote code
+    (``python -m``, notebooks and scripts reach user code through them)."""
+
+    def __missing__(self, filename: str) -> bool:
+        internal = ((filename.startswith(_PACKAGE_DIR) and filename not in _DEMO_FILES)
+                    or filename.startswith("<frozen ")
+                    or filename.endswith(os.sep + "runpy.py"))
+        self[filename] = internal
+        return internal
+
+
+_internal_files = _InternalFiles()
+
+
+def user_frame(frame):
+    """The innermost frame at or above ``frame`` that is user code (None if there is none)."""
+    internal = _internal_files
+    while frame is not None and internal[frame.f_code.co_filename]:
+        frame = frame.f_back
+    return frame
 
 
 _source_override = [None]
@@ -40,7 +68,7 @@ def source_info_context(info):
         _source_override[0] = previous
 
 
-def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
+def user_source_info(depth: int = 2, _getframe=sys._getframe, _internal=_internal_files):
     """The innermost frame outside traxla, looking from ``depth`` frames up (the caller's
     caller): where the user's code made the call.
 
@@ -52,7 +80,7 @@ def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACK
         return override
     frame = _getframe(depth)
     try:
-        while frame.f_code.co_filename.startswith(_package_dir):
+        while _internal[frame.f_code.co_filename]:
             frame = frame.f_back
     except AttributeError:  # ran off the bottom of the stack: traxla's own code all the way
         return None
