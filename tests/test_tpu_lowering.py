@@ -108,6 +108,9 @@ SAME = {
     "argsort": (lambda np_, la, sl, top: np_.argsort, [A]),
     "scatter_add": (lambda np_, la, sl, top: lambda a: a.at[1, 2].add(2.0), [A]),
     "gather": (lambda np_, la, sl, top: lambda a: a[np_.array([2, 0])], [A]),
+    "approx_max_k": (lambda np_, la, sl, top: lambda a: top.lax.approx_max_k(a, 2), [A]),
+    "approx_min_k_two": (lambda np_, la, sl, top: lambda a: (top.lax.approx_min_k(a[0], 3),
+                                                            top.lax.approx_min_k(a[1], 2)), [A]),
 }
 
 
