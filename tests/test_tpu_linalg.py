@@ -88,6 +88,17 @@ def test_tpu_eigh_subset_and_batched():
     _close(w, np.linalg.eigvalsh(h)[:, 1:4])
 
 
+def test_tpu_eigh_beyond_the_jacobi_size():
+    # n > 256: JAX's QDWH spectral divide-and-conquer around the Jacobi kernel
+    a = _matrix(300, 300)
+    h = a + a.T
+    w, v = traxla.jit(tnp.linalg.eigh)(h)
+    w, v = np.asarray(w), np.asarray(v)
+    _close(w, np.linalg.eigvalsh(h))
+    _close(h @ v, v * w)
+    _close(v.T @ v, np.eye(300))
+
+
 @pytest.mark.parametrize("shape,full_matrices", [((8, 5), False), ((8, 5), True),
                                                  ((5, 8), True), ((6, 6), False),
                                                  ((30, 4), False)])

@@ -15,7 +15,7 @@ import traxla.scipy.linalg as tsl
 from traxla.ir.rules import linalg as L
 from traxla.lowering import registry
 from traxla.lowering.rules import linalg as cpu_linalg
-from traxla.numpy import _tpu_linalg
+from traxla.numpy import _tpu_eigh, _tpu_linalg
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -159,19 +159,20 @@ def _qdwh_stand_in():
     lax.linalg.qdwh on every platform) precomputes its coefficients and nests fewer jits than
     JAX's, so the SVD's own structure is compared around it."""
     import jax._src.tpu.linalg.qdwh as jax_qdwh
-    original_jax, original_traxla = jax_qdwh.qdwh, _tpu_linalg._qdwh
+    originals = jax_qdwh.qdwh, _tpu_linalg._qdwh, _tpu_eigh._qdwh
+    stand_in = lambda a, is_hermitian=False, max_iterations=None, dynamic_shape=None: (  # noqa: E731
+        a, a.T @ a, 0, True)
 
     def forget_traces():  # the SVD's nested jits and traxla's traced decompositions
         jax.clear_caches()
         traxla.clear_caches()
         cpu_linalg._traced.clear()
-    jax_qdwh.qdwh = lambda a, is_hermitian=False, max_iterations=None: (a, a.T @ a, 0, True)
-    _tpu_linalg._qdwh = lambda a, is_hermitian=False, max_iterations=None: (a, a.T @ a, 0, True)
+    jax_qdwh.qdwh = _tpu_linalg._qdwh = _tpu_eigh._qdwh = stand_in
     forget_traces()
     try:
         yield
     finally:
-        jax_qdwh.qdwh, _tpu_linalg._qdwh = original_jax, original_traxla
+        jax_qdwh.qdwh, _tpu_linalg._qdwh, _tpu_eigh._qdwh = originals
         forget_traces()
 
 
@@ -231,14 +232,21 @@ def test_tpu_refuses_as_jax(name):
     assert str(traxla_error.value) == str(jax_error.value)
 
 
-def test_tpu_eigh_beyond_the_jacobi_size_is_refused_clearly():
-    # JAX's spectral divide-and-conquer for n > 256 is not in traxla: a clear refusal
-    x = np.eye(300, dtype=np.float32)
-    with pytest.raises(NotImplementedError, match="QDWH spectral divide-and-conquer"):
-        _traxla_module(tnp.linalg.eigh, [x])
-    # the Jacobi kernel serves any size, as in JAX
-    jacobi = lambda a: traxla.lax.linalg.eigh(a, implementation=traxla.lax.linalg.EighImplementation.JACOBI)
-    assert "custom_call @Eigh" in _traxla_module(jacobi, [x])
+def test_tpu_eigh_beyond_the_jacobi_size_is_jaxs_divide_and_conquer():
+    # n > 256: QDWH spectral divide-and-conquer around the Jacobi kernel, as JAX
+    h = np.eye(300, dtype=np.float32)
+    jt, tt, _, _ = _diff(jnp.linalg.eigh, tnp.linalg.eigh, [h])
+    assert tt == jt == {"Eigh", "Qr", "ProductOfElementaryHouseholderReflectors"}
+    with _qdwh_stand_in():
+        jt, tt, only_jax, only_traxla = _diff(jnp.linalg.eigh, tnp.linalg.eigh, [h])
+    assert only_traxla == {}
+    # what JAX has more, all from code shared with CPU: jnp.diag's bounds-check case,
+    # argmin's NaN test on integers, nanmedian's convert, a nested jit (jnp.where) that
+    # traxla emits once where JAX emits it twice
+    assert set(only_jax) <= {"stablehlo.case", "stablehlo.return", "stablehlo.constant",
+                             "stablehlo.compare", "stablehlo.or", "stablehlo.convert",
+                             "func.func", "func.call"}
+    assert only_jax.get("stablehlo.case", 0) <= 4  # two jnp.diag of a matrix
 
 
 # -- values: the TPU algorithms run on CPU ------------------------------------------------------
@@ -304,6 +312,23 @@ def test_tpu_eigh_algorithm_values_on_cpu(lower):
     np.testing.assert_allclose(h @ v, v * np.asarray(w), atol=2e-5)
     np.testing.assert_allclose(np.asarray(ws), np.linalg.eigvalsh(h)[2:5], rtol=1e-5, atol=1e-5)
     assert vs.shape == (6, 3)
+
+
+def test_tpu_eigh_divide_and_conquer_values_on_cpu():
+    # LAPACK sorts where TPU's Jacobi kernel keeps the order: 1x1 base blocks, as JAX notes
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((10, 10))
+    q = np.linalg.qr(rng.standard_normal((10, 10)))[0]
+    spread = (a + a.T).astype(np.float32)
+    # repeated eigenvalues: nearly diagonal blocks end the recursion
+    repeated = (q @ np.diag(np.r_[np.ones(5), 2 * np.ones(5)]) @ q.T).astype(np.float32)
+    eigh = traxla.jit(lambda x: _tpu_linalg.eigh_tpu(
+        x, lower=True, sort_eigenvalues=True, subset_by_index=None, termination_size=1))
+    with _tpu_rules_on_cpu():
+        results = [tuple(map(np.asarray, eigh(h))) for h in (spread, repeated)]
+    for h, (v, w) in zip((spread, repeated), results):
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(h), atol=2e-5)
+        np.testing.assert_allclose(h @ v, v * w, atol=2e-5)
 
 
 @pytest.mark.parametrize("left,transpose", [(True, False), (True, True), (False, False),

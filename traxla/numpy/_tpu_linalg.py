@@ -5,9 +5,8 @@ structure. Registered as the TPU decompositions of ``lowering/rules/linalg_tpu.p
 
 * ``eigh`` (default algorithm, QDWH): JAX's ``_eigh_qdwh_impl``. Matrices up to the
   termination size (256) go to the ``Eigh`` (Jacobi) custom call, with the triangle that
-  ``lower`` names reflected into the other and, for ``subset_by_index``, sorted and sliced.
-  Larger ones take JAX's QDWH spectral divide-and-conquer, which traxla does not have yet:
-  refused with ``NotImplementedError``;
+  ``lower`` names reflected into the other and, for ``subset_by_index``, sorted and sliced;
+  larger ones to JAX's QDWH spectral divide-and-conquer (``_tpu_eigh.py``);
 * ``svd``: QDWH polar decomposition, then ``eigh`` of the Hermitian factor (JAX's
   ``jax._src.tpu.linalg.svd``), with the QR pre-reduction of tall matrices, the rank
   deficiency correction and NaNs for non-finite input;
@@ -34,6 +33,7 @@ from traxla.lax import linalg as lax_linalg
 from traxla.lax._qdwh import qdwh as _qdwh
 from traxla.lax.control_flow import fori_loop, scan, while_loop
 from traxla.lowering.rules import linalg as _lowering
+from traxla.numpy._tpu_eigh import eigh_divide_and_conquer
 
 TERMINATION_SIZE = 256  # JAX's: blocks up to this size go to the Jacobi kernel
 
@@ -56,8 +56,9 @@ def _tri(dtype, shape, offset):
 
 # -- eigh ----------------------------------------------------------------------------------
 
-def _eigh_small(H, *, sort_eigenvalues, subset_by_index):
-    """JAX's TPU ``eigh`` for ``N <= termination_size``: the Jacobi kernel."""
+def _eigh(H, *, sort_eigenvalues, subset_by_index, termination_size):
+    """JAX's TPU ``eigh`` of one Hermitian matrix: the Jacobi kernel up to
+    ``termination_size``, QDWH spectral divide-and-conquer above."""
     M, N = H.shape
     if M != N:
         raise TypeError(f"Input H of shape {H.shape} must be square.")
@@ -72,11 +73,10 @@ def _eigh_small(H, *, sort_eigenvalues, subset_by_index):
             raise ValueError('Indices in subset_by_index must be non-negative.')
         if subset_by_index[1] > N:
             raise ValueError('Index in subset_by_index[1] exceeds matrix size.')
-    if N > TERMINATION_SIZE:
-        raise NotImplementedError(
-            f"eigh of a {N}x{N} matrix on TPU: JAX's QDWH spectral divide-and-conquer for "
-            f"matrices larger than {TERMINATION_SIZE} is not implemented in traxla; use "
-            "implementation=EighImplementation.JACOBI (XLA's Jacobi kernel, any size).")
+    if N > termination_size:
+        return eigh_divide_and_conquer(
+            H, termination_size=termination_size, sort_eigenvalues=sort_eigenvalues,
+            subset_by_index=subset_by_index, compute_slice=compute_slice)
     eig_vecs, eig_vals = lax_linalg.eigh(
         H, lower=True, sort_eigenvalues=(sort_eigenvalues or compute_slice),
         subset_by_index=None, symmetrize_input=False,
@@ -87,10 +87,11 @@ def _eigh_small(H, *, sort_eigenvalues, subset_by_index):
     return eig_vals, eig_vecs
 
 
-def eigh_tpu(x, *, lower, sort_eigenvalues, subset_by_index):
+def eigh_tpu(x, *, lower, sort_eigenvalues, subset_by_index,
+             termination_size=TERMINATION_SIZE):
     """JAX's ``_eigh_qdwh_impl``: ``[eigenvectors, eigenvalues]``."""
     *_, m, n = x.shape
-    if m <= TERMINATION_SIZE and (subset_by_index is None or subset_by_index == (0, n)):
+    if m <= termination_size and (subset_by_index is None or subset_by_index == (0, n)):
         return list(lax_linalg.eigh(x, lower=lower, sort_eigenvalues=sort_eigenvalues,
                                     symmetrize_input=False,
                                     implementation=lax_linalg.EighImplementation.JACOBI))
@@ -115,8 +116,8 @@ def eigh_tpu(x, *, lower, sort_eigenvalues, subset_by_index):
             x = lax.complex(re, im)
         else:
             x = lax.select(mask, x, _T(x))
-        return _eigh_small(x, sort_eigenvalues=sort_eigenvalues,
-                           subset_by_index=subset_by_index)
+        return _eigh(x, sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index,
+                     termination_size=termination_size)
 
     eig_vals, eig_vecs = eigh_qdwh(x)
     return [eig_vecs, eig_vals]
