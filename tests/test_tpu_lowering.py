@@ -418,3 +418,18 @@ def test_tpu_logistic_and_mixed_dot_values_on_cpu():
         prod = traxla.jit(lambda a, b: a @ b)(ints.astype(np.float32)[:, :3], ints > 4)
     np.testing.assert_allclose(np.asarray(sig), 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(prod), ints[:, :3].astype(np.float32) @ (ints > 4))
+
+
+def _custom_call_lines(text):
+    """The custom calls of a module with SSA names and locations blanked."""
+    return [re.sub(r"%[\w#]+", "%", line.split(" loc(")[0]).strip()
+            for line in text.splitlines() if "custom_call @" in line]
+
+
+@pytest.mark.parametrize("name", ["lu", "qr_complete", "eigh_upper", "eigh_jacobi",
+                                  "householder_product", "approx_max_k", "lu_batched_complex"])
+def test_tpu_custom_calls_have_jax_attributes_and_types(name):
+    make, args = SAME[name]
+    jf, tf = _both(make)
+    jax_calls = _custom_call_lines(_jax_module(jf, args))
+    assert jax_calls and _custom_call_lines(_traxla_module(tf, args)) == jax_calls
