@@ -118,3 +118,6 @@ from traxla.numpy._polynomial import (poly, polyadd, polyder, polydiv, polyfit, 
 # Array refs (traxla.state, a layer below) make their values with jnp.array/asarray.
 from traxla.state.ref import numpy_api as _refs_numpy_api  # noqa: E402
 _refs_numpy_api.array, _refs_numpy_api.asarray = array, asarray
+
+# linalg's TPU lowerings that JAX writes with jax.numpy (eigh, svd, ormqr, tridiagonal_solve)
+from traxla.numpy import _tpu_linalg  # noqa: E402,F401

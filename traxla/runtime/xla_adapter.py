@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import ctypes
 import re
 import sys
@@ -176,12 +177,28 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None,
     name raises ``INVALID_ARGUMENT``). ``owned``: see ``compilable``."""
     opts = compile_options()
     _apply_compiler_options(opts, compiler_options)
-    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    kwargs = {"host_callbacks": host_callback_objects(client, host_callbacks)} if host_callbacks else {}
     module = compilable(refine_polymorphic_shapes(module), owned)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
     except _xc.XlaRuntimeError as e:
         raise _explain_compile_error(e) from None
+
+
+def host_callback_objects(client, host_callbacks) -> list:
+    """What ``compile_and_load`` takes for a module's host callbacks: the Python callables of
+    the CPU/GPU FFI callback target as they are; a TPU send/recv callback (the lowering's
+    ``SendRecvCallback``: channels and the shapes crossing them) as the client's callback
+    object over those channels, as JAX's ``_emit_tpu_python_callback`` makes it."""
+    out = []
+    for cb in host_callbacks:
+        if hasattr(cb, "send_channels"):
+            shape = lambda a: _xc.Shape.array_shape(np.dtype(a.dtype), tuple(a.shape))  # noqa: E731
+            cb = client.make_python_callback_from_host_send_and_recv(
+                cb, [shape(a) for a in cb.operand_avals], [shape(a) for a in cb.result_avals],
+                list(cb.send_channels), list(cb.recv_channels), pickle.dumps)
+        out.append(cb)
+    return out
 
 
 def compilable(module, owned: bool):
@@ -424,7 +441,7 @@ def spmd_compile_options(devices_, num_partitions, compiler_options=None):
 def compile_spmd(client, module, devices_, num_partitions, host_callbacks=(),
                  compiler_options=None, owned: bool = True):
     opts = spmd_compile_options(devices_, num_partitions, compiler_options)
-    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}  # see compile
+    kwargs = {"host_callbacks": host_callback_objects(client, host_callbacks)} if host_callbacks else {}  # see compile
     module = compilable(refine_polymorphic_shapes(module, enable_shardy=True), owned)
     try:
         return client.compile_and_load(module, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
@@ -673,7 +690,7 @@ def deserialize_executable(client, blob: bytes, devices_, host_callbacks=(),
     if opts is None:
         opts = compile_options()
         _apply_compiler_options(opts, compiler_options)
-    kwargs = {"host_callbacks": list(host_callbacks)} if host_callbacks else {}
+    kwargs = {"host_callbacks": host_callback_objects(client, host_callbacks)} if host_callbacks else {}
     return client.deserialize_executable(blob, _xc.DeviceList(tuple(devices_)), opts, **kwargs)
 
 

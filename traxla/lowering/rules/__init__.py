@@ -6,6 +6,7 @@ from traxla.lowering.rules import conv  # noqa: F401,E402  (conv_general_dilated
 from traxla.lowering.rules import windowed  # noqa: F401,E402  (reduce_window family, reduce, select_and_*)
 from traxla.lowering.rules import fft  # noqa: F401,E402  (fft)
 from traxla.lowering.rules import linalg  # noqa: F401,E402  (LAPACK typed-FFI custom calls)
+from traxla.lowering.rules import linalg_tpu  # noqa: F401,E402  (linalg on TPU: XLA's expanders, JAX's algorithms)
 from traxla.lowering.rules import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from traxla.lowering.rules import callbacks  # noqa: F401,E402  (host callbacks: debug_print, pure_callback, io_callback)
 from traxla.lowering.rules import ad_checkpoint, optimization  # noqa: F401,E402  (remat2, name; reduce_precision, optimization_barrier)

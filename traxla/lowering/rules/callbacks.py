@@ -1,5 +1,6 @@
 """Lowering of the host-callback primitives (``ir/rules/callbacks.py``) to a typed-FFI
-custom call of jaxlib's ``xla_ffi_python_cpu_callback`` target, as JAX emits it: the only
+custom call of jaxlib's ``xla_ffi_python_cpu_callback`` target, as JAX emits it (on TPU:
+host send/recv, ``emit_tpu_callback`` below): the only
 attribute is ``index``, the position of the Python callable in the list the module is
 compiled with (``ModuleBuilder.host_callbacks``). Ordered effects take the region's token as
 their first operand and give the next one as their first result.
@@ -20,10 +21,10 @@ import logging
 
 from traxla.errors import CallbackError
 from traxla.ir import dtypes
-from traxla.ir.avals import physical_aval
+from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
-from traxla.lowering.mlir import aval_type, hlo, ir, sdy
+from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy
 from traxla.lowering.registry import register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
@@ -61,15 +62,16 @@ class HostCallback:
     """The callable XLA calls: NumPy operands in, a checked tuple of NumPy results out."""
 
     __slots__ = ("callback", "name", "kind", "result_avals", "bool_operands", "has_token",
-                 "__weakref__")
+                 "bool_wire", "__weakref__")
 
-    def __init__(self, callback, kind, result_avals, bool_operands, has_token):
+    def __init__(self, callback, kind, result_avals, bool_operands, has_token, bool_wire=True):
         self.callback = callback
         self.name = callback_name(callback)
         self.kind = kind
         self.result_avals = tuple(result_avals)
         self.bool_operands = tuple(bool_operands)
         self.has_token = has_token
+        self.bool_wire = bool_wire  # booleans cross as uint8 (False: as booleans, on TPU)
 
     def __call__(self, *args):
         token = ()
@@ -111,7 +113,7 @@ class HostCallback:
             if value.dtype != aval.dtype:
                 raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
                                    f"Expected: {aval.dtype}, Actual: {value.dtype}")
-            if value.dtype == np.bool_:
+            if value.dtype == np.bool_ and self.bool_wire:
                 value = value.astype(np.uint8)
             checked.append(np.require(value, requirements="C"))  # (keeps 0-d arrays 0-d)
         return tuple(checked)
@@ -140,6 +142,9 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
     """Emits the custom call; returns the result values (the token is threaded on
     ``ctx.module.token``)."""
     module = ctx.module
+    if module.platform == "tpu":
+        return emit_tpu_callback(ctx, operands, callback, kind=kind, result_avals=result_avals,
+                                 ordered=ordered, side_effect=side_effect)
     in_avals = list(ctx.avals_in)
     bool_in = [a.dtype == np.bool_ for a in in_avals]
     wire_in = [_wire_aval(a) for a in in_avals]
@@ -174,6 +179,94 @@ def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_
     # uint8 -> bool: nonzero is true
     return [hlo.convert(aval_type(a), x) if a.dtype == np.bool_ else x
             for x, a in zip(results, result_avals)]
+
+
+# -- TPU: the operands sent to the host, the results received (JAX's _emit_tpu_python_callback)
+
+_SEND_TO_HOST, _RECV_FROM_HOST = 2, 3  # stablehlo.ChannelHandle types
+_RENDEZVOUS = "pjrt_rendezvous"
+
+
+class SendRecvCallback:
+    """A TPU host callback: XLA sends the operands over ``send_channels`` and receives the
+    results over ``recv_channels``. The runtime makes jaxlib's callback object of it (the
+    client's ``make_python_callback_from_host_send_and_recv``, in ``xla_adapter``) when it
+    compiles the module; ``host`` is the ``HostCallback`` wrapper the host calls."""
+
+    __slots__ = ("host", "operand_avals", "result_avals", "send_channels", "recv_channels",
+                 "dummy_send", "dummy_recv", "empty_results")
+
+    def __init__(self, host, operand_avals, result_avals, send_channels, recv_channels,
+                 dummy_send, dummy_recv, empty_results):
+        self.host = host
+        self.operand_avals, self.result_avals = tuple(operand_avals), tuple(result_avals)
+        self.send_channels, self.recv_channels = tuple(send_channels), tuple(recv_channels)
+        self.dummy_send, self.dummy_recv = dummy_send, dummy_recv
+        self.empty_results = tuple(empty_results)
+
+    def __call__(self, *args):
+        if self.dummy_send:  # the f32[1] sent so that a callback without operands runs
+            args = ()
+        outs = self.host(*args)
+        if self.dummy_recv:  # the f32[] received so that the token waits for the callback
+            return (np.zeros((), np.float32),)
+        # TPU cannot receive empty arrays: those results are constants in the program
+        return tuple(o for o, empty in zip(outs, self.empty_results) if not empty)
+
+
+def _host_transfer(op, channel):
+    op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get({
+        "_xla_host_transfer_handler_name": ir.StringAttr.get(_RENDEZVOUS),
+        "_xla_host_transfer_rendezvous": ir.StringAttr.get(str(channel))})
+
+
+def emit_tpu_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect):
+    """``stablehlo.send`` of each operand and ``stablehlo.recv`` of each result, on one token
+    chain (the region's token when ``ordered``), as JAX lowers callbacks on TPU."""
+    module = ctx.module
+    in_avals = [physical_aval(a) if dtypes.is_extended(a.dtype) else a for a in ctx.avals_in]
+    returns_token = kind in ("debug", "debug_print") or ordered
+    host = HostCallback(callback, kind, result_avals, [False] * len(in_avals), has_token=False,
+                        bool_wire=False)
+    token = module.token if ordered and module.token is not None else hlo.create_token()
+    send_channels, send_avals = [], list(in_avals)
+    sends = list(operands)
+    if not sends:
+        sends = [constant(np.zeros(1, np.float32), np.float32)]
+        send_avals = [ShapedArray((1,), np.dtype(np.float32))]
+    for value in sends:
+        channel = module.next_channel()
+        send = hlo.SendOp([value], token, hlo.ChannelHandle.get(channel, _SEND_TO_HOST),
+                          is_host_transfer=ir.BoolAttr.get(True))
+        _host_transfer(send, channel)
+        _place_on_one_device(module, send, 1)
+        token = send.result
+        send_channels.append(channel)
+    empty = [any(d == 0 for d in a.shape) for a in result_avals]
+    received = [a for a, e in zip(result_avals, empty) if not e]
+    dummy_recv = returns_token and not received
+    recv_channels, recv_avals, outs = [], [], []
+    for aval in ([ShapedArray((), np.dtype(np.float32))] if dummy_recv else received):
+        channel = module.next_channel()
+        recv = hlo.RecvOp([aval_type(aval), hlo.TokenType.get()], token,
+                          hlo.ChannelHandle.get(channel, _RECV_FROM_HOST),
+                          is_host_transfer=ir.BoolAttr.get(True))
+        _host_transfer(recv, channel)
+        _place_on_one_device(module, recv, 2)
+        value, token = recv.results
+        outs.append(value)
+        recv_avals.append(aval)
+        recv_channels.append(channel)
+    module.add_host_callback(SendRecvCallback(
+        host, send_avals, recv_avals, send_channels, recv_channels,
+        dummy_send=not operands, dummy_recv=dummy_recv, empty_results=empty))
+    if ordered:
+        module.token = token
+    if dummy_recv:
+        outs = []
+    received_outs = iter(outs)
+    return [constant(np.zeros(a.shape, a.dtype), a.dtype) if e else next(received_outs)
+            for a, e in zip(result_avals, empty)]
 
 
 def _place_on_one_device(module, op, num_results):

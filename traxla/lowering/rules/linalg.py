@@ -132,16 +132,24 @@ _decompositions: dict = {}   # primitive -> (python fn(*operands, **params), tra
 _traced: dict = {}
 
 
-def register_decomposition(prim, fn, tracer):
-    """``tracer(fn, avals_in) -> ClosedJaxpr``, supplied by the layer that can trace."""
-    _decompositions[prim] = (fn, tracer)
-    register_lowering(prim, _lower_decomposition(prim))
+def register_decomposition(prim, fn, tracer, platform=None):
+    """``tracer(fn, avals_in) -> ClosedJaxpr``, supplied by the layer that can trace.
+    ``platform``: the decomposition serves modules lowered for that platform only (JAX's
+    ``register_lowering(prim, mlir.lower_fun(fn), platform=)``)."""
+    name = prim if platform is None else (prim, platform)
+    _decompositions[name] = (fn, tracer)
+    register_lowering(prim, _lower_decomposition(prim, name), platform=platform)
 
 
-def _lower_decomposition(prim):
+def add_decomposition(name, fn, tracer):
+    """A decomposition that rules emit through ``lower_decomposition(ctx, name, ...)``."""
+    _decompositions[name] = (fn, tracer)
+
+
+def _lower_decomposition(prim, name):
     def rule(ctx, *operands, **params):
-        fn, tracer = _decompositions[prim]
-        key = (prim, tuple(ctx.avals_in), tuple(sorted(params.items(), key=lambda kv: kv[0])))
+        fn, tracer = _decompositions[name]
+        key = (name, tuple(ctx.avals_in), tuple(sorted(params.items(), key=lambda kv: kv[0])))
         closed = _traced.get(key)
         if closed is None:
             closed = _traced[key] = tracer(lambda *xs: fn(*xs, **params), list(ctx.avals_in))

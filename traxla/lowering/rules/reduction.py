@@ -140,3 +140,22 @@ def _dot_general_attributes(eqn):
 
 register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
                    _dot_general)
+
+
+def _dot_general_tpu(ctx, lhs, rhs, *, dimension_numbers, precision=None,
+                     preferred_element_type=None, out_sharding=None):
+    """JAX's dot_general lowering for TPU: operands of different dtypes are converted (both,
+    to the result's dtype) only where one is neither a float nor an integer; the MXU takes
+    mixed float/integer operands, and same-dtype operands with a wider result, as they are."""
+    out = ctx.avals_out[0]
+    lhs_aval, rhs_aval = ctx.avals_in
+    if lhs_aval.dtype != rhs_aval.dtype:
+        handled = lambda dt: dtypes.is_float(dt) or dtypes.is_int(dt)  # noqa: E731
+        if not (handled(lhs_aval.dtype) and handled(rhs_aval.dtype)):
+            lhs = hlo.convert(tensor_type(lhs_aval.shape, out.dtype), lhs)
+            rhs = hlo.convert(tensor_type(rhs_aval.shape, out.dtype), rhs)
+    return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
+                     _dot_attrs(dimension_numbers, precision))
+
+
+register_lowering(dot_general_p, _dot_general_tpu, platform="tpu")
