@@ -28,7 +28,7 @@ def _sharding_attr(spec, ndim):
     return sdy.TensorShardingAttr.get("mesh", dims)
 
 
-def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
+def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_vma=True):
     builder = ctx.module
     if mesh.size == 1:  # one device: the block is the array, and XLA runs no partitioner
         builder.mesh_stack.append(mesh)
@@ -89,15 +89,47 @@ def _channel(ctx):
 _COMBINE = {"psum": hlo.add, "pmax": hlo.maximum, "pmin": hlo.minimum}
 
 
+def _positional_reduce(combine, x, aval_in, axes):
+    """``x`` reduced over its positional ``axes`` (vmap's collectives name the batch dim)."""
+    dtype = aval_in.dtype
+    init = {hlo.add: 0, hlo.maximum: None, hlo.minimum: None}[combine]
+    if init is None:  # the identity of max / min: the lowest / highest value of the dtype
+        if dtypes.is_float(dtype):
+            lo = np.array(-np.inf if combine is hlo.maximum else np.inf, dtype)
+        elif dtypes.is_bool(dtype):
+            lo = np.array(combine is hlo.minimum, dtype)
+        else:
+            info = np.iinfo(dtype)
+            lo = np.array(info.min if combine is hlo.maximum else info.max, dtype)
+    else:
+        lo = np.zeros((), dtype)
+    shape = [s for d, s in enumerate(aval_in.shape) if d not in axes]
+    op = hlo.ReduceOp([tensor_type(shape, dtype)], [x], [constant(lo)], list(axes))
+    scalar = tensor_type((), dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([combine(*block.arguments)])
+    return op.results[0]
+
+
 def _reducer(name):
     combine = _COMBINE[name]
 
     def rule(ctx, x, *, axes, axis_index_groups=None):
+        pos = tuple(a for a in axes if isinstance(a, int))
+        named = tuple(a for a in axes if not isinstance(a, int))
+        if pos:
+            x = _positional_reduce(combine, x, ctx.avals_in[0], pos)
+        if not named:
+            return x
         mesh = ctx.module.mesh_stack[-1]
         if mesh.size == 1:
             return x
         aval = ctx.aval_out
-        op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(replica_groups(mesh, axes)),
+        groups = replica_groups(mesh, named)
+        if axis_index_groups is not None:  # JAX's subgroups of each group along the axes
+            groups = [[g[i] for i in sub] for g in groups for sub in axis_index_groups]
+        op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(groups),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
         scalar = tensor_type((), aval.dtype)
         block = op.regions[0].blocks.append(scalar, scalar)
