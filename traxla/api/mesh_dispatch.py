@@ -9,16 +9,24 @@ from traxla.api.jit_sharding import _mesh_of_program
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.collectives import shard_map_p
 from traxla.runtime import dispatch, to_array
+from traxla.tracer.traces import _bottom, set_current_trace
+
+
+def _run_placed(prim, args, params):
+    # The eager trace may be reached through a transformation's trace that forwarded the
+    # operation (grad's routing of known values): the program runs from the eager trace.
+    with set_current_trace(_bottom[0]):
+        return _apply_placed(prim, [to_array(a) for a in args], params)
 
 
 def _shard_map_eager(*args, **params):
-    return _apply_placed(shard_map_p, [to_array(a) for a in args], params)
+    return _run_placed(shard_map_p, args, params)
 
 
 def _jit_eager(*args, jaxpr, name):
     if _mesh_of_program(jaxpr.jaxpr) is None:
         return NotImplemented  # an ordinary program: the one-equation executable runs it
-    return _apply_placed(jit_p, [to_array(a) for a in args], dict(jaxpr=jaxpr, name=name))
+    return _run_placed(jit_p, args, dict(jaxpr=jaxpr, name=name))
 
 
 dispatch.eager_impls[shard_map_p] = _shard_map_eager
