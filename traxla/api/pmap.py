@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from traxla import tree_util
 from traxla.api_util import ensure_index_tuple
 from traxla.base.tree_functions import _prefix_error
@@ -22,6 +24,10 @@ from traxla.sharding.shard_map import shard_map
 from traxla.api import mesh_dispatch  # noqa: F401  (eager shard_map / jit-with-mesh equations)
 
 _DEFAULT_AXIS_NAME = "_internal_pmap_axis_name"
+
+
+class IndivisibleError(ValueError):
+    """A mapped axis the devices cannot split evenly (JAX's class of the same name)."""
 
 
 def _check_callable(fun):
@@ -193,18 +199,23 @@ def _check_not_nested(mesh_devices, axis_name):
     for frame in reversed(axis_env):
         if isinstance(frame, AbstractMesh):
             inner = Mesh(_device_grid(mesh_devices), (axis_name,))
-            raise ValueError(f"The context mesh {_manual_repr(frame)} should match the mesh "
-                             f"passed to shard_map {inner}")
+            device = mesh_devices[0]
+            raise ValueError(
+                f"The context mesh {_manual_repr(frame, device)} should match the mesh passed to "
+                f"shard_map {inner}")
 
 
-def _manual_repr(mesh):
+def _manual_repr(mesh, device):
+    """JAX's repr of the context mesh inside a shard_map body (its axes now Manual)."""
     axes = ", ".join(f"'{n}': {s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
     types = ", ".join("Manual" for _ in mesh.axis_names)
-    return f"AbstractMesh({axes}, axis_types=({types}{',' if len(mesh.axis_names) == 1 else ''}))"
+    comma = "," if len(mesh.axis_names) == 1 else ""
+    return (f"AbstractMesh({axes}, axis_types=({types}{comma}), device_kind="
+            f"{getattr(device, 'device_kind', device.platform)}, num_cores=None, "
+            f"platform={device.platform})")
 
 
 def _device_grid(mesh_devices):
-    import numpy as np
     grid = np.empty(len(mesh_devices), dtype=object)
     grid[:] = list(mesh_devices)
     return grid
@@ -226,7 +237,7 @@ def _check_divisible(flat, in_axes_flat, mesh):
         sharding = NamedSharding(mesh, spec)
         factors = [n if d == dim else 1 for d in range(len(shape))]
         size = shape[dim] if dim < len(shape) else None
-        raise ValueError(
+        raise IndivisibleError(
             f"Sharding {sharding} implies that array axis {dim} is partitioned {n} times, but "
             f"the dimension size is {size} (full shape: {shape}, per-dimension tiling "
             f"factors: {factors} should evenly divide the shape)")
@@ -253,10 +264,10 @@ def _build(fun, in_tree, in_axes_flat, out_axes, donated, mesh_devices, axis_nam
     pmapped = shard_map(_fun, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                         check_vma=False, axis_names=frozenset(mesh.axis_names))
     donate_argnums = tuple(i for i, d in enumerate(donated) if d)
+    # Arguments are laid out over the devices before the call; the results come out laid
+    # out as the shard_map's out_specs say (JAX also passes them as out_shardings).
     in_shardings = tuple(NamedSharding(mesh, s) for s in in_specs)
-    out_shardings = tree_util.tree_map(lambda s: NamedSharding(mesh, s), out_specs,
-                                       is_leaf=lambda s: isinstance(s, PartitionSpec))
     jitted = _api.jit(pmapped, donate_argnums=donate_argnums)
     jitted_with_shardings = _api.jit(pmapped, donate_argnums=donate_argnums,
-                                     in_shardings=in_shardings, out_shardings=out_shardings)
+                                     in_shardings=in_shardings)
     return jitted_with_shardings, jitted, mesh

@@ -14,17 +14,19 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
     return [psum_p.bind(ct, axes=axes, axis_index_groups=axis_index_groups)]
 
 
-def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size, tiled):
-    if not tiled:  # the stacked axis becomes the scattered one
-        return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
-                                    axis_name=axis_name, axis_size=axis_size, tiled=False)]
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                          axis_index_groups=None):
+    # (untiled: the stacked axis becomes the scattered one)
     return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension, axis_name=axis_name,
-                                axis_size=axis_size, tiled=True)]
+                                axis_size=axis_size, tiled=tiled,
+                                axis_index_groups=axis_index_groups)]
 
 
-def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_size, tiled,
+                            axis_index_groups=None):
     return [all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
-                              axis_size=axis_size, tiled=tiled)]
+                              axis_size=axis_size, tiled=tiled,
+                              axis_index_groups=axis_index_groups)]
 
 
 def _ppermute_transpose(ct, x, *, axis_name, perm):

@@ -79,20 +79,22 @@ def _reduction(prim):
 
 # -- all_gather and psum_scatter -------------------------------------------------------------
 
-def _all_gather(size, vals, dims, *, all_gather_dimension, axis_name, axis_size, tiled):
+def _all_gather(size, vals, dims, *, all_gather_dimension, axis_name, axis_size, tiled,
+                axis_index_groups=None):
     (x,), (d,) = vals, dims
     names = _names(axis_name)
     dim = all_gather_dimension
+    params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled,
+                  axis_index_groups=axis_index_groups)
     if not _is_ours(names):
         if d is None:
-            return all_gather_p.bind(x, all_gather_dimension=dim, axis_name=axis_name,
-                                     axis_size=axis_size, tiled=tiled), None
+            return all_gather_p.bind(x, all_gather_dimension=dim, **params), None
         if d <= dim:
             dim += 1
         elif not tiled:  # the stacked axis lands before the batch dim
             d += 1
-        return all_gather_p.bind(x, all_gather_dimension=dim, axis_name=axis_name,
-                                 axis_size=axis_size, tiled=tiled), d
+        return all_gather_p.bind(x, all_gather_dimension=dim, **params), d
+    _no_groups(axis_index_groups)
     if len(names) > 1:
         raise NotImplementedError("all_gather over a vmapped axis together with other axes "
                                   f"({axis_name}) is not supported (nor is it by JAX).")
@@ -107,20 +109,22 @@ def _all_gather(size, vals, dims, *, all_gather_dimension, axis_name, axis_size,
     return y, None
 
 
-def _psum_scatter(size, vals, dims, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter(size, vals, dims, *, scatter_dimension, axis_name, axis_size, tiled,
+                  axis_index_groups=None):
     (x,), (d,) = vals, dims
     names = _names(axis_name)
     dim = scatter_dimension
+    params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled,
+                  axis_index_groups=axis_index_groups)
     if not _is_ours(names):
         if d is None:
-            return psum_scatter_p.bind(x, scatter_dimension=dim, axis_name=axis_name,
-                                       axis_size=axis_size, tiled=tiled), None
+            return psum_scatter_p.bind(x, scatter_dimension=dim, **params), None
         if d <= dim:
             dim += 1
         elif not tiled:  # the scattered dimension disappears before the batch dim
             d -= 1
-        return psum_scatter_p.bind(x, scatter_dimension=dim, axis_name=axis_name,
-                                   axis_size=axis_size, tiled=tiled), d
+        return psum_scatter_p.bind(x, scatter_dimension=dim, **params), d
+    _no_groups(axis_index_groups)
     if len(names) > 1:
         raise NotImplementedError("psum_scatter over a vmapped axis together with other axes "
                                   f"({axis_name}) is not supported (nor is it by JAX).")

@@ -63,7 +63,8 @@ def _reducer_rule(x, *, axes, axis_index_groups=None):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled):
+def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                     axis_index_groups=None):
     shape = list(x.shape)
     if tiled:
         shape[all_gather_dimension] *= axis_size
@@ -72,7 +73,8 @@ def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _psum_scatter_rule(x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter_rule(x, *, scatter_dimension, axis_name, axis_size, tiled,
+                       axis_index_groups=None):
     shape = list(x.shape)
     if tiled:
         if shape[scatter_dimension] % axis_size:

@@ -143,7 +143,14 @@ for _name in REDUCERS:
     register_lowering(REDUCERS[_name], _reducer(_name))
 
 
-def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
+def _no_groups(name, axis_index_groups):
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{name} with axis_index_groups is not supported by traxla.")
+
+
+def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                axis_index_groups=None):
+    _no_groups("all_gather", axis_index_groups)
     mesh = ctx.module.mesh_stack[-1]
     x_aval = ctx.avals_in[0]
     dim = all_gather_dimension
@@ -159,7 +166,9 @@ def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
     return op.results[0]
 
 
-def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled,
+                  axis_index_groups=None):
+    _no_groups("psum_scatter", axis_index_groups)
     mesh = ctx.module.mesh_stack[-1]
     x_aval, out = ctx.avals_in[0], ctx.aval_out
     dim = scatter_dimension
