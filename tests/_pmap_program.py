@@ -46,6 +46,31 @@ def run(fn, *args, jaxpr=True, **kwargs):
 
 
 pmap = ns.pmap
+
+
+def vmap_name_inside_shard_map():
+    # one psum over a mesh axis and a vmapped axis together (positional + named axes)
+    mesh = ns.sharding.Mesh(np.array(ns.devices()[:2]), ("x",))
+    body = ns.vmap(lambda r: lax.psum(r, ("x", "v")) + lax.axis_index("v") * 100
+                   + lax.axis_index("x") * 1000, axis_name="v")
+    spec = ns.sharding.PartitionSpec("x")
+    return run(ns.jit(ns.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec,
+                                   check_vma=False)), np.arange(8.0, dtype=np.float32),
+               jaxpr=False)
+
+
+def traces_once_per_static_value():
+    calls = []
+
+    def g(a, n):
+        calls.append(n)
+        return a * n
+    pg = pmap(g, static_broadcasted_argnums=1, in_axes=(0, None))
+    out = [np.asarray(pg(X, 2)).tolist(), np.asarray(pg(X, 2)).tolist(),
+           np.asarray(pg(X, 3)).tolist()]
+    return {"out": out, "traces": calls}
+
+
 cases = {
     "psum_named": lambda: run(pmap(lambda x: x / lax.psum(x, "i"), axis_name="i"), X),
     "no_axis_name": lambda: run(pmap(lambda x: x * 2), X),
@@ -97,6 +122,9 @@ cases = {
                                                         axis_name="q"), (x,), (t,)),
                                X, np.ones(4, np.float32), jaxpr=False),
     "donate": lambda: run(pmap(lambda x: x + 1, donate_argnums=0), jnp.arange(4.0), jaxpr=False),
+    "vmap_name_inside_shard_map": vmap_name_inside_shard_map,
+    "traces_once_per_static_value": traces_once_per_static_value,
+    "lower": lambda: {"stablehlo": "stablehlo" in pmap(lambda a: a + 1).lower(X).as_text()},
     # errors
     "too_many_slices": lambda: run(pmap(lambda x: x ** 2), np.arange(9.0, dtype=np.float32)),
     "negative_in_axes": lambda: run(pmap(lambda x: x, in_axes=-1), M),
