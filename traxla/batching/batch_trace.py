@@ -14,6 +14,7 @@ from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr
+from traxla.ir.rules.reduction import P as _reductions
 from traxla.ir.thread_state import AxisFrame, axis_env, batching_axis_names
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
@@ -153,7 +154,6 @@ def matchaxis(x, src, dst, size: int, sum_match: bool = False):
     if src == dst:
         return x
     if dst is None and sum_match:
-        from traxla.ir.rules.reduction import P as _reductions
         return _reductions["reduce_sum"].bind(x, axes=(src,), out_sharding=None)
     if dst is None:
         raise ValueError("vmap cannot unbatch a batched value (out_axes=None for a value that "
