@@ -121,6 +121,18 @@ cases = {
     "jvp_of_pmap": lambda: run(lambda x, t: ns.jvp(pmap(lambda a: jnp.sin(a) * lax.psum(a, "q"),
                                                         axis_name="q"), (x,), (t,)),
                                X, np.ones(4, np.float32), jaxpr=False),
+    # closures over an enclosing trace's values, second derivatives, loops in the body
+    "closure_in_jit": lambda: run(ns.jit(lambda s, x: pmap(lambda a: a * s)(x)), 2.0, X,
+                                  jaxpr=False),
+    "closure_in_grad": lambda: run(ns.grad(lambda s, x: pmap(lambda a: a * s)(x).sum()), 2.0,
+                                   X, jaxpr=False),
+    "closure_in_vmap": lambda: run(ns.vmap(lambda s, x: pmap(lambda a: a * s)(x),
+                                           in_axes=(0, None)), np.arange(3.0, dtype=np.float32),
+                                   X, jaxpr=False),
+    "hessian": lambda: run(ns.hessian(lambda x: pmap(
+        lambda a: jnp.sin(a) * lax.psum(a, "i"), axis_name="i")(x).sum()), X, jaxpr=False),
+    "scan_in_body": lambda: run(pmap(lambda a: lax.scan(
+        lambda c, y: (c + lax.psum(y, "i"), c), 0.0, a)[0], axis_name="i"), M.T.copy()),
     "donate": lambda: run(pmap(lambda x: x + 1, donate_argnums=0), jnp.arange(4.0), jaxpr=False),
     "vmap_name_inside_shard_map": vmap_name_inside_shard_map,
     "traces_once_per_static_value": traces_once_per_static_value,
