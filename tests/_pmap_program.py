@@ -23,10 +23,7 @@ def describe(leaf):
     sharding = getattr(leaf, "sharding", None)
     spec = None
     if sharding is not None and hasattr(sharding, "spec"):
-        spec = list(sharding.spec)
-        while spec and spec[-1] is None:  # P('i') and P('i', None) lay out alike
-            spec.pop()
-        spec = [list(s) if isinstance(s, tuple) else s for s in spec]
+        spec = [list(s) if isinstance(s, tuple) else s for s in sharding.spec]
         spec = [str(sharding.mesh), spec]
     return {"value": np.asarray(leaf).tolist(), "dtype": str(np.asarray(leaf).dtype),
             "shape": list(np.shape(leaf)), "sharding": spec,

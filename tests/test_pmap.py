@@ -38,9 +38,27 @@ def _case_names():
     return [line.split('"')[1] for line in body.splitlines() if line.startswith('    "')]
 
 
+# Results whose sharding traxla spells with its full rank (P('i', None) where JAX keeps
+# P('i',)): the same layout. Derivatives of pmap reach their results through vmap.
+_SPEC_PADDED = {"hessian"}
+
+
+def _unpadded(result):
+    for leaf in result.get("leaves", []):
+        if leaf["sharding"] is not None:
+            spec = list(leaf["sharding"][1])
+            while spec and spec[-1] is None:
+                spec.pop()
+            leaf["sharding"] = [leaf["sharding"][0], spec]
+    return result
+
+
 @pytest.mark.parametrize("name", _case_names())
 def test_pmap_case_matches_jax(name):
     want, got = _results("jax")[name], _results("traxla")[name]
+    if name in _SPEC_PADDED:
+        copy = lambda r: json.loads(json.dumps(r))  # noqa: E731  (the results are cached)
+        want, got = _unpadded(copy(want)), _unpadded(copy(got))
     assert got == want
 
 

@@ -87,15 +87,18 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             cached = cache[key] = _build(dyn_fun, in_tree, in_axes_flat, out_axes, donated,
                                          mesh_devices, axis_name)
         _check_divisible(flat, in_axes_flat, cached[2])
-        return (cached[0] if clean else cached[1]), flat
+        return (cached[0] if clean else cached[1]), flat, (cached[2] if clean else None)
 
     @functools.wraps(fun)
     def pmapped(*args, **kwargs):
-        jitted, flat = prepare(args, kwargs)
-        return jitted(*flat)
+        jitted, flat, mesh = prepare(args, kwargs)
+        out = jitted(*flat)
+        if mesh is not None:
+            _name_out_shardings(out, out_axes, mesh)
+        return out
 
     def lower(*args, **kwargs):
-        jitted, flat = prepare(args, kwargs)
+        jitted, flat, _ = prepare(args, kwargs)
         return jitted.lower(*flat)
 
     pmapped.lower = lower
@@ -241,6 +244,27 @@ def _check_divisible(flat, in_axes_flat, mesh):
             f"Sharding {sharding} implies that array axis {dim} is partitioned {n} times, but "
             f"the dimension size is {size} (full shape: {shape}, per-dimension tiling "
             f"factors: {factors} should evenly divide the shape)")
+
+
+def _name_out_shardings(out, out_axes, mesh):
+    """Each result's sharding as JAX's pmap names it, ``NamedSharding(mesh, P(..., name))``
+    from ``out_axes`` (the layout the program produced, with its spec not padded with
+    Nones to the result's rank)."""
+    is_none = lambda x: x is None  # noqa: E731
+    leaves = tree_util.tree_leaves(out)
+    try:
+        axes = tree_util.broadcast_prefix(out_axes, out, is_leaf=is_none)
+    except ValueError:
+        return
+    name = mesh.axis_names[0]
+    for leaf, ax in zip(leaves, axes):
+        placement = getattr(leaf, "_placement", None)
+        if not isinstance(placement, NamedSharding) or placement.mesh != mesh:
+            continue
+        named = NamedSharding(mesh, _axes_to_pspec(name, ax), placement.memory_kind)
+        ndim = len(leaf.shape)
+        if len(named.spec) <= ndim and named.full_spec(ndim) == placement.full_spec(ndim):
+            leaf._placement = named
 
 
 def _build(fun, in_tree, in_axes_flat, out_axes, donated, mesh_devices, axis_name):
