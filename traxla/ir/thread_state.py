@@ -53,8 +53,9 @@ class ThreadLocalStack:
         return f"ThreadLocalStack({self._items()!r})"
 
 
-# The meshes of the enclosing shard_maps (innermost last): axis names and sizes. Pushed by
-# shard_map, read by the collectives in lax.parallel.
+# The named axes in scope (innermost last): the meshes of the enclosing shard_maps and the
+# AxisFrames of the enclosing named vmaps, each with ``axis_names`` and ``axis_size(name)``.
+# Pushed by shard_map and vmap, read by the collectives in lax.parallel.
 axis_env = ThreadLocalStack()
 
 
