@@ -56,6 +56,30 @@ def vmap_name_inside_shard_map():
                jaxpr=False)
 
 
+def shard_map_derivatives():
+    # pmap's derivatives are shard_map's: here on a 4x2 mesh, JAX's default check_vma=True,
+    # an input replicated over 'i' and an output summed over it
+    P = ns.sharding.PartitionSpec
+    mesh = ns.sharding.Mesh(np.array(ns.devices()[:8]).reshape(4, 2), ("i", "j"))
+    x = np.arange(16.0, dtype=np.float32).reshape(8, 2) / 10
+    w = np.array([1.5, -0.5], np.float32)
+
+    def body(a, w):
+        h = jnp.tanh(a * w)
+        return h, lax.psum(jnp.sum(h ** 2, 0), "i")
+    f = ns.shard_map(body, mesh=mesh, in_specs=(P("i", "j"), P("j")),
+                     out_specs=(P("i", "j"), P("j")))
+
+    def loss(x, w):
+        h, s = f(x, w)
+        return jnp.sum(jnp.sin(h)) + jnp.sum(s * jnp.arange(2.0))
+    g = ns.shard_map(lambda w: w * 3.0, mesh=mesh, in_specs=P(), out_specs=P())
+    outs = [ns.jit(ns.grad(loss, argnums=(0, 1)))(x, w),
+            ns.grad(lambda w: jnp.sum(g(w) ** 2))(w),
+            ns.jvp(lambda x: f(x, w), (x,), (np.ones_like(x),))[1]]
+    return [np.round(np.asarray(leaf), 5).tolist() for leaf in ns.tree_util.tree_leaves(outs)]
+
+
 def traces_once_per_static_value():
     calls = []
 
@@ -132,6 +156,7 @@ cases = {
         lambda c, y: (c + lax.psum(y, "i"), c), 0.0, a)[0], axis_name="i"), M.T.copy()),
     "donate": lambda: run(pmap(lambda x: x + 1, donate_argnums=0), jnp.arange(4.0), jaxpr=False),
     "vmap_name_inside_shard_map": vmap_name_inside_shard_map,
+    "shard_map_derivatives": shard_map_derivatives,
     "traces_once_per_static_value": traces_once_per_static_value,
     "lower": lambda: {"stablehlo": "stablehlo" in pmap(lambda a: a + 1).lower(X).as_text()},
     # errors
