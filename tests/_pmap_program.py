@@ -127,6 +127,15 @@ cases = {
                                   axis_name="i"), X),
     "axis_index_groups": lambda: run(pmap(
         lambda x: lax.psum(x, "i", axis_index_groups=[[0, 1], [2, 3]]), axis_name="i"), X),
+    "all_gather_groups": lambda: run(pmap(lambda x: lax.all_gather(
+        x, "i", axis_index_groups=[[0, 1], [2, 3]], tiled=True), axis_name="i"), M.T.copy()),
+    "psum_scatter_groups": lambda: run(pmap(lambda x: lax.psum_scatter(
+        x[:2], "i", axis_index_groups=[[0, 2], [1, 3]]), axis_name="i"), M.T.copy()),
+    "pmax_groups": lambda: run(pmap(lambda x: lax.pmax(x, "i", axis_index_groups=[[0, 1], [2, 3]]),
+                                    axis_name="i"), X),
+    "grad_all_gather_groups": lambda: run(ns.grad(lambda x: jnp.sum(jnp.sin(pmap(
+        lambda a: lax.all_gather(a, "i", axis_index_groups=[[0, 1], [2, 3]]) * a[0],
+        axis_name="i")(x)))), M.T.copy(), jaxpr=False),
     "jit_of_pmap": lambda: run(ns.jit(pmap(lambda x: x * 2)), X),
     "vmap_of_pmap": lambda: run(ns.vmap(pmap(lambda x: lax.psum(x, "i"), axis_name="i")), M),
     "pmap_of_named_vmap": lambda: run(pmap(ns.vmap(lambda x: lax.psum(x, ("i", "j")),

@@ -39,8 +39,9 @@ def _case_names():
 
 
 # Results whose sharding traxla spells with its full rank (P('i', None) where JAX keeps
-# P('i',)): the same layout. Derivatives of pmap reach their results through vmap.
-_SPEC_PADDED = {"hessian"}
+# P('i',)): the same layout. Derivatives of pmap reach their results through vmap or a
+# transposed shard_map.
+_SPEC_PADDED = {"hessian", "grad_all_gather_groups"}
 
 
 def _unpadded(result):

@@ -133,31 +133,27 @@ def pmean(x, axis_name, *, axis_index_groups=None):
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Gathers ``x`` from every index of ``axis_name``, stacked at ``axis`` (``tiled``:
     concatenated along it)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("all_gather: axis_index_groups is not supported by traxla "
-                                  "(shard_map over a sub-mesh expresses the same groups).")
     if to != "varying":
         raise NotImplementedError(f"all_gather(to={to!r}) is not supported by traxla.")
-    size = axis_size(axis_name)
+    groups = _check_groups(axis_name, axis_index_groups)
+    size = _group_size(axis_name, groups)
     axis_name = _names(axis_name)  # bound as a tuple, as JAX binds it
 
     def bind(leaf):
         nd = len(shape_of(leaf))
         dim = int(axis) % (nd + (0 if tiled else 1)) if nd or not tiled else int(axis)
         return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
-                                 axis_index_groups=None, axis_size=size, tiled=bool(tiled))
+                                 axis_index_groups=groups, axis_size=size, tiled=bool(tiled))
     return tree_util.tree_map(bind, x)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
-    if axis_index_groups is not None:
-        raise NotImplementedError("psum_scatter: axis_index_groups is not supported by traxla "
-                                  "(shard_map over a sub-mesh expresses the same groups).")
-    size = axis_size(axis_name)
+    groups = _check_groups(axis_name, axis_index_groups)
+    size = _group_size(axis_name, groups)
     axis_name = _names(axis_name)  # bound as a tuple, as JAX binds it
     return tree_util.tree_map(lambda leaf: psum_scatter_p.bind(
         leaf, scatter_dimension=int(scatter_dimension), axis_name=axis_name,
-        axis_index_groups=None, axis_size=size, tiled=bool(tiled)), x)
+        axis_index_groups=groups, axis_size=size, tiled=bool(tiled)), x)
 
 
 def ppermute(x, axis_name, perm):

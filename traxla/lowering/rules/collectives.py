@@ -126,9 +126,7 @@ def _reducer(name):
         if mesh.size == 1:
             return x
         aval = ctx.aval_out
-        groups = replica_groups(mesh, named)
-        if axis_index_groups is not None:  # JAX's subgroups of each group along the axes
-            groups = [[g[i] for i in sub] for g in groups for sub in axis_index_groups]
+        groups = _groups(mesh, named, axis_index_groups)
         op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(groups),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
         scalar = tensor_type((), aval.dtype)
@@ -143,14 +141,16 @@ for _name in REDUCERS:
     register_lowering(REDUCERS[_name], _reducer(_name))
 
 
-def _no_groups(name, axis_index_groups):
+def _groups(mesh, names, axis_index_groups):
+    """The replica groups spanning ``names``, split into JAX's ``axis_index_groups``."""
+    groups = replica_groups(mesh, names)
     if axis_index_groups is not None:
-        raise NotImplementedError(f"{name} with axis_index_groups is not supported by traxla.")
+        groups = [[g[i] for i in sub] for g in groups for sub in axis_index_groups]
+    return groups
 
 
 def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled,
                 axis_index_groups=None):
-    _no_groups("all_gather", axis_index_groups)
     mesh = ctx.module.mesh_stack[-1]
     x_aval = ctx.avals_in[0]
     dim = all_gather_dimension
@@ -161,14 +161,13 @@ def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled,
         shape.insert(dim, 1)
         x = hlo.reshape(tensor_type(shape, x_aval.dtype), x)
     op = hlo.AllGatherOp([aval_type(ctx.aval_out)], [x], dim,
-                         _groups_attr(replica_groups(mesh, _names(axis_name))),
+                         _groups_attr(_groups(mesh, _names(axis_name), axis_index_groups)),
                          channel_handle=_channel(ctx), use_global_device_ids=True)
     return op.results[0]
 
 
 def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled,
                   axis_index_groups=None):
-    _no_groups("psum_scatter", axis_index_groups)
     mesh = ctx.module.mesh_stack[-1]
     x_aval, out = ctx.avals_in[0], ctx.aval_out
     dim = scatter_dimension
@@ -177,7 +176,7 @@ def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled,
     shape = list(x_aval.shape)
     shape[dim] //= axis_size
     op = hlo.ReduceScatterOp(tensor_type(shape, x_aval.dtype), x, dim,
-                             _groups_attr(replica_groups(mesh, _names(axis_name))),
+                             _groups_attr(_groups(mesh, _names(axis_name), axis_index_groups)),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
     scalar = tensor_type((), x_aval.dtype)
     block = op.regions[0].blocks.append(scalar, scalar)
