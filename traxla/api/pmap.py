@@ -130,12 +130,13 @@ def _dyn_args(fun, static, args):
                 f"for function {getattr(fun, '__name__', fun)} is non-hashable.") from None
         static_vals.append((i, type(value), value))
     dyn_argnums = [i for i in range(len(args)) if i not in static_set]
+    static_at = {i: value for i, _, value in static_vals}  # (not the dynamic arguments)
+    n_args = len(args)
 
     @functools.wraps(fun)
     def dyn_fun(*dyn, **kwargs):
-        full = list(args)
-        for i, a in zip(dyn_argnums, dyn):
-            full[i] = a
+        dyn_it = iter(dyn)
+        full = [static_at[i] if i in static_at else next(dyn_it) for i in range(n_args)]
         return fun(*full, **kwargs)
     return dyn_fun, dyn_argnums, tuple(args[i] for i in dyn_argnums), tuple(static_vals)
 
