@@ -16,6 +16,7 @@ from traxla.base.tree_functions import _prefix_error
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.thread_state import axis_env
 from traxla.primitives.shapes import expand_dims, squeeze
+from traxla.distributed import process_count
 from traxla.runtime.backend import devices as _backend_devices
 from traxla.runtime.placement import Mesh, NamedSharding
 from traxla.tracer import EvalTrace, Tracer, traces as trace_core
@@ -190,6 +191,10 @@ def _mapped_axis_size(flat, in_axes_flat) -> int:
 
 
 def _mesh_devices(devices, backend, size, axis_size):
+    if process_count() > 1:
+        # JAX turns each process's local slices into one global array here; not built
+        raise NotImplementedError("pmap across several processes is not supported by traxla: "
+                                  "use jit with shardings or shard_map on a global mesh.")
     if axis_size is not None and axis_size != size:
         raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
                          f"{size}.")
