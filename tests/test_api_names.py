@@ -38,8 +38,6 @@ def test_pending_names_are_still_missing():
 _CONFIG_FLAG = "a JAX config flag for a feature traxla does not have"
 LEFT_OUT = {
     "": {
-        "pmap": "legacy per-device mapping, superseded in JAX 0.10 by jit with shardings and "
-                "shard_map (both supported)",
         "smap": "experimental single-axis shard_map variant of JAX 0.10",
         "custom_batching": "custom_vmap rules for user functions: not built yet",
         "ds": "dynamic-slice helper of JAX's ref indexing (array refs are not merged)",

@@ -19,6 +19,7 @@ from traxla.runtime import Array, Device, devices
 from traxla import sharding
 from traxla.sharding import NamedSharding, make_mesh
 from traxla.sharding.shard_map import shard_map
+from traxla.api.pmap import pmap  # noqa: E402  (pmap: jit of a shard_map over a one-axis mesh, as JAX 0.10)
 from traxla import distributed
 from traxla.runtime.backend import default_backend, local_devices
 from traxla.runtime.cache import clear_caches

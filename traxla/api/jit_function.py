@@ -42,7 +42,7 @@ from traxla.state.discharge import discharge_if_needed
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace
-from traxla.tracer.traces import _state as _trace_state
+from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
                                    _forget_fast, _trace_cache, _trace_context)
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
@@ -554,7 +554,10 @@ def _apply_placed(prim, arrays, params):
         fn.name = prim.name
         if key is not None:
             _placed_programs[key] = fn
-    return fn(*arrays)
+    # reached from the eager trace, maybe through a transformation's trace that forwarded
+    # the operation (grad's known values): the program must run, not be bound again
+    with trace_core.set_current_trace(_trace_bottom[0]):
+        return fn(*arrays)
 
 
 def _install_placed_dispatch():

@@ -14,6 +14,8 @@ from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr
+from traxla.ir.rules.reduction import P as _reductions
+from traxla.ir.thread_state import AxisFrame, axis_env, batching_axis_names
 from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
@@ -39,6 +41,12 @@ batching_rules: dict = {}
 # Primitives whose rule runs even when no operand is batched, as JAX's
 # ``fancy_primitive_batchers`` (a jit under vmap is batched into a jaxpr of its own).
 rules_for_unbatched: set = set()
+
+
+def current_axis_name():
+    """The ``axis_name`` of the vmap whose batching rule is running (None: unnamed).
+    The collectives' rules compare it with the names they reduce over."""
+    return batching_axis_names[-1] if batching_axis_names else None
 
 
 def register_batching(prim, rule):
@@ -71,9 +79,10 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    def __init__(self, parent: Trace, axis_size: int):
+    def __init__(self, parent: Trace, axis_size: int, axis_name=None):
         self.parent = parent
         self.axis_size = axis_size
+        self.axis_name = axis_name
 
     def to_val_dim(self, x):
         if isinstance(x, BatchTracer) and x._trace is self:
@@ -95,8 +104,12 @@ class BatchTrace(Trace):
                 f"Batching rule for '{prim.name}' not implemented: vmap cannot move a batch "
                 f"dimension through this primitive (operands "
                 f"{[prims.aval_of(v).str_short() for v in vals]}, batch dims {list(dims)}).")
-        with set_current_trace(self.parent):
-            out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
+        batching_axis_names.append(self.axis_name)
+        try:
+            with set_current_trace(self.parent):
+                out, out_dims = rule(self.axis_size, list(vals), list(dims), **params)
+        finally:
+            batching_axis_names.pop()
         if prim.multiple_results:
             return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return out if out_dims is None else BatchTracer(self, out, out_dims)
@@ -136,10 +149,13 @@ def bdim_at_front(x, d, size: int):
     return moveaxis(x, d, 0)
 
 
-def matchaxis(x, src, dst, size: int):
-    """``x`` batched at ``src`` (or unbatched) rearranged to be batched at ``dst``."""
+def matchaxis(x, src, dst, size: int, sum_match: bool = False):
+    """``x`` batched at ``src`` (or unbatched) rearranged to be batched at ``dst``
+    (``sum_match``: a batched value asked to be unbatched is summed over its batch dim)."""
     if src == dst:
         return x
+    if dst is None and sum_match:
+        return _reductions["reduce_sum"].bind(x, axes=(src,), out_sharding=None)
     if dst is None:
         raise ValueError("vmap cannot unbatch a batched value (out_axes=None for a value that "
                          "depends on the mapped axis)")
@@ -216,15 +232,21 @@ def _canonical_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match=False):
     """Vectorizes ``fun`` over ``in_axes`` of its positional arguments (keyword arguments
-    are mapped over axis 0); outputs are stacked at ``out_axes``."""
+    are mapped over axis 0); outputs are stacked at ``out_axes``. ``axis_name`` names the
+    mapped axis for the collectives (``lax.psum(x, axis_name)``...) inside ``fun``."""
 
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     _check_axes_types(in_axes, out_axes)
+    if spmd_axis_name is not None:
+        # JAX lays the batch dim out over these mesh axes; traxla has no such layout.
+        raise NotImplementedError("vmap(spmd_axis_name=...) is not supported by traxla: map "
+                                  "without it and place the result with a sharding.")
 
     @api_boundary
     @functools.wraps(fun)
@@ -244,19 +266,25 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         leaves = [x._checked_value() if i in refs else x for i, x in enumerate(leaves)]
         size = _axis_size(fun, args, kwargs, leaves, flat_axes, axis_size)
         parent = current_trace()
-        trace = BatchTrace(parent, size)
+        trace = BatchTrace(parent, size, axis_name)
         tracers = []
         for x, ax in zip(leaves, flat_axes):
             if ax is None:
                 tracers.append(x)
             else:
                 tracers.append(BatchTracer(trace, x, ax % len(prims.shape_of(x))))
+        frame = None if axis_name is None else AxisFrame(axis_name, size)
+        if frame is not None:
+            axis_env.append(frame)
         try:
             with set_current_trace(trace):
                 for i, ref in refs.items():
                     tracers[i] = ref.rebox(tracers[i])
                 f_args, f_kwargs = tree_util.tree_unflatten(tree, tracers)
                 out = fun(*f_args, **f_kwargs)
+            if frame is not None:  # the name is bound while fun runs, not after
+                axis_env.remove(frame)
+                frame = None
             for i, ref in refs.items():
                 val, dim = trace.to_val_dim(tracers[i]._value)
                 ax = flat_axes[i]
@@ -274,14 +302,19 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             results = []
             for o, ax, path in zip(out_leaves, flat_out_axes, paths):
                 val, dim = trace.to_val_dim(o)
-                if ax is None and dim is not None:
+                if ax is None and dim is not None and not sum_match:
+                    if axis_name is not None:
+                        raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but "
+                                         f"out_axes is {ax}")
                     raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec "
                                      f"None but output was batched on axis {dim}")
                 if ax is not None:
                     ax = _canonical_axis(ax, len(prims.shape_of(val)) + (1 if dim is None else 0))
                 with set_current_trace(parent):
-                    results.append(prims._lift(matchaxis(val, dim, ax, size)))  # never NumPy
+                    results.append(prims._lift(matchaxis(val, dim, ax, size, sum_match)))
         finally:
+            if frame is not None:
+                axis_env.remove(frame)
             trace.invalidate()
         return tree_util.tree_unflatten(out_tree, results)
 
@@ -381,19 +414,20 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     unbatched) with outputs at ``out_dims_wanted``: an int (batched there), None
     (unbatched when possible, else at 0) or ``natural`` (wherever the batching
     rules left it, unbatched when possible). Returns the jaxpr and its out dims."""
-    key = (axis_size, tuple(in_dims), tuple(out_dims_wanted),
+    axis_name = current_axis_name()  # the rule calling us batches over this vmap's name
+    key = (axis_size, axis_name, tuple(in_dims), tuple(out_dims_wanted),
            tuple([config.read(name) for name in _CONTEXT_FLAGS]), replaying())
     per_jaxpr = _batched_jaxprs.get(closed)
     hit = None if per_jaxpr is None else per_jaxpr.get(key)
     if hit is None:
-        hit = _batch_jaxpr(closed, axis_size, in_dims, out_dims_wanted)
+        hit = _batch_jaxpr(closed, axis_size, in_dims, out_dims_wanted, axis_name)
         # a jaxpr closing over tracers belongs to one trace: never share it across traces
         if not any(isinstance(c, Tracer) for c in (*closed.consts, *hit[0].consts)):
             _batched_jaxprs.setdefault(closed, {})[key] = hit
     return hit[0], list(hit[1])
 
 
-def _batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
+def _batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted, axis_name=None):
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is None:
@@ -405,7 +439,7 @@ def _batch_jaxpr(closed: ClosedJaxpr, axis_size: int, in_dims, out_dims_wanted):
     out_dims = []
 
     def fun(*args):
-        trace = BatchTrace(current_trace(), axis_size)
+        trace = BatchTrace(current_trace(), axis_size, axis_name)
         tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
         try:
             with set_current_trace(trace):

@@ -53,6 +53,31 @@ class ThreadLocalStack:
         return f"ThreadLocalStack({self._items()!r})"
 
 
-# The meshes of the enclosing shard_maps (innermost last): axis names and sizes. Pushed by
-# shard_map, read by the collectives in lax.parallel.
+# The named axes in scope (innermost last): the meshes of the enclosing shard_maps and the
+# AxisFrames of the enclosing named vmaps, each with ``axis_names`` and ``axis_size(name)``.
+# Pushed by shard_map and vmap, read by the collectives in lax.parallel.
 axis_env = ThreadLocalStack()
+
+
+class AxisFrame:
+    """A named axis bound by ``vmap(..., axis_name=...)``: an entry of ``axis_env``
+    answering like a one-axis mesh (``axis_names``, ``axis_size``), so the collectives
+    find the vmapped axis's size as they find a shard_map axis's."""
+
+    __slots__ = ("name", "size", "axis_names")
+
+    def __init__(self, name, size: int):
+        self.name = name
+        self.size = int(size)
+        self.axis_names = (name,)
+
+    def axis_size(self, name) -> int:
+        return self.size
+
+    def __repr__(self):
+        return f"AxisFrame({self.name!r}, {self.size})"
+
+
+# The axis name of the vmap whose batching rule is running (innermost last): batch_jaxpr,
+# called by the rules of jit, scan, cond..., batches the inner jaxpr over the same name.
+batching_axis_names = ThreadLocalStack()

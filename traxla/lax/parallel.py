@@ -10,72 +10,177 @@ from traxla.ir.rules.all_to_all import all_to_all_p
 from traxla.ir.thread_state import axis_env
 from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
                                     psum_p, psum_scatter_p)
+from traxla.ir.rules.reduction import P as _reductions
 from traxla.primitives.shapes import expand_dims, squeeze
-from traxla.primitives.values import shape_of
+from traxla.primitives.values import _const, asarray, convert_element_type, dtype_of, shape_of
+from traxla.primitives.elementwise import add, mul
+from traxla.ir.jaxpr import Literal
+from traxla.tracer import Tracer
+
+reduce_sum_p = _reductions["reduce_sum"]
 
 
 def _names(axis_name):
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
+def _frame_size(name):
+    """The size of the named axis bound innermost (by shard_map's mesh or by a vmap)."""
+    for frame in reversed(axis_env):
+        if name in frame.axis_names:
+            return int(frame.axis_size(name))
+    raise NameError(f"unbound axis name: {name}")
+
+
+def _check_bound(names, api_name):
+    """JAX's check of a collective's named axes (integers are positional axes)."""
+    for name in names:
+        if isinstance(name, int):
+            continue
+        if not any(name in frame.axis_names for frame in axis_env):
+            raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
+                            f"{api_name} under `jax.shard_map`.")
+
+
+def _group_size(axis_name, axis_index_groups):
+    if axis_index_groups is not None:
+        return len(axis_index_groups[0])
+    return int(np.prod([_frame_size(n) for n in _names(axis_name)], dtype=np.int64))
+
+
 def axis_size(axis_name) -> int:
+    """The size of the mapped axis ``axis_name`` (a tuple: the product of the sizes)."""
+    return _group_size(axis_name, None)
+
+
+def _check_groups(axis_name, axis_index_groups):
+    if axis_index_groups is None:
+        return None
+    if any(isinstance(a, int) for a in _names(axis_name)):
+        raise ValueError("axis_index_groups only supported for sums over just named axes")
+    groups = tuple(tuple(int(i) for i in g) for g in axis_index_groups)
+    if len({len(g) for g in groups}) != 1:
+        raise ValueError("axis_index_groups must all be the same size")
+    flat = sorted(i for g in groups for i in g)
+    if flat != list(range(len(flat))):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    return groups
+
+
+def _bool_to_int(leaf):
+    return convert_element_type(leaf, np.int32) if dtype_of(leaf) == np.bool_ else leaf
+
+
+def _scaled(leaf, size):
+    """``size * leaf`` for a leaf that is no tracer, typed as JAX's ``_const(leaf, size) * leaf``."""
+    if type(leaf) in (bool, int, float, complex):
+        return type(leaf)(size) * leaf
+    c = _const(leaf, size)
+    return mul(c if not isinstance(c, Literal) else c.val, leaf)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """All-reduce sum of ``x`` over the mapped axes ``axis_name`` (integers in it are
+    positional axes of ``x``, summed as ``reduce_sum``)."""
     names = _names(axis_name)
-    for mesh in reversed(axis_env):
-        if all(n in mesh.axis_names for n in names):
-            return int(np.prod([mesh.axis_size(n) for n in names]))
-    raise NameError(f"unbound axis name: {names[0] if len(names) == 1 else names}. Collectives need a mesh axis bound by an "
-                    "enclosing traxla.shard_map.")
+    if not names:
+        return x
+    groups = _check_groups(names, axis_index_groups)
+    leaves, tree = tree_util.tree_flatten(x)
+    leaves = [_bool_to_int(leaf) for leaf in leaves]
+    if all(not isinstance(leaf, Tracer) for leaf in leaves):
+        # A value that does not vary over the axes: its sum is size * x, computed here
+        # (as JAX does), so that it stays a constant.
+        named = [n for n in names if not isinstance(n, int)]
+        pos = [n for n in names if isinstance(n, int)]
+        size = len(groups[0]) if groups is not None else int(np.prod(
+            [_frame_size(n) for n in named], dtype=np.int64))
+        out = []
+        for leaf in leaves:
+            if pos:
+                nd = len(shape_of(leaf))
+                leaf = reduce_sum_p.bind(asarray(leaf), axes=tuple(a % nd for a in pos),
+                                         out_sharding=None)
+            out.append(_scaled(leaf, size))
+        return tree_util.tree_unflatten(tree, out)
+    _check_bound(names, "psum")
+    return tree_util.tree_unflatten(tree, [psum_p.bind(leaf, axes=names, axis_index_groups=groups)
+                                           for leaf in leaves])
 
 
-def _reduce(prim, x, axis_name):
+def _extremum(prim, api_name, x, axis_name, axis_index_groups):
     names = _names(axis_name)
-    axis_size(names)  # checks the names are bound
-    return tree_util.tree_map(lambda leaf: prim.bind(leaf, axes=names, axis_index_groups=None), x)
+    groups = _check_groups(names, axis_index_groups)
+    _check_bound(names, api_name)
+    return tree_util.tree_map(lambda leaf: prim.bind(leaf, axes=names, axis_index_groups=groups),
+                              x)
 
 
-def psum(x, axis_name):
-    return _reduce(psum_p, x, axis_name)
+def pmax(x, axis_name, *, axis_index_groups=None):
+    return _extremum(pmax_p, "psum", x, axis_name, axis_index_groups)
 
 
-def pmax(x, axis_name):
-    return _reduce(pmax_p, x, axis_name)
+def pmin(x, axis_name, *, axis_index_groups=None):
+    return _extremum(pmin_p, "psum", x, axis_name, axis_index_groups)
 
 
-def pmin(x, axis_name):
-    return _reduce(pmin_p, x, axis_name)
+def pmean(x, axis_name, *, axis_index_groups=None):
+    x = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    n = _group_size(axis_name, axis_index_groups)
+    return tree_util.tree_map(lambda s: s / n, x)
 
 
-def pmean(x, axis_name):
-    n = axis_size(axis_name)
-    return tree_util.tree_map(lambda s: s / n, psum(x, axis_name))
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """Gathers ``x`` from every index of ``axis_name``, stacked at ``axis`` (``tiled``:
+    concatenated along it)."""
+    if to != "varying":
+        raise NotImplementedError(f"all_gather(to={to!r}) is not supported by traxla.")
+    groups = _check_groups(axis_name, axis_index_groups)
+    size = _group_size(axis_name, groups)
+    axis_name = _names(axis_name)  # bound as a tuple, as JAX binds it
+
+    def bind(leaf):
+        nd = len(shape_of(leaf))
+        dim = int(axis) % (nd + (0 if tiled else 1)) if nd or not tiled else int(axis)
+        return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
+                                 axis_index_groups=groups, axis_size=size, tiled=bool(tiled))
+    return tree_util.tree_map(bind, x)
 
 
-def all_gather(x, axis_name, *, axis=0, tiled=False):
-    size = axis_size(axis_name)
-    return tree_util.tree_map(lambda leaf: all_gather_p.bind(
-        leaf, all_gather_dimension=int(axis), axis_name=axis_name, axis_size=size,
-        tiled=bool(tiled)), x)
-
-
-def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
-    size = axis_size(axis_name)
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    groups = _check_groups(axis_name, axis_index_groups)
+    size = _group_size(axis_name, groups)
+    axis_name = _names(axis_name)  # bound as a tuple, as JAX binds it
     return tree_util.tree_map(lambda leaf: psum_scatter_p.bind(
-        leaf, scatter_dimension=int(scatter_dimension), axis_name=axis_name, axis_size=size,
-        tiled=bool(tiled)), x)
+        leaf, scatter_dimension=int(scatter_dimension), axis_name=axis_name,
+        axis_index_groups=groups, axis_size=size, tiled=bool(tiled)), x)
 
 
 def ppermute(x, axis_name, perm):
-    size = axis_size(axis_name)
+    """Sends the value at axis index ``s`` to index ``d`` for each ``(s, d)`` in ``perm``;
+    indices that receive nothing get zeros."""
+    names = _names(axis_name)
+    _check_bound(names, "ppermute")
+    size = axis_size(names)
     perm = tuple((int(s), int(d)) for s, d in perm)
     for s, d in perm:
         if not (0 <= s < size and 0 <= d < size):
             raise ValueError(f"ppermute perm {perm} has an index outside the axis of size {size}")
-    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=axis_name, perm=perm), x)
+    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=perm), x)
 
 
 def axis_index(axis_name):
-    axis_size(axis_name)
-    return axis_index_p.bind(axis_name=axis_name)
+    """The index along the mapped axis ``axis_name`` (a tuple: the row-major index over
+    the axes, the first one major)."""
+    if not isinstance(axis_name, (tuple, list)):
+        _check_bound((axis_name,), "axis_index")
+        return axis_index_p.bind(axis_name=axis_name)
+    inner_size = 1
+    index = 0
+    for name in reversed(axis_name):
+        index = add(index, mul(axis_index(name), inner_size))
+        inner_size *= axis_size(name)
+    return index
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):

@@ -59,6 +59,7 @@ def one_equation_jaxpr(prim, in_avals, params) -> ClosedJaxpr:
 
 # primitive -> fn(*args, **params): primitives that run in Python outside jit rather than
 # as a one-equation executable (host callbacks call their function directly, as JAX does).
+# An impl returning NotImplemented hands the call back to the one-equation executable.
 eager_impls: dict = {}
 # How a primitive runs eagerly on arrays spread over several devices: as a one-equation
 # SPMD program, which only the jit layer above can build (it installs this hook).
@@ -75,7 +76,9 @@ def apply_primitive(prim, args, params):
 def apply_primitive_unchecked(prim, args, params):
     impl = eager_impls.get(prim)
     if impl is not None:
-        return impl(*args, **params)
+        out = impl(*args, **params)
+        if out is not NotImplemented:
+            return out
     arrays = [to_array(a) for a in args]
     if placed_apply_hook is not None:
         for a in arrays:

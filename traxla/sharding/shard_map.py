@@ -6,7 +6,7 @@ import functools
 
 from traxla import tree_util
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-from traxla.ir.rules.collectives import shard_map_p, spec_factor
+from traxla.ir.rules.collectives import shard_map_meshes, shard_map_p, spec_factor
 from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.thread_state import axis_env
@@ -18,7 +18,7 @@ import traxla.api as _api
 from traxla.runtime.placement import NamedSharding
 
 
-_concrete_meshes: dict = {}
+_concrete_meshes = shard_map_meshes  # abstract mesh -> the concrete one it was made from
 
 
 def concrete_mesh(abstract):
@@ -168,5 +168,6 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
     op_specs = [PartitionSpec()] * len(moved) + specs
     outs = shard_map_p.bind(*operands, jaxpr=body_jaxpr, mesh=abstract,
                             in_specs=tuple(op_specs), out_specs=tuple(out_flat_specs),
-                            manual_axes=frozenset(axis_names or abstract.axis_names))
+                            manual_axes=frozenset(axis_names or abstract.axis_names),
+                            check_vma=bool(check_vma))
     return tree_util.tree_unflatten(out_tree, outs)

@@ -17,6 +17,7 @@ from traxla.autodiff.rules import ffi  # noqa: F401,E402
 from traxla.autodiff.rules import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
 from traxla.autodiff.rules import composite  # noqa: F401,E402  (composite: JAX's errors)
 from traxla.autodiff.rules import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
+from traxla.autodiff.rules import shard_map  # noqa: F401,E402  (shard_map, and so pmap)
 from traxla.autodiff.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.autodiff.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
 from traxla.autodiff.rules import device_put  # noqa: F401,E402  (device_put of traced values)

@@ -10,21 +10,39 @@ from traxla.autodiff.rules._util import deflinear, defjvp_zero
 from traxla import lax
 
 
+def _positional(axes):
+    return tuple(a for a in axes if isinstance(a, int))
+
+
+def _unreduce(y, shape, axes):
+    """``y``, reduced over the positional ``axes`` of ``shape``, broadcast back over them."""
+    pos = _positional(axes)
+    if not pos:
+        return y
+    return lax.broadcast_in_dim(y, shape, [d for d in range(len(shape)) if d not in pos])
+
+
 def _psum_transpose(ct, x, *, axes, axis_index_groups=None):
-    return [psum_p.bind(ct, axes=axes, axis_index_groups=axis_index_groups)]
+    # as JAX's: positional axes (vmap's) transpose as reduce_sum does, by broadcasting; the
+    # named ones by psum again (psum is psum + pbroadcast)
+    ct = _unreduce(ct, x.aval.shape, axes)
+    named = tuple(a for a in axes if not isinstance(a, int))
+    return [psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)]
 
 
-def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size, tiled):
-    if not tiled:  # the stacked axis becomes the scattered one
-        return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
-                                    axis_name=axis_name, axis_size=axis_size, tiled=False)]
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                          axis_index_groups=None):
+    # (untiled: the stacked axis becomes the scattered one)
     return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension, axis_name=axis_name,
-                                axis_size=axis_size, tiled=True)]
+                                axis_size=axis_size, tiled=tiled,
+                                axis_index_groups=axis_index_groups)]
 
 
-def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_size, tiled,
+                            axis_index_groups=None):
     return [all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
-                              axis_size=axis_size, tiled=tiled)]
+                              axis_size=axis_size, tiled=tiled,
+                              axis_index_groups=axis_index_groups)]
 
 
 def _ppermute_transpose(ct, x, *, axis_name, perm):
@@ -55,7 +73,9 @@ def _extremum_jvp(prim):
         if type(t) is Zero:
             return out, t
         # the tangent of the lane(s) holding the extremum, averaged over ties
-        mask = lax.convert_element_type(lax.eq(x, out), lax.dtype_of(t))
+        mask = lax.convert_element_type(lax.eq(x, _unreduce(out, lax.shape_of(x),
+                                                            params["axes"])),
+                                        lax.dtype_of(t))
         count = psum_p.bind(mask, axes=params["axes"], axis_index_groups=None)
         return out, lax.div(psum_p.bind(lax.mul(t, mask), axes=params["axes"],
                                         axis_index_groups=None), count)

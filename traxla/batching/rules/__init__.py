@@ -4,7 +4,7 @@ enclosing trace) and their batch dims (None: unbatched) and returns the outputs 
 batch dims, choosing dims as JAX does so that vmapped jaxprs print the same. Importing the
 package registers every rule."""
 from traxla.batching.rules import elementwise, shape, reduction, call, control_flow, indexing  # noqa: F401
-from traxla.batching.rules import collectives, special, random  # noqa: F401
+from traxla.batching.rules import collectives, special, random  # noqa: F401  (collectives: also all_to_all)
 from traxla.batching.rules import linalg  # noqa: F401,E402  (cholesky, lu, qr, eigh, svd, ...)
 from traxla.batching.rules.elementwise import _broadcasting, _vectorized, add_any_batched  # noqa: F401
 from traxla.batching.rules import conv  # noqa: F401,E402  (conv_general_dilated)
@@ -16,7 +16,6 @@ from traxla.batching.rules import ad_checkpoint, optimization  # noqa: F401,E402
 from traxla.batching.rules import ffi  # noqa: F401,E402
 from traxla.batching.rules import integer_ops, rng, platform  # noqa: F401,E402  (mulhi, reduce_xor; XLA's generators; platform_index)
 from traxla.batching.rules import composite  # noqa: F401,E402  (stablehlo.composite)
-from traxla.batching.rules import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
 from traxla.batching.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.batching.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
 from traxla.batching.rules import export  # noqa: F401,E402  (call_exported, one lane at a time)

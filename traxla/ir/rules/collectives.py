@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.jaxpr_printer import pp_param_rules
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.sharding import AxisType, ShardingType
 
@@ -29,7 +30,7 @@ def spec_factor(mesh, spec, d):
     return n
 
 
-def _shard_map_rule(*args, jaxpr, mesh, in_specs, out_specs, manual_axes):
+def _shard_map_rule(*args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_vma=True):
     for i, (a, spec, local) in enumerate(zip(args, in_specs, jaxpr.in_avals)):
         expected = tuple(s // spec_factor(mesh, spec, d) for d, s in enumerate(a.shape))
         if expected != tuple(local.shape):
@@ -49,10 +50,21 @@ def _shard_map_rule(*args, jaxpr, mesh, in_specs, out_specs, manual_axes):
 
 
 def _reducer_rule(x, *, axes, axis_index_groups=None):
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    # integer entries of ``axes`` are positional axes, reduced away (vmap's collectives)
+    pos = [a for a in axes if isinstance(a, int)]
+    for a in pos:
+        if not 0 <= a < len(x.shape):
+            raise ValueError(f"reduction axis {a} is out of bounds for an operand of shape "
+                             f"{x.shape}")
+    if pos and axis_index_groups is not None:
+        raise ValueError("axis_index_groups can only be used with reductions over named axes, "
+                         f"but got: {axes}")
+    shape = tuple(s for d, s in enumerate(x.shape) if d not in pos)
+    return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled):
+def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                     axis_index_groups=None):
     shape = list(x.shape)
     if tiled:
         shape[all_gather_dimension] *= axis_size
@@ -61,7 +73,8 @@ def _all_gather_rule(x, *, all_gather_dimension, axis_name, axis_size, tiled):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _psum_scatter_rule(x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter_rule(x, *, scatter_dimension, axis_name, axis_size, tiled,
+                       axis_index_groups=None):
     shape = list(x.shape)
     if tiled:
         if shape[scatter_dimension] % axis_size:
@@ -90,10 +103,25 @@ def _axis_index_rule(*, axis_name):
 
 
 def_typing(shard_map_p, _shard_map_rule)
-def_printing(shard_map_p, first=("jaxpr",))
+
+
+def _shard_map_printing(params):
+    """As JAX prints shard_map: its params sorted, ``manual_axes`` under JAX's name
+    ``newly_manual_axes``, and the mesh as the concrete one the call was given (when
+    ``shard_map_meshes`` knows it)."""
+    mesh = params["mesh"]
+    shown = {"check_vma": params.get("check_vma", True), "in_specs": params["in_specs"],
+             "jaxpr": params["jaxpr"], "mesh": shard_map_meshes.get(mesh, mesh),
+             "newly_manual_axes": params["manual_axes"], "out_specs": params["out_specs"]}
+    return sorted(shown.items())
+
+
+# abstract mesh -> the concrete Mesh that shard_map (or pmap) was called with; for printing
+shard_map_meshes: dict = {}
+pp_param_rules[shard_map_p] = _shard_map_printing
 for _prim in REDUCERS.values():
     def_typing(_prim, _reducer_rule)
-    def_printing(_prim, hide=("axis_index_groups",))
+    def_printing(_prim)
 def_typing(all_gather_p, _all_gather_rule)
 def_typing(psum_scatter_p, _psum_scatter_rule)
 def_typing(ppermute_p, _ppermute_rule)

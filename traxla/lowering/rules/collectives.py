@@ -28,7 +28,7 @@ def _sharding_attr(spec, ndim):
     return sdy.TensorShardingAttr.get("mesh", dims)
 
 
-def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes):
+def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_vma=True):
     builder = ctx.module
     if mesh.size == 1:  # one device: the block is the array, and XLA runs no partitioner
         builder.mesh_stack.append(mesh)
@@ -89,15 +89,45 @@ def _channel(ctx):
 _COMBINE = {"psum": hlo.add, "pmax": hlo.maximum, "pmin": hlo.minimum}
 
 
+def _positional_reduce(combine, x, aval_in, axes):
+    """``x`` reduced over its positional ``axes`` (vmap's collectives name the batch dim)."""
+    dtype = aval_in.dtype
+    init = {hlo.add: 0, hlo.maximum: None, hlo.minimum: None}[combine]
+    if init is None:  # the identity of max / min: the lowest / highest value of the dtype
+        if dtypes.is_float(dtype):
+            lo = np.array(-np.inf if combine is hlo.maximum else np.inf, dtype)
+        elif dtypes.is_bool(dtype):
+            lo = np.array(combine is hlo.minimum, dtype)
+        else:
+            info = np.iinfo(dtype)
+            lo = np.array(info.min if combine is hlo.maximum else info.max, dtype)
+    else:
+        lo = np.zeros((), dtype)
+    shape = [s for d, s in enumerate(aval_in.shape) if d not in axes]
+    op = hlo.ReduceOp([tensor_type(shape, dtype)], [x], [constant(lo)], list(axes))
+    scalar = tensor_type((), dtype)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([combine(*block.arguments)])
+    return op.results[0]
+
+
 def _reducer(name):
     combine = _COMBINE[name]
 
     def rule(ctx, x, *, axes, axis_index_groups=None):
+        pos = tuple(a for a in axes if isinstance(a, int))
+        named = tuple(a for a in axes if not isinstance(a, int))
+        if pos:
+            x = _positional_reduce(combine, x, ctx.avals_in[0], pos)
+        if not named:
+            return x
         mesh = ctx.module.mesh_stack[-1]
         if mesh.size == 1:
             return x
         aval = ctx.aval_out
-        op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(replica_groups(mesh, axes)),
+        groups = _groups(mesh, named, axis_index_groups)
+        op = hlo.AllReduceOp([aval_type(aval)], [x], _groups_attr(groups),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
         scalar = tensor_type((), aval.dtype)
         block = op.regions[0].blocks.append(scalar, scalar)
@@ -111,7 +141,16 @@ for _name in REDUCERS:
     register_lowering(REDUCERS[_name], _reducer(_name))
 
 
-def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
+def _groups(mesh, names, axis_index_groups):
+    """The replica groups spanning ``names``, split into JAX's ``axis_index_groups``."""
+    groups = replica_groups(mesh, names)
+    if axis_index_groups is not None:
+        groups = [[g[i] for i in sub] for g in groups for sub in axis_index_groups]
+    return groups
+
+
+def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled,
+                axis_index_groups=None):
     mesh = ctx.module.mesh_stack[-1]
     x_aval = ctx.avals_in[0]
     dim = all_gather_dimension
@@ -122,12 +161,13 @@ def _all_gather(ctx, x, *, all_gather_dimension, axis_name, axis_size, tiled):
         shape.insert(dim, 1)
         x = hlo.reshape(tensor_type(shape, x_aval.dtype), x)
     op = hlo.AllGatherOp([aval_type(ctx.aval_out)], [x], dim,
-                         _groups_attr(replica_groups(mesh, _names(axis_name))),
+                         _groups_attr(_groups(mesh, _names(axis_name), axis_index_groups)),
                          channel_handle=_channel(ctx), use_global_device_ids=True)
     return op.results[0]
 
 
-def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
+def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled,
+                  axis_index_groups=None):
     mesh = ctx.module.mesh_stack[-1]
     x_aval, out = ctx.avals_in[0], ctx.aval_out
     dim = scatter_dimension
@@ -136,7 +176,7 @@ def _psum_scatter(ctx, x, *, scatter_dimension, axis_name, axis_size, tiled):
     shape = list(x_aval.shape)
     shape[dim] //= axis_size
     op = hlo.ReduceScatterOp(tensor_type(shape, x_aval.dtype), x, dim,
-                             _groups_attr(replica_groups(mesh, _names(axis_name))),
+                             _groups_attr(_groups(mesh, _names(axis_name), axis_index_groups)),
                              channel_handle=_channel(ctx), use_global_device_ids=True)
     scalar = tensor_type((), x_aval.dtype)
     block = op.regions[0].blocks.append(scalar, scalar)
