@@ -402,7 +402,7 @@ class JitFunction(Wrapped):
             full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            _ref.check_no_refs_returned(out_leaves, debug)
+            _ref.check_no_refs_returned(out_leaves, debug, out_tree)
             out_store.append(out_tree)
             return out_leaves
 

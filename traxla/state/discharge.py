@@ -43,7 +43,11 @@ def discharge_call(prim, args, params):
         pass
     eqn = _Eqn()
     eqn.primitive, eqn.params = prim, params
-    return _RULES[prim](eqn, list(args))
+    boxes = [a for a in args if type(a) is _state_ref.Ref]
+    outs = _RULES[prim](eqn, list(args))
+    for box in boxes:  # a value of a transformation the Ref was made outside: unwrapped
+        box._value = _state_ref._value_for(box, box._value)
+    return outs
 
 
 def _literal_value(x):

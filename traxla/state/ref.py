@@ -22,7 +22,9 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
-from traxla.tracer import Tracer, traces as trace_core
+from traxla.base.arg_names import leaf_names
+from traxla.tracer import EvalTrace as _EvalTrace, Tracer, make_debug_info, traces as trace_core
+from traxla.api.jit_caches import _trace_context
 from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
@@ -57,12 +59,16 @@ def _is_staged_ref(x) -> bool:
 class Ref:
     """A mutable array reference outside staging (see the module docstring)."""
 
-    __slots__ = ("_value", "_aval", "_trace", "__weakref__")
+    __slots__ = ("_value", "_aval", "_trace", "_owned", "__weakref__")
 
-    def __init__(self, value, aval: AbstractRef):
+    def __init__(self, value, aval: AbstractRef, owned: bool = False):
         self._value = value
         self._aval = aval
         self._trace = trace_core.current_trace()
+        # ``_owned is _value`` when no one else holds that buffer: a jit call may then update
+        # it in place (donate it). Handing the value out, or storing a value from outside,
+        # ends that; the next such call copies first.
+        self._owned = value if owned else None
 
     aval = property(lambda self: self._aval)
     is_array_ref = True  # vmap maps a Ref argument through its value (batching/core.py)
@@ -75,6 +81,7 @@ class Ref:
 
     @property
     def value(self):  # what the discharge pass reads and writes (a cell's interface)
+        self._owned = None
         return self._value
 
     @value.setter
@@ -86,9 +93,24 @@ class Ref:
     size = property(lambda self: self._aval.size)
 
     def _checked_value(self):
-        """The current value. A ref made in an enclosing trace is readable anywhere below
-        it (its value is a constant there); writes are checked by ``_check_write``."""
+        """The current value, handed out (so no longer updated in place). A ref made in an
+        enclosing trace is readable anywhere below it (its value is a constant there);
+        writes are checked by ``_check_write``."""
+        self._owned = None
         return self._value
+
+    def _donatable(self):
+        """The current value as a buffer that only this ref holds (copied if it may be
+        shared), for a compiled call that updates it in place."""
+        if self._owned is not self._value:
+            self._value = self._owned = prims.copy_p_bind(to_array(self._value))
+        return self._value
+
+    def _set_owned(self, value):
+        self._value = self._owned = value
+
+    def unsafe_buffer_pointer(self):
+        return self._value.unsafe_buffer_pointer()
 
     def _check_write(self, value):
         _check_write_into(self._aval, self._trace, value)
@@ -112,27 +134,34 @@ class Ref:
         return np.asarray(self._checked_value(), dtype=dtype)
 
     def __repr__(self):
-        text = repr(self._value)
+        value = self._value
+        cached = getattr(value, "_npy", False)
+        text = repr(value)
+        if cached is None and self._owned is value:
+            # the host copy of the buffer repr made is a view of it on CPU: kept, it would
+            # stop the next jit call from updating the buffer in place
+            value._npy = None
         return "Ref(" + text[len("Array("):] if text.startswith("Array(") else f"Ref({text})"
 
     def __hash__(self):
         return id(self)
 
 
-def _check_write_into(aval, ref_trace, value):
+def _check_write_into(aval, ref_trace, value, op="a set/swap"):
     """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
-    stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
+    stored in a ref made outside it: the ref would outlive the tracer (JAX's errors, of
+    JAX's bare ``Exception`` class)."""
     if not isinstance(value, Tracer) or value._trace is ref_trace:
         return
     kind = type(value._trace).__name__
     if "JVP" in kind or "Lineariz" in kind:
-        raise ValueError(
+        raise Exception(  # noqa: TRY002  (JAX's class)
             "performing a set/swap operation with a differentiated value on a "
             f"non-differentiated array reference of type {aval}. Move the array "
             "reference to be an argument of the differentiated function?")
     if "Batch" in kind:
-        raise ValueError(
-            "performing a set/swap operation with vmapped value on an unbatched array "
+        raise Exception(  # noqa: TRY002  (JAX's class)
+            f"performing {op} operation with vmapped value on an unbatched array "
             f"reference of type {aval}. Move the array reference to be an "
             "argument to the vmapped function?")
     raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
@@ -288,7 +317,11 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
     value = numpy_api.array(init_val, copy=True)
     aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
-    return Ref(value, aval)
+    if isinstance(value, Tracer):  # made under grad/vmap: a value of that trace
+        return Ref(value, aval)
+    if value is init_val:  # an Array (``array`` copies only what it converts): the ref's own
+        value = prims.copy_p_bind(value)
+    return Ref(value, aval, owned=True)
 
 
 def empty_ref(ty, memory_space=None):
@@ -305,8 +338,8 @@ def get(ref, idx=None):
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        value = ref._checked_value()
         get_aval(ref, idx)  # the same checks as the staged equation
+        value = ref._checked_value() if tree.trivial else ref._value
         return value[numpy_index(tree, operands)]
     return get_p.bind(ref, *operands, tree=tree)
 
@@ -320,7 +353,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._checked_value()
+        current = ref._value
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
         index = numpy_index(tree, operands)
         old = current[index]
@@ -344,14 +377,14 @@ def addupdate(ref, idx, x):
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._checked_value()
+        current = ref._value
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
         new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
-        ref._check_write(new)
+        _check_write_into(ref._aval, ref._trace, new, "an addupdate")
         ref._value = new
         return None
     if _is_staged_ref(ref) and not _staging():
-        _check_write_into(ref.aval, ref._trace, x)
+        _check_write_into(ref.aval, ref._trace, x, "an addupdate")
     addupdate_p.bind(ref, x, *operands, tree=tree)
     return None
 
@@ -408,16 +441,20 @@ def install_on_tracer():
 # -- jit with Ref arguments ----------------------------------------------------------------
 
 def call_with_refs(jitted, args, kwargs):
-    """``jit(f)(ref, x)``: ``f`` runs staged with each ``Ref`` argument as a staged ref
-    (``new_ref`` of its value, ``freeze`` at the end); the final values are written back
-    into the ``Ref`` objects, so the caller sees the mutations as in JAX."""
+    """``jit(f)(ref, x)``. Eagerly, ``f`` is traced with each ``Ref`` argument as a staged
+    ref, the program (refs discharged) returns each ref's final value aliased to its
+    argument, and each ``Ref``'s buffer is updated in place, as in JAX. Under a
+    transformation (grad, vmap of a call), ``f`` runs staged on the refs' values
+    (``new_ref`` of each, ``freeze`` at the end) and the final values are written back."""
     dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     is_ref = tuple(isinstance(x, Ref) for x in leaves)
     refs = [x for x in leaves if isinstance(x, Ref)]
-    if len({id(r) for r in refs}) != len(refs):
-        raise ValueError(f"{jitted.name} got the same Ref twice among its arguments; a Ref "
-                         "may be passed only once (aliasing refs are not supported).")
+    _check_no_aliased_refs(jitted, args, kwargs, leaves)
+    eager = type(trace_core.current_trace()) is _EvalTrace and not any(
+        isinstance(x._value if isinstance(x, Ref) else x, Tracer) for x in leaves)
+    if eager:
+        return _call_with_refs_in_place(jitted, args, kwargs, leaves, in_tree, static_key)
     key = (in_tree, is_ref, static_key)
     cache = jitted.__dict__.setdefault("_ref_wrappers", {})
     wrapper = cache.get(key)
@@ -433,18 +470,121 @@ def call_with_refs(jitted, args, kwargs):
     values = [x._checked_value() if isinstance(x, Ref) else x for x in leaves]
     out, finals = wrapper(*values)
     for ref, value in zip(refs, finals):
-        ref._value = value
+        ref._value = _value_for(ref, value)
     return out
 
 
-def check_no_refs_returned(out_leaves, debug_info):
-    """JAX's error for a jit-compiled function that returns a ref."""
-    for x in out_leaves:
-        if isinstance(x, Ref) or _is_staged_ref(x):
-            fn = debug_info.func_src_info if debug_info is not None else "a function"
-            raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
-                             f"of type {x.aval}, but mutable array references cannot be "
-                             "returned.")
+def _value_for(ref, value):
+    """A final value computed for ``ref`` under transformations the ref was made outside:
+    their tracers unwrapped down to the ref's own trace when they carry no derivative or
+    batch; JAX's error when they do."""
+    while isinstance(value, Tracer) and value._trace is not ref._trace:
+        if hasattr(value, "tangent"):  # a JVP tracer
+            if type(value.tangent).__name__ != "Zero":
+                break
+            value = value.primal
+        elif hasattr(value, "batch_dim"):  # a batch tracer
+            if value.batch_dim is not None:
+                break
+            value = value.val
+        else:
+            break
+    _check_write_into(ref._aval, ref._trace, value)
+    return value
+
+
+def _debug_info(jitted, args, kwargs):
+    return make_debug_info(jitted.fun, "jit", jitted._arg_names(args, kwargs))
+
+
+def _check_no_aliased_refs(jitted, args, kwargs, leaves):
+    """JAX's error for one Ref passed twice to a jit-compiled function."""
+    seen = {}
+    for i, x in enumerate(leaves):
+        if isinstance(x, Ref) and seen.setdefault(id(x), i) != i:
+            debug = _debug_info(jitted, args, kwargs)
+            names = debug.arg_names
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a "
+                f"function, but when tracing {debug.func_src_info} for jit the mutable array "
+                f"reference of type {x.aval} appeared at both "
+                f"{names[seen[id(x)]]} and {names[i]}.")
+
+
+def _call_with_refs_in_place(jitted, args, kwargs, leaves, in_tree, static_key):
+    avals = tuple(x._aval if isinstance(x, Ref) else _api.typeof(x) for x in leaves)
+    key = (in_tree, static_key, avals, _trace_context())
+    cache = jitted.__dict__.setdefault("_ref_programs", {})
+    closed, out_tree = jitted._trace(key, args, kwargs, avals)
+    entry = cache.get(key)
+    if entry is None or entry[0] is not closed:
+        entry = cache[key] = (closed, _in_place_program(jitted, closed))
+    _, (executable, kept, n_results, closed_refs) = entry
+    arg_refs = {id(x) for x in leaves if isinstance(x, Ref)}
+    for box in closed_refs:
+        if id(box) in arg_refs:
+            debug = _debug_info(jitted, args, kwargs)
+            k = next(i for i, x in enumerate(leaves) if x is box)
+            raise ValueError(f"when tracing {debug.func_src_info} for jit, a mutable array "
+                             f"reference of type {box.aval} was both closed over "
+                             f"and passed as the argument {debug.arg_names[k]}")
+    inputs = [x._donatable() if isinstance(x, Ref) else to_array(x) for x in leaves]
+    inputs += [box._donatable() for box in closed_refs]
+    outs = executable.execute(inputs if kept is None else [inputs[i] for i in kept])
+    boxes = [x for x in leaves if isinstance(x, Ref)] + list(closed_refs)
+    for box, value in zip(boxes, outs[n_results:]):
+        box._set_owned(value)
+    return tree_util.tree_unflatten(out_tree, outs[:n_results])
+
+
+def _in_place_program(jitted, closed):
+    """``(executable, kept inputs, number of results, Refs closed over)`` for a traced
+    function with ref inputs: Refs it closes over become extra (last) ref inputs; every
+    ref's final value follows the results, aliased to its input."""
+    j = closed.jaxpr
+    is_box = [type(c) is Ref for c in closed.consts]
+    boxes = [c for c in closed.consts if type(c) is Ref]
+    if boxes:
+        closed = ClosedJaxpr(
+            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
+                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
+                  j.outvars, j.eqns, j.debug_info),
+            [c for c, b in zip(closed.consts, is_box) if not b])
+    n_results = len(closed.out_avals)
+    program = _stages.lower_program(closed, jitted.name, [False] * len(closed.in_avals),
+                                    jitted.keep_unused)
+    out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
+                                          if is_ref_aval(a)]
+    executable = Executable(program.module, program.in_avals, out_avals)
+    return executable, program.kept, n_results, boxes
+
+
+def check_no_refs_returned(out_leaves, debug_info, out_tree=None):
+    """JAX's error for a jit-compiled function that returns a ref: where it is in the
+    result, and whether it was an argument or made inside."""
+    for i, x in enumerate(out_leaves):
+        if not (isinstance(x, Ref) or _is_staged_ref(x)):
+            continue
+        fn = debug_info.func_src_info if debug_info is not None else "a function"
+        loc = origin = ""
+        if out_tree is not None:
+            paths = leaf_names("result", tree_util.tree_unflatten(
+                out_tree, [0] * out_tree.num_leaves))
+            loc = f" at output tree path {paths[i]}" if paths != ["result"] else ""
+        if type(x) is DynamicJaxprTracer:
+            trace, var = x._trace, x.var
+            if var in trace.invars and debug_info is not None:
+                k = trace.invars.index(var)
+                name = debug_info.arg_names[k] if k < len(debug_info.arg_names) else f"args[{k}]"
+                origin = f"\n\nThe returned mutable array was passed in as the argument {name}."
+            else:
+                eqn = next((e for e in trace.eqns if var in e.outvars), None)
+                if eqn is not None and eqn.source_info is not None:
+                    origin = ("\n\nThe returned mutable array was created on line "
+                              f"{eqn.source_info}.")
+        raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
+                         f"of type {x.aval}{loc}, but mutable array references cannot be "
+                         f"returned.{origin}")
 
 
 # -- Ref objects met by a staged body or a call -------------------------------------------
@@ -482,8 +622,7 @@ def _bind_with_refs(prim, args, params):
             staged_ref = True
     if staged_ref and prim not in _TAKES_REFS:
         ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))
-        raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
-                        f"{ref.aval}; read its value with `ref[...]` first.")
+        raise _ref_operand_error(prim, ref)
     if has_box:
         if _staging():
             trace = trace_core.current_trace()
@@ -491,13 +630,16 @@ def _bind_with_refs(prim, args, params):
         elif prim in _CALLS:
             return _state_discharge.discharge_call(prim, args, params)
         else:
-            ref = next(a for a in args if type(a) is Ref)
-            raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
-                            f"{ref.aval}; read its value with `ref[...]` first.")
+            raise _ref_operand_error(prim, next(a for a in args if type(a) is Ref))
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
         return _state_discharge.discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
+
+
+def _ref_operand_error(prim, ref):
+    return ValueError(f"Attempting to pass a Ref {ref.aval} to a primitive: {prim.name} -- did "
+                      "you forget to unpack ([...]) the ref?")
 
 
 _base_bind = trace_core.bind
