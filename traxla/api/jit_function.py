@@ -360,7 +360,12 @@ class JitFunction(Wrapped):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
-            # grad/vmap of a jit whose body uses refs: they transform the pure version
+            if any(is_ref_aval(a) for a in avals) or _ref.closes_over_refs(closed):
+                # grad/vmap of a jit taking or closing over refs: evaluated in place, its
+                # ref accesses through the transformation's ref rules
+                return tree_util.tree_unflatten(out_tree,
+                                                _ref.eval_closed_with_refs(closed, leaves))
+            # grad/vmap of a jit whose body makes its own refs: they transform the pure version
             closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))

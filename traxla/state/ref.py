@@ -25,14 +25,17 @@ from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_re
 from traxla.base.arg_names import leaf_names
 from traxla.tracer import EvalTrace as _EvalTrace, Tracer, make_debug_info, traces as trace_core
 from traxla.api.jit_caches import _trace_context
-from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr
+from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import jaxpr_has_refs
+from traxla.tracer.interpret import eval_jaxpr as _eval_jaxpr
 from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from traxla import primitives as prims, tree_util
 import traxla.api as _api
+import traxla.autodiff.ad as _ad
+from traxla.autodiff.custom import custom_vjp_call_p
 from traxla.ir.dtypes import canonicalize
 from traxla.runtime import to_array
 from traxla.runtime.executable import Executable
@@ -54,6 +57,11 @@ def _staging() -> bool:
 
 def _is_staged_ref(x) -> bool:
     return isinstance(x, Tracer) and is_ref_aval(x.aval)
+
+
+def is_ref(x) -> bool:
+    """A ``Ref`` object or a ref-typed tracer."""
+    return isinstance(x, Ref) or _is_staged_ref(x)
 
 
 class Ref:
@@ -339,8 +347,7 @@ def get(ref, idx=None):
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
         get_aval(ref, idx)  # the same checks as the staged equation
-        value = ref._checked_value() if tree.trivial else ref._value
-        return value[numpy_index(tree, operands)]
+        return _eager_get(ref, tree, operands)
     return get_p.bind(ref, *operands, tree=tree)
 
 
@@ -353,14 +360,8 @@ def swap(ref, idx, value, _function_name="ref_swap"):
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._value
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
-        index = numpy_index(tree, operands)
-        old = current[index]
-        new = value if tree.trivial else current.at[index].set(value)
-        ref._check_write(new)
-        ref._value = new
-        return old
+        return _eager_swap(ref, value, tree, operands)
     if _is_staged_ref(ref) and not _staging():  # a jit's ref written under grad/vmap in it
         _check_write_into(ref.aval, ref._trace, value)
     return swap_p.bind(ref, value, *operands, tree=tree)
@@ -377,16 +378,62 @@ def addupdate(ref, idx, x):
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._value
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
-        new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
-        _check_write_into(ref._aval, ref._trace, new, "an addupdate")
-        ref._value = new
+        _eager_addupdate(ref, x, tree, operands)
         return None
     if _is_staged_ref(ref) and not _staging():
         _check_write_into(ref.aval, ref._trace, x, "an addupdate")
     addupdate_p.bind(ref, x, *operands, tree=tree)
     return None
+
+
+# -- a Ref object's accesses, run in Python (in program order) -----------------------------
+
+def _eager_get(ref, tree, operands):
+    value = ref._checked_value() if tree.trivial else ref._value  # (a whole read hands it out)
+    return value[numpy_index(tree, operands)]
+
+
+def _eager_swap(ref, value, tree, operands):
+    current = ref._value
+    index = numpy_index(tree, operands)
+    old = current[index]
+    new = value if tree.trivial else current.at[index].set(value)
+    ref._check_write(new)
+    ref._value = new
+    return old
+
+
+def _eager_addupdate(ref, x, tree, operands):
+    current = ref._value
+    new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
+    _check_write_into(ref._aval, ref._trace, new, "an addupdate")
+    ref._value = new
+
+
+def _operand_value(x):
+    """A jaxpr operand as an array (a literal of a jaxpr run over a Ref object)."""
+    if isinstance(x, Literal):
+        return numpy_api.asarray(np.asarray(x.val, dtype=x.aval.dtype))
+    return x
+
+
+def _eager_ref_op(prim, args, params):
+    """A ref primitive bound on a ``Ref`` object outside staging (a jaxpr evaluated over
+    Refs, a JVP rule's access to a primal or tangent Ref): run as the functions run it."""
+    ref, *rest = args
+    if prim is freeze_p:
+        return ref._checked_value()
+    if prim is free_ref_p:
+        return []
+    tree = params["tree"]
+    if prim is get_p:
+        return _eager_get(ref, tree, rest)
+    value, operands = _operand_value(rest[0]), rest[1:]
+    if prim is swap_p:
+        return _eager_swap(ref, value, tree, operands)
+    _eager_addupdate(ref, value, tree, operands)
+    return []
 
 
 def freeze(ref):
@@ -455,23 +502,26 @@ def call_with_refs(jitted, args, kwargs):
         isinstance(x._value if isinstance(x, Ref) else x, Tracer) for x in leaves)
     if eager:
         return _call_with_refs_in_place(jitted, args, kwargs, leaves, in_tree, static_key)
-    key = (in_tree, is_ref, static_key)
-    cache = jitted.__dict__.setdefault("_ref_wrappers", {})
-    wrapper = cache.get(key)
-    if wrapper is None:
-        def with_refs(*flat):
-            staged = [new_ref(v) if r else v for v, r in zip(flat, is_ref)]
-            a, kw = tree_util.tree_unflatten(in_tree, staged)
-            full_args, full_kwargs = jitted._merge_static(args, kwargs, a, kw)
-            out = jitted.fun(*full_args, **full_kwargs)
-            return out, [freeze(r) for r, m in zip(staged, is_ref) if m]
-        with_refs.__name__ = jitted.name
-        wrapper = cache[key] = _api.jit(with_refs)
-    values = [x._checked_value() if isinstance(x, Ref) else x for x in leaves]
-    out, finals = wrapper(*values)
-    for ref, value in zip(refs, finals):
-        ref._value = _value_for(ref, value)
-    return out
+    return call_inline(jitted, args, kwargs, leaves, in_tree, static_key)
+
+
+def call_inline(jitted, args, kwargs, leaves, in_tree, static_key):
+    """A jit-compiled function called with refs (``Ref`` objects, or refs differentiated or
+    batched) under a transformation: its traced jaxpr, refs and all, evaluated in the
+    current trace, each access going through the transformation's ref rules (as JAX's
+    do); ``Ref`` objects are updated in place, with values of their own trace."""
+    avals = tuple(x._aval if isinstance(x, Ref) else _api.typeof(x) for x in leaves)
+    key = (in_tree, static_key, avals, _trace_context())
+    closed, out_tree = jitted._trace(key, args, kwargs, avals)
+    return tree_util.tree_unflatten(out_tree, eval_closed_with_refs(closed, leaves))
+
+
+def eval_closed_with_refs(closed, operands):
+    boxes = [x for x in list(operands) + list(closed.consts) if isinstance(x, Ref)]
+    outs = _eval_jaxpr(closed, (), *operands)
+    for box in boxes:
+        box._value = _value_for(box, box._value)
+    return outs
 
 
 def _value_for(ref, value):
@@ -626,15 +676,51 @@ def _bind_with_refs(prim, args, params):
     if has_box:
         if _staging():
             trace = trace_core.current_trace()
+            inner = [a for a in args if type(a) is Ref and _made_within(a, trace)]
+            if inner:
+                return _bind_over_inner_refs(trace, prim, args, params, inner)
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
             return _state_discharge.discharge_call(prim, args, params)
+        elif prim in _REF_OPS and type(args[0]) is Ref:
+            return _eager_ref_op(prim, args, params)
+        elif prim is custom_vjp_call_p:  # a jaxpr evaluated over Refs (under grad...)
+            if type(trace_core.current_trace()) is _EvalTrace:
+                return _eval_jaxpr(params["call_jaxpr"], (), *args)
+            return _base_bind(prim, args, params)
         else:
             raise _ref_operand_error(prim, next(a for a in args if type(a) is Ref))
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
         return _state_discharge.discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
+
+
+def _made_within(ref, trace) -> bool:
+    """Whether ``ref`` was made under a transformation running inside ``trace``."""
+    t = ref._trace
+    while t is not None and type(t) is not _EvalTrace:
+        t = getattr(t, "parent", None)
+        if t is trace:
+            return True
+    return False
+
+
+def _bind_over_inner_refs(trace, prim, args, params, inner):
+    """A staged operation on ``Ref`` objects made inside a transformation that runs within
+    this staging (a ref made under grad inside a jit, met by a custom_vjp rule staged in
+    the jit): such a Ref holds values of this trace and lives no longer than it, so it is
+    staged as a fresh ref of its current value, and takes the final value back."""
+    if prim in _REF_OPS and type(args[0]) is Ref and args[0] in inner:
+        return _eager_ref_op(prim, args, params)
+    staged = {id(box): trace.process_primitive(
+        new_ref_p, [box._value], {"memory_space": None, "kind": None}) for box in inner}
+    args = [staged[id(a)] if id(a) in staged else _lift(trace, a) if type(a) is Ref else a
+            for a in args]
+    outs = _base_bind(prim, args, params)
+    for box in inner:
+        box._value = trace.process_primitive(freeze_p, [staged[id(box)]], {})
+    return outs
 
 
 def _ref_operand_error(prim, ref):
@@ -645,8 +731,10 @@ def _ref_operand_error(prim, ref):
 _base_bind = trace_core.bind
 _thread_state = trace_core._state
 _CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
-_TAKES_REFS = _CALLS | frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
+_REF_OPS = frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
+_TAKES_REFS = _CALLS | _REF_OPS | {custom_vjp_call_p}  # (a custom_vjp function's Ref argument)
 set_bind_hook(_bind_with_refs, _bind_method)
+_ad.new_zeros_ref[0] = new_ref
 
 
 def closes_over_refs(closed) -> bool:
