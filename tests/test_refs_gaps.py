@@ -196,6 +196,48 @@ def test_jit_updates_a_ref_in_place_and_keeps_values_handed_out():
     np.testing.assert_array_equal(start, [0., 1., 2.])  # new_ref copied its initial value
 
 
+# -- views indexed further: ref.at[i][j] -----------------------------------------------------
+
+def _view_cases(t, jnp):
+    return {
+        "read": lambda r: r.at[1][2],
+        "read a slice": lambda r: r.at[1][1:3],
+        "write": lambda r: r.at[1].__setitem__(0, 100.),
+        "view of a view": lambda r: r.at[1:3].at[0][...],
+        "get()": lambda r: r.at[1].get(),
+        "shape": lambda r: jnp.float32(r.at[1].shape[0]),
+        "read-modify-write": lambda r: r.at[2].__setitem__(1, r.at[2][1] + 5.),
+        "ref.swap on a view": lambda r: t.ref.swap(r.at[0], 1, 7.),
+        "ref.get on a view": lambda r: t.ref.get(r.at[0], 1),
+        "strided view": lambda r: r.at[:, 1::2][2, 1],
+        "negative index": lambda r: r.at[1][-1],
+        "view of rows and columns": lambda r: r.at[1:3, 1:][...],
+        "integer array view": lambda r: r.at[jnp.array([0, 2])][1],
+        "traced index": lambda r: r.at[jnp.int32(1)][2],
+        "addupdate on a view": lambda r: t.ref.addupdate(r.at[0], 1, 1.),
+    }
+
+
+def _run_views(lib):
+    t, jnp = LIBS[lib]
+    out = {}
+    for name, body in _view_cases(t, jnp).items():
+        def f(x):
+            r = t.new_ref(x)
+            value = body(r)
+            return (jnp.float32(-1.) if value is None else value), r[...]  # (-1: no value)
+        out[name] = _outcome(lambda: t.jit(f)(jnp.arange(12.).reshape(3, 4)))
+    return out
+
+
+def test_views_indexed_further_match_jax():
+    """Values as JAX's (traxla composes the indices into one: its jaxpr prints ``b[1,2]``
+    where JAX's prints the chain ``b[1,:][2]``)."""
+    got, want = _run_views("traxla"), _run_views("jax")
+    for name in want:
+        _assert_same(name, got[name], want[name])
+
+
 # -- JAX's errors ---------------------------------------------------------------------------------
 
 def _error_cases(t, jnp):

@@ -124,6 +124,32 @@ def read_cells(path):
     return cells
 
 
+def autosummary_names(path):
+    """The names an ``.rst`` page lists under ``.. autosummary::`` (its API table), with the
+    module of its ``.. automodule::``: ``(module, [names])``."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    module, names, inside = None, [], False
+    for line in lines:
+        m = re.match(r"^\.\. (?:auto|current)module:: *(\S+)", line)
+        if m:
+            module = m.group(1)
+        if line.startswith(".. autosummary::"):
+            inside = True
+            continue
+        if inside:
+            stripped = line.strip()
+            if not stripped or stripped.startswith(":"):
+                if not stripped and names:
+                    inside = False
+                continue
+            if not line.startswith((" ", "\t")):
+                inside = False
+                continue
+            names.append(stripped)
+    return module, names
+
+
 # -- running the cells (in the child process) --------------------------------------------
 
 class _TraxlaForJax(importlib.abc.MetaPathFinder, importlib.abc.Loader):

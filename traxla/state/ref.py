@@ -22,23 +22,20 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
-from traxla.base.arg_names import leaf_names
-from traxla.tracer import EvalTrace as _EvalTrace, Tracer, make_debug_info, traces as trace_core
-from traxla.api.jit_caches import _trace_context
-from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr, Literal
+from traxla.tracer import EvalTrace as _EvalTrace, Tracer, traces as trace_core
+from traxla.ir.jaxpr import subjaxprs, Literal
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import jaxpr_has_refs
 from traxla.tracer.interpret import eval_jaxpr as _eval_jaxpr
 from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
-from traxla import primitives as prims, tree_util
+from traxla import primitives as prims
 import traxla.api as _api
 import traxla.autodiff.ad as _ad
 from traxla.autodiff.custom import custom_vjp_call_p
 from traxla.ir.dtypes import canonicalize
 from traxla.runtime import to_array
-from traxla.runtime.executable import Executable
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
@@ -176,17 +173,37 @@ def _check_write_into(aval, ref_trace, value, op="a set/swap"):
                      f"{aval} created outside that transformation.")
 
 
+def _value_for(ref, value):
+    """A final value computed for ``ref`` under transformations the ref was made outside:
+    their tracers unwrapped down to the ref's own trace when they carry no derivative or
+    batch; JAX's error when they do."""
+    while isinstance(value, Tracer) and value._trace is not ref._trace:
+        if hasattr(value, "tangent"):  # a JVP tracer
+            if type(value.tangent).__name__ != "Zero":
+                break
+            value = value.primal
+        elif hasattr(value, "batch_dim"):  # a batch tracer
+            if value.batch_dim is not None:
+                break
+            value = value.val
+        else:
+            break
+    _check_write_into(ref._aval, ref._trace, value)
+    return value
+
+
 class _RefAt:
-    """``ref.at[idx]``: a view of part of a ref, read with ``get()``/``[...]`` and
-    written with ``set(v)``/``[...] = v``."""
+    """``ref.at[idx]``: a view of part of a ref (JAX's transformed ref). It is read with
+    ``get()``/``[...]``, written with ``set(v)``/``[...] = v``, and indexed further
+    (``ref.at[i][j]``, ``ref.at[i].at[j]``): the indices compose into one index of the ref."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "idx")
 
-    def __init__(self, ref):
-        self.ref = ref
+    def __init__(self, ref, idx=None):
+        self.ref, self.idx = ref, idx
 
     def __getitem__(self, idx):
-        return _RefView(self.ref, idx)
+        return _RefView(self.ref, idx if self.idx is None else _compose(self.ref, self.idx, idx))
 
 
 class _RefView:
@@ -195,12 +212,6 @@ class _RefView:
     def __init__(self, ref, idx):
         self.ref, self.idx = ref, idx
 
-    def _whole(self, idx, what):
-        if idx is Ellipsis or idx == ():
-            return self.idx
-        raise NotImplementedError(f"{what} a view `ref.at[{self.idx!r}]` with a further index "
-                                  f"{idx!r} is not supported; index the ref directly.")
-
     def get(self):
         return get(self.ref, self.idx)
 
@@ -208,13 +219,74 @@ class _RefView:
         set(self.ref, self.idx, value)
 
     def __getitem__(self, idx):
-        return get(self.ref, self._whole(idx, "reading"))
+        return get(self.ref, _compose(self.ref, self.idx, idx))
 
     def __setitem__(self, idx, value):
-        set(self.ref, self._whole(idx, "writing"), value)
+        set(self.ref, _compose(self.ref, self.idx, idx), value)
+
+    @property
+    def at(self):
+        return _RefAt(self.ref, self.idx)
 
     shape = property(lambda self: get_aval(self.ref, self.idx).shape)
     dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: len(self.shape))
+
+
+def _whole(idx) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and not idx)
+
+
+def _compose(ref, view_idx, idx):
+    """The index of ``ref`` that ``ref.at[view_idx][idx]`` names: each axis the view keeps
+    (a slice, or a single 1-D integer array, which keeps its place) indexed by the entry of
+    ``idx`` for it; the view's scalar integer indices kept."""
+    if _whole(idx):
+        return view_idx
+    tree, operands = make_indexer(ref.shape, view_idx)
+    dims = tree.dims if not tree.trivial else [("slice", 0, n, 1) for n in ref.shape]
+    shapes = [np.shape(o) for o in operands]
+    if sum(bool(sh) for sh in shapes) > 1 or any(len(sh) > 1 for sh in shapes):
+        raise NotImplementedError("Indexing further a view `ref.at[...]` taken with several "
+                                  "or multidimensional integer arrays is not supported; "
+                                  "index the ref directly.")
+    kept, ops = [], iter(zip(operands, shapes))  # per view axis: (kind, data, size)
+    for dim in dims:
+        if dim[0] == "int":
+            o, sh = next(ops)
+            kept.append(("array", o, sh[0]) if sh else ("scalar", o, None))
+        else:
+            kept.append(("slice", dim, dim[2]))
+    view_shape = [size for kind, _, size in kept if kind != "scalar"]
+    inner, inner_ops = make_indexer(view_shape, idx)
+    inner_dims = iter(inner.dims if not inner.trivial
+                      else [("slice", 0, n, 1) for n in view_shape])
+    inner_ops, out = iter(inner_ops), []
+    for kind, data, size in kept:
+        if kind == "scalar":
+            out.append(data)
+            continue
+        inner_dim = next(inner_dims)
+        if inner_dim[0] == "int":
+            i = next(inner_ops)
+            if isinstance(i, (int, np.integer)) and i < 0:
+                i += size
+            if kind == "array":
+                out.append(data[i])
+            else:
+                _, start, _, stride = data
+                out.append(start + i * stride if isinstance(i, (int, np.integer))
+                           else i * stride + start)
+            continue
+        _, s2, n2, st2 = inner_dim
+        if kind == "array":
+            out.append(data[s2:s2 + (n2 - 1) * st2 + 1 if n2 else s2:st2])
+            continue
+        _, start, _, stride = data
+        first = start + s2 * stride
+        out.append(slice(first, first + (n2 - 1) * st2 * stride + 1 if n2 else first,
+                         st2 * stride))
+    return tuple(out)
 
 
 # -- indexers ----------------------------------------------------------------------------
@@ -343,6 +415,8 @@ def empty_ref(ty, memory_space=None):
 
 def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
+    if isinstance(ref, _RefView):
+        return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
@@ -353,6 +427,8 @@ def get(ref, idx=None):
 
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
+    if isinstance(ref, _RefView):
+        return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
     if isinstance(value, Ref) or _is_staged_ref(value):
         raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it "
@@ -374,6 +450,8 @@ def set(ref, idx, value):  # noqa: A001  (JAX's name: jax.ref.set)
 
 def addupdate(ref, idx, x):
     """``ref[idx] += x`` as one accumulation (``jax.ref.addupdate``)."""
+    if isinstance(ref, _RefView):
+        raise NotImplementedError("Only single indexer is supported.")  # (JAX's refusal)
     _check_ref(ref, "ref_addupdate")
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
@@ -485,158 +563,6 @@ def install_on_tracer():
 
 
 
-# -- jit with Ref arguments ----------------------------------------------------------------
-
-def call_with_refs(jitted, args, kwargs):
-    """``jit(f)(ref, x)``. Eagerly, ``f`` is traced with each ``Ref`` argument as a staged
-    ref, the program (refs discharged) returns each ref's final value aliased to its
-    argument, and each ``Ref``'s buffer is updated in place, as in JAX. Under a
-    transformation (grad, vmap of a call), ``f`` runs staged on the refs' values
-    (``new_ref`` of each, ``freeze`` at the end) and the final values are written back."""
-    dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    is_ref = tuple(isinstance(x, Ref) for x in leaves)
-    refs = [x for x in leaves if isinstance(x, Ref)]
-    _check_no_aliased_refs(jitted, args, kwargs, leaves)
-    eager = type(trace_core.current_trace()) is _EvalTrace and not any(
-        isinstance(x._value if isinstance(x, Ref) else x, Tracer) for x in leaves)
-    if eager:
-        return _call_with_refs_in_place(jitted, args, kwargs, leaves, in_tree, static_key)
-    return call_inline(jitted, args, kwargs, leaves, in_tree, static_key)
-
-
-def call_inline(jitted, args, kwargs, leaves, in_tree, static_key):
-    """A jit-compiled function called with refs (``Ref`` objects, or refs differentiated or
-    batched) under a transformation: its traced jaxpr, refs and all, evaluated in the
-    current trace, each access going through the transformation's ref rules (as JAX's
-    do); ``Ref`` objects are updated in place, with values of their own trace."""
-    avals = tuple(x._aval if isinstance(x, Ref) else _api.typeof(x) for x in leaves)
-    key = (in_tree, static_key, avals, _trace_context())
-    closed, out_tree = jitted._trace(key, args, kwargs, avals)
-    return tree_util.tree_unflatten(out_tree, eval_closed_with_refs(closed, leaves))
-
-
-def eval_closed_with_refs(closed, operands):
-    boxes = [x for x in list(operands) + list(closed.consts) if isinstance(x, Ref)]
-    outs = _eval_jaxpr(closed, (), *operands)
-    for box in boxes:
-        box._value = _value_for(box, box._value)
-    return outs
-
-
-def _value_for(ref, value):
-    """A final value computed for ``ref`` under transformations the ref was made outside:
-    their tracers unwrapped down to the ref's own trace when they carry no derivative or
-    batch; JAX's error when they do."""
-    while isinstance(value, Tracer) and value._trace is not ref._trace:
-        if hasattr(value, "tangent"):  # a JVP tracer
-            if type(value.tangent).__name__ != "Zero":
-                break
-            value = value.primal
-        elif hasattr(value, "batch_dim"):  # a batch tracer
-            if value.batch_dim is not None:
-                break
-            value = value.val
-        else:
-            break
-    _check_write_into(ref._aval, ref._trace, value)
-    return value
-
-
-def _debug_info(jitted, args, kwargs):
-    return make_debug_info(jitted.fun, "jit", jitted._arg_names(args, kwargs))
-
-
-def _check_no_aliased_refs(jitted, args, kwargs, leaves):
-    """JAX's error for one Ref passed twice to a jit-compiled function."""
-    seen = {}
-    for i, x in enumerate(leaves):
-        if isinstance(x, Ref) and seen.setdefault(id(x), i) != i:
-            debug = _debug_info(jitted, args, kwargs)
-            names = debug.arg_names
-            raise ValueError(
-                "only one reference to a mutable array may be passed as an argument to a "
-                f"function, but when tracing {debug.func_src_info} for jit the mutable array "
-                f"reference of type {x.aval} appeared at both "
-                f"{names[seen[id(x)]]} and {names[i]}.")
-
-
-def _call_with_refs_in_place(jitted, args, kwargs, leaves, in_tree, static_key):
-    avals = tuple(x._aval if isinstance(x, Ref) else _api.typeof(x) for x in leaves)
-    key = (in_tree, static_key, avals, _trace_context())
-    cache = jitted.__dict__.setdefault("_ref_programs", {})
-    closed, out_tree = jitted._trace(key, args, kwargs, avals)
-    entry = cache.get(key)
-    if entry is None or entry[0] is not closed:
-        entry = cache[key] = (closed, _in_place_program(jitted, closed))
-    _, (executable, kept, n_results, closed_refs) = entry
-    arg_refs = {id(x) for x in leaves if isinstance(x, Ref)}
-    for box in closed_refs:
-        if id(box) in arg_refs:
-            debug = _debug_info(jitted, args, kwargs)
-            k = next(i for i, x in enumerate(leaves) if x is box)
-            raise ValueError(f"when tracing {debug.func_src_info} for jit, a mutable array "
-                             f"reference of type {box.aval} was both closed over "
-                             f"and passed as the argument {debug.arg_names[k]}")
-    inputs = [x._donatable() if isinstance(x, Ref) else to_array(x) for x in leaves]
-    inputs += [box._donatable() for box in closed_refs]
-    outs = executable.execute(inputs if kept is None else [inputs[i] for i in kept])
-    boxes = [x for x in leaves if isinstance(x, Ref)] + list(closed_refs)
-    for box, value in zip(boxes, outs[n_results:]):
-        box._set_owned(value)
-    return tree_util.tree_unflatten(out_tree, outs[:n_results])
-
-
-def _in_place_program(jitted, closed):
-    """``(executable, kept inputs, number of results, Refs closed over)`` for a traced
-    function with ref inputs: Refs it closes over become extra (last) ref inputs; every
-    ref's final value follows the results, aliased to its input."""
-    j = closed.jaxpr
-    is_box = [type(c) is Ref for c in closed.consts]
-    boxes = [c for c in closed.consts if type(c) is Ref]
-    if boxes:
-        closed = ClosedJaxpr(
-            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
-                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
-                  j.outvars, j.eqns, j.debug_info),
-            [c for c, b in zip(closed.consts, is_box) if not b])
-    n_results = len(closed.out_avals)
-    program = _stages.lower_program(closed, jitted.name, [False] * len(closed.in_avals),
-                                    jitted.keep_unused)
-    out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
-                                          if is_ref_aval(a)]
-    executable = Executable(program.module, program.in_avals, out_avals)
-    return executable, program.kept, n_results, boxes
-
-
-def check_no_refs_returned(out_leaves, debug_info, out_tree=None):
-    """JAX's error for a jit-compiled function that returns a ref: where it is in the
-    result, and whether it was an argument or made inside."""
-    for i, x in enumerate(out_leaves):
-        if not (isinstance(x, Ref) or _is_staged_ref(x)):
-            continue
-        fn = debug_info.func_src_info if debug_info is not None else "a function"
-        loc = origin = ""
-        if out_tree is not None:
-            paths = leaf_names("result", tree_util.tree_unflatten(
-                out_tree, [0] * out_tree.num_leaves))
-            loc = f" at output tree path {paths[i]}" if paths != ["result"] else ""
-        if type(x) is DynamicJaxprTracer:
-            trace, var = x._trace, x.var
-            if var in trace.invars and debug_info is not None:
-                k = trace.invars.index(var)
-                name = debug_info.arg_names[k] if k < len(debug_info.arg_names) else f"args[{k}]"
-                origin = f"\n\nThe returned mutable array was passed in as the argument {name}."
-            else:
-                eqn = next((e for e in trace.eqns if var in e.outvars), None)
-                if eqn is not None and eqn.source_info is not None:
-                    origin = ("\n\nThe returned mutable array was created on line "
-                              f"{eqn.source_info}.")
-        raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
-                         f"of type {x.aval}{loc}, but mutable array references cannot be "
-                         f"returned.{origin}")
-
-
 # -- Ref objects met by a staged body or a call -------------------------------------------
 
 def _lift(trace, ref: Ref):
@@ -737,35 +663,4 @@ set_bind_hook(_bind_with_refs, _bind_method)
 _ad.new_zeros_ref[0] = new_ref
 
 
-def closes_over_refs(closed) -> bool:
-    return any(type(c) is Ref for c in closed.consts)
-
-
-def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
-    """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
-    arguments and results of the compiled program, written back after each call."""
-    cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
-    is_box = [type(c) is Ref for c in closed.consts]
-    boxes = [c for c in closed.consts if type(c) is Ref]
-    entry = cache.get(key)
-    if entry is None or entry[0] is not closed:
-        j = closed.jaxpr
-        opened = ClosedJaxpr(
-            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
-                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
-                  j.outvars, j.eqns, j.debug_info),
-            [c for c, b in zip(closed.consts, is_box) if not b])
-        pure = _state_discharge.discharge(opened)
-        program = _stages.lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
-        entry = cache[key] = (closed, Executable(program.module, program.in_avals,
-                                                 pure.out_avals))
-    for box in boxes:
-        box._checked_value()
-    outs = entry[1].execute(list(arrays) + [to_array(b._value) for b in boxes])
-    n_outs = len(outs) - len(boxes)
-    for box, value in zip(boxes, outs[n_outs:]):
-        box._value = value
-    return tree_util.tree_unflatten(out_tree, outs[:n_outs])
-
 import traxla.state.discharge as _state_discharge  # noqa: E402  (it imports this module: bound once both are defined)
-import traxla.stages as _stages  # noqa: E402  (it imports this module: bound once both are defined)
