@@ -103,6 +103,55 @@ def test_custom_vjp_with_a_ref_argument_prints_as_jax():
     assert texts("traxla") == texts("jax")
 
 
+def _stash_grads(t, jnp):
+    """JAX's recipe (docs/array_refs.md): a fwd rule returns its Ref argument as a residual
+    to share it with bwd, which writes the cotangent into it."""
+    @t.custom_vjp
+    def stash_grads(grads_ref, x):
+        return x
+
+    def fwd(grads_ref, x):
+        return x, grads_ref
+
+    def bwd(grads_ref, g):
+        grads_ref[...] = g
+        return None, g
+    stash_grads.defvjp(fwd, bwd)
+
+    def f(x, grads_ref):
+        return stash_grads(grads_ref, jnp.sin(x) * 3.)
+
+    def returns_other_ref(grads_ref, x):
+        return x, t.new_ref(x)
+    bad = t.custom_vjp(lambda r, x: x)
+    bad.defvjp(returns_other_ref, bwd)
+    return f, bad
+
+
+def test_custom_vjp_sharing_a_ref_with_its_bwd_rule_matches_jax():
+    def run(lib):
+        t, jnp = LIBS[lib]
+        f, bad = _stash_grads(t, jnp)
+        out = {}
+        for name, wrap in (("grad", lambda g: g), ("jit of grad", t.jit)):
+            r = t.new_ref(0.)
+            out[name] = _outcome(lambda: (wrap(t.grad(f))(1., r), r[...]))
+        r = t.new_ref(0.)
+        out["grad of jit"] = _outcome(lambda: (t.grad(t.jit(f))(1., r), r[...]))
+        out["reads keep the ref's weak type"] = _outcome(lambda: repr(r[...]))
+        out["a residual ref that is not an argument"] = _outcome(
+            lambda: t.grad(lambda x: bad(t.new_ref(0.), x))(1.))
+        return out
+    got, want = run("traxla"), run("jax")
+    for name in want:
+        if name == "reads keep the ref's weak type" or want[name][0] == "raises":
+            assert got[name][0] == want[name][0] and got[name][1] == want[name][1], name
+            if want[name][0] == "ok":
+                assert got[name][1].replace("Array", "") == want[name][1].replace("Array", "")
+            continue
+        _assert_same(name, got[name], want[name])
+
+
 # -- a Ref as a primal input of jvp, linearize and vjp ----------------------------------------
 
 def _ref_primal_functions(t, jnp):

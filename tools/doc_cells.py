@@ -100,6 +100,13 @@ def _translate_magics(source):
     return "\n".join(out), None
 
 
+def _closes(line, fence):
+    """Whether ``line`` closes a code fence opened by ``fence`` (as long or longer)."""
+    stripped = line.strip()
+    return (line.startswith(fence) and len(stripped) >= len(fence)
+            and stripped == fence[0] * len(stripped))
+
+
 def read_cells(path):
     """The code cells of a MyST notebook page, in order."""
     with open(path, encoding="utf-8") as f:
@@ -113,8 +120,7 @@ def read_cells(path):
         fence, start = m.group(1), k + 1
         tags, body = _cell_metadata(lines, k + 1)
         end = body
-        while end < len(lines) and not (lines[end].startswith(fence[0] * len(fence))
-                                        and lines[end].strip() == fence[0] * len(lines[end].strip())):
+        while end < len(lines) and not _closes(lines[end], fence):
             end += 1
         source, skip = _translate_magics("\n".join(lines[body:end]))
         if "skip-execution" in tags:

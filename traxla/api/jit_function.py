@@ -232,7 +232,8 @@ class JitFunction(Wrapped):
 
     def _executable(self, program, closed, mesh, compiler_options):
         # a Ref argument's final value is an extra result of the discharged program
-        out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
+        out_avals = list(closed.out_avals) + [a.inner_aval.strip_weak_type()
+                                              for a in closed.in_avals
                                               if is_ref_aval(a)]
         if mesh is not None:
             return ShardedExecutable(program.module, program.in_avals, out_avals, mesh,

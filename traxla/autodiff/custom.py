@@ -322,6 +322,8 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
             outs, res = fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
         else:
             outs, res = fwd(*primals)
+    if any(_is_ref(r) for r in res):  # bwd gets them back where they were
+        res, bwd = _refs_kept_by_bwd(res, bwd)
     in_avals = tuple(_aval(p) for p in primals)
     lin_mask = tuple(not is_ref_aval(a) and not _is_float0_aval(a) for a in in_avals)
     out_avals = tuple(tangent_aval(_aval(o)) for o in outs)
@@ -335,6 +337,17 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
                                   in_avals=in_avals, lin_mask=lin_mask, out_mask=out_mask)
     touts = iter(touts)
     return outs, [next(touts) if m else zero_of(o) for o, m in zip(outs, out_mask)]
+
+
+def _refs_kept_by_bwd(res, bwd):
+    """Ref residuals (a fwd rule sharing a ref argument with bwd) kept out of custom_lin."""
+    is_ref = [_is_ref(r) for r in res]
+    refs = [r for r, m in zip(res, is_ref) if m]
+
+    def bwd_with_refs(arrays, cts):
+        it_arrays, it_refs = iter(arrays), iter(refs)
+        return bwd([next(it_refs) if m else next(it_arrays) for m in is_ref], cts)
+    return [r for r, m in zip(res, is_ref) if not m], type(bwd)(bwd_with_refs, str(bwd))
 
 
 def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
@@ -706,8 +719,13 @@ class custom_vjp(_CustomFunction):
                                 f"function, but got {out_tree} and {store['out_tree']}.")
             res_leaves, res_tree = tree_util.tree_flatten(res)
             store["res_tree"] = res_tree
-            res_leaves = [_check_leaf(r, f"Custom VJP fwd rule {fwd_name} residual")
-                          for r in res_leaves]
+            for r in res_leaves:
+                if not _is_ref(r):
+                    _check_leaf(r, f"Custom VJP fwd rule {fwd_name} residual")
+                elif not any(r is x for x in xs):  # a ref shared with bwd: an argument only
+                    raise ValueError(f"custom_vjp fwd function {fwd_name} returned a mutable "
+                                     f"array reference of type {_aval(r).str_short()} that "
+                                     "was not an argument.")
             return out_leaves, res_leaves
 
         def flat_bwd(res_leaves, cts):

@@ -117,8 +117,8 @@ def _in_place_program(jitted, closed):
     n_results = len(closed.out_avals)
     program = _stages.lower_program(closed, jitted.name, [False] * len(closed.in_avals),
                                     jitted.keep_unused)
-    out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
-                                          if is_ref_aval(a)]
+    out_avals = list(closed.out_avals) + [a.inner_aval.strip_weak_type()
+                                          for a in closed.in_avals if is_ref_aval(a)]
     executable = Executable(program.module, program.in_avals, out_avals)
     return executable, program.kept, n_results, boxes
 

@@ -469,7 +469,11 @@ def addupdate(ref, idx, x):
 
 def _eager_get(ref, tree, operands):
     value = ref._checked_value() if tree.trivial else ref._value  # (a whole read hands it out)
-    return value[numpy_index(tree, operands)]
+    out = value[numpy_index(tree, operands)]
+    if ref._aval.inner_aval.weak_type and not prims.aval_of(out).weak_type:
+        # a read has the ref's type, weakness included (a stored value may have lost it)
+        out = prims._convert_element_type(out, ref._aval.dtype, True)
+    return out
 
 
 def _eager_swap(ref, value, tree, operands):

@@ -64,9 +64,8 @@ def _addupdate_jvp(primals, tangents, *, tree):
 
 def _get_transpose(ct, ref, *idx, tree):
     # JAX accumulates the cotangent into the ref's, which must then be a ref: its error
-    aval = ref.aval
-    raise ValueError(f"Expected cotangent type {aval} but got "
-                     f"{_ref._index_aval(ct).str_short(short_dtypes=False) if type(ct) is not Zero else ct.aval}")
+    got = ct.aval if type(ct) is Zero else _ref._index_aval(ct).str_short(short_dtypes=False)
+    raise ValueError(f"Expected cotangent type {ref.aval} but got {got}")
 
 
 def _write_transpose(ct, ref, x, *idx, tree):
