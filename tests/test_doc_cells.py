@@ -33,6 +33,54 @@ def test_reading_cells_of_a_myst_page():
     assert doc_cells.normalize("<class 'jax._src.core.Tracer'>") == "<class 'Tracer'>"
 
 
+_SYNTHETIC_PAGE = """\
+# A page
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+
+1 / 0
+```
+
+```{code-cell}
+---
+tags: [skip-execution, hide-input]
+---
+never()
+```
+
+```{code-cell} ipython3
+!pip install something
+%timeit -n 3 x = 1
+print(x)
+```
+
+````{code-cell}
+%%bash
+echo cell magic
+````
+"""
+
+
+def test_reading_tags_and_ipython_syntax(tmp_path):
+    doc_cells = _doc_cells()
+    page = tmp_path / "page.md"
+    page.write_text(_SYNTHETIC_PAGE)
+    cells = doc_cells.read_cells(str(page))
+    assert [c.tags for c in cells] == [["raises-exception"], ["skip-execution", "hide-input"],
+                                       [], []]
+    assert [c.skip for c in cells] == [None, "skip-execution", None, "cell magic"]
+    assert cells[0].source.strip() == "1 / 0"
+    assert cells[2].source.split("\n")[1:] == ["x = 1", "print(x)"]
+    namespace = {}
+    records = [doc_cells.run_cell(c, namespace) for c in (cells[0], cells[2])]
+    assert records[0]["exception"] == "ZeroDivisionError"
+    assert records[1]["stdout"] == "1\n" and records[1]["exception"] is None
+    # a cell JAX marks as raising counts as the same when both raise the same class
+    assert doc_cells.compare(cells[0], records[0], dict(records[0], message="other"))[0]
+    assert not doc_cells.compare(cells[2], records[1], dict(records[1], stdout="2\n"))[0]
+
+
 def test_array_refs_page_runs_cell_for_cell_as_under_jax():
     doc_cells = _doc_cells()
     page = os.path.join(DATA, "array_refs.md")
