@@ -243,6 +243,10 @@ def test_jit_updates_a_ref_in_place_and_keeps_values_handed_out():
     np.testing.assert_allclose(before, np.sin(np.arange(3.)), rtol=1e-6)
     np.testing.assert_allclose(x_ref[...], np.sin(np.sin(np.arange(3.))), rtol=1e-6)
     np.testing.assert_array_equal(start, [0., 1., 2.])  # new_ref copied its initial value
+    compiled = sin_inplace.lower(x_ref).compile()  # the AOT path too
+    before = x_ref[...]
+    compiled(x_ref)
+    np.testing.assert_allclose(before, np.sin(np.sin(np.arange(3.))), rtol=1e-6)
 
 
 # -- views indexed further: ref.at[i][j] -----------------------------------------------------
