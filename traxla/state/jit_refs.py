@@ -24,12 +24,9 @@ def call_with_refs(jitted, args, kwargs):
     """``jit(f)(ref, x)``. Eagerly, ``f`` is traced with each ``Ref`` argument as a staged
     ref, the program (refs discharged) returns each ref's final value aliased to its
     argument, and each ``Ref``'s buffer is updated in place, as in JAX. Under a
-    transformation (grad, vmap of a call), ``f`` runs staged on the refs' values
-    (``new_ref`` of each, ``freeze`` at the end) and the final values are written back."""
+    transformation (grad, vmap of a call) or inside another trace, ``call_inline``."""
     dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    is_ref = tuple(isinstance(x, Ref) for x in leaves)
-    refs = [x for x in leaves if isinstance(x, Ref)]
     _check_no_aliased_refs(jitted, args, kwargs, leaves)
     eager = type(trace_core.current_trace()) is _EvalTrace and not any(
         isinstance(x._value if isinstance(x, Ref) else x, Tracer) for x in leaves)
@@ -50,6 +47,8 @@ def call_inline(jitted, args, kwargs, leaves, in_tree, static_key):
 
 
 def eval_closed_with_refs(closed, operands):
+    """``closed`` evaluated in the current trace over its operands; the ``Ref`` objects it
+    takes or closes over end up holding values of their own trace."""
     boxes = [x for x in list(operands) + list(closed.consts) if isinstance(x, Ref)]
     outs = _eval_jaxpr(closed, (), *operands)
     for box in boxes:
