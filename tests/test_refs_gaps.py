@@ -341,6 +341,22 @@ def _error_cases(t, jnp):
     }
 
 
+def test_a_ref_passed_twice_to_a_custom_vjp_function_raises_as_jax():
+    for t, jnp in LIBS.values():
+        @t.custom_vjp
+        def g(r, s, x):
+            return x
+        g.defvjp(lambda r, s, x: (x, None), lambda res, ct: (None, None, ct))
+        r = t.new_ref(1.)
+        # (JAX names the function by the repr of its internal wrapper, with an address)
+        with pytest.raises(ValueError, match=r"^only one reference to a mutable array may be "
+                                             r"passed as an argument to a function, but "
+                                             r"custom_vjp function .* got the same mutable "
+                                             r"array reference of type Ref\{float32\[\]\} at r "
+                                             r"and s\."):  # (JAX may append a note)
+            g(r, r, 1.)
+
+
 def test_ref_errors_match_jax():
     got, want = _error_cases(traxla, tjnp), _error_cases(jax, jjnp)
     for name in want:

@@ -27,6 +27,7 @@ import inspect
 import numpy as np
 
 from traxla import primitives as prims, tree_util
+from traxla.autodiff.custom_refs import _check_no_aliased_refs, _is_ref, _refs_kept_by_bwd
 from traxla.batching.batch_trace import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -339,17 +340,6 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
     return outs, [next(touts) if m else zero_of(o) for o, m in zip(outs, out_mask)]
 
 
-def _refs_kept_by_bwd(res, bwd):
-    """Ref residuals (a fwd rule sharing a ref argument with bwd) kept out of custom_lin."""
-    is_ref = [_is_ref(r) for r in res]
-    refs = [r for r, m in zip(res, is_ref) if m]
-
-    def bwd_with_refs(arrays, cts):
-        it_arrays, it_refs = iter(arrays), iter(refs)
-        return bwd([next(it_refs) if m else next(it_arrays) for m in is_ref], cts)
-    return [r for r, m in zip(res, is_ref) if not m], type(bwd)(bwd_with_refs, str(bwd))
-
-
 def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
     """Every input batched at 0 (unbatched ones broadcast), so that ``bwd``'s cotangents
     are batched like the inputs; the primal function and both rules vmapped."""
@@ -482,23 +472,6 @@ def _split_nondiff(args, nondiff_argnums):
 def _stop_gradient_tracers(tree):
     return tree_util.tree_map(
         lambda x: prims.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
-
-
-def _is_ref(x) -> bool:
-    return getattr(x, "is_array_ref", False) or (
-        isinstance(x, Tracer) and type(getattr(x, "aval", None)).__name__ == "AbstractRef")
-
-
-def _check_no_aliased_refs(fun_name, leaves, is_ref):
-    """JAX's error for one Ref passed twice to a custom_vjp function."""
-    seen = {}
-    for i, (x, r) in enumerate(zip(leaves, is_ref)):
-        if r and seen.setdefault(id(x), i) != i:
-            raise ValueError(
-                "only one reference to a mutable array may be passed as an argument to a "
-                f"function, but custom_vjp function {fun_name} got the same mutable array "
-                f"reference of type {_aval(x).str_short()} at args[{seen[id(x)]}] and "
-                f"args[{i}].")
 
 
 def _check_leaf(x, what):
@@ -681,7 +654,7 @@ class custom_vjp(_CustomFunction):
         for x, r in zip(leaves, is_ref):
             if not r:
                 _check_leaf(x, f"custom_vjp function {name} argument")
-        _check_no_aliased_refs(fun_name=name, leaves=leaves, is_ref=is_ref)
+        _check_no_aliased_refs(self.fun, dyn, leaves, is_ref)
 
         def rebuild(xs):
             return merge(tree_util.tree_unflatten(in_tree, xs))
