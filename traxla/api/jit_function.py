@@ -37,7 +37,7 @@ from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import NamedSharding, device_put_placed
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.sharding import to_named
-from traxla.state import ref as _ref
+from traxla.state import jit_refs as _jit_refs, ref as _ref
 from traxla.state.discharge import discharge_if_needed
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.tracer.interpret import eval_jaxpr, replaying
@@ -165,7 +165,7 @@ class JitFunction(Wrapped):
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
-            return _ref.call_with_refs(self, args, kwargs)
+            return _jit_refs.call_with_refs(self, args, kwargs)
         if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
@@ -191,7 +191,7 @@ class JitFunction(Wrapped):
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
-                return _ref.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
+                return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
                                                    key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and type(entry) is _Entry and not debug_mode.slow_path_only()
@@ -238,7 +238,8 @@ class JitFunction(Wrapped):
 
     def _executable(self, program, closed, mesh, compiler_options):
         # a Ref argument's final value is an extra result of the discharged program
-        out_avals = list(closed.out_avals) + [a.inner_aval for a in closed.in_avals
+        out_avals = list(closed.out_avals) + [a.inner_aval.strip_weak_type()
+                                              for a in closed.in_avals
                                               if is_ref_aval(a)]
         if mesh is not None:
             return ShardedExecutable(program.module, program.in_avals, out_avals, mesh,
@@ -295,7 +296,7 @@ class JitFunction(Wrapped):
         miss it together: see ``BoundedCache.get_or_create``)."""
         jit_hooks.on_compile_miss(self, key, args, kwargs)
         closed, out_tree = self._trace(key, args, kwargs, avals)
-        if _ref.closes_over_refs(closed):
+        if _jit_refs.closes_over_refs(closed):
             return _ClosesOverRefs(closed, out_tree)
         mesh = _mesh_of_program(closed.jaxpr)
         if mesh is not None:
@@ -366,7 +367,12 @@ class JitFunction(Wrapped):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
-            # grad/vmap of a jit whose body uses refs: they transform the pure version
+            if any(is_ref_aval(a) for a in avals) or _jit_refs.closes_over_refs(closed):
+                # grad/vmap of a jit taking or closing over refs: evaluated in place, its
+                # ref accesses through the transformation's ref rules
+                return tree_util.tree_unflatten(out_tree,
+                                                _jit_refs.eval_closed_with_refs(closed, leaves))
+            # grad/vmap of a jit whose body makes its own refs: they transform the pure version
             closed = discharge_if_needed(closed)
         if self.inline:  # the equations go straight into the enclosing jaxpr
             return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
@@ -408,7 +414,7 @@ class JitFunction(Wrapped):
             full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            _ref.check_no_refs_returned(out_leaves, debug)
+            _jit_refs.check_no_refs_returned(out_leaves, debug, out_tree)
             out_store.append(out_tree)
             return out_leaves
 

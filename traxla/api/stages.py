@@ -354,7 +354,9 @@ class Compiled(_Stage):
                                 "compiled for a particular signature. Detected argument of "
                                 f"Tracer type {type(x)}.")
         refs = [x for x in leaves if getattr(x, "is_array_ref", False)]
-        arrays = [to_array(x.value if getattr(x, "is_array_ref", False) else x) for x in leaves]
+        # a Ref's buffer is updated in place: one that only the Ref holds (copied if shared)
+        arrays = [x._donatable() if getattr(x, "is_array_ref", False) else to_array(x)
+                  for x in leaves]
         mismatches = []
         for i, (a, expected) in enumerate(zip(arrays, info.closed.in_avals)):
             if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
@@ -373,7 +375,7 @@ class Compiled(_Stage):
         if refs:  # a Ref argument's final value follows the results: written back, as JAX
             n_results = len(outs) - len(refs)
             for ref, value in zip(refs, outs[n_results:]):
-                ref.value = value
+                ref._set_owned(value)
             outs = outs[:n_results]
         return self._outputs(outs)
 

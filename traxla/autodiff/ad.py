@@ -23,6 +23,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.ir.rules.ad import add_any_p
+from traxla.ir.rules.refs import AbstractRef
 from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
@@ -31,6 +32,8 @@ from traxla.tracer.values import is_concrete
 
 # primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict = {}
+# ``new_ref`` (installed by ``traxla.state.ref``, a layer above)
+new_zeros_ref: list = [None]
 # primitive -> rule(ct, *invals, **params) -> list of cts (None for non-linear operands)
 transpose_rules: dict = {}
 # primitive -> rule(trace, primals, tangents, **params): for primitives carrying jaxprs,
@@ -75,7 +78,10 @@ def is_undefined(x) -> bool:
 
 
 def tangent_aval(aval) -> ShapedArray:
-    """A tangent's type: the primal's shape, placement and memory space; float0 for ints."""
+    """A tangent's type: the primal's shape, placement and memory space; float0 for ints
+    (a ref's tangent is a ref of its value's tangent type, as in JAX)."""
+    if type(aval) is AbstractRef:
+        return AbstractRef(tangent_aval(aval.inner_aval), aval.memory_space, aval.kind)
     return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type,
                        aval.sharding, aval.memory_space)
 
@@ -85,6 +91,8 @@ def zero_of(x) -> Zero:
 
 
 def zeros_like_aval(aval):
+    if type(aval) is AbstractRef:  # the zero cotangent of a Ref input: a Ref of zeros (JAX's)
+        return new_zeros_ref[0](zeros_like_aval(aval.inner_aval))
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     # weak type included: the zero gradient of a Python-float input is weak, as in JAX

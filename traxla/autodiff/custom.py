@@ -27,10 +27,12 @@ import inspect
 import numpy as np
 
 from traxla import primitives as prims, tree_util
+from traxla.autodiff.custom_refs import _check_no_aliased_refs, _is_ref, _refs_kept_by_bwd
 from traxla.batching.batch_trace import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.traceback_util import api_boundary
 from traxla.lowering.registry import register_lowering
@@ -300,6 +302,10 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
         with set_current_trace(trace.parent):
             if all(d is None for d in dims):
                 return bind_custom_vjp(fun, fwd, bwd, list(vals), name, call_jaxpr, consts)
+            if any(_is_ref(a) for a in args):
+                raise NotImplementedError(
+                    f"vmap of the custom_vjp function {name} with a Ref argument is not "
+                    "supported: call it on the Ref's value, or vmap outside a jit.")
             outs = _batched_custom_vjp(trace.axis_size, fun, fwd, bwd, list(vals), list(dims),
                                        name)
         return [BatchTracer(trace, o, 0) for o in outs]
@@ -318,8 +324,10 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
             outs, res = fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
         else:
             outs, res = fwd(*primals)
+    if any(_is_ref(r) for r in res):  # bwd gets them back where they were
+        res, bwd = _refs_kept_by_bwd(res, bwd)
     in_avals = tuple(_aval(p) for p in primals)
-    lin_mask = tuple(not _is_float0_aval(a) for a in in_avals)
+    lin_mask = tuple(not is_ref_aval(a) and not _is_float0_aval(a) for a in in_avals)
     out_avals = tuple(tangent_aval(_aval(o)) for o in outs)
     out_mask = tuple(a.dtype != dtypes.float0 for a in out_avals)
     if not any(out_mask):
@@ -465,11 +473,6 @@ def _split_nondiff(args, nondiff_argnums):
 def _stop_gradient_tracers(tree):
     return tree_util.tree_map(
         lambda x: prims.stop_gradient_raw(x) if isinstance(x, Tracer) else x, tree)
-
-
-def _is_ref(x) -> bool:
-    return getattr(x, "is_array_ref", False) or (
-        isinstance(x, Tracer) and type(getattr(x, "aval", None)).__name__ == "AbstractRef")
 
 
 def _check_leaf(x, what):
@@ -647,18 +650,18 @@ class custom_vjp(_CustomFunction):
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = _resolve_kwargs(self.fun, args, kwargs)
         static, dyn, merge = _split_nondiff(args, self.nondiff_argnums)
-        all_leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
-        # a Ref argument is not differentiated (its cotangent is None, as in JAX): the
-        # functions read it where it is, and only the array leaves are traced
-        is_ref = [_is_ref(x) for x in all_leaves]
-        leaves = [_check_leaf(x, f"custom_vjp function {name} argument")
-                  for x, r in zip(all_leaves, is_ref) if not r]
+        leaves, in_tree = tree_util.tree_flatten(tuple(dyn))
+        # a Ref argument is an operand like the others (staged, it is a ref input of the
+        # traced function, as in JAX), but it is not differentiated: its cotangent is None
+        is_ref = [_is_ref(x) for x in leaves]
+        for x, r in zip(leaves, is_ref):
+            if not r:
+                _check_leaf(x, f"custom_vjp function {name} argument")
+        _check_no_aliased_refs(self.fun, dyn, leaves, is_ref)
 
         def rebuild(xs):
-            it = iter(xs)
-            full = [x if r else next(it) for x, r in zip(all_leaves, is_ref)]
-            return merge(tree_util.tree_unflatten(in_tree, full))
-        in_avals = [tangent_aval(_aval(x)) for x in leaves]
+            return merge(tree_util.tree_unflatten(in_tree, xs))
+        in_avals = [None if r else tangent_aval(_aval(x)) for x, r in zip(leaves, is_ref)]
         store = {}
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
         fwd_name, bwd_name = _name(fwd), _name(bwd)
@@ -692,8 +695,13 @@ class custom_vjp(_CustomFunction):
                                 f"function, but got {out_tree} and {store['out_tree']}.")
             res_leaves, res_tree = tree_util.tree_flatten(res)
             store["res_tree"] = res_tree
-            res_leaves = [_check_leaf(r, f"Custom VJP fwd rule {fwd_name} residual")
-                          for r in res_leaves]
+            for r in res_leaves:
+                if not _is_ref(r):
+                    _check_leaf(r, f"Custom VJP fwd rule {fwd_name} residual")
+                elif not any(r is x for x in xs):  # a ref shared with bwd: an argument only
+                    raise ValueError(f"custom_vjp fwd function {fwd_name} returned a mutable "
+                                     f"array reference of type {_aval(r).str_short()} that "
+                                     "was not an argument.")
             return out_leaves, res_leaves
 
         def flat_bwd(res_leaves, cts):
@@ -729,9 +737,11 @@ class custom_vjp(_CustomFunction):
                         f"output[{i}] the bwd rule produced {ct_tree} for an input of "
                         f"structure {arg_tree}.")
                 flat.extend(ct_leaves)
-            flat = [c for c, r in zip(flat, is_ref) if not r]
             out = []
             for k, (c, a) in enumerate(zip(flat, in_avals)):
+                if a is None:  # a Ref input: not differentiated
+                    out.append(None)
+                    continue
                 if a.dtype == dtypes.float0:  # an integer input: no cotangent
                     out.append(None)
                     continue

@@ -289,10 +289,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 val, dim = trace.to_val_dim(tracers[i]._value)
                 ax = flat_axes[i]
                 if ax is None and dim is not None:
-                    raise ValueError("performing a set/swap operation with vmapped value on an "
-                                     f"unbatched array reference of type {ref.aval}. Map the "
-                                     "array reference over an axis of the vmapped function "
-                                     "(in_axes) instead of None.")
+                    raise Exception(  # noqa: TRY002  (JAX's class and words)
+                        "performing a set/swap operation with vmapped value on an unbatched "
+                        f"array reference of type {ref.aval}. Move the array reference to be "
+                        "an argument to the vmapped function?")
                 with set_current_trace(parent):
                     ref._value = val if ax is None else matchaxis(
                         val, dim, ax % len(prims.shape_of(val)) if dim is not None else ax, size)

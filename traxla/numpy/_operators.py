@@ -15,6 +15,7 @@ from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufunc
 from traxla.numpy._ufuncs import ufuncs
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.rules.export import dim_as_value_p
+from traxla.ir.rules.refs import is_ref_aval
 from traxla.numpy._creation import zeros
 from traxla.numpy._sorting import sort, argsort
 
@@ -23,7 +24,7 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
-def _defer(fn):
+def _defer(fn, name):
     """Binary operators return NotImplemented for operands they don't know."""
     def op(self, other):
         try:  # a boundary of traceback filtering (ir/traceback_util.py)
@@ -33,12 +34,47 @@ def _defer(fn):
                     return NotImplemented
                 if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
                     other = dim_as_value_p.bind(dim=other)
-            return fn(self, other)
+            try:
+                return fn(self, other)
+            except TypeError:
+                _refuse_ref(self, name)
+                raise
         except Exception as e:
             filter_exception(e)
             raise
 
     return register_boundary(op)
+
+
+def _refuse_ref(x, name):
+    """JAX's error for an operator applied to an array ref (its type has no such method)."""
+    if is_ref_aval(getattr(x, "aval", None)):
+        raise AttributeError(f"'AbstractRef' object has no attribute '_{name.strip('_')}'") \
+            from None
+
+
+def _ref_method(fn, name):
+    """A traced array's method, refused on a ref as JAX refuses it (AbstractRef has none)."""
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except Exception:
+            if is_ref_aval(getattr(self, "aval", None)):
+                raise AttributeError(f"'AbstractRef' object has no attribute '{name}'") \
+                    from None
+            raise
+    method.__name__ = getattr(fn, "__name__", name)
+    return method
+
+
+def _unary(fn, name):
+    def op(self):
+        try:
+            return fn(self)
+        except TypeError:
+            _refuse_ref(self, name)
+            raise
+    return op
 
 
 _KNOWN_SCALARS = frozenset((bool, int, float, complex))
@@ -198,13 +234,14 @@ _PROPERTIES = {
 
 def install(cls, wrap=lambda fn: fn):
     for name, fn in _OPERATORS.items():
-        setattr(cls, name, _defer(wrap(fn)))
+        setattr(cls, name, _defer(wrap(fn), name))
     for name, base in _REFLECTED.items():
-        setattr(cls, name, _defer(_swap(wrap(_OPERATORS[base]))))
+        setattr(cls, name, _defer(_swap(wrap(_OPERATORS[base])), name))
     for name, fn in _UNARY.items():
-        setattr(cls, name, wrap(fn))
+        setattr(cls, name, _unary(wrap(fn), name) if cls is Tracer else wrap(fn))
     for name, fn in _METHODS.items():
-        setattr(cls, name, fn)
+        setattr(cls, name, _ref_method(fn, name) if cls is Tracer and name != "__getitem__"
+                else fn)
     for name, fn in _PROPERTIES.items():
         if fn is not None:
             setattr(cls, name, property(fn))

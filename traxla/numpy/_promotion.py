@@ -6,6 +6,8 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.refs import is_ref_aval
+from traxla.tracer.staging import DynamicJaxprTracer
 from traxla.lax import (_convert_element_type, aval_of, asarray, broadcast_to_rank, asarray as
                         lax_asarray, _lift as lift)
 from traxla.primitives.values import typed  # noqa: F401  (numpy modules import it from here)
@@ -17,7 +19,9 @@ _PY_SCALARS = (bool, int, float, complex)
 def check_arraylike(fun_name: str, *args):
     for i, a in enumerate(args):
         if not _is_arraylike(a):
-            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+            # a ref reaches JAX's check through the function's jit: a staged tracer there
+            kind = DynamicJaxprTracer if hasattr(a, "aval") else type(a)
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {kind} at "
                             f"position {i}.")
 
 
@@ -33,7 +37,7 @@ def check_for_prngkeys(fun_name: str, *args):
 
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
-            or hasattr(x, "aval"))
+            or (hasattr(x, "aval") and not is_ref_aval(x.aval)))  # (array refs are not)
 
 
 def result_type(*args):

@@ -346,6 +346,10 @@ def delete(buffer):
     buffer.delete()
 
 
+def unsafe_buffer_pointer(buffer) -> int:
+    return buffer.unsafe_buffer_pointer()
+
+
 # -- several devices: shardings, sharded transfers, SPMD compilation ------------------------
 
 def hlo_sharding(mesh_sizes, mesh_axis_names, spec, ndim):

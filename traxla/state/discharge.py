@@ -18,6 +18,7 @@ from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import (addupdate_p, empty_ref_p, free_ref_p, freeze_p, get_p,
                             is_ref_aval, jaxpr_has_refs, new_ref_p, swap_p)
 from traxla.tracer.staging import trace_to_jaxpr
+from traxla.autodiff.custom import custom_vjp_call_p
 from traxla import primitives as prims
 from traxla.state.ref import numpy_api
 from traxla.tracer.interpret import eval_jaxpr
@@ -43,7 +44,11 @@ def discharge_call(prim, args, params):
         pass
     eqn = _Eqn()
     eqn.primitive, eqn.params = prim, params
-    return _RULES[prim](eqn, list(args))
+    boxes = [a for a in args if type(a) is _state_ref.Ref]
+    outs = _RULES[prim](eqn, list(args))
+    for box in boxes:  # a value of a transformation the Ref was made outside: unwrapped
+        box._value = _state_ref._value_for(box, box._value)
+    return outs
 
 
 def _literal_value(x):
@@ -317,8 +322,49 @@ def _cond(eqn, invals):
     return outs[n_refs:]
 
 
+def _custom_vjp_call(eqn, invals):
+    """A custom_vjp function called with refs: one pure ``custom_vjp_call`` of the refs'
+    values, their final values extra results, so that a later ``grad`` still applies the
+    user's rules; its ``fwd`` runs the user's on fresh refs of those values."""
+    params = dict(eqn.params)
+    if not any(_is_cell(x) for x in invals):
+        return custom_vjp_call_p.bind(*invals, **_discharged_params(params))
+    ref_mask = [_is_cell(x) for x in invals]
+    cells = [x for x in invals if _is_cell(x)]
+    n_consts = params["num_consts"]
+    if any(ref_mask[:n_consts]):
+        raise NotImplementedError("a custom_vjp function closing over a Ref is not supported; "
+                                  "pass the Ref as an argument.")
+    call = params["call_jaxpr"]
+    n_outs = len(call.out_avals)
+    fwd, bwd = params["fwd"], params["bwd"]
+    arg_mask = ref_mask[n_consts:]
+
+    def pure_fwd(*xs, perturbed=None):
+        refs = [_state_ref.new_ref(x) if m else x for x, m in zip(xs, arg_mask)]
+        outs, res = fwd(*refs) if perturbed is None else fwd(*refs, perturbed=perturbed)
+        if any(_state_ref.is_ref(r) for r in res):
+            raise NotImplementedError(
+                f"the custom_vjp fwd rule {fwd} returns a Ref among its residuals, which "
+                "traxla supports outside jit only.")
+        finals = [_state_ref.freeze(r) for r, m in zip(refs, arg_mask) if m]
+        return list(outs) + finals, res
+
+    def pure_bwd(res, cts):
+        return bwd(res, list(cts)[:n_outs])
+
+    outs = custom_vjp_call_p.bind(
+        *[_as_value(c.value) if m else x for x, m, c in
+          zip(invals, ref_mask, [x if _is_cell(x) else None for x in invals])],
+        **dict(params, call_jaxpr=discharge(call), fwd=type(fwd)(pure_fwd, str(fwd)),
+               bwd=type(bwd)(pure_bwd, str(bwd))))
+    for c, v in zip(cells, outs[n_outs:]):
+        c.value = v
+    return outs[:n_outs]
+
+
 _RULES = {new_ref_p: _new_ref, empty_ref_p: _empty_ref, get_p: _get, swap_p: _swap,
           addupdate_p: _addupdate, freeze_p: _freeze, free_ref_p: _free_ref, jit_p: _jit,
-          scan_p: _scan, while_p: _while, cond_p: _cond}
+          scan_p: _scan, while_p: _while, cond_p: _cond, custom_vjp_call_p: _custom_vjp_call}
 
 import traxla.state.ref as _state_ref  # noqa: E402  (it imports this module: bound once both are defined)

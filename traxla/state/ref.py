@@ -22,18 +22,20 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_ref_p, free_ref_p,
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
-from traxla.tracer import Tracer, traces as trace_core
-from traxla.ir.jaxpr import subjaxprs, ClosedJaxpr, Jaxpr
+from traxla.tracer import EvalTrace as _EvalTrace, Tracer, traces as trace_core
+from traxla.ir.jaxpr import subjaxprs, Literal
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.ir.rules.refs import jaxpr_has_refs
+from traxla.tracer.interpret import eval_jaxpr as _eval_jaxpr
 from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
-from traxla import primitives as prims, tree_util
+from traxla import primitives as prims
 import traxla.api as _api
+import traxla.autodiff.ad as _ad
+from traxla.autodiff.custom import custom_vjp_call_p
 from traxla.ir.dtypes import canonicalize
 from traxla.runtime import to_array
-from traxla.runtime.executable import Executable
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
            "new_ref", "set", "swap"]
@@ -54,15 +56,24 @@ def _is_staged_ref(x) -> bool:
     return isinstance(x, Tracer) and is_ref_aval(x.aval)
 
 
+def is_ref(x) -> bool:
+    """A ``Ref`` object or a ref-typed tracer."""
+    return isinstance(x, Ref) or _is_staged_ref(x)
+
+
 class Ref:
     """A mutable array reference outside staging (see the module docstring)."""
 
-    __slots__ = ("_value", "_aval", "_trace", "__weakref__")
+    __slots__ = ("_value", "_aval", "_trace", "_owned", "__weakref__")
 
-    def __init__(self, value, aval: AbstractRef):
+    def __init__(self, value, aval: AbstractRef, owned: bool = False):
         self._value = value
         self._aval = aval
         self._trace = trace_core.current_trace()
+        # ``_owned is _value`` when no one else holds that buffer: a jit call may then update
+        # it in place (donate it). Handing the value out, or storing a value from outside,
+        # ends that; the next such call copies first.
+        self._owned = value if owned else None
 
     aval = property(lambda self: self._aval)
     is_array_ref = True  # vmap maps a Ref argument through its value (batching/core.py)
@@ -75,6 +86,7 @@ class Ref:
 
     @property
     def value(self):  # what the discharge pass reads and writes (a cell's interface)
+        self._owned = None
         return self._value
 
     @value.setter
@@ -86,9 +98,24 @@ class Ref:
     size = property(lambda self: self._aval.size)
 
     def _checked_value(self):
-        """The current value. A ref made in an enclosing trace is readable anywhere below
-        it (its value is a constant there); writes are checked by ``_check_write``."""
+        """The current value, handed out (so no longer updated in place). A ref made in an
+        enclosing trace is readable anywhere below it (its value is a constant there);
+        writes are checked by ``_check_write``."""
+        self._owned = None
         return self._value
+
+    def _donatable(self):
+        """The current value as a buffer that only this ref holds (copied if it may be
+        shared), for a compiled call that updates it in place."""
+        if self._owned is not self._value:
+            self._value = self._owned = prims.copy_p_bind(to_array(self._value))
+        return self._value
+
+    def _set_owned(self, value):
+        self._value = self._owned = value
+
+    def unsafe_buffer_pointer(self):
+        return self._value.unsafe_buffer_pointer()
 
     def _check_write(self, value):
         _check_write_into(self._aval, self._trace, value)
@@ -112,44 +139,71 @@ class Ref:
         return np.asarray(self._checked_value(), dtype=dtype)
 
     def __repr__(self):
-        text = repr(self._value)
+        value = self._value
+        cached = getattr(value, "_npy", False)
+        text = repr(value)
+        if cached is None and self._owned is value:
+            # the host copy of the buffer repr made is a view of it on CPU: kept, it would
+            # stop the next jit call from updating the buffer in place
+            value._npy = None
         return "Ref(" + text[len("Array("):] if text.startswith("Array(") else f"Ref({text})"
 
     def __hash__(self):
         return id(self)
 
 
-def _check_write_into(aval, ref_trace, value):
+def _check_write_into(aval, ref_trace, value, op="a set/swap"):
     """A value of a deeper trace (differentiated or batched inside grad/vmap) cannot be
-    stored in a ref made outside it: the ref would outlive the tracer (JAX's errors)."""
+    stored in a ref made outside it: the ref would outlive the tracer (JAX's errors, of
+    JAX's bare ``Exception`` class)."""
     if not isinstance(value, Tracer) or value._trace is ref_trace:
         return
     kind = type(value._trace).__name__
     if "JVP" in kind or "Lineariz" in kind:
-        raise ValueError(
+        raise Exception(  # noqa: TRY002  (JAX's class)
             "performing a set/swap operation with a differentiated value on a "
             f"non-differentiated array reference of type {aval}. Move the array "
             "reference to be an argument of the differentiated function?")
     if "Batch" in kind:
-        raise ValueError(
-            "performing a set/swap operation with vmapped value on an unbatched array "
+        raise Exception(  # noqa: TRY002  (JAX's class)
+            f"performing {op} operation with vmapped value on an unbatched array "
             f"reference of type {aval}. Move the array reference to be an "
             "argument to the vmapped function?")
     raise ValueError(f"A value traced by {kind} cannot be stored in a Ref of type "
                      f"{aval} created outside that transformation.")
 
 
+def _value_for(ref, value):
+    """A final value computed for ``ref`` under transformations the ref was made outside:
+    their tracers unwrapped down to the ref's own trace when they carry no derivative or
+    batch; JAX's error when they do."""
+    while isinstance(value, Tracer) and value._trace is not ref._trace:
+        if hasattr(value, "tangent"):  # a JVP tracer
+            if type(value.tangent).__name__ != "Zero":
+                break
+            value = value.primal
+        elif hasattr(value, "batch_dim"):  # a batch tracer
+            if value.batch_dim is not None:
+                break
+            value = value.val
+        else:
+            break
+    _check_write_into(ref._aval, ref._trace, value)
+    return value
+
+
 class _RefAt:
-    """``ref.at[idx]``: a view of part of a ref, read with ``get()``/``[...]`` and
-    written with ``set(v)``/``[...] = v``."""
+    """``ref.at[idx]``: a view of part of a ref (JAX's transformed ref). It is read with
+    ``get()``/``[...]``, written with ``set(v)``/``[...] = v``, and indexed further
+    (``ref.at[i][j]``, ``ref.at[i].at[j]``): the indices compose into one index of the ref."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "idx")
 
-    def __init__(self, ref):
-        self.ref = ref
+    def __init__(self, ref, idx=None):
+        self.ref, self.idx = ref, idx
 
     def __getitem__(self, idx):
-        return _RefView(self.ref, idx)
+        return _RefView(self.ref, idx if self.idx is None else _compose(self.ref, self.idx, idx))
 
 
 class _RefView:
@@ -158,12 +212,6 @@ class _RefView:
     def __init__(self, ref, idx):
         self.ref, self.idx = ref, idx
 
-    def _whole(self, idx, what):
-        if idx is Ellipsis or idx == ():
-            return self.idx
-        raise NotImplementedError(f"{what} a view `ref.at[{self.idx!r}]` with a further index "
-                                  f"{idx!r} is not supported; index the ref directly.")
-
     def get(self):
         return get(self.ref, self.idx)
 
@@ -171,13 +219,74 @@ class _RefView:
         set(self.ref, self.idx, value)
 
     def __getitem__(self, idx):
-        return get(self.ref, self._whole(idx, "reading"))
+        return get(self.ref, _compose(self.ref, self.idx, idx))
 
     def __setitem__(self, idx, value):
-        set(self.ref, self._whole(idx, "writing"), value)
+        set(self.ref, _compose(self.ref, self.idx, idx), value)
+
+    @property
+    def at(self):
+        return _RefAt(self.ref, self.idx)
 
     shape = property(lambda self: get_aval(self.ref, self.idx).shape)
     dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: len(self.shape))
+
+
+def _whole(idx) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and not idx)
+
+
+def _compose(ref, view_idx, idx):
+    """The index of ``ref`` that ``ref.at[view_idx][idx]`` names: each axis the view keeps
+    (a slice, or a single 1-D integer array, which keeps its place) indexed by the entry of
+    ``idx`` for it; the view's scalar integer indices kept."""
+    if _whole(idx):
+        return view_idx
+    tree, operands = make_indexer(ref.shape, view_idx)
+    dims = tree.dims if not tree.trivial else [("slice", 0, n, 1) for n in ref.shape]
+    shapes = [np.shape(o) for o in operands]
+    if sum(bool(sh) for sh in shapes) > 1 or any(len(sh) > 1 for sh in shapes):
+        raise NotImplementedError("Indexing further a view `ref.at[...]` taken with several "
+                                  "or multidimensional integer arrays is not supported; "
+                                  "index the ref directly.")
+    kept, ops = [], iter(zip(operands, shapes))  # per view axis: (kind, data, size)
+    for dim in dims:
+        if dim[0] == "int":
+            o, sh = next(ops)
+            kept.append(("array", o, sh[0]) if sh else ("scalar", o, None))
+        else:
+            kept.append(("slice", dim, dim[2]))
+    view_shape = [size for kind, _, size in kept if kind != "scalar"]
+    inner, inner_ops = make_indexer(view_shape, idx)
+    inner_dims = iter(inner.dims if not inner.trivial
+                      else [("slice", 0, n, 1) for n in view_shape])
+    inner_ops, out = iter(inner_ops), []
+    for kind, data, size in kept:
+        if kind == "scalar":
+            out.append(data)
+            continue
+        inner_dim = next(inner_dims)
+        if inner_dim[0] == "int":
+            i = next(inner_ops)
+            if isinstance(i, (int, np.integer)) and i < 0:
+                i += size
+            if kind == "array":
+                out.append(data[i])
+            else:
+                _, start, _, stride = data
+                out.append(start + i * stride if isinstance(i, (int, np.integer))
+                           else i * stride + start)
+            continue
+        _, s2, n2, st2 = inner_dim
+        if kind == "array":
+            out.append(data[s2:s2 + (n2 - 1) * st2 + 1 if n2 else s2:st2])
+            continue
+        _, start, _, stride = data
+        first = start + s2 * stride
+        out.append(slice(first, first + (n2 - 1) * st2 * stride + 1 if n2 else first,
+                         st2 * stride))
+    return tuple(out)
 
 
 # -- indexers ----------------------------------------------------------------------------
@@ -288,7 +397,11 @@ def new_ref(init_val, *, memory_space=None, kind=None):
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
     value = numpy_api.array(init_val, copy=True)
     aval = new_ref_p.abstract_eval(value.aval, memory_space=memory_space, kind=kind)
-    return Ref(value, aval)
+    if isinstance(value, Tracer):  # made under grad/vmap: a value of that trace
+        return Ref(value, aval)
+    if value is init_val:  # an Array (``array`` copies only what it converts): the ref's own
+        value = prims.copy_p_bind(value)
+    return Ref(value, aval, owned=True)
 
 
 def empty_ref(ty, memory_space=None):
@@ -302,17 +415,20 @@ def empty_ref(ty, memory_space=None):
 
 def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
+    if isinstance(ref, _RefView):
+        return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        value = ref._checked_value()
         get_aval(ref, idx)  # the same checks as the staged equation
-        return value[numpy_index(tree, operands)]
+        return _eager_get(ref, tree, operands)
     return get_p.bind(ref, *operands, tree=tree)
 
 
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
+    if isinstance(ref, _RefView):
+        return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
     if isinstance(value, Ref) or _is_staged_ref(value):
         raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it "
@@ -320,14 +436,8 @@ def swap(ref, idx, value, _function_name="ref_swap"):
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._checked_value()
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
-        index = numpy_index(tree, operands)
-        old = current[index]
-        new = value if tree.trivial else current.at[index].set(value)
-        ref._check_write(new)
-        ref._value = new
-        return old
+        return _eager_swap(ref, value, tree, operands)
     if _is_staged_ref(ref) and not _staging():  # a jit's ref written under grad/vmap in it
         _check_write_into(ref.aval, ref._trace, value)
     return swap_p.bind(ref, value, *operands, tree=tree)
@@ -340,20 +450,72 @@ def set(ref, idx, value):  # noqa: A001  (JAX's name: jax.ref.set)
 
 def addupdate(ref, idx, x):
     """``ref[idx] += x`` as one accumulation (``jax.ref.addupdate``)."""
+    if isinstance(ref, _RefView):
+        raise NotImplementedError("Only single indexer is supported.")  # (JAX's refusal)
     _check_ref(ref, "ref_addupdate")
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
     if isinstance(ref, Ref) and not _staging():
-        current = ref._checked_value()
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
-        new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
-        ref._check_write(new)
-        ref._value = new
+        _eager_addupdate(ref, x, tree, operands)
         return None
     if _is_staged_ref(ref) and not _staging():
-        _check_write_into(ref.aval, ref._trace, x)
+        _check_write_into(ref.aval, ref._trace, x, "an addupdate")
     addupdate_p.bind(ref, x, *operands, tree=tree)
     return None
+
+
+# -- a Ref object's accesses, run in Python (in program order) -----------------------------
+
+def _eager_get(ref, tree, operands):
+    value = ref._checked_value() if tree.trivial else ref._value  # (a whole read hands it out)
+    out = value[numpy_index(tree, operands)]
+    if ref._aval.inner_aval.weak_type and not prims.aval_of(out).weak_type:
+        # a read has the ref's type, weakness included (a stored value may have lost it)
+        out = prims._convert_element_type(out, ref._aval.dtype, True)
+    return out
+
+
+def _eager_swap(ref, value, tree, operands):
+    current = ref._value
+    index = numpy_index(tree, operands)
+    old = current[index]
+    new = value if tree.trivial else current.at[index].set(value)
+    ref._check_write(new)
+    ref._value = new
+    return old
+
+
+def _eager_addupdate(ref, x, tree, operands):
+    current = ref._value
+    new = current + x if tree.trivial else current.at[numpy_index(tree, operands)].add(x)
+    _check_write_into(ref._aval, ref._trace, new, "an addupdate")
+    ref._value = new
+
+
+def _operand_value(x):
+    """A jaxpr operand as an array (a literal of a jaxpr run over a Ref object)."""
+    if isinstance(x, Literal):
+        return numpy_api.asarray(np.asarray(x.val, dtype=x.aval.dtype))
+    return x
+
+
+def _eager_ref_op(prim, args, params):
+    """A ref primitive bound on a ``Ref`` object outside staging (a jaxpr evaluated over
+    Refs, a JVP rule's access to a primal or tangent Ref): run as the functions run it."""
+    ref, *rest = args
+    if prim is freeze_p:
+        return ref._checked_value()
+    if prim is free_ref_p:
+        return []
+    tree = params["tree"]
+    if prim is get_p:
+        return _eager_get(ref, tree, rest)
+    value, operands = _operand_value(rest[0]), rest[1:]
+    if prim is swap_p:
+        return _eager_swap(ref, value, tree, operands)
+    _eager_addupdate(ref, value, tree, operands)
+    return []
 
 
 def freeze(ref):
@@ -405,48 +567,6 @@ def install_on_tracer():
 
 
 
-# -- jit with Ref arguments ----------------------------------------------------------------
-
-def call_with_refs(jitted, args, kwargs):
-    """``jit(f)(ref, x)``: ``f`` runs staged with each ``Ref`` argument as a staged ref
-    (``new_ref`` of its value, ``freeze`` at the end); the final values are written back
-    into the ``Ref`` objects, so the caller sees the mutations as in JAX."""
-    dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    is_ref = tuple(isinstance(x, Ref) for x in leaves)
-    refs = [x for x in leaves if isinstance(x, Ref)]
-    if len({id(r) for r in refs}) != len(refs):
-        raise ValueError(f"{jitted.name} got the same Ref twice among its arguments; a Ref "
-                         "may be passed only once (aliasing refs are not supported).")
-    key = (in_tree, is_ref, static_key)
-    cache = jitted.__dict__.setdefault("_ref_wrappers", {})
-    wrapper = cache.get(key)
-    if wrapper is None:
-        def with_refs(*flat):
-            staged = [new_ref(v) if r else v for v, r in zip(flat, is_ref)]
-            a, kw = tree_util.tree_unflatten(in_tree, staged)
-            full_args, full_kwargs = jitted._merge_static(args, kwargs, a, kw)
-            out = jitted.fun(*full_args, **full_kwargs)
-            return out, [freeze(r) for r, m in zip(staged, is_ref) if m]
-        with_refs.__name__ = jitted.name
-        wrapper = cache[key] = _api.jit(with_refs)
-    values = [x._checked_value() if isinstance(x, Ref) else x for x in leaves]
-    out, finals = wrapper(*values)
-    for ref, value in zip(refs, finals):
-        ref._value = value
-    return out
-
-
-def check_no_refs_returned(out_leaves, debug_info):
-    """JAX's error for a jit-compiled function that returns a ref."""
-    for x in out_leaves:
-        if isinstance(x, Ref) or _is_staged_ref(x):
-            fn = debug_info.func_src_info if debug_info is not None else "a function"
-            raise ValueError(f"function {fn} traced for jit returned a mutable array reference "
-                             f"of type {x.aval}, but mutable array references cannot be "
-                             "returned.")
-
-
 # -- Ref objects met by a staged body or a call -------------------------------------------
 
 def _lift(trace, ref: Ref):
@@ -482,60 +602,69 @@ def _bind_with_refs(prim, args, params):
             staged_ref = True
     if staged_ref and prim not in _TAKES_REFS:
         ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))
-        raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
-                        f"{ref.aval}; read its value with `ref[...]` first.")
+        raise _ref_operand_error(prim, ref)
     if has_box:
         if _staging():
             trace = trace_core.current_trace()
+            inner = [a for a in args if type(a) is Ref and _made_within(a, trace)]
+            if inner:
+                return _bind_over_inner_refs(trace, prim, args, params, inner)
             args = [_lift(trace, a) if type(a) is Ref else a for a in args]
         elif prim in _CALLS:
             return _state_discharge.discharge_call(prim, args, params)
+        elif prim in _REF_OPS and type(args[0]) is Ref:
+            return _eager_ref_op(prim, args, params)
+        elif prim is custom_vjp_call_p:  # a jaxpr evaluated over Refs (under grad...)
+            if type(trace_core.current_trace()) is _EvalTrace:
+                return _eval_jaxpr(params["call_jaxpr"], (), *args)
+            return _base_bind(prim, args, params)
         else:
-            ref = next(a for a in args if type(a) is Ref)
-            raise TypeError(f"`{prim.name}` requires array arguments, but got a Ref of type "
-                            f"{ref.aval}; read its value with `ref[...]` first.")
+            raise _ref_operand_error(prim, next(a for a in args if type(a) is Ref))
     elif prim in _CALLS and not _staging() and any(
             jaxpr_has_refs(s) for s in subjaxprs(params)):
         return _state_discharge.discharge_call(prim, args, params)
     return _base_bind(prim, args, params)
 
 
+def _made_within(ref, trace) -> bool:
+    """Whether ``ref`` was made under a transformation running inside ``trace``."""
+    t = ref._trace
+    while t is not None and type(t) is not _EvalTrace:
+        t = getattr(t, "parent", None)
+        if t is trace:
+            return True
+    return False
+
+
+def _bind_over_inner_refs(trace, prim, args, params, inner):
+    """A staged operation on ``Ref`` objects made inside a transformation that runs within
+    this staging (a ref made under grad inside a jit, met by a custom_vjp rule staged in
+    the jit): such a Ref holds values of this trace and lives no longer than it, so it is
+    staged as a fresh ref of its current value, and takes the final value back."""
+    if prim in _REF_OPS and type(args[0]) is Ref and args[0] in inner:
+        return _eager_ref_op(prim, args, params)
+    staged = {id(box): trace.process_primitive(
+        new_ref_p, [box._value], {"memory_space": None, "kind": None}) for box in inner}
+    args = [staged[id(a)] if id(a) in staged else _lift(trace, a) if type(a) is Ref else a
+            for a in args]
+    outs = _base_bind(prim, args, params)
+    for box in inner:
+        box._value = trace.process_primitive(freeze_p, [staged[id(box)]], {})
+    return outs
+
+
+def _ref_operand_error(prim, ref):
+    return ValueError(f"Attempting to pass a Ref {ref.aval} to a primitive: {prim.name} -- did "
+                      "you forget to unpack ([...]) the ref?")
+
+
 _base_bind = trace_core.bind
 _thread_state = trace_core._state
 _CALLS = frozenset({scan_p, while_p, cond_p, jit_p})
-_TAKES_REFS = _CALLS | frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
+_REF_OPS = frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
+_TAKES_REFS = _CALLS | _REF_OPS | {custom_vjp_call_p}  # (a custom_vjp function's Ref argument)
 set_bind_hook(_bind_with_refs, _bind_method)
+_ad.new_zeros_ref[0] = new_ref
 
-
-def closes_over_refs(closed) -> bool:
-    return any(type(c) is Ref for c in closed.consts)
-
-
-def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
-    """``jit(f)(x)`` where ``f`` mutates a ``Ref`` it closes over: the refs become extra
-    arguments and results of the compiled program, written back after each call."""
-    cache = jitted.__dict__.setdefault("_ref_closure_programs", {})
-    is_box = [type(c) is Ref for c in closed.consts]
-    boxes = [c for c in closed.consts if type(c) is Ref]
-    entry = cache.get(key)
-    if entry is None or entry[0] is not closed:
-        j = closed.jaxpr
-        opened = ClosedJaxpr(
-            Jaxpr([v for v, b in zip(j.constvars, is_box) if not b],
-                  list(j.invars) + [v for v, b in zip(j.constvars, is_box) if b],
-                  j.outvars, j.eqns, j.debug_info),
-            [c for c, b in zip(closed.consts, is_box) if not b])
-        pure = _state_discharge.discharge(opened)
-        program = _stages.lower_program(pure, jitted.name, [False] * len(pure.jaxpr.invars), True)
-        entry = cache[key] = (closed, Executable(program.module, program.in_avals,
-                                                 pure.out_avals))
-    for box in boxes:
-        box._checked_value()
-    outs = entry[1].execute(list(arrays) + [to_array(b._value) for b in boxes])
-    n_outs = len(outs) - len(boxes)
-    for box, value in zip(boxes, outs[n_outs:]):
-        box._value = value
-    return tree_util.tree_unflatten(out_tree, outs[:n_outs])
 
 import traxla.state.discharge as _state_discharge  # noqa: E402  (it imports this module: bound once both are defined)
-import traxla.stages as _stages  # noqa: E402  (it imports this module: bound once both are defined)

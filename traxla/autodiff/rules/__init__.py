@@ -21,3 +21,4 @@ from traxla.autodiff.rules import shard_map  # noqa: F401,E402  (shard_map, and 
 from traxla.autodiff.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.autodiff.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
 from traxla.autodiff.rules import device_put  # noqa: F401,E402  (device_put of traced values)
+from traxla.autodiff.rules import refs  # noqa: F401,E402  (get, swap, addupdate of differentiated refs)

@@ -154,14 +154,14 @@ def _indexed_type(name, ref, idx_avals, tree):
             raise TypeError(f"`{name}`: a ref is indexed by integers or slices; got an index "
                             f"of type {a.str_short(False)}.")
     shape = tree.result_shape([a.shape for a in idx_avals])
-    return ShapedArray(shape, ref.dtype)
+    return ShapedArray(shape, ref.dtype, ref.inner_aval.weak_type)  # (JAX keeps weakness)
 
 
 def _new_ref_rule(init, *, memory_space=None, kind=None):
     if is_ref_aval(init):
         raise ValueError("Cannot store a Ref into another Ref. Did you forget to load from it "
                          "using `[...]`?")
-    return AbstractRef(ShapedArray(init.shape, init.dtype), memory_space, kind)
+    return AbstractRef(ShapedArray(init.shape, init.dtype, init.weak_type), memory_space, kind)
 
 
 def _empty_ref_rule(*, ty, memory_space=None):

@@ -1,0 +1,99 @@
+"""JAX 0.10.2's array-ref documentation runs under traxla as under JAX: every code cell of
+``docs/array_refs.md`` (a copy in tests/data, see NOTICE.md) prints, returns and raises as
+it does with JAX (``tools/doc_cells.py`` runs the page in two child processes), and every
+name ``docs/jax.ref.rst`` documents exists in ``traxla.ref``."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+
+import traxla
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+
+
+def _doc_cells():
+    spec = importlib.util.spec_from_file_location(
+        "doc_cells", os.path.join(HERE, os.pardir, "tools", "doc_cells.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reading_cells_of_a_myst_page():
+    doc_cells = _doc_cells()
+    cells = doc_cells.read_cells(os.path.join(DATA, "array_refs.md"))
+    assert len(cells) == 19
+    assert cells[0].source.startswith("import jax\nimport jax.numpy as jnp")
+    assert all(c.skip is None for c in cells)
+    # the comparison's normalization: addresses numbered by first appearance, class paths cut
+    assert doc_cells.normalize("123456789012 x 0x7f00aa00 123456789012") == "<#1> x <#2> <#1>"
+    assert doc_cells.normalize("<class 'jax._src.core.Tracer'>") == "<class 'Tracer'>"
+
+
+_SYNTHETIC_PAGE = """\
+# A page
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+
+1 / 0
+```
+
+```{code-cell}
+---
+tags: [skip-execution, hide-input]
+---
+never()
+```
+
+```{code-cell} ipython3
+!pip install something
+%timeit -n 3 x = 1
+print(x)
+```
+
+````{code-cell}
+%%bash
+echo cell magic
+````
+"""
+
+
+def test_reading_tags_and_ipython_syntax(tmp_path):
+    doc_cells = _doc_cells()
+    page = tmp_path / "page.md"
+    page.write_text(_SYNTHETIC_PAGE)
+    cells = doc_cells.read_cells(str(page))
+    assert [c.tags for c in cells] == [["raises-exception"], ["skip-execution", "hide-input"],
+                                       [], []]
+    assert [c.skip for c in cells] == [None, "skip-execution", None, "cell magic"]
+    assert cells[0].source.strip() == "1 / 0"
+    assert cells[2].source.split("\n")[1:] == ["x = 1", "print(x)"]
+    namespace = {}
+    records = [doc_cells.run_cell(c, namespace) for c in (cells[0], cells[2])]
+    assert records[0]["exception"] == "ZeroDivisionError"
+    assert records[1]["stdout"] == "1\n" and records[1]["exception"] is None
+    # a cell JAX marks as raising counts as the same when both raise the same class
+    assert doc_cells.compare(cells[0], records[0], dict(records[0], message="other"))[0]
+    assert not doc_cells.compare(cells[2], records[1], dict(records[1], stdout="2\n"))[0]
+
+
+def test_array_refs_page_runs_cell_for_cell_as_under_jax():
+    doc_cells = _doc_cells()
+    page = os.path.join(DATA, "array_refs.md")
+    cells, want, got = doc_cells.check_page(page, timeout=300)
+    out = io.StringIO()
+    same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
+    assert counted == len(cells) == 19
+    assert same == counted, out.getvalue()
+    assert out.getvalue().rstrip().endswith("19 of 19 cells behave as under JAX")
+
+
+def test_jax_ref_api_page_names_exist():
+    module, names = _doc_cells().autosummary_names(os.path.join(DATA, "jax.ref.rst"))
+    assert module == "jax.ref" and len(names) == 8
+    missing = [n for n in names if not hasattr(traxla.ref, n)]
+    assert not missing, missing
