@@ -334,13 +334,14 @@ class ModuleShardings:
 
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,
-                aliases=None, result_names=None):
+                aliases=None, result_names=None, platform: str | None = None):
     """Lowers ``closed`` to a verified module whose public ``@main`` computes it.
     ``aliases``: per argument, the index of the result that may reuse its (donated)
     buffer, or None (emitted as ``tf.aliasing_output``, as JAX does). ``result_names``:
-    each result's ``jax.result_info`` (default ``result[i]``)."""
+    each result's ``jax.result_info`` (default ``result[i]``). ``platform``: the platform
+    to lower for (default: the default backend's)."""
     with context(), ir.Location.unknown():
-        builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder = ModuleBuilder(f"jit_{_sanitize(name)}", platform=platform)
         builder.scope_prefix = f"jit({name})"
         if shardings is not None:
             i32 = ir.IntegerType.get_signless(32)
