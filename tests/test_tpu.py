@@ -90,7 +90,7 @@ _CLOSE = {
     "matmul highest": (lambda a, b: jnp.dot(a, b, precision="highest"), (A, B),
                        lambda a, b: a @ b, 1e-5),
     "tanh exp": (lambda a: jnp.tanh(a) * jnp.exp(a / 4), (A,),
-                 lambda a: np.tanh(a) * np.exp(a / 4), 1e-5),
+                 lambda a: np.tanh(a) * np.exp(a / 4), 2e-4),  # the TPU's tanh/exp: ~1e-4
     "softmax": (lambda a: traxla.nn.softmax(a, axis=-1), (A,),
                 lambda a: np.exp(a - a.max(-1, keepdims=True))
                 / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True), 1e-5),
