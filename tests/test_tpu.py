@@ -48,6 +48,10 @@ def test_device_put_between_cpu_and_tpu():
     back = traxla.device_put(on_tpu * 2, cpu)
     assert back.devices() == {cpu}
     np.testing.assert_array_equal(np.asarray(back), host * 2)
+    # computing with a CPU-placed array runs on the CPU, as in JAX (committed arrays)
+    tripled = back * 1.5
+    assert tripled.devices() == {cpu}
+    np.testing.assert_array_equal(np.asarray(tripled), host * 3)
 
 
 def test_donated_buffer_is_reused_and_deleted():

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import jax
+import jax.export  # noqa: F401 (jax.export.export)
 import jax.numpy as jnp_
 from jax import lax as jlax
 
 import traxla
+import traxla.export  # noqa: F401
 import traxla.numpy as tnp
 from traxla import lax as tlax
 
@@ -87,8 +89,39 @@ def test_lowering_for_an_absent_platform_then_compiling_for_this_one():
     np.testing.assert_array_equal(np.asarray(lowered.compile()(X)), X + 1)
 
 
+def _multi_text(mod, np_, lax_, platforms, export=False):
+    def f(x, i):
+        y = mod.jit(lambda a: np_.sin(a) @ a.T)(x) @ x  # a nested jit: takes the index too
+        return y * 2.0 + (i @ x)
+    if export:
+        return mod.export.export(mod.jit(f), platforms=platforms)(X, I.T[:, :3]).mlir_module()
+    return _lower(mod.jit, f, (X, I.T[:, :3]), platforms)
+
+
+def _strip_locations(text):
+    return "\n".join(re.sub(r" loc\([^)]*\)", "", line) for line in text.splitlines()
+                     if not line.startswith("#loc"))
+
+
+@pytest.mark.parametrize("platforms", [("cpu", "tpu"), ("tpu", "cpu"), ("cpu", "cuda", "tpu")])
+def test_several_platforms_lower_as_jax_per_equation(platforms):
+    # JAX's form: each function takes the platform index, and an equation whose rules differ
+    # by platform is a case (platform -> rule, then one branch per rule)
+    want = _multi_text(jax, jnp_, jlax, platforms)
+    got = _multi_text(traxla, tnp, tlax, platforms)
+    rename = lambda t: t.replace('@"<lambda>"', "@_lambda")  # noqa: E731 (a known naming diff)
+    assert rename(got) == rename(want)
+
+
+def test_export_for_several_platforms_is_jax_text():
+    want = _strip_locations(_multi_text(jax, jnp_, jlax, ("cpu", "tpu"), export=True))
+    got = _strip_locations(_multi_text(traxla, tnp, tlax, ("cpu", "tpu"), export=True))
+    rename = lambda t: t.replace('@"<lambda>"', "@_lambda")  # noqa: E731
+    assert _structure(rename(got)) == _structure(rename(want))
+
+
 def test_lowering_for_several_platforms_takes_the_platform_index():
-    text = _lower(traxla.jit, lambda x: x * 2, (X,), ("cpu", "tpu"))
+    text = _lower(traxla.jit, lambda x: x @ x.T, (X,), ("cpu", "tpu"))
     assert re.search(r'@main\(%arg0: tensor<i32> \{jax.global_constant = "_platform_index"\}',
                      text)
     assert "stablehlo.case" in text
@@ -197,3 +230,14 @@ def test_cpu_machine_keeps_the_cpu_default_and_refuses_tpu_by_name():
     assert traxla.default_backend() == "cpu"
     with pytest.raises(RuntimeError, match="Unknown backend tpu"):
         traxla.devices("tpu")
+
+
+def test_platform_dependent_exported_for_several_platforms_runs_the_cpu_branch():
+    from traxla import export
+    f = lambda x: tlax.platform_dependent(x, cpu=tnp.cos, tpu=tnp.sin)  # noqa: E731
+    exp = export.export(traxla.jit(f), platforms=("tpu", "cpu"))(X)
+    assert exp.mlir_module().count("stablehlo.case") >= 2
+    np.testing.assert_allclose(np.asarray(exp.call(X)), np.cos(X), rtol=1e-6)
+    # and JAX, calling traxla's artifact, picks the same branch
+    np.testing.assert_allclose(np.asarray(jax.export.deserialize(exp.serialize()).call(X)),
+                               np.cos(X), rtol=1e-6)

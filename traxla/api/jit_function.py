@@ -224,6 +224,9 @@ class JitFunction(Wrapped):
     def _lower_program(self, closed, donated, placements, mesh, out_tree=None, platform=None):
         shardings_for = None
         if mesh is not None:
+            mesh_platform = mesh.devices.flat[0].platform
+            if platform is None and mesh_platform != get_backend().devices[0].platform:
+                platform = mesh_platform  # another platform's devices (the CPU beside a TPU)
             def shardings_for(kept_closed, idx):
                 return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
                                          self._out_specs(kept_closed))

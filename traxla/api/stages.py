@@ -253,18 +253,13 @@ def _canonical_lowering_platforms(platforms):
 
 
 def _lower_multi_platform(info, platforms) -> LoweredProgram:
-    """A module for several platforms: ``@main(%platform_index, args...)`` selects each
-    platform's lowering with a ``stablehlo.case`` (the export convention)."""
-    from traxla.lowering.export import lower_for_export
+    """A module for several platforms, as JAX's: every function takes the platform index
+    first, and each equation whose lowering differs by platform is a ``stablehlo.case``."""
     if info.mesh is not None:
         raise NotImplementedError("lowering for several platforms with shardings: lower for "
                                   "one platform at a time")
-    closed = discharge_if_needed(info.closed)
-    lowered = lower_for_export(closed, info.name, platforms, result_names(info.out_tree),
-                               keep_unused=info.jitted.keep_unused)
-    kept = lowered.kept if len(lowered.kept) != len(closed.jaxpr.invars) else None
-    in_avals = [closed.in_avals[i] for i in lowered.kept]
-    program = LoweredProgram(lowered.module, kept, None, in_avals)
+    program = info.jitted._lower_program(info.closed, info.donated, info.placements,
+                                         info.mesh, info.out_tree, platform=platforms)
     program.platforms = platforms
     return program
 

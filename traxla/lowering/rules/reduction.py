@@ -10,7 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.reduction import P, dot_general_p
 from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
                     op_result, rule_cache, tensor_type)
-from traxla.lowering.registry import register_direct_op, register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import compare, convert
 
 
@@ -107,12 +107,17 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
     dtype = out.dtype
     if lhs_aval.dtype != rhs_aval.dtype and (_converts is None or
                                              _converts(lhs_aval.dtype, rhs_aval.dtype)):
-        if lhs_aval.dtype != dtype:
-            lhs = convert(lhs, lhs_aval, dtype)
-        if rhs_aval.dtype != dtype:
-            rhs = convert(rhs, rhs_aval, dtype)
+        # both, as JAX (an operand already of the result's type too: an identity convert)
+        lhs = _convert_always(lhs, lhs_aval, dtype)
+        rhs = _convert_always(rhs, rhs_aval, dtype)
     return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
                      _dot_attrs(dimension_numbers, precision))
+
+
+def _convert_always(value, aval, dtype):
+    if aval.dtype != dtype:
+        return convert(value, aval, dtype)
+    return hlo.convert(aval_type(aval), value)
 
 
 def _tpu_converts(lhs_dtype, rhs_dtype) -> bool:
@@ -152,3 +157,4 @@ register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attribut
                    _dot_general)
 register_lowering(dot_general_p, functools.partial(_dot_general, _converts=_tpu_converts),
                   platform="tpu")
+mark_platform_sensitive(dot_general_p, lambda eqn: ("cpu", "tpu"))  # JAX's own rules
