@@ -127,3 +127,12 @@ def test_default_matmul_precision_changes_the_tpu_result():
     exact = A.astype(np.float64) @ B.astype(np.float64)
     assert np.abs(hi - exact).max() < 1e-4
     assert np.abs(lo - exact).max() > np.abs(hi - exact).max()
+
+
+def test_approx_max_k_runs_the_tpu_approx_top_k():
+    x = np.random.default_rng(1).permutation(256).astype(np.float32).reshape(2, 128)
+    values, indices = traxla.jit(lambda x: lax.approx_max_k(x, 4))(x)
+    values, indices = np.asarray(values), np.asarray(indices)
+    assert values.shape == (2, 4) and indices.shape == (2, 4)
+    np.testing.assert_array_equal(np.take_along_axis(x, indices, axis=1), values)
+    assert (np.diff(values, axis=1) <= 0).all()  # sorted, largest first

@@ -78,6 +78,16 @@ def test_tpu_lowering_has_jax_structure(name):
     assert (trx_cpu == trx_tpu) == (jax_cpu == jax_tpu)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, "bfloat16"])
+def test_approx_top_k_on_tpu_is_jax_approx_top_k_custom_call(dtype):
+    x = X.astype(jnp_.bfloat16 if dtype == "bfloat16" else dtype)
+    for build in (lambda l: lambda x: l.approx_max_k(x, 2),
+                  lambda l: lambda x: l.approx_min_k(x, 2, reduction_dimension=0)):
+        want = _lower(jax.jit, build(jlax), (x,), ("tpu",))
+        assert "@ApproxTopK" in want
+        assert _lower(traxla.jit, build(tlax), (x,), ("tpu",)) == want
+
+
 def test_mixed_dtype_matmul_is_converted_on_cpu_but_not_on_tpu():
     fn = lambda i, x: i @ x  # noqa: E731
     assert "stablehlo.convert" in _lower(traxla.jit, fn, (I, X), ("cpu",))
