@@ -136,3 +136,17 @@ def test_approx_max_k_runs_the_tpu_approx_top_k():
     assert values.shape == (2, 4) and indices.shape == (2, 4)
     np.testing.assert_array_equal(np.take_along_axis(x, indices, axis=1), values)
     assert (np.diff(values, axis=1) <= 0).all()  # sorted, largest first
+
+
+def test_max_pool_gradient_with_padding():
+    # the TPU's select_and_scatter with its own padding (JAX's TPU lowering)
+    x = np.random.default_rng(2).permutation(49).astype(np.float32).reshape(1, 7, 7, 1)
+    grad = traxla.jit(traxla.grad(lambda x: lax.reduce_window(
+        x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME").sum()))(x)
+    want = np.zeros_like(x)
+    for i in range(0, 7, 2):
+        for j in range(0, 7, 2):
+            block = x[0, i:i + 2, j:j + 2, 0]
+            a, b = np.unravel_index(np.argmax(block), block.shape)
+            want[0, i + a, j + b, 0] += 1
+    np.testing.assert_array_equal(np.asarray(grad), want)

@@ -88,6 +88,23 @@ def test_approx_top_k_on_tpu_is_jax_approx_top_k_custom_call(dtype):
         assert _lower(traxla.jit, build(tlax), (x,), ("tpu",)) == want
 
 
+def test_max_pool_gradient_keeps_its_padding_on_tpu_only():
+    # select_and_scatter: JAX pads explicitly on CPU/GPU and uses the op's padding on TPU
+    x = np.arange(49, dtype=np.float32).reshape(1, 7, 7, 1)
+
+    def build(mod, lax_):
+        return lambda x: mod.grad(lambda x: lax_.reduce_window(
+            x, -np.inf, lax_.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME").sum())(x)
+    for platform, padded in (("cpu", True), ("tpu", False)):
+        text = _lower(traxla.jit, build(traxla, tlax), (x,), (platform,))
+        assert ("stablehlo.pad" in text) == padded
+    want = _lower(jax.jit, build(jax, jlax), (x,), ("tpu",))
+    got = _lower(traxla.jit, build(traxla, tlax), (x,), ("tpu",))
+    # (the op and its regions; SSA names differ: traxla keeps the unused forward pass)
+    scatter = lambda t: re.sub(r"%[\w#]+", "%v", t[t.index('"stablehlo.select_and_scatter"'):])  # noqa: E731,E501
+    assert scatter(got) == scatter(want)
+
+
 def test_mixed_dtype_matmul_is_converted_on_cpu_but_not_on_tpu():
     fn = lambda i, x: i @ x  # noqa: E731
     assert "stablehlo.convert" in _lower(traxla.jit, fn, (I, X), ("cpu",))
