@@ -94,9 +94,9 @@ def test_unknown_platform_name_in_config():
             traxla.devices()
         except RuntimeError as e:
             print("ERR", e)
-    """, {"JAX_PLATFORMS": "tpu"})
-    assert "ERR Unable to initialize backend 'tpu': it is not in the list of known backends: " \
-           "['cpu', 'cuda']" in proc.stdout, proc.stdout + proc.stderr
+    """, {"JAX_PLATFORMS": "foo"})
+    assert "ERR Unable to initialize backend 'foo': Backend 'foo' is not in the list of known " \
+           "backends: ['cpu', 'cuda', 'tpu']." in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_plugin_version_mismatch_is_one_line(tmp_path):

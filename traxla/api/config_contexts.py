@@ -53,6 +53,10 @@ class _FlagState:
 def _choice(name, allowed):
     def validate(value):
         if value not in allowed:
+            if None in allowed:  # JAX's optional enum flags say so
+                raise ValueError(f"new enum value must be None or in "
+                                 f"{[a for a in allowed if a is not None]}, got {value} of type "
+                                 f"{type(value)}.")
             raise ValueError(f"new enum value must be in {allowed}, got {value!r} of type "
                              f"{type(value)} for {name}.")
         return value

@@ -10,7 +10,10 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import Array, to_array
-from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
+from traxla.runtime.array import device_put_numpy
+from traxla.runtime.backend import get_backend
+from traxla.runtime.placement import (Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding,
+                                      device_put_placed)
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
 from traxla.tracer import EvalTrace, Tracer
@@ -25,6 +28,15 @@ def _aval(x):
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
     return concrete_aval(x)
+
+
+def _to_default_device(leaf):
+    """An Array on the default device: one placed on another platform's device is copied
+    over through the host."""
+    if isinstance(leaf, Array) and leaf._placement is not None and \
+            leaf._placement.mesh.devices.flat[0].platform != get_backend().platform:
+        return device_put_numpy(np.asarray(leaf), leaf.aval)
+    return to_array(leaf)
 
 
 def device_put(x, device=None):
@@ -44,7 +56,10 @@ def device_put(x, device=None):
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is None:  # a Device: the default device is the only one without a mesh
-        return tree_util.tree_map(to_array, x)
+        if device.platform == get_backend().platform:
+            return tree_util.tree_map(_to_default_device, x)
+        # another platform's device (the CPU beside a TPU): placed on a one-device mesh
+        sharding = NamedSharding(Mesh(np.array([device]), ("_device",)), PartitionSpec())
 
     def put(leaf):
         arr = to_array(leaf)

@@ -227,14 +227,17 @@ class JitFunction(Wrapped):
                     kwargs[k]).num_leaves
         return flags
 
-    def _lower_program(self, closed, donated, placements, mesh, out_tree=None):
+    def _lower_program(self, closed, donated, placements, mesh, out_tree=None, platform=None):
         shardings_for = None
         if mesh is not None:
+            mesh_platform = mesh.devices.flat[0].platform
+            if platform is None and mesh_platform != get_backend().devices[0].platform:
+                platform = mesh_platform  # another platform's devices (the CPU beside a TPU)
             def shardings_for(kept_closed, idx):
                 return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
                                          self._out_specs(kept_closed))
         return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
-                             out_tree)
+                             out_tree, platform)
 
     def _executable(self, program, closed, mesh, compiler_options):
         # a Ref argument's final value is an extra result of the discharged program

@@ -73,10 +73,11 @@ class LoweredProgram:
     """A module plus how to call it: which flat arguments it keeps (``keep_unused=False``
     drops the unused ones, as JAX does) and which kept arguments are donated."""
 
-    __slots__ = ("module", "kept", "aliases", "in_avals")
+    __slots__ = ("module", "kept", "aliases", "in_avals", "platforms")
 
     def __init__(self, module, kept, aliases, in_avals):
         self.module, self.kept, self.aliases, self.in_avals = module, kept, aliases, in_avals
+        self.platforms = None  # several lowering platforms: a module that takes their index
 
 
 def used_inputs(jaxpr: Jaxpr) -> list[bool]:
@@ -124,7 +125,7 @@ def result_names(out_tree) -> list[str]:
 
 
 def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
-                  shardings_for=None, out_tree=None) -> LoweredProgram:
+                  shardings_for=None, out_tree=None, platform=None) -> LoweredProgram:
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
     ``keep_unused``, donated arguments aliased to results. ``shardings_for(kept)``
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
@@ -152,7 +153,8 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     names = result_names(out_tree) if out_tree is not None else None
     if names is not None and any(ref_inputs):  # JAX loses the result paths there
         names = [""] * len(closed.out_avals)
-    module = lower_jaxpr(closed, name, shardings, aliases=aliases, result_names=names)
+    module = lower_jaxpr(closed, name, shardings, aliases=aliases, result_names=names,
+                         platform=platform)
     return LoweredProgram(module, kept, aliases, in_avals)
 
 
@@ -220,16 +222,48 @@ class Traced(_Stage):
 
     @api_boundary
     def lower(self, *, lowering_platforms=None) -> "Lowered":
-        if lowering_platforms is not None and tuple(lowering_platforms) != ("cpu",):
-            if tuple(lowering_platforms) != (get_backend().platform,):
-                raise NotImplementedError(
-                    f"lowering for platforms {lowering_platforms}: traxla lowers for the "
-                    "default backend only.")
+        """``lowering_platforms``: lower for these platforms ('cpu', 'tpu', 'cuda', 'rocm';
+        'gpu' names the GPU present) instead of the default backend's, present or not.
+        Several: ``@main`` takes the platform index first (a ``jax.global_constant``)."""
         info = self._program_info
         start = time.perf_counter()
-        program = info.jitted._lower_program(info.closed, info.donated, info.placements,
-                                             info.mesh, info.out_tree)
+        platforms = _canonical_lowering_platforms(lowering_platforms)
+        if platforms is not None and len(platforms) > 1:
+            program = _lower_multi_platform(info, platforms)
+        else:
+            program = info.jitted._lower_program(info.closed, info.donated, info.placements,
+                                                 info.mesh, info.out_tree,
+                                                 platform=platforms and platforms[0])
         return Lowered(info, program, time.perf_counter() - start)
+
+
+def _canonical_lowering_platforms(platforms):
+    """JAX's names for the platforms asked for (None: the default backend's)."""
+    if platforms is None:
+        return None
+    if isinstance(platforms, str):
+        platforms = (platforms,)
+    out = []
+    for p in platforms:
+        name = str(p).lower()
+        if name == "gpu":  # as JAX: the GPU platform present, or the error saying none is
+            name = get_backend("gpu").platform
+        out.append(name)
+    if not out:
+        raise ValueError("lowering_platforms must name at least one platform")
+    return tuple(out)
+
+
+def _lower_multi_platform(info, platforms) -> LoweredProgram:
+    """A module for several platforms, as JAX's: every function takes the platform index
+    first, and each equation whose lowering differs by platform is a ``stablehlo.case``."""
+    if info.mesh is not None:
+        raise NotImplementedError("lowering for several platforms with shardings: lower for "
+                                  "one platform at a time")
+    program = info.jitted._lower_program(info.closed, info.donated, info.placements,
+                                         info.mesh, info.out_tree, platform=platforms)
+    program.platforms = platforms
+    return program
 
 
 class Lowered(_Stage):
@@ -266,6 +300,11 @@ class Lowered(_Stage):
     @api_boundary
     def compile(self, compiler_options: CompilerOptions | None = None) -> "Compiled":
         info = self._program_info
+        if self._program.platforms is not None:
+            raise NotImplementedError(
+                f"compiling a module lowered for several platforms {self._program.platforms}: "
+                "its @main takes the platform index first; lower for one platform to compile "
+                "it, or export it (traxla.export) to call it from another program.")
         options = dict(info.jitted.compiler_options or {})
         options.update(compiler_options or {})
         executable = info.jitted._executable(self._program, info.closed, info.mesh,

@@ -9,7 +9,6 @@ from traxla import tree_util
 from traxla.ir.dtypes import tangent_dtype
 from traxla.ir.shape_poly import is_constant_shape
 from traxla.lowering.rules.export import exported_module
-from traxla.export._serialization import serialize, deserialize as _deserialize
 from traxla.runtime.backend import default_backend
 from traxla.lowering.export import lower_for_export
 from traxla.runtime import xla_adapter, Array
@@ -120,6 +119,8 @@ class Exported:
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """JAX's flatbuffer bytes; ``vjp_order=n`` also stores n orders of ``vjp()``."""
+        # imported on use: flatbuffers is needed only to (de)serialize
+        from traxla.export._serialization import serialize
         return serialize(self, vjp_order=vjp_order)
 
     def call(self, *args, **kwargs):
@@ -130,6 +131,7 @@ class Exported:
 
 def deserialize(blob) -> Exported:
     """An ``Exported`` from ``Exported.serialize()``'s (or JAX's) bytes."""
+    from traxla.export._serialization import deserialize as _deserialize
     return _deserialize(blob)
 
 

@@ -62,8 +62,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         out_ndim = len(shape_of(lhs)) + len(shape_of(rhs)) - 2 * len(lc) - len(lb)
         out_sharding = _type_sharding(out_sharding, out_ndim)
-    if precision is not None:  # strings/single values become a pair
-        precision = canonicalize_precision(precision)
+    precision = canonicalize_precision(precision)  # None: default_matmul_precision's
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                               preferred_element_type=pet, out_sharding=out_sharding)
 
@@ -87,8 +86,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
         raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
                          "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
                          f"products; got lhs_shape={ls} rhs_shape={rs}")
-    if precision is not None:
-        precision = canonicalize_precision(precision)
+    precision = canonicalize_precision(precision)  # None: default_matmul_precision's
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
     # (dot_general without its argument canonicalization: these dimensions are canonical)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import operator
 
+from traxla.ir.config import config
 from traxla.ir.rules.optimization import reduce_precision_p
 from traxla.tracer import Tracer
 
@@ -64,8 +65,17 @@ class DotAlgorithmPreset(enum.Enum):
 def canonicalize_precision(precision):
     """JAX's ``canonicalize_precision``: None, a pair of ``Precision`` values, or a
     ``DotAlgorithmPreset``."""
-    if precision is None:
-        return None
+    if precision is None:  # the ``default_matmul_precision`` flag (this thread's value)
+        default = config.read("default_matmul_precision")
+        if default is None:
+            return None
+        try:
+            return canonicalize_precision(default)
+        except ValueError:
+            raise ValueError(
+                "jax_default_matmul_precision flag must be set to None, a value in "
+                f"{list(_PRECISION_STRINGS)}, or the name of a lax.DotAlgorithmPreset, "
+                f"but got {default}") from None
     if isinstance(precision, str):
         if precision in _PRECISION_STRINGS:
             return Precision(precision), Precision(precision)

@@ -50,7 +50,8 @@ def lower_for_export(closed: ClosedJaxpr, name: str, platforms, result_names,
     with context(), ir.Location.unknown():
         builder = ModuleBuilder(f"jit_{_sanitize(name)}", platform=targets[0])
         builder.scope_prefix = f"jit({name})"
-        if not dim_vars and not multi:
+        if not dim_vars:  # several platforms: @main takes their index first (JAX's form)
+            builder.platforms = tuple(targets) if multi else None
             builder._emit_function(closed, "main", public=True, result_infos=result_names)
         else:
             builder.dim_vars = dim_vars

@@ -8,12 +8,13 @@ import numpy as np
 
 from traxla.errors import LoweringError
 from traxla.ir import dtypes
-from traxla.ir.jaxpr import ClosedJaxpr, Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
 from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
                                   ir, sdy, type_cache as thread_type_cache)
 from traxla.lowering.dynamic_shapes import dim_values
-from traxla.lowering.registry import RuleContext, rules_for
+from traxla.lowering.registry import (_MODULE_PLATFORM, RuleContext, platform_rules,
+                                      platform_sensitive, rules_for)
 
 
 _target = {"platform": "cpu"}
@@ -30,6 +31,10 @@ class ModuleBuilder:
 
     def __init__(self, name: str, platform: str | None = None):
         self.platform = platform or _target["platform"]
+        # A module for several platforms: the platforms, and in each function its platform
+        # index argument (``jax.global_constant = "_platform_index"``, JAX's convention).
+        self.platforms = None
+        self.platform_index = None
         self.module = ir.Module.create()
         self.module.operation.attributes["sym_name"] = ir.StringAttr.get(name)
         i32 = ir.IntegerType.get_signless(32)
@@ -96,7 +101,8 @@ class ModuleBuilder:
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
-        key = (id(closed.jaxpr), has_ordered_effects(closed.jaxpr))
+        key = (id(closed.jaxpr), has_ordered_effects(closed.jaxpr), self.platforms is None,
+               self.platform)
         sym = self._functions.get(key)
         if sym is None:
             sym = self._emit_function(closed, _sanitize(name), public=False, token=key[1])
@@ -114,6 +120,9 @@ class ModuleBuilder:
         if token:
             in_types = [hlo.TokenType.get()] + in_types
             out_types = [hlo.TokenType.get()] + out_types
+        multi = self.platforms is not None
+        if multi:
+            in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] + in_types
         with ir.InsertionPoint(self.module.body):
             fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -139,12 +148,24 @@ class ModuleBuilder:
             in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
                 + in_types
             fn = _with_dim_args(fn, in_types, n_dims, self.dim_vars)
+        if multi:
+            try:
+                attrs = list(fn.arg_attrs)[-(len(in_types) - 1):] if len(in_types) > 1 else []
+            except (KeyError, ValueError):  # none set
+                attrs = []
+            if len(attrs) != len(in_types) - 1:
+                attrs = [ir.DictAttr.get({})] * (len(in_types) - 1)
+            fn.arg_attrs = ir.ArrayAttr.get(
+                [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
+                + attrs)
         sym = self.symbol_table.insert(fn)
         entry = fn.add_entry_block()
         with ir.InsertionPoint(entry), dim_values(
                 dict(zip(self.dim_vars, entry.arguments[:n_dims])) if n_dims else None):
-            outer_token = self.token
+            outer_token, outer_index = self.token, self.platform_index
             args = list(entry.arguments)[n_dims:]
+            if multi:
+                self.platform_index, args = args[0], args[1:]
             if token:
                 self.token, args = args[0], args[1:]
             elif public and has_ordered_effects(jaxpr):
@@ -155,7 +176,7 @@ class ModuleBuilder:
             outs = emit_jaxpr(self, jaxpr, consts, args)
             if token:
                 outs = [self.token] + list(outs)
-            self.token = outer_token
+            self.token, self.platform_index = outer_token, outer_index
             func.ReturnOp(outs)
         return ir.StringAttr(sym).value
 
@@ -221,6 +242,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     rules, inline_table = rules_for(builder.platform)
     type_cache = thread_type_cache()
     locations = builder._locations
+    platforms = builder.platforms
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
         invars, outvars = eqn.invars, eqn.outvars
@@ -229,6 +251,8 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             (info.name_stack, prim, id(info.code), info.lasti))
         if loc is None:
             loc = builder.location(eqn)
+        if platforms is not None and _per_platform(builder, eqn, env, read, loc):
+            continue
         inline = inline_table.get(prim)
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
@@ -274,6 +298,77 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         else:
             env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+def _rule_groups(platforms, eqn):
+    """Per platform, the index of its rule among the distinct ones, numbered as JAX numbers
+    them: platform-specific rules in order of first use, the default rule last."""
+    prim = eqn.primitive
+    sensitive = platform_sensitive.get(prim)
+    own_jax = sensitive(eqn) if sensitive is not None else None  # True: every platform
+    keys = []
+    for p in platforms:
+        group = _GPU_GROUP.get(p, p)
+        own = platform_rules.get(_MODULE_PLATFORM.get(p, p), {}).get(prim)
+        if own is not None:
+            keys.append(("own", own))
+        elif own_jax is True or (own_jax and group in own_jax):
+            keys.append(("jax-own", group))
+        else:
+            keys.append(("default",))
+    distinct = [k for k in dict.fromkeys(keys) if k != ("default",)]
+    if ("default",) in keys:
+        distinct.append(("default",))
+    return [distinct.index(k) for k in keys], len(distinct)
+
+
+_GPU_GROUP = {"cuda": "gpu", "rocm": "gpu"}
+
+
+def _per_platform(builder, eqn, env, read, loc) -> bool:
+    """For a module of several platforms: an equation whose lowering differs by platform
+    becomes JAX's two cases (platform index -> rule index, then one branch per rule, each
+    lowered for a platform using it). False: one lowering serves them all."""
+    platforms = builder.platforms
+    groups, n = _rule_groups(platforms, eqn)
+    if n == 1:
+        return False
+    # operands are read before the cases (a literal's constant too, as JAX emits it)
+    operands, invars = {}, []
+    with loc:
+        for x in eqn.invars:
+            if type(x) is Literal:
+                v = Var(x.aval)
+                operands[v] = read(x)
+                invars.append(v)
+            else:
+                operands.setdefault(x, env[x])
+                invars.append(x)
+    eqn = eqn.replace(invars=invars)
+    single = Jaxpr([], list(operands), eqn.outvars, [eqn])
+    if has_ordered_effects(single):
+        raise NotImplementedError(f"lowering '{eqn.primitive.name}' (which has ordered effects) "
+                                  f"for several platforms {platforms}: lower for one at a time")
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    with loc:
+        select = hlo.CaseOp([i32], builder.platform_index, len(platforms))
+        for region, g in zip(select.regions, groups):
+            with ir.InsertionPoint(region.blocks.append()):
+                hlo.return_([constant(np.int32(g), np.int32)])
+        case = hlo.CaseOp([aval_type(v.aval) for v in eqn.outvars], select.result, n)
+    outer = builder.platform, builder.platforms
+    try:
+        for g, region in enumerate(case.regions):
+            builder.platform, builder.platforms = platforms[groups.index(g)], None
+            with ir.InsertionPoint(region.blocks.append()):
+                outs = emit_jaxpr(builder, single, [], list(operands.values()))
+                with loc:
+                    hlo.return_(list(outs))
+    finally:
+        builder.platform, builder.platforms = outer
+    for v, r in zip(eqn.outvars, case.results):
+        env[v] = r
+    return True
 
 
 def _lowering_error(eqn, e) -> LoweringError:
@@ -334,13 +429,18 @@ class ModuleShardings:
 
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,
-                aliases=None, result_names=None):
+                aliases=None, result_names=None, platform: str | None = None):
     """Lowers ``closed`` to a verified module whose public ``@main`` computes it.
     ``aliases``: per argument, the index of the result that may reuse its (donated)
     buffer, or None (emitted as ``tf.aliasing_output``, as JAX does). ``result_names``:
-    each result's ``jax.result_info`` (default ``result[i]``)."""
+    each result's ``jax.result_info`` (default ``result[i]``). ``platform``: the platform
+    to lower for (default: the default backend's)."""
+    platforms = None
+    if isinstance(platform, tuple):  # several: the module takes the platform index first
+        platform, platforms = platform[0], (platform if len(platform) > 1 else None)
     with context(), ir.Location.unknown():
-        builder = ModuleBuilder(f"jit_{_sanitize(name)}")
+        builder = ModuleBuilder(f"jit_{_sanitize(name)}", platform=platform)
+        builder.platforms = platforms
         builder.scope_prefix = f"jit({name})"
         if shardings is not None:
             i32 = ir.IntegerType.get_signless(32)

@@ -82,6 +82,20 @@ def rules_for(platform: str):
     return view
 
 
+# primitive -> predicate(eqn): the rule reads ``ctx.module.platform`` (or JAX has a rule per
+# platform for it), so a module for several platforms lowers such an equation once per
+# platform (a ``stablehlo.case`` on the platform index), as JAX's ``lower_per_platform``.
+platform_sensitive: dict = {}
+
+
+def mark_platform_sensitive(prim, when=None):
+    """Declares that ``prim``'s lowering differs by platform: ``when(eqn)`` says for which
+    equations: True (every platform lowers it its own way), a tuple of the platforms that
+    have a rule of their own in JAX (the others share its default rule), or False (None:
+    always True)."""
+    platform_sensitive[prim] = when if when is not None else (lambda eqn: True)
+
+
 def rule_for(prim, platform: str):
     """The rule that lowers ``prim`` in a module for ``platform`` (None: there is none)."""
     return rules_for(platform)[0].get(prim)

@@ -38,8 +38,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
                 and not a_aval.weak_type and not b_aval.weak_type):
             dims = _CONTRACT_LAST.get((len(a_aval.shape), len(b_aval.shape)))
             if dims is not None:  # (lax.dot_general, its arguments already canonical)
-                if precision is not None:
-                    precision = canonicalize_precision(precision)
+                precision = canonicalize_precision(precision)  # None: default_matmul_precision's
                 return lax.dot_general_p.bind(
                     a, b, dimension_numbers=dims, precision=precision,
                     preferred_element_type=dtypes.canonicalize(a_aval.dtype), out_sharding=None)

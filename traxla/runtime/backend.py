@@ -28,6 +28,16 @@ class Device:
     def device_kind(self):
         return self._device.device_kind
 
+    def memory_stats(self):
+        """The allocator's statistics as JAX reports them (None on CPU)."""
+        return xla.device_memory_stats(self._device)
+
+    def __getattr__(self, name):
+        # platform attributes JAX's Device has too (coords, core_on_chip, client, ...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._device, name)
+
     def __eq__(self, other):
         return isinstance(other, Device) and other._device == self._device
 
@@ -42,6 +52,8 @@ class Backend:
         self.platform = platform
         if platform == "cpu":
             self.client = xla.cpu_client(config.read("num_cpu_devices"))
+        elif platform == "tpu":
+            self.client = xla.tpu_client()
         else:
             self.client = xla.cuda_client(_visible_devices())
         self.raw_devices = xla.devices(self.client)
@@ -54,8 +66,9 @@ class Backend:
 
 _backends: dict[str, Backend] = {}
 _failures: dict[str, str] = {}       # platform -> why it could not start (auto mode skips it)
-_KNOWN = ("cpu", "cuda")
-_ALIASES = {"gpu": ("cuda",), "cuda": ("cuda",), "cpu": ("cpu",)}
+_KNOWN = ("cpu", "cuda", "tpu")
+_ALIASES = {"gpu": ("cuda",), "cuda": ("cuda",), "cpu": ("cpu",), "tpu": ("tpu",)}
+_PRIORITY = ("tpu", "cuda", "cpu")   # automatic choice, the default first (JAX's priorities)
 _HINT = " (set JAX_PLATFORMS='' to automatically choose an available backend)"
 
 
@@ -76,8 +89,8 @@ def _requested_platforms():
     for name in str(value).split(","):
         name = name.strip().lower()
         if name not in _ALIASES:
-            raise RuntimeError(f"Unable to initialize backend '{name}': it is not in the list of "
-                               f"known backends: {list(_KNOWN)}.{_HINT}")
+            raise RuntimeError(f"Unable to initialize backend '{name}': Backend '{name}' is not "
+                               f"in the list of known backends: {list(_KNOWN)}.{_HINT}")
         out.extend(p for p in _ALIASES[name] if p not in out)
     return out
 
@@ -112,17 +125,19 @@ def available_platforms() -> list[str]:
                 raise RuntimeError(f"Unable to initialize backend '{platform}': "
                                    f"{_failures[platform]}{_HINT}")
         return requested
-    return [p for p in ("cuda", "cpu") if _try_start(p) is not None]
+    return [p for p in _PRIORITY if _try_start(p) is not None]
 
 
 def default_backend() -> str:
-    """The platform of the default device: ``'cpu'`` or ``'gpu'``, as JAX names them."""
+    """The platform of the default device: ``'cpu'``, ``'gpu'`` or ``'tpu'``, as JAX names
+    them."""
     platform = available_platforms()[0]
     return "gpu" if platform == "cuda" else platform
 
 
 def get_backend(platform: str | None = None) -> Backend:
-    """The backend for ``platform`` (``'cpu'``, ``'gpu'``/``'cuda'``), or the default one."""
+    """The backend for ``platform`` (``'cpu'``, ``'gpu'``/``'cuda'``, ``'tpu'``), or the
+    default one."""
     if platform is None:
         backend = _default.get("backend")
         if backend is None:

@@ -83,8 +83,9 @@ class ShardedExecutable(_CompiledProgram):
 
     def __init__(self, module, in_avals, out_avals, mesh, out_placements=None,
                  compiler_options=None):
-        backend = get_backend()
         raw = mesh.raw_devices()
+        # the mesh's own platform: a mesh of CPU devices beside a TPU compiles for the CPU
+        backend = get_backend(raw[0].platform) if raw else get_backend()
         _register_libraries()
         start = time.perf_counter()
         self.host_callbacks = host_callbacks_of(module)

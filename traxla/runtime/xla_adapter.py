@@ -597,6 +597,77 @@ def _start_cuda_client(visible_devices):
     return client
 
 
+# -- TPU: libtpu's PJRT plugin, found as JAX finds it (jax/_src/cloud_tpu_init.py) -------------
+
+_GOOGLE_PCI_VENDOR = "0x1ae0"
+_TPU_PCI_IDS = {"0x0027", "0x0056", "0x005e", "0x0062", "0x0063", "0x006f", "0x0076"}
+
+
+def find_libtpu():
+    """The libtpu shared object: ``TPU_LIBRARY_PATH`` when it names a file, else the ``libtpu``
+    package's (located on disk, not imported), else None."""
+    path = os.environ.get("TPU_LIBRARY_PATH")
+    if path and os.path.isfile(path):
+        return path
+    spec = importlib.util.find_spec("libtpu")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        so = pathlib.Path(folder) / "libtpu.so"
+        if so.exists():
+            return str(so)
+    return None
+
+
+def tpu_chips_present() -> int:
+    """TPU chips attached through PCI (JAX's hardware_utils check); cheap, starts nothing."""
+    count = 0
+    for vendor in pathlib.Path("/sys/bus/pci/devices").glob("*/vendor"):
+        try:
+            count += (vendor.read_text().strip() == _GOOGLE_PCI_VENDOR
+                      and (vendor.parent / "device").read_text().strip() in _TPU_PCI_IDS)
+        except OSError:
+            continue
+    return count or len(list(pathlib.Path("/dev").glob("accel[0-9]*")))
+
+
+def tpu_client():
+    """The process's TPU PJRT client (libtpu loaded and initialized), created on first use;
+    PluginError with JAX's reason when it cannot start."""
+    client = _clients.get("tpu")
+    if client is not None:
+        return client
+    with _lock:
+        client = _clients.get("tpu")
+        if client is None:
+            client = _clients["tpu"] = _start_tpu_client()
+    return client
+
+
+def _start_tpu_client():
+    so = find_libtpu()
+    forced = "JAX_FORCE_TPU_INIT" in os.environ
+    if so is None and not forced:
+        raise PluginError("INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared "
+                          "object file: No such file or directory (pip install libtpu)")
+    if not forced and tpu_chips_present() == 0:
+        raise PluginError("no TPU chip found on this machine (libtpu is installed at "
+                          f"{so}; set JAX_FORCE_TPU_INIT=1 to try anyway)")
+    os.environ.setdefault("TPU_ML_PLATFORM", "JAX")
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    try:
+        if not _xc.pjrt_plugin_loaded("tpu"):
+            _plugin_apis["tpu"] = _xc.load_pjrt_plugin_dynamically("tpu", so or "libtpu.so")
+        if not _xc.pjrt_plugin_initialized("tpu"):
+            _xc.initialize_pjrt_plugin("tpu")
+        return _xc.make_c_api_client("tpu", {}, None)
+    except Exception as e:  # noqa: BLE001 - jaxlib raises its runtime error class
+        raise PluginError(_first_line(e)) from None
+
+
+def device_memory_stats(device):
+    """The device allocator's statistics (bytes_in_use, bytes_limit, ...); None on CPU."""
+    return device.memory_stats()
+
+
 def _first_line(error) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__

@@ -14,6 +14,8 @@ def _jit(ctx, *args, jaxpr, name):
     symbol = ctx.module.function_for(jaxpr, name)
     # a shape-polymorphic export: the dimension values go first (before the token)
     dims = [dim_value(DimExpr.var(n)) for n in ctx.module.dim_vars]
+    if ctx.module.platforms is not None:  # a module for several platforms: its index first
+        dims = [ctx.module.platform_index] + dims
     types = [aval_type(a) for a in ctx.avals_out]
     if has_ordered_effects(jaxpr.jaxpr):
         module = ctx.module

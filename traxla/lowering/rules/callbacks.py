@@ -25,7 +25,7 @@ from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
                                    pure_callback_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy
-from traxla.lowering.registry import register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 
 PYTHON_CPU_CALLBACK = "xla_ffi_python_cpu_callback"
 # The CUDA plugin's target (jaxlib notes §8): written as JAX names it, not yet run on a GPU.
@@ -350,6 +350,8 @@ register_lowering(debug_callback_p, _debug_callback)
 register_lowering(debug_print_p, _debug_print)
 register_lowering(pure_callback_p, _pure_callback)
 register_lowering(io_callback_p, _io_callback)
+for _p in (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p):
+    mark_platform_sensitive(_p)  # the callback's target is the platform's
 
 
 def _check(ctx, *args, debug, **params):

@@ -27,6 +27,9 @@ def _attribute(value):
 
 
 def _composite(ctx, *args, name, attributes, version, jaxpr):
+    if ctx.module.platforms is not None:
+        raise NotImplementedError(f"lowering the composite '{name}' for several platforms "
+                                  f"{ctx.module.platforms}: lower for one platform at a time")
     symbol = ctx.module.function_for(jaxpr, name)
     attrs = {}
     for key, leaves, treedef in attributes:

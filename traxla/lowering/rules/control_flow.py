@@ -16,7 +16,7 @@ from traxla.ir.avals import physical_aval
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
-from traxla.lowering.registry import register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 from traxla.lowering.rules.elementwise import compare
 from traxla.lowering.rules.platform import _ALIASES as _PLATFORM_ALIASES
 
@@ -215,5 +215,6 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
 
 
 register_lowering(cond_p, _cond)
+mark_platform_sensitive(cond_p, lambda eqn: eqn.params.get("branches_platforms") is not None)
 register_lowering(while_p, _while)
 register_lowering(scan_p, _scan)

@@ -8,7 +8,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.conv import conv_general_dilated_p
 from traxla.lowering.mlir import aval_type, hlo, i64_array, ir, tensor_type
-from traxla.lowering.registry import register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 
 
 def precision_attr(precision):
@@ -70,3 +70,5 @@ def _conv_lowering(ctx, lhs, rhs, *, precision=None, preferred_element_type=None
 
 
 register_lowering(conv_general_dilated_p, _conv_lowering)
+mark_platform_sensitive(conv_general_dilated_p,  # complex operands: by platform
+                        lambda eqn: dtypes.is_complex(eqn.invars[0].aval.dtype))

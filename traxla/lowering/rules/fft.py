@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.fft import FftType, fft_p
 from traxla.lowering.mlir import hlo, i64_array
-from traxla.lowering.registry import register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 
 
 def _fft(ctx, x, *, fft_type, fft_lengths):
@@ -25,3 +25,4 @@ def _fft(ctx, x, *, fft_type, fft_lengths):
 
 
 register_lowering(fft_p, _fft)
+mark_platform_sensitive(fft_p)  # reads ctx.module.platform

@@ -5,7 +5,7 @@ import numpy as np
 
 from traxla.ir.rules.platform import platform_index_p
 from traxla.lowering.mlir import constant
-from traxla.lowering.registry import register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 
 _ALIASES = {"gpu": "cuda"}
 
@@ -21,3 +21,4 @@ def _platform_index(ctx, *, platforms):
 
 
 register_lowering(platform_index_p, _platform_index)
+mark_platform_sensitive(platform_index_p)

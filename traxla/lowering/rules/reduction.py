@@ -1,6 +1,8 @@
 """Lowering of reductions, argmax/argmin and dot_general."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from traxla.lowering import dynamic_shapes as dyn
@@ -8,7 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.reduction import P, dot_general_p
 from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
                     op_result, rule_cache, tensor_type)
-from traxla.lowering.registry import register_direct_op, register_lowering
+from traxla.lowering.registry import mark_platform_sensitive, register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import compare, convert
 
 
@@ -96,16 +98,31 @@ register_lowering(P["argmin"], _argminmax("LT", _highest))
 
 
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
-                 preferred_element_type=None, out_sharding=None):
+                 preferred_element_type=None, out_sharding=None, _converts=None):
+    """As JAX: operands of one dtype go in as they are (``preferred_element_type`` is the
+    result's type: bf16 x bf16 -> f32 is one op); operands of two dtypes are converted to
+    the result's first (on TPU only those that are neither floating nor integer)."""
     out = ctx.avals_out[0]
     lhs_aval, rhs_aval = ctx.avals_in
     dtype = out.dtype
-    if lhs_aval.dtype != dtype:
-        lhs = convert(lhs, lhs_aval, dtype)
-    if rhs_aval.dtype != dtype:
-        rhs = convert(rhs, rhs_aval, dtype)
+    if lhs_aval.dtype != rhs_aval.dtype and (_converts is None or
+                                             _converts(lhs_aval.dtype, rhs_aval.dtype)):
+        # both, as JAX (an operand already of the result's type too: an identity convert)
+        lhs = _convert_always(lhs, lhs_aval, dtype)
+        rhs = _convert_always(rhs, rhs_aval, dtype)
     return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
                      _dot_attrs(dimension_numbers, precision))
+
+
+def _convert_always(value, aval, dtype):
+    if aval.dtype != dtype:
+        return convert(value, aval, dtype)
+    return hlo.convert(aval_type(aval), value)
+
+
+def _tpu_converts(lhs_dtype, rhs_dtype) -> bool:
+    """JAX's TPU rule keeps mixed floating/integer operands as they are."""
+    return not all(dtypes.is_float(dt) or dtypes.is_int(dt) for dt in (lhs_dtype, rhs_dtype))
 
 
 def _dot_attrs(dimension_numbers, precision=None) -> dict:
@@ -126,13 +143,11 @@ def _dot_attrs(dimension_numbers, precision=None) -> dict:
 
 
 def _dot_general_attributes(eqn):
-    """The inline path's dot_general: operands already of the result's type."""
-    dtype = eqn.outvars[0].aval.dtype
+    """The inline path's dot_general: operands of one dtype (no conversion)."""
     lhs, rhs = eqn.invars
     lhs_dtype, rhs_dtype = lhs.aval.dtype, rhs.aval.dtype
     # (NumPy's dtypes are singletons: identity first, it is the common case and cheap)
-    if ((lhs_dtype is not dtype and lhs_dtype != dtype)
-            or (rhs_dtype is not dtype and rhs_dtype != dtype)):
+    if lhs_dtype is not rhs_dtype and lhs_dtype != rhs_dtype:
         return None
     params = eqn.params
     return _dot_attrs(params["dimension_numbers"], params.get("precision"))
@@ -140,22 +155,6 @@ def _dot_general_attributes(eqn):
 
 register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
                    _dot_general)
-
-
-def _dot_general_tpu(ctx, lhs, rhs, *, dimension_numbers, precision=None,
-                     preferred_element_type=None, out_sharding=None):
-    """JAX's dot_general lowering for TPU: operands of different dtypes are converted (both,
-    to the result's dtype) only where one is neither a float nor an integer; the MXU takes
-    mixed float/integer operands, and same-dtype operands with a wider result, as they are."""
-    out = ctx.avals_out[0]
-    lhs_aval, rhs_aval = ctx.avals_in
-    if lhs_aval.dtype != rhs_aval.dtype:
-        handled = lambda dt: dtypes.is_float(dt) or dtypes.is_int(dt)  # noqa: E731
-        if not (handled(lhs_aval.dtype) and handled(rhs_aval.dtype)):
-            lhs = hlo.convert(tensor_type(lhs_aval.shape, out.dtype), lhs)
-            rhs = hlo.convert(tensor_type(rhs_aval.shape, out.dtype), rhs)
-    return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
-                     _dot_attrs(dimension_numbers, precision))
-
-
-register_lowering(dot_general_p, _dot_general_tpu, platform="tpu")
+register_lowering(dot_general_p, functools.partial(_dot_general, _converts=_tpu_converts),
+                  platform="tpu")
+mark_platform_sensitive(dot_general_p, lambda eqn: ("cpu", "tpu"))  # JAX's own rules

@@ -2,6 +2,8 @@
 derivatives to ``stablehlo.reduce_window`` / ``reduce`` / ``select_and_scatter``."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from traxla.ir.rules.windowed import P
@@ -105,13 +107,21 @@ register_lowering(P["select_and_gather_add"], _select_and_gather_add)
 
 
 def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensions,
-                            window_strides, padding):
-    """``stablehlo.select_and_scatter`` with the padding made explicit (as JAX does on CPU:
-    padded positions hold the selection's identity, so they are never chosen)."""
+                            window_strides, padding, expand_padding=True):
+    """``stablehlo.select_and_scatter`` with the padding made explicit (as JAX does on CPU
+    and GPU: padded positions hold the selection's identity, so they are never chosen); on
+    TPU (``expand_padding=False``) the op's own padding, as JAX's default rule."""
     source_aval, operand_aval = ctx.avals_in
     dtype = operand_aval.dtype
     scalar = tensor_type((), dtype)
-    if any(lo or hi for lo, hi in padding):
+    if not expand_padding:
+        padded_shape = list(operand_aval.shape)
+        op = hlo.SelectAndScatterOp(
+            tensor_type(padded_shape, dtype), operand, source,
+            constant(np.zeros((), dtype), dtype), window_dimensions=i64_array(window_dimensions),
+            window_strides=i64_array(window_strides), padding=_padding_attr(padding))
+        padding = [(0, 0)] * len(padding)  # (nothing to slice off below)
+    elif any(lo or hi for lo, hi in padding):
         ident = constant(_select_identity(select_prim, dtype), dtype)
         lows = [lo for lo, _ in padding]
         highs = [hi for _, hi in padding]
@@ -119,11 +129,12 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
         operand = hlo.pad(operand, ident, lows, highs, [0] * len(padding))
     else:
         padded_shape = list(operand_aval.shape)
-    op = hlo.SelectAndScatterOp(
-        tensor_type(padded_shape, dtype), operand, source,
-        constant(np.zeros((), dtype), dtype), window_dimensions=i64_array(window_dimensions),
-        window_strides=i64_array(window_strides),
-        padding=_padding_attr([(0, 0)] * len(padding)))
+    if expand_padding:
+        op = hlo.SelectAndScatterOp(
+            tensor_type(padded_shape, dtype), operand, source,
+            constant(np.zeros((), dtype), dtype), window_dimensions=i64_array(window_dimensions),
+            window_strides=i64_array(window_strides),
+            padding=_padding_attr([(0, 0)] * len(padding)))
     direction = "GE" if select_prim.name == "ge" else "LE"
     select = op.select.blocks.append(scalar, scalar)
     with ir.InsertionPoint(select):
@@ -141,3 +152,6 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
 
 
 register_lowering(P["select_and_scatter_add"], _select_and_scatter_add)
+register_lowering(P["select_and_scatter_add"],
+                  functools.partial(_select_and_scatter_add, expand_padding=False),
+                  platform="tpu")
