@@ -146,5 +146,11 @@ def ensure_compile_time_eval():
         yield
 
 
-__all__ = ["debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+def checking_leaks():
+    """``with checking_leaks():`` a tracer that outlives the staging that made it (kept in a
+    global, a list, an attribute) raises an Exception naming it, as ``jax.checking_leaks``."""
+    return config.thread_local("check_tracer_leaks", True)
+
+
+__all__ = ["checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval"]

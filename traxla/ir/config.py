@@ -62,6 +62,12 @@ class Config:
         "jit_cache_size": 1024,
         "trace_cache_size": 1024,
         "eager_cache_size": 4096,
+        # JAX's options that libraries set: leaked-tracer checks after each staging
+        # (``jax.checking_leaks()``); traceback filtering (traxla never filters: the value
+        # is kept and reported); the key derivation mode (traxla's keys are partitionable).
+        "check_tracer_leaks": False,
+        "traceback_filtering": "auto",
+        "threefry_partitionable": True,
     }
 
     def __init__(self):
@@ -94,6 +100,34 @@ class Config:
             listener(name, value)
         self._values[name] = value
         setattr(self._globals, name, value)
+
+    @property
+    def values(self) -> dict:
+        """Every option's global value, by JAX's name (``jax_enable_x64``)."""
+        return {"jax_" + k: v for k, v in self._values.items()}
+
+    def _read(self, name: str):
+        return getattr(self.current, self._known(name))
+
+    def parse_flags_with_absl(self):
+        """Applies the ``--jax_NAME=VALUE`` (and ``--jax_NAME`` / ``--nojax_NAME`` for
+        booleans) arguments of ``sys.argv`` before the first ``--``, as JAX's."""
+        import sys
+        for arg in sys.argv[1:]:
+            if arg == "--":
+                break
+            if not (arg.startswith("--jax_") or arg.startswith("--nojax_")):
+                continue
+            body, _, text = arg[2:].partition("=")
+            negated = body.startswith("nojax_")
+            name = body[len("nojax_"):] if negated else body[len("jax_"):]
+            if name not in self._values:
+                continue  # as absl with known_only=True: other flags are not JAX's
+            self.update(name, _parse_flag(self._values[name], text, negated))
+
+    def config_with_absl(self):
+        """As ``parse_flags_with_absl`` (traxla defines no absl flags of its own)."""
+        self.parse_flags_with_absl()
 
     def read(self, name: str):
         """The value the calling thread sees."""
@@ -144,6 +178,20 @@ class Config:
         if key in values:
             return getattr(self.__dict__["current"], key)
         raise AttributeError(name)
+
+
+def _parse_flag(current, text: str, negated: bool):
+    """A flag's text as the type of its current value (bool flags: JAX's spellings)."""
+    if isinstance(current, bool) or (current is None and text.lower() in ("true", "false")):
+        if text == "":
+            return not negated
+        value = text.lower() in ("1", "true", "t", "yes", "y")
+        return not value if negated else value
+    if isinstance(current, int):
+        return int(text)
+    if isinstance(current, float):
+        return float(text)
+    return text if text != "" else None
 
 
 def _forced_host_device_count(xla_flags: str):

@@ -40,7 +40,18 @@ def source_info_context(info):
         _source_override[0] = previous
 
 
-def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACKAGE_DIR):
+# Path prefixes whose frames are never the user's: traxla's own, and those registered by
+# libraries (``jax.extend.source_info_util.register_exclusion``). One tuple, replaced whole.
+_excluded = [(_PACKAGE_DIR,)]
+
+
+def register_exclusion(path: str) -> None:
+    """Frames from files under ``path`` are skipped when finding the user's source line."""
+    if path not in _excluded[0]:
+        _excluded[0] = _excluded[0] + (path,)
+
+
+def user_source_info(depth: int = 2, _getframe=sys._getframe, _excluded=_excluded):
     """The innermost frame outside traxla, looking from ``depth`` frames up (the caller's
     caller): where the user's code made the call.
 
@@ -51,8 +62,9 @@ def user_source_info(depth: int = 2, _getframe=sys._getframe, _package_dir=_PACK
     if override is not None:
         return override
     frame = _getframe(depth)
+    prefixes = _excluded[0]
     try:
-        while frame.f_code.co_filename.startswith(_package_dir):
+        while frame.f_code.co_filename.startswith(prefixes):
             frame = frame.f_back
     except AttributeError:  # ran off the bottom of the stack: traxla's own code all the way
         return None
