@@ -32,7 +32,9 @@ DROPIN_SCRIPT = """
     from jax.extend import linear_util as lu
     from jax.interpreters import partial_eval as pe
     from jax.experimental import mesh_utils
-    from jax._src import dtypes, traceback_util, xla_bridge
+    from jax._src import dtypes, traceback_util, xla_bridge, compiler
+    import traxla.runtime.compiler
+    assert compiler is traxla.runtime.compiler  # one module: wrappers set on it take effect
     from jax._src.tree_util import _registry
     import traxla
     assert jax is traxla and jnp is traxla.numpy, (jax, jnp)
@@ -107,7 +109,7 @@ def test_target_names_map_jax_paths_onto_traxla():
     from traxla.as_jax import target_name
     assert target_name("jax") == "traxla"
     assert target_name("jax.numpy.linalg") == "traxla.numpy.linalg"
-    assert target_name("jax._src.compiler") == "traxla.runtime.compiler"
+    assert target_name("jax._src.compiler") == "traxla._src.compiler"
     assert target_name("jaxlib") is None and target_name("jaxtyping") is None
 
 

@@ -24,6 +24,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -72,7 +73,7 @@ def test_files(src: str, lib: str) -> list[str]:
     return sorted(os.path.relpath(p, d) for p in out)
 
 
-def run_file(venv, src, lib, rel, way, timeout):
+def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT):
     """Runs one test file one way ('jax' or 'traxla'); returns (outcomes, seconds)."""
     d = os.path.join(src, f"{lib}-{PINS[lib]}")
     res = os.path.join(src, "results", lib, way)
@@ -80,13 +81,13 @@ def run_file(venv, src, lib, rel, way, timeout):
     xml = os.path.join(res, rel.replace(os.sep, "__") + ".xml")
     log = xml[:-4] + ".log"
     py = os.path.join(venv, "bin", "python")
-    pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rN",
+    pytest = ["-m", "pytest", "-v", "-p", "no:cacheprovider", "-rN",
               f"--junitxml={xml}", rel]
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1",
                XLA_FLAGS=os.environ.get("XLA_FLAGS", ""), OMP_NUM_THREADS="1")
     if way == "traxla":
         cmd = [py, "-m", "traxla.as_jax", *pytest]
-        env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = traxla_root + os.pathsep + env.get("PYTHONPATH", "")
     else:
         cmd = [py, *pytest]
     if os.path.exists(xml):
@@ -107,10 +108,20 @@ def run_file(venv, src, lib, rel, way, timeout):
 
 def parse(xml: str, log: str) -> dict:
     """{test id: (outcome, first line of the message)}; outcome pass/fail/error/skip.
-    A file that produced no XML (crash, timeout) gives {'<file>': ('crash', last log line)}."""
+    A file that produced no XML (killed at the time limit, crashed) gives the outcomes its
+    verbose log printed, plus {'<file>': ('crash', last log line)}."""
     if not os.path.exists(xml):
-        tail = open(log).read().strip().splitlines()[-1:] if os.path.exists(log) else []
-        return {"<file>": ("crash", tail[0] if tail else "no output")}
+        lines = open(log).read().strip().splitlines() if os.path.exists(log) else []
+        out = {}
+        for line in lines:
+            m = _VERBOSE.match(line)
+            if m:
+                path, name = m.group(1).split("::", 1)
+                cls, _, test = name.rpartition("::")
+                classname = path[:-3].replace("/", ".") + ("." + cls if cls else "")
+                out[f"{classname}::{test}"] = (_OUTCOME[m.group(2)], "")
+        out["<file>"] = ("crash", lines[-1] if lines else "no output")
+        return out
     out = {}
     for tc in ET.parse(xml).getroot().iter("testcase"):
         tid = f"{tc.get('classname')}::{tc.get('name')}"
@@ -125,6 +136,11 @@ def parse(xml: str, log: str) -> dict:
                 outcome, msg = "skip", (child.get("message") or "")[:120]
         out[tid] = (outcome, msg)
     return out
+
+
+_VERBOSE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+_OUTCOME = {"PASSED": "pass", "FAILED": "fail", "ERROR": "error", "SKIPPED": "skip",
+            "XFAIL": "skip", "XPASS": "pass"}
 
 
 def load_cached(src, lib, rel, way):
@@ -142,12 +158,16 @@ def main(argv=None) -> int:
     ap.add_argument("--src", default="/work/libsrc")
     ap.add_argument("--libs", default="optax,chex,flax")
     ap.add_argument("--only", default=None, help="run only files whose path contains this")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="run only this many files per library, evenly spaced in path order")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per file and way")
     ap.add_argument("--jobs", type=int, default=2, help="files run at once")
     ap.add_argument("--setup-only", action="store_true")
     ap.add_argument("--reuse-jax", action="store_true", help="reuse recorded real-JAX results")
     ap.add_argument("--reuse", action="store_true", help="reuse all recorded results (report)")
     ap.add_argument("--json", default=None, help="write the summary here")
+    ap.add_argument("--traxla", default=ROOT,
+                    help="the traxla checkout put on PYTHONPATH (default: this one)")
     ap.add_argument("--ways", default="jax,traxla", help="run only these (others: recorded)")
     args = ap.parse_args(argv)
     setup(args.venv, args.src)
@@ -156,6 +176,9 @@ def main(argv=None) -> int:
     summary = {}
     for lib in args.libs.split(","):
         files = [f for f in test_files(args.src, lib) if not args.only or args.only in f]
+        if args.sample and len(files) > args.sample:
+            step = len(files) / args.sample
+            files = [files[int(i * step)] for i in range(args.sample)]
         results = {}
 
         def job(rel, way):
@@ -163,7 +186,8 @@ def main(argv=None) -> int:
                 cached = load_cached(args.src, lib, rel, way)
                 if cached is not None or way not in args.ways:
                     return rel, way, cached or ({}, 0.0)
-            return rel, way, run_file(args.venv, args.src, lib, rel, way, args.timeout)
+            return rel, way, run_file(args.venv, args.src, lib, rel, way, args.timeout,
+                                      args.traxla)
 
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futs = [pool.submit(job, rel, way) for rel in files for way in ("jax", "traxla")]
@@ -189,7 +213,7 @@ def main(argv=None) -> int:
 
 
 def report(lib, files, results) -> dict:
-    jax_pass = both = traxla_only = 0
+    jax_pass = both = traxla_only = unreached = 0
     jax_wall = traxla_wall = 0.0
     causes = collections.Counter()
     asserts = 0
@@ -201,6 +225,11 @@ def report(lib, files, results) -> dict:
         traxla_wall += tt
         jp = {k for k, (o, _) in j.items() if o == "pass"}
         tp = {k for k, (o, _) in t.items() if o == "pass"}
+        if "TIMEOUT" in t.get("<file>", ("", ""))[1]:
+            # traxla's run hit the time limit: tests it never reached are not counted
+            missed = {k for k in jp if k not in t}
+            unreached += len(missed)
+            jp -= missed
         jax_pass += len(jp)
         both += len(jp & tp)
         traxla_only += len(tp - jp)
@@ -217,7 +246,8 @@ def report(lib, files, results) -> dict:
     pct = 100.0 * both / jax_pass if jax_pass else 100.0
     print(f"\n== {lib} {PINS[lib]}: {both}/{jax_pass} of JAX's passing tests pass on traxla "
           f"({pct:.1f}%); {traxla_only} pass on traxla only; wall {jax_wall:.0f}s (JAX) vs "
-          f"{traxla_wall:.0f}s (traxla); {asserts} of the failures are assertion failures")
+          f"{traxla_wall:.0f}s (traxla); {asserts} of the failures are assertion failures; "
+          f"{unreached} passing on JAX not reached on traxla before the time limit")
     for rel, (a, b) in sorted(per_file.items(), key=lambda kv: kv[1][1] - kv[1][0]):
         if a != b:
             print(f"   {b:4d}/{a:<4d} {rel}")
@@ -226,7 +256,7 @@ def report(lib, files, results) -> dict:
         print(f"   {n:5d}  {msg}")
     return {"files": len(files), "jax_pass": jax_pass, "both_pass": both, "percent": pct,
             "traxla_only": traxla_only, "jax_wall": jax_wall, "traxla_wall": traxla_wall,
-            "assertion_failures": asserts, "per_file": per_file,
+            "assertion_failures": asserts, "unreached": unreached, "per_file": per_file,
             "top_causes": causes.most_common(40)}
 
 

@@ -27,18 +27,11 @@ TARGET = "traxla"
 JAX_API_VERSION = "0.10.2"
 
 
-# JAX modules whose traxla counterpart lives elsewhere than ``traxla`` + the same path: the
-# module object itself must be shared (libraries patch attributes on it).
-ALIASES = {
-    "jax._src.compiler": "traxla.runtime.compiler",
-    "jax._src.config": "traxla.ir.config",
-}
-
-
 def target_name(fullname: str) -> str | None:
-    """``jax.X.Y`` -> ``traxla.X.Y`` (or its entry in ``ALIASES``); None outside ``jax``."""
-    if fullname in ALIASES:
-        return ALIASES[fullname]
+    """``jax.X.Y`` -> ``traxla.X.Y``; None outside ``jax``. (Only the name is mapped:
+    ``from jax._src import compiler`` imports ``traxla._src.compiler`` by the package's own
+    name, so a JAX module whose counterpart lives elsewhere in traxla is a module under
+    ``traxla/_src/`` that stands for it.)"""
     if fullname == SOURCE:
         return TARGET
     if fullname.startswith(SOURCE + "."):
