@@ -208,3 +208,21 @@ def test_jax_core_removed_names_raise_jax_message():
     with pytest.raises(AttributeError, match="use jax.typeof instead"):
         core.get_aval  # noqa: B018
     assert core.find_top_trace(()) is not None
+
+
+# -- bugs the library suites revealed -------------------------------------------------------
+
+def test_reshape_and_ravel_in_fortran_order_match_numpy():
+    # optax's microbatching reshapes with order='F'.
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for shape in [(4, 6), (24,), (3, 2, 4)]:
+        np.testing.assert_array_equal(np.asarray(jnp.reshape(x, shape, order="F")),
+                                      np.reshape(x, shape, order="F"))
+    np.testing.assert_array_equal(np.asarray(jnp.ravel(x, order="F")), np.ravel(x, order="F"))
+    np.testing.assert_array_equal(
+        np.asarray(traxla.jit(lambda a: a.reshape(6, 4, order="F"))(x)),
+        x.reshape(6, 4, order="F"))
+    with pytest.raises(NotImplementedError, match="order=A"):
+        jnp.reshape(x, (24,), order="A")
+    with pytest.raises(ValueError, match="Unexpected value for 'order'"):
+        jnp.reshape(x, (24,), order="K")
