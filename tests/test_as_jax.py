@@ -226,3 +226,17 @@ def test_reshape_and_ravel_in_fortran_order_match_numpy():
         jnp.reshape(x, (24,), order="A")
     with pytest.raises(ValueError, match="Unexpected value for 'order'"):
         jnp.reshape(x, (24,), order="K")
+
+
+def test_environment_set_before_import_jax_is_honoured(tmp_path):
+    # flax's tests set XLA_FLAGS (and others JAX_ENABLE_X64) before `import jax`; under the
+    # hook traxla is imported earlier, so the environment is read again at `import jax`.
+    r = _run(["{script}"], tmp_path, """
+        import os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"
+        os.environ["JAX_ENABLE_X64"] = "1"
+        import jax, jax.numpy as jnp
+        print("devices", jax.device_count(), jnp.arange(2.0).dtype)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "devices 3 float64" in r.stdout

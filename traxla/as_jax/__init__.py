@@ -61,6 +61,13 @@ class _AliasLoader(importlib.abc.Loader):
                     f"No module named '{name}': traxla, standing in for jax, has no module "
                     f"'{self.target}' (the counterpart of '{name}')", name=name) from None
             raise
+        if name == SOURCE:
+            # JAX reads JAX_ENABLE_X64, JAX_PLATFORMS, ... when ``jax`` is imported; traxla
+            # was imported earlier (by this hook), so the environment is read again now.
+            try:
+                real.config.read_environment()
+            except RuntimeError:  # a backend already started: its settings stay
+                pass
         sys.modules[name] = real
 
 
@@ -107,7 +114,6 @@ def install() -> None:
         mod.__version__ = JAX_API_VERSION
         mod.__version_info__ = info
     _version._version = JAX_API_VERSION
-    sys.modules[SOURCE] = traxla
 
 
 def uninstall() -> None:

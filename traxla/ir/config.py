@@ -72,19 +72,38 @@ class Config:
 
     def __init__(self):
         self._values = dict(self._defaults)
-        env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
-        if env:
-            self._values["enable_x64"] = env.lower() in ("1", "true", "yes")
-        devices = (os.environ.get("TRAXLA_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
-                   or _forced_host_device_count(os.environ.get("XLA_FLAGS", "")))
-        if devices:
-            self._values["num_cpu_devices"] = int(devices)
-        platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
-        if platforms:
-            self._values["platforms"] = platforms
+        self._values.update(self._environment())
+        self._explicit: set = set()  # options set by update(): the environment yields to them
         self._listeners = []
         self._globals = type("FlagValues", (_FlagValues,), dict(self._values))
         self.current = self._globals()  # the calling thread's values
+
+    @staticmethod
+    def _environment() -> dict:
+        """The options the environment sets: JAX_ENABLE_X64, JAX_NUM_CPU_DEVICES (or XLA_FLAGS'
+        forced host device count), JAX_PLATFORMS (and their TRAXLA_ spellings)."""
+        out = {}
+        env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
+        if env:
+            out["enable_x64"] = env.lower() in ("1", "true", "yes")
+        devices = (os.environ.get("TRAXLA_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
+                   or _forced_host_device_count(os.environ.get("XLA_FLAGS", "")))
+        if devices:
+            out["num_cpu_devices"] = int(devices)
+        platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
+        if platforms:
+            out["platforms"] = platforms
+        return out
+
+    def read_environment(self, names=None) -> None:
+        """Applies the environment again to the options ``update`` has not set (all, or
+        ``names``): JAX reads it when ``jax`` is imported and XLA_FLAGS when the CPU backend
+        starts, which under the drop-in (traxla.as_jax) come after traxla's own import."""
+        for name, value in self._environment().items():
+            if (names is None or name in names) and name not in self._explicit \
+                    and self._values[name] != value:
+                self.update(name, value)
+                self._explicit.discard(name)
 
     def _known(self, name: str) -> str:
         name = name[4:] if name.startswith("jax_") else name
@@ -98,6 +117,7 @@ class Config:
         name = self._known(name)
         for listener in self._listeners:
             listener(name, value)
+        self._explicit.add(name)
         self._values[name] = value
         setattr(self._globals, name, value)
 

@@ -41,6 +41,7 @@ class Backend:
     def __init__(self, platform: str = "cpu"):
         self.platform = platform
         if platform == "cpu":
+            config.read_environment(("num_cpu_devices",))  # XLA_FLAGS as of now, as JAX
             self.client = xla.cpu_client(config.read("num_cpu_devices"))
         else:
             self.client = xla.cuda_client(_visible_devices())
