@@ -240,3 +240,16 @@ def test_environment_set_before_import_jax_is_honoured(tmp_path):
     """)
     assert r.returncode == 0, r.stderr
     assert "devices 3 float64" in r.stdout
+
+
+def test_abstract_mesh_outside_any_mesh_is_empty_as_jax():
+    # flax asks `jax.sharding.get_abstract_mesh().empty` before using a global mesh.
+    jax_sharding = pytest.importorskip("jax.sharding")
+    ours, theirs = traxla.sharding.get_abstract_mesh(), jax_sharding.get_abstract_mesh()
+    assert ours.empty and theirs.empty
+    assert repr(ours) == repr(theirs) and ours.size == theirs.size == 0
+    assert dict(ours.shape) == dict(theirs.shape) == {}
+    mesh = traxla.make_mesh((1,), ("x",))
+    with traxla.sharding.set_mesh(mesh):
+        assert not traxla.sharding.get_abstract_mesh().empty
+        assert dict(traxla.sharding.get_abstract_mesh().shape) == {"x": 1}

@@ -65,7 +65,20 @@ class AbstractMesh:
         return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
+    def empty(self) -> bool:
+        """No axes: what ``get_abstract_mesh()`` gives outside any mesh context."""
+        return not self.axis_names
+
+    @property
+    def shape(self):
+        """``{axis name: size}`` in axis order (an OrderedDict, as JAX's)."""
+        import collections
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
     def size(self) -> int:
+        if not self.axis_sizes:
+            return 0  # as JAX's empty mesh
         n = 1
         for s in self.axis_sizes:
             n *= s
@@ -90,7 +103,7 @@ class AbstractMesh:
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types})"
 
 
 class ShardingType:
