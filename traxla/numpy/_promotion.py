@@ -33,7 +33,13 @@ def check_for_prngkeys(fun_name: str, *args):
 
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
-            or hasattr(x, "aval"))
+            or hasattr(x, "aval") or hasattr(x, "__jax_array__"))
+
+
+def jax_array_protocol(args):
+    """Objects with JAX's ``__jax_array__`` method as the arrays it returns."""
+    return [a.__jax_array__() if not hasattr(a, "aval") and hasattr(a, "__jax_array__")
+            else a for a in args]
 
 
 def result_type(*args):
@@ -241,6 +247,7 @@ def _promote_args(mode, promote_dtypes_fn, fun_name, args, one_operand=True):
         fast = None
     if fast is not None:
         return fast
+    args = jax_array_protocol(args)
     check_arraylike(fun_name, *args)
     check_for_prngkeys(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_fn(*args))
@@ -266,7 +273,7 @@ def ensure_arraylike(fun_name: str, *args):
     Python scalars become weakly typed constants. One argument -> one value."""
     check_arraylike(fun_name, *args)
     out = []
-    for a in args:
+    for a in jax_array_protocol(args):
         if isinstance(a, np.ndarray):
             out.append(_numpy__creation.asarray(a))
         else:

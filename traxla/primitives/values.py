@@ -46,6 +46,9 @@ def asarray(x):
         return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
     if isinstance(x, Literal):
         return x
+    m = getattr(x, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
+    if m is not None:
+        return asarray(m())
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 
