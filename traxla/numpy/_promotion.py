@@ -33,12 +33,12 @@ def check_for_prngkeys(fun_name: str, *args):
 
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
-            or hasattr(x, "aval") or hasattr(x, "__jax_array__"))
+            or hasattr(type(x), "aval") or hasattr(x, "__jax_array__"))
 
 
 def jax_array_protocol(args):
     """Objects with JAX's ``__jax_array__`` method as the arrays it returns."""
-    return [a.__jax_array__() if not hasattr(a, "aval") and hasattr(a, "__jax_array__")
+    return [a.__jax_array__() if not hasattr(type(a), "aval") and hasattr(a, "__jax_array__")
             else a for a in args]
 
 
@@ -156,7 +156,7 @@ _joins: dict = {}
 
 
 def plain_aval(x):
-    aval = getattr(x, "aval", None)
+    aval = getattr(x, "aval", None) if hasattr(type(x), "aval") else None
     if type(aval) is ShapedArray and type(aval.dtype) is not dtypes.ExtendedDType:
         return aval
     return None

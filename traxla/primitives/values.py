@@ -32,7 +32,8 @@ def dtype_of(x):
 
 def _is_array(x) -> bool:
     """JAX's ``isinstance(x, Array)``: tracers and device arrays, not host values."""
-    return isinstance(x, Tracer) or hasattr(x, "__traxla_array__")
+    # (on the type: a proxy such as flax's Variable forwards attribute reads)
+    return isinstance(x, Tracer) or hasattr(type(x), "__traxla_array__")
 
 
 def asarray(x):

@@ -90,6 +90,9 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
             return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
+            m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables
+            if m is not None:
+                return self.to_atom(m())
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
         if not aval.shape and not dtypes.is_extended(aval.dtype):
