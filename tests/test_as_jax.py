@@ -50,6 +50,7 @@ DROPIN_SCRIPT = """
     real = [m for m in sys.modules.values()
             if "site-packages/jax/" in (getattr(m, "__file__", None) or "")]
     print("real jax modules", len(real))
+    print("src", jax._src.xla_bridge._backends is not None)
     try:
         import jax._src.no_such_module
     except ModuleNotFoundError as e:
@@ -70,6 +71,7 @@ def test_script_runs_with_jax_mapped_to_traxla(tmp_path):
     assert "mesh (1,)" in out
     assert "real jax modules 0" in out  # the installed jax is never imported
     assert "missing ModuleNotFoundError True" in out
+    assert "src True" in out
 
 
 def test_module_mode_runs_pytest_collection(tmp_path):

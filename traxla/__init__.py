@@ -70,3 +70,4 @@ from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)
 from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
 _state_ref.install_on_tracer()
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
+from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)
