@@ -284,3 +284,17 @@ def test_jax_array_protocol_objects_work_as_operands():
     # TracerArrayConversionError, not a wrong value; jnp.mean/asarray convert it first)
     np.testing.assert_allclose(np.asarray(traxla.grad(lambda v: jnp.mean(_Proxy(v)))(x)),
                                np.full(3, 1 / 3), rtol=1e-6)
+
+
+def test_samplers_take_out_sharding_as_jax():
+    # flax's Dropout passes out_sharding= to jax.random.bernoulli.
+    jr = pytest.importorskip("jax.random")
+    k = traxla.random.key(0)
+    np.testing.assert_array_equal(np.asarray(traxla.random.bernoulli(k, 0.5, (5,),
+                                                                     out_sharding=None)),
+                                  np.asarray(jr.bernoulli(jr.key(0), 0.5, (5,))))
+    mesh = traxla.make_mesh((1,), ("x",))
+    out = traxla.random.normal(k, (4,), out_sharding=traxla.sharding.NamedSharding(
+        mesh, traxla.P("x")))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(traxla.random.normal(k, (4,))))
+    assert out.sharding.spec == traxla.P("x")
