@@ -298,3 +298,19 @@ def test_samplers_take_out_sharding_as_jax():
         mesh, traxla.P("x")))
     np.testing.assert_array_equal(np.asarray(out), np.asarray(traxla.random.normal(k, (4,))))
     assert out.sharding.spec == traxla.P("x")
+
+
+def test_shard_indices_leave_unsplit_dimensions_whole_as_jax(tmp_path):
+    # flax's jax_utils tests compare shard indices with slice(None) for unsplit dimensions.
+    r = _run(["{script}"], tmp_path, """
+        import os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((2,), ("x",))
+        a = jax.device_put(jax.numpy.ones((4, 2)), NamedSharding(mesh, P(None, "x")))
+        print([s.index for s in a.addressable_shards])
+    """)
+    assert r.returncode == 0, r.stderr
+    assert ("[(slice(None, None, None), slice(0, 1, None)), "
+            "(slice(None, None, None), slice(1, 2, None))]") in r.stdout

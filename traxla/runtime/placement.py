@@ -240,8 +240,8 @@ def indices_map(hlo, devices, shape):
     for pos, dev_index in zip(positions, devs):
         slices = []
         for d, (size, t) in enumerate(zip(shape, tile)):
-            block = size // t
-            slices.append(slice(pos[d] * block, (pos[d] + 1) * block))
+            block = size // t  # an unsplit dimension is slice(None), as JAX's
+            slices.append(slice(None) if t == 1 else slice(pos[d] * block, (pos[d] + 1) * block))
         out[devices[dev_index]] = tuple(slices)
     return out
 
