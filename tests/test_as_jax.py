@@ -251,9 +251,12 @@ def test_abstract_mesh_outside_any_mesh_is_empty_as_jax():
     assert ours.empty and theirs.empty
     assert repr(ours) == repr(theirs) and ours.size == theirs.size == 0
     assert dict(ours.shape) == dict(theirs.shape) == {}
+    assert not ours.are_all_axes_explicit and not theirs.are_all_axes_explicit
     mesh = traxla.make_mesh((1,), ("x",))
+    assert mesh.are_all_axes_explicit and not mesh.are_all_axes_auto and not mesh.empty
     with traxla.sharding.set_mesh(mesh):
         assert not traxla.sharding.get_abstract_mesh().empty
+        assert traxla.sharding.get_abstract_mesh().are_all_axes_explicit
         assert dict(traxla.sharding.get_abstract_mesh().shape) == {"x": 1}
 
 

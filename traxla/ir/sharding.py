@@ -65,6 +65,19 @@ class AbstractMesh:
         return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and all are Explicit (as JAX's; likewise below)."""
+        return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return bool(self.axis_types) and all(t is AxisType.Auto for t in self.axis_types)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return bool(self.axis_types) and all(t is AxisType.Manual for t in self.axis_types)
+
+    @property
     def empty(self) -> bool:
         """No axes: what ``get_abstract_mesh()`` gives outside any mesh context."""
         return not self.axis_names

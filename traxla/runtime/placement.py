@@ -49,6 +49,11 @@ class Mesh:
         self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types)
         self.axis_types = self.abstract_mesh.axis_types
 
+    are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
+    are_all_axes_auto = property(lambda self: self.abstract_mesh.are_all_axes_auto)
+    are_all_axes_manual = property(lambda self: self.abstract_mesh.are_all_axes_manual)
+    empty = property(lambda self: self.abstract_mesh.empty)
+
     @property
     def shape(self):
         return dict(zip(self.axis_names, self.devices.shape))
