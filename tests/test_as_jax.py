@@ -254,6 +254,7 @@ def test_abstract_mesh_outside_any_mesh_is_empty_as_jax():
     assert not ours.are_all_axes_explicit and not theirs.are_all_axes_explicit
     mesh = traxla.make_mesh((1,), ("x",))
     assert mesh.are_all_axes_explicit and not mesh.are_all_axes_auto and not mesh.empty
+    assert mesh.abstract_mesh.abstract_mesh is mesh.abstract_mesh
     with traxla.sharding.set_mesh(mesh):
         assert not traxla.sharding.get_abstract_mesh().empty
         assert traxla.sharding.get_abstract_mesh().are_all_axes_explicit

@@ -65,6 +65,11 @@ class AbstractMesh:
         return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        """Itself (as JAX's: code reads ``mesh.abstract_mesh`` of either kind of mesh)."""
+        return self
+
+    @property
     def are_all_axes_explicit(self) -> bool:
         """Whether the mesh has axes and all are Explicit (as JAX's; likewise below)."""
         return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
