@@ -181,3 +181,36 @@ def equality_errors_pytreedef(tree1, tree2):
     leaf = _LeafMeta("Leaf", (), {})()
     return equality_errors((), tree_util.tree_unflatten(tree1, [leaf] * tree1.num_leaves),
                            tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves))
+
+
+# JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
+from traxla.api.linear_util import debug_info, flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
+
+
+def fun_signature(fun):
+    """``inspect.signature(fun)``, or None where it has none (builtins, some callables)."""
+    try:
+        return inspect.signature(fun)
+    except (ValueError, TypeError):
+        return None
+
+
+def shaped_abstractify(x):
+    """The ShapedArray of a value (array, scalar, tracer, ShapeDtypeStruct)."""
+    from traxla.tracer.values import concrete_aval
+    from traxla.ir.avals import ShapedArray
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
+        return ShapedArray(tuple(x.shape), x.dtype, getattr(x, "weak_type", False))
+    return concrete_aval(x)
+
+
+def safe_map(f, *args):
+    args = list(map(list, args))
+    n = len(args[0])
+    for arg in args[1:]:
+        if len(arg) != n:
+            raise ValueError(f"length mismatch: {list(map(len, args))}")
+    return list(map(f, *args))

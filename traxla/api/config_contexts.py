@@ -122,6 +122,8 @@ debug_nans = _FlagState("debug_nans", bool, "A NaN produced by a program raises 
                         "FloatingPointError naming the primitive: `with debug_nans(True):`.")
 debug_infs = _FlagState("debug_infs", bool, "Likewise for an inf.")
 log_compiles = _FlagState("log_compiles", bool, "Logs each compilation (logger 'traxla').")
+check_tracer_leaks = _FlagState("check_tracer_leaks", bool,
+                                "A tracer outliving its staging raises: `with check_tracer_leaks(True):`.")
 
 
 class _CompileTimeEvalTrace(EvalTrace):
@@ -150,5 +152,11 @@ def ensure_compile_time_eval():
         yield
 
 
-__all__ = ["debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+def checking_leaks():
+    """``with checking_leaks():`` a tracer that outlives the staging that made it (kept in a
+    global, a list, an attribute) raises an Exception naming it, as ``jax.checking_leaks``."""
+    return config.thread_local("check_tracer_leaks", True)
+
+
+__all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval"]

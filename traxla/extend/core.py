@@ -5,7 +5,17 @@ evaluation, ``def_abstract_eval`` its typing rule; lowering, JVP, transpose and 
 rules are registered through ``traxla.interpreters``."""
 from __future__ import annotations
 
+import contextlib
+import weakref
+
+import numpy as np
+
 from traxla.ir import primitive as _primitive
+from traxla.ir.effects import Effect  # noqa: F401
+from traxla.ir.jaxpr import DebugInfo, DropVar, subjaxprs  # noqa: F401
+from traxla.errors import InconclusiveDimensionOperation, JaxprTypeError  # noqa: F401
+from traxla.tracer import traces as _traces
+from traxla.tracer.staging import DynamicJaxprTrace
 from traxla.ir.avals import ShapedArray  # noqa: F401  (what abstract-eval rules return)
 from traxla.ir.checker import check_jaxpr  # noqa: F401
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
@@ -68,11 +78,108 @@ def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=
     return JaxprEqn(list(invars), list(outvars), primitive, dict(params), source_info)
 
 
+class OpaqueTraceState:
+    """The current trace, compared by identity and never kept alive (JAX's): libraries
+    (flax) record it and later check that they are still under the same transformation."""
+
+    __slots__ = ("_trace_ref",)
+
+    def __init__(self, trace_ref):
+        self._trace_ref = trace_ref
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueTraceState) and self._trace_ref == other._trace_ref
+
+    def __hash__(self):
+        return hash(self._trace_ref)
+
+    def __repr__(self):
+        trace = self._trace_ref()
+        return f"OpaqueTraceState({type(trace).__name__ if trace is not None else 'dead'})"
+
+
+def get_opaque_trace_state(convention=None):
+    """An ``OpaqueTraceState`` of the calling thread's current trace."""
+    del convention
+    return OpaqueTraceState(weakref.ref(_traces.current_trace()))
+
+
+def find_top_trace(xs):
+    """The current trace (JAX 0.10's answer, whatever ``xs`` holds)."""
+    del xs
+    return _traces.current_trace()
+
+
+def take_current_trace():
+    """A context manager yielding the current trace, with the eager trace current inside."""
+    return _take()
+
+
+@contextlib.contextmanager
+def _take():
+    trace = _traces.current_trace()
+    with _traces.set_current_trace(_traces._bottom[0]):
+        yield trace
+
+
+set_current_trace = _traces.set_current_trace
+
+
+def unsafe_am_i_under_a_jit() -> bool:
+    return isinstance(_traces.current_trace(), DynamicJaxprTrace)
+
+
+def concrete_or_error(force, val, context=""):
+    """``force(val)`` for a concrete value; JAX's ConcretizationTypeError for a tracer."""
+    from traxla.errors import ConcretizationTypeError
+    from traxla.tracer import Tracer
+    if force is None:
+        force = lambda x: x  # noqa: E731
+    if isinstance(val, Tracer):
+        concrete = val.to_concrete_value()
+        if concrete is None:
+            raise ConcretizationTypeError(
+                f"Abstract tracer value encountered where concrete value is expected: "
+                f"{val._error_repr()}\n{context}")
+        return force(concrete)
+    return force(val)
+
+
+def valid_jaxtype(x) -> bool:
+    """Whether ``x`` is a value JAX can trace (an array, a scalar, a tracer)."""
+    from traxla.api_util import shaped_abstractify
+    try:
+        shaped_abstractify(x)
+    except TypeError:
+        return False
+    return True
+
+
+def primal_dtype_to_tangent_dtype(primal_dtype):
+    from traxla.ir import dtypes as _dtypes
+    dt = np.dtype(primal_dtype) if not _dtypes.is_extended(primal_dtype) else primal_dtype
+    if _dtypes.is_extended(dt) or not np.issubdtype(dt, np.inexact):
+        return _dtypes.float0
+    return dt
+
+
+def jaxprs_in_params(params) -> list:
+    return [j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in subjaxprs(params)]
+
+
+no_effects: frozenset = frozenset()
+Effects = frozenset
+
+
 def primitives():
     """Every primitive defined so far, by name: traxla's and then the user's."""
     return {**ALL_PRIMITIVES, **USER_PRIMITIVES}
 
 
-__all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
+__all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOperation",
+           "JaxprTypeError", "OpaqueTraceState", "concrete_or_error", "find_top_trace",
+           "get_opaque_trace_state", "jaxprs_in_params", "no_effects",
+           "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
+           "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
            "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn",
            "primitives"]

@@ -19,6 +19,8 @@ class ShapedArray:
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=None):
         self.shape = tuple(shape)
+        if isinstance(dtype, (type, str)):  # np.float32, "float32": as JAX, a np.dtype
+            dtype = np.dtype(dtype)
         self.dtype = dtype
         self.weak_type = weak_type
         self.sharding = sharding

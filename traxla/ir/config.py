@@ -64,6 +64,10 @@ class Config:
         "eager_cache_size": 4096,
         # traxla's own frames removed from tracebacks (ir/traceback_util.py), as JAX's flag
         "traceback_filtering": "auto",
+        # JAX's options that libraries set: leaked-tracer checks after each staging
+        # (``jax.checking_leaks()``); the key derivation mode (traxla's keys are partitionable).
+        "check_tracer_leaks": False,
+        "threefry_partitionable": True,
     }
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
@@ -71,26 +75,46 @@ class Config:
 
     def __init__(self):
         self._values = dict(self._defaults)
-        env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
-        if env:
-            self._values["enable_x64"] = env.lower() in ("1", "true", "yes")
-        devices = (os.environ.get("TRAXLA_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
-                   or _forced_host_device_count(os.environ.get("XLA_FLAGS", "")))
-        if devices:
-            self._values["num_cpu_devices"] = int(devices)
-        platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
-        if platforms:
-            self._values["platforms"] = platforms
-        filtering = os.environ.get("TRAXLA_TRACEBACK_FILTERING",
-                                   os.environ.get("JAX_TRACEBACK_FILTERING"))
-        if filtering is not None:
-            if filtering not in self._choices["traceback_filtering"]:
-                raise ValueError(
-                    f'Invalid value "{filtering}" for JAX flag jax_traceback_filtering')
-            self._values["traceback_filtering"] = filtering
+        self._values.update(self._environment())
+        self._explicit: set = set()  # options set by update(): the environment yields to them
         self._listeners = []
         self._globals = type("FlagValues", (_FlagValues,), dict(self._values))
         self.current = self._globals()  # the calling thread's values
+
+    @staticmethod
+    def _environment() -> dict:
+        """The options the environment sets: JAX_ENABLE_X64, JAX_NUM_CPU_DEVICES (or XLA_FLAGS'
+        forced host device count), JAX_PLATFORMS, JAX_TRACEBACK_FILTERING (and their TRAXLA_
+        spellings)."""
+        out = {}
+        env = os.environ.get("TRAXLA_ENABLE_X64") or os.environ.get("JAX_ENABLE_X64")
+        if env:
+            out["enable_x64"] = env.lower() in ("1", "true", "yes")
+        devices = (os.environ.get("TRAXLA_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
+                   or _forced_host_device_count(os.environ.get("XLA_FLAGS", "")))
+        if devices:
+            out["num_cpu_devices"] = int(devices)
+        platforms = os.environ.get("TRAXLA_PLATFORMS", os.environ.get("JAX_PLATFORMS"))
+        if platforms:
+            out["platforms"] = platforms
+        filtering = os.environ.get("TRAXLA_TRACEBACK_FILTERING",
+                                   os.environ.get("JAX_TRACEBACK_FILTERING"))
+        if filtering is not None:
+            if filtering not in Config._choices["traceback_filtering"]:
+                raise ValueError(
+                    f'Invalid value "{filtering}" for JAX flag jax_traceback_filtering')
+            out["traceback_filtering"] = filtering
+        return out
+
+    def read_environment(self, names=None) -> None:
+        """Applies the environment again to the options ``update`` has not set (all, or
+        ``names``): JAX reads it when ``jax`` is imported and XLA_FLAGS when the CPU backend
+        starts, which under the drop-in (traxla.as_jax) come after traxla's own import."""
+        for name, value in self._environment().items():
+            if (names is None or name in names) and name not in self._explicit \
+                    and self._values[name] != value:
+                self.update(name, value)
+                self._explicit.discard(name)
 
     def _known(self, name: str) -> str:
         name = name[4:] if name.startswith("jax_") else name
@@ -108,8 +132,37 @@ class Config:
                              f"{type(value)}.")
         for listener in self._listeners:
             listener(name, value)
+        self._explicit.add(name)
         self._values[name] = value
         setattr(self._globals, name, value)
+
+    @property
+    def values(self) -> dict:
+        """Every option's global value, by JAX's name (``jax_enable_x64``)."""
+        return {"jax_" + k: v for k, v in self._values.items()}
+
+    def _read(self, name: str):
+        return getattr(self.current, self._known(name))
+
+    def parse_flags_with_absl(self):
+        """Applies the ``--jax_NAME=VALUE`` (and ``--jax_NAME`` / ``--nojax_NAME`` for
+        booleans) arguments of ``sys.argv`` before the first ``--``, as JAX's."""
+        import sys
+        for arg in sys.argv[1:]:
+            if arg == "--":
+                break
+            if not (arg.startswith("--jax_") or arg.startswith("--nojax_")):
+                continue
+            body, _, text = arg[2:].partition("=")
+            negated = body.startswith("nojax_")
+            name = body[len("nojax_"):] if negated else body[len("jax_"):]
+            if name not in self._values:
+                continue  # as absl with known_only=True: other flags are not JAX's
+            self.update(name, _parse_flag(self._values[name], text, negated))
+
+    def config_with_absl(self):
+        """As ``parse_flags_with_absl`` (traxla defines no absl flags of its own)."""
+        self.parse_flags_with_absl()
 
     def read(self, name: str):
         """The value the calling thread sees."""
@@ -160,6 +213,20 @@ class Config:
         if key in values:
             return getattr(self.__dict__["current"], key)
         raise AttributeError(name)
+
+
+def _parse_flag(current, text: str, negated: bool):
+    """A flag's text as the type of its current value (bool flags: JAX's spellings)."""
+    if isinstance(current, bool) or (current is None and text.lower() in ("true", "false")):
+        if text == "":
+            return not negated
+        value = text.lower() in ("1", "true", "t", "yes", "y")
+        return not value if negated else value
+    if isinstance(current, int):
+        return int(text)
+    if isinstance(current, float):
+        return float(text)
+    return text if text != "" else None
 
 
 def _forced_host_device_count(xla_flags: str):

@@ -65,7 +65,38 @@ class AbstractMesh:
         return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
 
     @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        """Itself (as JAX's: code reads ``mesh.abstract_mesh`` of either kind of mesh)."""
+        return self
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and all are Explicit (as JAX's; likewise below)."""
+        return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return bool(self.axis_types) and all(t is AxisType.Auto for t in self.axis_types)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return bool(self.axis_types) and all(t is AxisType.Manual for t in self.axis_types)
+
+    @property
+    def empty(self) -> bool:
+        """No axes: what ``get_abstract_mesh()`` gives outside any mesh context."""
+        return not self.axis_names
+
+    @property
+    def shape(self):
+        """``{axis name: size}`` in axis order (an OrderedDict, as JAX's)."""
+        import collections
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
     def size(self) -> int:
+        if not self.axis_sizes:
+            return 0  # as JAX's empty mesh
         n = 1
         for s in self.axis_sizes:
             n *= s
@@ -90,7 +121,7 @@ class AbstractMesh:
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types})"
 
 
 class ShardingType:

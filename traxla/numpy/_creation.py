@@ -38,6 +38,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
     dtype = _dtype(dtype)
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
         return lax.copy_p_bind(object) if copy else object
+    m = getattr(object, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
+    if m is not None and not isinstance(object, (Tracer, Array)):
+        object = m()
     leaves = list(_leaves(object))
     if isinstance(object, (Tracer, Array)):
         # JAX copies a concrete array too: while tracing, the copy is an equation on it

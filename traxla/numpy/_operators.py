@@ -31,7 +31,10 @@ def _defer(fn, name):
             t = type(other)
             if t is not Array and t is not float and t is not int:  # the common cases first
                 if not _known(other):
-                    return NotImplemented
+                    m = getattr(other, "__jax_array__", None)  # JAX's protocol
+                    if m is None:
+                        return NotImplemented
+                    other = m()
                 if isinstance(other, DimExpr):  # an export's symbolic dimension used as a value
                     other = dim_as_value_p.bind(dim=other)
             try:

@@ -37,7 +37,14 @@ def check_for_prngkeys(fun_name: str, *args):
 
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
-            or (hasattr(x, "aval") and not is_ref_aval(x.aval)))  # (array refs are not)
+            or (hasattr(type(x), "aval") and not is_ref_aval(x.aval))  # (array refs are not)
+            or hasattr(x, "__jax_array__"))
+
+
+def jax_array_protocol(args):
+    """Objects with JAX's ``__jax_array__`` method as the arrays it returns."""
+    return [a.__jax_array__() if not hasattr(type(a), "aval") and hasattr(a, "__jax_array__")
+            else a for a in args]
 
 
 def result_type(*args):
@@ -154,7 +161,7 @@ _joins: dict = {}
 
 
 def plain_aval(x):
-    aval = getattr(x, "aval", None)
+    aval = getattr(x, "aval", None) if hasattr(type(x), "aval") else None
     if type(aval) is ShapedArray and type(aval.dtype) is not dtypes.ExtendedDType:
         return aval
     return None
@@ -245,6 +252,7 @@ def _promote_args(mode, promote_dtypes_fn, fun_name, args, one_operand=True):
         fast = None
     if fast is not None:
         return fast
+    args = jax_array_protocol(args)
     check_arraylike(fun_name, *args)
     check_for_prngkeys(fun_name, *args)
     return promote_shapes(fun_name, *promote_dtypes_fn(*args))
@@ -270,7 +278,7 @@ def ensure_arraylike(fun_name: str, *args):
     Python scalars become weakly typed constants. One argument -> one value."""
     check_arraylike(fun_name, *args)
     out = []
-    for a in args:
+    for a in jax_array_protocol(args):
         if isinstance(a, np.ndarray):
             out.append(_numpy__creation.asarray(a))
         else:

@@ -60,9 +60,15 @@ def _compute_newshape(shape, newshape):
 def reshape(a, shape=None, order="C", *, newshape=None):
     shape = newshape if shape is None else shape
     a = asarray_scalar(a)
-    if order != "C":
-        raise NotImplementedError("reshape only supports order='C'")
-    return lax.reshape(a, _compute_newshape(lax.shape_of(a), shape))
+    newshape = _compute_newshape(lax.shape_of(a), shape)
+    if order == "C":
+        return lax.reshape(a, newshape)
+    if order == "F":  # column-major: reverse the dimensions, reshape, reverse back
+        nd = len(lax.shape_of(a))
+        return transpose(lax.reshape(a, newshape[::-1], tuple(range(nd))[::-1]))
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
 def ravel(a, order="C"):

@@ -32,7 +32,8 @@ def dtype_of(x):
 
 def _is_array(x) -> bool:
     """JAX's ``isinstance(x, Array)``: tracers and device arrays, not host values."""
-    return isinstance(x, Tracer) or hasattr(x, "__traxla_array__")
+    # (on the type: a proxy such as flax's Variable forwards attribute reads)
+    return isinstance(x, Tracer) or hasattr(type(x), "__traxla_array__")
 
 
 def asarray(x):
@@ -46,6 +47,9 @@ def asarray(x):
         return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
     if isinstance(x, Literal):
         return x
+    m = getattr(x, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
+    if m is not None:
+        return asarray(m())
     raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
 
 

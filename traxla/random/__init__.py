@@ -630,3 +630,34 @@ from traxla.random._distributions import (ball, beta, binomial, cauchy, chisquar
 from traxla.random._distributions import __all__ as _distributions_all  # noqa: E402
 
 __all__ += _distributions_all
+
+
+def _accept_out_sharding(fn):
+    """JAX 0.10's samplers take ``out_sharding=`` (a NamedSharding or a PartitionSpec): the
+    sample is drawn as without it, then placed so (``reshard``), as JAX's values do not
+    depend on the output sharding."""
+    import functools
+    import inspect
+
+    if "out_sharding" in inspect.signature(fn).parameters:
+        return fn
+
+    @functools.wraps(fn)
+    def sampler(*args, out_sharding=None, **kwargs):
+        out = fn(*args, **kwargs)
+        if out_sharding is None:
+            return out
+        from traxla.sharding import reshard
+        return reshard(out, out_sharding)
+    return sampler
+
+
+for _name in ("bits", "uniform", "randint", "permutation", "normal", "multivariate_normal",
+              "truncated_normal", "bernoulli", "beta", "cauchy", "dirichlet", "exponential",
+              "gamma", "loggamma", "poisson", "gumbel", "categorical", "laplace", "logistic",
+              "pareto", "t", "chisquare", "f", "rademacher", "maxwell", "orthogonal",
+              "generalized_normal", "ball", "rayleigh", "wald", "geometric", "triangular",
+              "lognormal"):
+    if _name in globals():
+        globals()[_name] = _accept_out_sharding(globals()[_name])
+del _name

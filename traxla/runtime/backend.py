@@ -51,6 +51,7 @@ class Backend:
     def __init__(self, platform: str = "cpu"):
         self.platform = platform
         if platform == "cpu":
+            config.read_environment(("num_cpu_devices",))  # XLA_FLAGS as of now, as JAX
             self.client = xla.cpu_client(config.read("num_cpu_devices"))
         elif platform == "tpu":
             self.client = xla.tpu_client()

@@ -41,6 +41,9 @@ def to_array(x) -> Array:
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
     if isinstance(x, Array):
         return x
+    m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables as operands
+    if m is not None:
+        return to_array(m())
     raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type; expected an "
                     "array, a NumPy array or a Python scalar.")
 

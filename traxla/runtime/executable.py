@@ -7,7 +7,7 @@ from traxla.ir.avals import physical_aval
 from traxla.lowering import host_callbacks_of, lower_jaxpr
 from traxla.lowering.mlir import owned_by_this_thread
 from traxla.lowering.registry import custom_call_libraries
-from traxla.runtime import compilation_cache, xla_adapter as xla
+from traxla.runtime import compilation_cache, compiler as _compiler, xla_adapter as xla
 from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
                     intern_aval)
 from traxla.runtime.backend import get_backend
@@ -43,10 +43,11 @@ class Executable(_CompiledProgram):
         self.host_callbacks = host_callbacks_of(module)
         devices = [backend.default_device]
         owned = owned_by_this_thread(module)  # see xla.compilable
-        self.loaded = compilation_cache.compile_or_load(
-            backend.client, module, devices, self.host_callbacks, compiler_options,
-            lambda: xla.compile(backend.client, module, devices, self.host_callbacks,
-                                compiler_options, owned), in_avals=in_avals)
+        self.loaded = _compiler.backend_compile_and_load(
+            backend, lambda: compilation_cache.compile_or_load(
+                backend.client, module, devices, self.host_callbacks, compiler_options,
+                lambda: xla.compile(backend.client, module, devices, self.host_callbacks,
+                                    compiler_options, owned), in_avals=in_avals))
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)
@@ -91,12 +92,13 @@ class ShardedExecutable(_CompiledProgram):
         self.host_callbacks = host_callbacks_of(module)
         owned = owned_by_this_thread(module)  # see xla.compilable
         # persisted as single-device programs are, keyed by their device assignment too
-        self.loaded = compilation_cache.compile_or_load(
-            backend.client, module, raw, self.host_callbacks, compiler_options,
-            lambda: xla.compile_spmd(backend.client, module, raw, mesh.size,
-                                     self.host_callbacks, compiler_options, owned),
-            num_partitions=mesh.size, in_avals=in_avals,
-            spmd_options=xla.spmd_compile_options(raw, mesh.size, compiler_options))
+        self.loaded = _compiler.backend_compile_and_load(
+            backend, lambda: compilation_cache.compile_or_load(
+                backend.client, module, raw, self.host_callbacks, compiler_options,
+                lambda: xla.compile_spmd(backend.client, module, raw, mesh.size,
+                                         self.host_callbacks, compiler_options, owned),
+                num_partitions=mesh.size, in_avals=in_avals,
+                spmd_options=xla.spmd_compile_options(raw, mesh.size, compiler_options)))
         self.compile_seconds = time.perf_counter() - start
         self.in_avals = tuple(in_avals)
         self.in_arity = len(self.in_avals)

@@ -49,6 +49,11 @@ class Mesh:
         self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types)
         self.axis_types = self.abstract_mesh.axis_types
 
+    are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
+    are_all_axes_auto = property(lambda self: self.abstract_mesh.are_all_axes_auto)
+    are_all_axes_manual = property(lambda self: self.abstract_mesh.are_all_axes_manual)
+    empty = property(lambda self: self.abstract_mesh.empty)
+
     @property
     def shape(self):
         return dict(zip(self.axis_names, self.devices.shape))
@@ -240,8 +245,8 @@ def indices_map(hlo, devices, shape):
     for pos, dev_index in zip(positions, devs):
         slices = []
         for d, (size, t) in enumerate(zip(shape, tile)):
-            block = size // t
-            slices.append(slice(pos[d] * block, (pos[d] + 1) * block))
+            block = size // t  # an unsplit dimension is slice(None), as JAX's
+            slices.append(slice(None) if t == 1 else slice(pos[d] * block, (pos[d] + 1) * block))
         out[devices[dev_index]] = tuple(slices)
     return out
 

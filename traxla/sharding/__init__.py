@@ -37,9 +37,20 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
     return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
 
 
+def _empty_mesh() -> AbstractMesh:
+    ever = AbstractMesh.ever_created  # the empty mesh is no user mesh: the flag stays
+    mesh = AbstractMesh((), ())
+    AbstractMesh.ever_created = ever
+    return mesh
+
+
+_EMPTY_MESH = _empty_mesh()
+
+
 def get_abstract_mesh():
+    """The abstract mesh of the mesh context; outside one, the empty mesh (``.empty``)."""
     mesh = get_mesh()
-    return None if mesh is None else mesh.abstract_mesh
+    return _EMPTY_MESH if mesh is None else mesh.abstract_mesh
 
 
 class set_mesh:

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import functools
+import gc
 
 import numpy as np
 
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
+from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.jaxpr import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
@@ -88,6 +90,9 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
             return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
+            m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables
+            if m is not None:
+                return self.to_atom(m())
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
         if not aval.shape and not dtypes.is_extended(aval.dtype):
@@ -221,7 +226,20 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None, forwards:
         closed = trace.to_closed_jaxpr(outs)
     finally:
         trace.invalidate()
+    if config.current.check_tracer_leaks:
+        del tracers, outs
+        _check_no_leaks(trace)
     return closed
+
+
+def _check_no_leaks(trace) -> None:
+    """``jax.checking_leaks()``: a tracer of a finished trace still reachable from live
+    objects (a global, a list the function appended to) is an error, as in JAX."""
+    gc.collect()  # tracers kept only by unreachable cycles cannot be used: not leaks
+    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer)]
+    if leaked:
+        msgs = "\n\n".join(f"{t}{t._origin_msg()}" for t in leaked)
+        raise Exception(f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{msgs}\n")
 
 
 def _unwrap(fun):

@@ -36,12 +36,15 @@ class _InternalFiles(dict):
 
     def __missing__(self, filename: str) -> bool:
         internal = ((filename.startswith(_PACKAGE_DIR) and filename not in _DEMO_FILES)
+                    or filename.startswith(_excluded_prefixes[0])
                     or filename.startswith("<frozen ")
                     or filename.endswith(os.sep + "runpy.py"))
         self[filename] = internal
         return internal
 
 
+# Path prefixes libraries registered as never the user's (``register_exclusion``).
+_excluded_prefixes = [()]
 _internal_files = _InternalFiles()
 
 
@@ -66,6 +69,14 @@ def source_info_context(info):
         yield
     finally:
         _source_override[0] = previous
+
+
+def register_exclusion(path: str) -> None:
+    """Frames from files under ``path`` are skipped when finding the user's source line
+    (``jax.extend.source_info_util.register_exclusion``, for libraries' own frames)."""
+    if path not in _excluded_prefixes[0]:
+        _excluded_prefixes[0] = _excluded_prefixes[0] + (path,)
+        _internal_files.clear()
 
 
 def user_source_info(depth: int = 2, _getframe=sys._getframe, _internal=_internal_files):

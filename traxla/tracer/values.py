@@ -18,7 +18,7 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def is_concrete(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic, Literal))
-            or hasattr(x, "__traxla_array__"))
+            or hasattr(type(x), "__traxla_array__"))
 
 
 def concrete_aval(x) -> ShapedArray:
@@ -26,7 +26,8 @@ def concrete_aval(x) -> ShapedArray:
     if t in _PY_SCALARS:
         # a Python bool is not weakly typed in JAX (only int, float and complex are)
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
-    aval = getattr(x, "aval", None)
+    # the type declares ``aval``: a proxy forwarding attribute reads is not an array
+    aval = getattr(x, "aval", None) if hasattr(type(x), "aval") else None
     if aval is not None:
         return aval
     if isinstance(x, DimExpr):  # a symbolic dimension (export) used as a value: a weak int

@@ -1,0 +1,1 @@
+"""``jax._src.state``: array references (``types.AbstractRef``)."""
