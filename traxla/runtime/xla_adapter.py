@@ -12,6 +12,7 @@ Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
@@ -42,14 +43,11 @@ except Exception:  # pragma: no cover - logging control is best effort
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
 
-# With jaxlib's tracebacks on (its default), every ``execute_sharded`` called from Python
-# keeps a traceback record that is never freed: 72 bytes per call, measured with
-# tracemalloc, so a program called 10,000 times grows by 700 KiB. traxla never reads them,
-# so they are switched off for the process. Not per call: the switch is process-wide, and an
-# executable or array made while another thread had it off carries no traceback context,
-# which jaxlib then refuses ("Expecting ... a user context") once it is back on. (JAX, when
-# imported alongside, takes its source locations from them: a test comparing those with
-# JAX's switches them on around the JAX side only.)
+# jaxlib's tracebacks (on by default) keep a record per ``execute_sharded`` call that is never
+# freed (72 bytes a call): traxla never reads them, so they are off for the whole process (a
+# per-call switch fails: what is made while they are off has no traceback context, which
+# jaxlib refuses once they are back on). JAX's source locations need them: tests comparing
+# those switch them on around the JAX side only.
 try:
     from jaxlib import _jax as _jaxlib_ext
     _tracebacks_enabled = _jaxlib_ext.tracebacks_enabled
@@ -62,8 +60,6 @@ RuntimeErrorType = _xc.XlaRuntimeError
 
 _lock = threading.Lock()
 _clients: dict[str, object] = {}
-
-
 _distributed: dict = {}
 
 
@@ -102,23 +98,27 @@ def process_count() -> int:
     return _distributed.get("num_processes", 1)
 
 
-def cpu_client(num_devices: int = 1):
-    """The process's PJRT CPU client, created on first use."""
-    client = _clients.get("cpu")
+def _client(platform: str, start):
+    """The process's client for ``platform``, made by ``start()`` on first use (once)."""
+    client = _clients.get(platform)
     if client is None:
         with _lock:
-            client = _clients.get("cpu")
+            client = _clients.get(platform)
             if client is None:
-                if _distributed:
-                    client = _xc.make_cpu_client(
-                        distributed_client=_distributed["client"],
-                        node_id=_distributed["process_id"],
-                        num_nodes=_distributed["num_processes"],
-                        collectives=_distributed["collectives"], num_devices=num_devices)
-                else:
-                    client = _xc.make_cpu_client(num_devices=num_devices)
-                _clients["cpu"] = client
+                client = _clients[platform] = start()
     return client
+
+
+def cpu_client(num_devices: int = 1):
+    """The process's PJRT CPU client, created on first use."""
+    def start():
+        if not _distributed:
+            return _xc.make_cpu_client(num_devices=num_devices)
+        return _xc.make_cpu_client(
+            distributed_client=_distributed["client"], node_id=_distributed["process_id"],
+            num_nodes=_distributed["num_processes"], collectives=_distributed["collectives"],
+            num_devices=num_devices)
+    return _client("cpu", start)
 
 
 def backend_started(platform: str = "cpu") -> bool:
@@ -392,32 +392,26 @@ def device_put_sharded(global_aval, sharding, shards, devices_):
                                   enable_x64=True)
 
 
-def _block_jax_imports() -> list:
-    """Makes jaxlib's ``import jax.core`` (and ``jax._src.sharding_impls``) fail fast while
-    jax is not imported, so that traxla never imports jax; the names to unblock after."""
-    blocked = []
-    if "jax" not in sys.modules:
-        for name in ("jax.core", "jax._src.sharding_impls"):
-            if name not in sys.modules:
-                sys.modules[name] = None
-                blocked.append(name)
-    return blocked
-
-
-def _unblock(blocked):
-    for name in blocked:
-        sys.modules.pop(name, None)
+@contextlib.contextmanager
+def _jax_imports_blocked():
+    """Makes jaxlib's ``import jax.core`` (and ``jax._src.sharding_impls``) fail fast inside
+    the block while jax is not imported, so that traxla never imports jax."""
+    blocked = [] if "jax" in sys.modules else [
+        name for name in ("jax.core", "jax._src.sharding_impls") if name not in sys.modules]
+    sys.modules.update(dict.fromkeys(blocked))
+    try:
+        yield
+    finally:
+        for name in blocked:
+            sys.modules.pop(name, None)
 
 
 def per_device_buffers(buffer):
     """``[(device id, single-device buffer)]`` of a multi-device array. jaxlib's C++
     tries ``import jax.core`` here; when jax is not imported yet, that import is made
     to fail fast for the duration of the call, so traxla never imports jax."""
-    blocked = _block_jax_imports()
-    try:
+    with _jax_imports_blocked():
         arrays = buffer._arrays
-    finally:
-        _unblock(blocked)
     return [(_device_of(a).id, a) for a in arrays]
 
 
@@ -549,14 +543,7 @@ _plugin_apis: dict = {}
 def cuda_client(visible_devices=None):
     """The process's CUDA PJRT client (plugin loaded, its FFI targets registered), created on
     first use; PluginError with a one-line reason when it cannot start."""
-    client = _clients.get("cuda")
-    if client is not None:
-        return client
-    with _lock:
-        client = _clients.get("cuda")
-        if client is None:
-            client = _clients["cuda"] = _start_cuda_client(visible_devices)
-    return client
+    return _client("cuda", lambda: _start_cuda_client(visible_devices))
 
 
 def _start_cuda_client(visible_devices):
@@ -632,14 +619,7 @@ def tpu_chips_present() -> int:
 def tpu_client():
     """The process's TPU PJRT client (libtpu loaded and initialized), created on first use;
     PluginError with JAX's reason when it cannot start."""
-    client = _clients.get("tpu")
-    if client is not None:
-        return client
-    with _lock:
-        client = _clients.get("tpu")
-        if client is None:
-            client = _clients["tpu"] = _start_tpu_client()
-    return client
+    return _client("tpu", _start_tpu_client)
 
 
 def _start_tpu_client():
@@ -676,19 +656,18 @@ def _first_line(error) -> str:
 def to_numpy_any(buffer) -> np.ndarray:
     """Reads a single-device buffer on any platform (the buffer protocol is CPU-only):
     through jaxlib's copy-out path, with its ``import jax.core`` made to fail fast when jax
-    is not imported (``_block_jax_imports``)."""
-    blocked = _block_jax_imports()
+    is not imported (``_jax_imports_blocked``)."""
     # Arrays made by a quiet runner carry no traceback context, which jaxlib's copy-out
     # insists on while tracebacks are on: read them with tracebacks off too.
     restore = _set_tracebacks is not None and _tracebacks_enabled()
     if restore:
         _set_tracebacks(False)
     try:
-        return buffer._single_device_array_to_np_array_did_copy()[0]
+        with _jax_imports_blocked():
+            return buffer._single_device_array_to_np_array_did_copy()[0]
     finally:
         if restore:
             _set_tracebacks(True)
-        _unblock(blocked)
 
 
 # -- custom-call libraries shipped by jaxlib (registered once, on first use) ----------------------
