@@ -9,7 +9,7 @@ from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
-from traxla.runtime import Array, to_array
+from traxla.runtime import ArrayImpl, to_array
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding, device_put_placed
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
@@ -19,7 +19,7 @@ from traxla.tracer.values import concrete_aval
 
 
 def _aval(x):
-    if isinstance(x, (Tracer, Array, _ref.Ref)):
+    if isinstance(x, (Tracer, ArrayImpl, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
@@ -60,6 +60,6 @@ def typeof(x):
 
 def block_until_ready(x):
     for leaf in tree_util.tree_leaves(x):
-        if isinstance(leaf, Array):
+        if isinstance(leaf, ArrayImpl):
             leaf.block_until_ready()
     return x

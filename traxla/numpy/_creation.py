@@ -10,7 +10,7 @@ from traxla import lax
 from traxla.primitives.shapes import _eye
 from traxla.api import jit
 from traxla.ir import dtypes
-from traxla.runtime import Array, device_put_numpy
+from traxla.runtime import ArrayImpl, device_put_numpy
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
@@ -39,7 +39,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
         return lax.copy_p_bind(object) if copy else object
     leaves = list(_leaves(object))
-    if isinstance(object, (Tracer, Array)):
+    if isinstance(object, (Tracer, ArrayImpl)):
         # JAX copies a concrete array too: while tracing, the copy is an equation on it
         copied = copy and (isinstance(object, Tracer) or type(current_trace()) is not EvalTrace)
         out = lax.copy_p_bind(object) if copied else object
@@ -50,7 +50,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
         out = lax._convert_element_type(out, dtype, weak)
         if type(out) is Literal and type(current_trace()) is not DynamicJaxprTrace:
             out = lax._lift(out)  # a folded constant is a Literal only inside a jaxpr
-    elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, Array))
+    elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, ArrayImpl))
                                                     for leaf in leaves):
         if dtype is None:
             dtype = result_type(*leaves)[0]

@@ -13,6 +13,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.dtypes import issubdtype as _dtypes_issubdtype
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, result_type,
                                      broadcast_shapes as _bs)
@@ -90,24 +91,11 @@ def _as_np(x):
     return x
 
 
-def issubdtype(a, b):
-    """``np.issubdtype`` that also places bfloat16, float8 & co under ``np.floating`` and
-    int4 & co under ``np.signedinteger``/``np.unsignedinteger`` (as JAX does)."""
-    a, b = _as_np(a), _as_np(b)
-    if isinstance(b, type) and issubclass(b, np.generic) and b in (
-            np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger,
-            np.unsignedinteger):
-        try:
-            dt = np.dtype(a)
-        except TypeError:
-            return False
-        if dt in _ML_FLOATS:
-            return b in (np.generic, np.number, np.inexact, np.floating)
-        if dt in _ML_SIGNED:
-            return b in (np.generic, np.number, np.integer, np.signedinteger)
-        if dt in _ML_UNSIGNED:
-            return b in (np.generic, np.number, np.integer, np.unsignedinteger)
-    return bool(np.issubdtype(a, b))
+def issubdtype(arg1, arg2):
+    """``np.issubdtype`` that also handles PRNG key dtypes and places bfloat16, float8 & co
+    under ``np.floating`` and int4 & co under ``np.signedinteger``/``np.unsignedinteger``
+    (as JAX does)."""
+    return _dtypes_issubdtype(arg1, arg2)
 
 
 _DTYPE_KINDS = {

@@ -121,6 +121,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _ensure_arraylike("vdot", a, b)
+    if np.issubdtype(lax.dtype_of(a), np.complexfloating):  # vdot conjugates its first operand
+        a = lax.conj(a)
     return dot(ravel(a), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)
 

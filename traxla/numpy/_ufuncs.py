@@ -348,14 +348,19 @@ def _round(a, decimals=0, out=None):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    if dtypes.is_complex(dt):
-        raise NotImplementedError("round of complex arrays is not supported")
     if decimals > np.log10(dtypes.finfo(dt).max):
         return lax.asarray(a)
+    if dtypes.is_complex(dt):  # as JAX: the real and imaginary parts rounded apart
+        return lax.complex(_round_float(lax.real(a), decimals), _round_float(lax.imag(a), decimals))
+    return _round_float(a, decimals)
+
+
+def _round_float(x, decimals):
     if decimals == 0:
-        return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
-    x = lax.convert_element_type(a, np.float32) if dt == np.float16 else a
-    factor = _constant_like(x, 10 ** decimals)
+        return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    dt = lax.dtype_of(x)
+    x = lax.convert_element_type(x, np.float32) if dt == np.float16 else x
+    factor = lax._const(x, 10 ** decimals)  # a weak scalar's factor is weak: the result stays weak
     out = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
     return lax.convert_element_type(out, dt) if dt == np.float16 else out
 

@@ -329,6 +329,11 @@ def delete(buffer):
     buffer.delete()
 
 
+def unsafe_buffer_pointer(buffer) -> int:
+    """The device address of a single-device buffer's data (jaxlib's method)."""
+    return buffer.unsafe_buffer_pointer()
+
+
 # -- several devices: shardings, sharded transfers, SPMD compilation ------------------------
 
 def hlo_sharding(mesh_sizes, mesh_axis_names, spec, ndim):
