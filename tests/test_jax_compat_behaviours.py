@@ -211,3 +211,228 @@ _COMPLEX_PRODUCTS = {
 def test_complex_products_conjugate_as_jax(name):
     # vdot/vecdot did not conjugate their first operand: silently wrong complex values
     _same(_COMPLEX_PRODUCTS[name](tnp, _A, _B), _COMPLEX_PRODUCTS[name](jnp, _A, _B), rtol=1e-5)
+
+
+# -- 3. config contexts, *_like of ShapeDtypeStruct, result_type, stop_gradient ----------
+
+@pytest.mark.parametrize("name", ["log_compiles", "debug_nans", "debug_infs", "enable_x64",
+                                  "checking_leaks"])
+def test_bool_flag_contexts_default_to_true(name):
+    for api in (traxla, jax):
+        with getattr(api, name)():
+            flag = "check_tracer_leaks" if name == "checking_leaks" else name
+            assert getattr(api.config, f"jax_{flag}") is True
+        assert getattr(api.config, f"jax_{flag}") is False
+
+
+def test_valued_flag_contexts_still_require_a_value():
+    for api in (traxla, jax):
+        with pytest.raises(TypeError, match="Context manager for numpy_rank_promotion config "
+                                            "option requires an argument"):
+            api.numpy_rank_promotion()
+
+
+_LIKE = {
+    "zeros_like": lambda np_, s: np_.zeros_like(s),
+    "ones_like": lambda np_, s: np_.ones_like(s),
+    "full_like": lambda np_, s: np_.full_like(s, 2),
+    "full_like array fill": lambda np_, s: np_.full_like(s, np_.arange(s.shape[-1])),
+    "empty_like shape": lambda np_, s: np_.empty_like(s).shape,
+    "zeros_like dtype shape": lambda np_, s: np_.zeros_like(s, dtype="int32", shape=(4,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LIKE))
+@pytest.mark.parametrize("shape, dtype", [((2, 3), "float32"), ((2,), "int8"), ((1,), "bfloat16")])
+def test_like_functions_accept_shape_dtype_structs(name, shape, dtype):
+    ours = _LIKE[name](tnp, traxla.ShapeDtypeStruct(shape, dtype))
+    theirs = _LIKE[name](jnp, jax.ShapeDtypeStruct(shape, dtype))
+    if isinstance(theirs, tuple):
+        assert ours == theirs
+    else:
+        _same(ours, theirs)
+
+
+def test_like_functions_under_jit_stage_no_extra_equations():
+    struct = (traxla.ShapeDtypeStruct((2,), "float32"), jax.ShapeDtypeStruct((2,), "float32"))
+    assert (str(traxla.make_jaxpr(lambda: tnp.zeros_like(struct[0]))())
+            == str(jax.make_jaxpr(lambda: jnp.zeros_like(struct[1]))()))
+
+
+_RESULT_TYPE_ARGS = [(np.dtype("float32"),), (np.float32,), ("int8", "uint8"), (1.0,),
+                     (1, np.int8), (float, int), (None,), (np.float16, 1j), (True, 1),
+                     ("bfloat16", np.float16), ("int4",)]
+
+
+@pytest.mark.parametrize("args", _RESULT_TYPE_ARGS, ids=str)
+def test_result_type_of_dtypes_and_scalar_types(args):
+    assert tnp.result_type(*args) == jnp.result_type(*args)
+    assert (traxla.dtypes.result_type(*args, return_weak_type_flag=True)
+            == jax.dtypes.result_type(*args, return_weak_type_flag=True))
+
+
+def test_stop_gradient_maps_over_a_pytree():
+    def f(api, np_, x):
+        tree = api.lax.stop_gradient({"a": x, "b": (x * 2, None), "k": api.random.key(0)})
+        assert tree["b"][1] is None and tree["k"].dtype == api.random.key(0).dtype
+        return tree["a"] * x + tree["b"][0]
+    assert float(traxla.grad(lambda x: f(traxla, tnp, x))(3.0)) == 3.0
+    assert float(jax.grad(lambda x: f(jax, jnp, x))(3.0)) == 3.0
+    assert (str(traxla.make_jaxpr(lambda x: tlax.stop_gradient((x, [x * 2])))(1.0))
+            == str(jax.make_jaxpr(lambda x: jax.lax.stop_gradient((x, [x * 2])))(1.0)))
+
+
+# -- 5. einsum's _dot_general; no Literal reaches user code ------------------------------
+
+def test_einsum_uses_the_dot_general_it_is_given():
+    calls = []
+
+    def counting(api):
+        def dot_general(lhs, rhs, dims, precision=None, preferred_element_type=None):
+            calls.append(dims)
+            return api.lax.dot_general(lhs, rhs, dims, precision,
+                                       preferred_element_type=preferred_element_type)
+        return dot_general
+    a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.ones((4,), np.float32)
+    ours = tnp.einsum("ij,jk,k->i", a, b, c, _dot_general=counting(traxla))
+    n_ours, calls[:] = len(calls), []
+    theirs = jnp.einsum("ij,jk,k->i", a, b, c, _dot_general=counting(jax))
+    _same(ours, theirs)
+    assert n_ours == len(calls) == 2
+
+
+_CONSTANT_MAKERS = {
+    "jnp.asarray dtype": lambda x: tnp.asarray(tnp.asarray(0.9), dtype=tnp.float32),
+    "jnp.array dtype": lambda x: tnp.array(tnp.asarray(0.9), dtype=tnp.float32),
+    "jnp.float32": lambda x: tnp.float32(tnp.asarray(2)),
+    "lax.asarray": lambda x: tlax.asarray(2.0),
+    "lax.convert_element_type": lambda x: tlax.convert_element_type(tnp.asarray(2), "float32"),
+    "astype": lambda x: tnp.asarray(0.5).astype("float32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONSTANT_MAKERS))
+def test_constants_folded_under_jit_are_arrays_for_the_caller(name):
+    # a folded constant came back as traxla's IR Literal, which the next operation refused
+    seen = []
+
+    def f(x):
+        c = _CONSTANT_MAKERS[name](x)
+        seen.append(isinstance(c, traxla.Array))
+        return c * x + x * c
+    out = traxla.jit(f)(2.0)
+    assert seen == [True]
+    expected = {"jnp.float32": 8.0, "lax.asarray": 8.0, "lax.convert_element_type": 8.0,
+                "astype": 2.0}.get(name, 3.6)
+    np.testing.assert_allclose(float(out), expected, rtol=1e-6)
+
+
+# -- 6. gradients of complex functions ----------------------------------------------------
+
+_Z = np.array([1 + 2j, 3 - 1j, 0j, -0.5j], np.complex64)
+_W = np.array([2 - 1j, 1j, 4.0, 1 + 1j], np.complex64)
+_COMPLEX_LOSSES = {
+    "abs": lambda np_, z: np_.abs(z).sum(),
+    "abs squared": lambda np_, z: (np_.abs(z) ** 2).sum(),
+    "sign": lambda np_, z: np_.real(np_.sign(z) * np_.conj(z)).sum(),
+    "angle": lambda np_, z: np_.angle(z + 0.1).sum(),
+    "real": lambda np_, z: np_.real(z * _W).sum(),
+    "imag": lambda np_, z: np_.imag(z * _W).sum(),
+    "vdot": lambda np_, z: np_.real(np_.vdot(z, _W * z)),
+    "norm": lambda np_, z: np_.linalg.norm(z + 1),
+    # optax's complex L-BFGS: real inner products of conjugated vectors
+    "lbfgs ratio": lambda np_, z: np_.real(np_.vdot(z, z)) / (1 + np_.abs(np_.vdot(_W, z))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX_LOSSES))
+def test_complex_gradients_match_jax(name):
+    loss = _COMPLEX_LOSSES[name]
+    _same(traxla.grad(lambda z: loss(tnp, z))(_Z), jax.grad(lambda z: loss(jnp, z))(_Z), rtol=1e-5)
+    _same(traxla.jvp(lambda z: loss(tnp, z), (_Z,), (_W,))[1],
+          jax.jvp(lambda z: loss(jnp, z), (_Z,), (_W,))[1], rtol=1e-5)
+
+
+def test_abs_of_complex_jvp_jaxpr_matches_jax():
+    assert (str(traxla.make_jaxpr(traxla.grad(lambda z: tnp.abs(z).sum()))(_Z))
+            == str(jax.make_jaxpr(jax.grad(lambda z: jnp.abs(z).sum()))(_Z)))
+
+
+# -- 7. leak checking, find_top_trace, api_util.debug_info ---------------------------------
+
+_LEAKERS = {
+    "jit": lambda api, np_, keep: api.jit(lambda x: keep.append(x) or x)(1.0),
+    "make_jaxpr": lambda api, np_, keep: api.make_jaxpr(lambda x: keep.append(x) or x)(1.0),
+    "vmap": lambda api, np_, keep: api.vmap(lambda x: keep.append(x) or x)(np_.ones(2)),
+    "scan": lambda api, np_, keep: api.lax.scan(lambda c, x: (keep.append(x) or c, x), 0.0,
+                                                np_.ones(2)),
+}
+_LEAK_KIND = {"jit": "DynamicJaxprTrace", "make_jaxpr": "DynamicJaxprTrace",
+              "scan": "DynamicJaxprTrace", "vmap": "BatchTrace"}
+_leaked: list = []  # a module global, so that the message can name it
+
+
+@pytest.mark.parametrize("name", sorted(_LEAKERS))
+def test_checking_leaks_raises_on_a_leaked_tracer(name):
+    _leaked.clear()
+    try:
+        for api, np_ in ((traxla, tnp), (jax, jnp)):
+            with pytest.raises(Exception, match=f"Leaked trace {_LEAK_KIND[name]}. Leaked "
+                                                r"tracer\(s\):") as info:
+                with api.checking_leaks():
+                    _LEAKERS[name](api, np_, _leaked)
+            assert f"is referred to by {__name__}._leaked" in str(info.value)
+            _leaked.clear()
+        _LEAKERS[name](traxla, tnp, _leaked)  # the flag off: no check
+    finally:
+        _leaked.clear()
+
+
+def test_checking_leaks_is_quiet_without_a_leak():
+    with traxla.checking_leaks():
+        traxla.jit(lambda x: x * 2)(3.0)
+        traxla.vmap(lambda x: tnp.sin(x))(tnp.ones(3))
+        traxla.jit(traxla.grad(lambda x: tnp.sin(x) * 2))(3.0)
+        cv = traxla.custom_vjp(lambda x: tnp.sin(x))
+        cv.defvjp(lambda x: (cv(x), x), lambda r, ct: (tnp.cos(r) * ct,))
+        traxla.jit(traxla.vmap(cv))(tnp.ones(2))
+
+
+def test_find_top_trace_is_the_current_trace():
+    from traxla.extend import core as tcore
+    seen = []
+    traxla.jit(lambda x: seen.append(tcore.find_top_trace((x,))) or x)(1.0)
+    assert type(seen[0]).__name__ == "DynamicJaxprTrace"
+    assert type(tcore.find_top_trace(())).__name__ == "EvalTrace"
+
+
+def _f(x, y, *args, z=1, **kw):
+    pass
+
+
+def _g(a, /, b, *, c):
+    pass
+
+
+_DEBUG_INFO_CASES = [
+    (_f, (1, {"a": 1.0}, 3), {"z": 2, "w": (1, 2)}, (0,), ()),
+    (_f, (1, 2), {}, (), ()),
+    (_g, (1, [2, 3]), {"c": {"q": 1, "p": 2}}, (), ("c",)),
+    (_g, (1,), {}, (), ()),
+    (lambda *a, **k: 0, (1, (2, 3)), {"b": 1, "a": 2}, (-1,), ()),
+    (np.sin, (1.0,), {}, (), ()),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_DEBUG_INFO_CASES)))
+def test_api_util_debug_info_matches_jax(case):
+    from jax._src import api_util as jax_api_util
+    from traxla import api_util
+    fun, args, kwargs, argnums, argnames = _DEBUG_INFO_CASES[case]
+    ours = api_util.debug_info("jit", fun, args, kwargs, static_argnums=argnums,
+                               static_argnames=argnames)
+    theirs = jax_api_util.debug_info("jit", fun, args, kwargs, static_argnums=argnums,
+                                     static_argnames=argnames)
+    assert (ours.traced_for, ours.func_src_info, ours.func_name, ours.arg_names) == (
+        theirs.traced_for, theirs.func_src_info, theirs.func_name, theirs.arg_names)
+    assert ours.safe_arg_names(len(ours.arg_names)) == theirs.safe_arg_names(len(ours.arg_names))

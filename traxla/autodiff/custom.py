@@ -651,9 +651,16 @@ class custom_vjp(_CustomFunction):
         leaves = [_check_leaf(x, f"custom_vjp function {name} argument")
                   for x, r in zip(all_leaves, is_ref) if not r]
 
+        # The rules below outlive this call (the staged equation keeps them): they hold
+        # the arguments' structure and refs, never the traced arguments themselves.
+        refs = [x if r else None for x, r in zip(all_leaves, is_ref)]
+        dyn_tree = tree_util.tree_structure(tuple(dyn))
+        arg_trees = [tree_util.tree_structure(a) for a in dyn]
+        del all_leaves
+
         def rebuild(xs):
             it = iter(xs)
-            full = [x if r else next(it) for x, r in zip(all_leaves, is_ref)]
+            full = [x if r else next(it) for x, r in zip(refs, is_ref)]
             return merge(tree_util.tree_unflatten(in_tree, full))
         in_avals = [tangent_aval(_aval(x)) for x in leaves]
         store = {}
@@ -703,8 +710,7 @@ class custom_vjp(_CustomFunction):
                 _float0_zeros(a) if c is None else c for c, a in
                 zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
             in_cts = bwd(*static, res, ct)
-            dyn_tree = tree_util.tree_structure(tuple(dyn))
-            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(dyn):
+            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(arg_trees):
                 got = tree_util.tree_structure(in_cts)
                 raise TypeError(
                     "Custom VJP bwd rule must produce an output with the same container (pytree) "
@@ -713,10 +719,9 @@ class custom_vjp(_CustomFunction):
                     f"function, but got bwd output structure {got} for primal input structure "
                     f"{dyn_tree}.")
             flat = []
-            for i, (arg, ct_arg) in enumerate(zip(dyn, in_cts)):
-                arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+            for i, (arg_tree, ct_arg) in enumerate(zip(arg_trees, in_cts)):
                 if ct_arg is None:
-                    flat.extend([None] * len(arg_leaves))
+                    flat.extend([None] * arg_tree.num_leaves)
                     continue
                 ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
                 if ct_tree != arg_tree:

@@ -11,6 +11,7 @@ from traxla.ir.checker import check_jaxpr  # noqa: F401
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
 from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
 from traxla.tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
+from traxla.tracer.traces import current_trace
 
 array_types = {ShapedArray}
 
@@ -68,11 +69,21 @@ def new_jaxpr_eqn(invars, outvars, primitive, params, effects=None, source_info=
     return JaxprEqn(list(invars), list(outvars), primitive, dict(params), source_info)
 
 
+def find_top_trace(_):
+    """The innermost active trace (JAX's ``core.find_top_trace``: traces are per thread,
+    and the current one is the top whatever the arguments)."""
+    return current_trace()
+
+
+unsafe_get_current_trace = current_trace
+
+
 def primitives():
     """Every primitive defined so far, by name: traxla's and then the user's."""
     return {**ALL_PRIMITIVES, **USER_PRIMITIVES}
 
 
 __all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
-           "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn",
+           "array_types", "check_jaxpr", "eval_jaxpr", "find_top_trace", "jaxpr_as_fun",
+           "new_jaxpr_eqn", "unsafe_get_current_trace",
            "primitives"]

@@ -17,7 +17,7 @@ from traxla.dtypes import issubdtype as _dtypes_issubdtype
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, result_type,
                                      broadcast_shapes as _bs)
-from traxla.numpy._creation import asarray, array, linspace
+from traxla.numpy._creation import asarray, array, linspace, prototype as _prototype
 from traxla.ir.dtypes import _lub
 from traxla.numpy._ufuncs import power, sign, ufuncs
 from traxla.numpy._shape import moveaxis
@@ -212,7 +212,7 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
         prototype = ensure_arraylike("empty_like", prototype)
     dtype = None if dtype is None else dtypes.to_dtype(_as_np(dtype))
     shape = None if shape is None else (tuple(shape) if np.ndim(shape) else (int(shape),))
-    return lax._lift(lax.full_like(prototype, 0, dtype, shape))
+    return lax._lift(lax.full_like(_prototype(prototype), 0, dtype, shape))
 
 
 def _space_endpoints(name, start, stop, dtype):

@@ -16,7 +16,7 @@ from traxla.numpy._ufuncs import multiply
 
 def _ensure_arraylike(fun_name, *args):
     check_arraylike(fun_name, *args)
-    return [lax.asarray(a) for a in args]
+    return [lax._asarray(a) for a in args]
 
 
 def _result_dtype(a, b, preferred_element_type):

@@ -6,7 +6,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.lax import (_convert_element_type, aval_of, asarray, broadcast_to_rank, asarray as
+from traxla.lax import (_convert_element_type, aval_of, _asarray as asarray, broadcast_to_rank, _asarray as
                         lax_asarray, _lift as lift)
 from traxla.primitives.values import typed  # noqa: F401  (numpy modules import it from here)
 import traxla.numpy._creation as _numpy__creation

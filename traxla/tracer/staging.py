@@ -16,6 +16,8 @@ from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.rules.export import dim_as_value_p
 from traxla.ir.jaxpr_printer import pp_eqn_text
+from traxla.ir.config import config
+from traxla.tracer.leaks import check_no_leaks
 
 
 _new = object.__new__
@@ -221,6 +223,9 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None, forwards:
         closed = trace.to_closed_jaxpr(outs)
     finally:
         trace.invalidate()
+    if config.current.check_tracer_leaks:
+        tracers = outs = None  # noqa: F841  (ours: not leaks)
+        check_no_leaks(trace)
     return closed
 
 
