@@ -396,6 +396,9 @@ def test_checking_leaks_is_quiet_without_a_leak():
         cv = traxla.custom_vjp(lambda x: tnp.sin(x))
         cv.defvjp(lambda x: (cv(x), x), lambda r, ct: (tnp.cos(r) * ct,))
         traxla.jit(traxla.vmap(cv))(tnp.ones(2))
+        # the linearization of a jit call matched residuals to the finished trace's tracers
+        traxla.grad(traxla.jit(lambda x: tnp.sin(x) * x))(1.0)
+        traxla.grad(traxla.checkpoint(lambda x: tnp.sin(x) * x))(1.0)
 
 
 def test_find_top_trace_is_the_current_trace():
