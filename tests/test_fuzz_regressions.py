@@ -10,7 +10,7 @@ jnp = jax.numpy
 
 
 def _same(ours, theirs):
-    assert type(ours).__name__ == "Array"
+    assert type(ours).__name__ == "ArrayImpl"  # a device array, not a NumPy value
     assert np.asarray(ours).dtype == np.asarray(theirs).dtype
     assert ours.weak_type == theirs.weak_type
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)

@@ -331,7 +331,7 @@ def test_matcher_mismatch_reads_no_array_back(monkeypatch):
     f({"a": x})
     f({"a": x})
     reads = []
-    monkeypatch.setattr(traxla.runtime.array.Array, "__repr__",
+    monkeypatch.setattr(traxla.runtime.array.ArrayImpl, "__repr__",
                         lambda self: reads.append(1) or "Array(...)")
     assert f._tree_fast.lookup(({"b": x},)) is None
     assert f._tree_fast.lookup(([x],)) is None

@@ -9,11 +9,15 @@ the signature with JAX's errors.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
+import re
 from typing import Iterable
 
 from traxla import tree_util
+from traxla.base.key_paths import keystr
+from traxla.ir.jaxpr import DebugInfo
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -183,16 +187,85 @@ def equality_errors_pytreedef(tree1, tree2):
                            tree_util.tree_unflatten(tree2, [leaf] * tree2.num_leaves))
 
 
-# JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
-from traxla.api.linear_util import debug_info, flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
-
+# -- JAX's api_util.debug_info: what error messages say about a traced function --------------
 
 def fun_signature(fun):
-    """``inspect.signature(fun)``, or None where it has none (builtins, some callables)."""
+    """``inspect.signature(fun)``, or None (JAX's ``fun_signature``)."""
+    return signature_or_none(fun)
+
+
+_FUN_NAME = re.compile(r"(?:<built-in function (\S+)>)")  # as JAX: never "<object at 0x...>"
+
+
+def fun_sourceinfo(fun) -> str:
+    """``"name at file:line"`` of the function behind partials and wrappers, or its name
+    (JAX's ``fun_sourceinfo``)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
     try:
-        return inspect.signature(fun)
-    except (ValueError, TypeError):
-        return None
+        return f"{fun.__name__} at {fun.__code__.co_filename}:{fun.__code__.co_firstlineno}"
+    except AttributeError:
+        try:
+            text = str(fun)
+        except Exception:  # noqa: BLE001 - any str() failure: the name is unknown
+            return "<unknown>"
+        m = _FUN_NAME.match(text)
+        return m.group(1) if m else "<unknown>"
+
+
+_STATIC = object()
+
+
+def _non_static_arg_names(signature, args, kwargs, static_argnums, static_argnames):
+    """The names of the non-static argument leaves: positional arguments first, then the
+    keyword arguments sorted by keyword (as ``jit`` flattens them), as JAX names them."""
+    n = len(args)
+    statics = {i % n for i in static_argnums if -n <= i < n}
+    args_ = [_STATIC if i in statics else x for i, x in enumerate(args)]
+    kwargs_ = {k: _STATIC if k in set(static_argnames) else x for k, x in kwargs.items()}
+    ordered = None
+    if signature is not None:
+        try:
+            bound = signature.bind(*args_, **kwargs_)
+        except (TypeError, ValueError):
+            pass
+        else:
+            var_kw = next((name for name, p in signature.parameters.items()
+                           if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+            positional = [(name, x) for name, x in bound.arguments.items()
+                          if name not in kwargs and name != var_kw]
+            keyword = [(name if name in bound.arguments else f"{var_kw}['{name}']", x)
+                       for name, x in sorted(kwargs_.items())]
+            ordered = positional + keyword
+    if ordered is None:
+        ordered = [("args", args_)] + sorted(
+            (f"kwargs['{name}']", x) for name, x in kwargs_.items() if x is not _STATIC)
+    names = []
+    for name, x in ordered:
+        paths, _ = tree_util.tree_flatten_with_path(x)
+        names.extend(f"{name}{keystr(path)}" for path, leaf in paths if leaf is not _STATIC)
+    return tuple(names)
+
+
+def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(), static_argnames=(),
+               result_paths_thunk=None, sourceinfo=None, signature=None) -> DebugInfo:
+    """JAX's ``api_util.debug_info``: the DebugInfo of tracing ``fun`` on example ``args``
+    and ``kwargs`` (static ones included and named by ``static_argnums``/``_argnames``)."""
+    existing = getattr(fun, "__fun_debug_info__", None)
+    if existing is not None:
+        return existing
+    if sourceinfo is None:
+        sourceinfo = fun_sourceinfo(fun)
+    if signature is None:
+        signature = fun_signature(fun)
+    arg_names = _non_static_arg_names(signature, args, kwargs, static_argnums, static_argnames)
+    return DebugInfo(traced_for, sourceinfo.split(" ")[0], sourceinfo, arg_names,
+                     result_paths_thunk)
+
+
+# JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
+from traxla.api.linear_util import flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
 
 
 def shaped_abstractify(x):

@@ -8,19 +8,11 @@ import numpy as np
 
 from traxla.errors import TypePromotionError
 from traxla.ir import dtypes as _d
-from traxla.ir.dtypes import ExtendedDType, float0
+from traxla.ir.dtypes import ExtendedDType, extended, float0, prng_key
 
 bfloat16 = ml_dtypes.bfloat16
 iinfo = ml_dtypes.iinfo
 finfo = ml_dtypes.finfo
-
-
-class extended(np.generic):
-    """Abstract scalar class of extended dtypes, for ``issubdtype(key.dtype, extended)``."""
-
-
-class prng_key(extended):
-    """Abstract scalar class of PRNG key dtypes, for ``issubdtype(key.dtype, prng_key)``."""
 
 
 _PY_WEAK = {int: _d.default_int, float: _d.default_float, complex: _d.default_complex}
@@ -44,23 +36,39 @@ def _issubclass(a, b) -> bool:
 
 
 def issubdtype(a, b) -> bool:
-    """``np.issubdtype`` that also places bfloat16 under ``np.floating`` and PRNG key
-    dtypes under ``extended``/``prng_key``."""
+    """``np.issubdtype`` that also handles extended dtypes (PRNG keys sit under
+    ``extended``/``prng_key``/``np.generic``) and places bfloat16, float8 & co under
+    ``np.floating`` and int4 & co under ``np.(un)signedinteger``, as JAX's."""
+    a = a if isinstance(a, _DTYPE_TYPES) else np.dtype(a)
+    b = b if isinstance(b, _DTYPE_TYPES) else np.dtype(b)
     if isinstance(b, type) and _issubclass(b, extended):
         if isinstance(a, ExtendedDType):
-            return True  # traxla's extended dtypes are PRNG keys
-        return _issubclass(a, b)
-    if isinstance(b, ExtendedDType) or isinstance(a, ExtendedDType):
-        return a == b
+            return _issubclass(a.type, b)
+        if isinstance(a, type) and _issubclass(a, np.generic):
+            return _issubclass(a, b)
+        return _issubclass(np.dtype(a).type, b)
+    if isinstance(b, ExtendedDType):
+        return isinstance(a, ExtendedDType) and a == b
+    if isinstance(a, ExtendedDType):
+        a = a.type
     a_type = a if isinstance(a, type) and _issubclass(a, np.generic) else np.dtype(a).type
     b_type = b if isinstance(b, type) and _issubclass(b, np.generic) else np.dtype(b).type
-    if a_type is bfloat16 or np.dtype(a_type) in _CUSTOM_FLOATS:
+    if a_type in _CUSTOM_FLOATS:
         return b_type in {a_type, np.floating, np.inexact, np.number, np.generic}
+    if a_type in _CUSTOM_SIGNED:
+        return b_type in {a_type, np.signedinteger, np.integer, np.number, np.generic}
+    if a_type in _CUSTOM_UNSIGNED:
+        return b_type in {a_type, np.unsignedinteger, np.integer, np.number, np.generic}
     return bool(np.issubdtype(a_type, b_type))
 
 
-_CUSTOM_FLOATS = {np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
-                                        ml_dtypes.float8_e5m2)}
+_DTYPE_TYPES = (type, np.dtype, ExtendedDType)
+_CUSTOM_FLOATS = frozenset(getattr(ml_dtypes, n) for n in (
+    "bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+    "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz"))
+_CUSTOM_SIGNED = frozenset((ml_dtypes.int1, ml_dtypes.int2, ml_dtypes.int4))
+_CUSTOM_UNSIGNED = frozenset((ml_dtypes.uint1, ml_dtypes.uint2, ml_dtypes.uint4))
 
 
 def _dtype_and_weak(x):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from traxla import tree_util
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.xla_adapter import RuntimeErrorType
@@ -53,7 +53,7 @@ def compile_matcher(treedef):
     the builtin containers (custom nodes are flattened by user code, so they take the slow
     path)."""
     node = treedef._node
-    consts: dict = {"Array": Array}
+    consts: dict = {"Array": ArrayImpl}
     lines = ["def match(n0):", " leaves = []", " put = leaves.append", " try:"]
     counter = [0]
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from traxla.ir.config import config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
@@ -37,7 +38,7 @@ class _FlagState:
     def __call__(self, new_val=_MISSING):
         if new_val is _MISSING:
             if self._default is None:
-                raise TypeError(f"Context manager for jax_{self._name} config option requires "
+                raise TypeError(f"Context manager for {self._name} config option requires "
                                 "an argument representing the new value for the config option.")
             new_val = self._default
         return self._context(new_val)
@@ -119,11 +120,16 @@ enable_checks = _FlagState("check_jaxprs", bool,
 default_device = _FlagState("default_device", _validate_device,
                             "The device computations run on when no placement says otherwise.")
 debug_nans = _FlagState("debug_nans", bool, "A NaN produced by a program raises "
-                        "FloatingPointError naming the primitive: `with debug_nans(True):`.")
-debug_infs = _FlagState("debug_infs", bool, "Likewise for an inf.")
-log_compiles = _FlagState("log_compiles", bool, "Logs each compilation (logger 'traxla').")
-check_tracer_leaks = _FlagState("check_tracer_leaks", bool,
-                                "A tracer outliving its staging raises: `with check_tracer_leaks(True):`.")
+                        "FloatingPointError naming the primitive: `with debug_nans(True):`.",
+                        default=True)
+debug_infs = _FlagState("debug_infs", bool, "Likewise for an inf.", default=True)
+log_compiles = _FlagState("log_compiles", bool, "Logs each compilation (logger 'traxla').",
+                          default=True)
+check_tracer_leaks = _FlagState(
+    "check_tracer_leaks", bool, "A finished trace (jit, make_jaxpr, a control-flow body, "
+    "vmap) whose tracers are still referenced raises, naming them and what holds them.",
+    default=True)
+checking_leaks = functools.partial(check_tracer_leaks, True)
 
 
 class _CompileTimeEvalTrace(EvalTrace):
@@ -150,12 +156,6 @@ def ensure_compile_time_eval():
         return
     with set_current_trace(_CompileTimeEvalTrace(enclosing)):
         yield
-
-
-def checking_leaks():
-    """``with checking_leaks():`` a tracer that outlives the staging that made it (kept in a
-    global, a list, an attribute) raises an Exception naming it, as ``jax.checking_leaks``."""
-    return config.thread_local("check_tracer_leaks", True)
 
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",

@@ -9,7 +9,7 @@ from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
-from traxla.runtime import Array, to_array
+from traxla.runtime import ArrayImpl, to_array
 from traxla.runtime.array import device_put_numpy
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import (Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding,
@@ -22,7 +22,7 @@ from traxla.tracer.values import concrete_aval
 
 
 def _aval(x):
-    if isinstance(x, (Tracer, Array, _ref.Ref)):
+    if isinstance(x, (Tracer, ArrayImpl, _ref.Ref)):
         return x.aval
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
@@ -33,7 +33,7 @@ def _aval(x):
 def _to_default_device(leaf):
     """An Array on the default device: one placed on another platform's device is copied
     over through the host."""
-    if isinstance(leaf, Array) and leaf._placement is not None and \
+    if isinstance(leaf, ArrayImpl) and leaf._placement is not None and \
             leaf._placement.mesh.devices.flat[0].platform != get_backend().platform:
         return device_put_numpy(np.asarray(leaf), leaf.aval)
     return to_array(leaf)
@@ -75,6 +75,6 @@ def typeof(x):
 
 def block_until_ready(x):
     for leaf in tree_util.tree_leaves(x):
-        if isinstance(leaf, Array):
+        if isinstance(leaf, ArrayImpl):
             leaf.block_until_ready()
     return x

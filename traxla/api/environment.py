@@ -13,7 +13,7 @@ import textwrap
 
 from traxla.version import __version__
 from traxla import tree_util
-from traxla.runtime import Array, xla_adapter as _xla
+from traxla.runtime import ArrayImpl, xla_adapter as _xla
 from traxla.runtime.backend import get_backend
 from traxla.tracer import Tracer
 from traxla.ir.dtypes import canonicalize
@@ -53,7 +53,7 @@ def device_get(x):
     def get(leaf):
         if isinstance(leaf, Tracer):
             return np.asarray(leaf)  # raises TracerArrayConversionError with JAX's message
-        if isinstance(leaf, Array):
+        if isinstance(leaf, ArrayImpl):
             return np.asarray(leaf)
         return leaf
     return tree_util.tree_map(get, x)
@@ -65,7 +65,7 @@ def live_arrays(platform: str | None = None) -> list:
     gc.collect()
     found = []
     for obj in gc.get_objects():
-        if type(obj) is Array and not obj.is_deleted():
+        if type(obj) is ArrayImpl and not obj.is_deleted():
             if get_backend().platform == wanted:
                 found.append(obj)
     return found
@@ -96,7 +96,7 @@ def copy_to_host_async(x):
     """Starts copying the Arrays of ``x`` (a pytree) to the host; ``np.asarray`` then
     finds the values there. (The CPU client copies synchronously.)"""
     for leaf in tree_util.tree_leaves(x):
-        if isinstance(leaf, Array) and leaf._placement is None and not leaf.is_deleted():
+        if isinstance(leaf, ArrayImpl) and leaf._placement is None and not leaf.is_deleted():
             leaf._value()
     return x
 

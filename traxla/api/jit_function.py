@@ -28,7 +28,7 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
-from traxla.runtime import Array, debug_checks, dispatch, to_array
+from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
@@ -107,7 +107,7 @@ class JitFunction(Wrapped):
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
                 if len(args) == 1:
                     a = args[0]
-                    if type(a) is Array and a._placement is None:
+                    if type(a) is ArrayImpl and a._placement is None:
                         fast = self._fast
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
                         if last[0] is a.aval:
@@ -123,7 +123,7 @@ class JitFunction(Wrapped):
                                 except RuntimeErrorType:
                                     check_not_deleted(args)
                                     raise
-                                out = _new_object(Array)
+                                out = _new_object(ArrayImpl)
                                 out.aval = entry.aval0
                                 out._buf = buf
                                 out._npy = None
@@ -133,7 +133,7 @@ class JitFunction(Wrapped):
                 else:
                     avals = []
                     for a in args:
-                        if type(a) is not Array or a._placement is not None:
+                        if type(a) is not ArrayImpl or a._placement is not None:
                             break
                         avals.append(a.aval)
                     else:
@@ -184,7 +184,7 @@ class JitFunction(Wrapped):
             entry = self._compiled.get(key)
             if entry is None:
                 fast = (self._plain and not kwargs and len(args) == len(arrays)
-                        and all(type(a) is Array for a in args)
+                        and all(type(a) is ArrayImpl for a in args)
                         and not debug_mode.slow_path_only() and not _flags.local_blocks)
                 entry = self._compiled.get_or_create(
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
@@ -195,7 +195,7 @@ class JitFunction(Wrapped):
                                                    key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and type(entry) is _Entry and not debug_mode.slow_path_only()
-                    and not _flags.local_blocks and all(type(a) is Array for a in leaves)):
+                    and not _flags.local_blocks and all(type(a) is ArrayImpl for a in leaves)):
                 self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
             outs = entry.execute(arrays)
             if _flags.debug_nans or _flags.debug_infs:

@@ -12,7 +12,7 @@ from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
 from traxla.sharding import get_mesh
 import traxla.api as _api
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.tracer import Tracer
 
 
@@ -105,7 +105,7 @@ def _is_abstract(x) -> bool:
     """A shape-and-dtype object with no data (a ShapeDtypeStruct, an aval, or any
     duck-typed struct), as opposed to an array or a scalar."""
     return (hasattr(x, "shape") and hasattr(x, "dtype")
-            and not isinstance(x, (np.ndarray, np.generic, Array, Tracer)))
+            and not isinstance(x, (np.ndarray, np.generic, ArrayImpl, Tracer)))
 
 
 def struct_of_aval(aval, sharding=None) -> ShapeDtypeStruct:

@@ -277,10 +277,11 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     operands_res, res_tree = tree_util.tree_flatten(residual_args)
     operands_lin, lin_tree = tree_util.tree_flatten(linear_args)
     store = {}
+    n_res = len(operands_res)  # (the rules outlive this call: they hold no traced operand)
 
     def f(*xs):
-        res = tree_util.tree_unflatten(res_tree, xs[:len(operands_res)])
-        lin = tree_util.tree_unflatten(lin_tree, xs[len(operands_res):])
+        res = tree_util.tree_unflatten(res_tree, xs[:n_res])
+        lin = tree_util.tree_unflatten(lin_tree, xs[n_res:])
         leaves, store["out_tree"] = tree_util.tree_flatten(fun(res, lin))
         return leaves
 
@@ -290,8 +291,8 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     out_avals = list(callee.out_avals)
 
     def t(*xs):
-        res = tree_util.tree_unflatten(res_tree, xs[:len(operands_res)])
-        cts = tree_util.tree_unflatten(store["out_tree"], xs[len(operands_res):])
+        res = tree_util.tree_unflatten(res_tree, xs[:n_res])
+        cts = tree_util.tree_unflatten(store["out_tree"], xs[n_res:])
         leaves, store["t_out_tree"] = tree_util.tree_flatten(fun_transpose(res, cts))
         return leaves
 

@@ -111,7 +111,10 @@ def _trace_body(fun, static, args, kwargs, static_nums, leaves, in_tree):
     result = (jaxpr, list(closed.consts), out_store[0])
     if len(per_fun) > 256:
         per_fun.clear()
-    per_fun[key] = result
+    if not any(isinstance(c, Tracer) for c in result[1]):
+        # (a body closing over an enclosing trace's tracers is never reused: keeping it
+        # would keep those tracers alive after their trace has finished)
+        per_fun[key] = result
     return result
 
 

@@ -659,6 +659,11 @@ class custom_vjp(_CustomFunction):
                 _check_leaf(x, f"custom_vjp function {name} argument")
         _check_no_aliased_refs(self.fun, dyn, leaves, is_ref)
 
+        # The rules below outlive this call (the staged equation keeps them): they hold
+        # the arguments' structure, never the traced arguments themselves.
+        dyn_tree = tree_util.tree_structure(tuple(dyn))
+        arg_trees = [tree_util.tree_structure(a) for a in dyn]
+
         def rebuild(xs):
             return merge(tree_util.tree_unflatten(in_tree, xs))
         in_avals = [None if r else tangent_aval(_aval(x)) for x, r in zip(leaves, is_ref)]
@@ -714,8 +719,7 @@ class custom_vjp(_CustomFunction):
                 _float0_zeros(a) if c is None else c for c, a in
                 zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
             in_cts = bwd(*static, res, ct)
-            dyn_tree = tree_util.tree_structure(tuple(dyn))
-            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(dyn):
+            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(arg_trees):
                 got = tree_util.tree_structure(in_cts)
                 raise TypeError(
                     "Custom VJP bwd rule must produce an output with the same container (pytree) "
@@ -724,10 +728,9 @@ class custom_vjp(_CustomFunction):
                     f"function, but got bwd output structure {got} for primal input structure "
                     f"{dyn_tree}.")
             flat = []
-            for i, (arg, ct_arg) in enumerate(zip(dyn, in_cts)):
-                arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+            for i, (arg_tree, ct_arg) in enumerate(zip(arg_trees, in_cts)):
                 if ct_arg is None:
-                    flat.extend([None] * len(arg_leaves))
+                    flat.extend([None] * arg_tree.num_leaves)
                     continue
                 ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
                 if ct_tree != arg_tree:

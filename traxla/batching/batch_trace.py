@@ -21,6 +21,7 @@ from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr, replaying
+from traxla.tracer.leaks import check_no_leaks
 from traxla.errors import UnexpectedTracerError
 
 not_mapped = None
@@ -316,6 +317,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             if frame is not None:
                 axis_env.remove(frame)
             trace.invalidate()
+        if config.current.check_tracer_leaks:
+            tracers = f_args = f_kwargs = out = out_leaves = o = None  # noqa: F841 (ours)
+            check_no_leaks(trace)
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmapped

@@ -26,7 +26,7 @@ from traxla.runtime.dispatch import eager_impls
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.ir.avals import ShapedArray
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 
 __all__ = ["checkify", "check", "debug_check", "check_error", "init_error", "ErrorCategory",
            "Error", "JaxRuntimeError", "user_checks",
@@ -441,7 +441,7 @@ def _is_scalar_pred(pred) -> bool:
     """A Python bool or a traxla bool scalar (a NumPy array is refused, as JAX refuses it)."""
     if isinstance(pred, bool):
         return True
-    return (isinstance(pred, (Tracer, Array)) and pred.shape == ()
+    return (isinstance(pred, (Tracer, ArrayImpl)) and pred.shape == ()
             and pred.dtype == np.dtype(np.bool_))
 
 

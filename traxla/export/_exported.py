@@ -11,7 +11,7 @@ from traxla.ir.shape_poly import is_constant_shape
 from traxla.lowering.rules.export import exported_module
 from traxla.runtime.backend import default_backend
 from traxla.lowering.export import lower_for_export
-from traxla.runtime import xla_adapter, Array
+from traxla.runtime import xla_adapter, ArrayImpl
 from traxla.stages import result_names
 from traxla.api import jit
 from traxla.autodiff import vjp
@@ -222,7 +222,7 @@ def call_exported(exported: Exported) -> Callable:
                 "The invocation args and kwargs must have the same pytree structure as when "
                 f"the function '{exported.fun_name}' was exported, but they differ: the "
                 f"invocation has structure {tree} and the export {exported.in_tree}.")
-        leaves = [x if isinstance(x, (Array, Tracer)) else asarray(x) for x in leaves]
+        leaves = [x if isinstance(x, (ArrayImpl, Tracer)) else asarray(x) for x in leaves]
         return tree_util.tree_unflatten(exported.out_tree, list(f_flat(*leaves)))
     return f_imported
 

@@ -21,6 +21,7 @@ from traxla.ir.checker import check_jaxpr  # noqa: F401
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401
 from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
 from traxla.tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
+from traxla.tracer.traces import current_trace  # noqa: F401
 
 array_types = {ShapedArray}
 
@@ -105,9 +106,13 @@ def get_opaque_trace_state(convention=None):
 
 
 def find_top_trace(xs):
-    """The current trace (JAX 0.10's answer, whatever ``xs`` holds)."""
+    """The innermost active trace (JAX's ``core.find_top_trace``: traces are per thread,
+    and the current one is the top whatever the arguments)."""
     del xs
     return _traces.current_trace()
+
+
+unsafe_get_current_trace = _traces.current_trace
 
 
 def take_current_trace():
@@ -181,5 +186,5 @@ __all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOp
            "get_opaque_trace_state", "jaxprs_in_params", "no_effects",
            "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
            "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
-           "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn",
+           "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "unsafe_get_current_trace",
            "primitives"]

@@ -40,6 +40,7 @@ class Config:
         "debug_infs": False,           # likewise for an inf
         "log_compiles": False,         # log each compilation (logger "traxla", WARNING)
         "disable_jit": False,          # jitted functions run as plain Python
+        "check_tracer_leaks": False,   # a finished trace whose tracers are still referenced raises
         # diagnostics (traxla/diagnostics/)
         "explain_cache_misses": False,  # log why jit traced/compiled again (logger "traxla")
         "max_retraces": None,           # retrace budget per jitted function (None: no limit)

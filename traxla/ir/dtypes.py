@@ -314,6 +314,17 @@ def tangent_dtype(dtype):
     return dtype if not isinstance(dtype, ExtendedDType) and is_inexact(dtype) else float0
 
 
+class extended(np.generic):
+    """Abstract scalar class of extended dtypes, for ``issubdtype(key.dtype, extended)``."""
+
+
+class prng_key(extended):
+    """Abstract scalar class of PRNG key dtypes, for ``issubdtype(key.dtype, prng_key)``."""
+
+
+extended.__module__ = prng_key.__module__ = "traxla.dtypes"
+
+
 class ExtendedDType:
     """A dtype NumPy lacks, stored as a physical array: typed PRNG keys (``key<fry>``).
 
@@ -344,6 +355,12 @@ class ExtendedDType:
     @property
     def itemsize(self):
         return int(np.prod(self.physical_shape)) * self.physical_dtype.itemsize
+
+    @property
+    def type(self):
+        """The scalar class, as JAX's: ``prng_key`` for keys (in NumPy's scalar hierarchy
+        under ``np.generic``, so ``issubdtype`` places keys there)."""
+        return extended if self.impl is None else prng_key
 
     kind = "V"
 

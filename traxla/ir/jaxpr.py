@@ -197,13 +197,28 @@ class ClosedJaxpr:
 class DebugInfo:
     """What error messages need about the traced function."""
 
-    __slots__ = ("traced_for", "func_src_info", "arg_names", "func_name")
+    __slots__ = ("traced_for", "func_src_info", "arg_names", "func_name", "result_paths")
 
-    def __init__(self, traced_for: str, func_name: str, func_src_info: str | None, arg_names):
+    def __init__(self, traced_for: str, func_name: str, func_src_info: str | None, arg_names,
+                 result_paths=None):
         self.traced_for = traced_for
         self.func_name = func_name
         self.func_src_info = func_src_info
-        self.arg_names = tuple(arg_names)
+        self.arg_names = None if arg_names is None else tuple(arg_names)
+        self.result_paths = result_paths  # JAX's: a tuple of paths, a thunk, or None
+
+    def safe_arg_names(self, expected_count: int) -> tuple:
+        """The argument names, or empty names when unknown (JAX's ``safe_arg_names``)."""
+        if self.arg_names is None:
+            return ("",) * expected_count
+        if len(self.arg_names) != expected_count:
+            raise AssertionError((expected_count, self))
+        return self.arg_names
+
+    def __repr__(self):
+        return (f"DebugInfo(traced_for={self.traced_for!r}, func_src_info="
+                f"{self.func_src_info!r}, arg_names={self.arg_names!r}, "
+                f"result_paths={self.result_paths!r})")
 
 
 def has_subjaxprs(params: dict) -> bool:

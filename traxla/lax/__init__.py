@@ -15,6 +15,14 @@ from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_sl
 from traxla.primitives.values import (_const, _convert_element_type, _eager, _is_array, _lift,  # noqa: F401
                     _scalar_literals, asarray, aval_of, bitcast_convert_type, concrete_aval,
                     convert_element_type, convert_element_type_p, dtype_of, is_concrete, shape_of)
+
+_asarray = asarray  # traxla's own: a folded constant stays a Literal inside the tracer layer
+
+
+def asarray(x):
+    """``lax.asarray``: arrays pass; Python numbers become weakly typed arrays, bools and
+    NumPy values strongly typed ones (never a Literal, traxla's IR constant)."""
+    return _lift(_asarray(x))
 from traxla.primitives.elementwise import (  # noqa: F401
     RoundingMethod, _binary, _isnan, _unary, _with_accuracy, abs, acos, acosh, add, asin, asinh,
     atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz,

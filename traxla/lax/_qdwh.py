@@ -146,7 +146,7 @@ def _qdwh(x, m, n, max_iterations, eps):
     u = lax.mul(x, lax.convert_element_type(alpha_inverse, dtype))
     qr_coefs, chol_coefs, tol_l, chol_params = _coefficients(eps, max_iterations)
     tol_norm = np.cbrt(tol_l)
-    true = lax.asarray(np.bool_(True))
+    true = lax._asarray(np.bool_(True))
 
     def converging(u, u_prev):
         # ``norm > tol_norm``, the NumPy float64 scalar promoting as in JAX
@@ -167,7 +167,7 @@ def _qdwh(x, m, n, max_iterations, eps):
     def iterate(u, coefs, **kwargs):
         if not coefs:
             return u, true
-        coefs = lax.asarray(np.asarray(coefs, np.float64).astype(dtype))
+        coefs = lax._asarray(np.asarray(coefs, np.float64).astype(dtype))
         body = functools.partial(iteration, coefs=coefs, **kwargs)
         return lax.fori_loop(0, len(coefs), body, (u, true))
 
@@ -194,7 +194,7 @@ def _qdwh(x, m, n, max_iterations, eps):
 
 
 def _qdwh_impl(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=None):
-    x = lax.asarray(x)
+    x = lax._asarray(x)
     max_iterations = 10 if max_iterations is None else int(max_iterations)
     big_m, big_n = lax.shape_of(x)
     if big_m < big_n:

@@ -11,7 +11,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, conv_shape_tuple,
                              dilate_shape)
-from traxla.lax import (add, asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
+from traxla.lax import (add, _asarray as asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
 from traxla.lax.precision import Precision, canonicalize_precision  # noqa: F401  (lax.Precision)
 from traxla.lax import dot_general

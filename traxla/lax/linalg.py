@@ -136,28 +136,28 @@ def _construct_diagonal(s):
 # -- the public wrappers (JAX's signatures) ----------------------------------------------------
 
 def cholesky(x, *, symmetrize_input: bool = True):
-    x = lax.asarray(x)
+    x = lax._asarray(x)
     if symmetrize_input:
         x = symmetrize(x)
     return _tril(cholesky_p.bind(x))
 
 
 def cholesky_update(r_matrix, w_vector):
-    return cholesky_update_p.bind(lax.asarray(r_matrix), lax.asarray(w_vector))
+    return cholesky_update_p.bind(lax._asarray(r_matrix), lax._asarray(w_vector))
 
 
 def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
         enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
     if use_magma is not None:
         implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
-    return eig_p.bind(lax.asarray(x), compute_left_eigenvectors=compute_left_eigenvectors,
+    return eig_p.bind(lax._asarray(x), compute_left_eigenvectors=compute_left_eigenvectors,
                       compute_right_eigenvectors=compute_right_eigenvectors,
                       enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation)
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
          subset_by_index=None, implementation=None):
-    x = lax.asarray(x)
+    x = lax._asarray(x)
     if symmetrize_input:
         x = symmetrize(x)
     v, w = eigh_p.bind(x, lower=lower, sort_eigenvalues=sort_eigenvalues,
@@ -166,39 +166,39 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
 
 
 def hessenberg(a):
-    return hessenberg_p.bind(lax.asarray(a))
+    return hessenberg_p.bind(lax._asarray(a))
 
 
 def householder_product(a, taus):
-    return householder_product_p.bind(lax.asarray(a), lax.asarray(taus))
+    return householder_product_p.bind(lax._asarray(a), lax._asarray(taus))
 
 
 def lu(x):
-    return lu_p.bind(lax.asarray(x))
+    return lu_p.bind(lax._asarray(x))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
-    return lu_pivots_to_permutation_p.bind(lax.asarray(pivots),
+    return lu_pivots_to_permutation_p.bind(lax._asarray(pivots),
                                            permutation_size=int(permutation_size))
 
 
 def geqrf(a):
-    a_out, taus = geqrf_p.bind(lax.asarray(a))
+    a_out, taus = geqrf_p.bind(lax._asarray(a))
     return a_out, taus
 
 
 def geqp3(a, jpvt, *, use_magma=None):
-    a_out, jpvt_out, taus = geqp3_p.bind(lax.asarray(a), lax.asarray(jpvt), use_magma=use_magma)
+    a_out, jpvt_out, taus = geqp3_p.bind(lax._asarray(a), lax._asarray(jpvt), use_magma=use_magma)
     return a_out, jpvt_out, taus
 
 
 def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
-    return ormqr_p.bind(lax.asarray(a), lax.asarray(taus), lax.asarray(c), left=left,
+    return ormqr_p.bind(lax._asarray(a), lax._asarray(taus), lax._asarray(c), left=left,
                         transpose=transpose)
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
-    q, r, *p = qr_p.bind(lax.asarray(x), pivoting=pivoting, full_matrices=full_matrices,
+    q, r, *p = qr_p.bind(lax._asarray(x), pivoting=pivoting, full_matrices=full_matrices,
                          use_magma=use_magma)
     if pivoting:
         return q, r, p[0]
@@ -207,7 +207,7 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 
 def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1., beta: float = 0.,
                       symmetrize_output: bool = False):
-    result = symmetric_product_p.bind(lax.asarray(a_matrix), lax.asarray(c_matrix),
+    result = symmetric_product_p.bind(lax._asarray(a_matrix), lax._asarray(c_matrix),
                                       alpha=alpha, beta=beta)
     if symmetrize_output:
         upper_half = _T(_tril(result, k=-1))
@@ -217,13 +217,13 @@ def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1., beta: float = 0.
 
 def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
           select_callable=None):
-    return schur_p.bind(lax.asarray(x), compute_schur_vectors=compute_schur_vectors,
+    return schur_p.bind(lax._asarray(x), compute_schur_vectors=compute_schur_vectors,
                         sort_eig_vals=sort_eig_vals, select_callable=select_callable)
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
         algorithm=None):
-    result = svd_p.bind(lax.asarray(x), full_matrices=full_matrices, compute_uv=compute_uv,
+    result = svd_p.bind(lax._asarray(x), full_matrices=full_matrices, compute_uv=compute_uv,
                         subset_by_index=subset_by_index, algorithm=algorithm)
     if compute_uv:
         s, u, v = result
@@ -235,7 +235,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False):
-    a, b = lax.asarray(a), lax.asarray(b)
+    a, b = lax._asarray(a), lax._asarray(b)
     conjugate_a = conjugate_a and dtypes.is_complex(lax.dtype_of(a))
     singleton = _ndim(b) == _ndim(a) - 1
     if singleton:
@@ -250,12 +250,12 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 
 
 def tridiagonal(a, *, lower: bool = True):
-    return tridiagonal_p.bind(lax.asarray(a), lower=lower)
+    return tridiagonal_p.bind(lax._asarray(a), lower=lower)
 
 
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
-    return tridiagonal_solve_p.bind(lax.asarray(dl), lax.asarray(d), lax.asarray(du),
-                                    lax.asarray(b), perturb_singular=perturb_singular)
+    return tridiagonal_solve_p.bind(lax._asarray(dl), lax._asarray(d), lax._asarray(du),
+                                    lax._asarray(b), perturb_singular=perturb_singular)
 
 
 # -- solving through LU and custom_linear_solve (JAX's _lu_solve and _solve) -------------------

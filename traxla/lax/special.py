@@ -23,7 +23,7 @@ from traxla.lax import (abs, add, bitwise_and, bitwise_not, bitwise_or, broadcas
                convert_element_type, digamma, div, dtype_of, eq, exp, full_like, ge, gt, le,
                lgamma, log, log1p, lt, mul, ne, neg, reciprocal, reduce_or, select, sqrt, sub)
 from traxla.lax.control_flow import while_loop
-from traxla.lax import asarray
+from traxla.primitives.values import asarray
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "polygamma", "zeta",
            "bessel_i0e", "bessel_i1e", "betainc"]

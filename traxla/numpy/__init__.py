@@ -17,7 +17,7 @@ from traxla.numpy._indexing import take, take_along_axis  # noqa: F401
 from traxla.numpy._einsum import einsum, einsum_path, tensordot
 from traxla.numpy._diagonals_tiles import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
 from traxla.numpy._linalg import dot, inner, matmul, outer, vdot
-from traxla.numpy._promotion import result_type as _result_type
+from traxla import dtypes as _public_dtypes
 from traxla.numpy._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
                           min, nancumprod, nancumsum, prod, ptp, std, sum, var)
 from traxla.numpy._sorting import argsort, sort
@@ -51,7 +51,9 @@ iinfo = _np.iinfo
 
 
 def result_type(*args):
-    return _result_type(*args)[0]
+    """The dtype JAX's promotion lattice gives ``args``: arrays, scalars, dtypes, scalar
+    types or dtype names (``jax.dtypes.result_type``)."""
+    return _public_dtypes.result_type(*args)
 
 
 def isscalar(x):

@@ -10,10 +10,10 @@ from traxla import lax
 from traxla.primitives.shapes import _eye
 from traxla.api import jit
 from traxla.ir import dtypes
-from traxla.runtime import Array, device_put_numpy
+from traxla.runtime import ArrayImpl, device_put_numpy
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
-from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer, current_trace
+from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.numpy._promotion import result_type, broadcast_shapes
 from traxla.numpy._shape import broadcast_to
 from traxla.numpy._ufuncs import ufuncs
@@ -39,10 +39,10 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
         return lax.copy_p_bind(object) if copy else object
     m = getattr(object, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
-    if m is not None and not isinstance(object, (Tracer, Array)):
+    if m is not None and not isinstance(object, (Tracer, ArrayImpl)):
         object = m()
     leaves = list(_leaves(object))
-    if isinstance(object, (Tracer, Array)):
+    if isinstance(object, (Tracer, ArrayImpl)):
         # JAX copies a concrete array too: while tracing, the copy is an equation on it
         copied = copy and (isinstance(object, Tracer) or type(current_trace()) is not EvalTrace)
         out = lax.copy_p_bind(object) if copied else object
@@ -50,10 +50,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
             dtype, weak = lax.dtype_of(out), lax.aval_of(out).weak_type
         else:
             weak = False
-        out = lax._convert_element_type(out, dtype, weak)
-        if type(out) is Literal and type(current_trace()) is not DynamicJaxprTrace:
-            out = lax._lift(out)  # a folded constant is a Literal only inside a jaxpr
-    elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, Array))
+        # a folded constant (a Literal, traxla's IR) never reaches the caller: it is an Array
+        out = lax._lift(lax._convert_element_type(out, dtype, weak))
+    elif isinstance(object, (list, tuple)) and any(isinstance(leaf, (Tracer, ArrayImpl))
                                                     for leaf in leaves):
         if dtype is None:
             dtype = result_type(*leaves)[0]
@@ -132,15 +131,35 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
+class _Prototype:
+    """Stands for an object with a shape and a dtype but no data (a ShapeDtypeStruct), which
+    JAX's ``*_like`` functions accept: only its aval is read."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, a):
+        dt = a.dtype if dtypes.is_extended(a.dtype) else dtypes.canonicalize(np.dtype(a.dtype))
+        self.aval = ShapedArray(tuple(a.shape), dt, bool(getattr(a, "weak_type", False)))
+
+
+def prototype(a):
+    """``a``, or a ``_Prototype`` for a duck-typed object with ``shape`` and ``dtype``."""
+    if (isinstance(a, (Tracer, ArrayImpl, np.ndarray, np.generic, Literal))
+            or not (hasattr(a, "shape") and hasattr(a, "dtype"))):
+        return a
+    return _Prototype(a)
+
+
 def zeros_like(a, dtype=None, shape=None):
-    return lax.full_like(a, 0, _dtype(dtype), None if shape is None else _shape(shape))
+    return lax.full_like(prototype(a), 0, _dtype(dtype), None if shape is None else _shape(shape))
 
 
 def ones_like(a, dtype=None, shape=None):
-    return lax.full_like(a, 1, _dtype(dtype), None if shape is None else _shape(shape))
+    return lax.full_like(prototype(a), 1, _dtype(dtype), None if shape is None else _shape(shape))
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
+    a = prototype(a)
     dtype = _dtype(dtype)
     shape = None if shape is None else _shape(shape)
     if not (np.shape(fill_value) if not hasattr(fill_value, "aval") else lax.shape_of(fill_value)):
@@ -189,7 +208,7 @@ def arange(start, stop=None, step=None, dtype=None):
 def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = lax.asarray(start), lax.asarray(stop)
+    start, stop = lax._asarray(start), lax._asarray(stop)
     if dtype is None:
         dtype = _to_inexact(result_type(start, stop)[0])
     computation = _to_inexact(dtype)

@@ -259,7 +259,7 @@ def _host(x):
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate matrices from 1-D coordinate vectors (``indexing='xy'`` or ``'ij'``)."""
     check_arraylike("meshgrid", *xi)
-    args = [lax.asarray(a) for a in xi]
+    args = [lax._asarray(a) for a in xi]
     if not copy:
         raise ValueError("jax.numpy.meshgrid only supports copy=True")
     if indexing not in ("xy", "ij"):

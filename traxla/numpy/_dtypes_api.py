@@ -13,10 +13,11 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.dtypes import issubdtype as _dtypes_issubdtype
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, result_type,
                                      broadcast_shapes as _bs)
-from traxla.numpy._creation import asarray, array, linspace
+from traxla.numpy._creation import asarray, array, linspace, prototype as _prototype
 from traxla.ir.dtypes import _lub
 from traxla.numpy._ufuncs import power, sign, ufuncs
 from traxla.numpy._shape import moveaxis
@@ -90,24 +91,11 @@ def _as_np(x):
     return x
 
 
-def issubdtype(a, b):
-    """``np.issubdtype`` that also places bfloat16, float8 & co under ``np.floating`` and
-    int4 & co under ``np.signedinteger``/``np.unsignedinteger`` (as JAX does)."""
-    a, b = _as_np(a), _as_np(b)
-    if isinstance(b, type) and issubclass(b, np.generic) and b in (
-            np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger,
-            np.unsignedinteger):
-        try:
-            dt = np.dtype(a)
-        except TypeError:
-            return False
-        if dt in _ML_FLOATS:
-            return b in (np.generic, np.number, np.inexact, np.floating)
-        if dt in _ML_SIGNED:
-            return b in (np.generic, np.number, np.integer, np.signedinteger)
-        if dt in _ML_UNSIGNED:
-            return b in (np.generic, np.number, np.integer, np.unsignedinteger)
-    return bool(np.issubdtype(a, b))
+def issubdtype(arg1, arg2):
+    """``np.issubdtype`` that also handles PRNG key dtypes and places bfloat16, float8 & co
+    under ``np.floating`` and int4 & co under ``np.signedinteger``/``np.unsignedinteger``
+    (as JAX does)."""
+    return _dtypes_issubdtype(arg1, arg2)
 
 
 _DTYPE_KINDS = {
@@ -224,7 +212,7 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
         prototype = ensure_arraylike("empty_like", prototype)
     dtype = None if dtype is None else dtypes.to_dtype(_as_np(dtype))
     shape = None if shape is None else (tuple(shape) if np.ndim(shape) else (int(shape),))
-    return lax._lift(lax.full_like(prototype, 0, dtype, shape))
+    return lax._lift(lax.full_like(_prototype(prototype), 0, dtype, shape))
 
 
 def _space_endpoints(name, start, stop, dtype):

@@ -23,7 +23,7 @@ from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.traceback_util import filter_exception, register_boundary
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.runtime.array import check_not_deleted, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
@@ -108,7 +108,7 @@ def eager_cached(fn):
                 entry = None
                 eligible = False
                 a = args[0] if len(args) == 1 else None
-                if type(a) is Array and a._placement is None:  # one Array: the common case
+                if type(a) is ArrayImpl and a._placement is None:  # one Array: the common case
                     eligible = True
                     if jitted._epoch != _config_epoch[0]:
                         jitted._forget_fast_paths()
@@ -125,7 +125,7 @@ def eager_cached(fn):
                     bufs = []
                     for a in args:
                         t = type(a)
-                        if t is Array:
+                        if t is ArrayImpl:
                             if a._placement is not None:
                                 break
                         elif t is float or t is int:
@@ -157,9 +157,9 @@ def eager_cached(fn):
                         try:
                             buf = entry.run(bufs)[0]
                         except RuntimeErrorType:
-                            check_not_deleted([a for a in args if type(a) is Array])
+                            check_not_deleted([a for a in args if type(a) is ArrayImpl])
                             raise
-                        out = _new_object(Array)
+                        out = _new_object(ArrayImpl)
                         out.aval = entry.aval0
                         out._buf = buf
                         out._npy = None
@@ -182,4 +182,4 @@ def eager_cached(fn):
 
 def _operands(args) -> list:
     """The fast path's Arrays for ``args`` (Python scalars as their cached device copies)."""
-    return [a if type(a) is Array else scalar_operand(a) for a in args]
+    return [a if type(a) is ArrayImpl else scalar_operand(a) for a in args]

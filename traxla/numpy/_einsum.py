@@ -336,8 +336,9 @@ def _removechars(s, chars):
     return s.translate(str.maketrans(dict.fromkeys(chars)))
 
 
-def _einsum(operands, contractions, precision, preferred_element_type):
+def _einsum(operands, contractions, precision, preferred_element_type, _dot_general=None):
     operands = list(operands)
+    dot_general = lax.dot_general if _dot_general is None else _dot_general
     if preferred_element_type is None:
         preferred_element_type, output_weak_type = result_type(*operands)
     else:
@@ -427,12 +428,12 @@ def _einsum(operands, contractions, precision, preferred_element_type):
             rem_rhs = _removechars(rhs_names, deleted)
             names = batch_names_str + rem_rhs + rem_lhs
             if names == result_names:
-                operand = lax.dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)),
-                                          precision, preferred_element_type)
+                operand = dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)),
+                                      precision, preferred_element_type=preferred_element_type)
             else:
                 names = batch_names_str + rem_lhs + rem_rhs
-                operand = lax.dot_general(lhs, rhs, ((lhs_cont, rhs_cont), (lhs_batch, rhs_batch)),
-                                          precision, preferred_element_type)
+                operand = dot_general(lhs, rhs, ((lhs_cont, rhs_cont), (lhs_batch, rhs_batch)),
+                                      precision, preferred_element_type=preferred_element_type)
         else:
             raise NotImplementedError("jax.numpy.einsum does not support simultaneous "
                                       "contraction of 3 or more operands.")
@@ -452,23 +453,26 @@ def _is_traced(x):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, _dot_general=None):
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``; also the interleaved form
-    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. ``_dot_general`` (JAX's private override)
+    replaces ``lax.dot_general`` for the pairwise contractions."""
     global _einsum_jit
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     operands, contractions = contract_path(subscripts, *operands)
     check_arraylike("einsum", *operands)
-    operand_arrays = [lax.asarray(o) for o in operands]
+    operand_arrays = [lax._asarray(o) for o in operands]
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
     if any(_is_traced(o) for o in operand_arrays):
         # JAX's einsum is an inline jit: under a trace its equations are inlined
-        return _einsum(operand_arrays, contractions, precision, preferred_element_type)
+        return _einsum(operand_arrays, contractions, precision, preferred_element_type,
+                       _dot_general)
     if _einsum_jit is None:
-        _einsum_jit = jit(_einsum, static_argnums=(1, 2, 3))
-    return _einsum_jit(operand_arrays, contractions, precision, preferred_element_type)
+        _einsum_jit = jit(_einsum, static_argnums=(1, 2, 3, 4))
+    return _einsum_jit(operand_arrays, contractions, precision, preferred_element_type,
+                       _dot_general)
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
@@ -489,7 +493,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum of products over ``axes``: an int N (last N of ``a`` with first N of ``b``) or a
     pair of axis sequences."""
     check_arraylike("tensordot", a, b)
-    a, b = lax.asarray(a), lax.asarray(b)
+    a, b = lax._asarray(a), lax._asarray(b)
     a_ndim, b_ndim = len(lax.shape_of(a)), len(lax.shape_of(b))
     if preferred_element_type is None:
         preferred_element_type, output_weak_type = result_type(a, b)

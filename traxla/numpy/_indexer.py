@@ -19,7 +19,7 @@ from traxla.lax import slicing
 from traxla.numpy._creation import _leaves, array, asarray
 from traxla.numpy._promotion import result_type
 from traxla.numpy._ufuncs import _broadcast_arrays, add, multiply
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.tracer import Tracer
 
 GatherScatterMode = slicing.GatherScatterMode
@@ -41,7 +41,7 @@ def _is_traced(x) -> bool:
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (Tracer, Array))
+    return isinstance(x, (Tracer, ArrayImpl))
 
 
 def _shape(x):
@@ -78,13 +78,13 @@ def _is_integer_index(idx) -> bool:
 
 
 def _is_scalar(x) -> bool:
-    return np.isscalar(x) or (isinstance(x, (np.ndarray, Array, Tracer)) and _ndim(x) == 0)
+    return np.isscalar(x) or (isinstance(x, (np.ndarray, ArrayImpl, Tracer)) and _ndim(x) == 0)
 
 
 def _is_boolean_index(i) -> bool:
     if isinstance(i, (bool, np.bool_)):
         return True
-    if isinstance(i, (np.ndarray, Array, Tracer)):
+    if isinstance(i, (np.ndarray, ArrayImpl, Tracer)):
         return _dtype_of(i) == np.bool_
     return (isinstance(i, list) and bool(i)
             and all(_is_scalar(e) and np.dtype(_dtype_of(e)) == np.bool_ for e in i))
@@ -108,7 +108,7 @@ def _index_type(idx, shape) -> IndexType:
         return IndexType.INTEGER
     if _is_boolean_index(idx):
         return IndexType.BOOLEAN
-    if isinstance(idx, (Array, Tracer, np.ndarray)):
+    if isinstance(idx, (ArrayImpl, Tracer, np.ndarray)):
         dt = _dtype_of(idx)
         if dtypes.is_int(dt):
             return IndexType.ARRAY
@@ -184,7 +184,7 @@ def _eliminate_deprecated_list_indexing(idx):
 
 
 def _should_unpack_list_index(x):
-    return ((isinstance(x, (np.ndarray, Array, Tracer)) and _ndim(x) != 0)
+    return ((isinstance(x, (np.ndarray, ArrayImpl, Tracer)) and _ndim(x) != 0)
             or isinstance(x, (Sequence, slice)) or x is Ellipsis or x is None)
 
 
@@ -448,7 +448,7 @@ class NDIndexer:
 
 def _host(x):
     """A concrete (non-traced) index as a NumPy value."""
-    if isinstance(x, Array):
+    if isinstance(x, ArrayImpl):
         return np.asarray(x)
     return x
 

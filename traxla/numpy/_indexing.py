@@ -251,7 +251,7 @@ class _IndexUpdateRef:
 
 def _ensure_arraylike(name, *args):
     check_arraylike(name, *args)
-    return [lax.asarray(a) for a in args]
+    return [lax._asarray(a) for a in args]
 
 
 def _take_impl(a, indices, axis=None, out=None, mode=None, unique_indices=False,

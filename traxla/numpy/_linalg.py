@@ -16,7 +16,7 @@ from traxla.numpy._ufuncs import multiply
 
 def _ensure_arraylike(fun_name, *args):
     check_arraylike(fun_name, *args)
-    return [lax.asarray(a) for a in args]
+    return [lax._asarray(a) for a in args]
 
 
 def _result_dtype(a, b, preferred_element_type):
@@ -120,6 +120,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _ensure_arraylike("vdot", a, b)
+    if np.issubdtype(lax.dtype_of(a), np.complexfloating):  # vdot conjugates its first operand
+        a = lax.conj(a)
     return dot(ravel(a), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)
 

@@ -106,7 +106,7 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=No
     where = _check_where("nanvar", where)
     _no_out("nanvar", out)
     computation_dtype, dtype = _var_promote_types(lax.dtype_of(a), dtype)
-    a = lax.asarray(a).astype(computation_dtype)
+    a = lax._asarray(a).astype(computation_dtype)
     a_mean = nanmean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
     centered = _where(lax._isnan(a), 0, lax.sub(a, a_mean))
     if dtypes.is_complex(lax.dtype_of(centered)):

@@ -8,7 +8,7 @@ import importlib
 
 from traxla import lax
 from traxla.ir import dtypes
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.tracer import Tracer
 from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
@@ -29,7 +29,7 @@ def _defer(fn, name):
     def op(self, other):
         try:  # a boundary of traceback filtering (ir/traceback_util.py)
             t = type(other)
-            if t is not Array and t is not float and t is not int:  # the common cases first
+            if t is not ArrayImpl and t is not float and t is not int:  # the common cases first
                 if not _known(other):
                     m = getattr(other, "__jax_array__", None)  # JAX's protocol
                     if m is None:
@@ -85,7 +85,7 @@ _KNOWN_SCALARS = frozenset((bool, int, float, complex))
 
 def _known(x) -> bool:
     return type(x) in _KNOWN_SCALARS or isinstance(
-        x, (_np.ndarray, _np.generic, Array, Tracer, DimExpr))  # DimExpr: an export's dimension
+        x, (_np.ndarray, _np.generic, ArrayImpl, Tracer, DimExpr))  # DimExpr: an export's dimension
 
 
 def _astype(self, dtype, copy=False, device=None):
@@ -101,6 +101,11 @@ def _clip(self, min=None, max=None):  # noqa: A002
 
 def _round(self, decimals=0, out=None):
     return _ufuncs.round(self, decimals=decimals, out=out)
+
+
+def _operator_round(self, ndigits=None):
+    out = _ufuncs.round(self, decimals=ndigits or 0)
+    return out if ndigits is not None else _astype(out, int)  # round(x) is an int, as round(7.5)
 
 
 def _reshape(self, *shape, order="C"):
@@ -188,7 +193,7 @@ def _view(self, dtype=None, type=None):
 
 
 _METHODS = {
-    "view": _view,
+    "view": _view, "__round__": _operator_round,
     "__getitem__": _indexing.getitem, "astype": _astype, "reshape": _reshape,
     "transpose": _transpose, "sum": _reductions.sum, "prod": _reductions.prod,
     "max": _reductions.max, "min": _reductions.min, "mean": _reductions.mean,
@@ -250,7 +255,7 @@ def install(cls, wrap=lambda fn: fn):
             setattr(cls, name, property(fn))
 
 
-install(Array, _eager.eager_cached)  # concrete operands: cached compiled programs
+install(ArrayImpl, _eager.eager_cached)  # concrete operands: cached compiled programs
 install(Tracer)
 
 

@@ -130,7 +130,7 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
     c = (c.T / scale[np.newaxis, :]).T if c.ndim > 1 else c / scale
     if full:
-        return c, resids, rank, s, lax._lift(lax.asarray(rcond))
+        return c, resids, rank, s, lax._lift(lax._asarray(rcond))
     if cov:
         Vbase = linalg.inv(dot(lhs.T, lhs))
         Vbase /= outer(scale, scale)

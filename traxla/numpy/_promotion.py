@@ -8,7 +8,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.tracer.staging import DynamicJaxprTracer
-from traxla.lax import (_convert_element_type, aval_of, asarray, broadcast_to_rank, asarray as
+from traxla.lax import (_convert_element_type, aval_of, _asarray as asarray, broadcast_to_rank, _asarray as
                         lax_asarray, _lift as lift)
 from traxla.primitives.values import typed  # noqa: F401  (numpy modules import it from here)
 import traxla.numpy._creation as _numpy__creation

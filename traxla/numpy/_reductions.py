@@ -90,9 +90,9 @@ def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=No
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
     check_arraylike(name, a)
-    a = lax.asarray(a)
+    a = lax._asarray(a)
     if where is not None:
-        where = lax.asarray(where)
+        where = lax._asarray(where)
         if not dtypes.is_bool(lax.dtype_of(where)):
             raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
                              f"where.dtype={lax.dtype_of(where)}.")
@@ -165,7 +165,7 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.mean is not supported.")
     check_arraylike("mean", a)
-    a = lax.asarray(a)
+    a = lax._asarray(a)
     src = lax.dtype_of(a)
     if dtype is None:
         result_dtype = src if dtypes.is_inexact(src) else dtypes.default_float()
@@ -189,7 +189,7 @@ def _arg(name, lax_fn):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         check_arraylike(name, a)
-        a = lax.asarray(a)
+        a = lax._asarray(a)
         shape = lax.shape_of(a)
         if axis is None:
             dims = tuple(range(len(shape)))
@@ -250,19 +250,19 @@ def _count(a, axis, keepdims, where, dtype):
 def _var_impl(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None,
               a_mean=None):
     if where is not None:
-        where = lax.asarray(where)
+        where = lax._asarray(where)
         if not dtypes.is_bool(lax.dtype_of(where)):
             raise ValueError(f"jnp.var: where must be None or a boolean array; got "
                              f"where.dtype={lax.dtype_of(where)}.")
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
     computation_dtype, dtype = _var_promote_types(lax.dtype_of(a), dtype)
-    a = lax.asarray(a).astype(computation_dtype)
+    a = lax._asarray(a).astype(computation_dtype)
     if a_mean is None:
         a_mean = mean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
     else:
         check_arraylike("var", a_mean)
-        a_mean = lax.asarray(a_mean).astype(computation_dtype)
+        a_mean = lax._asarray(a_mean).astype(computation_dtype)
     centered = lax.sub(a, a_mean)
     if dtypes.is_complex(computation_dtype):
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -288,7 +288,7 @@ def _var_args(name, a, axis, dtype, ddof, correction):
     elif not isinstance(ddof, int) or ddof != 0:
         raise ValueError("ddof and correction can't be provided simultaneously.")
     check_arraylike(name, a)
-    return (lax.asarray(a), _ensure_optional_axes(axis),
+    return (lax._asarray(a), _ensure_optional_axes(axis),
             None if dtype is None else dtypes.to_dtype(dtype), correction)
 
 
@@ -337,13 +337,13 @@ _ptp = _jit(_ptp_impl, "_ptp", static_argnames=("axis", "keepdims"))
 
 def ptp(a, axis=None, out=None, keepdims=False):
     check_arraylike("ptp", a)
-    return _ptp(lax.asarray(a), _ensure_optional_axes(axis), out, keepdims)
+    return _ptp(lax._asarray(a), _ensure_optional_axes(axis), out, keepdims)
 
 
 def _cumulative_reduction(name, reduction, a, axis, dtype, out=None, fill_nan=False,
                           fill_value=0, promote_integers=False):
     check_arraylike(name, a)
-    a = lax.asarray(a)
+    a = lax._asarray(a)
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
     if axis is None or not lax.shape_of(a):

@@ -120,7 +120,7 @@ def _unique(ar, axis, return_index=False, return_inverse=False, return_counts=Fa
         ind = nonzero(mask, size=size)[0]
     result = aux[ind] if aux.size else aux
     if size is not None and fill_value is not None:
-        fill_value = lax._lift(lax.asarray(fill_value)).astype(result.dtype)
+        fill_value = lax._lift(lax._asarray(fill_value)).astype(result.dtype)
         if result.shape[0]:
             valid = lax.expand_dims(c.arange(size) < mask.sum(), tuple(range(1, result.ndim)))
             result = where(valid, result, fill_value)

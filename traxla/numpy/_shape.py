@@ -127,14 +127,14 @@ def squeeze(a, axis=None):
 
 
 def broadcast_to(array, shape):
-    array = lax.asarray(array)
+    array = lax._asarray(array)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     return lax.broadcast_to(array, shape)
 
 
 def broadcast_arrays(*args):
     check_arraylike("broadcast_arrays", *args)
-    return [lax._lift(x) for x in _broadcast_arrays(*[lax.asarray(a) for a in args])]
+    return [lax._lift(x) for x in _broadcast_arrays(*[lax._asarray(a) for a in args])]
 
 
 def _atleast(ndmin):
@@ -154,7 +154,7 @@ atleast_2d = _atleast(2)
 def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays)
     check_arraylike("concatenate", *arrays)
-    arrays = [lax.asarray(a) for a in arrays]
+    arrays = [lax._asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
     if axis is None:
@@ -255,7 +255,7 @@ _flip = jit(_flip_impl, static_argnums=(1,), static_argnames=("axis",))
 
 def flip(m, axis=None):
     check_arraylike("flip", m)
-    m = lax.asarray(m)
+    m = lax._asarray(m)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         axis = tuple(int(a) for a in axis)
     elif axis is not None:

@@ -19,7 +19,7 @@ def _canonicalize_axis(axis, ndim):
 
 def _prepare(name, a, axis, kind, order):
     check_arraylike(name, a)
-    arr = lax.asarray(a)
+    arr = lax._asarray(a)
     if kind is not None:
         raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
                         "stable=False to specify sort stability.")

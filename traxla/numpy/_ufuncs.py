@@ -25,7 +25,7 @@ from traxla.autodiff import custom_jvp
 
 def _ensure_arraylike(fun_name, *args):
     check_arraylike(fun_name, *args)
-    out = [lax.asarray(a) for a in args]
+    out = [lax._asarray(a) for a in args]
     return out[0] if len(out) == 1 else out
 
 
@@ -183,7 +183,7 @@ def ceil(x, /):
 def _broadcast_arrays(*args):
     shapes = [lax.shape_of(a) for a in args]
     if not shapes or all(s == shapes[0] for s in shapes):
-        return [lax.asarray(a) for a in args]
+        return [lax._asarray(a) for a in args]
     shape = broadcast_shapes(*shapes)
     return [lax.broadcast_to(a, shape) for a in args]
 
@@ -348,14 +348,19 @@ def _round(a, decimals=0, out=None):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
-    if dtypes.is_complex(dt):
-        raise NotImplementedError("round of complex arrays is not supported")
     if decimals > np.log10(dtypes.finfo(dt).max):
-        return lax.asarray(a)
+        return lax._asarray(a)
+    if dtypes.is_complex(dt):  # as JAX: the real and imaginary parts rounded apart
+        return lax.complex(_round_float(lax.real(a), decimals), _round_float(lax.imag(a), decimals))
+    return _round_float(a, decimals)
+
+
+def _round_float(x, decimals):
     if decimals == 0:
-        return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
-    x = lax.convert_element_type(a, np.float32) if dt == np.float16 else a
-    factor = _constant_like(x, 10 ** decimals)
+        return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    dt = lax.dtype_of(x)
+    x = lax.convert_element_type(x, np.float32) if dt == np.float16 else x
+    factor = lax._const(x, 10 ** decimals)  # a weak scalar's factor is weak: the result stays weak
     out = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
     return lax.convert_element_type(out, dt) if dt == np.float16 else out
 
@@ -392,7 +397,7 @@ def _asarray(x):
 
 
 def positive(x, /):
-    return lax._lift(lax.asarray(*promote_args("positive", x)))
+    return lax._lift(lax._asarray(*promote_args("positive", x)))
 
 
 def sigmoid(x):
@@ -536,7 +541,7 @@ def _iscomplexobj(x) -> bool:
 
 def real(val, /):
     val = _ensure_arraylike("real", val)
-    return lax.real(val) if _iscomplexobj(val) else lax._lift(lax.asarray(val))
+    return lax.real(val) if _iscomplexobj(val) else lax._lift(lax._asarray(val))
 
 
 def imag(val, /):
@@ -546,7 +551,7 @@ def imag(val, /):
 
 def conjugate(x, /):
     x = _ensure_arraylike("conjugate", x)
-    return lax.conj(x) if _iscomplexobj(x) else lax._lift(lax.asarray(x))
+    return lax.conj(x) if _iscomplexobj(x) else lax._lift(lax._asarray(x))
 
 
 def conj(x, /):
@@ -634,7 +639,7 @@ def copysign(x1, x2, /):
 
 
 def _logaddexp_impl(x1, x2):
-    x1_arr, x2_arr = lax.asarray(x1), lax.asarray(x2)
+    x1_arr, x2_arr = lax._asarray(x1), lax._asarray(x2)
     amax = lax.max(x1_arr, x2_arr)
     if dtypes.is_float(lax.dtype_of(x1_arr)):
         delta = lax.sub(x1_arr, x2_arr)

@@ -288,7 +288,7 @@ class ufunc:
         return _reduce(self, a, axis, dtype, out, keepdims, initial, where)
 
     def _reduce_via_scan(self, arr, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-        arr = lax._lift(lax.asarray(arr))
+        arr = lax._lift(lax._asarray(arr))
         if initial is None:
             initial = self.identity
         if dtype is None:
@@ -325,7 +325,7 @@ class ufunc:
             start_index, start_value = 1, arr[0]
         else:
             start_index, start_value = 0, initial
-        start_value = broadcast_to(lax._lift(lax.asarray(start_value)).astype(dtype), arr.shape[1:])
+        start_value = broadcast_to(lax._lift(lax._asarray(start_value)).astype(dtype), arr.shape[1:])
         result = lax.fori_loop(start_index, arr.shape[0], body_fun, start_value)
         if keepdims:
             result = result.reshape(final_shape)

@@ -1,6 +1,8 @@
 """``traxla.lax``'s elementwise operations: thin wrappers binding one primitive each."""
 from __future__ import annotations
 
+from traxla import tree_util
+from traxla.ir import dtypes
 from traxla.ir.rules import special as _special
 from traxla.ir.rules.elementwise import P as _E
 from traxla.primitives.values import dtype_of
@@ -73,7 +75,13 @@ def reciprocal(x):
 
 
 def stop_gradient(x):
-    return stop_gradient_raw(x)
+    """The identity that autodiff sees as a constant, over every leaf of a pytree (as
+    JAX's); key arrays pass through."""
+    return tree_util.tree_map(_stop_gradient_leaf, x)
+
+
+def _stop_gradient_leaf(x):
+    return x if dtypes.is_extended(dtype_of(x)) else stop_gradient_raw(x)
 
 
 def copy_p_bind(x):

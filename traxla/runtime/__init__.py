@@ -4,7 +4,7 @@ evaluator into the bottom trace and jaxlib's runtime error class into ``traxla.e
 from traxla import errors as _errors
 from traxla.runtime import xla_adapter as _xla
 from traxla.tracer import eval as _tracer_eval
-from traxla.runtime.array import Array, device_put_numpy
+from traxla.runtime.array import Array, ArrayImpl, device_put_numpy
 from traxla.runtime.backend import Device, devices, get_backend
 from traxla.runtime.dispatch import apply_primitive, to_array
 from traxla.runtime.executable import Executable, compile_jaxpr
@@ -12,5 +12,5 @@ from traxla.runtime.executable import Executable, compile_jaxpr
 _errors.JaxRuntimeError = _xla.RuntimeErrorType
 _tracer_eval.apply_primitive = apply_primitive
 
-__all__ = ["Array", "device_put_numpy", "Device", "devices", "get_backend", "apply_primitive",
+__all__ = ["Array", "ArrayImpl", "device_put_numpy", "Device", "devices", "get_backend", "apply_primitive",
            "to_array", "Executable", "compile_jaxpr"]

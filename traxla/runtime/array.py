@@ -9,12 +9,35 @@ from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import SingleDeviceSharding, Shard, local_blocks, assemble
+from traxla.tracer.traces import Tracer
 
 
 _block_until_ready = xla.block_until_ready
 
 
-class Array:
+class ArrayMeta(type):
+    """``isinstance(x, Array)`` holds for device arrays and, as in JAX, for tracers of
+    arrays (so code that tells arrays from static leaves this way works under jit, grad
+    and vmap); NumPy arrays, scalars and refs are not Arrays."""
+
+    def __instancecheck__(cls, x):
+        if type.__instancecheck__(cls, x):
+            return True
+        return cls is Array and isinstance(x, Tracer) and isinstance(
+            getattr(x, "aval", None), ShapedArray)
+
+
+class Array(metaclass=ArrayMeta):
+    """``jax.Array``: the type of arrays and of traced arrays, for instance checks and
+    annotations. Device arrays are ``ArrayImpl``; traxla code tests for that class."""
+
+    __slots__ = ()
+
+
+Array.__module__ = "traxla"
+
+
+class ArrayImpl(Array):
     """A value on device(s): its aval, the jaxlib buffer, and (when it spans several
     devices) its placement; ``_placement is None`` means the default device."""
 
@@ -100,7 +123,24 @@ class Array:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __hash__(self):
-        raise TypeError("unhashable type: 'Array'")
+        raise TypeError("unhashable type: 'ArrayImpl'")
+
+    def unsafe_buffer_pointer(self) -> int:
+        if self._placement is not None:
+            raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+        check_not_deleted((self,))
+        return xla.unsafe_buffer_pointer(self._buf)
+
+    def __reduce__(self):
+        """Pickles the host value (keys: their raw data) and the weak type; unpickling
+        transfers it to the default device, as JAX's does."""
+        return (_reconstruct_array, (self.physical_value(), self.aval.dtype, self.aval.weak_type))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
 
     def __format__(self, spec):
         return format(self._value(), spec) if not self.aval.shape else format(str(self), spec)
@@ -158,16 +198,19 @@ class Array:
                 local_blocks(self._buf, self._placement, self.shape)]
 
     def copy(self):
+        if isinstance(self.aval.dtype, ExtendedDType):
+            return _reconstruct_array(np.array(self.physical_value()), self.aval.dtype,
+                                      self.aval.weak_type)
         return device_put_numpy(np.array(self._value()), self.aval)
 
 
 _new_object = object.__new__
 
 
-def array_from_buffer(aval, buf) -> Array:
+def array_from_buffer(aval, buf) -> ArrayImpl:
     """``Array(aval, buf)`` for the dispatch hot paths: the same slots, set without a call
     to ``__init__`` (about 0.1 us less per result)."""
-    out = _new_object(Array)
+    out = _new_object(ArrayImpl)
     out.aval = aval
     out._buf = buf
     out._npy = None
@@ -180,13 +223,24 @@ def arrays_from_buffers(avals, bufs) -> list:
     outs = []
     put = outs.append
     for aval, buf in zip(avals, bufs):
-        out = _new_object(Array)
+        out = _new_object(ArrayImpl)
         out.aval = aval
         out._buf = buf
         out._npy = None
         out._placement = None
         put(out)
     return outs
+
+
+def _reconstruct_array(host, dtype, weak_type):
+    """An unpickled Array: ``host`` (for keys, their raw data) on the default device."""
+    if isinstance(dtype, ExtendedDType):
+        shape = host.shape[:host.ndim - len(dtype.physical_shape)]
+        backend = get_backend()
+        phys = ShapedArray(host.shape, host.dtype)
+        buf = xla.device_put(host, phys, backend.default_device, backend.default_sharding)
+        return ArrayImpl(intern_aval(ShapedArray(shape, dtype, weak_type)), buf)
+    return device_put_numpy(np.asarray(host, dtype), ShapedArray(host.shape, dtype, weak_type))
 
 
 def check_not_deleted(arrays):
@@ -196,7 +250,7 @@ def check_not_deleted(arrays):
             raise RuntimeError(f"Array has been deleted with shape={a.aval.str_short(False)}.")
 
 
-def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
+def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
     """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
     backend = get_backend()
     aval = intern_aval(aval)
@@ -204,9 +258,9 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> Array:
         host = np.zeros(host.shape, np.bool_)
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
                              backend.default_sharding)
-        return Array(aval, buf)
+        return ArrayImpl(aval, buf)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
-    return Array(aval, buf)
+    return ArrayImpl(aval, buf)
 
 
 # Equal avals as one object (transfers' and programs' outputs): the cached-call paths
@@ -218,7 +272,7 @@ intern_aval = interned
 _bitcast_readers: dict = {}
 
 
-def read_back(array: Array) -> np.ndarray:
+def read_back(array: ArrayImpl) -> np.ndarray:
     dtype = array.aval.dtype
     if array._placement is not None:
         if not xla.buffer_protocol_supports(dtype):

@@ -8,7 +8,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
-from traxla.runtime.array import Array, device_put_numpy
+from traxla.runtime.array import ArrayImpl, device_put_numpy
 from traxla.ir.config import config
 from traxla.runtime import debug_checks
 from traxla.runtime.cache import BoundedCache
@@ -20,9 +20,9 @@ _check_flags = debug_checks.flags
 _eager_cache = BoundedCache(lambda: config.read("eager_cache_size"))
 
 
-def to_array(x) -> Array:
+def to_array(x) -> ArrayImpl:
     """An Array for a concrete value: Arrays pass through; scalars and NumPy transfer."""
-    if type(x) is Array:
+    if type(x) is ArrayImpl:
         return x
     if isinstance(x, Literal):
         return device_put_numpy(np.asarray(x.val, x.aval.dtype), x.aval)
@@ -39,7 +39,7 @@ def to_array(x) -> Array:
         dtype = dtypes.canonicalize(x.dtype)
         host = np.asarray(x, dtype)
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
-    if isinstance(x, Array):
+    if isinstance(x, ArrayImpl):
         return x
     m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables as operands
     if m is not None:
@@ -100,7 +100,7 @@ def apply_primitive_unchecked(prim, args, params):
     return outs if prim.multiple_results else outs[0]
 
 
-def bitcast_to_uint(array: Array) -> Array:
+def bitcast_to_uint(array: ArrayImpl) -> ArrayImpl:
     """The same bits as an unsigned array (readback of dtypes NumPy's buffer protocol lacks)."""
     target = {2: dtypes.uint16, 1: dtypes.uint8}[array.dtype.itemsize]
     return apply_primitive(bitcast_convert_type_p, [array], {"new_dtype": target})

@@ -8,7 +8,7 @@ from traxla.lowering import host_callbacks_of, lower_jaxpr
 from traxla.lowering.mlir import owned_by_this_thread
 from traxla.lowering.registry import custom_call_libraries
 from traxla.runtime import compilation_cache, compiler as _compiler, xla_adapter as xla
-from traxla.runtime.array import (Array, arrays_from_buffers, check_not_deleted, device_put_numpy,
+from traxla.runtime.array import (ArrayImpl, arrays_from_buffers, check_not_deleted, device_put_numpy,
                     intern_aval)
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import placement_from_hlo
@@ -76,7 +76,7 @@ def compile_jaxpr(closed, name: str) -> Executable:
     return Executable(module, closed.in_avals, closed.out_avals)
 
 
-__all__ = ["Executable", "compile_jaxpr", "Array", "device_put_numpy"]
+__all__ = ["Executable", "compile_jaxpr", "ArrayImpl", "device_put_numpy"]
 
 
 class ShardedExecutable(_CompiledProgram):
@@ -122,7 +122,7 @@ class ShardedExecutable(_CompiledProgram):
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return [Array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
+        return [ArrayImpl(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
 
 
 def _memory_kind(aval):

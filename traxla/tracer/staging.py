@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import gc
 
 import numpy as np
 
@@ -18,6 +17,8 @@ from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.rules.export import dim_as_value_p
 from traxla.ir.jaxpr_printer import pp_eqn_text
+from traxla.ir.config import config
+from traxla.tracer.leaks import check_no_leaks
 
 
 _new = object.__new__
@@ -227,19 +228,9 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None, forwards:
     finally:
         trace.invalidate()
     if config.current.check_tracer_leaks:
-        del tracers, outs
-        _check_no_leaks(trace)
+        tracers = outs = None  # noqa: F841  (ours: not leaks)
+        check_no_leaks(trace)
     return closed
-
-
-def _check_no_leaks(trace) -> None:
-    """``jax.checking_leaks()``: a tracer of a finished trace still reachable from live
-    objects (a global, a list the function appended to) is an error, as in JAX."""
-    gc.collect()  # tracers kept only by unreachable cycles cannot be used: not leaks
-    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer)]
-    if leaked:
-        msgs = "\n\n".join(f"{t}{t._origin_msg()}" for t in leaked)
-        raise Exception(f"Leaked trace {type(trace).__name__}. Leaked tracer(s):\n\n{msgs}\n")
 
 
 def _unwrap(fun):

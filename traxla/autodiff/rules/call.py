@@ -63,34 +63,37 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
     operand) and which output tangents are zero."""
     holder = {}
 
-
     def known(*args):
         outs, lin = linearize_flat(lambda *a: eval_jaxpr(jaxpr, (), *a), list(args), "linearize",
                                    nonzero)
         # as JAX's auto-DCE'd tangent trace: a residual only dead tangent code reads (the
         # tangent of a stop_gradient'd max) is not one, nor is the primal work computing it
         lin.jaxpr = _dce_consts(lin.jaxpr)
-        holder["lin"], holder["args"] = lin, args
         consts = lin.jaxpr.consts
-        holder["res_index"] = [i for i, c in enumerate(consts)
-                               if isinstance(c, DynamicJaxprTracer) and not any(c is a for a in args)]
-        return list(outs) + [consts[i] for i in holder["res_index"]]
+        res_index = [i for i, c in enumerate(consts)
+                     if isinstance(c, DynamicJaxprTracer) and not any(c is a for a in args)]
+        # where each residual comes from, worked out here while this trace's tracers are
+        # alive: what outlives the trace holds no tracer of it (leak checking looks)
+        out_position = {i: k for k, i in enumerate(res_index)}
+        sources, res_vars, kept_consts, kept_vars = [], [], [], []
+        lj = lin.jaxpr.jaxpr
+        for i, (var, c) in enumerate(zip(lj.constvars, consts)):
+            if i in out_position:
+                sources.append(("out", out_position[i])); res_vars.append(var)
+            elif isinstance(c, DynamicJaxprTracer):  # one of the known jit's own inputs
+                sources.append(("in", next(j for j, a in enumerate(args) if a is c)))
+                res_vars.append(var)
+            else:
+                kept_consts.append(c); kept_vars.append(var)
+        holder.update(lj=lj, sources=sources, res_vars=res_vars, kept_consts=kept_consts,
+                      kept_vars=kept_vars, zero_outs=lin.zero_outs)
+        return list(outs) + [consts[i] for i in res_index]
 
     known_jaxpr = _dce(trace_to_jaxpr(known, primal_avals, make_debug_info(known, "linearize", ())))
-    lin, args, res_index = holder["lin"], holder["args"], holder["res_index"]
-    out_position = {i: k for k, i in enumerate(res_index)}
-    sources, res_vars, kept_consts, kept_vars = [], [], [], []
-    lj = lin.jaxpr.jaxpr
-    for i, (var, c) in enumerate(zip(lj.constvars, lin.jaxpr.consts)):
-        if i in out_position:
-            sources.append(("out", out_position[i])); res_vars.append(var)
-        elif isinstance(c, DynamicJaxprTracer):  # one of the known jit's own inputs
-            sources.append(("in", next(j for j, a in enumerate(args) if a is c)))
-            res_vars.append(var)
-        else:
-            kept_consts.append(c); kept_vars.append(var)
-    linear = ClosedJaxpr(Jaxpr(kept_vars, res_vars + lj.invars, lj.outvars, lj.eqns), kept_consts)
-    return known_jaxpr, linear, sources, lin.zero_outs
+    lj = holder["lj"]
+    linear = ClosedJaxpr(Jaxpr(holder["kept_vars"], holder["res_vars"] + lj.invars, lj.outvars,
+                               lj.eqns), holder["kept_consts"])
+    return known_jaxpr, linear, holder["sources"], holder["zero_outs"]
 
 
 def _jit_linearize(trace, primals, tangents, *, jaxpr, name):

@@ -56,7 +56,14 @@ defjvp2(E["sqrt"], lambda g, ans, x, **kw: lax.mul(g, lax.div(_const(x, 0.5), an
 defjvp2(E["rsqrt"], lambda g, ans, x, **kw: lax.mul(g, lax.mul(_const(x, -0.5), lax.div(ans, x))))
 defjvp2(E["cbrt"], lambda g, ans, x, **kw: lax.mul(g, lax.mul(_const(x, 1 / 3),
                                                               lax.integer_pow(ans, -2))))
-defjvp2(E["abs"], lambda g, ans, x: lax.select(lax.ge(x, _zero(x)), g, lax.neg(g)))
+def _abs_jvp(g, ans, x):
+    if dtypes.is_complex(lax.dtype_of(x)):  # d|z| = re(conj(z) dz) / |z| (0 at z = 0)
+        return lax.real(lax.mul(g, lax.div(lax.conj(x), _replace_zero(
+            lax.convert_element_type(ans, lax.dtype_of(x))))))
+    return lax.select(lax.ge(x, _zero(x)), g, lax.neg(g))
+
+
+defjvp2(E["abs"], _abs_jvp)
 defjvp(E["erf"], lambda g, x: lax.mul(_const(x, 2. / np.sqrt(np.pi)),
                                       lax.mul(g, lax.exp(lax.neg(_square(x))))))
 defjvp2(E["erf_inv"], lambda g, ans, x: lax.mul(_const(x, np.sqrt(np.pi) / 2.),

@@ -301,6 +301,17 @@ def _ext_gather(orig, ctx, operand, indices, *, dimension_numbers, slice_sizes, 
                 slice_sizes=tuple(slice_sizes) + tail, **params)
 
 
+def _ext_scatter(orig, ctx, operand, indices, updates, *, dimension_numbers, **params):
+    """A scatter into keys scatters their data: the trailing key dimensions are window
+    dimensions of the updates (so the update region stays on scalars)."""
+    tail = _trailing(ctx.avals_in[0])
+    n = len(ctx.avals_in[2].shape)
+    dn = dimension_numbers._replace(
+        update_window_dims=tuple(dimension_numbers.update_window_dims)
+        + tuple(range(n, n + len(tail))))
+    return orig(_physical_ctx(ctx), operand, indices, updates, dimension_numbers=dn, **params)
+
+
 def _ext_passthrough(orig, ctx, *args, **params):
     return orig(_physical_ctx(ctx), *args, **params)
 
@@ -332,12 +343,14 @@ for _prim, _ext in [(S.slice_p, _ext_slice), (S.broadcast_in_dim_p, _ext_broadca
     _wrap_for_extended(_prim, _ext)
 
 try:  # gather (integer-array indexing of key arrays), where traxla lowers it
-    from traxla.ir.rules.indexing import gather_p as _gather_p
+    from traxla.ir.rules.indexing import gather_p as _gather_p, P as _IDX, SCATTERS as _SCATTERS
     from traxla.lowering.rules import indexing as _indexing_rules  # noqa: F401
 except ImportError:  # pragma: no cover - an older tree without indexing
     _gather_p = None
 if _gather_p is not None:
     _wrap_for_extended(_gather_p, _ext_gather)
+    for _name in _SCATTERS:  # ``keys.at[i].set(k)``
+        _wrap_for_extended(_IDX[_name], _ext_scatter)
 
 
 # random_clone is the identity on the key data; random_gamma is lowered by decomposition

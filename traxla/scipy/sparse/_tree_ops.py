@@ -9,7 +9,7 @@ import numpy as np
 
 from traxla import lax, numpy as jnp
 from traxla.numpy import _einsum as jnp_einsum
-from traxla.runtime import Array
+from traxla.runtime import ArrayImpl
 from traxla.tracer import Tracer
 from traxla.tree_util import Partial, tree_leaves, tree_map
 
@@ -58,7 +58,7 @@ def _normalize_matvec(f):
     object with ``__matmul__``."""
     if callable(f):
         return f
-    if isinstance(f, (np.ndarray, Array, Tracer)):
+    if isinstance(f, (np.ndarray, ArrayImpl, Tracer)):
         if f.ndim != 2 or f.shape[0] != f.shape[1]:
             raise ValueError(
                 f'linear operator must be a square matrix, but has shape: {f.shape}')
