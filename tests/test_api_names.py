@@ -44,16 +44,13 @@ LEFT_OUT = {
         "make_user_context": "user-defined jit cache contexts: not built yet",
         # submodules of JAX internals or of features traxla leaves out
         "ad": "JAX-internal autodiff module (traxla.autodiff is its own)",
-        "core": "JAX-internal core (traxla.ir holds traxla's)",
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "dlpack": "DLPack interchange: not built",
         "memory": "memory-space namespace of JAX's experimental host offloading",
-        "monitoring": "JAX's event-listener hooks",
-        "ops": "segment_* reductions (jax.ops): not built",
         "profiler": "XLA profiler server and traces: not built",
         **{n: _CONFIG_FLAG for n in [
             "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
-            "check_tracer_leaks", "checking_leaks", "debug_key_reuse", "default_prng_impl",
+            "debug_key_reuse", "default_prng_impl",
             "enable_custom_prng", "explain_cache_misses", "jax2tf_associative_scan_reductions",
             "legacy_prng_key", "no_execution", "no_tracing", "remove_size_one_mesh_axis_from_type",
             "softmax_custom_jvp", "thread_guard", "threefry_partitionable", "transfer_guard",

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("libraries", "namespaces built on numpy: random, nn, scipy, image, export, debug, ffi, ...",
      ("traxla.random", "traxla.nn", "traxla.scipy", "traxla.image", "traxla.export",
       "traxla.debug", "traxla.ffi", "traxla.experimental", "traxla.example_libraries",
-      "traxla.diagnostics")),
+      "traxla.diagnostics", "traxla.ops")),
     ("namespaces", "the top-level namespace, JAX's compatibility namespaces and the CLIs",
      ("traxla", "traxla.__main__", "traxla.cli", "traxla.extend", "traxla.interpreters",
       "traxla.custom_derivatives", "traxla.ad_checkpoint", "traxla.test_util", "traxla.ref",
