@@ -228,3 +228,17 @@ def test_function_redefined_in_a_loop(explain):
     message = _messages(explain)[-1]
     assert "never seen function with these jit options before" in message
     assert "maybe the function is being re-defined repeatedly" in message
+
+
+def test_explain_cache_misses_context_is_per_block(caplog):
+    """``with traxla.explain_cache_misses():`` (JAX's config State) logs inside the block only."""
+    caplog.set_level(logging.WARNING, logger="traxla")
+    f = traxla.jit(lambda x: x * 2)
+    f(np.ones(3, np.float32))
+    with traxla.explain_cache_misses():
+        assert traxla.explain_cache_misses.value is True
+        f(np.ones(4, np.float32))
+    f(np.ones(5, np.float32))
+    assert traxla.explain_cache_misses.value is False
+    messages = _messages(caplog)
+    assert len(messages) == 1 and "now f32[4] and before f32[3]" in messages[0], messages

@@ -66,7 +66,7 @@ from traxla.api.environment import (copy_to_host_async, host_count, host_id, hos
                           make_array_from_single_device_arrays, print_environment_info)
 from traxla import extend, interpreters  # noqa: E402,F401
 from traxla.api.config_contexts import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: E402,F401
-                                        debug_nans, log_compiles)
+                                        debug_nans, explain_cache_misses, log_compiles)
 from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
 from traxla.state import ref as _state_ref  # noqa: E402  (array refs, JAX 0.10's mutable arrays)
 from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)

@@ -130,6 +130,9 @@ check_tracer_leaks = _FlagState(
     "vmap) whose tracers are still referenced raises, naming them and what holds them.",
     default=True)
 checking_leaks = functools.partial(check_tracer_leaks, True)
+explain_cache_misses = _FlagState(
+    "explain_cache_misses", bool, "Logs why a jitted function traced or compiled again "
+    "(logger 'traxla'): `with explain_cache_misses(True):`.", default=True)
 
 
 class _CompileTimeEvalTrace(EvalTrace):
