@@ -18,6 +18,7 @@ from traxla.numpy._einsum import einsum, einsum_path, tensordot
 from traxla.numpy._diagonals_tiles import diagonal, meshgrid, polyval, repeat, roll, tile, trace, tri, tril, triu
 from traxla.numpy._linalg import dot, inner, matmul, outer, vdot
 from traxla import dtypes as _public_dtypes
+from traxla.numpy._promotion import result_type as _result_type  # noqa: F401  (dtype and weak type)
 from traxla.numpy._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, max, mean,  # noqa: A004
                           min, nancumprod, nancumsum, prod, ptp, std, sum, var)
 from traxla.numpy._sorting import argsort, sort
