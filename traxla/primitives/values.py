@@ -116,6 +116,9 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
             and aval.dtype == new_dtype):
         # a Python scalar at its own weak dtype keeps its value, as JAX's literal does
         return Literal(operand, ShapedArray((), new_dtype, True))
+    if (type(operand) is builtins.complex and not weak_type and np.isfinite(operand)
+            and not dtypes.is_complex(new_dtype) and new_dtype != dtypes.float0):
+        np.asarray(operand, dtype=new_dtype)  # raises NumPy's TypeError, as JAX does
     if is_concrete(operand) and not aval.shape:
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):

@@ -420,8 +420,10 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    f = custom_jvp(_logaddexp_impl)
-    f.__name__ = "logaddexp"
+    def logaddexp(x1, x2, /):  # the name the custom_jvp_call prints, as JAX's
+        return _logaddexp_impl(x1, x2)
+
+    f = custom_jvp(logaddexp)
     f.defjvp(_logaddexp_jvp)
     return f
 

@@ -55,6 +55,11 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
             unique_indices, mode, fill_value):
     dn = dimension_numbers
     op_aval, idx_aval = ctx.avals_in
+    out_aval = ctx.aval_out
+    if 0 in out_aval.shape:  # no indices: the slice sizes may exceed an empty operand (the
+        # typing rule allows it, as JAX's), which StableHLO's gather refuses; JAX emits zeros
+        return broadcast_to(constant(np.zeros((), out_aval.dtype), out_aval.dtype),
+                            out_aval.update(shape=()), out_aval.shape)
     mode = GatherScatterMode.from_any(mode)
     upper = _bounds(op_aval.shape, slice_sizes, dn.start_index_map, idx_aval.dtype)
     gather_indices = indices
@@ -68,7 +73,6 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
     out = hlo.gather(operand, gather_indices, gdn, ir.DenseI64ArrayAttr.get(list(slice_sizes)),
                      indices_are_sorted=bool(indices_are_sorted))
     if mode is GatherScatterMode.FILL_OR_DROP:
-        out_aval = ctx.aval_out
         mask = _in_bounds_mask(indices, idx_aval, upper)
         batch_dims = [d for d in range(out_aval.ndim) if d not in dn.offset_dims]
         mask = hlo.broadcast_in_dim(tensor_type(out_aval.shape, dtypes.bool_), mask, batch_dims)
