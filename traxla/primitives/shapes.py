@@ -30,11 +30,11 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     # below), but a trace that records it (linear_transpose's) transposes it to a
     # reduce_sum over no axes. On a concrete array it is the array itself.
     # JAX hands an array (a tracer too) back when there is nothing to broadcast (rank 0 to
-    # rank 0); a Python scalar or NumPy value is bound (eagerly: an Array of its dtype).
+    # rank 0); a Python scalar is bound (eagerly: an Array of its weak dtype).
     if len(aval.shape) == len(shape) and not len(broadcast_dimensions) and _is_array(operand):
         return operand
     if (aval.shape == shape and tuple(broadcast_dimensions) == tuple(range(len(shape)))
-            and hasattr(operand, "__traxla_array__")):
+            and not isinstance(operand, (Tracer, builtins.int, builtins.float, builtins.complex))):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape,
                                    broadcast_dimensions=tuple(broadcast_dimensions), sharding=None)
