@@ -239,3 +239,16 @@ def test_broadcast_in_dim_to_rank_0_of_a_tracer_is_not_staged():
     _same_jaxpr(lambda api, lax: lambda x: lax.mul(lax.broadcast_in_dim(x, (), ()), 2.0), 1.5)
     _same_jaxpr(lambda api, lax: lambda x: api.jvp(
         lambda y: lax.sin(lax.broadcast_in_dim(y, (), ())), (x,), (1.0,)), 1.5)
+
+
+@pytest.mark.parametrize("x", [1.5, np.float16(1.5), np.float32(1.5)])
+def test_jvp_constants_of_a_weak_scalar_keep_their_python_value(x):
+    # erfc's JVP constant -2/sqrt(pi) printed rounded to float32 (-1.128379225730896), where
+    # JAX's _const keeps the Python float for a weak scalar (-1.1283791670955126)
+    _same_jaxpr(lambda api, lax: api.grad(lambda v: lax.erfc(v)), x)
+    _same(traxla.grad(traxla.lax.erfc)(x), jax.grad(jax.lax.erfc)(x))
+
+
+@pytest.mark.parametrize("dims", [(5,), (0, 0)])
+def test_rev_errors_have_jax_messages(dims):
+    _same_error(lambda api, lax: lax.rev(np.ones(3, np.float32), dims))

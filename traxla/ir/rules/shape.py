@@ -68,8 +68,15 @@ def _transpose_rule(x, *, permutation):
 
 
 def _rev_rule(x, *, dimensions):
-    if len(set(dimensions)) != len(dimensions) or any(not 0 <= d < x.ndim for d in dimensions):
-        raise TypeError(f"rev dimensions must be unique and within rank {x.ndim}, got {dimensions}.")
+    # JAX's checks and messages (and a negative dimension, which JAX fails on only when
+    # lowering, is refused here)
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if dimensions and not max(dimensions) < x.ndim:
+        raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions "
+                        f"{dimensions} for operand ndim {x.ndim}.")
+    if any(d < 0 for d in dimensions):
+        raise TypeError(f"rev dimensions must be nonnegative, got {dimensions}.")
     return x
 
 
