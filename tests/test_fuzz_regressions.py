@@ -252,3 +252,32 @@ def test_jvp_constants_of_a_weak_scalar_keep_their_python_value(x):
 @pytest.mark.parametrize("dims", [(5,), (0, 0)])
 def test_rev_errors_have_jax_messages(dims):
     _same_error(lambda api, lax: lax.rev(np.ones(3, np.float32), dims))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.transpose(np.ones((2, 3), np.float32), (0,)),
+    lambda lax: lax.rev(np.ones(3, np.float32), (-3,)),
+    lambda lax: lax.rev(np.float32(1), (0,)),
+])
+def test_transpose_and_rev_refuse_bad_axes_as_jax(make):
+    # transpose handed back an operand whose rank its "identity" permutation did not match
+    _same_error(lambda api, lax: make(lax))
+
+
+def test_transpose_of_a_python_scalar_is_an_array():
+    # the identity shortcut handed the Python complex back (complex128 on the host)
+    _same(traxla.lax.transpose(1 + 2j, ()), jax.lax.transpose(1 + 2j, ()))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.broadcasted_iota(np.bool_, (2, 0), 0),  # was a LoweringError ("traxla bug")
+    lambda lax: lax.iota(np.bool_, 3),
+    lambda lax: lax.broadcasted_iota(np.int32, (2, -1), 0),
+])
+def test_iota_refuses_what_jax_refuses(make):
+    _same_error(lambda api, lax: make(lax))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16, "bfloat16", np.complex64])
+def test_iota_of_numeric_dtypes(dtype):
+    _same(traxla.lax.broadcasted_iota(dtype, (2, 3), 1), jax.lax.broadcasted_iota(dtype, (2, 3), 1))

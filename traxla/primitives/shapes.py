@@ -151,8 +151,10 @@ def expand_dims(array, dimensions):
 
 
 def transpose(operand, permutation):
-    permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    permutation = tuple(operator.index(p) for p in permutation)
+    # as JAX: only an array with the identity permutation of its own rank is handed back (a
+    # shorter or longer "identity" goes to the typing rule; a Python scalar is bound)
+    if permutation == tuple(range(len(shape_of(operand)))) and _is_array(operand):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
 

@@ -68,15 +68,15 @@ def _transpose_rule(x, *, permutation):
 
 
 def _rev_rule(x, *, dimensions):
-    # JAX's checks and messages (and a negative dimension, which JAX fails on only when
-    # lowering, is refused here)
+    # JAX's checks, in its order, and messages
+    if any(d < 0 for d in dimensions):
+        raise TypeError(f"rev dimensions must have every element be nonnegative, got "
+                        f"{dimensions}.")
     if len(set(dimensions)) != len(dimensions):
         raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
     if dimensions and not max(dimensions) < x.ndim:
         raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions "
                         f"{dimensions} for operand ndim {x.ndim}.")
-    if any(d < 0 for d in dimensions):
-        raise TypeError(f"rev dimensions must be nonnegative, got {dimensions}.")
     return x
 
 
@@ -184,6 +184,13 @@ def _dynamic_update_slice_rule(x, update, *indices):
 
 
 def _iota_rule(*, dtype, shape, dimension, sharding=None):
+    # JAX's checks, in its order, and messages (a bool iota failed MLIR verification)
+    if any(d < 0 for d in shape):
+        raise TypeError(f"iota shape must have every element be nonnegative, got {tuple(shape)}.")
+    dt = np.dtype(dtype)
+    if not (dtypes.is_int(dt) or dtypes.is_float(dt) or dtypes.is_complex(dt)):
+        raise TypeError(f"iota does not accept dtype {dt.name}. Accepted dtypes are subtypes of "
+                        f"integer, floating, complexfloating.")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} "
                          f"for shape={shape}")
