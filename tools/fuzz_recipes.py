@@ -251,17 +251,14 @@ def _gen_binary(g, name):
     shape = a.shape
     if a.shape and g.r.random() < 0.15:  # a size-1 dimension broadcasts
         shape = tuple(1 if g.r.random() < 0.5 else d for d in a.shape)
-    dtype_b = a.dtype
     if name.startswith("shift") and g.r.random() < 0.5:
         b = ["np", a.dtype, g.r.choice([0, 1, 3, 7, 8, 31, 33])]
     elif name == "pow" and g.r.random() < 0.3:
-        b = g.operand_like(shape, "int32")
-        dtype_b = "int32"
+        b = g.operand_like(shape, "int32")  # pow's exponent may be an integer
     else:
         b = g.operand_like(shape, a.dtype)
     ops = [i, b] if g.r.random() < 0.7 else [b, i]
     out_shape = _bshape(a.shape, g.val(b).shape)
-    del dtype_b
     g.add(name, ops, {}, Val(out_shape, _out_dtype(rule, a.dtype)))
     return True
 
