@@ -281,3 +281,54 @@ def test_iota_refuses_what_jax_refuses(make):
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16, "bfloat16", np.complex64])
 def test_iota_of_numeric_dtypes(dtype):
     _same(traxla.lax.broadcasted_iota(dtype, (2, 3), 1), jax.lax.broadcasted_iota(dtype, (2, 3), 1))
+
+
+def test_integer_pow_3_of_complex_is_bit_identical_to_jax():
+    # traxla emitted x * (x * x) where JAX emits (x * x) * x: complex products differ in the
+    # last bit
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=(2, 2, 3)) + 1j * rng.normal(size=(2, 2, 3))).astype(np.complex64)
+    for make in (lambda api: api.lax.integer_pow(x, 3),
+                 lambda api: api.jit(lambda v: api.lax.integer_pow(v, 3))(x)):
+        assert np.asarray(make(traxla)).tobytes() == np.asarray(make(jax)).tobytes()
+
+
+def test_sort_of_complex_under_jit():
+    # the comparator compared complex keys with TOTALORDER, which the HLO verifier refuses
+    # (a JaxRuntimeError when compiling); JAX sorts by the real part, then the imaginary part
+    rng = np.random.default_rng(0)
+    x = (rng.integers(-2, 3, (4, 3)) + 1j * rng.integers(-2, 3, (4, 3))).astype(np.complex64)
+    x[0, 0] = np.nan
+    for api_wrap in (lambda api, f: f, lambda api, f: api.jit(f)):
+        ours = api_wrap(traxla, lambda v: traxla.lax.sort(v, dimension=0))(x)
+        theirs = api_wrap(jax, lambda v: jax.lax.sort(v, dimension=0))(x)
+        assert np.asarray(ours).tobytes() == np.asarray(theirs).tobytes()
+
+
+def test_float_array_scalar_to_unsigned_saturates_as_xla():
+    # a concrete Array scalar was converted by NumPy (-1.5 -> uint8 wrapped to 254); JAX binds
+    # convert_element_type, and XLA saturates (0)
+    for make in (lambda lax: lax.convert_element_type(lax.neg(np.float32(1.5)), np.uint8),
+                 lambda lax: lax.convert_element_type(lax.neg(np.float32(1e10)), np.int32),
+                 lambda lax: lax.convert_element_type(lax.neg(np.float32(1.5)), np.bool_)):
+        _same(make(traxla.lax), make(jax.lax))
+
+
+@pytest.mark.parametrize("x", [[[-np.inf], [-np.inf], [1.0]], [[np.inf], [np.inf], [np.nan]]])
+def test_cumlogsumexp_of_infinities(x):
+    # logaddexp(-inf, -inf) was NaN in the lowering of cumlogsumexp (JAX: -inf)
+    x = np.asarray(x, np.float32)
+    for wrap in (lambda api, f: f, lambda api, f: api.jit(f)):
+        _same(wrap(traxla, lambda v: traxla.lax.cumlogsumexp(v, axis=0, reverse=True))(x),
+              wrap(jax, lambda v: jax.lax.cumlogsumexp(v, axis=0, reverse=True))(x))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cumlogsumexp"])
+@pytest.mark.parametrize("axis", [4, -1])
+def test_cumulative_reductions_refuse_bad_axes_as_jax(name, axis):
+    # under grad the JVP's associative scan indexed the shape with the axis: an IndexError
+    x = np.ones(3, np.float32)
+    _same_error(lambda api, lax: getattr(lax, name)(x, axis=axis))
+    if axis >= 0:  # (a negative axis is fine under grad in JAX: the JVP never binds the primitive)
+        _same_error(lambda api, lax: api.grad(
+            lambda v: lax.reduce_sum(getattr(lax, name)(v, axis=axis), (0,)))(x))

@@ -27,7 +27,9 @@ the worst of these buckets:
   AttributeError, KeyError, ...: grad of ``reduce_min`` over no axes of a Python float is
   one), or let an invalid program through its typing rules and failed only when lowering it
   (``Cannot lower jaxpr with verifier errors``: JAX 0.10.2's reshape does not check the
-  element count) where traxla refused it while tracing;
+  element count) where traxla refused it while tracing, or ran eagerly a program that it
+  refuses to trace (eager ``lax.slice`` of a NumPy array clamps out-of-range limits) where
+  traxla refuses both with the class of JAX's tracing error;
 * ``same-error``: the same exception class and first line; ``ok``: everything matches.
 
 Programs run in a pool of worker processes (``--workers``, 2 by default; 0 runs them here),
@@ -217,6 +219,17 @@ def _jax_fails_late(ours, theirs):
             and str(theirs[1]).startswith("Cannot lower jaxpr with verifier errors"))
 
 
+def _jax_eager_only(ours, theirs):
+    """JAX ran the program eagerly but refuses to trace it, and traxla refuses both with the
+    class JAX's tracing raises (JAX 0.10.2's eager ``lax.slice`` of a NumPy array clamps
+    out-of-range limits as NumPy does; traced, it raises TypeError)."""
+    (ov, o), (oj, oe), (tv, _), (tj, te) = (ours["value"], ours["jaxpr"], theirs["value"],
+                                            theirs["jaxpr"])
+    return (tv == "ok" and tj == "error" and ov == "error" and oj == "error"
+            and type(o).__name__ == type(te).__name__ == type(oe).__name__
+            and type(te).__name__ not in INTERNAL)
+
+
 def _jax_crashes(ours, theirs):
     """JAX raised an internal error (its own bug) and traxla did not raise the same."""
     return (theirs[0] == "error" and type(theirs[1]).__name__ in INTERNAL
@@ -227,7 +240,7 @@ def check(recipe, libs):
     """(bucket, detail) of one recipe; ``libs`` is ``(traxla, jax)`` from ``library``."""
     ours = run_library(libs[0], recipe)
     theirs = run_library(libs[1], recipe)
-    if _jax_fails_late(ours["value"], theirs["value"]):
+    if _jax_fails_late(ours["value"], theirs["value"]) or _jax_eager_only(ours, theirs):
         return "jax-bug", None
     results = [("jax-bug", None) if _jax_crashes(ours[w], theirs[w]) else
                _compare_outcomes(w, recipe, ours[w], theirs[w]) for w in ("value", "jaxpr")]

@@ -365,6 +365,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     elems = list(elems)
     if reverse:
         elems = [lax.rev(e, [axis]) for e in elems]
+    ndim = len(lax.shape_of(elems[0]))
+    if not -ndim <= axis < ndim:  # as JAX's util.canonicalize_axis (was an IndexError)
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    axis = axis % ndim
 
     def scan(elems):
         num_elems = lax.shape_of(elems[0])[axis]

@@ -128,9 +128,12 @@ def _sort_rule(*operands, dimension, is_stable, num_keys):
 
 def _cumulative_rule(name, categories):
     def rule(x, *, axis, reverse):
+        # JAX's order (shape rule, then dtype rule) and messages
+        if axis < 0:
+            raise ValueError("XLA operations do not allow negative axes")
+        if axis >= x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
         check_dtype(name, categories, x.dtype)
-        if not 0 <= axis < max(x.ndim, 1):
-            raise ValueError(f"{name} axis {axis} out of range for shape {x.shape}")
         return x
     return rule
 

@@ -155,7 +155,14 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
     block = op.comparator.blocks.append(*scalars)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
-        keys = [(args[2 * i], args[2 * i + 1], ctx.avals_in[i].dtype) for i in range(num_keys)]
+        keys = []
+        for i in range(num_keys):
+            x, y, dt = args[2 * i], args[2 * i + 1], ctx.avals_in[i].dtype
+            if dtypes.is_complex(dt):  # as JAX: the real part, then the imaginary part
+                real_dt = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+                keys += [(hlo.real(x), hlo.real(y), real_dt), (hlo.imag(x), hlo.imag(y), real_dt)]
+            else:
+                keys.append((x, y, dt))
         x, y, dt = keys[-1]
         pred = _sort_compare(x, y, "LT", dt)
         for x, y, dt in reversed(keys[:-1]):
@@ -196,9 +203,14 @@ def _cumulative(name):
 
 
 def _logaddexp(a, b):
+    """JAX's logaddexp: a NaN difference (-inf and -inf, or inf and inf) gives a + b."""
     m = hlo.maximum(a, b)
-    diff = hlo.negate(hlo.abs(hlo.subtract(a, b)))
-    return hlo.add(m, hlo.log_plus_one(hlo.exponential(diff)))
+    delta = hlo.subtract(a, b)
+    diff = hlo.negate(hlo.abs(delta))
+    is_nan = hlo.compare(delta, delta, hlo.ComparisonDirectionAttr.get("NE"),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT"))
+    return hlo.select(is_nan, hlo.add(a, b),
+                      hlo.add(m, hlo.log_plus_one(hlo.exponential(diff))))
 
 
 for _name in CUMULATIVE:
