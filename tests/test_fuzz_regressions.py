@@ -332,3 +332,13 @@ def test_cumulative_reductions_refuse_bad_axes_as_jax(name, axis):
     if axis >= 0:  # (a negative axis is fine under grad in JAX: the JVP never binds the primitive)
         _same_error(lambda api, lax: api.grad(
             lambda v: lax.reduce_sum(getattr(lax, name)(v, axis=axis), (0,)))(x))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.bitcast_convert_type(np.ones(2, np.bool_), np.int32),
+    lambda lax: lax.bitcast_convert_type(np.ones(3, np.uint8), np.float32),
+    lambda lax: lax.bitcast_convert_type(np.uint8(1), np.int32),
+])
+def test_bitcast_to_a_wider_type_refuses_as_jax(make):
+    # traxla raised TypeError with its own message; JAX's shape rule raises ValueError
+    _same_error(lambda api, lax: make(lax))

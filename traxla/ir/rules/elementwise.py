@@ -140,9 +140,11 @@ def _bitcast_rule(x, *, new_dtype):
         shape = x.shape
     elif old > new:
         shape = x.shape + (old // new,)
-    elif not x.shape or x.shape[-1] != new // old:
-        raise TypeError(f"bitcast_convert_type: {x.str_short()} to {new_dtype} requires a trailing "
-                        f"dimension of size {new // old}.")
+    elif (x.shape[-1] if x.shape else 1) * old != new:  # JAX's class and message
+        dim = x.shape[-1] if x.shape else 1
+        raise ValueError(f"Attempting to convert array of shape {x.shape} from {x.dtype} of size "
+                         f"{8 * old} bits to {np.dtype(new_dtype)} of size {8 * new}, bits but "
+                         f"{dim} * {8 * old} != {8 * new}")
     else:
         shape = x.shape[:-1]
     special = [d for d in (x.dtype, np.dtype(new_dtype)) if d == np.bool_ or d.kind == "c"]
