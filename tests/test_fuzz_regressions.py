@@ -342,3 +342,20 @@ def test_cumulative_reductions_refuse_bad_axes_as_jax(name, axis):
 def test_bitcast_to_a_wider_type_refuses_as_jax(make):
     # traxla raised TypeError with its own message; JAX's shape rule raises ValueError
     _same_error(lambda api, lax: make(lax))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.pad(np.ones((1, 3), np.int32), np.int32(7), [(0, 0, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.float32(0), [(0, 0, -1)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.float32(0), [(-3, -1, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.ones(2, np.float32), [(0, 0, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.int32(0), [(0, 0, 0)]),
+])
+def test_pad_refuses_as_jax(make):
+    # the shape errors were TypeErrors; JAX's pad shape rule raises ValueError
+    _same_error(lambda api, lax: make(lax))
+
+
+def test_pad_negative_and_interior_padding_values():
+    x = np.arange(4, dtype=np.float32)
+    _same(traxla.lax.pad(x, np.float32(-1), [(-1, 2, 1)]), jax.lax.pad(x, np.float32(-1), [(-1, 2, 1)]))

@@ -104,23 +104,25 @@ def _concatenate_rule(*xs, dimension):
 
 
 def _pad_rule(x, padding_value, *, padding_config):
+    # JAX's checks, in its order (the shape rule, then the dtype rule), classes and messages
+    if padding_value.shape:
+        raise ValueError(f"padding_value must be a scalar; got "
+                         f"np.shape(padding_value)={padding_value.shape}")
+    if len(padding_config) != x.ndim:
+        raise ValueError(f"length of padding_config must equal the number of axes of operand, got "
+                         f"padding_config {padding_config} for operand shape {x.shape}")
+    if not all(i >= 0 for _, _, i in padding_config):
+        raise ValueError(f"interior padding in padding_config must be nonnegative, got "
+                         f"padding_config {padding_config}")
+    shape = tuple(lo + hi + (0 if d == 0 else 1 + (i + 1) * (d - 1))
+                  for (lo, hi, i), d in zip(padding_config, x.shape))
+    if not all(d >= 0 for d in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{shape}, for padding_config {padding_config} and operand shape "
+                         f"{x.shape}")
     if x.dtype != padding_value.dtype:
         raise TypeError(f"pad operand and padding_value must be same dtype: got {x.dtype} and "
                         f"{padding_value.dtype}.")
-    if padding_value.shape:
-        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
-    if len(padding_config) != x.ndim:
-        raise TypeError(f"length of padding_config must equal the number of axes of operand, got "
-                        f"padding_config {padding_config} for operand shape {x.shape}")
-    shape = []
-    for d, (lo, hi, interior) in zip(x.shape, padding_config):
-        if interior < 0:
-            raise TypeError(f"interior padding in padding_config must be nonnegative, got {padding_config}")
-        size = lo + hi + d + max(d - 1, 0) * interior
-        if size < 0:
-            raise TypeError(f"Dimension size after padding is not at least 0, got result shape for "
-                            f"padding_config {padding_config} and operand shape {x.shape}")
-        shape.append(size)
     return ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)
 
 
