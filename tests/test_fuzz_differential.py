@@ -62,16 +62,20 @@ _FAKE_WORKER = ("import os, signal, sys, time; print('{\"ready\": true}', flush=
                 "sys.stdin.readline(); ")
 
 
-@pytest.mark.parametrize("action, expected", [
-    ("os.kill(os.getpid(), signal.SIGSEGV)", "died"),
-    ("time.sleep(30)", "hung"),
+@pytest.mark.parametrize("action, bucket_expected, expected", [
+    ("print('{\"stage\": \"traxla\"}', flush=True); os.kill(os.getpid(), signal.SIGSEGV)",
+     "crashes", "died"),
+    ("time.sleep(30)", "crashes", "hung"),
+    # killed while JAX ran (XLA's constant folder dies of SIGFPE on a uint8 rem by zero)
+    ("print('{\"stage\": \"jax\"}', flush=True); os.kill(os.getpid(), signal.SIGFPE)",
+     "jax-bug", "while JAX ran"),
 ])
-def test_a_dying_or_hanging_worker_is_counted_as_a_crash(action, expected):
+def test_a_dying_or_hanging_worker_is_counted_as_a_crash(action, bucket_expected, expected):
     # a segfault (or a hang) in a worker is a crash of that program, not the end of the run
     w = fd.Worker(timeout=3, command=[sys.executable, "-c", _FAKE_WORKER + action])
     try:
         bucket, detail = w.run(fd.recipe_for(SEED, 0))
     finally:
         w.close()
-    assert bucket == "crashes" and expected in detail
+    assert bucket == bucket_expected and expected in detail
     assert w.proc is None  # the next program gets a fresh worker

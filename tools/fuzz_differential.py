@@ -14,16 +14,18 @@ transformation: eager, jit, vmap, grad, jvp, scan, cond, switch, while, ...) and
 ``str(make_jaxpr(fn)(*args))``. Each outcome is a value or an exception; a program falls in
 the worst of these buckets:
 
-* ``crashes``: the worker process died or hung (a segfault is counted, not the end of the
-  run), or traxla raised an internal error (AssertionError, KeyError, AttributeError, ...)
-  that JAX did not;
+* ``crashes``: the worker process died or hung while traxla ran (a segfault is counted, not
+  the end of the run), or traxla raised an internal error (AssertionError, KeyError,
+  AttributeError, ...) that JAX did not;
 * ``wrong-values``: both returned, and the tree structure, a shape, dtype or weak type, or a
   value differs (bit for bit when every op of the program is exact, else within a tolerance
   of the dtype), or traxla returned where JAX raised;
 * ``error-differs``: the exception classes differ, or traxla raised where JAX returned;
 * ``jaxpr-differs``: the jaxpr texts differ;
 * ``message-differs``: the same exception class, another first line of the message;
-* ``jax-bug``: JAX failed where traxla did not: JAX raised an internal error (an
+* ``jax-bug``: JAX failed where traxla did not: the process died while JAX ran (XLA's
+  constant folder dies of SIGFPE on ``jit(lambda: lax.rem(iota(uint8, 1), iota(uint8,
+  1)))()``), JAX raised an internal error (an
   AttributeError, KeyError, ...: grad of ``reduce_min`` over no axes of a Python float is
   one), or let an invalid program through its typing rules and failed only when lowering it
   (``Cannot lower jaxpr with verifier errors``: JAX 0.10.2's reshape does not check the
@@ -236,9 +238,15 @@ def _jax_crashes(ours, theirs):
             and not (ours[0] == "error" and type(ours[1]).__name__ == type(theirs[1]).__name__))
 
 
-def check(recipe, libs):
-    """(bucket, detail) of one recipe; ``libs`` is ``(traxla, jax)`` from ``library``."""
+def check(recipe, libs, on_stage=None):
+    """(bucket, detail) of one recipe; ``libs`` is ``(traxla, jax)`` from ``library``.
+    ``on_stage(name)`` is told which library is about to run (a worker reports it, so that a
+    process killed by a signal is blamed on the right one)."""
+    if on_stage:
+        on_stage("traxla")
     ours = run_library(libs[0], recipe)
+    if on_stage:
+        on_stage("jax")
     theirs = run_library(libs[1], recipe)
     if _jax_fails_late(ours["value"], theirs["value"]) or _jax_eager_only(ours, theirs):
         return "jax-bug", None
@@ -266,7 +274,8 @@ def worker_main():
     for line in sys.stdin:
         recipe = json.loads(line)
         try:
-            bucket, detail = check(recipe, libs)
+            bucket, detail = check(
+                recipe, libs, lambda name: out.write(json.dumps({"stage": name}) + "\n"))
         except BaseException as e:  # noqa: BLE001 - a fuzzer bug, reported as a crash
             bucket, detail = "crashes", f"fuzzer: {type(e).__name__}: {e}"
         out.write(json.dumps({"bucket": bucket, "detail": detail}) + "\n")
@@ -302,7 +311,11 @@ class Worker:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass
+        stage = None
         answer = self._read(self.timeout)
+        while answer is not None and "stage" in answer:
+            stage = answer["stage"]
+            answer = self._read(self.timeout)
         if answer is not None:
             return answer["bucket"], answer["detail"]
         try:  # at the end of its output the worker is dead or dying: reap it
@@ -316,6 +329,8 @@ class Worker:
         else:
             what = f"the worker died (exit status {self.proc.returncode})"
         self.proc = None
+        if stage == "jax":  # JAX (XLA under JAX) killed the process: not traxla's crash
+            return "jax-bug", f"while JAX ran: {what}"
         return "crashes", what
 
     def close(self):
