@@ -534,7 +534,6 @@ ZERO_CASES = {
     "sign": lambda x: tlax.sign(x) * x, "floor": lambda x: tlax.floor(x) * 2.0,
     "ceil": lambda x: tlax.ceil(x) * 2.0, "round": lambda x: tlax.round(x) * 2.0,
     "is_finite": lambda x: tlax.select(tlax.is_finite(x), x, x * 0.0),
-    "nextafter": lambda x: tlax.nextafter(x * 2.0, x) * 0.0 + tlax.nextafter(x, x * 2.0),
     "comparisons": lambda x: tlax.select(tlax.lt(x, 0.0) & tlax.le(x, 0.0) | tlax.gt(x, 0.0)
                                          & tlax.ge(x, 0.0) & tlax.ne(x, 0.5), x,
                                          tlax.select(tlax.eq(x, 0.0), x * 3.0, x * 2.0)),
@@ -555,7 +554,7 @@ ZERO_CASES = {
     "empty2": lambda x: x * 2.0 + ALL_PRIMITIVES["empty2"].bind(
         dtype=x.dtype, memory_space=MemorySpace.Device),
 }
-ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "nextafter", "stop_gradient", "eq",
+ZERO_PRIMS = {"sign", "floor", "ceil", "round", "is_finite", "stop_gradient", "eq",
               "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "bitcast_convert_type", "not",
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
               "reduce_and", "reduce_or", "iota", "empty2"}
@@ -1078,7 +1077,7 @@ def throwaway():
 
 def test_missing_jvp_rule_names_the_primitive(throwaway):
     with pytest.raises(NotImplementedError,
-                       match="Differentiation rule for 'throwaway_test_op' not implemented.*JVP"):
+                       match="Differentiation rule for 'throwaway_test_op' not implemented(?s:.)*JVP"):
         traxla.make_jaxpr(traxla.grad(lambda x: tnp.sum(throwaway.bind(x))))(F3)
     with pytest.raises(NotImplementedError, match="'throwaway_test_op'"):
         traxla.make_jaxpr(lambda x: traxla.jvp(throwaway.bind, (x,), (x,)))(F3)

@@ -80,3 +80,282 @@ def test_arithmetic_on_weak_booleans_is_strongly_typed():
     # two weak booleans (comparisons of Python floats) skipped promotion and stayed weak
     _same(tnp.add(tnp.equal(0.5, 0.5), tnp.equal(0.5, 0.5)),
           jnp.add(jnp.equal(0.5, 0.5), jnp.equal(0.5, 0.5)))
+
+
+# -- found by the differential fuzzer (tools/fuzz_differential.py), each against JAX ----------
+
+def _same_jaxpr(make, *args):
+    """make(api, lax) -> a function; its jaxprs print the same in traxla and JAX."""
+    ours = str(traxla.make_jaxpr(make(traxla, traxla.lax))(*args))
+    theirs = str(jax.make_jaxpr(make(jax, jax.lax))(*args))
+    assert ours == theirs, f"traxla:\n{ours}\njax:\n{theirs}"
+
+
+def _same_error(make):
+    """make(api, lax) raises the same exception class, with the same first line, in both."""
+    errors = []
+    for api in (traxla, jax):
+        with pytest.raises(Exception) as info:
+            make(api, api.lax)
+        errors.append((type(info.value).__name__, str(info.value).splitlines()[0]))
+    assert errors[0] == errors[1]
+
+
+def test_grad_of_nextafter_is_refused_as_in_jax():
+    # traxla had a JVP rule for nextafter, which JAX does not define
+    _same_error(lambda api, lax: api.grad(lambda x: lax.nextafter(x, 2.0))(1.0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax, w: lax.pad(w, np.float32(0), [(1, 1, 0)]),
+    lambda lax, w: lax.clamp(np.float32(0), w, np.float32(1)),
+    lambda lax, w: lax.dynamic_update_slice(w, np.ones(1, np.float32), (0,)),
+    lambda lax, w: lax.dynamic_update_slice(w, w[:1], (np.int32(0),)),
+])
+def test_weak_operand_with_a_strong_one_gives_a_strong_result(make):
+    # pad, clamp and dynamic_update_slice kept the weak type of their first operand alone
+    def run(lax):
+        return make(lax, lax.broadcast_in_dim(lax.add(1.5, 2.0), (3,), ()))
+    _same(run(traxla.lax), run(jax.lax))
+
+
+def test_reshape_dimensions_under_vmap_print_as_ints():
+    # the batching rule's np.int64 dimensions printed as np.int64(2)
+    x = np.zeros((2, 3, 2), np.float32)
+    _same_jaxpr(lambda api, lax: api.vmap(lambda a: lax.reshape(a, (6,), dimensions=(1, 0)),
+                                          in_axes=2), x)
+
+
+def test_weak_dynamic_index_is_made_strong_before_normalizing():
+    # JAX adds the axis size to a weak index through NumPy promotion (a convert_element_type)
+    b = np.ones(3, bool)
+    _same_jaxpr(lambda api, lax: lambda i, x: x[i], 2, b)
+    _same_jaxpr(lambda api, lax: lambda i, x: lax.dynamic_slice(x, (i,), (1,)), 2, b)
+    _same_jaxpr(lambda api, lax: lambda i, x: lax.dynamic_slice(x, (i,), (1,)), np.int32(2), b)
+
+
+def test_float0_tangent_of_an_integer_output_is_staged_as_a_broadcast():
+    # the instantiated float0 zero tangent was a constvar instead of broadcast_in_dim
+    def make(api, lax):
+        def f(x):
+            return api.jvp(lambda y: (lax.convert_element_type(y, np.int32),
+                                      lax.convert_element_type(lax.broadcast_in_dim(y, (2,), ()),
+                                                               np.int32)), (x,), (1.0,))
+        return f
+    _same_jaxpr(make, 1.5)
+    _same_jaxpr(lambda api, lax: api.jit(make(api, lax)), 1.5)
+
+
+def test_grad_of_cumlogsumexp_names_its_custom_jvp_logaddexp():
+    x = np.array([0.5, 1.0, 2.0, 3.0], np.float32)
+    _same_jaxpr(lambda api, lax: api.grad(
+        lambda v: lax.reduce_sum(lax.cumlogsumexp(v), (0,))), x)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.concatenate([np.ones((2, 3)), np.ones((0, 1, 0))], 1),
+    lambda lax: lax.concatenate([np.ones((2, 3), np.float32)] * 2, -7),
+    lambda lax: lax.concatenate([np.float32(1), np.float32(2)], 0),
+    lambda lax: lax.concatenate([np.ones(2, np.float32), np.ones((2,), np.int32)], 0),
+    lambda lax: lax.argmax(np.ones((2, 3), np.float32), -6, np.int32),
+    lambda lax: lax.argmin(np.ones((2, 0), np.float32), 1, np.int32),
+])
+def test_shape_errors_have_jax_messages(make):
+    _same_error(lambda api, lax: make(lax))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+def test_jvp_of_sorting_an_empty_array(shape):
+    # the tangent's gather had slice size 1 on an empty axis: refused by the typing rule
+    # (JAX skips that bound without indices) and by StableHLO when lowered
+    x = np.zeros(shape, np.float16)
+
+    def run(api):
+        f = lambda v: api.jvp(lambda y: api.lax.sort(y, dimension=0), (v,), (np.ones_like(x),))
+        return f(x), api.jit(f)(x)
+    for ours, theirs in zip(jax.tree_util.tree_leaves(run(traxla)),
+                            jax.tree_util.tree_leaves(run(jax))):
+        _same(ours, theirs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.argmax(np.ones(3, np.float32), 0, np.complex64),
+    lambda lax: lax.expand_dims(np.ones(3, np.float32), (6,)),
+    lambda lax: lax.expand_dims(np.ones(3, np.float32), (0, -3)),
+    lambda lax: lax.squeeze(np.ones((1, 3), np.float32), (4,)),
+    lambda lax: lax.round(np.ones(3, np.float32), lax.RoundingMethod(4)),
+    lambda lax: lax.convert_element_type(1 + 2j, np.float32),
+    lambda lax: lax.convert_element_type(1 + 2j, np.int32),
+    lambda lax: lax.sort(np.float32(1.5)),
+    lambda lax: lax.top_k(np.float32(1.5), 1),
+    lambda lax: lax.bitcast_convert_type(np.ones(3, np.float32), np.bool_),
+    lambda lax: lax.bitcast_convert_type(np.ones(3, np.complex64), np.int32),
+    lambda lax: lax.select_n(np.ones((2, 3), np.float32), np.ones(1, np.float32),
+                             np.ones(1, np.float32)),
+    lambda lax: lax.select_n(np.ones(3, bool), np.ones(3, np.float32), np.ones(3, np.float32),
+                             np.ones(3, np.float32)),
+    lambda lax: lax.dynamic_slice(np.ones(3, np.float32), (np.ones((4, 2), np.float32),), (1,)),
+    lambda lax: lax.dynamic_slice(np.ones(3, np.float32), (np.float32(1),), (1,)),
+    lambda lax: lax.dynamic_update_slice(np.ones(3, np.float32), np.ones(2, np.float32),
+                                         (np.float32(0),)),
+    lambda lax: lax.dynamic_update_slice(np.ones(3, np.float32), np.ones((1, 2), np.float32),
+                                         (0,)),
+    lambda lax: lax.broadcast_in_dim(np.ones(3, np.float32), (3, 0), (5,)),
+    lambda lax: lax.broadcast_in_dim(np.ones((3, 3), np.float32), (3, 3), (0, 0)),
+    lambda lax: lax.broadcasted_iota(np.int32, (1,), -7),
+])
+def test_invalid_arguments_raise_jax_errors(make):
+    # each was accepted (wrong value or a lowering crash) or raised another class or message
+    _same_error(lambda api, lax: make(lax))
+
+
+def test_broadcast_in_dim_accepts_dimensions_out_of_order():
+    # JAX requires distinct broadcast_dimensions, not increasing ones
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    _same(traxla.lax.broadcast_in_dim(x, (3, 4, 2), (2, 0)),
+          jax.lax.broadcast_in_dim(x, (3, 4, 2), (2, 0)))
+
+
+@pytest.mark.parametrize("name", ["reduce_and", "reduce_or", "reduce_xor"])
+def test_logical_reductions_strip_the_weak_type(name):
+    _same(getattr(traxla.lax, name)(traxla.lax.add(1, 2), ()),
+          getattr(jax.lax, name)(jax.lax.add(1, 2), ()))
+
+
+def test_gradient_through_pad_is_strongly_typed():
+    # pad's transpose padded with a weak zero: the gradient of a Python float came out weak
+    def f(api):
+        return api.grad(lambda x: api.lax.cos(api.lax.pad(x, 2.0, [])))(1.5)
+    _same(f(traxla), f(jax))
+
+
+def test_broadcast_in_dim_of_a_python_scalar_to_rank_0_is_an_array():
+    # the identity shortcut handed the Python float back (float64 on the host, not weak f32)
+    _same(traxla.lax.broadcast_in_dim(1.5, (), ()), jax.lax.broadcast_in_dim(1.5, (), ()))
+
+
+def test_broadcast_in_dim_to_rank_0_of_a_tracer_is_not_staged():
+    # JAX hands a rank-0 array back unchanged; traxla staged a broadcast_in_dim
+    _same_jaxpr(lambda api, lax: lambda x: lax.mul(lax.broadcast_in_dim(x, (), ()), 2.0), 1.5)
+    _same_jaxpr(lambda api, lax: lambda x: api.jvp(
+        lambda y: lax.sin(lax.broadcast_in_dim(y, (), ())), (x,), (1.0,)), 1.5)
+
+
+@pytest.mark.parametrize("x", [1.5, np.float16(1.5), np.float32(1.5)])
+def test_jvp_constants_of_a_weak_scalar_keep_their_python_value(x):
+    # erfc's JVP constant -2/sqrt(pi) printed rounded to float32 (-1.128379225730896), where
+    # JAX's _const keeps the Python float for a weak scalar (-1.1283791670955126)
+    _same_jaxpr(lambda api, lax: api.grad(lambda v: lax.erfc(v)), x)
+    _same(traxla.grad(traxla.lax.erfc)(x), jax.grad(jax.lax.erfc)(x))
+
+
+@pytest.mark.parametrize("dims", [(5,), (0, 0)])
+def test_rev_errors_have_jax_messages(dims):
+    _same_error(lambda api, lax: lax.rev(np.ones(3, np.float32), dims))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.transpose(np.ones((2, 3), np.float32), (0,)),
+    lambda lax: lax.rev(np.ones(3, np.float32), (-3,)),
+    lambda lax: lax.rev(np.float32(1), (0,)),
+])
+def test_transpose_and_rev_refuse_bad_axes_as_jax(make):
+    # transpose handed back an operand whose rank its "identity" permutation did not match
+    _same_error(lambda api, lax: make(lax))
+
+
+def test_transpose_of_a_python_scalar_is_an_array():
+    # the identity shortcut handed the Python complex back (complex128 on the host)
+    _same(traxla.lax.transpose(1 + 2j, ()), jax.lax.transpose(1 + 2j, ()))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.broadcasted_iota(np.bool_, (2, 0), 0),  # was a LoweringError ("traxla bug")
+    lambda lax: lax.iota(np.bool_, 3),
+    lambda lax: lax.broadcasted_iota(np.int32, (2, -1), 0),
+])
+def test_iota_refuses_what_jax_refuses(make):
+    _same_error(lambda api, lax: make(lax))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16, "bfloat16", np.complex64])
+def test_iota_of_numeric_dtypes(dtype):
+    _same(traxla.lax.broadcasted_iota(dtype, (2, 3), 1), jax.lax.broadcasted_iota(dtype, (2, 3), 1))
+
+
+def test_integer_pow_3_of_complex_is_bit_identical_to_jax():
+    # traxla emitted x * (x * x) where JAX emits (x * x) * x: complex products differ in the
+    # last bit
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=(2, 2, 3)) + 1j * rng.normal(size=(2, 2, 3))).astype(np.complex64)
+    for make in (lambda api: api.lax.integer_pow(x, 3),
+                 lambda api: api.jit(lambda v: api.lax.integer_pow(v, 3))(x)):
+        assert np.asarray(make(traxla)).tobytes() == np.asarray(make(jax)).tobytes()
+
+
+def test_sort_of_complex_under_jit():
+    # the comparator compared complex keys with TOTALORDER, which the HLO verifier refuses
+    # (a JaxRuntimeError when compiling); JAX sorts by the real part, then the imaginary part
+    rng = np.random.default_rng(0)
+    x = (rng.integers(-2, 3, (4, 3)) + 1j * rng.integers(-2, 3, (4, 3))).astype(np.complex64)
+    x[0, 0] = np.nan
+    for api_wrap in (lambda api, f: f, lambda api, f: api.jit(f)):
+        ours = api_wrap(traxla, lambda v: traxla.lax.sort(v, dimension=0))(x)
+        theirs = api_wrap(jax, lambda v: jax.lax.sort(v, dimension=0))(x)
+        assert np.asarray(ours).tobytes() == np.asarray(theirs).tobytes()
+
+
+def test_float_array_scalar_to_unsigned_saturates_as_xla():
+    # a concrete Array scalar was converted by NumPy (-1.5 -> uint8 wrapped to 254); JAX binds
+    # convert_element_type, and XLA saturates (0)
+    for make in (lambda lax: lax.convert_element_type(lax.neg(np.float32(1.5)), np.uint8),
+                 lambda lax: lax.convert_element_type(lax.neg(np.float32(1e10)), np.int32),
+                 lambda lax: lax.convert_element_type(lax.neg(np.float32(1.5)), np.bool_)):
+        _same(make(traxla.lax), make(jax.lax))
+
+
+@pytest.mark.parametrize("x", [[[-np.inf], [-np.inf], [1.0]], [[np.inf], [np.inf], [np.nan]]])
+def test_cumlogsumexp_of_infinities(x):
+    # logaddexp(-inf, -inf) was NaN in the lowering of cumlogsumexp (JAX: -inf)
+    x = np.asarray(x, np.float32)
+    for wrap in (lambda api, f: f, lambda api, f: api.jit(f)):
+        _same(wrap(traxla, lambda v: traxla.lax.cumlogsumexp(v, axis=0, reverse=True))(x),
+              wrap(jax, lambda v: jax.lax.cumlogsumexp(v, axis=0, reverse=True))(x))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cumlogsumexp"])
+@pytest.mark.parametrize("axis", [4, -1])
+def test_cumulative_reductions_refuse_bad_axes_as_jax(name, axis):
+    # under grad the JVP's associative scan indexed the shape with the axis: an IndexError
+    x = np.ones(3, np.float32)
+    _same_error(lambda api, lax: getattr(lax, name)(x, axis=axis))
+    if axis >= 0:  # (a negative axis is fine under grad in JAX: the JVP never binds the primitive)
+        _same_error(lambda api, lax: api.grad(
+            lambda v: lax.reduce_sum(getattr(lax, name)(v, axis=axis), (0,)))(x))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.bitcast_convert_type(np.ones(2, np.bool_), np.int32),
+    lambda lax: lax.bitcast_convert_type(np.ones(3, np.uint8), np.float32),
+    lambda lax: lax.bitcast_convert_type(np.uint8(1), np.int32),
+])
+def test_bitcast_to_a_wider_type_refuses_as_jax(make):
+    # traxla raised TypeError with its own message; JAX's shape rule raises ValueError
+    _same_error(lambda api, lax: make(lax))
+
+
+@pytest.mark.parametrize("make", [
+    lambda lax: lax.pad(np.ones((1, 3), np.int32), np.int32(7), [(0, 0, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.float32(0), [(0, 0, -1)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.float32(0), [(-3, -1, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.ones(2, np.float32), [(0, 0, 0)]),
+    lambda lax: lax.pad(np.ones(3, np.float32), np.int32(0), [(0, 0, 0)]),
+])
+def test_pad_refuses_as_jax(make):
+    # the shape errors were TypeErrors; JAX's pad shape rule raises ValueError
+    _same_error(lambda api, lax: make(lax))
+
+
+def test_pad_negative_and_interior_padding_values():
+    x = np.arange(4, dtype=np.float32)
+    _same(traxla.lax.pad(x, np.float32(-1), [(-1, 2, 1)]), jax.lax.pad(x, np.float32(-1), [(-1, 2, 1)]))

@@ -94,6 +94,10 @@ def zeros_like_aval(aval):
     if type(aval) is AbstractRef:  # the zero cotangent of a Ref input: a Ref of zeros (JAX's)
         return new_zeros_ref[0](zeros_like_aval(aval.inner_aval))
     if aval.dtype == dtypes.float0:
+        zero = np.zeros((), dtypes.float0)
+        if aval.shape and isinstance(current_trace(), DynamicJaxprTrace):
+            # staged as JAX stages it: a broadcast of the float0 scalar literal
+            return prims.broadcast_in_dim(zero, aval.shape, ())
         return np.zeros(aval.shape, dtypes.float0)
     # weak type included: the zero gradient of a Python-float input is weak, as in JAX
     return prims.full(aval.shape, prims._convert_element_type(0, aval.dtype, aval.weak_type))
@@ -189,7 +193,7 @@ class JVPTrace(Trace):
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(
-                    f"Differentiation rule for '{prim.name}' not implemented: traxla has no JVP "
+                    f"Differentiation rule for '{prim.name}' not implemented\ntraxla has no JVP "
                     f"rule for this primitive (operands {[prims.aval_of(p).str_short() for p in primals]}).")
             with set_current_trace(self.rule_trace):
                 out, tout = rule(primals, tangents, **params)

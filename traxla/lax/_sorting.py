@@ -2,8 +2,6 @@
 (NumPy's order: -0.0 == 0.0, NaNs last) that ``sort`` and ``searchsorted`` use."""
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from traxla.ir import dtypes
@@ -19,9 +17,9 @@ eq_to_p, lt_to_p, le_to_p = _E["eq_to"], _E["lt_to"], _E["le_to"]
 
 def _canonical_axis(axis, ndim):
     axis = int(axis)
-    if not -ndim <= axis < builtins.max(ndim, 1):
+    if not -ndim <= axis < ndim:  # (a rank-0 operand has no axis to sort, as in JAX)
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % builtins.max(ndim, 1)
+    return axis % ndim
 
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
@@ -52,11 +50,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     """The ``k`` largest entries along ``axis`` and their int32 indices (``jax.lax.top_k``)."""
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-    ndim = len(shape_of(operand))
-    if not -ndim <= axis < builtins.max(ndim, 1):
-        raise ValueError(f"axis argument out of range: axis={axis} for operand.shape="
-                         f"{shape_of(operand)}")
-    return top_k_p.bind(operand, k=int(k), axis=int(axis) % builtins.max(ndim, 1))
+    axis = _canonical_axis(axis, len(shape_of(operand)))  # JAX's canonicalize_axis
+    return top_k_p.bind(operand, k=int(k), axis=axis)
 
 
 def _approx_k(operand, k, reduction_dimension, recall_target, reduction_input_size_override,

@@ -11,6 +11,13 @@ from traxla.primitives.values import dtype_of
 class RoundingMethod(int):
     """``round``'s mode: AWAY_FROM_ZERO (0) or TO_NEAREST_EVEN (1); prints as the int."""
 
+    def __new__(cls, value):
+        if type(value) is cls:
+            return value
+        if value not in (0, 1) or isinstance(value, (bool, float)):  # as JAX's IntEnum
+            raise ValueError(f"{value!r} is not a valid RoundingMethod")
+        return super().__new__(cls, value)
+
     AWAY_FROM_ZERO: "RoundingMethod"
     TO_NEAREST_EVEN: "RoundingMethod"
 

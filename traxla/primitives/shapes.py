@@ -29,8 +29,12 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     # An identity on a tracer is bound, as in JAX: staging drops it (the forwarding rule
     # below), but a trace that records it (linear_transpose's) transposes it to a
     # reduce_sum over no axes. On a concrete array it is the array itself.
+    # JAX hands an array (a tracer too) back when there is nothing to broadcast (rank 0 to
+    # rank 0); a Python scalar is bound (eagerly: an Array of its weak dtype).
+    if len(aval.shape) == len(shape) and not len(broadcast_dimensions) and _is_array(operand):
+        return operand
     if (aval.shape == shape and tuple(broadcast_dimensions) == tuple(range(len(shape)))
-            and not isinstance(operand, Tracer)):
+            and not isinstance(operand, (Tracer, builtins.int, builtins.float, builtins.complex))):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape,
                                    broadcast_dimensions=tuple(broadcast_dimensions), sharding=None)
@@ -106,25 +110,40 @@ def _concrete_shape(shape):
 
 def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
     new_sizes = tuple(_concrete_shape((new_sizes,) if isinstance(new_sizes, int) else new_sizes))
-    same_dims = dimensions is None or tuple(dimensions) == tuple(range(len(shape_of(operand))))
+    if dimensions is not None:  # Python ints, as JAX's _ensure_index_tuple (they print as such)
+        dimensions = tuple(operator.index(d) for d in dimensions)
+    same_dims = dimensions is None or dimensions == tuple(range(len(shape_of(operand))))
     if shape_of(operand) and shape_of(operand) == new_sizes and same_dims and _is_array(operand):
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes,
                           dimensions=None if same_dims else tuple(dimensions), sharding=None)
 
 
+def _canonicalize_axis(axis, ndim):
+    """JAX's ``util.canonicalize_axis``: an axis in [-ndim, ndim), else ValueError."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
 def squeeze(array, dimensions):
     nd = len(shape_of(array))
-    dims = tuple(sorted(d % nd for d in dimensions)) if nd else ()
-    if not dims:
+    dims = tuple(sorted(_canonicalize_axis(d, nd) for d in dimensions))
+    if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
 
 
 def expand_dims(array, dimensions):
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
     shape = list(shape_of(array))
     ndim_out = len(shape) + len(dimensions)
-    dims = sorted(d % ndim_out for d in dimensions)
+    dims = [_canonicalize_axis(d, ndim_out) for d in dimensions]
+    if len(set(dims)) != len(dims):  # again after canonicalizing, as JAX
+        raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+    dims = sorted(dims)
     for d in dims:
         shape.insert(d, 1)
     kept = tuple(i for i in range(ndim_out) if i not in dims)
@@ -132,8 +151,10 @@ def expand_dims(array, dimensions):
 
 
 def transpose(operand, permutation):
-    permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    permutation = tuple(operator.index(p) for p in permutation)
+    # as JAX: only an array with the identity permutation of its own rank is handed back (a
+    # shorter or longer "identity" goes to the typing rule; a Python scalar is bound)
+    if permutation == tuple(range(len(shape_of(operand)))) and _is_array(operand):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
 
@@ -205,7 +226,9 @@ def _dynamic_indices(operand, start_indices, allow_negative_indices=True):
         elif allow:
             d_arr = _convert_element_type(d, dt, False)
             is_neg = lt(i, _convert_element_type(0, dt, False))
-            out.append(select(is_neg, add(i, d_arr), i))
+            # JAX writes ``i + d``: NumPy promotion makes a weak index strong first
+            strong = _convert_element_type(i, dt, False) if aval_of(i).weak_type else i
+            out.append(select(is_neg, add(strong, d_arr), i))
         else:
             out.append(i)
     return out

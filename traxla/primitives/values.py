@@ -120,7 +120,14 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
             and aval.dtype == new_dtype):
         # a Python scalar at its own weak dtype keeps its value, as JAX's literal does
         return Literal(operand, ShapedArray((), new_dtype, True))
-    if is_concrete(operand) and not aval.shape:
+    if (type(operand) is builtins.complex and not weak_type and np.isfinite(operand)
+            and not dtypes.is_complex(new_dtype) and new_dtype != dtypes.float0):
+        np.asarray(operand, dtype=new_dtype)  # raises NumPy's TypeError, as JAX does
+    # (an Array's float -> integer conversion is XLA's, which saturates, as JAX binds it;
+    # NumPy's would wrap: -1.5 -> uint8 is 0 in JAX, 254 in NumPy)
+    xla_only = (hasattr(operand, "__traxla_array__") and dtypes.is_inexact(aval.dtype)
+                and not dtypes.is_inexact(new_dtype))
+    if is_concrete(operand) and not aval.shape and not xla_only:
         value = np.asarray(operand.val if isinstance(operand, Literal) else operand)
         if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
             value = value.real

@@ -24,6 +24,14 @@ def _const(x, value):
     typed when ``x`` is a weak scalar, so derivatives of weak inputs stay weak."""
     aval = lax.aval_of(x)
     weak = aval.weak_type and not aval.shape
+    if weak:  # as JAX: the Python scalar itself (a literal printing its full value), when
+        # its own dtype is x's; else a strongly typed constant
+        dt = aval.dtype
+        py = (bool if dt == np.bool_ else complex if dt.kind == "c" else
+              float if dt.kind == "f" or dt.name == "bfloat16" else int)(value)
+        if lax.dtype_of(py) != dt:
+            weak = False
+        return lax._convert_element_type(py, dt, weak)
     return lax._convert_element_type(value, aval.dtype, weak)
 
 

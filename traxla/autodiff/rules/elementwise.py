@@ -115,11 +115,7 @@ defjvp2(E["pow"], _pow_jvp_lhs, _pow_jvp_rhs)
 defjvp(E["atan2"],
        lambda g, x, y: lax.mul(g, lax.div(y, lax.add(_square(x), _square(y)))),
        lambda g, x, y: lax.mul(g, lax.div(lax.neg(x), lax.add(_square(x), _square(y)))))
-# JAX defines no JVP for nextafter; nextafter(x, y) is x moved by one ulp, so its derivative
-# is 1 in x and 0 in y (almost everywhere), as rem's in x
-defjvp(E["nextafter"],
-       lambda g, x, y: maybe_broadcast(_broadcast_shapes(lax.shape_of(x), lax.shape_of(y)), g),
-       None)
+# nextafter has no JVP rule, as in JAX: differentiating it raises NotImplementedError
 defjvp(E["rem"],
        lambda g, x, y: maybe_broadcast(_broadcast_shapes(lax.shape_of(x), lax.shape_of(y)), g),
        lambda g, x, y: lax.mul(lax.neg(g), lax.mul(lax.sign(lax.div(x, y)),

@@ -365,6 +365,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     elems = list(elems)
     if reverse:
         elems = [lax.rev(e, [axis]) for e in elems]
+    ndim = len(lax.shape_of(elems[0]))
+    if not -ndim <= axis < ndim:  # as JAX's util.canonicalize_axis (was an IndexError)
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    axis = axis % ndim
 
     def scan(elems):
         num_elems = lax.shape_of(elems[0])[axis]
@@ -420,8 +424,10 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    f = custom_jvp(_logaddexp_impl)
-    f.__name__ = "logaddexp"
+    def logaddexp(x1, x2, /):  # the name the custom_jvp_call prints, as JAX's
+        return _logaddexp_impl(x1, x2)
+
+    f = custom_jvp(logaddexp)
     f.defjvp(_logaddexp_jvp)
     return f
 

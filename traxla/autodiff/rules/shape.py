@@ -83,7 +83,8 @@ def _pad_transpose(t, operand, padding_value, *, padding_config):
 
     def t_op():
         unpad_config = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
-        unpadded = S.pad_p.bind(t, _const(t, 0.), padding_config=unpad_config)
+        # a strongly typed zero, as JAX's np.array(0., t.dtype): the result is strong
+        unpadded = S.pad_p.bind(t, np.array(0., lax.dtype_of(t)), padding_config=unpad_config)
         shape = lax.shape_of(unpadded)
         return S.slice_p.bind(unpadded, start_indices=tuple(np.zeros_like(lo)),
                               limit_indices=tuple(int(d) for d in shape),

@@ -102,21 +102,22 @@ for _name, _cats in COMPARE.items():
 
 
 def _select_n_rule(which, *cases):
+    # JAX's order: the shape rule, then the dtype rule
     if not cases:
-        raise TypeError("select_n requires at least one case")
-    if not (dtypes.is_bool(which.dtype) or dtypes.is_int(which.dtype)):
-        raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
-    if dtypes.is_bool(which.dtype) and len(cases) > 2:
-        raise TypeError("select_n with boolean `which` cannot have more than two cases.")
+        raise TypeError("select must have at least one case")
     first = cases[0]
     for c in cases[1:]:
         if c.shape != first.shape:
             raise TypeError(f"select cases must have the same shapes, got "
                             f"[{', '.join(str(c.shape) for c in cases)}].")
-    check_same_dtypes("select", cases, "jnp.where")
     if which.shape and which.shape != first.shape:
         raise TypeError(f"select `which` must be scalar or have the same shape as cases, got "
                         f"`which` shape {which.shape} but case shape {first.shape}.")
+    check_same_dtypes("select", cases, "jnp.where")
+    if not (dtypes.is_bool(which.dtype) or dtypes.is_int(which.dtype)):
+        raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
+    if dtypes.is_bool(which.dtype) and len(cases) > 2:
+        raise TypeError("select with boolean `which` cannot have > 2 cases.")
     return ShapedArray(first.shape, first.dtype, all(c.weak_type for c in cases))
 
 
@@ -126,7 +127,7 @@ def _clamp_rule(lo, x, hi):
             raise TypeError(f"clamp requires {nm}.shape == operand.shape or {nm}.shape == (), "
                             f"got {nm}.shape={bound.shape}, operand.shape={x.shape}.")
     check_same_dtypes("clamp", (lo, x, hi))
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
 
 def _convert_rule(x, *, new_dtype, weak_type, sharding=None):
@@ -136,13 +137,23 @@ def _convert_rule(x, *, new_dtype, weak_type, sharding=None):
 def _bitcast_rule(x, *, new_dtype):
     old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
     if old == new:
-        return ShapedArray(x.shape, new_dtype, False)
-    if old > new:
-        return ShapedArray(x.shape + (old // new,), new_dtype, False)
-    if not x.shape or x.shape[-1] != new // old:
-        raise TypeError(f"bitcast_convert_type: {x.str_short()} to {new_dtype} requires a trailing "
-                        f"dimension of size {new // old}.")
-    return ShapedArray(x.shape[:-1], new_dtype, False)
+        shape = x.shape
+    elif old > new:
+        shape = x.shape + (old // new,)
+    elif (x.shape[-1] if x.shape else 1) * old != new:  # JAX's class and message
+        dim = x.shape[-1] if x.shape else 1
+        raise ValueError(f"Attempting to convert array of shape {x.shape} from {x.dtype} of size "
+                         f"{8 * old} bits to {np.dtype(new_dtype)} of size {8 * new}, bits but "
+                         f"{dim} * {8 * old} != {8 * new}")
+    else:
+        shape = x.shape[:-1]
+    special = [d for d in (x.dtype, np.dtype(new_dtype)) if d == np.bool_ or d.kind == "c"]
+    if special and x.dtype != np.dtype(new_dtype):
+        raise TypeError("lax.bitcast_convert_type does not support bool or complex values "
+                        "unless the operand and destination types match. "
+                        f"Got operand dtype={x.dtype}, new_dtype={np.dtype(new_dtype)!r}. "
+                        "Consider using the arr.view() method instead.")
+    return ShapedArray(shape, new_dtype, False)
 
 
 select_n_p = P["select_n"] = def_typing(Primitive("select_n"), _select_n_rule,

@@ -72,9 +72,10 @@ def _gather_rule(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
         raise TypeError(f"gather slice_sizes {slice_sizes} must have one entry per operand "
                         f"dimension (operand shape {operand.shape})")
     for d, s in enumerate(slice_sizes):
-        if not 0 <= s <= operand.shape[d]:
-            raise TypeError(f"gather slice_sizes {slice_sizes} must be within the operand shape "
-                            f"{operand.shape}")
+        # (as JAX: no bound when there are no indices, e.g. the JVP of sorting an empty array)
+        if 0 not in indices.shape and not 0 <= s <= operand.shape[d]:
+            raise TypeError(f"Slice size at index {d} in gather op is out of range, must be "
+                            f"within [0, {operand.shape[d]} + 1), got {s}.")
     for d in tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims):
         if slice_sizes[d] != 1:
             raise TypeError(f"gather: collapsed/batching dimension {d} must have slice size 1, "
@@ -127,9 +128,12 @@ def _sort_rule(*operands, dimension, is_stable, num_keys):
 
 def _cumulative_rule(name, categories):
     def rule(x, *, axis, reverse):
+        # JAX's order (shape rule, then dtype rule) and messages
+        if axis < 0:
+            raise ValueError("XLA operations do not allow negative axes")
+        if axis >= x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
         check_dtype(name, categories, x.dtype)
-        if not 0 <= axis < max(x.ndim, 1):
-            raise ValueError(f"{name} axis {axis} out of range for shape {x.shape}")
         return x
     return rule
 

@@ -20,18 +20,27 @@ def _reduce_rule(name, categories):
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axes' of {name}: {axes}")
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, x.weak_type)
+        # JAX strips the weak type of the logical reductions (not of sum/prod/max/min)
+        weak = x.weak_type and name not in ("reduce_and", "reduce_or", "reduce_xor")
+        return ShapedArray(shape, x.dtype, weak)
     return rule
 
 
 def _arg_rule(name):
     def rule(x, *, axes, index_dtype):
+        # JAX's order and messages: the shape rule, then the dtype rule
+        if len(axes) != 1:
+            raise ValueError(f"{name} requires exactly one axis, got axes={axes}")
+        axis, = axes
+        if not 0 <= axis < x.ndim:
+            raise ValueError(f"Invalid axis {axis} for operand shape {x.shape}")
+        if x.shape[axis] < 1:
+            raise ValueError("argmin and argmax require non-empty reduced dimension. "
+                             f"operand.shape={x.shape} {axis=}")
         check_dtype(name, ORDERED, x.dtype)
-        if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
-            raise ValueError(f"{name} requires one axis within the operand rank, got axes={axes} "
-                             f"for operand shape {x.shape}")
-        if x.shape[axes[0]] == 0:
-            raise ValueError(f"{name} of an empty axis: operand shape {x.shape}, axis {axes[0]}")
+        if not dtypes.is_int(np.dtype(index_dtype)):
+            raise TypeError(f"index_dtype must be an integer type, but got "
+                            f"{np.dtype(index_dtype).name}")
         shape = tuple(d for i, d in enumerate(x.shape) if i != axes[0])
         return ShapedArray(shape, np.dtype(index_dtype), False)
     return rule

@@ -16,18 +16,27 @@ def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
     if any(d < 0 for d in shape):
         raise TypeError("broadcast_in_dim shape must have every element be nonnegative, got "
                         f"{tuple(shape)}.")
-    ok = (len(broadcast_dimensions) == x.ndim
-          and all(0 <= d < len(shape) for d in broadcast_dimensions)
-          and list(broadcast_dimensions) == sorted(set(broadcast_dimensions)))
-    if not ok:
-        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly increasing, one per "
-                        f"operand dimension and within the target rank; got broadcast_dimensions "
-                        f"{broadcast_dimensions} for operand shape {x.shape} and target shape {shape}")
+    # JAX's checks, in its order, with its messages (the dimensions need not be increasing)
+    if x.ndim != len(broadcast_dimensions):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand "
+                        f"ndim; got broadcast_dimensions {broadcast_dimensions} for operand ndim "
+                        f"{x.ndim}.")
+    if len(shape) < x.ndim:
+        raise TypeError(f"broadcast_in_dim target broadcast shape must have equal or higher rank "
+                        f"to the operand shape; got operand ndim {x.ndim} and target broadcast "
+                        f"ndim {len(shape)}.")
+    if not set(broadcast_dimensions).issubset(range(len(shape))):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be a subset of output "
+                        f"dimensions, got {broadcast_dimensions} for operand ndim {x.ndim} and "
+                        f"shape {shape}.")
     if any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(broadcast_dimensions)):
         raise TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
                         "their corresponding dimensions in the target broadcast shape; got operand "
                         f"of shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
                         f"{broadcast_dimensions} ")
+    if len(broadcast_dimensions) != len(set(broadcast_dimensions)):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must not contain duplicates, got "
+                        f"broadcast_dimensions {broadcast_dimensions}")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
@@ -59,49 +68,62 @@ def _transpose_rule(x, *, permutation):
 
 
 def _rev_rule(x, *, dimensions):
-    if len(set(dimensions)) != len(dimensions) or any(not 0 <= d < x.ndim for d in dimensions):
-        raise TypeError(f"rev dimensions must be unique and within rank {x.ndim}, got {dimensions}.")
+    # JAX's checks, in its order, and messages
+    if any(d < 0 for d in dimensions):
+        raise TypeError(f"rev dimensions must have every element be nonnegative, got "
+                        f"{dimensions}.")
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if dimensions and not max(dimensions) < x.ndim:
+        raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions "
+                        f"{dimensions} for operand ndim {x.ndim}.")
     return x
 
 
 def _concatenate_rule(*xs, dimension):
     if not xs:
         raise TypeError("concatenate requires at least one operand.")
-    check_same_dtypes("concatenate", xs, "jnp.concatenate")
     first = xs[0]
-    if any(x.ndim != first.ndim for x in xs) or not 0 <= dimension < max(first.ndim, 1):
-        raise TypeError("Cannot concatenate arrays with different numbers of dimensions or along an "
-                        f"out-of-range dimension: got shapes {', '.join(str(x.shape) for x in xs)} "
-                        f"and dimension {dimension}.")
+    shapes = ", ".join(str(x.shape) for x in xs)
+    # JAX's order and messages: the shape rule, then the dtype rule
+    if any(x.ndim != first.ndim for x in xs):
+        raise TypeError(f"Cannot concatenate arrays with different numbers of dimensions: got "
+                        f"{shapes}.")
+    if not 0 <= dimension < first.ndim:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                        f"{shapes}.")
     for x in xs:
         if any(a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != dimension):
             raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
                             f"than the one being concatenated: concatenating along dimension "
-                            f"{dimension} for shapes {', '.join(str(x.shape) for x in xs)}.")
+                            f"{dimension} for shapes {shapes}.")
+    check_same_dtypes("concatenate", xs, "jnp.concatenate")
     shape = list(first.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
 
 
 def _pad_rule(x, padding_value, *, padding_config):
+    # JAX's checks, in its order (the shape rule, then the dtype rule), classes and messages
+    if padding_value.shape:
+        raise ValueError(f"padding_value must be a scalar; got "
+                         f"np.shape(padding_value)={padding_value.shape}")
+    if len(padding_config) != x.ndim:
+        raise ValueError(f"length of padding_config must equal the number of axes of operand, got "
+                         f"padding_config {padding_config} for operand shape {x.shape}")
+    if not all(i >= 0 for _, _, i in padding_config):
+        raise ValueError(f"interior padding in padding_config must be nonnegative, got "
+                         f"padding_config {padding_config}")
+    shape = tuple(lo + hi + (0 if d == 0 else 1 + (i + 1) * (d - 1))
+                  for (lo, hi, i), d in zip(padding_config, x.shape))
+    if not all(d >= 0 for d in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{shape}, for padding_config {padding_config} and operand shape "
+                         f"{x.shape}")
     if x.dtype != padding_value.dtype:
         raise TypeError(f"pad operand and padding_value must be same dtype: got {x.dtype} and "
                         f"{padding_value.dtype}.")
-    if padding_value.shape:
-        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
-    if len(padding_config) != x.ndim:
-        raise TypeError(f"length of padding_config must equal the number of axes of operand, got "
-                        f"padding_config {padding_config} for operand shape {x.shape}")
-    shape = []
-    for d, (lo, hi, interior) in zip(x.shape, padding_config):
-        if interior < 0:
-            raise TypeError(f"interior padding in padding_config must be nonnegative, got {padding_config}")
-        size = lo + hi + d + max(d - 1, 0) * interior
-        if size < 0:
-            raise TypeError(f"Dimension size after padding is not at least 0, got result shape for "
-                            f"padding_config {padding_config} and operand shape {x.shape}")
-        shape.append(size)
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return ShapedArray(shape, x.dtype, x.weak_type and padding_value.weak_type)
 
 
 def _slice_rule(x, *, start_indices, limit_indices, strides):
@@ -119,36 +141,61 @@ def _slice_rule(x, *, start_indices, limit_indices, strides):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _check_indices(name, operand, indices):
-    if len(indices) != operand.ndim:
-        raise TypeError(f"{name} requires one start index per operand dimension: got {len(indices)} "
-                        f"indices for operand shape {operand.shape}.")
-    for i in indices:
-        if i.shape or not dtypes.is_int(i.dtype):
-            raise TypeError(f"{name} start indices must be integer scalars, got {i.str_short()}.")
+def _check_index_dtypes(name, indices, sep):
+    if any(i.dtype != indices[0].dtype or not dtypes.is_int(i.dtype) for i in indices):
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got"
+                        f"{sep}{', '.join(i.dtype.name for i in indices)}")
 
 
 def _dynamic_slice_rule(x, *indices, slice_sizes):
-    _check_indices("dynamic_slice", x, indices)
-    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+    # JAX's checks, in its order (the shape rule, then the dtype rule), with its messages
+    if len(indices) != x.ndim:
+        raise TypeError(f"dynamic_slice requires one start index per operand dimension: got "
+                        f"{len(indices)} indices for operand shape {x.shape}.")
+    if len(slice_sizes) != x.ndim or not all(d >= s for d, s in zip(x.shape, slice_sizes)):
         raise TypeError("slice slice_sizes must be less than or equal to operand shape, got "
                         f"slice_sizes {tuple(slice_sizes)} for operand shape {x.shape}.")
+    if not all(s >= 0 for s in slice_sizes):
+        raise TypeError("slice slice_sizes must be greater than or equal to zero, got "
+                        f"slice_sizes of {tuple(slice_sizes)}.")
+    if any(i.ndim != 0 for i in indices):
+        raise TypeError("start_indices arguments to dynamic_slice must be scalars, "
+                        f" got indices {indices}")
+    _check_index_dtypes("dynamic_slice", indices, ": ")
     return ShapedArray(slice_sizes, x.dtype, x.weak_type)
 
 
 def _dynamic_update_slice_rule(x, update, *indices):
-    _check_indices("dynamic_update_slice", x, indices)
-    check_same_dtypes("dynamic_update_slice", (x, update))
-    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+    if x.ndim != update.ndim:
+        raise TypeError("dynamic_update_slice update must have the same rank as operand, got "
+                        f"update shape {update.shape} for operand shape {x.shape}.")
+    if x.ndim != len(indices):
+        raise TypeError("dynamic_update_slice start_indices must have length equal to the rank "
+                        f"of operand, got indices {indices} for operand shape {x.shape}.")
+    if any(u > d for u, d in zip(update.shape, x.shape)):
         raise TypeError("dynamic_update_slice update shape must be smaller than operand shape, got "
                         f"update shape {update.shape} for operand shape {x.shape}.")
-    return x
+    if any(i.ndim != 0 for i in indices):
+        raise TypeError("start_indices arguments to dynamic_update_slice must be "
+                        f"scalars, got indices {indices}")
+    check_same_dtypes("dynamic_update_slice", (x, update))
+    _check_index_dtypes("dynamic_update_slice", indices, " ")
+    # weak only when every operand is, the start indices included (JAX's standard rule)
+    weak = x.weak_type and update.weak_type and all(i.weak_type for i in indices)
+    return x if weak == x.weak_type else ShapedArray(x.shape, x.dtype, weak)
 
 
 def _iota_rule(*, dtype, shape, dimension, sharding=None):
+    # JAX's checks, in its order, and messages (a bool iota failed MLIR verification)
+    if any(d < 0 for d in shape):
+        raise TypeError(f"iota shape must have every element be nonnegative, got {tuple(shape)}.")
+    dt = np.dtype(dtype)
+    if not (dtypes.is_int(dt) or dtypes.is_float(dt) or dtypes.is_complex(dt)):
+        raise TypeError(f"iota does not accept dtype {dt.name}. Accepted dtypes are subtypes of "
+                        f"integer, floating, complexfloating.")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} "
-                         f"for shape {shape}")
+                         f"for shape={shape}")
     return ShapedArray(shape, np.dtype(dtype), False)
 
 

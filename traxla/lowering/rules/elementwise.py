@@ -208,6 +208,10 @@ def _integer_pow(ctx, x, *, y):
     """x ** y by repeated squaring, as JAX emits it."""
     aval = ctx.avals_in[0]
     result_type = aval_type(aval)
+    if y == 3:  # JAX's special case: (x * x) * x, not the loop's x * (x * x) (complex products
+        # round differently in the last bit)
+        return op_result("stablehlo.multiply", result_type,
+                         (op_result("stablehlo.multiply", result_type, (x, x)), x))
     acc = None
     base, n = x, abs(int(y))
     while n:

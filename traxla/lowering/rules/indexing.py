@@ -55,6 +55,11 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
             unique_indices, mode, fill_value):
     dn = dimension_numbers
     op_aval, idx_aval = ctx.avals_in
+    out_aval = ctx.aval_out
+    if 0 in out_aval.shape:  # no indices: the slice sizes may exceed an empty operand (the
+        # typing rule allows it, as JAX's), which StableHLO's gather refuses; JAX emits zeros
+        return broadcast_to(constant(np.zeros((), out_aval.dtype), out_aval.dtype),
+                            out_aval.update(shape=()), out_aval.shape)
     mode = GatherScatterMode.from_any(mode)
     upper = _bounds(op_aval.shape, slice_sizes, dn.start_index_map, idx_aval.dtype)
     gather_indices = indices
@@ -68,7 +73,6 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
     out = hlo.gather(operand, gather_indices, gdn, ir.DenseI64ArrayAttr.get(list(slice_sizes)),
                      indices_are_sorted=bool(indices_are_sorted))
     if mode is GatherScatterMode.FILL_OR_DROP:
-        out_aval = ctx.aval_out
         mask = _in_bounds_mask(indices, idx_aval, upper)
         batch_dims = [d for d in range(out_aval.ndim) if d not in dn.offset_dims]
         mask = hlo.broadcast_in_dim(tensor_type(out_aval.shape, dtypes.bool_), mask, batch_dims)
@@ -151,7 +155,14 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
     block = op.comparator.blocks.append(*scalars)
     with ir.InsertionPoint(block):
         args = list(block.arguments)
-        keys = [(args[2 * i], args[2 * i + 1], ctx.avals_in[i].dtype) for i in range(num_keys)]
+        keys = []
+        for i in range(num_keys):
+            x, y, dt = args[2 * i], args[2 * i + 1], ctx.avals_in[i].dtype
+            if dtypes.is_complex(dt):  # as JAX: the real part, then the imaginary part
+                real_dt = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+                keys += [(hlo.real(x), hlo.real(y), real_dt), (hlo.imag(x), hlo.imag(y), real_dt)]
+            else:
+                keys.append((x, y, dt))
         x, y, dt = keys[-1]
         pred = _sort_compare(x, y, "LT", dt)
         for x, y, dt in reversed(keys[:-1]):
@@ -192,9 +203,14 @@ def _cumulative(name):
 
 
 def _logaddexp(a, b):
+    """JAX's logaddexp: a NaN difference (-inf and -inf, or inf and inf) gives a + b."""
     m = hlo.maximum(a, b)
-    diff = hlo.negate(hlo.abs(hlo.subtract(a, b)))
-    return hlo.add(m, hlo.log_plus_one(hlo.exponential(diff)))
+    delta = hlo.subtract(a, b)
+    diff = hlo.negate(hlo.abs(delta))
+    is_nan = hlo.compare(delta, delta, hlo.ComparisonDirectionAttr.get("NE"),
+                         compare_type=hlo.ComparisonTypeAttr.get("FLOAT"))
+    return hlo.select(is_nan, hlo.add(a, b),
+                      hlo.add(m, hlo.log_plus_one(hlo.exponential(diff))))
 
 
 for _name in CUMULATIVE:
