@@ -144,11 +144,8 @@ JAXPR_CASES = {
     "from_euler": lambda m, q: m.Rotation.from_euler("XYZ", q[:, :3], degrees=True).quat,
     "from_matrix_mean": lambda m, q: m.Rotation.from_matrix(
         m.Rotation(q).as_matrix()).mean().quat,
-    "as_euler": pytest.param(
-        lambda m, q: m.Rotation(q).as_euler("zyx"),
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "indexing with a weakly typed traced int (`angles[angle_first]`): JAX converts "
-            "the index to a strong int32 before normalizing it, traxla's indexing does not"))),
+    # (indexing with a weakly typed traced int, `angles[angle_first]`: made strong first, as JAX)
+    "as_euler": lambda m, q: m.Rotation(q).as_euler("zyx"),
 }
 
 
