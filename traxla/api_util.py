@@ -266,24 +266,16 @@ def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(), static_
 
 # JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
 from traxla.api.linear_util import flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
+from traxla.tracer.values import concrete_aval
+from traxla.base.sequences import safe_map  # noqa: F401  (jax.api_util.safe_map)
+from traxla.ir.avals import ShapedArray
 
 
 def shaped_abstractify(x):
     """The ShapedArray of a value (array, scalar, tracer, ShapeDtypeStruct)."""
-    from traxla.tracer.values import concrete_aval
-    from traxla.ir.avals import ShapedArray
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
         return ShapedArray(tuple(x.shape), x.dtype, getattr(x, "weak_type", False))
     return concrete_aval(x)
-
-
-def safe_map(f, *args):
-    args = list(map(list, args))
-    n = len(args[0])
-    for arg in args[1:]:
-        if len(arg) != n:
-            raise ValueError(f"length mismatch: {list(map(len, args))}")
-    return list(map(f, *args))

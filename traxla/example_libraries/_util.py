@@ -5,31 +5,7 @@ import types
 
 from traxla.autodiff import value_and_grad
 from traxla import random, tree_util
-
-
-def safe_map(f, *args):
-    args = list(map(list, args))
-    n = len(args[0])
-    for arg in args[1:]:
-        if len(arg) != n:
-            raise ValueError(f"length mismatch: {list(map(len, args))}")
-    return list(map(f, *args))
-
-
-def safe_zip(*args):
-    n = len(args[0])
-    for arg in args[1:]:
-        if len(arg) != n:
-            raise ValueError(f"length mismatch: {list(map(len, args))}")
-    return list(zip(*args))
-
-
-def unzip2(xys):
-    xs, ys = [], []
-    for x, y in xys:
-        xs.append(x)
-        ys.append(y)
-    return tuple(xs), tuple(ys)
+from traxla.base.sequences import safe_map, safe_zip, unzip2  # noqa: F401
 
 
 def _value_and_grad(*args, **kwargs):

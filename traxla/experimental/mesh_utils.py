@@ -7,6 +7,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from traxla.runtime import devices as _devices
 
 
 def _canonicalize_axis_sizes(axis_sizes):
@@ -22,7 +23,6 @@ def create_device_mesh(mesh_shape: Sequence[int], devices: Sequence[Any] | None 
     """A ``mesh_shape`` array of ``devices`` (default: all devices)."""
     del contiguous_submeshes, allow_split_physical_axes  # no physical topology to respect
     if devices is None:
-        from traxla.runtime import devices as _devices
         devices = _devices()
     new_shape = _canonicalize_axis_sizes(mesh_shape)
     if new_shape is None:
@@ -46,7 +46,6 @@ def create_hybrid_device_mesh(mesh_shape: Sequence[int], dcn_mesh_shape: Sequenc
                               allow_split_physical_axes: bool = False) -> np.ndarray:
     """A mesh of ``mesh_shape * dcn_mesh_shape`` with one granule (process) per DCN slot."""
     if devices is None:
-        from traxla.runtime import devices as _devices
         devices = _devices()
     granules = {}
     for d in devices:

@@ -11,6 +11,7 @@ import numpy as np
 
 from traxla.api.environment import process_count
 from traxla.tree_util import tree_map, tree_flatten
+from traxla.numpy import asarray
 
 
 def _one_process(what: str) -> None:
@@ -22,7 +23,6 @@ def _one_process(what: str) -> None:
 def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
     """The source process's ``in_tree`` on every process (here: the caller's, as arrays)."""
     _one_process("broadcast_one_to_all")
-    from traxla.numpy import asarray
     return tree_map(asarray, in_tree)
 
 

@@ -22,6 +22,10 @@ from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: 
 from traxla.ir.primitive import ALL_PRIMITIVES, typing_rules
 from traxla.tracer.interpret import eval_jaxpr, jaxpr_as_fun  # noqa: F401
 from traxla.tracer.traces import current_trace  # noqa: F401
+from traxla.errors import ConcretizationTypeError
+from traxla.tracer import Tracer
+from traxla.api_util import shaped_abstractify
+from traxla.ir import dtypes as _dtypes
 
 array_types = {ShapedArray}
 
@@ -136,8 +140,6 @@ def unsafe_am_i_under_a_jit() -> bool:
 
 def concrete_or_error(force, val, context=""):
     """``force(val)`` for a concrete value; JAX's ConcretizationTypeError for a tracer."""
-    from traxla.errors import ConcretizationTypeError
-    from traxla.tracer import Tracer
     if force is None:
         force = lambda x: x  # noqa: E731
     if isinstance(val, Tracer):
@@ -152,7 +154,6 @@ def concrete_or_error(force, val, context=""):
 
 def valid_jaxtype(x) -> bool:
     """Whether ``x`` is a value JAX can trace (an array, a scalar, a tracer)."""
-    from traxla.api_util import shaped_abstractify
     try:
         shaped_abstractify(x)
     except TypeError:
@@ -161,7 +162,6 @@ def valid_jaxtype(x) -> bool:
 
 
 def primal_dtype_to_tangent_dtype(primal_dtype):
-    from traxla.ir import dtypes as _dtypes
     dt = np.dtype(primal_dtype) if not _dtypes.is_extended(primal_dtype) else primal_dtype
     if _dtypes.is_extended(dt) or not np.issubdtype(dt, np.inexact):
         return _dtypes.float0

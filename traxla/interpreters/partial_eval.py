@@ -14,6 +14,7 @@ from traxla.ir.effects import has_effects
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.tracer.staging import DynamicJaxprTracer, trace_to_jaxpr
 from traxla.api_util import shaped_abstractify
+from traxla.autodiff.partial_eval import _dce_jaxpr
 
 JaxprTracer = DynamicJaxprTracer  # traxla stages with one tracer type
 
@@ -107,7 +108,6 @@ def trace_to_jaxpr_nounits(fun, pvals, instantiate=False):
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False):
     """``(jaxpr without what the unused outputs need, used inputs)`` (as JAX's)."""
-    from traxla.autodiff.partial_eval import _dce_jaxpr
     inst = ([instantiate] * len(jaxpr.invars) if isinstance(instantiate, bool)
             else list(instantiate))
     return _dce_jaxpr(jaxpr, list(used_outputs), inst)

@@ -22,6 +22,7 @@ from traxla.ir import dtypes
 from traxla.lax import linalg as lax_linalg
 from traxla.lax._qdwh import qdwh as _qdwh
 from traxla.tree_util import register_pytree_node
+from traxla.tree_util import tree_map
 
 
 def _jnp():
@@ -138,7 +139,6 @@ class Stack:
     @staticmethod
     def create(capacity, prototype):
         jnp = _jnp()
-        from traxla.tree_util import tree_map
         return Stack(jnp.array(0, "int32"),
                      tree_map(lambda x: jnp.zeros((capacity,) + tuple(x.shape), x.dtype),
                               prototype))
@@ -147,13 +147,11 @@ class Stack:
         return self._size == 0
 
     def push(self, elem):
-        from traxla.tree_util import tree_map
         return Stack(self._size + 1, tree_map(
             lambda x, y: lax.dynamic_update_index_in_dim(x, y, self._size, 0),
             self._data, elem))
 
     def pop(self):
-        from traxla.tree_util import tree_map
         elem = tree_map(lambda x: lax.dynamic_index_in_dim(x, self._size - 1, 0,
                                                            keepdims=False), self._data)
         return elem, Stack(self._size - 1, self._data)
