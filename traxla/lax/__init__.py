@@ -189,7 +189,7 @@ population_count_p, clz_p = _E["population_count"], _E["clz"]
 from traxla.lax.special import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a,  # noqa: E402,F401
                       igammac, polygamma, random_gamma_grad, zeta)
 # -- issue #12: the rest of lax's operations and control flow ----------------------------------
-from traxla.lax.precision import DotAlgorithmPreset, reduce_precision  # noqa: E402,F401
+from traxla.lax.precision import DotAlgorithm, DotAlgorithmPreset, reduce_precision  # noqa: E402,F401
 from traxla.lax.composite import composite  # noqa: E402,F401
 from traxla.lax.integer_ops import mulhi, reduce_xor  # noqa: E402,F401
 from traxla.lax.optimization_barrier import optimization_barrier  # noqa: E402,F401
@@ -237,7 +237,7 @@ scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p = (
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
 PrecisionLike = (str | Precision | tuple[str, str] | tuple[Precision, Precision]
-                 | DotAlgorithmPreset | None)
+                 | DotAlgorithmPreset | DotAlgorithm | None)
 
 
 def batch_matmul(lhs, rhs, precision=None):

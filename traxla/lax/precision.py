@@ -1,4 +1,4 @@
-"""Numeric precision: of products (``Precision``, ``DotAlgorithmPreset`` and
+"""Numeric precision: of products (``Precision``, ``DotAlgorithmPreset``, ``DotAlgorithm`` and
 ``canonicalize_precision``, for dots and convolutions) and of values (``reduce_precision``)."""
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import enum
 import operator
 
 from traxla.ir.config import config
+from traxla.ir.dot_algorithm import DotAlgorithm, DotAlgorithmPreset  # noqa: F401  (lax's names)
 from traxla.ir.rules.optimization import reduce_precision_p
 from traxla.tracer import Tracer
 
@@ -34,34 +35,6 @@ _PRECISION_STRINGS = {"highest": Precision.HIGHEST, "float32": Precision.HIGHEST
                       None: Precision.DEFAULT}
 
 
-class DotAlgorithmPreset(enum.Enum):
-    """Named dot algorithms (accepted as ``precision=``; printed by name). On CPU XLA picks
-    its default algorithm, which computes each of the supported presets exactly."""
-
-    DEFAULT = 1
-    ANY_F8_ANY_F8_F32 = 2
-    ANY_F8_ANY_F8_F32_FAST_ACCUM = 3
-    ANY_F8_ANY_F8_ANY = 4
-    ANY_F8_ANY_F8_ANY_FAST_ACCUM = 5
-    F16_F16_F16 = 6
-    F16_F16_F32 = 7
-    BF16_BF16_BF16 = 8
-    BF16_BF16_F32 = 9
-    BF16_BF16_F32_X3 = 10
-    BF16_BF16_F32_X6 = 11
-    BF16_BF16_F32_X9 = 12
-    TF32_TF32_F32 = 13
-    TF32_TF32_F32_X3 = 14
-    F32_F32_F32 = 15
-    F64_F64_F64 = 16
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}.{self.name}"
-
-    def __str__(self):
-        return self.name
-
-
 def canonicalize_precision(precision):
     """JAX's ``canonicalize_precision``: None, a pair of ``Precision`` values, or a
     ``DotAlgorithmPreset``."""
@@ -83,7 +56,7 @@ def canonicalize_precision(precision):
             return DotAlgorithmPreset[precision]
     elif isinstance(precision, Precision):
         return precision, precision
-    elif isinstance(precision, DotAlgorithmPreset):
+    elif isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
         return precision
     elif (isinstance(precision, (list, tuple)) and len(precision) == 2
           and all(isinstance(p, Precision) for p in precision)):

@@ -14,7 +14,7 @@ from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 def precision_attr(precision):
     """``None``, a pair of ``Precision`` values or a ``DotAlgorithmPreset`` (which leaves the
     precision to the algorithm, as JAX's ``_full_precision``) as StableHLO's precision_config."""
-    names = (tuple(p.name for p in precision) if isinstance(precision, tuple)
+    names = (tuple(p.name for p in precision) if type(precision) is tuple  # (not DotAlgorithm)
              else ("DEFAULT", "DEFAULT"))
     return ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
 

@@ -7,9 +7,10 @@ import numpy as np
 
 from traxla.lowering import dynamic_shapes as dyn
 from traxla.ir import dtypes
+from traxla.ir.dot_algorithm import CPU_PRESETS, DotAlgorithm, DotAlgorithmPreset
 from traxla.ir.rules.reduction import P, dot_general_p
-from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, hlo, i64_array_attrs, ir,
-                    op_result, rule_cache, tensor_type)
+from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, element_type, hlo,
+                                  i64_array_attrs, ir, op_result, rule_cache, tensor_type)
 from traxla.lowering.registry import mark_platform_sensitive, register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import compare, convert
 
@@ -101,9 +102,13 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None, _converts=None):
     """As JAX: operands of one dtype go in as they are (``preferred_element_type`` is the
     result's type: bf16 x bf16 -> f32 is one op); operands of two dtypes are converted to
-    the result's first (on TPU only those that are neither floating nor integer)."""
+    the result's first (on TPU only those that are neither floating nor integer). A dot
+    algorithm (``DotAlgorithmPreset``, ``DotAlgorithm``) converts the operands to its input
+    types and accumulates in its accumulation type, as JAX's ``_handle_dot_precision``."""
     out = ctx.avals_out[0]
-    lhs_aval, rhs_aval = ctx.avals_in
+    lhs_aval, rhs_aval = ctx.avals_in[:2]
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return _dot_with_algorithm(ctx, lhs, rhs, dimension_numbers, precision)
     dtype = out.dtype
     if lhs_aval.dtype != rhs_aval.dtype and (_converts is None or
                                              _converts(lhs_aval.dtype, rhs_aval.dtype)):
@@ -112,6 +117,29 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision=None,
         rhs = _convert_always(rhs, rhs_aval, dtype)
     return op_result("stablehlo.dot_general", aval_type(out), (lhs, rhs),
                      _dot_attrs(dimension_numbers, precision))
+
+
+def _dot_with_algorithm(ctx, lhs, rhs, dimension_numbers, algorithm):
+    if ctx.module.platform == "cpu" and algorithm not in CPU_PRESETS:
+        # XLA's CPU backend ignores the attribute: JAX refuses what it would not compute
+        raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on CPU")
+    out = ctx.avals_out[0]
+    lhs_aval, rhs_aval = ctx.avals_in[:2]
+    lhs_dt, rhs_dt, acc_dt = algorithm.compute_types(lhs_aval.dtype, rhs_aval.dtype, out.dtype)
+    acc_dt = out.dtype if acc_dt is None else acc_dt
+    if lhs_dt != lhs_aval.dtype:
+        lhs = convert(lhs, lhs_aval, lhs_dt)
+    if rhs_dt != rhs_aval.dtype:
+        rhs = convert(rhs, rhs_aval, rhs_dt)
+    attrs = dict(_dot_attrs(dimension_numbers, None))
+    fields = algorithm.attribute_fields(lhs_dt, rhs_dt)
+    if fields is not None:
+        types = [ir.FloatTF32Type.get() if t == "tf32" else element_type(t) for t in fields[:3]]
+        attrs["algorithm"] = hlo.DotAlgorithm.get(*types, *fields[3:])
+    result = op_result("stablehlo.dot_general", tensor_type(out.shape, acc_dt), (lhs, rhs), attrs)
+    if acc_dt != out.dtype:
+        result = convert(result, out.update(dtype=acc_dt), out.dtype)
+    return result
 
 
 def _convert_always(value, aval, dtype):
@@ -127,7 +155,7 @@ def _tpu_converts(lhs_dtype, rhs_dtype) -> bool:
 
 def _dot_attrs(dimension_numbers, precision=None) -> dict:
     """Dimension numbers and precision as the op's MLIR attributes, built once per distinct
-    value in this thread's MLIR context."""
+    value in this thread's MLIR context (a dot algorithm's precision_config is DEFAULT)."""
     cache = rule_cache("dot_general")
     attrs = cache.get((dimension_numbers, precision))
     if attrs is None:
@@ -135,7 +163,8 @@ def _dot_attrs(dimension_numbers, precision=None) -> dict:
         dn = hlo.DotDimensionNumbers.get(
             lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
             lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
-        names = ("DEFAULT", "DEFAULT") if precision is None else tuple(p.name for p in precision)
+        names = (tuple(p.name for p in precision) if type(precision) is tuple
+                 else ("DEFAULT", "DEFAULT"))
         precision_config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(n) for n in names])
         attrs = cache[(dimension_numbers, precision)] = {
             "dot_dimension_numbers": dn, "precision_config": precision_config}
@@ -150,7 +179,10 @@ def _dot_general_attributes(eqn):
     if lhs_dtype is not rhs_dtype and lhs_dtype != rhs_dtype:
         return None
     params = eqn.params
-    return _dot_attrs(params["dimension_numbers"], params.get("precision"))
+    precision = params.get("precision")
+    if precision is not None and type(precision) is not tuple:  # a dot algorithm: the rule
+        return None
+    return _dot_attrs(params["dimension_numbers"], precision)
 
 
 register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
