@@ -90,3 +90,163 @@ def test_conv_accepts_a_preset():
     ours, theirs = _both(lambda m, lax: np.asarray(lax.conv_general_dilated(
         lhs, rhs, (1,), "VALID", precision=lax.DotAlgorithmPreset.F32_F32_F32)))
     np.testing.assert_allclose(ours, theirs)
+
+
+# -- lax.dtype ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [
+    int, float, complex, bool, 3, 3.0, 1j, True, np.float32, np.int8, np.float64, np.uint64,
+    np.dtype("float64"), "int8", "bfloat16", np.float64(1), np.array([1.0]),
+    np.array([1], np.int64), np.array(3, np.float16), ml_dtypes.bfloat16, None, [1, 2],
+    np.array(["a"]), object, str, np.dtype(object)], ids=repr)
+def test_lax_dtype_as_jax(value):
+    import warnings
+    with warnings.catch_warnings(record=True) as ours_w:
+        warnings.simplefilter("always")
+        ours = _run_or_error(lambda: tl.dtype(value))
+    with warnings.catch_warnings(record=True) as theirs_w:
+        warnings.simplefilter("always")
+        theirs = _run_or_error(lambda: jl.dtype(value))
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] if ours[0] != "ok" else ours[1].item() == theirs[1].item()
+    assert [str(w.message) for w in ours_w] == [str(w.message) for w in theirs_w]
+
+
+def test_lax_dtype_keeps_an_array_dtype():
+    assert tl.dtype(traxla.numpy.ones(3, np.int8)) == np.int8
+    assert str(traxla.make_jaxpr(lambda x: (tl.dtype(x), x)[1])(1.0)) == \
+        str(jax.make_jaxpr(lambda x: (jl.dtype(x), x)[1])(1.0))
+
+
+# -- shape_as_value ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(2, 3), (), (2**40,), (0,)])
+def test_shape_as_value_as_jax(shape):
+    ours, theirs = tl.shape_as_value(shape), jl.shape_as_value(shape)
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_shape_as_value_of_a_symbolic_shape():
+    def program(m):
+        (a,) = m.export.symbolic_shape("a")
+        spec = m.ShapeDtypeStruct((a, 3), np.float32)
+        text = str(m.make_jaxpr(lambda x: m.lax.shape_as_value(x.shape) * 2)(spec))
+        exp = m.export.export(m.jit(lambda x: m.lax.shape_as_value(x.shape)))(spec)
+        return text, np.asarray(exp.call(np.ones((5, 3), np.float32))).tolist()
+    assert program(traxla) == program(jax)
+
+
+# -- stage -------------------------------------------------------------------------------------
+
+def test_stage_as_jax():
+    def program(m):
+        lax = m.lax
+        out = [str(m.make_jaxpr(lambda x: lax.stage(x) + lax.stage(2.))(1.)),
+               str(m.make_jaxpr(lambda x: lax.stage(np.arange(3.0)) * x)(1.)),
+               str(m.make_jaxpr(lambda x: lax.stage_p.bind(x))(1.)),
+               str(m.make_jaxpr(m.grad(lambda x: lax.stage(x) * 3))(1.)),
+               str(m.make_jaxpr(m.vmap(lambda x: lax.stage(x) * 3))(np.ones(3, np.float32))),
+               str(m.make_jaxpr(m.linear_transpose(lax.stage, 1.))(2.))]
+        staged = lax.stage(2.)
+        out.append((type(staged).__name__, staged.dtype, staged.aval.weak_type))
+        out.append(repr(lax.stage(np.arange(3))))
+        out.append(tuple(float(v) for v in m.jvp(lax.stage, (1.,), (2.,))))
+        return out
+    assert program(traxla) == program(jax)
+    assert tl.stage_p.name == jl.stage_p.name
+
+
+# -- dce_sink ----------------------------------------------------------------------------------
+
+def _sinks(m):
+    lax = m.lax
+
+    def f(x):
+        lax.dce_sink(x * 2)
+        lax.dce_sink({"a": x, "b": (x, x + 1)}, prevent_mlir_dce=False)
+        return x * 3
+
+    def g(x):
+        lax.dce_sink(x * 2, prevent_mlir_dce=True)
+        return x * 3
+    x = np.float32(1.5)
+    return [str(m.make_jaxpr(f)(x)), str(m.make_jaxpr(m.jit(f))(x)),
+            str(m.make_jaxpr(lambda x: m.jvp(f, (x,), (x,)))(x)),
+            str(m.make_jaxpr(m.grad(f))(x)),
+            str(m.make_jaxpr(m.vmap(f))(np.ones(3, np.float32))),
+            m.jit(f).lower(x).as_text(), m.jit(g).lower(x).as_text(),
+            float(f(x)), float(m.jit(f)(x)), float(m.grad(f)(x)), float(m.jit(g)(x)),
+            lax.dce_sink(x), str(m.make_jaxpr(
+                lambda x: lax.dce_sink_p.bind(x, prevent_mlir_dce=False))(x)),
+            str(m.make_jaxpr(lambda x: lax.cond(
+                x > 0, lambda x: (lax.dce_sink(x), x)[1], lambda x: x, x))(x))]
+
+
+def test_dce_sink_as_jax():
+    """Kept by dead-code elimination (an effect), sunk again for tangents, dropped by vmap
+    (as JAX's batching rule), nothing in the module unless prevent_mlir_dce (a custom call
+    XLA's CPU runtime provides)."""
+    assert _sinks(traxla) == _sinks(jax)
+
+
+# -- empty -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape, dtype", [
+    ((3,), np.float32), (3, np.dtype("int32")), ((2, 0), np.float16), ((), np.bool_),
+    ((2,), np.float64), ((2,), "float32"), ((2,), float), ((2,), np.dtype("complex64"))])
+def test_empty_as_jax(shape, dtype):
+    """Zeros on CPU; the dtype stays as given (not canonicalized), as JAX's ShapedArray."""
+    def program(m):
+        r = m.lax.empty(shape, dtype)
+        return (r.shape, r.dtype, str(m.typeof(r)), np.asarray(r).tolist(),
+                str(m.make_jaxpr(lambda: m.lax.empty(shape, dtype))()))
+    assert program(traxla) == program(jax)
+
+
+def test_empty_lowering_and_vmap_as_jax():
+    def program(m):
+        lax = m.lax
+        return [m.jit(lambda: lax.empty((3,), np.float32)).lower().as_text(),
+                str(m.make_jaxpr(m.vmap(lambda x: lax.empty((2,), np.float32) + x))(
+                    np.ones(3, np.float32))),
+                np.asarray(m.vmap(lambda x: lax.empty((2,), np.float32) * 0 + x)(
+                    np.ones(3, np.float32))).tolist(),
+                float(m.grad(lambda x: (lax.empty((2,), np.float32) * 0 + x).sum())(1.0))]
+    assert program(traxla) == program(jax)
+
+
+# -- scatter_apply -----------------------------------------------------------------------------
+
+def _scatter_applies(m):
+    lax, jnp = m.lax, m.numpy
+    x = np.arange(5, dtype=np.float32)
+    idx = np.array([[1], [3], [1]], np.int32)
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    f = lambda x: lax.scatter_apply(x, idx, jnp.exp, dn, update_shape=(3,))  # noqa: E731
+    g = lambda x: lax.scatter_apply(x, idx, lambda v: v * 2 + 1, dn,  # noqa: E731
+                                    update_shape=(3,), mode="clip")
+    dn2 = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    grid = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out_of_bounds = np.array([[1], [7]], np.int32)
+    values = [f(x), m.jit(f)(x), g(x), m.jit(g)(x), m.vmap(f)(np.stack([x, x + 1])),
+              lax.scatter_apply(grid, np.array([[0], [2]]), jnp.negative, dn2,
+                                update_shape=(2, 3)),
+              lax.scatter_apply(x, out_of_bounds, jnp.negative, dn, update_shape=(2,),
+                                mode="drop"),
+              lax.scatter_apply(x, out_of_bounds, jnp.negative, dn, update_shape=(2,),
+                                mode="clip")]
+    texts = [str(m.make_jaxpr(f)(x)), str(m.make_jaxpr(g)(x))]
+    return [np.asarray(v).tolist() for v in values], texts, _run_or_error(
+        lambda: m.grad(lambda x: f(x).sum())(x))
+
+
+def test_scatter_apply_as_jax():
+    """Duplicate indices apply the function again; out-of-bounds indices follow the mode;
+    differentiating it raises JAX's NotImplementedError."""
+    ours, theirs = _scatter_applies(traxla), _scatter_applies(jax)
+    np.testing.assert_allclose(np.array(ours[0][0]), np.array(theirs[0][0]), rtol=1e-6)
+    assert ours[0][2:] == theirs[0][2:] and ours[1] == theirs[1] and ours[2] == theirs[2]

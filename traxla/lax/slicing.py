@@ -5,6 +5,8 @@ canonicalized (``None`` -> ``PROMISE_IN_BOUNDS``, the fill value filled in for
 ``_reduction_jaxpr`` is."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from traxla.api import jit
@@ -16,13 +18,13 @@ from traxla.ir.rules.special import scatter_sub_p
 from traxla.primitives.elementwise import (add as _add, bitwise_and, eq, lt, max as _max,
                                           min as _min, mul as _mul, ne, rem, select,
                                           sub as _sub)
-from traxla.primitives.shapes import concatenate, expand_dims, full_like
+from traxla.primitives.shapes import concatenate, expand_dims, full, full_like
 from traxla.primitives.values import _const, _convert_element_type, aval_of, dtype_of, shape_of
 from traxla.tracer import trace_to_jaxpr
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
            "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
-           "index_take"]
+           "scatter_apply", "index_take"]
 
 gather_p = _I["gather"]
 scatter_p, scatter_add_p, scatter_mul_p = _I["scatter"], _I["scatter-add"], _I["scatter-mul"]
@@ -107,6 +109,28 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
     return _scatter_with(scatter_sub_p, _sub)(
         operand, scatter_indices, updates, dimension_numbers,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+
+
+_scatter_apply_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter-apply: the elements of ``operand`` at ``scatter_indices`` are replaced with
+    ``func`` of them (a duplicate index applies ``func`` again). As JAX, it binds ``scatter``
+    with ``func`` as the update computation and placeholder updates of ``update_shape``; it
+    cannot be differentiated."""
+    unused = full(update_shape, 0, dtype_of(operand))
+    apply = lambda x, _: func(x)  # noqa: E731
+    try:
+        apply = _scatter_apply_cache.setdefault(func, apply)
+    except TypeError:  # func is not weakly referenceable
+        pass
+    jaxpr, consts = _reduction_jaxpr(apply, dtype_of(operand))
+    return scatter_p.bind(operand, scatter_indices, unused, update_jaxpr=jaxpr,
+                          update_consts=consts, dimension_numbers=dimension_numbers,
+                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                          mode=GatherScatterMode.from_any(mode))
 
 
 def _where(condition, x, y):

@@ -6,7 +6,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules import shape as S
 from traxla.ir.rules.ad import empty2_p
-from traxla.batching.batch_trace import moveaxis, register_batching
+from traxla.batching.batch_trace import moveaxis, register_batching, rules_for_unbatched
 
 
 # -- shapes --------------------------------------------------------------------------------
@@ -87,6 +87,15 @@ def _never_batched(prim):
 
 
 register_batching(S.iota_p, _never_batched(S.iota_p))
+
+
+def _empty(size, vals, dims, *, shape, dtype, out_sharding):
+    """JAX's rule: an empty array with the batch axis in front (no operands to follow)."""
+    return S.empty_p.bind(shape=(size, *shape), dtype=dtype, out_sharding=out_sharding), 0
+
+
+register_batching(S.empty_p, _empty)
+rules_for_unbatched.add(S.empty_p)  # batched although it has no operands, as JAX
 
 
 

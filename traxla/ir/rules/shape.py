@@ -213,6 +213,17 @@ dynamic_update_slice_p = def_typing(Primitive("dynamic_update_slice"), _dynamic_
 iota_p = def_typing(Primitive("iota"), _iota_rule)
 
 
+def _empty_rule(*, shape, dtype, out_sharding):
+    """``lax.empty``: the shape and dtype as given (an int is a 1-d shape; the dtype is not
+    canonicalized, as JAX's ``ShapedArray``), never weakly typed."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dt = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
+    return ShapedArray(shape, dt, False, out_sharding)
+
+
+empty_p = def_typing(Primitive("empty"), _empty_rule)
+
+
 # -- stack, unstack, split: several arrays <-> one, along an axis ---------------------------------
 
 def _stack_rule(*xs, axis):

@@ -6,6 +6,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.rules.indexing import CUMULATIVE, GatherScatterMode, P, SCATTERS, sort_p
 from traxla.lowering.mlir import aval_type, broadcast_to, constant, hlo, ir, tensor_type
+from traxla.lowering.module import const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
 from traxla.lowering.rules.elementwise import compare, convert
 from traxla.lowering.rules.reduction import MONOIDS, _highest, _lowest
@@ -119,7 +120,12 @@ def _scatter(name):
         block = op.update_computation.blocks.append(scalar, scalar)
         with ir.InsertionPoint(block):
             old, new = block.arguments
-            hlo.return_([new if combine is None else combine(old, new)])
+            if combine is None and update_jaxpr is not None:  # scatter_apply's function
+                consts = [const_value(v.aval, c)
+                          for v, c in zip(update_jaxpr.constvars, update_consts)]
+                hlo.return_(emit_jaxpr(ctx.module, update_jaxpr, consts, [old, new]))
+            else:
+                hlo.return_([new if combine is None else combine(old, new)])
         return op.results[0]
     return rule
 

@@ -1,10 +1,13 @@
 """Lowering of shape primitives."""
 from __future__ import annotations
 
+import numpy as np
+
 from traxla.ir import dtypes
 from traxla.ir.rules import shape as S
 from traxla.lowering import dynamic_shapes as dyn
-from traxla.lowering.mlir import aval_type, hlo, i64_array, i64_array_attrs, rule_cache, tensor_type
+from traxla.lowering.mlir import (aval_type, broadcast_to, constant, hlo, i64_array, i64_array_attrs,
+                                  rule_cache, tensor_type)
 from traxla.lowering.registry import register_direct_op, register_lowering
 from traxla.lowering.rules.elementwise import convert
 
@@ -62,6 +65,14 @@ def _dynamic_update_slice(ctx, x, update, *indices):
 
 def _iota(ctx, *, dtype, shape, dimension, sharding=None):
     return dyn.iota(tensor_type(shape, dtype), dimension, shape)
+
+
+def _empty(ctx, *, shape, dtype, out_sharding):
+    """Its values are unspecified: zeros, as JAX's CPU rule (its TPU and GPU rules allocate
+    a buffer with a custom call)."""
+    aval = ctx.aval_out
+    zero = constant(np.zeros((), aval.dtype), aval.dtype)
+    return broadcast_to(zero, aval.update(shape=()), aval.shape)
 
 
 def _plain_static(aval) -> bool:
@@ -129,7 +140,8 @@ register_direct_op(S.slice_p, "stablehlo.slice", _slice_attributes, _slice)
 for _prim, _rule in [(S.rev_p, _rev),
                      (S.concatenate_p, _concatenate), (S.pad_p, _pad),
                      (S.dynamic_slice_p, _dynamic_slice),
-                     (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota)]:
+                     (S.dynamic_update_slice_p, _dynamic_update_slice), (S.iota_p, _iota),
+                     (S.empty_p, _empty)]:
     register_lowering(_prim, _rule)
 
 
