@@ -43,9 +43,7 @@ LEFT_OUT = {
         "ds": "dynamic-slice helper of JAX's ref indexing (array refs are not merged)",
         "make_user_context": "user-defined jit cache contexts: not built yet",
         # submodules of JAX internals or of features traxla leaves out
-        "ad": "JAX-internal autodiff module (traxla.autodiff is its own)",
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
-        "dlpack": "DLPack interchange: not built",
         "memory": "memory-space namespace of JAX's experimental host offloading",
         "profiler": "XLA profiler server and traces: not built",
         **{n: _CONFIG_FLAG for n in [

@@ -74,3 +74,10 @@ from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: 
 _state_ref.install_on_tracer()
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
 from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)
+from traxla import dlpack  # noqa: E402,F401
+import types as _types  # noqa: E402
+from traxla.autodiff import ad as _ad  # noqa: E402
+
+# ``jax.ad``: the markers of ``vjp(...).with_refs`` (a namespace, as JAX's).
+ad = _types.SimpleNamespace(DontWant=_ad.DontWant, DidntWant=_ad.DidntWant, GradRef=_ad.GradRef,
+                            GradValue=_ad.GradValue)

@@ -13,9 +13,10 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
+import dataclasses
 import functools
+
+import numpy as np
 
 from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
@@ -468,31 +469,28 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     return out, VJP(vjp_fun, p_tree)
 
 
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
 class GradRef:
-    """Where ``VJP.with_refs`` accumulated a cotangent into the Ref given for it."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "GradRef()"
+    """Where ``VJP.with_refs`` accumulated a cotangent into the Ref given for it (a pytree
+    node without leaves, as JAX's)."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class DontWant:
     """Passed to ``VJP.with_refs`` for an input whose cotangent is not wanted."""
 
-    __slots__ = ()
 
-    def __repr__(self):
-        return "DontWant()"
-
-
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
 class DidntWant:
     """What ``VJP.with_refs`` returns for an input passed as ``DontWant()``."""
 
-    __slots__ = ()
 
-    def __repr__(self):
-        return "DidntWant()"
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """Passed to ``VJP.with_refs`` for an input whose cotangent is returned as a value (what
+    a plain call of the pullback does for every input)."""
 
 
 class VJP:
