@@ -250,3 +250,86 @@ def test_scatter_apply_as_jax():
     ours, theirs = _scatter_applies(traxla), _scatter_applies(jax)
     np.testing.assert_allclose(np.array(ours[0][0]), np.array(theirs[0][0]), rtol=1e-6)
     assert ours[0][2:] == theirs[0][2:] and ours[1] == theirs[1] and ours[2] == theirs[2]
+
+
+# -- ragged_dot --------------------------------------------------------------------------------
+
+_R = np.random.RandomState(0)
+LHS = _R.randn(7, 4).astype(np.float32)
+RHS = _R.randn(3, 4, 3).astype(np.float32)
+GS = np.array([2, 0, 4], np.int32)  # the last row is in no group: zeros
+L4, R4 = _R.randn(2, 5, 3).astype(np.float32), _R.randn(2, 2, 3, 4).astype(np.float32)
+
+
+def _ragged_programs(m):
+    lax = m.lax
+    f = lambda a, b: (lax.ragged_dot(a, b, GS) ** 2).sum()  # noqa: E731
+    out = [str(m.make_jaxpr(lax.ragged_dot)(LHS, RHS, GS)),
+           str(m.make_jaxpr(m.grad(f, argnums=(0, 1)))(LHS, RHS)),
+           str(m.make_jaxpr(m.vmap(lax.ragged_dot))(np.stack([LHS, LHS]), np.stack([RHS, RHS]),
+                                                    np.stack([GS, GS]))),
+           str(m.make_jaxpr(lambda a, b, t: m.jvp(lambda a, b: lax.ragged_dot(a, b, GS),
+                                                  (a, b), (t, b)))(LHS, RHS, LHS)),
+           str(m.make_jaxpr(lambda a, b: lax.ragged_dot(
+               a, b, GS, preferred_element_type=np.float32, precision="highest"))(
+                   LHS.astype(np.float16), RHS.astype(np.float16)))]
+    contracting = lax.RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
+    batched = lax.RaggedDotDimensionNumbers((([2], [2]), ([0], [1])), [1], [0])
+    l4, r4 = L4, R4
+    g4 = np.array([[2, 3], [4, 1]], np.int32)
+    out.append(str(m.make_jaxpr(lambda a, b, c: lax.ragged_dot_general(a, b, c, contracting))(
+        LHS[:3, :], RHS[0], GS)))
+    out.append(str(m.make_jaxpr(m.grad(lambda a, b: lax.ragged_dot_general(
+        a, b, g4, batched).sum(), argnums=(0, 1)))(l4, r4)))
+    values = [lax.ragged_dot(LHS, RHS, GS), m.jit(lax.ragged_dot)(LHS, RHS, GS),
+              *m.grad(f, argnums=(0, 1))(LHS, RHS),
+              m.vmap(lax.ragged_dot)(np.stack([LHS, 2 * LHS]), np.stack([RHS, RHS]),
+                                     np.stack([GS, GS[::-1]])),
+              lax.ragged_dot_general(LHS[:3, :], RHS[0], GS, contracting),
+              lax.ragged_dot_general(l4, r4, g4, batched)]
+    errors = [_run_or_error(bad) for bad in (
+        lambda: lax.ragged_dot(LHS, RHS, GS.astype(np.float32)),
+        lambda: lax.ragged_dot(LHS, RHS[:2], GS),
+        lambda: lax.ragged_dot(LHS, RHS, np.int32(3)),
+        lambda: m.grad(lambda a: lax.ragged_dot_general(a, RHS[0], GS, contracting).sum())(
+            LHS[:3, :]))]
+    return out, values, errors
+
+
+def test_ragged_dot_as_jax():
+    """Jaxprs (of the primitive, its gradient, jvp and vmap), values in the three modes (rows
+    outside every group are zeros), and JAX's errors."""
+    ours, theirs = _ragged_programs(traxla), _ragged_programs(jax)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        assert np.asarray(a).shape == np.asarray(b).shape
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+    assert [e[0] for e in ours[2]] == [e[0] for e in theirs[2]]
+    assert [e[1] for e in ours[2]] == [e[1] for e in theirs[2]]
+
+
+def test_ragged_dot_matches_per_group_products():
+    out = np.asarray(tl.ragged_dot(LHS, RHS, GS))
+    starts = np.concatenate([[0], np.cumsum(GS)[:-1]])
+    expected = np.zeros((7, 3), np.float32)
+    for g, (s, n) in enumerate(zip(starts, GS)):
+        expected[s:s + n] = LHS[s:s + n] @ RHS[g]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_ragged_dot_gradient_by_finite_differences():
+    with traxla.config.flag("enable_x64", True):
+        lhs, rhs = LHS.astype(np.float64), RHS.astype(np.float64)
+        f = lambda a, b: (tl.ragged_dot(a, b, GS) ** 2).sum()  # noqa: E731
+        ga, gb = (np.asarray(g) for g in traxla.grad(f, argnums=(0, 1))(lhs, rhs))
+        eps = 1e-6
+        for arr, grad, which in ((lhs, ga, 0), (rhs, gb, 1)):
+            for idx in [(0,) * arr.ndim, tuple(s - 1 for s in arr.shape),
+                        tuple(s // 2 for s in arr.shape)]:
+                bump = np.zeros_like(arr)
+                bump[idx] = eps
+                args_p = [lhs, rhs]
+                args_m = [lhs, rhs]
+                args_p[which], args_m[which] = arr + bump, arr - bump
+                fd = (float(f(*args_p)) - float(f(*args_m))) / (2 * eps)
+                np.testing.assert_allclose(grad[idx], fd, rtol=1e-6, atol=1e-6)

@@ -371,3 +371,5 @@ def empty(shape, dtype, *, out_sharding=None):
         ndim = 1 if isinstance(shape, int) else len(shape)
         out_sharding = _type_sharding(out_sharding, ndim)
     return empty_p.bind(shape=shape, dtype=dtype, out_sharding=out_sharding)
+from traxla.lax.ragged_dot import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402,F401
+                                   ragged_dot_general)

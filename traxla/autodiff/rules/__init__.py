@@ -22,3 +22,4 @@ from traxla.autodiff.rules import sharding_constraint  # noqa: F401,E402  (with_
 from traxla.autodiff.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
 from traxla.autodiff.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.autodiff.rules import refs  # noqa: F401,E402  (get, swap, addupdate of differentiated refs)
+from traxla.autodiff.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)

@@ -21,3 +21,4 @@ from traxla.batching.rules import linear_call  # noqa: F401,E402  (custom_deriva
 from traxla.batching.rules import export  # noqa: F401,E402  (call_exported, one lane at a time)
 from traxla.batching.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.batching.rules import device_put  # noqa: F401,E402  (device_put of traced values)
+from traxla.batching.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)

@@ -19,3 +19,4 @@ from traxla.ir.rules import export  # noqa: F401,E402  (call_exported: running a
 from traxla.ir.rules import refs  # noqa: F401,E402  (array refs: new_ref, get, swap, addupdate, freeze)
 from traxla.ir.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.ir.rules import device_put  # noqa: F401,E402  (device_put of traced values)
+from traxla.ir.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
