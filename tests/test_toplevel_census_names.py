@@ -66,3 +66,72 @@ def test_dlpack_from_dlpack_as_jax(value):
 def test_dlpack_from_dlpack_refuses_as_jax(bad):
     assert _run_or_error(lambda: traxla.dlpack.from_dlpack(bad)) == \
         _run_or_error(lambda: jax.dlpack.from_dlpack(bad))
+
+
+# -- config states: no_execution, no_tracing, softmax_custom_jvp, jax2tf_... ------------------
+
+def _guards(m):
+    def f(x):
+        return x * 2
+    jf = m.jit(f)
+    jf(1.0)
+    compiled = m.jit(lambda x: x * 3).lower(1.0).compile()
+    out = [m.no_tracing.value, m.no_execution.value]
+    with m.no_tracing(True):
+        out += [m.no_tracing.value, _run_or_error(lambda: float(jf(1.0))),
+                _run_or_error(lambda: jf(np.ones(2, np.float32))),
+                _run_or_error(lambda: m.jit(lambda x: x + 1)(1.0))]
+    with m.no_execution(True):
+        out += [_run_or_error(lambda: jf(1.0)), _run_or_error(lambda: m.lax.sin(1.0)),
+                _run_or_error(lambda: m.jit(lambda x: x + 1)(1.0)),
+                _run_or_error(lambda: compiled(1.0)),
+                _run_or_error(lambda: str(m.jit(lambda x: x + 5).lower(1.0).compile().as_text()
+                                          is not None)),
+                _run_or_error(lambda: np.asarray(m.device_put(np.ones(2))).tolist())]
+    out.append(_run_or_error(lambda: float(jf(1.0))))
+    m.config.update("jax_no_execution", True)
+    try:
+        out += [_run_or_error(lambda: jf(1.0)), _run_or_error(lambda: jf(1.0))]
+    finally:
+        m.config.update("jax_no_execution", False)
+    out += [_run_or_error(lambda: float(jf(1.0))), _run_or_error(lambda: float(jf(1.0)))]
+    with m.no_tracing():
+        out.append(m.no_tracing.value)
+    return [o if not isinstance(o, tuple) or o[0] == "ok" else
+            (o[0], o[1].replace(__file__, "<here>")) for o in out]
+
+
+def test_no_tracing_and_no_execution_as_jax():
+    """A jitted call that would trace raises under no_tracing (a cached one runs); under
+    no_execution every run of a program raises, cached calls included, compiling does not.
+    (traxla's eager operations are primitives, not jitted functions: they never trace.)"""
+    assert _guards(traxla) == _guards(jax)
+
+
+def _softmaxes(m):
+    x = np.array([[1., 2., 3.], [0.5, -1, 2]], np.float32)
+    w = np.array([[True, False, True], [True, True, True]])
+    out = []
+    for flag in (False, True):
+        with m.softmax_custom_jvp(flag):
+            out += [m.softmax_custom_jvp.value, str(m.make_jaxpr(m.nn.softmax)(x)),
+                    str(m.make_jaxpr(m.grad(lambda x: m.nn.softmax(x)[0, 1]))(x)),
+                    np.asarray(m.nn.softmax(x)).round(6).tolist(),
+                    np.asarray(m.grad(lambda x: m.nn.softmax(x, where=w)[0, 2])(x))
+                    .round(6).tolist(),
+                    str(m.make_jaxpr(lambda x: m.nn.softmax(x, where=w))(x))]
+    return out
+
+
+def test_softmax_custom_jvp_as_jax():
+    assert _softmaxes(traxla) == _softmaxes(jax)
+
+
+def test_jax2tf_associative_scan_reductions_is_a_flag_as_jax():
+    """Read by jax2tf only: JAX 0.10.2 itself, like traxla, changes nothing under it."""
+    for m in (traxla, jax):
+        assert m.jax2tf_associative_scan_reductions.value is False
+        with m.jax2tf_associative_scan_reductions(True):
+            assert m.jax2tf_associative_scan_reductions.value is True
+            assert np.asarray(m.numpy.cumsum(np.arange(4.0))).tolist() == [0, 1, 3, 6]
+        assert m.jax2tf_associative_scan_reductions.value is False

@@ -130,6 +130,18 @@ check_tracer_leaks = _FlagState(
     "vmap) whose tracers are still referenced raises, naming them and what holds them.",
     default=True)
 checking_leaks = functools.partial(check_tracer_leaks, True)
+no_execution = _FlagState(
+    "no_execution", bool, "Disallow JAX executions: running a compiled program raises "
+    "RuntimeError.", default=True)
+no_tracing = _FlagState(
+    "no_tracing", bool, "Disallow tracing for JIT compilation: a jitted function that would "
+    "trace raises RuntimeError.", default=True)
+softmax_custom_jvp = _FlagState(
+    "softmax_custom_jvp", bool, "Use the custom_jvp rule for nn.softmax (the forward pass "
+    "without stop_gradient; the tangent y * (t - sum(y * t))).", default=True)
+jax2tf_associative_scan_reductions = _FlagState(
+    "jax2tf_associative_scan_reductions", bool, "How jax2tf lowers the cumulative reductions: "
+    "read by jax2tf only (JAX 0.10.2 itself never reads it; nor does traxla).", default=True)
 explain_cache_misses = _FlagState(
     "explain_cache_misses", bool, "Logs why a jitted function traced or compiled again "
     "(logger 'traxla'): `with explain_cache_misses(True):`.", default=True)

@@ -15,7 +15,7 @@ log_compile = debug_checks.log_compile
 
 def slow_path_only() -> bool:
     """True while a switch needs every jitted call to take the checked (slow) path."""
-    return flags.disable_jit or debug_checks.enabled()
+    return flags.disable_jit or flags.no_execution or debug_checks.enabled()
 
 
 @contextlib.contextmanager

@@ -41,7 +41,7 @@ from traxla.state import jit_refs as _jit_refs, ref as _ref
 from traxla.state.discharge import discharge_if_needed
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.tracer.interpret import eval_jaxpr, replaying
-from traxla.tracer.staging import DynamicJaxprTrace
+from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
                                    _forget_fast, _trace_cache, _trace_context)
@@ -245,9 +245,12 @@ class JitFunction(Wrapped):
                                               for a in closed.in_avals
                                               if is_ref_aval(a)]
         if mesh is not None:
-            return ShardedExecutable(program.module, program.in_avals, out_avals, mesh,
-                                     compiler_options=compiler_options)
-        return Executable(program.module, program.in_avals, out_avals, compiler_options)
+            exe = ShardedExecutable(program.module, program.in_avals, out_avals, mesh,
+                                    compiler_options=compiler_options)
+        else:
+            exe = Executable(program.module, program.in_avals, out_avals, compiler_options)
+        exe.name = self.name
+        return exe
 
     def _out_mesh(self):
         """The mesh named by ``out_shardings`` (None when it names none)."""
@@ -406,6 +409,9 @@ class JitFunction(Wrapped):
         hit = self._traced.get(key)
         if hit is not None:
             return hit
+        if _flags.no_tracing:
+            raise RuntimeError(f"re-tracing function {source_info_of_function(self.fun)} for "
+                               "`jit`, but 'no_tracing' is set")
         jit_hooks.on_trace_miss(self, key, args, kwargs)
         start = time.perf_counter()
         dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)

@@ -69,6 +69,13 @@ class Config:
         # (``jax.checking_leaks()``); the key derivation mode (traxla's keys are partitionable).
         "check_tracer_leaks": False,
         "threefry_partitionable": True,
+        # JAX's guards: no jitted program may run (``no_execution``), none may be traced
+        # (``no_tracing``); nn.softmax's custom-JVP form; a flag only jax2tf reads (JAX 0.10.2
+        # itself reads it nowhere)
+        "no_execution": False,
+        "no_tracing": False,
+        "softmax_custom_jvp": False,
+        "jax2tf_associative_scan_reductions": False,
     }
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",

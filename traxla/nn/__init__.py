@@ -2,6 +2,7 @@
 inner ``jit`` names and ``custom_jvp`` rules, so jaxprs print as JAX's)."""
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -10,6 +11,7 @@ from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
+from traxla.ir.config import config
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import ensure_arraylike, promote_args_inexact_arrays as promote_args_inexact
 from traxla.numpy._reductions import logsumexp  # noqa: F401  (jax.nn.logsumexp)
@@ -161,9 +163,32 @@ log_softmax = jit_named(_log_softmax, "log_softmax", ("axis",))
 
 
 def softmax(x, axis=-1, where=None):
-    """``exp(x) / sum(exp(x), axis)``, with the max subtracted (and its gradient stopped)
-    for stability, as JAX's default softmax."""
-    initial = -np.inf
+    """``exp(x) / sum(exp(x), axis)``, with the max subtracted for stability: by default (as
+    JAX's) its gradient stopped; under ``softmax_custom_jvp`` a custom JVP rule instead."""
+    if config.current.softmax_custom_jvp:
+        return _softmax(x, axis, where)
+    return _softmax_deprecated(x, axis, where)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax(x, axis=-1, where=None, initial=-np.inf):
+    x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, initial)
+    unnormalized = jnp.exp(x_safe - x_max)
+    result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+    if where is not None:
+        result = jnp.where(where, result, 0)
+    return result
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+    (x, where, initial), (x_dot, _, _) = primals, tangents
+    y = _softmax(x, axis, where, initial)
+    return y, y * (x_dot - (y * x_dot).sum(axis, where=where, keepdims=True))
+
+
+def _softmax_deprecated(x, axis=-1, where=None, initial=-np.inf):
     x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, initial)
     unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))

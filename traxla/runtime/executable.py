@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+from traxla.ir.config import config as _config
+
 from traxla.ir.avals import physical_aval
 from traxla.lowering import host_callbacks_of, lower_jaxpr
 from traxla.lowering.mlir import owned_by_this_thread
@@ -13,6 +15,8 @@ from traxla.runtime.array import (ArrayImpl, arrays_from_buffers, check_not_dele
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import placement_from_hlo
 from traxla.lowering.rules.callbacks import take_callback_error
+
+_flags = _config.current  # this thread's flags (a thread-local view)
 
 
 class _CompiledProgram:
@@ -34,7 +38,7 @@ class Executable(_CompiledProgram):
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
-                 "host_callbacks", "__weakref__")
+                 "host_callbacks", "name", "__weakref__")
 
     def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
@@ -55,9 +59,12 @@ class Executable(_CompiledProgram):
         self.handlers = xla.result_handlers(
             [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
+        self.name = None  # the jitted function's (or the primitive's) name, for messages
 
     def execute(self, arrays) -> list:
         """Runs on ``arrays`` (traxla Arrays whose avals were checked by the caller)."""
+        if _flags.no_execution:
+            raise no_execution_error(self.name)
         try:
             bufs = self.run([a._buf for a in arrays])
         except xla.RuntimeErrorType:
@@ -71,9 +78,17 @@ def _register_libraries():
         xla.register_custom_call_library(name)
 
 
+def no_execution_error(name) -> RuntimeError:
+    """JAX's error for a program run under ``no_execution``."""
+    return RuntimeError(f"JAX tried to execute function jit({name}), but the no_execution "
+                        "config option is set")
+
+
 def compile_jaxpr(closed, name: str) -> Executable:
     module = lower_jaxpr(closed, name)
-    return Executable(module, closed.in_avals, closed.out_avals)
+    exe = Executable(module, closed.in_avals, closed.out_avals)
+    exe.name = name
+    return exe
 
 
 __all__ = ["Executable", "compile_jaxpr", "ArrayImpl", "device_put_numpy"]
@@ -115,8 +130,11 @@ class ShardedExecutable(_CompiledProgram):
             [xla.gspmd_sharding(raw, h, None if _memory_kind(a) == "device" else _memory_kind(a))
              for h, a in zip(hlos, out_avals)])
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
+        self.name = None
 
     def execute(self, arrays) -> list:
+        if _flags.no_execution:
+            raise no_execution_error(self.name)
         try:
             bufs = self.run([a._buf for a in arrays])
         except xla.RuntimeErrorType:
