@@ -8,7 +8,8 @@ from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
-from traxla.runtime.placement import SingleDeviceSharding, Shard, local_blocks, assemble
+from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
+                                      default_placement, device_put_placed, local_blocks)
 from traxla.tracer.traces import Tracer
 
 
@@ -57,6 +58,13 @@ class ArrayImpl(Array):
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was put on its device on purpose (``device_put`` to a device or
+        sharding, a program's placed result), as JAX's ``Array.committed``; arrays on the
+        default device, and those ``default_device`` placed, follow the computation."""
+        return self._placement is not None and self._placement.committed
 
     # -- host interop -----------------------------------------------------------
     def _value(self) -> np.ndarray:
@@ -251,7 +259,8 @@ def check_not_deleted(arrays):
 
 
 def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
-    """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
+    """Transfers ``host`` (already of ``aval.dtype``) to the default device (the one
+    ``default_device`` names, when it names another)."""
     backend = get_backend()
     aval = intern_aval(aval)
     if host.dtype == float0:  # no bytes to send: stored as false booleans, as JAX passes them
@@ -259,8 +268,19 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
                              backend.default_sharding)
         return ArrayImpl(aval, buf)
+    if _config_values.default_device is not None:
+        placement = default_placement()
+        if placement is not None:
+            return device_put_placed(host, aval, placement)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
     return ArrayImpl(aval, buf)
+
+
+def to_default_device(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
+    """``host`` on the default backend's first device, whatever ``default_device`` says."""
+    backend = get_backend()
+    return ArrayImpl(intern_aval(aval), xla.device_put(host, aval, backend.default_device,
+                                                       backend.default_sharding))
 
 
 # Equal avals as one object (transfers' and programs' outputs): the cached-call paths
