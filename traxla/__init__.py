@@ -56,6 +56,8 @@ from traxla.autodiff.jac import jacobian  # noqa: E402
 from traxla.api.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
                                  linear_transpose)
 from traxla import custom_derivatives  # noqa: F401,E402
+from traxla import custom_batching  # noqa: F401,E402
+from traxla import dlpack  # noqa: F401,E402
 from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
 from traxla import ops  # noqa: F401,E402  (segment reductions)
 from traxla.sharding import P, reshard, set_mesh  # noqa: E402,F401

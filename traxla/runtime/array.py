@@ -183,6 +183,34 @@ class ArrayImpl(Array):
     def devices(self):
         return self.sharding.device_set
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this (one-device) array, as JAX's ``Array.__dlpack__``."""
+        if len(self.devices()) > 1:
+            raise BufferError(
+                "to_dlpack can only pack a dlpack tensor from an array on a singular device, "
+                f"but an array with a Sharding over {len(self.devices())} devices was provided.")
+        if max_version is not None and tuple(max_version) < (0, 5):
+            raise BufferError(f"JAX does not support any version below (0, 5) but version "
+                              f"({max_version}) was requested.")
+        if dl_device is not None and tuple(dl_device) != tuple(self.__dlpack_device__()):
+            raise BufferError("traxla exports a DLPack tensor on the array's own device only; "
+                              "device_put it first.")
+        source = self.copy() if copy else self
+        check_not_deleted((source,))
+        buf = source._buf
+        if source._placement is not None:  # a one-device mesh: that device's buffer
+            buf = xla.per_device_buffers(buf)[0][1]
+        return xla.buffer_to_dlpack(buf, stream=stream)
+
+    def __dlpack_device__(self):
+        device = next(iter(self.devices()))
+        if device.platform == "cpu":
+            return 1, 0  # (DLDeviceType.kDLCPU, 0)
+        if device.platform in ("gpu", "cuda"):
+            return 2, device.local_hardware_id  # kDLCUDA
+        raise BufferError(f"__dlpack__ device only supported for CPU and GPU, got "
+                          f"{device.platform}")
+
     @property
     def device(self):
         if self._placement is not None:
