@@ -39,7 +39,6 @@ _CONFIG_FLAG = "a JAX config flag for a feature traxla does not have"
 LEFT_OUT = {
     "": {
         "smap": "experimental single-axis shard_map variant of JAX 0.10",
-        "custom_batching": "custom_vmap rules for user functions: not built yet",
         "ds": "dynamic-slice helper of JAX's ref indexing (array refs are not merged)",
         "make_user_context": "user-defined jit cache contexts: not built yet",
         # submodules of JAX internals or of features traxla leaves out

@@ -439,3 +439,15 @@ def test_api_util_debug_info_matches_jax(case):
     assert (ours.traced_for, ours.func_src_info, ours.func_name, ours.arg_names) == (
         theirs.traced_for, theirs.func_src_info, theirs.func_name, theirs.arg_names)
     assert ours.safe_arg_names(len(ours.arg_names)) == theirs.safe_arg_names(len(ours.arg_names))
+
+
+def test_array_var_method_under_every_transformation():
+    # the staging tracer's own slot was named "var" and shadowed the method
+    import traxla
+    import traxla.numpy as tnp
+    x = np.arange(4.0, dtype=np.float32)
+    assert float(traxla.jit(lambda v: v.var())(x)) == pytest.approx(np.var(x))
+    assert float(traxla.jit(lambda v: v.var(axis=0, ddof=1))(x)) == pytest.approx(np.var(x, ddof=1))
+    np.testing.assert_allclose(traxla.grad(lambda v: v.var())(x), 2 * (x - x.mean()) / 4,
+                               rtol=1e-6)
+    np.testing.assert_allclose(traxla.vmap(lambda v: v.var())(tnp.ones((2, 3))), [0.0, 0.0])

@@ -54,6 +54,24 @@ def test_device_put_between_cpu_and_tpu():
     np.testing.assert_array_equal(np.asarray(tripled), host * 3)
 
 
+def test_default_device_and_jit_backend_run_on_the_cpu_beside_the_tpu():
+    cpu = traxla.devices("cpu")[0]
+    with traxla.default_device(cpu):
+        x = jnp.arange(4.0)
+        y = traxla.jit(lambda v: jnp.sin(v) * 2)(x)
+        key = traxla.random.normal(traxla.random.key(0), (3,))
+    assert x.devices() == {cpu} and y.devices() == {cpu} and key.devices() == {cpu}
+    assert not y.committed
+    np.testing.assert_allclose(np.asarray(y), np.sin(np.arange(4.0)) * 2, rtol=1e-6)
+    z = traxla.jit(lambda v: v + 1, backend="cpu")(np.float32(1))
+    assert z.devices() == {cpu} and z.committed and float(z) == 2.0
+    w = traxla.jit(lambda v: v + 1, device=cpu)(jnp.ones(2))  # a TPU operand moves over
+    assert w.devices() == {cpu}
+    with traxla.default_device("cpu"):
+        assert (jnp.ones(2) + 1).devices() == {cpu}
+    assert jnp.ones(2).devices() == {traxla.devices()[0]}
+
+
 def test_donated_buffer_is_reused_and_deleted():
     f = traxla.jit(lambda x: x * 2 + 1, donate_argnums=0)
     x = jnp.ones((2048, 2048), jnp.float32)

@@ -23,8 +23,8 @@ assert traxla.default_backend() == "tpu", "the TPU is not the default backend"' 
     echo "== summary: NO TPU (the TPU backend did not start; the lines above say why)"; exit 2; }
 sleep 3  # the chip can refuse a process started right after another let it go
 
-echo "== TPU tier: pytest -m tpu (tests/test_tpu.py), then the platform tests"
-timeout 300 "$PY" -m pytest -q -p no:cacheprovider -m tpu -rfEs tests/test_tpu.py 2>&1 | tail -40
+echo "== TPU tier: pytest -m tpu (tests/test_tpu*.py), then the platform tests"
+timeout 300 "$PY" -m pytest -q -p no:cacheprovider -m tpu -rfEs tests/test_tpu*.py 2>&1 | tail -40
 rc=${PIPESTATUS[0]}; results+=("pytest -m tpu: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED ($rc)")")
 [ "$rc" -eq 0 ] || status=1
 sleep 3

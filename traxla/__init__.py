@@ -56,6 +56,8 @@ from traxla.autodiff.jac import jacobian  # noqa: E402
 from traxla.api.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,  # noqa: E402
                                  linear_transpose)
 from traxla import custom_derivatives  # noqa: F401,E402
+from traxla import custom_batching  # noqa: F401,E402
+from traxla import dlpack  # noqa: F401,E402
 from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
 from traxla import ops  # noqa: F401,E402  (segment reductions)
 from traxla.sharding import P, reshard, set_mesh  # noqa: E402,F401
@@ -76,7 +78,6 @@ from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: 
 _state_ref.install_on_tracer()
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
 from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)
-from traxla import dlpack  # noqa: E402,F401
 import types as _types  # noqa: E402
 from traxla.autodiff import ad as _ad  # noqa: E402
 

@@ -8,7 +8,7 @@ import functools
 
 from traxla.ir.config import config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
-from traxla.runtime.backend import get_backend
+from traxla.runtime.backend import Device, get_backend
 
 
 _MISSING = object()
@@ -72,25 +72,23 @@ _PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", 
 
 
 def _validate_device(value):
-    """Only the backend's default device (or a platform name) can be the default: the
-    runtime compiles every single-device program for that device."""
+    """A Device or a platform name, as JAX's ``jax_default_device`` accepts; new arrays
+    and programs then go there (``runtime.placement.default_placement``)."""
     if value is None:
         return None
     if isinstance(value, str):
-        backend = get_backend(value)
-        if backend is not get_backend():
-            raise NotImplementedError(
-                f"default_device({value!r}): traxla runs single-device programs on the default "
-                f"backend ({get_backend().platform}); select the platform with "
-                "JAX_PLATFORMS or traxla.config.update('platforms', ...) before first use.")
+        if value not in ("cpu", "gpu", "tpu"):
+            raise ValueError(
+                "jax.default_device must be passed either a Device object (e.g. "
+                f"`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or 'gpu', got: "
+                f"{value!r}")
+        get_backend(value)  # an absent platform fails here, naming what is present
         return value
-    backend = get_backend()
-    if getattr(value, "_device", None) is not backend.default_device:
-        if getattr(value, "_device", None) != backend.default_device:
-            raise NotImplementedError(
-                f"default_device({value!r}): traxla runs single-device programs on the first "
-                f"device of the default backend ({backend.devices[0]!r}); to use other devices, "
-                "place arrays with device_put(x, NamedSharding(mesh, spec)).")
+    if not isinstance(value, Device):
+        raise ValueError(
+            "jax.default_device must be passed either a Device object (e.g. "
+            f"`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or 'gpu', got: "
+            f"{value!r}")
     return value
 
 
@@ -119,6 +117,8 @@ enable_checks = _FlagState("check_jaxprs", bool,
                            default=True)
 default_device = _FlagState("default_device", _validate_device,
                             "The device computations run on when no placement says otherwise.")
+config.on_update(lambda name, value: _validate_device(value) if name == "default_device"
+                 else None)  # config.update("jax_default_device", ...) validates as the block
 debug_nans = _FlagState("debug_nans", bool, "A NaN produced by a program raises "
                         "FloatingPointError naming the primitive: `with debug_nans(True):`.",
                         default=True)

@@ -10,9 +10,8 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array
-from traxla.runtime.array import device_put_numpy
-from traxla.runtime.backend import get_backend
-from traxla.runtime.placement import (Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding,
+from traxla.runtime.array import to_default_device
+from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, device_placement,
                                       device_put_placed)
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
@@ -31,12 +30,16 @@ def _aval(x):
 
 
 def _to_default_device(leaf):
-    """An Array on the default device: one placed on another platform's device is copied
-    over through the host."""
-    if isinstance(leaf, ArrayImpl) and leaf._placement is not None and \
-            leaf._placement.mesh.devices.flat[0].platform != get_backend().platform:
-        return device_put_numpy(np.asarray(leaf), leaf.aval)
-    return to_array(leaf)
+    """An Array on the default device (whatever ``default_device`` says: it was named):
+    one placed on other devices is copied over through the host."""
+    if isinstance(leaf, ArrayImpl) and leaf._placement is not None:
+        return to_default_device(np.asarray(leaf), leaf.aval.update(sharding=None))
+    if isinstance(leaf, ArrayImpl):
+        return leaf
+    arr = to_array(leaf)
+    if arr._placement is not None:  # default_device placed the new array elsewhere
+        return to_default_device(np.asarray(arr), arr.aval.update(sharding=None))
+    return arr
 
 
 def device_put(x, device=None):
@@ -56,10 +59,9 @@ def device_put(x, device=None):
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is None:  # a Device: the default device is the only one without a mesh
-        if device.platform == get_backend().platform:
+        sharding = device_placement(device)  # any other: a one-device mesh, committed to it
+        if sharding is None:
             return tree_util.tree_map(_to_default_device, x)
-        # another platform's device (the CPU beside a TPU): placed on a one-device mesh
-        sharding = NamedSharding(Mesh(np.array([device]), ("_device",)), PartitionSpec())
 
     def put(leaf):
         arr = to_array(leaf)

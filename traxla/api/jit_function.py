@@ -23,18 +23,20 @@ from traxla.api.device_arrays import _aval, device_put
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
 from traxla.ir.config import config
+from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
-from traxla.runtime.array import check_not_deleted
+from traxla.runtime.array import check_not_deleted, to_default_device
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
-from traxla.runtime.placement import NamedSharding, device_put_placed
+from traxla.runtime.placement import (NamedSharding, default_placement, device_placement,
+                                      device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
@@ -82,6 +84,7 @@ class JitFunction(Wrapped):
         self.keep_unused = bool(keep_unused)
         self.inline = bool(inline)
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self._device_placement = None  # jit(device=, backend=): see _target_mesh
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self._plain = not self.static_argnums and not self.static_argnames
         self._traced = _trace_cache(fun, (self.static_argnums, self.static_argnames))
@@ -176,9 +179,12 @@ class JitFunction(Wrapped):
                 raise self._argument_error(e, args, kwargs, leaves) from None
             if self.in_shardings is not None:
                 arrays = self._apply_in_shardings(arrays, in_tree)
-            if any(a._placement is not None for a in arrays) or self._out_mesh() is not None:
-                return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
-                                          self._out_mesh())
+            target = self._target_mesh()
+            if target is not None or any(a._placement is not None for a in arrays):
+                arrays, target, follows_default = _follow_committed(arrays, target)
+                if target is not None or any(a._placement is not None for a in arrays):
+                    outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
+                    return _uncommitted_results(outs) if follows_default else outs
             avals = tuple(a.aval for a in arrays)
             key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
@@ -252,16 +258,18 @@ class JitFunction(Wrapped):
         exe.name = self.name
         return exe
 
-    def _out_mesh(self):
-        """The mesh named by ``out_shardings`` (None when it names none)."""
-        if self.out_shardings is None:
-            return None
-        for s in tree_util.tree_leaves(self.out_shardings):
-            if isinstance(s, NamedSharding):
-                return s.mesh
-            if s is not None and not hasattr(s, "_device"):
-                return to_named(s).mesh
-        return None
+    def _target_mesh(self):
+        """Where the program runs when no argument is placed: the mesh ``out_shardings``
+        names, else the device of ``jit(device=, backend=)`` or of ``default_device`` when
+        it is not the default backend's first (None: that device, the common case)."""
+        if self.out_shardings is not None:
+            for s in tree_util.tree_leaves(self.out_shardings):
+                if isinstance(s, NamedSharding):
+                    return s.mesh
+                if s is not None and not hasattr(s, "_device"):
+                    return to_named(s).mesh
+        placement = self._device_placement or default_placement()
+        return None if placement is None else placement.mesh
 
     def _out_specs(self, closed):
         """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
@@ -518,7 +526,7 @@ class JitFunction(Wrapped):
                 if s is not None and not hasattr(s, "_device"):
                     placements[i] = to_named(s)
         mesh = next((p.mesh for p in placements if p is not None), None)
-        mesh = mesh or self._out_mesh() or _mesh_of_program(closed.jaxpr)
+        mesh = mesh or self._target_mesh() or _mesh_of_program(closed.jaxpr)
         if mesh is not None:
             placements = [p if p is not None else NamedSharding(mesh, PartitionSpec())
                           for p in placements]
@@ -582,6 +590,35 @@ def _install_placed_dispatch():
 _install_placed_dispatch()
 
 
+def _follow_committed(arrays, target):
+    """JAX's rule for operands ``default_device`` placed (uncommitted): they go where the
+    committed operands are, else where the program runs (``target``; None: the default
+    device). Returns the arrays, the mesh to run on, and whether that is the
+    ``default_device``'s own (its results are then uncommitted too)."""
+    committed = next((a._placement.mesh for a in arrays
+                      if a._placement is not None and a._placement.committed), None)
+    mesh = committed or target
+    default = default_placement()
+    follows_default = committed is None and default is not None and mesh is default.mesh
+    moved = []
+    for a in arrays:
+        p = a._placement
+        if p is not None and not p.committed and p.mesh is not mesh and p.mesh != mesh:
+            host = np.asarray(a)
+            aval = ShapedArray(a.shape, a.dtype, a.aval.weak_type)
+            a = (device_put_placed(host, aval, NamedSharding(mesh, PartitionSpec()))
+                 if mesh is not None else to_default_device(host, aval))
+        moved.append(a)
+    return moved, mesh, follows_default
+
+
+def _uncommitted_results(outs):
+    for out in tree_util.tree_leaves(outs):
+        if isinstance(out, ArrayImpl) and out._placement is not None:
+            out._placement = uncommitted(out._placement)
+    return outs
+
+
 def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Closures over an enclosing trace's tracers become leading operands, as in JAX."""
     jaxpr = closed.jaxpr
@@ -602,24 +639,32 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
                    donate_argnums=() if donate_argnums is None else donate_argnums,
                    donate_argnames=() if donate_argnames is None else donate_argnames,
                    keep_unused=keep_unused, inline=inline, compiler_options=compiler_options)
-    _check_device_and_backend(device, backend)
+    placement = _device_and_backend_placement(device, backend)
     if fun is None:
-        return lambda f: JitFunction(f, **options)
+        return lambda f: _with_placement(JitFunction(f, **options), placement)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    return JitFunction(fun, **options)
+    return _with_placement(JitFunction(fun, **options), placement)
 
 
-def _check_device_and_backend(device, backend):
-    """``device=``/``backend=`` (deprecated in JAX): only the default device and backend
-    can be honoured, since every single-device program runs there."""
-    if backend is not None and get_backend(backend) is not get_backend():
-        raise NotImplementedError(f"jit(backend={backend!r}): traxla compiles for the default "
-                                  f"backend ({get_backend().platform}) only.")
-    if device is not None and getattr(device, "_device", None) != get_backend().default_device:
-        raise NotImplementedError(f"jit(device={device!r}): traxla runs single-device programs "
-                                  "on the default device; use in_shardings/out_shardings with a "
-                                  "NamedSharding to place computations on other devices.")
+def _with_placement(jitted, placement):
+    jitted._device_placement = placement
+    return jitted
+
+
+def _device_and_backend_placement(device, backend):
+    """``device=``/``backend=`` (deprecated in JAX, still honoured): the one-device
+    placement programs run on (None: the default device)."""
+    if device is not None and backend is not None:
+        raise ValueError("can't specify both a device and a backend for jit, got "
+                         f"device={device} and backend={backend!r}")
+    if backend is not None:
+        return device_placement(get_backend(backend).platform)
+    if device is not None:
+        if not hasattr(device, "_device"):
+            raise TypeError(f"jit(device=...) expects a Device, got {device!r}")
+        return device_placement(device)
+    return None
 
 
 def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_argnames):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from traxla import tree_util
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+from traxla.ir.avals import physical_aval
 from traxla.ir.jaxpr import subjaxprs
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
 from traxla.ir.rules.sharding_constraint import sharding_constraint_p
@@ -34,15 +35,16 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
     """Shardy annotations of ``@main``: inputs as placed, results as their types promise
     (results with no explicit sharding are left to the partitioner)."""
 
+    def padded(spec, aval):  # a key array's trailing key-data dimensions are replicated
+        return tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
+
     def spec_of(aval):
-        if aval.sharding is None:
-            return None
-        return tuple(aval.sharding.spec) + (None,) * (len(aval.shape) - len(aval.sharding.spec))
+        return None if aval.sharding is None else padded(aval.sharding.spec, aval)
     out_avals = closed.out_avals
     return ModuleShardings(
         list(zip(mesh.axis_names, mesh.devices.shape)),
-        [p.full_spec(len(a.shape)) for p, a in zip(placements, closed.in_avals)],
-        [spec_of(a) if out_specs is None or out_specs[i] is None else out_specs[i]
+        [padded(p.full_spec(len(a.shape)), a) for p, a in zip(placements, closed.in_avals)],
+        [spec_of(a) if out_specs is None or out_specs[i] is None else padded(out_specs[i], a)
          for i, a in enumerate(out_avals)],
         [None if p.memory_kind == "device" else p.memory_kind for p in placements],
         [None if a.memory_space is None else "pinned_host" for a in out_avals])

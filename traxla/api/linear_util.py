@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import inspect
 from functools import partial
-from typing import Any, Callable
+from typing import Callable
 
-from traxla.base.arg_names import bound_leaf_names
 from traxla.ir.jaxpr import DebugInfo
 from traxla.tree_util import tree_flatten, tree_unflatten
 
@@ -150,43 +149,5 @@ def _sourceinfo(fun) -> str:
     return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
 
 
-def debug_info(traced_for: str, fun: Callable, args, kwargs: dict[str, Any], *,
-               static_argnums=(), static_argnames=(), result_paths_thunk=None,
-               sourceinfo: str | None = None, signature=None) -> DebugInfo:
-    """What error messages need about ``fun`` traced for ``traced_for`` (JAX's
-    ``api_util.debug_info``): its source and the names of its non-static argument leaves,
-    found by binding the example ``args`` and ``kwargs`` to its signature."""
-    res = getattr(fun, "__fun_debug_info__", None)
-    if res is not None:
-        return res
-    if sourceinfo is None:
-        sourceinfo = _sourceinfo(fun)
-    if signature is None:
-        try:
-            signature = inspect.signature(fun)
-        except (ValueError, TypeError):
-            signature = None
-    static = {i % max(len(args), 1) for i in static_argnums}
-    dyn_args = [a for i, a in enumerate(args) if i not in static]
-    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in set(static_argnames)}
-    names: list = []
-    try:
-        if signature is None:
-            raise TypeError
-        bound = signature.bind(*args, **kwargs)
-        keep = {k: v for k, v in bound.arguments.items() if k not in set(static_argnames)}
-        for i, (k, _) in enumerate(list(bound.arguments.items())):
-            if i in static:
-                keep.pop(k, None)
-        bound.arguments.clear()
-        bound.arguments.update(keep)
-        names = bound_leaf_names(signature, bound)
-    except TypeError:
-        n = len(tree_flatten((dyn_args, dyn_kwargs))[0])
-        names = [None] * n
-    name = sourceinfo.split(" at ")[0] if sourceinfo else getattr(fun, "__name__", "fun")
-    return DebugInfo(traced_for, name, sourceinfo, names)
-
-
 __all__ = ["Store", "StoreException", "WrappedFun", "wrap_init", "transformation2",
-           "transformation_with_aux2", "flatten_fun", "flatten_fun_nokwargs", "debug_info"]
+           "transformation_with_aux2", "flatten_fun", "flatten_fun_nokwargs"]

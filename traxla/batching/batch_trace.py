@@ -122,6 +122,21 @@ class BatchTrace(Trace):
             "used after it returned. Return values from the function instead of storing them.")
 
 
+def vmap_unrestricted(fun, args, in_dims, axis_size: int):
+    """``fun(*args)`` (flat in, flat out) batched over the ``args`` with an int in
+    ``in_dims``; the outputs stay where the rules leave them: returns (outs, out dims),
+    a dim None for an output that came out unbatched (JAX's ``vmap_unrestricted``)."""
+    trace = BatchTrace(current_trace(), axis_size, None)
+    tracers = [a if d is None else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+        pairs = [trace.to_val_dim(o) for o in outs]
+    finally:
+        trace.invalidate()
+    return [v for v, _ in pairs], [d for _, d in pairs]
+
+
 # -- moving batch dimensions (bound in the current trace) ------------------------------
 
 def moveaxis(x, src: int, dst: int):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import operator
 
+from traxla.errors import InconclusiveDimensionOperation  # one class, as jax.errors'
 
-class InconclusiveDimensionOperation(Exception):
-    """Raised when a symbolic dimension is used where a concrete value is needed."""
+
 
 
 def _norm(terms: dict) -> tuple:

@@ -18,6 +18,8 @@ from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (check_arraylike, ensure_arraylike, result_type,
                                      broadcast_shapes as _bs)
 from traxla.numpy._creation import asarray, array, linspace, prototype as _prototype
+from traxla.api.device_arrays import device_put as _device_put
+from traxla.runtime import dlpack as _runtime_dlpack
 from traxla.ir.dtypes import _lub
 from traxla.numpy._ufuncs import power, sign, ufuncs
 from traxla.numpy._shape import moveaxis
@@ -186,8 +188,10 @@ def fromiter(*args, **kwargs):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An Array holding the data of a DLPack-exporting object (through NumPy, on the host)."""
-    return asarray(np.from_dlpack(x))
+    """An Array holding the data of a DLPack-exporting object (NumPy, PyTorch, JAX, ...),
+    sharing its memory where jaxlib can."""
+    out = _runtime_dlpack.from_dlpack(x, device=device, copy=copy)
+    return out if device is None else _device_put(out, device)
 
 
 # -- astype, copy, empty_like, logspace, geomspace, broadcast_shapes ---------------------------------

@@ -8,7 +8,8 @@ from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
-from traxla.runtime.placement import SingleDeviceSharding, Shard, local_blocks, assemble
+from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
+                                      default_placement, device_put_placed, local_blocks)
 from traxla.tracer.traces import Tracer
 
 
@@ -57,6 +58,13 @@ class ArrayImpl(Array):
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was put on its device on purpose (``device_put`` to a device or
+        sharding, a program's placed result), as JAX's ``Array.committed``; arrays on the
+        default device, and those ``default_device`` placed, follow the computation."""
+        return self._placement is not None and self._placement.committed
 
     # -- host interop -----------------------------------------------------------
     def _value(self) -> np.ndarray:
@@ -175,6 +183,34 @@ class ArrayImpl(Array):
     def devices(self):
         return self.sharding.device_set
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this (one-device) array, as JAX's ``Array.__dlpack__``."""
+        if len(self.devices()) > 1:
+            raise BufferError(
+                "to_dlpack can only pack a dlpack tensor from an array on a singular device, "
+                f"but an array with a Sharding over {len(self.devices())} devices was provided.")
+        if max_version is not None and tuple(max_version) < (0, 5):
+            raise BufferError(f"JAX does not support any version below (0, 5) but version "
+                              f"({max_version}) was requested.")
+        if dl_device is not None and tuple(dl_device) != tuple(self.__dlpack_device__()):
+            raise BufferError("traxla exports a DLPack tensor on the array's own device only; "
+                              "device_put it first.")
+        source = self.copy() if copy else self
+        check_not_deleted((source,))
+        buf = source._buf
+        if source._placement is not None:  # a one-device mesh: that device's buffer
+            buf = xla.per_device_buffers(buf)[0][1]
+        return xla.buffer_to_dlpack(buf, stream=stream)
+
+    def __dlpack_device__(self):
+        device = next(iter(self.devices()))
+        if device.platform == "cpu":
+            return 1, 0  # (DLDeviceType.kDLCPU, 0)
+        if device.platform in ("gpu", "cuda"):
+            return 2, device.local_hardware_id  # kDLCUDA
+        raise BufferError(f"__dlpack__ device only supported for CPU and GPU, got "
+                          f"{device.platform}")
+
     @property
     def device(self):
         if self._placement is not None:
@@ -251,7 +287,8 @@ def check_not_deleted(arrays):
 
 
 def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
-    """Transfers ``host`` (already of ``aval.dtype``) to the default device."""
+    """Transfers ``host`` (already of ``aval.dtype``) to the default device (the one
+    ``default_device`` names, when it names another)."""
     backend = get_backend()
     aval = intern_aval(aval)
     if host.dtype == float0:  # no bytes to send: stored as false booleans, as JAX passes them
@@ -259,8 +296,19 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
                              backend.default_sharding)
         return ArrayImpl(aval, buf)
+    if _config_values.default_device is not None:
+        placement = default_placement()
+        if placement is not None:
+            return device_put_placed(host, aval, placement)
     buf = xla.device_put(host, aval, backend.default_device, backend.default_sharding)
     return ArrayImpl(aval, buf)
+
+
+def to_default_device(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
+    """``host`` on the default backend's first device, whatever ``default_device`` says."""
+    backend = get_backend()
+    return ArrayImpl(intern_aval(aval), xla.device_put(host, aval, backend.default_device,
+                                                       backend.default_sharding))
 
 
 # Equal avals as one object (transfers' and programs' outputs): the cached-call paths

@@ -13,6 +13,7 @@ from traxla.ir.config import config
 from traxla.runtime import debug_checks
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.executable import compile_jaxpr
+from traxla.runtime.placement import _config_values, default_placement
 
 _check_flags = debug_checks.flags
 
@@ -87,6 +88,8 @@ def apply_primitive_unchecked(prim, args, params):
         for a in arrays:
             if a._placement is not None:
                 return placed_apply_hook(prim, arrays, params)
+        if _config_values.default_device is not None and default_placement() is not None:
+            return placed_apply_hook(prim, arrays, params)  # on the default_device named
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))
     exe = _eager_cache.get(key)

@@ -13,12 +13,14 @@ from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
+from traxla.ir.config import config as _config
 from traxla.ir.avals import ShapedArray, physical_aval
 import traxla.runtime.array as _runtime_array
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.lowering import ModuleShardings, lower_jaxpr
 
 
+_config_values = _config.current  # the calling thread's view of the flags
 _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
 
 
@@ -122,6 +124,8 @@ class NamedSharding:
     def __hash__(self):
         return hash((self.mesh, _padded(self.spec), self.memory_kind))
 
+    committed = True  # see _UncommittedSharding
+
     @property
     def device_set(self):
         return set(self.mesh.device_list)
@@ -181,6 +185,8 @@ def _padded(spec):
 class HloPlacement:
     """An output placement chosen by the compiler (Auto axes): an HloSharding over devices."""
 
+    committed = True
+
     def __init__(self, devices, hlo):
         self.devices = list(devices)
         self.hlo = hlo
@@ -202,6 +208,8 @@ class HloPlacement:
 
 
 class SingleDeviceSharding:
+    committed = True
+
     def __init__(self, device):
         self.device = device
         self.memory_kind = "device"
@@ -235,6 +243,8 @@ class Shard:
 
 def indices_map(hlo, devices, shape):
     """``{Device: tuple of slices}``: which block of the global array each device holds."""
+
+    committed = True
     layout = xla.tile_layout(hlo, len(shape))
     full = tuple(slice(None) for _ in shape)
     if layout is None:
@@ -254,7 +264,8 @@ def indices_map(hlo, devices, shape):
 def shard_host_value(host: np.ndarray, placement, device_order):
     """Per-device host slices in ``device_order``."""
     idx = placement.devices_indices_map(host.shape)
-    return [np.ascontiguousarray(host[idx[d]]) for d in device_order]
+    # asarray(order='C'), not ascontiguousarray: that one turns a 0-d block into shape (1,)
+    return [np.asarray(host[idx[d]], order="C") for d in device_order]
 
 
 def local_blocks(buffer, placement, shape):
@@ -287,6 +298,48 @@ def assemble(buffer, placement, shape, dtype) -> np.ndarray:
 
 def default_device() -> Device:
     return get_backend().devices[0]
+
+
+class _UncommittedSharding(NamedSharding):
+    """Where ``default_device`` put an array: on that device, not committed to it (JAX's
+    ``committed=False``), so that a computation with committed operands moves it."""
+
+    committed = False
+
+
+_device_placements: dict = {}
+on_clear(_device_placements.clear)
+
+
+def device_placement(target, committed=True):
+    """The one-device placement of ``target`` (a Device, or a platform name for its first
+    device) when it is not the default backend's first device, else None: programs and new
+    arrays go there, as under JAX's ``default_device`` and ``jit(device=, backend=)``."""
+    key = (target, committed)
+    hit = _device_placements.get(key, _device_placements)
+    if hit is not _device_placements:
+        return hit
+    device = get_backend(target).devices[0] if isinstance(target, str) else target
+    backend = get_backend()
+    if device._device == backend.default_device:
+        placement = None
+    else:
+        cls = NamedSharding if committed else _UncommittedSharding
+        placement = cls(Mesh(np.array([device]), ("_device",)), PartitionSpec())
+    _device_placements[key] = placement
+    return placement
+
+
+def default_placement():
+    """Where the calling thread's ``default_device`` puts new arrays and programs (None:
+    the default backend's first device, the common case, read in one attribute lookup)."""
+    target = _config_values.default_device
+    return None if target is None else device_placement(target, committed=False)
+
+
+def uncommitted(placement):
+    """``placement`` (a one-device NamedSharding) as ``default_device`` leaves it."""
+    return _UncommittedSharding(placement.mesh, placement.spec, placement.memory_kind)
 
 
 def spec_from_hlo(hlo, mesh: Mesh, ndim: int):

@@ -479,24 +479,22 @@ class PluginError(RuntimeError):
 _CUDA_PLUGINS = (("cuda13", "jax-cuda13-pjrt", "jax-cuda13-plugin", "jax_cuda13_plugin"),
                  ("cuda12", "jax-cuda12-pjrt", "jax-cuda12-plugin", "jax_cuda12_plugin"))
 # NVIDIA libraries preloaded from their pip wheels, as jax_plugins.xla_cuda12 does
-_NVIDIA_LIBRARIES = (("cuda_runtime", ("libcudart.so.12",)), ("cu13", ("libcudart.so.13",)),
-                     ("cuda_nvrtc", ("libnvrtc.so.12",)), ("cu13", ("libnvrtc.so.13",)),
-                     ("cublas", ("libcublas.so.12", "libcublasLt.so.12")),
-                     ("cu13", ("libcublas.so.13", "libcublasLt.so.13")),
-                     ("nccl", ("libnccl.so.2",)), ("cuda_cupti", ("libcupti.so.12",)),
-                     ("cu13", ("libcupti.so.13",)), ("cusparse", ("libcusparse.so.12",)),
-                     ("cusolver", ("libcusolver.so.11",)), ("cu13", ("libcusolver.so.12",)),
-                     ("cufft", ("libcufft.so.11",)), ("cu13", ("libcufft.so.12",)),
-                     ("nvshmem", ("libnvshmem_host.so.3",)), ("cudnn", ("libcudnn.so.9",)))
+_NVIDIA_LIBRARIES = tuple((m, tuple(libs.split())) for m, libs in (
+    ("cuda_runtime", "libcudart.so.12"), ("cu13", "libcudart.so.13"),
+    ("cuda_nvrtc", "libnvrtc.so.12"), ("cu13", "libnvrtc.so.13"),
+    ("cublas", "libcublas.so.12 libcublasLt.so.12"), ("cu13", "libcublas.so.13 libcublasLt.so.13"),
+    ("nccl", "libnccl.so.2"), ("cuda_cupti", "libcupti.so.12"), ("cu13", "libcupti.so.13"),
+    ("cusparse", "libcusparse.so.12"), ("cusolver", "libcusolver.so.11"),
+    ("cu13", "libcusolver.so.12"), ("cufft", "libcufft.so.11"), ("cu13", "libcufft.so.12"),
+    ("nvshmem", "libnvshmem_host.so.3"), ("cudnn", "libcudnn.so.9")))
 _INSTALL_HINT = ("pip install -e \".[cuda12]\" (or: pip install 'jax-cuda12-plugin[with-cuda]=={v}' "
                  "'jax-cuda12-pjrt=={v}')")
 
 
 def _distribution_version(name):
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):
         return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    return None
 
 
 def find_cuda_plugin():
@@ -510,31 +508,24 @@ def find_cuda_plugin():
         so = next((c for c in candidates if c.exists()), None)
         if so is None:
             continue
-        version = _distribution_version(pjrt_dist)
-        if version is not None and version != JAXLIB_VERSION:
-            raise PluginError(
-                f"the CUDA plugin {pjrt_dist} {version} does not match jaxlib {JAXLIB_VERSION}: "
-                + _INSTALL_HINT.format(v=JAXLIB_VERSION))
-        ext_version = _distribution_version(ext_dist)
-        if ext_version is not None and ext_version != JAXLIB_VERSION:
-            raise PluginError(
-                f"the CUDA plugin extension {ext_dist} {ext_version} does not match jaxlib "
-                f"{JAXLIB_VERSION}: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
-        return str(so), ext_module, version
+        for dist, what in ((pjrt_dist, "plugin"), (ext_dist, "plugin extension")):
+            version = _distribution_version(dist)
+            if version is not None and version != JAXLIB_VERSION:
+                raise PluginError(f"the CUDA {what} {dist} {version} does not match jaxlib "
+                                  f"{JAXLIB_VERSION}: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
+        return str(so), ext_module, _distribution_version(pjrt_dist)
     raise PluginError("the CUDA plugin is not installed: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
 
 
 def _preload_nvidia_libraries():
     for module, libraries in _NVIDIA_LIBRARIES:
         try:
-            package = importlib.import_module(f"nvidia.{module}")
+            folder = pathlib.Path(importlib.import_module(f"nvidia.{module}").__path__[0]) / "lib"
         except ImportError:
             continue
-        for library in libraries:
-            try:
-                ctypes.cdll.LoadLibrary(str(pathlib.Path(package.__path__[0]) / "lib" / library))
-            except OSError:
-                pass  # as jax: a library missing from the wheel is looked up by the plugin later
+        for library in libraries:  # as jax: one missing from the wheel, the plugin finds later
+            with contextlib.suppress(OSError):
+                ctypes.cdll.LoadLibrary(str(folder / library))
 
 
 _plugin_apis: dict = {}
@@ -793,3 +784,17 @@ def refine_polymorphic_shapes(module, enable_shardy: bool = False):
     except Exception as e:
         raise ValueError(f"Error refining the shapes of a shape-polymorphic exported call: "
                          f"{e}") from None
+
+
+# -- DLPack (jax.dlpack) ------------------------------------------------------------------
+
+def buffer_to_dlpack(buf, stream=None):
+    return _xc._xla.buffer_to_dlpack_managed_tensor(buf, stream=stream)
+
+
+def dlpack_to_buffer(capsule, client, local_id, copy, dl_device_type):
+    """(device, buffer) from a producer's capsule; jaxlib's C++ would import jax.core."""
+    device = client.device_from_local_hardware_id(local_id)
+    with _jax_imports_blocked():
+        return device, _xc._xla.dlpack_managed_tensor_to_buffer(capsule, device, None, copy,
+                                                                int(dl_device_type))

@@ -135,7 +135,7 @@ def check_no_refs_returned(out_leaves, debug_info, out_tree=None):
                 out_tree, [0] * out_tree.num_leaves))
             loc = f" at output tree path {paths[i]}" if paths != ["result"] else ""
         if type(x) is DynamicJaxprTracer:
-            trace, var = x._trace, x.var
+            trace, var = x._trace, x._var
             if var in trace.invars and debug_info is not None:
                 k = trace.invars.index(var)
                 name = debug_info.arg_names[k] if k < len(debug_info.arg_names) else f"args[{k}]"

@@ -583,7 +583,7 @@ def _bind_method(prim, *args, **params):
         return _thread_state.trace.process_primitive(prim, args, params)
     for a in args:
         kind = type(a)
-        if kind is Ref or (kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef):
+        if kind is Ref or (kind is DynamicJaxprTracer and type(a._var.aval) is AbstractRef):
             return _bind_with_refs(prim, args, params)
     if prim in _CALLS:
         return _bind_with_refs(prim, args, params)
@@ -598,7 +598,7 @@ def _bind_with_refs(prim, args, params):
         kind = type(a)
         if kind is Ref:
             has_box = True
-        elif kind is DynamicJaxprTracer and type(a.var.aval) is AbstractRef:
+        elif kind is DynamicJaxprTracer and type(a._var.aval) is AbstractRef:
             staged_ref = True
     if staged_ref and prim not in _TAKES_REFS:
         ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))

@@ -27,18 +27,18 @@ _new = object.__new__
 class DynamicJaxprTracer(Tracer):
     # ``aval`` is the variable's (which never changes), kept in a slot of its own: it is
     # read on every operation, and a slot is cheaper than a property.
-    __slots__ = ("var", "aval")
+    __slots__ = ("_var", "aval")  # not "var": that is the method x.var()
 
     def __init__(self, trace, var):
         self._trace = trace
-        self.var = var
+        self._var = var
         self.aval = var.aval
 
     def _origin_msg(self) -> str:
-        return self._trace.origin_message(self.var)
+        return self._trace.origin_message(self._var)
 
     def _short_repr(self):
-        aval = self.var.aval
+        aval = self._var.aval
         return f"JitTracer({'~' if aval.weak_type else ''}{aval.str_short(short_dtypes=False)})"
 
 
@@ -79,7 +79,7 @@ class DynamicJaxprTrace(Trace):
 
     def to_atom(self, x):
         if type(x) is DynamicJaxprTracer and x._trace is self:
-            return x.var
+            return x._var
         if isinstance(x, Literal):
             return x
         if isinstance(x, Tracer):
@@ -108,7 +108,7 @@ class DynamicJaxprTrace(Trace):
         for a in args:  # to_atom inlined for the common operands: our tracers, literals
             kind = type(a)
             if kind is DynamicJaxprTracer and a._trace is self:
-                atom = a.var
+                atom = a._var
             elif kind is Literal:
                 atom = a
             else:
@@ -141,7 +141,7 @@ class DynamicJaxprTrace(Trace):
             atoms, [var], prim, params, source)
         self.eqns.append(eqn)
         tracer = _new(DynamicJaxprTracer)
-        tracer._trace, tracer.var, tracer.aval = self, var, out
+        tracer._trace, tracer._var, tracer.aval = self, var, out
         return tracer
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
@@ -200,7 +200,7 @@ class DynamicJaxprTrace(Trace):
     def leak_error(self, tracer) -> UnexpectedTracerError:
         dbg = self.debug_info
         fn = f"{dbg.func_src_info} traced for {dbg.traced_for}" if dbg else "an unknown function"
-        eqn = self._producers().get(getattr(tracer, "var", None))
+        eqn = self._producers().get(getattr(tracer, "_var", None))
         created = ""
         if eqn is not None and eqn.source_info is not None:
             created = ("\n------------------------------\nThe leaked intermediate value was "

@@ -20,6 +20,7 @@ from traxla.autodiff.rules import all_to_all  # noqa: F401,E402  (all_to_all, ps
 from traxla.autodiff.rules import shard_map  # noqa: F401,E402  (shard_map, and so pmap)
 from traxla.autodiff.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.autodiff.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
+from traxla.autodiff.rules import custom_batching  # noqa: F401,E402  (jax.custom_batching.custom_vmap)
 from traxla.autodiff.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.autodiff.rules import refs  # noqa: F401,E402  (get, swap, addupdate of differentiated refs)
 from traxla.autodiff.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)

@@ -144,7 +144,7 @@ def _split_remat(jaxpr: Jaxpr, nonzero, primal_avals, policy) -> _Split:
     lin_consts = {}
     for v, c in zip(lj.constvars, lin.consts):
         if type(c) is DynamicJaxprTracer and c._trace is known_trace:
-            lin_source[v] = c.var
+            lin_source[v] = c._var
         else:
             lin_consts[v] = c
     known_invars = set(kj.invars)

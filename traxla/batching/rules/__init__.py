@@ -18,6 +18,7 @@ from traxla.batching.rules import integer_ops, rng, platform  # noqa: F401,E402 
 from traxla.batching.rules import composite  # noqa: F401,E402  (stablehlo.composite)
 from traxla.batching.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.batching.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
+from traxla.batching.rules import custom_batching  # noqa: F401,E402  (jax.custom_batching.custom_vmap)
 from traxla.batching.rules import export  # noqa: F401,E402  (call_exported, one lane at a time)
 from traxla.batching.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.batching.rules import device_put  # noqa: F401,E402  (device_put of traced values)

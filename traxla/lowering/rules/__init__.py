@@ -16,6 +16,7 @@ from traxla.lowering.rules import composite  # noqa: F401,E402  (stablehlo.compo
 from traxla.lowering.rules import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
 from traxla.lowering.rules import sharding_constraint  # noqa: F401,E402  (with_sharding_constraint)
 from traxla.lowering.rules import linear_call  # noqa: F401,E402  (custom_derivatives.linear_call)
+from traxla.lowering.rules import custom_batching  # noqa: F401,E402  (jax.custom_batching.custom_vmap)
 from traxla.lowering.rules import export  # noqa: F401,E402  (call_exported: the exported module merged and called)
 from traxla.lowering.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.lowering.rules import device_put  # noqa: F401,E402  (device_put of traced values)
