@@ -135,3 +135,49 @@ def test_jax2tf_associative_scan_reductions_is_a_flag_as_jax():
             assert m.jax2tf_associative_scan_reductions.value is True
             assert np.asarray(m.numpy.cumsum(np.arange(4.0))).tolist() == [0, 1, 3, 6]
         assert m.jax2tf_associative_scan_reductions.value is False
+
+
+# -- make_user_context -------------------------------------------------------------------------
+
+def _user_contexts(m):
+    import threading
+    traces = []
+
+    @m.jit
+    def f(x):
+        traces.append(1)
+        return x * 2
+    ctx = m.make_user_context(default_value=None)
+    x = m.numpy.float32(1.0)
+    f(x), f(x)
+    out = [len(traces), type(ctx).__name__, ctx.value, ctx.get_global()]
+    with ctx(1):
+        f(x), f(x)
+        out += [len(traces), ctx.value]
+    with ctx(2):
+        f(x)
+        out.append(len(traces))
+        with ctx(1):  # traced under 1 before: a hit
+            f(x)
+            out += [len(traces), ctx.value]
+        out.append(ctx.value)
+    f(x)
+    out += [len(traces), ctx.value]
+    ctx.set_global(5)
+    f(x), f(x)
+    out += [len(traces), ctx.value, ctx.get_global()]
+    ctx.set_global(None)
+    f(x)
+    out.append(len(traces))
+    seen = []
+    with ctx(9):  # another thread sees the global value
+        t = threading.Thread(target=lambda: seen.append(ctx.value))
+        t.start()
+        t.join()
+    out.append(seen)
+    return out
+
+
+def test_make_user_context_as_jax():
+    """Its value keys jit's caches: a new value traces again, a value seen before hits."""
+    assert _user_contexts(traxla) == _user_contexts(jax)

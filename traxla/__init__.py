@@ -70,7 +70,8 @@ from traxla import extend, interpreters  # noqa: E402,F401
 from traxla.api.config_contexts import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: E402,F401
                                         debug_nans, explain_cache_misses, log_compiles)
 from traxla.api.config_contexts import (jax2tf_associative_scan_reductions,  # noqa: E402,F401
-                                        no_execution, no_tracing, softmax_custom_jvp)
+                                        make_user_context, no_execution, no_tracing,
+                                        softmax_custom_jvp)
 from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
 from traxla.state import ref as _state_ref  # noqa: E402  (array refs, JAX 0.10's mutable arrays)
 from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)

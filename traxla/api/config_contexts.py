@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 
+from traxla.api.jit_caches import _config_epoch, _user_contexts
 from traxla.ir.config import config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
 from traxla.runtime.backend import Device, get_backend
@@ -175,3 +177,61 @@ def ensure_compile_time_eval():
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval"]
+
+
+class _UserContextBlock:
+    """``with ctx(value):``: the calling thread's value of a user context for the block."""
+
+    __slots__ = ("_config", "_new_value", "_prev_value")
+
+    def __init__(self, user_config, new_value):
+        self._config = user_config
+        self._new_value = new_value
+
+    def __enter__(self):
+        local = self._config._local
+        self._prev_value = local.__dict__.get("value", _MISSING)
+        local.value = self._new_value
+        config.current.local_blocks += 1  # the hit paths (keyed by types alone) step aside
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        config.current.local_blocks -= 1
+        local = self._config._local
+        if self._prev_value is _MISSING:
+            del local.value
+        else:
+            local.value = self._prev_value
+
+
+class UserConfig:
+    """A ``jit`` cache sensitive context (``make_user_context``): its value is part of every
+    jit cache key, so a function traced under one value is traced again under another."""
+
+    def __init__(self, default_value):
+        self._global = default_value
+        self._local = threading.local()
+
+    @property
+    def value(self):
+        return self._local.__dict__.get("value", self._global)
+
+    def get_global(self):
+        return self._global
+
+    def set_global(self, new_value):
+        self._global = new_value
+        _config_epoch[0] += 1  # the hit paths forget what they served under the old value
+
+    def __call__(self, new_value):
+        return _UserContextBlock(self, new_value)
+
+
+def make_user_context(default_value=None):
+    """Creates a ``jax.jit`` cache sensitive context: when its value changes (``with
+    ctx(value):`` in this thread, or ``ctx.set_global(value)``), jitted functions are traced,
+    lowered and compiled again rather than served from their caches.
+
+    Adding new user contexts is not thread-safe; using one once constructed is."""
+    ctx = UserConfig(default_value)
+    _user_contexts.append(ctx)
+    return ctx

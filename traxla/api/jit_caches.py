@@ -16,7 +16,13 @@ _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promo
 
 
 def _trace_context() -> tuple:
-    return tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
+    out = tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
+    if _user_contexts:  # ``make_user_context``'s values: part of every key too
+        out += tuple([u.value for u in _user_contexts])
+    return out
+
+
+_user_contexts: list = []  # every ``make_user_context`` (they are few and never dropped)
 
 
 # Bumped by every configuration change: a jit whose epoch is older forgets its hit paths.
