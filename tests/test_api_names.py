@@ -43,7 +43,6 @@ LEFT_OUT = {
         # submodules of JAX internals or of features traxla leaves out
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "memory": "memory-space namespace of JAX's experimental host offloading",
-        "profiler": "XLA profiler server and traces: not built",
         **{n: _CONFIG_FLAG for n in [
             "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
             "debug_key_reuse", "default_prng_impl",

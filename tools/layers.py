@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       "traxla.diagnostics", "traxla.ops")),
     ("namespaces", "the top-level namespace, JAX's compatibility namespaces and the CLIs",
      ("traxla", "traxla.__main__", "traxla.cli", "traxla.extend", "traxla.interpreters",
-      "traxla.custom_derivatives", "traxla.custom_batching", "traxla.dlpack", "traxla.ad_checkpoint", "traxla.test_util", "traxla.ref",
+      "traxla.custom_derivatives", "traxla.custom_batching", "traxla.dlpack", "traxla.profiler", "traxla.ad_checkpoint", "traxla.test_util", "traxla.ref",
       "traxla.core", "traxla.flatten_util", "traxla.monitoring", "traxla.as_jax",
       "traxla._src")),
 ]

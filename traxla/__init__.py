@@ -58,6 +58,7 @@ from traxla.api.vjp_tools import (closure_convert, custom_gradient, fwd_and_bwd,
 from traxla import custom_derivatives  # noqa: F401,E402
 from traxla import custom_batching  # noqa: F401,E402
 from traxla import dlpack  # noqa: F401,E402
+from traxla import profiler  # noqa: F401,E402
 from traxla import ffi  # noqa: F401,E402  (native kernels through XLA FFI)
 from traxla import ops  # noqa: F401,E402  (segment reductions)
 from traxla.sharding import P, reshard, set_mesh  # noqa: E402,F401

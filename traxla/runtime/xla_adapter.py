@@ -1,15 +1,7 @@
-"""The one module that touches jaxlib's PJRT surface (private and
-version-fragile calls: clients, transfers, compile options, execute, result
-handlers, readback). A jaxlib upgrade should be a change to this file alone.
-
-Rules learned the hard way (see shared/reference/jaxlib-0.10.2-notes.md):
-- results go through C++ ``array_result_handler``s; Python-callable handlers
-  and ``disassemble_into_single_device_arrays`` make jaxlib import ``jax``;
-- readback uses the buffer protocol, and bf16 (which it refuses) is bitcast to
-  uint16 on device first, never ``_single_device_array_to_np_array_did_copy``;
-- ``execute_sharded`` checks only byte sizes, so callers check avals first;
-- ``batched_device_put`` takes its dtype from the host value: convert first.
-"""
+"""The one module that touches jaxlib's PJRT surface (private and version-fragile calls:
+clients, transfers, compile options, execute, result handlers, readback, DLPack, the
+profiler). A jaxlib upgrade should be a change to this file alone. The rules learned the
+hard way are in docs/architecture.md (runtime)."""
 from __future__ import annotations
 
 import contextlib
@@ -34,6 +26,7 @@ from jaxlib.mlir import ir
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # silence PJRT's INFO lines
 
 from jaxlib import xla_client as _xc  # noqa: E402
+from jaxlib import _profile_data as _jaxlib_profile_data, _profiler as _jaxlib_profiler  # noqa: E402
 
 try:
     from jaxlib import utils as _utils
@@ -786,7 +779,7 @@ def refine_polymorphic_shapes(module, enable_shardy: bool = False):
                          f"{e}") from None
 
 
-# -- DLPack (jax.dlpack) ------------------------------------------------------------------
+# -- DLPack (jax.dlpack) and the profiler (traxla.profiler: jaxlib's modules, heap profiles) ----
 
 def buffer_to_dlpack(buf, stream=None):
     return _xc._xla.buffer_to_dlpack_managed_tensor(buf, stream=stream)
@@ -798,3 +791,10 @@ def dlpack_to_buffer(capsule, client, local_id, copy, dl_device_type):
     with _jax_imports_blocked():
         return device, _xc._xla.dlpack_managed_tensor_to_buffer(capsule, device, None, copy,
                                                                 int(dl_device_type))
+
+
+profiler, profile_data = _jaxlib_profiler, _jaxlib_profile_data
+
+
+def heap_profile(client) -> bytes:
+    return client.heap_profile()
