@@ -333,3 +333,42 @@ def test_ragged_dot_gradient_by_finite_differences():
                 args_p[which], args_m[which] = arr + bump, arr - bump
                 fd = (float(f(*args_p)) - float(f(*args_m))) / (2 * eps)
                 np.testing.assert_allclose(grad[idx], fd, rtol=1e-6, atol=1e-6)
+
+
+# -- select_and_scatter_p ----------------------------------------------------------------------
+
+_POOL = np.array([[1., 5., 2., 0.], [3., 4., 8., 1.], [0., 2., 7., 6.], [9., 1., 3., 2.]],
+                 np.float32)
+_SRC = np.array([[10., 20.], [30., 40.]], np.float32)
+
+
+def _select_and_scatters(m, binder):
+    lax = m.lax
+    f = lambda x, s: binder(x, lax.ge, (2, 2), (2, 2), ((0, 0), (0, 0)), s,  # noqa: E731
+                            np.float32(0), lax.add)
+    g = lambda x, s: binder(x, lax.le, (3, 3), (1, 1), ((1, 1), (1, 1)), s,  # noqa: E731
+                            np.float32(1), lax.mul)
+    return [np.asarray(f(_POOL, _SRC)).tolist(), np.asarray(m.jit(f)(_POOL, _SRC)).tolist(),
+            str(m.make_jaxpr(f)(_POOL, _SRC)), m.jit(f).lower(_POOL, _SRC).as_text(),
+            np.asarray(g(_POOL, np.full((4, 4), 2, np.float32))).tolist(),
+            lax.select_and_scatter_p.name]
+
+
+def test_select_and_scatter_p_as_jax():
+    """JAX's general select_and_scatter (bound by its private ``_select_and_scatter``)."""
+    from jax._src.lax.windowed_reductions import _select_and_scatter as theirs
+    from traxla.lax.windowed import _select_and_scatter as ours
+    assert _select_and_scatters(traxla, ours) == _select_and_scatters(jax, theirs)
+
+
+def test_select_and_scatter_batches_exactly():
+    """JAX has no batching rule; traxla's (the batch axis as a size-1 window dim) agrees
+    with a loop."""
+    from traxla.lax.windowed import _select_and_scatter
+    f = lambda x, s: _select_and_scatter(x, tl.ge, (2, 2), (2, 2), ((0, 0), (0, 0)), s,  # noqa: E731
+                                         np.float32(0), tl.add)
+    xs, ss = np.stack([_POOL, _POOL[::-1]]), np.stack([_SRC, 2 * _SRC])
+    np.testing.assert_array_equal(np.asarray(traxla.vmap(f)(xs, ss)),
+                                  np.stack([np.asarray(f(a, b)) for a, b in zip(xs, ss)]))
+    np.testing.assert_array_equal(np.asarray(traxla.vmap(f, in_axes=(None, 0))(_POOL, ss)),
+                                  np.stack([np.asarray(f(_POOL, b)) for b in ss]))

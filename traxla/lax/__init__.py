@@ -179,6 +179,7 @@ from traxla.lax.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDime
                           conv_transpose_shape_tuple, conv_with_general_padding,
                           padtype_to_pads, _conv_shape_tuple as conv_shape_tuple,
                           conv_general_dilated_local, conv_general_dilated_p)
+from traxla.lax.windowed import select_and_scatter_p  # noqa: E402,F401
 from traxla.lax.windowed import (reduce_p, reduce_window_p, reduce_window_max_p,  # noqa: E402,F401
                        reduce_window_min_p, reduce_window_sum_p, select_and_gather_add_p,
                        select_and_scatter_add_p)

@@ -18,6 +18,7 @@ from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.lax import (_convert_element_type, _reducer, add, aval_of, bitwise_and, bitwise_or,
                bitwise_xor, max as lax_max, min as lax_min, mul, reduce_sum)
 from traxla.lax.convolution import padtype_to_pads
+from traxla.lax.slicing import _reduction_jaxpr as _scalar_jaxpr
 from traxla.ir.rules.conv import dilate_shape
 
 reduce_window_sum_p = _W["reduce_window_sum"]
@@ -288,3 +289,19 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001
 
 
 del _E
+
+
+select_and_scatter_p = _W["select_and_scatter"]
+
+
+def _select_and_scatter(operand, select, window_dimensions, window_strides, padding, source,
+                        init_value, scatter):
+    """JAX's ``_select_and_scatter``: binds ``select_and_scatter`` with ``select`` and
+    ``scatter`` traced as scalar jaxprs (cached per function and dtype)."""
+    select_jaxpr, select_consts = _scalar_jaxpr(select, aval_of(init_value).dtype)
+    scatter_jaxpr, scatter_consts = _scalar_jaxpr(scatter, aval_of(init_value).dtype)
+    return select_and_scatter_p.bind(
+        operand, source, init_value, select_jaxpr=select_jaxpr, select_consts=select_consts,
+        scatter_jaxpr=scatter_jaxpr, scatter_consts=scatter_consts,
+        window_dimensions=tuple(window_dimensions), window_strides=tuple(window_strides),
+        padding=tuple(padding))

@@ -84,3 +84,24 @@ def _reduce_batch(size, vals, dims, *, computation, jaxpr, dimensions):
 
 
 register_batching(W["reduce"], _reduce_batch)
+
+
+def _select_and_scatter(size, vals, dims, *, select_jaxpr, select_consts, scatter_jaxpr,
+                        scatter_consts, window_dimensions, window_strides, padding):
+    """The batch axis in front of operand and source, as a window dimension of size 1 (JAX
+    has no rule; this one is exact). A batched init value has no such reading: refused."""
+    operand, source, init_value = vals
+    if dims[2] is not None:
+        raise NotImplementedError("Batching rule for 'select_and_scatter' not implemented "
+                                  "for a batched init_value.")
+    operand = bdim_at_front(operand, dims[0], size)
+    source = bdim_at_front(source, dims[1], size)
+    out = W["select_and_scatter"].bind(
+        operand, source, init_value, select_jaxpr=select_jaxpr, select_consts=select_consts,
+        scatter_jaxpr=scatter_jaxpr, scatter_consts=scatter_consts,
+        window_dimensions=(1, *window_dimensions), window_strides=(1, *window_strides),
+        padding=((0, 0), *padding))
+    return out, 0
+
+
+register_batching(W["select_and_scatter"], _select_and_scatter)

@@ -1,7 +1,8 @@
 """Windowed reductions (JAX's lax/windowed_reductions.py) and the generic ``reduce``:
 ``reduce_window_sum/max/min``, the generic ``reduce_window`` and ``reduce`` (whose
-monoid is a traced scalar jaxpr), and the max-pool derivatives ``select_and_gather_add``
-(JVP) and ``select_and_scatter_add`` (its transpose)."""
+monoid is a traced scalar jaxpr), the max-pool derivatives ``select_and_gather_add``
+(JVP) and ``select_and_scatter_add`` (its transpose), and the general ``select_and_scatter``
+(its select and scatter functions traced scalar jaxprs; typing and lowering only, as JAX)."""
 from __future__ import annotations
 
 from traxla.ir.avals import ShapedArray
@@ -139,3 +140,23 @@ select_and_gather_add_p = def_typing(Primitive("select_and_gather_add"),
                                      _select_and_gather_add_rule)
 P["select_and_scatter_add"] = select_and_scatter_add_p
 P["select_and_gather_add"] = select_and_gather_add_p
+
+
+def _select_and_scatter_rule(operand, source, init_value, *, select_jaxpr, select_consts,
+                             scatter_jaxpr, scatter_consts, window_dimensions, window_strides,
+                             padding):
+    _check_shapelike("select_and_scatter", "window_dimensions", window_dimensions)
+    _check_shapelike("select_and_scatter", "window_strides", window_strides)
+    if len(window_dimensions) != len(window_strides):
+        raise TypeError("select_and_scatter got inconsistent window_strides and "
+                        f"window_dimensions: got window_strides {window_strides} and "
+                        f"window_dimensions {window_dimensions}.")
+    if source.dtype != operand.dtype or init_value.dtype != operand.dtype:
+        raise TypeError("select_and_scatter requires arguments to have the same dtypes, got "
+                        f"{', '.join(a.dtype.name for a in (operand, source, init_value))}.")
+    weak = operand.weak_type and source.weak_type and init_value.weak_type
+    return ShapedArray(operand.shape, operand.dtype, weak)
+
+
+select_and_scatter_p = def_typing(Primitive("select_and_scatter"), _select_and_scatter_rule)
+P["select_and_scatter"] = select_and_scatter_p

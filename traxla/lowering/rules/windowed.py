@@ -155,3 +155,26 @@ register_lowering(P["select_and_scatter_add"], _select_and_scatter_add)
 register_lowering(P["select_and_scatter_add"],
                   functools.partial(_select_and_scatter_add, expand_padding=False),
                   platform="tpu")
+
+
+def _select_and_scatter(ctx, operand, source, init_value, *, select_jaxpr, select_consts,
+                        scatter_jaxpr, scatter_consts, window_dimensions, window_strides,
+                        padding):
+    """``stablehlo.select_and_scatter`` with the traced select and scatter functions as its
+    regions (JAX's rule: the op's own padding)."""
+    operand_aval = ctx.avals_in[0]
+    scalar = tensor_type((), operand_aval.dtype)
+    op = hlo.SelectAndScatterOp(
+        aval_type(ctx.aval_out), operand, source, init_value,
+        window_dimensions=i64_array(window_dimensions), window_strides=i64_array(window_strides),
+        padding=_padding_attr(padding))
+    for region, jaxpr, consts in ((op.select, select_jaxpr, select_consts),
+                                  (op.scatter, scatter_jaxpr, scatter_consts)):
+        block = region.blocks.append(scalar, scalar)
+        with ir.InsertionPoint(block):
+            const_vals = [const_value(v.aval, c) for v, c in zip(jaxpr.constvars, consts)]
+            hlo.return_(emit_jaxpr(ctx.module, jaxpr, const_vals, list(block.arguments)))
+    return op.result
+
+
+register_lowering(P["select_and_scatter"], _select_and_scatter)
