@@ -372,3 +372,39 @@ def test_select_and_scatter_batches_exactly():
                                   np.stack([np.asarray(f(a, b)) for a, b in zip(xs, ss)]))
     np.testing.assert_array_equal(np.asarray(traxla.vmap(f, in_axes=(None, 0))(_POOL, ss)),
                                   np.stack([np.asarray(f(_POOL, b)) for b in ss]))
+
+
+# -- tokens: create_token, after_all -----------------------------------------------------------
+
+def _tokens(m):
+    lax = m.lax
+    t = lax.create_token()
+    out = [type(t).__name__, repr(m.typeof(t)),
+           str(m.make_jaxpr(lambda x: lax.after_all(lax.create_token(), lax.create_token()))(1.)),
+           str(m.make_jaxpr(lambda x: lax.create_token(x))(1.)),
+           str(m.make_jaxpr(lambda x: (x, lax.after_all()))(1.)),
+           m.jit(lambda x: (x, lax.after_all(lax.create_token(), lax.create_token())))
+           .lower(1.).as_text(),
+           str(m.make_jaxpr(lambda t: lax.after_all(t, t))(t)),
+           m.jit(lambda t, x: (lax.after_all(t), x * 2)).lower(t, 1.).as_text(),
+           type(lax.after_all(t, t)).__name__, len(m.tree.leaves(t)),
+           _run_or_error(lambda: lax.after_all(t, 1.0)),
+           float(m.grad(lambda x: (lax.create_token(), x * 3)[1])(1.)),
+           str(m.make_jaxpr(m.vmap(lambda x: (lax.create_token(), x * 2)[1]))(
+               np.ones(2, np.float32)))]
+    f = m.jit(lambda x: (x * 2, lax.create_token()))
+    g = m.jit(lambda t, x: (lax.after_all(t), x + 1))
+    x = m.numpy.ones(3)
+    for _ in range(3):  # the cached calls too hand back Tokens
+        out.append([type(v).__name__ for v in f(x)])
+        out.append([type(v).__name__ for v in g(t, x)])
+    out.append(type(m.jit(lambda x: lax.create_token()).lower(x).compile()(x)).__name__)
+    return out
+
+
+def test_tokens_as_jax():
+    """Tokens print as ``Tok``, lower to ``!stablehlo.token`` (also as jit arguments and
+    results), and come back from programs as Token objects."""
+    assert _tokens(traxla) == _tokens(jax)
+    assert tl.create_token_p.name == jl.create_token_p.name
+    assert tl.after_all_p.name == jl.after_all_p.name

@@ -374,3 +374,17 @@ def empty(shape, dtype, *, out_sharding=None):
     return empty_p.bind(shape=shape, dtype=dtype, out_sharding=out_sharding)
 from traxla.lax.ragged_dot import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402,F401
                                    ragged_dot_general)
+
+
+from traxla.ir.rules.tokens import after_all_p, create_token_p  # noqa: E402,F401
+
+
+def create_token(_=None):
+    """Creates an XLA token value with no preconditions for sequencing effects.
+    Experimental. The argument is ignored (it exists for backward compatibility)."""
+    return create_token_p.bind()
+
+
+def after_all(*operands):
+    """Merges one or more XLA token values. Experimental. (XLA's AfterAll.)"""
+    return after_all_p.bind(*operands)

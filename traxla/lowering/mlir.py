@@ -14,6 +14,7 @@ from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo as hlo  # noqa: F401  (re-exported)
 
 from traxla.ir import dtypes
+from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.shape_poly import DimExpr
 
 
@@ -126,6 +127,9 @@ def aval_type(aval) -> ir.RankedTensorType:
     types = _thread.types
     t = types.get((aval.shape, dtype))  # hit: a plain array of a shape seen before
     if t is not None:
+        return t
+    if aval is abstract_token:  # an XLA token (lax.create_token)
+        t = types[(aval.shape, dtype)] = hlo.TokenType.get()
         return t
     if isinstance(dtype, dtypes.ExtendedDType):  # stored as its physical array
         t = tensor_type(tuple(aval.shape) + dtype.physical_shape, dtype.physical_dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.runtime import xla_adapter as xla
@@ -268,6 +269,26 @@ def arrays_from_buffers(avals, bufs) -> list:
     return outs
 
 
+class Token:
+    """An XLA token (``lax.create_token``, ``lax.after_all``): the device buffer that
+    orders side effects; it holds no data."""
+
+    __slots__ = ("_buf",)
+    _placement = None
+    _npy = None
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    @property
+    def aval(self):
+        return abstract_token
+
+    def block_until_ready(self):
+        self._buf.block_until_ready()
+        return self
+
+
 def _reconstruct_array(host, dtype, weak_type):
     """An unpickled Array: ``host`` (for keys, their raw data) on the default device."""
     if isinstance(dtype, ExtendedDType):
@@ -332,3 +353,4 @@ def read_back(array: ArrayImpl) -> np.ndarray:
     return xla.to_numpy(_runtime_dispatch.bitcast_to_uint(array)._buf).view(dtype)
 
 import traxla.runtime.dispatch as _runtime_dispatch  # noqa: E402  (it imports this module: bound once both are defined)
+

@@ -8,7 +8,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
-from traxla.runtime.array import ArrayImpl, device_put_numpy
+from traxla.runtime.array import ArrayImpl, Token, device_put_numpy
 from traxla.ir.config import config
 from traxla.runtime import debug_checks
 from traxla.runtime.cache import BoundedCache
@@ -40,7 +40,7 @@ def to_array(x) -> ArrayImpl:
         dtype = dtypes.canonicalize(x.dtype)
         host = np.asarray(x, dtype)
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
-    if isinstance(x, ArrayImpl):
+    if isinstance(x, ArrayImpl) or t is Token:  # (a token passes as its buffer)
         return x
     m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables as operands
     if m is not None:

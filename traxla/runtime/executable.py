@@ -5,18 +5,23 @@ import time
 
 from traxla.ir.config import config as _config
 
-from traxla.ir.avals import physical_aval
+import numpy as np
+
+from traxla.ir.avals import ShapedArray, physical_aval
+from traxla.ir.rules.tokens import abstract_token
 from traxla.lowering import host_callbacks_of, lower_jaxpr
 from traxla.lowering.mlir import owned_by_this_thread
 from traxla.lowering.registry import custom_call_libraries
 from traxla.runtime import compilation_cache, compiler as _compiler, xla_adapter as xla
 from traxla.runtime.array import (ArrayImpl, arrays_from_buffers, check_not_deleted, device_put_numpy,
-                    intern_aval)
+                    intern_aval, Token)
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import placement_from_hlo
 from traxla.lowering.rules.callbacks import take_callback_error
 
 _flags = _config.current  # this thread's flags (a thread-local view)
+# How a token output is received (its buffer holds no data; only a Token ever wraps it)
+_TOKEN_STORAGE = ShapedArray((0,), np.dtype(np.bool_))
 
 
 class _CompiledProgram:
@@ -38,7 +43,7 @@ class Executable(_CompiledProgram):
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
-                 "host_callbacks", "name", "__weakref__")
+                 "host_callbacks", "name", "token_outs", "__weakref__")
 
     def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
@@ -57,7 +62,10 @@ class Executable(_CompiledProgram):
         self.in_arity = len(self.in_avals)
         self.out_avals = tuple([intern_aval(a) for a in out_avals])
         self.handlers = xla.result_handlers(
-            [physical_aval(a).strip_weak_type() for a in out_avals], backend.default_sharding)
+            [_TOKEN_STORAGE if a is abstract_token else physical_aval(a).strip_weak_type()
+             for a in out_avals], backend.default_sharding)
+        # the outputs that are XLA tokens (lax.create_token): handed back as Token objects
+        self.token_outs = tuple(i for i, a in enumerate(self.out_avals) if a is abstract_token)
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
         self.name = None  # the jitted function's (or the primitive's) name, for messages
 
@@ -70,7 +78,11 @@ class Executable(_CompiledProgram):
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return arrays_from_buffers(self.out_avals, bufs)
+        outs = arrays_from_buffers(self.out_avals, bufs)
+        if self.token_outs:
+            for i in self.token_outs:
+                outs[i] = Token(outs[i]._buf)
+        return outs
 
 
 def _register_libraries():

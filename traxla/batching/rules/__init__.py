@@ -23,3 +23,4 @@ from traxla.batching.rules import export  # noqa: F401,E402  (call_exported, one
 from traxla.batching.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.batching.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.batching.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
+from traxla.batching.rules import tokens  # noqa: F401,E402  (create_token, after_all)

@@ -21,3 +21,4 @@ from traxla.ir.rules import refs  # noqa: F401,E402  (array refs: new_ref, get, 
 from traxla.ir.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.ir.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.ir.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
+from traxla.ir.rules import tokens  # noqa: F401,E402  (create_token, after_all)
