@@ -592,6 +592,7 @@ from traxla.ir.rules.linalg import P as _LINALG_PRIMS  # noqa: E402
 ELSEWHERE |= set(_LINALG_PRIMS)
 ELSEWHERE |= {"device_put"}  # linear, exact: grad and vmap in tests/test_sparse_linalg.py
 ELSEWHERE |= {"get", "swap", "addupdate"}  # refs as primal inputs: tests/test_refs_gaps.py
+ELSEWHERE |= {"custom_vmap_call"}  # its JVP is a custom_vmap_call: tests/test_custom_batching.py
 
 
 def test_every_rule_is_exercised():
