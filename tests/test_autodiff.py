@@ -592,7 +592,7 @@ from traxla.ir.rules.linalg import P as _LINALG_PRIMS  # noqa: E402
 ELSEWHERE |= set(_LINALG_PRIMS)
 ELSEWHERE |= {"device_put"}  # linear, exact: grad and vmap in tests/test_sparse_linalg.py
 ELSEWHERE |= {"get", "swap", "addupdate"}  # refs as primal inputs: tests/test_refs_gaps.py
-ELSEWHERE |= {"custom_vmap_call"}  # tests/test_custom_batching.py
+ELSEWHERE |= {"custom_vmap_call"}  # its JVP is a custom_vmap_call: tests/test_custom_batching.py
 # issue #31's lax names, against JAX's jvp/grad jaxprs (ragged_dot_general also by finite
 # differences in float64): tests/test_lax_census_names.py
 ELSEWHERE |= {"stage", "dce_sink", "ragged_dot_general"}
