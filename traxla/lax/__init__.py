@@ -3,10 +3,7 @@ as ``jax.lax``."""
 from __future__ import annotations
 
 import builtins
-import warnings
 from typing import Sequence
-
-import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.rules.call import jit_p  # noqa: F401
@@ -275,116 +272,9 @@ def broadcast_like(arr, like_arr):
     """Broadcasts ``arr`` to the shape of ``like_arr``."""
     return broadcast_to(arr, tuple(like_arr.shape))
 from traxla.ir.accuracy import AccuracyMode, Tolerance  # noqa: E402,F401
-from traxla.runtime import Array as _Array  # noqa: E402
-from traxla.tracer import Tracer as _Tracer  # noqa: E402
-from traxla.ir import shape_poly as _shape_poly  # noqa: E402
-from traxla.ir.rules.export import dim_as_value_p as _dim_as_value_p  # noqa: E402
-
-
-def dtype(x):
-    """Return the dtype object for a value or type. Python scalars and their types, NumPy
-    scalar types, dtypes and non-traxla arrays have their dtypes canonicalized (an explicit
-    64-bit request without x64 warns); traxla arrays and tracers keep theirs."""
-    if x is None:
-        raise ValueError(f"Invalid argument to dtype: {x}.")
-    if isinstance(x, type):
-        if x in (bool, int, float, complex):
-            return dtypes.to_dtype(x)
-        if issubclass(x, np.generic):
-            return _explicit_dtype(np.dtype(x), x)
-    elif type(x) in (bool, int, float, complex):
-        return dtypes.to_dtype(type(x))
-    elif isinstance(x, (_Array, _Tracer)):
-        return x.dtype
-    if isinstance(x, (str, np.dtype)):
-        return _explicit_dtype(np.dtype(x), x)
-    dt = getattr(x, "dtype", None)
-    if not isinstance(dt, (np.dtype, dtypes.ExtendedDType)):
-        try:
-            dt = np.result_type(x)
-        except TypeError as err:
-            raise TypeError(f"Cannot determine dtype of {x}") from err
-    _check_jax_dtype(x, dt)
-    return dtypes.canonicalize(dt)
-
-
-def _check_jax_dtype(x, dt):
-    if not dtypes.is_valid_array_dtype(dt):
-        raise TypeError(f"Value '{x}' with dtype {dt} is not a valid JAX array type. Only "
-                        "arrays of numeric types are supported by JAX.")
-
-
-def _explicit_dtype(dt, x):
-    _check_jax_dtype(x, dt)
-    out = dtypes.canonicalize(dt)
-    if out != dt:
-        warnings.warn(dtypes._X64_WARNING.format(dt, " requested in dtype", out.name),
-                      stacklevel=3)
-    return out
-
-
-def shape_as_value(shape):
-    """Converts a shape that may contain symbolic dimensions into a value: a NumPy array
-    for a constant shape (int64 when a dimension exceeds int32), traced for a symbolic one."""
-    signed_max = np.iinfo(np.int32).max
-    if not _shape_poly.is_constant_shape(shape):
-        idx = dtypes.default_int()
-    else:
-        idx = dtypes.int64 if any(d > signed_max for d in shape) else dtypes.int32
-    if len(shape) == 0:
-        return full((0,), np.array(0, dtype=idx))
-    if _shape_poly.is_constant_shape(shape):
-        return np.asarray(shape, dtype=idx)
-    dims = [expand_dims(convert_element_type(
-        d if not _shape_poly.is_symbolic(d) else _dim_as_value_p.bind(dim=d), idx), (0,))
-        for d in shape]
-    return concatenate(dims, dimension=0)
-
-
-# -- issue #31: the rest of lax's names --------------------------------------------------------
-from traxla.ir.rules.optimization import dce_sink_p, stage_p  # noqa: E402,F401
-from traxla.tracer import staging as _staging  # noqa: E402
-from traxla import tree_util as _tree_util  # noqa: E402
-
-# Staging forwards ``stage``'s operand (no equation), as JAX's ``trace.stage_value``.
-_staging.forwarding_rules[stage_p] = lambda eqn: ([0], None)
-
-
-def stage(x, /):
-    """Lifts a value into a trace: the identity on a traced value; a Python scalar or NumPy
-    array becomes a value of the current trace (an array outside any trace)."""
-    return stage_p.bind(x)
-
-
-def dce_sink(val, *, prevent_mlir_dce: bool = False):
-    """Marks every leaf of ``val`` as used, so that dead-code elimination keeps what
-    computes it (with ``prevent_mlir_dce``, also in the lowered module)."""
-    _tree_util.tree_map(lambda leaf: dce_sink_p.bind(leaf, prevent_mlir_dce=prevent_mlir_dce),
-                        val)
-
-
-from traxla.ir.rules.shape import empty_p  # noqa: E402
-
-
-def empty(shape, dtype, *, out_sharding=None):
-    """Create an array of possibly uninitialized values (zeros on CPU, as JAX)."""
-    if out_sharding is not None:
-        ndim = 1 if isinstance(shape, int) else len(shape)
-        out_sharding = _type_sharding(out_sharding, ndim)
-    return empty_p.bind(shape=shape, dtype=dtype, out_sharding=out_sharding)
+# -- issue #31: the rest of JAX's lax.py names ---------------------------------------------------
+from traxla.lax.misc_ops import (after_all, after_all_p, create_token, create_token_p,  # noqa: E402,F401
+                                 dce_sink, dce_sink_p, dtype, empty, empty_p, shape_as_value,
+                                 stage, stage_p)
 from traxla.lax.ragged_dot import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402,F401
                                    ragged_dot_general)
-
-
-from traxla.ir.rules.tokens import after_all_p, create_token_p  # noqa: E402,F401
-
-
-def create_token(_=None):
-    """Creates an XLA token value with no preconditions for sequencing effects.
-    Experimental. The argument is ignored (it exists for backward compatibility)."""
-    return create_token_p.bind()
-
-
-def after_all(*operands):
-    """Merges one or more XLA token values. Experimental. (XLA's AfterAll.)"""
-    return after_all_p.bind(*operands)
