@@ -291,3 +291,26 @@ def test_cached_single_device_entry_is_not_reused_for_an_auto_sharded_argument()
         print(json.dumps([bool(np.allclose(np.asarray(y), 2 * x)), str(y.sharding.spec)]))
     """)
     assert out == [True, "P('x', None)"]
+
+
+def test_special_elementwise_operations_keep_explicit_shardings():
+    # lax.square, lgamma, erfc, real/imag/conj and complex are elementwise in JAX too:
+    # an explicitly sharded operand types, and the result keeps its sharding (ffi.md's
+    # jnp.square on a batch-sharded array)
+    out = run("""
+        res = {}
+        x = jax.device_put(np.arange(1, 33, dtype=np.float32).reshape(8, 4),
+                           jax.NamedSharding(mesh, P('x', None)))
+        for name, f in [('square', jax.lax.square), ('lgamma', jax.lax.lgamma),
+                        ('erfc', jax.lax.erfc), ('conj', jax.lax.conj),
+                        ('complex', lambda v: jax.lax.complex(v, v)),
+                        ('igamma', lambda v: jax.lax.igamma(v, v))]:
+            y = jax.jit(f)(x)
+            res[name] = str(jax.typeof(y).sharding.spec)
+        res['square_value'] = np.asarray(jax.jit(jax.lax.square)(x)).tolist() == \
+            (np.arange(1, 33, dtype=np.float32).reshape(8, 4) ** 2).tolist()
+        print(json.dumps(res))
+    """)
+    assert out.pop("square_value")
+    assert out == {k: "P('x', None)" for k in
+                   ("square", "lgamma", "erfc", "conj", "complex", "igamma")}

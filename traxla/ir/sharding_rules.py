@@ -11,7 +11,7 @@ from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
 from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
 from traxla.ir.sharding import ShardingType
-from traxla.ir.rules import call, control_flow, indexing, reduction, shape
+from traxla.ir.rules import call, control_flow, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
@@ -327,6 +327,11 @@ def _register_all():
             "select_n", "clamp", "convert_element_type"]:
         register_sharding(E[name], elementwise(name))
     register_sharding(add_any_p, elementwise("add_any"))
+    # the special functions and complex-number operations are elementwise too (lax's
+    # standard_unop/standard_naryop): square, lgamma, erfc, real, conj, complex, igamma...
+    for name in (list(special.UNARY_SPECIAL) + list(special.NARY_SPECIAL)
+                 + ["real", "imag", "conj", "complex", "bessel_i0e", "bessel_i1e"]):
+        register_sharding(special.P[name], elementwise(name))
     for name in reduction.REDUCTIONS:
         register_sharding(reduction.P[name], _reduce)
     for name in ("argmax", "argmin"):
