@@ -318,3 +318,23 @@ def test_shard_indices_leave_unsplit_dimensions_whole_as_jax(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("[(slice(None, None, None), slice(0, 1, None)), "
             "(slice(None, None, None), slice(1, 2, None))]") in r.stdout
+
+
+def test_private_paths_of_the_documentation_pages():
+    # jax-primitives.md: ``from jax._src.lax import lax`` / ``from jax._src import api``;
+    # Writing_custom_interpreters: ``from jax._src.util import safe_map``
+    from traxla._src import api
+    from traxla._src.lax import lax
+    from traxla._src.util import (merge_lists, partition_list, safe_map, safe_zip,
+                                  split_list, subvals, unzip3)
+    assert float(api.grad(lambda x: lax.add(lax.mul(x, x), 1.0))(3.0)) == 6.0
+    assert api.jit is traxla.jit and api.vmap is traxla.vmap
+    assert safe_map(lambda a, b: a + b, [1, 2], (3, 4)) == [4, 6]
+    with pytest.raises(ValueError, match="length mismatch"):
+        safe_zip([1, 2], [3])
+    assert split_list(range(6), [1, 2]) == [[0], [1, 2], [3, 4, 5]]
+    evens, odds = partition_list([False, True, False], "abc")
+    assert (evens, odds) == (["a", "c"], ["b"])
+    assert merge_lists([False, True, False], evens, odds) == ["a", "b", "c"]
+    assert subvals((1, 2, 3), [(1, 9)]) == (1, 9, 3)
+    assert unzip3([(1, 2, 3), (4, 5, 6)]) == ((1, 4), (2, 5), (3, 6))
