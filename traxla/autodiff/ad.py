@@ -58,7 +58,7 @@ class Zero:
         self.aval = aval
 
     def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+        return f"Zero({self.aval})"  # float32[], ~float32[] weakly typed: JAX's
 
 
 class UndefinedPrimal:
@@ -70,7 +70,7 @@ class UndefinedPrimal:
         self.aval = aval
 
     def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+        return f"UndefinedPrimal({self.aval})"
 
 
 def is_undefined(x) -> bool:

@@ -60,7 +60,10 @@ def infer_avals(prim, in_avals, params):
 
 
 def _infer(prim, in_avals, params):
-    out = typing_rules[prim](*in_avals, **params)
+    rule = typing_rules.get(prim)
+    if rule is None:  # a user primitive (extend.core) given no def_abstract_eval
+        raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
+    out = rule(*in_avals, **params)
     for a in in_avals:
         if a.sharding is not None:
             return _with_shardings(prim, in_avals, out, params)
