@@ -338,3 +338,34 @@ def test_private_paths_of_the_documentation_pages():
     assert merge_lists([False, True, False], evens, odds) == ["a", "b", "c"]
     assert subvals((1, 2, 3), [(1, 9)]) == (1, 9, 3)
     assert unzip3([(1, 2, 3), (4, 5, 6)]) == ((1, 4), (2, 5), (3, 6))
+
+
+def test_autodidax_compiles_stablehlo_it_builds_itself():
+    # autodidax.md's xla_callable: jax.extend.mlir's ir/func/stablehlo build a module,
+    # jax._src.xla_bridge.get_backend gives the PJRT client that compiles it, and
+    # jax._src.lib.xla_client puts the arguments on the device
+    from traxla._src import xla_bridge as xb
+    from traxla._src.lib import xla_client as xc
+    from traxla._src.lib.mlir.dialects import hlo as hlo_alias
+    from traxla.extend.mlir import ir
+    from traxla.extend.mlir.dialects import func
+    import traxla.extend.mlir.dialects.stablehlo as hlo
+    assert hlo is hlo_alias
+    with ir.Context() as ctx, ir.Location.unknown(ctx):
+        hlo.register_dialect(ctx)
+        m = ir.Module.create()
+        f32 = ir.RankedTensorType.get((3,), ir.F32Type.get())
+        with ir.InsertionPoint(m.body):
+            @func.func(f32, f32)
+            def main(x, y):
+                return hlo.add(hlo.multiply(x, y), x)
+    backend = xb.get_backend(None)
+    assert backend.platform == "cpu"
+    compiled = backend.compile_and_load(str(m), backend.devices()[:1])
+    device = backend.devices()[0]
+    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0, 5.0, 6.0], np.float32)
+    aval = traxla.core.ShapedArray((3,), np.float32)
+    bufs = [xc.batched_device_put(aval, xc.GSPMDSharding((device,), xc.OpSharding()), [v],
+                                  [device], True, enable_x64=True) for v in (a, b)]
+    out, = compiled.execute(bufs)
+    assert np.asarray(out).tolist() == (a * b + a).tolist()

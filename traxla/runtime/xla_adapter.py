@@ -42,6 +42,7 @@ except Exception:  # pragma: no cover - logging control is best effort
     pass
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
+xla_client = _xc  # jaxlib's module itself, for ``jax._src.lib.xla_client`` (autodidax)
 
 # jaxlib's tracebacks (on by default) keep a record per ``execute_sharded`` call that is never
 # freed (72 bytes a call): traxla never reads them, so they are off for the whole process (a
