@@ -34,6 +34,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.sharding_rules import register_sharding
 from traxla.ir.traceback_util import api_boundary
 from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
@@ -120,6 +121,10 @@ def _custom_lin_typing(*avals, out_avals, **_):
 
 def_typing(custom_jvp_call_p, _call_typing)
 def_typing(custom_vjp_call_p, _call_typing)
+# explicitly sharded operands: the results are typed as the traced function's (as jit's)
+for _p in (custom_jvp_call_p, custom_vjp_call_p):
+    register_sharding(_p, lambda in_avals, outs, *, call_jaxpr, **_: [
+        a.sharding for a in call_jaxpr.out_avals])
 def_typing(custom_lin_p, _custom_lin_typing)
 def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))

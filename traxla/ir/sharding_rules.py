@@ -11,7 +11,7 @@ from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
 from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
 from traxla.ir.sharding import ShardingType
-from traxla.ir.rules import call, control_flow, indexing, reduction, shape, special
+from traxla.ir.rules import call, control_flow, ffi, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
@@ -351,6 +351,10 @@ def _register_all():
     for name in indexing.CUMULATIVE:
         register_sharding(indexing.P[name], _cumulative)
     register_sharding(call.jit_p, _jit)
+    # an FFI call's results are replicated over the mesh whatever its operands' shardings
+    # (JAX's ffi_call_abstract_eval: the current mesh with P()); XLA gathers the operands
+    register_sharding(ffi.ffi_call_p, lambda in_avals, outs, **_: [(None,) * o.ndim
+                                                                   for o in outs])
     register_sharding(reshard_p, lambda in_avals, outs, *, dst_sharding, dst_spec: [dst_sharding])
     register_sharding(control_flow.cond_p, _cond)
     register_sharding(control_flow.while_p, _while)
