@@ -940,6 +940,35 @@ def test_custom_vjp_forward_mode_is_refused():
         traxla.jvp(traxla.jit(_custom_vjp_sin(T)), (F3,), (F3,))
 
 
+def _calls_before_the_refusal(N):
+    """Custom_derivative_rules notebook: JAX runs the forward rule (which calls f) before
+    refusing forward mode, eagerly and under jit alike."""
+    calls = []
+
+    @N.custom_vjp
+    def f(x):
+        calls.append("f")
+        return N.np.sin(x)
+
+    def f_fwd(x):
+        calls.append("fwd")
+        return f(x), N.np.cos(x)
+    f.defvjp(f_fwd, lambda c, g: (c * g,))
+    for run in (lambda: N.jvp(f, (3.0,), (1.0,)),
+                lambda: N.jvp(N.jit(f), (3.0,), (1.0,))):
+        try:
+            run()
+        except TypeError as e:
+            calls.append(str(e))
+    return calls
+
+
+def test_custom_vjp_under_jvp_runs_the_forward_rule_first():
+    got = _calls_before_the_refusal(T)
+    assert got == _calls_before_the_refusal(J)
+    assert got[:2] == ["fwd", "f"]
+
+
 def test_custom_errors_match_jax():
     def messages(N):
         out = []

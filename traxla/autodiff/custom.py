@@ -298,7 +298,8 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
             with set_current_trace(trace.parent):
                 return bind_custom_vjp(fun, fwd, bwd, primals, name, call_jaxpr, consts)
         if trace.tangent_trace is None:
-            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+            with set_current_trace(trace.parent):
+                _run_fwd_and_refuse(fwd, primals, tangents)
         with set_current_trace(trace.rule_trace):
             outs, touts = _custom_vjp_linearize(trace, primals, tangents, fwd, bwd)
         return [JVPTracer(trace, o, t) for o, t in zip(outs, touts)]
@@ -367,7 +368,17 @@ def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
 
 # -- custom_vjp: the primitives' rules --------------------------------------------------------------------
 
-def _custom_vjp_call_jvp(primals, tangents, **params):
+def _custom_vjp_call_jvp(primals, tangents, *, fwd, **params):
+    _run_fwd_and_refuse(fwd, primals, tangents)
+
+
+def _run_fwd_and_refuse(fwd, primals, tangents):
+    """jvp of a custom_vjp function: JAX runs the forward rule first; the custom_lin it
+    binds then refuses."""
+    if isinstance(fwd, _SymbolicRule):
+        fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+    else:
+        fwd(*primals)
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
