@@ -211,3 +211,19 @@ def test_weakly_typed_aval_str():
     assert str(tx.core.ShapedArray((), np.float32, weak_type=True)) == "~float32[]"
     assert str(tx.core.ShapedArray((2,), np.int32)) == "int32[2]"
     assert str(ad.Zero(tx.core.ShapedArray((), np.float32, weak_type=True))) == "Zero(~float32[])"
+
+
+def _var_and_literal_reprs(api, np_):
+    """The custom-interpreter notebook prints ``eqn.invars``: Var reprs with long dtype
+    names, weakly typed int/complex literals as JAX's TypedInt/TypedComplex."""
+    import re
+    out = []
+    for f, a in [(lambda x: x + 1, 5), (lambda x: x * 2.5, 1.0), (lambda x: x + 1j, 1.0),
+                 (lambda x: x + np.int32(3), 5), (lambda x: x * 2, np_.int8(1))]:
+        j = api.make_jaxpr(f)(a).jaxpr
+        out.append(re.sub(r"id=\d+", "id=N", repr(([e.invars for e in j.eqns], j.invars))))
+    return out
+
+
+def test_var_and_literal_reprs_match_jax():
+    assert _var_and_literal_reprs(tx, jnp) == _var_and_literal_reprs(jax, jjnp)
