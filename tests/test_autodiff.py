@@ -1158,3 +1158,22 @@ def test_grad_through_a_jit_with_integer_outputs():
 # tests/test_autodiff_api.py; read by test_every_rule_is_exercised when it runs.
 ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint",
               "linear_call"}
+
+
+def _tracer_classes(N):
+    """The primitives page tells tracers apart by class name: jvp's is a JVPTracer, grad's,
+    vjp's and linearize's (tangent staged) a LinearizeTracer printing as GradTracer."""
+    seen = []
+
+    def f(x):
+        seen.append(f"{type(x).__name__} {x}")
+        return x * x
+    N.grad(f)(2.0)
+    N.jvp(f, (2.0,), (1.0,))
+    N.vjp(f, 2.0)
+    N.linearize(f, 2.0)
+    return seen
+
+
+def test_tracer_classes_of_jvp_and_grad_match_jax():
+    assert _tracer_classes(T) == _tracer_classes(J)
