@@ -227,3 +227,27 @@ def _var_and_literal_reprs(api, np_):
 
 def test_var_and_literal_reprs_match_jax():
     assert _var_and_literal_reprs(tx, jnp) == _var_and_literal_reprs(jax, jjnp)
+
+
+def _batching_view(api, batching_):
+    """The primitives page's helper spots vmap tracers by 'batching.BatchTracer' in the
+    class path, and prints the batching rule's arguments (tuples, as JAX passes them)."""
+    seen = []
+    p = (jcore if api is jax else core).Primitive("twice_batched_view")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda x: x)
+
+    def rule(args, dims):
+        seen.append((type(args).__name__, type(dims).__name__, dims))
+        return p.bind(*args), dims[0]
+    batching_.primitive_batchers[p] = rule
+
+    def f(x):
+        seen.append("batching.BatchTracer" in str(type(x)))
+        return p.bind(x)
+    api.vmap(f)(np.arange(2.0, dtype=np.float32))
+    return seen
+
+
+def test_batching_rules_and_tracers_look_as_in_jax():
+    assert _batching_view(tx, batching) == _batching_view(jax, jax.interpreters.batching)
