@@ -232,8 +232,10 @@ def _option_value(v):
 
 def hlo_computation(module):
     """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
-    return _jax.mlir.mlir_module_to_xla_computation(str(module), use_tuple_args=False,
-                                                     return_tuple=False)
+    # bytecode keeps the locations, which name the HLO instructions (x.1, sin.1), as JAX's
+    return _jax.mlir.mlir_module_to_xla_computation(
+        module_bytecode(module) if isinstance(module, ir.Module) else module,
+        use_tuple_args=False, return_tuple=False)
 
 
 def hlo_text(computation, debug_info: bool = False) -> str:
