@@ -165,3 +165,89 @@ def test_lower_fun_and_missing_rules():
     bad_p.def_abstract_eval(lambda x: 3)
     with pytest.raises(TypeError, match="must return a ShapedArray"):
         tx.make_jaxpr(lambda x: bad_p.bind(x))(1.0)
+
+
+def _rule_arguments(core_, ad_, mlir_, api):
+    """What JAX hands a user primitive's rules (the primitives page prints them): tuples of
+    primals and tangents, a literal operand as its value, Zero and UndefinedPrimal with the
+    aval's str (``~float32[]`` when weakly typed); errors of missing rules."""
+    seen = []
+    p = core_.Primitive("scaled_add_seen")
+    out = [mlir_.register_lowering(p, lambda ctx, x, y: [x], platform="cpu")]
+    for thunk in (lambda: p.bind(1.0, 2.0), lambda: api.jit(lambda x: p.bind(x, x))(1.0)):
+        try:
+            thunk()
+        except NotImplementedError as e:
+            out.append(str(e))
+    p.def_impl(lambda x, y: x * 2.0 + y)
+    p.def_abstract_eval(lambda x, y: api.core.ShapedArray(x.shape, x.dtype))
+
+    def jvp(primals, tangents):
+        seen.append((type(primals).__name__, type(tangents).__name__, repr(tangents[1])))
+        x, y = primals
+        xt, yt = tangents
+        yt = 0.0 if type(yt) is ad_.Zero else yt
+        return p.bind(x, y), p.bind(xt, yt)
+
+    def transpose(ct, x, y):
+        seen.append((repr(x), str(y)))  # JAX: TypedFloat(0.0, ...), whose str is 0.0
+        return p.bind(ct, 0.0), None
+    ad_.primitive_jvps[p] = jvp
+    ad_.primitive_transposes[p] = transpose
+    out.append(float(api.grad(lambda x: p.bind(x, 3.0))(1.0)))
+    out.append(repr(ad_.UndefinedPrimal(api.core.ShapedArray((), np.float32, weak_type=True))))
+    return out, seen
+
+
+def test_user_rules_get_what_jax_hands_them():
+    ours = _rule_arguments(core, ad, mlir, tx)
+    theirs = _rule_arguments(jcore, jax.interpreters.ad, jax.interpreters.mlir, jax)
+    assert ours == theirs
+    assert ours[0][:3] == [None, "Evaluation rule for 'scaled_add_seen' not implemented",
+                           "Abstract evaluation for 'scaled_add_seen' not implemented"]
+
+
+def test_weakly_typed_aval_str():
+    assert str(tx.core.ShapedArray((), np.float32, weak_type=True)) == "~float32[]"
+    assert str(tx.core.ShapedArray((2,), np.int32)) == "int32[2]"
+    assert str(ad.Zero(tx.core.ShapedArray((), np.float32, weak_type=True))) == "Zero(~float32[])"
+
+
+def _var_and_literal_reprs(api, np_):
+    """The custom-interpreter notebook prints ``eqn.invars``: Var reprs with long dtype
+    names, weakly typed int/complex literals as JAX's TypedInt/TypedComplex."""
+    import re
+    out = []
+    for f, a in [(lambda x: x + 1, 5), (lambda x: x * 2.5, 1.0), (lambda x: x + 1j, 1.0),
+                 (lambda x: x + np.int32(3), 5), (lambda x: x * 2, np_.int8(1))]:
+        j = api.make_jaxpr(f)(a).jaxpr
+        out.append(re.sub(r"id=\d+", "id=N", repr(([e.invars for e in j.eqns], j.invars))))
+    return out
+
+
+def test_var_and_literal_reprs_match_jax():
+    assert _var_and_literal_reprs(tx, jnp) == _var_and_literal_reprs(jax, jjnp)
+
+
+def _batching_view(api, batching_):
+    """The primitives page's helper spots vmap tracers by 'batching.BatchTracer' in the
+    class path, and prints the batching rule's arguments (tuples, as JAX passes them)."""
+    seen = []
+    p = (jcore if api is jax else core).Primitive("twice_batched_view")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda x: x)
+
+    def rule(args, dims):
+        seen.append((type(args).__name__, type(dims).__name__, dims))
+        return p.bind(*args), dims[0]
+    batching_.primitive_batchers[p] = rule
+
+    def f(x):
+        seen.append("batching.BatchTracer" in str(type(x)))
+        return p.bind(x)
+    api.vmap(f)(np.arange(2.0, dtype=np.float32))
+    return seen
+
+
+def test_batching_rules_and_tracers_look_as_in_jax():
+    assert _batching_view(tx, batching) == _batching_view(jax, jax.interpreters.batching)

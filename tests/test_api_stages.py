@@ -227,3 +227,17 @@ def test_trace_and_eval_shape_accept_structs():
     t = tx.jit(lambda x: x @ x.T).trace(s)
     assert t.out_info.shape == (3, 3)
     assert np.asarray(t.lower().compile()(np.ones((3, 2), np.float32))).sum() == 18.0
+
+
+def test_hlo_text_names_parameters_and_instructions_as_jax():
+    # ffi.md prints lower(x).as_text(dialect="hlo"): JAX's parameters are named after the
+    # arguments (x.1, params__w__.1) and the instructions after their primitives (sin.1);
+    # the compiled HLO's parameters too
+    def g(np_):
+        return lambda x, params: np_.sin(x) * params["w"] + params["b"]
+    args = (np.ones(3, np.float32), {"w": np.float32(2.0), "b": np.zeros(3, np.float32)})
+    lo, jlo = tx.jit(g(jnp)).lower(*args), jax.jit(g(jjnp)).lower(*args)
+    assert lo.as_text("hlo") == jlo.as_text("hlo")
+    assert "x.1 = f32[3]{0} parameter(0)" in lo.as_text("hlo")
+    compiled = lo.compile().as_text()
+    assert "%params__w__.1 = f32[] parameter(" in compiled and "%x.1 = " in compiled

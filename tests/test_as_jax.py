@@ -318,3 +318,54 @@ def test_shard_indices_leave_unsplit_dimensions_whole_as_jax(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("[(slice(None, None, None), slice(0, 1, None)), "
             "(slice(None, None, None), slice(1, 2, None))]") in r.stdout
+
+
+def test_private_paths_of_the_documentation_pages():
+    # jax-primitives.md: ``from jax._src.lax import lax`` / ``from jax._src import api``;
+    # Writing_custom_interpreters: ``from jax._src.util import safe_map``
+    from traxla._src import api
+    from traxla._src.lax import lax
+    from traxla._src.util import (merge_lists, partition_list, safe_map, safe_zip,
+                                  split_list, subvals, unzip3)
+    assert float(api.grad(lambda x: lax.add(lax.mul(x, x), 1.0))(3.0)) == 6.0
+    assert api.jit is traxla.jit and api.vmap is traxla.vmap
+    assert safe_map(lambda a, b: a + b, [1, 2], (3, 4)) == [4, 6]
+    with pytest.raises(ValueError, match="length mismatch"):
+        safe_zip([1, 2], [3])
+    assert split_list(range(6), [1, 2]) == [[0], [1, 2], [3, 4, 5]]
+    evens, odds = partition_list([False, True, False], "abc")
+    assert (evens, odds) == (["a", "c"], ["b"])
+    assert merge_lists([False, True, False], evens, odds) == ["a", "b", "c"]
+    assert subvals((1, 2, 3), [(1, 9)]) == (1, 9, 3)
+    assert unzip3([(1, 2, 3), (4, 5, 6)]) == ((1, 4), (2, 5), (3, 6))
+
+
+def test_autodidax_compiles_stablehlo_it_builds_itself():
+    # autodidax.md's xla_callable: jax.extend.mlir's ir/func/stablehlo build a module,
+    # jax._src.xla_bridge.get_backend gives the PJRT client that compiles it, and
+    # jax._src.lib.xla_client puts the arguments on the device
+    from traxla._src import xla_bridge as xb
+    from traxla._src.lib import xla_client as xc
+    from traxla._src.lib.mlir.dialects import hlo as hlo_alias
+    from traxla.extend.mlir import ir
+    from traxla.extend.mlir.dialects import func
+    import traxla.extend.mlir.dialects.stablehlo as hlo
+    assert hlo is hlo_alias
+    with ir.Context() as ctx, ir.Location.unknown(ctx):
+        hlo.register_dialect(ctx)
+        m = ir.Module.create()
+        f32 = ir.RankedTensorType.get((3,), ir.F32Type.get())
+        with ir.InsertionPoint(m.body):
+            @func.func(f32, f32)
+            def main(x, y):
+                return hlo.add(hlo.multiply(x, y), x)
+    backend = xb.get_backend(None)
+    assert backend.platform == "cpu"
+    compiled = backend.compile_and_load(str(m), backend.devices()[:1])
+    device = backend.devices()[0]
+    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0, 5.0, 6.0], np.float32)
+    aval = traxla.core.ShapedArray((3,), np.float32)
+    bufs = [xc.batched_device_put(aval, xc.GSPMDSharding((device,), xc.OpSharding()), [v],
+                                  [device], True, enable_x64=True) for v in (a, b)]
+    out, = compiled.execute(bufs)
+    assert np.asarray(out).tolist() == (a * b + a).tolist()

@@ -944,6 +944,35 @@ def test_custom_vjp_forward_mode_is_refused():
         traxla.jvp(traxla.jit(_custom_vjp_sin(T)), (F3,), (F3,))
 
 
+def _calls_before_the_refusal(N):
+    """Custom_derivative_rules notebook: JAX runs the forward rule (which calls f) before
+    refusing forward mode, eagerly and under jit alike."""
+    calls = []
+
+    @N.custom_vjp
+    def f(x):
+        calls.append("f")
+        return N.np.sin(x)
+
+    def f_fwd(x):
+        calls.append("fwd")
+        return f(x), N.np.cos(x)
+    f.defvjp(f_fwd, lambda c, g: (c * g,))
+    for run in (lambda: N.jvp(f, (3.0,), (1.0,)),
+                lambda: N.jvp(N.jit(f), (3.0,), (1.0,))):
+        try:
+            run()
+        except TypeError as e:
+            calls.append(str(e))
+    return calls
+
+
+def test_custom_vjp_under_jvp_runs_the_forward_rule_first():
+    got = _calls_before_the_refusal(T)
+    assert got == _calls_before_the_refusal(J)
+    assert got[:2] == ["fwd", "f"]
+
+
 def test_custom_errors_match_jax():
     def messages(N):
         out = []
@@ -1133,3 +1162,22 @@ def test_grad_through_a_jit_with_integer_outputs():
 # tests/test_autodiff_api.py; read by test_every_rule_is_exercised when it runs.
 ELSEWHERE |= {"mulhi", "reduce_xor", "composite", "all_to_all", "sharding_constraint",
               "linear_call"}
+
+
+def _tracer_classes(N):
+    """The primitives page tells tracers apart by class name: jvp's is a JVPTracer, grad's,
+    vjp's and linearize's (tangent staged) a LinearizeTracer printing as GradTracer."""
+    seen = []
+
+    def f(x):
+        seen.append(f"{type(x).__name__} {x}")
+        return x * x
+    N.grad(f)(2.0)
+    N.jvp(f, (2.0,), (1.0,))
+    N.vjp(f, 2.0)
+    N.linearize(f, 2.0)
+    return seen
+
+
+def test_tracer_classes_of_jvp_and_grad_match_jax():
+    assert _tracer_classes(T) == _tracer_classes(J)

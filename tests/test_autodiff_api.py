@@ -229,3 +229,34 @@ def test_linear_call_batches_with_its_transpose():
     np.testing.assert_allclose(traxla.vmap(traxla.grad(loss))(xs, ys), want, rtol=1e-6)
     np.testing.assert_allclose(
         traxla.grad(lambda X: tnp.sum(traxla.vmap(f)(X, ys) ** 2))(xs), want, rtol=1e-6)
+
+
+def _validating_tree_calls(ns, jnp):
+    """custom_pytrees.md: a node whose constructor validates its field; jacrev and jacfwd
+    map their dtype checks over the argument tree, so the constructor sees None leaves
+    (and jnp.asarray(None) raises JAX's ValueError)."""
+    class MyTree:
+        def __init__(self, a):
+            self.a = jnp.asarray(a)
+    ns.tree_util.register_pytree_node(MyTree, lambda t: ((t.a,), None),
+                                      lambda _, args: MyTree(*args))
+    tree = MyTree(jnp.arange(3.0))
+    out = []
+    for jac in (ns.jacrev, ns.jacfwd, ns.jacobian):
+        try:
+            jac(lambda t: t)(tree)
+            out.append("ran")
+        except Exception as e:  # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    for v in (None, [1.0, None], (None,)):
+        try:
+            jnp.array(v)
+        except Exception as e:  # noqa: BLE001
+            out.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+def test_jacobian_of_a_validating_pytree_node_fails_as_in_jax():
+    got = _validating_tree_calls(traxla, tnp)
+    assert got == _validating_tree_calls(jax, jnp_)
+    assert got[0] == "ValueError: None is not a valid value for jnp.array"

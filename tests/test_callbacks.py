@@ -289,3 +289,23 @@ def test_prints_in_custom_jvp_and_vjp_rules_match_jax(capsys):
         lib.effects_barrier()
         printed.append((capsys.readouterr().out, values))
     assert printed[0] == printed[1]
+
+
+def _lane_order(api, np_):
+    """external-callbacks.md: vmap of a jit function with a debug callback, run eagerly,
+    calls back once per lane in lane order (the jit equation runs as its own program)."""
+    seen = []
+
+    @api.jit
+    def f(x):
+        api.debug.callback(lambda v: seen.append(float(v)), x)
+        return x
+    api.vmap(f)(np_.arange(5.0))
+    api.jvp(api.vmap(f), (np_.arange(3.0),), (np_.ones(3),))
+    return seen
+
+
+def test_vmap_of_a_jit_function_calls_back_in_lane_order():
+    got = _lane_order(traxla, tnp)
+    assert got == _lane_order(jax, jnp)
+    assert got[:5] == [0.0, 1.0, 2.0, 3.0, 4.0]

@@ -291,3 +291,53 @@ def test_cached_single_device_entry_is_not_reused_for_an_auto_sharded_argument()
         print(json.dumps([bool(np.allclose(np.asarray(y), 2 * x)), str(y.sharding.spec)]))
     """)
     assert out == [True, "P('x', None)"]
+
+
+def test_special_elementwise_operations_keep_explicit_shardings():
+    # lax.square, lgamma, erfc, real/imag/conj and complex are elementwise in JAX too:
+    # an explicitly sharded operand types, and the result keeps its sharding (ffi.md's
+    # jnp.square on a batch-sharded array)
+    out = run("""
+        res = {}
+        x = jax.device_put(np.arange(1, 33, dtype=np.float32).reshape(8, 4),
+                           jax.NamedSharding(mesh, P('x', None)))
+        for name, f in [('square', jax.lax.square), ('lgamma', jax.lax.lgamma),
+                        ('erfc', jax.lax.erfc), ('conj', jax.lax.conj),
+                        ('complex', lambda v: jax.lax.complex(v, v)),
+                        ('igamma', lambda v: jax.lax.igamma(v, v))]:
+            y = jax.jit(f)(x)
+            res[name] = str(jax.typeof(y).sharding.spec)
+        res['square_value'] = np.asarray(jax.jit(jax.lax.square)(x)).tolist() == \
+            (np.arange(1, 33, dtype=np.float32).reshape(8, 4) ** 2).tolist()
+        print(json.dumps(res))
+    """)
+    assert out.pop("square_value")
+    assert out == {k: "P('x', None)" for k in
+                   ("square", "lgamma", "erfc", "conj", "complex", "igamma")}
+
+
+def test_custom_derivatives_and_ffi_calls_take_explicitly_sharded_operands():
+    # ffi.md: a custom_vjp around an ffi_call, called on a batch-sharded array. The
+    # custom_vjp's results are typed as its function's; an FFI call's are replicated
+    # (JAX's ffi_call_abstract_eval), XLA gathering the operand
+    out = run("""
+        res = {}
+        x = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4),
+                           jax.NamedSharding(mesh, P('x', None)))
+
+        @jax.custom_vjp
+        def f(v):
+            return jnp.sin(v) * 2
+        f.defvjp(lambda v: (f(v), v), lambda v, g: (g * 2 * jnp.cos(v),))
+        y = jax.jit(f)(x)
+        res['vjp'] = str(jax.typeof(y).sharding.spec)
+        res['vjp_value'] = bool(np.allclose(np.asarray(y), 2 * np.sin(np.asarray(x))))
+        g = jax.custom_jvp(lambda v: v * 3)
+        g.defjvp(lambda p, t: (g(p[0]), t[0] * 3))
+        res['jvp'] = str(jax.typeof(jax.jit(g)(x)).sharding.spec)
+        call = jax.ffi.ffi_call("not_registered", jax.ShapeDtypeStruct((8, 4), jnp.float32))
+        res['ffi'] = str(jax.make_jaxpr(call)(x).jaxpr.outvars[0].aval.sharding.spec)
+        print(json.dumps(res))
+    """)
+    assert out == {"vjp": "P('x', None)", "vjp_value": True, "jvp": "P('x', None)",
+                   "ffi": "P(None, None)"}

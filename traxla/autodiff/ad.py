@@ -59,7 +59,7 @@ class Zero:
         self.aval = aval
 
     def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+        return f"Zero({self.aval})"  # float32[], ~float32[] weakly typed: JAX's
 
 
 class UndefinedPrimal:
@@ -71,7 +71,7 @@ class UndefinedPrimal:
         self.aval = aval
 
     def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+        return f"UndefinedPrimal({self.aval})"
 
 
 def is_undefined(x) -> bool:
@@ -119,6 +119,12 @@ def add_tangents(x, y):
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent")
 
+    def __new__(cls, trace, primal, tangent):
+        # under linearize/grad (a staged tangent) the tracer is a LinearizeTracer, as JAX's
+        if trace.tangent_trace is not None:
+            cls = LinearizeTracer
+        return object.__new__(cls)
+
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
@@ -143,6 +149,12 @@ class JVPTracer(Tracer):
             tangent = self.tangent.aval.str_short(short_dtypes=True)
             return f"GradTracer(primal={short(self.primal)}, typeof(tangent)={tangent})"
         return f"JVPTracer(primal={short(self.primal)}, tangent={short(self.tangent)})"
+
+
+class LinearizeTracer(JVPTracer):
+    """A JVPTracer whose tangent is staged into the linear jaxpr (grad, vjp, linearize):
+    JAX's class of that name, printing as ``GradTracer(primal=..., typeof(tangent)=...)``."""
+    __slots__ = ()
 
 
 class RoutingTrace(Trace):

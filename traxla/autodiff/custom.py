@@ -34,6 +34,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.sharding_rules import register_sharding
 from traxla.ir.traceback_util import api_boundary
 from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
@@ -120,6 +121,10 @@ def _custom_lin_typing(*avals, out_avals, **_):
 
 def_typing(custom_jvp_call_p, _call_typing)
 def_typing(custom_vjp_call_p, _call_typing)
+# explicitly sharded operands: the results are typed as the traced function's (as jit's)
+for _p in (custom_jvp_call_p, custom_vjp_call_p):
+    register_sharding(_p, lambda in_avals, outs, *, call_jaxpr, **_: [
+        a.sharding for a in call_jaxpr.out_avals])
 def_typing(custom_lin_p, _custom_lin_typing)
 def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))
@@ -293,7 +298,8 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
             with set_current_trace(trace.parent):
                 return bind_custom_vjp(fun, fwd, bwd, primals, name, call_jaxpr, consts)
         if trace.tangent_trace is None:
-            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+            with set_current_trace(trace.parent):
+                _run_fwd_and_refuse(fwd, primals, tangents)
         with set_current_trace(trace.rule_trace):
             outs, touts = _custom_vjp_linearize(trace, primals, tangents, fwd, bwd)
         return [JVPTracer(trace, o, t) for o, t in zip(outs, touts)]
@@ -362,7 +368,17 @@ def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
 
 # -- custom_vjp: the primitives' rules --------------------------------------------------------------------
 
-def _custom_vjp_call_jvp(primals, tangents, **params):
+def _custom_vjp_call_jvp(primals, tangents, *, fwd, **params):
+    _run_fwd_and_refuse(fwd, primals, tangents)
+
+
+def _run_fwd_and_refuse(fwd, primals, tangents):
+    """jvp of a custom_vjp function: JAX runs the forward rule first; the custom_lin it
+    binds then refuses."""
+    if isinstance(fwd, _SymbolicRule):
+        fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+    else:
+        fwd(*primals)
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 

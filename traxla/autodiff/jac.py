@@ -118,14 +118,15 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
-        for x in tree_util.tree_leaves(dyn_args):
-            check_input_dtype_revderiv("jacrev", allow_int, x, holomorphic)
+        # mapped over the trees, as JAX's: a custom node's unflatten sees None leaves
+        tree_util.tree_map(
+            lambda x: check_input_dtype_revderiv("jacrev", allow_int, x, holomorphic), dyn_args)
         if has_aux:
             y, pullback, aux = vjp(f_partial, *dyn_args, has_aux=True)
         else:
             y, pullback = vjp(f_partial, *dyn_args)
-        for leaf in tree_util.tree_leaves(y):
-            check_output_dtype_revderiv("jacrev", leaf, holomorphic)
+        tree_util.tree_map(lambda leaf: check_output_dtype_revderiv("jacrev", leaf, holomorphic),
+                           y)
         jac = vmap(pullback)(_std_basis(y))
         jac = jac[0] if isinstance(argnums, int) else jac
         example_args = dyn_args[0] if isinstance(argnums, int) else dyn_args

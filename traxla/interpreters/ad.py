@@ -4,12 +4,70 @@
 cotangents may be symbolic ``Zero``s; linear operands are ``UndefinedPrimal``s)."""
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+
 from traxla.autodiff.ad import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
                              jvp_rules, transpose_rules)
 from traxla.autodiff.rules._util import defjvp as _defjvp
+from traxla.ir.jaxpr import Literal
 
-primitive_jvps = jvp_rules
-primitive_transposes = transpose_rules
+
+class _Jvps(MutableMapping):
+    """JAX's rule signature over traxla's registry: a rule set here gets the primals and
+    the tangents as tuples (traxla's own rules get lists); reading a primitive without a
+    rule of user code gives traxla's."""
+
+    def __init__(self):
+        self._user: dict = {}
+
+    def __setitem__(self, prim, rule):
+        self._user[prim] = rule
+        jvp_rules[prim] = lambda primals, tangents, **params: rule(
+            tuple(primals), tuple(tangents), **params)
+
+    def __getitem__(self, prim):
+        return self._user[prim] if prim in self._user else jvp_rules[prim]
+
+    def __delitem__(self, prim):
+        del self._user[prim]
+        jvp_rules.pop(prim, None)
+
+    def __iter__(self):
+        return iter(jvp_rules)
+
+    def __len__(self):
+        return len(jvp_rules)
+
+
+primitive_jvps = _Jvps()
+
+
+class _Transposes(_Jvps):
+    """JAX's rule signature over traxla's registry: a rule set here gets an operand that is
+    a literal of the jaxpr as its value (traxla's own rules get the Literal)."""
+
+    def __setitem__(self, prim, rule):
+        self._user[prim] = rule
+
+        def transpose(ct, *args, **params):
+            return rule(ct, *[a.val if type(a) is Literal else a for a in args], **params)
+        transpose_rules[prim] = transpose
+
+    def __getitem__(self, prim):
+        return self._user[prim] if prim in self._user else transpose_rules[prim]
+
+    def __delitem__(self, prim):
+        del self._user[prim]
+        transpose_rules.pop(prim, None)
+
+    def __iter__(self):
+        return iter(transpose_rules)
+
+    def __len__(self):
+        return len(transpose_rules)
+
+
+primitive_transposes = _Transposes()
 
 
 def is_undefined_primal(x) -> bool:

@@ -1,11 +1,16 @@
 """Batching rules from user code, as ``jax.interpreters.batching``:
-``primitive_batchers[p] = rule(batched_args, batch_dims, **params) -> (out, out_dims)``;
+``primitive_batchers[p] = rule(batched_args, batch_dims, **params) -> (out, out_dims)``
+(both tuples, as JAX's);
 a batch dim is an int, or ``not_mapped`` (None) for an unbatched operand."""
 from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from traxla.batching.batch_trace import batching_rules
+from traxla.batching.batch_trace import BatchTrace, BatchTracer, batching_rules
+
+# JAX's class lives in jax.interpreters.batching; code that tells tracers apart by the
+# class's path (the primitives page's tracing helper) finds this one there too
+BatchTracer.__module__ = __name__
 
 not_mapped = None
 
@@ -18,7 +23,8 @@ class _Batchers(MutableMapping):
 
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
-        batching_rules[prim] = lambda size, vals, dims, **params: rule(vals, dims, **params)
+        batching_rules[prim] = lambda size, vals, dims, **params: rule(tuple(vals), tuple(dims),
+                                                                       **params)
 
     def __getitem__(self, prim):
         return self._user[prim]
@@ -36,4 +42,4 @@ class _Batchers(MutableMapping):
 
 primitive_batchers = _Batchers()
 
-__all__ = ["primitive_batchers", "not_mapped"]
+__all__ = ["primitive_batchers", "not_mapped", "BatchTrace", "BatchTracer"]

@@ -18,7 +18,7 @@ def register_lowering(prim, rule, platform: str | None = None):
     """Registers ``rule(ctx, *operands, **params)`` returning a sequence of ir.Values
     (one per result). ``ctx.avals_in``/``ctx.avals_out`` are the operand and result types.
     ``platform``: 'cpu', 'tpu', 'cuda', 'rocm', 'gpu' (CUDA and ROCm) or None (every
-    platform without a rule of its own)."""
+    platform without a rule of its own). Returns None, as JAX's."""
     def lowering(ctx, *args, **params):
         out = rule(ctx, *args, **params)
         if isinstance(out, ir.Value):
@@ -27,7 +27,6 @@ def register_lowering(prim, rule, platform: str | None = None):
                for v in out]
         return out if prim.multiple_results else out[0]
     _register(prim, lowering, platform=platform)
-    return rule
 
 
 def lower_fun(fun, multiple_results: bool = True):

@@ -70,8 +70,10 @@ class ShapedArray:
         return f"{name}[{','.join(map(str, self.shape))}]"
 
     def __str__(self):
-        """``float32[4,8]``: the form ``typeof`` and ``tracer.aval`` print."""
-        return self.str_short(short_dtypes=False)
+        """``float32[4,8]``: the form ``typeof`` and ``tracer.aval`` print; ``~float32[]``
+        when weakly typed, as JAX's."""
+        s = self.str_short(short_dtypes=False)
+        return "~" + s if self.weak_type else s
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""

@@ -18,8 +18,8 @@ class Var:
     def __init__(self, aval: ShapedArray):
         self.aval = aval
 
-    def __repr__(self):
-        return f"Var(id={id(self)}):{self.aval.str_short()}"
+    def __repr__(self):  # JAX's: the aval's str_short with its long dtype name, int32[]
+        return f"Var(id={id(self)}):{self.aval.str_short(short_dtypes=False)}"
 
 
 class DropVar(Var):
@@ -41,6 +41,13 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
+        # JAX keeps a weakly typed Python int or complex as a TypedInt/TypedComplex, whose
+        # str is its repr (a float's TypedFloat prints as the float)
+        aval = self.aval
+        if aval.weak_type and not np.shape(self.val) and aval.dtype.kind in "iuc":
+            kind = "TypedComplex" if aval.dtype.kind == "c" else "TypedInt"
+            value = complex(self.val) if aval.dtype.kind == "c" else int(self.val)
+            return f"Literal({kind}({value}, dtype={aval.dtype.name}))"
         return f"Literal({self.val})"
 
     def pretty(self) -> str:

@@ -11,7 +11,7 @@ from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
 from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
 from traxla.ir.sharding import ShardingType
-from traxla.ir.rules import call, control_flow, indexing, reduction, shape
+from traxla.ir.rules import call, control_flow, ffi, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
@@ -60,7 +60,10 @@ def infer_avals(prim, in_avals, params):
 
 
 def _infer(prim, in_avals, params):
-    out = typing_rules[prim](*in_avals, **params)
+    rule = typing_rules.get(prim)
+    if rule is None:  # a user primitive (extend.core) given no def_abstract_eval
+        raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
+    out = rule(*in_avals, **params)
     for a in in_avals:
         if a.sharding is not None:
             return _with_shardings(prim, in_avals, out, params)
@@ -327,6 +330,11 @@ def _register_all():
             "select_n", "clamp", "convert_element_type"]:
         register_sharding(E[name], elementwise(name))
     register_sharding(add_any_p, elementwise("add_any"))
+    # the special functions and complex-number operations are elementwise too (lax's
+    # standard_unop/standard_naryop): square, lgamma, erfc, real, conj, complex, igamma...
+    for name in (list(special.UNARY_SPECIAL) + list(special.NARY_SPECIAL)
+                 + ["real", "imag", "conj", "complex", "bessel_i0e", "bessel_i1e"]):
+        register_sharding(special.P[name], elementwise(name))
     for name in reduction.REDUCTIONS:
         register_sharding(reduction.P[name], _reduce)
     for name in ("argmax", "argmin"):
@@ -343,6 +351,10 @@ def _register_all():
     for name in indexing.CUMULATIVE:
         register_sharding(indexing.P[name], _cumulative)
     register_sharding(call.jit_p, _jit)
+    # an FFI call's results are replicated over the mesh whatever its operands' shardings
+    # (JAX's ffi_call_abstract_eval: the current mesh with P()); XLA gathers the operands
+    register_sharding(ffi.ffi_call_p, lambda in_avals, outs, **_: [(None,) * o.ndim
+                                                                   for o in outs])
     register_sharding(reshard_p, lambda in_avals, outs, *, dst_sharding, dst_spec: [dst_sharding])
     register_sharding(control_flow.cond_p, _cond)
     register_sharding(control_flow.while_p, _while)

@@ -159,7 +159,14 @@ class ModuleBuilder:
                 [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
                 + attrs)
         sym = self.symbol_table.insert(fn)
-        entry = fn.add_entry_block()
+        names = jaxpr.debug_info.arg_names if public and jaxpr.debug_info is not None else None
+        if names and len(names) == len(jaxpr.invars):
+            # @main's arguments located at their names, as JAX's (HLO parameters named x.1)
+            unknown = ir.Location.unknown()
+            entry = fn.add_entry_block([unknown] * (len(in_types) - len(names)) + [
+                ir.Location.name(n) if n else unknown for n in names])
+        else:
+            entry = fn.add_entry_block()
         with ir.InsertionPoint(entry), dim_values(
                 dict(zip(self.dim_vars, entry.arguments[:n_dims])) if n_dims else None):
             outer_token, outer_index = self.token, self.platform_index

@@ -42,6 +42,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
     if m is not None and not isinstance(object, (Tracer, ArrayImpl)):
         object = m()
     leaves = list(_leaves(object))
+    if any(leaf is None for leaf in leaves):
+        raise ValueError("None is not a valid value for jnp.array")
     if isinstance(object, (Tracer, ArrayImpl)):
         # JAX copies a concrete array too: while tracing, the copy is an equation on it
         copied = copy and (isinstance(object, Tracer) or type(current_trace()) is not EvalTrace)

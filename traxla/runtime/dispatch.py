@@ -6,7 +6,9 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from traxla.ir.primitive import typing_rules
 from traxla.ir.sharding_rules import infer_avals
+from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
 from traxla.runtime.array import ArrayImpl, Token, device_put_numpy
 from traxla.ir.config import config
@@ -94,8 +96,15 @@ def apply_primitive_unchecked(prim, args, params):
     key = (prim, in_avals, _params_key(params))
     exe = _eager_cache.get(key)
     if exe is None:
+        if prim not in typing_rules:  # a user primitive (extend.core) given no def_impl
+            raise NotImplementedError(f"Evaluation rule for '{prim.name}' not implemented")
+
         def build():
-            exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
+            if prim is jit_p:  # a jit equation run eagerly (vmap or jvp of a jit function):
+                # its jaxpr compiled as the jit itself, named after it, as JAX's pjit impl
+                exe = compile_jaxpr(params["jaxpr"], params["name"])
+            else:
+                exe = compile_jaxpr(one_equation_jaxpr(prim, in_avals, params), prim.name)
             debug_checks.log_compile(prim.name, in_avals, exe.compile_seconds)
             return exe
         exe = _eager_cache.get_or_create(key, build)

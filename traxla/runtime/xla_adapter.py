@@ -35,6 +35,7 @@ except Exception:  # pragma: no cover - logging control is best effort
     pass
 
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
+xla_client = _xc  # jaxlib's module itself, for ``jax._src.lib.xla_client`` (autodidax)
 
 # jaxlib's tracebacks (on by default) keep a record per ``execute_sharded`` call that is never
 # freed (72 bytes a call): traxla never reads them, so they are off for the whole process (a
@@ -224,8 +225,10 @@ def _option_value(v):
 
 def hlo_computation(module):
     """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
-    return _jax.mlir.mlir_module_to_xla_computation(str(module), use_tuple_args=False,
-                                                     return_tuple=False)
+    # bytecode keeps the locations, which name the HLO instructions (x.1, sin.1), as JAX's
+    return _jax.mlir.mlir_module_to_xla_computation(
+        module_bytecode(module) if isinstance(module, ir.Module) else module,
+        use_tuple_args=False, return_tuple=False)
 
 
 def hlo_text(computation, debug_info: bool = False) -> str:
