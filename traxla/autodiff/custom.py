@@ -515,9 +515,7 @@ class _CustomFunction:
             return self
         return functools.partial(self, instance)
 
-    def __getattr__(self, name):
-        # JAX's forward_attr: a wrapped custom function's def* methods (a custom_vjp
-        # around a custom_vmap takes @f.def_vmap), nothing else
+    def __getattr__(self, name):  # JAX's forward_attr: a custom_vmap inside gives def_vmap
         if name.startswith("def") and "fun" in self.__dict__:
             return getattr(self.fun, name)
         raise AttributeError(name)

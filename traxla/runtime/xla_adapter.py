@@ -37,11 +37,9 @@ except Exception:  # pragma: no cover - logging control is best effort
 JAXLIB_VERSION = getattr(_xc, "__version__", None) or __import__("jaxlib").__version__
 xla_client = _xc  # jaxlib's module itself, for ``jax._src.lib.xla_client`` (autodidax)
 
-# jaxlib's tracebacks (on by default) keep a record per ``execute_sharded`` call that is never
-# freed (72 bytes a call): traxla never reads them, so they are off for the whole process (a
-# per-call switch fails: what is made while they are off has no traceback context, which
-# jaxlib refuses once they are back on). JAX's source locations need them: tests comparing
-# those switch them on around the JAX side only.
+# jaxlib's tracebacks keep a never-freed record per ``execute_sharded`` call (72 bytes): off
+# for the whole process (a per-call switch fails: jaxlib refuses what was made while off once
+# they are on again). JAX's source locations need them: tests switch them on for JAX only.
 try:
     from jaxlib import _jax as _jaxlib_ext
     _tracebacks_enabled = _jaxlib_ext.tracebacks_enabled
@@ -224,8 +222,8 @@ def _option_value(v):
 
 
 def hlo_computation(module):
-    """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``."""
-    # bytecode keeps the locations, which name the HLO instructions (x.1, sin.1), as JAX's
+    """The HLO (an ``XlaComputation``) of a StableHLO module, as ``Lowered.compiler_ir('hlo')``
+    (from bytecode: its locations name the HLO instructions x.1, sin.1, as JAX's)."""
     return _jax.mlir.mlir_module_to_xla_computation(
         module_bytecode(module) if isinstance(module, ir.Module) else module,
         use_tuple_args=False, return_tuple=False)
