@@ -43,7 +43,8 @@ def from_dlpack(external_array, device=None, copy=None) -> ArrayImpl:
     capsule = external_array.__dlpack__(stream=None) if platform == "cpu" else \
         external_array.__dlpack__()
     try:
-        raw_device, buf = xla.dlpack_to_buffer(capsule, backend.client, local_id, copy, dl_type)
+        raw_device, buf = xla.dlpack_to_buffer(capsule, backend.client, local_id, copy,
+                                               int(dl_type))
     except xla.RuntimeErrorType as e:
         text = str(e)
         if "is not aligned to" in text:

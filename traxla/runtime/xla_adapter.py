@@ -786,12 +786,11 @@ def buffer_to_dlpack(buf, stream=None):
     return _xc._xla.buffer_to_dlpack_managed_tensor(buf, stream=stream)
 
 
-def dlpack_to_buffer(capsule, client, local_id, copy, dl_device_type):
+def dlpack_to_buffer(capsule, client, local_id, copy, kind: int):
     """(device, buffer) from a producer's capsule; jaxlib's C++ would import jax.core."""
     device = client.device_from_local_hardware_id(local_id)
     with _jax_imports_blocked():
-        return device, _xc._xla.dlpack_managed_tensor_to_buffer(capsule, device, None, copy,
-                                                                int(dl_device_type))
+        return device, _xc._xla.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, kind)
 
 
 profiler, profile_data = _jaxlib_profiler, _jaxlib_profile_data
