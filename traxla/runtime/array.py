@@ -63,9 +63,9 @@ class ArrayImpl(Array):
         if isinstance(self.aval.dtype, ExtendedDType):
             raise TypeError(f"traxla array with {self.aval.dtype} dtype cannot be converted to a "
                             "NumPy array. Use traxla.random.key_data(arr) to get its raw bits.")
+        check_not_deleted((self,))  # as JAX's, even when the value was read before
         value = self._npy
         if value is None:
-            check_not_deleted((self,))
             value = self._npy = (np.zeros(self.shape, float0) if self.aval.dtype == float0
                                  else read_back(self))
         return value
