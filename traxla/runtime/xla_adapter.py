@@ -170,7 +170,7 @@ def compile_options(num_partitions: int = 1, device=None):
     sharding propagation allowed, as JAX's ``jit`` without shardings)."""
     opts = _xc.CompileOptions()
     build = opts.executable_build_options
-    build.use_spmd_partitioning = True
+    build.use_spmd_partitioning = build.use_shardy_partitioner = True
     opts.num_replicas, opts.num_partitions = 1, num_partitions
     _jax_defaults(opts)
     if device is not None and num_partitions == 1:
