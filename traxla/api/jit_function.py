@@ -28,6 +28,7 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.backend import get_backend
@@ -99,8 +100,8 @@ class JitFunction(Wrapped):
     def __call__(self, *args, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
         try:
-            if (not kwargs and self._plain and type(_trace_state.trace) is EvalTrace
-                    and not _flags.local_blocks):
+            if (not kwargs and self._plain and (not _unusual or (
+                    type(_trace_state.trace) is EvalTrace and not _flags.local_blocks))):
                 if self._epoch != _config_epoch[0]:
                     self._forget_fast_paths()
                 # Only default-device Arrays take these paths; anything else (a placed Array,

@@ -29,6 +29,7 @@ from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
+from traxla.ir.thread_state import unusual as _unusual
 
 # The calling thread's flags. Inside a ``with`` block of any flag (x64, disable_jit, debug
 # checks...: per thread) the fast path steps aside: its programs and scalars are keyed by
@@ -104,7 +105,8 @@ def eager_cached(fn):
         try:  # a boundary of traceback filtering (ir/traceback_util.py)
             # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
             # change of them is a configuration change, which empties ``fast`` (see below).
-            if not kwargs and type(_trace_state.trace) is EvalTrace and not _flags.local_blocks:
+            if not kwargs and (not _unusual or (type(_trace_state.trace) is EvalTrace
+                                                 and not _flags.local_blocks)):
                 entry = None
                 eligible = False
                 a = args[0] if len(args) == 1 else None
