@@ -210,7 +210,7 @@ def worker(framework: str, quick: bool, out_path: str, steps=None,
                 res[key] = time.perf_counter() - t
                 if name == "unrolled":
                     history.append((n, res[key]))
-                res[f"{name}_N{n}_run_ms"] = _median_time(lambda: block(f(w, h0)), 5) * 1e3
+                res[f"{name}_N{n}_run_ms"] = _median_time(lambda: block(f(w, h0)), 21) * 1e3
                 save()
         return {}
 
