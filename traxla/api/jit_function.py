@@ -55,7 +55,6 @@ from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _place
 # and never adds to them; the executable cache's keys carry the trace context.
 _flags = config.current
 
-_new_object = object.__new__
 
 
 def _hashable_static(value):
@@ -124,7 +123,7 @@ class JitFunction(Wrapped):
                                 except RuntimeErrorType:
                                     check_not_deleted(args)
                                     raise
-                                out = _new_object(ArrayImpl)
+                                out = ArrayImpl()
                                 out.aval = entry.aval0
                                 out._buf = buf
                                 out._npy = None

@@ -85,7 +85,6 @@ on_clear(clear_scalar_cache)
 
 
 _wrapped: dict = {}
-_new_object = object.__new__
 
 
 def eager_cached(fn):
@@ -161,7 +160,7 @@ def eager_cached(fn):
                         except RuntimeErrorType:
                             check_not_deleted([a for a in args if type(a) is ArrayImpl])
                             raise
-                        out = _new_object(ArrayImpl)
+                        out = ArrayImpl()
                         out.aval = entry.aval0
                         out._buf = buf
                         out._npy = None
