@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from traxla.api import _config_epoch, jit
+from traxla.api import jit
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -111,8 +111,6 @@ def eager_cached(fn):
                 a = args[0] if len(args) == 1 else None
                 if type(a) is ArrayImpl and a._placement is None:  # one Array: the common case
                     eligible = True
-                    if jitted._epoch != _config_epoch[0]:
-                        jitted._forget_fast_paths()
                     bufs = [a._buf]
                     last = fast.last1  # see HitTable: the last one-Array hit
                     if last[0] is a.aval:
@@ -143,8 +141,6 @@ def eager_cached(fn):
                         bufs.append(a._buf)
                     if avals and len(avals) == len(args):
                         eligible = True
-                        if jitted._epoch != _config_epoch[0]:
-                            jitted._forget_fast_paths()
                         if len(avals) == 2:  # HitTable.lookup2, inlined for binary operators
                             last = fast.last2
                             if last[0] is avals[0] and last[1] is avals[1]:
