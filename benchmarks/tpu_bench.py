@@ -1,17 +1,25 @@
 """traxla vs JAX on the accelerator (a TPU: written for one v5e chip, 197 bf16 TFLOP/s peak),
 each in its own process, one after the other (one process at a time can hold a TPU):
 
-    python benchmarks/tpu_bench.py [--quick] [--json out.json]
+    python benchmarks/tpu_bench.py [--quick] [--json out.json] [--steps 10 100 1000 5000]
+                                   [--unrolled-budget 90]
 
 Figures (medians): bf16 8192^3 matmul TFLOP/s (20 calls in flight, one wait); an MLP training step; a transformer-block
-training step; scan vs unrolled loop, compile + first run, N = 10, 100, 1000; an eager op;
-a cached jit call; 10,000 calls dispatched asynchronously. Prints each figure for both and
-the ratio traxla/JAX (for times: above 1 is slower; for TFLOP/s: below 1 is slower). Every
-part runs in its own try/except: a failure prints what failed and the rest go on."""
+training step; scan vs unrolled loop (``h = tanh(W @ h)``, 64x64), compile + first run and
+the run of a cached call, N = 10, 100, 1000, 5000, and for traxla the unrolled loop
+re-rolled into a scan (``traxla.diagnostics.reroll``); an eager op; a cached jit call;
+10,000 calls dispatched asynchronously. Prints each figure for both and the ratio
+traxla/JAX (for times: above 1 is slower; for TFLOP/s: below 1 is slower), then the
+scan-vs-unrolled table. An unrolled compile predicted (a power law through the last two
+lengths) above ``--unrolled-budget`` seconds is skipped and said so. Every part runs in its
+own try/except: a failure prints what failed and the rest go on; a worker writes its figures
+after each part, so one stopped by the time limit still reports what it measured.
+``--quick``: small sizes and N = 10, 100 (a smoke run; it also runs on a CPU)."""
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -24,6 +32,10 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEAK_TFLOPS = 197.0
+LOOP_STEPS = (10, 100, 1000, 5000)
+QUICK_LOOP_STEPS = (10, 100)
+UNROLLED_BUDGET_S = 90.0  # JAX compiles 5,000 unrolled steps in minutes on some machines
+WORKER_TIMEOUT_S = 600
 
 
 def _median_time(fn, repeats):
@@ -35,7 +47,21 @@ def _median_time(fn, repeats):
     return statistics.median(times)
 
 
-def worker(framework: str, quick: bool) -> dict:
+def _predicted_seconds(history, n):
+    """Compile + first run at ``n`` from the measured ``(n, seconds)`` (a power law through
+    the last two, at least linear; linear from one)."""
+    if not history:
+        return None
+    if len(history) == 1:
+        (n1, t1), = history
+        return t1 * n / n1
+    (n0, t0), (n1, t1) = history[-2:]
+    k = max(1.0, math.log(max(t1, 1e-9) / max(t0, 1e-9)) / math.log(n1 / n0))
+    return t1 * (n / n1) ** k
+
+
+def worker(framework: str, quick: bool, out_path: str, steps=None,
+           unrolled_budget: float = UNROLLED_BUDGET_S) -> dict:
     if framework == "jax":
         import jax
         import jax.numpy as jnp
@@ -49,6 +75,10 @@ def worker(framework: str, quick: bool) -> dict:
     block = jax.block_until_ready
     rng = np.random.default_rng(0)
 
+    def save():
+        with open(out_path, "w") as f:
+            json.dump(out, f)
+
     def part(name, fn):
         start = time.perf_counter()
         try:
@@ -58,6 +88,7 @@ def worker(framework: str, quick: bool) -> dict:
             traceback.print_exc()
         print(f"[{framework}] {name} {time.perf_counter() - start:.1f}s", file=sys.stderr,
               flush=True)
+        save()
 
     def matmul():
         n = 512 if quick else 8192
@@ -156,10 +187,11 @@ def worker(framework: str, quick: bool) -> dict:
                 "transformer_first_call_s": first}
 
     def loops():
-        res = {}
+        res = out  # written into the figures as they come (a worker stopped keeps them)
         w = jnp.asarray(rng.standard_normal((64, 64), np.float32) / 8)
         h0 = jnp.asarray(rng.standard_normal((64,), np.float32))
-        for n in (10, 100) if quick else (10, 100, 1000):
+        history = []  # (N, compile + first run seconds) of the unrolled loops
+        for n in steps or (QUICK_LOOP_STEPS if quick else LOOP_STEPS):
             def scanned(w, h, n=n):
                 return lax.scan(lambda h, _: (jnp.tanh(w @ h), None), h, None, length=n)[0]
 
@@ -167,11 +199,25 @@ def worker(framework: str, quick: bool) -> dict:
                 for _ in range(n):
                     h = jnp.tanh(w @ h)
                 return h
-            for name, fn in (("scan", scanned), ("unrolled", unrolled)):
+            modes = [("scan", scanned), ("unrolled", unrolled)]
+            if framework == "traxla":  # the same unrolled loop, re-rolled into a scan
+                modes.append(("rerolled", jax.diagnostics.reroll(unrolled)))
+            for name, fn in modes:
+                key = f"{name}_N{n}_compile_run_s"
+                predicted = _predicted_seconds(history, n) if name == "unrolled" else None
+                if predicted is not None and predicted > unrolled_budget:
+                    res[f"SKIPPED {key}"] = (f"predicted {predicted:.0f} s > "
+                                             f"--unrolled-budget {unrolled_budget:g} s")
+                    continue
+                f = jax.jit(fn)
                 t = time.perf_counter()
-                block(jax.jit(fn)(w, h0))
-                res[f"{name}_N{n}_compile_run_s"] = time.perf_counter() - t
-        return res
+                block(f(w, h0))
+                res[key] = time.perf_counter() - t
+                if name == "unrolled":
+                    history.append((n, res[key]))
+                res[f"{name}_N{n}_run_ms"] = _median_time(lambda: block(f(w, h0)), 21) * 1e3
+                save()
+        return {}
 
     def calls():
         x = jnp.ones((4,), jnp.float32)
@@ -200,12 +246,35 @@ def worker(framework: str, quick: bool) -> dict:
     part("matmul", matmul)
     part("mlp", mlp)
     part("transformer", transformer)
-    part("scan vs unrolled", loops)
     part("calls", calls)
+    part("scan vs unrolled", loops)  # last: the longest (a worker stopped keeps the rest)
     return out
 
 
 _HIGHER_IS_BETTER = {"matmul_bf16_tflops"}
+
+
+def _loop_table(jx, tx):
+    """The scan-vs-unrolled table: compile + first run (s) and a cached run (ms) per N."""
+    ns = sorted({int(k.split("_N")[1].split("_")[0]) for d in (jx, tx) for k in d
+                 if "_N" in k and k.endswith("_compile_run_s") and not k.startswith("FAILED")})
+    if not ns:
+        return
+    cols = [("JAX scan", jx, "scan"), ("JAX unrolled", jx, "unrolled"),
+            ("traxla scan", tx, "scan"), ("traxla unrolled", tx, "unrolled"),
+            ("traxla re-rolled", tx, "rerolled")]
+
+    def cell(d, mode, n, suffix, fmt):
+        v = d.get(f"{mode}_N{n}_{suffix}")
+        if isinstance(v, (int, float)):
+            return format(v, fmt)
+        return "skipped" if f"SKIPPED {mode}_N{n}_compile_run_s" in d else "-"
+    for title, suffix, fmt in (("compile + first run, s", "compile_run_s", ".3f"),
+                               ("cached run, ms", "run_ms", ".3f")):
+        print(f"\n== scan vs unrolled (h = tanh(W @ h), 64x64): {title}")
+        print(f"{'N':>6s} " + " ".join(f"{c[0]:>16s}" for c in cols))
+        for n in ns:
+            print(f"{n:6d} " + " ".join(f"{cell(d, m, n, suffix, fmt):>16s}" for _, d, m in cols))
 
 
 def main():
@@ -214,41 +283,56 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--json")
+    parser.add_argument("--steps", type=int, nargs="+",
+                        help=f"loop lengths (default {LOOP_STEPS}; --quick: {QUICK_LOOP_STEPS})")
+    parser.add_argument("--unrolled-budget", type=float, default=UNROLLED_BUDGET_S,
+                        help="skip an unrolled compile predicted above this many seconds")
     args = parser.parse_args()
     if args.worker:
-        result = worker(args.worker, args.quick)
-        with open(args.out, "w") as f:
-            json.dump(result, f)
+        worker(args.worker, args.quick, args.out, args.steps, args.unrolled_budget)
         return 0
     results = {}
     for fw in ("jax", "traxla"):
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
             path = f.name
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--out", path]
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--out", path,
+               "--unrolled-budget", str(args.unrolled_budget)]
         if args.quick:
             cmd.append("--quick")
+        if args.steps:
+            cmd += ["--steps", *map(str, args.steps)]
         time.sleep(3)  # the chip can refuse a process started right after another ended
         start = time.perf_counter()
-        proc = subprocess.run(cmd, timeout=600)
+        try:
+            status = subprocess.run(cmd, timeout=WORKER_TIMEOUT_S).returncode
+        except subprocess.TimeoutExpired:
+            status = f"stopped after {WORKER_TIMEOUT_S} s"
         try:
             with open(path) as f:
                 results[fw] = json.load(f)
         except (OSError, ValueError):
-            results[fw] = {"FAILED process": f"exit status {proc.returncode}"}
-        print(f"[{fw}] process {time.perf_counter() - start:.0f}s, exit {proc.returncode}",
-              flush=True)
+            results[fw] = {}
+        if status != 0:
+            results[fw]["FAILED process"] = f"exit status {status}"
+        print(f"[{fw}] process {time.perf_counter() - start:.0f}s, exit {status}", flush=True)
     jx, tx = results["jax"], results["traxla"]
     print(f"\n== tpu_bench: JAX on {jx.get('device')}, traxla on {tx.get('device')}")
     print(f"{'figure':34s} {'JAX':>12s} {'traxla':>12s} {'traxla/JAX':>11s}")
-    for key in sorted(set(jx) | set(tx), key=lambda k: (k.startswith("FAILED"), k)):
+    skipped = ("FAILED", "SKIPPED")
+    for key in sorted(set(jx) | set(tx), key=lambda k: (k.startswith(skipped), k)):
         if key in ("device", "backend"):
             continue
         a, b = jx.get(key), tx.get(key)
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        num_a, num_b = isinstance(a, (int, float)), isinstance(b, (int, float))
+        if num_a and num_b:
             ratio = b / a if a else float("nan")
             print(f"{key:34s} {a:12.4g} {b:12.4g} {ratio:11.2f}")
+        elif (num_a or a is None) and (num_b or b is None):  # one side only (re-rolled: traxla)
+            print(f"{key:34s} {'-' if a is None else format(a, '12.4g'):>12s} "
+                  f"{'-' if b is None else format(b, '12.4g'):>12s}")
         else:
-            print(f"{key:34s} {str(a)[:40]!s:>12s} {str(b)[:60]!s}")
+            print(f"{key:34s} JAX: {str(a)[:60]} | traxla: {str(b)[:60]}")
+    _loop_table(jx, tx)
     for fw in ("jax", "traxla"):
         flops = results[fw].get("matmul_bf16_tflops")
         if isinstance(flops, float):

@@ -474,3 +474,40 @@ def test_unary_function_of_a_python_scalar_takes_the_fast_path():
     assert _delta(before, "fallback") == 0
     assert out.dtype == np.float32 and out.aval.weak_type
     np.testing.assert_allclose(np.asarray(out), np.sin(np.float32(0.5)), rtol=1e-6)
+
+
+def test_unusual_state_tokens_balance_and_other_threads_stay_exact():
+    """The hit paths' one read (``ir.thread_state.unusual``: a token per open trace or
+    thread-local flag block, in any thread) is empty again after tracing, transforms and
+    flag blocks, even failing ones; while another thread is inside a trace, a cached call
+    here still runs, and a jit called inside that trace is still staged there."""
+    import threading
+    from traxla.ir.thread_state import unusual
+
+    f = traxla.jit(lambda x: x * 2.0)
+    x = traxla.device_put(X)
+    f(x)
+    traxla.grad(lambda v: tnp.sum(f(v)))(x)
+    traxla.make_jaxpr(f)(x)
+    with traxla.enable_x64():
+        f(x)
+    with pytest.raises(ZeroDivisionError):
+        traxla.make_jaxpr(lambda v: 1 / 0)(x)
+    assert unusual == []
+
+    inside, release, seen = threading.Event(), threading.Event(), {}
+
+    def traced(v):
+        inside.set()
+        release.wait(10)
+        return f(v) + f(x)  # f(x): concrete Arrays, still staged inside a trace
+
+    worker = threading.Thread(target=lambda: seen.update(jaxpr=traxla.make_jaxpr(traced)(x)))
+    worker.start()
+    assert inside.wait(10)
+    assert unusual  # the other thread's trace
+    np.testing.assert_array_equal(np.asarray(f(x)), X * 2.0)  # here: eager, the cached program
+    release.set()
+    worker.join(10)
+    assert [e.primitive.name for e in seen["jaxpr"].jaxpr.eqns].count("jit") == 2
+    assert unusual == []

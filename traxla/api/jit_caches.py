@@ -25,14 +25,21 @@ def _trace_context() -> tuple:
 _user_contexts: list = []  # every ``make_user_context`` (they are few and never dropped)
 
 
-# Bumped by every configuration change: a jit whose epoch is older forgets its hit paths.
+# Bumped by every configuration change, which also empties every jit's hit paths at once
+# (their entries were made under the old flags; the hit paths themselves check nothing).
 _config_epoch = [0]
-config.on_update(lambda name, value: _config_epoch.__setitem__(0, _config_epoch[0] + 1))
+
+
+def _new_epoch(name, value):
+    _config_epoch[0] += 1
+    for jitted in list(_all_jits):
+        jitted._forget_fast_paths()
 
 # Flags that change what a trace produces but are not in the cache keys: when one changes,
 # every cached trace and executable is dropped (they are rarely switched).
 _TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
 _all_jits: weakref.WeakSet = weakref.WeakSet()
+config.on_update(_new_epoch)
 
 
 def _drop_traces(name, value):

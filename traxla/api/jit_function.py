@@ -29,6 +29,7 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted, to_default_device
 from traxla.runtime.backend import get_backend
@@ -56,7 +57,6 @@ from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _place
 # and never adds to them; the executable cache's keys carry the trace context.
 _flags = config.current
 
-_new_object = object.__new__
 
 
 def _hashable_static(value):
@@ -102,10 +102,8 @@ class JitFunction(Wrapped):
     def __call__(self, *args, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
         try:
-            if (not kwargs and self._plain and type(_trace_state.trace) is EvalTrace
-                    and not _flags.local_blocks):
-                if self._epoch != _config_epoch[0]:
-                    self._forget_fast_paths()
+            if (not kwargs and self._plain and (not _unusual or (
+                    type(_trace_state.trace) is EvalTrace and not _flags.local_blocks))):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
                 if len(args) == 1:
@@ -126,7 +124,7 @@ class JitFunction(Wrapped):
                                 except RuntimeErrorType:
                                     check_not_deleted(args)
                                     raise
-                                out = _new_object(ArrayImpl)
+                                out = ArrayImpl()
                                 out.aval = entry.aval0
                                 out._buf = buf
                                 out._npy = None
@@ -156,6 +154,10 @@ class JitFunction(Wrapped):
             filter_exception(e)
             raise
 
+    # _hit_paths_stale: a configuration change empties every jit's hit paths at once
+    # (jit_caches._new_epoch, after bumping the epoch); the hit paths check nothing. A slow
+    # call that began before a change (another thread's) adds its entry, then drops it if
+    # the epoch moved meanwhile: it was made under the old flags.
     def _forget_fast_paths(self):
         """A configuration change: the hit paths' entries may no longer apply."""
         self._fast.clear()
@@ -165,6 +167,7 @@ class JitFunction(Wrapped):
     def _call_slow(self, args, kwargs):
         if _flags.disable_jit:  # disable_jit(): plain Python
             return self.fun(*args, **kwargs)
+        epoch = _config_epoch[0]  # see _hit_paths_stale
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
@@ -193,7 +196,7 @@ class JitFunction(Wrapped):
                         and all(type(a) is ArrayImpl for a in args)
                         and not debug_mode.slow_path_only() and not _flags.local_blocks)
                 entry = self._compiled.get_or_create(
-                    key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast))
+                    key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
@@ -204,6 +207,8 @@ class JitFunction(Wrapped):
                     and not debug_mode.slow_path_only()
                     and not _flags.local_blocks and all(type(a) is ArrayImpl for a in leaves)):
                 self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
+                if _config_epoch[0] != epoch:  # see _hit_paths_stale
+                    self._tree_fast.clear()
             outs = entry.execute(arrays)
             if _flags.debug_nans or _flags.debug_infs:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
@@ -306,7 +311,7 @@ class JitFunction(Wrapped):
                 device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
                 for a in arrays]
 
-    def _compile(self, key, args, kwargs, avals, in_tree, fast):
+    def _compile(self, key, args, kwargs, avals, in_tree, fast, epoch):
         """Traces and compiles the program of one cache key (once, however many threads
         miss it together: see ``BoundedCache.get_or_create``)."""
         jit_hooks.on_compile_miss(self, key, args, kwargs)
@@ -326,6 +331,8 @@ class JitFunction(Wrapped):
         if fast and program.kept is None and not getattr(executable, "token_outs", ()):
             entry.fast_key = avals
             self._fast[avals] = entry
+            if _config_epoch[0] != epoch:  # see _hit_paths_stale
+                self._fast.pop(avals, None)
         return entry
 
     def clear_cache(self):

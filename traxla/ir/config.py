@@ -15,6 +15,8 @@ import contextlib
 import os
 import threading
 
+from traxla.ir.thread_state import unusual as _unusual
+
 _UNSET = object()
 
 
@@ -206,6 +208,7 @@ class Config:
         saved = current.__dict__.get(name, _UNSET)
         setattr(current, name, value)
         current.local_blocks += 1
+        _unusual.append(None)  # removed once the flag is restored
         try:
             yield
         finally:
@@ -214,6 +217,7 @@ class Config:
                 delattr(current, name)
             else:
                 setattr(current, name, saved)
+            _unusual.pop()
 
     def __getattr__(self, name):
         values = self.__dict__.get("_values", {})

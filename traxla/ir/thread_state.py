@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import threading
 
+# One token per open block, in any thread, that leaves a thread's state unusual: a current
+# trace set by ``tracer.traces.set_current_trace`` (tracing, or a transformation), a
+# thread-local flag block (``Config.thread_local``). ``list.append``/``pop`` are atomic, so
+# while it is empty every thread is eager under the global flags: the cached-call paths read
+# it first and the (slower) thread-local state only when it is not empty.
+unusual: list = []
+
 
 class ThreadLocalStack:
     """A list whose contents belong to the calling thread (each thread starts empty).

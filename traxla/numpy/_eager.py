@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from traxla.api import _config_epoch, jit
+from traxla.api import jit
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -29,6 +29,7 @@ from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
+from traxla.ir.thread_state import unusual as _unusual
 
 # The calling thread's flags. Inside a ``with`` block of any flag (x64, disable_jit, debug
 # checks...: per thread) the fast path steps aside: its programs and scalars are keyed by
@@ -84,7 +85,6 @@ on_clear(clear_scalar_cache)
 
 
 _wrapped: dict = {}
-_new_object = object.__new__
 
 
 def eager_cached(fn):
@@ -104,14 +104,13 @@ def eager_cached(fn):
         try:  # a boundary of traceback filtering (ir/traceback_util.py)
             # The debug switches (disable_jit, debug_nans/infs) are read on a miss only: any
             # change of them is a configuration change, which empties ``fast`` (see below).
-            if not kwargs and type(_trace_state.trace) is EvalTrace and not _flags.local_blocks:
+            if not kwargs and (not _unusual or (type(_trace_state.trace) is EvalTrace
+                                                 and not _flags.local_blocks)):
                 entry = None
                 eligible = False
                 a = args[0] if len(args) == 1 else None
                 if type(a) is ArrayImpl and a._placement is None:  # one Array: the common case
                     eligible = True
-                    if jitted._epoch != _config_epoch[0]:
-                        jitted._forget_fast_paths()
                     bufs = [a._buf]
                     last = fast.last1  # see HitTable: the last one-Array hit
                     if last[0] is a.aval:
@@ -142,8 +141,6 @@ def eager_cached(fn):
                         bufs.append(a._buf)
                     if avals and len(avals) == len(args):
                         eligible = True
-                        if jitted._epoch != _config_epoch[0]:
-                            jitted._forget_fast_paths()
                         if len(avals) == 2:  # HitTable.lookup2, inlined for binary operators
                             last = fast.last2
                             if last[0] is avals[0] and last[1] is avals[1]:
@@ -159,7 +156,7 @@ def eager_cached(fn):
                         except RuntimeErrorType:
                             check_not_deleted([a for a in args if type(a) is ArrayImpl])
                             raise
-                        out = _new_object(ArrayImpl)
+                        out = ArrayImpl()
                         out.aval = entry.aval0
                         out._buf = buf
                         out._npy = None

@@ -28,7 +28,7 @@ def to_array(x) -> ArrayImpl:
     if type(x) is ArrayImpl:
         return x
     if isinstance(x, Literal):
-        return device_put_numpy(np.asarray(x.val, x.aval.dtype), x.aval)
+        return _scalar_array(np.asarray(x.val, x.aval.dtype), x.aval)
     t = type(x)
     if t in (bool, int, float, complex):
         dtype = dtypes.python_scalar_dtype(x)
@@ -36,7 +36,7 @@ def to_array(x) -> ArrayImpl:
             info = np.iinfo(dtype)
             if not info.min <= x <= info.max:
                 raise OverflowError(f"Python int {x} too large to convert to {dtype}")
-        return device_put_numpy(np.asarray(x, dtype), ShapedArray((), dtype, True))
+        return _scalar_array(np.asarray(x, dtype), ShapedArray((), dtype, True), fresh=True)
     if isinstance(x, (np.ndarray, np.generic)):
         dtypes.check_valid_array_dtype(x, x.dtype)
         dtype = dtypes.canonicalize(x.dtype)
@@ -49,6 +49,18 @@ def to_array(x) -> ArrayImpl:
         return to_array(m())
     raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type; expected an "
                     "array, a NumPy array or a Python scalar.")
+
+
+def _scalar_array(host, aval, fresh=False) -> ArrayImpl:
+    """An Array of a constant; a scalar keeps its host value too (read-only; a copy unless
+    ``fresh``: made here), so that reading it back (a traced operation's literal: the 1 of
+    ``1 - tanh(x)``) costs no transfer, nor, for bfloat16, a compiled bitcast."""
+    out = device_put_numpy(host, aval)
+    if host.ndim == 0 and host.dtype != dtypes.float0:
+        value = host if fresh else np.array(host)
+        value.flags.writeable = False
+        out._npy = value
+    return out
 
 
 def _params_key(params: dict):

@@ -9,7 +9,7 @@ import ml_dtypes
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.runtime import xla_adapter as xla
-from traxla.runtime.array import ArrayImpl, device_put_numpy, intern_aval
+from traxla.runtime.array import ArrayImpl, device_put_numpy, intern_aval, make_array
 from traxla.runtime.placement import device_placement, device_put_placed
 from traxla.runtime.backend import Device, get_backend
 
@@ -60,7 +60,7 @@ def from_dlpack(external_array, device=None, copy=None) -> ArrayImpl:
                          "or copy=None to perform the requested operation.")
     host = xla.to_numpy(buf)  # a view (CPU): the buffer came without an aval
     shape, dtype = tuple(host.shape), host.dtype
-    array = ArrayImpl(intern_aval(ShapedArray(shape, dtype, False)), buf)
+    array = make_array(intern_aval(ShapedArray(shape, dtype, False)), buf)
     wanted = dtypes.canonicalize(dtype)
     if raw_device == backend.default_device and backend is get_backend() and wanted == dtype:
         return array  # the producer's memory, shared where jaxlib could

@@ -14,7 +14,7 @@ from traxla.lowering.mlir import owned_by_this_thread
 from traxla.lowering.registry import custom_call_libraries
 from traxla.runtime import compilation_cache, compiler as _compiler, xla_adapter as xla
 from traxla.runtime.array import (ArrayImpl, arrays_from_buffers, check_not_deleted, device_put_numpy,
-                    intern_aval, Token)
+                    intern_aval, make_array, Token)
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import placement_from_hlo
 from traxla.lowering.rules.callbacks import take_callback_error
@@ -152,7 +152,7 @@ class ShardedExecutable(_CompiledProgram):
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return [ArrayImpl(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
+        return [make_array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
 
 
 def _memory_kind(aval):

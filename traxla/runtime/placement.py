@@ -384,7 +384,7 @@ def device_put_placed(host: np.ndarray, aval, sharding):
         shards = shard_host_value(host, sharding, devices)  # this process's blocks only
         buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
                                      sharding.gspmd(len(aval.shape)), shards, raw)
-        return _runtime_array.ArrayImpl(typed, buf, sharding)
+        return _runtime_array.make_array(typed, buf, sharding)
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = device_put_placed(host, aval, replicated)
     return reshard_array(rep, sharding, typed)

@@ -8,16 +8,13 @@ import contextlib
 import io
 import os
 import pickle
-import ctypes
 import re
 import sys
 import threading
 
 import numpy as np
 from jaxlib import _jax, _hlo, lapack as _lapack_module
-from importlib import metadata
-import importlib.util
-import pathlib
+import importlib
 import functools
 import jaxlib
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -27,6 +24,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # silence PJRT's INFO lines
 
 from jaxlib import xla_client as _xc  # noqa: E402
 from jaxlib import _profile_data as _jaxlib_profile_data, _profiler as _jaxlib_profiler  # noqa: E402
+from traxla.runtime.plugin_paths import (  # noqa: E402,F401  (re-exported)
+    PluginError, _preload_nvidia_libraries, find_cuda_plugin, find_libtpu, tpu_chips_present)
 
 try:
     from jaxlib import utils as _utils
@@ -150,12 +149,40 @@ def buffer_protocol_supports(dtype) -> bool:
     return dtype.name != "bfloat16"
 
 
-def compile_options(num_partitions: int = 1):
+# As ``jax._src.compiler.get_compile_options`` at JAX's defaults (the same options make XLA
+# do the same work: an unset memory-fitting level, or profile version 0, "look an AutoFDO
+# profile up", cost TPU compiles time): memory fitting O2 (xla::EffortLevel 29), no profile.
+def _jax_defaults(opts):
+    opts.executable_build_options.memory_fitting_level = 29
+    opts.profile_version = -1
+
+
+def compile_options(num_partitions: int = 1, device=None):
+    """Options of a program; ``device``: the one device it runs on (its device assignment,
+    sharding propagation allowed, as JAX's ``jit`` without shardings)."""
     opts = _xc.CompileOptions()
-    opts.executable_build_options.use_spmd_partitioning = True
-    if num_partitions > 1:
-        opts.num_partitions = num_partitions
+    build = opts.executable_build_options
+    build.use_spmd_partitioning = build.use_shardy_partitioner = True
+    opts.num_replicas, opts.num_partitions = 1, num_partitions
+    _jax_defaults(opts)
+    if device is not None and num_partitions == 1:
+        opts.device_assignment = _xc.DeviceAssignment.create(np.asarray([[device.id]], np.int32))
+        build.allow_spmd_sharding_propagation_to_parameters = [True]
+        build.allow_spmd_sharding_propagation_to_output = [True]
     return opts
+
+
+def _under_ops(op, n) -> int:
+    """``n`` less the operations in ``op``, stopping below 0 (JAX compiles a module of fewer
+    than 10 without XLA's detailed logging: ``jax_compiler_detailed_logging_min_ops``)."""
+    n -= 1
+    for region in op.regions:
+        for block in region:
+            for child in block:
+                n = _under_ops(child, n)
+                if n < 0:
+                    return n
+    return n
 
 
 def compile(client, module, devices_, host_callbacks=(), compiler_options=None,
@@ -167,8 +194,10 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None,
     so they are always passed when there are any. ``compiler_options`` are XLA's debug
     options by name (``{'xla_cpu_enable_fast_math': True}``), checked by XLA (an unknown
     name raises ``INVALID_ARGUMENT``). ``owned``: see ``compilable``."""
-    opts = compile_options()
+    opts = compile_options(device=devices_[0] if len(devices_) == 1 else None)
     _apply_compiler_options(opts, compiler_options)
+    if not isinstance(module, (bytes, str)) and _under_ops(module.operation, 10) >= 0:
+        opts.executable_build_options.debug_options.xla_detailed_logging = False
     kwargs = {"host_callbacks": host_callback_objects(client, host_callbacks)} if host_callbacks else {}
     module = compilable(refine_polymorphic_shapes(module), owned)
     try:
@@ -422,6 +451,7 @@ def spmd_compile_options(devices_, num_partitions, compiler_options=None):
     _apply_compiler_options(opts, compiler_options)
     opts.num_replicas = 1
     opts.num_partitions = num_partitions
+    _jax_defaults(opts)
     build = opts.executable_build_options
     build.use_spmd_partitioning = True
     build.use_shardy_partitioner = True
@@ -463,64 +493,7 @@ def tile_layout(hlo, ndim):
     return dims[:ndim], dims[ndim:], devs
 
 
-# -- accelerators: the CUDA PJRT plugin, found and loaded without importing jax ---------------
-
-class PluginError(RuntimeError):
-    """A GPU plugin that is missing, mismatched or cannot start; the message says what to do."""
-
-
-# (pip distribution of the PJRT plugin, of its extension package, the extension's module)
-_CUDA_PLUGINS = (("cuda13", "jax-cuda13-pjrt", "jax-cuda13-plugin", "jax_cuda13_plugin"),
-                 ("cuda12", "jax-cuda12-pjrt", "jax-cuda12-plugin", "jax_cuda12_plugin"))
-# NVIDIA libraries preloaded from their pip wheels, as jax_plugins.xla_cuda12 does
-_NVIDIA_LIBRARIES = tuple((m, tuple(libs.split())) for m, libs in (
-    ("cuda_runtime", "libcudart.so.12"), ("cu13", "libcudart.so.13"),
-    ("cuda_nvrtc", "libnvrtc.so.12"), ("cu13", "libnvrtc.so.13"),
-    ("cublas", "libcublas.so.12 libcublasLt.so.12"), ("cu13", "libcublas.so.13 libcublasLt.so.13"),
-    ("nccl", "libnccl.so.2"), ("cuda_cupti", "libcupti.so.12"), ("cu13", "libcupti.so.13"),
-    ("cusparse", "libcusparse.so.12"), ("cusolver", "libcusolver.so.11"),
-    ("cu13", "libcusolver.so.12"), ("cufft", "libcufft.so.11"), ("cu13", "libcufft.so.12"),
-    ("nvshmem", "libnvshmem_host.so.3"), ("cudnn", "libcudnn.so.9")))
-_INSTALL_HINT = ("pip install -e \".[cuda12]\" (or: pip install 'jax-cuda12-plugin[with-cuda]=={v}' "
-                 "'jax-cuda12-pjrt=={v}')")
-
-
-def _distribution_version(name):
-    with contextlib.suppress(metadata.PackageNotFoundError):
-        return metadata.version(name)
-    return None
-
-
-def find_cuda_plugin():
-    """``(plugin .so path, extension module name, version)`` of the installed CUDA PJRT
-    plugin, located on disk: ``jax_plugins.xla_cuda*``'s ``__init__`` imports jax, so it is
-    never imported. Raises PluginError saying what to install or fix."""
-    spec = importlib.util.find_spec("jax_plugins")
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for tag, pjrt_dist, ext_dist, ext_module in _CUDA_PLUGINS:
-        candidates = [pathlib.Path(p) / f"xla_{tag}" / "xla_cuda_plugin.so" for p in locations]
-        so = next((c for c in candidates if c.exists()), None)
-        if so is None:
-            continue
-        for dist, what in ((pjrt_dist, "plugin"), (ext_dist, "plugin extension")):
-            version = _distribution_version(dist)
-            if version is not None and version != JAXLIB_VERSION:
-                raise PluginError(f"the CUDA {what} {dist} {version} does not match jaxlib "
-                                  f"{JAXLIB_VERSION}: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
-        return str(so), ext_module, _distribution_version(pjrt_dist)
-    raise PluginError("the CUDA plugin is not installed: " + _INSTALL_HINT.format(v=JAXLIB_VERSION))
-
-
-def _preload_nvidia_libraries():
-    for module, libraries in _NVIDIA_LIBRARIES:
-        try:
-            folder = pathlib.Path(importlib.import_module(f"nvidia.{module}").__path__[0]) / "lib"
-        except ImportError:
-            continue
-        for library in libraries:  # as jax: one missing from the wheel, the plugin finds later
-            with contextlib.suppress(OSError):
-                ctypes.cdll.LoadLibrary(str(folder / library))
-
+# -- accelerators: the CUDA PJRT plugin (found by plugin_paths), loaded without importing jax --
 
 _plugin_apis: dict = {}
 
@@ -569,37 +542,7 @@ def _start_cuda_client(visible_devices):
     return client
 
 
-# -- TPU: libtpu's PJRT plugin, found as JAX finds it (jax/_src/cloud_tpu_init.py) -------------
-
-_GOOGLE_PCI_VENDOR = "0x1ae0"
-_TPU_PCI_IDS = {"0x0027", "0x0056", "0x005e", "0x0062", "0x0063", "0x006f", "0x0076"}
-
-
-def find_libtpu():
-    """The libtpu shared object: ``TPU_LIBRARY_PATH`` when it names a file, else the ``libtpu``
-    package's (located on disk, not imported), else None."""
-    path = os.environ.get("TPU_LIBRARY_PATH")
-    if path and os.path.isfile(path):
-        return path
-    spec = importlib.util.find_spec("libtpu")
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        so = pathlib.Path(folder) / "libtpu.so"
-        if so.exists():
-            return str(so)
-    return None
-
-
-def tpu_chips_present() -> int:
-    """TPU chips attached through PCI (JAX's hardware_utils check); cheap, starts nothing."""
-    count = 0
-    for vendor in pathlib.Path("/sys/bus/pci/devices").glob("*/vendor"):
-        try:
-            count += (vendor.read_text().strip() == _GOOGLE_PCI_VENDOR
-                      and (vendor.parent / "device").read_text().strip() in _TPU_PCI_IDS)
-        except OSError:
-            continue
-    return count or len(list(pathlib.Path("/dev").glob("accel[0-9]*")))
-
+# -- TPU: libtpu's PJRT plugin, found as JAX finds it (plugin_paths) ---------------------------
 
 def tpu_client():
     """The process's TPU PJRT client (libtpu loaded and initialized), created on first use;
@@ -727,7 +670,7 @@ def deserialize_executable(client, blob: bytes, devices_, host_callbacks=(),
     the compile options it was compiled with when not the single-device ones (SPMD)."""
     opts = options
     if opts is None:
-        opts = compile_options()
+        opts = compile_options(device=devices_[0] if len(devices_) == 1 else None)
         _apply_compiler_options(opts, compiler_options)
     kwargs = {"host_callbacks": host_callback_objects(client, host_callbacks)} if host_callbacks else {}
     return client.deserialize_executable(blob, _xc.DeviceList(tuple(devices_)), opts, **kwargs)

@@ -21,6 +21,7 @@ from traxla.errors import (ConcretizationTypeError, TracerArrayConversionError,
                       UnexpectedTracerError)
 from traxla.ir.jaxpr import SourceInfo, name_stack as _name_stack
 from traxla.ir.primitive import set_bind_hook
+from traxla.ir.thread_state import unusual as _unusual
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # traxla's own demo programs (the main job, ``python -m traxla scan-vs-unrolled``) are user
@@ -288,10 +289,12 @@ def set_current_trace(trace: Trace):
     state = _state
     previous = state.trace
     state.trace = trace
+    _unusual.append(None)  # removed once the trace is restored
     try:
         yield trace
     finally:
         state.trace = previous
+        _unusual.pop()
 
 
 def bind(prim, args, params):
