@@ -90,7 +90,23 @@ def _with_shardings(prim, in_avals, out, params):
         else:
             sharding = ShardingType(mesh, tuple(spec))
         typed.append(o.update(sharding=sharding))
+        if sharding is not None and _duplicate_axis(sharding.spec):
+            # JAX's DuplicateSpecError, reported as a ShardingTypeError naming the operation
+            raise ShardingTypeError(
+                f"{prim.name} operation with inputs: "
+                f"{', '.join(a.str_short() for a in in_avals)} produces an illegally sharded "
+                f"result: {typed[-1].str_short()}")
     return typed if prim.multiple_results else typed[0]
+
+
+def _duplicate_axis(spec):
+    seen = set()
+    for p in spec:
+        for a in _axes(p):
+            if a in seen:
+                return True
+            seen.add(a)
+    return False
 
 
 def spec_of(aval):
@@ -99,17 +115,6 @@ def spec_of(aval):
 
 def _axes(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
-
-
-def check_unique_axes(name, spec):
-    seen = []
-    for p in spec:
-        for a in _axes(p):
-            if a in seen:
-                raise ShardingTypeError(f"{name}: mesh axis {a!r} would shard two dimensions of the "
-                                        f"result ({tuple(spec)}); specify out_sharding.")
-            seen.append(a)
-    return spec
 
 
 # -- elementwise -----------------------------------------------------------------------------
@@ -284,21 +289,29 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
     ls, rs = spec_of(lhs), spec_of(rhs)
     l_contract = tuple(ls[d] for d in lc)
     r_contract = tuple(rs[d] for d in rc)
-    if any(p is not None for p in l_contract + r_contract):
-        raise ShardingTypeError(
-            "Contracting dimensions are sharded and it is ambiguous how the output should be "
-            "sharded. Please specify the output sharding via the `out_sharding` parameter.\n"
-            f"Got lhs_contracting_spec={l_contract} and rhs_contracting_spec={r_contract}")
-    batch = []
-    for dl, dr in zip(lb, rb):
-        if ls[dl] != rs[dr] and ls[dl] is not None and rs[dr] is not None:
+    l_batch, r_batch = tuple(ls[d] for d in lb), tuple(rs[d] for d in rb)
+    # (JAX's order of checks and messages)
+    for l, r in zip(l_batch, r_batch):
+        if l is not None and r is not None and l != r:
             raise ShardingTypeError(
-                f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
-                f"same sharding, got {ls[dl]} and {rs[dr]}.")
-        batch.append(ls[dl] if ls[dl] is not None else rs[dr])
+                "dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+                f"the consistent sharding, got {l_batch} and {r_batch}.")
+    for l, r in zip(l_contract, r_contract):
+        if l is not None and r is not None and l != r:
+            raise ShardingTypeError(
+                "dot_general requires contracting dimensions to have consistent sharding, "
+                f"got {l_contract} and {r_contract}.")
+    for l, r in zip(l_contract, r_contract):
+        if l is not None and r is not None:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should "
+                "be sharded. Please specify the output sharding via the `out_sharding` "
+                f"parameter. Got lhs_contracting_spec={l_contract} and "
+                f"rhs_contracting_spec={r_contract}")
+    batch = list(l_batch)
     free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
     free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
-    return [check_unique_axes("dot_general", tuple(batch + free_l + free_r))]
+    return [tuple(batch + free_l + free_r)]  # (a repeated axis: refused by the caller)
 
 
 # -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------

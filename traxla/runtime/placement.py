@@ -8,7 +8,7 @@ import numpy as np
 
 import itertools as it
 
-from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
+from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec, explicit_only
 from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
@@ -46,7 +46,11 @@ class Mesh:
                              f"got {axis_names}")
         self.devices = devices
         self.axis_names = axis_names
-        self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types)
+        first = devices.flat[0] if devices.size else None
+        abstract_device = None if first is None else AbstractDevice(
+            getattr(first, "device_kind", first.platform), None, first.platform)
+        self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types,
+                                          abstract_device=abstract_device)
         self.axis_types = self.abstract_mesh.axis_types
 
     are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
@@ -289,8 +293,9 @@ def default_device() -> Device:
     return get_backend().devices[0]
 
 
-def spec_from_hlo(hlo, mesh: Mesh, ndim: int):
-    """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none)."""
+def spec_from_hlo(hlo, mesh: Mesh, ndim: int, trim=False):
+    """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none);
+    with ``trim``, without trailing Nones (as JAX reads a compiler's choice: ``P('x',)``)."""
     names = mesh.axis_names
     for assignment in it.product(range(-1, ndim), repeat=len(names)):
         spec = []
@@ -298,12 +303,15 @@ def spec_from_hlo(hlo, mesh: Mesh, ndim: int):
             axes = tuple(n for n, a in zip(names, assignment) if a == d)
             spec.append(None if not axes else (axes[0] if len(axes) == 1 else axes))
         if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
+            while trim and spec and spec[-1] is None:
+                spec.pop()
             return PartitionSpec(*spec)
     return None
 
 
 def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
-    spec = spec_from_hlo(hlo, mesh, len(aval.shape))
+    # a sharding in the type (Explicit axes) is the result's, dimension for dimension
+    spec = spec_from_hlo(hlo, mesh, len(aval.shape), trim=aval.sharding is None)
     if spec is None:
         placement = HloPlacement(mesh.device_list, hlo)
         placement.mesh = mesh

@@ -16,6 +16,7 @@ from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, tr
 from traxla.sharding import get_mesh
 import traxla.api as _api
 from traxla.runtime.placement import NamedSharding
+from traxla.sharding.shard_map_eager import run_eager
 
 
 _concrete_meshes = shard_map_meshes  # abstract mesh -> the concrete one it was made from
@@ -131,6 +132,11 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
     if type(trace_core._state.trace) is EvalTrace:
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
+        if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
+            # as JAX's: the body runs eagerly, a primitive at a time, on every device
+            return run_eager(shard_map, f, mesh, specs,
+                             lambda out_tree: _broadcast_specs(out_specs, out_tree, "out_specs"),
+                             placed, tree)
         return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh

@@ -1,0 +1,100 @@
+"""Behaviours of JAX's sharding pages (parallel.md, shard_map.md) on 8 CPU devices:
+each script runs in a fresh process under JAX and under traxla (through the ``jax``
+import hook of tools/doc_cells.py), and the two must print the same."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+_REPO = pathlib.Path(__file__).resolve().parent.parent
+
+_PRELUDE = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import sys
+if sys.argv[1] == "traxla":
+    sys.path.insert(0, {tools!r})
+    import doc_cells
+    doc_cells.install_traxla_as_jax()
+import numpy as np
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P, AxisType
+"""
+
+
+def _run(library, body):
+    code = _PRELUDE.format(tools=str(_REPO / "tools")) + textwrap.dedent(body)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(_REPO))
+    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
+    proc = subprocess.run([sys.executable, "-c", code, library], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=str(_REPO))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
+def _same_as_jax(body):
+    ours = _run("traxla", body)
+    assert ours == _run("jax", body)
+    return ours
+
+
+def test_eager_shard_map_prints_every_devices_block():
+    out = _same_as_jax("""
+        mesh = jax.make_mesh((2, 2), ('i', 'j'))
+        x = jax.device_put(jnp.arange(16).reshape(4, 4), jax.NamedSharding(mesh, P('i', 'j')))
+
+        @jax.shard_map(mesh=mesh, in_specs=P('i', 'j'), out_specs=P('i', None))
+        def f(x):
+            print(x)
+            y = jax.lax.psum(x, 'j')
+            z = jax.lax.fori_loop(0, 2, lambda i, c: c + jax.lax.psum(c, 'i'), 2 * y)
+            print(z)
+            return z
+        print(repr(f(x)))
+    """)
+    assert "On cpu:3 at mesh coordinates (i, j,) = (1, 1):\n[[10 11]\n [14 15]]\n" in out
+
+
+def test_sharding_reprs_and_compiler_chosen_specs():
+    _same_as_jax("""
+        d = jax.devices()[0]
+        print(str(d), repr(d))
+        mesh = jax.make_mesh((4, 2), ('X', 'Y'))
+        print(mesh.abstract_mesh)
+        x = jax.device_put(np.arange(32.).reshape(8, 4), jax.NamedSharding(mesh, P('X', 'Y')))
+        print(jax.typeof(x).sharding)
+        for types in ('Explicit', 'Auto'):
+            m = jax.make_mesh((4, 2), ('X', 'Y'), axis_types=(getattr(AxisType, types),) * 2)
+            with jax.set_mesh(m):
+                x = jax.device_put(np.arange(32.).reshape(8, 4), P('X'))
+                print(types, jax.jit(lambda x: x * 2)(x).sharding.spec, (x + 1).sharding.spec,
+                      jax.jit(lambda x: x.T)(x).sharding.spec)
+    """)
+
+
+def test_explicit_dot_out_sharding_and_sharding_errors():
+    _same_as_jax("""
+        mesh = jax.make_mesh((4, 2), ('X', 'Y'))
+        with jax.set_mesh(mesh):
+            a = jax.device_put(np.arange(8 * 16.).reshape(8, 16), P('X', 'Y'))
+            b = jax.device_put(np.arange(16 * 4.).reshape(16, 4), P('Y', None))
+            for dot in (jnp.dot, jnp.matmul, jax.lax.dot):
+                c = dot(a, b, out_sharding=P('X', None))
+                print(jax.typeof(c), np.allclose(c, np.asarray(a) @ np.asarray(b)))
+            try:
+                jnp.dot(a, b)
+            except Exception as e:
+                print(type(e).__name__, e)
+            p = jax.device_put(np.ones((4, 4), np.int32), P('X', None))
+            q = jax.device_put(np.ones((4, 4), np.int32), P(None, 'X'))
+            try:
+                p + q
+            except Exception as e:
+                print(type(e).__name__, e)
+    """)
