@@ -98,3 +98,19 @@ def test_explicit_dot_out_sharding_and_sharding_errors():
             except Exception as e:
                 print(type(e).__name__, e)
     """)
+
+
+def test_custom_derivatives_of_explicitly_sharded_operands():
+    _same_as_jax("""
+        mesh = jax.make_mesh((8,), ('b',))
+        jax.set_mesh(mesh)
+        x = jax.device_put(np.ones((16, 4), np.float32), jax.NamedSharding(mesh, P('b')))
+        f = lambda x: jnp.sum(jax.nn.relu(x) * 2 + jax.nn.sigmoid(x))
+        print(jax.typeof(jax.nn.sigmoid(x)), jax.jit(f)(x), jax.typeof(jax.grad(f)(x)))
+
+        @jax.custom_vjp
+        def g(x):
+            return jnp.sin(x)
+        g.defvjp(lambda x: (jnp.sin(x), x), lambda r, t: (jnp.cos(r) * t,))
+        print(jax.typeof(g(x)), jax.typeof(jax.grad(lambda x: g(x).sum())(x)))
+    """)

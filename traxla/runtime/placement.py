@@ -119,6 +119,10 @@ class NamedSharding:
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
+    def with_memory_kind(self, kind: str) -> "NamedSharding":
+        """The same placement in the memory ``kind`` ('device', 'pinned_host')."""
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
+
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
                 and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind)
