@@ -114,3 +114,81 @@ def test_custom_derivatives_of_explicitly_sharded_operands():
         g.defvjp(lambda x: (jnp.sin(x), x), lambda r, t: (jnp.cos(r) * t,))
         print(jax.typeof(g(x)), jax.typeof(jax.grad(lambda x: g(x).sum())(x)))
     """)
+
+
+def test_varying_manual_axes_types_pvary_and_checks():
+    _same_as_jax("""
+        mesh = jax.make_mesh((2, 2), ('i', 'j'))
+        jax.set_mesh(mesh)
+        x = jax.device_put(jnp.arange(8.).reshape(4, 2), P('i'))
+        y = jnp.ones((2, 2))
+        z = jax.device_put(jnp.ones((2, 4)), P(None, 'j'))
+
+        @jax.shard_map(in_specs=(P('i'), P(), P(None, 'j')), out_specs=P('i', 'j'))
+        def f(x, y, z):
+            a = x * 2 + y
+            b = jnp.sin(a) + jax.lax.axis_index('j')
+            c = jax.lax.psum(b, 'i')
+            e = jax.lax.all_gather(x, 'i', tiled=True)
+            print(jax.typeof(a), jax.typeof(b), jax.typeof(c), jax.typeof(e),
+                  sorted(jax.typeof(c).manual_axis_type.varying))
+            return c + z + e.sum()
+        f(x, y, z)                        # eager: the types as a traced body's
+        jax.jit(f)(x, y, z)
+
+        @jax.shard_map(in_specs=(P('i'), P()), out_specs=P('i', 'j'))
+        def g(x, y):
+            return x * jax.lax.pcast(y, 'j', to='varying') + y
+        print(jax.make_jaxpr(g)(x, y))
+
+        for fun in (lambda v: v, jax.jit(lambda v: v)):
+            try:
+                jax.shard_map(fun, in_specs=P('i'), out_specs=P())(x)
+            except ValueError as e:
+                print(e)
+        try:
+            jax.shard_map(lambda v: v, in_specs=P('i'), out_specs=P())(np.ones(4))
+        except ValueError as e:
+            print(e)
+
+        @jax.shard_map(in_specs=(P('i'), P()), out_specs=P('i'))
+        def h(x, y):
+            def body(carry, _):
+                c1, c2 = carry
+                return (c2, c1), ()
+            y = jax.lax.pcast(y, 'i', to='varying')
+            (x_, y_), _ = jax.lax.scan(body, (x, y), (), length=2)
+            return x_, y_
+        print(h(x, y))
+    """)
+
+
+def test_gradients_through_pvary_casts():
+    _same_as_jax("""
+        mesh = jax.make_mesh((4, 2), ('i', 'j'))
+        jax.set_mesh(mesh)
+        x = jax.device_put(jnp.arange(8.).reshape(4, 2), P('i', 'j'))
+        y = jnp.arange(1., 3.)
+
+        def loss(x, y):
+            @jax.shard_map(in_specs=(P('i', 'j'), P()), out_specs=P())
+            def f(a, b):  # b (invariant) is cast to varying over i and j: pvary
+                return jax.lax.psum((jnp.sin(a) * b).sum(), ('i', 'j'))
+            return f(x, y)
+        gx, gy = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, y)
+        print(np.round(np.asarray(gx), 5), np.round(np.asarray(gy), 5))
+        t = jax.jvp(lambda y: loss(x, y), (y,), (jnp.ones(2),))[1]
+        print(np.round(np.asarray(t), 4))
+    """)
+
+
+def test_results_split_over_axes_in_other_than_mesh_order_keep_their_spec():
+    _same_as_jax("""
+        mesh = jax.make_mesh((4, 2), ('batch', 'feats'))
+        jax.set_mesh(mesh)
+        w = jax.device_put(np.ones((8, 3), np.float32),
+                           jax.NamedSharding(mesh, P(('feats', 'batch'))))
+        g = jax.jit(jax.grad(lambda w: (jnp.sin(w) ** 2).sum()))(w)
+        print(g.sharding, jax.typeof(g))
+        print(jax.jit(lambda a, b: jnp.allclose(a, b))(g, g))
+    """)

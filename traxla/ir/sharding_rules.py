@@ -15,6 +15,7 @@ from traxla.ir.rules import call, control_flow, indexing, reduction, shape
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
+from traxla.ir.vma import active as vma_active, with_vma
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
 sharding_rules: dict = {}
@@ -30,7 +31,7 @@ _TYPING_CACHE_LIMIT = 4096
 
 def infer_avals(prim, in_avals, params):
     cache = typing_caches.get(prim)
-    if cache is None:
+    if cache is None or vma_active[0]:  # (in a check_vma body, axis_index's type varies)
         return _infer(prim, in_avals, params)
     # Keyed by the identity of the (interned) operand avals: no Python-level hashing of
     # avals on a hit. Each entry keeps its avals alive, so an id in a key stays theirs.
@@ -61,9 +62,18 @@ def infer_avals(prim, in_avals, params):
 
 def _infer(prim, in_avals, params):
     out = typing_rules[prim](*in_avals, **params)
+    varying = vma_active[0]
     for a in in_avals:
         if a.sharding is not None:
-            return _with_shardings(prim, in_avals, out, params)
+            out = _with_shardings(prim, in_avals, out, params)
+            break
+        if a.vma:
+            varying = True
+    else:
+        if not varying:
+            return out
+    if varying or any(a.vma for a in in_avals):
+        out = with_vma(prim, in_avals, out, params)
     return out
 
 

@@ -302,14 +302,15 @@ def spec_from_hlo(hlo, mesh: Mesh, ndim: int, trim=False):
     with ``trim``, without trailing Nones (as JAX reads a compiler's choice: ``P('x',)``)."""
     names = mesh.axis_names
     for assignment in it.product(range(-1, ndim), repeat=len(names)):
-        spec = []
-        for d in range(ndim):
-            axes = tuple(n for n, a in zip(names, assignment) if a == d)
-            spec.append(None if not axes else (axes[0] if len(axes) == 1 else axes))
-        if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
-            while trim and spec and spec[-1] is None:
-                spec.pop()
-            return PartitionSpec(*spec)
+        per_dim = [tuple(n for n, a in zip(names, assignment) if a == d) for d in range(ndim)]
+        # a dimension split over several axes, in any order: P(('y', 'x')) too
+        for orders in it.product(*(it.permutations(axes) for axes in per_dim)):
+            spec = [None if not axes else (axes[0] if len(axes) == 1 else axes)
+                    for axes in orders]
+            if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
+                while trim and spec and spec[-1] is None:
+                    spec.pop()
+                return PartitionSpec(*spec)
     return None
 
 

@@ -13,6 +13,7 @@ from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, p
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
+from traxla.ir.vma import pvary_p
 
 
 def _names(p):
@@ -224,6 +225,7 @@ register_lowering(all_gather_p, _all_gather)
 register_lowering(psum_scatter_p, _psum_scatter)
 register_lowering(ppermute_p, _ppermute)
 register_lowering(axis_index_p, _axis_index)
+register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
