@@ -192,3 +192,49 @@ def test_results_split_over_axes_in_other_than_mesh_order_keep_their_spec():
         print(g.sharding, jax.typeof(g))
         print(jax.jit(lambda a, b: jnp.allclose(a, b))(g, g))
     """)
+
+
+def test_eager_shard_map_bodies_with_transformations_keys_and_pytrees():
+    _same_as_jax("""
+        mesh = jax.make_mesh((4,), ('i',))
+        jax.set_mesh(mesh)
+        x = jax.device_put(jnp.arange(8.), P('i'))
+
+        @jax.shard_map(in_specs=P('i'), out_specs={'a': P('i'), 'b': P(), 'c': P()})
+        def f(x):
+            g = jax.grad(lambda v: (jnp.sin(v) * 2).sum())(x)
+            r = jax.random.normal(jax.random.key(0), (2,))  # (a key made in the body)
+            return {'a': g + jnp.dot(x, x), 'b': 3.0, 'c': r}
+        out = f(x)
+        print(jax.tree.map(lambda v: (np.round(np.asarray(v), 4), jax.typeof(v)), out))
+
+        @jax.shard_map(in_specs=P('i'), out_specs=P('i'))
+        def h(x):
+            y = jax.lax.cond(x[0] > 3, lambda v: v * 2, lambda v: v - 1, x)
+            z = jax.vmap(lambda a: a + jax.lax.axis_index('i'))(y)
+            return jnp.where(z > 2, z, 0).astype(jnp.int32)
+        print(h(x), jax.typeof(h(x)))
+        print(jax.shard_map(lambda a: jnp.zeros((2,), jnp.float32), in_specs=P('i'),
+                            out_specs=P('i'))(x))
+    """)
+
+
+def test_control_flow_types_include_varying_manual_axes():
+    _same_as_jax("""
+        mesh = jax.make_mesh((4,), ('i',))
+        jax.set_mesh(mesh)
+        x = jax.device_put(jnp.arange(8.), P('i'))
+        bodies = [
+            lambda a: jax.lax.fori_loop(0, 3, lambda i, c: c + a, jnp.zeros(2)),
+            lambda a: jax.lax.cond(a[0] > 2, lambda: a, lambda: jnp.ones(2)),
+            lambda a: jax.lax.while_loop(lambda c: c[0] < 10, lambda c: c + a + 1,
+                                         jnp.zeros(2)),
+            lambda a: jax.lax.fori_loop(0, 3, lambda i, c: c + a,
+                                        jax.lax.pcast(jnp.zeros(2), 'i', to='varying')),
+        ]
+        for body in bodies:
+            try:
+                print(jax.jit(jax.shard_map(body, in_specs=P('i'), out_specs=P('i')))(x))
+            except TypeError as e:
+                print(e)
+    """)

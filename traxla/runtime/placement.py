@@ -315,8 +315,12 @@ def spec_from_hlo(hlo, mesh: Mesh, ndim: int, trim=False):
 
 
 def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
-    # a sharding in the type (Explicit axes) is the result's, dimension for dimension
-    spec = spec_from_hlo(hlo, mesh, len(aval.shape), trim=aval.sharding is None)
+    # a sharding in the type (Explicit axes) is the result's, dimension for dimension; a
+    # key's HloSharding spans its stored trailing dims too (whole on each device)
+    ndim, stored = len(aval.shape), physical_aval(aval).ndim
+    spec = spec_from_hlo(hlo, mesh, stored, trim=aval.sharding is None)
+    if spec is not None and stored != ndim:
+        spec = PartitionSpec(*tuple(spec)[:ndim])
     if spec is None:
         placement = HloPlacement(mesh.device_list, hlo)
         placement.mesh = mesh

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 
 from traxla.ir import dtypes
+from traxla.ir.avals import physical_aval
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
@@ -39,10 +40,11 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_
         finally:
             builder.mesh_stack.pop()
     builder.ensure_mesh(mesh)
+    # (over the stored rank: a key's trailing dims are whole on each device)
     in_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)])
+        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(in_specs, ctx.avals_in)])
     out_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, a.ndim) for s, a in zip(out_specs, ctx.avals_out)])
+        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(out_specs, ctx.avals_out)])
     axes = sdy.ManualAxesAttr.get([ir.StringAttr.get(n) for n in mesh.axis_names
                                    if n in manual_axes])
     op = sdy.ManualComputationOp([aval_type(a) for a in ctx.avals_out], list(args), in_sh, out_sh,
