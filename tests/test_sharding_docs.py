@@ -238,3 +238,25 @@ def test_control_flow_types_include_varying_manual_axes():
             except TypeError as e:
                 print(e)
     """)
+
+
+def test_layout_formats_of_compiled_programs():
+    _same_as_jax("""
+        from jax.experimental.layout import Layout, Format, with_layout_constraint
+        from jax.sharding import SingleDeviceSharding
+        duck = jax.ShapeDtypeStruct((512, 1024), jnp.float32)
+        apply_exe = jax.jit(lambda x, y: (x[0, :], y[:, 0]), in_shardings=Format(Layout.AUTO),
+                            out_shardings=Format(Layout.AUTO)).trace(duck, duck).lower().compile()
+        arg_formats, kwarg_formats = apply_exe.input_formats
+        print(arg_formats, kwarg_formats, apply_exe.output_formats)
+        init_exe = jax.jit(lambda x, y: (x * 2, y * 3), out_shardings=arg_formats).trace(
+            duck, duck).lower().compile()
+        print(init_exe.output_formats == arg_formats)
+
+        @jax.jit
+        def f(x):
+            return with_layout_constraint(x.T, Layout(major_to_minor=(0, 1))) * 2
+        print(f(jnp.ones((2, 3))))
+        s = SingleDeviceSharding(jax.devices()[0])
+        print(jax.jit(lambda a: a + 1, in_shardings=s, out_shardings=s)(jnp.ones(3)))
+    """)
