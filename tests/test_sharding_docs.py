@@ -260,3 +260,20 @@ def test_layout_formats_of_compiled_programs():
         s = SingleDeviceSharding(jax.devices()[0])
         print(jax.jit(lambda a: a + 1, in_shardings=s, out_shardings=s)(jnp.ones(3)))
     """)
+
+
+def test_device_put_inside_jit_moves_between_memories():
+    _same_as_jax("""
+        from jax.sharding import Mesh, NamedSharding
+        mesh = Mesh(np.array(jax.devices()[:1]).reshape(1, 1), ('x', 'y'))
+        s_dev = NamedSharding(mesh, P('x', 'y'))
+        s_host = s_dev.with_memory_kind('pinned_host')
+        arr_host = jax.device_put(np.arange(8.).reshape(2, 4), s_host)
+        print(arr_host.sharding.memory_kind, jax.typeof(arr_host))
+        out = jax.jit(lambda x: jax.device_put(x, s_dev) + 1, out_shardings=s_dev)(arr_host)
+        print(out, out.sharding.memory_kind)
+        g = jax.jit(lambda x: jax.device_put(x * 2, s_host), out_shardings=s_host)
+        print(jax.make_jaxpr(g)(jnp.ones((2, 4))).out_avals[0])
+        back = g(jnp.ones((2, 4)))
+        print(back, back.sharding.memory_kind)
+    """)

@@ -15,6 +15,7 @@ from traxla.ir.rules import call, control_flow, indexing, reduction, shape
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
+from traxla.ir.rules.device_put import device_put_p
 from traxla.ir.vma import active as vma_active, with_vma
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
@@ -371,6 +372,8 @@ def _register_all():
     register_sharding(control_flow.while_p, _while)
     register_sharding(control_flow.scan_p, _scan)
     register_sharding(shard_map_p, _shard_map)
+    # device_put to a NamedSharding: the destination's (typed by its rule)
+    register_sharding(device_put_p, lambda in_avals, outs, **_: [o.sharding for o in outs])
 
 
 def _shard_map(in_avals, outs, *, mesh, out_specs, **_):
