@@ -49,10 +49,10 @@ class Layout:
                                  self.sub_byte_element_size_in_bits))
 
     @staticmethod
-    def from_pjrt(triple) -> "Layout":
-        """The layout jaxlib reports: ``(major_to_minor, tiling, element bits)``."""
-        major_to_minor, tiling, bits = triple
-        return Layout(major_to_minor, tiling, bits)
+    def from_pjrt(xla_layout) -> "Layout":
+        """The layout jaxlib reports (an xla Layout: minor to major, tiles, element bits)."""
+        return Layout(tuple(xla_layout.minor_to_major()[::-1]),
+                      tuple(map(tuple, xla_layout.tiling())), xla_layout.element_size_in_bits())
 
     def check_compatible_aval(self, aval_shape):
         if len(self.major_to_minor) != len(aval_shape):

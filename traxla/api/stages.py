@@ -368,23 +368,23 @@ class Compiled(_Stage):
     def _formats(self, avals, layouts, shardings):
         """Each value's Format: the layout the executable has for it (XLA's default when
         the parameters do not line up one to one with the values) and its sharding."""
-        if len(layouts) != len(avals):
-            layouts = [(tuple(range(a.ndim)), (), 0) for a in avals]
-        return [Format(Layout.from_pjrt(l), s) for l, s in zip(layouts, shardings)]
+        layouts = ([Layout.from_pjrt(l) for l in layouts] if len(layouts) == len(avals) else
+                   [Layout(tuple(range(a.ndim)), (), 0) for a in avals])
+        return [Format(l, s) for l, s in zip(layouts, shardings)]
 
     @property
     def input_formats(self):
         info = self._program_info
         avals = info.closed.in_avals
         return self._inputs(self._formats(
-            avals, xla_adapter.parameter_layouts(self.executable.loaded),
+            avals, xla_adapter.layouts(self.executable.loaded),
             self._shardings(len(avals), info.placements)))
 
     @property
     def output_formats(self):
         avals = self._program_info.closed.out_avals
         return self._outputs(self._formats(
-            avals, xla_adapter.output_layouts(self.executable.loaded), self._result_shardings()))
+            avals, xla_adapter.layouts(self.executable.loaded, outputs=True), self._result_shardings()))
 
     @api_boundary
     def __call__(self, *args, **kwargs):

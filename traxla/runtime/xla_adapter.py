@@ -643,20 +643,9 @@ def _start_tpu_client():
         raise PluginError(_first_line(e)) from None
 
 
-def _layout_triple(pjrt_layout):
-    layout = pjrt_layout._xla_layout()
-    return tuple(layout.minor_to_major()[::-1]), tuple(map(tuple, layout.tiling())), \
-        layout.element_size_in_bits()
-
-
-def parameter_layouts(executable):
-    """Each parameter's layout: ``(major_to_minor, tiling, element bits)``."""
-    return [_layout_triple(l) for l in executable.get_parameter_layouts()]
-
-
-def output_layouts(executable):
-    """Each output's layout: ``(major_to_minor, tiling, element bits)``."""
-    return [_layout_triple(l) for l in executable.get_output_layouts()]
+def layouts(executable, outputs=False):  # jaxlib's xla Layout of each parameter (output)
+    got = executable.get_output_layouts() if outputs else executable.get_parameter_layouts()
+    return [p._xla_layout() for p in got]
 
 
 def device_memory_stats(device):
