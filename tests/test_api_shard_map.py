@@ -26,14 +26,20 @@ from traxla.sharding import NamedSharding, PartitionSpec as P
 out = {}
 mesh = jax.make_mesh((8,), ("x",))
 x = np.arange(16.0, dtype=np.float32)
+# make_mesh's axes are Explicit: an argument's type must be split as its in_specs say
+x_split = jax.device_put(x, NamedSharding(mesh, P("x")))
 
 @jax.shard_map(mesh=mesh, in_specs=P("x"), out_specs=P())
 def total(a):
     return lax.psum(a.sum(keepdims=True), "x")
-out["factory"] = np.asarray(total(x)).tolist()
+out["factory"] = np.asarray(total(x_split)).tolist()
+try:
+    total(x)
+except ValueError as e:
+    out["unsplit"] = str(e)
 with jax.set_mesh(mesh):
     out["context_mesh"] = np.asarray(jax.shard_map(lambda a: a * 2, in_specs=P("x"),
-                                                   out_specs=P("x"))(x)).tolist()
+                                                   out_specs=P("x"))(x_split)).tolist()
     xs = jax.device_put(x, NamedSharding(mesh, P("x")))
     g = jax.shard_map(lambda a: lax.psum(a.sum(keepdims=True), "x"), out_specs=P())
     out["inferred"] = np.asarray(g(xs)).tolist() + np.asarray(g(xs)).tolist()
@@ -80,6 +86,9 @@ def test_shard_map_forms_on_eight_devices():
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["factory"] == [120.0]
+    assert out["unsplit"].startswith(  # JAX's message
+        "in_specs passed to shard_map: P('x',) does not match the specs of the input: P(None,) "
+        "for arg: float32[16].")
     assert out["context_mesh"] == [2.0 * i for i in range(16)]
     assert out["inferred"] == [120.0, 120.0]
     assert "in_specs=Infer" in out["unplaced"]

@@ -92,6 +92,19 @@ def test_array_refs_page_runs_cell_for_cell_as_under_jax():
     assert out.getvalue().rstrip().endswith("19 of 19 cells behave as under JAX")
 
 
+def test_shard_map_page_runs_cell_for_cell_as_under_jax():
+    """The sharding tutorial (8 CPU devices, set by its first cell): eager shard_map bodies
+    printing every device's block, varying-manual-axes types, JAX's out_specs and in_specs
+    checks, and its data-, tensor-, FSDP and pipeline-parallel training examples."""
+    doc_cells = _doc_cells()
+    page = os.path.join(DATA, "shard_map.md")
+    cells, want, got = doc_cells.check_page(page, timeout=600)
+    out = io.StringIO()
+    same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
+    assert counted == len(cells) == 69
+    assert same == counted, out.getvalue()
+
+
 def test_jax_ref_api_page_names_exist():
     module, names = _doc_cells().autosummary_names(os.path.join(DATA, "jax.ref.rst"))
     assert module == "jax.ref" and len(names) == 8

@@ -499,12 +499,17 @@ if "psum" in ALL_PRIMITIVES:
     from traxla.sharding.shard_map import shard_map as _shard_map
 
     _mesh = traxla.make_mesh((1,), ("i",))
-    C("shard_map", "psum_body.in1", _shard_map(lambda x: tlax.psum(x, "i"), mesh=_mesh,
+    # (Auto axes: the arguments are not placed as the in_specs split them)
+    _auto = traxla.make_mesh((1,), ("i",), axis_types=(traxla.sharding.AxisType.Auto,))
+    C("shard_map", "psum_body.in1", _shard_map(lambda x: tlax.psum(x, "i"), mesh=_auto,
                                                in_specs=_P("i"), out_specs=_P()),
       [_f(4, B)], in_axes=1, shape_only=True)
-    C("shard_map", "two_args_one_batched", _shard_map(lambda x, y: (x * y, y), mesh=_mesh,
+    C("shard_map", "two_args_one_batched", _shard_map(lambda x, y: (x * y, y), mesh=_auto,
                                                       in_specs=(_P("i"), _P()), out_specs=_P("i")),
       [_f(B, 4), _f(4)], in_axes=(0, None), out_axes=1, shape_only=True)
+    C("pvary", "pcast_in_body", _shard_map(lambda x: tlax.pcast(x, "i", to="varying") * 2,
+                                           mesh=_auto, in_specs=_P(), out_specs=_P("i")),
+      [_f(4, B)], in_axes=1, shape_only=True)
     if "reshard" in ALL_PRIMITIVES:
         _replicated = traxla.NamedSharding(_mesh, _P())
         C("reshard", "in1", lambda x: traxla.sharding.reshard(x * 2, _replicated), [_f(2, B)],

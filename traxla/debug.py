@@ -3,6 +3,7 @@ placements (JAX's ``jax.debug``, ``jax/_src/debugging.py``)."""
 from __future__ import annotations
 
 import bdb
+import importlib.util
 import logging
 import string
 import sys
@@ -28,7 +29,6 @@ __all__ = ["print", "callback", "breakpoint", "inspect_array_sharding",
            "visualize_array_sharding", "visualize_sharding", "log", "DebugEffect",
            "OrderedDebugEffect"]
 
-_builtin_print = print
 
 
 def _is_array_like(x) -> bool:
@@ -251,58 +251,121 @@ def inspect_array_sharding(value, *, callback):
     tree_util.tree_map(_inspect, value)
 
 
-def visualize_sharding(shape, sharding, *, use_color=False, scale=1.0, min_width=9,
+def _raise_to_slice(slc):
+    return slice(slc, slc + 1) if isinstance(slc, int) else slc
+
+
+def _slice_to_chunk_idx(size, slc):
+    if slc.stop is None and slc.start is None:
+        return 0
+    return slc.start // (slc.stop - slc.start)
+
+
+def _canonicalize_color(color):
+    if isinstance(color, str):
+        return color
+    r, g, b = (int(a * 255) for a in color)
+    return f"#{r:02X}{g:02X}{b:02X}"
+
+
+def _text_color(color):
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000000" if r * 0.299 + g * 0.587 + b * 0.114 > 186 else "#ffffff"
+
+
+def _color_iter(color_map, num_rows, num_cols):
+    num_colors = num_rows * num_cols
+    values = np.linspace(0, 1, num_colors)
+    idx = 0
+    for _ in range(num_colors):
+        yield color_map(values[idx])
+        idx = (idx + num_colors // 2 + bool(num_colors % 2 == 0)) % num_colors
+
+
+def _blocks(shape, sharding):
+    """``(devices per block, block heights, block widths)`` keyed by (row, column) of the
+    block grid, as fractions of the array (a 1-D array is one row of height None)."""
+    slices, heights, widths = {}, {}, {}
+    for dev, slcs in sharding.devices_indices_map(tuple(shape)).items():
+        slcs = tuple(map(_raise_to_slice, slcs))
+        chunk = tuple(map(_slice_to_chunk_idx, shape, slcs))
+        if len(slcs) == 2:
+            vert, horiz = slcs
+            vert_size = vert.stop - vert.start if vert.stop is not None else shape[0]
+            horiz_size = horiz.stop - horiz.start if horiz.stop is not None else shape[1]
+            heights[chunk] = vert_size / shape[0]
+            widths[chunk] = horiz_size / shape[1]
+        else:
+            horiz, = slcs
+            horiz_size = horiz.stop - horiz.start if horiz.stop is not None else shape[0]
+            chunk = (0, *chunk)
+            heights[chunk] = None
+            widths[chunk] = horiz_size / shape[0]
+        slices.setdefault(chunk, set()).add(dev.id)
+    return slices, heights, widths
+
+
+def visualize_sharding(shape, sharding, *, use_color=True, scale=1.0, min_width=9,
                        max_width=80, color_map=None):
-    """A text table of which devices hold which block of an array of ``shape``."""
-    _builtin_print(sharding_table(shape, sharding, min_width=min_width, max_width=max_width))
+    """Draws which devices hold which block of an array of ``shape`` (at most 2-D), with
+    ``rich``, as JAX's ``jax.debug.visualize_sharding`` does."""
+    if not importlib.util.find_spec("rich"):
+        raise ValueError("`visualize_sharding` requires `rich` to be installed.")
+    import rich.align  # an optional dependency, as JAX's  # noqa: PLC0415
+    import rich.box  # noqa: PLC0415
+    import rich.console  # noqa: PLC0415
+    import rich.padding  # noqa: PLC0415
+    import rich.style  # noqa: PLC0415
+    import rich.table  # noqa: PLC0415
+    if len(shape) > 2 or len(shape) < 1:
+        raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.")
+    console = rich.console.Console(width=max_width)
+    use_color = use_color and console.color_system is not None
+    if use_color and not color_map:
+        try:
+            import matplotlib as mpl  # noqa: PLC0415
+            color_map = mpl.colormaps["tab20b"]
+        except ModuleNotFoundError:
+            use_color = False
+    base_height = int(10 * scale)
+    base_width = int(base_height * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    device_kind = next(iter(sharding.device_set)).platform.upper()
+    slices, heights, widths = _blocks(shape, sharding)
+    num_rows = max(a[0] for a in slices) + 1
+    num_cols = max(a[1] for a in slices) + 1
+    colors = _color_iter(color_map, num_rows, num_cols)
+    table = rich.table.Table(show_header=False, show_lines=not use_color, padding=0,
+                             highlight=not use_color, pad_edge=False,
+                             box=rich.box.SQUARE if not use_color else None)
+    for i in range(num_rows):
+        row = []
+        for j in range(num_cols):
+            entry = f"{device_kind} " + ",".join(str(s) for s in sorted(slices[i, j]))
+            width = min(max(int(widths[i, j] * base_width * 2.5), min_width), max_width)
+            height = 1 if heights[i, j] is None else int(heights[i, j] * base_height)
+            left, extra = divmod(width - len(entry) - 2, 2)
+            right = left + extra
+            top, extra = divmod(height - 2, 2)
+            bottom = top + extra
+            color = text_color = None
+            if use_color:
+                color = _canonicalize_color(next(colors)[:3])
+                text_color = _text_color(color)
+                top, bottom, left, right = top + 1, bottom + 1, left + 1, right + 1
+            row.append(rich.padding.Padding(
+                rich.align.Align(entry, "center", vertical="middle"),
+                (max(top, 0), max(right, 0), max(bottom, 0), max(left, 0)),
+                style=rich.style.Style(bgcolor=color, color=text_color)))
+        table.add_row(*row)
+    console.print(table, end="\n\n")
 
 
 def visualize_array_sharding(arr, **kwargs):
-    """Prints the table of ``arr``'s placement (``jax.debug.visualize_array_sharding``)."""
+    """Draws ``arr``'s placement (``jax.debug.visualize_array_sharding``)."""
 
     def _visualize(sharding):
         visualize_sharding(tuple(arr.shape), sharding, **kwargs)
     inspect_array_sharding(arr, callback=_visualize)
-
-
-def sharding_table(shape, sharding, *, min_width=9, max_width=80) -> str:
-    """Rows and columns of the (at most 2-D) device grid; each cell names its devices."""
-    if len(shape) > 2:
-        raise ValueError(f"visualize_sharding only works for shapes with rank <= 2, got {shape}")
-    grid = _device_grid(shape, sharding)
-    rows = len(grid)
-    cols = len(grid[0])
-    cells = [["CPU " + ",".join(str(d) for d in cell) for cell in row] for row in grid]
-    width = max(min_width, max(len(c) for row in cells for c in row) + 2)
-    width = min(width, max_width // cols)
-    line = "+" + "+".join("-" * width for _ in range(cols)) + "+"
-    out = [line]
-    for r in range(rows):
-        out.append("|" + "|".join(c.center(width) for c in cells[r]) + "|")
-        out.append(line)
-    return "\n".join(out)
-
-
-def _device_grid(shape, sharding):
-    """For each block (row, column) of the array, the ids of the devices holding it."""
-    devices_indices = getattr(sharding, "devices_indices_map", None)
-    if devices_indices is None:
-        ids = sorted(getattr(d, "id", i) for i, d in enumerate(
-            getattr(sharding, "device_set", None) or [0]))
-        return [[ids]]
-    mapping = devices_indices(tuple(shape))
-    row_starts, col_starts = set(), set()
-    for index in mapping.values():
-        index = tuple(index) + (slice(None),) * (2 - len(index))
-        row_starts.add(index[0].start or 0)
-        col_starts.add(index[1].start or 0)
-    rows, cols = sorted(row_starts), sorted(col_starts)
-    grid = [[[] for _ in cols] for _ in rows]
-    for device, index in mapping.items():
-        index = tuple(index) + (slice(None),) * (2 - len(index))
-        r, c = rows.index(index[0].start or 0), cols.index(index[1].start or 0)
-        grid[r][c].append(getattr(device, "id", device))
-    return [[sorted(cell) for cell in row] for row in grid]
 
 
 # -- outside jit: the callback runs right away --------------------------------------------

@@ -19,6 +19,7 @@ from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
@@ -36,8 +37,8 @@ from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
-from traxla.runtime.placement import (NamedSharding, default_placement, device_placement,
-                                      device_put_placed, uncommitted)
+from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
+                                      device_placement, device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
@@ -70,6 +71,23 @@ def _hashable_static(value):
     return value
 
 
+def _without_formats(shardings):
+    """jit's in/out shardings with each Format its sharding, and a SingleDeviceSharding
+    of the default device (where single-device programs run) no constraint at all."""
+    is_leaf = lambda x: isinstance(x, (Format, PartitionSpec))  # noqa: E731
+    if shardings is None or not any(isinstance(x, (Format, SingleDeviceSharding)) for x in
+                                    tree_util.tree_leaves(shardings, is_leaf=is_leaf)):
+        return shardings
+
+    def one(x):
+        x = sharding_of_format(x)
+        if isinstance(x, SingleDeviceSharding):
+            _check_device_and_backend(x.device, None)
+            return None
+        return x
+    return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
+
+
 class JitFunction(Wrapped):
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
@@ -83,7 +101,9 @@ class JitFunction(Wrapped):
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self.keep_unused = bool(keep_unused)
         self.inline = bool(inline)
-        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        # (a Format is its sharding: every array is compiled in the default layout)
+        self.in_shardings, self.out_shardings = (
+            _without_formats(in_shardings), _without_formats(out_shardings))
         self._device_placement = None  # jit(device=, backend=): see _target_mesh
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self._plain = not self.static_argnums and not self.static_argnames

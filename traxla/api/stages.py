@@ -14,6 +14,7 @@ from typing import Union
 
 from traxla import tree_util
 from traxla.api import jit_hooks
+from traxla.api.layouts import Format, Layout
 from traxla.api.shape_dtype_struct import struct_of_aval
 from traxla.api_util import equality_errors_pytreedef
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -364,12 +365,26 @@ class Compiled(_Stage):
         return self._outputs([struct_of_aval(a, s) for a, s in
                               zip(self._program_info.closed.out_avals, self._result_shardings())])
 
+    def _formats(self, avals, layouts, shardings):
+        """Each value's Format: the layout the executable has for it (XLA's default when
+        the parameters do not line up one to one with the values) and its sharding."""
+        layouts = ([Layout.from_pjrt(l) for l in layouts] if len(layouts) == len(avals) else
+                   [Layout(tuple(range(a.ndim)), (), 0) for a in avals])
+        return [Format(l, s) for l, s in zip(layouts, shardings)]
+
     @property
     def input_formats(self):
-        raise NotImplementedError("traxla does not expose device layouts (formats); every "
-                                  "array uses XLA's default layout.")
+        info = self._program_info
+        avals = info.closed.in_avals
+        return self._inputs(self._formats(
+            avals, xla_adapter.layouts(self.executable.loaded),
+            self._shardings(len(avals), info.placements)))
 
-    output_formats = input_formats
+    @property
+    def output_formats(self):
+        avals = self._program_info.closed.out_avals
+        return self._outputs(self._formats(
+            avals, xla_adapter.layouts(self.executable.loaded, outputs=True), self._result_shardings()))
 
     @api_boundary
     def __call__(self, *args, **kwargs):

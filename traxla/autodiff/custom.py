@@ -48,6 +48,8 @@ from traxla.batching import vmap
 from traxla.tracer.values import is_concrete
 from traxla.autodiff.symbolic_zeros import SymbolicZero, CustomVJPPrimal
 
+from traxla.ir.sharding_rules import register_sharding  # noqa: E402
+
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 # the linear part of a linearized custom_vjp call: residuals and input tangents -> output
@@ -126,6 +128,9 @@ for _p in (custom_jvp_call_p, custom_vjp_call_p):
     register_sharding(_p, lambda in_avals, outs, *, call_jaxpr, **_: [
         a.sharding for a in call_jaxpr.out_avals])
 def_typing(custom_lin_p, _custom_lin_typing)
+# the results' types (explicit shardings included) are those of the traced function's
+for _p in (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p):
+    register_sharding(_p, lambda *avals, **_: [o.sharding for o in avals[1]])
 def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"))

@@ -15,9 +15,10 @@ class ShapedArray:
     equality so that the cache key is right when they do.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "vma", "_hash")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=None):
+    def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=None,
+                 vma=()):
         self.shape = tuple(shape)
         if isinstance(dtype, (type, str)):  # np.float32, "float32": as JAX, a np.dtype
             dtype = np.dtype(dtype)
@@ -25,7 +26,10 @@ class ShapedArray:
         self.weak_type = weak_type
         self.sharding = sharding
         self.memory_space = memory_space
-        self._hash = hash((self.shape, dtype, weak_type, sharding, memory_space))
+        # the manual mesh axes (in mesh order) over which the value may vary, inside a
+        # shard_map with check_vma: JAX's varying manual axes, printed ``f32[3]{V:i}``
+        self.vma = vma
+        self._hash = hash((self.shape, dtype, weak_type, sharding, memory_space, vma))
 
     @property
     def ndim(self) -> int:
@@ -38,21 +42,22 @@ class ShapedArray:
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.sharding == other.sharding and self.memory_space == other.memory_space)
+                and self.sharding == other.sharding and self.memory_space == other.memory_space
+                and self.vma == other.vma)
 
     def __hash__(self):
         return self._hash
 
-    def update(self, shape=None, dtype=None, weak_type=None, sharding=False):
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=False, vma=None):
         """A copy with fields replaced (``sharding=None`` clears it; by default it is kept
-        only when the shape is)."""
+        only when the shape is; the varying manual axes are kept unless given)."""
         new_shape = self.shape if shape is None else tuple(shape)
         if sharding is False:
             sharding = self.sharding if new_shape == self.shape else None
         return ShapedArray(new_shape,
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type,
-                           sharding, self.memory_space)
+                           sharding, self.memory_space, self.vma if vma is None else vma)
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
@@ -66,8 +71,18 @@ class ShapedArray:
             name += f"<{self.memory_space}>"
         sharding = self.sharding
         if sharding is not None and not sharding.is_replicated:
-            return f"{name}[{shape_sharding_str(self.shape, sharding.spec)}]"
-        return f"{name}[{','.join(map(str, self.shape))}]"
+            out = f"{name}[{shape_sharding_str(self.shape, sharding.spec)}]"
+        else:
+            out = f"{name}[{','.join(map(str, self.shape))}]"
+        if self.vma:
+            out += "{V:" + (self.vma[0] if len(self.vma) == 1 else
+                            "(" + ",".join(self.vma) + ")") + "}"
+        return out
+
+    @property
+    def manual_axis_type(self) -> "ManualAxisType":
+        """The manual axes over which the value varies (``.varying``), as JAX's."""
+        return ManualAxisType(varying=frozenset(self.vma))
 
     def __str__(self):
         """``float32[4,8]``: the form ``typeof`` and ``tracer.aval`` print; ``~float32[]``
@@ -78,6 +93,33 @@ class ShapedArray:
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(False)}{weak})"
+
+
+class ManualAxisType:
+    """JAX's per-value manual axis type: the manual mesh axes over which a value is
+    varying (traxla has no unreduced or reduced manual values: those stay empty)."""
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying = frozenset(varying)
+        self.unreduced = frozenset(unreduced)
+        self.reduced = frozenset(reduced)
+
+    def __eq__(self, other):
+        return (isinstance(other, ManualAxisType) and self.varying == other.varying
+                and self.unreduced == other.unreduced and self.reduced == other.reduced)
+
+    def __hash__(self):
+        return hash((self.varying, self.unreduced, self.reduced))
+
+    @property
+    def vur(self) -> frozenset:
+        return self.varying | self.unreduced | self.reduced
+
+    def __repr__(self):
+        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+                f"reduced={self.reduced})")
 
 
 _interned: dict = {}
@@ -107,7 +149,7 @@ def physical_aval(aval: ShapedArray) -> ShapedArray:
     dtype = aval.dtype
     if isinstance(dtype, dtypes.ExtendedDType):
         return ShapedArray(aval.shape + dtype.physical_shape, dtype.physical_dtype, False,
-                           aval.sharding, aval.memory_space)
+                           aval.sharding, aval.memory_space, aval.vma)
     return aval
 
 

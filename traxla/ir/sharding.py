@@ -39,16 +39,42 @@ class PartitionSpec(tuple):
 P = PartitionSpec
 
 
-class AbstractMesh:
-    """A mesh's shape without its devices: what the type system needs."""
+class AbstractDevice:
+    """What an abstract mesh keeps of its devices: their kind, core count and platform."""
 
-    __slots__ = ("axis_names", "axis_sizes", "axis_types", "_hash")
+    __slots__ = ("device_kind", "num_cores", "platform")
+
+    def __init__(self, device_kind, num_cores, platform):
+        self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
+
+    def __eq__(self, other):
+        return (isinstance(other, AbstractDevice) and self.device_kind == other.device_kind
+                and self.num_cores == other.num_cores and self.platform == other.platform)
+
+    def __hash__(self):
+        return hash((self.device_kind, self.num_cores, self.platform))
+
+    def _repr(self):
+        return (f"device_kind={self.device_kind}, num_cores={self.num_cores}, "
+                f"platform={self.platform}")
+
+    def __repr__(self):
+        return f"AbstractDevice({self._repr()})"
+
+
+class AbstractMesh:
+    """A mesh's shape without its devices: what the type system needs. The abstract
+    device (set for the abstract mesh of a concrete mesh) shows in the repr, as JAX's,
+    but not in equality: meshes of the same axes are one type here."""
+
+    __slots__ = ("axis_names", "axis_sizes", "axis_types", "abstract_device", "_hash")
     # Whether any mesh was ever made in this process: a whole-program search for the mesh
     # of a shard_map, reshard or sharding constraint has nothing to find until one is.
     ever_created = False
 
-    def __init__(self, axis_sizes, axis_names, axis_types=None):
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
         AbstractMesh.ever_created = True
+        self.abstract_device = abstract_device
         self.axis_sizes = tuple(int(s) for s in axis_sizes)
         self.axis_names = tuple(axis_names)
         if axis_types is None:
@@ -62,7 +88,8 @@ class AbstractMesh:
         self._hash = hash((self.axis_sizes, self.axis_names, self.axis_types))
 
     def __reduce__(self):  # copies and unpickled meshes come through __init__ too
-        return AbstractMesh, (self.axis_sizes, self.axis_names, self.axis_types)
+        return _abstract_mesh, (self.axis_sizes, self.axis_names, self.axis_types,
+                                self.abstract_device)
 
     @property
     def abstract_mesh(self) -> "AbstractMesh":
@@ -121,7 +148,19 @@ class AbstractMesh:
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types})"
+        device = "" if self.abstract_device is None else ", " + self.abstract_device._repr()
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types}{device})"
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None, **kwargs):
+        """A copy with some fields replaced (the abstract device kept unless given)."""
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types, **kwargs)
+
+
+def _abstract_mesh(axis_sizes, axis_names, axis_types, abstract_device):
+    return AbstractMesh(axis_sizes, axis_names, axis_types, abstract_device=abstract_device)
 
 
 class ShardingType:
@@ -145,7 +184,8 @@ class ShardingType:
         return self._hash
 
     def __repr__(self):
-        return f"ShardingType({self.mesh!r}, {self.spec!r})"
+        # JAX's aval sharding is a NamedSharding over the abstract mesh: printed as one
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
 
     def with_spec(self, spec) -> "ShardingType":
         return ShardingType(self.mesh, spec)

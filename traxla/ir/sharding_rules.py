@@ -15,6 +15,8 @@ from traxla.ir.rules import call, control_flow, ffi, indexing, reduction, shape,
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
+from traxla.ir.rules.device_put import device_put_p
+from traxla.ir.vma import active as vma_active, with_vma
 
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
 sharding_rules: dict = {}
@@ -30,7 +32,7 @@ _TYPING_CACHE_LIMIT = 4096
 
 def infer_avals(prim, in_avals, params):
     cache = typing_caches.get(prim)
-    if cache is None:
+    if cache is None or vma_active[0]:  # (in a check_vma body, axis_index's type varies)
         return _infer(prim, in_avals, params)
     # Keyed by the identity of the (interned) operand avals: no Python-level hashing of
     # avals on a hit. Each entry keeps its avals alive, so an id in a key stays theirs.
@@ -64,9 +66,18 @@ def _infer(prim, in_avals, params):
     if rule is None:  # a user primitive (extend.core) given no def_abstract_eval
         raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
     out = rule(*in_avals, **params)
+    varying = vma_active[0]
     for a in in_avals:
         if a.sharding is not None:
-            return _with_shardings(prim, in_avals, out, params)
+            out = _with_shardings(prim, in_avals, out, params)
+            break
+        if a.vma:
+            varying = True
+    else:
+        if not varying:
+            return out
+    if varying or any(a.vma for a in in_avals):
+        out = with_vma(prim, in_avals, out, params)
     return out
 
 
@@ -93,7 +104,23 @@ def _with_shardings(prim, in_avals, out, params):
         else:
             sharding = ShardingType(mesh, tuple(spec))
         typed.append(o.update(sharding=sharding))
+        if sharding is not None and _duplicate_axis(sharding.spec):
+            # JAX's DuplicateSpecError, reported as a ShardingTypeError naming the operation
+            raise ShardingTypeError(
+                f"{prim.name} operation with inputs: "
+                f"{', '.join(a.str_short() for a in in_avals)} produces an illegally sharded "
+                f"result: {typed[-1].str_short()}")
     return typed if prim.multiple_results else typed[0]
+
+
+def _duplicate_axis(spec):
+    seen = set()
+    for p in spec:
+        for a in _axes(p):
+            if a in seen:
+                return True
+            seen.add(a)
+    return False
 
 
 def spec_of(aval):
@@ -102,17 +129,6 @@ def spec_of(aval):
 
 def _axes(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
-
-
-def check_unique_axes(name, spec):
-    seen = []
-    for p in spec:
-        for a in _axes(p):
-            if a in seen:
-                raise ShardingTypeError(f"{name}: mesh axis {a!r} would shard two dimensions of the "
-                                        f"result ({tuple(spec)}); specify out_sharding.")
-            seen.append(a)
-    return spec
 
 
 # -- elementwise -----------------------------------------------------------------------------
@@ -287,21 +303,29 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
     ls, rs = spec_of(lhs), spec_of(rhs)
     l_contract = tuple(ls[d] for d in lc)
     r_contract = tuple(rs[d] for d in rc)
-    if any(p is not None for p in l_contract + r_contract):
-        raise ShardingTypeError(
-            "Contracting dimensions are sharded and it is ambiguous how the output should be "
-            "sharded. Please specify the output sharding via the `out_sharding` parameter.\n"
-            f"Got lhs_contracting_spec={l_contract} and rhs_contracting_spec={r_contract}")
-    batch = []
-    for dl, dr in zip(lb, rb):
-        if ls[dl] != rs[dr] and ls[dl] is not None and rs[dr] is not None:
+    l_batch, r_batch = tuple(ls[d] for d in lb), tuple(rs[d] for d in rb)
+    # (JAX's order of checks and messages)
+    for l, r in zip(l_batch, r_batch):
+        if l is not None and r is not None and l != r:
             raise ShardingTypeError(
-                f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
-                f"same sharding, got {ls[dl]} and {rs[dr]}.")
-        batch.append(ls[dl] if ls[dl] is not None else rs[dr])
+                "dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+                f"the consistent sharding, got {l_batch} and {r_batch}.")
+    for l, r in zip(l_contract, r_contract):
+        if l is not None and r is not None and l != r:
+            raise ShardingTypeError(
+                "dot_general requires contracting dimensions to have consistent sharding, "
+                f"got {l_contract} and {r_contract}.")
+    for l, r in zip(l_contract, r_contract):
+        if l is not None and r is not None:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should "
+                "be sharded. Please specify the output sharding via the `out_sharding` "
+                f"parameter. Got lhs_contracting_spec={l_contract} and "
+                f"rhs_contracting_spec={r_contract}")
+    batch = list(l_batch)
     free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
     free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
-    return [check_unique_axes("dot_general", tuple(batch + free_l + free_r))]
+    return [tuple(batch + free_l + free_r)]  # (a repeated axis: refused by the caller)
 
 
 # -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------
@@ -360,6 +384,8 @@ def _register_all():
     register_sharding(control_flow.while_p, _while)
     register_sharding(control_flow.scan_p, _scan)
     register_sharding(shard_map_p, _shard_map)
+    # device_put to a NamedSharding: the destination's (typed by its rule)
+    register_sharding(device_put_p, lambda in_avals, outs, **_: [o.sharding for o in outs])
 
 
 def _shard_map(in_avals, outs, *, mesh, out_specs, **_):

@@ -86,9 +86,19 @@ def _type_sharding(sharding_or_spec, ndim):
 _DOT_DIMENSIONS = ((((0,), (0,)), ((), ())), (((1,), (0,)), ((), ())))  # by lhs rank - 1
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None):
-    if dimension_numbers is not None:
-        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None,
+        out_sharding=None):
+    if dimension_numbers is not None or out_sharding is not None:
+        if dimension_numbers is None:
+            ls, rs = shape_of(lhs), shape_of(rhs)
+            if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
+                raise ValueError(
+                    "jax.lax.dot: dimension_numbers must be specified when not performing "
+                    "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
+                    f"products; got lhs_shape={ls} rhs_shape={rs}")
+            dimension_numbers = _DOT_DIMENSIONS[len(ls) - 1]
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                           out_sharding=out_sharding)
     ls, rs = shape_of(lhs), shape_of(rhs)
     if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2 and ls[-1] == rs[0]):
         raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing "
@@ -198,7 +208,7 @@ from traxla.lax.rng import rng_bit_generator, rng_uniform  # noqa: E402,F401
 from traxla.lax.stacking import broadcast_shapes  # noqa: E402,F401
 from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from traxla.lax.control_flow_composites import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
-from traxla.lax.parallel import all_to_all, axis_size, pshuffle, pswapaxes  # noqa: E402,F401
+from traxla.lax.parallel import all_to_all, axis_size, pcast, pshuffle, pswapaxes  # noqa: E402,F401
 from traxla.lax.parallel import (all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p,  # noqa: E402,F401
                                  ppermute_p, psum_p)  # the collectives' primitives, as jax.lax names them
 from traxla.lax.sharding_constraint import with_sharding_constraint  # noqa: E402,F401

@@ -220,11 +220,34 @@ def _mismatch_extra(a, b) -> str:
         mismatches.append("the dtypes do not match")
     if a.shape != b.shape:
         mismatches.append("the shapes do not match")
+    if a.vma != b.vma:
+        mismatches.append("the manual axis types do not match")
     if not mismatches:
         return ""
     if len(mismatches) == 1:
         return ", so " + mismatches[0]
     return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
+
+
+def _same(a, b) -> bool:
+    """Types agree up to weak typing, varying manual axes included (JAX's ``typematch``)."""
+    return same_type(a, b) and a.vma == b.vma
+
+
+def _pvary_hint(applications, blank_lines) -> str:
+    """JAX's hint for outputs that vary over more manual axes than their counterparts."""
+    if not applications:
+        return ""
+    if len(applications) == 1:
+        msg = f"This might be fixed by {applications[0]}.\n"
+    elif blank_lines:
+        msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in applications[:-1])
+               + f"  * {applications[-1]}.\n")
+    else:
+        msg = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in applications[:-1])
+               + f"\n  * {applications[-1]}.\n")
+    return msg + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for "
+                  "more information.\n\n")
 
 
 def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, avals2):
@@ -246,15 +269,22 @@ def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, 
             f"{api_name} branch outputs must have the same pytree structure, but they differ:\n\n"
             f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
             f"Revise {name1} and/or {name2} so that they have the same pytree structure.")
-    if not all(map(same_type, avals1, avals2)):
+    if not all(map(_same, avals1, avals2)):
         diffs = [f"the output of {name1}{component(p)} has type {_str_short(a1)} but the "
                  f"corresponding output of {name2} has type {_str_short(a2)}"
                  f"{_mismatch_extra(a1, a2)}"
-                 for p, a1, a2 in zip(paths, avals1, avals2) if not same_type(a1, a2)]
+                 for p, a1, a2 in zip(paths, avals1, avals2) if not _same(a1, a2)]
         differences = _differences(diffs, blank_lines=False)
+        # (JAX's wording, its axes tuple included: the first output's minus the second's)
+        hint = _pvary_hint([
+            f"applying `jax.lax.pcast(..., {tuple(n for n in a.vma if n not in b.vma)}, "
+            f"to='varying')` to the output of {n}{component(p)}"
+            for p, aval1, aval2 in zip(paths, avals1, avals2)
+            for n, a, b in ((name1, aval2, aval1), (name2, aval1, aval2))
+            if not _same(a, b) and set(b.vma) - set(a.vma)], blank_lines=False)
         raise TypeError(
             f"{api_name} branches must have equal output types but they differ.\n\n"
-            f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+            f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n{hint}"
             f"Revise {name1} and/or {name2} so that all output types match.")
 
 
@@ -292,16 +322,21 @@ def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
             f"but they differ:\n\n{differences}\n"
             "Revise the function so that the carry output has the same pytree structure as the "
             "carry input.")
-    if not all(map(same_type, in_avals, out_avals)):
+    if not all(map(_same, in_avals, out_avals)):
         paths = [p for p, _ in tree_util.tree_flatten_with_path(
             tree_util.tree_unflatten(in_tree, list(range(len(in_avals)))))[0]]
         diffs = [f"{component(path)} has type {_str_short(a)} but the corresponding output carry "
                  f"component has type {_str_short(b)}{_mismatch_extra(a, b)}"
-                 for path, a, b in zip(paths, in_avals, out_avals) if not same_type(a, b)]
+                 for path, a, b in zip(paths, in_avals, out_avals) if not _same(a, b)]
         differences = _differences(diffs)
+        hint = _pvary_hint([
+            f"applying `jax.lax.pcast(..., {tuple(n for n in b.vma if n not in a.vma)}, "
+            f"to='varying')`, to the initial carry value corresponding to {component(path)}"
+            for path, a, b in zip(paths, in_avals, out_avals)
+            if not _same(a, b) and set(b.vma) - set(a.vma)], blank_lines=True)
         raise TypeError(
             f"{name} function carry input and carry output must have equal types, but they "
-            f"differ:\n\n{differences}\n"
+            f"differ:\n\n{differences}\n{hint}"
             "Revise the function so that all output types match the corresponding input types.")
 
 

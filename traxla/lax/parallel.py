@@ -16,6 +16,8 @@ from traxla.primitives.values import _const, asarray, convert_element_type, dtyp
 from traxla.primitives.elementwise import add, mul
 from traxla.ir.jaxpr import Literal
 from traxla.tracer import Tracer
+from traxla.ir.vma import active as vma_active, pvary_p
+from traxla.primitives.values import aval_of
 
 reduce_sum_p = _reductions["reduce_sum"]
 
@@ -229,3 +231,36 @@ def pshuffle(x, axis_name, perm):
     if set(perm) != set(range(len(perm))):
         raise ValueError(f"`perm` does not represent a permutation: {perm}")
     return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def pcast(x, axis_name, *, to: str):
+    """A value invariant over the manual axes ``axis_name`` taken as varying over them
+    (``to='varying'``, JAX's ``pvary``): a cast in the type (check_vma), nothing at run time."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    axes = (axis_name,) if not isinstance(axis_name, tuple) else axis_name
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are:"
+                         f" {set(_PCAST_TO)}")
+
+    def bind(leaf):
+        aval = aval_of(leaf)
+        state = {"varying" if a in aval.vma else "invarying" for a in axes}
+        if len(state) > 1:
+            raise ValueError(
+                "jax.lax.pcast can only accept axis_name which corresponds to one of varying, "
+                f"unreduced, reduced or invarying state of the input. Got input type: {aval}, "
+                f"axes: {axes} and input state: {state}")
+        from_, = state
+        if (from_, to) != ("invarying", "varying"):
+            raise ValueError(f"Unsupported pcast from={from_}, to={to!r}")
+        _check_bound(axes, "pcast")
+        if not vma_active[0]:  # without check_vma there is no type to change (as JAX)
+            return leaf
+        return pvary_p.bind(leaf, axes=axes)
+    return tree_util.tree_map(bind, x)

@@ -135,15 +135,16 @@ class ModuleBuilder:
             fn.arg_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({**({"tf.aliasing_output": ir.IntegerAttr.get(i32, alias)}
                                     if alias is not None else {}),
-                                 **ModuleShardings.attrs(spec, kind)})
-                for spec, kind, alias in zip(specs, kinds, aliases)])
+                                 **ModuleShardings.attrs(_stored_rank(spec, v.aval), kind)})
+                for spec, kind, alias, v in zip(specs, kinds, aliases, jaxpr.invars)])
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
-                                 **(shardings.attrs(spec, kind) if shardings is not None else {})})
-                for r, spec, kind in zip(result_infos, out_specs, out_kinds)])
+                                 **(shardings.attrs(_stored_rank(spec, v.aval), kind)
+                                    if shardings is not None else {})})
+                for r, spec, kind, v in zip(result_infos, out_specs, out_kinds, jaxpr.outvars)])
         if n_dims:
             in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
                 + in_types
@@ -433,6 +434,14 @@ class ModuleShardings:
         if kind is not None:
             out["mhlo.memory_kind"] = ir.StringAttr.get(kind)
         return out
+
+
+def _stored_rank(spec, aval):
+    """``spec`` over the rank ``aval`` is stored with: an extended dtype's (a key's)
+    trailing dims are whole on each device."""
+    extra = len(getattr(aval.dtype, "physical_shape", ()))
+    return spec if spec is None or not extra else tuple(spec) + (None,) * (
+        aval.ndim + extra - len(spec))
 
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,

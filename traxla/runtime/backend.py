@@ -24,6 +24,9 @@ class Device:
     def __repr__(self):
         return f"CpuDevice(id={self.id})" if self.platform == "cpu" else repr(self._device)
 
+    def __str__(self):
+        return str(self._device)  # as JAX's: "cpu:0"
+
     @property
     def device_kind(self):
         return self._device.device_kind

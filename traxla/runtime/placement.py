@@ -8,7 +8,7 @@ import numpy as np
 
 import itertools as it
 
-from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec, explicit_only
+from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec, explicit_only
 from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
@@ -48,7 +48,11 @@ class Mesh:
                              f"got {axis_names}")
         self.devices = devices
         self.axis_names = axis_names
-        self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types)
+        first = devices.flat[0] if devices.size else None
+        abstract_device = None if first is None else AbstractDevice(
+            getattr(first, "device_kind", first.platform), None, first.platform)
+        self.abstract_mesh = AbstractMesh(devices.shape, axis_names, axis_types,
+                                          abstract_device=abstract_device)
         self.axis_types = self.abstract_mesh.axis_types
 
     are_all_axes_explicit = property(lambda self: self.abstract_mesh.are_all_axes_explicit)
@@ -116,6 +120,10 @@ class NamedSharding:
 
     def __repr__(self):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+
+    def with_memory_kind(self, kind: str) -> "NamedSharding":
+        """The same placement in the memory ``kind`` ('device', 'pinned_host')."""
+        return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -342,21 +350,30 @@ def uncommitted(placement):
     return _UncommittedSharding(placement.mesh, placement.spec, placement.memory_kind)
 
 
-def spec_from_hlo(hlo, mesh: Mesh, ndim: int):
-    """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none)."""
+def spec_from_hlo(hlo, mesh: Mesh, ndim: int, trim=False):
+    """The PartitionSpec whose HloSharding on ``mesh`` is ``hlo`` (None if there is none);
+    with ``trim``, without trailing Nones (as JAX reads a compiler's choice: ``P('x',)``)."""
     names = mesh.axis_names
     for assignment in it.product(range(-1, ndim), repeat=len(names)):
-        spec = []
-        for d in range(ndim):
-            axes = tuple(n for n, a in zip(names, assignment) if a == d)
-            spec.append(None if not axes else (axes[0] if len(axes) == 1 else axes))
-        if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
-            return PartitionSpec(*spec)
+        per_dim = [tuple(n for n, a in zip(names, assignment) if a == d) for d in range(ndim)]
+        # a dimension split over several axes, in any order: P(('y', 'x')) too
+        for orders in it.product(*(it.permutations(axes) for axes in per_dim)):
+            spec = [None if not axes else (axes[0] if len(axes) == 1 else axes)
+                    for axes in orders]
+            if xla.hlo_sharding(mesh.devices.shape, names, spec, ndim) == hlo:
+                while trim and spec and spec[-1] is None:
+                    spec.pop()
+                return PartitionSpec(*spec)
     return None
 
 
 def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
-    spec = spec_from_hlo(hlo, mesh, len(aval.shape))
+    # a sharding in the type (Explicit axes) is the result's, dimension for dimension; a
+    # key's HloSharding spans its stored trailing dims too (whole on each device)
+    ndim, stored = len(aval.shape), physical_aval(aval).ndim
+    spec = spec_from_hlo(hlo, mesh, stored, trim=aval.sharding is None)
+    if spec is not None and stored != ndim:
+        spec = PartitionSpec(*tuple(spec)[:ndim])
     if spec is None:
         placement = HloPlacement(mesh.device_list, hlo)
         placement.mesh = mesh

@@ -571,6 +571,11 @@ def _start_tpu_client():
         raise PluginError(_first_line(e)) from None
 
 
+def layouts(executable, outputs=False):  # jaxlib's xla Layout of each parameter (output)
+    got = executable.get_output_layouts() if outputs else executable.get_parameter_layouts()
+    return [p._xla_layout() for p in got]
+
+
 def device_memory_stats(device):
     """The device allocator's statistics (bytes_in_use, bytes_limit, ...); None on CPU."""
     return device.memory_stats()

@@ -6,16 +6,20 @@ import functools
 
 from traxla import tree_util
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-from traxla.ir.rules.collectives import shard_map_meshes, shard_map_p, spec_factor
+from traxla.ir.rules.collectives import (shard_map_meshes, shard_map_p, shard_map_shown_meshes,
+                                        spec_factor)
 from traxla.ir.avals import ShapedArray
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.thread_state import axis_env
+from traxla.ir.vma import active as vma_active
 from traxla.ir.traceback_util import api_boundary
 from traxla.primitives import aval_of
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.sharding import get_mesh
 import traxla.api as _api
 from traxla.runtime.placement import NamedSharding
+from traxla.sharding.shard_map_eager import run_eager
+from traxla.sharding.specs import _broadcast_specs, _is_spec, _spec_vma, check_out_vma
 
 
 _concrete_meshes = shard_map_meshes  # abstract mesh -> the concrete one it was made from
@@ -24,32 +28,6 @@ _concrete_meshes = shard_map_meshes  # abstract mesh -> the concrete one it was 
 def concrete_mesh(abstract):
     """The device mesh a shard_map over ``abstract`` was created with."""
     return _concrete_meshes[abstract]
-
-
-def _is_spec(x):
-    return x is None or isinstance(x, PartitionSpec)
-
-
-def _broadcast_specs(specs, tree, what):
-    """One spec per leaf: ``specs`` is a spec (for all leaves) or a tree prefix of specs."""
-    if _is_spec(specs):
-        return [specs or PartitionSpec()] * tree.num_leaves
-    proxy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    out = []
-
-    def walk(s, sub):
-        if _is_spec(s):
-            out.extend([s or PartitionSpec()] * len(tree_util.tree_leaves(sub)))
-            return
-        s_children = tree_util.flatten_one_level(s)[0]
-        sub_children = tree_util.flatten_one_level(sub)[0]
-        s_children, sub_children = list(s_children), list(sub_children)
-        if len(s_children) != len(sub_children):
-            raise ValueError(f"shard_map {what} {specs} do not match the structure {tree}")
-        for a, b in zip(s_children, sub_children):
-            walk(a, b)
-    walk(specs, proxy)
-    return out
 
 
 class _InferFromArgs:
@@ -110,6 +88,15 @@ def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     @functools.wraps(f)
     def wrapped(*args):
         mesh_ = _context_mesh(mesh)
+        try:
+            return _call(mesh_, args)
+        finally:  # (after an inner call's: what this call's jaxpr prints as its mesh)
+            if mesh is None:
+                shard_map_shown_meshes.pop(mesh_.abstract_mesh, None)
+            else:
+                shard_map_shown_meshes[mesh_.abstract_mesh] = mesh_
+
+    def _call(mesh_, args):
         if in_specs is Infer:
             leaves_, tree_ = tree_util.tree_flatten(args)
             specs = tuple(tree_util.tree_unflatten(tree_, _inferred_specs(leaves_)))
@@ -124,13 +111,41 @@ def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     return wrapped
 
 
+def _normalized(spec):
+    """``spec`` with one-name tuples as the name: ``P(('i',),)`` is ``P('i',)``."""
+    return PartitionSpec(*(p[0] if isinstance(p, tuple) and len(p) == 1 else p for p in spec))
+
+
+def _check_specs_match_args(leaves, specs):
+    """JAX's check under an all-Explicit mesh: an argument's type already says how it is
+    split, and ``in_specs`` must say the same (``reshard`` it otherwise)."""
+    for x, spec in zip(leaves, specs):
+        aval = aval_of(x)
+        want = _normalized(tuple(spec) + (None,) * (aval.ndim - len(spec)))
+        have = _normalized(aval.sharding.spec if aval.sharding is not None
+                           else (None,) * aval.ndim)
+        if tuple(want) != tuple(have):
+            raise ValueError(
+                f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+                f"{have} for arg: {aval}. `in_specs` is an optional argument so you can omit "
+                "specifying it and shard_map will infer the in_specs from the arguments. If "
+                "you want to reshard your inputs, you can use `jax.reshard` on the arguments "
+                "and then pass those args to shard_map.")
+
+
 def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, wrapped):
     leaves, tree = tree_util.tree_flatten(args)
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+    if (not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names)) and \
+            mesh.abstract_mesh.are_all_axes_explicit:
+        _check_specs_match_args(leaves, specs)
     if type(trace_core._state.trace) is EvalTrace:
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
+        if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
+            # as JAX's: the body runs eagerly, a primitive at a time, on every device
+            return run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
         return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh
@@ -142,7 +157,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
                 raise ValueError(f"shard_map in_specs {spec} split dimension {d} of size {size} "
                                  f"over {spec_factor(abstract, spec, d)} devices: not divisible.")
         local.append(ShapedArray([s // spec_factor(abstract, spec, d)
-                                  for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type))
+                                  for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type,
+                                 vma=_spec_vma(abstract, spec) if check_vma else ()))
     out_store = []
 
     def body(*blocks):
@@ -152,12 +168,16 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         return out_leaves
 
     axis_env.append(abstract)
+    vma_active[0] += bool(check_vma)
     try:
         closed = trace_to_jaxpr(body, local, make_debug_info(f, "shard_map", ()))
     finally:
+        vma_active[0] -= bool(check_vma)
         axis_env.pop()
     out_tree = out_store[0]
     out_flat_specs = _broadcast_specs(out_specs, out_tree, "out_specs")
+    if check_vma:
+        check_out_vma(f, abstract, out_specs, out_flat_specs, closed.out_avals)
     # closures over enclosing tracers become replicated leading operands
     jaxpr = closed.jaxpr
     moved = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]

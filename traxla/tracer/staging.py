@@ -11,6 +11,7 @@ from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.jaxpr import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
+from traxla.ir.vma import active as vma_active, needs_matching, ordered, pvary_p
 from traxla.tracer import traces as core
 from traxla.tracer.traces import Trace, Tracer, user_source_info
 from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
@@ -115,9 +116,11 @@ class DynamicJaxprTrace(Trace):
                 atom = self.to_atom(a)
             atoms.append(atom)
             in_avals.append(atom.aval)
-        out = infer_avals(prim, in_avals, params)
         # (whoever called process_primitive is traxla's own code: the walk starts above it)
         source = user_source_info(3)
+        if vma_active[0] and len(atoms) > 1 and needs_matching(prim, params):
+            self._match_vma(atoms, in_avals, source)
+        out = infer_avals(prim, in_avals, params)
         if self.forwards and prim in forwarding_rules:
             outvars = [Var(a) for a in out] if prim.multiple_results else [Var(out)]
             outs = [DynamicJaxprTracer(self, v) for v in outvars]
@@ -143,6 +146,20 @@ class DynamicJaxprTrace(Trace):
         tracer = _new(DynamicJaxprTracer)
         tracer._trace, tracer._var, tracer.aval = self, var, out
         return tracer
+
+    def _match_vma(self, atoms, in_avals, source):
+        """In a shard_map body with check_vma, operands varying over fewer manual axes
+        than the others are first cast with ``pvary`` (as JAX's ``insert_pvary``)."""
+        union = ordered(ax for a in in_avals for ax in a.vma)
+        if not union:
+            return
+        for i, aval in enumerate(in_avals):
+            if aval.vma != union:
+                missing = tuple(n for n in union if n not in aval.vma)
+                var = Var(infer_avals(pvary_p, [aval], {"axes": missing}))
+                self.eqns.append(JaxprEqn([atoms[i]], [var], pvary_p, {"axes": missing},
+                                          source))
+                atoms[i], in_avals[i] = var, var.aval
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in outs]

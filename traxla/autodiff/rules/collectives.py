@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
                                     psum_scatter_p, reshard_p)
+from traxla.ir.vma import pvary_p
 from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import deflinear, defjvp_zero
 from traxla import lax
@@ -63,6 +64,11 @@ deflinear(all_gather_p, _all_gather_transpose)
 deflinear(psum_scatter_p, _psum_scatter_transpose)
 deflinear(ppermute_p, _ppermute_transpose)
 deflinear(reshard_p, _reshard_transpose)
+# pvary (a value invariant over some manual axes taken as varying over them) transposes to
+# the identity here: traxla's shard_map transpose sums the cotangent of an input replicated
+# over manual axes at the boundary (JAX's check_vma=False conventions), where JAX's
+# check_vma=True transpose sums it at the pvary instead
+deflinear(pvary_p, lambda ct, x, *, axes: [ct])
 
 
 def _extremum_jvp(prim):

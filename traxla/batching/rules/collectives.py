@@ -12,6 +12,7 @@ import numpy as np
 from traxla import lax
 from traxla import numpy as jnp
 from traxla.ir.rules.all_to_all import all_to_all_p
+from traxla.ir.vma import pvary_p
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                          psum_p, psum_scatter_p, shard_map_p)
 from traxla.ir.rules.reduction import P as _reductions
@@ -230,6 +231,8 @@ register_batching(ppermute_p, _ppermute)
 register_batching(axis_index_p, _axis_index)
 register_batching(all_to_all_p, _all_to_all)
 register_batching(shard_map_p, _shard_map)
+register_batching(pvary_p, lambda size, vals, dims, *, axes: (pvary_p.bind(vals[0], axes=axes),
+                                                              dims[0]))
 # as JAX's fancy batchers, these run under a vmap even on unbatched operands: the vmapped
 # axis may be the one they work over
 rules_for_unbatched.update([*REDUCERS.values(), all_gather_p, psum_scatter_p, ppermute_p,

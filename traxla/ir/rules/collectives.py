@@ -7,6 +7,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr_printer import pp_param_rules
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.sharding import AxisType, ShardingType
+from traxla.ir.vma import manual_axes_of, ordered, vma_rules
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 psum_p = Primitive("psum")
@@ -107,17 +108,19 @@ def_typing(shard_map_p, _shard_map_rule)
 
 def _shard_map_printing(params):
     """As JAX prints shard_map: its params sorted, ``manual_axes`` under JAX's name
-    ``newly_manual_axes``, and the mesh as the concrete one the call was given (when
-    ``shard_map_meshes`` knows it)."""
+    ``newly_manual_axes``, and the mesh as the call was given it: the concrete mesh of
+    ``mesh=`` (``shard_map_shown_meshes``), else the abstract mesh of the context."""
     mesh = params["mesh"]
     shown = {"check_vma": params.get("check_vma", True), "in_specs": params["in_specs"],
-             "jaxpr": params["jaxpr"], "mesh": shard_map_meshes.get(mesh, mesh),
+             "jaxpr": params["jaxpr"], "mesh": shard_map_shown_meshes.get(mesh, mesh),
              "newly_manual_axes": params["manual_axes"], "out_specs": params["out_specs"]}
     return sorted(shown.items())
 
 
 # abstract mesh -> the concrete Mesh that shard_map (or pmap) was called with; for printing
 shard_map_meshes: dict = {}
+# abstract mesh -> the concrete Mesh the last shard_map over it was given as ``mesh=``
+shard_map_shown_meshes: dict = {}
 pp_param_rules[shard_map_p] = _shard_map_printing
 for _prim in REDUCERS.values():
     def_typing(_prim, _reducer_rule)
@@ -126,6 +129,24 @@ def_typing(all_gather_p, _all_gather_rule)
 def_typing(psum_scatter_p, _psum_scatter_rule)
 def_typing(ppermute_p, _ppermute_rule)
 def_typing(axis_index_p, _axis_index_rule)
+
+
+# -- varying manual axes (check_vma): what each collective does to them ----------------------
+
+def _axis_names(name):
+    return tuple(name) if isinstance(name, (tuple, list)) else (name,)
+
+
+def _reduced_over(in_avals, *, axes, axis_index_groups=None):
+    return ordered(set(in_avals[0].vma) - set(axes))
+
+
+for _prim in REDUCERS.values():
+    vma_rules[_prim] = _reduced_over
+vma_rules[psum_scatter_p] = lambda in_avals, *, axis_name, **_: ordered(
+    set(in_avals[0].vma) | set(manual_axes_of(_axis_names(axis_name))))
+vma_rules[axis_index_p] = lambda in_avals, *, axis_name: ordered(
+    manual_axes_of(_axis_names(axis_name)))
 
 
 # -- reshard: change an array's sharding (its type, under Explicit axes) ------------------------

@@ -28,6 +28,7 @@ class AbstractRef:
     __slots__ = ("inner_aval", "memory_space", "kind")
     sharding = None
     weak_type = False
+    vma = ()  # (a ref itself varies over no manual axes)
     # Whether any ref type was ever made in this process: until one is, no operand of any
     # primitive can be a ref, and ``bind`` skips looking for them.
     ever_created = False

@@ -8,11 +8,13 @@ import itertools
 import numpy as np
 
 from traxla.ir import dtypes
+from traxla.ir.avals import physical_aval
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
+from traxla.ir.vma import pvary_p
 
 
 def _names(p):
@@ -38,10 +40,11 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_
         finally:
             builder.mesh_stack.pop()
     builder.ensure_mesh(mesh)
+    # (over the stored rank: a key's trailing dims are whole on each device)
     in_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)])
+        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(in_specs, ctx.avals_in)])
     out_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, a.ndim) for s, a in zip(out_specs, ctx.avals_out)])
+        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(out_specs, ctx.avals_out)])
     axes = sdy.ManualAxesAttr.get([ir.StringAttr.get(n) for n in mesh.axis_names
                                    if n in manual_axes])
     op = sdy.ManualComputationOp([aval_type(a) for a in ctx.avals_out], list(args), in_sh, out_sh,
@@ -224,6 +227,7 @@ register_lowering(all_gather_p, _all_gather)
 register_lowering(psum_scatter_p, _psum_scatter)
 register_lowering(ppermute_p, _ppermute)
 register_lowering(axis_index_p, _axis_index)
+register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
