@@ -81,9 +81,8 @@ def _without_formats(shardings):
 
     def one(x):
         x = sharding_of_format(x)
-        if isinstance(x, SingleDeviceSharding):
-            _check_device_and_backend(x.device, None)
-            return None
+        if isinstance(x, SingleDeviceSharding):  # another device's: its one-device mesh
+            return device_placement(x.device)
         return x
     return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
 
@@ -686,7 +685,7 @@ def _device_and_backend_placement(device, backend):
     placement programs run on (None: the default device)."""
     if device is not None and backend is not None:
         raise ValueError("can't specify both a device and a backend for jit, got "
-                         f"device={device} and backend={backend!r}")
+                         f"{device=} and {backend=}")
     if backend is not None:
         return device_placement(get_backend(backend).platform)
     if device is not None:

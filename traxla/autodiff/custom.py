@@ -22,13 +22,13 @@ jaxpr inlined), batching and AD rules registered in each stage's registry.
 from __future__ import annotations
 
 import functools
-import inspect
 
 import numpy as np
 
 from traxla import primitives as prims, tree_util
+from traxla.autodiff.custom_args import _resolve_kwargs, _split_nondiff
 from traxla.autodiff.custom_refs import _check_no_aliased_refs, _is_ref, _refs_kept_by_bwd
-from traxla.batching.batch_trace import BatchTrace, BatchTracer, batch_jaxpr, bdim_at_front, register_batching
+from traxla.batching.batch_trace import BatchTrace, BatchTracer, bdim_at_front, register_batching
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -48,7 +48,6 @@ from traxla.batching import vmap
 from traxla.tracer.values import is_concrete
 from traxla.autodiff.symbolic_zeros import SymbolicZero, CustomVJPPrimal
 
-from traxla.ir.sharding_rules import register_sharding  # noqa: E402
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -453,43 +452,6 @@ transpose_rules[custom_lin_p] = _custom_lin_transpose
 
 
 # -- the user-facing decorators ------------------------------------------------------------------------
-
-def _resolve_kwargs(fun, args, kwargs):
-    """Arguments by position, defaults applied (as JAX's ``resolve_kwargs``: a defaulted
-    nondiff argument is still an argument)."""
-    if isinstance(fun, functools.partial):  # opaque signature, as in JAX
-        if kwargs:
-            raise TypeError("keyword arguments could not be resolved to positions")
-        return tuple(args)
-    try:
-        ba = inspect.signature(fun).bind(*args, **kwargs)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"The function {_name(fun)} was called with arguments that do not match "
-                        f"its signature: {e}") from None
-    ba.apply_defaults()
-    if ba.kwargs:
-        raise TypeError("keyword arguments could not be resolved to positions")
-    return tuple(ba.args)
-
-
-def _split_nondiff(args, nondiff_argnums):
-    n = len(args)
-    nums = sorted({i % n if -n <= i < 0 else i for i in nondiff_argnums})
-    for i in nums:
-        if i >= n:
-            raise TypeError(f"nondiff_argnums={tuple(nondiff_argnums)} refers to argument {i}, "
-                            f"but the function was called with {n} positional arguments.")
-    static = [args[i] for i in nums]
-    dyn = [a for i, a in enumerate(args) if i not in nums]
-
-    def merge(dyn_vals, static_vals=None):
-        full, it_s, it_d = [], iter(static if static_vals is None else static_vals), iter(dyn_vals)
-        for i in range(n):
-            full.append(next(it_s) if i in nums else next(it_d))
-        return full
-
-    return static, dyn, merge
-
 
 def _stop_gradient_tracers(tree):
     return tree_util.tree_map(

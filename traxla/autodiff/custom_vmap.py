@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from traxla import primitives as prims, tree_util
-from traxla.autodiff.custom import _resolve_kwargs
+from traxla.autodiff.custom_args import _resolve_kwargs
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.custom_batching import custom_vmap_p
 from traxla.ir.traceback_util import api_boundary

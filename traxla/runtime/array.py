@@ -92,11 +92,6 @@ class ArrayImpl(Array):
     def delete(self):
         xla.delete(self._buf)
 
-    def unsafe_buffer_pointer(self) -> int:
-        """The device address of this array's buffer (one device)."""
-        check_not_deleted((self,))
-        return xla.unsafe_buffer_pointer(self._buf)
-
     def item(self, *args):
         return self._value().item(*args)
 

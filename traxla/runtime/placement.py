@@ -251,8 +251,6 @@ class Shard:
 
 def indices_map(hlo, devices, shape):
     """``{Device: tuple of slices}``: which block of the global array each device holds."""
-
-    committed = True
     layout = xla.tile_layout(hlo, len(shape))
     full = tuple(slice(None) for _ in shape)
     if layout is None:
