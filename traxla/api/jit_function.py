@@ -28,6 +28,7 @@ from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import PartitionSpec
+from traxla.base.tree_functions import _prefix_error
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.backend import get_backend
@@ -235,7 +236,7 @@ class JitFunction(Wrapped):
                 platform = mesh_platform  # another platform's devices (the CPU beside a TPU)
             def shardings_for(kept_closed, idx):
                 return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
-                                         self._out_specs(kept_closed))
+                                         self._out_specs(kept_closed, out_tree))
         return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
                              out_tree, platform)
 
@@ -260,17 +261,29 @@ class JitFunction(Wrapped):
                 return to_named(s).mesh
         return None
 
-    def _out_specs(self, closed):
-        """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
+    def _out_specs(self, closed, out_tree=None):
+        """Per result, the spec ``out_shardings`` asks for (None: as the type says):
+        ``out_shardings`` is a pytree prefix of the results (a None in it leaves its subtree
+        unspecified), as JAX's."""
         if self.out_shardings is None:
             return None
-        out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
-        if len(out) == 1:
-            out = out * len(closed.out_avals)
-        if len(out) != len(closed.out_avals):
+        n = len(closed.out_avals)
+        if out_tree is None:  # (no result structure: one sharding per result, or one for all)
+            out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
+            out = out * n if len(out) == 1 else out
+        else:
+            is_leaf = lambda x: x is None or isinstance(x, PartitionSpec)  # noqa: E731
+            full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            try:
+                out = tree_util.broadcast_prefix(self.out_shardings, full, is_leaf=is_leaf)
+            except ValueError:
+                errors = list(_prefix_error((), self.out_shardings, full, is_leaf))
+                details = "\n".join(e("pjit out_shardings").args[0] for e in errors)
+                raise ValueError(f"Mismatch details ({len(errors)} found):\n{details}") from None
+            out = out + [None] * (n - len(out))  # a Ref argument's extra results
+        if len(out) != n:
             raise ValueError(f"jit out_shardings has {len(out)} entries but {self.name} returns "
-                             f"{len(closed.out_avals)} arrays; give one sharding per output "
-                             "(or one for all).")
+                             f"{n} arrays")
         return [None if s is None else to_named(s).full_spec(len(a.shape))
                 for s, a in zip(out, closed.out_avals)]
 
