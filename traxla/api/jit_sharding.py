@@ -35,9 +35,10 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
     (results with no explicit sharding are left to the partitioner)."""
 
     def spec_of(aval):
-        if aval.sharding is None:
+        st = aval.sharding_type
+        if st is None:
             return None
-        return tuple(aval.sharding.spec) + (None,) * (len(aval.shape) - len(aval.sharding.spec))
+        return tuple(st.spec) + (None,) * (len(aval.shape) - len(st.spec))
     out_avals = closed.out_avals
     return ModuleShardings(
         list(zip(mesh.axis_names, mesh.devices.shape)),

@@ -50,7 +50,7 @@ def infer_avals(prim, in_avals, params):
     if hit is not None:
         return hit[0]
     out = _infer(prim, in_avals, params)
-    if type(out) is not list and all(a.sharding is None for a in in_avals):
+    if type(out) is not list and all(a.sharding_type is None for a in in_avals):
         if len(cache) >= _TYPING_CACHE_LIMIT:
             cache.clear()
         # One object per distinct aval: the next equation's key is made of this one.
@@ -62,13 +62,13 @@ def infer_avals(prim, in_avals, params):
 def _infer(prim, in_avals, params):
     out = typing_rules[prim](*in_avals, **params)
     for a in in_avals:
-        if a.sharding is not None:
+        if a.sharding_type is not None:
             return _with_shardings(prim, in_avals, out, params)
     return out
 
 
 def _with_shardings(prim, in_avals, out, params):
-    meshes = {a.sharding.mesh for a in in_avals if a.sharding is not None}
+    meshes = {a.sharding_type.mesh for a in in_avals if a.sharding_type is not None}
     if len(meshes) > 1:
         raise ShardingTypeError(f"{prim.name} got operands sharded over different meshes: "
                                 f"{sorted(map(repr, meshes))}")
@@ -76,7 +76,7 @@ def _with_shardings(prim, in_avals, out, params):
     outs = out if prim.multiple_results else [out]
     rule = sharding_rules.get(prim)
     if rule is None:
-        if all(a.sharding is None or a.sharding.is_replicated for a in in_avals):
+        if all(a.sharding_type is None or a.sharding_type.is_replicated for a in in_avals):
             return out
         raise ShardingTypeError(
             f"{prim.name} has no sharding rule: its operands "
@@ -94,7 +94,7 @@ def _with_shardings(prim, in_avals, out, params):
 
 
 def spec_of(aval):
-    return tuple(aval.sharding.spec) if aval.sharding is not None else (None,) * aval.ndim
+    return tuple(aval.sharding_type.spec) if aval.sharding_type is not None else (None,) * aval.ndim
 
 
 def _axes(p):
@@ -226,7 +226,7 @@ def _pad(in_avals, outs, *, padding_config):
 def _concatenate(in_avals, outs, *, dimension):
     for x in in_avals:
         _require_unsharded("concatenate", x, [dimension], "concatenates along")
-    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding)
+    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding_type)
                                        for a in in_avals], outs)
 
 
@@ -304,21 +304,21 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
 # -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------
 
 def _jit(in_avals, outs, *, jaxpr, name):
-    return [a.sharding for a in jaxpr.out_avals]
+    return [a.sharding_type for a in jaxpr.out_avals]
 
 
 def _cond(in_avals, outs, *, branches, branches_platforms=None):
-    return [a.sharding for a in branches[0].out_avals]
+    return [a.sharding_type for a in branches[0].out_avals]
 
 
 def _while(in_avals, outs, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    return [a.sharding for a in body_jaxpr.out_avals]
+    return [a.sharding_type for a in body_jaxpr.out_avals]
 
 
 def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
     out = jaxpr.out_avals
-    return [a.sharding for a in out[:num_carry]] + [
-        None if a.sharding is None else a.sharding.with_spec((None,) + tuple(a.sharding.spec))
+    return [a.sharding_type for a in out[:num_carry]] + [
+        None if a.sharding_type is None else a.sharding_type.with_spec((None,) + tuple(a.sharding_type.spec))
         for a in out[num_carry:]]
 
 

@@ -12,6 +12,7 @@ from traxla.numpy._promotion import plain_aval, check_arraylike, promote_dtypes,
 from traxla.lax.precision import canonicalize_precision
 from traxla.numpy._shape import ravel
 from traxla.numpy._ufuncs import multiply
+from traxla.numpy._creation import placed
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -29,8 +30,8 @@ _CONTRACT_LAST = {  # (a rank, b rank) -> dot_general dimension numbers, for ran
     (ra, rb): (((ra - 1,), (rb - 1 - (rb > 1),)), ((), ())) for ra in (1, 2) for rb in (1, 2)}
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
-    if preferred_element_type is None:
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+    if preferred_element_type is None and out_sharding is None:
         # Fast path, the traced ``W @ h``: two arrays (not Python scalars) of one plain
         # strong dtype and rank 1 or 2 are one dot_general at that dtype, nothing to convert.
         a_aval, b_aval = plain_aval(a), plain_aval(b)
@@ -52,7 +53,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a_is_mat, b_is_mat = len(a_shape) > 1, len(b_shape) > 1
     if len(a_shape) <= 2 and len(b_shape) <= 2:  # no batch dims: one dot_general (the common case)
         out = lax.dot_general(a, b, (((len(a_shape) - 1,), (len(b_shape) - 1 - b_is_mat,)),
-                                     ((), ())), precision, pet)
+                                     ((), ())), precision, pet, out_sharding=out_sharding)
         return lax._convert_element_type(out, pet, out_weak)
     a_batch = a_shape[:-2] if a_is_mat else ()
     b_batch = b_shape[:-2] if b_is_mat else ()
@@ -101,10 +102,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     result = lax.transpose(out, tuple(int(p) for p in perm))
     if both_squeeze:
         result = lax.expand_dims(result, tuple(both_squeeze))
-    return lax._convert_element_type(result, pet, out_weak)
+    return placed(lax._convert_element_type(result, pet, out_weak), out_sharding)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     a, b = _ensure_arraylike("dot", a, b)
     pet, out_weak = _result_dtype(a, b, preferred_element_type)
     an, bn = len(lax.shape_of(a)), len(lax.shape_of(b))
@@ -114,7 +115,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         contract = ((an - 1,), (0,))
     else:
         contract = ((an - 1,), (bn - 2,))
-    result = lax.dot_general(a, b, (contract, ((), ())), precision, pet)
+    result = lax.dot_general(a, b, (contract, ((), ())), precision, pet,
+                             out_sharding=out_sharding)
     return lax._convert_element_type(result, pet, out_weak)
 
 

@@ -43,7 +43,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
 def _broadcast_in_dim_forwarding(eqn):
     operand = eqn.invars[0]
     if (isinstance(operand, _Var) and eqn.params["shape"] == operand.aval.shape
-            and eqn.params["sharding"] in (None, operand.aval.sharding)):
+            and eqn.params["sharding"] in (None, operand.aval.sharding_type)):
         return [0], None
     return [None], eqn
 

@@ -13,7 +13,7 @@ from traxla.ir.thread_state import ThreadLocalStack
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
-from traxla.ir.avals import ShapedArray, physical_aval
+from traxla.ir.avals import ShapedArray, physical_aval, set_sharding_view
 import traxla.runtime.array as _runtime_array
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.lowering import ModuleShardings, lower_jaxpr
@@ -109,11 +109,41 @@ class NamedSharding:
                                  f"{tuple(mesh.axis_names)}.")
         self.mesh = mesh
         self.spec = spec
-        self.memory_kind = memory_kind or "device"
+        # as JAX's: a sharding on devices lives in device memory unless told otherwise; one
+        # on an abstract mesh (an aval's) names no memory kind
+        self.memory_kind = memory_kind or (None if isinstance(mesh, AbstractMesh) else "device")
         self._hlo_cache = {}
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+        mem = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{mem})"
+
+    def update(self, **kwargs) -> "NamedSharding":
+        """A copy with ``mesh``, ``spec`` or ``memory_kind`` replaced (as JAX's)."""
+        return NamedSharding(kwargs.pop("mesh", self.mesh), kwargs.pop("spec", self.spec),
+                             kwargs.pop("memory_kind", self.memory_kind), **kwargs)
+
+    def with_memory_kind(self, kind) -> "NamedSharding":
+        return NamedSharding(self.mesh, self.spec, kind)
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Every device holds the whole array: the spec splits over no axis of size > 1."""
+        sizes = self.mesh.shape
+        for p in self.spec:
+            for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
+                if sizes[name] > 1:
+                    return False
+        return True
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
+                and self.full_spec(ndim) == other.full_spec(ndim)
+                and self.memory_kind == other.memory_kind)
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -124,7 +154,16 @@ class NamedSharding:
 
     @property
     def device_set(self):
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("device_set is not implemented for `jax.sharding.AbstractMesh`.")
         return set(self.mesh.device_list)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("is_fully_addressable is not implemented for "
+                             "`jax.sharding.AbstractMesh`.")
+        return True  # one process
 
     def full_spec(self, ndim):
         spec = tuple(self.spec)
@@ -152,7 +191,7 @@ class NamedSharding:
 
     @property
     def memory_space(self):
-        return None if self.memory_kind == "device" else "host"
+        return None if self.memory_kind in ("device", None) else "host"
 
     def shard_shape(self, shape):
         out = []
@@ -169,6 +208,26 @@ class NamedSharding:
 
     def devices_indices_map(self, shape):
         return indices_map(self.hlo(len(shape)), self.mesh.device_list, shape)
+
+
+_EMPTY_MESH = None
+
+
+def _aval_sharding_view(aval):
+    """JAX's ``aval.sharding``: the type's Explicit axes on their abstract mesh, or the
+    empty mesh with ``P(None, ...)`` (one entry per dimension) when it names none."""
+    global _EMPTY_MESH
+    st = aval.sharding_type
+    if st is not None:
+        return NamedSharding(st.mesh, st.spec)
+    if _EMPTY_MESH is None:
+        ever = AbstractMesh.ever_created  # the empty mesh is no user mesh: the flag stays
+        _EMPTY_MESH = AbstractMesh((), ())
+        AbstractMesh.ever_created = ever
+    return NamedSharding(_EMPTY_MESH, PartitionSpec(*(None,) * len(aval.shape)))
+
+
+set_sharding_view(_aval_sharding_view)
 
 
 def _padded(spec):
@@ -218,6 +277,10 @@ class SingleDeviceSharding:
     @property
     def device_set(self):
         return {self.device}
+
+    is_fully_replicated = True
+    is_fully_addressable = True
+    num_devices = 1
 
     def devices_indices_map(self, shape):
         return {self.device: tuple(slice(None) for _ in shape)}

@@ -92,8 +92,9 @@ def to_named(sharding_or_spec):
         return sharding_or_spec
     mesh = get_mesh()
     if mesh is None:
-        raise ValueError(f"Using a PartitionSpec ({sharding_or_spec}) requires a mesh: call it "
-                         "inside `with traxla.sharding.set_mesh(mesh):` or pass a NamedSharding.")
+        raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                         "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                         f"context via `jax.set_mesh`. Got {sharding_or_spec}")
     spec = sharding_or_spec if isinstance(sharding_or_spec, PartitionSpec) else PartitionSpec(*sharding_or_spec)
     return NamedSharding(mesh, spec)
 

@@ -91,8 +91,8 @@ def _inferred_specs(leaves):
     specs = []
     for x in leaves:
         placement = getattr(x, "_placement", None)
-        if placement is None and isinstance(x, Tracer) and x.aval.sharding is not None:
-            specs.append(PartitionSpec(*x.aval.sharding.spec))
+        if placement is None and isinstance(x, Tracer) and x.aval.sharding_type is not None:
+            specs.append(PartitionSpec(*x.aval.sharding_type.spec))
             continue
         if placement is None:
             raise ValueError("shard_map got in_specs=Infer (the default) but an argument is not "
