@@ -96,6 +96,12 @@ class JitFunction(Wrapped):
         self._signature = None
         self.name = getattr(fun, "__name__", type(fun).__name__)
 
+    @property
+    def __signature__(self):
+        """The wrapped function's signature, as JAX's jitted functions give it (also with
+        ``inspect.signature(f, follow_wrapped=False)``, which chex's fake pmap uses)."""
+        return inspect.signature(self.fun)
+
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
