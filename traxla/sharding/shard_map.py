@@ -131,7 +131,10 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
     if type(trace_core._state.trace) is EvalTrace:
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
-        return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        # compiled even under disable_jit (where the jit would call back here, forever):
+        # the body is traced once, as a program on the mesh
+        with _api.debug_mode.disable_jit(False):
+            return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh
     local = []
