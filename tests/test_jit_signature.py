@@ -1,5 +1,6 @@
-"""``inspect.signature`` of a jitted function is the wrapped function's, also with
-``follow_wrapped=False`` (chex's fake pmap reads it so), as JAX's. JAX is the oracle."""
+"""A jitted function's repr and type name are JAX's; ``inspect.signature`` of it is the
+wrapped function's, also with ``follow_wrapped=False`` (chex's fake pmap reads it so), as
+JAX's. JAX is the oracle."""
 from __future__ import annotations
 
 import inspect
@@ -25,3 +26,10 @@ def test_signature_with_static_args():
     f = tx.jit(foo, static_argnames="y")
     assert str(inspect.signature(f, follow_wrapped=False)) == "(x, y=2, *, z=None)"
     assert f(1, y=3) == 1
+
+
+def test_repr_and_type_name_match_jax():
+    # chex.asserts_internal.is_traceable looks for 'PjitFunction' in str(type(f))
+    assert repr(tx.jit(foo)) == repr(jax.jit(foo))
+    assert type(tx.jit(foo)).__name__ == type(jax.jit(foo)).__name__ == "PjitFunction"
+    assert tx.JitFunction is type(tx.jit(foo))

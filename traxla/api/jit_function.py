@@ -69,7 +69,10 @@ def _hashable_static(value):
     return value
 
 
-class JitFunction(Wrapped):
+class PjitFunction(Wrapped):
+    """What ``jit`` returns (JAX's type name, which libraries test for; also
+    ``JitFunction``)."""
+
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
@@ -559,9 +562,10 @@ class JitFunction(Wrapped):
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self):
-        return f"<traxla.jit of {self.name}>"
+        return f"<PjitFunction of {self.fun!r}>"  # as JAX's
 
 
+JitFunction = PjitFunction
 register_boundary(JitFunction.__call__)
 
 _placed_programs: dict = {}
