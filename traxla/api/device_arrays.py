@@ -8,6 +8,7 @@ from traxla import tree_util
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
+from traxla.ir.sharding import AbstractMesh
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array
 from traxla.runtime.array import device_put_numpy
@@ -55,6 +56,8 @@ def device_put(x, device=None):
         device = device.device
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
+    if sharding is not None and isinstance(sharding.mesh, AbstractMesh):
+        sharding.is_fully_addressable  # JAX's ValueError: an abstract mesh names no devices
     if sharding is None:  # a Device: the default device is the only one without a mesh
         if device.platform == get_backend().platform:
             return tree_util.tree_map(_to_default_device, x)

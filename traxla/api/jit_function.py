@@ -27,7 +27,7 @@ from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
-from traxla.ir.sharding import PartitionSpec
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.base.tree_functions import _prefix_error
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted
@@ -264,10 +264,10 @@ class PjitFunction(Wrapped):
         if self.out_shardings is None:
             return None
         for s in tree_util.tree_leaves(self.out_shardings):
-            if isinstance(s, NamedSharding):
-                return s.mesh
             if s is not None and not hasattr(s, "_device"):
-                return to_named(s).mesh
+                mesh = to_named(s).mesh
+                # (one on an abstract mesh outside a mesh context names no devices)
+                return None if isinstance(mesh, AbstractMesh) else mesh
         return None
 
     def _out_specs(self, closed, out_tree=None):

@@ -141,9 +141,9 @@ class NamedSharding:
         return True
 
     def is_equivalent_to(self, other, ndim: int) -> bool:
-        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
-                and self.full_spec(ndim) == other.full_spec(ndim)
-                and self.memory_kind == other.memory_kind)
+        """Whether both lay an array of rank ``ndim`` out alike (as JAX's: the same devices
+        and memory kind, and the same split, or both whole on every device)."""
+        return _equivalent(self, other, ndim)
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -281,6 +281,23 @@ class SingleDeviceSharding:
     is_fully_replicated = True
     is_fully_addressable = True
     num_devices = 1
+
+    def shard_shape(self, shape):
+        return tuple(shape)
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        return _equivalent(self, other, ndim)
+
+
+def _equivalent(a, b, ndim) -> bool:
+    if not hasattr(b, "device_set") or a.memory_kind != b.memory_kind:
+        return False
+    if a.device_set != b.device_set:
+        return False
+    if a.is_fully_replicated and getattr(b, "is_fully_replicated", False):
+        return True
+    return (isinstance(a, NamedSharding) and isinstance(b, NamedSharding)
+            and a.mesh == b.mesh and a.full_spec(ndim) == b.full_spec(ndim))
 
     def devices_indices_map(self, shape):
         return {self.device: tuple(slice(None) for _ in shape)}
