@@ -119,3 +119,18 @@ def test_creation_signatures_take_device_and_out_sharding(name):
     params = inspect.signature(getattr(jnp, name)).parameters
     assert params["device"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["out_sharding"].default is None
+
+
+def test_eval_shape_keeps_an_explicit_sharding():
+    # flax's nnx.eval_shape reads abs_model.p.sharding.spec
+    mesh = tx.sharding.make_mesh((1,), ("x",))
+    x = tx.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P("x")))
+    out = tx.eval_shape(lambda x: x * 2, x)
+    assert tuple(out.sharding.spec) == ("x", None) and out.sharding.mesh == mesh.abstract_mesh
+    # the default type names no sharding: none on the struct, as JAX's
+    assert tx.eval_shape(lambda: jnp.ones(3)).sharding is None
+    assert repr(tx.eval_shape(lambda: jnp.ones(3))) == repr(jax.eval_shape(lambda: jjnp.ones(3)))
+    # a struct with it traces and lowers (inside the mesh context and outside it)
+    assert tx.jit(lambda y: y + 1).lower(out).as_text()
+    with tx.sharding.set_mesh(mesh):
+        assert tx.jit(lambda y: y + 1).lower(out).as_text()
