@@ -4,7 +4,9 @@ abstract mesh resolves to the context mesh (``with_sharding_constraint``, ``jit`
 ``out_shardings``) and is refused by ``device_put`` and outside a mesh context with JAX's
 errors; ``zeros_like``/``full_like`` of a placed Array keep its layout; a ``Format`` in
 ``with_sharding_constraint`` constrains by its sharding; SingleDeviceSharding's
-``shard_shape`` and ``is_equivalent_to``."""
+``shard_shape`` and ``is_equivalent_to``; PRNG keys placed on a mesh (their data has a
+trailing dim the sharding never splits) and passed to a jitted function beside placed
+arrays."""
 from __future__ import annotations
 
 import json
@@ -54,6 +56,15 @@ run("single", lambda: [sd.shard_shape((3, 4)), sd.is_equivalent_to(N(m1, P()), 2
                        sd.is_equivalent_to(N(m, P()), 2), N(m1, P("x")).is_equivalent_to(sd, 1),
                        N(m, P("x")).is_equivalent_to(N(m, P("x", None)), 2),
                        N(m, P("x")).is_equivalent_to(N(m, P()), 2)])
+k = jax.random.key(0)
+ks = jax.random.split(k, 4)
+def keys(a):
+    return [np.asarray(jax.random.key_data(a)).tolist(), str(a.dtype), repr(a.sharding)]
+run("put_key", lambda: keys(jax.device_put(k, N(m, P()))))
+run("put_keys_split", lambda: keys(jax.device_put(ks, N(m, P("x")))))
+# an unplaced key beside placed arrays: jit puts it on their mesh
+run("jit_key_arg", lambda: desc(jax.jit(lambda x, k: x * jax.random.uniform(k, (4,)))(x, k)))
+run("jit_key_out", lambda: keys(jax.jit(lambda x, k: jax.random.fold_in(k, 1))(x, k))[:2])
 print(json.dumps(out))
 """
 
@@ -75,7 +86,8 @@ def results():
 
 @pytest.mark.parametrize("name", ["wsc_no_context", "put_abstract", "wsc_context", "jit_out",
                                   "put_abstract_context", "wsc_format", "zeros_like",
-                                  "ones_like_int", "full_like", "zeros_like_shape", "single"])
+                                  "ones_like_int", "full_like", "zeros_like_shape", "single",
+                                  "put_key", "put_keys_split", "jit_key_arg", "jit_key_out"])
 def test_matches_jax(results, name):
     got, want = results
     assert got[name] == want[name]

@@ -66,7 +66,7 @@ def device_put(x, device=None):
 
     def put(leaf):
         arr = to_array(leaf)
-        host = np.asarray(arr)
+        host = arr.physical_value()  # (a key's raw data)
         return device_put_placed(host, ShapedArray(arr.shape, arr.dtype, arr.aval.weak_type),
                                  sharding)
     return tree_util.tree_map(put, x)

@@ -357,7 +357,8 @@ class PjitFunction(Wrapped):
             if p.mesh != mesh:
                 raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
         arrays = [a if a._placement is not None else
-                  device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                  device_put_placed(a.physical_value(), a.aval,
+                                    NamedSharding(mesh, PartitionSpec()))
                   for a in arrays]
         avals = tuple(a.aval for a in arrays)
         placements = tuple(a._placement for a in arrays)

@@ -405,12 +405,14 @@ def device_put_placed(host: np.ndarray, aval, sharding):
     raw = [d._device for d in devices]
     typed = ShapedArray(aval.shape, aval.dtype, aval.weak_type,
                         sharding.aval_sharding(len(aval.shape)), sharding.memory_space)
-    hlo = sharding.hlo(len(aval.shape))
-    layout = xla.tile_layout(hlo, len(aval.shape))
+    # keys: ``host`` is their raw data, with trailing dims that are never split
+    ndim = len(physical_aval(typed).shape)
+    hlo = sharding.hlo(ndim)
+    layout = xla.tile_layout(hlo, ndim)
     if layout is None or not layout[1]:
         shards = shard_host_value(host, sharding, devices)  # this process's blocks only
         buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
-                                     sharding.gspmd(len(aval.shape)), shards, raw)
+                                     sharding.gspmd(ndim), shards, raw)
         return _runtime_array.ArrayImpl(typed, buf, sharding)
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = device_put_placed(host, aval, replicated)
