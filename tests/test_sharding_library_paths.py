@@ -6,7 +6,7 @@ errors; ``zeros_like``/``full_like`` of a placed Array keep its layout; a ``Form
 ``with_sharding_constraint`` constrains by its sharding; SingleDeviceSharding's
 ``shard_shape`` and ``is_equivalent_to``; PRNG keys placed on a mesh (their data has a
 trailing dim the sharding never splits) and passed to a jitted function beside placed
-arrays."""
+arrays; eager shard_map results placed by ``out_specs`` as given (``P(None,)``)."""
 from __future__ import annotations
 
 import json
@@ -55,7 +55,8 @@ sd = jnp.ones(2).sharding
 run("single", lambda: [sd.shard_shape((3, 4)), sd.is_equivalent_to(N(m1, P()), 2),
                        sd.is_equivalent_to(N(m, P()), 2), N(m1, P("x")).is_equivalent_to(sd, 1),
                        N(m, P("x")).is_equivalent_to(N(m, P("x", None)), 2),
-                       N(m, P("x")).is_equivalent_to(N(m, P()), 2)])
+                       N(m, P("x")).is_equivalent_to(N(m, P()), 2),
+                       [str(v) for v in sd.devices_indices_map((2,)).values()]])
 k = jax.random.key(0)
 ks = jax.random.split(k, 4)
 def keys(a):
@@ -65,6 +66,13 @@ run("put_keys_split", lambda: keys(jax.device_put(ks, N(m, P("x")))))
 # an unplaced key beside placed arrays: jit puts it on their mesh
 run("jit_key_arg", lambda: desc(jax.jit(lambda x, k: x * jax.random.uniform(k, (4,)))(x, k)))
 run("jit_key_out", lambda: keys(jax.jit(lambda x, k: jax.random.fold_in(k, 1))(x, k))[:2])
+m2 = jax.make_mesh((4,), ("model",), axis_types=(jax.sharding.AxisType.Auto,))
+for i, outs in enumerate([P(None), P(), P("model", None), (P(None), P("model"))]):
+    g = (lambda x: (jax.lax.psum(x, "model"), x)) if i == 3 else (
+        (lambda x: jax.lax.psum(x, "model")) if i < 2 else (lambda x: x * 2))
+    f = jax.shard_map(g, mesh=m2, in_specs=P("model"), out_specs=outs)
+    run(f"shard_map_out_specs{{i}}",
+        lambda: [repr(a.sharding.spec) for a in jax.tree.leaves(f(jnp.ones((8, 3))))])
 print(json.dumps(out))
 """
 
@@ -87,7 +95,9 @@ def results():
 @pytest.mark.parametrize("name", ["wsc_no_context", "put_abstract", "wsc_context", "jit_out",
                                   "put_abstract_context", "wsc_format", "zeros_like",
                                   "ones_like_int", "full_like", "zeros_like_shape", "single",
-                                  "put_key", "put_keys_split", "jit_key_arg", "jit_key_out"])
+                                  "put_key", "put_keys_split", "jit_key_arg", "jit_key_out",
+                                  "shard_map_out_specs0", "shard_map_out_specs1",
+                                  "shard_map_out_specs2", "shard_map_out_specs3"])
 def test_matches_jax(results, name):
     got, want = results
     assert got[name] == want[name]

@@ -288,6 +288,9 @@ class SingleDeviceSharding:
     def is_equivalent_to(self, other, ndim: int) -> bool:
         return _equivalent(self, other, ndim)
 
+    def devices_indices_map(self, shape):
+        return {self.device: tuple(slice(None) for _ in shape)}
+
 
 def _equivalent(a, b, ndim) -> bool:
     if not hasattr(b, "device_set") or a.memory_kind != b.memory_kind:
@@ -298,9 +301,6 @@ def _equivalent(a, b, ndim) -> bool:
         return True
     return (isinstance(a, NamedSharding) and isinstance(b, NamedSharding)
             and a.mesh == b.mesh and a.full_spec(ndim) == b.full_spec(ndim))
-
-    def devices_indices_map(self, shape):
-        return {self.device: tuple(slice(None) for _ in shape)}
 
 
 class Shard:

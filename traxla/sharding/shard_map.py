@@ -124,6 +124,19 @@ def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     return wrapped
 
 
+def _with_out_specs(out, out_specs, mesh):
+    """The results placed as ``out_specs`` name them (``P(None)`` stays ``P(None,)``, as
+    JAX's): the compiled program's layout is the same, read back in its padded form."""
+    leaves, tree = tree_util.tree_flatten(out)
+    for leaf, spec in zip(leaves, _broadcast_specs(out_specs, tree, "out_specs")):
+        placement = getattr(leaf, "_placement", None)
+        if type(placement) is NamedSharding and placement.mesh == mesh:
+            wanted = NamedSharding(mesh, spec, placement.memory_kind)
+            if wanted == placement:
+                leaf._placement = wanted
+    return out
+
+
 def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, wrapped):
     leaves, tree = tree_util.tree_flatten(args)
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
@@ -134,7 +147,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         # compiled even under disable_jit (where the jit would call back here, forever):
         # the body is traced once, as a program on the mesh
         with _api.debug_mode.disable_jit(False):
-            return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+            out = _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        return _with_out_specs(out, out_specs, mesh)
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh
     local = []
