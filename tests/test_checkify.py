@@ -121,3 +121,25 @@ def test_check_error_and_init_error():
     with pytest.raises(tcheckify.JaxRuntimeError, match=r"^neg -1.0 \(`check` failed\)$"):
         tcheckify.check_error(err)
     assert str(err) == "Error(neg -1.0 (`check` failed))"
+
+
+def _payload_reprs(ns):
+    def f(x):
+        ns.ck.check(ns.np.all(x < 1), "bad {t}", t={"a": x, "b": x.sum()})
+        return x
+    out = []
+    for g in (ns.ck.checkify(f), ns.ck.checkify(ns.jit(f)), ns.vmap(ns.ck.checkify(f))):
+        err, _ = g(ns.np.array([[1.0, np.nan]]))
+        out.append(err.get())
+    return out
+
+
+def test_payload_formats_as_arrays_like_jax():
+    # the payload reaches the message as Arrays (repr 'Array(nan, dtype=float32)'), as
+    # JAX's do (chex's assert_tree_all_finite message)
+    got = _payload_reprs(T)
+    assert got == _payload_reprs(J)
+    assert "'b': Array(nan, dtype=float32)" in got[0]
+    # eagerly too (JAX's eager check loses its traceback info under pytest: not compared)
+    with pytest.raises(tcheckify.JaxRuntimeError, match=r"'b': Array\(3\., dtype=float32, weak"):
+        tcheckify.check(tnp.array(False), "bad {t}", t={"b": tnp.array(3.0)})

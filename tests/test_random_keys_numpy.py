@@ -131,3 +131,17 @@ def test_keys_refused_by_conversion_and_promotion():
     with pytest.raises(TypeError) as info:
         key + 1
     assert str(info.value) == "add does not accept dtypes key<fry>, int32."
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_astype_of_keys_to_their_own_dtype(jitted):
+    # optax's gradient accumulation keeps key states with jnp.astype(where(...), st.dtype)
+    def f(mod, np_, a, b):
+        fn = lambda a, b: np_.astype(np_.where(False, a, b), a.dtype)  # noqa: E731
+        return (mod.jit(fn) if jitted else fn)(a, b)
+    got = f(traxla, tnp, random.key(0), random.key(1))
+    want = f(jax, jnp, jax.random.key(0), jax.random.key(1))
+    assert str(got.dtype) == str(want.dtype) == "key<fry>"
+    np.testing.assert_array_equal(random.key_data(got), jax.random.key_data(want))
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to float32"):
+        tnp.astype(random.key(0), tnp.float32)

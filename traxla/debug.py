@@ -236,7 +236,7 @@ def _sharding_of(x):
         sharding = getattr(x, "sharding", None)
         if sharding is not None:
             return sharding
-    placement = getattr(getattr(x, "aval", None), "sharding", None)
+    placement = getattr(getattr(x, "aval", None), "sharding_type", None)
     if placement is not None and getattr(placement, "mesh", None) is not None:
         return placement
     return SingleDeviceSharding(devices()[0])

@@ -8,6 +8,7 @@ from traxla import tree_util
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
+from traxla.ir.sharding import AbstractMesh
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array
 from traxla.runtime.array import to_default_device
@@ -58,6 +59,8 @@ def device_put(x, device=None):
         device = device.device
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
+    if sharding is not None and isinstance(sharding.mesh, AbstractMesh):
+        sharding.is_fully_addressable  # JAX's ValueError: an abstract mesh names no devices
     if sharding is None:  # a Device: the default device is the only one without a mesh
         sharding = device_placement(device)  # any other: a one-device mesh, committed to it
         if sharding is None:
@@ -65,7 +68,7 @@ def device_put(x, device=None):
 
     def put(leaf):
         arr = to_array(leaf)
-        host = np.asarray(arr)
+        host = arr.physical_value()  # (a key's raw data)
         return device_put_placed(host, ShapedArray(arr.shape, arr.dtype, arr.aval.weak_type),
                                  sharding)
     return tree_util.tree_map(put, x)

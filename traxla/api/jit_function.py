@@ -29,8 +29,9 @@ from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
-from traxla.ir.sharding import PartitionSpec
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.thread_state import unusual as _unusual
+from traxla.base.tree_functions import _prefix_error
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
 from traxla.runtime.array import check_not_deleted, to_default_device
 from traxla.runtime.backend import get_backend
@@ -87,7 +88,10 @@ def _without_formats(shardings):
     return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
 
 
-class JitFunction(Wrapped):
+class PjitFunction(Wrapped):
+    """What ``jit`` returns (JAX's type name, which libraries test for; also
+    ``JitFunction``)."""
+
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=(),
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
@@ -116,6 +120,12 @@ class JitFunction(Wrapped):
         self._epoch = _config_epoch[0]
         self._signature = None
         self.name = getattr(fun, "__name__", type(fun).__name__)
+
+    @property
+    def __signature__(self):
+        """The wrapped function's signature, as JAX's jitted functions give it (also with
+        ``inspect.signature(f, follow_wrapped=False)``, which chex's fake pmap uses)."""
+        return inspect.signature(self.fun)
 
     # -- the hot path --------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -266,7 +276,7 @@ class JitFunction(Wrapped):
                 platform = mesh_platform  # another platform's devices (the CPU beside a TPU)
             def shardings_for(kept_closed, idx):
                 return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
-                                         self._out_specs(kept_closed))
+                                         self._out_specs(kept_closed, out_tree))
         return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
                              out_tree, platform)
 
@@ -285,28 +295,42 @@ class JitFunction(Wrapped):
 
     def _target_mesh(self):
         """Where the program runs when no argument is placed: the mesh ``out_shardings``
-        names, else the device of ``jit(device=, backend=)`` or of ``default_device`` when
-        it is not the default backend's first (None: that device, the common case)."""
+        names (one on an abstract mesh outside a mesh context names no devices), else the
+        device of ``jit(device=, backend=)`` or of ``default_device`` when it is not the
+        default backend's first (None: that device, the common case)."""
         if self.out_shardings is not None:
             for s in tree_util.tree_leaves(self.out_shardings):
-                if isinstance(s, NamedSharding):
-                    return s.mesh
                 if s is not None and not hasattr(s, "_device"):
-                    return to_named(s).mesh
+                    mesh = to_named(s).mesh
+                    if not isinstance(mesh, AbstractMesh):
+                        return mesh
+                    break
         placement = self._device_placement or default_placement()
         return None if placement is None else placement.mesh
 
-    def _out_specs(self, closed):
-        """Per result, the spec ``out_shardings`` asks for (None: as the type says)."""
+    def _out_specs(self, closed, out_tree=None):
+        """Per result, the spec ``out_shardings`` asks for (None: as the type says):
+        ``out_shardings`` is a pytree prefix of the results (a None in it leaves its subtree
+        unspecified), as JAX's."""
         if self.out_shardings is None:
             return None
-        out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
-        if len(out) == 1:
-            out = out * len(closed.out_avals)
-        if len(out) != len(closed.out_avals):
+        n = len(closed.out_avals)
+        if out_tree is None:  # (no result structure: one sharding per result, or one for all)
+            out = tree_util.tree_leaves(self.out_shardings, is_leaf=lambda x: x is None)
+            out = out * n if len(out) == 1 else out
+        else:
+            is_leaf = lambda x: x is None or isinstance(x, PartitionSpec)  # noqa: E731
+            full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            try:
+                out = tree_util.broadcast_prefix(self.out_shardings, full, is_leaf=is_leaf)
+            except ValueError:
+                errors = list(_prefix_error((), self.out_shardings, full, is_leaf))
+                details = "\n".join(e("pjit out_shardings").args[0] for e in errors)
+                raise ValueError(f"Mismatch details ({len(errors)} found):\n{details}") from None
+            out = out + [None] * (n - len(out))  # a Ref argument's extra results
+        if len(out) != n:
             raise ValueError(f"jit out_shardings has {len(out)} entries but {self.name} returns "
-                             f"{len(closed.out_avals)} arrays; give one sharding per output "
-                             "(or one for all).")
+                             f"{n} arrays")
         return [None if s is None else to_named(s).full_spec(len(a.shape))
                 for s, a in zip(out, closed.out_avals)]
 
@@ -374,7 +398,8 @@ class JitFunction(Wrapped):
             if p.mesh != mesh:
                 raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
         arrays = [a if a._placement is not None else
-                  device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
+                  device_put_placed(a.physical_value(), a.aval,
+                                    NamedSharding(mesh, PartitionSpec()))
                   for a in arrays]
         avals = tuple(a.aval for a in arrays)
         placements = tuple(a._placement for a in arrays)
@@ -582,9 +607,10 @@ class JitFunction(Wrapped):
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self):
-        return f"<traxla.jit of {self.name}>"
+        return f"<PjitFunction of {self.fun!r}>"  # as JAX's
 
 
+JitFunction = PjitFunction
 register_boundary(JitFunction.__call__)
 
 _placed_programs: dict = {}

@@ -12,6 +12,7 @@ from traxla.ir.rules.sharding_constraint import sharding_constraint_p
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.lowering import ModuleShardings
 from traxla.runtime.placement import NamedSharding
+from traxla.sharding import to_named
 from traxla.sharding.shard_map import concrete_mesh
 
 def _mesh_of_program(jaxpr):
@@ -39,7 +40,8 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
         return tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
 
     def spec_of(aval):
-        return None if aval.sharding is None else padded(aval.sharding.spec, aval)
+        st = aval.sharding_type
+        return None if st is None else padded(st.spec, aval)
     out_avals = closed.out_avals
     return ModuleShardings(
         list(zip(mesh.axis_names, mesh.devices.shape)),
@@ -76,5 +78,8 @@ def _placement_of(x):
         return p
     if isinstance(x, ShapeDtypeStruct) and x._sharding is not None:
         s = x.sharding
-        return s if isinstance(s, NamedSharding) else None
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):
+            s = to_named(s)  # the context's mesh of that shape, if any: devices to place on
+        return s if isinstance(s, NamedSharding) and not isinstance(s.mesh, AbstractMesh) \
+            else None
     return None

@@ -109,6 +109,10 @@ def _is_abstract(x) -> bool:
 
 
 def struct_of_aval(aval, sharding=None) -> ShapeDtypeStruct:
+    """The struct of a value typed ``aval``: a sharding its type names (Explicit axes)
+    goes with it on the abstract mesh, as JAX's ``eval_shape`` gives it."""
+    if sharding is None and getattr(aval, "sharding_type", None) is not None:
+        sharding = aval.sharding
     return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding)
 
 

@@ -84,7 +84,7 @@ def tangent_aval(aval) -> ShapedArray:
     if type(aval) is AbstractRef:
         return AbstractRef(tangent_aval(aval.inner_aval), aval.memory_space, aval.kind)
     return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type,
-                       aval.sharding, aval.memory_space)
+                       aval.sharding_type, aval.memory_space)
 
 
 def zero_of(x) -> Zero:

@@ -125,11 +125,11 @@ def_typing(custom_vjp_call_p, _call_typing)
 # explicitly sharded operands: the results are typed as the traced function's (as jit's)
 for _p in (custom_jvp_call_p, custom_vjp_call_p):
     register_sharding(_p, lambda in_avals, outs, *, call_jaxpr, **_: [
-        a.sharding for a in call_jaxpr.out_avals])
+        a.sharding_type for a in call_jaxpr.out_avals])
 def_typing(custom_lin_p, _custom_lin_typing)
 # the results' types (explicit shardings included) are those of the traced function's
 for _p in (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p):
-    register_sharding(_p, lambda *avals, **_: [o.sharding for o in avals[1]])
+    register_sharding(_p, lambda *avals, **_: [o.sharding_type for o in avals[1]])
 def_printing(custom_jvp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_vjp_call_p, first=("name",), hide_if_empty=("num_consts",))
 def_printing(custom_lin_p, hide=("out_avals", "in_avals", "lin_mask", "out_mask"))
@@ -707,27 +707,30 @@ class custom_vjp(_CustomFunction):
                 _float0_zeros(a) if c is None else c for c, a in
                 zip(cts, out_avals if out_avals is not None else [None] * len(cts))])
             in_cts = bwd(*static, res, ct)
-            if not isinstance(in_cts, (tuple, list)) or len(in_cts) != len(arg_trees):
+            if isinstance(in_cts, list) and len(in_cts) == len(arg_trees):
+                in_cts = tuple(in_cts)
+            # As JAX's _flatten_bwd: the output is a prefix of the arguments' structure
+            # (None standing for zeros of its whole subtree, a leaf repeated over the leaves
+            # of its subtree, nothing where the argument is None)
+            flat = []
+
+            def append(x, d):
+                flat.extend([x] * tree_util.tree_structure(d).num_leaves)
+                return x
+            dummy = tuple(tree_util.tree_unflatten(t, [object()] * t.num_leaves)
+                          for t in arg_trees)
+            try:
+                if not isinstance(in_cts, tuple):
+                    raise ValueError
+                tree_util.tree_map(append, in_cts, dummy, is_leaf=lambda x: x is None)
+            except ValueError:
                 got = tree_util.tree_structure(in_cts)
                 raise TypeError(
                     "Custom VJP bwd rule must produce an output with the same container (pytree) "
                     "structure as the args tuple of the primal function, and in particular must "
                     "produce a tuple of length equal to the number of arguments to the primal "
                     f"function, but got bwd output structure {got} for primal input structure "
-                    f"{dyn_tree}.")
-            flat = []
-            for i, (arg_tree, ct_arg) in enumerate(zip(arg_trees, in_cts)):
-                if ct_arg is None:
-                    flat.extend([None] * arg_tree.num_leaves)
-                    continue
-                ct_leaves, ct_tree = tree_util.tree_flatten(ct_arg, is_leaf=lambda x: x is None)
-                if ct_tree != arg_tree:
-                    raise TypeError(
-                        "Custom VJP bwd rule must produce an output with the same container "
-                        "(pytree) structure as the args tuple of the primal function, but at "
-                        f"output[{i}] the bwd rule produced {ct_tree} for an input of "
-                        f"structure {arg_tree}.")
-                flat.extend(ct_leaves)
+                    f"{dyn_tree}.") from None
             out = []
             for k, (c, a) in enumerate(zip(flat, in_avals)):
                 if a is None:  # a Ref input: not differentiated

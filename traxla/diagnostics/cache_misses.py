@@ -56,8 +56,8 @@ def call_site() -> str:
 
 def _aval_str(aval, other) -> str:
     text = aval.str_short(True)
-    if getattr(aval, "sharding", None) != getattr(other, "sharding", None):
-        spec = getattr(aval.sharding, "spec", None)
+    if getattr(aval, "sharding_type", None) != getattr(other, "sharding_type", None):
+        spec = getattr(aval.sharding_type, "spec", None)
         text += f"{{sharding={tuple(spec) if spec is not None else None}}}"
     if aval.weak_type != other.weak_type:
         text += f"{{weak_type={aval.weak_type}}}"
@@ -77,7 +77,7 @@ def _changes(new, old) -> list[str]:
         changes.append("dtype")
     if new.weak_type != old.weak_type:
         changes.append("weak type")
-    if getattr(new, "sharding", None) != getattr(old, "sharding", None):
+    if getattr(new, "sharding_type", None) != getattr(old, "sharding_type", None):
         changes.append("sharding")
     if getattr(new, "memory_space", None) != getattr(old, "memory_space", None):
         changes.append("memory space")

@@ -141,13 +141,14 @@ class Error:
             for idx in np.ndindex(*code.shape):
                 k = int(code[idx])
                 if k:
-                    payload = [np.asarray(p)[idx] for p in self._payloads[k - 1]]
+                    payload = [p[idx] for p in self._payloads[k - 1]]
                     mapping[idx] = self._sites[k - 1].exception(payload)
             return BatchedError(mapping) if mapping else None
         k = int(code)
         if not k:
             return None
-        return self._sites[k - 1].exception([np.asarray(p) for p in self._payloads[k - 1]])
+        # the payload stays Arrays: a message formats them as JAX's do (Array(nan, ...))
+        return self._sites[k - 1].exception(list(self._payloads[k - 1]))
 
     def get(self):
         exc = self.get_exception()
@@ -487,7 +488,7 @@ def check_error(error: Error) -> None:
 def _check_eager(pred, *payload, msg, in_tree, debug):
     if debug or bool(np.asarray(pred)):
         return []
-    args, kwargs = in_tree.unflatten([np.asarray(p) for p in payload])
+    args, kwargs = in_tree.unflatten(list(payload))
     exc = FailedCheckError(msg, *args, **kwargs)
     raise JaxRuntimeError(str(exc)) from exc
 

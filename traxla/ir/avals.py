@@ -4,18 +4,19 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.sharding import shape_sharding_str
+from traxla.ir.sharding import ShardingType, explicit_only, shape_sharding_str
 
 
 class ShapedArray:
     """Shape, dtype and weak type of an array, with slots for placement.
 
-    ``sharding`` and ``memory_space`` stay ``None`` (single device, device
-    memory) until the sharding work fills them in; they already take part in
-    equality so that the cache key is right when they do.
+    ``sharding_type`` is the type-level sharding (a ``ShardingType`` naming Explicit mesh
+    axes) or ``None``; ``memory_space`` is ``None`` for device memory. Both take part in
+    equality (the cache key). ``sharding`` is JAX's view of it: a ``NamedSharding`` on an
+    abstract mesh, the empty mesh with a spec of ``None``s when the type names no axes.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "memory_space", "vma", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding_type", "memory_space", "vma", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False, sharding=None, memory_space=None,
                  vma=()):
@@ -24,12 +25,20 @@ class ShapedArray:
             dtype = np.dtype(dtype)
         self.dtype = dtype
         self.weak_type = weak_type
-        self.sharding = sharding
+        if sharding is not None and type(sharding) is not ShardingType:
+            sharding = _sharding_type_of(sharding, len(self.shape))
+        self.sharding_type = sharding
         self.memory_space = memory_space
         # the manual mesh axes (in mesh order) over which the value may vary, inside a
         # shard_map with check_vma: JAX's varying manual axes, printed ``f32[3]{V:i}``
         self.vma = vma
         self._hash = hash((self.shape, dtype, weak_type, sharding, memory_space, vma))
+
+    @property
+    def sharding(self):
+        """As JAX's ``aval.sharding``: a NamedSharding on the abstract mesh (on the empty
+        mesh, spec ``P(None, ...)``, when no Explicit axis splits the array)."""
+        return _sharding_view(self)
 
     @property
     def ndim(self) -> int:
@@ -42,8 +51,8 @@ class ShapedArray:
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.sharding == other.sharding and self.memory_space == other.memory_space
-                and self.vma == other.vma)
+                and self.sharding_type == other.sharding_type
+                and self.memory_space == other.memory_space and self.vma == other.vma)
 
     def __hash__(self):
         return self._hash
@@ -53,7 +62,7 @@ class ShapedArray:
         only when the shape is; the varying manual axes are kept unless given)."""
         new_shape = self.shape if shape is None else tuple(shape)
         if sharding is False:
-            sharding = self.sharding if new_shape == self.shape else None
+            sharding = self.sharding_type if new_shape == self.shape else None
         return ShapedArray(new_shape,
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type,
@@ -69,7 +78,7 @@ class ShapedArray:
                 else str(self.dtype))  # float0 prints as its name (JAX's dtype_to_string)
         if self.memory_space is not None and self.memory_space != "device":
             name += f"<{self.memory_space}>"
-        sharding = self.sharding
+        sharding = self.sharding_type
         if sharding is not None and not sharding.is_replicated:
             out = f"{name}[{shape_sharding_str(self.shape, sharding.spec)}]"
         else:
@@ -122,6 +131,32 @@ class ManualAxisType:
                 f"reduced={self.reduced})")
 
 
+def _sharding_type_of(sharding, ndim: int):
+    """The type-level part of a sharding given as JAX's (``ShapedArray(..., sharding=
+    NamedSharding(...))``): its Explicit axes, or None when it names none."""
+    mesh = getattr(sharding, "mesh", None)
+    spec = getattr(sharding, "spec", None)
+    if mesh is None or spec is None:
+        raise TypeError(f"ShapedArray sharding must be a NamedSharding; got {sharding!r}")
+    mesh = mesh.abstract_mesh
+    if not mesh.explicit_axes:
+        return None
+    return explicit_only(mesh, spec, ndim)
+
+
+def _no_view(aval):
+    return aval.sharding_type
+
+
+# Set by the runtime (which defines NamedSharding) to JAX's view of an aval's sharding.
+_sharding_view = _no_view
+
+
+def set_sharding_view(view) -> None:
+    global _sharding_view
+    _sharding_view = view
+
+
 _interned: dict = {}
 
 
@@ -149,7 +184,7 @@ def physical_aval(aval: ShapedArray) -> ShapedArray:
     dtype = aval.dtype
     if isinstance(dtype, dtypes.ExtendedDType):
         return ShapedArray(aval.shape + dtype.physical_shape, dtype.physical_dtype, False,
-                           aval.sharding, aval.memory_space, aval.vma)
+                           aval.sharding_type, aval.memory_space, aval.vma)
     return aval
 
 

@@ -134,6 +134,8 @@ def to_dtype(dtype_like) -> np.dtype:
         return default_complex()
     if dtype_like is bool:
         return bool_
+    if isinstance(dtype_like, ExtendedDType):  # a key dtype: itself
+        return dtype_like
     return canonicalize(np.dtype(dtype_like))
 
 

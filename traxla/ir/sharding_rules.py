@@ -52,7 +52,7 @@ def infer_avals(prim, in_avals, params):
     if hit is not None:
         return hit[0]
     out = _infer(prim, in_avals, params)
-    if type(out) is not list and all(a.sharding is None for a in in_avals):
+    if type(out) is not list and all(a.sharding_type is None for a in in_avals):
         if len(cache) >= _TYPING_CACHE_LIMIT:
             cache.clear()
         # One object per distinct aval: the next equation's key is made of this one.
@@ -68,7 +68,7 @@ def _infer(prim, in_avals, params):
     out = rule(*in_avals, **params)
     varying = vma_active[0]
     for a in in_avals:
-        if a.sharding is not None:
+        if a.sharding_type is not None:
             out = _with_shardings(prim, in_avals, out, params)
             break
         if a.vma:
@@ -82,7 +82,7 @@ def _infer(prim, in_avals, params):
 
 
 def _with_shardings(prim, in_avals, out, params):
-    meshes = {a.sharding.mesh for a in in_avals if a.sharding is not None}
+    meshes = {a.sharding_type.mesh for a in in_avals if a.sharding_type is not None}
     if len(meshes) > 1:
         raise ShardingTypeError(f"{prim.name} got operands sharded over different meshes: "
                                 f"{sorted(map(repr, meshes))}")
@@ -90,7 +90,7 @@ def _with_shardings(prim, in_avals, out, params):
     outs = out if prim.multiple_results else [out]
     rule = sharding_rules.get(prim)
     if rule is None:
-        if all(a.sharding is None or a.sharding.is_replicated for a in in_avals):
+        if all(a.sharding_type is None or a.sharding_type.is_replicated for a in in_avals):
             return out
         raise ShardingTypeError(
             f"{prim.name} has no sharding rule: its operands "
@@ -124,7 +124,7 @@ def _duplicate_axis(spec):
 
 
 def spec_of(aval):
-    return tuple(aval.sharding.spec) if aval.sharding is not None else (None,) * aval.ndim
+    return tuple(aval.sharding_type.spec) if aval.sharding_type is not None else (None,) * aval.ndim
 
 
 def _axes(p):
@@ -245,7 +245,7 @@ def _pad(in_avals, outs, *, padding_config):
 def _concatenate(in_avals, outs, *, dimension):
     for x in in_avals:
         _require_unsharded("concatenate", x, [dimension], "concatenates along")
-    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding)
+    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding_type)
                                        for a in in_avals], outs)
 
 
@@ -331,21 +331,21 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
 # -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------
 
 def _jit(in_avals, outs, *, jaxpr, name):
-    return [a.sharding for a in jaxpr.out_avals]
+    return [a.sharding_type for a in jaxpr.out_avals]
 
 
 def _cond(in_avals, outs, *, branches, branches_platforms=None):
-    return [a.sharding for a in branches[0].out_avals]
+    return [a.sharding_type for a in branches[0].out_avals]
 
 
 def _while(in_avals, outs, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    return [a.sharding for a in body_jaxpr.out_avals]
+    return [a.sharding_type for a in body_jaxpr.out_avals]
 
 
 def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
     out = jaxpr.out_avals
-    return [a.sharding for a in out[:num_carry]] + [
-        None if a.sharding is None else a.sharding.with_spec((None,) + tuple(a.sharding.spec))
+    return [a.sharding_type for a in out[:num_carry]] + [
+        None if a.sharding_type is None else a.sharding_type.with_spec((None,) + tuple(a.sharding_type.spec))
         for a in out[num_carry:]]
 
 
@@ -385,7 +385,7 @@ def _register_all():
     register_sharding(control_flow.scan_p, _scan)
     register_sharding(shard_map_p, _shard_map)
     # device_put to a NamedSharding: the destination's (typed by its rule)
-    register_sharding(device_put_p, lambda in_avals, outs, **_: [o.sharding for o in outs])
+    register_sharding(device_put_p, lambda in_avals, outs, **_: [o.sharding_type for o in outs])
 
 
 def _shard_map(in_avals, outs, *, mesh, out_specs, **_):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from traxla import tree_util
 from traxla.api import device_put
 from traxla.ir.rules.sharding_constraint import sharding_constraint_p
-from traxla.ir.sharding import PartitionSpec
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
+from traxla.primitives import aval_of
 from traxla.sharding import get_mesh, to_named
 from traxla.sharding.shard_map import _concrete_meshes
 from traxla.tracer import EvalTrace, traces as trace_core
@@ -38,8 +39,17 @@ def with_sharding_constraint(x, shardings):
     context = get_mesh() or _NoMesh()
     out = []
     for leaf, s in zip(leaves, shardings):
+        if type(s).__name__ == "Format":  # a layout with a sharding: traxla keeps the
+            s = s.sharding                # default layouts (docs/jax_dropin.md)
         named = to_named(s)
         if type(trace_core._state.trace) is EvalTrace:
+            if isinstance(named.mesh, AbstractMesh):  # no mesh of that shape in the context
+                placed = getattr(leaf, "sharding", None)
+                raise TypeError(
+                    "The sharding on the input must be a `NamedSharding` since the target "
+                    "sharding has an `AbstractMesh` in it. Got sharding type <class "
+                    f"'jax.sharding.{type(placed).__name__}'> for shape "
+                    f"{aval_of(leaf).str_short(short_dtypes=False)}")
             out.append(device_put(leaf, named))
             continue
         _concrete_meshes[named.mesh.abstract_mesh] = named.mesh
@@ -50,4 +60,4 @@ def with_sharding_constraint(x, shardings):
 
 
 def _is_spec_like(s):
-    return isinstance(s, PartitionSpec) or type(s).__name__ == "NamedSharding"
+    return isinstance(s, PartitionSpec) or type(s).__name__ in ("NamedSharding", "Format")

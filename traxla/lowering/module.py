@@ -135,16 +135,17 @@ class ModuleBuilder:
             fn.arg_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({**({"tf.aliasing_output": ir.IntegerAttr.get(i32, alias)}
                                     if alias is not None else {}),
-                                 **ModuleShardings.attrs(_stored_rank(spec, v.aval), kind)})
+                                 **ModuleShardings.attrs(spec, kind, _rank(v))})
                 for spec, kind, alias, v in zip(specs, kinds, aliases, jaxpr.invars)])
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
-                                 **(shardings.attrs(_stored_rank(spec, v.aval), kind)
+                                 **(shardings.attrs(spec, kind, _rank(v))
                                     if shardings is not None else {})})
-                for r, spec, kind, v in zip(result_infos, out_specs, out_kinds, jaxpr.outvars)])
+                for r, spec, kind, v in zip(result_infos, out_specs, out_kinds,
+                                            jaxpr.outvars)])
         if n_dims:
             in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
                 + in_types
@@ -422,9 +423,12 @@ class ModuleShardings:
         builder.ensure_mesh(_Mesh)
 
     @staticmethod
-    def attrs(spec, kind) -> dict:
+    def attrs(spec, kind, rank=None) -> dict:
+        """``rank``: the stored rank (a key's data has trailing dims, never split)."""
         out = {}
         if spec is not None:
+            if rank is not None and len(spec) < rank:
+                spec = tuple(spec) + (None,) * (rank - len(spec))
             dims = []
             for p in spec:
                 names = () if p is None else (p if isinstance(p, tuple) else (p,))
@@ -436,12 +440,11 @@ class ModuleShardings:
         return out
 
 
-def _stored_rank(spec, aval):
-    """``spec`` over the rank ``aval`` is stored with: an extended dtype's (a key's)
-    trailing dims are whole on each device."""
-    extra = len(getattr(aval.dtype, "physical_shape", ()))
-    return spec if spec is None or not extra else tuple(spec) + (None,) * (
-        aval.ndim + extra - len(spec))
+def _rank(v) -> int:
+    """The rank of ``v``'s stored value: a key dtype's data adds trailing dims."""
+    aval = v.aval
+    physical = getattr(aval.dtype, "physical_shape", ())
+    return len(aval.shape) + len(physical)
 
 
 def lower_jaxpr(closed: ClosedJaxpr, name: str, shardings: ModuleShardings | None = None,

@@ -8,7 +8,8 @@ import numpy as np
 
 from traxla import lax
 from traxla.primitives.shapes import _eye
-from traxla.api import jit
+from traxla.api import device_put, jit
+from traxla.sharding import reshard
 from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl, device_put_numpy
 from traxla.ir.avals import ShapedArray
@@ -26,13 +27,36 @@ def _dtype(dtype):
     return dtypes.check_user_dtype(dtype, sys._getframe(1).f_code.co_name)
 
 
+def _check_placement(device, out_sharding):
+    if device is not None and out_sharding is not None:
+        raise ValueError("Only one of `device` or `out_sharding` can be set. Got "
+                         f"{device=} and {out_sharding=}")
+
+
+def placed(out, out_sharding, device=None):
+    """``out`` placed as a creation function's ``device=`` / ``out_sharding=`` ask (a
+    sharding on the empty mesh, as ``jax.typeof(x).sharding`` outside any mesh, asks for
+    nothing)."""
+    if out_sharding is not None:
+        if getattr(getattr(out_sharding, "mesh", None), "empty", False):
+            return out
+        return reshard(out, out_sharding)
+    if device is not None:
+        return device_put(out, device)
+    return out
+
+
 def _shape(shape):
     if isinstance(shape, (int, np.integer)) or (hasattr(shape, "aval") and not shape.aval.shape):
         shape = (shape,)
     return tuple(lax._concrete_shape(shape))
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # noqa: A002
+          out_sharding=None):
+    _check_placement(device, out_sharding)
+    if device is not None or out_sharding is not None:
+        return placed(array(object, dtype, copy, order, ndmin), out_sharding, device)
     if order is not None and order != "K":
         raise NotImplementedError("Only implemented for order='K'")
     dtype = _dtype(dtype)
@@ -110,27 +134,35 @@ def _leaves(x):
         yield x
 
 
-def asarray(a, dtype=None, order=None, copy=None):
-    return array(a, dtype=_dtype(dtype), copy=bool(copy), order=order)
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
+    return array(a, dtype=_dtype(dtype), copy=bool(copy), order=order, device=device,
+                 out_sharding=out_sharding)
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
     dtype = _dtype(dtype)
     if not np.shape(fill_value) if not hasattr(fill_value, "aval") else not lax.shape_of(fill_value):
-        return lax.full(_shape(shape), fill_value, dtype)
-    return lax.broadcast_to(asarray(fill_value, dtype=dtype), _shape(shape))
+        out = lax.full(_shape(shape), fill_value, dtype)
+    else:
+        out = lax.broadcast_to(asarray(fill_value, dtype=dtype), _shape(shape))
+    return placed(out, out_sharding, device)
 
 
-def zeros(shape, dtype=None):
-    return lax.full(_shape(shape), 0, _dtype(dtype) or dtypes.default_float())
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    out = lax.full(_shape(shape), 0, _dtype(dtype) or dtypes.default_float())
+    return placed(out, out_sharding, device)
 
 
-def ones(shape, dtype=None):
-    return lax.full(_shape(shape), 1, _dtype(dtype) or dtypes.default_float())
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    out = lax.full(_shape(shape), 1, _dtype(dtype) or dtypes.default_float())
+    return placed(out, out_sharding, device)
 
 
-def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
+    return zeros(shape, dtype, device=device, out_sharding=out_sharding)
 
 
 class _Prototype:
@@ -152,15 +184,22 @@ def prototype(a):
     return _Prototype(a)
 
 
-def zeros_like(a, dtype=None, shape=None):
-    return lax.full_like(prototype(a), 0, _dtype(dtype), None if shape is None else _shape(shape))
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    out = lax.full_like(prototype(a), 0, _dtype(dtype), None if shape is None else _shape(shape))
+    return placed(out, out_sharding, device)
 
 
-def ones_like(a, dtype=None, shape=None):
-    return lax.full_like(prototype(a), 1, _dtype(dtype), None if shape is None else _shape(shape))
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    out = lax.full_like(prototype(a), 1, _dtype(dtype), None if shape is None else _shape(shape))
+    return placed(out, out_sharding, device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    if device is not None or out_sharding is not None:
+        return placed(full_like(a, fill_value, dtype, shape), out_sharding, device)
     a = prototype(a)
     dtype = _dtype(dtype)
     shape = None if shape is None else _shape(shape)
@@ -181,7 +220,10 @@ def _concrete_scalar(name, v):
     return v
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
+    _check_placement(device, out_sharding)
+    if device is not None or out_sharding is not None:
+        return placed(arange(start, stop, step, dtype), out_sharding, device)
     dtype = _dtype(dtype)
     start_name = "stop" if stop is None and step is None else "start"
     start = _concrete_scalar(start_name, start)

@@ -20,6 +20,7 @@ import bisect
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.numpy._promotion import check_arraylike, result_type
+from traxla.numpy._creation import placed
 from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.api import jit
 
@@ -453,7 +454,11 @@ def _is_traced(x):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, _dot_general=None):
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
+    if out_sharding is not None:
+        return placed(einsum(subscripts, *operands, out=out, optimize=optimize,
+                             precision=precision, preferred_element_type=preferred_element_type,
+                             _dot_general=_dot_general), out_sharding)
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``; also the interleaved form
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. ``_dot_general`` (JAX's private override)
     replaces ``lax.dot_general`` for the pairwise contractions."""
@@ -489,7 +494,7 @@ def _canonicalize_axis(axis, ndim):
     return axis % ndim
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Sum of products over ``axes``: an int N (last N of ``a`` with first N of ``b``) or a
     pair of axis sequences."""
     check_arraylike("tensordot", a, b)
@@ -528,5 +533,6 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
             raise TypeError(f"tensordot: contracting dimension {i} of a (shape {sa}) has size "
                             f"{sa[i]} but dimension {j} of b (shape {sb}) has size {sb[j]}")
     result = lax.dot_general(a, b, (contracting_dims, ((), ())), precision=precision,
-                             preferred_element_type=preferred_element_type)
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=out_sharding)
     return lax._lift(lax._convert_element_type(result, preferred_element_type, output_weak_type))

@@ -12,6 +12,7 @@ from traxla.numpy._promotion import plain_aval, check_arraylike, promote_dtypes,
 from traxla.lax.precision import canonicalize_precision
 from traxla.numpy._shape import ravel
 from traxla.numpy._ufuncs import multiply
+from traxla.numpy._creation import placed
 
 
 def _ensure_arraylike(fun_name, *args):
@@ -101,7 +102,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     result = lax.transpose(out, tuple(int(p) for p in perm))
     if both_squeeze:
         result = lax.expand_dims(result, tuple(both_squeeze))
-    return lax._convert_element_type(result, pet, out_weak)
+    return placed(lax._convert_element_type(result, pet, out_weak), out_sharding)
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 
 from traxla.ir.shape_poly import is_symbolic
 
@@ -10,8 +11,8 @@ import numpy as np
 
 from traxla import lax
 from traxla.api import jit
-from traxla.numpy._promotion import (asarray_scalar, check_arraylike, promote_dtypes,
-                                     ensure_arraylike)
+from traxla.numpy._promotion import (_is_arraylike, asarray_scalar, check_arraylike,
+                                     promote_dtypes, ensure_arraylike)
 from traxla.numpy._ufuncs import _broadcast_arrays
 import traxla.numpy._creation as _numpy__creation
 
@@ -263,14 +264,40 @@ def flip(m, axis=None):
     return _flip(m, axis)
 
 
+def _warn_unless_arraylike(fun_name, a):
+    """JAX's deprecation warning (2025-2-20) for a non-array argument (a list, a struct)."""
+    if not _is_arraylike(a):
+        warnings.warn(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+                      "position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
+
+
+def _jax_array_of(a):
+    m = getattr(a, "__jax_array__", None)
+    return a if m is None else m()
+
+
 def shape(a):
-    return lax.shape_of(a)
+    """As JAX's: ``a.shape`` of anything that has one (an Array, a ShapeDtypeStruct)."""
+    if hasattr(a, "shape"):
+        return a.shape
+    _warn_unless_arraylike("shape", a)
+    return np.shape(_jax_array_of(a))
 
 
 def ndim(a):
-    return _ndim(a)
+    if hasattr(a, "ndim"):
+        return a.ndim
+    _warn_unless_arraylike("ndim", a)
+    return np.ndim(_jax_array_of(a))
 
 
 def size(a, axis=None):
-    s = lax.shape_of(a)
-    return math.prod(s) if axis is None else s[axis]
+    _warn_unless_arraylike("size", a)
+    if axis is None and hasattr(a, "size"):
+        return a.size
+    s = shape(a)
+    if axis is None:
+        return math.prod(s)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return math.prod(s[operator.index(i)] for i in axes)

@@ -17,6 +17,8 @@ from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_sl
                               squeeze_p, transpose_p)
 from traxla.ir.shape_poly import DimExpr
 from traxla.tracer import Tracer, staging as _staging
+from traxla.runtime import ArrayImpl
+from traxla.runtime.placement import NamedSharding, device_put_placed
 from traxla.primitives.values import (_const, _convert_element_type, convert_element_type, _is_array, _lift, asarray, aval_of, dtype_of,
                     shape_of)
 from traxla.primitives.elementwise import add, bitwise_and, eq, ge, lt, select
@@ -43,7 +45,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
 def _broadcast_in_dim_forwarding(eqn):
     operand = eqn.invars[0]
     if (isinstance(operand, _Var) and eqn.params["shape"] == operand.aval.shape
-            and eqn.params["sharding"] in (None, operand.aval.sharding)):
+            and eqn.params["sharding"] in (None, operand.aval.sharding_type)):
         return [0], None
     return [None], eqn
 
@@ -314,7 +316,14 @@ def full_like(x, fill_value, dtype=None, shape=None):
     dt = dtype_of(x) if dtype is None else dtypes.to_dtype(dtype)
     if dtypes.is_extended(dt):
         return _full_keys(tuple(fill_shape), fill_value, dt)
-    return full(fill_shape, _convert_element_type(fill_value, dt, weak))
+    out = full(fill_shape, _convert_element_type(fill_value, dt, weak))
+    placement = getattr(x, "_placement", None)
+    if (type(placement) is NamedSharding and type(out) is ArrayImpl and not weak
+            and (tuple(fill_shape) == tuple(x.shape) or placement.is_fully_replicated)):
+        # as JAX's: an Array laid out on a mesh gives its layout to the result (optimizer
+        # states made with zeros_like sit where the parameters do)
+        out = device_put_placed(np.asarray(out), out.aval, placement)
+    return out
 
 
 def _full_keys(shape, fill_value, dtype):

@@ -645,10 +645,17 @@ def _accept_out_sharding(fn):
     @functools.wraps(fn)
     def sampler(*args, out_sharding=None, **kwargs):
         out = fn(*args, **kwargs)
-        if out_sharding is None:
+        # None, or a sharding on the empty mesh (``jax.typeof(x).sharding`` outside any
+        # mesh): nothing to place
+        if out_sharding is None or getattr(getattr(out_sharding, "mesh", None), "empty", False):
             return out
         from traxla.sharding import reshard
         return reshard(out, out_sharding)
+    params = list(inspect.signature(fn).parameters.values())
+    at = len(params) - (bool(params) and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY,
+                                        default=None))
+    sampler.__signature__ = inspect.signature(fn).replace(parameters=params)
     return sampler
 
 

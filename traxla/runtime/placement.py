@@ -14,7 +14,7 @@ from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
 from traxla.ir.config import config as _config
-from traxla.ir.avals import ShapedArray, physical_aval
+from traxla.ir.avals import ShapedArray, physical_aval, set_sharding_view
 import traxla.runtime.array as _runtime_array
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.lowering import ModuleShardings, lower_jaxpr
@@ -115,11 +115,41 @@ class NamedSharding:
                                  f"{tuple(mesh.axis_names)}.")
         self.mesh = mesh
         self.spec = spec
-        self.memory_kind = memory_kind or "device"
+        # as JAX's: a sharding on devices lives in device memory unless told otherwise; one
+        # on an abstract mesh (an aval's) names no memory kind
+        self.memory_kind = memory_kind or (None if isinstance(mesh, AbstractMesh) else "device")
         self._hlo_cache = {}
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
+        mem = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{mem})"
+
+    def update(self, **kwargs) -> "NamedSharding":
+        """A copy with ``mesh``, ``spec`` or ``memory_kind`` replaced (as JAX's)."""
+        return NamedSharding(kwargs.pop("mesh", self.mesh), kwargs.pop("spec", self.spec),
+                             kwargs.pop("memory_kind", self.memory_kind), **kwargs)
+
+    def with_memory_kind(self, kind) -> "NamedSharding":
+        return NamedSharding(self.mesh, self.spec, kind)
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Every device holds the whole array: the spec splits over no axis of size > 1."""
+        sizes = self.mesh.shape
+        for p in self.spec:
+            for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
+                if sizes[name] > 1:
+                    return False
+        return True
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """Whether both lay an array of rank ``ndim`` out alike (as JAX's: the same devices
+        and memory kind, and the same split, or both whole on every device)."""
+        return _equivalent(self, other, ndim)
 
     def with_memory_kind(self, kind: str) -> "NamedSharding":
         """The same placement in the memory ``kind`` ('device', 'pinned_host')."""
@@ -136,7 +166,16 @@ class NamedSharding:
 
     @property
     def device_set(self):
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("device_set is not implemented for `jax.sharding.AbstractMesh`.")
         return set(self.mesh.device_list)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("is_fully_addressable is not implemented for "
+                             "`jax.sharding.AbstractMesh`.")
+        return True  # one process
 
     def full_spec(self, ndim):
         spec = tuple(self.spec)
@@ -164,7 +203,7 @@ class NamedSharding:
 
     @property
     def memory_space(self):
-        return None if self.memory_kind == "device" else "host"
+        return None if self.memory_kind in ("device", None) else "host"
 
     def shard_shape(self, shape):
         out = []
@@ -181,6 +220,26 @@ class NamedSharding:
 
     def devices_indices_map(self, shape):
         return indices_map(self.hlo(len(shape)), self.mesh.device_list, shape)
+
+
+_EMPTY_MESH = None
+
+
+def _aval_sharding_view(aval):
+    """JAX's ``aval.sharding``: the type's Explicit axes on their abstract mesh, or the
+    empty mesh with ``P(None, ...)`` (one entry per dimension) when it names none."""
+    global _EMPTY_MESH
+    st = aval.sharding_type
+    if st is not None:
+        return NamedSharding(st.mesh, st.spec)
+    if _EMPTY_MESH is None:
+        ever = AbstractMesh.ever_created  # the empty mesh is no user mesh: the flag stays
+        _EMPTY_MESH = AbstractMesh((), ())
+        AbstractMesh.ever_created = ever
+    return NamedSharding(_EMPTY_MESH, PartitionSpec(*(None,) * len(aval.shape)))
+
+
+set_sharding_view(_aval_sharding_view)
 
 
 def _padded(spec):
@@ -235,8 +294,29 @@ class SingleDeviceSharding:
     def device_set(self):
         return {self.device}
 
+    is_fully_replicated = True
+    is_fully_addressable = True
+    num_devices = 1
+
+    def shard_shape(self, shape):
+        return tuple(shape)
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        return _equivalent(self, other, ndim)
+
     def devices_indices_map(self, shape):
         return {self.device: tuple(slice(None) for _ in shape)}
+
+
+def _equivalent(a, b, ndim) -> bool:
+    if not hasattr(b, "device_set") or a.memory_kind != b.memory_kind:
+        return False
+    if a.device_set != b.device_set:
+        return False
+    if a.is_fully_replicated and getattr(b, "is_fully_replicated", False):
+        return True
+    return (isinstance(a, NamedSharding) and isinstance(b, NamedSharding)
+            and a.mesh == b.mesh and a.full_spec(ndim) == b.full_spec(ndim))
 
 
 class Shard:
@@ -369,7 +449,7 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
     # a sharding in the type (Explicit axes) is the result's, dimension for dimension; a
     # key's HloSharding spans its stored trailing dims too (whole on each device)
     ndim, stored = len(aval.shape), physical_aval(aval).ndim
-    spec = spec_from_hlo(hlo, mesh, stored, trim=aval.sharding is None)
+    spec = spec_from_hlo(hlo, mesh, stored, trim=aval.sharding_type is None)
     if spec is not None and stored != ndim:
         spec = PartitionSpec(*tuple(spec)[:ndim])
     if spec is None:
@@ -393,12 +473,14 @@ def device_put_placed(host: np.ndarray, aval, sharding):
     raw = [d._device for d in devices]
     typed = ShapedArray(aval.shape, aval.dtype, aval.weak_type,
                         sharding.aval_sharding(len(aval.shape)), sharding.memory_space)
-    hlo = sharding.hlo(len(aval.shape))
-    layout = xla.tile_layout(hlo, len(aval.shape))
+    # keys: ``host`` is their raw data, with trailing dims that are never split
+    ndim = len(physical_aval(typed).shape)
+    hlo = sharding.hlo(ndim)
+    layout = xla.tile_layout(hlo, ndim)
     if layout is None or not layout[1]:
         shards = shard_host_value(host, sharding, devices)  # this process's blocks only
         buf = xla.device_put_sharded(physical_aval(typed).update(sharding=None),
-                                     sharding.gspmd(len(aval.shape)), shards, raw)
+                                     sharding.gspmd(ndim), shards, raw)
         return _runtime_array.make_array(typed, buf, sharding)
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = device_put_placed(host, aval, replicated)

@@ -87,13 +87,20 @@ def make_single_device_sharding(device) -> SingleDeviceSharding:
 
 
 def to_named(sharding_or_spec):
-    """A NamedSharding for a sharding or a spec resolved against the current mesh."""
+    """A NamedSharding for a sharding or a spec resolved against the current mesh; one on
+    an abstract mesh (``jax.typeof(x).sharding``, flax's metadata) is placed on the mesh
+    of the context when that mesh has the same shape, as JAX resolves it."""
     if isinstance(sharding_or_spec, NamedSharding):
+        if isinstance(sharding_or_spec.mesh, AbstractMesh):
+            mesh = get_mesh()
+            if mesh is not None and mesh.abstract_mesh == sharding_or_spec.mesh:
+                return NamedSharding(mesh, sharding_or_spec.spec, sharding_or_spec.memory_kind)
         return sharding_or_spec
     mesh = get_mesh()
     if mesh is None:
-        raise ValueError(f"Using a PartitionSpec ({sharding_or_spec}) requires a mesh: call it "
-                         "inside `with traxla.sharding.set_mesh(mesh):` or pass a NamedSharding.")
+        raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                         "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                         f"context via `jax.set_mesh`. Got {sharding_or_spec}")
     spec = sharding_or_spec if isinstance(sharding_or_spec, PartitionSpec) else PartitionSpec(*sharding_or_spec)
     return NamedSharding(mesh, spec)
 

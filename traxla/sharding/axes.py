@@ -27,7 +27,7 @@ def _with_axis_types(mesh: Mesh, axes, axis_type) -> Mesh:
 
 def _spec_of(x) -> PartitionSpec:
     """The spec in ``x``'s type (a traced value) or placement (an Array)."""
-    sharding = getattr(getattr(x, "aval", None), "sharding", None)
+    sharding = getattr(getattr(x, "aval", None), "sharding_type", None)
     if sharding is not None:
         return PartitionSpec(*sharding.spec)
     placement = getattr(x, "_placement", None)

@@ -69,8 +69,8 @@ def _inferred_specs(leaves):
     specs = []
     for x in leaves:
         placement = getattr(x, "_placement", None)
-        if placement is None and isinstance(x, Tracer) and x.aval.sharding is not None:
-            specs.append(PartitionSpec(*x.aval.sharding.spec))
+        if placement is None and isinstance(x, Tracer) and x.aval.sharding_type is not None:
+            specs.append(PartitionSpec(*x.aval.sharding_type.spec))
             continue
         if placement is None:
             raise ValueError("shard_map got in_specs=Infer (the default) but an argument is not "
@@ -122,7 +122,7 @@ def _check_specs_match_args(leaves, specs):
     for x, spec in zip(leaves, specs):
         aval = aval_of(x)
         want = _normalized(tuple(spec) + (None,) * (aval.ndim - len(spec)))
-        have = _normalized(aval.sharding.spec if aval.sharding is not None
+        have = _normalized(aval.sharding_type.spec if aval.sharding_type is not None
                            else (None,) * aval.ndim)
         if tuple(want) != tuple(have):
             raise ValueError(
@@ -131,6 +131,19 @@ def _check_specs_match_args(leaves, specs):
                 "specifying it and shard_map will infer the in_specs from the arguments. If "
                 "you want to reshard your inputs, you can use `jax.reshard` on the arguments "
                 "and then pass those args to shard_map.")
+
+
+def _with_out_specs(out, out_specs, mesh):
+    """The results placed as ``out_specs`` name them (``P(None)`` stays ``P(None,)``, as
+    JAX's): the compiled program's layout is the same, read back in its padded form."""
+    leaves, tree = tree_util.tree_flatten(out)
+    for leaf, spec in zip(leaves, _broadcast_specs(out_specs, tree, "out_specs")):
+        placement = getattr(leaf, "_placement", None)
+        if type(placement) is NamedSharding and placement.mesh == mesh:
+            wanted = NamedSharding(mesh, spec, placement.memory_kind)
+            if wanted == placement:
+                leaf._placement = wanted
+    return out
 
 
 def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, wrapped):
@@ -146,7 +159,11 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
             # as JAX's: the body runs eagerly, a primitive at a time, on every device
             return run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
-        return _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        # compiled even under disable_jit (where the jit would call back here, forever):
+        # the body is traced once, as a program on the mesh
+        with _api.debug_mode.disable_jit(False):
+            out = _api.jit(wrapped)(*tree_util.tree_unflatten(tree, placed))
+        return _with_out_specs(out, out_specs, mesh)
     abstract = mesh.abstract_mesh
     _concrete_meshes[abstract] = mesh
     local = []

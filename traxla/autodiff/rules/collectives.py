@@ -53,7 +53,7 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
 
 def _reshard_transpose(ct, x, *, dst_sharding, dst_spec):
     # the cotangent goes back to where the operand lived
-    src = x.aval.sharding
+    src = x.aval.sharding_type
     if src is None:
         return [ct]
     return [reshard_p.bind(ct, dst_sharding=src, dst_spec=(dst_spec[0], tuple(src.spec)))]

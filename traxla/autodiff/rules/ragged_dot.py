@@ -73,7 +73,7 @@ def _transpose(ct, x, y, group_sizes, *, ragged_dot_dimension_numbers, precision
         dims, unsorted_axes = dims_fn()
         out = ragged_dot_general(lhs, rhs, group_sizes, dims, precision=precision,
                                  preferred_element_type=preferred_element_type,
-                                 group_offset=group_offset, out_sharding=aval.sharding)
+                                 group_offset=group_offset, out_sharding=aval.sharding_type)
         result = lax.transpose(out, tuple(np.argsort(unsorted_axes)))
         if result.dtype != aval.dtype:
             result = lax._convert_element_type(result, aval.dtype, aval.weak_type)

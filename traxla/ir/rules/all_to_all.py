@@ -22,7 +22,7 @@ def _all_to_all_rule(x, *, axis_name, split_axis, concat_axis, axis_index_groups
                          f"divisible by the size of the named axis {axis_name} ({axis_size})")
     shape[split_axis] //= axis_size
     shape[concat_axis] *= axis_size
-    return ShapedArray(tuple(shape), x.dtype, False, x.sharding, x.memory_space)
+    return ShapedArray(tuple(shape), x.dtype, False, x.sharding_type, x.memory_space)
 
 
 def_typing(all_to_all_p, _all_to_all_rule)

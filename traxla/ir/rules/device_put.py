@@ -37,7 +37,7 @@ def _device_put_rule(*avals, devices, srcs, copy_semantics):
 
 def _placed(aval, sharding):
     space = "host" if getattr(sharding, "memory_kind", None) == "pinned_host" else None
-    typed = aval.sharding
+    typed = aval.sharding_type
     mesh = sharding.mesh.abstract_mesh
     if mesh.explicit_axes:
         typed = explicit_only(mesh, sharding.full_spec(aval.ndim), aval.ndim)

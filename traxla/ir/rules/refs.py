@@ -27,6 +27,7 @@ class AbstractRef:
 
     __slots__ = ("inner_aval", "memory_space", "kind")
     sharding = None
+    sharding_type = None  # (the type-level sharding every aval carries: none on a ref)
     weak_type = False
     vma = ()  # (a ref itself varies over no manual axes)
     # Whether any ref type was ever made in this process: until one is, no operand of any
