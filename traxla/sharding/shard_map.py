@@ -158,7 +158,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
         if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
             # as JAX's: the body runs eagerly, a primitive at a time, on every device
-            return run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
+            out = run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
+            return _with_out_specs(out, out_specs, mesh)
         # compiled even under disable_jit (where the jit would call back here, forever):
         # the body is traced once, as a program on the mesh
         with _api.debug_mode.disable_jit(False):
