@@ -66,8 +66,7 @@ def _spec(x):
 
 def _same_spec(a, b):
     return (tuple(a.shape) == tuple(b.shape) and np.dtype(a.dtype) == np.dtype(b.dtype)
-            and (a.sharding_type is None or b.sharding_type is None
-                 or a.sharding_type == b.sharding_type))
+            and (a.sharding is None or b.sharding is None or a.sharding == b.sharding))
 
 
 class _Specialization:

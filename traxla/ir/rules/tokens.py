@@ -14,8 +14,9 @@ class AbstractToken:
     ndim = 0
     size = 0
     dtype = None
-    sharding = None
+    sharding = sharding_type = None
     memory_space = None
+    vma = ()
     weak_type = False
 
     def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
