@@ -13,6 +13,10 @@ Keys arrive as their physical ``uint32[..., 2]`` arrays. For keys of shape
 - ``random_fold_in``: ``threefry(k1, k2, 0, msg)`` as the new key;
 - ``random_seed``: ``[seed >> 32, seed & 0xFFFFFFFF]`` as ``uint32``.
 
+With ``jax_threefry_partitionable=False`` (read when lowering; the flag is in jit's cache
+keys) ``random_bits`` and ``random_split`` follow JAX's original derivation instead:
+the words of ``threefry_2x32(key, iota(n))``.
+
 This module also teaches the structural lowering rules (slice, broadcast,
 transpose, gather, ...) about extended dtypes: an operation on ``key<fry>[s]`` is the
 same operation on the physical ``uint32[s + (2,)]`` with the trailing
