@@ -148,6 +148,20 @@ def test_legacy_prng_key_values_and_errors():
     tr.normal(tr.PRNGKey(0))
 
 
+@pytest.mark.parametrize("flag", ["threefry_partitionable", "enable_custom_prng"])
+def test_bool_flags_coerce_as_jax(flag):
+    state = getattr(traxla, flag)
+    old = state.value
+    try:
+        for value in ["x", None, 0, 1]:
+            traxla.config.update("jax_" + flag, value)
+            assert state.value is bool(value)
+            with state(value):
+                assert state.value is bool(value)
+    finally:
+        traxla.config.update("jax_" + flag, old)
+
+
 def test_enable_custom_prng_global_update():
     traxla.config.update("jax_enable_custom_prng", True)
     try:

@@ -84,7 +84,8 @@ class Config:
         "enable_custom_prng": False,
     }
     # Flags whose values are converted on update, as JAX's enum-class flags.
-    _coercions = {"legacy_prng_key": LegacyPrngKeyState}
+    _coercions = {"legacy_prng_key": LegacyPrngKeyState, "threefry_partitionable": bool,
+                  "enable_custom_prng": bool}
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
                                         "quiet_remove_frames", "auto")}
