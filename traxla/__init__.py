@@ -44,7 +44,8 @@ from traxla.api.environment import (device_count, device_get, live_arrays,  # no
                           local_device_count, process_count, process_index, process_indices)
 from traxla.api.config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
-                              numpy_rank_promotion)
+                              numpy_rank_promotion, threefry_partitionable, legacy_prng_key,
+                              enable_custom_prng)
 from traxla import stages  # noqa: E402,F401
 from traxla import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401

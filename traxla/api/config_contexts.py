@@ -8,7 +8,7 @@ import functools
 import threading
 
 from traxla.api.jit_caches import _config_epoch, _user_contexts
-from traxla.ir.config import config
+from traxla.ir.config import LegacyPrngKeyState, config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
 from traxla.runtime.backend import Device, get_backend
 
@@ -147,6 +147,18 @@ jax2tf_associative_scan_reductions = _FlagState(
 explain_cache_misses = _FlagState(
     "explain_cache_misses", bool, "Logs why a jitted function traced or compiled again "
     "(logger 'traxla'): `with explain_cache_misses(True):`.", default=True)
+threefry_partitionable = _FlagState(
+    "threefry_partitionable", bool,
+    "Threefry keys derived as JAX's partitionable implementation (True, the default) or "
+    "with its original iota counters (False): random bits and split keys differ.",
+    default=True)
+legacy_prng_key = _FlagState(
+    "legacy_prng_key", LegacyPrngKeyState,
+    "Raw uint32 keys passed to traxla.random: 'allow', 'warn' or 'error'.")
+enable_custom_prng = _FlagState(
+    "enable_custom_prng", bool,
+    "Functions of traxla.random given raw uint32 keys (and PRNGKey) return typed keys, "
+    "with a FutureWarning for the raw key.", default=True)
 
 
 class _CompileTimeEvalTrace(EvalTrace):
@@ -176,7 +188,8 @@ def ensure_compile_time_eval():
 
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
-           "default_matmul_precision", "default_device", "ensure_compile_time_eval"]
+           "default_matmul_precision", "default_device", "ensure_compile_time_eval",
+           "threefry_partitionable", "legacy_prng_key", "enable_custom_prng"]
 
 
 class _UserContextBlock:

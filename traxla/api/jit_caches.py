@@ -12,7 +12,7 @@ from traxla.runtime.cache import BoundedCache
 # Flags that change what tracing produces: part of every trace and compile cache key (as
 # in JAX's trace context), so a program traced under one setting never serves another.
 _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
-                        "default_matmul_precision")
+                        "default_matmul_precision", "threefry_partitionable")
 
 
 def _trace_context() -> tuple:

@@ -12,12 +12,20 @@ type system; ``traxla.config`` re-exports it.
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import threading
 
 from traxla.ir.thread_state import unusual as _unusual
 
 _UNSET = object()
+
+
+class LegacyPrngKeyState(enum.StrEnum):
+    """What ``jax_legacy_prng_key`` does when a raw ``uint32`` key reaches traxla.random."""
+    ALLOW = 'allow'
+    WARN = 'warn'
+    ERROR = 'error'
 
 
 class _FlagValues(threading.local):
@@ -70,6 +78,9 @@ class Config:
         # JAX's options that libraries set: leaked-tracer checks after each staging
         # (``jax.checking_leaks()``); the key derivation mode (traxla's keys are partitionable).
         "check_tracer_leaks": False,
+        # PRNG options, as JAX's: the Threefry key derivation (True: JAX's partitionable
+        # counters; False: the original iota counters), raw uint32 keys allowed, warned
+        # about or refused, and raw keys' results as typed keys (enable_custom_prng).
         "threefry_partitionable": True,
         # JAX's guards: no jitted program may run (``no_execution``), none may be traced
         # (``no_tracing``); nn.softmax's custom-JVP form; a flag only jax2tf reads (JAX 0.10.2
@@ -78,7 +89,12 @@ class Config:
         "no_tracing": False,
         "softmax_custom_jvp": False,
         "jax2tf_associative_scan_reductions": False,
+        "legacy_prng_key": LegacyPrngKeyState.ALLOW,
+        "enable_custom_prng": False,
     }
+    # Flags whose values are converted on update, as JAX's enum-class flags.
+    _coercions = {"legacy_prng_key": LegacyPrngKeyState, "threefry_partitionable": bool,
+                  "enable_custom_prng": bool}
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
                                         "quiet_remove_frames", "auto")}
@@ -140,6 +156,9 @@ class Config:
         if choices is not None and value not in choices:
             raise ValueError(f"new enum value must be in {list(choices)}, got {value} of type "
                              f"{type(value)}.")
+        coerce = self._coercions.get(name)
+        if coerce is not None:
+            value = coerce(value)
         for listener in self._listeners:
             listener(name, value)
         self._explicit.add(name)

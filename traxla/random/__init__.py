@@ -3,9 +3,10 @@
 Randomness is a pure function of an explicit key: ``key(seed)`` makes a typed
 key (dtype ``key<fry>``, Threefry-2x32), ``split``/``fold_in`` derive new keys,
 and every sampler is a deterministic function of ``(key, shape, dtype)``,
-bit-for-bit equal to JAX's default implementation (with
-``jax_threefry_partitionable=True``, JAX's default). Legacy raw keys
-(``uint32[2]`` from ``PRNGKey``) are accepted wherever JAX accepts them.
+bit-for-bit equal to JAX's default implementation under either setting of
+``jax_threefry_partitionable`` (True, JAX's default). Legacy raw keys
+(``uint32[2]`` from ``PRNGKey``) are accepted wherever JAX accepts them, as
+``jax_legacy_prng_key`` and ``jax_enable_custom_prng`` say.
 
 The samplers are jitted helpers with JAX's names (``_normal``,
 ``_normal_real``, ``_uniform``, ...) so that their jaxprs print as JAX's.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +23,7 @@ import numpy as np
 from traxla import lax, numpy as jnp
 from traxla.api import jit
 from traxla.ir import dtypes
+from traxla.ir.config import config
 from traxla.ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, prngs,
                                random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p, threefry_impl)
@@ -34,6 +37,7 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "
            "permutation", "truncated_normal", "exponential", "gumbel", "laplace", "logistic",
            "threefry_2x32", "default_prng_impl", "PRNGImpl", "key_dtype"]
 
+_flags = config.current  # the calling thread's view of the flags
 UINT_DTYPES = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 
 
@@ -164,7 +168,7 @@ def key(seed, *, impl=None, dtype=None):
 
 def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
     """A legacy raw key: the ``uint32[2]`` data of ``key(seed)``."""
-    return random_unwrap_p.bind(_key("PRNGKey", seed, impl))
+    return _return_prng_keys(True, _key("PRNGKey", seed, impl))
 
 
 def random_wrap(base_arr, *, impl: PRNGImpl):
@@ -187,6 +191,14 @@ def _check_prng_key(name: str, key, *, allow_batched: bool = False):
         wrapped_key, wrapped = key, False
     elif _arraylike(key):
         wrapped_key, wrapped = random_wrap(key, impl=default_prng_impl()), True
+        legacy = _flags.legacy_prng_key
+        if legacy == "error":
+            raise ValueError(_LEGACY_KEY_MESSAGE)
+        elif legacy == "warn":
+            warnings.warn(_LEGACY_KEY_MESSAGE, stacklevel=2)
+        elif _flags.enable_custom_prng:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          "Assuming valid threefry2x32 key for now.", FutureWarning)
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and _ndim(wrapped_key):
@@ -195,7 +207,14 @@ def _check_prng_key(name: str, key, *, allow_batched: bool = False):
     return wrapped_key, wrapped
 
 
+_LEGACY_KEY_MESSAGE = ("Legacy uint32 key array passed as key to jax.random function. "
+                       "Please create keys using jax.random.key(). If use of a raw key array "
+                       'was intended, set jax_legacy_prng_key="allow".')
+
+
 def _return_prng_keys(was_wrapped: bool, key):
+    if _flags.enable_custom_prng:
+        return key
     return random_unwrap_p.bind(key) if was_wrapped else key
 
 

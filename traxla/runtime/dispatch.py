@@ -10,6 +10,7 @@ from traxla.ir.primitive import typing_rules
 from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
+from traxla.ir.rules import random as _random_rules
 from traxla.runtime.array import ArrayImpl, Token, device_put_numpy
 from traxla.ir.config import config
 from traxla.runtime import debug_checks
@@ -97,6 +98,12 @@ def apply_primitive_unchecked(prim, args, params):
         out = impl(*args, **params)
         if out is not NotImplemented:
             return out
+    return apply_one_equation(prim, args, params)
+
+
+def apply_one_equation(prim, args, params, extra_key=()):
+    """``prim`` as a cached one-equation executable; ``extra_key`` names what else its
+    lowering reads (a flag's value, for an eager impl that keys on it)."""
     arrays = [to_array(a) for a in args]
     if placed_apply_hook is not None:
         for a in arrays:
@@ -106,6 +113,8 @@ def apply_primitive_unchecked(prim, args, params):
             return placed_apply_hook(prim, arrays, params)  # on the default_device named
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))
+    if extra_key:
+        key += extra_key
     exe = _eager_cache.get(key)
     if exe is None:
         if prim not in typing_rules:  # a user primitive (extend.core) given no def_impl
@@ -132,3 +141,19 @@ def bitcast_to_uint(array: ArrayImpl) -> ArrayImpl:
 
 def eager_cache_size() -> int:
     return len(_eager_cache)
+
+
+# random_bits and random_split lower by the ``threefry_partitionable`` flag (as JAX's, which
+# lower through the flag-reading Threefry implementation): eagerly, a program built under
+# the other setting must not serve. The default setting keeps the plain cache key.
+def _keyed_by_threefry_partitionable(prim):
+    def impl(*args, **params):
+        if _flag_values.threefry_partitionable:
+            return NotImplemented
+        return apply_one_equation(prim, args, params, ("threefry_partitionable", False))
+    eager_impls[prim] = impl
+
+
+_flag_values = config.current
+for _prim in (_random_rules.random_bits_p, _random_rules.random_split_p):
+    _keyed_by_threefry_partitionable(_prim)

@@ -13,6 +13,10 @@ Keys arrive as their physical ``uint32[..., 2]`` arrays. For keys of shape
 - ``random_fold_in``: ``threefry(k1, k2, 0, msg)`` as the new key;
 - ``random_seed``: ``[seed >> 32, seed & 0xFFFFFFFF]`` as ``uint32``.
 
+With ``jax_threefry_partitionable=False`` (read when lowering; the flag is in jit's cache
+keys) ``random_bits`` and ``random_split`` follow JAX's original derivation instead:
+the words of ``threefry_2x32(key, iota(n))``.
+
 This module also teaches the structural lowering rules (slice, broadcast,
 transpose, gather, ...) about extended dtypes: an operation on ``key<fry>[s]`` is the
 same operation on the physical ``uint32[s + (2,)]`` with the trailing
@@ -25,6 +29,7 @@ import math
 import numpy as np
 
 from traxla.ir import dtypes
+from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules import random as R, shape as S
 from traxla.ir.rules.elementwise import select_n_p
@@ -164,7 +169,82 @@ def _random_unwrap(ctx, keys):
     return keys
 
 
+def _iota_counts(n, key_shape):
+    """JAX's ``threefry_2x32(key, iota(uint32, n))`` counter halves: ``iota(n)`` (padded
+    with a 0 to even length) split into its first and second half, each broadcast to
+    ``key_shape + (ceil(n / 2),)``."""
+    half = (n + 1) // 2
+    t = tensor_type((half,), U32)
+    x0 = hlo.iota(t, 0)
+    x1 = hlo.add(hlo.iota(t, 0), _full(half, (half,), U32))
+    if n % 2:  # the padding 0 ends the second half
+        x1 = hlo.concatenate([hlo.slice(x1, [0], [half - 1], [1]), _full(0, (1,), U32)], 0)
+    out = tuple(key_shape) + (half,)
+    dims = [len(key_shape)]
+    return _bcast(x0, (half,), out, dims, U32), _bcast(x1, (half,), out, dims, U32)
+
+
+def _threefry_iota(keys, key_shape, n):
+    """``threefry_2x32(key, iota(uint32, n))`` for every key: ``key_shape + (n,)`` words
+    (JAX's non-partitionable derivation, ``jax_threefry_partitionable=False``)."""
+    key_shape = tuple(key_shape)
+    half = (n + 1) // 2
+    out = key_shape + (half,)
+    k1, k2 = _key_words(keys, key_shape)
+    kdims = range(len(key_shape))
+    k1 = _bcast(k1, key_shape, out, kdims, U32)
+    k2 = _bcast(k2, key_shape, out, kdims, U32)
+    y0, y1 = threefry2x32(k1, k2, *_iota_counts(n, key_shape), out)
+    words = hlo.concatenate([y0, y1], len(key_shape))
+    if n % 2:
+        r = len(key_shape)
+        words = hlo.slice(words, [0] * (r + 1), list(key_shape) + [n], [1] * (r + 1))
+    return words
+
+
+def _random_bits_original(ctx, keys, bit_width, shape):
+    """JAX's ``_threefry_random_bits_original``: ``ceil(bit_width * size / 32)`` words
+    hashed from counters ``0, 1, ...``; 64 bits join the first half of the words (high)
+    with the second (low); 8 and 16 bits take each word's lowest bits first."""
+    key_shape = tuple(ctx.avals_in[0].shape)
+    out = key_shape + tuple(shape)
+    dtype = ctx.aval_out.dtype
+    size = math.prod(shape)
+    max_count = -(-bit_width * size // 32)
+    if size == 0:
+        return _full(0, out, dtype)
+    if max_count >= np.iinfo(np.uint32).max:
+        raise NotImplementedError("random bits of 2**32 - 1 or more words with "
+                                  "jax_threefry_partitionable=False")
+    r = len(key_shape)
+    words = _threefry_iota(keys, key_shape, max_count)  # key_shape + (max_count,)
+    if bit_width == 64:
+        t64 = tensor_type(key_shape + (size,), U64)
+        hi = hlo.slice(words, [0] * (r + 1), list(key_shape) + [size], [1] * (r + 1))
+        lo = hlo.slice(words, [0] * r + [size], list(key_shape) + [2 * size], [1] * (r + 1))
+        bits = hlo.or_(hlo.shift_left(hlo.convert(t64, hi), _full(32, key_shape + (size,), U64)),
+                       hlo.convert(t64, lo))
+    elif bit_width == 32:
+        bits = words
+    else:
+        per = 32 // bit_width
+        wide = key_shape + (max_count, per)
+        w = _bcast(words, key_shape + (max_count,), wide, range(r + 1), U32)
+        shifts = hlo.multiply(hlo.iota(tensor_type(wide, U32), r + 1), _full(bit_width, wide, U32))
+        w = hlo.and_(hlo.shift_right_logical(w, shifts), _full((1 << bit_width) - 1, wide, U32))
+        w = hlo.reshape(tensor_type(key_shape + (max_count * per,), U32), w)
+        w = hlo.slice(w, [0] * (r + 1), list(key_shape) + [size], [1] * (r + 1))
+        bits = hlo.convert(tensor_type(key_shape + (size,), dtype), w)
+    return hlo.reshape(tensor_type(out, dtype), bits)
+
+
+def _partitionable() -> bool:
+    return config.read("threefry_partitionable")
+
+
 def _random_bits(ctx, keys, *, bit_width, shape):
+    if not _partitionable():
+        return _random_bits_original(ctx, keys, bit_width, shape)
     key_shape = tuple(ctx.avals_in[0].shape)
     out = key_shape + tuple(shape)
     b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
@@ -180,6 +260,10 @@ def _random_bits(ctx, keys, *, bit_width, shape):
 
 def _random_split(ctx, keys, *, shape):
     key_shape = tuple(ctx.avals_in[0].shape)
+    if not _partitionable():  # JAX's _threefry_split_original: the words of 2n counters
+        n = math.prod(shape)
+        words = _threefry_iota(keys, key_shape, 2 * n)
+        return hlo.reshape(tensor_type(key_shape + tuple(shape) + (2,), U32), words)
     b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
     return _stack_words(b1, b2, key_shape + tuple(shape))
 
