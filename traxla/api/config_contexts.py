@@ -7,7 +7,8 @@ import contextlib
 import functools
 import threading
 
-from traxla.api.jit_caches import _config_epoch, _user_contexts
+from traxla.api.jit_caches import _new_epoch, _user_contexts
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.ir.config import LegacyPrngKeyState, config
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
 from traxla.runtime.backend import Device, get_backend
@@ -206,9 +207,11 @@ class _UserContextBlock:
         self._prev_value = local.__dict__.get("value", _MISSING)
         local.value = self._new_value
         config.current.local_blocks += 1  # the hit paths (keyed by types alone) step aside
+        _unusual.append(None)
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         config.current.local_blocks -= 1
+        _unusual.pop()
         local = self._config._local
         if self._prev_value is _MISSING:
             del local.value
@@ -233,7 +236,7 @@ class UserConfig:
 
     def set_global(self, new_value):
         self._global = new_value
-        _config_epoch[0] += 1  # the hit paths forget what they served under the old value
+        _new_epoch(None, new_value)  # the hit paths forget what they served under the old value
 
     def __call__(self, new_value):
         return _UserContextBlock(self, new_value)
