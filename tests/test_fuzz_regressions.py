@@ -364,3 +364,58 @@ def test_pad_refuses_as_jax(make):
 def test_pad_negative_and_interior_padding_values():
     x = np.arange(4, dtype=np.float32)
     _same(traxla.lax.pad(x, np.float32(-1), [(-1, 2, 1)]), jax.lax.pad(x, np.float32(-1), [(-1, 2, 1)]))
+
+
+_C = np.float32
+
+
+@pytest.mark.parametrize("body", [
+    lambda lax, x: lax.add(x, _C(2)),                            # seed 1, program 3139
+    lambda lax, x: lax.clamp(_C(0), lax.tanh(x), _C(3)),         # 3964, 5665, 6379
+    lambda lax, x: lax.rem(lax.log(lax.exp2(x)), _C(0.7)),       # 4399
+    lambda lax, x: lax.sub(lax.rem(0.3, x), _C(-1.5)),           # 8361
+    lambda lax, x: lax.mul(x, _C(2)),
+])
+@pytest.mark.parametrize("transform", ["grad", "jit_grad", "jvp"])
+def test_weak_type_of_a_gradient_through_a_strong_constant(body, transform):
+    # outside jit JAX converts a concrete tracer even to its own type: the weak tangent of a
+    # Python-float input then meets the convert, and its transpose makes the gradient weak
+    # (under jit the convert is skipped and the gradient is strong); traxla skipped it always
+    def run(api):
+        f = lambda x: api.lax.convert_element_type(body(api.lax, x), np.float32)
+        if transform == "jvp":
+            return api.jvp(f, (1.5,), (1.0,))[1]
+        g = api.grad(f)
+        return (api.jit(g) if transform == "jit_grad" else g)(1.5)
+    _same(run(traxla), run(jax))
+
+
+@pytest.mark.parametrize("make", [
+    # the constant tangent of integer_pow by 0 is a symbolic zero under grad (JAX's
+    # fallback linearization): no JVP equations of clamp or reduce_sum on it (1952, 4944)
+    lambda api, lax: api.grad(lambda x: lax.clamp(np.float32(0), lax.integer_pow(x, 0),
+                                                  np.float32(3)))(np.float32(1.5)),
+    lambda api, lax: api.grad(lambda x: lax.reduce_sum(lax.integer_pow(x, 0), ()))(np.float32(1.5)),
+])
+def test_a_constant_tangent_is_a_zero_under_grad(make):
+    _same_jaxpr(lambda api, lax: (lambda: make(api, lax)))
+
+
+def test_a_custom_jvp_rule_returning_a_constant_tangent_under_grad():
+    def make(api, lax):
+        @api.custom_jvp
+        def f(x):
+            return lax.sin(x)
+        f.defjvp(lambda p, t: (f(p[0]), lax.full_like(p[0], 3.0)))
+        return api.grad(lambda x: lax.mul(f(x), x))
+    _same_jaxpr(make, 1.5)
+    _same(make(traxla, traxla.lax)(1.5), make(jax, jax.lax)(1.5))
+
+
+def test_a_numpy_constant_converted_is_one_constvar():
+    # lax.convert_element_type of a NumPy array to its own dtype made a second constant
+    # (pow's JVP converts its exponent: program 8708)
+    c = np.full((2, 3), 1.5, np.float32)
+    _same_jaxpr(lambda api, lax: lambda x: lax.add(lax.add(x, lax.convert_element_type(
+        c, np.float32)), lax.convert_element_type(c, np.float32)), c)
+    _same_jaxpr(lambda api, lax: api.grad(lambda x: lax.reduce_sum(lax.pow(x, c), (0, 1))), c)
