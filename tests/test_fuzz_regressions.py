@@ -419,3 +419,21 @@ def test_a_numpy_constant_converted_is_one_constvar():
     _same_jaxpr(lambda api, lax: lambda x: lax.add(lax.add(x, lax.convert_element_type(
         c, np.float32)), lax.convert_element_type(c, np.float32)), c)
     _same_jaxpr(lambda api, lax: api.grad(lambda x: lax.reduce_sum(lax.pow(x, c), (0, 1))), c)
+
+
+@pytest.mark.parametrize("name", ["population_count", "clz", "reduce_and", "reduce_xor",
+                                  "reduce_or"])
+@pytest.mark.parametrize("transform", ["jvp", "grad"])
+def test_differentiating_an_integer_op_of_a_float_is_refused_as_jax(name, transform):
+    # no JVP rule in JAX (reduce_or: a linearization only): NotImplementedError, not the
+    # typing rule's TypeError (programs 65, 8506)
+    x = np.ones(3, np.float32)
+
+    def make(api, lax):
+        op = getattr(lax, name)
+        f = (lambda v: op(v, (0,))) if name.startswith("reduce") else op
+        if transform == "jvp":
+            return api.jvp(f, (x,), (x,))
+        return api.grad(lambda v: lax.reduce_sum(lax.convert_element_type(f(v), np.float32),
+                                                 tuple(range(np.ndim(f(x))))))(x)
+    _same_error(make)
