@@ -58,6 +58,18 @@ def test_the_comparison_can_fail():
                                 ("error", TypeError("y")))[0] == "message-differs"
 
 
+def test_a_jax_failure_only_when_lowering_is_a_jax_bug():
+    # JAX traced an invalid program and failed lowering it; traxla refused it while tracing
+    ours = ("error", ValueError("duplicate value in 'axes' of reduction: (1, 1)"))
+    MLIRError = type("MLIRError", (Exception,), {})
+    for theirs in (("error", ValueError("Cannot lower jaxpr with verifier errors:\n...")),
+                   ("error", MLIRError("Operation creation failed:\nerror: ..."))):
+        assert fd._jax_fails_late(ours, theirs)
+    assert not fd._jax_fails_late(ours, ("error", MLIRError("another failure")))
+    assert not fd._jax_fails_late(("error", KeyError("x")),
+                                  ("error", MLIRError("Operation creation failed:")))
+
+
 _FAKE_WORKER = ("import os, signal, sys, time; print('{\"ready\": true}', flush=True); "
                 "sys.stdin.readline(); ")
 

@@ -437,3 +437,37 @@ def test_differentiating_an_integer_op_of_a_float_is_refused_as_jax(name, transf
         return api.grad(lambda v: lax.reduce_sum(lax.convert_element_type(f(v), np.float32),
                                                  tuple(range(np.ndim(f(x))))))(x)
     _same_error(make)
+
+
+_REDUCTION_AXES = [
+    (np.ones((4, 2), np.float32), (1, 1)), (np.ones((4, 2), np.float32), (2, 2)),
+    (np.ones((4, 2), np.float32), (1, -1)), (np.ones((4, 2), bool), (5, 5)),
+    (np.ones((4, 2), np.complex64), (1, 1)), (np.ones((4, 2), np.int32), (3,)),
+]
+
+
+# (JAX lets the logical reductions' bad axes of a valid dtype through to its lowering: its bug)
+@pytest.mark.parametrize("name, x, axes", [
+    (name, x, axes) for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                                 "reduce_and", "reduce_or", "reduce_xor")
+    for x, axes in _REDUCTION_AXES
+    if not (name in ("reduce_and", "reduce_or", "reduce_xor") and x.dtype != np.float32)])
+def test_reduction_axes_and_dtypes_are_checked_in_jax_order(name, x, axes):
+    # JAX: repeated axes, then out-of-range (negative ones too), then the dtype; the logical
+    # reductions check the dtype first, with their own message
+    _same_error(lambda api, lax: getattr(lax, name)(x, axes))
+
+
+def test_negative_reduction_axes_are_refused_not_miscompiled():
+    # accepted by the typing rule, they failed MLIR verification (an internal error)
+    with pytest.raises(ValueError, match=r"reduction axes \(-1,\) contains out-of-bounds"):
+        traxla.lax.reduce_sum(np.ones((4, 2), np.float32), (-1,))
+    with pytest.raises(ValueError, match=r"reduction axes \(-1,\) contains out-of-bounds"):
+        traxla.lax.reduce_and(np.ones((4, 2), bool), (-1,))
+
+
+def test_jvp_of_reduce_prod_over_a_repeated_axis_is_refused_while_tracing():
+    # JAX traces a reshape of 8 elements to 16 and fails lowering it (program 3560)
+    x = np.ones((4, 2), np.float32)
+    with pytest.raises(ValueError, match=r"duplicate value in 'axes' of reduction: \(1, 1\)"):
+        traxla.jvp(lambda v: traxla.lax.reduce_prod(v, (1, 1)), (x,), (x,))

@@ -215,10 +215,14 @@ def _compare_outcomes(what, recipe, ours, theirs):
 
 def _jax_fails_late(ours, theirs):
     """JAX traced an invalid program (its typing rule let it through: reshape to another size
-    is one) and failed only when lowering it, where traxla refused it while tracing."""
+    is one; so is its JVP of ``reduce_prod`` over a repeated axis) and failed only when
+    lowering it (the verifier's errors, or MLIR refusing to create an operation), where
+    traxla refused it while tracing."""
     return (ours[0] == "error" and type(ours[1]).__name__ in ("TypeError", "ValueError")
             and theirs[0] == "error"
-            and str(theirs[1]).startswith("Cannot lower jaxpr with verifier errors"))
+            and (str(theirs[1]).startswith("Cannot lower jaxpr with verifier errors")
+                 or (type(theirs[1]).__name__ == "MLIRError"
+                     and str(theirs[1]).startswith("Operation creation failed"))))
 
 
 def _jax_eager_only(ours, theirs):
