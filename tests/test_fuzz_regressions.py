@@ -471,3 +471,35 @@ def test_jvp_of_reduce_prod_over_a_repeated_axis_is_refused_while_tracing():
     x = np.ones((4, 2), np.float32)
     with pytest.raises(ValueError, match=r"duplicate value in 'axes' of reduction: \(1, 1\)"):
         traxla.jvp(lambda v: traxla.lax.reduce_prod(v, (1, 1)), (x,), (x,))
+
+
+_F2, _H2 = np.ones(2, np.float32), np.ones(2, np.float16)
+_I2, _U2, _B2 = np.ones(2, np.int32), np.ones(2, np.uint8), np.ones(2, bool)
+
+
+@pytest.mark.parametrize("name, x, y", [
+    ("eq", _B2, np.ones(3, np.int32)),        # shapes checked before dtypes (program 1697)
+    ("add", _F2, np.ones(3, np.int32)), ("add", _B2, np.ones(3, bool)),
+    ("ge", _F2, _H2), ("lt", _F2, _H2),        # no jnp tip for these (program 1741)
+    ("rem", _F2, _H2), ("bitwise_and", _I2, _U2), ("bitwise_or", _B2, _U2),
+    ("max", _F2, _H2), ("shift_left", _I2, _U2), ("eq", _F2, _H2),
+    ("pow", _F2, _H2),                          # pow's own dtype rule
+])
+def test_binary_op_errors_have_jax_order_and_messages(name, x, y):
+    _same_error(lambda api, lax: api.jit(lambda a, b: getattr(lax, name)(a, b))(x, y))
+
+
+@pytest.mark.parametrize("start, limit, strides", [
+    ((5, 0), (0, 1), None),                     # programs 1613, 1917
+    ((0,), (1,), None), ((0, 0), (1,), None), ((0, 0), (4, 4), None), ((-1, 0), (1, 1), None),
+    ((2, 0), (1, 1), None), ((0, 0), (3, 4), (1,)), ((0, 0), (3, 4), (-1, 1)),
+])
+def test_slice_errors_have_jax_order_and_messages(start, limit, strides):
+    x = np.ones((3, 4), np.float32)
+    _same_error(lambda api, lax: api.jit(lambda v: lax.slice(v, start, limit, strides))(x))
+
+
+def test_slice_with_a_zero_stride_is_refused():
+    # JAX's check lets a zero stride through to a ZeroDivisionError; traxla had the same
+    with pytest.raises(TypeError, match="slice strides must be positive"):
+        traxla.lax.slice(np.ones((3, 4), np.float32), (0, 0), (3, 4), (0, 1))
