@@ -56,6 +56,10 @@ def test_the_comparison_can_fail():
     assert fd._compare_outcomes("jaxpr", recipe, ("ok", "a"), ("ok", "b"))[0] == "jaxpr-differs"
     assert fd._compare_outcomes("value", recipe, ("error", TypeError("x")),
                                 ("error", TypeError("y")))[0] == "message-differs"
+    # JAX prints an integer param as np.int64(1) or 1 depending on its caches
+    assert fd._compare_outcomes("value", recipe, ("error", ValueError("axes (1,) bad")),
+                                ("error", ValueError("axes (np.int64(1),) bad")))[0] == \
+        "same-error"
 
 
 def test_a_jax_failure_only_when_lowering_is_a_jax_bug():

@@ -126,6 +126,9 @@ def _structure(x):
 def _first_line(e):
     text = str(e).strip().splitlines()
     line = text[0] if text else ""
+    # (JAX prints an integer param as np.int64(1) or 1 depending on which of its caches
+    # served the call before: the two read the same here)
+    line = re.sub(r"np\.int64\((-?\d+)\)", r"\1", line)
     return re.sub(r"0x[0-9a-f]+", "0x?", line)
 
 
@@ -332,6 +335,7 @@ class Worker:
             what = f"the worker hung for {self.timeout} s"
         else:
             what = f"the worker died (exit status {self.proc.returncode})"
+        what += f" ({stage or 'no library'} running)"
         self.proc = None
         if stage == "jax":  # JAX (XLA under JAX) killed the process: not traxla's crash
             return "jax-bug", f"while JAX ran: {what}"
