@@ -78,6 +78,19 @@ _FAKE_WORKER = ("import os, signal, sys, time; print('{\"ready\": true}', flush=
                 "sys.stdin.readline(); ")
 
 
+def test_answers_arriving_together_are_all_read():
+    # a fast program's stage lines and answer reach the pipe in one piece: a buffered
+    # readline took them all and select then waited for more (a false "hung" crash)
+    action = ("sys.stdout.write('{\"stage\": \"traxla\"}\\n{\"stage\": \"jax\"}\\n'"
+              "'{\"bucket\": \"ok\", \"detail\": null}\\n'); sys.stdout.flush(); time.sleep(30)")
+    w = fd.Worker(timeout=5, command=[sys.executable, "-c", _FAKE_WORKER + action])
+    try:
+        assert w.run(fd.recipe_for(SEED, 0)) == ("ok", None)
+    finally:
+        w.proc.kill()
+        w.proc.wait()
+
+
 @pytest.mark.parametrize("action, bucket_expected, expected", [
     ("print('{\"stage\": \"traxla\"}', flush=True); os.kill(os.getpid(), signal.SIGSEGV)",
      "crashes", "died"),

@@ -295,20 +295,35 @@ class Worker:
         self.timeout = timeout
         self.command = command or [sys.executable, os.path.abspath(__file__), "--worker"]
         self.proc = None
+        self._buf = b""
 
     def start(self):
         env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"))
         self.proc = subprocess.Popen(self.command,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+        self._buf = b""
         self._read(600)
 
     def _read(self, timeout):
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
+        """The worker's next JSON line, or None when it sent none within ``timeout`` seconds
+        (or closed its output). The lines are split here, from the pipe's bytes: a buffered
+        reader's readline could take several lines from the pipe at once (a fast program's
+        stages and answer), and select would then wait for bytes already read."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
 
     def run(self, recipe):
         if self.proc is None or self.proc.poll() is not None:
