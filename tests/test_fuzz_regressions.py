@@ -503,3 +503,9 @@ def test_slice_with_a_zero_stride_is_refused():
     # JAX's check lets a zero stride through to a ZeroDivisionError; traxla had the same
     with pytest.raises(TypeError, match="slice strides must be positive"):
         traxla.lax.slice(np.ones((3, 4), np.float32), (0, 0), (3, 4), (0, 1))
+
+
+def test_sort_of_operands_of_different_shapes_has_jax_message():
+    # program 4444 of seed 1
+    _same_error(lambda api, lax: lax.sort((np.ones((4, 2), np.int32), np.ones((2, 0), np.float32)),
+                                          dimension=0, num_keys=1))
