@@ -509,3 +509,10 @@ def test_sort_of_operands_of_different_shapes_has_jax_message():
     # program 4444 of seed 1
     _same_error(lambda api, lax: lax.sort((np.ones((4, 2), np.int32), np.ones((2, 0), np.float32)),
                                           dimension=0, num_keys=1))
+
+
+def test_broadcast_in_dim_refuses_negative_dimensions_as_jax():
+    # program 9608 of seed 1
+    _same_error(lambda api, lax: lax.broadcast_in_dim(np.ones(2, np.int32), (2,), (-3,)))
+    _same_error(lambda api, lax: api.jit(lambda x: lax.broadcast_in_dim(x, (2,), (-1,)))(
+        np.ones(2, np.int32)))

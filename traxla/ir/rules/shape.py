@@ -16,6 +16,9 @@ def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
     if any(d < 0 for d in shape):
         raise TypeError("broadcast_in_dim shape must have every element be nonnegative, got "
                         f"{tuple(shape)}.")
+    if any(d < 0 for d in broadcast_dimensions):  # JAX's _check_shapelike
+        raise TypeError("broadcast_in_dim broadcast_dimensions must have every element be "
+                        f"nonnegative, got {tuple(broadcast_dimensions)}.")
     # JAX's checks, in its order, with its messages (the dimensions need not be increasing)
     if x.ndim != len(broadcast_dimensions):
         raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand "
