@@ -56,10 +56,39 @@ def test_the_comparison_can_fail():
     assert fd._compare_outcomes("jaxpr", recipe, ("ok", "a"), ("ok", "b"))[0] == "jaxpr-differs"
     assert fd._compare_outcomes("value", recipe, ("error", TypeError("x")),
                                 ("error", TypeError("y")))[0] == "message-differs"
+    # JAX prints an integer param as np.int64(1) or 1 depending on its caches
+    assert fd._compare_outcomes("value", recipe, ("error", ValueError("axes (1,) bad")),
+                                ("error", ValueError("axes (np.int64(1),) bad")))[0] == \
+        "same-error"
+
+
+def test_a_jax_failure_only_when_lowering_is_a_jax_bug():
+    # JAX traced an invalid program and failed lowering it; traxla refused it while tracing
+    ours = ("error", ValueError("duplicate value in 'axes' of reduction: (1, 1)"))
+    MLIRError = type("MLIRError", (Exception,), {})
+    for theirs in (("error", ValueError("Cannot lower jaxpr with verifier errors:\n...")),
+                   ("error", MLIRError("Operation creation failed:\nerror: ..."))):
+        assert fd._jax_fails_late(ours, theirs)
+    assert not fd._jax_fails_late(ours, ("error", MLIRError("another failure")))
+    assert not fd._jax_fails_late(("error", KeyError("x")),
+                                  ("error", MLIRError("Operation creation failed:")))
 
 
 _FAKE_WORKER = ("import os, signal, sys, time; print('{\"ready\": true}', flush=True); "
                 "sys.stdin.readline(); ")
+
+
+def test_answers_arriving_together_are_all_read():
+    # a fast program's stage lines and answer reach the pipe in one piece: a buffered
+    # readline took them all and select then waited for more (a false "hung" crash)
+    action = ("sys.stdout.write('{\"stage\": \"traxla\"}\\n{\"stage\": \"jax\"}\\n'"
+              "'{\"bucket\": \"ok\", \"detail\": null}\\n'); sys.stdout.flush(); time.sleep(30)")
+    w = fd.Worker(timeout=5, command=[sys.executable, "-c", _FAKE_WORKER + action])
+    try:
+        assert w.run(fd.recipe_for(SEED, 0)) == ("ok", None)
+    finally:
+        w.proc.kill()
+        w.proc.wait()
 
 
 @pytest.mark.parametrize("action, bucket_expected, expected", [

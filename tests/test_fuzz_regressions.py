@@ -364,3 +364,155 @@ def test_pad_refuses_as_jax(make):
 def test_pad_negative_and_interior_padding_values():
     x = np.arange(4, dtype=np.float32)
     _same(traxla.lax.pad(x, np.float32(-1), [(-1, 2, 1)]), jax.lax.pad(x, np.float32(-1), [(-1, 2, 1)]))
+
+
+_C = np.float32
+
+
+@pytest.mark.parametrize("body", [
+    lambda lax, x: lax.add(x, _C(2)),                            # seed 1, program 3139
+    lambda lax, x: lax.clamp(_C(0), lax.tanh(x), _C(3)),         # 3964, 5665, 6379
+    lambda lax, x: lax.rem(lax.log(lax.exp2(x)), _C(0.7)),       # 4399
+    lambda lax, x: lax.sub(lax.rem(0.3, x), _C(-1.5)),           # 8361
+    lambda lax, x: lax.mul(x, _C(2)),
+])
+@pytest.mark.parametrize("transform", ["grad", "jit_grad", "jvp"])
+def test_weak_type_of_a_gradient_through_a_strong_constant(body, transform):
+    # outside jit JAX converts a concrete tracer even to its own type: the weak tangent of a
+    # Python-float input then meets the convert, and its transpose makes the gradient weak
+    # (under jit the convert is skipped and the gradient is strong); traxla skipped it always
+    def run(api):
+        f = lambda x: api.lax.convert_element_type(body(api.lax, x), np.float32)
+        if transform == "jvp":
+            return api.jvp(f, (1.5,), (1.0,))[1]
+        g = api.grad(f)
+        return (api.jit(g) if transform == "jit_grad" else g)(1.5)
+    _same(run(traxla), run(jax))
+
+
+@pytest.mark.parametrize("make", [
+    # the constant tangent of integer_pow by 0 is a symbolic zero under grad (JAX's
+    # fallback linearization): no JVP equations of clamp or reduce_sum on it (1952, 4944)
+    lambda api, lax: api.grad(lambda x: lax.clamp(np.float32(0), lax.integer_pow(x, 0),
+                                                  np.float32(3)))(np.float32(1.5)),
+    lambda api, lax: api.grad(lambda x: lax.reduce_sum(lax.integer_pow(x, 0), ()))(np.float32(1.5)),
+])
+def test_a_constant_tangent_is_a_zero_under_grad(make):
+    _same_jaxpr(lambda api, lax: (lambda: make(api, lax)))
+
+
+def test_a_custom_jvp_rule_returning_a_constant_tangent_under_grad():
+    def make(api, lax):
+        @api.custom_jvp
+        def f(x):
+            return lax.sin(x)
+        f.defjvp(lambda p, t: (f(p[0]), lax.full_like(p[0], 3.0)))
+        return api.grad(lambda x: lax.mul(f(x), x))
+    _same_jaxpr(make, 1.5)
+    _same(make(traxla, traxla.lax)(1.5), make(jax, jax.lax)(1.5))
+
+
+def test_a_numpy_constant_converted_is_one_constvar():
+    # lax.convert_element_type of a NumPy array to its own dtype made a second constant
+    # (pow's JVP converts its exponent: program 8708)
+    c = np.full((2, 3), 1.5, np.float32)
+    _same_jaxpr(lambda api, lax: lambda x: lax.add(lax.add(x, lax.convert_element_type(
+        c, np.float32)), lax.convert_element_type(c, np.float32)), c)
+    _same_jaxpr(lambda api, lax: api.grad(lambda x: lax.reduce_sum(lax.pow(x, c), (0, 1))), c)
+
+
+@pytest.mark.parametrize("name", ["population_count", "clz", "reduce_and", "reduce_xor",
+                                  "reduce_or"])
+@pytest.mark.parametrize("transform", ["jvp", "grad"])
+def test_differentiating_an_integer_op_of_a_float_is_refused_as_jax(name, transform):
+    # no JVP rule in JAX (reduce_or: a linearization only): NotImplementedError, not the
+    # typing rule's TypeError (programs 65, 8506)
+    x = np.ones(3, np.float32)
+
+    def make(api, lax):
+        op = getattr(lax, name)
+        f = (lambda v: op(v, (0,))) if name.startswith("reduce") else op
+        if transform == "jvp":
+            return api.jvp(f, (x,), (x,))
+        return api.grad(lambda v: lax.reduce_sum(lax.convert_element_type(f(v), np.float32),
+                                                 tuple(range(np.ndim(f(x))))))(x)
+    _same_error(make)
+
+
+_REDUCTION_AXES = [
+    (np.ones((4, 2), np.float32), (1, 1)), (np.ones((4, 2), np.float32), (2, 2)),
+    (np.ones((4, 2), np.float32), (1, -1)), (np.ones((4, 2), bool), (5, 5)),
+    (np.ones((4, 2), np.complex64), (1, 1)), (np.ones((4, 2), np.int32), (3,)),
+]
+
+
+# (JAX lets the logical reductions' bad axes of a valid dtype through to its lowering: its bug)
+@pytest.mark.parametrize("name, x, axes", [
+    (name, x, axes) for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                                 "reduce_and", "reduce_or", "reduce_xor")
+    for x, axes in _REDUCTION_AXES
+    if not (name in ("reduce_and", "reduce_or", "reduce_xor") and x.dtype != np.float32)])
+def test_reduction_axes_and_dtypes_are_checked_in_jax_order(name, x, axes):
+    # JAX: repeated axes, then out-of-range (negative ones too), then the dtype; the logical
+    # reductions check the dtype first, with their own message
+    _same_error(lambda api, lax: getattr(lax, name)(x, axes))
+
+
+def test_negative_reduction_axes_are_refused_not_miscompiled():
+    # accepted by the typing rule, they failed MLIR verification (an internal error)
+    with pytest.raises(ValueError, match=r"reduction axes \(-1,\) contains out-of-bounds"):
+        traxla.lax.reduce_sum(np.ones((4, 2), np.float32), (-1,))
+    with pytest.raises(ValueError, match=r"reduction axes \(-1,\) contains out-of-bounds"):
+        traxla.lax.reduce_and(np.ones((4, 2), bool), (-1,))
+
+
+def test_jvp_of_reduce_prod_over_a_repeated_axis_is_refused_while_tracing():
+    # JAX traces a reshape of 8 elements to 16 and fails lowering it (program 3560)
+    x = np.ones((4, 2), np.float32)
+    with pytest.raises(ValueError, match=r"duplicate value in 'axes' of reduction: \(1, 1\)"):
+        traxla.jvp(lambda v: traxla.lax.reduce_prod(v, (1, 1)), (x,), (x,))
+
+
+_F2, _H2 = np.ones(2, np.float32), np.ones(2, np.float16)
+_I2, _U2, _B2 = np.ones(2, np.int32), np.ones(2, np.uint8), np.ones(2, bool)
+
+
+@pytest.mark.parametrize("name, x, y", [
+    ("eq", _B2, np.ones(3, np.int32)),        # shapes checked before dtypes (program 1697)
+    ("add", _F2, np.ones(3, np.int32)), ("add", _B2, np.ones(3, bool)),
+    ("ge", _F2, _H2), ("lt", _F2, _H2),        # no jnp tip for these (program 1741)
+    ("rem", _F2, _H2), ("bitwise_and", _I2, _U2), ("bitwise_or", _B2, _U2),
+    ("max", _F2, _H2), ("shift_left", _I2, _U2), ("eq", _F2, _H2),
+    ("pow", _F2, _H2),                          # pow's own dtype rule
+])
+def test_binary_op_errors_have_jax_order_and_messages(name, x, y):
+    _same_error(lambda api, lax: api.jit(lambda a, b: getattr(lax, name)(a, b))(x, y))
+
+
+@pytest.mark.parametrize("start, limit, strides", [
+    ((5, 0), (0, 1), None),                     # programs 1613, 1917
+    ((0,), (1,), None), ((0, 0), (1,), None), ((0, 0), (4, 4), None), ((-1, 0), (1, 1), None),
+    ((2, 0), (1, 1), None), ((0, 0), (3, 4), (1,)), ((0, 0), (3, 4), (-1, 1)),
+])
+def test_slice_errors_have_jax_order_and_messages(start, limit, strides):
+    x = np.ones((3, 4), np.float32)
+    _same_error(lambda api, lax: api.jit(lambda v: lax.slice(v, start, limit, strides))(x))
+
+
+def test_slice_with_a_zero_stride_is_refused():
+    # JAX's check lets a zero stride through to a ZeroDivisionError; traxla had the same
+    with pytest.raises(TypeError, match="slice strides must be positive"):
+        traxla.lax.slice(np.ones((3, 4), np.float32), (0, 0), (3, 4), (0, 1))
+
+
+def test_sort_of_operands_of_different_shapes_has_jax_message():
+    # program 4444 of seed 1
+    _same_error(lambda api, lax: lax.sort((np.ones((4, 2), np.int32), np.ones((2, 0), np.float32)),
+                                          dimension=0, num_keys=1))
+
+
+def test_broadcast_in_dim_refuses_negative_dimensions_as_jax():
+    # program 9608 of seed 1
+    _same_error(lambda api, lax: lax.broadcast_in_dim(np.ones(2, np.int32), (2,), (-3,)))
+    _same_error(lambda api, lax: api.jit(lambda x: lax.broadcast_in_dim(x, (2,), (-1,)))(
+        np.ones(2, np.int32)))

@@ -126,6 +126,9 @@ def _structure(x):
 def _first_line(e):
     text = str(e).strip().splitlines()
     line = text[0] if text else ""
+    # (JAX prints an integer param as np.int64(1) or 1 depending on which of its caches
+    # served the call before: the two read the same here)
+    line = re.sub(r"np\.int64\((-?\d+)\)", r"\1", line)
     return re.sub(r"0x[0-9a-f]+", "0x?", line)
 
 
@@ -215,10 +218,14 @@ def _compare_outcomes(what, recipe, ours, theirs):
 
 def _jax_fails_late(ours, theirs):
     """JAX traced an invalid program (its typing rule let it through: reshape to another size
-    is one) and failed only when lowering it, where traxla refused it while tracing."""
+    is one; so is its JVP of ``reduce_prod`` over a repeated axis) and failed only when
+    lowering it (the verifier's errors, or MLIR refusing to create an operation), where
+    traxla refused it while tracing."""
     return (ours[0] == "error" and type(ours[1]).__name__ in ("TypeError", "ValueError")
             and theirs[0] == "error"
-            and str(theirs[1]).startswith("Cannot lower jaxpr with verifier errors"))
+            and (str(theirs[1]).startswith("Cannot lower jaxpr with verifier errors")
+                 or (type(theirs[1]).__name__ == "MLIRError"
+                     and str(theirs[1]).startswith("Operation creation failed"))))
 
 
 def _jax_eager_only(ours, theirs):
@@ -288,20 +295,35 @@ class Worker:
         self.timeout = timeout
         self.command = command or [sys.executable, os.path.abspath(__file__), "--worker"]
         self.proc = None
+        self._buf = b""
 
     def start(self):
         env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"))
         self.proc = subprocess.Popen(self.command,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+        self._buf = b""
         self._read(600)
 
     def _read(self, timeout):
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
+        """The worker's next JSON line, or None when it sent none within ``timeout`` seconds
+        (or closed its output). The lines are split here, from the pipe's bytes: a buffered
+        reader's readline could take several lines from the pipe at once (a fast program's
+        stages and answer), and select would then wait for bytes already read."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
 
     def run(self, recipe):
         if self.proc is None or self.proc.poll() is not None:
@@ -328,6 +350,7 @@ class Worker:
             what = f"the worker hung for {self.timeout} s"
         else:
             what = f"the worker died (exit status {self.proc.returncode})"
+        what += f" ({stage or 'no library'} running)"
         self.proc = None
         if stage == "jax":  # JAX (XLA under JAX) killed the process: not traxla's crash
             return "jax-bug", f"while JAX ran: {what}"

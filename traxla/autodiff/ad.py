@@ -210,9 +210,19 @@ class JVPTrace(Trace):
                     f"rule for this primitive (operands {[prims.aval_of(p).str_short() for p in primals]}).")
             with set_current_trace(self.rule_trace):
                 out, tout = rule(primals, tangents, **params)
+            if self.tangent_trace is not None:
+                # as JAX's fallback linearization: a tangent the rule computed without the
+                # tangent inputs (a constant, e.g. integer_pow's by 0) is known, hence zero
+                tout = ([self.known_to_zero(p, t) for p, t in zip(out, tout)]
+                        if prim.multiple_results else self.known_to_zero(out, tout))
         if prim.multiple_results:
             return [JVPTracer(self, p, t) for p, t in zip(out, tout)]
         return JVPTracer(self, out, tout)
+
+    def known_to_zero(self, primal, t):
+        if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):
+            return t
+        return zero_of(primal)
 
     def leak_error(self, tracer):
         return UnexpectedTracerError(

@@ -222,6 +222,8 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
         outs, touts = jvp(primals, ts)
     touts = [zero_of(o) if t is None or _is_float0_aval(_aval(o)) else t
              for o, t in zip(outs, touts)]
+    if trace.tangent_trace is not None:  # linearizing: a constant tangent is zero, as in JAX
+        touts = [trace.known_to_zero(o, t) for o, t in zip(outs, touts)]
     return [JVPTracer(trace, o, t) for o, t in zip(outs, touts)]
 
 

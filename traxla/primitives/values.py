@@ -8,9 +8,10 @@ import math
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.jaxpr import Literal as _Literal, Literal
+from traxla.ir.jaxpr import Literal as _Literal, Literal, Var as _Var
 from traxla.ir.rules.elementwise import P as _E
 from traxla.tracer import Tracer, EvalTrace, current_trace
+from traxla.tracer import staging as _staging
 from traxla.tracer.values import concrete_aval, is_concrete
 from traxla.runtime.dispatch import to_array
 from traxla.ir.avals import ShapedArray
@@ -111,8 +112,14 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
 def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
     aval = aval_of(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and not isinstance(
-            operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
-        return operand
+            operand, (builtins.bool, builtins.int, builtins.float, builtins.complex)) and not (
+            # as JAX: a concrete tracer (eager grad's, whose tangent may be weak where its
+            # primal is not) is converted all the same, its tangent converted with it
+            isinstance(operand, Tracer) and operand.to_concrete_value() is not None):
+        if not (type(operand) is np.ndarray and operand.ndim and not _eager()):
+            return operand
+        # a NumPy array is bound even so, as in JAX: staged, it is the constant itself (the
+        # conversion forwarded), one constvar however often it is converted
     if (dtypes.is_extended(aval.dtype) or dtypes.is_extended(new_dtype)) and aval.dtype != new_dtype:
         # JAX's to_edtype/from_edtype: key data only through random_wrap/random_unwrap
         raise ValueError(f"Cannot convert_element_type from {aval.dtype} to {new_dtype}")
@@ -136,6 +143,21 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
         return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
                                        sharding=None)
+
+
+def _convert_element_type_forwarding(eqn):
+    # JAX's ``_convert_elt_type_fwd_rule``: a conversion to the operand's own type is no
+    # equation, its result the operand
+    operand = eqn.invars[0]
+    params = eqn.params
+    if (isinstance(operand, _Var) and operand.aval.dtype == params["new_dtype"]
+            and operand.aval.weak_type == params["weak_type"]
+            and params.get("sharding") in (None, operand.aval.sharding)):
+        return [0], None
+    return [None], eqn
+
+
+_staging.forwarding_rules[convert_element_type_p] = _convert_element_type_forwarding
 
 
 def bitcast_convert_type(operand, new_dtype):

@@ -14,7 +14,7 @@ from traxla.autodiff.rules import fft  # noqa: F401,E402  (fft)
 from traxla.autodiff.rules import topk  # noqa: F401,E402  (top_k, approx_top_k)
 from traxla.autodiff.rules import callbacks  # noqa: F401,E402  (debug prints on the primal; callbacks refuse JVP)
 from traxla.autodiff.rules import ffi  # noqa: F401,E402
-from traxla.autodiff.rules import integer_ops  # noqa: F401,E402  (mulhi, reduce_xor)
+from traxla.autodiff.rules import integer_ops  # noqa: F401,E402  (mulhi)
 from traxla.autodiff.rules import composite  # noqa: F401,E402  (composite: JAX's errors)
 from traxla.autodiff.rules import all_to_all  # noqa: F401,E402  (all_to_all, pswapaxes)
 from traxla.autodiff.rules import shard_map  # noqa: F401,E402  (shard_map, and so pmap)

@@ -9,7 +9,8 @@ from traxla.ir.rules import shape as S
 from traxla.ir.rules.ad import add_any_p, empty2_p
 from traxla.ir.rules.elementwise import P as E
 from traxla.ir.rules.reduction import P as R
-from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
+from traxla.autodiff.ad import (Zero, instantiate, is_undefined, jvp_rules, linearize_rules,
+                                transpose_rules, zero_of)
 from traxla.autodiff.rules._util import (_aval, _broadcast_shapes, _const, _convert, _eq_meet, _one,
                                          _ones, _square, _twos, _zero, _zeros,
                                          def_bilinear_transpose, defjvp, defjvp2, defjvp_zero,
@@ -22,10 +23,23 @@ from traxla.ir.avals import ShapedArray
 for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "and", "or", "xor",
               "shift_left", "shift_right_logical", "shift_right_arithmetic",
               "eq", "ne", "lt", "le", "gt", "ge", "bitcast_convert_type",
-              "population_count", "clz", "eq_to", "lt_to", "le_to"):
+              "eq_to", "lt_to", "le_to"):
     defjvp_zero(E[_name])
-for _name in ("argmax", "argmin", "reduce_and", "reduce_or"):
+for _name in ("argmax", "argmin"):
     defjvp_zero(R[_name])
+# population_count, clz, reduce_and (and reduce_xor) have no JVP rule in JAX: only their
+# integer operands, whose tangents are symbolic zeros, get past one; a float operand being
+# differentiated raises "Differentiation rule ... not implemented" before its typing rule.
+# reduce_or has a linearization only (JAX's _reduce_or_lin): under grad/linearize its
+# operand's type is checked, under jvp the rule is missing.
+
+
+def _reduce_or_linearize(trace, primals, tangents, *, axes):
+    out = R["reduce_or"].bind(primals[0], axes=axes)
+    return out, zero_of(out)
+
+
+linearize_rules[R["reduce_or"]] = _reduce_or_linearize
 defjvp_zero(S.iota_p)
 defjvp_zero(empty2_p)
 

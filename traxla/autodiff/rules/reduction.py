@@ -8,6 +8,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.reduction import P as R, dot_general_p
+from traxla.ir.sharding_rules import infer_avals
 from traxla.autodiff.ad import Zero, add_tangents, instantiate, jvp_flat, jvp_rules, zero_of
 from traxla.autodiff.rules._util import _eq_meet, def_bilinear_transpose, defjvp2
 
@@ -55,8 +56,11 @@ def _reduce_jvp(reducer, init_values, primals, tangents, axes):
     return jvp_flat(lambda *xs: list(reduce_tree(*xs)), list(primals), list(tangents))
 
 
-def _reduce_prod_jvp(primals, tangents, *, axes, **_):
+def _reduce_prod_jvp(primals, tangents, *, axes, **params):
     x, = primals
+    # JAX's rule reshapes without the primitive's typing rule, tracing a reshape to another
+    # size on repeated axes (its lowering then fails): the typing rule's error first
+    infer_avals(R["reduce_prod"], [lax.aval_of(x)], dict(params, axes=axes))
     init = np.array(1, lax.dtype_of(x))
     outs, touts = _reduce_jvp(lambda a, b: [lax.mul(a, b)], [init], primals,
                               [instantiate(t) for t in tangents], tuple(axes))

@@ -65,15 +65,6 @@ def broadcast_shapes(name: str, shapes):
     return tuple(out)
 
 
-def canonical_axes(name: str, axes, ndim: int, aval):
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"reduction axes {tuple(axes)} contains out-of-bounds indices for {aval}.")
-        out.append(a % ndim)
-    return tuple(out)
-
-
 def check_call_operands(avals, expected, called: str, takes: str, name: str = ""):
     """A TypeError naming ``called`` (a template for ``name``, formatted only on error: the
     typing rules run once per traced equation) and what it ``takes`` unless ``avals`` match

@@ -45,12 +45,12 @@ SECOND_OPERAND = {"pow": NUM}
 COMPARE = {"eq": ANY, "ne": ANY, "lt": ORDERED, "le": ORDERED, "gt": ORDERED, "ge": ORDERED,
            # total-order comparisons (sort comparators, searchsorted): -0 < +0, NaN ordered
            "eq_to": ANY, "lt_to": ORDERED, "le_to": ORDERED}
-# The jnp function the "same dtypes" message points users to.
+# The jnp function the "same dtypes" message points users to: JAX's _JNP_FUNCTION_EQUIVALENTS,
+# keyed by primitive name (so none for rem, and/or/xor, lt/le/gt/ge: JAX's keys there are
+# other names)
 _TIP = {"add": "jnp.add", "sub": "jnp.subtract", "mul": "jnp.multiply", "div": "jnp.divide",
-        "rem": "jnp.remainder", "max": "jnp.maximum", "min": "jnp.minimum", "pow": "jnp.power",
-        "atan2": "jnp.arctan2", "nextafter": "jnp.nextafter", "and": "jnp.bitwise_and",
-        "or": "jnp.bitwise_or", "xor": "jnp.bitwise_xor", "eq": "jnp.equal", "ne": "jnp.not_equal",
-        "lt": "jnp.less", "le": "jnp.less_equal", "gt": "jnp.greater", "ge": "jnp.greater_equal",
+        "max": "jnp.maximum", "min": "jnp.minimum", "atan2": "jnp.arctan2",
+        "nextafter": "jnp.nextafter", "eq": "jnp.equal", "ne": "jnp.not_equal",
         "shift_left": "jnp.left_shift", "shift_right_logical": "jnp.right_shift",
         "shift_right_arithmetic": "jnp.right_shift"}
 
@@ -78,11 +78,18 @@ def _binary_rule(name, categories, out_dtype=None):
         if name in ("eq", "ne") and dtypes.is_extended(x.dtype):  # keys compare (as in JAX)
             check_same_dtypes(name, (x, y), _TIP.get(name))
             return ShapedArray(broadcast_shapes(name, (x.shape, y.shape)), out_dtype, False)
+        # JAX's order: the shape rule (broadcasting), then the dtype rule
+        shape = broadcast_shapes(name, (x.shape, y.shape))
         check_dtype(name, categories, x.dtype, 0)
         check_dtype(name, SECOND_OPERAND.get(name, categories), y.dtype, 1)
-        if not (name == "pow" and dtypes.is_int(y.dtype)):
+        if name == "pow":  # JAX's _pow_dtype_rule
+            if not dtypes.is_int(y.dtype) and x.dtype != y.dtype:
+                raise TypeError(
+                    "the first argument to pow must have an inexact dtype (float or complex), "
+                    "and the second argument must have an inexact or integer dtype, and two "
+                    f"inexact dtypes must match, but got {x.dtype} and {y.dtype} respectively.")
+        else:
             check_same_dtypes(name, (x, y), _TIP.get(name))
-        shape = broadcast_shapes(name, (x.shape, y.shape))
         if out_dtype is not None:  # comparisons: weak when both operands are (as in JAX)
             return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
         return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)

@@ -115,10 +115,9 @@ def _sort_rule(*operands, dimension, is_stable, num_keys):
     if not operands:
         raise TypeError("sort requires at least one operand")
     shape = operands[0].shape
-    for o in operands:
-        if o.shape != shape:
-            raise TypeError(f"sort requires all operands to have the same shape, got "
-                            f"{[x.shape for x in operands]}")
+    if any(o.shape != shape for o in operands[1:]):  # JAX's _sort_abstract_eval message
+        shapes = " ".join(str(o.shape) for o in operands)
+        raise TypeError(f"Arguments to sort must have equal shapes, got: {shapes}")
     if not 0 <= dimension < max(len(shape), 1):
         raise TypeError(f"sort dimension {dimension} out of range for shape {shape}")
     if not 1 <= num_keys <= len(operands):

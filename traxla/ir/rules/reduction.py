@@ -6,22 +6,29 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_printing, def_typing
-from traxla.ir.rules._util import ANY, INT_BOOL, NUM, ORDERED, canonical_axes, check_dtype
+from traxla.ir.rules._util import ANY, INT_BOOL, NUM, ORDERED, accepts, check_dtype
 
 REDUCTIONS = {"reduce_sum": NUM, "reduce_prod": NUM, "reduce_max": ANY, "reduce_min": ANY,
               "reduce_and": INT_BOOL, "reduce_or": INT_BOOL}
 P: dict[str, Primitive] = {}
+_LOGICAL = ("reduce_and", "reduce_or", "reduce_xor")
 
 
 def _reduce_rule(name, categories):
     def rule(x, *, axes, out_sharding=None):
-        check_dtype(name, categories, x.dtype)
-        axes = canonical_axes(name, axes, x.ndim, x)
+        # JAX's order and messages: the shape rule (axes as given, negative ones refused),
+        # then the dtype rule; the logical reductions' shape rule checks the dtype first
+        axes = tuple(axes)
+        if name in _LOGICAL and not accepts(categories, x.dtype):
+            raise TypeError(f"logical reduction requires operand dtype bool or int, got {x.dtype}.")
         if len(set(axes)) != len(axes):
-            raise ValueError(f"duplicate value in 'axes' of {name}: {axes}")
+            raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+        if not all(0 <= a < x.ndim for a in axes):
+            raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {x}.")
+        check_dtype(name, categories, x.dtype)
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         # JAX strips the weak type of the logical reductions (not of sum/prod/max/min)
-        weak = x.weak_type and name not in ("reduce_and", "reduce_or", "reduce_xor")
+        weak = x.weak_type and name not in _LOGICAL
         return ShapedArray(shape, x.dtype, weak)
     return rule
 

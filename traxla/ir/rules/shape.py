@@ -16,6 +16,9 @@ def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
     if any(d < 0 for d in shape):
         raise TypeError("broadcast_in_dim shape must have every element be nonnegative, got "
                         f"{tuple(shape)}.")
+    if any(d < 0 for d in broadcast_dimensions):  # JAX's _check_shapelike
+        raise TypeError("broadcast_in_dim broadcast_dimensions must have every element be "
+                        f"nonnegative, got {tuple(broadcast_dimensions)}.")
     # JAX's checks, in its order, with its messages (the dimensions need not be increasing)
     if x.ndim != len(broadcast_dimensions):
         raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand "
@@ -127,15 +130,33 @@ def _pad_rule(x, padding_value, *, padding_config):
 
 
 def _slice_rule(x, *, start_indices, limit_indices, strides):
-    if len(start_indices) != x.ndim or len(limit_indices) != x.ndim:
-        raise TypeError(f"slice start_indices {start_indices} and limit_indices {limit_indices} must "
-                        f"have one entry per operand dimension, got operand shape {x.shape}.")
+    # JAX's _slice_shape_rule: its checks, in its order, with its messages
+    for what, obj in (("start_indices", start_indices), ("limit_indices", limit_indices)):
+        if not all(d >= 0 for d in obj):  # JAX's _check_shapelike
+            raise TypeError(f"slice {what} must have every element be nonnegative, got {obj}.")
+    if x.ndim != len(start_indices):
+        raise TypeError("slice start_indices must have length equal to the number of dimensions "
+                        f"of the operand, got indices {start_indices} for operand shape {x.shape}.")
+    if len(start_indices) != len(limit_indices):
+        raise TypeError("slice limit_indices must have the same length as start_indices, got "
+                        f"start_indices {start_indices} and limit_indices {limit_indices}.")
     if any(l > d for l, d in zip(limit_indices, x.shape)):
         raise TypeError("slice limit_indices must be less than or equal to operand shape, got "
                         f"limit_indices {limit_indices} for operand shape {x.shape}.")
-    if any(s < 0 for s in start_indices) or any(l < s for s, l in zip(start_indices, limit_indices)):
-        raise TypeError("slice start_indices must be non-negative and at most limit_indices, got "
+    if any(s < 0 for s in start_indices):
+        raise TypeError("slice start_indices must be greater than or equal to zero, got "
+                        f"start_indices of {start_indices}.")
+    if any(l < s for s, l in zip(start_indices, limit_indices)):
+        raise TypeError("slice limit_indices must be greater than or equal to start_indices, got "
                         f"start_indices {start_indices} and limit_indices {limit_indices}.")
+    if strides is not None and tuple(strides) != (1,) * x.ndim:
+        if not all(d >= 0 for d in strides):
+            raise TypeError(f"slice strides must have every element be nonnegative, got {strides}.")
+        if len(strides) != x.ndim:
+            raise TypeError("slice strides must have length equal to the number of dimensions "
+                            f"of the operand, got strides {strides} for operand shape {x.shape}.")
+        if not all(st > 0 for st in strides):  # (JAX lets 0 through, to a ZeroDivisionError)
+            raise TypeError(f"slice strides must be positive, got {strides}")
     strides = strides or (1,) * x.ndim
     shape = tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(start_indices, limit_indices, strides))
     return ShapedArray(shape, x.dtype, x.weak_type)
