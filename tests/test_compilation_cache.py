@@ -235,5 +235,5 @@ def test_sharded_programs_are_shared_across_processes_by_sharding_and_devices(tm
     for other in (replicated, reordered):
         assert other["stats"]["hits"] == 0 and other["stats"]["misses"] == 1, other
         assert other["out"] == cold["out"]
-    assert "P(None,)" in replicated["sharding"]
+    assert "spec=P()" in replicated["sharding"]  # a compiler's choice: no trailing Nones
     assert len(_entries(root)) == 3

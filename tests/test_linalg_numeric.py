@@ -443,7 +443,8 @@ with set_mesh(mesh):
     try:
         traxla.jit(jnp.linalg.cholesky)(traxla.device_put(a, NamedSharding(mesh, P(None, "x"))))
     except ShardingTypeError as e:
-        assert "must be unsharded on non-batch dimensions" in str(e), e
+        # JAX's own error, from the symmetrization before the factorization
+        assert "produces an illegally sharded result" in str(e), e
     else:
         raise AssertionError("no ShardingTypeError")
 print("ok")

@@ -17,7 +17,9 @@ SCRIPT = textwrap.dedent("""
         jax.distributed.initialize(f"127.0.0.1:{port}", nproc, pid, local_device_count=4 // nproc)
     else:
         jax.config.update('num_cpu_devices', 4)
-    mesh = jax.make_mesh((4,), ('x',))
+    # Auto axes: an unplaced argument may be split by in_specs (under Explicit axes JAX
+    # refuses it)
+    mesh = jax.make_mesh((4,), ('x',), axis_types=(jax.sharding.AxisType.Auto,))
     x = np.arange(16, dtype=np.float32)
     a = jax.device_put(x, jax.NamedSharding(mesh, P('x')))
     total = jax.jit(lambda a: jnp.sum(jnp.sin(a) * 2))(a)

@@ -295,7 +295,8 @@ def test_top_k_batching_and_rules():
     cov = coverage()
     for prim in ("top_k", "approx_top_k", "population_count", "clz"):
         assert cov[prim]["typing"] and cov[prim]["lowering"] and cov[prim]["batching"]
-        assert cov[prim]["jvp"], prim
+        # integer bit counts have no JVP rule in JAX either
+        assert cov[prim]["jvp"] == (prim in ("top_k", "approx_top_k")), prim
 
 
 def test_errors_name_the_function():

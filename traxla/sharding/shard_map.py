@@ -157,8 +157,10 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
     if type(trace_core._state.trace) is EvalTrace:
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
         if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
-            # as JAX's: the body runs eagerly, a primitive at a time, on every device
-            out = run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
+            # as JAX's: the body runs eagerly, a primitive at a time, on every device (each
+            # a small program on the mesh, so compiled even under disable_jit)
+            with _api.debug_mode.disable_jit(False):
+                out = run_eager(shard_map, f, mesh, specs, out_specs, check_vma, placed, tree)
             return _with_out_specs(out, out_specs, mesh)
         # compiled even under disable_jit (where the jit would call back here, forever):
         # the body is traced once, as a program on the mesh
