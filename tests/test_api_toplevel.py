@@ -382,3 +382,12 @@ def test_jit_retraces_when_the_promotion_mode_changes():
         with pytest.raises(tdt.TypePromotionError):
             _jitted_add(f32, i32)
     assert _jitted_add(f32, i32).dtype == np.float32
+
+
+def test_config_state_truth_value_is_refused_as_jax():
+    jax = pytest.importorskip("jax")
+    with pytest.raises(TypeError) as mine:
+        bool(tx.enable_x64)
+    with pytest.raises(TypeError) as theirs:
+        bool(jax.enable_x64)
+    assert str(mine.value) == str(theirs.value)

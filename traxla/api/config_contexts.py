@@ -47,8 +47,9 @@ class _FlagState:
         return self._context(new_val)
 
     def __bool__(self):
-        raise TypeError(f"bool() not supported for instances of type '{type(self).__name__}' "
-                        f"(did you mean to use '{self._name}.value' instead?)")
+        # JAX's words: its config states are all of the class State
+        raise TypeError("bool() not supported for instances of type 'State' (did you mean to "
+                        "use 'State.value' instead?)")
 
     def __repr__(self):
         return f"<traxla config state {self._name}={self.value!r}>"
