@@ -244,14 +244,7 @@ def make_array(aval: ShapedArray, buf, placement=None) -> ArrayImpl:
     return out
 
 
-def array_from_buffer(aval, buf) -> ArrayImpl:
-    """``make_array(aval, buf)`` for the dispatch hot paths, without the call."""
-    out = ArrayImpl()
-    out.aval = aval
-    out._buf = buf
-    out._npy = None
-    out._placement = None
-    return out
+array_from_buffer = make_array  # the name the dispatch paths use (a default-device result)
 
 
 def arrays_from_buffers(avals, bufs) -> list:
