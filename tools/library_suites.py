@@ -6,6 +6,12 @@
     python tools/library_suites.py --only alias_test    # files whose path contains this
     python tools/library_suites.py --setup-only
     python tools/library_suites.py --reuse-jax          # keep JAX results already recorded
+    python tools/library_suites.py --python python3 --jobs 12 --budget 540   # a big machine
+
+With ``--python`` the given interpreter runs both ways (it must have the libraries and JAX
+installed: no venv is made) and the sdists must already be under ``--src``. ``--budget``
+bounds the whole run: no file starts once less than 30 s are left, a running file gets
+only what is left, and a file without both results is left out of the counts (and listed).
 
 Setup (once): a separate venv (``--venv``, default /work/libvenv) with the pinned versions
 below and their test dependencies from PyPI, and the libraries' sdists (their test files)
@@ -73,14 +79,14 @@ def test_files(src: str, lib: str) -> list[str]:
     return sorted(os.path.relpath(p, d) for p in out)
 
 
-def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT):
+def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None):
     """Runs one test file one way ('jax' or 'traxla'); returns (outcomes, seconds)."""
     d = os.path.join(src, f"{lib}-{PINS[lib]}")
     res = os.path.join(src, "results", lib, way)
     os.makedirs(res, exist_ok=True)
     xml = os.path.join(res, rel.replace(os.sep, "__") + ".xml")
     log = xml[:-4] + ".log"
-    py = os.path.join(venv, "bin", "python")
+    py = python or os.path.join(venv, "bin", "python")
     pytest = ["-m", "pytest", "-v", "-p", "no:cacheprovider", "-rN",
               f"--junitxml={xml}", rel]
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1",
@@ -169,16 +175,27 @@ def main(argv=None) -> int:
     ap.add_argument("--traxla", default=ROOT,
                     help="the traxla checkout put on PYTHONPATH (default: this one)")
     ap.add_argument("--ways", default="jax,traxla", help="run only these (others: recorded)")
+    ap.add_argument("--python", default=None,
+                    help="run both ways with this interpreter (no venv set-up)")
+    ap.add_argument("--largest-first", action="store_true",
+                    help="start the largest test files first (packs a --budget run better)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds for the whole run (files not run both ways are left out)")
     args = ap.parse_args(argv)
-    setup(args.venv, args.src)
+    if args.python is None:
+        setup(args.venv, args.src)
     if args.setup_only:
         return 0
+    t_end = time.time() + args.budget if args.budget else None
     summary = {}
     for lib in args.libs.split(","):
         files = [f for f in test_files(args.src, lib) if not args.only or args.only in f]
         if args.sample and len(files) > args.sample:
             step = len(files) / args.sample
             files = [files[int(i * step)] for i in range(args.sample)]
+        if args.largest_first:
+            root = os.path.join(args.src, f"{lib}-{PINS[lib]}")
+            files.sort(key=lambda rel: -os.path.getsize(os.path.join(root, rel)))
         results = {}
 
         def job(rel, way):
@@ -186,18 +203,33 @@ def main(argv=None) -> int:
                 cached = load_cached(args.src, lib, rel, way)
                 if cached is not None or way not in args.ways:
                     return rel, way, cached or ({}, 0.0)
-            return rel, way, run_file(args.venv, args.src, lib, rel, way, args.timeout,
-                                      args.traxla)
+            timeout = args.timeout
+            if t_end is not None:
+                timeout = min(timeout, t_end - time.time())
+                if timeout < 30:
+                    return rel, way, None
+            got = run_file(args.venv, args.src, lib, rel, way, timeout, args.traxla,
+                           args.python)
+            if timeout < args.timeout and "TIMEOUT" in got[0].get("<file>", ("", ""))[1]:
+                return rel, way, None  # cut by the budget, not by the per-file limit
+            return rel, way, got
 
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futs = [pool.submit(job, rel, way) for rel in files for way in ("jax", "traxla")]
             for fut in concurrent.futures.as_completed(futs):
-                rel, way, (outcomes, dt) = fut.result()
-                results[(rel, way)] = (outcomes, dt)
+                rel, way, got = fut.result()
+                if got is None:
+                    continue  # the budget ran out before this file started
+                outcomes, dt = results[(rel, way)] = got
                 n_pass = sum(o == "pass" for o, _ in outcomes.values())
                 print(f"  {lib} {rel} [{way}] {n_pass}/{len(outcomes)} passed in {dt:.1f}s",
                       flush=True)
-        summary[lib] = report(lib, files, results)
+        not_run = [rel for rel in files
+                   if (rel, "jax") not in results or (rel, "traxla") not in results]
+        if not_run:
+            print(f"  {lib}: {len(not_run)} files not run both ways within the budget, "
+                  f"left out: {', '.join(not_run)}", flush=True)
+        summary[lib] = report(lib, [f for f in files if f not in not_run], results)
     print()
     print("| library | files | tests passing on JAX | of those passing on traxla | % | "
           "passing on traxla only | JAX wall (s) | traxla wall (s) |")
