@@ -79,7 +79,7 @@ def test_files(src: str, lib: str) -> list[str]:
     return sorted(os.path.relpath(p, d) for p in out)
 
 
-def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None):
+def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None, extra=()):
     """Runs one test file one way ('jax' or 'traxla'); returns (outcomes, seconds)."""
     d = os.path.join(src, f"{lib}-{PINS[lib]}")
     res = os.path.join(src, "results", lib, way)
@@ -88,7 +88,7 @@ def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None):
     log = xml[:-4] + ".log"
     py = python or os.path.join(venv, "bin", "python")
     pytest = ["-m", "pytest", "-v", "-p", "no:cacheprovider", "-rN",
-              f"--junitxml={xml}", rel]
+              f"--junitxml={xml}", *extra, rel]
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1",
                XLA_FLAGS=os.environ.get("XLA_FLAGS", ""), OMP_NUM_THREADS="1")
     if way == "traxla":
@@ -177,6 +177,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ways", default="jax,traxla", help="run only these (others: recorded)")
     ap.add_argument("--python", default=None,
                     help="run both ways with this interpreter (no venv set-up)")
+    ap.add_argument("--pytest-arg", action="append", default=[],
+                    help="passed to pytest both ways (repeatable), e.g. -W=ignore::UserWarning")
     ap.add_argument("--largest-first", action="store_true",
                     help="start the largest test files first (packs a --budget run better)")
     ap.add_argument("--budget", type=float, default=None,
@@ -209,7 +211,7 @@ def main(argv=None) -> int:
                 if timeout < 30:
                     return rel, way, None
             got = run_file(args.venv, args.src, lib, rel, way, timeout, args.traxla,
-                           args.python)
+                           args.python, args.pytest_arg)
             if timeout < args.timeout and "TIMEOUT" in got[0].get("<file>", ("", ""))[1]:
                 return rel, way, None  # cut by the budget, not by the per-file limit
             return rel, way, got
