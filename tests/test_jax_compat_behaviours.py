@@ -523,3 +523,29 @@ def test_concrete_array_protocols_match_jax():
         assert f(tnp.arange(4.0)) == f(jnp.arange(4.0))
     with pytest.raises(TypeError, match="JAX arrays are immutable and do not support in-place"):
         tnp.arange(4.0)[0] = 1
+
+
+# -- 9. ordering of complex numbers: lexicographic (real, imag), as JAX's ----------------
+
+_Z = np.array([1 + 2j, 1 - 1j, -1 + 0j, 0j, 1j], np.complex64)
+_W = np.array([1 + 1j, 1 - 1j, -1 + 1j, 0j, -1j], np.complex64)
+
+
+@pytest.mark.parametrize("name", ["greater", "greater_equal", "less", "less_equal", "maximum",
+                                  "minimum", "fmax", "fmin"])
+def test_complex_orderings_match_jax(name):
+    ours, theirs = getattr(tnp, name), getattr(jnp, name)
+    _same(ours(_Z, _W), theirs(_Z, _W))
+    _same(traxla.jit(ours)(_Z, _W), jax.jit(theirs)(_Z, _W))
+    assert str(traxla.make_jaxpr(ours)(_Z, _W)) == str(jax.make_jaxpr(theirs)(_Z, _W))
+    _same(traxla.jit(lambda z: ours(z, 0))(_Z), jax.jit(lambda z: theirs(z, 0))(_Z))
+
+
+def test_complex_operators_and_lax_max_match_jax():
+    for ours, theirs in ((lambda z: z > 0, lambda z: z > 0), (lambda z: z <= 1j, lambda z: z <= 1j),
+                         (lambda z: tlax.max(z, z[::-1]), lambda z: jax.lax.max(z, z[::-1])),
+                         (lambda z: tlax.min(z, 0j), lambda z: jax.lax.min(z, 0j))):
+        _same(ours(tnp.asarray(_Z)), theirs(jnp.asarray(_Z)))
+        _same(traxla.jit(ours)(_Z), jax.jit(theirs)(_Z))
+    with pytest.raises(ValueError, match="Please convert to a real value or array"):
+        tnp.clip(tnp.asarray(_Z), 0, 1)
