@@ -549,3 +549,14 @@ def test_complex_operators_and_lax_max_match_jax():
         _same(traxla.jit(ours)(_Z), jax.jit(theirs)(_Z))
     with pytest.raises(ValueError, match="Please convert to a real value or array"):
         tnp.clip(tnp.asarray(_Z), 0, 1)
+
+
+def test_argmax_of_complex_is_typed_but_not_lowered_as_jax():
+    # JAX types argmax/argmin of any dtype; lowering compares with lax.gt/lt, which refuse complex
+    for ours, theirs in ((tnp.argmax, jnp.argmax), (tnp.argmin, jnp.argmin)):
+        assert str(traxla.make_jaxpr(ours)(_Z)) == str(jax.make_jaxpr(theirs)(_Z))
+        with pytest.raises(TypeError) as mine:
+            traxla.jit(ours)(_Z)
+        with pytest.raises(TypeError) as want:
+            jax.jit(theirs)(_Z)
+        assert str(mine.value).split("\n")[0] == str(want.value).split("\n")[0]
