@@ -517,6 +517,15 @@ def test_tracer_refusals_match_jax():
     assert _errors_of(traxla, tnp) == _errors_of(jax, jnp)
 
 
+def test_array_namespace_is_the_numpy_module():
+    x = tnp.ones(2)
+    assert x.__array_namespace__() is tnp and tnp.__array_api_version__ == jnp.__array_api_version__
+    assert traxla.jit(lambda v: v * (v.__array_namespace__() is tnp))(x).tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match=r"api_version='2023.12' is not available; available "
+                                         r"versions are: \['2024.12'\]"):
+        x.__array_namespace__(api_version="2023.12")
+
+
 def test_concrete_array_protocols_match_jax():
     for f in (lambda x: x.tobytes(), lambda x: x.reshape(2, 2).tobytes("F"), lambda x: 2.0 in x,
               lambda x: x.itemsize, lambda x: divmod(x, 3)[1].tolist()):

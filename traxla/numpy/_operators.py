@@ -279,6 +279,17 @@ def _unimplemented_setitem(self, i, x):
                     " https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
 
 
+ARRAY_API_VERSION = "2024.12"
+
+
+def _array_namespace(self, *, api_version=None):
+    """The Python array API namespace of the array: ``traxla.numpy``."""
+    if api_version is not None and api_version != ARRAY_API_VERSION:
+        raise ValueError(f"{api_version=!r} is not available; "
+                         f"available versions are: {[ARRAY_API_VERSION]}")
+    return importlib.import_module("traxla.numpy")
+
+
 def _notimplemented_flat(self):
     raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
                               "consider arr.flatten() instead.")
@@ -288,7 +299,7 @@ _METHODS.update({
     "argpartition": _method("_searching", "argpartition"), "byteswap": _byteswap,
     "choose": _method("_searching", "choose"), "compress": _compress, "nonzero": _nonzero,
     "searchsorted": _method("_searching", "searchsorted"), "__contains__": _contains,
-    "__setitem__": _unimplemented_setitem,
+    "__setitem__": _unimplemented_setitem, "__array_namespace__": _array_namespace,
 })
 # a traced array's copies bind ``copy`` (a concrete Array has its own host copy)
 _TRACER_METHODS = {"copy": _copy, "__copy__": _copy,
