@@ -143,3 +143,25 @@ def test_payload_formats_as_arrays_like_jax():
     # eagerly too (JAX's eager check loses its traceback info under pytest: not compared)
     with pytest.raises(tcheckify.JaxRuntimeError, match=r"'b': Array\(3\., dtype=float32, weak"):
         tcheckify.check(tnp.array(False), "bad {t}", t={"b": tnp.array(3.0)})
+
+
+def _sharded(ns, api):
+    """checkify through pmap and shard_map (a check inside the body, and a collective)."""
+    def f(x):
+        ns.ck.check(ns.np.all(x > 0), "neg {x}", x=x)
+        return ns.np.log(x) + ns.lax.pmean(x, "i")
+    mesh = api.make_mesh((1,), ("i",), axis_types=(api.sharding.AxisType.Auto,))
+    smap = api.shard_map(f, mesh=mesh, in_specs=api.sharding.PartitionSpec("i"),
+                         out_specs=api.sharding.PartitionSpec("i"))
+    out = []
+    for wrapped, x in ((api.pmap(f, axis_name="i"), np.float32([[-1.0, 2.0]])),
+                       (api.pmap(f, axis_name="i"), np.float32([[1.0, 2.0]])),
+                       (smap, np.float32([-1.0, 2.0])), (api.jit(smap), np.float32([3.0, 2.0]))):
+        err, y = ns.ck.checkify(wrapped)(x)
+        out.append((err.get(), repr(np.asarray(y).tolist())))
+    return out
+
+
+def test_checkify_looks_inside_shard_map_and_pmap():
+    # as JAX's: each shard's error leaves stacked, so the error is batched, one per shard
+    assert _sharded(T, traxla) == _sharded(J, jax)

@@ -170,6 +170,15 @@ def test_unhashable_static_argument():
     (lambda: lax.select_n(jnp.ones(2, bool), jnp.ones(3), jnp.ones(3)), TypeError,
      "select `which` must be scalar or have the same shape as cases, got `which` shape (2,) but "
      "case shape (3,)."),
+    (lambda: lax.gather(jnp.ones((4, 3)), jnp.zeros((4, 1), jnp.int32), lax.GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)), (2, 3), mode="clip"),
+     TypeError, "Gather op can only collapse slice dims with bound 1, but bound is 2 for index 0 "
+     "at position 0."),
+    (lambda: lax.gather(jnp.ones((4, 3)), jnp.zeros((4, 1), jnp.int32), lax.GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(0,),
+        start_indices_batching_dims=(0,)), (2, 1), mode="clip"),
+     TypeError, "Gather op can only have operand batching dims with bound 0/1, but bound is 2 for "
+     "index 0 at position 0."),
 ])
 def test_shape_and_dtype_errors_at_trace_time(mode, thunk, exc, message):
     with pytest.raises(exc) as info:

@@ -451,3 +451,121 @@ def test_array_var_method_under_every_transformation():
     np.testing.assert_allclose(traxla.grad(lambda v: v.var())(x), 2 * (x - x.mean()) / 4,
                                rtol=1e-6)
     np.testing.assert_allclose(traxla.vmap(lambda v: v.var())(tnp.ones((2, 3))), [0.0, 0.0])
+
+
+# -- 8. every jax.Array method on every tracer kind ---------------------------------------
+
+_ARRAY_METHOD_CASES = {
+    "copy": lambda x: x.copy(), "__copy__": lambda x: copy.copy(x),
+    "deepcopy": lambda x: copy.deepcopy(x), "argpartition": lambda x: x.argpartition(2),
+    "byteswap": lambda x: x.byteswap(), "searchsorted": lambda x: x.searchsorted(2.5),
+    "choose": lambda x: (x.astype(int) % 2).choose([x, -x], mode="clip"),
+    "compress": lambda x: x.compress(x > 2, size=3), "nonzero": lambda x: x.nonzero(size=2),
+    "divmod": lambda x: divmod(x, 4.0), "rdivmod": lambda x: divmod(4.0, x + 1),
+    "contains": lambda x: x.__contains__(3.0), "reversed": lambda x: list(reversed(x[:2])),
+    "itemsize": lambda x: x * x.itemsize, "nbytes": lambda x: x * x.nbytes,
+}
+
+
+@pytest.mark.parametrize("transform", ["eager", "jit", "vmap", "grad"])
+@pytest.mark.parametrize("name", list(_ARRAY_METHOD_CASES))
+def test_array_methods_on_every_tracer_match_jax(name, transform):
+    f = _ARRAY_METHOD_CASES[name]
+
+    def run(api, np_):
+        x = np_.arange(6.0)
+        if transform == "eager":
+            return f(x)
+        if transform == "jit":
+            return api.jit(f)(x)
+        if transform == "vmap":
+            return api.vmap(lambda v: f(np_.stack([v, v + 1, v + 2])))(x)
+        first = lambda out: out[0] if isinstance(out, (tuple, list)) else out  # noqa: E731
+        return api.grad(lambda v: np_.sum(np_.asarray(first(f(v))).astype(float)))(x)
+
+    if transform == "vmap" and name in ("compress", "nonzero", "reversed"):
+        pytest.skip("data-dependent shape / Python list under vmap")
+    ours, theirs = run(traxla, tnp), run(jax, jnp)
+    for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+        assert np.asarray(o).dtype == np.asarray(t).dtype
+    if transform == "jit":
+        assert str(traxla.make_jaxpr(f)(tnp.arange(6.0))) == str(jax.make_jaxpr(f)(jnp.arange(6.0)))
+
+
+def _errors_of(api, np_):
+    out = []
+
+    def probe(x):
+        for thunk in (lambda: x.__setitem__(0, 1), lambda: x.tobytes(), lambda: x.tolist(),
+                      lambda: x.item(), lambda: x.__dlpack__(), lambda: x.flat,
+                      lambda: x.committed, lambda: x.sharding, lambda: x.block_until_ready(),
+                      lambda: x.no_such_attribute, lambda: pickle.dumps(x),
+                      lambda: x.reshape(2, 2).__contains__(1.0), lambda: "a" in x):
+            try:
+                thunk()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001
+                out.append((type(e).__name__, str(e).replace(__file__, "F")))
+        return x
+
+    api.jit(probe)(np_.arange(4.0))
+    return out
+
+
+def test_tracer_refusals_match_jax():
+    assert _errors_of(traxla, tnp) == _errors_of(jax, jnp)
+
+
+def test_array_namespace_is_the_numpy_module():
+    x = tnp.ones(2)
+    assert x.__array_namespace__() is tnp and tnp.__array_api_version__ == jnp.__array_api_version__
+    assert traxla.jit(lambda v: v * (v.__array_namespace__() is tnp))(x).tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match=r"api_version='2023.12' is not available; available "
+                                         r"versions are: \['2024.12'\]"):
+        x.__array_namespace__(api_version="2023.12")
+
+
+def test_concrete_array_protocols_match_jax():
+    for f in (lambda x: x.tobytes(), lambda x: x.reshape(2, 2).tobytes("F"), lambda x: 2.0 in x,
+              lambda x: x.itemsize, lambda x: divmod(x, 3)[1].tolist()):
+        assert f(tnp.arange(4.0)) == f(jnp.arange(4.0))
+    with pytest.raises(TypeError, match="JAX arrays are immutable and do not support in-place"):
+        tnp.arange(4.0)[0] = 1
+
+
+# -- 9. ordering of complex numbers: lexicographic (real, imag), as JAX's ----------------
+
+_Z = np.array([1 + 2j, 1 - 1j, -1 + 0j, 0j, 1j], np.complex64)
+_W = np.array([1 + 1j, 1 - 1j, -1 + 1j, 0j, -1j], np.complex64)
+
+
+@pytest.mark.parametrize("name", ["greater", "greater_equal", "less", "less_equal", "maximum",
+                                  "minimum", "fmax", "fmin"])
+def test_complex_orderings_match_jax(name):
+    ours, theirs = getattr(tnp, name), getattr(jnp, name)
+    _same(ours(_Z, _W), theirs(_Z, _W))
+    _same(traxla.jit(ours)(_Z, _W), jax.jit(theirs)(_Z, _W))
+    assert str(traxla.make_jaxpr(ours)(_Z, _W)) == str(jax.make_jaxpr(theirs)(_Z, _W))
+    _same(traxla.jit(lambda z: ours(z, 0))(_Z), jax.jit(lambda z: theirs(z, 0))(_Z))
+
+
+def test_complex_operators_and_lax_max_match_jax():
+    for ours, theirs in ((lambda z: z > 0, lambda z: z > 0), (lambda z: z <= 1j, lambda z: z <= 1j),
+                         (lambda z: tlax.max(z, z[::-1]), lambda z: jax.lax.max(z, z[::-1])),
+                         (lambda z: tlax.min(z, 0j), lambda z: jax.lax.min(z, 0j))):
+        _same(ours(tnp.asarray(_Z)), theirs(jnp.asarray(_Z)))
+        _same(traxla.jit(ours)(_Z), jax.jit(theirs)(_Z))
+    with pytest.raises(ValueError, match="Please convert to a real value or array"):
+        tnp.clip(tnp.asarray(_Z), 0, 1)
+
+
+def test_argmax_of_complex_is_typed_but_not_lowered_as_jax():
+    # JAX types argmax/argmin of any dtype; lowering compares with lax.gt/lt, which refuse complex
+    for ours, theirs in ((tnp.argmax, jnp.argmax), (tnp.argmin, jnp.argmin)):
+        assert str(traxla.make_jaxpr(ours)(_Z)) == str(jax.make_jaxpr(theirs)(_Z))
+        with pytest.raises(TypeError) as mine:
+            traxla.jit(ours)(_Z)
+        with pytest.raises(TypeError) as want:
+            jax.jit(theirs)(_Z)
+        assert str(mine.value).split("\n")[0] == str(want.value).split("\n")[0]

@@ -1040,6 +1040,11 @@ V("reduce.and_or", [_f(3, 4)],
   lambda np_, lax_, vmap_, jit_: vmap_(lambda x: (np_.all(x > 0, axis=0), np_.any(x > 1)), in_axes=1))
 V("logsumexp_like", [_f(4, 5)],
   lambda np_, lax_, vmap_, jit_: vmap_(lambda x: np_.log(np_.sum(np_.exp(x - np_.max(x))))))
+# an empty batch: the batched gather's operand batching dimension has slice size 0
+V("gather.empty_batch", [np.zeros((0, 3), np.float32), np.zeros((0,), np.int32)],
+  lambda np_, lax_, vmap_, jit_: vmap_(lambda x, i: x[i]))
+V("scatter.empty_batch", [np.zeros((0, 3), np.float32), np.zeros((0,), np.int32)],
+  lambda np_, lax_, vmap_, jit_: vmap_(lambda x, i: x.at[i].set(1.0)))
 
 KNOWN_DIFFERENCES: dict[str, str] = {}
 

@@ -20,7 +20,12 @@ from traxla.lax.control_flow import _switch_internal
 from traxla.ir.jaxpr import Literal, subjaxprs
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.callbacks import check_p
+from traxla.ir.rules.collectives import shard_map_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
+from traxla.ir.sharding import PartitionSpec
+from traxla.ir.thread_state import axis_env
+from traxla.ir.vma import active as vma_active
 from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.dispatch import eager_impls
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
@@ -312,6 +317,8 @@ class _Checker:
             return self._scan(vals, params, state)
         if prim is while_p:
             return self._while(vals, params, state)
+        if prim is shard_map_p:
+            return self._shard_map(vals, params, state)
         raise NotImplementedError(
             f"checkify does not yet look inside '{prim.name}' equations that contain checks "
             f"(equation at {eqn.source_info}).")
@@ -348,6 +355,9 @@ class _Checker:
         state[:] = self.unflat(list(flat))
         return list(carry) + list(ys)
 
+    def _shard_map(self, vals, params, state):
+        return _shard_map_checked(self, vals, params, state)
+
     def _while(self, vals, params, state):
         cn, bn = params["cond_nconsts"], params["body_nconsts"]
         cond_consts, body_consts, carry = vals[:cn], vals[cn:cn + bn], vals[cn + bn:]
@@ -367,6 +377,44 @@ class _Checker:
         flat, carry = lax.while_loop(cond_fn, body_fn, (self.flat(state), list(carry)))
         state[:] = self.unflat(list(flat))
         return list(carry)
+
+
+def _shard_map_checked(checker, vals, params, state):
+    """As JAX's ``shard_map_error_check``: the error enters every shard replicated, each
+    shard threads its own, and the shards' errors leave stacked along a new leading axis
+    split over the manual mesh axes: the error is then batched, one per shard."""
+    closed, mesh, check_vma = params["jaxpr"], params["mesh"], params["check_vma"]
+    flat = [jnp.asarray(e) for e in checker.flat(state)]
+    n_err = len(flat)
+
+    def body(*args):
+        inner = checker.unflat(list(args[:n_err]))
+        outs = checker.run(closed.jaxpr, list(closed.consts), list(args[n_err:]), inner)
+        return [lax.expand_dims(e, (0,)) for e in checker.flat(inner)] + list(outs)
+
+    axis_env.append(mesh)
+    vma_active[0] += bool(check_vma)
+    try:
+        traced = trace_to_jaxpr(body, [lax.aval_of(e) for e in flat] + list(closed.in_avals),
+                                make_debug_info(body, "shard_map", ()))
+    finally:
+        vma_active[0] -= bool(check_vma)
+        axis_env.pop()
+    # closures over enclosing tracers become replicated leading operands (as shard_map's)
+    jaxpr = traced.jaxpr
+    moved = [(v, c) for v, c in zip(jaxpr.constvars, traced.consts) if isinstance(c, Tracer)]
+    kept = [(v, c) for v, c in zip(jaxpr.constvars, traced.consts) if not isinstance(c, Tracer)]
+    checked = ClosedJaxpr(Jaxpr([v for v, _ in kept], [v for v, _ in moved] + jaxpr.invars,
+                                jaxpr.outvars, jaxpr.eqns), [c for _, c in kept])
+    manual = tuple(n for n in mesh.axis_names if n in params["manual_axes"])
+    err_out = PartitionSpec(manual[0] if len(manual) == 1 else manual)
+    outs = shard_map_p.bind(
+        *[c for _, c in moved], *flat, *vals,
+        **{**params, "jaxpr": checked,
+           "in_specs": (PartitionSpec(),) * (len(moved) + n_err) + tuple(params["in_specs"]),
+           "out_specs": (err_out,) * n_err + tuple(params["out_specs"])})
+    state[:] = checker.unflat(list(outs[:n_err]))
+    return list(outs[n_err:])
 
 
 def _oob(name, vals, params):

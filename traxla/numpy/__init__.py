@@ -10,6 +10,7 @@ import numpy as _np
 from traxla.ir import dtypes as _dtypes
 from traxla.runtime import Array as ndarray  # noqa: F401
 from traxla.numpy import _operators  # noqa: F401  (installs operators on Array and tracers)
+from traxla.numpy._operators import ARRAY_API_VERSION as __array_api_version__  # noqa: F401
 from traxla.numpy._creation import (arange, array, asarray, empty, eye, full, full_like, identity, linspace,
                         ones, ones_like, zeros, zeros_like)
 from traxla.numpy._indexer import NonConcreteBooleanIndexError  # noqa: F401

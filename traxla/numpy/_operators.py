@@ -18,6 +18,7 @@ from traxla.ir.rules.export import dim_as_value_p
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.numpy._creation import zeros
 from traxla.numpy._sorting import sort, argsort
+from traxla.numpy._promotion import ensure_arraylike
 
 
 def _swap(fn):
@@ -134,12 +135,13 @@ _OPERATORS = {
     "__lshift__": _ufuncs.left_shift, "__rshift__": _ufuncs.right_shift,
     "__lt__": ufuncs["less"], "__le__": ufuncs["less_equal"], "__gt__": ufuncs["greater"],
     "__ge__": ufuncs["greater_equal"], "__eq__": ufuncs["equal"], "__ne__": ufuncs["not_equal"],
+    "__divmod__": _ufuncs.divmod,
 }
 _REFLECTED = {"__radd__": "__add__", "__rsub__": "__sub__", "__rmul__": "__mul__",
               "__rtruediv__": "__truediv__", "__rfloordiv__": "__floordiv__", "__rmod__": "__mod__",
               "__rpow__": "__pow__", "__rmatmul__": "__matmul__", "__rand__": "__and__",
               "__ror__": "__or__", "__rxor__": "__xor__", "__rlshift__": "__lshift__",
-              "__rrshift__": "__rshift__"}
+              "__rrshift__": "__rshift__", "__rdivmod__": "__divmod__"}
 
 _UNARY = {
     "__neg__": ufuncs["negative"], "__pos__": _ufuncs.positive, "__abs__": _ufuncs.abs,
@@ -231,7 +233,82 @@ _METHODS.update({
     "conjugate": _method("_ufuncs", "conjugate"),
 })
 
+
+
+def _byteswap(self):
+    """The bytes of each element reversed (JAX's ``Array.byteswap``)."""
+    if dtypes.is_complex(self.dtype):
+        return lax.complex(_byteswap(_ufuncs.real(self)), _byteswap(_ufuncs.imag(self)))
+    if self.dtype.itemsize == 1:
+        return _copy(self)
+    as_bytes = lax.bitcast_convert_type(self, _np.dtype("uint8"))
+    return lax.bitcast_convert_type(lax.rev(as_bytes, [lax.shape_of(self).__len__()]), self.dtype)
+
+
+def _copy(self):
+    return importlib.import_module("traxla.numpy._dtypes_api").copy(self)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    mod = importlib.import_module("traxla.numpy._searching")
+    return mod.compress(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
+
+
+def _nonzero(self, *, fill_value=None, size=None):
+    mod = importlib.import_module("traxla.numpy._searching")
+    return mod.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _contains(self, other):
+    """``other in self`` as JAX's: a 1-D array and a scalar query only."""
+    if other is None or isinstance(other, str):
+        raise TypeError(f"Array.__contains__: unsupported operand type {type(other)}.")
+    query = ensure_arraylike("Array.__contains__", other)
+    if len(lax.shape_of(self)) != 1:
+        raise ValueError("Array.__contains__: search array must be one-dimensional,"
+                         f" got arr.shape={self.shape}.")
+    if len(lax.shape_of(query)) != 0:
+        raise ValueError("Array.__contains__: query value must be a scalar,"
+                         f" got query.shape={query.shape}")
+    return _reductions.any(ufuncs["equal"](self, query))
+
+
+def _unimplemented_setitem(self, i, x):
+    raise TypeError("JAX arrays are immutable and do not support in-place item assignment."
+                    " Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method:"
+                    " https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+ARRAY_API_VERSION = "2024.12"
+
+
+def _array_namespace(self, *, api_version=None):
+    """The Python array API namespace of the array: ``traxla.numpy``."""
+    if api_version is not None and api_version != ARRAY_API_VERSION:
+        raise ValueError(f"{api_version=!r} is not available; "
+                         f"available versions are: {[ARRAY_API_VERSION]}")
+    return importlib.import_module("traxla.numpy")
+
+
+def _notimplemented_flat(self):
+    raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
+                              "consider arr.flatten() instead.")
+
+
+_METHODS.update({
+    "argpartition": _method("_searching", "argpartition"), "byteswap": _byteswap,
+    "choose": _method("_searching", "choose"), "compress": _compress, "nonzero": _nonzero,
+    "searchsorted": _method("_searching", "searchsorted"), "__contains__": _contains,
+    "__setitem__": _unimplemented_setitem, "__array_namespace__": _array_namespace,
+})
+# a traced array's copies bind ``copy`` (a concrete Array has its own host copy)
+_TRACER_METHODS = {"copy": _copy, "__copy__": _copy,
+                   "__deepcopy__": lambda self, memo: _copy(self)}
+
 _PROPERTIES = {
+    "flat": _notimplemented_flat,
+    "itemsize": lambda self: self.dtype.itemsize,
+    "nbytes": lambda self: self.size * self.dtype.itemsize,
     "T": lambda self: _shape.transpose(self),
     "mT": lambda self: _shape.matrix_transpose(self),
     "real": lambda self: _ufuncs.real(self),
@@ -248,11 +325,14 @@ def install(cls, wrap=lambda fn: fn):
     for name, fn in _UNARY.items():
         setattr(cls, name, _unary(wrap(fn), name) if cls is Tracer else wrap(fn))
     for name, fn in _METHODS.items():
-        setattr(cls, name, _ref_method(fn, name) if cls is Tracer and name != "__getitem__"
-                else fn)
+        plain = cls is not Tracer or name in ("__getitem__", "__setitem__")
+        setattr(cls, name, fn if plain else _ref_method(fn, name))
     for name, fn in _PROPERTIES.items():
-        if fn is not None:
+        if fn is not None and not (name == "nbytes" and cls is ArrayImpl):
             setattr(cls, name, property(fn))
+    if cls is Tracer:
+        for name, fn in _TRACER_METHODS.items():
+            setattr(cls, name, _ref_method(fn, name))
 
 
 install(ArrayImpl, _eager.eager_cached)  # concrete operands: cached compiled programs

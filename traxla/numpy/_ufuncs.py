@@ -93,6 +93,23 @@ for _n, _f in _INEXACT_BINARY.items():
 ufuncs["divide"] = ufuncs["true_divide"]
 
 
+def _complex_comparison(name, lax_op):
+    """An ordering comparison; complex operands compare lexicographically as (real, imag)
+    pairs, as JAX's (and NumPy's)."""
+    def fn(x1, x2, /):
+        x, y = promote_args(name, x1, x2)
+        if dtypes.is_complex(lax.dtype_of(x)):
+            return lax.select(lax.eq(lax.real(x), lax.real(y)), lax_op(lax.imag(x), lax.imag(y)),
+                              lax_op(lax.real(x), lax.real(y)))
+        return lax_op(x, y)
+    fn.__name__ = name
+    return fn
+
+
+for _n in ("less", "less_equal", "greater", "greater_equal"):
+    ufuncs[_n] = _complex_comparison(_n, _BINARY[_n])
+
+
 def negative(x, /):
     return lax.neg(*promote_args("negative", x))
 
@@ -384,7 +401,9 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002
     check_arraylike("clip", arr)
     if builtins.any(dtypes.is_complex(lax.dtype_of(t)) for t in (arr, min, max) if t is not None):
         raise ValueError("Clip received a complex value either through the input or the min/max "
-                         "keywords. Complex values have no ordering and cannot be clipped.")
+                         "keywords. Complex values have no ordering and cannot be clipped. "
+                         "Please convert to a real value or array by taking the real or "
+                         "imaginary components via jax.numpy.real/imag respectively.")
     if min is not None:
         arr = ufuncs["maximum"](min, arr)
     if max is not None:

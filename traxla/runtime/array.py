@@ -226,6 +226,9 @@ class ArrayImpl(Array):
         return [Shard(d, idx, block) for d, idx, block in
                 local_blocks(self._buf, self._placement, self.shape)]
 
+    def tobytes(self, order="C"):
+        return np.asarray(self).tobytes(order)
+
     def copy(self):
         if isinstance(self.aval.dtype, ExtendedDType):
             return _reconstruct_array(np.array(self.physical_value()), self.aval.dtype,

@@ -542,6 +542,7 @@ def install_on_tracer():
     """Called by ``traxla/__init__`` once ``traxla.numpy`` has installed array indexing."""
     array_getitem = Tracer.__getitem__
     array_at = Tracer.at
+    array_setitem = Tracer.__setitem__
 
     def __getitem__(self, idx):
         if is_ref_aval(self.aval):
@@ -551,10 +552,7 @@ def install_on_tracer():
     def __setitem__(self, idx, value):
         if is_ref_aval(self.aval):
             return set(self, idx, value)
-        raise TypeError(f"'{type(self).__name__}' object does not support item assignment. "
-                        "JAX arrays are immutable. Instead of ``x[idx] = y``, use "
-                        "``x = x.at[idx].set(y)`` or another .at[] method: "
-                        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+        return array_setitem(self, idx, value)  # JAX's immutability error
 
     def at(self):
         if is_ref_aval(self.aval):

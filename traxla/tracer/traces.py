@@ -217,11 +217,56 @@ class Tracer:
         self._concretization_error("complex", "If trying to convert the data type of a value, "
                                    "try using `x.astype(complex)` or `jnp.array(x, complex)` instead.")
 
-    def item(self):
-        self._concretization_error("item", "The item() method needs a concrete value.")
+    def _concrete_only(self, context: str):
+        """JAX's ``ConcretizationTypeError(tracer, context)``."""
+        self._check_alive()
+        raise ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected: "
+            f"{self._error_repr()}\n{context}{self._origin_msg()}\n")
 
+    def item(self, *args):
+        self._concrete_only("This occurred in the item() method of jax.Array")
+
+    # as JAX's: the context names the origin too, so it is printed twice
     def tolist(self):
-        self._concretization_error("tolist", "The tolist() method needs a concrete value.")
+        self._concrete_only(f"The tolist() method was called on {self._error_repr()}."
+                            f"{self._origin_msg()}")
+
+    def tobytes(self, order="C"):
+        self._concrete_only(f"The tobytes() method was called on {self._error_repr()}."
+                            f"{self._origin_msg()}")
+
+    def __dlpack__(self, *args, **kwargs):
+        self._concrete_only(f"The __dlpack__() method was called on {self._error_repr()}."
+                            f"{self._origin_msg()}")
+
+    def __reduce__(self):
+        self._concrete_only("The error occurred in the __reduce__ method, which may indicate an "
+                            "attempt to serialize/pickle a traced value.")
+
+    @property
+    def committed(self):
+        self._concrete_only(f"The 'committed' attribute is not available on "
+                            f"{self._error_repr()}.{self._origin_msg()}")
+
+    @property
+    def addressable_shards(self):
+        self._concrete_only(f"The 'addressable_shards' attribute is not available on "
+                            f"{self._error_repr()}.{self._origin_msg()}")
+
+    def __reversed__(self):
+        return iter(self[::-1])
+
+    def __getattr__(self, name):
+        # only for names the class lacks: JAX's Tracer.__getattr__ messages
+        if name in ("block_until_ready", "copy_to_host_async"):
+            raise AttributeError(f"The '{name}' method is not available on "
+                                 f"{self._error_repr()}.{self._origin_msg()}")
+        if name == "sharding":
+            raise AttributeError(f"The 'sharding' attribute is not available on "
+                                 f"{self._error_repr()}. To query sharding information on "
+                                 "tracers, use `jax.typeof(x)`.")
+        raise AttributeError(f"{type(self).__name__} has no attribute {name}")
 
     def __hash__(self):
         raise TypeError(f"unhashable type: '{type(self).__name__}'. A traced array cannot be used "

@@ -76,10 +76,15 @@ def _gather_rule(operand, indices, *, dimension_numbers, slice_sizes, indices_ar
         if 0 not in indices.shape and not 0 <= s <= operand.shape[d]:
             raise TypeError(f"Slice size at index {d} in gather op is out of range, must be "
                             f"within [0, {operand.shape[d]} + 1), got {s}.")
-    for d in tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims):
+    for i, d in enumerate(dn.collapsed_slice_dims):  # JAX's _gather_shape_rule messages
         if slice_sizes[d] != 1:
-            raise TypeError(f"gather: collapsed/batching dimension {d} must have slice size 1, "
-                            f"got {slice_sizes}")
+            raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound "
+                            f"is {slice_sizes[d]} for index {d} at position {i}.")
+    for i, d in enumerate(dn.operand_batching_dims):
+        # a batching dimension's bound is 0 when the batch is empty (vmap over 0 elements)
+        if slice_sizes[d] > 1:
+            raise TypeError(f"Gather op can only have operand batching dims with bound 0/1, "
+                            f"but bound is {slice_sizes[d]} for index {d} at position {i}.")
     removed = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
     offset_sizes = [s for d, s in enumerate(slice_sizes) if d not in removed]
     if len(offset_sizes) != len(dn.offset_dims):

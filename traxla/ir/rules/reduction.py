@@ -44,7 +44,8 @@ def _arg_rule(name):
         if x.shape[axis] < 1:
             raise ValueError("argmin and argmax require non-empty reduced dimension. "
                              f"operand.shape={x.shape} {axis=}")
-        check_dtype(name, ORDERED, x.dtype)
+        if not dtypes.is_complex(x.dtype):  # as JAX's: complex is refused at lowering only
+            check_dtype(name, ORDERED, x.dtype)
         if not dtypes.is_int(np.dtype(index_dtype)):
             raise TypeError(f"index_dtype must be an integer type, but got "
                             f"{np.dtype(index_dtype).name}")

@@ -148,6 +148,35 @@ for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
 
 
+def _minmax(name, direction):
+    """max/min comparing complex values lexicographically as (real, imag) pairs, as
+    JAX's ``mlir.max_hlo``/``min_hlo``; other dtypes: the one StableHLO op."""
+    plain = _binary(name)
+
+    def rule(ctx, x, y):
+        if not dtypes.is_complex(ctx.avals_in[0].dtype):
+            return plain(ctx, x, y)
+        shape = ctx.avals_out[0].shape
+        x = broadcast_to(x, ctx.avals_in[0], shape)
+        y = broadcast_to(y, ctx.avals_in[1], shape)
+        rx, ry = hlo.real(x), hlo.real(y)
+        real_eq = hlo.compare(rx, ry, **compare_attributes("EQ", "FLOAT"))
+        real_cmp = hlo.compare(rx, ry, **compare_attributes(direction, "FLOAT"))
+        imag_cmp = hlo.compare(hlo.imag(x), hlo.imag(y), **compare_attributes(direction, "FLOAT"))
+        return hlo.select(hlo.select(real_eq, imag_cmp, real_cmp), x, y)
+    return rule
+
+
+def _real_operands(eqn):
+    """The inline path (one op) only for real operands."""
+    return None if dtypes.is_complex(eqn.invars[0].aval.dtype) else {}
+
+
+for _name, _direction in (("max", "GT"), ("min", "LT")):
+    register_elementwise_op(P[_name], BINARY_OPS[_name], _minmax(BINARY_OPS[_name], _direction),
+                            _real_operands)
+
+
 def _compare_attributes(direction):
     def attributes_of(eqn):
         dtype = eqn.invars[0].aval.dtype

@@ -73,6 +73,10 @@ for _name, (_, _init) in MONOIDS.items():
 def _argminmax(direction, init):
     def rule(ctx, x, *, axes, index_dtype):
         aval = ctx.avals_in[0]
+        if dtypes.is_complex(aval.dtype):  # typed, but refused at lowering, as JAX's
+            cmp = "gt" if direction == "GT" else "lt"  # (whose lowering compares with lax.gt/lt)
+            raise TypeError(f"{cmp} does not accept dtype {aval.dtype.name} at position 0. "
+                            "Accepted dtypes at position 0 are subtypes of integer, floating, bool.")
         axis = axes[0]
         idx = dyn.iota(tensor_type(aval.shape, index_dtype), axis, aval.shape)
         out_aval = ctx.aval_out
