@@ -12,6 +12,7 @@ goes, so that a crash or a timeout still reports the cells run before it. For tr
 import hook maps ``jax`` and every ``jax.X`` to ``traxla`` and ``traxla.X`` (``import
 jax.numpy as jnp``, ``from jax.lax import scan``, ``from jax import Array``).
 
+A cell JAX's own run does not reach (it timed out or crashed before it) is not counted.
 What counts as the same (see ``compare``): the outputs after ``normalize`` (memory addresses
 and other long integers that vary from run to run become numbered placeholders, so "the
 same address printed twice" still has to hold), and the exception class name. A cell JAX
@@ -284,6 +285,8 @@ def compare(cell, want, got):
     """``(same, why)`` for one cell's JAX record ``want`` and traxla record ``got``."""
     if want.get("skipped") or got.get("skipped"):
         return None, "skipped: " + str(want.get("skipped") or got.get("skipped"))
+    if want["exception"] == "<crash>":  # JAX's run timed out or died before this cell
+        return None, "not reached under JAX: " + (want.get("message") or "")[-200:]
     if want["exception"] != got["exception"]:
         return False, (f"JAX {'raised ' + want['exception'] if want['exception'] else 'ran'}, "
                        f"traxla {'raised ' + got['exception'] if got['exception'] else 'ran'}"
