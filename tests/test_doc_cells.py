@@ -115,3 +115,20 @@ def test_jax_ref_api_page_names_exist():
     assert module == "jax.ref" and len(names) == 8
     missing = [n for n in names if not hasattr(traxla.ref, n)]
     assert not missing, missing
+
+
+def test_runs_seed_numpy_and_python_random_alike(tmp_path):
+    """A page drawing unseeded random numbers (tracing.md's ``np.random.randn``) gives
+    both runs the same inputs."""
+    doc_cells = _doc_cells()
+    page = tmp_path / "page.md"
+    page.write_text("```{code-cell}\nimport random\nimport numpy as np\n"
+                    "print(np.random.randn(3), random.random())\n```\n")
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"out{k}.jsonl"
+        doc_cells.child_main("jax", str(page), str(out))  # runs the cells only: no jax here
+        outs.append(out.read_text())
+        import numpy as np
+        np.random.randn(5)  # moves the global generator between the runs
+    assert outs[0] == outs[1] and "[" in outs[0]

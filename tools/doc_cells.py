@@ -18,7 +18,8 @@ and other long integers that vary from run to run become numbered placeholders, 
 same address printed twice" still has to hold), and the exception class name. A cell JAX
 tags ``raises-exception`` is the same when both raise the same class. Cells tagged
 ``skip-execution`` and cell magics (``%%...``) are skipped; line magics (``%timeit x``) run
-their statement once; shell escapes (``!pip ...``) are dropped.
+their statement once; shell escapes (``!pip ...``) are dropped. Both runs seed NumPy's and
+Python's global random generators alike, so unseeded draws give both the same inputs.
 
 The summary line reads "N of M cells behave as under JAX" (skipped cells not counted).
 """
@@ -226,6 +227,12 @@ def run_cell(cell, namespace):
 def child_main(library, page, out):
     if library == "traxla":
         install_traxla_as_jax()
+    # the same seeds in both runs: a page drawing unseeded NumPy or Python random numbers
+    # (``np.random.randn(3)``) then gives both libraries the same inputs
+    import random
+    import numpy as np
+    random.seed(0)
+    np.random.seed(0)
     namespace = {"__name__": "__main__"}
     with open(out, "w", encoding="utf-8") as f:
         for cell in read_cells(page):
