@@ -31,6 +31,8 @@ def test_reading_cells_of_a_myst_page():
     # the comparison's normalization: addresses numbered by first appearance, class paths cut
     assert doc_cells.normalize("123456789012 x 0x7f00aa00 123456789012") == "<#1> x <#2> <#1>"
     assert doc_cells.normalize("<class 'jax._src.core.Tracer'>") == "<class 'Tracer'>"
+    assert (doc_cells.normalize("<class 'jaxlib._jax.ArrayImpl'>")
+            == doc_cells.normalize("<class 'traxla.runtime.array.ArrayImpl'>"))
 
 
 _SYNTHETIC_PAGE = """\

@@ -273,8 +273,9 @@ def run_page(library, page, timeout=600):
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]{6,}|(?<![\w.])\d{9,}(?![\w.])")
 
 
-# a class of either library printed with its module path: the paths are internal
-_CLASS_PATH = re.compile(r"<class '(?:jax|traxla)(?:\.\w+)*\.(\w+)'>")
+# a class of either library (JAX's include jaxlib's) printed with its module path: the
+# paths are internal
+_CLASS_PATH = re.compile(r"<class '(?:jaxlib|jax|traxla)(?:\.\w+)*\.(\w+)'>")
 
 
 def normalize(text):
