@@ -33,6 +33,9 @@ def test_reading_cells_of_a_myst_page():
     assert doc_cells.normalize("<class 'jax._src.core.Tracer'>") == "<class 'Tracer'>"
     assert (doc_cells.normalize("<class 'jaxlib._jax.ArrayImpl'>")
             == doc_cells.normalize("<class 'traxla.runtime.array.ArrayImpl'>"))
+    assert (doc_cells.normalize("<jax._src.sharding_impls.set_mesh object at 0x7f2ca81d72e0>")
+            == "<set_mesh object at <#1>>"
+            == doc_cells.normalize("<traxla.sharding.set_mesh object at 0x7fe48fb98650>"))
 
 
 _SYNTHETIC_PAGE = """\

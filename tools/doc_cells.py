@@ -276,16 +276,20 @@ _VOLATILE = re.compile(r"0x[0-9a-fA-F]{6,}|(?<![\w.])\d{9,}(?![\w.])")
 # a class of either library (JAX's include jaxlib's) printed with its module path: the
 # paths are internal
 _CLASS_PATH = re.compile(r"<class '(?:jaxlib|jax|traxla)(?:\.\w+)*\.(\w+)'>")
+# the default repr of such an object: ``<jax._src.sharding_impls.set_mesh object at 0x...>``
+_OBJECT_PATH = re.compile(r"<(?:jaxlib|jax|traxla)(?:\.\w+)*\.(\w+) object at ")
 
 
 def normalize(text):
     """``text`` with memory addresses (``0x7f...``) and long integers (buffer pointers, ids)
     replaced by ``<#1>``, ``<#2>``, ... numbered by first appearance, and the classes of
-    either library named without their module path (``<class 'DynamicJaxprTracer'>``)."""
+    either library named without their module path (``<class 'DynamicJaxprTracer'>``,
+    ``<set_mesh object at <#1>>``)."""
     if not text:
         return text
     seen = {}
     text = _CLASS_PATH.sub(r"<class '\1'>", text)
+    text = _OBJECT_PATH.sub(r"<\1 object at ", text)
     return _VOLATILE.sub(lambda m: "<#%d>" % seen.setdefault(m.group(0), len(seen) + 1), text)
 
 
