@@ -132,7 +132,7 @@ def test_runs_seed_numpy_and_python_random_alike(tmp_path):
     outs = []
     for k in range(2):
         out = tmp_path / f"out{k}.jsonl"
-        doc_cells.child_main("jax", str(page), str(out))  # runs the cells only: no jax here
+        doc_cells.child_main("jax", str(page), str(out))  # (imports jax, then seeds)
         outs.append(out.read_text())
         import numpy as np
         np.random.randn(5)  # moves the global generator between the runs

@@ -227,8 +227,10 @@ def run_cell(cell, namespace):
 def child_main(library, page, out):
     if library == "traxla":
         install_traxla_as_jax()
-    # the same seeds in both runs: a page drawing unseeded NumPy or Python random numbers
-    # (``np.random.randn(3)``) then gives both libraries the same inputs
+    else:
+        import jax  # noqa: F401  (importing JAX draws from NumPy's global generator)
+    # the same seeds in both runs, after the import: a page drawing unseeded NumPy or
+    # Python random numbers (``np.random.randn(3)``) gives both libraries the same inputs
     import random
     import numpy as np
     random.seed(0)
