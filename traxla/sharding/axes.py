@@ -12,6 +12,7 @@ from traxla import tree_util
 from traxla.ir.sharding import AxisType, PartitionSpec
 from traxla.runtime.placement import Mesh, NamedSharding
 from traxla.sharding import _mesh_stack, get_mesh, reshard
+from traxla.tracer import Tracer
 
 
 def _with_axis_types(mesh: Mesh, axes, axis_type) -> Mesh:
@@ -84,12 +85,20 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
         outer = _context_mesh("auto_axes")
         inner, names = _with_axis_types(outer, axes, AxisType.Auto)
         with _in_context(inner):
-            args = tree_util.tree_map(
-                lambda a: reshard(a, NamedSharding(inner, _explicit_only(_spec_of(a), inner))),
-                args)
+            args = tree_util.tree_map(lambda a: _into_auto(a, inner), args)
             out = f(*args, **kwargs)
         return reshard(out, out_sharding_)
     return wrapped
+
+
+def _into_auto(a, inner: Mesh):
+    """``a`` typed over ``inner``, where some axes became Auto: a traced value loses them
+    from its type; a concrete Array keeps its placement (as JAX's eager ``mesh_cast``, whose
+    result XLA leaves where it is), only its type hides the Auto axes."""
+    spec = _spec_of(a)
+    if getattr(a, "_placement", None) is not None and not isinstance(a, Tracer):
+        return reshard(a, NamedSharding(inner, spec))
+    return reshard(a, NamedSharding(inner, _explicit_only(spec, inner)))
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
