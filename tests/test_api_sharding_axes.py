@@ -41,6 +41,11 @@ with jax.set_mesh(explicit):
         jax.jit(lambda x: x.sharding)(a)
     except AttributeError as e:
         out["tracer_sharding"] = str(e)
+    try:
+        with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((4,), ("a",))):
+            pass
+    except ValueError as e:
+        out["abstract_size"] = str(e)
 auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 with jax.set_mesh(auto):
     b = jax.device_put(jnp.arange(32.0).reshape(8, 4), P("x", "y"))
@@ -82,6 +87,10 @@ JAX_RESULTS = {
     "tracer_sharding": "The 'sharding' attribute is not available on traced array with shape "
                        "float32[8@x,4@y]. To query sharding information on tracers, use "
                        "`jax.typeof(x)`.",
+    "abstract_size": "use_abstract_mesh cannot change the size of the mesh. Got new mesh: "
+                     "AbstractMesh('a': 4, axis_types=(Auto,)) with size=4 and prev mesh: "
+                     "AbstractMesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit), "
+                     "device_kind=cpu, num_cores=None, platform=cpu) with size=8",
 }
 
 

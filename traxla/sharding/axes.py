@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 
 from traxla import tree_util
 from traxla.ir.sharding import AxisType, PartitionSpec
@@ -129,6 +130,11 @@ def use_abstract_mesh(mesh):
     """Traces with ``mesh``'s axis types: ``mesh`` (an AbstractMesh) must have the names
     and sizes of the context mesh, whose devices the program keeps."""
     concrete = get_mesh()
+    if concrete is not None and concrete.devices.size != math.prod(mesh.axis_sizes):
+        raise ValueError(
+            f"use_abstract_mesh cannot change the size of the mesh. Got new mesh: {mesh} with "
+            f"size={math.prod(mesh.axis_sizes)} and prev mesh: {concrete.abstract_mesh} with "
+            f"size={concrete.devices.size}")
     if concrete is None or tuple(concrete.axis_names) != tuple(mesh.axis_names) or tuple(
             concrete.devices.shape) != tuple(mesh.axis_sizes):
         raise NotImplementedError(
