@@ -225,7 +225,7 @@ def _uninitialized(shape, dtype):
 def _specs_for(specs, tree, n, what):
     if specs is no_block_spec:
         return [no_block_spec] * n
-    if isinstance(specs, (BlockSpec, NoBlockSpec)) and n == 1 and tree.num_leaves == 1:
+    if isinstance(specs, (BlockSpec, NoBlockSpec)) and n == 1:
         return [specs]
     flat, spec_tree = tree_util.tree_flatten(
         specs, is_leaf=lambda s: isinstance(s, (BlockSpec, NoBlockSpec)) or s is None)
