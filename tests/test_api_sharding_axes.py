@@ -31,6 +31,21 @@ with jax.set_mesh(explicit):
         jax.sharding.auto_axes(lambda a: a)(a)
     except TypeError as e:
         out["missing"] = str(e)
+    seen = []
+    def body(x):
+        seen.append([str(x.sharding.spec), str(jax.typeof(x))])  # a concrete Array here
+        return x
+    jax.sharding.auto_axes(body, out_sharding=P("x", "y"))(a)
+    out["auto_concrete"] = seen
+    try:
+        jax.jit(lambda x: x.sharding)(a)
+    except AttributeError as e:
+        out["tracer_sharding"] = str(e)
+    try:
+        with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((4,), ("a",))):
+            pass
+    except ValueError as e:
+        out["abstract_size"] = str(e)
 auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 with jax.set_mesh(auto):
     b = jax.device_put(jnp.arange(32.0).reshape(8, 4), P("x", "y"))
@@ -67,6 +82,15 @@ JAX_RESULTS = {
                       "c:f32[8@x,4] = mul b 2.0:f32[]\n    d:f32[8,4] = reshard c\n  in (d,) }",
     "explicit_value": ["float32[8,4]", 992.0],
     "abstract": "(Explicit, Explicit)",
+    # an eager auto_axes body sees the Array where it was (its type hides the Auto axes)
+    "auto_concrete": [["P('x', 'y')", "float32[8,4]"]],
+    "tracer_sharding": "The 'sharding' attribute is not available on traced array with shape "
+                       "float32[8@x,4@y]. To query sharding information on tracers, use "
+                       "`jax.typeof(x)`.",
+    "abstract_size": "use_abstract_mesh cannot change the size of the mesh. Got new mesh: "
+                     "AbstractMesh('a': 4, axis_types=(Auto,)) with size=4 and prev mesh: "
+                     "AbstractMesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit), "
+                     "device_kind=cpu, num_cores=None, platform=cpu) with size=8",
 }
 
 

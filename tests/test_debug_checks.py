@@ -150,3 +150,19 @@ def test_debug_nans_inside_scan_and_while(nan_checks):
     with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in sqrt"):
         _loops(np.array([1.0, 1.0], np.float32))  # total 0: sqrt(-1) in the while body
     assert float(_loops(np.array([np.e ** 2], np.float32))) >= 100.0
+
+
+def test_deoptimized_notice_printed_as_jax(nan_checks, capsys):
+    """JAX prints a notice when a jitted function (a ``jit``, or a ``jnp`` ufunc, which JAX
+    jits) gives a NaN, before re-running it de-optimized; a bare lax primitive prints none."""
+    notice = ("Invalid nan value encountered in the output of a jax.jit function. "
+              "Calling the de-optimized version.\n")
+    with pytest.raises(FloatingPointError, match="encountered in log"):
+        tlax.log(-1.0)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(FloatingPointError, match="encountered in log"):
+        tnp.log(-1.0)
+    assert capsys.readouterr().out == notice
+    with pytest.raises(FloatingPointError, match="encountered in sqrt"):
+        _inner(-1.0)
+    assert capsys.readouterr().out.startswith(notice)

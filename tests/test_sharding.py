@@ -123,10 +123,15 @@ def test_sharding_errors_and_partial_replication():
                                jax.NamedSharding(mesh, P('y', None)))
             res['partial'] = np.asarray(b).tolist() == np.arange(64).reshape(16, 4).tolist()
             res['partial_shard'] = list(np.asarray(b.addressable_shards[1].data).shape)
-            try:
-                jax.make_jaxpr(lambda x: x[1:3])(b)
+            try:  # (JAX's rule: a sharded dim may change size if it still divides evenly)
+                jax.make_jaxpr(lambda x: x[1:2])(b)
             except jax.errors.ShardingTypeError as e:
                 res['slice'] = str(e)
+            res['slice_even'] = str(jax.make_jaxpr(lambda x: x[1:3])(b).out_avals[0])
+            res['split_even'] = float(jnp.split(b, [4])[1].sum())
+            one = jax.make_mesh((1,), ('i',), axis_types=(AxisType.Explicit,))
+            c = jax.device_put(np.arange(8.0).reshape(2, 4), jax.NamedSharding(one, P(None, 'i')))
+            res['size_one_axis'] = [str(jax.typeof(c[:, 1:3])), np.asarray(c[::1, 0]).tolist()]
         try:
             jax.config.update('num_cpu_devices', 4)
         except RuntimeError as e:
@@ -135,7 +140,11 @@ def test_sharding_errors_and_partial_replication():
     """)
     assert "divisible by 4" in out["divisible"]
     assert out["partial"] and out["partial_shard"] == [8, 4]
-    assert "slice slices dimension 0" in out["slice"]
+    assert out["slice"] == (
+        "slicing on sharded dims where out dim (1) is not divisible by mesh axes (2) with spec "
+        "(y) is not implemented. Got input type=f32[16@y,4] and output shape=(1, 4)")
+    assert out["slice_even"] == "float32[2@y,4]" and out["split_even"] == 1896.0
+    assert out["size_one_axis"] == ["float32[2,2@i]", [0.0, 4.0]]
     assert "must run before the CPU backend is first used" in out["late"]
 
 

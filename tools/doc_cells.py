@@ -12,12 +12,14 @@ goes, so that a crash or a timeout still reports the cells run before it. For tr
 import hook maps ``jax`` and every ``jax.X`` to ``traxla`` and ``traxla.X`` (``import
 jax.numpy as jnp``, ``from jax.lax import scan``, ``from jax import Array``).
 
+A cell JAX's own run does not reach (it timed out or crashed before it) is not counted.
 What counts as the same (see ``compare``): the outputs after ``normalize`` (memory addresses
 and other long integers that vary from run to run become numbered placeholders, so "the
 same address printed twice" still has to hold), and the exception class name. A cell JAX
 tags ``raises-exception`` is the same when both raise the same class. Cells tagged
 ``skip-execution`` and cell magics (``%%...``) are skipped; line magics (``%timeit x``) run
-their statement once; shell escapes (``!pip ...``) are dropped.
+their statement once; shell escapes (``!pip ...``) are dropped. Both runs seed NumPy's and
+Python's global random generators alike, so unseeded draws give both the same inputs.
 
 The summary line reads "N of M cells behave as under JAX" (skipped cells not counted).
 """
@@ -225,6 +227,14 @@ def run_cell(cell, namespace):
 def child_main(library, page, out):
     if library == "traxla":
         install_traxla_as_jax()
+    else:
+        import jax  # noqa: F401  (importing JAX draws from NumPy's global generator)
+    # the same seeds in both runs, after the import: a page drawing unseeded NumPy or
+    # Python random numbers (``np.random.randn(3)``) gives both libraries the same inputs
+    import random
+    import numpy as np
+    random.seed(0)
+    np.random.seed(0)
     namespace = {"__name__": "__main__"}
     with open(out, "w", encoding="utf-8") as f:
         for cell in read_cells(page):
@@ -265,18 +275,23 @@ def run_page(library, page, timeout=600):
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]{6,}|(?<![\w.])\d{9,}(?![\w.])")
 
 
-# a class of either library printed with its module path: the paths are internal
-_CLASS_PATH = re.compile(r"<class '(?:jax|traxla)(?:\.\w+)*\.(\w+)'>")
+# a class of either library (JAX's include jaxlib's) printed with its module path: the
+# paths are internal
+_CLASS_PATH = re.compile(r"<class '(?:jaxlib|jax|traxla)(?:\.\w+)*\.(\w+)'>")
+# the default repr of such an object: ``<jax._src.sharding_impls.set_mesh object at 0x...>``
+_OBJECT_PATH = re.compile(r"<(?:jaxlib|jax|traxla)(?:\.\w+)*\.(\w+) object at ")
 
 
 def normalize(text):
     """``text`` with memory addresses (``0x7f...``) and long integers (buffer pointers, ids)
     replaced by ``<#1>``, ``<#2>``, ... numbered by first appearance, and the classes of
-    either library named without their module path (``<class 'DynamicJaxprTracer'>``)."""
+    either library named without their module path (``<class 'DynamicJaxprTracer'>``,
+    ``<set_mesh object at <#1>>``)."""
     if not text:
         return text
     seen = {}
     text = _CLASS_PATH.sub(r"<class '\1'>", text)
+    text = _OBJECT_PATH.sub(r"<\1 object at ", text)
     return _VOLATILE.sub(lambda m: "<#%d>" % seen.setdefault(m.group(0), len(seen) + 1), text)
 
 
@@ -284,6 +299,8 @@ def compare(cell, want, got):
     """``(same, why)`` for one cell's JAX record ``want`` and traxla record ``got``."""
     if want.get("skipped") or got.get("skipped"):
         return None, "skipped: " + str(want.get("skipped") or got.get("skipped"))
+    if want["exception"] == "<crash>":  # JAX's run timed out or died before this cell
+        return None, "not reached under JAX: " + (want.get("message") or "")[-200:]
     if want["exception"] != got["exception"]:
         return False, (f"JAX {'raised ' + want['exception'] if want['exception'] else 'ran'}, "
                        f"traxla {'raised ' + got['exception'] if got['exception'] else 'ran'}"

@@ -227,19 +227,31 @@ def _require_unsharded(name, aval, dims, what):
                                     f"sharded over {spec[d]!r}; reshard it first.")
 
 
+def _varying_out_shape(x, out_shape, name):
+    """JAX's rule for a result of another shape (slice, pad, dynamic_slice, split): the
+    operand's sharding, where every sharded dimension that changes size still divides
+    evenly over its mesh axes (always so over axes of size 1)."""
+    spec = spec_of(x)
+    sizes = x.sharding_type.mesh.shape if x.sharding_type is not None else {}
+    for op_sh, out_sh, p in zip(x.shape, out_shape, spec):
+        if op_sh != out_sh and p is not None:
+            size = 1
+            for axis in _axes(p):
+                size *= sizes[axis]
+            if out_sh % size:
+                raise ShardingTypeError(
+                    f"{name} on sharded dims where out dim ({out_sh}) is not divisible by mesh "
+                    f"axes ({size}) with spec ({p}) is not implemented. Got input type="
+                    f"{x.str_short()} and output shape={tuple(out_shape)}")
+    return spec
+
+
 def _slice(in_avals, outs, *, start_indices, limit_indices, strides):
-    x = in_avals[0]
-    partial = [d for d in range(x.ndim) if (start_indices[d], limit_indices[d]) != (0, x.shape[d])
-               or (strides and strides[d] != 1)]
-    _require_unsharded("slice", x, partial, "slices")
-    return [spec_of(x)]
+    return [_varying_out_shape(in_avals[0], outs[0].shape, "slicing")]
 
 
 def _pad(in_avals, outs, *, padding_config):
-    x = in_avals[0]
-    padded = [d for d, c in enumerate(padding_config) if tuple(c) != (0, 0, 0)]
-    _require_unsharded("pad", x, padded, "pads")
-    return [spec_of(x)]
+    return [_varying_out_shape(in_avals[0], outs[0].shape, "padding")]
 
 
 def _concatenate(in_avals, outs, *, dimension):
@@ -250,10 +262,7 @@ def _concatenate(in_avals, outs, *, dimension):
 
 
 def _dynamic_slice(in_avals, outs, *, slice_sizes):
-    x = in_avals[0]
-    _require_unsharded("dynamic_slice", x, [d for d in range(x.ndim) if slice_sizes[d] != x.shape[d]],
-                       "slices")
-    return [spec_of(x)]
+    return [_varying_out_shape(in_avals[0], outs[0].shape, "dynamic_slice")]
 
 
 def _dynamic_update_slice(in_avals, outs):
@@ -284,8 +293,7 @@ def _unstack(in_avals, outs, *, axis):
 
 
 def _split(in_avals, outs, *, sizes, axis):
-    _require_unsharded("split", in_avals[0], [axis], "splits")
-    return [spec_of(in_avals[0])] * len(outs)
+    return [_varying_out_shape(in_avals[0], o.shape, "split") for o in outs]
 
 
 def _iota(in_avals, outs, *, dtype, shape, dimension, sharding=None):

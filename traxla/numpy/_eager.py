@@ -24,6 +24,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.runtime import ArrayImpl
+from traxla.runtime import debug_checks
 from traxla.runtime.array import check_not_deleted, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType
@@ -166,6 +167,8 @@ def eager_cached(fn):
                 if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
                     return jitted(*_operands(args))  # the first call compiles the signature
             stats["fallback"] += 1
+            if (_flags.debug_nans or _flags.debug_infs) and type(_trace_state.trace) is EvalTrace:
+                return debug_checks.run_deoptimized(fn, args, kwargs)
             return fn(*args, **kwargs)
         except Exception as e:
             filter_exception(e)

@@ -57,11 +57,27 @@ def check_eager(prim, outs):
             raise FloatingPointError(f"invalid value ({kind}) encountered in {prim.name}")
 
 
+DEOPTIMIZED_NOTICE = ("Invalid nan value encountered in the output of a jax.jit function. "
+                      "Calling the de-optimized version.")
+
+
+def run_deoptimized(fn, args, kwargs):
+    """``fn(*args, **kwargs)`` run op by op for a function JAX runs jitted (a ``jnp``
+    ufunc or operator): a NaN/inf it produces prints JAX's notice before the error."""
+    try:
+        return fn(*args, **kwargs)
+    except FloatingPointError:
+        print(DEOPTIMIZED_NOTICE)
+        raise
+
+
 def check_program(name: str, closed: ClosedJaxpr, args, outs):
-    """After a jitted call: if an output is invalid, find the equation that made it."""
+    """After a jitted call: if an output is invalid, find the equation that made it (JAX
+    prints its notice first)."""
     kind = next((k for k in map(invalid_kind, outs) if k is not None), None)
     if kind is None:
         return
+    print(DEOPTIMIZED_NOTICE)
     _rerun(closed.jaxpr, list(closed.consts), list(args))
     raise FloatingPointError(
         f"invalid value ({kind}) encountered in jit({name}). Because "

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 
 from traxla import tree_util
 from traxla.ir.sharding import AxisType, PartitionSpec
 from traxla.runtime.placement import Mesh, NamedSharding
 from traxla.sharding import _mesh_stack, get_mesh, reshard
+from traxla.tracer import Tracer
 
 
 def _with_axis_types(mesh: Mesh, axes, axis_type) -> Mesh:
@@ -84,12 +86,20 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
         outer = _context_mesh("auto_axes")
         inner, names = _with_axis_types(outer, axes, AxisType.Auto)
         with _in_context(inner):
-            args = tree_util.tree_map(
-                lambda a: reshard(a, NamedSharding(inner, _explicit_only(_spec_of(a), inner))),
-                args)
+            args = tree_util.tree_map(lambda a: _into_auto(a, inner), args)
             out = f(*args, **kwargs)
         return reshard(out, out_sharding_)
     return wrapped
+
+
+def _into_auto(a, inner: Mesh):
+    """``a`` typed over ``inner``, where some axes became Auto: a traced value loses them
+    from its type; a concrete Array keeps its placement (as JAX's eager ``mesh_cast``, whose
+    result XLA leaves where it is), only its type hides the Auto axes."""
+    spec = _spec_of(a)
+    if getattr(a, "_placement", None) is not None and not isinstance(a, Tracer):
+        return reshard(a, NamedSharding(inner, spec))
+    return reshard(a, NamedSharding(inner, _explicit_only(spec, inner)))
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
@@ -120,6 +130,11 @@ def use_abstract_mesh(mesh):
     """Traces with ``mesh``'s axis types: ``mesh`` (an AbstractMesh) must have the names
     and sizes of the context mesh, whose devices the program keeps."""
     concrete = get_mesh()
+    if concrete is not None and concrete.devices.size != math.prod(mesh.axis_sizes):
+        raise ValueError(
+            f"use_abstract_mesh cannot change the size of the mesh. Got new mesh: {mesh} with "
+            f"size={math.prod(mesh.axis_sizes)} and prev mesh: {concrete.abstract_mesh} with "
+            f"size={concrete.devices.size}")
     if concrete is None or tuple(concrete.axis_names) != tuple(mesh.axis_names) or tuple(
             concrete.devices.shape) != tuple(mesh.axis_sizes):
         raise NotImplementedError(

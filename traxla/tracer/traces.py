@@ -159,6 +159,12 @@ class Tracer:
     def _origin_msg(self) -> str:
         return ""
 
+    @property
+    def sharding(self):  # an Array attribute only concrete arrays have (hasattr() is False)
+        raise AttributeError(
+            f"The 'sharding' attribute is not available on {self._error_repr()}. "
+            "To query sharding information on tracers, use `jax.typeof(x)`.")
+
     def to_concrete_value(self):
         """The concrete value behind this tracer, or None. A JVP tracer whose primal is
         concrete has one, so Python control flow works under grad/jvp outside jit."""

@@ -1,0 +1,368 @@
+"""Pallas's grid and block specifications, ``pallas_call`` and its interpret mode (see the
+package docstring)."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import itertools
+import math
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from traxla import lax, tree_util
+from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.runtime.backend import default_backend
+from traxla.state.ref import new_ref
+from traxla.tracer import Tracer
+import traxla.numpy as jnp
+
+
+class RevisitMode(enum.Enum):
+    """Whether an output buffer supports revisiting (a pipelining hint)."""
+    IMMEDIATE = "immediate"
+    ANY = "any"
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffered:
+    """How a block is buffered in a pipeline (a hint; interpret mode has no pipeline)."""
+    buffer_count: int
+    use_lookahead: bool = False
+    revisit: RevisitMode | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRef:
+    """The type of a scratch buffer: an array type in a memory space."""
+    inner_aval: Any
+    memory_space: Any = None
+
+    def get_array_aval(self):
+        return self.inner_aval
+
+
+class MemorySpace(enum.Enum):
+    """Logical, device-agnostic memory spaces."""
+    ANY = "any"
+    DEFAULT = "default"
+    ERROR = "error"
+    INDEX = "index"
+    KEY = "key"
+    HOST = "host"
+
+    def from_type(self, type):
+        return MemoryRef(type, memory_space=self)
+
+    def __call__(self, shape, dtype):
+        return self.from_type(ShapedArray(tuple(shape), dtypes.canonicalize(np.dtype(dtype))))
+
+    def __str__(self):
+        return self.value
+
+
+ANY = MemorySpace.ANY
+HOST = MemorySpace.HOST
+
+
+@dataclasses.dataclass(frozen=True)
+class Squeezed:
+    """Represents a one-sized block dimension that is squeezed out in the kernel."""
+
+
+squeezed = Squeezed()
+
+
+class _IndexMapFunc:
+    """An index map as JAX keeps it (its repr names the function)."""
+
+    def __init__(self, index_map):
+        self.index_map = index_map
+
+    def __call__(self, *args):
+        return self.index_map(*args)
+
+    def __repr__(self):
+        return f"_IndexMapFunc({self.index_map!r})"
+
+
+@dataclasses.dataclass
+class BlockSpec:
+    """How an array is sliced for each invocation of a kernel: ``block_shape`` (``int``
+    sizes, ``None`` for a squeezed dimension) and ``index_map`` (grid indices -> block
+    indices)."""
+    block_shape: Sequence[Any] | None = None
+    index_map: Callable[..., Any] | None = None
+    memory_space: Any | None = dataclasses.field(kw_only=True, default=None)
+    pipeline_mode: Buffered | None = None
+
+    def __post_init__(self):
+        if self.index_map is not None:
+            self.index_map = _IndexMapFunc(self.index_map)
+
+    replace = dataclasses.replace
+
+
+class NoBlockSpec:
+    def __repr__(self):
+        return "NoBlockSpec"
+
+
+no_block_spec = NoBlockSpec()
+
+
+def _is_valid_grid_dim(dim) -> bool:
+    return isinstance(dim, (int, np.integer)) or (hasattr(dim, "shape") and dim.shape == ())
+
+
+@dataclasses.dataclass(init=False, kw_only=True)
+class GridSpec:
+    """The grid, the block specs of the inputs and outputs and the scratch shapes of a
+    ``pallas_call``."""
+    grid: tuple
+    grid_names: tuple | None
+    in_specs: Any
+    out_specs: Any
+    scratch_shapes: Any = ()
+
+    def __init__(self, grid=(), in_specs=no_block_spec, out_specs=no_block_spec,
+                 scratch_shapes=()):
+        if isinstance(in_specs, list):
+            in_specs = tuple(in_specs)
+        elif in_specs is not no_block_spec and not isinstance(in_specs, Sequence):
+            raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
+        if isinstance(out_specs, list):
+            out_specs = tuple(out_specs)
+        self.in_specs = in_specs
+        self.out_specs = out_specs
+        self.scratch_shapes = tuple(scratch_shapes)
+        grid_names = None
+        if isinstance(grid, int):
+            grid = (grid,)
+        elif grid and isinstance(grid[0], tuple):  # a named grid
+            grid_names, grid = tuple(n for n, _ in grid), tuple(g for _, g in grid)
+        if not all(_is_valid_grid_dim(g) for g in grid):
+            raise ValueError(f"Grid must be a tuple of integers or jax.Array, got {grid}")
+        self.grid = grid
+        self.grid_names = grid_names
+
+    num_scalar_prefetch = 0
+
+
+# -- the grid a kernel runs in (interpret mode) ------------------------------------------
+
+class _GridEnv(threading.local):
+    stack: list = []
+
+    def __init__(self):
+        self.stack = []
+
+
+_grid_env = _GridEnv()
+
+
+@contextlib.contextmanager
+def _grid_point(indices, sizes):
+    _grid_env.stack.append((indices, sizes))
+    try:
+        yield
+    finally:
+        _grid_env.stack.pop()
+
+
+def _grid_frame(what):
+    if not _grid_env.stack:
+        raise AssertionError(f"pallas.{what} can only be called inside a Pallas kernel")
+    return _grid_env.stack[-1]
+
+
+def program_id(axis: int):
+    """The index of the current invocation along grid axis ``axis`` (an ``int32``)."""
+    indices, _ = _grid_frame("program_id")
+    return jnp.int32(indices[axis])
+
+
+def num_programs(axis: int):
+    """The size of the grid along ``axis`` (an ``int32``)."""
+    _, sizes = _grid_frame("num_programs")
+    return jnp.int32(sizes[axis])
+
+
+def when(condition):
+    """``@when(c)`` runs the decorated function (of no arguments) where ``c`` holds."""
+    def _wrapped(f):
+        if isinstance(condition, Tracer):
+            lax.cond(condition, f, lambda: None)
+        elif bool(condition):
+            f()
+    return _wrapped
+
+
+def cdiv(a, b):
+    """Ceiling division."""
+    if isinstance(a, int) and isinstance(b, int):
+        return -(a // -b)
+    return lax.div(a + (b - 1), b)
+
+
+# -- pallas_call ---------------------------------------------------------------------------
+
+def _uninitialized(shape, dtype):
+    """JAX's interpret-mode initial value of an output or scratch buffer."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_float(dtype):
+        return jnp.full(shape, np.nan, dtype)
+    if np.issubdtype(dtype, np.integer):
+        return jnp.full(shape, np.iinfo(dtype).min, dtype)
+    if dtype == np.bool_:
+        return jnp.full(shape, False, dtype)
+    raise NotImplementedError(dtype)
+
+
+def _specs_for(specs, tree, n, what):
+    if specs is no_block_spec:
+        return [no_block_spec] * n
+    if isinstance(specs, (BlockSpec, NoBlockSpec)) and n == 1:
+        return [specs]
+    flat, spec_tree = tree_util.tree_flatten(
+        specs, is_leaf=lambda s: isinstance(s, (BlockSpec, NoBlockSpec)) or s is None)
+    if len(flat) != n:
+        raise ValueError(f"Pytree for `{what}` and `{'inputs' if what == 'in_specs' else 'out_shape'}`"
+                         f" do not match. There are {len(flat)} specs and {n} values.")
+    return [no_block_spec if s is None else s for s in flat]
+
+
+class _Block:
+    """Where one array's block lies at a grid point: the start of each dimension, the
+    block's sizes, and which dimensions the kernel sees squeezed out."""
+
+    def __init__(self, spec, shape, grid_args):
+        if spec is no_block_spec or spec.block_shape is None:
+            block_shape = tuple(shape)
+        else:
+            block_shape = tuple(spec.block_shape)
+        if len(block_shape) != len(shape):
+            raise ValueError(f"Block shape {block_shape} must have the same number of "
+                             f"dimensions as the array shape {tuple(shape)}.")
+        index_map = None if spec is no_block_spec else spec.index_map
+        indices = (0,) * len(shape) if index_map is None else index_map(*grid_args)
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(shape):
+            raise ValueError(f"Index map function returned {len(indices)} indices for an "
+                             f"array of rank {len(shape)}.")
+        self.squeezed = tuple(b is None or isinstance(b, Squeezed) for b in block_shape)
+        self.sizes = tuple(1 if s else int(b) for s, b in zip(self.squeezed, block_shape))
+        self.starts = tuple(i if s else i * b for i, s, b in zip(indices, self.squeezed,
+                                                                 self.sizes))
+        self.padded = tuple(max(d, (cdiv(d, b) * b)) for d, b in zip(shape, self.sizes))
+
+    def read(self, x):
+        block = lax.dynamic_slice(x, [jnp.asarray(s, np.int32) for s in self.starts],
+                                  self.sizes)
+        axes = tuple(i for i, s in enumerate(self.squeezed) if s)
+        return lax.squeeze(block, axes) if axes else block
+
+    def write(self, x, value):
+        value = lax.broadcast_in_dim(value, self.sizes, tuple(
+            i for i, s in enumerate(self.squeezed) if not s))
+        return lax.dynamic_update_slice(x, value.astype(x.dtype),
+                                        [jnp.asarray(s, np.int32) for s in self.starts])
+
+
+def _pad(x, padded, fill):
+    if tuple(x.shape) == tuple(padded):
+        return x
+    return jnp.pad(x, [(0, p - d) for d, p in zip(x.shape, padded)], constant_values=fill)
+
+
+def _fill(dtype):
+    return np.asarray(_uninitialized((), dtype)).item()
+
+
+def _scratch_ref(shape_type):
+    aval = shape_type.get_array_aval() if isinstance(shape_type, MemoryRef) else None
+    if not isinstance(aval, ShapedArray) or dtypes.is_extended(aval.dtype):
+        raise NotImplementedError(
+            f"pallas_call in interpret mode: traxla has no scratch buffers of type "
+            f"{shape_type} (semaphores and other TPU-only scratch types are not implemented)")
+    return new_ref(_uninitialized(aval.shape, aval.dtype))
+
+
+def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
+    flat_args, in_tree = tree_util.tree_flatten(args)
+    flat_out, out_tree = tree_util.tree_flatten(out_shape)
+    nprefetch = grid_spec.num_scalar_prefetch
+    prefetch, operands = flat_args[:nprefetch], flat_args[nprefetch:]
+    in_specs = _specs_for(grid_spec.in_specs, in_tree, len(operands), "in_specs")
+    out_specs = _specs_for(grid_spec.out_specs, out_tree, len(flat_out), "out_specs")
+    grid = tuple(int(g) for g in grid_spec.grid)
+    operands = [jnp.asarray(x) for x in operands]
+    outs = [_uninitialized(o.shape, o.dtype) for o in flat_out]
+    for i, o in input_output_aliases.items():
+        outs[o] = jnp.asarray(flat_args[i])
+    prefetch_refs = [new_ref(jnp.asarray(x)) for x in prefetch]
+    scratch = [_scratch_ref(s) for s in tree_util.tree_leaves(
+        grid_spec.scratch_shapes, is_leaf=lambda s: isinstance(s, MemoryRef))]
+    padded_operands = padded_outs = None
+    for point in itertools.product(*map(range, grid)):
+        grid_args = [jnp.int32(i) for i in point] + prefetch_refs
+        in_blocks = [_Block(s, x.shape, grid_args) for s, x in zip(in_specs, operands)]
+        out_blocks = [_Block(s, o.shape, grid_args) for s, o in zip(out_specs, outs)]
+        if padded_operands is None:  # arrays padded up to whole blocks
+            padded_operands = [_pad(x, b.padded, _fill(x.dtype))
+                               for x, b in zip(operands, in_blocks)]
+            padded_outs = [_pad(o, b.padded, _fill(o.dtype)) for o, b in zip(outs, out_blocks)]
+        in_refs = [new_ref(b.read(x)) for b, x in zip(in_blocks, padded_operands)]
+        out_refs = [new_ref(b.read(o)) for b, o in zip(out_blocks, padded_outs)]
+        kernel_args = prefetch_refs + in_refs
+        with _grid_point(point, grid):
+            kernel(*tree_util.tree_unflatten(in_tree, kernel_args),
+                   *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, out_refs)),
+                   *scratch)
+        padded_outs = [b.write(o, r[...]) for b, o, r in zip(out_blocks, padded_outs, out_refs)]
+    if padded_outs is None:  # an empty grid runs no kernel
+        padded_outs = outs
+    results = [lax.slice(p, (0,) * p.ndim, tuple(o.shape)) if tuple(p.shape) != tuple(o.shape)
+               else p for p, o in zip(padded_outs, outs)]
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, grid=(),
+                in_specs=no_block_spec, out_specs=no_block_spec, scratch_shapes=(),
+                input_output_aliases={}, debug: bool = False, interpret: Any = False,
+                name: str | None = None, compiler_params=None, cost_estimate=None,
+                metadata=None) -> Callable[..., Any]:
+    """A function that runs ``kernel`` over ``grid``: its arguments are the inputs, its
+    result has the structure of ``out_shape``; ``kernel`` receives a ref per input block,
+    then per output block, then per scratch buffer."""
+    if grid_spec is None:
+        grid_spec = GridSpec(grid, in_specs, out_specs, scratch_shapes)
+    else:
+        if grid:
+            raise ValueError(f"If `grid_spec` is specified, then `grid` must be `()`. It was: {grid}")
+        if in_specs is not no_block_spec:
+            raise ValueError(f"If `grid_spec` is specified, then `in_specs` must be "
+                             f"`no_block_spec`. It was: {in_specs}")
+        if out_specs is not no_block_spec:
+            raise ValueError(f"If `grid_spec` is specified, then `out_specs` must be "
+                             f"`no_block_spec`. It was: {out_specs}")
+        if scratch_shapes:
+            raise ValueError(f"If `grid_spec` is specified, then `scratch_shapes` must be "
+                             f"`()`. It was: {scratch_shapes}")
+
+    def wrapped(*args):
+        if not interpret:
+            backend = default_backend()
+            if backend == "cpu":
+                raise ValueError("Only interpret mode is supported on CPU backend.")
+            raise NotImplementedError(
+                f"traxla does not compile Pallas kernels for the {backend} backend (Mosaic, "
+                "Triton); pass interpret=True to run the kernel as traxla operations")
+        return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args)
+
+    wrapped.__name__ = name or getattr(kernel, "__name__", "pallas_call")
+    return wrapped
