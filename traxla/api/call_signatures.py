@@ -19,7 +19,7 @@ from traxla import tree_util
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8
@@ -107,8 +107,8 @@ class Entry:
     """What a cache hit needs: the executable, the arguments it keeps (None: all) and
     how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single", "run", "aval0", "out_avals", "kept",
-                 "fast_key")
+    __slots__ = ("executable", "out_tree", "single", "run", "parts", "direct", "aval0",
+                 "out_avals", "kept", "fast_key")
 
     def __init__(self, executable, out_tree, kept=None):
         self.fast_key = None  # its key in the hot-path dict, if it has one
@@ -119,6 +119,12 @@ class Entry:
         self.run = executable.run
         self.out_avals = executable.out_avals
         self.aval0 = executable.out_avals[0] if executable.out_avals else None
+        # ``run(bufs)`` is ``finish(start(bufs), handlers)`` while jaxlib's tracebacks are off,
+        # two C calls that the hit paths inline (None: the executable has no such parts)
+        parts = getattr(executable, "parts", None)
+        self.parts = None if parts is None else (*parts, executable.handlers)
+        # (start, finish, handlers, result aval) of a program with one result, the common case
+        self.direct = None if parts is None or not self.single else (*self.parts, self.aval0)
 
     def execute(self, arrays):
         kept = self.kept
@@ -128,7 +134,11 @@ class Entry:
         """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
         (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
         try:
-            outs = self.run(bufs)
+            parts = self.parts
+            if parts is not None and not tracebacks_enabled():
+                outs = parts[1](parts[0](bufs), parts[2])
+            else:
+                outs = self.run(bufs)
         except RuntimeErrorType:
             check_not_deleted(arrays)
             raise
