@@ -70,3 +70,31 @@ def test_gradient_of_logsumexp_lowers_to_jax_operations():
     assert _ops(traxla.jit(tf).lower(w, X).as_text()) == _ops(jax.jit(jf).lower(w, X).as_text())
     np.testing.assert_allclose(np.asarray(traxla.jit(tf)(w, X)), np.asarray(jax.jit(jf)(w, X)),
                                rtol=1e-6)
+
+
+def test_scan_loop_body_indexes_by_its_counter_without_dead_operations():
+    """A scan (unroll 1) steps with the loop counter itself, as JAX's module does: no
+    multiply/add of the counter, and no index constant when nothing is sliced."""
+    w = np.eye(3, dtype=np.float32) * 0.5
+    h = np.ones(3, np.float32)
+
+    def carry_only(w, h):
+        return traxla.lax.scan(lambda h, _: (tnp.tanh(w @ h), None), h, None, length=4)[0]
+
+    def with_xs(w, h):
+        return traxla.lax.scan(lambda c, x: (c + x, c * x), h, tnp.stack([h, 2 * h]))
+
+    text = traxla.jit(carry_only).lower(w, h).as_text()
+    assert "multiply" not in text and text.count("stablehlo.constant") == 3  # 0, 4 and 1
+    text = traxla.jit(with_xs).lower(w, h).as_text()
+    assert re.search(r"multiply %iterArg,", text) is None  # (the counter is %iterArg)
+    assert re.search(r"dynamic_slice %iterArg_\d+, %iterArg,", text)
+    want = jax.jit(lambda w, h: jax.lax.scan(lambda c, x: (c + x, c * x), h,
+                                             jjnp.stack([h, 2 * h])))(w, h)
+    got = traxla.jit(with_xs)(w, h)
+    for g, e in zip(jax.tree_util.tree_leaves(want), traxla.tree_util.tree_leaves(got)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    np.testing.assert_allclose(np.asarray(traxla.jit(carry_only)(w, h)),
+                               np.asarray(jax.jit(lambda w, h: jax.lax.scan(
+                                   lambda h, _: (jjnp.tanh(w @ h), None), h, None, length=4)[0])(
+                                       w, h)), rtol=1e-6)
