@@ -18,7 +18,7 @@ import numpy as np
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
-from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
@@ -204,12 +204,12 @@ class PjitFunction(Wrapped):
                             entry = self._fast.get(tuple(avals))
                             if entry is not None:
                                 return entry.call(args, [a._buf for a in args])
-                if self._tree_fast:
+                if self._tree_fast.structures:
                     hit = self._tree_fast.lookup(args)
                     if hit is not None:
                         entry, leaves = hit
                         kept = entry.kept  # only the buffers of the arguments it keeps
-                        return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                        return entry.call(leaves, list(map(_buf_of, leaves)) if kept is None
                                           else [leaves[i]._buf for i in kept])
                 return self._call_slow(args, kwargs)
             return self._call_slow(() if a is _NO_ARGUMENT else (a, *rest), kwargs)
