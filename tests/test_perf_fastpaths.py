@@ -357,7 +357,7 @@ def test_many_structures_stay_bounded_and_correct():
         for n in range(call_signatures.MAX_STRUCTURES + 3):
             arg = {f"k{i}": x for i in range(n + 1)}
             np.testing.assert_array_equal(np.asarray(f(arg)), X + 1.0)
-    assert len(f._tree_fast._structures) <= call_signatures.MAX_STRUCTURES
+    assert len(f._tree_fast.structures) <= call_signatures.MAX_STRUCTURES
 
 
 def test_structure_too_large_for_a_matcher_still_runs(monkeypatch):
@@ -511,3 +511,80 @@ def test_unusual_state_tokens_balance_and_other_threads_stay_exact():
     worker.join(10)
     assert [e.primitive.name for e in seen["jaxpr"].jaxpr.eqns].count("jit") == 2
     assert unusual == []
+
+
+def _python_calls_during(fn, *args):
+    """The Python functions entered (``sys.setprofile``'s 'call' events) while ``fn`` runs."""
+    import sys
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_qualname)
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return names, result
+
+
+def test_cached_calls_enter_no_python_function_beyond_the_call(monkeypatch):
+    """Work per cached call (issue #31), counted rather than timed: a one-Array call runs
+    its program through the entry's direct parts (C calls, no runner frame) and makes its
+    result inline, and so does a call of two Arrays; a call on a tuple is matched by the
+    compiled matcher (no flattening, no slow path)."""
+    f = traxla.jit(lambda x: x * 2.0)
+    g = traxla.jit(lambda x, y: x * y)
+    h = traxla.jit(lambda t: t[0] + t[1])
+    x = traxla.device_put(X)
+    for _ in range(2):
+        f(x), g(x, x), h((x, x))
+    names, out = _python_calls_during(f, x)
+    assert names == ["PjitFunction.__call__"]
+    np.testing.assert_array_equal(np.asarray(out), X * 2)
+    assert out.aval is f(x).aval and out._placement is None
+    names, out = _python_calls_during(g, x, x)
+    assert names == ["PjitFunction.__call__"]
+    np.testing.assert_array_equal(np.asarray(out), X * X)
+    names, out = _python_calls_during(h, (x, x))
+    assert [n for n in names if "listcomp" not in n] == [
+        "PjitFunction.__call__", "TreeSignatures.lookup", "match", "Entry.call"]
+    assert not any("_call_slow" in n or "flatten" in n for n in names)
+    np.testing.assert_array_equal(np.asarray(out), X + X)
+
+
+def test_cached_calls_with_jaxlib_tracebacks_on_keep_them_on():
+    """While jaxlib's tracebacks are on (JAX's oracle in the same process), the hit paths
+    run through the runner that switches them off around the call, and leave them on."""
+    from jaxlib import _jax
+    f = traxla.jit(lambda x: x + 1.0)
+    g = traxla.jit(lambda x, y: x - y)
+    x = traxla.device_put(X)
+    f(x), g(x, x)
+    before = _jax.tracebacks_enabled()
+    _jax.set_tracebacks_enabled(True)
+    try:
+        names, out = _python_calls_during(f, x)
+        assert _jax.tracebacks_enabled()
+        assert "make_runner.<locals>.run" in names
+        np.testing.assert_array_equal(np.asarray(out), X + 1)
+        np.testing.assert_array_equal(np.asarray(g(x, x)), X - X)
+        assert _jax.tracebacks_enabled()
+    finally:
+        _jax.set_tracebacks_enabled(before)
+    names, _ = _python_calls_during(f, x)
+    assert names == ["PjitFunction.__call__"]
+
+
+def test_one_argument_call_edge_cases_of_the_split_first_argument():
+    """``__call__(a, /, *rest, **kwargs)``: no argument, a keyword named like the first
+    parameter, and a Python scalar all reach the function as written."""
+    f = traxla.jit(lambda *xs: sum(xs, tnp.zeros(())))
+    assert float(f()) == 0.0
+    k = traxla.jit(lambda a=1.0: a * 2)
+    assert float(k(a=tnp.float32(3.0))) == 6.0
+    assert float(k()) == 2.0
+    assert float(k(2.0)) == 4.0
+    with pytest.raises(TypeError):
+        traxla.jit(lambda x: x)()

@@ -17,9 +17,9 @@ from operator import attrgetter
 
 from traxla import tree_util
 from traxla.runtime import ArrayImpl
-from traxla.runtime.array import array_from_buffer, arrays_from_buffers, check_not_deleted
+from traxla.runtime.array import arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8
@@ -28,6 +28,7 @@ MAX_SIGNATURES = 8
 MAX_NODES = 4096
 
 _aval_of = attrgetter("aval")
+buf_of = attrgetter("_buf")
 
 
 class _Unsupported(Exception):
@@ -107,8 +108,8 @@ class Entry:
     """What a cache hit needs: the executable, the arguments it keeps (None: all) and
     how to rebuild the output tree."""
 
-    __slots__ = ("executable", "out_tree", "single", "run", "aval0", "out_avals", "kept",
-                 "fast_key")
+    __slots__ = ("executable", "out_tree", "single", "run", "parts", "direct", "aval0",
+                 "out_avals", "kept", "fast_key")
 
     def __init__(self, executable, out_tree, kept=None):
         self.fast_key = None  # its key in the hot-path dict, if it has one
@@ -119,6 +120,12 @@ class Entry:
         self.run = executable.run
         self.out_avals = executable.out_avals
         self.aval0 = executable.out_avals[0] if executable.out_avals else None
+        # ``run(bufs)`` is ``finish(start(bufs), handlers)`` while jaxlib's tracebacks are off,
+        # two C calls that the hit paths inline (None: the executable has no such parts)
+        parts = getattr(executable, "parts", None)
+        self.parts = None if parts is None else (*parts, executable.handlers)
+        # (start, finish, handlers, result aval) of a program with one result, the common case
+        self.direct = None if parts is None or not self.single else (*self.parts, self.aval0)
 
     def execute(self, arrays):
         kept = self.kept
@@ -128,12 +135,21 @@ class Entry:
         """The hit path's run: ``bufs`` are the buffers of the arguments the program keeps
         (of ``arrays``, every argument, whose avals were matched); returns the output tree."""
         try:
-            outs = self.run(bufs)
+            parts = self.parts
+            if parts is not None and not tracebacks_enabled():
+                outs = parts[1](parts[0](bufs), parts[2])
+            else:
+                outs = self.run(bufs)
         except RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        if self.single:
-            return array_from_buffer(self.aval0, outs[0])
+        if self.single:  # (array_from_buffer, inlined)
+            out = ArrayImpl()
+            out.aval = self.aval0
+            out._buf = outs[0]
+            out._npy = None
+            out._placement = None
+            return out
         return self.out_tree.unflatten(arrays_from_buffers(self.out_avals, outs))
 
 
@@ -184,20 +200,21 @@ class HitTable(dict):
 class TreeSignatures:
     """Known (structure, avals) -> hit-path entry of one jitted function."""
 
-    __slots__ = ("_structures",)
+    __slots__ = ("structures",)
 
     def __init__(self):
-        self._structures: list = []  # [(matcher, [(avals list, entry)])]
+        # [(matcher, [(avals list, entry)])]; the hit path reads its truth (no Python frame)
+        self.structures: list = []
 
     def __bool__(self):
-        return bool(self._structures)
+        return bool(self.structures)
 
     def clear(self):
-        self._structures.clear()
+        self.structures.clear()
 
     def lookup(self, args):
         """``(entry, leaves)`` for a call with these positional arguments, or None."""
-        for match, candidates in self._structures:
+        for match, candidates in self.structures:
             leaves = match(args)
             if leaves is None:
                 continue
@@ -211,7 +228,7 @@ class TreeSignatures:
     def remember(self, args, args_tree, arrays, avals, entry):
         """Registers a slow-path call whose leaves ``arrays`` (with ``avals``) are exactly
         ``args``'s leaves, so that later calls of the same structure hit."""
-        for match, candidates in self._structures:
+        for match, candidates in self.structures:
             if match(args) is not None:
                 break
         else:
@@ -222,10 +239,10 @@ class TreeSignatures:
             if leaves is None or len(leaves) != len(arrays) or any(
                     a is not b for a, b in zip(leaves, arrays)):
                 return
-            if len(self._structures) >= MAX_STRUCTURES:
-                del self._structures[0]
+            if len(self.structures) >= MAX_STRUCTURES:
+                del self.structures[0]
             candidates = []
-            self._structures.append((match, candidates))
+            self.structures.append((match, candidates))
         known = list(avals)
         if any(k == known for k, _ in candidates):
             return

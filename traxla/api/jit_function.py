@@ -18,7 +18,7 @@ import numpy as np
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
-from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures
+from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
@@ -40,7 +40,7 @@ from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
                                       device_placement, device_put_placed, uncommitted)
-from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
 from traxla.state.discharge import discharge_if_needed
@@ -50,6 +50,7 @@ from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
                                    _forget_fast, _trace_cache, _trace_context)
+from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
                                      broadcast_prefix_leaves)
 
@@ -58,7 +59,8 @@ from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _place
 # alone) hold programs made under the global flags, so a thread inside a block bypasses them
 # and never adds to them; the executable cache's keys carry the trace context.
 _flags = config.current
-
+# ``PjitFunction.__call__``'s first argument when it has none
+_NO_ARGUMENT = object()
 
 
 def _hashable_static(value):
@@ -128,15 +130,16 @@ class PjitFunction(Wrapped):
         return inspect.signature(self.fun)
 
     # -- the hot path --------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, a=_NO_ARGUMENT, /, *rest, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
+        # (the first argument is apart so that a call with one builds no argument tuple)
         try:
-            if (not kwargs and self._plain and (not _unusual or (
-                    type(_trace_state.trace) is EvalTrace and not _flags.local_blocks))):
+            # (only a jit without static arguments has hit-path entries: see _compile)
+            if not kwargs and (not _unusual or (
+                    type(_trace_state.trace) is EvalTrace and not _flags.local_blocks)):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
-                if len(args) == 1:
-                    a = args[0]
+                if not rest:
                     if type(a) is ArrayImpl and a._placement is None:
                         fast = self._fast
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
@@ -147,38 +150,69 @@ class PjitFunction(Wrapped):
                             if entry is not None:
                                 fast.last1 = (a.aval, entry)
                         if entry is not None:
-                            if entry.single:  # the common case, inlined (array_from_buffer)
+                            direct = entry.direct  # the common case, inlined (Entry.call)
+                            if direct is not None and not _tracebacks_enabled():
+                                start, finish, handlers, aval = direct
                                 try:
-                                    buf = entry.run([a._buf])[0]
+                                    buf = finish(start([a._buf]), handlers)[0]
                                 except RuntimeErrorType:
-                                    check_not_deleted(args)
+                                    check_not_deleted((a,))
                                     raise
                                 out = ArrayImpl()
-                                out.aval = entry.aval0
+                                out.aval = aval
                                 out._buf = buf
                                 out._npy = None
                                 out._placement = None
                                 return out
-                            return entry.call(args, [a._buf])
+                            return entry.call((a,), [a._buf])
+                    args = () if a is _NO_ARGUMENT else (a,)
                 else:
-                    avals = []
-                    for a in args:
-                        if type(a) is not ArrayImpl or a._placement is not None:
-                            break
-                        avals.append(a.aval)
+                    args = (a, *rest)
+                    if len(rest) == 1:  # two Arrays: HitTable.lookup2, inlined
+                        b = rest[0]
+                        if (type(a) is ArrayImpl and type(b) is ArrayImpl
+                                and a._placement is None and b._placement is None):
+                            last = self._fast.last2
+                            if last[0] is a.aval and last[1] is b.aval:
+                                entry = last[2]
+                            else:
+                                entry = self._fast.lookup2(a.aval, b.aval)
+                            if entry is not None:
+                                bufs = [a._buf, b._buf]
+                                direct = entry.direct
+                                if direct is not None and not _tracebacks_enabled():
+                                    start, finish, handlers, aval = direct
+                                    try:
+                                        buf = finish(start(bufs), handlers)[0]
+                                    except RuntimeErrorType:
+                                        check_not_deleted(args)
+                                        raise
+                                    out = ArrayImpl()
+                                    out.aval = aval
+                                    out._buf = buf
+                                    out._npy = None
+                                    out._placement = None
+                                    return out
+                                return entry.call(args, bufs)
                     else:
-                        entry = (self._fast.lookup2(*avals) if len(avals) == 2
-                                 else self._fast.get(tuple(avals)))
-                        if entry is not None:
-                            return entry.call(args, [a._buf for a in args])
-                if self._tree_fast:
+                        avals = []
+                        for a in args:
+                            if type(a) is not ArrayImpl or a._placement is not None:
+                                break
+                            avals.append(a.aval)
+                        else:
+                            entry = self._fast.get(tuple(avals))
+                            if entry is not None:
+                                return entry.call(args, [a._buf for a in args])
+                if self._tree_fast.structures:
                     hit = self._tree_fast.lookup(args)
                     if hit is not None:
                         entry, leaves = hit
                         kept = entry.kept  # only the buffers of the arguments it keeps
-                        return entry.call(leaves, [a._buf for a in leaves] if kept is None
+                        return entry.call(leaves, list(map(_buf_of, leaves)) if kept is None
                                           else [leaves[i]._buf for i in kept])
-            return self._call_slow(args, kwargs)
+                return self._call_slow(args, kwargs)
+            return self._call_slow(() if a is _NO_ARGUMENT else (a, *rest), kwargs)
         except Exception as e:
             filter_exception(e)
             raise
@@ -704,60 +738,6 @@ def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=No
 def _with_placement(jitted, placement):
     jitted._device_placement = placement
     return jitted
-
-
-def _device_and_backend_placement(device, backend):
-    """``device=``/``backend=`` (deprecated in JAX, still honoured): the one-device
-    placement programs run on (None: the default device)."""
-    if device is not None and backend is not None:
-        raise ValueError("can't specify both a device and a backend for jit, got "
-                         f"{device=} and {backend=}")
-    if backend is not None:
-        return device_placement(get_backend(backend).platform)
-    if device is not None:
-        if not hasattr(device, "_device"):
-            raise TypeError(f"jit(device=...) expects a Device, got {device!r}")
-        return device_placement(device)
-    return None
-
-
-def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_argnames):
-    """``(donate_argnums, donate_argnames)`` each completed from the other through
-    ``fun``'s signature, as JAX does; donating a static argument is an error."""
-    if isinstance(donate_argnums, int):
-        donate_argnums = (donate_argnums,)
-    if isinstance(donate_argnames, str):
-        donate_argnames = (donate_argnames,)
-    nums, names = tuple(donate_argnums), tuple(donate_argnames)
-    if not nums and not names:
-        return (), ()
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        params = None
-    if params is not None:
-        positional = [p.name for p in params if p.kind in (
-            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        named = {p.name for p in params if p.kind in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
-        has_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-        for name in names:
-            if name not in named and not has_var_kw:
-                raise ValueError(f"Jitted function has invalid argnames {{'{name}'}} in "
-                                 "donate_argnames. Function does not take these args.")
-        nums = tuple(sorted(set(nums) | {positional.index(n) for n in names
-                                         if n in positional}))
-        names = tuple(sorted(set(names) | {positional[i] for i in nums
-                                           if -len(positional) <= i < len(positional)}))
-    clash = set(nums) & set(static_argnums)
-    if clash:
-        raise ValueError(f"static_argnums and donate_argnums cannot intersect, got "
-                         f"static_argnums={tuple(static_argnums)}, donate_argnums={nums}")
-    clash = set(names) & set(static_argnames)
-    if clash:
-        raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
-                         f"{clash} appear in both static_argnames and donate_argnames")
-    return nums, names
 
 
 def make_jaxpr(fun, static_argnums=(), return_shape=False):

@@ -17,6 +17,7 @@ from traxla.api import jit_hooks
 from traxla.api.layouts import Format, Layout
 from traxla.api.shape_dtype_struct import struct_of_aval
 from traxla.api_util import equality_errors_pytreedef
+from traxla.autodiff.partial_eval import _dce_jaxpr
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary
@@ -81,14 +82,6 @@ class LoweredProgram:
         self.platforms = None  # several lowering platforms: a module that takes their index
 
 
-def used_inputs(jaxpr: Jaxpr) -> list[bool]:
-    used = set()  # literals too (harmless: an input is a Var): one C-level update per equation
-    for eqn in jaxpr.eqns:
-        used.update(eqn.invars)
-    used.update(jaxpr.outvars)
-    return [v in used for v in jaxpr.invars]
-
-
 def _is_literal(v) -> bool:
     return type(v) is Literal
 
@@ -135,7 +128,15 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     closed = discharge_if_needed(closed)  # array refs become threaded values
     jaxpr = closed.jaxpr
     n = len(jaxpr.invars)
-    keep = [True] * n if keep_unused else used_inputs(jaxpr)
+    if keep_unused:
+        keep = [True] * n
+    else:  # as JAX's _prune_unused_inputs: dead equations go, then the arguments unused
+        pruned, keep = _dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), [False] * n)
+        if len(pruned.eqns) != len(jaxpr.eqns) or any(
+                a is not b for a, b in zip(pruned.eqns, jaxpr.eqns)):
+            jaxpr = Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, pruned.eqns,
+                          jaxpr.debug_info)
+            closed = ClosedJaxpr(jaxpr, closed.consts)
     kept = None if all(keep) else tuple(i for i in range(n) if keep[i])
     if kept is not None:
         closed = ClosedJaxpr(Jaxpr(jaxpr.constvars, [jaxpr.invars[i] for i in kept],

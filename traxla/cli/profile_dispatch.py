@@ -54,7 +54,7 @@ def _stages(jitted, args, calls, repeats):
     match = matcher_for(in_tree.children()[0])
     if jitted._tree_fast:  # pytree hit path: compiled matcher, then the avals list
         aval_list = list(avals)
-        candidates = jitted._tree_fast._structures[0][1]
+        candidates = jitted._tree_fast.structures[0][1]
 
         def lookup():
             for known, hit in candidates:

@@ -27,7 +27,7 @@ from traxla.runtime import ArrayImpl
 from traxla.runtime import debug_checks
 from traxla.runtime.array import check_not_deleted, device_put_numpy
 from traxla.runtime.cache import on_clear
-from traxla.runtime.xla_adapter import RuntimeErrorType
+from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
 from traxla.ir.thread_state import unusual as _unusual
@@ -151,14 +151,16 @@ def eager_cached(fn):
                         else:
                             entry = fast.get(tuple(avals))
                 if entry is not None:
-                    if entry.single:  # the common case, inlined (array_from_buffer)
+                    direct = entry.direct  # the common case, inlined (Entry.call)
+                    if direct is not None and not _tracebacks_enabled():
+                        start, finish, handlers, aval = direct
                         try:
-                            buf = entry.run(bufs)[0]
+                            buf = finish(start(bufs), handlers)[0]
                         except RuntimeErrorType:
                             check_not_deleted([a for a in args if type(a) is ArrayImpl])
                             raise
                         out = ArrayImpl()
-                        out.aval = entry.aval0
+                        out.aval = aval
                         out._buf = buf
                         out._npy = None
                         out._placement = None

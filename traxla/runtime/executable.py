@@ -43,7 +43,7 @@ class Executable(_CompiledProgram):
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
-                 "host_callbacks", "name", "token_outs", "__weakref__")
+                 "parts", "host_callbacks", "name", "token_outs", "__weakref__")
 
     def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
@@ -67,6 +67,9 @@ class Executable(_CompiledProgram):
         # the outputs that are XLA tokens (lax.create_token): handed back as Token objects
         self.token_outs = tuple(i for i, a in enumerate(self.out_avals) if a is abstract_token)
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
+        # ``run`` as two C calls that the hit paths inline (see xla.runner_parts); None for
+        # programs with callbacks, whose runner waits for them
+        self.parts = None if self.host_callbacks else xla.runner_parts(self.loaded)
         self.name = None  # the jitted function's (or the primitive's) name, for messages
 
     def execute(self, arrays) -> list:

@@ -318,6 +318,17 @@ def make_runner(executable, handlers, quiet_tracebacks=False):
     return run
 
 
+_consume = getattr(getattr(_jax, "ExecuteResults", None), "consume_with_handlers", None)
+tracebacks_enabled = _tracebacks_enabled
+
+
+def runner_parts(executable):
+    """``(start, finish)``, with ``finish(start(buffers), handlers)`` doing what
+    ``make_runner``'s ``run(buffers)`` does, as two C calls (no Python frame: the hit paths
+    inline them), while ``tracebacks_enabled()`` is false; None when this jaxlib lacks them."""
+    return None if _consume is None else (executable.execute_sharded, _consume)
+
+
 def make_synchronous_runner(executable, handlers, translate_error, quiet_tracebacks=False):
     """A runner for programs that call back to Python: it waits for the program to finish
     (so that its effects have happened, in order, when the call returns) and turns a failure

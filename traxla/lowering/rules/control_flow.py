@@ -159,7 +159,7 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
         if reverse:
             index = hlo.subtract(_scalar_i32(length - 1), i_value)
         x_slices = []
-        zero_i = _scalar_i32(0)
+        zero_i = _scalar_i32(0) if xs_vals or ys else None  # (no dead constant)
         for x, a in zip(xs_vals, x_avals):
             sizes = [1] + list(a.shape[1:])
             sl = dyn.dynamic_slice(tensor_type(sizes, a.dtype), x,
@@ -198,9 +198,12 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
             c = args_[1 + num_consts:1 + num_consts + num_carry]
             y = args_[1 + num_consts + num_carry:1 + num_consts + num_carry + len(ys)]
             x = args_[1 + num_consts + num_carry + len(ys):]
-            base = hlo.multiply(i, _scalar_i32(unroll))
-            for u in range(unroll):
-                c, y = step(hlo.add(base, _scalar_i32(u)), c, y, x)
+            if unroll == 1:  # the step's index is the counter itself, as in JAX's module
+                c, y = step(i, c, y, x)
+            else:
+                base = hlo.multiply(i, _scalar_i32(unroll))
+                for u in range(unroll):
+                    c, y = step(hlo.add(base, _scalar_i32(u)), c, y, x)
             hlo.return_([hlo.add(i, _scalar_i32(1))] + list(consts_vals) + list(c) + list(y)
                         + list(x) + ([module.token] if ordered else []))
         results = list(loop.results)
