@@ -113,6 +113,11 @@ class NamedSharding:
             if name not in mesh.axis_names:
                 raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
                                  f"{tuple(mesh.axis_names)}.")
+        if (PartitionSpec.UNCONSTRAINED in spec
+                and AxisType.Auto not in tuple(mesh.axis_types)):
+            raise ValueError(f"{spec} cannot contain `P.UNCONSTRAINED` when no mesh "
+                             f"axis_types are `Auto`. Got mesh axis_types: "
+                             f"{tuple(mesh.axis_types)}")
         self.mesh = mesh
         self.spec = spec
         # as JAX's: a sharding on devices lives in device memory unless told otherwise; one
@@ -140,6 +145,8 @@ class NamedSharding:
     def is_fully_replicated(self) -> bool:
         """Every device holds the whole array: the spec splits over no axis of size > 1."""
         sizes = self.mesh.shape
+        if PartitionSpec.UNCONSTRAINED in self.spec:
+            return False  # as JAX's: the partitioner may split it
         for p in self.spec:
             for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
                 if sizes[name] > 1:

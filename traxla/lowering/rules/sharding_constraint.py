@@ -12,7 +12,8 @@ def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstraine
         return x
     ctx.module.ensure_mesh(sharding.mesh.abstract_mesh)
     ndim = len(ctx.aval_out.shape)
-    return sdy.ShardingConstraintOp(x, _sharding_attr(sharding.full_spec(ndim), ndim)).result
+    return sdy.ShardingConstraintOp(x, _sharding_attr(sharding.full_spec(ndim), ndim,
+                                                           unconstrained_dims)).result
 
 
 register_lowering(sharding_constraint_p, _sharding_constraint)
