@@ -46,6 +46,9 @@ class PartitionSpec(tuple):
 
     __str__ = __repr__
 
+    def __getnewargs__(self):  # pickled and copied as the entries (not one tuple of them)
+        return tuple(self)
+
     def axes(self):
         """The mesh axis names the spec uses, in order."""
         out = []
