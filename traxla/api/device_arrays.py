@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import tree_util
+from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
@@ -44,7 +45,10 @@ def _to_default_device(leaf):
 
 
 def device_put(x, device=None):
-    """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
+    """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding
+    (or a Format: its sharding, in the default layout traxla keeps)."""
+    if isinstance(device, Format):
+        device = sharding_of_format(device)
     leaves, treedef = tree_util.tree_flatten(x)
     if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
         # staged as JAX stages it (constants too): one device_put equation over all the
@@ -55,8 +59,8 @@ def device_put(x, device=None):
         return tree_util.tree_unflatten(treedef, out)
     if device is None:
         return tree_util.tree_map(to_array, x)
-    if isinstance(device, SingleDeviceSharding):
-        device = device.device
+    if isinstance(device, SingleDeviceSharding):  # in another memory: a one-device mesh
+        device = device.device if device.memory_kind == "device" else device._as_named()
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is not None and isinstance(sharding.mesh, AbstractMesh):

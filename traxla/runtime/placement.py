@@ -178,6 +178,18 @@ class NamedSharding:
         return set(self.mesh.device_list)
 
     @property
+    def _device_assignment(self) -> tuple:
+        """The mesh's devices in order (JAX's private name, which orbax reads)."""
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("_device_assignment is not implemented for "
+                             "`jax.sharding.AbstractMesh`.")
+        return tuple(self.mesh.device_list)
+
+    @property
+    def _addressable_device_assignment(self) -> tuple:
+        return self._device_assignment  # one process: every device is addressable
+
+    @property
     def is_fully_addressable(self) -> bool:
         if isinstance(self.mesh, AbstractMesh):
             raise ValueError("is_fully_addressable is not implemented for "
@@ -284,22 +296,37 @@ class HloPlacement:
 class SingleDeviceSharding:
     committed = True
 
-    def __init__(self, device):
+    def __init__(self, device, *, memory_kind=None):
         self.device = device
-        self.memory_kind = "device"
+        self.memory_kind = memory_kind or "device"
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind={self.memory_kind})"
 
     def __eq__(self, other):
-        return isinstance(other, SingleDeviceSharding) and other.device == self.device
+        return (isinstance(other, SingleDeviceSharding) and other.device == self.device
+                and other.memory_kind == self.memory_kind)
 
     def __hash__(self):
-        return hash(self.device)
+        return hash((self.device, self.memory_kind))
+
+    def with_memory_kind(self, kind: str) -> "SingleDeviceSharding":
+        return SingleDeviceSharding(self.device, memory_kind=kind)
+
+    def _as_named(self) -> "NamedSharding":
+        """The one-device mesh placement traxla keeps such an array with."""
+        return NamedSharding(Mesh(np.array([self.device]), ("_device",)), PartitionSpec(),
+                             self.memory_kind)
 
     @property
     def device_set(self):
         return {self.device}
+
+    @property
+    def _device_assignment(self) -> tuple:
+        return (self.device,)
+
+    _addressable_device_assignment = _device_assignment
 
     is_fully_replicated = True
     is_fully_addressable = True
@@ -327,13 +354,27 @@ def _equivalent(a, b, ndim) -> bool:
 
 
 class Shard:
-    __slots__ = ("device", "index", "data")
+    """One device's block of an Array: ``replica_id`` counts the devices before it (in the
+    sharding's device order) holding the same block, as JAX's (0: the first copy)."""
+    __slots__ = ("device", "index", "data", "replica_id")
 
-    def __init__(self, device, index, data):
-        self.device, self.index, self.data = device, index, data
+    def __init__(self, device, index, data, replica_id=0):
+        self.device, self.index, self.data, self.replica_id = device, index, data, replica_id
 
     def __repr__(self):
-        return f"Shard(device={self.device!r}, index={self.index}, data=...)"
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data=...)")
+
+
+def device_replica_id_map(sharding, shape) -> dict:
+    """``{Device: replica id}`` (JAX's ``device_replica_id_map``)."""
+    seen: dict = {}
+    out = {}
+    for device, index in sharding.devices_indices_map(tuple(shape)).items():
+        key = tuple((s.start, s.stop, s.step) for s in index)
+        out[device] = seen.get(key, 0)
+        seen[key] = out[device] + 1
+    return out
 
 
 def indices_map(hlo, devices, shape):

@@ -81,9 +81,9 @@ for _cls in (NamedSharding, SingleDeviceSharding, HloPlacement):
     Sharding.register(_cls)
 
 
-def make_single_device_sharding(device) -> SingleDeviceSharding:
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
     """The sharding that puts a whole array on ``device``."""
-    return SingleDeviceSharding(device)
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 def to_named(sharding_or_spec):
