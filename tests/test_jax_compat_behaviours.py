@@ -451,3 +451,14 @@ def test_array_var_method_under_every_transformation():
     np.testing.assert_allclose(traxla.grad(lambda v: v.var())(x), 2 * (x - x.mean()) / 4,
                                rtol=1e-6)
     np.testing.assert_allclose(traxla.vmap(lambda v: v.var())(tnp.ones((2, 3))), [0.0, 0.0])
+
+
+def test_divmod_both_ways_eagerly_and_traced():
+    # as JAX's Array: __divmod__ and __rdivmod__ give (floor_divide, remainder)
+    a = tnp.array([7, -7])
+    q, r = divmod(a, 3)
+    assert q.tolist() == [2, -3] and r.tolist() == [1, 2]
+    q, r = divmod(7, tnp.array(3))
+    assert (int(q), int(r)) == (2, 1) and q.weak_type
+    q, r = traxla.jit(lambda x: divmod(7.5, x))(tnp.array(2.0))
+    assert (float(q), float(r)) == (3.0, 1.5)

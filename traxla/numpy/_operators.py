@@ -129,7 +129,7 @@ def _truediv(x, y):
 _OPERATORS = {
     "__add__": ufuncs["add"], "__sub__": ufuncs["subtract"], "__mul__": ufuncs["multiply"],
     "__truediv__": _truediv, "__floordiv__": _ufuncs.floor_divide, "__mod__": _ufuncs.remainder,
-    "__pow__": _ufuncs.power, "__matmul__": _linalg.matmul,
+    "__pow__": _ufuncs.power, "__matmul__": _linalg.matmul, "__divmod__": _ufuncs.divmod,
     "__and__": ufuncs["bitwise_and"], "__or__": ufuncs["bitwise_or"], "__xor__": ufuncs["bitwise_xor"],
     "__lshift__": _ufuncs.left_shift, "__rshift__": _ufuncs.right_shift,
     "__lt__": ufuncs["less"], "__le__": ufuncs["less_equal"], "__gt__": ufuncs["greater"],
@@ -139,7 +139,7 @@ _REFLECTED = {"__radd__": "__add__", "__rsub__": "__sub__", "__rmul__": "__mul__
               "__rtruediv__": "__truediv__", "__rfloordiv__": "__floordiv__", "__rmod__": "__mod__",
               "__rpow__": "__pow__", "__rmatmul__": "__matmul__", "__rand__": "__and__",
               "__ror__": "__or__", "__rxor__": "__xor__", "__rlshift__": "__lshift__",
-              "__rrshift__": "__rshift__"}
+              "__rrshift__": "__rshift__", "__rdivmod__": "__divmod__"}
 
 _UNARY = {
     "__neg__": ufuncs["negative"], "__pos__": _ufuncs.positive, "__abs__": _ufuncs.abs,
