@@ -462,3 +462,17 @@ def test_divmod_both_ways_eagerly_and_traced():
     assert (int(q), int(r)) == (2, 1) and q.weak_type
     q, r = traxla.jit(lambda x: divmod(7.5, x))(tnp.array(2.0))
     assert (float(q), float(r)) == (3.0, 1.5)
+
+
+def test_isclose_of_keys_is_equality():
+    a, b = traxla.random.key(0), traxla.random.key(1)
+    assert not bool(tnp.allclose(a, b)) and bool(tnp.isclose(a, a))
+    assert bool(tnp.allclose(traxla.random.split(a), traxla.random.split(a)))
+
+
+def test_debug_key_reuse_flag_only_off():
+    with traxla.debug_key_reuse(False):
+        assert traxla.config.jax_debug_key_reuse is False
+    with pytest.raises(NotImplementedError, match="key reuse"):
+        traxla.config.update("jax_debug_key_reuse", True)
+    assert traxla.config.jax_debug_key_reuse is False

@@ -87,6 +87,7 @@ class Config:
         # itself reads it nowhere)
         "no_execution": False,
         "no_tracing": False,
+        "debug_key_reuse": False,  # only False: traxla does not check PRNG key reuse
         "softmax_custom_jvp": False,
         "jax2tf_associative_scan_reductions": False,
         "legacy_prng_key": LegacyPrngKeyState.ALLOW,
