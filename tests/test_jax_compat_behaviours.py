@@ -476,3 +476,17 @@ def test_debug_key_reuse_flag_only_off():
     with pytest.raises(NotImplementedError, match="key reuse"):
         traxla.config.update("jax_debug_key_reuse", True)
     assert traxla.config.jax_debug_key_reuse is False
+
+
+def test_array_copy_is_a_new_array_over_a_new_buffer():
+    # as JAX's: jnp.array/jnp.copy copy (the copy can be donated apart from the original);
+    # asarray and copy=False do not
+    a = tnp.ones(3)
+    b = tnp.copy(a)
+    assert b is not a and b._buf is not a._buf and tnp.array(a) is not a
+    assert tnp.asarray(a) is a and tnp.array(a, copy=False) is a
+    out = traxla.jit(lambda s: [x + 1 for x in s], donate_argnums=0)([a, b])
+    assert [o.tolist() for o in out] == [[2.0] * 3] * 2
+    k = traxla.random.key(0)
+    assert tnp.copy(k) is not k and tnp.copy(k).dtype == k.dtype
+    assert traxla.jit(tnp.copy)(k).dtype == k.dtype
