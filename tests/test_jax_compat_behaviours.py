@@ -490,3 +490,18 @@ def test_array_copy_is_a_new_array_over_a_new_buffer():
     k = traxla.random.key(0)
     assert tnp.copy(k) is not k and tnp.copy(k).dtype == k.dtype
     assert traxla.jit(tnp.copy)(k).dtype == k.dtype
+
+
+def test_a_traced_ref_is_an_array_instance():
+    # as JAX's C++ check: every tracer is a jax.Array, a traced ref's too (flax tells refs
+    # by isinstance(x, jax.Array | Ref) and the type of typeof(x))
+    seen = []
+
+    @traxla.jit
+    def f(r):
+        seen.append(isinstance(r, traxla.Array))
+        seen.append(isinstance(traxla.new_ref(tnp.zeros(())), traxla.Array))
+        return 1
+    f(traxla.new_ref(tnp.ones(())))
+    assert seen == [True, True]
+    assert not isinstance(traxla.new_ref(tnp.ones(())), traxla.Array)

@@ -19,15 +19,15 @@ _block_until_ready = xla.block_until_ready
 
 
 class ArrayMeta(type):
-    """``isinstance(x, Array)`` holds for device arrays and, as in JAX, for tracers of
-    arrays (so code that tells arrays from static leaves this way works under jit, grad
-    and vmap); NumPy arrays, scalars and refs are not Arrays."""
+    """``isinstance(x, Array)`` holds for device arrays and, as in JAX (whose C++ check
+    takes any tracer), for every tracer, a traced ref's included (so code that tells arrays
+    from static leaves this way works under jit, grad and vmap); NumPy arrays, scalars and
+    concrete refs are not Arrays."""
 
     def __instancecheck__(cls, x):
         if type.__instancecheck__(cls, x):
             return True
-        return cls is Array and isinstance(x, Tracer) and isinstance(
-            getattr(x, "aval", None), ShapedArray)
+        return cls is Array and isinstance(x, Tracer)
 
 
 class Array(metaclass=ArrayMeta):
