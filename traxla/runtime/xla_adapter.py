@@ -756,3 +756,9 @@ def heap_profile(client) -> bytes:
 def ifrt_programs():
     """jaxlib's IFRT program builders (``jax.extend.ifrt_programs.ifrt_programs``)."""
     return _jax.ifrt_programs
+
+
+def hlo_cost_analysis(client, computation) -> dict:
+    """XLA's cost estimate of an HLO module as written (no optimization passes), as JAX's
+    ``Lowered.cost_analysis``."""
+    return dict(_jax.hlo_module_cost_analysis(client, computation.as_hlo_module()))
