@@ -44,6 +44,17 @@ def _to_default_device(leaf):
     return arr
 
 
+def _to_array_uncommitted(leaf):
+    """``device_put(leaf)``: an Array where new arrays go, except that a mesh context
+    (which commits new arrays to its mesh) leaves it on the default device, uncommitted,
+    as JAX's."""
+    arr = to_array(leaf)
+    p = arr._placement
+    if p is not None and p.committed and not isinstance(leaf, ArrayImpl):
+        return to_default_device(np.asarray(arr), arr.aval.update(sharding=None))
+    return arr
+
+
 def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding
     (or a Format: its sharding, in the default layout traxla keeps)."""
@@ -58,7 +69,7 @@ def device_put(x, device=None):
                                 copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
         return tree_util.tree_unflatten(treedef, out)
     if device is None:
-        return tree_util.tree_map(to_array, x)
+        return tree_util.tree_map(_to_array_uncommitted, x)
     if isinstance(device, SingleDeviceSharding):  # in another memory: a one-device mesh
         device = device.device if device.memory_kind == "device" else device._as_named()
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \

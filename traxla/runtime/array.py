@@ -7,6 +7,7 @@ import numpy as np
 from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
@@ -335,7 +336,7 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
                              backend.default_sharding)
         return make_array(aval, buf)
-    if _config_values.default_device is not None:
+    if _config_values.default_device is not None or _unusual:  # (a mesh context too)
         placement = default_placement()
         if placement is not None:
             return device_put_placed(host, aval, placement)

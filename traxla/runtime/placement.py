@@ -9,7 +9,7 @@ import numpy as np
 import itertools as it
 
 from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec, explicit_only
-from traxla.ir.thread_state import ThreadLocalStack
+from traxla.ir.thread_state import ThreadLocalStack, unusual as _unusual
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
@@ -26,10 +26,34 @@ _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
 
 def _push_mesh(mesh):
     _mesh_stack.append(mesh)
+    _mesh_stack_changed()
 
 
 def _pop_mesh():
     _mesh_stack.pop()
+    _mesh_stack_changed()
+
+
+def _truncate_meshes(depth: int):
+    """Leaves the first ``depth`` meshes of this thread's stack."""
+    del _mesh_stack[depth:]
+    _mesh_stack_changed()
+
+
+def _mesh_stack_changed():
+    """While this thread has a mesh context, the hit paths that serve programs by argument
+    types alone step aside (as in a config block): computations go on the context mesh
+    (``default_placement``)."""
+    local = _config_values.__dict__
+    if bool(_mesh_stack) != bool(local.get("_in_mesh_context", False)):
+        if _mesh_stack:
+            local["_in_mesh_context"] = True
+            _config_values.local_blocks += 1
+            _unusual.append(None)
+        else:
+            local["_in_mesh_context"] = False
+            _config_values.local_blocks -= 1
+            _unusual.pop()
 
 
 def get_mesh():
@@ -466,9 +490,24 @@ def device_placement(target, committed=True):
 
 def default_placement():
     """Where the calling thread's ``default_device`` puts new arrays and programs (None:
-    the default backend's first device, the common case, read in one attribute lookup)."""
+    the default backend's first device, the common case, read in one attribute lookup);
+    under a concrete mesh context (``set_mesh``), replicated on that mesh, committed (as
+    JAX places computations without committed operands on the context mesh)."""
     target = _config_values.default_device
-    return None if target is None else device_placement(target, committed=False)
+    if target is not None:
+        return device_placement(target, committed=False)
+    if _unusual and _mesh_stack:
+        mesh = _mesh_stack[-1]
+        if isinstance(mesh, Mesh):
+            placement = _mesh_placements.get(mesh)
+            if placement is None:
+                placement = _mesh_placements[mesh] = NamedSharding(mesh, PartitionSpec())
+            return placement
+    return None
+
+
+_mesh_placements: dict = {}
+on_clear(_mesh_placements.clear)
 
 
 def uncommitted(placement):

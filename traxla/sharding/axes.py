@@ -11,7 +11,7 @@ import functools
 from traxla import tree_util
 from traxla.ir.sharding import AxisType, PartitionSpec
 from traxla.runtime.placement import Mesh, NamedSharding
-from traxla.sharding import _mesh_stack, get_mesh, reshard
+from traxla.sharding import _mesh_stack, _push_mesh, _truncate_meshes, get_mesh, reshard
 
 
 def _with_axis_types(mesh: Mesh, axes, axis_type) -> Mesh:
@@ -53,11 +53,11 @@ def _without(spec, axes) -> PartitionSpec:
 @contextlib.contextmanager
 def _in_context(mesh):
     depth = len(_mesh_stack)
-    _mesh_stack.append(mesh)
+    _push_mesh(mesh)
     try:
         yield mesh
     finally:
-        del _mesh_stack[depth:]
+        _truncate_meshes(depth)
 
 
 def _context_mesh(api: str) -> Mesh:
