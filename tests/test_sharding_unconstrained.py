@@ -1,7 +1,8 @@
 """``P.UNCONSTRAINED`` and the shardings of ``with_sharding_constraint``, on 4 CPU devices,
 against JAX 0.10.2 (a fresh process each): the singleton's repr and pickling, refused on a
 mesh with no Auto axis, lowered as an open dimension (``{?}``) in a jitted program and left
-whole eagerly; shardings as a pytree prefix of the value, with JAX's prefix error."""
+whole eagerly; shardings as a pytree prefix of the value, with JAX's prefix error; a
+constraint on PRNG keys (over their stored rank)."""
 from __future__ import annotations
 
 import json
@@ -55,6 +56,11 @@ def wsc(sh):
 for i, sh in enumerate([{{"a": sx}}, {{"a": [sx, N(m, P())]}}, {{"a": [sx]}}, {{"a": (sx, sx)}},
                         {{"b": sx}}]):
     run(f"prefix{{i}}", lambda: wsc(sh))
+def key_wsc():
+    k = jax.jit(lambda: jax.lax.with_sharding_constraint(
+        jax.random.split(jax.random.key(0), 4), N(m, P("x"))))()
+    return [str(k.dtype), np.asarray(jax.random.key_data(k)).tolist(), repr(k.sharding)]
+run("key", key_wsc)
 print(json.dumps(out))
 """
 
@@ -76,7 +82,7 @@ def results():
 
 @pytest.mark.parametrize("name", ["repr", "explicit", "jaxpr", "text", "jit", "eager",
                                   "ctx_text", "prefix0", "prefix1", "prefix2", "prefix3",
-                                  "prefix4"])
+                                  "prefix4", "key"])
 def test_matches_jax(results, name):
     got, want = results
     assert got[name] == want[name]
