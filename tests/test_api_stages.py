@@ -97,6 +97,8 @@ def test_traced_and_lowered_attributes_match_jax():
         lo.as_text("mhlo")
     cost = lo.cost_analysis()
     assert cost["flops"] == jlo.cost_analysis()["flops"]
+    # the unoptimized module's estimate, as JAX's (its bytes differ from the compiled one's)
+    assert cost["bytes accessed"] == jlo.cost_analysis()["bytes accessed"]
 
 
 def test_compiled_attributes_and_call():

@@ -260,3 +260,21 @@ def test_jacobian_of_a_validating_pytree_node_fails_as_in_jax():
     got = _validating_tree_calls(traxla, tnp)
     assert got == _validating_tree_calls(jax, jnp_)
     assert got[0] == "ValueError: None is not a valid value for jnp.array"
+
+
+def test_vjp_function_is_a_pytree_of_its_residuals():
+    # as JAX's VJP object: a custom_vjp residual, a jit argument, rebuilt from its leaves
+    y, f = traxla.vjp(lambda x: traxla.numpy.sin(x) * 2, traxla.numpy.ones(3))
+    leaves, tree = traxla.tree_util.tree_flatten(f)
+    assert leaves and all(hasattr(x, "shape") for x in leaves)
+    want = np.asarray(f(traxla.numpy.ones(3))[0])
+    np.testing.assert_allclose(traxla.tree_util.tree_unflatten(tree, leaves)(traxla.numpy.ones(3))[0], want)
+    np.testing.assert_allclose(traxla.jit(lambda f, c: f(c))(f, traxla.numpy.ones(3))[0], want)
+
+    @traxla.custom_vjp
+    def h(x):
+        return traxla.numpy.sin(x)
+    h.defvjp(lambda x: traxla.vjp(traxla.numpy.sin, x), lambda vf, g: vf(g))
+    grad = traxla.grad(lambda x: h(x).sum())
+    np.testing.assert_allclose(grad(traxla.numpy.ones(3)), np.cos(np.ones(3)), rtol=1e-6)
+    np.testing.assert_allclose(traxla.jit(grad)(traxla.numpy.ones(3)), np.cos(np.ones(3)), rtol=1e-6)

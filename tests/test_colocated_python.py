@@ -28,8 +28,8 @@ class _Adder:
 def pickling(monkeypatch):
     """Ships functions with the standard pickle (enough for module-level functions), so
     the call path runs whether or not cloudpickle is installed."""
-    monkeypatch.setattr(cp, "_serialize", pickle.dumps)
-    monkeypatch.setattr(cp, "_deserialize", pickle.loads)
+    monkeypatch.setattr(cp.serialization, "_serialize", pickle.dumps)
+    monkeypatch.setattr(cp.serialization, "_deserialize", pickle.loads)
 
 
 def test_colocated_cpu_devices_of_cpu_devices_are_themselves():
@@ -67,3 +67,26 @@ def test_call_runs_the_shipped_function(pickling):
         cp.colocated_python(_inc)()
     adder = cp.colocated_python_class(_Adder)(5)
     assert int(adder.add(x)) == 6
+
+
+def test_serialization_submodules_ship_meshes_and_shardings_by_device_id():
+    from traxla.experimental.colocated_python import func, serialization  # noqa: F401
+    reducers = {traxla.sharding.Mesh: serialization._reduce_mesh,
+                NamedSharding: serialization._reduce_named_sharding,
+                traxla.sharding.SingleDeviceSharding: serialization._reduce_single_device_sharding,
+                serialization.DeviceList: serialization._reduce_device_list}
+    devices = traxla.devices()
+    mesh = traxla.sharding.Mesh(np.array(devices[:1]), ("x",))
+    for obj in (mesh, traxla.sharding.NamedSharding(mesh, traxla.sharding.PartitionSpec("x")),
+                traxla.sharding.SingleDeviceSharding(devices[0]),
+                serialization.DeviceList(devices[:1])):
+        unreduce, args = reducers[type(obj)](obj)
+        back = unreduce(*args)
+        assert back == obj and type(back) is type(obj)
+        if importlib.util.find_spec("cloudpickle") is not None:
+            assert serialization._deserialize(serialization._serialize(obj)) == obj
+
+
+def test_partition_spec_pickles_as_its_entries():
+    for p in (P("x"), P(("x", "y"), None), P(), P(P.UNCONSTRAINED, "x")):
+        assert pickle.loads(pickle.dumps(p)) == p and repr(pickle.loads(pickle.dumps(p))) == repr(p)

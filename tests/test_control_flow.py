@@ -1205,3 +1205,25 @@ def test_scan_over_a_scalar_says_what_has_no_leading_axis():
 if __name__ == "__main__":
     from _corpus import print_differences
     print_differences(CORPUS, KNOWN_DIFFERENCES, jaxpr_texts, sys.argv[1:])
+
+
+def test_scan_traces_a_body_once_per_function_and_types():
+    # as JAX's trace_to_jaxpr cache: the same body over the same types is not retraced;
+    # new types, or a closure over another trace's values, trace again
+    import traxla
+    import traxla.numpy as tnp_
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + 1, x * 2
+    traxla.lax.scan(body, 0, tnp_.arange(4))
+    out = traxla.lax.scan(body, 0, tnp_.arange(4))
+    assert len(calls) == 1 and int(out[0]) == 4
+    traxla.lax.scan(body, 0.0, tnp_.arange(4.0))
+    assert len(calls) == 2
+
+    @traxla.jit
+    def h(v):
+        return traxla.lax.scan(lambda c, x: (c + v, x), 0.0, tnp_.arange(3.0))[0]
+    assert float(h(1.0)) == 3.0 and float(h(2.0)) == 6.0

@@ -569,3 +569,55 @@ def test_argmax_of_complex_is_typed_but_not_lowered_as_jax():
         with pytest.raises(TypeError) as want:
             jax.jit(theirs)(_Z)
         assert str(mine.value).split("\n")[0] == str(want.value).split("\n")[0]
+def test_divmod_both_ways_eagerly_and_traced():
+    # as JAX's Array: __divmod__ and __rdivmod__ give (floor_divide, remainder)
+    a = tnp.array([7, -7])
+    q, r = divmod(a, 3)
+    assert q.tolist() == [2, -3] and r.tolist() == [1, 2]
+    q, r = divmod(7, tnp.array(3))
+    assert (int(q), int(r)) == (2, 1) and q.weak_type
+    q, r = traxla.jit(lambda x: divmod(7.5, x))(tnp.array(2.0))
+    assert (float(q), float(r)) == (3.0, 1.5)
+
+
+def test_isclose_of_keys_is_equality():
+    a, b = traxla.random.key(0), traxla.random.key(1)
+    assert not bool(tnp.allclose(a, b)) and bool(tnp.isclose(a, a))
+    assert bool(tnp.allclose(traxla.random.split(a), traxla.random.split(a)))
+
+
+def test_debug_key_reuse_flag_only_off():
+    with traxla.debug_key_reuse(False):
+        assert traxla.config.jax_debug_key_reuse is False
+    with pytest.raises(NotImplementedError, match="key reuse"):
+        traxla.config.update("jax_debug_key_reuse", True)
+    assert traxla.config.jax_debug_key_reuse is False
+
+
+def test_array_copy_is_a_new_array_over_a_new_buffer():
+    # as JAX's: jnp.array/jnp.copy copy (the copy can be donated apart from the original);
+    # asarray and copy=False do not
+    a = tnp.ones(3)
+    b = tnp.copy(a)
+    assert b is not a and b._buf is not a._buf and tnp.array(a) is not a
+    assert tnp.asarray(a) is a and tnp.array(a, copy=False) is a
+    out = traxla.jit(lambda s: [x + 1 for x in s], donate_argnums=0)([a, b])
+    assert [o.tolist() for o in out] == [[2.0] * 3] * 2
+    k = traxla.random.key(0)
+    assert tnp.copy(k) is not k and tnp.copy(k).dtype == k.dtype
+    assert traxla.jit(tnp.copy)(k).dtype == k.dtype
+
+
+def test_a_traced_ref_is_an_array_instance():
+    # as JAX's C++ check: every tracer is a jax.Array, a traced ref's too (flax tells refs
+    # by isinstance(x, jax.Array | Ref) and the type of typeof(x))
+    seen = []
+
+    @traxla.jit
+    def f(r):
+        seen.append(isinstance(r, traxla.Array))
+        seen.append(isinstance(traxla.new_ref(tnp.zeros(())), traxla.Array))
+        return 1
+    f(traxla.new_ref(tnp.ones(())))
+    assert seen == [True, True]
+    assert not isinstance(traxla.new_ref(tnp.ones(())), traxla.Array)

@@ -225,7 +225,8 @@ _EINSUMS = [("ij,jk->ik", [A23, B34]), ("ij->j", [A23]), ("ij->ji", [A23]), ("bi
             ("i,i,i->i", [V3, V3, V3]), ("ab,bc,cd,de->ae", [A23, B34, C45, D52]),
             ("ii->i", [S33]), ("ii", [S33]),
             ("ab,bc,ca,cd,da->b", [_f(3, 4), _f(4, 5), _f(5, 3), _f(5, 2), _f(2, 3)]),
-            ("ab,bc,cd,de,ef,fg->ag", [A23, B34, C45, D52, _f(2, 6), _f(6, 2)])]
+            ("ab,bc,cd,de,ef,fg->ag", [A23, B34, C45, D52, _f(2, 6), _f(6, 2)]),
+            ("...i1,j1->...ij", [np.ones((2, 3, 1), np.float32), np.ones((4, 1), np.float32)])]
 for _s, _a in _EINSUMS:
     P(f"einsum {_s}", _a, lambda np_, lax_, ns, s=_s: lambda *a: np_.einsum(s, *a), rtol=1e-5)
 P("einsum interleaved", [A23, B34],

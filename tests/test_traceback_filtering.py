@@ -181,3 +181,15 @@ def test_aot_stages_filter_too():
         compiled(jnp.ones(4))
     files = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
     assert files == [__file__]
+
+
+def test_exclusions_edited_in_place_take_effect(tmp_path):
+    # flax's show/hide_flax_in_tracebacks append to and remove from _exclude_paths
+    name = str(tmp_path / "lib.py")
+    assert traceback_util.include_filename(name)
+    traceback_util._exclude_paths.append(str(tmp_path))
+    try:
+        assert not traceback_util.include_filename(name)
+    finally:
+        traceback_util._exclude_paths.remove(str(tmp_path))
+    assert traceback_util.include_filename(name)

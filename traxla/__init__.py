@@ -70,7 +70,8 @@ from traxla.api.environment import (copy_to_host_async, host_count, host_id, hos
                           make_array_from_single_device_arrays, print_environment_info)
 from traxla import extend, interpreters  # noqa: E402,F401
 from traxla.api.config_contexts import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: E402,F401
-                                        debug_nans, explain_cache_misses, log_compiles)
+                                        debug_key_reuse, debug_nans, explain_cache_misses,
+                                        log_compiles)
 from traxla.api.config_contexts import (jax2tf_associative_scan_reductions,  # noqa: E402,F401
                                         make_user_context, no_execution, no_tracing,
                                         softmax_custom_jvp)

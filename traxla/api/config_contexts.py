@@ -137,6 +137,19 @@ checking_leaks = functools.partial(check_tracer_leaks, True)
 no_execution = _FlagState(
     "no_execution", bool, "Disallow JAX executions: running a compiled program raises "
     "RuntimeError.", default=True)
+def _validate_key_reuse(value):
+    """JAX's key-reuse checker is not part of traxla: the flag stays off."""
+    if value:
+        raise NotImplementedError("jax_debug_key_reuse: traxla does not check PRNG key reuse "
+                                  "(the flag can only be False)")
+    return False
+
+
+config.on_update(lambda name, value: _validate_key_reuse(value)
+                 if name == "debug_key_reuse" else None)
+debug_key_reuse = _FlagState(
+    "debug_key_reuse", _validate_key_reuse, "Checks PRNG keys for reuse (JAX's; traxla does "
+    "not check, so only False is accepted).", default=True)
 no_tracing = _FlagState(
     "no_tracing", bool, "Disallow tracing for JIT compilation: a jitted function that would "
     "trace raises RuntimeError.", default=True)
@@ -189,7 +202,7 @@ def ensure_compile_time_eval():
         yield
 
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
+__all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval",
            "threefry_partitionable", "legacy_prng_key", "enable_custom_prng"]
 

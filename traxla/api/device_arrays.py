@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import tree_util
+from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
@@ -43,8 +44,22 @@ def _to_default_device(leaf):
     return arr
 
 
+def _to_array_uncommitted(leaf):
+    """``device_put(leaf)``: an Array where new arrays go, except that a mesh context
+    (which commits new arrays to its mesh) leaves it on the default device, uncommitted,
+    as JAX's."""
+    arr = to_array(leaf)
+    p = arr._placement
+    if p is not None and p.committed and not isinstance(leaf, ArrayImpl):
+        return to_default_device(np.asarray(arr), arr.aval.update(sharding=None))
+    return arr
+
+
 def device_put(x, device=None):
-    """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding."""
+    """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding
+    (or a Format: its sharding, in the default layout traxla keeps)."""
+    if isinstance(device, Format):
+        device = sharding_of_format(device)
     leaves, treedef = tree_util.tree_flatten(x)
     if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
         # staged as JAX stages it (constants too): one device_put equation over all the
@@ -54,9 +69,9 @@ def device_put(x, device=None):
                                 copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) * n)
         return tree_util.tree_unflatten(treedef, out)
     if device is None:
-        return tree_util.tree_map(to_array, x)
-    if isinstance(device, SingleDeviceSharding):
-        device = device.device
+        return tree_util.tree_map(_to_array_uncommitted, x)
+    if isinstance(device, SingleDeviceSharding):  # in another memory: a one-device mesh
+        device = device.device if device.memory_kind == "device" else device._as_named()
     sharding = device if isinstance(device, NamedSharding) else to_named(device) \
         if not hasattr(device, "_device") else None
     if sharding is not None and isinstance(sharding.mesh, AbstractMesh):

@@ -7,7 +7,9 @@ from __future__ import annotations
 import weakref
 
 from traxla.ir.config import config
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime.cache import BoundedCache
+from traxla.runtime.placement import _mesh_stack
 
 # Flags that change what tracing produces: part of every trace and compile cache key (as
 # in JAX's trace context), so a program traced under one setting never serves another.
@@ -19,6 +21,8 @@ def _trace_context() -> tuple:
     out = tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
     if _user_contexts:  # ``make_user_context``'s values: part of every key too
         out += tuple([u.value for u in _user_contexts])
+    if _unusual and _mesh_stack:  # the mesh context (as JAX's): it types and places programs
+        out += (_mesh_stack[-1],)
     return out
 
 

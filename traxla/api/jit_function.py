@@ -687,7 +687,8 @@ def _follow_committed(arrays, target):
                       if a._placement is not None and a._placement.committed), None)
     mesh = committed or target
     default = default_placement()
-    follows_default = committed is None and default is not None and mesh is default.mesh
+    follows_default = (committed is None and default is not None and not default.committed
+                       and mesh is default.mesh)
     moved = []
     for a in arrays:
         p = a._placement

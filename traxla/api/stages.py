@@ -296,8 +296,13 @@ class Lowered(_Stage):
         raise ValueError(f"unknown dialect: {dialect}")
 
     def cost_analysis(self):
-        """XLA's cost estimate (flops, bytes accessed...) of the compiled module."""
-        return self.compile().cost_analysis()
+        """XLA's cost estimate (flops, bytes accessed...) of the module as lowered, before
+        any optimization (as JAX's; ``compile().cost_analysis()`` estimates the optimized
+        one)."""
+        mesh = self._program_info.mesh
+        platform = None if mesh is None else mesh.devices.flat[0].platform
+        return xla_adapter.hlo_cost_analysis(get_backend(platform).client,
+                                             self.compiler_ir("hlo"))
 
     @api_boundary
     def compile(self, compiler_options: CompilerOptions | None = None) -> "Compiled":

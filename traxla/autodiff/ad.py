@@ -22,7 +22,7 @@ from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.jaxpr import Literal
+from traxla.ir.jaxpr import ClosedJaxpr, Literal
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.ir.traceback_util import api_boundary
@@ -461,34 +461,43 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     out_tree = dict(store)["out"]
     in_avals = [tangent_aval(prims.aval_of(p)) for p in p_flat]
 
-    @api_boundary
-    def vjp_fun(ct):
-        ct_flat, ct_tree = tree_util.tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise ValueError(
-                "unexpected tree structure.\n\nThe argument to a VJP function returned by "
-                "`jax.vjp` must match the pytree\nstructure of the differentiated function "
-                f"{_fun_name(fun)}.\n\nBut the tree structures differ: the function's output has "
-                f"structure {out_tree}, the cotangent {ct_tree}.")
-        for c, a, p in zip(ct_flat, lin.out_avals, primals_out):
-            ca = prims.aval_of(c)
-            if ca.shape != a.shape:
-                pa = prims.aval_of(p)
+    closed = lin.jaxpr
+
+    def make_pullback(residuals):
+        """The pullback over ``residuals`` (the linear jaxpr's constants: what the VJP
+        object carries as its pytree leaves)."""
+        lin_jaxpr = ClosedJaxpr(closed.jaxpr, residuals)
+
+        @api_boundary
+        def vjp_fun(ct):
+            ct_flat, ct_tree = tree_util.tree_flatten(ct)
+            if ct_tree != out_tree:
                 raise ValueError(
-                    f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
-                    f"{ca.str_short(False)}, but expected {pa.str_short(False)} because the "
-                    "corresponding output of the differentiated function had JAX type "
-                    f"{pa.str_short(False)}")
-        cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
-        lin_cts = iter(backward_pass(lin.jaxpr, cts))
-        in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
-        in_cts = [instantiate(c) for c in in_cts]
-        return tree_util.tree_unflatten(p_tree, in_cts)
+                    "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+                    "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+                    f"{_fun_name(fun)}.\n\nBut the tree structures differ: the function's output "
+                    f"has structure {out_tree}, the cotangent {ct_tree}.")
+            for c, a, p in zip(ct_flat, lin.out_avals, primals_out):
+                ca = prims.aval_of(c)
+                if ca.shape != a.shape:
+                    pa = prims.aval_of(p)
+                    raise ValueError(
+                        f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
+                        f"got {ca.str_short(False)}, but expected {pa.str_short(False)} because "
+                        "the corresponding output of the differentiated function had JAX type "
+                        f"{pa.str_short(False)}")
+            cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
+            lin_cts = iter(backward_pass(lin_jaxpr, cts))
+            in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
+            in_cts = [instantiate(c) for c in in_cts]
+            return tree_util.tree_unflatten(p_tree, in_cts)
+        return vjp_fun
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
+    pullback = VJP(make_pullback, p_tree, closed.consts)
     if has_aux:
-        return out, VJP(vjp_fun, p_tree), tree_util.tree_unflatten(dict(store)["aux"], result[2])
-    return out, VJP(vjp_fun, p_tree)
+        return out, pullback, tree_util.tree_unflatten(dict(store)["aux"], result[2])
+    return out, pullback
 
 
 @tree_util.register_dataclass
@@ -521,10 +530,14 @@ class VJP:
     it (returning ``GradRef()`` there), skips those given ``DontWant()``, and returns the
     others' values, as JAX 0.10.2's ``VJP.with_refs``."""
 
-    __slots__ = ("_pullback", "_in_tree", "__weakref__")
+    __slots__ = ("_make_pullback", "_in_tree", "_residuals", "_pullback", "__weakref__")
 
-    def __init__(self, pullback, in_tree):
-        self._pullback, self._in_tree = pullback, in_tree
+    def __init__(self, make_pullback, in_tree, residuals):
+        # a pytree (as JAX's): its leaves are the residuals, so it can be a custom_vjp
+        # residual or a jit argument, and comes back over whatever values replace them
+        self._make_pullback, self._in_tree = make_pullback, in_tree
+        self._residuals = list(residuals)
+        self._pullback = make_pullback(self._residuals)
 
     def __call__(self, out_ct, *extra_args):
         if extra_args:
@@ -551,6 +564,11 @@ class VJP:
                     out.append(DidntWant() if isinstance(target, DontWant) else ct)
             return tree_util.tree_unflatten(self._in_tree, out)
         return pullback
+
+
+tree_util.register_pytree_node(
+    VJP, lambda v: ((v._residuals,), (v._make_pullback, v._in_tree)),
+    lambda meta, children: VJP(meta[0], meta[1], children[0]))
 
 
 def _one_like(x):

@@ -87,6 +87,7 @@ class Config:
         # itself reads it nowhere)
         "no_execution": False,
         "no_tracing": False,
+        "debug_key_reuse": False,  # only False: traxla does not check PRNG key reuse
         "softmax_custom_jvp": False,
         "jax2tf_associative_scan_reductions": False,
         "legacy_prng_key": LegacyPrngKeyState.ALLOW,
@@ -188,6 +189,7 @@ class Config:
             if name not in self._values:
                 continue  # as absl with known_only=True: other flags are not JAX's
             self.update(name, _parse_flag(self._values[name], text, negated))
+        _absl_parse_once()
 
     def config_with_absl(self):
         """As ``parse_flags_with_absl`` (traxla defines no absl flags of its own)."""
@@ -244,6 +246,24 @@ class Config:
         if key in values:
             return getattr(self.__dict__["current"], key)
         raise AttributeError(name)
+
+
+_absl_parsed = False
+
+
+def _absl_parse_once():
+    """As JAX's, the first ``parse_flags_with_absl`` also has absl parse its flags (known
+    ones only), so that absl's flags (``--test_tmpdir``) read as parsed afterwards; without
+    absl installed there is nothing to parse."""
+    global _absl_parsed
+    if _absl_parsed:
+        return
+    try:
+        import absl.flags
+    except ImportError:
+        return
+    absl.flags.FLAGS([""], known_only=True)
+    _absl_parsed = True
 
 
 def _parse_flag(current, text: str, negated: bool):

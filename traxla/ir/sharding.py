@@ -15,8 +15,28 @@ class AxisType(enum.Enum):
         return self.name
 
 
+def _get_default_unconstrained():
+    return _UNCONSTRAINED_PARTITION
+
+
+class UnconstrainedSingleton:
+    """``P.UNCONSTRAINED``: a dimension whose placement the partitioner may choose."""
+
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+    def __reduce__(self):
+        return (_get_default_unconstrained, ())
+
+
+_UNCONSTRAINED_PARTITION = UnconstrainedSingleton()
+
+
 class PartitionSpec(tuple):
-    """One entry per array dimension: None, a mesh axis name, or a tuple of names."""
+    """One entry per array dimension: None, a mesh axis name, a tuple of names, or
+    ``UNCONSTRAINED``."""
+
+    UNCONSTRAINED = _UNCONSTRAINED_PARTITION
 
     def __new__(cls, *partitions):
         return tuple.__new__(cls, tuple(p if not isinstance(p, list) else tuple(p) for p in partitions))
@@ -26,11 +46,14 @@ class PartitionSpec(tuple):
 
     __str__ = __repr__
 
+    def __getnewargs__(self):  # pickled and copied as the entries (not one tuple of them)
+        return tuple(self)
+
     def axes(self):
         """The mesh axis names the spec uses, in order."""
         out = []
         for p in self:
-            if p is None:
+            if p is None or p is _UNCONSTRAINED_PARTITION:
                 continue
             out.extend(p if isinstance(p, tuple) else (p,))
         return out

@@ -62,7 +62,14 @@ def register_exclusion(path: str) -> None:
     _included.clear()
 
 
+_included_for: list = [()]  # the exclusions _included was computed for
+
+
 def include_filename(filename: str) -> bool:
+    # (libraries edit _exclude_paths in place, as flax's show/hide_flax_in_tracebacks do)
+    if _included_for[0] != tuple(_exclude_paths):
+        _included.clear()
+        _included_for[0] = tuple(_exclude_paths)
     kept = _included.get(filename)
     if kept is None:
         path = os.path.abspath(filename)

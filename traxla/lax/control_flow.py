@@ -7,6 +7,7 @@ moved to constants) follow JAX 0.10.2 so that the jaxprs print identically."""
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,7 +21,9 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.rules.control_flow import cond_p, same_type, scan_p, while_p
 from traxla.ir.rules.refs import is_ref_aval
+from traxla.api.jit_caches import _trace_context
 from traxla.runtime.cache import on_clear
+from traxla.runtime.placement import get_mesh
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
@@ -43,9 +46,40 @@ def _arg_names(fun, args) -> tuple:
     return tuple(bound_leaf_names(sig, bound))
 
 
+# As JAX's ``trace_to_jaxpr`` (a weakref LRU cache on the function), a loop body or branch
+# traced once is not traced again for the same function, argument types and trace context:
+# a second ``scan(f, ...)`` over the same ``f`` reuses its jaxpr (and does not rerun its
+# Python). A trace that closes over another trace's tracers is not kept.
+_fun_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_FUN_TRACE_LIMIT = 64  # entries per function
+on_clear(_fun_traces.clear)
+
+
 def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
-    """Traces ``fun`` on abstract values; returns (closed jaxpr whose leading invars are
-    the closed-over constants, those constants, output tree)."""
+    """Traces ``fun`` on abstract values (once per function, types and context); returns
+    (closed jaxpr whose leading invars are the closed-over constants, those constants,
+    output tree)."""
+    key = (in_tree, tuple(in_avals), traced_for, tuple(arg_names), debug_fun,
+           _trace_context(), get_mesh(), replaying())
+    try:
+        per_fun = _fun_traces.get(fun)
+        hit = None if per_fun is None else per_fun.get(key)
+    except TypeError:  # a function that cannot be weakly referenced or hashed: not kept
+        return _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names, debug_fun)
+    if hit is not None:
+        return hit[0], list(hit[1]), hit[2]
+    closed, consts, out_tree = _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names,
+                                               debug_fun)
+    if not any(isinstance(c, Tracer) for c in consts):
+        if per_fun is None:
+            per_fun = _fun_traces.setdefault(fun, {})
+        if len(per_fun) >= _FUN_TRACE_LIMIT:
+            per_fun.clear()
+        per_fun[key] = (closed, tuple(consts), out_tree)
+    return closed, consts, out_tree
+
+
+def _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
     out_store = []
 
     def flat_fun(*flat):

@@ -61,7 +61,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
         raise NotImplementedError("Only implemented for order='K'")
     dtype = _dtype(dtype)
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
-        return lax.copy_p_bind(object) if copy else object
+        extended = isinstance(object.dtype, dtypes.ExtendedDType)  # (a traced key: itself)
+        return lax.copy_p_bind(object) if copy and not extended else object
     m = getattr(object, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
     if m is not None and not isinstance(object, (Tracer, ArrayImpl)):
         object = m()
@@ -69,9 +70,14 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
     if any(leaf is None for leaf in leaves):
         raise ValueError("None is not a valid value for jnp.array")
     if isinstance(object, (Tracer, ArrayImpl)):
-        # JAX copies a concrete array too: while tracing, the copy is an equation on it
-        copied = copy and (isinstance(object, Tracer) or type(current_trace()) is not EvalTrace)
-        out = lax.copy_p_bind(object) if copied else object
+        # JAX copies a concrete array too (a new Array over a new buffer, which can be
+        # donated apart from the original); while tracing, the copy is an equation on it
+        if not copy:
+            out = object
+        elif isinstance(object.dtype, dtypes.ExtendedDType):  # keys: their data copied
+            out = object.copy() if isinstance(object, ArrayImpl) else object
+        else:
+            out = lax.copy_p_bind(object)
         if dtype is None:
             dtype, weak = lax.dtype_of(out), lax.aval_of(out).weak_type
         else:

@@ -93,10 +93,7 @@ def _parse_einsum_input(operands):
         invalid = subscripts.count("-") > 1 or subscripts.count(">") > 1
         if invalid or subscripts.count("->") != 1:
             raise ValueError(f"einsum: subscripts {subscripts!r} can only contain one '->'.")
-    bad = [c for c in subscripts if not (c in _SYMBOLS or c in ",->.")]
-    if bad:
-        raise ValueError(f"einsum: invalid subscript character(s) {bad} in {subscripts!r}: use "
-                         "letters a-z, A-Z.")
+    # (any other character is a subscript, digits included, as opt_einsum's parser)
     if "." in subscripts:
         used = subscripts.replace(".", "").replace(",", "").replace("->", "")
         ellipse_inds = "".join(_gen_unused_symbols(used, max((len(s) for s in shapes),

@@ -130,7 +130,7 @@ def _truediv(x, y):
 _OPERATORS = {
     "__add__": ufuncs["add"], "__sub__": ufuncs["subtract"], "__mul__": ufuncs["multiply"],
     "__truediv__": _truediv, "__floordiv__": _ufuncs.floor_divide, "__mod__": _ufuncs.remainder,
-    "__pow__": _ufuncs.power, "__matmul__": _linalg.matmul,
+    "__pow__": _ufuncs.power, "__matmul__": _linalg.matmul, "__divmod__": _ufuncs.divmod,
     "__and__": ufuncs["bitwise_and"], "__or__": ufuncs["bitwise_or"], "__xor__": ufuncs["bitwise_xor"],
     "__lshift__": _ufuncs.left_shift, "__rshift__": _ufuncs.right_shift,
     "__lt__": ufuncs["less"], "__le__": ufuncs["less_equal"], "__gt__": ufuncs["greater"],

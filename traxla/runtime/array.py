@@ -7,10 +7,12 @@ import numpy as np
 from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
-                                      default_placement, device_put_placed, local_blocks)
+                                      default_placement, device_put_placed,
+                                      device_replica_id_map)
 from traxla.tracer.traces import Tracer
 
 
@@ -18,15 +20,15 @@ _block_until_ready = xla.block_until_ready
 
 
 class ArrayMeta(type):
-    """``isinstance(x, Array)`` holds for device arrays and, as in JAX, for tracers of
-    arrays (so code that tells arrays from static leaves this way works under jit, grad
-    and vmap); NumPy arrays, scalars and refs are not Arrays."""
+    """``isinstance(x, Array)`` holds for device arrays and, as in JAX (whose C++ check
+    takes any tracer), for every tracer, a traced ref's included (so code that tells arrays
+    from static leaves this way works under jit, grad and vmap); NumPy arrays, scalars and
+    concrete refs are not Arrays."""
 
     def __instancecheck__(cls, x):
         if type.__instancecheck__(cls, x):
             return True
-        return cls is Array and isinstance(x, Tracer) and isinstance(
-            getattr(x, "aval", None), ShapedArray)
+        return cls is Array and isinstance(x, Tracer)
 
 
 class Array(metaclass=ArrayMeta):
@@ -213,18 +215,43 @@ class ArrayImpl(Array):
 
     @property
     def sharding(self):
-        if self._placement is None:
+        placement = self._placement
+        if placement is None:
             return SingleDeviceSharding(get_backend().devices[0])
-        return self._placement
+        mesh = getattr(placement, "mesh", None)
+        if mesh is not None and mesh.axis_names == ("_device",):  # one device (as JAX's)
+            return SingleDeviceSharding(mesh.device_list[0], memory_kind=placement.memory_kind)
+        return placement
 
     @property
     def addressable_shards(self):
         """One Shard per device: its device, the index of its block and the data."""
-        if self._placement is None:
-            return [Shard(get_backend().devices[0], tuple(slice(None) for _ in self.shape),
-                          self._value())]
-        return [Shard(d, idx, block) for d, idx, block in
-                local_blocks(self._buf, self._placement, self.shape)]
+        full = tuple(slice(None) for _ in self.shape)
+        if self._placement is None:  # as JAX's: a one-device array's shard data is itself
+            return [Shard(get_backend().devices[0], full, self)]
+        if self._placement.num_devices == 1:
+            return [Shard(next(iter(self._placement.device_set)), full, self)]
+        replicas = device_replica_id_map(self._placement, self.shape)
+        by_id = dict(xla.per_device_buffers(self._buf))
+        out = []
+        for d, idx in self._placement.devices_indices_map(self.shape).items():
+            if d.id in by_id:  # (a committed one-device Array of the block)
+                shape = tuple(len(range(*s.indices(n))) for s, n in zip(idx, self.shape))
+                data = make_array(self.aval.update(shape=shape, sharding=None), by_id[d.id],
+                                  SingleDeviceSharding(d)._as_named())
+                out.append(Shard(d, idx, data, replicas[d]))
+        return out
+
+    def addressable_data(self, index: int):
+        """The ``index``-th addressable shard's data (as JAX's)."""
+        return self.addressable_shards[index].data
+
+    def copy_to_host_async(self):
+        """Starts the copy of the value to the host, which later reads take (as JAX's;
+        here the copy completes before the call returns)."""
+        check_not_deleted((self,))
+        if not isinstance(self.aval.dtype, ExtendedDType):
+            self._value()
 
     def tobytes(self, order="C"):
         return np.asarray(self).tobytes(order)
@@ -312,7 +339,7 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
                              backend.default_sharding)
         return make_array(aval, buf)
-    if _config_values.default_device is not None:
+    if _config_values.default_device is not None or _unusual:  # (a mesh context too)
         placement = default_placement()
         if placement is not None:
             return device_put_placed(host, aval, placement)

@@ -13,6 +13,7 @@ from traxla.ir.rules.elementwise import bitcast_convert_type_p
 from traxla.ir.rules import random as _random_rules
 from traxla.runtime.array import ArrayImpl, Token, device_put_numpy
 from traxla.ir.config import config
+from traxla.ir.thread_state import unusual as _unusual
 from traxla.runtime import debug_checks
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.executable import compile_jaxpr
@@ -109,7 +110,8 @@ def apply_one_equation(prim, args, params, extra_key=()):
         for a in arrays:
             if a._placement is not None:
                 return placed_apply_hook(prim, arrays, params)
-        if _config_values.default_device is not None and default_placement() is not None:
+        if ((_config_values.default_device is not None or _unusual)
+                and default_placement() is not None):  # (default_device, a mesh context)
             return placed_apply_hook(prim, arrays, params)  # on the default_device named
     in_avals = tuple(a.aval for a in arrays)
     key = (prim, in_avals, _params_key(params))

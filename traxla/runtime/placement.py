@@ -9,7 +9,7 @@ import numpy as np
 import itertools as it
 
 from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec, explicit_only
-from traxla.ir.thread_state import ThreadLocalStack
+from traxla.ir.thread_state import ThreadLocalStack, unusual as _unusual
 from traxla.runtime import xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
@@ -26,10 +26,34 @@ _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
 
 def _push_mesh(mesh):
     _mesh_stack.append(mesh)
+    _mesh_stack_changed()
 
 
 def _pop_mesh():
     _mesh_stack.pop()
+    _mesh_stack_changed()
+
+
+def _truncate_meshes(depth: int):
+    """Leaves the first ``depth`` meshes of this thread's stack."""
+    del _mesh_stack[depth:]
+    _mesh_stack_changed()
+
+
+def _mesh_stack_changed():
+    """While this thread has a mesh context, the hit paths that serve programs by argument
+    types alone step aside (as in a config block): computations go on the context mesh
+    (``default_placement``)."""
+    local = _config_values.__dict__
+    if bool(_mesh_stack) != bool(local.get("_in_mesh_context", False)):
+        if _mesh_stack:
+            local["_in_mesh_context"] = True
+            _config_values.local_blocks += 1
+            _unusual.append(None)
+        else:
+            local["_in_mesh_context"] = False
+            _config_values.local_blocks -= 1
+            _unusual.pop()
 
 
 def get_mesh():
@@ -113,6 +137,11 @@ class NamedSharding:
             if name not in mesh.axis_names:
                 raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
                                  f"{tuple(mesh.axis_names)}.")
+        if (PartitionSpec.UNCONSTRAINED in spec
+                and AxisType.Auto not in tuple(mesh.axis_types)):
+            raise ValueError(f"{spec} cannot contain `P.UNCONSTRAINED` when no mesh "
+                             f"axis_types are `Auto`. Got mesh axis_types: "
+                             f"{tuple(mesh.axis_types)}")
         self.mesh = mesh
         self.spec = spec
         # as JAX's: a sharding on devices lives in device memory unless told otherwise; one
@@ -140,6 +169,8 @@ class NamedSharding:
     def is_fully_replicated(self) -> bool:
         """Every device holds the whole array: the spec splits over no axis of size > 1."""
         sizes = self.mesh.shape
+        if PartitionSpec.UNCONSTRAINED in self.spec:
+            return False  # as JAX's: the partitioner may split it
         for p in self.spec:
             for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
                 if sizes[name] > 1:
@@ -169,6 +200,18 @@ class NamedSharding:
         if isinstance(self.mesh, AbstractMesh):
             raise ValueError("device_set is not implemented for `jax.sharding.AbstractMesh`.")
         return set(self.mesh.device_list)
+
+    @property
+    def _device_assignment(self) -> tuple:
+        """The mesh's devices in order (JAX's private name, which orbax reads)."""
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("_device_assignment is not implemented for "
+                             "`jax.sharding.AbstractMesh`.")
+        return tuple(self.mesh.device_list)
+
+    @property
+    def _addressable_device_assignment(self) -> tuple:
+        return self._device_assignment  # one process: every device is addressable
 
     @property
     def is_fully_addressable(self) -> bool:
@@ -277,22 +320,37 @@ class HloPlacement:
 class SingleDeviceSharding:
     committed = True
 
-    def __init__(self, device):
+    def __init__(self, device, *, memory_kind=None):
         self.device = device
-        self.memory_kind = "device"
+        self.memory_kind = memory_kind or "device"
 
     def __repr__(self):
-        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind={self.memory_kind})"
 
     def __eq__(self, other):
-        return isinstance(other, SingleDeviceSharding) and other.device == self.device
+        return (isinstance(other, SingleDeviceSharding) and other.device == self.device
+                and other.memory_kind == self.memory_kind)
 
     def __hash__(self):
-        return hash(self.device)
+        return hash((self.device, self.memory_kind))
+
+    def with_memory_kind(self, kind: str) -> "SingleDeviceSharding":
+        return SingleDeviceSharding(self.device, memory_kind=kind)
+
+    def _as_named(self) -> "NamedSharding":
+        """The one-device mesh placement traxla keeps such an array with."""
+        return NamedSharding(Mesh(np.array([self.device]), ("_device",)), PartitionSpec(),
+                             self.memory_kind)
 
     @property
     def device_set(self):
         return {self.device}
+
+    @property
+    def _device_assignment(self) -> tuple:
+        return (self.device,)
+
+    _addressable_device_assignment = _device_assignment
 
     is_fully_replicated = True
     is_fully_addressable = True
@@ -320,13 +378,27 @@ def _equivalent(a, b, ndim) -> bool:
 
 
 class Shard:
-    __slots__ = ("device", "index", "data")
+    """One device's block of an Array: ``replica_id`` counts the devices before it (in the
+    sharding's device order) holding the same block, as JAX's (0: the first copy)."""
+    __slots__ = ("device", "index", "data", "replica_id")
 
-    def __init__(self, device, index, data):
-        self.device, self.index, self.data = device, index, data
+    def __init__(self, device, index, data, replica_id=0):
+        self.device, self.index, self.data, self.replica_id = device, index, data, replica_id
 
     def __repr__(self):
-        return f"Shard(device={self.device!r}, index={self.index}, data=...)"
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data=...)")
+
+
+def device_replica_id_map(sharding, shape) -> dict:
+    """``{Device: replica id}`` (JAX's ``device_replica_id_map``)."""
+    seen: dict = {}
+    out = {}
+    for device, index in sharding.devices_indices_map(tuple(shape)).items():
+        key = tuple((s.start, s.stop, s.step) for s in index)
+        out[device] = seen.get(key, 0)
+        seen[key] = out[device] + 1
+    return out
 
 
 def indices_map(hlo, devices, shape):
@@ -418,9 +490,24 @@ def device_placement(target, committed=True):
 
 def default_placement():
     """Where the calling thread's ``default_device`` puts new arrays and programs (None:
-    the default backend's first device, the common case, read in one attribute lookup)."""
+    the default backend's first device, the common case, read in one attribute lookup);
+    under a concrete mesh context (``set_mesh``), replicated on that mesh, committed (as
+    JAX places computations without committed operands on the context mesh)."""
     target = _config_values.default_device
-    return None if target is None else device_placement(target, committed=False)
+    if target is not None:
+        return device_placement(target, committed=False)
+    if _unusual and _mesh_stack:
+        mesh = _mesh_stack[-1]
+        if isinstance(mesh, Mesh):
+            placement = _mesh_placements.get(mesh)
+            if placement is None:
+                placement = _mesh_placements[mesh] = NamedSharding(mesh, PartitionSpec())
+            return placement
+    return None
+
+
+_mesh_placements: dict = {}
+on_clear(_mesh_placements.clear)
 
 
 def uncommitted(placement):

@@ -85,6 +85,11 @@ def process_index() -> int:
     return _distributed.get("process_id", 0)
 
 
+def distributed_client():
+    """The distributed runtime client of this process's multi-process job, or None."""
+    return _distributed.get("client")
+
+
 def process_count() -> int:
     return _distributed.get("num_processes", 1)
 
@@ -757,3 +762,14 @@ profiler, profile_data = _jaxlib_profiler, _jaxlib_profile_data
 
 def heap_profile(client) -> bytes:
     return client.heap_profile()
+
+
+def ifrt_programs():
+    """jaxlib's IFRT program builders (``jax.extend.ifrt_programs.ifrt_programs``)."""
+    return _jax.ifrt_programs
+
+
+def hlo_cost_analysis(client, computation) -> dict:
+    """XLA's cost estimate of an HLO module as written (no optimization passes), as JAX's
+    ``Lowered.cost_analysis``."""
+    return dict(_jax.hlo_module_cost_analysis(client, computation.as_hlo_module()))

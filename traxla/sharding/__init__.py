@@ -11,7 +11,8 @@ from traxla.ir import sharding as _ir_sharding
 from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec
 from traxla.runtime.backend import devices as _devices
 from traxla.runtime.placement import (HloPlacement, Mesh, NamedSharding, SingleDeviceSharding,
-                                      _mesh_stack, _pop_mesh, _push_mesh, get_mesh)
+                                      _mesh_stack, _pop_mesh, _push_mesh, _truncate_meshes,
+                                      get_mesh)
 from traxla import tree_util
 import traxla.api as _api
 from traxla.ir.rules.collectives import reshard_p
@@ -69,7 +70,7 @@ class set_mesh:
         return self.mesh
 
     def __exit__(self, *exc):
-        del _mesh_stack[self._depth:]
+        _truncate_meshes(self._depth)
 
 
 class Sharding(abc.ABC):
@@ -81,9 +82,9 @@ for _cls in (NamedSharding, SingleDeviceSharding, HloPlacement):
     Sharding.register(_cls)
 
 
-def make_single_device_sharding(device) -> SingleDeviceSharding:
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
     """The sharding that puts a whole array on ``device``."""
-    return SingleDeviceSharding(device)
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 def to_named(sharding_or_spec):

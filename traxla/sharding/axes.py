@@ -12,7 +12,7 @@ import math
 from traxla import tree_util
 from traxla.ir.sharding import AxisType, PartitionSpec
 from traxla.runtime.placement import Mesh, NamedSharding
-from traxla.sharding import _mesh_stack, get_mesh, reshard
+from traxla.sharding import _mesh_stack, _push_mesh, _truncate_meshes, get_mesh, reshard
 from traxla.tracer import Tracer
 
 
@@ -55,11 +55,11 @@ def _without(spec, axes) -> PartitionSpec:
 @contextlib.contextmanager
 def _in_context(mesh):
     depth = len(_mesh_stack)
-    _mesh_stack.append(mesh)
+    _push_mesh(mesh)
     try:
         yield mesh
     finally:
-        del _mesh_stack[depth:]
+        _truncate_meshes(depth)
 
 
 def _context_mesh(api: str) -> Mesh:

@@ -9,6 +9,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.avals import physical_aval
+from traxla.ir.sharding import PartitionSpec
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
@@ -21,10 +22,15 @@ def _names(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
 
 
-def _sharding_attr(spec, ndim):
+def _sharding_attr(spec, ndim, open_dims=()):
+    """The sdy sharding of ``spec``; ``open_dims`` (and ``P.UNCONSTRAINED`` entries) are
+    left open for the partitioner (``{?}``)."""
     dims = []
     spec = tuple(spec) + (None,) * (ndim - len(spec))
-    for p in spec:
+    for i, p in enumerate(spec):
+        if p is PartitionSpec.UNCONSTRAINED or i in open_dims:
+            dims.append(sdy.DimensionShardingAttr.get([], is_closed=False))
+            continue
         dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in _names(p)],
                                                   is_closed=True))
     return sdy.TensorShardingAttr.get("mesh", dims)

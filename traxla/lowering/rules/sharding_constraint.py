@@ -1,6 +1,7 @@
 """Lowering ``sharding_constraint`` to ``sdy.sharding_constraint`` on the sharding's mesh."""
 from __future__ import annotations
 
+from traxla.ir.avals import physical_aval
 from traxla.ir.rules.sharding_constraint import sharding_constraint_p
 from traxla.lowering.mlir import sdy
 from traxla.lowering.registry import register_lowering
@@ -11,8 +12,11 @@ def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstraine
     if sharding.mesh.size == 1:
         return x
     ctx.module.ensure_mesh(sharding.mesh.abstract_mesh)
-    ndim = len(ctx.aval_out.shape)
-    return sdy.ShardingConstraintOp(x, _sharding_attr(sharding.full_spec(ndim), ndim)).result
+    # over the stored rank (as JAX's physical aval): a key's trailing dims stay whole
+    ndim = physical_aval(ctx.aval_out).ndim
+    spec = sharding.full_spec(len(ctx.aval_out.shape))
+    return sdy.ShardingConstraintOp(x, _sharding_attr(spec, ndim,
+                                                           unconstrained_dims)).result
 
 
 register_lowering(sharding_constraint_p, _sharding_constraint)

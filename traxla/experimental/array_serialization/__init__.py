@@ -1,0 +1,1 @@
+"""``jax.experimental.array_serialization``: see ``serialization``."""

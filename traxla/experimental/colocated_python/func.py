@@ -1,0 +1,78 @@
+"""``jax.experimental.colocated_python.func``: a colocated Python function, its
+specialization (input specs, output specs, devices) and its call, which ships the
+function to the colocated host (here: this process) and checks the specs."""
+from __future__ import annotations
+
+import numpy as np
+
+from traxla import tree_util
+from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+from traxla.experimental.colocated_python import serialization
+
+
+def _spec(x):
+    return ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None))
+
+
+def _same_spec(a, b):
+    return (tuple(a.shape) == tuple(b.shape) and np.dtype(a.dtype) == np.dtype(b.dtype)
+            and (a.sharding is None or b.sharding is None or a.sharding == b.sharding))
+
+
+class _Specialization:
+    __slots__ = ("in_specs", "out_specs_fn", "devices")
+
+    def __init__(self, in_specs=None, out_specs_fn=None, devices=None):
+        self.in_specs, self.out_specs_fn, self.devices = in_specs, out_specs_fn, devices
+
+    def update(self, in_specs=None, out_specs_fn=None, devices=None):
+        for name, new in (("in_specs", in_specs), ("out_specs_fn", out_specs_fn),
+                          ("devices", devices)):
+            if new is not None and getattr(self, name) is not None:
+                raise ValueError(f"{name} already specified")
+        return _Specialization(self.in_specs if in_specs is None else in_specs,
+                               self.out_specs_fn if out_specs_fn is None else out_specs_fn,
+                               self.devices if devices is None else tuple(devices))
+
+
+class _ColocatedFunction:
+    """A colocated Python callable: ``specialize(...)`` narrows it, a call runs it."""
+
+    def __init__(self, fun, specialization=None):
+        self.fun = fun
+        self._specialization = specialization or _Specialization()
+
+    def specialize(self, in_specs=None, out_specs_fn=None, devices=None):
+        """A copy told its input specs (``((args...), {kwargs})`` of ShapeDtypeStructs),
+        how its output specs follow from the input specs, or its devices (which lets a
+        function without arguments run)."""
+        return _ColocatedFunction(self.fun, self._specialization.update(
+            in_specs=in_specs, out_specs_fn=out_specs_fn, devices=devices))
+
+    def __call__(self, *args, **kwargs):
+        # what the colocated host runs
+        fun = serialization._deserialize(serialization._serialize(self.fun))
+        return _run(self._specialization, fun, args, kwargs)
+
+
+def _run(spec, fun, args, kwargs):
+    """Runs ``fun`` (on the colocated host: here) after checking its specialization."""
+    leaves = tree_util.tree_leaves((args, kwargs))
+    if spec.in_specs is not None:
+        want = tree_util.tree_leaves(spec.in_specs)
+        got = [_spec(x) for x in leaves]
+        if len(want) != len(got) or not all(map(_same_spec, want, got)):
+            raise ValueError(f"Input specs in specialization {spec.in_specs} do not match "
+                             f"the call's inputs {tree_util.tree_map(_spec, (args, kwargs))}")
+    if not leaves and spec.devices is None:
+        raise ValueError("No devices found. colocated_python function without input "
+                         "arguments must be first specialized with devices.")
+    out = fun(*args, **kwargs)
+    if spec.out_specs_fn is not None:
+        want = tree_util.tree_leaves(spec.out_specs_fn(
+            *tree_util.tree_map(_spec, args), **tree_util.tree_map(_spec, kwargs)))
+        got = [_spec(x) for x in tree_util.tree_leaves(out)]
+        if len(want) != len(got) or not all(map(_same_spec, want, got)):
+            raise ValueError("The colocated Python function's outputs do not match the "
+                             "specs out_specs_fn gave.")
+    return out
