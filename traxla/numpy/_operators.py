@@ -135,7 +135,6 @@ _OPERATORS = {
     "__lshift__": _ufuncs.left_shift, "__rshift__": _ufuncs.right_shift,
     "__lt__": ufuncs["less"], "__le__": ufuncs["less_equal"], "__gt__": ufuncs["greater"],
     "__ge__": ufuncs["greater_equal"], "__eq__": ufuncs["equal"], "__ne__": ufuncs["not_equal"],
-    "__divmod__": _ufuncs.divmod,
 }
 _REFLECTED = {"__radd__": "__add__", "__rsub__": "__sub__", "__rmul__": "__mul__",
               "__rtruediv__": "__truediv__", "__rfloordiv__": "__floordiv__", "__rmod__": "__mod__",
