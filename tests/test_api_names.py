@@ -45,7 +45,7 @@ LEFT_OUT = {
         "memory": "memory-space namespace of JAX's experimental host offloading",
         **{n: _CONFIG_FLAG for n in [
             "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
-            "debug_key_reuse", "default_prng_impl", "remove_size_one_mesh_axis_from_type",
+            "default_prng_impl", "remove_size_one_mesh_axis_from_type",
             "thread_guard", "transfer_guard",
             "transfer_guard_device_to_device", "transfer_guard_device_to_host",
             "transfer_guard_host_to_device"]},
