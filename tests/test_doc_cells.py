@@ -91,10 +91,17 @@ def test_reading_tags_and_ipython_syntax(tmp_path):
     assert doc_cells.compare(cells[2], crash, records[1])[0] is None
 
 
+def _golden(name):
+    """JAX's records of a page, stored once (JAX is pinned; the suite's time is spent on
+    traxla's run): regenerate with ``python tools/doc_cells.py tests/data/NAME.md
+    --write-golden tests/data/NAME.jax.json`` when the pinned JAX changes."""
+    return os.path.join(DATA, f"{name}.jax.json")
+
+
 def test_array_refs_page_runs_cell_for_cell_as_under_jax():
     doc_cells = _doc_cells()
     page = os.path.join(DATA, "array_refs.md")
-    cells, want, got = doc_cells.check_page(page, timeout=300)
+    cells, want, got = doc_cells.check_page(page, _golden("array_refs"), timeout=300)
     out = io.StringIO()
     same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
     assert counted == len(cells) == 19
@@ -108,7 +115,7 @@ def test_shard_map_page_runs_cell_for_cell_as_under_jax():
     checks, and its data-, tensor-, FSDP and pipeline-parallel training examples."""
     doc_cells = _doc_cells()
     page = os.path.join(DATA, "shard_map.md")
-    cells, want, got = doc_cells.check_page(page, timeout=600)
+    cells, want, got = doc_cells.check_page(page, _golden("shard_map"), timeout=600)
     out = io.StringIO()
     same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
     assert counted == len(cells) == 69
