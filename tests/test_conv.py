@@ -245,7 +245,7 @@ def test_conv_errors_are_clear_at_trace_time():
         tlax.conv(x, np.ones((1, 2, 2), np.float32), (1,), "FULL")
     with pytest.raises(ValueError, match="String padding is not implemented for transposed"):
         tlax.conv_general_dilated(x, np.ones((1, 2, 2), np.float32), (1,), "SAME", (2,))
-    with pytest.raises(NotImplementedError, match="does not take an explicit out_sharding"):
+    with pytest.raises(TypeError, match="`out_sharding` argument of dot_general only supports"):
         tlax.conv_general_dilated(x, np.ones((1, 2, 2), np.float32), (1,), "VALID",
                                   out_sharding=object())
     # a window larger than the padded input gives an empty result, as in JAX

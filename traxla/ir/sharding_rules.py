@@ -7,11 +7,13 @@ primitive's sharding rule.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
 from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
 from traxla.ir.sharding import ShardingType
-from traxla.ir.rules import call, control_flow, ffi, indexing, reduction, shape, special
+from traxla.ir.rules import call, control_flow, conv, ffi, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
@@ -336,6 +338,26 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
     return [tuple(batch + free_l + free_r)]  # (a repeated axis: refused by the caller)
 
 
+# -- conv_general_dilated -----------------------------------------------------------------------
+
+def _conv(in_avals, outs, *, dimension_numbers, out_sharding=None, **params):
+    """JAX's ``_conv_general_dilated_sharding_rule``: an ``out_sharding`` is the result's;
+    else, for a replicated kernel and an lhs whose feature dimension is whole, the lhs's
+    sharding dimension by dimension (its batch dimension's: the result's), where each
+    sharded dimension that changes size still divides over its mesh axes."""
+    if out_sharding is not None:  # (its spec as written: padded to the result's rank)
+        spec = tuple(out_sharding.spec)
+        return [out_sharding.with_spec(spec + (None,) * (outs[0].ndim - len(spec)))]
+    lhs, rhs = in_avals
+    if ((rhs.sharding_type is None or rhs.sharding_type.is_replicated)
+            and spec_of(lhs)[dimension_numbers.lhs_spec[1]] is None):
+        # (the shape as JAX's shape rule gives it, numpy integers, for the message)
+        out_shape = tuple(np.int64(d) for d in outs[0].shape)
+        return [_varying_out_shape(lhs, out_shape, "conv_general_dilated")]
+    raise ShardingTypeError("Please specify the output sharding via `out_sharding` parameter of"
+                            " `conv_general_dilated`")
+
+
 # -- calls and control flow: the sub-jaxprs' types already carry shardings --------------------
 
 def _jit(in_avals, outs, *, jaxpr, name):
@@ -372,6 +394,7 @@ def _register_all():
     for name in ("argmax", "argmin"):
         register_sharding(reduction.P[name], _reduce)
     register_sharding(reduction.dot_general_p, _dot_general)
+    register_sharding(conv.conv_general_dilated_p, _conv)
     for prim, rule in [(shape.broadcast_in_dim_p, _broadcast_in_dim), (shape.transpose_p, _transpose),
                        (shape.squeeze_p, _squeeze), (shape.rev_p, _same), (shape.reshape_p, _reshape),
                        (shape.slice_p, _slice), (shape.pad_p, _pad),

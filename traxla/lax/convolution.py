@@ -14,7 +14,9 @@ from traxla.ir.rules.conv import (ConvDimensionNumbers, conv_general_dilated_p, 
 from traxla.lax import (add, _asarray as asarray, broadcast_in_dim, broadcasted_iota, eq, _convert_element_type, reshape,
                rev, shape_of, transpose)
 from traxla.lax.precision import Precision, canonicalize_precision  # noqa: F401  (lax.Precision)
-from traxla.lax import dot_general
+from traxla.lax import dot_general, _type_sharding
+from traxla.ir.sharding import ShardingType
+from traxla.sharding import NamedSharding, PartitionSpec
 
 ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
 
@@ -133,13 +135,11 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          batch_group_count=1, precision=None, preferred_element_type=None,
                          out_sharding=None):
     """General n-dimensional convolution with optional dilation (XLA's ConvGeneralDilated)."""
-    if out_sharding is not None:
-        raise NotImplementedError("conv_general_dilated: traxla does not take an explicit "
-                                  "out_sharding yet; shard the operands instead (or reshard "
-                                  "the result).")
     lhs, rhs = asarray(lhs), asarray(rhs)
     lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    if out_sharding is not None:  # (a P: against the mesh of set_mesh, as JAX)
+        out_sharding = _param_sharding(out_sharding, len(lhs_shape))
     if lhs_dilation is None:
         lhs_dilation = (1,) * (len(lhs_shape) - 2)
     elif isinstance(padding, str) and not len(lhs_dilation) == list(lhs_dilation).count(1):
@@ -168,7 +168,29 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         rhs_dilation=tuple(int(d) for d in rhs_dilation), dimension_numbers=dnums,
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
         precision=canonicalize_precision(precision),
-        preferred_element_type=preferred_element_type, out_sharding=None)
+        preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+
+
+def _param_sharding(out_sharding, ndim):
+    """``out_sharding`` as the primitive's param: the sharding type with the spec as long
+    as it was written (JAX prints ``P('X',)`` as given; the rule pads it to the rank)."""
+    if isinstance(out_sharding, NamedSharding):
+        mesh = out_sharding.mesh
+        if getattr(mesh, "abstract_mesh", mesh).empty:
+            return None
+    elif not isinstance(out_sharding, (PartitionSpec, ShardingType)):
+        # (JAX's canonicalize_sharding, which conv calls with dot_general's name)
+        raise TypeError("`out_sharding` argument of dot_general only supports instances of "
+                        f"`NamedSharding` or `PartitionSpec`. Got {out_sharding} of type: "
+                        f"{type(out_sharding)}")
+    typed = _type_sharding(out_sharding, ndim)
+    given = getattr(out_sharding, "spec", out_sharding)
+    if typed is None or not isinstance(given, tuple) or len(given) >= ndim:
+        return typed
+    spec = tuple(typed.spec)
+    if any(p is not None for p in spec[len(given):]):
+        return typed
+    return typed.with_spec(spec[:len(given)])
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

@@ -70,7 +70,7 @@ def _transpose_lhs(g, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_di
         g, revd, window_strides=lhs_dilation, padding=padding, lhs_dilation=window_strides,
         rhs_dilation=rhs_dilation, dimension_numbers=trans_dn,
         feature_group_count=feature_group_count, batch_group_count=1, precision=precision,
-        preferred_element_type=preferred_element_type)
+        preferred_element_type=preferred_element_type, out_sharding=lhs_aval.sharding_type)
     if lax.dtype_of(out) != lhs_aval.dtype:
         out = lax.convert_element_type(out, lhs_aval.dtype)
     if batch_group_count > 1:
@@ -101,7 +101,8 @@ def _transpose_rhs(g, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_di
         lhs, g, window_strides=rhs_dilation, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=window_strides, dimension_numbers=trans_dn,
         feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-        precision=precision, preferred_element_type=preferred_element_type)
+        precision=precision, preferred_element_type=preferred_element_type,
+        out_sharding=rhs.aval.sharding_type)
     if lax.dtype_of(out) != rhs.aval.dtype:
         out = lax.convert_element_type(out, rhs.aval.dtype)
     return out

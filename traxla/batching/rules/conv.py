@@ -17,7 +17,9 @@ def _conv_batch(size, vals, dims, *, window_strides, padding, lhs_dilation, rhs_
     lhs_bdim, rhs_bdim = dims
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     lhs_shape, rhs_shape = lax.shape_of(lhs), lax.shape_of(rhs)
-    kw = dict(precision=precision, preferred_element_type=preferred_element_type)
+    # (an out_sharding has the result's rank, which folding the vmapped dimension keeps)
+    kw = dict(precision=precision, preferred_element_type=preferred_element_type,
+              out_sharding=out_sharding)
     conv = lambda l, r, fgc, bgc: conv_general_dilated(  # noqa: E731
         l, r, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
         fgc, bgc, **kw)
@@ -57,6 +59,8 @@ def _conv_batch(size, vals, dims, *, window_strides, padding, lhs_dilation, rhs_
         new_rhs = reshape_axis_into(rhs_bdim, rhs_spec[0], rhs)
         out = conv(lhs, new_rhs, feature_group_count, batch_group_count)
         return reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+    if out_sharding is not None:  # (as JAX)
+        raise NotImplementedError
     group_count = feature_group_count if feature_group_count > 1 else batch_group_count
     new_rhs = reshape_axis_out_of(rhs_spec[0] + int(rhs_bdim <= rhs_spec[0]), group_count, rhs)
     new_rhs = reshape_axis_into(rhs_bdim + int(rhs_spec[0] < rhs_bdim), rhs_spec[0] + 1,
