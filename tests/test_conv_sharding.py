@@ -7,17 +7,11 @@ NamedSharding; printed in the jaxpr as written); eager, under jit, its grad (eac
 transpose's out_sharding: its primal's sharding), vmap and ``jnp.convolve``."""
 from __future__ import annotations
 
-import json
-import os
-import pathlib
 import re
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
-_REPO = pathlib.Path(__file__).resolve().parent.parent
+from _device_scripts import run_json_script
 
 _SCRIPT = """
 import json
@@ -80,13 +74,7 @@ print(json.dumps(out))
 
 
 def _run(lib):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-               TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(_REPO), JAX_PLATFORMS="cpu")
-    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_SCRIPT.format(lib=lib))],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(_REPO))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_json_script(_SCRIPT, lib, devices=2)
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,15 @@ Format; and in-process: ``jax._src.distributed.global_state``, the deprecated
 errors), ``jax.extend.ifrt_programs`` and ``jax.interpreters.pxla``."""
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
 import pytest
 
+from _device_scripts import run_json_script
+
 import traxla
 
-_REPO = pathlib.Path(__file__).resolve().parent.parent
 
 _SCRIPT = """
 import json
@@ -58,13 +53,7 @@ print(json.dumps(out))
 
 
 def _run(lib):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
-               TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(_REPO), JAX_PLATFORMS="cpu")
-    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_SCRIPT.format(lib=lib))],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(_REPO))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_json_script(_SCRIPT, lib, devices=4)
 
 
 @pytest.fixture(scope="module")
