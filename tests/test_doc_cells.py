@@ -91,35 +91,32 @@ def test_reading_tags_and_ipython_syntax(tmp_path):
     assert doc_cells.compare(cells[2], crash, records[1])[0] is None
 
 
-def _golden(name):
-    """JAX's records of a page, stored once (JAX is pinned; the suite's time is spent on
-    traxla's run): regenerate with ``python tools/doc_cells.py tests/data/NAME.md
-    --write-golden tests/data/NAME.jax.json`` when the pinned JAX changes."""
-    return os.path.join(DATA, f"{name}.jax.json")
+def _page_against_stored_jax(name, n_cells, timeout):
+    """Runs tests/data/NAME.md under traxla and compares every cell with JAX's records of
+    the page, stored once (JAX is pinned; the suite's time is spent on traxla's run):
+    regenerate with ``python tools/doc_cells.py tests/data/NAME.md --write-golden
+    tests/data/NAME.jax.json`` when the pinned JAX changes. Returns the report."""
+    doc_cells = _doc_cells()
+    page = os.path.join(DATA, f"{name}.md")
+    cells, want, got = doc_cells.check_page(page, os.path.join(DATA, f"{name}.jax.json"),
+                                            timeout=timeout)
+    out = io.StringIO()
+    same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
+    assert counted == len(cells) == n_cells
+    assert same == counted, out.getvalue()
+    return out.getvalue()
 
 
 def test_array_refs_page_runs_cell_for_cell_as_under_jax():
-    doc_cells = _doc_cells()
-    page = os.path.join(DATA, "array_refs.md")
-    cells, want, got = doc_cells.check_page(page, _golden("array_refs"), timeout=300)
-    out = io.StringIO()
-    same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
-    assert counted == len(cells) == 19
-    assert same == counted, out.getvalue()
-    assert out.getvalue().rstrip().endswith("19 of 19 cells behave as under JAX")
+    report = _page_against_stored_jax("array_refs", 19, timeout=300)
+    assert report.rstrip().endswith("19 of 19 cells behave as under JAX")
 
 
 def test_shard_map_page_runs_cell_for_cell_as_under_jax():
     """The sharding tutorial (8 CPU devices, set by its first cell): eager shard_map bodies
     printing every device's block, varying-manual-axes types, JAX's out_specs and in_specs
     checks, and its data-, tensor-, FSDP and pipeline-parallel training examples."""
-    doc_cells = _doc_cells()
-    page = os.path.join(DATA, "shard_map.md")
-    cells, want, got = doc_cells.check_page(page, _golden("shard_map"), timeout=600)
-    out = io.StringIO()
-    same, counted = doc_cells.report(page, cells, want, got, verbose=True, stream=out)
-    assert counted == len(cells) == 69
-    assert same == counted, out.getvalue()
+    _page_against_stored_jax("shard_map", 69, timeout=600)
 
 
 def test_jax_ref_api_page_names_exist():
