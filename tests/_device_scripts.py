@@ -1,9 +1,16 @@
 """Runs a test script in a fresh process with several CPU devices, under traxla or under
 JAX (the script picks the library from its ``{lib}`` field), and returns the JSON object
 it prints last. The device count is a process-wide XLA flag, so each script gets its own
-process."""
+process.
+
+JAX's side is pinned (JAX 0.10.2), so its outputs are stored in
+``tests/data/jax_script_outputs.json`` under a hash of the exact script and device count,
+and the suite spends its time on traxla's side. A script that is new or edited has no
+stored output and runs under JAX live; ``TRAXLA_STORE_JAX_OUTPUTS=1 python -m pytest
+tests/test_X.py`` (without ``-n``) stores it."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
@@ -12,13 +19,47 @@ import sys
 import textwrap
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+_STORED = REPO / "tests" / "data" / "jax_script_outputs.json"
+
+
+def _stored() -> dict:
+    try:
+        return json.loads(_STORED.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def jax_output(key_text: str, run):
+    """JAX's stored output for ``key_text`` (a script and its settings), else ``run()``."""
+    key = hashlib.sha256(key_text.encode()).hexdigest()
+    stored = _stored()
+    if key in stored:
+        return stored[key]
+    out = run()
+    if os.environ.get("TRAXLA_STORE_JAX_OUTPUTS"):
+        stored = _stored()
+        stored[key] = out
+        _STORED.write_text(json.dumps(stored, indent=0, sort_keys=True) + "\n")
+    return out
+
+
+def run_script(code: str, argv=(), devices: int | None = None) -> str:
+    """The standard output of ``python -c code *argv`` (asserting it succeeded)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO), JAX_PLATFORMS="cpu")
+    if devices is not None:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
 
 
 def run_json_script(script: str, lib: str, devices: int) -> dict:
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-               TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO), JAX_PLATFORMS="cpu")
-    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script.format(lib=lib))],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(REPO))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    code = textwrap.dedent(script.format(lib=lib))
+
+    def run():
+        return json.loads(run_script(code, devices=devices).strip().splitlines()[-1])
+    if lib == "jax":
+        return jax_output(f"{devices}\n{code}", run)
+    return run()

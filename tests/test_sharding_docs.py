@@ -3,15 +3,12 @@ each script runs in a fresh process under JAX and under traxla (through the ``ja
 import hook of tools/doc_cells.py), and the two must print the same."""
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-_REPO = pathlib.Path(__file__).resolve().parent.parent
+from _device_scripts import REPO, jax_output, run_script
+
 
 _PRELUDE = """
 import os
@@ -29,18 +26,15 @@ from jax.sharding import PartitionSpec as P, AxisType
 
 
 def _run(library, body):
-    code = _PRELUDE.format(tools=str(_REPO / "tools")) + textwrap.dedent(body)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(_REPO))
-    env.pop("TRAXLA_NUM_CPU_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", code, library], capture_output=True,
-                          text=True, timeout=300, env=env, cwd=str(_REPO))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc.stdout
+    code = _PRELUDE.format(tools=str(REPO / "tools")) + textwrap.dedent(body)
+    return run_script(code, argv=(library,))
 
 
 def _same_as_jax(body):
     ours = _run("traxla", body)
-    assert ours == _run("jax", body)
+    # keyed on the body alone: the prelude names this checkout's path
+    assert ours == jax_output("sharding_docs\n" + textwrap.dedent(body),
+                              lambda: _run("jax", body))
     return ours
 
 
