@@ -98,3 +98,34 @@ def test_scan_loop_body_indexes_by_its_counter_without_dead_operations():
                                np.asarray(jax.jit(lambda w, h: jax.lax.scan(
                                    lambda h, _: (jjnp.tanh(w @ h), None), h, None, length=4)[0])(
                                        w, h)), rtol=1e-6)
+
+
+def test_compile_options_are_jaxs_byte_for_byte(monkeypatch):
+    """The options XLA compiles a one-device jit with are JAX's (sharding propagation
+    allowed per parameter and per result, memory fitting level, no AutoFDO profile), so
+    the same module compiles the same way and takes as long."""
+    import jax._src.compiler as jax_compiler
+    import traxla.runtime.xla_adapter as adapter
+    seen = {}
+    jax_compile = jax_compiler.backend_compile_and_load
+
+    def spy_jax(backend, module, devices, options, host_callbacks):
+        seen["jax"] = options.SerializeAsString()
+        return jax_compile(backend, module, devices, options, host_callbacks)
+    traxla_options = adapter.compile_options
+
+    def spy_traxla(*args, **kwargs):
+        opts = traxla_options(*args, **kwargs)
+        seen["traxla"] = opts.SerializeAsString()
+        return opts
+    monkeypatch.setattr(jax_compiler, "backend_compile_and_load", spy_jax)
+    monkeypatch.setattr(adapter, "compile_options", spy_traxla)
+
+    def f(w, h):
+        for _ in range(6):  # enough operations for XLA's detailed logging, as in JAX
+            h = w @ h + 1.0
+        return h, w.sum()
+    w = np.eye(3, dtype=np.float32)
+    jax.jit(f)(w, X[0])
+    traxla.jit(f)(w, X[0])
+    assert seen["traxla"] == seen["jax"]

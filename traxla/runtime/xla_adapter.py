@@ -162,9 +162,10 @@ def _jax_defaults(opts):
     opts.profile_version = -1
 
 
-def compile_options(num_partitions: int = 1, device=None):
+def compile_options(num_partitions: int = 1, device=None, arity=(1, 1)):
     """Options of a program; ``device``: the one device it runs on (its device assignment,
-    sharding propagation allowed, as JAX's ``jit`` without shardings)."""
+    sharding propagation allowed to each of its ``arity`` (parameters, results), as JAX's
+    ``jit`` without shardings)."""
     opts = _xc.CompileOptions()
     build = opts.executable_build_options
     build.use_spmd_partitioning = build.use_shardy_partitioner = True
@@ -172,9 +173,22 @@ def compile_options(num_partitions: int = 1, device=None):
     _jax_defaults(opts)
     if device is not None and num_partitions == 1:
         opts.device_assignment = _xc.DeviceAssignment.create(np.asarray([[device.id]], np.int32))
-        build.allow_spmd_sharding_propagation_to_parameters = [True]
-        build.allow_spmd_sharding_propagation_to_output = [True]
+        build.allow_spmd_sharding_propagation_to_parameters = [True] * max(arity[0], 1)
+        build.allow_spmd_sharding_propagation_to_output = [True] * max(arity[1], 1)
     return opts
+
+
+def _main_arity(module) -> tuple:
+    """(parameters, results) of an ``ir.Module``'s ``main``; (1, 1) for text or bytecode
+    (one entry stands for all in XLA)."""
+    if isinstance(module, (bytes, str)):
+        return 1, 1
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            return len(ftype.inputs), len(ftype.results)
+    return 1, 1
 
 
 def _under_ops(op, n) -> int:
@@ -199,7 +213,8 @@ def compile(client, module, devices_, host_callbacks=(), compiler_options=None,
     so they are always passed when there are any. ``compiler_options`` are XLA's debug
     options by name (``{'xla_cpu_enable_fast_math': True}``), checked by XLA (an unknown
     name raises ``INVALID_ARGUMENT``). ``owned``: see ``compilable``."""
-    opts = compile_options(device=devices_[0] if len(devices_) == 1 else None)
+    opts = compile_options(device=devices_[0] if len(devices_) == 1 else None,
+                           arity=_main_arity(module) if len(devices_) == 1 else (1, 1))
     _apply_compiler_options(opts, compiler_options)
     if not isinstance(module, (bytes, str)) and _under_ops(module.operation, 10) >= 0:
         opts.executable_build_options.debug_options.xla_detailed_logging = False
