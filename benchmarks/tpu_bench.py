@@ -2,7 +2,7 @@
 each in its own process, one after the other (one process at a time can hold a TPU):
 
     python benchmarks/tpu_bench.py [--quick] [--json out.json] [--steps 10 100 1000 5000] [--rounds 2]
-                                   [--unrolled-budget 90]
+                                   [--unrolled-budget 90] [--parts mlp loops]
 
 Figures (medians): bf16 8192^3 matmul TFLOP/s (20 calls in flight, one wait); an MLP training step; a transformer-block
 training step; scan vs unrolled loop (``h = tanh(W @ h)``, 64x64), compile + first run and
@@ -80,8 +80,11 @@ def _median_figures(rounds):
     return merged
 
 
+PARTS = ("matmul", "mlp", "transformer", "calls", "loops")
+
+
 def worker(framework: str, quick: bool, out_path: str, steps=None,
-           unrolled_budget: float = UNROLLED_BUDGET_S) -> dict:
+           unrolled_budget: float = UNROLLED_BUDGET_S, parts=PARTS) -> dict:
     if framework == "jax":
         import jax
         import jax.numpy as jnp
@@ -100,6 +103,8 @@ def worker(framework: str, quick: bool, out_path: str, steps=None,
             json.dump(out, f)
 
     def part(name, fn):
+        if fn.__name__ not in parts:
+            return
         start = time.perf_counter()
         try:
             out.update(fn())
@@ -312,19 +317,21 @@ def main():
                         help=f"loop lengths (default {LOOP_STEPS}; --quick: {QUICK_LOOP_STEPS})")
     parser.add_argument("--unrolled-budget", type=float, default=UNROLLED_BUDGET_S,
                         help="skip an unrolled compile predicted above this many seconds")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS,
+                        help="measure only these parts (default: all)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run the two workers alternately this many times; each figure "
                              "is the median over the rounds")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.quick, args.out, args.steps, args.unrolled_budget)
+        worker(args.worker, args.quick, args.out, args.steps, args.unrolled_budget, args.parts)
         return 0
     results = {"jax": [], "traxla": []}
     for fw in ("jax", "traxla") * args.rounds:
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
             path = f.name
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--out", path,
-               "--unrolled-budget", str(args.unrolled_budget)]
+               "--unrolled-budget", str(args.unrolled_budget), "--parts", *args.parts]
         if args.quick:
             cmd.append("--quick")
         if args.steps:
