@@ -44,10 +44,13 @@ def context() -> ir.Context:
     return ctx
 
 
+_THREAD_POOL = ir.ThreadPool()  # one for every thread's context, as JAX's contexts share one
+
+
 def _new_context() -> ir.Context:
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)
-    ctx = ir.Context()
+    ctx = ir.Context(thread_pool=_THREAD_POOL)
     ctx.append_dialect_registry(registry)
     ctx.load_all_available_dialects()
     chlo.register_dialect(ctx)
