@@ -351,6 +351,7 @@ def main():
             figures["FAILED process"] = f"exit status {status}"
         results[fw].append(figures)
         print(f"[{fw}] process {time.perf_counter() - start:.0f}s, exit {status}", flush=True)
+    per_round = results
     results = {fw: _median_figures(rounds) for fw, rounds in results.items()}
     jx, tx = results["jax"], results["traxla"]
     print(f"\n== tpu_bench: JAX on {jx.get('device')}, traxla on {tx.get('device')}")
@@ -376,8 +377,8 @@ def main():
             print(f"{fw}: bf16 matmul at {flops:.1f} TFLOP/s, {100 * flops / PEAK_TFLOPS:.0f}% "
                   f"of the v5e's {PEAK_TFLOPS:.0f} peak")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+        with open(args.json, "w") as f:  # the medians, and each round's figures
+            json.dump({**results, "rounds": per_round}, f, indent=1)
     return 0
 
 
