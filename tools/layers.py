@@ -46,11 +46,11 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("libraries", "namespaces built on numpy: random, nn, scipy, image, export, debug, ffi, ...",
      ("traxla.random", "traxla.nn", "traxla.scipy", "traxla.image", "traxla.export",
       "traxla.debug", "traxla.ffi", "traxla.experimental", "traxla.example_libraries",
-      "traxla.diagnostics", "traxla.ops")),
+      "traxla.diagnostics", "traxla.ops", "traxla.flatten_util")),
     ("namespaces", "the top-level namespace, JAX's compatibility namespaces and the CLIs",
      ("traxla", "traxla.__main__", "traxla.cli", "traxla.extend", "traxla.interpreters",
       "traxla.custom_derivatives", "traxla.custom_batching", "traxla.dlpack", "traxla.profiler", "traxla.ad_checkpoint", "traxla.test_util", "traxla.ref",
-      "traxla.core", "traxla.flatten_util", "traxla.monitoring", "traxla.as_jax",
+      "traxla.core", "traxla.monitoring", "traxla.as_jax",
       "traxla._src")),
 ]
 MAX_CIRCLE = 15
