@@ -18,6 +18,7 @@ import numpy as np
 
 from traxla import primitives as prims
 from traxla import tree_util
+from traxla.autodiff.ad import JVPTracer
 from traxla.autodiff.custom import custom_jvp_call_p, custom_vjp_call_p
 from traxla.errors import UnexpectedTracerError
 from traxla.ir.jaxpr import Literal
@@ -53,17 +54,10 @@ class JetTracer(Tracer):
         self.primal = primal
         self.terms = terms
 
-    @property
-    def aval(self):
-        return prims.aval_of(self.primal)
-
-    def _origin_msg(self) -> str:
-        p = self.primal
-        return p._origin_msg() if isinstance(p, Tracer) else ""
-
-    def to_concrete_value(self):
-        p = self.primal
-        return p.to_concrete_value() if isinstance(p, Tracer) else p
+    # a value with a primal, as a JVPTracer: its type, origin and concrete value are the primal's
+    aval = JVPTracer.aval
+    _origin_msg = JVPTracer._origin_msg
+    to_concrete_value = JVPTracer.to_concrete_value
 
     def _short_repr(self):
         return f"JetTracer(primal={self.aval.str_short()}, order={self._trace.order})"
@@ -244,9 +238,15 @@ def deriv_prop(prim, deriv, primals_in, series_in):
     series, = series_in
     primal_out = prim.bind(x)
     c0, cs = jet2(deriv, primals_in, series_in)
-    c = [c0] + cs
-    u = [x] + series
-    v = [primal_out] + [None] * len(series)
+    return chain_series([c0] + cs, [x] + series, primal_out)
+
+
+def chain_series(c, u, primal_out):
+    """The series of ``v`` where ``v' = c u'``, given the series ``c`` and ``u`` and ``v``'s
+    primal: ``v_k = sum_{j=1..k} j c_{k-j} u_j / k`` (``c`` may be the list of ``v`` itself,
+    filled as it goes: exp). Returns ``(primal_out, series_out)``."""
+    v = [primal_out] + [None] * (len(u) - 1)
+    c = v if c is None else c
     for k in range(1, len(v)):
         v[k] = sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k
     primal_out, *series_out = v
@@ -260,4 +260,4 @@ def def_comp(prim, comp, **kwargs):
 
 __all__ = ["jet", "jet2", "fact", "jet_flat", "jet_rules", "JetTrace", "JetTracer",
            "ZeroTerm", "ZeroSeries", "zero_term", "zero_series", "defzero", "zero_prop",
-           "deflinear", "linear_prop", "def_deriv", "deriv_prop", "def_comp"]
+           "deflinear", "linear_prop", "def_deriv", "deriv_prop", "def_comp", "chain_series"]

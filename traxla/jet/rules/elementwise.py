@@ -9,7 +9,8 @@ import numpy as np
 from traxla import lax
 from traxla import numpy as jnp
 from traxla.ir.rules.ad import add_any_p
-from traxla.jet import (def_comp, def_deriv, deflinear, defzero, jet2, jet_rules)
+from traxla.jet import (chain_series, def_comp, def_deriv, deflinear, defzero, jet2,
+                        jet_rules)
 
 for _p in (lax.le_p, lax.lt_p, lax.gt_p, lax.ge_p, lax.eq_p, lax.ne_p, lax.not_p, lax.and_p,
            lax.or_p, lax.xor_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.sign_p,
@@ -66,12 +67,7 @@ jet_rules[lax.erf_inv_p] = _erf_inv_rule
 def _exp_taylor(primals_in, series_in, **_):
     x, = primals_in
     series, = series_in
-    u = [x] + series
-    v = [lax.exp(x)] + [None] * len(series)
-    for k in range(1, len(v)):
-        v[k] = sum(j * v[k - j] * u[j] for j in range(1, k + 1)) / k
-    primal_out, *series_out = v
-    return primal_out, series_out
+    return chain_series(None, [x] + series, lax.exp(x))  # exp' = exp
 
 
 jet_rules[lax.exp_p] = _exp_taylor
@@ -80,12 +76,7 @@ jet_rules[lax.exp_p] = _exp_taylor
 def _pow_taylor(primals_in, series_in):
     u_, r_ = primals_in
     x, series = jet2(lambda x, y: lax.mul(y, lax.log(x)), primals_in, series_in)
-    u = [x] + series
-    v = [u_ ** r_] + [None] * len(series)
-    for k in range(1, len(v)):
-        v[k] = sum(j * v[k - j] * u[j] for j in range(1, k + 1)) / k
-    primal_out, *series_out = v
-    return primal_out, series_out
+    return chain_series(None, [x] + series, u_ ** r_)  # u^r = exp(r log u)
 
 
 jet_rules[lax.pow_p] = _pow_taylor
@@ -160,13 +151,7 @@ def _atan2_taylor(primals_in, series_in):
     x, series = jet2(lax.div, primals_in, series_in)
     one = lax._const(x, 1)
     c0, cs = jet2(lambda x: lax.div(one, 1 + lax.square(x)), (x,), (series,))
-    c = [c0] + cs
-    u = [x] + series
-    v = [primal_out] + [None] * len(series)
-    for k in range(1, len(v)):
-        v[k] = sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k
-    primal_out, *series_out = v
-    return primal_out, series_out
+    return chain_series([c0] + cs, [x] + series, primal_out)
 
 
 jet_rules[lax.atan2_p] = _atan2_taylor
