@@ -183,3 +183,13 @@ def test_a_second_call_reuses_the_compiled_solver():
     assert n > 0 and len(calls) == n
     np.testing.assert_allclose(second, 2 * np.exp(-0.25 * T)[:, None] * y0, rtol=1e-5)
     np.testing.assert_allclose(first, np.exp(-0.5 * T)[:, None] * y0, rtol=1e-5)
+
+
+def test_complex_state_matches_jax():
+    y0 = np.array([1 + 0j], np.complex64)
+    t = T[:3]
+    ours = tode.odeint(lambda y, t: 1j * y, y0, t)
+    theirs = jode.odeint(lambda y, t: 1j * y, y0, t)
+    assert ours.dtype == np.complex64
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ours[:, 0], np.exp(1j * t), rtol=1e-5)
