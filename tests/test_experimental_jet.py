@@ -48,7 +48,9 @@ FUNCTIONS = {
 }
 
 
-@pytest.mark.parametrize("order", [1, 2, 3])
+# (order 3's terms include orders 1 and 2's: the recurrences compute each from the lower ones;
+# order 1 on its own checks the shortest series; the staged test below runs order 2)
+@pytest.mark.parametrize("order", [1, 3])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_jet_matches_jax(name, order):
     ours_f, jax_f = _both(FUNCTIONS[name])
