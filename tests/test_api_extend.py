@@ -251,3 +251,20 @@ def _batching_view(api, batching_):
 
 def test_batching_rules_and_tracers_look_as_in_jax():
     assert _batching_view(tx, batching) == _batching_view(jax, jax.interpreters.batching)
+
+
+def test_eval_jaxpr_returns_literal_outputs_as_values():
+    """A jaxpr whose output is a literal gives its value (as JAX's eval_jaxpr), not the IR
+    atom: closure_convert's function returns it, and ravel_pytree/odeint consume it."""
+    def f(x):
+        return x, 0.0, jnp.float32(1)
+    closed = tx.make_jaxpr(f)(1.)
+    ours = tx.core.eval_jaxpr(closed.jaxpr, closed.consts, 2.)
+    jclosed = jax.make_jaxpr(lambda x: (x, 0.0, jjnp.float32(1)))(1.)
+    theirs = jax.core.eval_jaxpr(jclosed.jaxpr, jclosed.consts, 2.)
+    assert [float(o) for o in ours] == [float(t) for t in theirs] == [2., 0., 1.]
+    assert [np.result_type(o) for o in ours[1:]] == [np.float64, np.float32]
+    converted, consts = tx.closure_convert(f, 1.)
+    out = converted(3.)
+    assert [float(o) for o in out] == [3., 0., 1.] and consts == []
+    assert all(hasattr(o, "dtype") or isinstance(o, float) for o in out)

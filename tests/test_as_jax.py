@@ -47,6 +47,10 @@ DROPIN_SCRIPT = """
           jax.core.Tracer is traxla.core.Tracer)
     print("registry", tuple in _registry, int in _registry)
     print("mesh", mesh_utils.create_device_mesh((1,)).shape)
+    from jax.experimental.ode import odeint
+    print("ode", round(float(odeint(lambda y, t: -y, jnp.ones(1), jnp.array([0., 1.]))[-1, 0]), 5))
+    from jax.experimental.jet import jet
+    print("jet", [round(float(t), 5) for t in jet(jnp.sin, (0.,), ((1., 0., 0.),))[1]])
     real = [m for m in sys.modules.values()
             if "site-packages/jax/" in (getattr(m, "__file__", None) or "")]
     print("real jax modules", len(real))
@@ -69,6 +73,8 @@ def test_script_runs_with_jax_mapped_to_traxla(tmp_path):
     assert "tracer True True" in out
     assert "registry True False" in out
     assert "mesh (1,)" in out
+    assert "ode 0.36788" in out  # exp(-1)
+    assert "jet [1.0, 0.0, -1.0]" in out  # the derivatives of sin at 0
     assert "real jax modules 0" in out  # the installed jax is never imported
     assert "missing ModuleNotFoundError True" in out
     assert "src True" in out

@@ -278,3 +278,30 @@ def test_vjp_function_is_a_pytree_of_its_residuals():
     grad = traxla.grad(lambda x: h(x).sum())
     np.testing.assert_allclose(grad(traxla.numpy.ones(3)), np.cos(np.ones(3)), rtol=1e-6)
     np.testing.assert_allclose(traxla.jit(grad)(traxla.numpy.ones(3)), np.cos(np.ones(3)), rtol=1e-6)
+
+
+def test_closure_convert_is_cached_per_function_and_types():
+    """As JAX's: converting the same function on the same types again returns the same
+    converted function (a jit taking it as a static argument hits its cache) without
+    re-running it; closed-over tracers are hoisted anew under each trace."""
+    calls = []
+    w = np.float32(3.)
+
+    def f(x):
+        calls.append(None)
+        return x * w
+    c1, k1 = traxla.closure_convert(f, np.float32(1.))
+    c2, k2 = traxla.closure_convert(f, np.float32(2.))
+    assert c1 is c2 and k1 == k2 == [] and len(calls) == 1
+    c3, _ = traxla.closure_convert(f, np.ones(2, np.float32))  # other types: traced again
+    assert c3 is not c1 and len(calls) == 2
+    with traxla.enable_x64():  # another trace context: traced again
+        traxla.closure_convert(f, np.float32(1.))
+    assert len(calls) == 3
+
+    def g(a):
+        conv, consts = traxla.closure_convert(lambda v: v * a, np.float32(1.))
+        return conv(np.float32(2.), *consts)
+    assert float(traxla.grad(g)(np.float32(5.))) == 2.
+    assert float(traxla.grad(g)(np.float32(7.))) == 2.
+    assert float(traxla.jit(g)(np.float32(4.))) == 8.

@@ -5,12 +5,16 @@
 from __future__ import annotations
 
 import functools
+import weakref
 
 from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.interpret import eval_jaxpr
+from traxla.tracer.interpret import eval_jaxpr, replaying
+from traxla.ir.config import config
+from traxla.runtime.cache import on_clear
+from traxla.api.jit_caches import _trace_context
 from traxla.tracer.values import concrete_aval
 from traxla.autodiff.ad import (JVPTracer, Zero, _ensure_argnums, _flatten_fun, argnums_partial,
                    backward_pass, instantiate, linearize_flat, tangent_aval)
@@ -217,14 +221,43 @@ def _maybe_perturbed(x) -> bool:
     return True
 
 
+# Converted once per function, argument types and trace context, as JAX's cache of
+# ``_closure_convert_for_avals``: converting the same function again returns the same
+# converted function, so a ``jit`` taking it as a static argument (``odeint``) hits its
+# cache. A conversion whose hoisted values are tracers is not kept (they die with their trace).
+_converted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CONVERTED_LIMIT = 64  # entries per function
+on_clear(_converted.clear)
+
+
 def closure_convert(fun, *example_args):
     """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)`` with the
     closed-over values that could be differentiated passed explicitly as ``consts``."""
     flat_args, in_tree = tree_util.tree_flatten(example_args)
-    in_avals = [prims.aval_of(x) for x in flat_args]
+    in_avals = tuple(prims.aval_of(x) for x in flat_args)
+    if config.read("check_tracer_leaks"):
+        return _closure_convert_for_avals(fun, in_tree, in_avals)[:2]
+    key = (in_tree, in_avals, _trace_context(), replaying())
+    try:
+        per_fun = _converted.get(fun)
+        hit = None if per_fun is None else per_fun.get(key)
+    except TypeError:  # a function that cannot be weakly referenced or hashed: not kept
+        return _closure_convert_for_avals(fun, in_tree, in_avals)[:2]
+    if hit is not None:
+        return hit[0], list(hit[1])
+    converted, const_args, traced = _closure_convert_for_avals(fun, in_tree, in_avals)
+    if not traced:
+        per_fun = _converted.setdefault(fun, {})
+        if len(per_fun) >= _CONVERTED_LIMIT:
+            per_fun.clear()
+        per_fun[key] = (converted, tuple(const_args))
+    return converted, const_args
+
+
+def _closure_convert_for_avals(fun, in_tree, in_avals):
     store = []
     flat = _flatten_fun(lambda *a: fun(*a), in_tree, store)
-    closed = trace_to_jaxpr(flat, in_avals, make_debug_info(fun, "closure_convert", ()))
+    closed = trace_to_jaxpr(flat, list(in_avals), make_debug_info(fun, "closure_convert", ()))
     out_tree = dict(store)["out"]
     which = [_maybe_perturbed(c) for c in closed.consts]
     closure_consts = [c for c, w in zip(closed.consts, which) if not w]
@@ -244,7 +277,7 @@ def closure_convert(fun, *example_args):
                             f"closure_convert was called. Expected {in_tree}, but got {in_tree2}")
         return tree_util.tree_unflatten(out_tree, eval_jaxpr(jaxpr, consts, *all_args))
 
-    return converted_fun, const_args
+    return converted_fun, const_args, any(isinstance(c, Tracer) for c in closed.consts)
 
 
 

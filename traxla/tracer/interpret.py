@@ -45,7 +45,9 @@ def eval_jaxpr(jaxpr, consts, *args):
                 env[eqn.outvars[0]] = out
     finally:
         _replay.depth -= 1
-    return [read(v) for v in jaxpr.outvars]
+    # a literal output is returned as its value, as JAX's eval_jaxpr does (a Literal is an
+    # atom of the IR, not a value: closure_convert's and jaxpr_as_fun's callers see it)
+    return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):
