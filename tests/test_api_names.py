@@ -46,9 +46,7 @@ LEFT_OUT = {
         **{n: _CONFIG_FLAG for n in [
             "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
             "default_prng_impl", "remove_size_one_mesh_axis_from_type",
-            "thread_guard", "transfer_guard",
-            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-            "transfer_guard_host_to_device"]},
+            "thread_guard"]},
     },
     "sharding": {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
