@@ -288,3 +288,4 @@ from traxla.lax.misc_ops import (after_all, after_all_p, create_token, create_to
                                  stage, stage_p)
 from traxla.lax.ragged_dot import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402,F401
                                    ragged_dot_general)
+from traxla.lax.scaled_dot import scaled_dot, scaled_dot_p  # noqa: E402,F401
