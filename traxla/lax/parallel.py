@@ -8,7 +8,7 @@ import numpy as np
 from traxla import tree_util
 from traxla.ir.rules.all_to_all import all_to_all_p
 from traxla.ir.thread_state import axis_env
-from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
+from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p,
                                     psum_p, psum_scatter_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.primitives.shapes import expand_dims, squeeze
@@ -169,6 +169,14 @@ def ppermute(x, axis_name, perm):
         if not (0 <= s < size and 0 <= d < size):
             raise ValueError(f"ppermute perm {perm} has an index outside the axis of size {size}")
     return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=perm), x)
+
+
+def pbroadcast(x, axis_name, source):
+    """Every index along ``axis_name`` gets the value at index ``source`` (a collective
+    broadcast: ``psum(where(axis_index(axis_name) == source, x, 0), axis_name)``, as one
+    operation). As JAX's, it lowers for GPUs only."""
+    return tree_util.tree_map(
+        lambda leaf: pbroadcast_p.bind(leaf, axis_name=axis_name, source=source), x)
 
 
 def axis_index(axis_name):

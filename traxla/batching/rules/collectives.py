@@ -13,7 +13,7 @@ from traxla import lax
 from traxla import numpy as jnp
 from traxla.ir.rules.all_to_all import all_to_all_p
 from traxla.ir.vma import pvary_p
-from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
                                          psum_p, psum_scatter_p, shard_map_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.ir.sharding import PartitionSpec
@@ -172,6 +172,19 @@ def _ppermute(size, vals, dims, *, axis_name, perm):
     return out, d
 
 
+def _pbroadcast(size, vals, dims, *, axis_name, source):
+    """As JAX's: over the vmapped axis, every index takes the ``source`` one."""
+    (v,), (d,) = vals, dims
+    names = _names(axis_name)
+    if not _is_ours(names):
+        return pbroadcast_p.bind(v, axis_name=axis_name, source=source), d
+    if len(names) > 1:
+        raise NotImplementedError("pbroadcast batcher only supports a single axis")
+    if d is None:
+        return v, d
+    return jnp.take(v, np.full(size, source, np.int32), axis=d), d
+
+
 def _axis_index(size, vals, dims, *, axis_name):
     if not _is_ours(_names(axis_name)):
         return axis_index_p.bind(axis_name=axis_name), None
@@ -228,6 +241,7 @@ for _prim in REDUCERS.values():
 register_batching(all_gather_p, _all_gather)
 register_batching(psum_scatter_p, _psum_scatter)
 register_batching(ppermute_p, _ppermute)
+register_batching(pbroadcast_p, _pbroadcast)
 register_batching(axis_index_p, _axis_index)
 register_batching(all_to_all_p, _all_to_all)
 register_batching(shard_map_p, _shard_map)
@@ -236,7 +250,7 @@ register_batching(pvary_p, lambda size, vals, dims, *, axes: (pvary_p.bind(vals[
 # as JAX's fancy batchers, these run under a vmap even on unbatched operands: the vmapped
 # axis may be the one they work over
 rules_for_unbatched.update([*REDUCERS.values(), all_gather_p, psum_scatter_p, ppermute_p,
-                            axis_index_p, all_to_all_p])
+                            axis_index_p, all_to_all_p, pbroadcast_p])
 
 
 def _reshard(size, vals, dims, *, dst_sharding, dst_spec):

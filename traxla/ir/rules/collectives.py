@@ -1,5 +1,5 @@
 """``shard_map`` and the collectives that run inside it over Manual mesh axes:
-psum, pmax, pmin, all_gather, psum_scatter, ppermute and axis_index."""
+psum, pmax, pmin, all_gather, psum_scatter, ppermute, pbroadcast and axis_index."""
 from __future__ import annotations
 
 from traxla.ir import dtypes
@@ -17,6 +17,7 @@ all_gather_p = Primitive("all_gather")
 psum_scatter_p = Primitive("reduce_scatter")
 ppermute_p = Primitive("ppermute")
 axis_index_p = Primitive("axis_index")
+pbroadcast_p = Primitive("pbroadcast")  # every index gets the value at index ``source``
 REDUCERS = {"psum": psum_p, "pmax": pmax_p, "pmin": pmin_p}
 
 
@@ -128,6 +129,7 @@ for _prim in REDUCERS.values():
 def_typing(all_gather_p, _all_gather_rule)
 def_typing(psum_scatter_p, _psum_scatter_rule)
 def_typing(ppermute_p, _ppermute_rule)
+def_typing(pbroadcast_p, lambda x, *, axis_name, source: x)  # as JAX's: the operand's type
 def_typing(axis_index_p, _axis_index_rule)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import physical_aval
 from traxla.ir.sharding import PartitionSpec
-from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
@@ -210,6 +210,16 @@ def _ppermute(ctx, x, *, axis_name, perm):
     return op.result
 
 
+def _pbroadcast(ctx, x, *, axis_name, source):
+    """``collective_broadcast`` from each group's ``source`` (first in its group), over
+    partitions (global device ids and a channel), as JAX lowers it: for GPUs only."""
+    mesh = ctx.module.mesh_stack[-1]
+    groups = [[g[source]] + g[:source] + g[source + 1:]
+              for g in replica_groups(mesh, _names(axis_name))]
+    return hlo.CollectiveBroadcastOp(x, _groups_attr(groups),
+                                     channel_handle=_channel(ctx)).results[0]
+
+
 def _axis_index(ctx, *, axis_name):
     mesh = ctx.module.mesh_stack[-1]
     if mesh.size == 1:
@@ -232,6 +242,15 @@ def _axis_index(ctx, *, axis_name):
 register_lowering(all_gather_p, _all_gather)
 register_lowering(psum_scatter_p, _psum_scatter)
 register_lowering(ppermute_p, _ppermute)
+register_lowering(pbroadcast_p, _pbroadcast, platform="gpu")  # JAX lowers it for GPUs only
+
+
+def _no_pbroadcast(ctx, x, **params):
+    raise NotImplementedError("MLIR translation rule for primitive 'pbroadcast' not found for "
+                              f"platform {ctx.module.platform}")
+
+
+register_lowering(pbroadcast_p, _no_pbroadcast)  # other platforms: JAX's error
 register_lowering(axis_index_p, _axis_index)
 register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
