@@ -44,7 +44,7 @@ LEFT_OUT = {
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "memory": "memory-space namespace of JAX's experimental host offloading",
         **{n: _CONFIG_FLAG for n in [
-            "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
+            "array_garbage_collection_guard", "auto_pcast",
             "default_prng_impl", "remove_size_one_mesh_axis_from_type",
             "thread_guard"]},
     },

@@ -177,6 +177,11 @@ enable_custom_prng = _FlagState(
     "with a FutureWarning for the raw key.", default=True)
 
 
+allow_f16_reductions = _FlagState(
+    "allow_f16_reductions", bool, "If False, `reduce_sum` on `f16` or `bf16` inputs will raise "
+    "an error. Defaults to True.", default=True)
+
+
 def _transfer_guard_state(direction):
     return _FlagState(
         f"transfer_guard_{direction}",
@@ -234,7 +239,7 @@ def ensure_compile_time_eval():
 __all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval",
            "threefry_partitionable", "legacy_prng_key", "enable_custom_prng",
-           "transfer_guard", "transfer_guard_host_to_device", "transfer_guard_device_to_device",
+           "allow_f16_reductions", "transfer_guard", "transfer_guard_host_to_device", "transfer_guard_device_to_device",
            "transfer_guard_device_to_host"]
 
 

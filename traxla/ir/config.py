@@ -108,6 +108,7 @@ class Config:
         "enable_custom_prng": False,
         # transfer guards (runtime/transfer_guard.py), as JAX's: None reads as "allow";
         # ``transfer_guard`` is set-only, its update sets the three directions
+        "allow_f16_reductions": True,  # False: reduce_sum refuses float16/bfloat16 operands
         "transfer_guard": None,
         "transfer_guard_host_to_device": None,
         "transfer_guard_device_to_device": None,
@@ -115,7 +116,7 @@ class Config:
     }
     # Flags whose values are converted on update, as JAX's enum-class flags.
     _coercions = {"legacy_prng_key": LegacyPrngKeyState, "threefry_partitionable": bool,
-                  "enable_custom_prng": bool}
+                  "enable_custom_prng": bool, "allow_f16_reductions": bool}
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
                                         "quiet_remove_frames", "auto")}

@@ -8,7 +8,7 @@ from typing import Sequence
 from traxla.ir import dtypes
 from traxla.ir.rules.call import jit_p  # noqa: F401
 from traxla.ir.rules.elementwise import P as _E
-from traxla.ir.rules.reduction import P as _R
+from traxla.ir.rules.reduction import P as _R, check_f16_reduction
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
@@ -114,6 +114,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
 
 
 def reduce_sum(operand, axes):
+    check_f16_reduction(aval_of(operand), tuple(axes))  # (also eagerly: cached programs skip typing)
     return reduce_sum_p.bind(operand, axes=tuple(axes), out_sharding=None)
 
 
