@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import traxla
+from tests._outcomes import error_of
 
 
 def _legacy(lib):
@@ -52,14 +53,6 @@ def test_values_and_jaxpr_match_jax(check_rep):
     assert run(traxla) == run(jax)
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return f"{type(e).__name__}: {e}"
-    return None
-
-
 @pytest.mark.parametrize("call", [
     lambda sm, module, mesh, P: sm(lambda a: a, mesh, P("x"), P("x"), auto=frozenset()),
     lambda sm, module, mesh, P: sm(3, mesh, P("x"), P("x")),
@@ -69,7 +62,7 @@ def _error(fn):
 def test_errors_match_jax(call):
     def run(lib):
         module, sm, _ = _legacy(lib)
-        return _error(lambda: call(sm, module, _mesh(lib), lib.sharding.PartitionSpec))
+        return error_of(lambda: call(sm, module, _mesh(lib), lib.sharding.PartitionSpec))
     theirs = run(jax)
     assert theirs is not None
     assert run(traxla) == theirs.replace("module 'jax.", "module 'traxla.")

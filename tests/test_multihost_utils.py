@@ -18,12 +18,8 @@ import {lib}.experimental.multihost_utils as mu
 P = lib.sharding.PartitionSpec
 mesh = lib.sharding.Mesh(np.array(lib.devices()), ("x",))
 x = np.arange(8.).reshape(4, 2).astype(np.float32)
+from tests._outcomes import outcome
 out = {{}}
-def attempt(name, fn):
-    try:
-        out[name] = fn()
-    except Exception as e:
-        out[name] = type(e).__name__ + ": " + str(e)
 g = mu.host_local_array_to_global_array(x, mesh, P("x"))
 out["global"] = [str(g.sharding), list(g.shape), g.committed, str(g.dtype), np.asarray(g).tolist(),
                  sorted(str(s.index) for s in g.addressable_shards)]
@@ -43,12 +39,12 @@ out["vmap_gtl"] = str(lib.make_jaxpr(lib.vmap(lambda a: mu.global_array_to_host_
 out["grad"] = np.asarray(lib.grad(lambda a: (mu.host_local_array_to_global_array(a, mesh, P("x")) ** 2).sum())(x)).tolist()
 out["transpose"] = str(lib.make_jaxpr(lib.linear_transpose(
     lambda a: mu.global_array_to_host_local_array(a, mesh, P("x")), x))(x))
-attempt("none_spec", lambda: mu.host_local_array_to_global_array(x, mesh, None))
-attempt("none_spec_gtl", lambda: mu.global_array_to_host_local_array(np.ones(3), mesh, None))
-attempt("bad_axis", lambda: mu.host_local_array_to_global_array(x, mesh, P("y")))
-attempt("indivisible", lambda: mu.host_local_array_to_global_array(np.ones(3), mesh, P("x")))
-attempt("list_prefix", lambda: mu.host_local_array_to_global_array([x, x], mesh, [P()]))
-attempt("short_tuple", lambda: mu.host_local_array_to_global_array((x, x), mesh, (P(),)))
+out["none_spec"] = outcome(lambda: mu.host_local_array_to_global_array(x, mesh, None))
+out["none_spec_gtl"] = outcome(lambda: mu.global_array_to_host_local_array(np.ones(3), mesh, None))
+out["bad_axis"] = outcome(lambda: mu.host_local_array_to_global_array(x, mesh, P("y")))
+out["indivisible"] = outcome(lambda: mu.host_local_array_to_global_array(np.ones(3), mesh, P("x")))
+out["list_prefix"] = outcome(lambda: mu.host_local_array_to_global_array([x, x], mesh, [P()]))
+out["short_tuple"] = outcome(lambda: mu.host_local_array_to_global_array((x, x), mesh, (P(),)))
 print(json.dumps(out))
 """
 

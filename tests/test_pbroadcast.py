@@ -10,12 +10,8 @@ import json, numpy as np
 import {lib} as lib
 lax = lib.lax
 P = lib.sharding.PartitionSpec
+from tests._outcomes import outcome
 out = {{}}
-def attempt(name, fn):
-    try:
-        out[name] = fn()
-    except Exception as e:
-        out[name] = type(e).__name__ + ": " + str(e)
 mesh = lib.sharding.Mesh(np.array(lib.devices()).reshape(2, 2), ("x", "y"))
 f = lib.shard_map(lambda a: lax.pbroadcast(a, "y", 1), mesh=mesh, in_specs=P("x", "y"),
                   out_specs=P("x", "y"))
@@ -24,13 +20,13 @@ out["jaxpr"] = str(lib.make_jaxpr(f)(x))
 out["tree"] = str(lib.make_jaxpr(lib.shard_map(
     lambda a: lax.pbroadcast({{"u": a, "v": a * 2}}, ("x", "y"), 0), mesh=mesh,
     in_specs=P("x", "y"), out_specs=P("x", "y")))(x))
-attempt("cpu", lambda: f(x))
-attempt("cpu_lower", lambda: lib.jit(f).lower(x).as_text())
+out["cpu"] = outcome(lambda: f(x))
+out["cpu_lower"] = outcome(lambda: lib.jit(f).lower(x).as_text())
 text = lib.jit(f).trace(x).lower(lowering_platforms=("cuda",)).as_text()
 out["gpu"] = [l.strip() for l in text.splitlines() if "collective_broadcast" in l]
 v = lib.vmap(lambda a: lax.pbroadcast(a, "i", 2), axis_name="i")
 out["vmap"] = np.asarray(v(np.arange(4., dtype=np.float32))).tolist()
-attempt("vmap_unbatched", lambda: np.asarray(lib.vmap(
+out["vmap_unbatched"] = outcome(lambda: np.asarray(lib.vmap(
     lambda a: lax.pbroadcast(np.float32(3), "i", 0) + a, axis_name="i")(
         np.ones(2, np.float32))).tolist())
 print(json.dumps(out))

@@ -13,6 +13,7 @@ import pytest
 import traxla
 import traxla.numpy as jnp
 from tests._device_scripts import run_json_script
+from tests._outcomes import error_of
 
 LEVELS = ["allow", "log", "disallow", "log_explicit", "disallow_explicit"]
 
@@ -44,15 +45,8 @@ def _cases(lib, np_lib):
 
 def _outcomes(lib, np_lib, level):
     x, cases = _cases(lib, np_lib)
-    out = {}
     with lib.transfer_guard(level):
-        for name, fn in cases.items():
-            try:
-                fn()
-                out[name] = "ok"
-            except Exception as e:  # noqa: BLE001  (the outcome is compared)
-                out[name] = f"{type(e).__name__}: {e}"
-    return out
+        return {name: error_of(fn) or "ok" for name, fn in cases.items()}
 
 
 @pytest.mark.parametrize("level", ["disallow", "disallow_explicit"])
@@ -129,14 +123,6 @@ def test_context_manager_values_and_thread_locality():
     assert traxla.transfer_guard_device_to_device.value is None
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return f"{type(e).__name__}: {e}"
-    return None
-
-
 @pytest.mark.parametrize("call", [
     lambda lib: lib.config.update("jax_transfer_guard", "nope"),
     lambda lib: lib.transfer_guard("nope").__enter__(),
@@ -145,9 +131,9 @@ def _error(fn):
     lambda lib: lib.transfer_guard(),
 ])
 def test_bad_values_raise_jax_errors(call):
-    theirs = _error(lambda: call(jax))
+    theirs = error_of(lambda: call(jax))
     assert theirs is not None
-    assert _error(lambda: call(traxla)) == theirs
+    assert error_of(lambda: call(traxla)) == theirs
 
 
 _D2D = """
@@ -155,12 +141,10 @@ import json, numpy as np
 import {lib} as lib, {lib}.numpy as jnp
 d = lib.devices()
 x = jnp.arange(3.)
+from tests._outcomes import error_of
 out = {{}}
 def attempt(name, fn):
-    try:
-        fn(); out[name] = "ok"
-    except Exception as e:
-        out[name] = type(e).__name__ + ": " + str(e)
+    out[name] = error_of(fn) or "ok"
 one = lib.sharding.SingleDeviceSharding(d[1])
 with lib.transfer_guard_device_to_device("disallow"):
     attempt("out_shardings", lambda: lib.jit(lambda a: a * 2, out_shardings=one)(x))
