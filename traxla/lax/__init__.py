@@ -211,6 +211,7 @@ from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from traxla.lax.control_flow_composites import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
 from traxla.lax.parallel import all_to_all, axis_size, pbroadcast, pcast, pshuffle, pswapaxes  # noqa: E402,F401
 from traxla.lax.parallel import ragged_all_to_all, ragged_all_to_all_p  # noqa: E402,F401
+from traxla.lax.parallel import precv, psend  # noqa: E402,F401
 from traxla.lax.parallel import (all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p,  # noqa: E402,F401
                                  ppermute_p, psum_p)  # the collectives' primitives, as jax.lax names them
 from traxla.lax.sharding_constraint import with_sharding_constraint  # noqa: E402,F401

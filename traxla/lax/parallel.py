@@ -9,7 +9,9 @@ from traxla import tree_util
 from traxla.runtime import dispatch as _dispatch
 from traxla.ir.rules.all_to_all import all_to_all_p, ragged_all_to_all_p
 from traxla.ir.thread_state import axis_env
+from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p,
+                                    precv_p, psend_p,
                                     psum_p, psum_scatter_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.primitives.shapes import expand_dims, squeeze
@@ -194,6 +196,31 @@ def _ragged_all_to_all_eager(*args, **params):
 
 
 _dispatch.eager_impls[ragged_all_to_all_p] = _ragged_all_to_all_eager
+
+
+def psend(x, axis_name, perm):
+    """Sends ``x`` from axis index ``s`` to ``d`` for each ``(s, d)`` in ``perm`` (one-sided:
+    ``precv`` receives it); returns a token that orders the pair. JAX lowers it for GPUs."""
+    names = tuple(axis_name) if isinstance(axis_name, (list, tuple)) else (axis_name,)
+    perm = tuple(map(tuple, perm))
+
+    def bind(leaf):
+        _check_bound(names, "psend")
+        if vma_active[0]:  # as JAX's insert_collective_pvary: the value varies over the axes
+            missing = tuple(a for a in names if a not in aval_of(leaf).vma)
+            if missing:
+                leaf = pvary_p.bind(leaf, axes=missing)
+        return psend_p.bind(leaf, axis_name=names, perm=perm)
+    return tree_util.tree_map(bind, x)
+
+
+def precv(token, out_shape, axis_name, perm):
+    """Receives a value of ``out_shape`` (a ShapeDtypeStruct) sent by ``psend`` over
+    ``perm``, after ``token``. JAX lowers it for GPUs."""
+    names = tuple(axis_name) if isinstance(axis_name, (list, tuple)) else (axis_name,)
+    return precv_p.bind(token, out_shape=ShapedArray(tuple(out_shape.shape),
+                                                     np.dtype(out_shape.dtype)),
+                        axis_name=names, perm=tuple(map(tuple, perm)))
 
 
 def pbroadcast(x, axis_name, source):

@@ -14,6 +14,7 @@ from traxla import numpy as jnp
 from traxla.ir.rules.all_to_all import all_to_all_p, ragged_all_to_all_p
 from traxla.ir.vma import pvary_p
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
+                                         precv_p, psend_p,
                                          psum_p, psum_scatter_p, shard_map_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.ir.sharding import PartitionSpec
@@ -215,6 +216,18 @@ def _ragged_all_to_all(size, vals, dims, *, axis_name, axis_index_groups):
     return lax.reshape(out, (size, shape[0] // size) + tuple(shape[1:])), 0
 
 
+def _one_sided(prim):
+    """psend/precv under vmap: tokens carry no batch dim, so only unbatched values pass
+    (precv's ``out_shape`` could not say the sender's batch); over the vmapped axis itself,
+    and for a batched value, they are refused (JAX 0.10.2's batcher binds ppermute here)."""
+    def rule(size, vals, dims, *, axis_name, **params):
+        if _is_ours(_names(axis_name)) or any(d is not None for d in dims):
+            raise NotImplementedError(f"{prim.name} under vmap (of a batched value, or over "
+                                      "the vmapped axis) is not supported.")
+        return prim.bind(*vals, axis_name=axis_name, **params), None
+    return rule
+
+
 def _axis_index(size, vals, dims, *, axis_name):
     if not _is_ours(_names(axis_name)):
         return axis_index_p.bind(axis_name=axis_name), None
@@ -273,6 +286,8 @@ register_batching(psum_scatter_p, _psum_scatter)
 register_batching(ppermute_p, _ppermute)
 register_batching(pbroadcast_p, _pbroadcast)
 register_batching(ragged_all_to_all_p, _ragged_all_to_all)
+register_batching(psend_p, _one_sided(psend_p))
+register_batching(precv_p, _one_sided(precv_p))
 register_batching(axis_index_p, _axis_index)
 register_batching(all_to_all_p, _all_to_all)
 register_batching(shard_map_p, _shard_map)
