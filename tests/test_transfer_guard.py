@@ -166,3 +166,22 @@ def test_device_to_device_guard_on_two_devices():
                                       "device-to-device transfer: aval=ShapedArray(float32[3]), "
                                       "sharding=SingleDeviceSharding(device=CpuDevice(id=0)")
     assert theirs["committed"] == theirs["explicit"] == theirs["numpy"] == "ok"
+
+
+def test_device_to_host_guard_asks_for_arrays_off_the_cpu_only():
+    # (no accelerator here: a stand-in device; JAX's CPU arrays are read in place, no transfer)
+    from traxla.runtime import transfer_guard as guard
+
+    class Accelerator:
+        platform = "tpu"
+
+        def __repr__(self):
+            return "TpuDevice(id=0)"
+    with traxla.transfer_guard_device_to_host("disallow"):
+        with pytest.raises(traxla.errors.JaxRuntimeError,
+                           match=r"Disallowed device-to-host transfer: shape=\(3\), "
+                                 r"dtype=float32, device=TpuDevice\(id=0\)"):
+            guard.device_to_host((3,), np.dtype(np.float32), Accelerator)
+        with guard.explicit():  # device_get: allowed under "disallow"
+            guard.device_to_host((3,), np.dtype(np.float32), Accelerator)
+        np.asarray(jnp.arange(3.0))  # a CPU array: no transfer
