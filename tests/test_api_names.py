@@ -43,12 +43,14 @@ LEFT_OUT = {
         # submodules of JAX internals or of features traxla leaves out
         "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "memory": "memory-space namespace of JAX's experimental host offloading",
-        **{n: _CONFIG_FLAG for n in [
-            "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
-            "default_prng_impl", "remove_size_one_mesh_axis_from_type",
-            "thread_guard", "transfer_guard",
-            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-            "transfer_guard_host_to_device"]},
+        **{n: _CONFIG_FLAG for n in ["auto_pcast", "remove_size_one_mesh_axis_from_type"]},
+        "default_prng_impl": "chooses the key implementation of random.key/PRNGKey among "
+                             "threefry2x32, rbg and unsafe_rbg: traxla has threefry2x32 only",
+        "thread_guard": "refuses multi-process operations from another thread: jaxlib's "
+                        "guard_lib state, which traxla's runtime does not consult",
+        "array_garbage_collection_guard": "logs or aborts when an Array is freed by the cycle "
+                                          "collector rather than by reference counting "
+                                          "(jaxlib's guard_lib, in JAX's C++ Array)",
     },
     "sharding": {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",

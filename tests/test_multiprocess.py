@@ -13,8 +13,11 @@ SCRIPT = textwrap.dedent("""
     pid, nproc, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     import traxla as jax, traxla.numpy as jnp
     from traxla.sharding import PartitionSpec as P
+    from traxla.experimental import multihost_utils
+    initialized = [jax.distributed.is_initialized()]
     if nproc > 1:
         jax.distributed.initialize(f"127.0.0.1:{port}", nproc, pid, local_device_count=4 // nproc)
+        initialized.append(jax.distributed.is_initialized())
     else:
         jax.config.update('num_cpu_devices', 4)
     # Auto axes: an unplaced argument may be split by in_specs (under Explicit axes JAX
@@ -31,7 +34,16 @@ SCRIPT = textwrap.dedent("""
            "summed": np.asarray(summed.addressable_shards[0].data).tolist(),
            "blocks": sorted([s.index[0].start, np.asarray(s.data).tolist()]
                             for s in a.addressable_shards),
-           "jax_imported": 'jax' in sys.modules}
+           "jax_imported": 'jax' in sys.modules, "initialized": initialized}
+    try:
+        with multihost_utils.live_devices(jax.devices()) as alive:
+            res["alive"] = [d.id for d in alive]
+    except RuntimeError as e:
+        res["alive"] = str(e)
+    try:
+        res["preemption"] = multihost_utils.reached_preemption_sync_point(0)
+    except RuntimeError as e:
+        res["preemption"] = str(e)
     if nproc > 1:
         jax.distributed.barrier("done")
     print(json.dumps(res))
@@ -69,3 +81,11 @@ def test_two_processes_match_one():
         assert p["summed"] == single["summed"] == [24.0, 28.0, 32.0, 36.0]
         assert not p["jax_imported"]
     assert p0["blocks"] + p1["blocks"] == single["blocks"]
+    # distributed.is_initialized, multihost_utils.live_devices and the preemption sync point
+    # (JAX's answers: outside a distributed job, False and its RuntimeError)
+    assert single["initialized"] == [False] and p0["initialized"] == [False, True]
+    assert single["alive"] == "Distributed JAX not initialized."
+    assert p0["alive"] == p1["alive"] == [0, 1, 2048, 2049]
+    assert single["preemption"] is False
+    assert p0["preemption"] == ("Preemption sync manager has not been initialized. Make sure "
+                                "the 'jax_enable_preemption_service' config is enabled.")

@@ -75,6 +75,10 @@ from traxla.api.config_contexts import (check_tracer_leaks, checking_leaks, debu
 from traxla.api.config_contexts import (jax2tf_associative_scan_reductions,  # noqa: E402,F401
                                         make_user_context, no_execution, no_tracing,
                                         softmax_custom_jvp)
+from traxla.api.config_contexts import allow_f16_reductions  # noqa: E402,F401
+from traxla.api.config_contexts import (transfer_guard, transfer_guard_device_to_device,  # noqa: E402,F401
+                                        transfer_guard_device_to_host,
+                                        transfer_guard_host_to_device)
 from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO artifacts, JAX-compatible)
 from traxla.state import ref as _state_ref  # noqa: E402  (array refs, JAX 0.10's mutable arrays)
 from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)

@@ -18,6 +18,11 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     _xla.initialize_distributed(coordinator_address, num_processes, process_id, host)
 
 
+def is_initialized() -> bool:
+    """Whether this process joined a distributed job (``initialize``)."""
+    return _xla.distributed_client() is not None
+
+
 def shutdown():
     _xla.shutdown_distributed()
 

@@ -9,7 +9,8 @@ import threading
 
 from traxla.api.jit_caches import _new_epoch, _user_contexts
 from traxla.ir.thread_state import unusual as _unusual
-from traxla.ir.config import LegacyPrngKeyState, config
+from traxla.ir.config import (LegacyPrngKeyState, TRANSFER_GUARD_LEVELS, check_optional_choice,
+                              config)
 from traxla.tracer import EvalTrace, Tracer, current_trace, set_current_trace
 from traxla.runtime.backend import Device, get_backend
 
@@ -176,6 +177,39 @@ enable_custom_prng = _FlagState(
     "with a FutureWarning for the raw key.", default=True)
 
 
+allow_f16_reductions = _FlagState(
+    "allow_f16_reductions", bool, "If False, `reduce_sum` on `f16` or `bf16` inputs will raise "
+    "an error. Defaults to True.", default=True)
+
+
+def _transfer_guard_state(direction):
+    return _FlagState(
+        f"transfer_guard_{direction}",
+        lambda v: check_optional_choice(v, TRANSFER_GUARD_LEVELS),
+        f"Select the transfer guard level for {direction.replace('_', '-')} transfers. "
+        'Default is "allow".')
+
+
+transfer_guard_host_to_device = _transfer_guard_state("host_to_device")
+transfer_guard_device_to_device = _transfer_guard_state("device_to_device")
+transfer_guard_device_to_host = _transfer_guard_state("device_to_host")
+_transfer_guard = _FlagState("transfer_guard",
+                             lambda v: check_optional_choice(v, TRANSFER_GUARD_LEVELS))
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+    """A contextmanager to control the transfer guard level for all transfers (in this
+    thread, for the block), as JAX's: "allow", "log", "disallow", "log_explicit" or
+    "disallow_explicit" (see traxla/runtime/transfer_guard.py)."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(transfer_guard_host_to_device(new_val))
+        stack.enter_context(transfer_guard_device_to_device(new_val))
+        stack.enter_context(transfer_guard_device_to_host(new_val))
+        stack.enter_context(_transfer_guard(new_val))
+        yield
+
+
 class _CompileTimeEvalTrace(EvalTrace):
     """Evaluates primitives on concrete operands right away, even while a function is
     being staged; operations on traced values still go to the enclosing trace."""
@@ -204,7 +238,9 @@ def ensure_compile_time_eval():
 
 __all__ = ["check_tracer_leaks", "checking_leaks", "debug_infs", "debug_key_reuse", "debug_nans", "log_compiles", "enable_checks", "enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
            "default_matmul_precision", "default_device", "ensure_compile_time_eval",
-           "threefry_partitionable", "legacy_prng_key", "enable_custom_prng"]
+           "threefry_partitionable", "legacy_prng_key", "enable_custom_prng",
+           "allow_f16_reductions", "transfer_guard", "transfer_guard_host_to_device", "transfer_guard_device_to_device",
+           "transfer_guard_device_to_host"]
 
 
 class _UserContextBlock:

@@ -2,6 +2,8 @@
 ``block_until_ready``, and ``typeof`` (an argument's aval, as ``jit`` sees it)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from traxla import tree_util
@@ -11,7 +13,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
 from traxla.ir.sharding import AbstractMesh
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
-from traxla.runtime import ArrayImpl, to_array
+from traxla.runtime import ArrayImpl, to_array, transfer_guard
 from traxla.runtime.array import to_default_device
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, device_placement,
                                       device_put_placed)
@@ -55,9 +57,18 @@ def _to_array_uncommitted(leaf):
     return arr
 
 
+_NO_GUARD = contextlib.nullcontext()
+
+
 def device_put(x, device=None):
     """Transfers ``x`` (a pytree) to the default device, or lays it out by a sharding
-    (or a Format: its sharding, in the default layout traxla keeps)."""
+    (or a Format: its sharding, in the default layout traxla keeps). Its transfers are
+    explicit ones for the transfer guards."""
+    with transfer_guard.explicit():
+        return _device_put(x, device)
+
+
+def _device_put(x, device):
     if isinstance(device, Format):
         device = sharding_of_format(device)
     leaves, treedef = tree_util.tree_flatten(x)
@@ -83,9 +94,12 @@ def device_put(x, device=None):
 
     def put(leaf):
         arr = to_array(leaf)
-        host = arr.physical_value()  # (a key's raw data)
-        return device_put_placed(host, ShapedArray(arr.shape, arr.dtype, arr.aval.weak_type),
-                                 sharding)
+        # an Array moves device to device (through the host), as the transfer guards see it
+        with (transfer_guard.moving(arr, lambda: sharding, source=False)
+              if isinstance(leaf, ArrayImpl) else _NO_GUARD):
+            host = arr.physical_value()  # (a key's raw data)
+            return device_put_placed(host, ShapedArray(arr.shape, arr.dtype,
+                                                       arr.aval.weak_type), sharding)
     return tree_util.tree_map(put, x)
 
 

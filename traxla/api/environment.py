@@ -13,7 +13,7 @@ import textwrap
 
 from traxla.version import __version__
 from traxla import tree_util
-from traxla.runtime import ArrayImpl, xla_adapter as _xla
+from traxla.runtime import ArrayImpl, transfer_guard, xla_adapter as _xla
 from traxla.runtime.backend import get_backend
 from traxla.tracer import Tracer
 from traxla.ir.dtypes import canonicalize
@@ -56,7 +56,8 @@ def device_get(x):
         if isinstance(leaf, ArrayImpl):
             return np.asarray(leaf)
         return leaf
-    return tree_util.tree_map(get, x)
+    with transfer_guard.explicit():  # an explicit transfer for the transfer guards
+        return tree_util.tree_map(get, x)
 
 
 def live_arrays(platform: str | None = None) -> list:

@@ -14,7 +14,8 @@ from traxla.runtime.placement import _mesh_stack
 # Flags that change what tracing produces: part of every trace and compile cache key (as
 # in JAX's trace context), so a program traced under one setting never serves another.
 _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
-                        "default_matmul_precision", "threefry_partitionable")
+                        "default_matmul_precision", "threefry_partitionable",
+                        "allow_f16_reductions")
 
 
 def _trace_context() -> tuple:

@@ -32,7 +32,8 @@ from traxla.ir.traceback_util import api_boundary, filter_exception, register_bo
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.thread_state import unusual as _unusual
 from traxla.base.tree_functions import _prefix_error
-from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array
+from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array, transfer_guard
+from traxla.runtime.array import default_sharding
 from traxla.runtime.array import check_not_deleted, to_default_device
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
@@ -384,9 +385,14 @@ class PjitFunction(Wrapped):
         return out
 
     def _placed_on(self, arrays, mesh):
-        return [a if a._placement is not None else
-                device_put_placed(np.asarray(a), a.aval, NamedSharding(mesh, PartitionSpec()))
-                for a in arrays]
+        out = []
+        for a in arrays:
+            if a._placement is None:
+                dst = NamedSharding(mesh, PartitionSpec())
+                with transfer_guard.moving(a, lambda: dst):
+                    a = device_put_placed(np.asarray(a), a.aval, dst)
+            out.append(a)
+        return out
 
     def _compile(self, key, args, kwargs, avals, in_tree, fast, epoch):
         """Traces and compiles the program of one cache key (once, however many threads
@@ -431,10 +437,16 @@ class PjitFunction(Wrapped):
                                  "device_put it with a NamedSharding first.")
             if p.mesh != mesh:
                 raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
-        arrays = [a if a._placement is not None else
-                  device_put_placed(a.physical_value(), a.aval,
-                                    NamedSharding(mesh, PartitionSpec()))
-                  for a in arrays]
+        leaves = None
+        for i, a in enumerate(arrays):
+            if a._placement is None:
+                dst = NamedSharding(mesh, PartitionSpec())
+                if leaves is None:  # the user's own Arrays move device to device
+                    leaves = [id(x) for x in tree_util.tree_leaves(self._split_static(
+                        args, kwargs)[:2])] if transfer_guard.active("device_to_device") else ()
+                with (transfer_guard.moving(a, lambda: dst) if id(a) in leaves
+                      else transfer_guard.internal()):
+                    arrays[i] = device_put_placed(a.physical_value(), a.aval, dst)
         avals = tuple(a.aval for a in arrays)
         placements = tuple(a._placement for a in arrays)
         key = (in_tree, static_key, avals, _trace_context(), placements)
@@ -693,10 +705,12 @@ def _follow_committed(arrays, target):
     for a in arrays:
         p = a._placement
         if p is not None and not p.committed and p.mesh is not mesh and p.mesh != mesh:
-            host = np.asarray(a)
-            aval = ShapedArray(a.shape, a.dtype, a.aval.weak_type)
-            a = (device_put_placed(host, aval, NamedSharding(mesh, PartitionSpec()))
-                 if mesh is not None else to_default_device(host, aval))
+            dst = NamedSharding(mesh, PartitionSpec()) if mesh is not None else None
+            with transfer_guard.moving(a, lambda: dst if dst is not None else default_sharding()):
+                host = np.asarray(a)
+                aval = ShapedArray(a.shape, a.dtype, a.aval.weak_type)
+                a = (device_put_placed(host, aval, dst)
+                     if mesh is not None else to_default_device(host, aval))
         moved.append(a)
     return moved, mesh, follows_default
 

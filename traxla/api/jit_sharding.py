@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from traxla import tree_util
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct
+from traxla.base.tree_functions import _prefix_error
 from traxla.ir.avals import physical_aval
 from traxla.ir.jaxpr import subjaxprs
 from traxla.ir.rules.collectives import reshard_p, shard_map_p
@@ -69,6 +70,40 @@ def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:
             prefix, full, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))
     except ValueError as e:
         raise ValueError(f"{what} must be a prefix of the positional arguments: {e}") from None
+
+
+def flatten_axis_resources(what: str, treedef, shardings) -> list:
+    """``shardings`` (specs, as a pytree prefix of the positional arguments ``treedef``: a
+    tuple of them) per leaf, with JAX's errors (``flatten_axis_resources`` with tupled
+    arguments)."""
+    is_leaf = lambda x: x is None or isinstance(x, PartitionSpec)  # noqa: E731
+    full = tree_util.tree_unflatten(treedef, [0] * treedef.num_leaves)
+    try:
+        return tree_util.broadcast_prefix(shardings, full, is_leaf=is_leaf)
+    except ValueError:
+        pass
+    children = treedef.children()
+    if type(shardings) is not tuple or len(shardings) != len(children):
+        msg = (f"{what} specification must be a tree prefix of the positional arguments "
+               f"tuple. In particular, {what} must either be a Sharding, a PartitionSpec, or "
+               "a tuple of length equal to the number of positional arguments.")
+        if type(shardings) is not tuple:
+            msg += f" But {what} is not a tuple: got {type(shardings)} instead."
+        else:
+            msg += (f" But {what} is the wrong length: got a tuple or list of length "
+                    f"{len(shardings)} for an args tuple of length {len(children)}.")
+        if len(children) == 1:
+            try:
+                tree_util.broadcast_prefix((shardings,), full, is_leaf=is_leaf)
+            except ValueError:
+                pass
+            else:
+                msg += (f" Given the corresponding argument being passed, it looks like "
+                        f"{what} might need to be wrapped in a singleton tuple.")
+        raise ValueError(msg)
+    errors = list(_prefix_error((), shardings, full, is_leaf))
+    details = "\n".join(e(what).args[0] for e in errors)
+    raise ValueError(f"Mismatch details ({len(errors)} found):\n{details}")
 
 
 def _placement_of(x):

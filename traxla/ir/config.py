@@ -28,6 +28,20 @@ class LegacyPrngKeyState(enum.StrEnum):
     ERROR = 'error'
 
 
+# JAX's transfer guard options (``transfer_guard`` sets the three others) and their levels
+TRANSFER_GUARDS = ("transfer_guard", "transfer_guard_host_to_device",
+                   "transfer_guard_device_to_device", "transfer_guard_device_to_host")
+TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+
+def check_optional_choice(value, choices):
+    """JAX's error for a value of an optional enum flag outside its choices."""
+    if value is not None and (type(value) is not str or value not in choices):
+        raise ValueError(f"new enum value must be None or in {list(choices)}, got {value} of "
+                         f"type {type(value)}.")
+    return value
+
+
 class _FlagValues(threading.local):
     """A thread's view of the flags: the class attributes (of one subclass per ``Config``)
     hold the global values; a ``with`` block sets an instance attribute, which only its
@@ -92,13 +106,22 @@ class Config:
         "jax2tf_associative_scan_reductions": False,
         "legacy_prng_key": LegacyPrngKeyState.ALLOW,
         "enable_custom_prng": False,
+        # transfer guards (runtime/transfer_guard.py), as JAX's: None reads as "allow";
+        # ``transfer_guard`` is set-only, its update sets the three directions
+        "allow_f16_reductions": True,  # False: reduce_sum refuses float16/bfloat16 operands
+        "transfer_guard": None,
+        "transfer_guard_host_to_device": None,
+        "transfer_guard_device_to_device": None,
+        "transfer_guard_device_to_host": None,
     }
     # Flags whose values are converted on update, as JAX's enum-class flags.
     _coercions = {"legacy_prng_key": LegacyPrngKeyState, "threefry_partitionable": bool,
-                  "enable_custom_prng": bool}
+                  "enable_custom_prng": bool, "allow_f16_reductions": bool}
     # Flags with a fixed set of values: JAX's enum flags.
     _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
                                         "quiet_remove_frames", "auto")}
+    # Flags that are None or one of a fixed set of values: JAX's optional enum flags.
+    _optional_choices = dict.fromkeys(TRANSFER_GUARDS, TRANSFER_GUARD_LEVELS)
 
     def __init__(self):
         self._values = dict(self._defaults)
@@ -157,9 +180,15 @@ class Config:
         if choices is not None and value not in choices:
             raise ValueError(f"new enum value must be in {list(choices)}, got {value} of type "
                              f"{type(value)}.")
+        optional = self._optional_choices.get(name)
+        if optional is not None:
+            check_optional_choice(value, optional)
         coerce = self._coercions.get(name)
         if coerce is not None:
             value = coerce(value)
+        if name == "transfer_guard":  # JAX's hook: sets each direction's global value
+            for direction in TRANSFER_GUARDS[1:]:
+                self.update(direction, value)
         for listener in self._listeners:
             listener(name, value)
         self._explicit.add(name)

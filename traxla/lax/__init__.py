@@ -8,7 +8,7 @@ from typing import Sequence
 from traxla.ir import dtypes
 from traxla.ir.rules.call import jit_p  # noqa: F401
 from traxla.ir.rules.elementwise import P as _E
-from traxla.ir.rules.reduction import P as _R
+from traxla.ir.rules.reduction import P as _R, check_f16_reduction
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,  # noqa: F401
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
@@ -114,6 +114,7 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numb
 
 
 def reduce_sum(operand, axes):
+    check_f16_reduction(aval_of(operand), tuple(axes))  # (also eagerly: cached programs skip typing)
     return reduce_sum_p.bind(operand, axes=tuple(axes), out_sharding=None)
 
 
@@ -208,7 +209,9 @@ from traxla.lax.rng import rng_bit_generator, rng_uniform  # noqa: E402,F401
 from traxla.lax.stacking import broadcast_shapes  # noqa: E402,F401
 from traxla.ir.rules.rng import RandomAlgorithm  # noqa: E402,F401
 from traxla.lax.control_flow_composites import associative_scan, map, platform_dependent  # noqa: E402,F401,A004
-from traxla.lax.parallel import all_to_all, axis_size, pcast, pshuffle, pswapaxes  # noqa: E402,F401
+from traxla.lax.parallel import all_to_all, axis_size, pbroadcast, pcast, pshuffle, pswapaxes  # noqa: E402,F401
+from traxla.lax.parallel import ragged_all_to_all, ragged_all_to_all_p  # noqa: E402,F401
+from traxla.lax.parallel import precv, psend  # noqa: E402,F401
 from traxla.lax.parallel import (all_gather_p, all_to_all_p, axis_index_p, pmax_p, pmin_p,  # noqa: E402,F401
                                  ppermute_p, psum_p)  # the collectives' primitives, as jax.lax names them
 from traxla.lax.sharding_constraint import with_sharding_constraint  # noqa: E402,F401
@@ -288,3 +291,4 @@ from traxla.lax.misc_ops import (after_all, after_all_p, create_token, create_to
                                  stage, stage_p)
 from traxla.lax.ragged_dot import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402,F401
                                    ragged_dot_general)
+from traxla.lax.scaled_dot import scaled_dot, scaled_dot_p  # noqa: E402,F401

@@ -6,9 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import tree_util
-from traxla.ir.rules.all_to_all import all_to_all_p
+from traxla.runtime import dispatch as _dispatch
+from traxla.ir.rules.all_to_all import all_to_all_p, ragged_all_to_all_p
 from traxla.ir.thread_state import axis_env
-from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pmax_p, pmin_p, ppermute_p,
+from traxla.ir.avals import ShapedArray
+from traxla.ir.rules.collectives import (all_gather_p, axis_index_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p,
+                                    precv_p, psend_p,
                                     psum_p, psum_scatter_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.primitives.shapes import expand_dims, squeeze
@@ -169,6 +172,63 @@ def ppermute(x, axis_name, perm):
         if not (0 <= s < size and 0 <= d < size):
             raise ValueError(f"ppermute perm {perm} has an index outside the axis of size {size}")
     return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=perm), x)
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
+                      *, axis_name, axis_index_groups=None):
+    """Ragged ``all_to_all``: the caller sends ``operand[input_offsets[i]:][:send_sizes[i]]``
+    to index ``i // (len(input_offsets) // axis size)`` of ``axis_name``, which writes it
+    into its ``output`` at the offset ``output_offsets[i]`` names; the result is ``output``
+    with the received slices written (``recv_sizes`` their sizes), as JAX's."""
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
+    operands = (operand, output, input_offsets, send_sizes, output_offsets, recv_sizes)
+    if any(isinstance(x, Tracer) for x in operands):  # (eagerly: the impl's error below)
+        _check_bound(names, "ragged_all_to_all")
+    return ragged_all_to_all_p.bind(operand, output, input_offsets, send_sizes,
+                                    output_offsets, recv_sizes, axis_name=names,
+                                    axis_index_groups=groups)
+
+
+def _ragged_all_to_all_eager(*args, **params):
+    raise RuntimeError("ragged_all_to_all must be used within a mapped context like vmap or "
+                       "shard_map.")
+
+
+_dispatch.eager_impls[ragged_all_to_all_p] = _ragged_all_to_all_eager
+
+
+def psend(x, axis_name, perm):
+    """Sends ``x`` from axis index ``s`` to ``d`` for each ``(s, d)`` in ``perm`` (one-sided:
+    ``precv`` receives it); returns a token that orders the pair. JAX lowers it for GPUs."""
+    names = tuple(axis_name) if isinstance(axis_name, (list, tuple)) else (axis_name,)
+    perm = tuple(map(tuple, perm))
+
+    def bind(leaf):
+        _check_bound(names, "psend")
+        if vma_active[0]:  # as JAX's insert_collective_pvary: the value varies over the axes
+            missing = tuple(a for a in names if a not in aval_of(leaf).vma)
+            if missing:
+                leaf = pvary_p.bind(leaf, axes=missing)
+        return psend_p.bind(leaf, axis_name=names, perm=perm)
+    return tree_util.tree_map(bind, x)
+
+
+def precv(token, out_shape, axis_name, perm):
+    """Receives a value of ``out_shape`` (a ShapeDtypeStruct) sent by ``psend`` over
+    ``perm``, after ``token``. JAX lowers it for GPUs."""
+    names = tuple(axis_name) if isinstance(axis_name, (list, tuple)) else (axis_name,)
+    return precv_p.bind(token, out_shape=ShapedArray(tuple(out_shape.shape),
+                                                     np.dtype(out_shape.dtype)),
+                        axis_name=names, perm=tuple(map(tuple, perm)))
+
+
+def pbroadcast(x, axis_name, source):
+    """Every index along ``axis_name`` gets the value at index ``source`` (a collective
+    broadcast: ``psum(where(axis_index(axis_name) == source, x, 0), axis_name)``, as one
+    operation). As JAX's, it lowers for GPUs only."""
+    return tree_util.tree_map(
+        lambda leaf: pbroadcast_p.bind(leaf, axis_name=axis_name, source=source), x)
 
 
 def axis_index(axis_name):

@@ -211,8 +211,9 @@ def const_value(aval, value):
 
 
 def _sanitize(name: str) -> str:
-    """``<lambda>`` -> ``_lambda``, as JAX names modules (``jit__lambda``)."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", name.replace(">", ""))
+    """``<lambda>`` -> ``_lambda``, as JAX names modules (``jit__lambda``); dots and dashes
+    stay, as in JAX's names (a composite's ``xla.scaled_dot``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name.replace(">", ""))
 
 
 def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):

@@ -11,7 +11,7 @@ from traxla.primitives.shapes import _eye
 from traxla.api import device_put, jit
 from traxla.sharding import reshard
 from traxla.ir import dtypes
-from traxla.runtime import ArrayImpl, device_put_numpy
+from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.tracer import EvalTrace, Tracer, current_trace
@@ -100,7 +100,12 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
         dtypes.check_valid_array_dtype(object, host.dtype)
         if dtype is None:
             dtype = (dtypes.python_scalar_dtype(object) if weak else dtypes.canonicalize(host.dtype))
-        out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
+        if isinstance(current_trace(), EvalTrace):
+            out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
+        else:  # a constant of the program being staged: no transfer of the user's, as JAX's
+            with transfer_guard.internal():
+                out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype,
+                                                                           weak))
     if ndmin > len(lax.shape_of(out)):
         out = lax.expand_dims(out, tuple(range(ndmin - len(lax.shape_of(out)))))
     return out

@@ -24,8 +24,8 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.runtime import ArrayImpl
-from traxla.runtime import debug_checks
-from traxla.runtime.array import check_not_deleted, device_put_numpy
+from traxla.runtime import debug_checks, transfer_guard
+from traxla.runtime.array import check_not_deleted, default_sharding, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.tracer import EvalTrace
@@ -135,6 +135,9 @@ def eager_cached(fn):
                                 c = scalar_operand(a)
                                 if c is None:
                                     break
+                            elif _flags.transfer_guard_host_to_device is not None:
+                                # a cached device copy: still a transfer, as in JAX
+                                transfer_guard.host_to_device(c.aval, default_sharding)
                             a = c
                         else:
                             break
@@ -169,6 +172,8 @@ def eager_cached(fn):
                 if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
                     return jitted(*_operands(args))  # the first call compiles the signature
             stats["fallback"] += 1
+            if transfer_guard.active("host_to_device") and type(_trace_state.trace) is EvalTrace:
+                return _guarded_call(fn, args, kwargs)
             if (_flags.debug_nans or _flags.debug_infs) and type(_trace_state.trace) is EvalTrace:
                 return debug_checks.run_deoptimized(fn, args, kwargs)
             return fn(*args, **kwargs)
@@ -180,6 +185,24 @@ def eager_cached(fn):
     wrapper.__wrapped_eager__ = fn
     _wrapped[fn] = wrapper
     return wrapper
+
+
+def _guarded_call(fn, args, kwargs):
+    """``fn(*args, **kwargs)`` under a host-to-device transfer guard: each host operand (a
+    Python scalar, a NumPy value) is one transfer of the value as given, as JAX's jitted
+    ``jnp`` functions receive it (``x + 1`` sends a weakly typed int32), however ``fn``
+    then converts it."""
+    for a in (*args, *kwargs.values()):
+        t = type(a)
+        if t in (bool, int, float, complex):
+            aval = ShapedArray((), dtypes.python_scalar_dtype(a), True)
+        elif isinstance(a, (np.ndarray, np.generic)):
+            aval = ShapedArray(a.shape, dtypes.canonicalize(a.dtype))
+        else:
+            continue
+        transfer_guard.host_to_device(aval, default_sharding)
+    with transfer_guard.internal():
+        return fn(*args, **kwargs)
 
 
 def _operands(args) -> list:

@@ -12,6 +12,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.runtime import transfer_guard
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_numeric, promote_args_inexact
 import traxla.numpy._ufuncs as _numpy__ufuncs
 import traxla.numpy._shape as _numpy__shape
@@ -181,7 +182,9 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         normalizer = sum(_numpy__shape.broadcast_to(where, lax.shape_of(a)), axis, dtype=computation,
                          keepdims=keepdims)
     total = _reduce("sum", a, axis, computation, None, keepdims, None, where, upcast_f16=False)
-    return lax._convert_element_type(lax.div(total, normalizer), result_dtype, False)
+    with transfer_guard.internal():  # the count: a constant of JAX's jitted mean
+        quotient = lax.div(total, normalizer)
+    return lax._convert_element_type(quotient, result_dtype, False)
 
 
 def _arg(name, lax_fn):

@@ -8,9 +8,10 @@ from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.ir.thread_state import unusual as _unusual
-from traxla.runtime import xla_adapter as xla
+from traxla.runtime import transfer_guard, xla_adapter as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
+                                      public_sharding,
                                       default_placement, device_put_placed,
                                       device_replica_id_map)
 from traxla.tracer.traces import Tracer
@@ -74,8 +75,12 @@ class ArrayImpl(Array):
         check_not_deleted((self,))  # as JAX's, even when the value was read before
         value = self._npy
         if value is None:
-            value = self._npy = (np.zeros(self.shape, float0) if self.aval.dtype == float0
-                                 else read_back(self))
+            if self.aval.dtype == float0:
+                value = self._npy = np.zeros(self.shape, float0)
+            else:
+                transfer_guard.device_to_host(self.shape, self.dtype,
+                                              lambda: next(iter(self.devices())))
+                value = self._npy = read_back(self)
         return value
 
     def __array__(self, dtype=None, copy=None):
@@ -218,10 +223,7 @@ class ArrayImpl(Array):
         placement = self._placement
         if placement is None:
             return SingleDeviceSharding(get_backend().devices[0])
-        mesh = getattr(placement, "mesh", None)
-        if mesh is not None and mesh.axis_names == ("_device",):  # one device (as JAX's)
-            return SingleDeviceSharding(mesh.device_list[0], memory_kind=placement.memory_kind)
-        return placement
+        return public_sharding(placement)
 
     @property
     def addressable_shards(self):
@@ -334,6 +336,7 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
     ``default_device`` names, when it names another)."""
     backend = get_backend()
     aval = intern_aval(aval)
+    transfer_guard.host_to_device(aval, lambda: default_sharding(backend))
     if host.dtype == float0:  # no bytes to send: stored as false booleans, as JAX passes them
         host = np.zeros(host.shape, np.bool_)
         buf = xla.device_put(host, aval.update(dtype=host.dtype), backend.default_device,
@@ -347,9 +350,18 @@ def device_put_numpy(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
     return make_array(aval, buf)
 
 
+def default_sharding(backend=None):
+    """Where a transfer without a placement goes: for the transfer guards' messages."""
+    placement = default_placement()
+    if placement is not None:
+        return placement
+    return SingleDeviceSharding((backend or get_backend()).local_devices[0])
+
+
 def to_default_device(host: np.ndarray, aval: ShapedArray) -> ArrayImpl:
     """``host`` on the default backend's first device, whatever ``default_device`` says."""
     backend = get_backend()
+    transfer_guard.host_to_device(aval, lambda: default_sharding(backend))
     return make_array(intern_aval(aval), xla.device_put(host, aval, backend.default_device,
                                                         backend.default_sharding))
 

@@ -10,7 +10,7 @@ import itertools as it
 
 from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec, explicit_only
 from traxla.ir.thread_state import ThreadLocalStack, unusual as _unusual
-from traxla.runtime import xla_adapter as xla
+from traxla.runtime import transfer_guard, xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
 from traxla.ir.config import config as _config
@@ -550,11 +550,25 @@ _reshard_cache: dict = {}
 on_clear(_reshard_cache.clear)
 
 
+def public_sharding(placement):
+    """The sharding users see for ``placement``: a one-device placement as JAX's
+    SingleDeviceSharding."""
+    mesh = getattr(placement, "mesh", None)
+    if mesh is not None and mesh.axis_names == ("_device",):  # one device (as JAX's)
+        return SingleDeviceSharding(mesh.device_list[0], memory_kind=placement.memory_kind)
+    return placement
+
+
 def device_put_placed(host: np.ndarray, aval, sharding):
     """An Array of ``host`` (already in ``aval``'s dtype) laid out by ``sharding``.
     Partially replicated layouts are reached through a one-time identity program,
     since jaxlib's direct transfer refuses them."""
     sharding.shard_shape(host.shape)  # validates divisibility with a clear message
+    transfer_guard.host_to_device(aval, lambda: public_sharding(sharding))
+    return _put_placed(host, aval, sharding)
+
+
+def _put_placed(host: np.ndarray, aval, sharding):
     process = xla.process_index()
     devices = [d for d in sharding.mesh.device_list if d.process_index == process]
     raw = [d._device for d in devices]
@@ -570,7 +584,7 @@ def device_put_placed(host: np.ndarray, aval, sharding):
                                      sharding.gspmd(ndim), shards, raw)
         return _runtime_array.make_array(typed, buf, sharding)
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
-    rep = device_put_placed(host, aval, replicated)
+    rep = _put_placed(host, aval, replicated)
     return reshard_array(rep, sharding, typed)
 
 

@@ -85,6 +85,12 @@ def process_index() -> int:
     return _distributed.get("process_id", 0)
 
 
+def live_processes(process_ids) -> dict:
+    """Of ``process_ids``, the live ones, each with its incarnation id (the distributed
+    runtime's answer: a barrier across the live processes)."""
+    return _distributed["client"].get_live_nodes(list(process_ids))
+
+
 def distributed_client():
     """The distributed runtime client of this process's multi-process job, or None."""
     return _distributed.get("client")

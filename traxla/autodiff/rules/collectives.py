@@ -3,7 +3,7 @@ per-device, so psum's transpose is psum, all_gather's is psum_scatter (and back)
 and ppermute's is the inverse permutation."""
 from __future__ import annotations
 
-from traxla.ir.rules.collectives import (all_gather_p, pmax_p, pmin_p, ppermute_p, psum_p,
+from traxla.ir.rules.collectives import (all_gather_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p, psum_p,
                                     psum_scatter_p, reshard_p)
 from traxla.ir.vma import pvary_p
 from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
@@ -51,6 +51,18 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
     return [ppermute_p.bind(ct, axis_name=axis_name, perm=inverse)]
 
 
+def _pbroadcast_transpose(ct, x, *, axis_name, source):
+    """Every index's cotangent, summed, goes back to the source index (zeros elsewhere)."""
+    total = psum_p.bind(ct, axes=_names(axis_name), axis_index_groups=None)
+    is_source = lax.eq(lax.axis_index(axis_name), source)
+    return [lax.select(lax.broadcast(is_source, lax.shape_of(ct)), total,
+                       lax.full_like(ct, 0))]
+
+
+def _names(axis_name):
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
 def _reshard_transpose(ct, x, *, dst_sharding, dst_spec):
     # the cotangent goes back to where the operand lived
     src = x.aval.sharding_type
@@ -63,6 +75,7 @@ deflinear(psum_p, _psum_transpose)
 deflinear(all_gather_p, _all_gather_transpose)
 deflinear(psum_scatter_p, _psum_scatter_transpose)
 deflinear(ppermute_p, _ppermute_transpose)
+deflinear(pbroadcast_p, _pbroadcast_transpose)
 deflinear(reshard_p, _reshard_transpose)
 # pvary (a value invariant over some manual axes taken as varying over them) transposes to
 # the identity here: traxla's shard_map transpose sums the cotangent of an input replicated

@@ -24,3 +24,5 @@ from traxla.batching.rules import scaled_matmul  # noqa: F401,E402  (scaled_matm
 from traxla.batching.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.batching.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
 from traxla.batching.rules import tokens  # noqa: F401,E402  (create_token, after_all)
+from traxla.batching.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)
+from traxla.batching.rules import scaled_dot  # noqa: F401,E402  (scaled_dot)

@@ -11,9 +11,10 @@ import numpy as np
 
 from traxla import lax
 from traxla import numpy as jnp
-from traxla.ir.rules.all_to_all import all_to_all_p
+from traxla.ir.rules.all_to_all import all_to_all_p, ragged_all_to_all_p
 from traxla.ir.vma import pvary_p
-from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
+                                         precv_p, psend_p,
                                          psum_p, psum_scatter_p, shard_map_p)
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.ir.sharding import PartitionSpec
@@ -172,6 +173,61 @@ def _ppermute(size, vals, dims, *, axis_name, perm):
     return out, d
 
 
+def _pbroadcast(size, vals, dims, *, axis_name, source):
+    """As JAX's: over the vmapped axis, every index takes the ``source`` one."""
+    (v,), (d,) = vals, dims
+    names = _names(axis_name)
+    if not _is_ours(names):
+        return pbroadcast_p.bind(v, axis_name=axis_name, source=source), d
+    if len(names) > 1:
+        raise NotImplementedError("pbroadcast batcher only supports a single axis")
+    if d is None:
+        return v, d
+    return jnp.take(v, np.full(size, source, np.int32), axis=d), d
+
+
+def _ragged_all_to_all(size, vals, dims, *, axis_name, axis_index_groups):
+    """As JAX's: over another axis, the batch joins the leading (ragged) axis of operand
+    and output, each batch member's offsets shifted into its own block."""
+    if all(d is None for d in dims) and not _is_ours(_names(axis_name)):
+        return ragged_all_to_all_p.bind(*vals, axis_name=axis_name,
+                                        axis_index_groups=axis_index_groups), None
+    if _is_ours(_names(axis_name)) or axis_index_groups:
+        raise NotImplementedError("Please open a feature request!")
+    operand, output = (bdim_at_front(v, d, size) for v, d in zip(vals[:2], dims[:2]))
+    n, m = lax.shape_of(operand)[1], lax.shape_of(output)[1]
+
+    def at_second(x, d):  # [slices, batch]
+        if d is None:
+            return lax.broadcast_in_dim(x, (lax.shape_of(x)[0], size), (0,))
+        return x if d == 1 else lax.transpose(x, (1, 0))
+    input_offsets, send_sizes, output_offsets, recv_sizes = (
+        at_second(v, d) for v, d in zip(vals[2:], dims[2:]))
+    step = lambda x, k: lax.add(x, lax.broadcast_in_dim(  # noqa: E731
+        lax.mul(lax.iota(lax.dtype_of(x), size), lax.full((size,), k, lax.dtype_of(x))),
+        lax.shape_of(x), (1,)))
+    input_offsets, output_offsets = step(input_offsets, n), step(output_offsets, m)
+    merge = lambda x: lax.reshape(  # noqa: E731
+        x, (lax.shape_of(x)[0] * lax.shape_of(x)[1],) + tuple(lax.shape_of(x)[2:]))
+    merged = [merge(x) for x in (operand, output, input_offsets, send_sizes, output_offsets,
+                                 recv_sizes)]
+    out = ragged_all_to_all_p.bind(*merged, axis_name=axis_name, axis_index_groups=None)
+    shape = lax.shape_of(out)
+    return lax.reshape(out, (size, shape[0] // size) + tuple(shape[1:])), 0
+
+
+def _one_sided(prim):
+    """psend/precv under vmap: tokens carry no batch dim, so only unbatched values pass
+    (precv's ``out_shape`` could not say the sender's batch); over the vmapped axis itself,
+    and for a batched value, they are refused (JAX 0.10.2's batcher binds ppermute here)."""
+    def rule(size, vals, dims, *, axis_name, **params):
+        if _is_ours(_names(axis_name)) or any(d is not None for d in dims):
+            raise NotImplementedError(f"{prim.name} under vmap (of a batched value, or over "
+                                      "the vmapped axis) is not supported.")
+        return prim.bind(*vals, axis_name=axis_name, **params), None
+    return rule
+
+
 def _axis_index(size, vals, dims, *, axis_name):
     if not _is_ours(_names(axis_name)):
         return axis_index_p.bind(axis_name=axis_name), None
@@ -228,6 +284,10 @@ for _prim in REDUCERS.values():
 register_batching(all_gather_p, _all_gather)
 register_batching(psum_scatter_p, _psum_scatter)
 register_batching(ppermute_p, _ppermute)
+register_batching(pbroadcast_p, _pbroadcast)
+register_batching(ragged_all_to_all_p, _ragged_all_to_all)
+register_batching(psend_p, _one_sided(psend_p))
+register_batching(precv_p, _one_sided(precv_p))
 register_batching(axis_index_p, _axis_index)
 register_batching(all_to_all_p, _all_to_all)
 register_batching(shard_map_p, _shard_map)
@@ -236,7 +296,7 @@ register_batching(pvary_p, lambda size, vals, dims, *, axes: (pvary_p.bind(vals[
 # as JAX's fancy batchers, these run under a vmap even on unbatched operands: the vmapped
 # axis may be the one they work over
 rules_for_unbatched.update([*REDUCERS.values(), all_gather_p, psum_scatter_p, ppermute_p,
-                            axis_index_p, all_to_all_p])
+                            axis_index_p, all_to_all_p, pbroadcast_p, ragged_all_to_all_p])
 
 
 def _reshard(size, vals, dims, *, dst_sharding, dst_spec):

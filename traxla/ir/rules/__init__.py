@@ -22,3 +22,5 @@ from traxla.ir.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wra
 from traxla.ir.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.ir.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
 from traxla.ir.rules import tokens  # noqa: F401,E402  (create_token, after_all)
+from traxla.ir.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)
+from traxla.ir.rules import scaled_dot  # noqa: F401,E402  (scaled_dot: block-scaled dot products)

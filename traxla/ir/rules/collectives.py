@@ -1,9 +1,13 @@
 """``shard_map`` and the collectives that run inside it over Manual mesh axes:
-psum, pmax, pmin, all_gather, psum_scatter, ppermute and axis_index."""
+psum, pmax, pmin, all_gather, psum_scatter, ppermute, pbroadcast, axis_index, and the
+one-sided psend (a value out, a token back) and precv (a token in, a value of ``out_shape``
+back), which carry JAX's "one-sided communication" effect."""
 from __future__ import annotations
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.effects import Effect, def_effects
+from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.jaxpr_printer import pp_param_rules
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.sharding import AxisType, ShardingType
@@ -17,6 +21,9 @@ all_gather_p = Primitive("all_gather")
 psum_scatter_p = Primitive("reduce_scatter")
 ppermute_p = Primitive("ppermute")
 axis_index_p = Primitive("axis_index")
+pbroadcast_p = Primitive("pbroadcast")  # every index gets the value at index ``source``
+psend_p = Primitive("psend")
+precv_p = Primitive("precv")
 REDUCERS = {"psum": psum_p, "pmax": pmax_p, "pmin": pmin_p}
 
 
@@ -40,6 +47,9 @@ def _shard_map_rule(*args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_
     outs = []
     explicit = any(t is AxisType.Explicit for t in mesh.axis_types)
     for local, spec in zip(jaxpr.out_avals, out_specs):
+        if local is abstract_token:  # (JAX 0.10.2 fails with an AttributeError here)
+            raise TypeError("shard_map cannot return a token (psend's result): pass it to "
+                            "precv inside the body instead.")
         shape = tuple(s * spec_factor(mesh, spec, d) for d, s in enumerate(local.shape))
         sharding = None
         if explicit:
@@ -128,6 +138,20 @@ for _prim in REDUCERS.values():
 def_typing(all_gather_p, _all_gather_rule)
 def_typing(psum_scatter_p, _psum_scatter_rule)
 def_typing(ppermute_p, _ppermute_rule)
+def_typing(pbroadcast_p, lambda x, *, axis_name, source: x)  # as JAX's: the operand's type
+
+
+class SingleSideCollectiveEffect(Effect):
+    """JAX's effect of psend and precv: they are kept although their results go unused."""
+    name = "one-sided communication"
+
+
+single_side_collective_effect = SingleSideCollectiveEffect()
+def_typing(psend_p, lambda x, *, axis_name, perm: abstract_token)
+def_typing(precv_p, lambda token, *, out_shape, axis_name, perm: out_shape)
+for _prim in (psend_p, precv_p):
+    def_effects(_prim, lambda params: frozenset({single_side_collective_effect}))
+def_printing(precv_p, first=("axis_name", "out_shape", "perm"))
 def_typing(axis_index_p, _axis_index_rule)
 
 

@@ -5,9 +5,11 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.config import config as _config
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.rules._util import ANY, INT_BOOL, NUM, ORDERED, accepts, check_dtype
 
+_flags = _config.current
 REDUCTIONS = {"reduce_sum": NUM, "reduce_prod": NUM, "reduce_max": ANY, "reduce_min": ANY,
               "reduce_and": INT_BOOL, "reduce_or": INT_BOOL}
 P: dict[str, Primitive] = {}
@@ -54,8 +56,27 @@ def _arg_rule(name):
     return rule
 
 
+def check_f16_reduction(x, axes):
+    """JAX's ``jax_allow_f16_reductions=False``: a reduce_sum of a float16 or bfloat16 operand
+    over a dimension longer than one is refused."""
+    if (not _flags.allow_f16_reductions and x.dtype in (np.float16, dtypes.bfloat16)
+            and not all(x.shape[d] == 1 for d in axes)):
+        raise ValueError(f"reduce_sum on operand {x.str_short(True)} is not allowed when "
+                         "jax_allow_f16_reductions=False.")
+
+
+def _reduce_sum_rule(rule):
+    def checked(x, *, axes, out_sharding=None):
+        check_f16_reduction(x, tuple(axes))
+        return rule(x, axes=axes, out_sharding=out_sharding)
+    return checked
+
+
 for _name, _cats in REDUCTIONS.items():
-    P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats), memoize=True)
+    if _name == "reduce_sum":  # it reads a flag: not memoized
+        P[_name] = def_typing(Primitive(_name), _reduce_sum_rule(_reduce_rule(_name, _cats)))
+    else:
+        P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats), memoize=True)
 for _name in ("argmax", "argmin"):
     P[_name] = def_typing(Primitive(_name), _arg_rule(_name), memoize=True)
 

@@ -21,3 +21,4 @@ from traxla.lowering.rules import export  # noqa: F401,E402  (call_exported: the
 from traxla.lowering.rules import scaled_matmul  # noqa: F401,E402  (scaled_matmul_wrapper: block-scaled matmul)
 from traxla.lowering.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.lowering.rules import tokens  # noqa: F401,E402  (create_token, after_all)
+from traxla.lowering.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)

@@ -10,7 +10,8 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import physical_aval
 from traxla.ir.sharding import PartitionSpec
-from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, ppermute_p,
+from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
+                                     precv_p, psend_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
@@ -210,6 +211,47 @@ def _ppermute(ctx, x, *, axis_name, perm):
     return op.result
 
 
+def _pbroadcast(ctx, x, *, axis_name, source):
+    """``collective_broadcast`` from each group's ``source`` (first in its group), over
+    partitions (global device ids and a channel), as JAX lowers it: for GPUs only."""
+    mesh = ctx.module.mesh_stack[-1]
+    groups = [[g[source]] + g[:source] + g[source + 1:]
+              for g in replica_groups(mesh, _names(axis_name))]
+    return hlo.CollectiveBroadcastOp(x, _groups_attr(groups),
+                                     channel_handle=_channel(ctx)).results[0]
+
+
+def _p2p_pairs(ctx, axis_name, perm, op_name):
+    """JAX's source-target pairs of a send or receive: ``perm`` in every device group."""
+    groups = replica_groups(ctx.module.mesh_stack[-1], _names(axis_name))
+    size = len(groups[0])
+    srcs, dsts = [s % size for s, _ in perm], [d % size for _, d in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"{op_name} sources and destinations must be unique, got {perm}.")
+    pairs = np.asarray([[sorted(g)[s], sorted(g)[d]] for g in groups for s, d in perm],
+                       np.int64).reshape(-1, 2)
+    return ir.DenseIntElementsAttr.get(pairs, shape=pairs.shape)
+
+
+def _psend(ctx, x, *, axis_name, perm):
+    """``stablehlo.send`` on a fresh token (JAX's channel 1, device to device): GPUs only."""
+    pairs = _p2p_pairs(ctx, axis_name, perm, "psend")
+    return hlo.SendOp([x], hlo.create_token(), hlo.ChannelHandle.get(1, 1),
+                      source_target_pairs=pairs).result
+
+
+def _precv(ctx, token, *, out_shape, axis_name, perm):
+    pairs = _p2p_pairs(ctx, axis_name, perm, "precv")
+    return hlo.RecvOp([aval_type(out_shape), token.type], token, hlo.ChannelHandle.get(1, 1),
+                      source_target_pairs=pairs).results[0]
+
+
+def _gpu_only(name):
+    def rule(ctx, *args, **params):
+        raise NotImplementedError(f"{name} is currently only implemented on GPU")
+    return rule
+
+
 def _axis_index(ctx, *, axis_name):
     mesh = ctx.module.mesh_stack[-1]
     if mesh.size == 1:
@@ -232,6 +274,18 @@ def _axis_index(ctx, *, axis_name):
 register_lowering(all_gather_p, _all_gather)
 register_lowering(psum_scatter_p, _psum_scatter)
 register_lowering(ppermute_p, _ppermute)
+register_lowering(pbroadcast_p, _pbroadcast, platform="gpu")  # JAX lowers it for GPUs only
+
+
+def _no_pbroadcast(ctx, x, **params):
+    raise NotImplementedError("MLIR translation rule for primitive 'pbroadcast' not found for "
+                              f"platform {ctx.module.platform}")
+
+
+register_lowering(pbroadcast_p, _no_pbroadcast)  # other platforms: JAX's error
+for _prim, _rule in ((psend_p, _psend), (precv_p, _precv)):
+    register_lowering(_prim, _rule, platform="gpu")
+    register_lowering(_prim, _gpu_only(_prim.name))  # as JAX's rules for other platforms
 register_lowering(axis_index_p, _axis_index)
 register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 

@@ -17,13 +17,15 @@ def _attribute(value):
         return ir.FloatAttr.get(ir.F32Type.get(), float(value))
     if isinstance(value, str):
         return ir.StringAttr.get(value)
+    if isinstance(value, np.dtype):  # a type attribute (as JAX's ir_attribute: bf16)
+        return ir.TypeAttr.get(element_type(value))
     if isinstance(value, np.ndarray):
         return ir.DenseElementsAttr.get(np.ascontiguousarray(value),
                                         type=element_type(value.dtype), shape=value.shape)
     if isinstance(value, (tuple, list)):
         return ir.ArrayAttr.get([_attribute(v) for v in value])
     raise TypeError(f"composite: attribute value {value!r} of type {type(value)} cannot be an "
-                    "MLIR attribute; use a Python scalar, a string, a NumPy array or a tuple.")
+                    "MLIR attribute; use a Python scalar, a string, a NumPy array or dtype, or a tuple.")
 
 
 def _composite(ctx, *args, name, attributes, version, jaxpr):
