@@ -52,7 +52,7 @@ from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_
                                    _forget_fast, _trace_cache, _trace_context)
 from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
-                                     broadcast_prefix_leaves)
+                                     broadcast_prefix_leaves, check_devices)
 
 # The calling thread's flags: a ``with`` block (enable_x64, debug_nans, disable_jit...) sets
 # them for its thread only. The hit paths (``_fast``, ``_tree_fast``: keyed by argument types
@@ -247,6 +247,7 @@ class PjitFunction(Wrapped):
                 arrays = self._apply_in_shardings(arrays, in_tree)
             target = self._target_mesh()
             if target is not None or any(a._placement is not None for a in arrays):
+                check_devices(arrays, lambda: self._arg_names(args, kwargs), self._qualname())
                 arrays, target, follows_default = _follow_committed(arrays, target)
                 if target is not None or any(a._placement is not None for a in arrays):
                     outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
@@ -563,6 +564,10 @@ class PjitFunction(Wrapped):
                     "the static_argnums or static_argnames parameters of jax.jit.")
         return error
 
+    def _qualname(self) -> str:
+        fun = self.fun
+        return getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
+
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""
         try:
@@ -661,7 +666,9 @@ def _apply_placed(prim, arrays, params):
         key = None
     fn = _placed_programs.get(key) if key is not None else None
     if fn is None:
-        fn = JitFunction(lambda *xs: prim.bind(*xs, **params))
+        run = lambda *xs: prim.bind(*xs, **params)  # noqa: E731
+        run.__qualname__ = prim.name  # (the name errors give)
+        fn = JitFunction(run)
         fn.name = prim.name
         if key is not None:
             _placed_programs[key] = fn

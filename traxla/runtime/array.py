@@ -66,6 +66,8 @@ class ArrayImpl(Array):
         default device, and those ``default_device`` placed, follow the computation."""
         return self._placement is not None and self._placement.committed
 
+    _committed = committed
+
     # -- host interop -----------------------------------------------------------
     def _value(self) -> np.ndarray:
         if isinstance(self.aval.dtype, ExtendedDType):
@@ -129,10 +131,14 @@ class ArrayImpl(Array):
         raise TypeError("unhashable type: 'ArrayImpl'")
 
     def unsafe_buffer_pointer(self) -> int:
+        buf = self._buf
         if self._placement is not None:
-            raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+            if self._placement.num_devices != 1:
+                raise ValueError("unsafe_buffer_pointer() is supported only for unsharded "
+                                 "arrays.")
+            buf = xla.per_device_buffers(buf)[0][1]
         check_not_deleted((self,))
-        return xla.unsafe_buffer_pointer(self._buf)
+        return xla.unsafe_buffer_pointer(buf)
 
     def __reduce__(self):
         """Pickles the host value (keys: their raw data) and the weak type; unpickling
@@ -208,10 +214,13 @@ class ArrayImpl(Array):
 
     @property
     def device(self):
-        if self._placement is not None:
-            raise ValueError("device is not defined for an array spread over several devices; "
-                             "use .sharding or .devices()")
-        return get_backend().devices[0]
+        """The array's device, or its sharding when it spans several (as JAX's)."""
+        check_not_deleted((self,))
+        if self._placement is None:
+            return get_backend().devices[0]
+        sharding = self.sharding
+        devices = sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else sharding
 
     @property
     def sharding(self):

@@ -488,6 +488,17 @@ def device_placement(target, committed=True):
     return placement
 
 
+def pinned_placement(device):
+    """The committed one-device placement of ``device``, the default device's included:
+    where ``device_put(x, device)`` puts ``x`` (JAX commits an array put on any device)."""
+    key = (device, "pinned")
+    hit = _device_placements.get(key)
+    if hit is None:
+        hit = _device_placements[key] = NamedSharding(Mesh(np.array([device]), ("_device",)),
+                                                      PartitionSpec())
+    return hit
+
+
 def default_placement():
     """Where the calling thread's ``default_device`` puts new arrays and programs (None:
     the default backend's first device, the common case, read in one attribute lookup);
