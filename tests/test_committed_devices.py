@@ -43,6 +43,24 @@ def test_committed_default_device_array_reads_back_and_exports():
     np.testing.assert_array_equal(np.from_dlpack(c), [0.0, 1.0, 2.0])
 
 
+def test_committed_default_device_arrays_take_the_hit_paths(monkeypatch):
+    """They run the default device's cached programs (jit's and the eager operators'),
+    and what comes out stays committed."""
+    from traxla.api.jit_function import PjitFunction
+    from traxla.numpy import _eager
+    c = traxla.device_put(np.arange(3.0, dtype=np.float32), traxla.devices()[0])
+    u = tnp.ones(3)
+    one, two = traxla.jit(lambda a: a * 2), traxla.jit(lambda a, b: a - b)
+    warm = [one(c), two(c, u), two(u, c), c + u, -c, c + 1]
+    monkeypatch.setattr(PjitFunction, "_call_slow", lambda *a: pytest.fail("slow path"))
+    before = _eager.stats["fallback"]
+    outs = [one(c), two(c, u), two(u, c), c + u, -c, c + 1, one(u)]
+    assert _eager.stats["fallback"] == before
+    assert [o.committed for o in outs] == [True] * 6 + [False]
+    for got, want in zip(outs, warm):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 _SCRIPT = """
 import json
 import numpy as np

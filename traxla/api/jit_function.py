@@ -39,6 +39,8 @@ from traxla.runtime.cache import BoundedCache
 from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
+                                      is_pinned_default, pinned_default as _pinned_default,
+                                      pinned_placement,
                                       device_placement, device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
@@ -140,7 +142,9 @@ class PjitFunction(Wrapped):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
                 if not rest:
-                    if type(a) is ArrayImpl and a._placement is None:
+                    # (an Array committed to the default device runs its programs too)
+                    if type(a) is ArrayImpl and (a._placement is None
+                                                 or a._placement is _pinned_default[0]):
                         fast = self._fast
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
                         if last[0] is a.aval:
@@ -162,16 +166,19 @@ class PjitFunction(Wrapped):
                                 out.aval = aval
                                 out._buf = buf
                                 out._npy = None
-                                out._placement = None
+                                out._placement = a._placement
                                 return out
-                            return entry.call((a,), [a._buf])
+                            if a._placement is None:
+                                return entry.call((a,), [a._buf])
+                            return pinned_results(entry.call((a,), [a._buf]))
                     args = () if a is _NO_ARGUMENT else (a,)
                 else:
                     args = (a, *rest)
                     if len(rest) == 1:  # two Arrays: HitTable.lookup2, inlined
                         b = rest[0]
                         if (type(a) is ArrayImpl and type(b) is ArrayImpl
-                                and a._placement is None and b._placement is None):
+                                and (a._placement is None or a._placement is _pinned_default[0])
+                                and (b._placement is None or b._placement is _pinned_default[0])):
                             last = self._fast.last2
                             if last[0] is a.aval and last[1] is b.aval:
                                 entry = last[2]
@@ -191,9 +198,11 @@ class PjitFunction(Wrapped):
                                     out.aval = aval
                                     out._buf = buf
                                     out._npy = None
-                                    out._placement = None
+                                    out._placement = a._placement or b._placement
                                     return out
-                                return entry.call(args, bufs)
+                                if a._placement is None and b._placement is None:
+                                    return entry.call(args, bufs)
+                                return pinned_results(entry.call(args, bufs))
                     else:
                         avals = []
                         for a in args:
@@ -246,8 +255,14 @@ class PjitFunction(Wrapped):
             if self.in_shardings is not None:
                 arrays = self._apply_in_shardings(arrays, in_tree)
             target = self._target_mesh()
+            pinned = False
             if target is not None or any(a._placement is not None for a in arrays):
                 check_devices(arrays, lambda: self._arg_names(args, kwargs), self._qualname())
+                # committed to the default device (and nothing elsewhere): its programs run
+                pinned = target is None and all(a._placement is None or
+                                                is_pinned_default(a._placement) for a in arrays)
+            if not pinned and (target is not None or any(a._placement is not None
+                                                         for a in arrays)):
                 arrays, target, follows_default = _follow_committed(arrays, target)
                 if target is not None or any(a._placement is not None for a in arrays):
                     outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
@@ -277,7 +292,8 @@ class PjitFunction(Wrapped):
             if _flags.debug_nans or _flags.debug_infs:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
                                            arrays, outs)
-            return tree_util.tree_unflatten(entry.out_tree, outs)
+            outs = tree_util.tree_unflatten(entry.out_tree, outs)
+            return pinned_results(outs) if pinned else outs
         if self.compiler_options:
             raise ValueError(
                 "`compiler_options` can only be passed to top-level `jax.jit`. Got "
@@ -706,6 +722,16 @@ def _follow_committed(arrays, target):
                  if mesh is not None else to_default_device(host, aval))
         moved.append(a)
     return moved, mesh, follows_default
+
+
+def pinned_results(outs):
+    """``outs`` (a default-device program's results) committed to the default device, as
+    JAX commits the results of committed operands."""
+    placement = _pinned_default[0] or pinned_placement(get_backend().devices[0])
+    for out in tree_util.tree_leaves(outs):
+        if type(out) is ArrayImpl and out._placement is None:
+            out._placement = placement
+    return outs
 
 
 def _uncommitted_results(outs):

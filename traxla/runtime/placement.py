@@ -496,7 +496,26 @@ def pinned_placement(device):
     if hit is None:
         hit = _device_placements[key] = NamedSharding(Mesh(np.array([device]), ("_device",)),
                                                       PartitionSpec())
+        if device._device == get_backend().default_device:
+            pinned_default[0] = hit
     return hit
+
+
+# The pinned placement of the default backend's first device, once made (else None): an
+# Array with it is committed there, but runs the default device's programs (the hit paths
+# read it: their results keep it).
+pinned_default = [None]
+on_clear(lambda: pinned_default.__setitem__(0, None))
+
+
+def is_pinned_default(placement) -> bool:
+    """Whether ``placement`` is the default device's pinned one (made before a
+    ``clear_caches``, it is an equal object)."""
+    if placement is pinned_default[0]:
+        return True
+    return (type(placement) is NamedSharding and placement.mesh.axis_names == ("_device",)
+            and placement.memory_kind == "device"
+            and placement.mesh.device_list[0]._device == get_backend().default_device)
 
 
 def default_placement():
