@@ -9,11 +9,12 @@ from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
-from traxla.ir.sharding import AbstractMesh
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array
 from traxla.runtime.array import to_default_device
-from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, pinned_placement,
+from traxla.runtime.placement import (Mesh, NamedSharding, SingleDeviceSharding, get_mesh,
+                                      pinned_placement,
                                       device_put_placed)
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
@@ -47,6 +48,12 @@ def device_put(x, device=None):
     (or a Format: its sharding, in the default layout traxla keeps)."""
     if isinstance(device, Format):
         device = sharding_of_format(device)
+    if isinstance(device, PartitionSpec):  # on the concrete mesh of set_mesh, as JAX's
+        mesh = get_mesh()
+        if not isinstance(mesh, Mesh):
+            raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is "
+                             "passed to device_put")
+        device = NamedSharding(mesh, device)
     leaves, treedef = tree_util.tree_flatten(x)
     if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
         # staged as JAX stages it (constants too): one device_put equation over all the
