@@ -10,7 +10,7 @@ import pytest
 
 import traxla
 import traxla.numpy as tnp
-from _device_scripts import run_json_script
+from _device_scripts import jax_comparison
 
 jax = pytest.importorskip("jax")
 
@@ -103,12 +103,4 @@ _NAMES = ["dev1", "jit_dev1", "jit_u_dev1", "zeros_dev1", "asarray_dev1", "two_d
           "Explicit_jit1"]
 
 
-@pytest.fixture(scope="module")
-def outputs():
-    return run_json_script(_SCRIPT, "traxla", 2), run_json_script(_SCRIPT, "jax", 2)
-
-
-@pytest.mark.parametrize("name", _NAMES)
-def test_committed_devices_as_jax(outputs, name):
-    ours, theirs = outputs
-    assert ours[name] == theirs[name]
+outputs, test_committed_devices_as_jax = jax_comparison(_SCRIPT, 2, _NAMES)

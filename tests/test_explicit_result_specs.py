@@ -6,9 +6,7 @@ mesh when traced too (typed ``f32[4@x]``), and refuses a spec without a mesh wit
 error; ``concatenate`` follows JAX's rule (one sharding for all operands)."""
 from __future__ import annotations
 
-import pytest
-
-from _device_scripts import run_json_script
+from _device_scripts import jax_comparison
 
 _SCRIPT = """
 import json
@@ -70,12 +68,4 @@ _NAMES = ["spec without a mesh", "jit spec without a mesh"] + [
     for p in ("", "jit ")]
 
 
-@pytest.fixture(scope="module")
-def outputs():
-    return run_json_script(_SCRIPT, "traxla", 4), run_json_script(_SCRIPT, "jax", 4)
-
-
-@pytest.mark.parametrize("name", _NAMES)
-def test_explicit_mesh_results_as_jax(outputs, name):
-    ours, theirs = outputs
-    assert ours[name] == theirs[name]
+outputs, test_explicit_mesh_results_as_jax = jax_comparison(_SCRIPT, 4, _NAMES)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from _device_scripts import run_json_script
+from _device_scripts import jax_comparison
 
 import traxla
 import traxla.numpy as tnp
@@ -112,15 +112,7 @@ _NAMES = ([f"{t} {m}" for t in ("jit", "vmap", "grad")
           + ["bool jit_vmap", "devices jit_vmap", "input at column 0"])
 
 
-@pytest.fixture(scope="module")
-def outputs():
-    return run_json_script(_SCRIPT, "traxla", 1), run_json_script(_SCRIPT, "jax", 1)
-
-
-@pytest.mark.parametrize("name", _NAMES)
-def test_tracer_errors_as_jax(outputs, name):
-    ours, theirs = outputs
-    assert ours[name] == theirs[name]
+outputs, test_tracer_errors_as_jax = jax_comparison(_SCRIPT, 1, _NAMES)
 
 
 def test_batch_tracer_errors_name_the_line_that_made_the_tracer(outputs):
