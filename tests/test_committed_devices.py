@@ -25,7 +25,9 @@ def _placements(api, np_, sds):
             "jit_uncommitted": api.jit(lambda a: a + 1)(api.device_put(x)),
             "eager": c + 1, "mixed": c + np_.zeros(3), "again": api.device_put(c),
             "asarray_device": np_.asarray(x, device=d), "zeros_device": np_.zeros(3, device=d),
-            "zeros": np_.zeros(3), "asarray_committed": np_.asarray(c)}
+            "zeros": np_.zeros(3), "asarray_committed": np_.asarray(c), "copy": c.copy(),
+            "copy_uncommitted": np_.ones(3).copy(), "dlpack_numpy": np_.from_dlpack(x),
+            "dlpack_array": np_.from_dlpack(c)}
     return {k: (a.committed, a._committed, repr(a.sharding), a.device == d,
                 a.devices() == {d}, a.sharding == sds(d)) for k, a in made.items()}
 
@@ -85,6 +87,9 @@ run("zeros_dev1", lambda: jnp.zeros(3, device=jax.devices()[1]))
 run("asarray_dev1", lambda: jnp.asarray(x, device=jax.devices()[1]))
 run("two_devices", lambda: jax.device_put(x, jax.sharding.NamedSharding(
     jax.make_mesh((2,), ("x",)), jax.sharding.PartitionSpec("x"))))
+run("copy_two_devices", lambda: jax.device_put(x, jax.sharding.NamedSharding(
+    jax.make_mesh((2,), ("x",)), jax.sharding.PartitionSpec("x"))).copy())
+run("copy_dev1", lambda: c1.copy())
 run("jit_01", lambda: jax.jit(f)(c0, c1))
 run("jit_u_1_0", lambda: jax.jit(lambda p, q, r: p + q + r)(u, c1, c0))
 run("jit_tree", lambda: jax.jit(lambda d: d["a"] * d["b"])({{"a": c0, "b": c1}}))
@@ -99,6 +104,7 @@ print(json.dumps(out))
 # JAX's eager operations are jitted jax.numpy functions, whose error names their own
 # argument (``x of multiply``); traxla's eager operation is one primitive, named as such.
 _NAMES = ["dev1", "jit_dev1", "jit_u_dev1", "zeros_dev1", "asarray_dev1", "two_devices",
+          "copy_two_devices", "copy_dev1",
           "jit_01", "jit_u_1_0", "jit_tree", "Auto_jit0", "Auto_jit1", "Explicit_jit0",
           "Explicit_jit1"]
 

@@ -266,9 +266,14 @@ class ArrayImpl(Array):
         return np.asarray(self).tobytes(order)
 
     def copy(self):
+        """A copy with the same placement (committed as this one is), as JAX's."""
         if isinstance(self.aval.dtype, ExtendedDType):
             return _reconstruct_array(np.array(self.physical_value()), self.aval.dtype,
                                       self.aval.weak_type)
+        placement = self._placement
+        if placement is not None and hasattr(placement, "spec"):  # (a NamedSharding)
+            return device_put_placed(np.array(self._value()),
+                                     self.aval.update(sharding=None), placement)
         return device_put_numpy(np.array(self._value()), self.aval)
 
 
