@@ -63,3 +63,20 @@ def run_json_script(script: str, lib: str, devices: int) -> dict:
     if lib == "jax":
         return jax_output(f"{devices}\n{code}", run)
     return run()
+
+
+def jax_comparison(script: str, devices: int, names):
+    """A module-scoped ``outputs`` fixture (the script's JSON under traxla and under JAX)
+    and a test, parametrized over ``names``, that compares each named entry; a test module
+    binds both: ``outputs, test_x_as_jax = jax_comparison(_SCRIPT, 2, _NAMES)``."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def outputs():
+        return run_json_script(script, "traxla", devices), run_json_script(script, "jax", devices)
+
+    @pytest.mark.parametrize("name", names)
+    def test(outputs, name):
+        ours, theirs = outputs
+        assert ours[name] == theirs[name]
+    return outputs, test

@@ -11,11 +11,12 @@ from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import canonicalize
-from traxla.ir.sharding import AbstractMesh
+from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array, transfer_guard
 from traxla.runtime.array import to_default_device
-from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, device_placement,
+from traxla.runtime.placement import (Mesh, NamedSharding, SingleDeviceSharding, get_mesh,
+                                      pinned_placement,
                                       device_put_placed)
 from traxla.sharding import to_named
 from traxla.state import ref as _ref
@@ -31,19 +32,6 @@ def _aval(x):
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
     return concrete_aval(x)
-
-
-def _to_default_device(leaf):
-    """An Array on the default device (whatever ``default_device`` says: it was named):
-    one placed on other devices is copied over through the host."""
-    if isinstance(leaf, ArrayImpl) and leaf._placement is not None:
-        return to_default_device(np.asarray(leaf), leaf.aval.update(sharding=None))
-    if isinstance(leaf, ArrayImpl):
-        return leaf
-    arr = to_array(leaf)
-    if arr._placement is not None:  # default_device placed the new array elsewhere
-        return to_default_device(np.asarray(arr), arr.aval.update(sharding=None))
-    return arr
 
 
 def _to_array_uncommitted(leaf):
@@ -71,6 +59,12 @@ def device_put(x, device=None):
 def _device_put(x, device):
     if isinstance(device, Format):
         device = sharding_of_format(device)
+    if isinstance(device, PartitionSpec):  # on the concrete mesh of set_mesh, as JAX's
+        mesh = get_mesh()
+        if not isinstance(mesh, Mesh):
+            raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is "
+                             "passed to device_put")
+        device = NamedSharding(mesh, device)
     leaves, treedef = tree_util.tree_flatten(x)
     if type(_trace_state.trace) is not EvalTrace or any(isinstance(v, Tracer) for v in leaves):
         # staged as JAX stages it (constants too): one device_put equation over all the
@@ -87,10 +81,8 @@ def _device_put(x, device):
         if not hasattr(device, "_device") else None
     if sharding is not None and isinstance(sharding.mesh, AbstractMesh):
         sharding.is_fully_addressable  # JAX's ValueError: an abstract mesh names no devices
-    if sharding is None:  # a Device: the default device is the only one without a mesh
-        sharding = device_placement(device)  # any other: a one-device mesh, committed to it
-        if sharding is None:
-            return tree_util.tree_map(_to_default_device, x)
+    if sharding is None:  # a Device: a one-device mesh, committed to it (as JAX's)
+        sharding = pinned_placement(device)
 
     def put(leaf):
         arr = to_array(leaf)

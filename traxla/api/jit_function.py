@@ -40,6 +40,8 @@ from traxla.runtime.cache import BoundedCache
 from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
+                                      is_pinned_default, pinned_default as _pinned_default,
+                                      pinned_placement,
                                       device_placement, device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
@@ -53,7 +55,7 @@ from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_
                                    _forget_fast, _trace_cache, _trace_context)
 from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
-                                     broadcast_prefix_leaves)
+                                     broadcast_prefix_leaves, check_devices)
 
 # The calling thread's flags: a ``with`` block (enable_x64, debug_nans, disable_jit...) sets
 # them for its thread only. The hit paths (``_fast``, ``_tree_fast``: keyed by argument types
@@ -141,7 +143,9 @@ class PjitFunction(Wrapped):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
                 if not rest:
-                    if type(a) is ArrayImpl and a._placement is None:
+                    # (an Array committed to the default device runs its programs too)
+                    if type(a) is ArrayImpl and (a._placement is None
+                                                 or a._placement is _pinned_default[0]):
                         fast = self._fast
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
                         if last[0] is a.aval:
@@ -163,16 +167,19 @@ class PjitFunction(Wrapped):
                                 out.aval = aval
                                 out._buf = buf
                                 out._npy = None
-                                out._placement = None
+                                out._placement = a._placement
                                 return out
-                            return entry.call((a,), [a._buf])
+                            if a._placement is None:
+                                return entry.call((a,), [a._buf])
+                            return pinned_results(entry.call((a,), [a._buf]))
                     args = () if a is _NO_ARGUMENT else (a,)
                 else:
                     args = (a, *rest)
                     if len(rest) == 1:  # two Arrays: HitTable.lookup2, inlined
                         b = rest[0]
                         if (type(a) is ArrayImpl and type(b) is ArrayImpl
-                                and a._placement is None and b._placement is None):
+                                and (a._placement is None or a._placement is _pinned_default[0])
+                                and (b._placement is None or b._placement is _pinned_default[0])):
                             last = self._fast.last2
                             if last[0] is a.aval and last[1] is b.aval:
                                 entry = last[2]
@@ -192,9 +199,11 @@ class PjitFunction(Wrapped):
                                     out.aval = aval
                                     out._buf = buf
                                     out._npy = None
-                                    out._placement = None
+                                    out._placement = a._placement or b._placement
                                     return out
-                                return entry.call(args, bufs)
+                                if a._placement is None and b._placement is None:
+                                    return entry.call(args, bufs)
+                                return pinned_results(entry.call(args, bufs))
                     else:
                         avals = []
                         for a in args:
@@ -247,7 +256,14 @@ class PjitFunction(Wrapped):
             if self.in_shardings is not None:
                 arrays = self._apply_in_shardings(arrays, in_tree)
             target = self._target_mesh()
+            pinned = False
             if target is not None or any(a._placement is not None for a in arrays):
+                check_devices(arrays, lambda: self._arg_names(args, kwargs), self._qualname())
+                # committed to the default device (and nothing elsewhere): its programs run
+                pinned = target is None and all(a._placement is None or
+                                                is_pinned_default(a._placement) for a in arrays)
+            if not pinned and (target is not None or any(a._placement is not None
+                                                         for a in arrays)):
                 arrays, target, follows_default = _follow_committed(arrays, target)
                 if target is not None or any(a._placement is not None for a in arrays):
                     outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
@@ -277,7 +293,8 @@ class PjitFunction(Wrapped):
             if _flags.debug_nans or _flags.debug_infs:
                 debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
                                            arrays, outs)
-            return tree_util.tree_unflatten(entry.out_tree, outs)
+            outs = tree_util.tree_unflatten(entry.out_tree, outs)
+            return pinned_results(outs) if pinned else outs
         if self.compiler_options:
             raise ValueError(
                 "`compiler_options` can only be passed to top-level `jax.jit`. Got "
@@ -575,6 +592,10 @@ class PjitFunction(Wrapped):
                     "the static_argnums or static_argnames parameters of jax.jit.")
         return error
 
+    def _qualname(self) -> str:
+        fun = self.fun
+        return getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
+
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""
         try:
@@ -673,7 +694,9 @@ def _apply_placed(prim, arrays, params):
         key = None
     fn = _placed_programs.get(key) if key is not None else None
     if fn is None:
-        fn = JitFunction(lambda *xs: prim.bind(*xs, **params))
+        run = lambda *xs: prim.bind(*xs, **params)  # noqa: E731
+        run.__qualname__ = prim.name  # (the name errors give)
+        fn = JitFunction(run)
         fn.name = prim.name
         if key is not None:
             _placed_programs[key] = fn
@@ -713,6 +736,16 @@ def _follow_committed(arrays, target):
                      if mesh is not None else to_default_device(host, aval))
         moved.append(a)
     return moved, mesh, follows_default
+
+
+def pinned_results(outs):
+    """``outs`` (a default-device program's results) committed to the default device, as
+    JAX commits the results of committed operands."""
+    placement = _pinned_default[0] or pinned_placement(get_backend().devices[0])
+    for out in tree_util.tree_leaves(outs):
+        if type(out) is ArrayImpl and out._placement is None:
+            out._placement = placement
+    return outs
 
 
 def _uncommitted_results(outs):

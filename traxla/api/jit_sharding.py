@@ -12,7 +12,8 @@ from traxla.ir.rules.collectives import reshard_p, shard_map_p
 from traxla.ir.rules.sharding_constraint import sharding_constraint_p
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.lowering import ModuleShardings
-from traxla.runtime.placement import NamedSharding
+from traxla.runtime.backend import get_backend
+from traxla.runtime.placement import HloPlacement, Mesh, NamedSharding, get_mesh
 from traxla.sharding import to_named
 from traxla.sharding.shard_map import concrete_mesh
 
@@ -118,3 +119,48 @@ def _placement_of(x):
         return s if isinstance(s, NamedSharding) and not isinstance(s.mesh, AbstractMesh) \
             else None
     return None
+
+
+def _device_ids(devices) -> str:
+    devices = list(devices)
+    return (f"with device ids {[d.id for d in devices]} on platform "
+            f"{devices[0].platform.upper()}")
+
+
+def check_devices(arrays, names, fun_name):
+    """JAX's ValueError when committed arguments sit on different devices, or on other
+    devices than the concrete mesh of ``set_mesh`` (``names``: a callable giving the
+    argument leaves' names, asked only for the error)."""
+    context = get_mesh()
+    context = tuple(context.device_list) if isinstance(context, Mesh) else None
+    first = None
+    for i, a in enumerate(arrays):
+        p = a._placement
+        if p is None or not p.committed:
+            continue
+        devices = _devices_of(a)
+        if context is not None and devices != context:
+            raise ValueError(_mismatch(fun_name, names(), arrays, i, devices) +
+                             f" and jit's context mesh {_device_ids(context)}")
+        if first is None:
+            first = (i, devices)
+        elif context is None and devices != first[1]:
+            j, first_devices = first
+            raise ValueError(_mismatch(fun_name, names(), arrays, j, first_devices) + " and "
+                             + _mismatch(fun_name, names(), arrays, i, devices, ""))
+
+
+def _devices_of(array) -> tuple:
+    p = array._placement
+    if p is None:
+        return (get_backend().devices[0],)
+    return tuple(p.devices) if isinstance(p, HloPlacement) else p._device_assignment
+
+
+def _mismatch(fun_name, names, arrays, i, devices, prefix="Received incompatible devices for "
+              "jitted computation. Got "):
+    # (JAX names the first argument on those devices, committed or not)
+    i = next(k for k, a in enumerate(arrays) if _devices_of(a) == devices)
+    name = names[i] if i < len(names) else ""
+    return (f"{prefix}argument {name} of {fun_name} with shape "
+            f"{arrays[i].aval.str_short(False)} and {_device_ids(devices)}")

@@ -134,10 +134,6 @@ class JVPTracer(Tracer):
     def aval(self):
         return prims.aval_of(self.primal)
 
-    def _origin_msg(self) -> str:
-        p = self.primal
-        return p._origin_msg() if isinstance(p, Tracer) else ""
-
     def to_concrete_value(self):
         p = self.primal
         return p.to_concrete_value() if isinstance(p, Tracer) else p
@@ -215,9 +211,10 @@ class JVPTrace(Trace):
                 # tangent inputs (a constant, e.g. integer_pow's by 0) is known, hence zero
                 tout = ([self.known_to_zero(p, t) for p, t in zip(out, tout)]
                         if prim.multiple_results else self.known_to_zero(out, tout))
+        # an output with a zero tangent is the primal itself, as JAX's maybe_jvp_tracer
         if prim.multiple_results:
-            return [JVPTracer(self, p, t) for p, t in zip(out, tout)]
-        return JVPTracer(self, out, tout)
+            return [p if type(t) is Zero else JVPTracer(self, p, t) for p, t in zip(out, tout)]
+        return out if type(tout) is Zero else JVPTracer(self, out, tout)
 
     def known_to_zero(self, primal, t):
         if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):

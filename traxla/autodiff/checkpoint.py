@@ -210,11 +210,7 @@ def saved_residuals(f, *args, **kwargs):
 
 def _summarize(info) -> str:
     """JAX's ``source_info_util.summarize``: file:line:column (qualified function name)."""
-    if info is None:
-        return "unknown"
-    col = info.column
-    where = f"{info.file}:{info.line}" + (f":{col}" if col is not None else "")
-    return f"{where} ({getattr(info.code, 'co_qualname', info.function)})"
+    return "unknown" if info is None else info.summary()
 
 
 def _describe(trace, atoms, arg_names):

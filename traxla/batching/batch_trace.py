@@ -19,7 +19,7 @@ from traxla.ir.thread_state import AxisFrame, axis_env, batching_axis_names
 from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.cache import on_clear
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
-from traxla.tracer.traces import Trace, current_trace, set_current_trace
+from traxla.tracer.traces import Trace, current_trace, set_current_trace, user_source_info
 from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.leaks import check_no_leaks
 from traxla.errors import UnexpectedTracerError
@@ -56,12 +56,13 @@ def register_batching(prim, rule):
 
 
 class BatchTracer(Tracer):
-    __slots__ = ("val", "batch_dim")
+    __slots__ = ("val", "batch_dim", "source_info")
 
     def __init__(self, trace, val, batch_dim):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
+        self.source_info = user_source_info(2)  # the user's line that made it, as JAX's
 
     @property
     def aval(self):
@@ -72,8 +73,8 @@ class BatchTracer(Tracer):
         return ShapedArray(shape, aval.dtype, aval.weak_type)
 
     def _origin_msg(self) -> str:
-        val = self.val
-        return val._origin_msg() if isinstance(val, Tracer) else ""
+        where = "" if self.source_info is None else self.source_info.summary()
+        return f"\nThis BatchTracer with object id {id(self)} was created on line:\n  {where}"
 
     def _short_repr(self):
         return f"VmapTracer(aval={self.aval}, batched={prims.aval_of(self.val)})"

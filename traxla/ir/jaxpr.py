@@ -114,6 +114,13 @@ class SourceInfo:
         where = f"{self.file}:{self.line}" + (f":{col}" if col is not None else "")
         return f"{where} ({self.function})"
 
+    def summary(self) -> str:
+        """JAX's ``source_info_util.summarize``: ``file:line:column (qualified function
+        name)``, without a column 0."""
+        col = self.column
+        where = f"{self.file}:{self.line}" + (f":{col}" if col else "")
+        return f"{where} ({getattr(self.code, 'co_qualname', self.function)})"
+
 
 class JaxprEqn:
     __slots__ = ("invars", "outvars", "primitive", "params", "source_info")

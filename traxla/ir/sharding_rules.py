@@ -257,10 +257,13 @@ def _pad(in_avals, outs, *, padding_config):
 
 
 def _concatenate(in_avals, outs, *, dimension):
-    for x in in_avals:
-        _require_unsharded("concatenate", x, [dimension], "concatenates along")
-    return elementwise("concatenate")([a.update(shape=outs[0].shape, sharding=a.sharding_type)
-                                       for a in in_avals], outs)
+    # JAX's rule: the operands typed with a mesh share one sharding, the result's
+    typed = [a.sharding_type for a in in_avals if a.sharding_type is not None]
+    if any(s != typed[0] for s in typed):
+        shardings = ", ".join(str(a.sharding) for a in in_avals)
+        raise ShardingTypeError(f"All operands should have the same sharding. Got shardings "
+                                f"{shardings}")
+    return [typed[0]]
 
 
 def _dynamic_slice(in_avals, outs, *, slice_sizes):

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from traxla.api import jit
+from traxla.api.jit_function import pinned_results
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -27,6 +28,7 @@ from traxla.runtime import ArrayImpl
 from traxla.runtime import debug_checks, transfer_guard
 from traxla.runtime.array import check_not_deleted, default_sharding, device_put_numpy
 from traxla.runtime.cache import on_clear
+from traxla.runtime.placement import pinned_default as _pinned_default
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
@@ -110,8 +112,11 @@ def eager_cached(fn):
                 entry = None
                 eligible = False
                 a = args[0] if len(args) == 1 else None
-                if type(a) is ArrayImpl and a._placement is None:  # one Array: the common case
-                    eligible = True
+                # (one committed to the default device runs its programs too: pin)
+                if type(a) is ArrayImpl and (a._placement is None
+                                             or a._placement is _pinned_default[0]):
+                    eligible = True  # one Array: the common case
+                    pin = a._placement
                     bufs = [a._buf]
                     last = fast.last1  # see HitTable: the last one-Array hit
                     if last[0] is a.aval:
@@ -123,11 +128,14 @@ def eager_cached(fn):
                 else:
                     avals = []
                     bufs = []
+                    pin = None
                     for a in args:
                         t = type(a)
                         if t is ArrayImpl:
                             if a._placement is not None:
-                                break
+                                if a._placement is not _pinned_default[0]:
+                                    break
+                                pin = a._placement
                         elif t is float or t is int:
                             # A nonzero scalar's key is (type, value); zeros keep their sign.
                             c = scalars.get((t, a)) if a else None
@@ -166,9 +174,11 @@ def eager_cached(fn):
                         out.aval = aval
                         out._buf = buf
                         out._npy = None
-                        out._placement = None
+                        out._placement = pin
                         return out
-                    return entry.call(_operands(args), bufs)
+                    if pin is None:
+                        return entry.call(_operands(args), bufs)
+                    return pinned_results(entry.call(_operands(args), bufs))
                 if eligible and not (_flags.disable_jit or _flags.debug_nans or _flags.debug_infs):
                     return jitted(*_operands(args))  # the first call compiles the signature
             stats["fallback"] += 1

@@ -7,6 +7,7 @@ import numpy as _np
 import importlib
 
 from traxla import lax
+from traxla.api import device_put
 from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl
 from traxla.tracer import Tracer
@@ -289,6 +290,14 @@ def _array_namespace(self, *, api_version=None):
     return importlib.import_module("traxla.numpy")
 
 
+def _to_device(self, device, *, stream=None):
+    """A copy of the array placed on ``device`` (a Device or a sharding), committed to it;
+    traced, a ``device_put`` equation (JAX's ``Array.to_device``)."""
+    if stream is not None:
+        raise NotImplementedError("stream argument of array.to_device()")
+    return device_put(self, device)
+
+
 def _notimplemented_flat(self):
     raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
                               "consider arr.flatten() instead.")
@@ -299,6 +308,7 @@ _METHODS.update({
     "choose": _method("_searching", "choose"), "compress": _compress, "nonzero": _nonzero,
     "searchsorted": _method("_searching", "searchsorted"), "__contains__": _contains,
     "__setitem__": _unimplemented_setitem, "__array_namespace__": _array_namespace,
+    "to_device": _to_device,
 })
 # a traced array's copies bind ``copy`` (a concrete Array has its own host copy)
 _TRACER_METHODS = {"copy": _copy, "__copy__": _copy,

@@ -67,6 +67,8 @@ class ArrayImpl(Array):
         default device, and those ``default_device`` placed, follow the computation."""
         return self._placement is not None and self._placement.committed
 
+    _committed = committed
+
     # -- host interop -----------------------------------------------------------
     def _value(self) -> np.ndarray:
         if isinstance(self.aval.dtype, ExtendedDType):
@@ -134,10 +136,14 @@ class ArrayImpl(Array):
         raise TypeError("unhashable type: 'ArrayImpl'")
 
     def unsafe_buffer_pointer(self) -> int:
+        buf = self._buf
         if self._placement is not None:
-            raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+            if self._placement.num_devices != 1:
+                raise ValueError("unsafe_buffer_pointer() is supported only for unsharded "
+                                 "arrays.")
+            buf = xla.per_device_buffers(buf)[0][1]
         check_not_deleted((self,))
-        return xla.unsafe_buffer_pointer(self._buf)
+        return xla.unsafe_buffer_pointer(buf)
 
     def __reduce__(self):
         """Pickles the host value (keys: their raw data) and the weak type; unpickling
@@ -213,10 +219,13 @@ class ArrayImpl(Array):
 
     @property
     def device(self):
-        if self._placement is not None:
-            raise ValueError("device is not defined for an array spread over several devices; "
-                             "use .sharding or .devices()")
-        return get_backend().devices[0]
+        """The array's device, or its sharding when it spans several (as JAX's)."""
+        check_not_deleted((self,))
+        if self._placement is None:
+            return get_backend().devices[0]
+        sharding = self.sharding
+        devices = sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else sharding
 
     @property
     def sharding(self):
@@ -259,9 +268,14 @@ class ArrayImpl(Array):
         return np.asarray(self).tobytes(order)
 
     def copy(self):
+        """A copy with the same placement (committed as this one is), as JAX's."""
         if isinstance(self.aval.dtype, ExtendedDType):
             return _reconstruct_array(np.array(self.physical_value()), self.aval.dtype,
                                       self.aval.weak_type)
+        placement = self._placement
+        if placement is not None and hasattr(placement, "spec"):  # (a NamedSharding)
+            return device_put_placed(np.array(self._value()),
+                                     self.aval.update(sharding=None), placement)
         return device_put_numpy(np.array(self._value()), self.aval)
 
 

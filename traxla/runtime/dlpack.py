@@ -9,8 +9,8 @@ import ml_dtypes
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.runtime import xla_adapter as xla
-from traxla.runtime.array import ArrayImpl, device_put_numpy, intern_aval, make_array
-from traxla.runtime.placement import device_placement, device_put_placed
+from traxla.runtime.array import ArrayImpl, intern_aval, make_array
+from traxla.runtime.placement import device_put_placed, pinned_placement
 from traxla.runtime.backend import Device, get_backend
 
 SUPPORTED_DTYPES = frozenset({
@@ -60,14 +60,13 @@ def from_dlpack(external_array, device=None, copy=None) -> ArrayImpl:
                          "or copy=None to perform the requested operation.")
     host = xla.to_numpy(buf)  # a view (CPU): the buffer came without an aval
     shape, dtype = tuple(host.shape), host.dtype
-    array = make_array(intern_aval(ShapedArray(shape, dtype, False)), buf)
+    # committed to the producer's device, as JAX's (jaxlib's arrays made here are)
+    placement = pinned_placement(Device(raw_device))
     wanted = dtypes.canonicalize(dtype)
     if raw_device == backend.default_device and backend is get_backend() and wanted == dtype:
-        return array  # the producer's memory, shared where jaxlib could
+        # the producer's memory, shared where jaxlib could
+        return make_array(intern_aval(ShapedArray(shape, dtype, False)), buf, placement)
     # another device than the default, or a 64-bit producer without x64 (canonicalized,
     # as JAX does): through the host
-    host = np.asarray(host, wanted)
-    aval = ShapedArray(shape, wanted, False)
-    if raw_device == get_backend().default_device:
-        return device_put_numpy(host, aval)
-    return device_put_placed(host, aval, device_placement(Device(raw_device)))
+    return device_put_placed(np.asarray(host, wanted), ShapedArray(shape, wanted, False),
+                             placement)

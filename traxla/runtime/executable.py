@@ -16,7 +16,7 @@ from traxla.runtime import compilation_cache, compiler as _compiler, xla_adapter
 from traxla.runtime.array import (ArrayImpl, arrays_from_buffers, check_not_deleted, device_put_numpy,
                     intern_aval, make_array, Token)
 from traxla.runtime.backend import get_backend
-from traxla.runtime.placement import placement_from_hlo
+from traxla.runtime.placement import placement_from_hlo, typed_by_placement
 from traxla.lowering.rules.callbacks import take_callback_error
 
 _flags = _config.current  # this thread's flags (a thread-local view)
@@ -140,6 +140,7 @@ class ShardedExecutable(_CompiledProgram):
             out_placements = [placement_from_hlo(h, mesh, a, _memory_kind(a))
                               for h, a in zip(hlos, out_avals)]
         self.out_placements = list(out_placements)
+        self.out_avals = tuple(map(typed_by_placement, self.out_avals, self.out_placements))
         self.handlers = xla.result_handlers_per_output(
             [physical_aval(a).strip_weak_type().update(sharding=None) for a in out_avals],
             [xla.gspmd_sharding(raw, h, None if _memory_kind(a) == "device" else _memory_kind(a))

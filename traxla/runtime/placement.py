@@ -14,7 +14,7 @@ from traxla.runtime import transfer_guard, xla_adapter as xla
 from traxla.runtime.backend import Device, get_backend
 from traxla.runtime.cache import on_clear
 from traxla.ir.config import config as _config
-from traxla.ir.avals import ShapedArray, physical_aval, set_sharding_view
+from traxla.ir.avals import ShapedArray, interned, physical_aval, set_sharding_view
 import traxla.runtime.array as _runtime_array
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
 from traxla.lowering import ModuleShardings, lower_jaxpr
@@ -488,6 +488,36 @@ def device_placement(target, committed=True):
     return placement
 
 
+def pinned_placement(device):
+    """The committed one-device placement of ``device``, the default device's included:
+    where ``device_put(x, device)`` puts ``x`` (JAX commits an array put on any device)."""
+    key = (device, "pinned")
+    hit = _device_placements.get(key)
+    if hit is None:
+        hit = _device_placements[key] = NamedSharding(Mesh(np.array([device]), ("_device",)),
+                                                      PartitionSpec())
+        if device._device == get_backend().default_device:
+            pinned_default[0] = hit
+    return hit
+
+
+# The pinned placement of the default backend's first device, once made (else None): an
+# Array with it is committed there, but runs the default device's programs (the hit paths
+# read it: their results keep it).
+pinned_default = [None]
+on_clear(lambda: pinned_default.__setitem__(0, None))
+
+
+def is_pinned_default(placement) -> bool:
+    """Whether ``placement`` is the default device's pinned one (made before a
+    ``clear_caches``, it is an equal object)."""
+    if placement is pinned_default[0]:
+        return True
+    return (type(placement) is NamedSharding and placement.mesh.axis_names == ("_device",)
+            and placement.memory_kind == "device"
+            and placement.mesh.device_list[0]._device == get_backend().default_device)
+
+
 def default_placement():
     """Where the calling thread's ``default_device`` puts new arrays and programs (None:
     the default backend's first device, the common case, read in one attribute lookup);
@@ -533,10 +563,12 @@ def spec_from_hlo(hlo, mesh: Mesh, ndim: int, trim=False):
 
 
 def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
-    # a sharding in the type (Explicit axes) is the result's, dimension for dimension; a
-    # key's HloSharding spans its stored trailing dims too (whole on each device)
+    # a sharding in the type (Explicit axes) is the result's, dimension for dimension, as is
+    # any result on a mesh with Explicit axes (JAX types it on the context mesh); a key's
+    # HloSharding spans its stored trailing dims too (whole on each device)
     ndim, stored = len(aval.shape), physical_aval(aval).ndim
-    spec = spec_from_hlo(hlo, mesh, stored, trim=aval.sharding_type is None)
+    trim = aval.sharding_type is None and AxisType.Explicit not in mesh.axis_types
+    spec = spec_from_hlo(hlo, mesh, stored, trim=trim)
     if spec is not None and stored != ndim:
         spec = PartitionSpec(*tuple(spec)[:ndim])
     if spec is None:
@@ -544,6 +576,16 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
         placement.mesh = mesh
         return placement
     return NamedSharding(mesh, spec, memory_kind)
+
+
+def typed_by_placement(aval, placement):
+    """``aval`` of a program's result placed by ``placement``: one the type left unsharded,
+    on a mesh with Explicit axes, is typed with that mesh (replicated dimensions), as JAX
+    types every value made under such a mesh context."""
+    if aval.sharding_type is not None or type(placement) is not NamedSharding:
+        return aval
+    sharding = placement.aval_sharding(len(aval.shape))
+    return aval if sharding is None else interned(aval.update(sharding=sharding))
 
 
 _reshard_cache: dict = {}

@@ -235,16 +235,13 @@ class Tracer:
 
     # as JAX's: the context names the origin too, so it is printed twice
     def tolist(self):
-        self._concrete_only(f"The tolist() method was called on {self._error_repr()}."
-                            f"{self._origin_msg()}")
+        self._called_on("The tolist() method")
 
     def tobytes(self, order="C"):
-        self._concrete_only(f"The tobytes() method was called on {self._error_repr()}."
-                            f"{self._origin_msg()}")
+        self._called_on("The tobytes() method")
 
     def __dlpack__(self, *args, **kwargs):
-        self._concrete_only(f"The __dlpack__() method was called on {self._error_repr()}."
-                            f"{self._origin_msg()}")
+        self._called_on("The __dlpack__() method")
 
     def __reduce__(self):
         self._concrete_only("The error occurred in the __reduce__ method, which may indicate an "
@@ -259,6 +256,35 @@ class Tracer:
     def addressable_shards(self):
         self._concrete_only(f"The 'addressable_shards' attribute is not available on "
                             f"{self._error_repr()}.{self._origin_msg()}")
+
+    # Array methods and properties only materialized arrays have: JAX's errors
+    def addressable_data(self, index):
+        self._called_on("The addressable_data() method")
+
+    def delete(self):
+        self._called_on("The delete() method")
+
+    def devices(self):
+        self._called_on("The devices() method")
+
+    def is_deleted(self):
+        self._called_on("The is_deleted() method")
+
+    def on_device_size_in_bytes(self):
+        self._called_on("The on_device_size_in_bytes() method")
+
+    def unsafe_buffer_pointer(self):
+        self._called_on("The unsafe_buffer_pointer() method")
+
+    global_shards = property(lambda self: self._called_on("The global_shards property"))
+    is_fully_addressable = property(
+        lambda self: self._called_on("The is_fully_addressable property"))
+    is_fully_replicated = property(
+        lambda self: self._called_on("The is_fully_replicated property"))
+    traceback = property(lambda self: self._called_on("The traceback property"))
+
+    def _called_on(self, what: str):
+        self._concrete_only(f"{what} was called on {self._error_repr()}.{self._origin_msg()}")
 
     def __reversed__(self):
         return iter(self[::-1])
