@@ -1,0 +1,25 @@
+"""``traxla.experimental.sparse``: JAX's experimental sparse arrays (``jax.experimental.sparse``).
+
+The batched-coordinate ``BCOO`` array (a pytree: ``jit`` and ``grad`` with respect to its
+``data`` work on it), its operations (``bcoo_todense``, ``bcoo_fromdense``,
+``bcoo_dot_general``, ``bcoo_transpose``, ``bcoo_reduce_sum``, ``bcoo_sum_duplicates``,
+``bcoo_sort_indices``, ``bcoo_multiply_sparse``/``_dense``, ``bcoo_extract``), ``empty``,
+``eye``, ``todense`` and the ``sparsify`` transform. Each operation is a composition of
+traxla's lax operations with JAX's values (see ``bcoo.py``)."""
+from traxla.experimental.sparse._base import JAXSparse
+from traxla.experimental.sparse.util import (CuSparseEfficiencyWarning, SparseEfficiencyError,
+                                             SparseEfficiencyWarning)
+from traxla.experimental.sparse.bcoo import (
+    BCOO, bcoo_extract, bcoo_fromdense, bcoo_multiply_dense,
+    bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_sort_indices, bcoo_sum_duplicates,
+    bcoo_todense, bcoo_transpose)
+from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.api import empty, eye, todense
+from traxla.experimental.sparse.transform import sparsify
+
+__all__ = [
+    "JAXSparse", "BCOO", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
+    "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
+    "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
+    "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
+    "sparsify"]
