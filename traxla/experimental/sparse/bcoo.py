@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from traxla import dtypes, lax, numpy as jnp
+from traxla.api import jit
 from traxla.errors import ConcretizationTypeError
 from traxla.experimental.sparse._base import JAXSparse
 from traxla.experimental.sparse.util import (SparseInfo, _count_stored_elements,
@@ -70,6 +71,12 @@ def _validate_bcoo(data, indices, shape) -> BCOOProperties:
     return props
 
 
+def _staged(*static_argnames):
+    """Compile an operation as one nested jit (JAX binds one primitive per operation): one
+    program per static configuration when called eagerly, one call in a traced jaxpr."""
+    return lambda fn: jit(fn, static_argnames=static_argnames)
+
+
 def _tuple_replace(tup, ind, val):
     return tuple(val if i == ind else t for i, t in enumerate(tup))
 
@@ -94,6 +101,7 @@ def bcoo_todense(mat):
     return _bcoo_todense(mat.data, mat.indices, spinfo=mat._info)
 
 
+@_staged("spinfo")
 def _bcoo_todense(data, indices, *, spinfo):
     data, indices = jnp.asarray(data), jnp.asarray(indices)
     shape = tuple(spinfo.shape)
@@ -126,11 +134,18 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=np.int32)
 def _bcoo_fromdense(mat, *, nse, n_batch=0, n_dense=0, index_dtype=np.int32):
     mat = jnp.asarray(mat)
     nse = _concrete_int(nse, _TRACED_NSE_ERROR)
-    n_sparse = mat.ndim - n_dense - n_batch
-    if n_batch < 0 or n_dense < 0 or n_sparse < 0:
+    n_batch, n_dense = operator.index(n_batch), operator.index(n_dense)
+    if n_batch < 0 or n_dense < 0 or mat.ndim - n_dense - n_batch < 0:
         raise ValueError(f"Invalid {n_batch=}, {n_dense=} for array of shape {mat.shape}")
     if nse < 0:
         raise ValueError(f"nse must be non-negative, got {nse=}")
+    return _bcoo_fromdense_impl(mat, nse=nse, n_batch=n_batch, n_dense=n_dense,
+                                index_dtype=np.dtype(index_dtype))
+
+
+@_staged("nse", "n_batch", "n_dense", "index_dtype")
+def _bcoo_fromdense_impl(mat, *, nse, n_batch, n_dense, index_dtype):
+    n_sparse = mat.ndim - n_dense - n_batch
     mask = mat != 0
     if n_dense > 0:
         mask = mask.any([-(i + 1) for i in range(n_dense)])
@@ -167,6 +182,7 @@ def bcoo_extract(sparr, arr, *, assume_unique=None):
     return BCOO((data, sparr.indices), **sparr._info._asdict())
 
 
+@_staged("assume_unique")
 def _bcoo_extract(indices, arr, *, assume_unique=True):
     arr = jnp.asarray(arr)
     props = _validate_bcoo_indices(indices, arr.shape)
@@ -253,6 +269,7 @@ def bcoo_sort_indices(mat):
                 unique_indices=mat.unique_indices)
 
 
+@_staged("spinfo")
 def _bcoo_sort_indices(data, indices, *, spinfo):
     props = _validate_bcoo(data, indices, spinfo.shape)
     if props.n_sparse == 0:
@@ -277,14 +294,21 @@ def bcoo_sum_duplicates(mat, nse=None):
 
 
 def _bcoo_sum_duplicates(data, indices, *, spinfo, nse):
+    context = "nse argument of bcoo_sum_duplicates."
     if nse is not None:
-        nse = _concrete_int(nse, "nse argument of bcoo_sum_duplicates.")
+        nse = _concrete_int(nse, context)
+    elif _validate_bcoo(data, indices, spinfo.shape).n_sparse == 0:
+        nse = 1
+    else:  # the true number of unique indices: needs concrete indices
+        *_, nse_batched = _unique_indices(indices, shape=spinfo.shape, return_true_size=True)
+        nse = _concrete_int(nse_batched.max(), context)
+    return _bcoo_sum_duplicates_impl(data, indices, spinfo=spinfo, nse=nse)
+
+
+@_staged("spinfo", "nse")
+def _bcoo_sum_duplicates_impl(data, indices, *, spinfo, nse):
     props = _validate_bcoo(data, indices, spinfo.shape)
-    indices_out, mapping, nse_batched = _unique_indices(
-        indices, shape=spinfo.shape, return_inverse=True, return_true_size=True)
-    if nse is None:
-        nse = 1 if props.n_sparse == 0 else _concrete_int(
-            nse_batched.max(), "nse argument of bcoo_sum_duplicates.")
+    indices_out, mapping = _unique_indices(indices, shape=spinfo.shape, return_inverse=True)
     indices_out = _adjust_indices_nse(indices_out, nse=nse, shape=spinfo.shape)
     if props.n_sparse == 0:
         data = data.sum(props.n_batch, keepdims=True, dtype=data.dtype)

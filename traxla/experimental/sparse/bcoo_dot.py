@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 
 from traxla import lax, numpy as jnp
+from traxla.api import jit
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape
 from traxla.experimental.sparse.bcoo import BCOO, _validate_bcoo
 from traxla.experimental.sparse.util import _remaining, nfold_vmap
@@ -73,6 +74,18 @@ def _bcoo_dot_general(lhs_data, lhs_indices, rhs, *, dimension_numbers,
     dimension_numbers = _canonical_dimension_numbers(dimension_numbers)
     if preferred_element_type is not None:
         preferred_element_type = np.dtype(preferred_element_type)
+    _bcoo_dot_general_out_aval(lhs_data, lhs_indices, rhs, dimension_numbers=dimension_numbers,
+                               preferred_element_type=preferred_element_type,
+                               lhs_spinfo=lhs_spinfo)
+    return _bcoo_dot_general_impl(lhs_data, lhs_indices, rhs,
+                                  dimension_numbers=dimension_numbers,
+                                  preferred_element_type=preferred_element_type,
+                                  lhs_spinfo=lhs_spinfo)
+
+
+@partial(jit, static_argnames=("dimension_numbers", "preferred_element_type", "lhs_spinfo"))
+def _bcoo_dot_general_impl(lhs_data, lhs_indices, rhs, *, dimension_numbers,
+                           preferred_element_type, lhs_spinfo):
     out_shape, out_dtype = _bcoo_dot_general_out_aval(
         lhs_data, lhs_indices, rhs, dimension_numbers=dimension_numbers,
         preferred_element_type=preferred_element_type, lhs_spinfo=lhs_spinfo)

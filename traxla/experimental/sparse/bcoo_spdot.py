@@ -7,6 +7,7 @@ import math
 from functools import partial
 
 from traxla import lax, numpy as jnp
+from traxla.api import jit
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape
 from traxla.experimental.sparse.bcoo import BCOO, _bcoo_sum_duplicates, _validate_bcoo
 from traxla.experimental.sparse.util import SparseInfo, _remaining, nfold_vmap
@@ -16,6 +17,21 @@ def bcoo_spdot_general(lhs, rhs, *, dimension_numbers, preferred_element_type=No
     out_shape, out_dtype, out_nse = _bcoo_spdot_general_out_info(
         lhs, rhs, dimension_numbers=dimension_numbers,
         preferred_element_type=preferred_element_type)
+    dimension_numbers = tuple(tuple(tuple(int(d) for d in ds) for ds in pair)
+                              for pair in dimension_numbers)
+    data, indices = _bcoo_spdot_general_impl(
+        lhs.data, lhs.indices, rhs.data, rhs.indices, lhs_spinfo=lhs._info,
+        rhs_spinfo=rhs._info, dimension_numbers=dimension_numbers, out_nse=out_nse)
+    if preferred_element_type is not None or data.dtype != out_dtype:
+        data = data.astype(out_dtype)
+    return BCOO((data, indices), shape=out_shape)
+
+
+@partial(jit, static_argnames=("lhs_spinfo", "rhs_spinfo", "dimension_numbers", "out_nse"))
+def _bcoo_spdot_general_impl(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
+                             rhs_spinfo, dimension_numbers, out_nse):
+    lhs = BCOO((lhs_data, lhs_indices), shape=lhs_spinfo.shape)
+    rhs = BCOO((rhs_data, rhs_indices), shape=rhs_spinfo.shape)
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
     lb, rb = lhs.n_batch, rhs.n_batch
     lhs_perm = [*lhs_batch, *_remaining(range(lb), lhs_batch)]
@@ -32,9 +48,7 @@ def bcoo_spdot_general(lhs, rhs, *, dimension_numbers, preferred_element_type=No
     func = nfold_vmap(func, lb - len(lhs_batch), in_axes=(0, 0, None, None))
     func = nfold_vmap(func, len(lhs_batch))
     data, indices = func(lhs_data, lhs_indices, rhs_data, rhs_indices)
-    if preferred_element_type is not None or data.dtype != out_dtype:
-        data = data.astype(out_dtype)
-    return BCOO((data, indices), shape=out_shape)
+    return data, indices
 
 
 def _bcoo_spdot_general_out_info(lhs, rhs, *, dimension_numbers, preferred_element_type):
