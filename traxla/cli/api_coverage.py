@@ -37,6 +37,7 @@ NAMESPACES = [
     ("scipy.sparse", "jax.scipy.sparse", "traxla.scipy.sparse"),
     ("scipy.sparse.linalg", "jax.scipy.sparse.linalg", "traxla.scipy.sparse.linalg"),
     ("export", "jax.export", "traxla.export"),
+    ("experimental.sparse", "jax.experimental.sparse", "traxla.experimental.sparse"),
 ]
 
 # Names that cannot exist without a feature JAX itself lacks on this platform, or that are
