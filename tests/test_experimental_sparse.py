@@ -217,3 +217,23 @@ def test_jit_grad_vmap_match_jax():
     same(traxla.vmap(lambda y: a @ y)(ys), jax.vmap(lambda y: b @ y)(ys))
     same(traxla.vmap(lambda x: sparse.BCOO.fromdense(x, nse=3).todense())(X3),
          jax.vmap(lambda x: jsparse.BCOO.fromdense(x, nse=3).todense())(X3))
+
+
+def test_vmap_maps_bcoo_arguments_and_results_like_jax():
+    a, b = sparse.BCOO.fromdense(X3, n_batch=1), jsparse.BCOO.fromdense(X3, n_batch=1)
+    same(traxla.vmap(lambda m: m.todense())(a), jax.vmap(lambda m: m.todense())(b))
+    ys = np.ones((2, 4), np.float32)
+    same(traxla.vmap(lambda m, y: m @ y)(a, ys), jax.vmap(lambda m, y: m @ y)(b, ys))
+    same(traxla.vmap(lambda m: m @ V4)(a), jax.vmap(lambda m: m @ V4)(b))
+    same_bcoo(traxla.vmap(lambda m: m * 2.0)(a), jax.vmap(lambda m: m * 2.0)(b))
+    same_bcoo(traxla.vmap(lambda x: sparse.BCOO.fromdense(x, nse=3))(X3),
+              jax.vmap(lambda x: jsparse.BCOO.fromdense(x, nse=3))(X3))
+    same(traxla.jit(traxla.vmap(lambda m: m.sum(1).todense()))(a),
+         jax.jit(jax.vmap(lambda m: m.sum(1).todense()))(b))
+    for bad in (lambda S, vm, m: vm(lambda m: m.todense(), in_axes=1)(m),
+                lambda S, vm, m: vm(lambda x: S.BCOO.fromdense(x, nse=3), out_axes=2)(X3)):
+        with pytest.raises(ValueError) as theirs:
+            bad(jsparse, jax.vmap, b)
+        with pytest.raises(ValueError) as ours:
+            bad(sparse, traxla.vmap, a)
+        assert str(ours.value) == str(theirs.value)

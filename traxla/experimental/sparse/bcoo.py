@@ -17,6 +17,7 @@ import numpy as np
 
 from traxla import dtypes, lax, numpy as jnp
 from traxla.api import jit
+from traxla.batching import register_vmappable
 from traxla.errors import ConcretizationTypeError
 from traxla.experimental.sparse._base import JAXSparse
 from traxla.experimental.sparse.util import (SparseInfo, _count_stored_elements,
@@ -670,3 +671,31 @@ class BCOO(JAXSparse):
             raise ValueError(f"BCOO.tree_unflatten: invalid {aux_data=}")
         obj.__dict__.update(**aux_data)
         return obj
+
+
+# vmap maps a BCOO argument along one of its batch dimensions (JAX's vmappable handlers)
+def _bcoo_to_elt(cont, _, val, axis):
+    if axis is None:
+        return val
+    if axis >= val.n_batch:
+        raise ValueError(f"Cannot map in_axis={axis} for BCOO array with n_batch={val.n_batch}. "
+                         "in_axes for batched BCOO operations must correspond to a batch "
+                         "dimension.")
+    return BCOO((cont(val.data, axis), cont(val.indices, axis)),
+                shape=val.shape[:axis] + val.shape[axis + 1:],
+                indices_sorted=val.indices_sorted, unique_indices=val.unique_indices)
+
+
+def _bcoo_from_elt(cont, axis_size, elt, axis):
+    if axis is None:
+        return elt
+    if axis > elt.n_batch:
+        raise ValueError(f"BCOO: cannot add out_axis={axis} for BCOO array with "
+                         f"n_batch={elt.n_batch}. BCOO batch axes must be a contiguous block "
+                         "of leading dimensions.")
+    return BCOO((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis)),
+                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:],
+                indices_sorted=elt.indices_sorted, unique_indices=elt.unique_indices)
+
+
+register_vmappable(BCOO, int, int, _bcoo_to_elt, _bcoo_from_elt, None)
