@@ -237,3 +237,22 @@ def test_vmap_maps_bcoo_arguments_and_results_like_jax():
         with pytest.raises(ValueError) as ours:
             bad(sparse, traxla.vmap, a)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_sparse_grad_value_and_grad_jacobians_match_jax():
+    a, b = sparse.BCOO.fromdense(M), jsparse.BCOO.fromdense(M)
+    f = lambda X, y: ((X @ y) ** 2).sum()  # noqa: E731
+    same_bcoo(sparse.grad(f)(a, V4), jsparse.grad(f)(b, V4))
+    (gx, gy), (jgx, jgy) = sparse.grad(f, argnums=(0, 1))(a, V4), jsparse.grad(f, argnums=(0, 1))(b, V4)
+    same_bcoo(gx, jgx)
+    same(gy, jgy)
+    (v, g), (jv, jg) = sparse.value_and_grad(f)(a, V4), jsparse.value_and_grad(f)(b, V4)
+    same(v, jv)
+    same_bcoo(g, jg)
+    g, aux = sparse.grad(lambda X, y: (f(X, y), 7), has_aux=True)(a, V4)
+    same_bcoo(g, jsparse.grad(f)(b, V4))
+    assert aux == 7
+    h = lambda X, y: X @ y  # noqa: E731
+    same_bcoo(sparse.jacrev(h)(a, V4), jsparse.jacrev(h)(b, V4))
+    same_bcoo(sparse.jacfwd(h)(a, V4), jsparse.jacfwd(h)(b, V4))
+    assert sparse.jacobian is sparse.jacrev

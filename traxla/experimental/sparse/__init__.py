@@ -16,10 +16,11 @@ from traxla.experimental.sparse.bcoo import (
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
 from traxla.experimental.sparse.api import empty, eye, todense
 from traxla.experimental.sparse.transform import sparsify
+from traxla.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
 
 __all__ = [
     "JAXSparse", "BCOO", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
     "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
     "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
-    "sparsify"]
+    "sparsify", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]
