@@ -256,3 +256,44 @@ def test_sparse_grad_value_and_grad_jacobians_match_jax():
     same_bcoo(sparse.jacrev(h)(a, V4), jsparse.jacrev(h)(b, V4))
     same_bcoo(sparse.jacfwd(h)(a, V4), jsparse.jacfwd(h)(b, V4))
     assert sparse.jacobian is sparse.jacrev
+
+
+def test_layout_and_shape_operations_match_jax():
+    x, jx = sparse.BCOO.fromdense(X3), jsparse.BCOO.fromdense(X3)
+    for nb, nd in [(1, 0), (2, 0), (0, 1), (1, 1), (0, 2)]:
+        same_bcoo(sparse.bcoo_update_layout(x, n_batch=nb, n_dense=nd, on_inefficient=None),
+                  jax.jit(lambda m: jsparse.bcoo_update_layout(
+                      m, n_batch=nb, n_dense=nd, on_inefficient=None))(jx))
+    xb, jxb = sparse.BCOO.fromdense(X3, n_batch=1, n_dense=1), jsparse.BCOO.fromdense(X3, n_batch=1, n_dense=1)
+    same_bcoo(xb.update_layout(n_batch=0, n_dense=0), jxb.update_layout(n_batch=0, n_dense=0))
+    m, jm = sparse.BCOO.fromdense(M), jsparse.BCOO.fromdense(M)
+    ops = [lambda a, S: a.reshape(-1), lambda a, S: a.reshape(2, 6), lambda a, S: a.reshape(4, 3),
+           lambda a, S: S.bcoo_rev(a, (1,)), lambda a, S: S.sparsify(lambda t: t[None])(a),
+           lambda a, S: S.sparsify(lambda t: t[None].squeeze(0))(a),
+           lambda a, S: S.bcoo_concatenate([a, a], dimension=1),
+           lambda a, S: S.bcoo_squeeze(S.bcoo_broadcast_in_dim(a, shape=(3, 1, 4),
+                                                               broadcast_dimensions=(0, 2)),
+                                       dimensions=(1,))]
+    for op in ops:
+        same_bcoo(op(m, sparse), jax.jit(lambda a: op(a, jsparse))(jm))
+    lib = {sparse: jnp, jsparse: jjnp}
+    for f in [lambda S, a: S.sparsify(lambda t: lib[S].stack([t, t]))(a),
+              lambda S, a: S.sparsify(lambda t: lib[S].concatenate([t, t], axis=1))(a),
+              lambda S, a: S.bcoo_multiply_sparse(a, S.BCOO.fromdense(X3))]:
+        same_bcoo(f(sparse, xb.update_layout(n_dense=0)), f(jsparse, jxb.update_layout(n_dense=0)))
+
+
+@pytest.mark.parametrize("bad", [
+    lambda S: S.bcoo_update_layout(S.BCOO.fromdense(X3), n_batch=1),
+    lambda S: S.bcoo_update_layout(S.BCOO.fromdense(X3), n_batch=2, n_dense=2),
+    lambda S: S.bcoo_reshape(S.BCOO.fromdense(X3, n_batch=1), new_sizes=(4, 6)),
+    lambda S: S.bcoo_concatenate([S.BCOO.fromdense(X3, n_dense=1)] * 2, dimension=2),
+    lambda S: S.bcoo_squeeze(S.BCOO.fromdense(M), dimensions=(0,)),
+])
+def test_layout_errors_match_jax(bad):
+    with pytest.raises(Exception) as theirs:
+        bad(jsparse)
+    with pytest.raises(Exception) as ours:
+        bad(sparse)
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert str(ours.value) == str(theirs.value)

@@ -14,6 +14,9 @@ from traxla.experimental.sparse.bcoo import (
     bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_sort_indices, bcoo_sum_duplicates,
     bcoo_todense, bcoo_transpose)
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_shape import (
+    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+    bcoo_update_layout)
 from traxla.experimental.sparse.api import empty, eye, todense
 from traxla.experimental.sparse.transform import sparsify
 from traxla.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
@@ -23,4 +26,5 @@ __all__ = [
     "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
     "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
-    "sparsify", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]
+    "sparsify", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
+    "bcoo_squeeze", "bcoo_update_layout", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]

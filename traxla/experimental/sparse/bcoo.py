@@ -451,11 +451,7 @@ def _bcoo_multiply_sparse(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_s
     if lhs.n_dense != rhs.n_dense:
         raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
                                   f"dense dimensions: {lhs}, {rhs}")
-    if lhs.n_batch != rhs.n_batch:
-        raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
-                                  "batch dimensions are not supported by traxla (JAX moves "
-                                  "them with bcoo_update_layout)")
-    n_batch = lhs.n_batch
+    n_batch = min(lhs.n_batch, rhs.n_batch)
     _mul = partial(_bcoo_multiply_sparse_unbatched, lhs_shape=lhs_shape[n_batch:],
                    rhs_shape=rhs_shape[n_batch:])
     data, indices = nfold_vmap(_mul, n_batch)(lhs_data, lhs_indices, rhs_data, rhs_indices)
@@ -466,6 +462,16 @@ def _bcoo_multiply_sparse_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices
                                     lhs_shape, rhs_shape):
     lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
     rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    if lhs.n_batch or rhs.n_batch:  # the batched side's batch dims become sparse ones
+        from traxla.experimental.sparse.bcoo_shape import bcoo_update_layout
+        if lhs.n_batch:
+            lhs_data, lhs_indices = bcoo_update_layout(
+                BCOO((lhs_data, lhs_indices), shape=lhs_shape), n_batch=0)._bufs
+            lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+        else:
+            rhs_data, rhs_indices = bcoo_update_layout(
+                BCOO((rhs_data, rhs_indices), shape=rhs_shape), n_batch=0)._bufs
+            rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
     dims = jnp.array([i for i, (s1, s2) in enumerate(zip(lhs_shape[:lhs.n_sparse],
                                                          rhs_shape[:rhs.n_sparse]))
                       if s1 != 1 and s2 != 1], dtype=int)
@@ -633,6 +639,12 @@ class BCOO(JAXSparse):
             data = data[:, None]
             indices = indices[:, None, None]
         return cls((data, indices), shape=(N, M), indices_sorted=True, unique_indices=True)
+
+    def update_layout(self, *, n_batch=None, n_dense=None, on_inefficient="error"):
+        """Update the storage layout (i.e. n_batch & n_dense) of a BCOO matrix."""
+        from traxla.experimental.sparse.bcoo_shape import bcoo_update_layout
+        return bcoo_update_layout(self, n_batch=n_batch, n_dense=n_dense,
+                                  on_inefficient=on_inefficient)
 
     def sum_duplicates(self, nse=None, remove_zeros=True):
         """A copy with duplicate indices summed, indices sorted (and explicit zeros removed

@@ -14,6 +14,8 @@ from traxla.api_util import shaped_abstractify
 from traxla.experimental.sparse import bcoo as _bcoo
 from traxla.experimental.sparse.bcoo import BCOO
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_shape import (bcoo_broadcast_in_dim, bcoo_concatenate,
+                                                   bcoo_reshape, bcoo_rev, bcoo_squeeze)
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import DropVar, Literal
 from traxla.tracer import trace_to_jaxpr
@@ -227,6 +229,40 @@ for _name in _zero_preserving_linear_unary_primitives:
     sparse_rules_bcoo[_name] = _zero_preserving_unary_op(linear=True)
 
 
+def _standard_sparse_rule(sparse_op, multiple_results=False):
+    def rule(spenv, prim, *spvalues, **params):
+        result = sparse_op(*spvalues_to_arrays(spenv, spvalues), **params)
+        return arrays_to_spvalues(spenv, result if multiple_results else [result])
+    return rule
+
+
+_BCOO_STANDARD_PRIMITIVES = {
+    "broadcast_in_dim": bcoo_broadcast_in_dim,
+    "concatenate": lambda *a, **k: bcoo_concatenate(a, **k),
+    "dot_general": lambda lhs, rhs, *, dimension_numbers, preferred_element_type=None, **k:
+        bcoo_dot_general(lhs, rhs, dimension_numbers=dimension_numbers,
+                         preferred_element_type=preferred_element_type),
+    "reshape": bcoo_reshape,
+    "rev": bcoo_rev,
+    "squeeze": bcoo_squeeze,
+}
+for _name, _op in _BCOO_STANDARD_PRIMITIVES.items():
+    sparse_rules_bcoo[_name] = _standard_sparse_rule(_op)
+
+
+def _stack_sparse(spenv, prim, *spvalues, axis):
+    arrays = spvalues_to_arrays(spenv, spvalues)
+    base = arrays[0].shape
+    new_shape = base[:axis] + (1,) + base[axis:]
+    bdims = [d if d < axis else d + 1 for d in range(arrays[0].ndim)]
+    expanded = [bcoo_broadcast_in_dim(x, shape=new_shape, broadcast_dimensions=bdims)
+                for x in arrays]
+    return arrays_to_spvalues(spenv, [bcoo_concatenate(expanded, dimension=axis)])
+
+
+sparse_rules_bcoo["stack"] = _stack_sparse
+
+
 def _integer_pow_sparse(spenv, prim, *spvalues, y):
     if y <= 0:
         raise NotImplementedError(
@@ -357,17 +393,6 @@ def _reduce_sum_sparse(spenv, prim, *spvalues, axes, **params):
 sparse_rules_bcoo["reduce_sum"] = _reduce_sum_sparse
 
 
-def _dot_general_sparse(spenv, prim, *spvalues, dimension_numbers, precision=None,
-                        preferred_element_type=None, out_sharding=None, **params):
-    lhs, rhs = spvalues_to_arrays(spenv, spvalues)
-    result = bcoo_dot_general(lhs, rhs, dimension_numbers=dimension_numbers,
-                              preferred_element_type=preferred_element_type)
-    return arrays_to_spvalues(spenv, [result])
-
-
-sparse_rules_bcoo["dot_general"] = _dot_general_sparse
-
-
 def _jit_sparse(spenv, prim, *spvalues, jaxpr, **params):
     if params.get("name") == "_sparse_todense":  # sparse.todense of a traced value
         arrays = spvalues_to_arrays(spenv, spvalues)
@@ -382,6 +407,11 @@ sparse_rules_bcoo["jit"] = _jit_sparse
 
 # ----------------------------------------------------------------------------------------
 # BCOO methods derived from sparsify (as JAX defines them)
+
+def _reshape(self, *args, **kwargs):
+    """Returns an array containing the same data with a new shape."""
+    return sparsify(lambda x: x.reshape(*args, **kwargs))(self)
+
 
 def _sum(self, *args, **kwargs):
     """Sum array along axis."""
@@ -399,6 +429,7 @@ def _swap_args(f):
 
 _bcoo_methods = {
     "astype": _astype,
+    "reshape": _reshape,
     "sum": _sum,
     "__abs__": sparsify(jnp.abs),
     "__neg__": sparsify(jnp.negative),
