@@ -14,6 +14,7 @@ from traxla.experimental.sparse.bcoo import (
     bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_sort_indices, bcoo_sum_duplicates,
     bcoo_todense, bcoo_transpose)
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice, bcoo_gather, bcoo_slice
 from traxla.experimental.sparse.bcoo_shape import (
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_reshape, bcoo_rev, bcoo_squeeze,
     bcoo_update_layout)
@@ -26,5 +27,5 @@ __all__ = [
     "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
     "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
-    "sparsify", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
+    "sparsify", "bcoo_dynamic_slice", "bcoo_gather", "bcoo_slice", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
     "bcoo_squeeze", "bcoo_update_layout", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]

@@ -14,9 +14,11 @@ from traxla.api_util import shaped_abstractify
 from traxla.experimental.sparse import bcoo as _bcoo
 from traxla.experimental.sparse.bcoo import BCOO
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice, bcoo_gather, bcoo_slice
 from traxla.experimental.sparse.bcoo_shape import (bcoo_broadcast_in_dim, bcoo_concatenate,
                                                    bcoo_reshape, bcoo_rev, bcoo_squeeze)
 from traxla.ir.avals import ShapedArray
+from traxla.numpy._indexing import rewriting_take
 from traxla.ir.jaxpr import DropVar, Literal
 from traxla.tracer import trace_to_jaxpr
 from traxla.tree_util import tree_flatten, tree_map, tree_unflatten
@@ -245,9 +247,26 @@ _BCOO_STANDARD_PRIMITIVES = {
     "reshape": bcoo_reshape,
     "rev": bcoo_rev,
     "squeeze": bcoo_squeeze,
+    "slice": bcoo_slice,
+    "dynamic_slice": lambda *a, **k: bcoo_dynamic_slice(a[0], a[1:], **k),
 }
 for _name, _op in _BCOO_STANDARD_PRIMITIVES.items():
     sparse_rules_bcoo[_name] = _standard_sparse_rule(_op)
+
+
+def _gather_sparse(spenv, prim, *spvalues, dimension_numbers, slice_sizes, unique_indices,
+                   indices_are_sorted, mode, fill_value):
+    operand, start_indices = spvalues_to_arrays(spenv, spvalues)
+    if isinstance(start_indices, BCOO):
+        raise NotImplementedError(f"sparse rule for {prim} with sparse indices is not "
+                                  "implemented.")
+    return arrays_to_spvalues(spenv, [bcoo_gather(
+        operand, start_indices, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes,
+        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode,
+        fill_value=fill_value)])
+
+
+sparse_rules_bcoo["gather"] = _gather_sparse
 
 
 def _stack_sparse(spenv, prim, *spvalues, axis):
@@ -423,6 +442,21 @@ def _astype(self, *args, **kwargs):
     return sparsify(lambda x: x.astype(*args, **kwargs))(self)
 
 
+def _bcoo_rewriting_take(arr, idx, indices_are_sorted=False, unique_indices=False,
+                         mode=None, fill_value=None):
+    # only the array is sparse; the index stays as given
+    result = sparsify(functools.partial(
+        rewriting_take, idx=idx, indices_are_sorted=indices_are_sorted, mode=mode,
+        unique_indices=unique_indices, fill_value=fill_value))(arr)
+    if not isinstance(result, BCOO) and np.size(result) == 0:
+        result = BCOO.fromdense(result)
+    return result
+
+
+def _sparse_iter(arr):
+    return iter(arr[i] for i in range(arr.shape[0]))
+
+
 def _swap_args(f):
     return lambda a, b: f(b, a)
 
@@ -446,6 +480,8 @@ _bcoo_methods = {
     "__rsub__": sparsify(_swap_args(jnp.subtract)),
     "__pow__": lambda x, y: sparsify(lambda x: jnp.power(x, y))(x),
     "__rpow__": sparsify(_swap_args(jnp.power)),
+    "__getitem__": _bcoo_rewriting_take,
+    "__iter__": _sparse_iter,
     "__gt__": sparsify(jnp.greater),
     "__ge__": sparsify(jnp.greater_equal),
     "__lt__": sparsify(jnp.less),
