@@ -75,39 +75,15 @@ class JAXSparse(abc.ABC):
             arg.block_until_ready()
         return self
 
-    # Not abstract: not every sparse class has them.
-    def sum(self, *args, **kwargs):
-        raise NotImplementedError(f"{self.__class__}.sum")
 
-    def __neg__(self):
-        raise NotImplementedError(f"{self.__class__}.__neg__")
+def _not_implemented(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"{self.__class__}.{name}")
+    method.__name__ = name
+    return method
 
-    def __pos__(self):
-        raise NotImplementedError(f"{self.__class__}.__pos__")
 
-    def __matmul__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__matmul__")
-
-    def __rmatmul__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__rmatmul__")
-
-    def __mul__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__mul__")
-
-    def __rmul__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__rmul__")
-
-    def __add__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__add__")
-
-    def __radd__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__radd__")
-
-    def __sub__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__sub__")
-
-    def __rsub__(self, other):
-        raise NotImplementedError(f"{self.__class__}.__rsub__")
-
-    def __getitem__(self, item):
-        raise NotImplementedError(f"{self.__class__}.__getitem__")
+# Not abstract: not every sparse class has them (BCOO's come from sparsify).
+for _name in ("sum", "__neg__", "__pos__", "__matmul__", "__rmatmul__", "__mul__", "__rmul__",
+              "__add__", "__radd__", "__sub__", "__rsub__", "__getitem__"):
+    setattr(JAXSparse, _name, _not_implemented(_name))

@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 
 from traxla import dtypes, lax, numpy as jnp
+from traxla.api import jit
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape
 from traxla.batching import vmap
 from traxla.experimental.sparse.bcoo import (BCOO, _bcoo_sum_duplicates, _validate_bcoo,
@@ -49,6 +50,12 @@ def bcoo_slice(mat, *, start_indices, limit_indices, strides=None):
             for start, end, size in zip(start_indices, limit_indices, mat.shape)):
         raise ValueError(f"bcoo_slice: invalid indices. Got start_indices={start_indices}, "
                          f"limit_indices={limit_indices} and shape={mat.shape}")
+    return _bcoo_slice(mat, start_indices=tuple(start_indices),
+                       limit_indices=tuple(limit_indices), strides=tuple(strides))
+
+
+@partial(jit, static_argnames=("start_indices", "limit_indices", "strides"))
+def _bcoo_slice(mat, *, start_indices, limit_indices, strides):
     nb, ns = mat.n_batch, mat.n_sparse
     start_b, start_s, start_d = _split(start_indices, [nb, ns])
     end_b, end_s, end_d = _split(limit_indices, [nb, ns])
@@ -95,6 +102,11 @@ def bcoo_dynamic_slice(mat, start_indices, slice_sizes):
     if not all(0 <= size <= axis for size, axis in zip(slice_sizes, mat.shape)):
         raise TypeError("slice_sizes must be less than or equal to operand shape, "
                         f"got slice_sizes {slice_sizes} for operand shape {mat.shape}")
+    return _bcoo_dynamic_slice(mat, start_indices, slice_sizes=slice_sizes)
+
+
+@partial(jit, static_argnames=("slice_sizes",))
+def _bcoo_dynamic_slice(mat, start_indices, *, slice_sizes):
     nb, ns = mat.n_batch, mat.n_sparse
     start_b, start_s, start_d = _split(start_indices, [nb, ns])
     size_b, size_s, size_d = _split(slice_sizes, [nb, ns])
@@ -146,6 +158,14 @@ def bcoo_gather(operand, start_indices, dimension_numbers, slice_sizes, *,
                              fill_value=fill_value),
                      ShapeDtypeStruct(operand.shape, operand.dtype),
                      ShapeDtypeStruct(start_indices.shape, start_indices.dtype))
+    return _bcoo_gather(operand, start_indices, dimension_numbers=dimension_numbers,
+                        slice_sizes=tuple(slice_sizes), out_shape=tuple(out.shape),
+                        out_dtype=out.dtype)
+
+
+@partial(jit, static_argnames=("dimension_numbers", "slice_sizes", "out_shape", "out_dtype"))
+def _bcoo_gather(operand, start_indices, *, dimension_numbers, slice_sizes, out_shape,
+                 out_dtype):
     offset_dims = tuple(dimension_numbers.offset_dims)
     collapsed = tuple(dimension_numbers.collapsed_slice_dims)
     full_start = [jnp.zeros((), start_indices.dtype)] * operand.ndim
@@ -163,10 +183,10 @@ def bcoo_gather(operand, start_indices, dimension_numbers, slice_sizes, *,
     result = bcoo_reshape(result, new_sizes=(*start_indices.shape[:-1], *result.shape[1:]),
                           dimensions=tuple(range(result.ndim)))
     if result.shape:
-        batch_dims = tuple(d for d in range(len(out.shape)) if d not in offset_dims)
+        batch_dims = tuple(d for d in range(len(out_shape)) if d not in offset_dims)
         permutation = np.zeros(result.ndim, dtype=int)
         permutation[np.array(batch_dims + offset_dims, dtype=int)] = np.arange(result.ndim)
         if set(permutation[:len(batch_dims)]) != set(range(len(batch_dims))):
             result = bcoo_update_layout(result, n_batch=0)
         result = bcoo_transpose(result, permutation=tuple(int(p) for p in permutation))
-    return result.reshape(tuple(out.shape)).astype(out.dtype)
+    return result.reshape(out_shape).astype(out_dtype)

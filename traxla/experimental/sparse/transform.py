@@ -103,26 +103,28 @@ _is_sparse_obj = lambda arg: isinstance(arg, BCOO)  # noqa: E731
 _is_spvalue = lambda arg: isinstance(arg, SparsifyValue)  # noqa: E731
 
 
+def _spvalue_of(spenv, arg):
+    if not isinstance(arg, BCOO):
+        return spenv.dense(arg)
+    return spenv.sparse(arg.shape, arg.data, arg.indices, indices_sorted=arg.indices_sorted,
+                        unique_indices=arg.unique_indices)
+
+
+def _array_of(spenv, spvalue):
+    if not spvalue.is_bcoo():
+        return spenv.data(spvalue)
+    return BCOO((spenv.data(spvalue), spenv.indices(spvalue)), shape=spvalue.shape,
+                indices_sorted=spvalue.indices_sorted, unique_indices=spvalue.unique_indices)
+
+
 def arrays_to_spvalues(spenv, args):
     """A pytree of (sparse) arrays as the equivalent pytree of spvalues."""
-    def array_to_spvalue(arg):
-        if isinstance(arg, BCOO):
-            return spenv.sparse(arg.shape, arg.data, arg.indices,
-                                indices_sorted=arg.indices_sorted,
-                                unique_indices=arg.unique_indices)
-        return spenv.dense(arg)
-    return tree_map(array_to_spvalue, args, is_leaf=_is_sparse_obj)
+    return tree_map(functools.partial(_spvalue_of, spenv), args, is_leaf=_is_sparse_obj)
 
 
 def spvalues_to_arrays(spenv, spvalues):
     """A pytree of spvalues as the equivalent pytree of (sparse) arrays."""
-    def spvalue_to_array(spvalue):
-        if spvalue.is_bcoo():
-            return BCOO((spenv.data(spvalue), spenv.indices(spvalue)), shape=spvalue.shape,
-                        indices_sorted=spvalue.indices_sorted,
-                        unique_indices=spvalue.unique_indices)
-        return spenv.data(spvalue)
-    return tree_map(spvalue_to_array, spvalues, is_leaf=_is_spvalue)
+    return tree_map(functools.partial(_array_of, spenv), spvalues, is_leaf=_is_spvalue)
 
 
 def spvalues_to_avals(spenv, spvalues):
