@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from traxla import lax, numpy as jnp
+from traxla.api import jit
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape
 from traxla.experimental.sparse.bcoo import BCOO, _validate_bcoo, _validate_permutation
 from traxla.experimental.sparse.util import (SparseEfficiencyError, SparseEfficiencyWarning,
@@ -78,6 +79,11 @@ def bcoo_update_layout(mat, *, n_batch=None, n_dense=None, on_inefficient="error
     if n_batch > mat.n_batch and any(d > 1 for d in mat.shape[mat.n_batch:n_batch]):
         _maybe_err_or_warn(f"For matrix of shape {mat.shape}, increasing n_batch from "
                            f"{mat.n_batch} to {n_batch} results in inefficient storage.")
+    return _bcoo_update_layout(mat, n_batch=n_batch, n_dense=n_dense)
+
+
+@partial(jit, static_argnames=("n_batch", "n_dense"))
+def _bcoo_update_layout(mat, *, n_batch, n_dense):
     data, indices, shape = mat.data, mat.indices, mat.shape
     cur_batch, cur_dense = mat.n_batch, mat.n_dense
 
@@ -227,7 +233,12 @@ def bcoo_concatenate(operands, *, dimension):
 def bcoo_reshape(mat, *, new_sizes, dimensions=None, sharding=None):
     """Sparse implementation of ``lax.reshape`` (batch, sparse and dense dimensions may
     not mix)."""
-    new_sizes = tuple(new_sizes)
+    return _bcoo_reshape(mat, new_sizes=tuple(int(d) for d in new_sizes),
+                         dimensions=None if dimensions is None else tuple(dimensions))
+
+
+@partial(jit, static_argnames=("new_sizes", "dimensions"))
+def _bcoo_reshape(mat, *, new_sizes, dimensions):
     if (tuple(mat.indices.shape[:mat.n_batch]) != tuple(mat.data.shape[:mat.n_batch])
             != tuple(mat.shape[:mat.n_batch])):
         raise NotImplementedError("reshape of arrays with broadcasted batch dimensions.")
