@@ -108,9 +108,9 @@ def test_errors_match_jax(bad):
 
 
 def test_unknown_sparse_format():
-    # JAX lists its five formats; traxla has BCOO only.
+    # JAX lists its five formats; traxla has BCSR and BCOO.
     with pytest.raises(ValueError, match="sparse_format='nope' not recognized; must be one of "
-                       r"\['bcoo'\]"):
+                       r"\['bcsr', 'bcoo'\]"):
         sparse.empty((3, 4), sparse_format="nope")
 
 
@@ -329,3 +329,41 @@ def test_slicing_and_indexing_match_jax():
     same(x[np.array([0, 1])].todense(), X3[[0, 1]])
     with pytest.raises(ValueError, match="bcoo_slice: invalid indices"):
         sparse.bcoo_slice(a, start_indices=(0, 0), limit_indices=(4, 4))
+
+
+def same_bcsr(a, b):
+    assert isinstance(a, sparse.BCSR) and isinstance(b, jsparse.BCSR)
+    assert a.shape == b.shape and repr(a) == repr(b)
+    for name in ("data", "indices", "indptr"):
+        same(getattr(a, name), getattr(b, name))
+
+
+def test_bcsr_matches_jax():
+    for x, kw in [(M, {}), (M, {"nse": 6}), (X3, {"n_batch": 1}),
+                  (X3[..., None], {"n_batch": 1, "n_dense": 1})]:
+        a = sparse.BCSR.fromdense(x, **kw)
+        nse = kw.get("nse", a.nse)
+        b = jax.jit(lambda x: jsparse.BCSR.fromdense(x, **{**kw, "nse": nse}))(x)
+        same_bcsr(a, b)
+        same(a.todense(), x if "nse" not in kw else b.todense())
+        same(sparse.bcsr_todense(a), x)
+        same(sparse.bcsr_extract(a.indices, a.indptr, x), b.data)
+        same(a.to_bcoo().indices, sparse.BCOO.fromdense(x, **kw).indices)
+        same_bcsr(sparse.BCSR.from_bcoo(sparse.BCOO.fromdense(x, **kw)), b)
+    a, b = sparse.BCSR.fromdense(M), jsparse.BCSR.fromdense(M)
+    same(a @ V4, b @ V4)
+    rhs = np.ones((4, 2), np.float32)
+    dn = (([1], [0]), ([], []))
+    same(sparse.bcsr_dot_general(a, rhs, dimension_numbers=dn), M @ rhs)
+    same(traxla.jit(lambda m, v: m @ v)(a, V4), M @ V4)
+    same(traxla.grad(lambda d: (sparse.BCSR((d, a.indices, a.indptr), shape=M.shape) @ V4).sum())(a.data),
+         jax.grad(lambda d: (jsparse.BCSR((d, b.indices, b.indptr), shape=M.shape) @ V4).sum())(b.data))
+    same_bcsr(sparse.empty((3, 4), sparse_format="bcsr", nse=2),
+              jsparse.empty((3, 4), sparse_format="bcsr", nse=2))
+    same_bcsr(a.sum_duplicates(nse=5), jax.jit(lambda m: m.sum_duplicates(nse=5))(b))
+    xb = sparse.BCSR.fromdense(X3, n_batch=1)
+    same(traxla.vmap(lambda m: m.todense())(xb), X3)
+    with pytest.raises(NotImplementedError, match="currently implemented for BCSR lhs"):
+        jnp.ones(3) @ a
+    with pytest.raises(ValueError, match="indptr shape must match the matrix shape plus 1."):
+        sparse.BCSR((np.ones(3), np.zeros(3, np.int32), np.zeros(3, np.int32)), shape=(3, 4))

@@ -18,6 +18,10 @@ from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice, bcoo_gathe
 from traxla.experimental.sparse.bcoo_shape import (
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_reshape, bcoo_rev, bcoo_squeeze,
     bcoo_update_layout)
+from traxla.experimental.sparse.bcsr import (
+    BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general, bcsr_extract,
+    bcsr_fromdense, bcsr_sum_duplicates, bcsr_todense)
+from traxla.experimental.sparse import bcoo, bcsr  # noqa: F401  (JAX's submodules)
 from traxla.experimental.sparse.api import empty, eye, todense
 from traxla.experimental.sparse.transform import sparsify
 from traxla.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
@@ -27,5 +31,7 @@ __all__ = [
     "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
     "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
-    "sparsify", "bcoo_dynamic_slice", "bcoo_gather", "bcoo_slice", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
+    "sparsify", "BCSR", "bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general",
+    "bcsr_extract", "bcsr_fromdense", "bcsr_sum_duplicates", "bcsr_todense", "bcoo", "bcsr",
+    "bcoo_dynamic_slice", "bcoo_gather", "bcoo_slice", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
     "bcoo_squeeze", "bcoo_update_layout", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]

@@ -87,3 +87,61 @@ def _not_implemented(name):
 for _name in ("sum", "__neg__", "__pos__", "__matmul__", "__rmatmul__", "__mul__", "__rmul__",
               "__add__", "__radd__", "__sub__", "__rsub__", "__getitem__"):
     setattr(JAXSparse, _name, _not_implemented(_name))
+
+
+class _BufferedSparse(JAXSparse):
+    """What BCOO and BCSR share: buffers named by ``_buffer_names`` (data first), the
+    sorted/unique flags, their pytree form and their repr."""
+    _buffer_names: tuple = ()
+
+    def _set_buffers(self, args, shape, indices_sorted, unique_indices):
+        from traxla import numpy as jnp
+        for name, buf in zip(self._buffer_names, args):
+            setattr(self, name, jnp.asarray(buf))
+        self.indices_sorted = indices_sorted
+        self.unique_indices = unique_indices
+        JAXSparse.__init__(self, args, shape=shape)
+
+    @property
+    def _info(self):
+        from traxla.experimental.sparse.util import SparseInfo
+        return SparseInfo(self.shape, self.indices_sorted, self.unique_indices)
+
+    @property
+    def _bufs(self):
+        return tuple(getattr(self, name) for name in self._buffer_names)
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    def __repr__(self):
+        name = self.__class__.__name__
+        try:
+            nse, n_batch, n_dense = self.nse, self.n_batch, self.n_dense
+            dtype, shape = self.dtype, list(self.shape)
+        except Exception:
+            repr_ = f"{name}(<invalid>)"
+        else:
+            extra = f", {nse=}"
+            if n_batch:
+                extra += f", {n_batch=}"
+            if n_dense:
+                extra += f", {n_dense=}"
+            repr_ = f"{name}({dtype}{shape}{extra})"
+        if isinstance(self.data, Tracer):
+            repr_ = f"{type(self.data).__name__}[{repr_}]"
+        return repr_
+
+    def tree_flatten(self):
+        return self._bufs, self._info._asdict()
+
+    @classmethod
+    def tree_unflatten(cls, aux_data, children):
+        obj = object.__new__(cls)
+        for name, child in zip(cls._buffer_names, children):
+            setattr(obj, name, child)
+        if aux_data.keys() != {"shape", "indices_sorted", "unique_indices"}:
+            raise ValueError(f"{cls.__name__}.tree_unflatten: invalid {aux_data=}")
+        obj.__dict__.update(**aux_data)
+        return obj

@@ -6,6 +6,7 @@ from __future__ import annotations
 from traxla.api import jit
 from traxla.experimental.sparse._base import JAXSparse
 from traxla.experimental.sparse.bcoo import BCOO, _concrete_int
+from traxla.experimental.sparse.bcsr import BCSR
 
 
 @jit
@@ -25,7 +26,7 @@ def todense(arr):
 
 def empty(shape, dtype=None, index_dtype="int32", sparse_format="bcoo", **kwds):
     """Create an empty sparse array."""
-    formats = {"bcoo": BCOO}
+    formats = {"bcsr": BCSR, "bcoo": BCOO}
     if sparse_format not in formats:
         raise ValueError(f"sparse_format={sparse_format!r} not recognized; "
                          f"must be one of {list(formats.keys())}")

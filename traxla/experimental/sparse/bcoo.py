@@ -19,7 +19,7 @@ from traxla import dtypes, lax, numpy as jnp
 from traxla.api import jit
 from traxla.batching import register_vmappable
 from traxla.errors import ConcretizationTypeError
-from traxla.experimental.sparse._base import JAXSparse
+from traxla.experimental.sparse._base import _BufferedSparse
 from traxla.experimental.sparse.util import (SparseInfo, _count_stored_elements,
                                              nfold_vmap)
 from traxla.tracer import Tracer
@@ -518,32 +518,18 @@ def _bcoo_multiply_dense(data, indices, v, *, spinfo):
 # the array class
 
 @register_pytree_node_class
-class BCOO(JAXSparse):
+class BCOO(_BufferedSparse):
     """Experimental batched COO matrix: ``data`` of shape ``[*batch, nse, *dense]`` and
     ``indices`` of shape ``[*batch, nse, n_sparse]``; duplicate entries are summed."""
+    _buffer_names = ("data", "indices")
 
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
-        self.data, self.indices = map(jnp.asarray, args)
-        self.indices_sorted = indices_sorted
-        self.unique_indices = unique_indices
-        super().__init__(args, shape=tuple(shape))
+        self._set_buffers(args, tuple(shape), indices_sorted, unique_indices)
         _validate_bcoo(self.data, self.indices, self.shape)
-
-    @property
-    def _info(self):
-        return SparseInfo(self.shape, self.indices_sorted, self.unique_indices)
-
-    @property
-    def _bufs(self):
-        return (self.data, self.indices)
 
     @property
     def nse(self):
         return self.indices.shape[-2]
-
-    @property
-    def dtype(self):
-        return self.data.dtype
 
     @property
     def n_batch(self):
@@ -556,24 +542,6 @@ class BCOO(JAXSparse):
     @property
     def n_dense(self):
         return self.data.ndim - 1 - self.n_batch
-
-    def __repr__(self):
-        name = self.__class__.__name__
-        try:
-            nse, n_batch, n_dense = self.nse, self.n_batch, self.n_dense
-            dtype, shape = self.dtype, list(self.shape)
-        except Exception:
-            repr_ = f"{name}(<invalid>)"
-        else:
-            extra = f", {nse=}"
-            if n_batch:
-                extra += f", {n_batch=}"
-            if n_dense:
-                extra += f", {n_dense=}"
-            repr_ = f"{name}({dtype}{shape}{extra})"
-        if isinstance(self.data, Tracer):
-            repr_ = f"{type(self.data).__name__}[{repr_}]"
-        return repr_
 
     # reshape, astype, sum and the operators are set by transform.py (through sparsify).
     def reshape(self, *args, **kwargs):
@@ -671,18 +639,6 @@ class BCOO(JAXSparse):
             else False
         return BCOO((mat_T.data, mat_T.indices), shape=shape_T, indices_sorted=is_sorted,
                     unique_indices=self.unique_indices)
-
-    def tree_flatten(self):
-        return (self.data, self.indices), self._info._asdict()
-
-    @classmethod
-    def tree_unflatten(cls, aux_data, children):
-        obj = object.__new__(cls)
-        obj.data, obj.indices = children
-        if aux_data.keys() != {"shape", "indices_sorted", "unique_indices"}:
-            raise ValueError(f"BCOO.tree_unflatten: invalid {aux_data=}")
-        obj.__dict__.update(**aux_data)
-        return obj
 
 
 # vmap maps a BCOO argument along one of its batch dimensions (JAX's vmappable handlers)
