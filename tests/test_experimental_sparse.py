@@ -367,3 +367,5 @@ def test_bcsr_matches_jax():
         jnp.ones(3) @ a
     with pytest.raises(ValueError, match="indptr shape must match the matrix shape plus 1."):
         sparse.BCSR((np.ones(3), np.zeros(3, np.int32), np.zeros(3, np.int32)), shape=(3, 4))
+    with pytest.raises(NotImplementedError, match="sparsify of BCSR arrays"):
+        sparse.sparsify(jnp.sin)(a)

@@ -12,6 +12,7 @@ import numpy as np
 from traxla import lax, numpy as jnp
 from traxla.api_util import shaped_abstractify
 from traxla.experimental.sparse import bcoo as _bcoo
+from traxla.experimental.sparse._base import JAXSparse
 from traxla.experimental.sparse.bcoo import BCOO
 from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
 from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice, bcoo_gather, bcoo_slice
@@ -21,7 +22,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.numpy._indexing import rewriting_take
 from traxla.ir.jaxpr import DropVar, Literal
 from traxla.tracer import trace_to_jaxpr
-from traxla.tree_util import tree_flatten, tree_map, tree_unflatten
+from traxla.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 # primitive name -> rule(spenv, primitive, *spvalues, **params) -> list of spvalues
 sparse_rules_bcoo: dict = {}
@@ -196,6 +197,10 @@ def sparsify(f, use_tracer=False):
 
     @functools.wraps(f)
     def wrapped(*args, **params):
+        if any(isinstance(a, JAXSparse) and not isinstance(a, BCOO)
+               for a in tree_leaves(args, is_leaf=lambda x: isinstance(x, JAXSparse))):
+            raise NotImplementedError("sparsify of BCSR arrays is not implemented in traxla "
+                                      "(convert with .to_bcoo())")
         spenv = SparsifyEnv()
         spvalues = arrays_to_spvalues(spenv, args)
         spvalues_out, out_tree = f_raw(spenv, *spvalues, **params)
