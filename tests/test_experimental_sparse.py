@@ -139,6 +139,17 @@ def test_matmuls_match_jax_and_numpy():
          jsparse.bcoo_dot_general(rhs.T, b.T, dimension_numbers=dn))
 
 
+def test_dot_general_sampled_matches_jax():
+    A, B = np.arange(12., dtype=np.float32).reshape(3, 4), np.arange(8., dtype=np.float32).reshape(4, 2)
+    idx = sparse.BCOO.fromdense(M[:, :2]).indices
+    dn = (([1], [0]), ([], []))
+    same(sparse.bcoo_dot_general_sampled(A, B, idx, dimension_numbers=dn),
+         jsparse.bcoo_dot_general_sampled(A, B, np.asarray(idx), dimension_numbers=dn))
+    g = traxla.grad(lambda a: sparse.bcoo_dot_general_sampled(a, B, idx, dimension_numbers=dn).sum())(A)
+    jg = jax.grad(lambda a: jsparse.bcoo_dot_general_sampled(a, B, np.asarray(idx), dimension_numbers=dn).sum())(A)
+    same(g, jg)
+
+
 def test_batched_and_sparse_sparse_dot_general_match_jax():
     a, b = sparse.BCOO.fromdense(X3, n_batch=1), jsparse.BCOO.fromdense(X3, n_batch=1)
     Y = np.arange(8., dtype=np.float32).reshape(2, 4)

@@ -13,7 +13,7 @@ from traxla.experimental.sparse.bcoo import (
     BCOO, bcoo_extract, bcoo_fromdense, bcoo_multiply_dense,
     bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_sort_indices, bcoo_sum_duplicates,
     bcoo_todense, bcoo_transpose)
-from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general, bcoo_dot_general_sampled
 from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice, bcoo_gather, bcoo_slice
 from traxla.experimental.sparse.bcoo_shape import (
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_reshape, bcoo_rev, bcoo_squeeze,
@@ -31,7 +31,7 @@ __all__ = [
     "SparseEfficiencyWarning", "bcoo_dot_general", "bcoo_extract", "bcoo_fromdense",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
     "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye", "todense",
-    "sparsify", "BCSR", "bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general",
+    "sparsify", "bcoo_dot_general_sampled", "BCSR", "bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general",
     "bcsr_extract", "bcsr_fromdense", "bcsr_sum_duplicates", "bcsr_todense", "bcoo", "bcsr",
     "bcoo_dynamic_slice", "bcoo_gather", "bcoo_slice", "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_reshape", "bcoo_rev",
     "bcoo_squeeze", "bcoo_update_layout", "grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]

@@ -146,3 +146,14 @@ def _bcoo_rdot_general(lhs, rhs_data, rhs_indices, *, dimension_numbers,
     n_swap = len(rhs_spinfo.shape) - n_contract
     permutation = (*range(n_batch), *range(n_swap, result.ndim), *range(n_batch, n_swap))
     return lax.transpose(result, permutation)
+
+
+def bcoo_dot_general_sampled(A, B, indices, *, dimension_numbers):
+    """A contraction of dense ``A`` and ``B`` computed at the given BCOO ``indices`` only:
+    the BCOO data of ``dot_general(A, B)`` there. (JAX computes small cases without the
+    dense product; the values are the same.)"""
+    from traxla.experimental.sparse.bcoo import _bcoo_extract
+    dimension_numbers = _canonical_dimension_numbers(dimension_numbers)
+    dense = lax.dot_general(jnp.asarray(A), jnp.asarray(B), dimension_numbers=dimension_numbers,
+                            precision=lax.Precision.HIGHEST)
+    return _bcoo_extract(jnp.asarray(indices), dense)
