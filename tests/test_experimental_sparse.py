@@ -300,6 +300,13 @@ def test_layout_and_shape_operations_match_jax():
         same_bcoo(f(sparse, xb.update_layout(n_dense=0)), f(jsparse, jxb.update_layout(n_dense=0)))
 
 
+def test_reshape_with_batch_and_dense_dimensions():
+    # JAX 0.10.2 splits the new sizes wrongly here and fails to lower; the values are numpy's
+    x = sparse.BCOO.fromdense(X3, n_batch=1, n_dense=1)
+    for shape in [(2, 3, 4), (2, 3, 2, 2)]:
+        same(sparse.bcoo_reshape(x, new_sizes=shape).todense(), X3.reshape(shape))
+
+
 @pytest.mark.parametrize("bad", [
     lambda S: S.bcoo_update_layout(S.BCOO.fromdense(X3), n_batch=1),
     lambda S: S.bcoo_update_layout(S.BCOO.fromdense(X3), n_batch=2, n_dense=2),
