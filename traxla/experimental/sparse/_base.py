@@ -93,6 +93,7 @@ class _BufferedSparse(JAXSparse):
     """What BCOO and BCSR share: buffers named by ``_buffer_names`` (data first), the
     sorted/unique flags, their pytree form and their repr."""
     _buffer_names: tuple = ()
+    _index_tail = 1  # trailing dimensions of ``indices`` after the batch ones (nse, ...)
 
     def _set_buffers(self, args, shape, indices_sorted, unique_indices):
         from traxla import numpy as jnp
@@ -114,6 +115,18 @@ class _BufferedSparse(JAXSparse):
     @property
     def dtype(self):
         return self.data.dtype
+
+    @property
+    def nse(self):
+        return self.indices.shape[-self._index_tail]
+
+    @property
+    def n_batch(self):
+        return self.indices.ndim - self._index_tail
+
+    @property
+    def n_dense(self):
+        return self.data.ndim - 1 - self.n_batch
 
     def __repr__(self):
         name = self.__class__.__name__
@@ -145,3 +158,37 @@ class _BufferedSparse(JAXSparse):
             raise ValueError(f"{cls.__name__}.tree_unflatten: invalid {aux_data=}")
         obj.__dict__.update(**aux_data)
         return obj
+
+
+def _register_vmappable(cls, batched_word, keep_flags):
+    """vmap maps an array of ``cls`` along one of its batch dimensions and stacks results
+    as one (JAX's vmappable handlers; ``batched_word`` and ``keep_flags`` are where JAX's
+    BCOO and BCSR handlers differ)."""
+    from traxla.batching import register_vmappable
+    name = cls.__name__
+
+    def flags(val):
+        return ({"indices_sorted": val.indices_sorted, "unique_indices": val.unique_indices}
+                if keep_flags else {})
+
+    def to_elt(cont, _, val, axis):
+        if axis is None:
+            return val
+        if axis >= val.n_batch:
+            raise ValueError(f"Cannot map in_axis={axis} for {name} array with n_batch="
+                             f"{val.n_batch}. in_axes for batched {name} operations must "
+                             f"correspond to a {batched_word} dimension.")
+        return cls(tuple(cont(b, axis) for b in val._bufs),
+                   shape=val.shape[:axis] + val.shape[axis + 1:], **flags(val))
+
+    def from_elt(cont, axis_size, elt, axis):
+        if axis is None:
+            return elt
+        if axis > elt.n_batch:
+            raise ValueError(f"{name}: cannot add out_axis={axis} for {name} array with "
+                             f"n_batch={elt.n_batch}. {name} batch axes must be a contiguous "
+                             "block of leading dimensions.")
+        return cls(tuple(cont(axis_size, b, axis) for b in elt._bufs),
+                   shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:], **flags(elt))
+
+    register_vmappable(cls, int, int, to_elt, from_elt, None)

@@ -17,10 +17,9 @@ import numpy as np
 
 from traxla import dtypes, lax, numpy as jnp
 from traxla.api import jit
-from traxla.batching import register_vmappable
 from traxla.errors import ConcretizationTypeError
-from traxla.experimental.sparse._base import _BufferedSparse
-from traxla.experimental.sparse.util import (SparseInfo, _count_stored_elements,
+from traxla.experimental.sparse._base import _BufferedSparse, _register_vmappable
+from traxla.experimental.sparse.util import (_count_stored_elements,
                                              nfold_vmap)
 from traxla.tracer import Tracer
 from traxla.tree_util import register_pytree_node_class
@@ -522,26 +521,15 @@ class BCOO(_BufferedSparse):
     """Experimental batched COO matrix: ``data`` of shape ``[*batch, nse, *dense]`` and
     ``indices`` of shape ``[*batch, nse, n_sparse]``; duplicate entries are summed."""
     _buffer_names = ("data", "indices")
+    _index_tail = 2  # indices: [*batch, nse, n_sparse]
 
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
         self._set_buffers(args, tuple(shape), indices_sorted, unique_indices)
         _validate_bcoo(self.data, self.indices, self.shape)
 
     @property
-    def nse(self):
-        return self.indices.shape[-2]
-
-    @property
-    def n_batch(self):
-        return self.indices.ndim - 2
-
-    @property
     def n_sparse(self):
         return self.indices.shape[-1]
-
-    @property
-    def n_dense(self):
-        return self.data.ndim - 1 - self.n_batch
 
     # reshape, astype, sum and the operators are set by transform.py (through sparsify).
     def reshape(self, *args, **kwargs):
@@ -641,29 +629,4 @@ class BCOO(_BufferedSparse):
                     unique_indices=self.unique_indices)
 
 
-# vmap maps a BCOO argument along one of its batch dimensions (JAX's vmappable handlers)
-def _bcoo_to_elt(cont, _, val, axis):
-    if axis is None:
-        return val
-    if axis >= val.n_batch:
-        raise ValueError(f"Cannot map in_axis={axis} for BCOO array with n_batch={val.n_batch}. "
-                         "in_axes for batched BCOO operations must correspond to a batch "
-                         "dimension.")
-    return BCOO((cont(val.data, axis), cont(val.indices, axis)),
-                shape=val.shape[:axis] + val.shape[axis + 1:],
-                indices_sorted=val.indices_sorted, unique_indices=val.unique_indices)
-
-
-def _bcoo_from_elt(cont, axis_size, elt, axis):
-    if axis is None:
-        return elt
-    if axis > elt.n_batch:
-        raise ValueError(f"BCOO: cannot add out_axis={axis} for BCOO array with "
-                         f"n_batch={elt.n_batch}. BCOO batch axes must be a contiguous block "
-                         "of leading dimensions.")
-    return BCOO((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis)),
-                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:],
-                indices_sorted=elt.indices_sorted, unique_indices=elt.unique_indices)
-
-
-register_vmappable(BCOO, int, int, _bcoo_to_elt, _bcoo_from_elt, None)
+_register_vmappable(BCOO, "batch", keep_flags=True)

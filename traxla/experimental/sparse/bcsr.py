@@ -3,7 +3,6 @@ two sparse dimensions stored as column ``indices`` and row pointers ``indptr`` p
 Each operation goes through the equivalent BCOO indices (as JAX's implementations do)."""
 from __future__ import annotations
 
-import operator
 from functools import partial
 from typing import NamedTuple
 
@@ -11,12 +10,11 @@ import numpy as np
 
 from traxla import dtypes, numpy as jnp
 from traxla.api import jit
-from traxla.batching import register_vmappable
 from traxla.experimental.sparse import bcoo
-from traxla.experimental.sparse._base import JAXSparse, _BufferedSparse
+from traxla.experimental.sparse._base import JAXSparse, _BufferedSparse, _register_vmappable
 from traxla.experimental.sparse.bcoo_dot import _bcoo_dot_general
 from traxla.experimental.sparse.bcoo_shape import bcoo_broadcast_in_dim, bcoo_concatenate
-from traxla.experimental.sparse.util import SparseInfo, _count_stored_elements, nfold_vmap
+from traxla.experimental.sparse.util import _count_stored_elements, nfold_vmap
 from traxla.tree_util import register_pytree_node_class
 
 
@@ -176,26 +174,13 @@ class BCSR(_BufferedSparse):
     column ``indices`` of shape ``[*batch, nse]`` and row pointers ``indptr`` of shape
     ``[*batch, n_rows + 1]``."""
     _buffer_names = ("data", "indices", "indptr")
+    _index_tail = 1  # indices: [*batch, nse]
 
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
         self._set_buffers(args, shape, indices_sorted, unique_indices)
         _validate_bcsr(self.data, self.indices, self.indptr, self.shape)
 
-    @property
-    def nse(self):
-        return self.indices.shape[-1]
-
-    @property
-    def n_batch(self):
-        return self.indices.ndim - 1
-
-    @property
-    def n_sparse(self):
-        return 2
-
-    @property
-    def n_dense(self):
-        return self.data.ndim - self.indices.ndim
+    n_sparse = 2
 
     @property
     def _sparse_shape(self):
@@ -273,27 +258,4 @@ class BCSR(_BufferedSparse):
                                   "lhs and ndarray rhs.")
 
 
-def _bcsr_to_elt(cont, _, val, axis):
-    if axis is None:
-        return val
-    if axis >= val.n_batch:
-        raise ValueError(f"Cannot map in_axis={axis} for BCSR array with n_batch="
-                         f"{val.n_batch}. in_axes for batched BCSR operations must "
-                         "correspond to a batched dimension.")
-    return BCSR((cont(val.data, axis), cont(val.indices, axis), cont(val.indptr, axis)),
-                shape=val.shape[:axis] + val.shape[axis + 1:])
-
-
-def _bcsr_from_elt(cont, axis_size, elt, axis):
-    if axis is None:
-        return elt
-    if axis > elt.n_batch:
-        raise ValueError(f"BCSR: cannot add out_axis={axis} for BCSR array with "
-                         f"n_batch={elt.n_batch}. BCSR batch axes must be a "
-                         "contiguous block of leading dimensions.")
-    return BCSR((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis),
-                 cont(axis_size, elt.indptr, axis)),
-                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:])
-
-
-register_vmappable(BCSR, int, int, _bcsr_to_elt, _bcsr_from_elt, None)
+_register_vmappable(BCSR, "batched", keep_flags=False)
