@@ -199,6 +199,9 @@ def test_sparsify_matches_jax():
 
     a, b = sparse.BCOO.fromdense(M), jsparse.BCOO.fromdense(M)
     same(sparse.sparsify(f(jnp))(a, V3), jsparse.sparsify(f(jjnp))(b, V3))
+    same(traxla.jit(sparse.sparsify(f(jnp)))(a, V3), jax.jit(jsparse.sparsify(f(jjnp)))(b, V3))
+    same(traxla.grad(lambda v: sparse.sparsify(f(jnp))(a, v).sum())(V3),
+         jax.grad(lambda v: jsparse.sparsify(f(jjnp))(b, v).sum())(V3))
 
     def g(lib, S):
         return lambda m: (S.todense(lib.sin(m) * 3 - m) + 1).sum(1)
@@ -381,6 +384,11 @@ def test_bcsr_matches_jax():
     same_bcsr(a.sum_duplicates(nse=5), jax.jit(lambda m: m.sum_duplicates(nse=5))(b))
     xb = sparse.BCSR.fromdense(X3, n_batch=1)
     same(traxla.vmap(lambda m: m.todense())(xb), X3)
+    with pytest.raises(ValueError) as theirs:
+        jax.vmap(lambda m: m.todense(), in_axes=1)(jsparse.BCSR.fromdense(X3, n_batch=1))
+    with pytest.raises(ValueError) as ours:
+        traxla.vmap(lambda m: m.todense(), in_axes=1)(xb)
+    assert str(ours.value) == str(theirs.value)
     with pytest.raises(NotImplementedError, match="currently implemented for BCSR lhs"):
         jnp.ones(3) @ a
     with pytest.raises(ValueError, match="indptr shape must match the matrix shape plus 1."):
