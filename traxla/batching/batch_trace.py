@@ -249,6 +249,25 @@ def _canonical_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
+# Types vmap maps as a whole rather than leaf by leaf (JAX's ``register_vmappable``): a
+# sparse array's batch axis runs through its buffers and its static shape together.
+_vmappables: dict = {}
+
+
+def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt, make_iota):
+    """``to_elt(cont, axis_size, value, axis)`` gives the per-element value, where
+    ``cont(buffer, axis)`` maps a buffer along ``axis``; ``from_elt(cont, axis_size, elt,
+    axis)`` stacks results, where ``cont(axis_size, buffer, axis)`` moves a buffer's mapped
+    axis to ``axis``. (``spec_type``, ``axis_size_type`` and ``make_iota`` are JAX's
+    signature; traxla maps integer axes only.)"""
+    del spec_type, axis_size_type, make_iota
+    _vmappables[data_type] = (to_elt, from_elt)
+
+
+def _is_vmappable(x) -> bool:
+    return type(x) in _vmappables
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
          sum_match=False):
     """Vectorizes ``fun`` over ``in_axes`` of its positional arguments (keyword arguments
@@ -273,9 +292,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                 "positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
-        args_tree = tree_util.tree_structure(args)
-        kwargs_tree = tree_util.tree_structure(kwargs)
+        is_leaf = _is_vmappable if _vmappables else None
+        leaves, tree = tree_util.tree_flatten((args, kwargs), is_leaf)
+        args_tree = tree_util.tree_structure(args, is_leaf)
+        kwargs_tree = tree_util.tree_structure(kwargs, is_leaf)
         flat_axes = (_flatten_axes("vmap in_axes", args_tree, in_axes)
                      + [0] * kwargs_tree.num_leaves)
         # Ref objects (traxla.ref) are mapped through their values and written back after
@@ -288,6 +308,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         for x, ax in zip(leaves, flat_axes):
             if ax is None:
                 tracers.append(x)
+            elif _is_vmappable(x):
+                cont = lambda v, a: BatchTracer(trace, v, a % len(prims.shape_of(v)))  # noqa: E731
+                tracers.append(_vmappables[type(x)][0](cont, size, x, ax % len(x.shape)))
             else:
                 tracers.append(BatchTracer(trace, x, ax % len(prims.shape_of(x))))
         frame = None if axis_name is None else AxisFrame(axis_name, size)
@@ -313,11 +336,29 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 with set_current_trace(parent):
                     ref._value = val if ax is None else matchaxis(
                         val, dim, ax % len(prims.shape_of(val)) if dim is not None else ax, size)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = tree_util.tree_flatten(out, is_leaf)
             flat_out_axes = _flatten_axes("vmap out_axes", out_tree, out_axes)
-            paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
+            paths = [p for p, _ in tree_util.tree_flatten_with_path(out, is_leaf)[0]]
             results = []
             for o, ax, path in zip(out_leaves, flat_out_axes, paths):
+                if _is_vmappable(o):
+                    def cont(n, v, a):
+                        val, dim = trace.to_val_dim(v)
+                        if a is None and dim is not None and not sum_match:
+                            raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got "
+                                             f"axis spec None but output was batched on axis "
+                                             f"{dim}")
+                        with set_current_trace(parent):
+                            return prims._lift(val if a is None else
+                                               matchaxis(val, dim, a, n, sum_match))
+                    if ax is None:  # each buffer must come out unbatched
+                        bufs, buf_tree = tree_util.tree_flatten(o)
+                        results.append(tree_util.tree_unflatten(
+                            buf_tree, [cont(size, b, None) for b in bufs]))
+                    else:
+                        ax = _canonical_axis(ax, len(o.shape) + 1)
+                        results.append(_vmappables[type(o)][1](cont, size, o, ax))
+                    continue
                 val, dim = trace.to_val_dim(o)
                 if ax is None and dim is not None and not sum_match:
                     if axis_name is not None:
@@ -380,7 +421,7 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
         if ax is None:
             mapped.append(None)
             continue
-        shape = prims.shape_of(x)
+        shape = tuple(x.shape) if _is_vmappable(x) else prims.shape_of(x)
         if not -len(shape) <= ax < len(shape):
             raise ValueError(
                 f"vmap was requested to map its argument along axis {ax}, which implies that its "

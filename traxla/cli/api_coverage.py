@@ -39,6 +39,7 @@ NAMESPACES = [
     ("export", "jax.export", "traxla.export"),
     ("experimental.ode", "jax.experimental.ode", "traxla.experimental.ode"),
     ("experimental.jet", "jax.experimental.jet", "traxla.experimental.jet"),
+    ("experimental.sparse", "jax.experimental.sparse", "traxla.experimental.sparse"),
 ]
 
 # Names that cannot exist without a feature JAX itself lacks on this platform, or that are
