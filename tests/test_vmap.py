@@ -725,6 +725,13 @@ SPECIAL_CASES.update(dict.fromkeys(["custom_vmap_call"], "tests/test_custom_batc
 SPECIAL_CASES.update(dict.fromkeys(["dce_sink", "empty", "ragged_dot_general",
                                     "select_and_scatter", "stage", "create_token", "after_all"],
                                    "tests/test_lax_census_names.py"))
+# the census of JAX 0.10.2's names (stop 29): vmapped against JAX in their own files
+SPECIAL_CASES.update({"scaled_dot": "tests/test_scaled_dot.py",
+                      "pbroadcast": "tests/test_pbroadcast.py",
+                      "ragged_all_to_all": "tests/test_ragged_all_to_all.py",
+                      "psend": "tests/test_psend_precv.py", "precv": "tests/test_psend_precv.py",
+                      "host_local_array_to_global_array": "tests/test_multihost_utils.py",
+                      "global_array_to_host_local_array": "tests/test_multihost_utils.py"})
 # Primitives with neither a batching rule nor a test yet, each with the reason.
 PENDING: dict[str, str] = {}
 PENDING.update(dict.fromkeys(
