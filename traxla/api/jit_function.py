@@ -33,16 +33,15 @@ from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.thread_state import unusual as _unusual
 from traxla.base.tree_functions import _prefix_error
 from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array, transfer_guard
-from traxla.runtime.array import default_sharding
-from traxla.runtime.array import check_not_deleted, to_default_device
+from traxla.runtime.array import check_not_deleted, default_sharding, to_default_device
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
                                       is_pinned_default, pinned_default as _pinned_default,
-                                      pinned_placement,
-                                      device_placement, device_put_placed, uncommitted)
+                                      pinned_placement, device_placement, device_put_placed,
+                                      uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
@@ -257,13 +256,12 @@ class PjitFunction(Wrapped):
                 arrays = self._apply_in_shardings(arrays, in_tree)
             target = self._target_mesh()
             pinned = False
-            if target is not None or any(a._placement is not None for a in arrays):
+            if placed := target is not None or any(a._placement is not None for a in arrays):
                 check_devices(arrays, lambda: self._arg_names(args, kwargs), self._qualname())
                 # committed to the default device (and nothing elsewhere): its programs run
                 pinned = target is None and all(a._placement is None or
                                                 is_pinned_default(a._placement) for a in arrays)
-            if not pinned and (target is not None or any(a._placement is not None
-                                                         for a in arrays)):
+            if placed and not pinned:
                 arrays, target, follows_default = _follow_committed(arrays, target)
                 if target is not None or any(a._placement is not None for a in arrays):
                     outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
@@ -593,8 +591,7 @@ class PjitFunction(Wrapped):
         return error
 
     def _qualname(self) -> str:
-        fun = self.fun
-        return getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
+        return getattr(self.fun, "__qualname__", getattr(self.fun, "__name__", str(self.fun)))
 
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""
