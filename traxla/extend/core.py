@@ -168,6 +168,29 @@ def primal_dtype_to_tangent_dtype(primal_dtype):
     return dt
 
 
+def mapped_aval(size, axis, aval):
+    """``aval`` with its mapped axis ``axis`` (of length ``size``) removed; None: unmapped."""
+    if not isinstance(aval, ShapedArray):
+        raise TypeError(f"no mapping handler for {aval} of type {type(aval)}")
+    if axis is None:
+        return aval
+    if aval.shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} has not size {size}")
+    return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
+
+
+def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
+    """``aval`` with a new axis of length ``size`` inserted at ``axis``; None: unmapped."""
+    del explicit_mesh_axis
+    if not isinstance(aval, ShapedArray):
+        raise TypeError(f"no unmapping handler for {aval} of type {type(aval)}")
+    if axis is None:
+        return aval
+    if type(axis) is not int:
+        raise TypeError(axis)
+    return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
+
+
 def jaxprs_in_params(params) -> list:
     return [j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in subjaxprs(params)]
 
@@ -183,7 +206,7 @@ def primitives():
 
 __all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOperation",
            "JaxprTypeError", "OpaqueTraceState", "concrete_or_error", "find_top_trace",
-           "get_opaque_trace_state", "jaxprs_in_params", "no_effects",
+           "get_opaque_trace_state", "jaxprs_in_params", "mapped_aval", "unmapped_aval", "no_effects",
            "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
            "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
            "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "unsafe_get_current_trace",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from traxla.autodiff.ad import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
-                             jvp_rules, transpose_rules)
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, UndefinedPrimal, Zero,  # noqa: F401
+                                instantiate, is_undefined, jvp_rules, transpose_rules)
 from traxla.autodiff.rules._util import defjvp as _defjvp
 from traxla.ir.jaxpr import Literal
 
@@ -85,5 +85,5 @@ def defjvp(prim, *jvp_rules_):
     _defjvp(prim, *jvp_rules_)
 
 
-__all__ = ["primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
+__all__ = ["JVPTrace", "JVPTracer", "primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
            "is_undefined_primal", "instantiate_zeros", "defjvp"]
