@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 
 import numpy as np
 
 import copy
 import logging
 
-from traxla.errors import CallbackError
+from traxla import errors
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
@@ -45,9 +46,14 @@ def take_callback_error():
         _errors.clear()
     if not first:
         return None
-    host, e = first[0]
-    err = CallbackError(f"{host.kind} callback {host.name!r} raised "
-                        f"{type(e).__name__}: {e}")
+    return callback_error(first[0][1])
+
+
+def callback_error(e: BaseException):
+    """JAX's runtime error for a callback that raised ``e`` (``errors.CallbackError``, a
+    JaxRuntimeError): ``INTERNAL: CpuCallback error calling callback: `` and the traceback."""
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+    err = errors.CallbackError(f"INTERNAL: CpuCallback error calling callback: {tb}")
     err.__cause__ = e
     return err
 
