@@ -750,7 +750,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)
         if return_shape:
-            return traced.jaxpr, tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+            return traced.jaxpr, traced.out_info  # ShapeDtypeStructs, as JAX's
         return traced.jaxpr
 
     return make

@@ -33,7 +33,23 @@ array_types = {ShapedArray}
 USER_PRIMITIVES: dict = {}
 
 
-class Primitive(_primitive.Primitive):
+class _PrimitiveType(type):
+    """Every primitive is a ``jax.extend.core.Primitive``, as in JAX, where that is the base
+    class of them all (``isinstance(lax.add_p, Primitive)``): traxla's own are instances of
+    the base ``traxla.ir.primitive.Primitive``, which this class extends."""
+
+    def __instancecheck__(cls, obj):
+        if cls is Primitive:
+            return isinstance(obj, _primitive.Primitive)
+        return super().__instancecheck__(obj)
+
+    def __subclasscheck__(cls, sub):
+        if cls is Primitive:
+            return isinstance(sub, type) and issubclass(sub, _primitive.Primitive)
+        return super().__subclasscheck__(sub)
+
+
+class Primitive(_primitive.Primitive, metaclass=_PrimitiveType):
     """A primitive defined from user code: ``p = Primitive('name')``, then
     ``p.def_impl(fn)``, ``p.def_abstract_eval(fn)`` and ``p.bind(*args, **params)``."""
 

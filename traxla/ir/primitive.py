@@ -29,6 +29,12 @@ class Primitive:
     def abstract_eval(self, *avals, **params):
         return typing_rules[self](*avals, **params)
 
+    def get_bind_params(self, params):
+        """The params ``bind`` takes for an equation's ``params`` (JAX's: a call primitive
+        turns its jaxpr back into a function; traxla's primitives bind their params as
+        they are), so ``prim.bind(*args, **prim.get_bind_params(eqn.params))`` re-runs it."""
+        return params
+
 
 def _bind_hook(prim, args, params):  # replaced by tracer.core at import
     raise RuntimeError("traxla.tracer is not initialised")
