@@ -83,8 +83,7 @@ def tangent_aval(aval) -> ShapedArray:
     (a ref's tangent is a ref of its value's tangent type, as in JAX)."""
     if type(aval) is AbstractRef:
         return AbstractRef(tangent_aval(aval.inner_aval), aval.memory_space, aval.kind)
-    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type,
-                       aval.sharding_type, aval.memory_space)
+    return aval.to_tangent_aval()
 
 
 def zero_of(x) -> Zero:
@@ -216,8 +215,13 @@ class JVPTrace(Trace):
                 tout = ([self.known_to_zero(p, t) for p, t in zip(out, tout)]
                         if prim.multiple_results else self.known_to_zero(out, tout))
         if prim.multiple_results:
-            return [JVPTracer(self, p, t) for p, t in zip(out, tout)]
-        return JVPTracer(self, out, tout)
+            return [self.tracer_or_primal(p, t) for p, t in zip(out, tout)]
+        return self.tracer_or_primal(out, tout)
+
+    def tracer_or_primal(self, primal, tangent):
+        """An output whose tangent is a symbolic zero is its primal, not a tracer of this
+        trace (JAX's ``maybe_jvp_tracer``: it does not depend on what is differentiated)."""
+        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
 
     def known_to_zero(self, primal, t):
         if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):

@@ -51,7 +51,7 @@ class _AxisBatchers:
 
     def __setitem__(self, prim, rule):
         def wrapped(size, vals, dims, **params):
-            return rule(size, current_axis_name(), None, vals, dims, **params)
+            return rule(size, current_axis_name(), None, tuple(vals), tuple(dims), **params)
         batching_rules[prim] = wrapped
         rules_for_unbatched.add(prim)
 

@@ -22,7 +22,7 @@ class Primitive:
     def __repr__(self):
         return self.name
 
-    def bind(self, *args, **params):
+    def bind(self, /, *args, **params):
         """Hands the primitive to the innermost trace (installed by ``tracer/``)."""
         return _bind_hook(self, args, params)
 
