@@ -135,3 +135,33 @@ def test_src_dispatch_wait_for_tokens():
     dispatch.wait_for_tokens()  # nothing pending
     atexit.unregister(dispatch.wait_for_tokens)  # what libraries do with it
     atexit.register(dispatch.wait_for_tokens)
+
+
+def _python_callback_primitive(api, core, mlir, np_):
+    """A primitive lowered to a call back to Python (``mlir.emit_python_callback``), with the
+    keepalive handed to the module, as equinox's noinline does."""
+    p = core.Primitive("host_twice_" + api.__name__)
+    p.multiple_results = True
+    p.def_abstract_eval(lambda x, y: [x, y])
+    calls, tokens = [], []
+
+    def host(x, y):
+        calls.append((x.dtype.name, x.shape))
+        return [np.asarray(x) * 2, np.asarray(y) + 1]
+
+    def lowering(ctx, x, y):
+        results, token, keepalive = mlir.emit_python_callback(
+            ctx, host, None, [x, y], list(ctx.avals_in), list(ctx.avals_out),
+            has_side_effect=False, sharding=None)
+        ctx.module_context.add_keepalive(keepalive)
+        tokens.append(token)
+        return results
+
+    mlir.register_lowering(p, lowering)
+    out = api.jit(lambda a, b: p.bind(a, b))(np.arange(3, dtype=np.float32), np.int32(4))
+    return [np.asarray(o).tolist() for o in out], [str(o.dtype) for o in out], calls, tokens
+
+
+def test_emit_python_callback():
+    assert (_python_callback_primitive(traxla, tcore, tmlir, tnp)
+            == _python_callback_primitive(jax, jcore, jmlir, jnp))
