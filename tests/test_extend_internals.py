@@ -165,3 +165,20 @@ def _python_callback_primitive(api, core, mlir, np_):
 def test_emit_python_callback():
     assert (_python_callback_primitive(traxla, tcore, tmlir, tnp)
             == _python_callback_primitive(jax, jcore, jmlir, jnp))
+
+
+class _OddName:
+    """A callable whose ``__name__`` is not a string (an equinox Module field can be)."""
+    __name__ = object()
+
+    def __call__(self, x):
+        return x * 3.0
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad", "jacfwd", "jacrev", "checkpoint"])
+def test_transforming_a_callable_whose_name_is_not_a_string(transform):
+    def run(api):
+        f = getattr(api, transform)(_OddName())
+        out = f(np.float32(2.0) if transform != "vmap" else np.ones(2, np.float32))
+        return np.asarray(out).tolist()
+    assert run(traxla) == run(jax)

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from traxla.base.wrapping import wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
@@ -746,7 +747,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     jitted = JitFunction(fun, static_argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)
         if return_shape:

@@ -14,10 +14,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 
+from traxla.base.wrapping import wraps
 from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
@@ -672,7 +672,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     argnums = _ensure_argnums(argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def vg(*args, **kwargs):
         max_argnum = argnums if isinstance(argnums, int) else max(argnums, default=-1)
         if max_argnum >= len(args):
@@ -702,7 +702,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def g(*args, **kwargs):
         out, grads = vg(*args, **kwargs)
         return (grads, out[1]) if has_aux else grads
