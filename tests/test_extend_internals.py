@@ -182,3 +182,29 @@ def test_transforming_a_callable_whose_name_is_not_a_string(transform):
         out = f(np.float32(2.0) if transform != "vmap" else np.ones(2, np.float32))
         return np.asarray(out).tolist()
     assert run(traxla) == run(jax)
+
+
+def _custom_vjp_residual_types(api):
+    seen = []
+
+    @api.custom_vjp
+    def f(x):
+        return x * 2
+
+    def fwd(x):
+        return x * 2, (True, 3, 2.5, x)
+
+    def bwd(res, g):
+        seen.append((res[0] is True, type(res[1]) is not bool and res[1] == 3,
+                     isinstance(res[1], int), isinstance(res[2], float)))
+        return (g * 2,)
+    f.defvjp(fwd, bwd)
+    g1 = api.grad(f)(1.0)
+    g2 = api.jit(api.grad(f))(1.0)
+    return seen, float(g1), float(g2)
+
+
+def test_custom_vjp_python_scalar_residuals_reach_bwd_as_themselves():
+    """A bool residual (equinox's ``perturbed`` flags) is the same object in bwd; an int or
+    float one a Python int/float (JAX's TypedInt/TypedFloat are their subclasses)."""
+    assert _custom_vjp_residual_types(traxla) == _custom_vjp_residual_types(jax)

@@ -697,9 +697,14 @@ class custom_vjp(_CustomFunction):
                     raise ValueError(f"custom_vjp fwd function {fwd_name} returned a mutable "
                                      f"array reference of type {_aval(r).str_short()} that "
                                      "was not an argument.")
-            return out_leaves, res_leaves
+            # as JAX's: a Python scalar residual reaches bwd as itself (``perturbed`` flags
+            # stay bools), not as an array the program carries
+            store["py_res"] = [r if type(r) in _PY_SCALARS else _CARRIED for r in res_leaves]
+            return out_leaves, [r for r in res_leaves if type(r) not in _PY_SCALARS]
 
         def flat_bwd(res_leaves, cts):
+            carried = iter(res_leaves)
+            res_leaves = [next(carried) if r is _CARRIED else r for r in store["py_res"]]
             res = tree_util.tree_unflatten(store["res_tree"], res_leaves)
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
@@ -768,5 +773,8 @@ class custom_vjp(_CustomFunction):
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
+
+_PY_SCALARS = (bool, int, float, complex)
+_CARRIED = object()  # a residual leaf the program carries (py_res above)
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
