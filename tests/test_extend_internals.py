@@ -208,3 +208,22 @@ def test_custom_vjp_python_scalar_residuals_reach_bwd_as_themselves():
     """A bool residual (equinox's ``perturbed`` flags) is the same object in bwd; an int or
     float one a Python int/float (JAX's TypedInt/TypedFloat are their subclasses)."""
     assert _custom_vjp_residual_types(traxla) == _custom_vjp_residual_types(jax)
+
+
+def _linearize_through_jit_and_vmap(api, np_):
+    def f(x):
+        return np_.sin(x) * 2.0
+    x, t = np.arange(3, dtype=np.float32), np.ones(3, np.float32)
+    _, fj = api.linearize(f, x)
+    _, fj_jit = api.jit(lambda x: api.linearize(f, x))(x)
+    _, fj_vmap = api.vmap(lambda x: api.linearize(f, x))(x)
+    with pytest.raises(TypeError) as info:
+        fj((t,))
+    return (type(fj).__name__, type(fj_jit).__name__, type(fj_vmap).__name__,
+            np.asarray(fj(t)).round(5).tolist(), np.asarray(fj_jit(t)).round(5).tolist(),
+            str(info.value))
+
+
+def test_linearize_gives_a_partial_that_jit_and_vmap_can_return():
+    assert (_linearize_through_jit_and_vmap(traxla, tnp)
+            == _linearize_through_jit_and_vmap(jax, jnp))

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 
+from traxla.base.partial import Partial
 from traxla.base.wrapping import wraps
 from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
@@ -710,6 +711,26 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     return g
 
 
+class _LinearJvp:
+    """The function of ``linearize``'s ``f_jvp``: ``(*residuals, *tangents)`` -> output
+    tangents (the residuals, the linear jaxpr's constants, are the Partial's leaves)."""
+
+    def __init__(self, lin, p_tree, out_tree):
+        self.lin, self.p_tree, self.out_tree = lin, p_tree, out_tree
+
+    @api_boundary
+    def __call__(self, *args):
+        lin = self.lin
+        n = len(lin.jaxpr.consts)
+        consts, tangents = args[:n], args[n:]
+        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != self.p_tree:
+            raise TypeError(f"expected {self.p_tree}, got {t_tree}")  # JAX's message
+        lin = Linearized(ClosedJaxpr(lin.jaxpr.jaxpr, consts), lin.out_avals, lin.zero_outs,
+                         lin.nonzero)
+        return tree_util.tree_unflatten(self.out_tree, [instantiate(t) for t in lin(*t_flat)])
+
+
 @api_boundary
 def linearize(fun, *primals, has_aux=False):
     """``(fun(*primals), f_jvp)`` with ``f_jvp(*tangents)`` the linear map, evaluated lazily
@@ -719,15 +740,8 @@ def linearize(fun, *primals, has_aux=False):
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
-
-    @api_boundary
-    def f_jvp(*tangents):
-        t_flat, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != p_tree:
-            raise TypeError(f"linearized function called on tangent values inconsistent with the "
-                            f"original primal values: {t_tree} vs {p_tree}")
-        return tree_util.tree_unflatten(out_tree, [instantiate(t) for t in lin(*t_flat)])
-
+    # As JAX's, a Partial whose leaves are the residuals: it can be returned from jit/vmap
+    f_jvp = Partial(_LinearJvp(lin, p_tree, out_tree), *lin.jaxpr.consts)
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
         return out, f_jvp, tree_util.tree_unflatten(dict(store)["aux"], result[2])
