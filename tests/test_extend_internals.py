@@ -227,3 +227,32 @@ def _linearize_through_jit_and_vmap(api, np_):
 def test_linearize_gives_a_partial_that_jit_and_vmap_can_return():
     assert (_linearize_through_jit_and_vmap(traxla, tnp)
             == _linearize_through_jit_and_vmap(jax, jnp))
+
+
+def _rules_see_values_of_literals(api, core, ad, batching):
+    """Replaying a jaxpr (``jaxpr_as_fun``) under jvp/vmap: a rule of user code gets a
+    constant operand's value, not the jaxpr's Literal."""
+    p = core.Primitive("scale_" + api.__name__)
+    p.def_impl(lambda x, s: x * s)
+    p.def_abstract_eval(lambda x, s: x)
+    seen = []
+
+    def jvp(primals, tangents):
+        seen.append(("jvp", type(primals[1]).__name__ != "Literal", float(primals[1])))
+        return p.bind(*primals), p.bind(tangents[0], primals[1])
+
+    def batch(args, dims):
+        seen.append(("vmap", type(args[1]).__name__ != "Literal", float(args[1])))
+        return p.bind(*args), dims[0]
+    ad.primitive_jvps[p] = jvp
+    batching.primitive_batchers[p] = batch
+    closed = api.make_jaxpr(lambda x: p.bind(x, 2.0))(np.float32(1))
+    fun = core.jaxpr_as_fun(closed)
+    api.jvp(fun, (np.float32(1),), (np.float32(1),))
+    api.vmap(fun)(np.ones(2, np.float32))
+    return seen
+
+
+def test_user_rules_get_values_of_literals():
+    assert (_rules_see_values_of_literals(traxla, tcore, tad, tbatching)
+            == _rules_see_values_of_literals(jax, jcore, jad, jbatching))

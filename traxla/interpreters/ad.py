@@ -23,7 +23,7 @@ class _Jvps(MutableMapping):
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
         jvp_rules[prim] = lambda primals, tangents, **params: rule(
-            tuple(primals), tuple(tangents), **params)
+            tuple(_values(primals)), tuple(tangents), **params)
 
     def __getitem__(self, prim):
         return self._user[prim] if prim in self._user else jvp_rules[prim]
@@ -39,6 +39,12 @@ class _Jvps(MutableMapping):
         return len(jvp_rules)
 
 
+def _values(args):
+    """What a rule of user code gets for a constant of a jaxpr being replayed: its value
+    (JAX's eval_jaxpr reads a Literal's ``val``), not traxla's ``Literal``."""
+    return [a.val if type(a) is Literal else a for a in args]
+
+
 primitive_jvps = _Jvps()
 
 
@@ -50,7 +56,7 @@ class _Transposes(_Jvps):
         self._user[prim] = rule
 
         def transpose(ct, *args, **params):
-            return rule(ct, *[a.val if type(a) is Literal else a for a in args], **params)
+            return rule(ct, *_values(args), **params)
         transpose_rules[prim] = transpose
 
     def __getitem__(self, prim):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
+from traxla.interpreters.ad import _values
 from traxla.batching.batch_trace import (BatchTrace, BatchTracer, batching_rules,
                                          current_axis_name, rules_for_unbatched)
 
@@ -24,8 +25,8 @@ class _Batchers(MutableMapping):
 
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
-        batching_rules[prim] = lambda size, vals, dims, **params: rule(tuple(vals), tuple(dims),
-                                                                       **params)
+        batching_rules[prim] = lambda size, vals, dims, **params: rule(
+            tuple(_values(vals)), tuple(dims), **params)
 
     def __getitem__(self, prim):
         return self._user[prim]
@@ -51,7 +52,8 @@ class _AxisBatchers:
 
     def __setitem__(self, prim, rule):
         def wrapped(size, vals, dims, **params):
-            return rule(size, current_axis_name(), None, tuple(vals), tuple(dims), **params)
+            return rule(size, current_axis_name(), None, tuple(_values(vals)), tuple(dims),
+                        **params)
         batching_rules[prim] = wrapped
         rules_for_unbatched.add(prim)
 
