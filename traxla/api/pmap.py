@@ -98,9 +98,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             _name_out_shardings(out, out_axes, mesh)
         return out
 
-    def lower(*args, **kwargs):
+    def call_flat(*args, **kwargs):
         jitted, flat, _ = prepare(args, kwargs)
-        return jitted.lower(*flat)
+        return jitted(*flat)
+
+    def lower(*args, **kwargs):
+        """JAX's Lowered, whose compiled form is called with ``fun``'s own arguments."""
+        return _api.jit(call_flat, static_argnums=static).lower(*args, **kwargs)
 
     pmapped.lower = lower
     return pmapped
