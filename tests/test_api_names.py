@@ -41,7 +41,6 @@ LEFT_OUT = {
         "smap": "experimental single-axis shard_map variant of JAX 0.10",
         "ds": "dynamic-slice helper of JAX's ref indexing (array refs are not merged)",
         # submodules of JAX internals or of features traxla leaves out
-        "lib": "JAX's jaxlib bridge (traxla.runtime.xla_adapter is traxla's)",
         "memory": "memory-space namespace of JAX's experimental host offloading",
         **{n: _CONFIG_FLAG for n in ["auto_pcast", "remove_size_one_mesh_axis_from_type"]},
         "default_prng_impl": "chooses the key implementation of random.key/PRNGKey among "

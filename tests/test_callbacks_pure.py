@@ -209,6 +209,34 @@ def test_bad_callbacks_raise_and_next_call_works(fn, message):
     traxla.effects_barrier()  # nothing pending
 
 
+@pytest.mark.parametrize("how", ["pure", "io", "debug"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_callback_exception_is_jax_runtime_error(how, jit):
+    """As JAX's: a callback that raises gives a JaxRuntimeError (a RuntimeError) whose message
+    is JAX's prefix and the traceback, under jit and for an eager pure/io callback (JAX runs
+    those compiled); an eager debug.callback lets the exception through."""
+    def run(lib, io_callback, errors):
+        def call(x):
+            if how == "pure":
+                return lib.pure_callback(_raises_value_error, SDS((3,), np.float32), x)
+            if how == "io":
+                return io_callback(_raises_value_error, SDS((3,), np.float32), x)
+            lib.debug.callback(_raises_value_error, x)
+            return x
+        try:
+            (lib.jit(call) if jit else call)(F3)
+            lib.effects_barrier()
+        except Exception as e:  # noqa: BLE001
+            return (isinstance(e, errors.JaxRuntimeError), isinstance(e, RuntimeError),
+                    str(e).startswith("INTERNAL: CpuCallback error calling callback: Traceback "
+                                      "(most recent call last):\n"),
+                    str(e).endswith("\nValueError: boom from the host"))
+        return None
+    got = run(traxla, t_io_callback, traxla.errors)
+    assert got == run(jax, j_io_callback, jax.errors)
+    assert got[0] == (jit or how != "debug")
+
+
 def test_eager_bad_result_raises():
     with pytest.raises(RuntimeError, match="Incorrect output shape"):
         traxla.pure_callback(lambda v: np.zeros(2, np.float32), SDS((3,), np.float32), F3)

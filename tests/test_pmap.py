@@ -88,3 +88,16 @@ def test_pmap_on_one_device_runs_in_process():
     with pytest.raises(ValueError) as got:
         build(traxla)(traxla.numpy.ones(2))
     assert str(got.value) == str(want.value)
+
+
+def test_pmap_lower_compile_takes_the_functions_arguments():
+    """``pmap(f).lower(*args).compile()`` is a Compiled called with ``f``'s own arguments
+    (equinox's filter_pmap AOT path), as JAX's."""
+    def run(ns):
+        f = ns.pmap(lambda x, y: 2 * x + y["b"])
+        x, y = ns.numpy.array([3.0]), {"b": ns.numpy.array([4.0])}
+        lowered = f.lower(x, y)
+        compiled = lowered.compile()
+        return (type(lowered).__name__, type(compiled).__name__,
+                [float(v) for v in compiled(x, y)])
+    assert run(traxla) == run(jax)

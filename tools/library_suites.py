@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Runs optax's, chex's and flax's own test files on real JAX and on traxla (as ``jax``).
+"""Runs optax's, chex's, flax's and equinox's own test files on real JAX and on traxla (as ``jax``).
 
-    python tools/library_suites.py                      # set up, then run all three
+    python tools/library_suites.py                      # set up, then run optax, chex, flax
+    python tools/library_suites.py --libs equinox --git-equinox CLONE   # its tests: from git
     python tools/library_suites.py --libs optax,chex    # some of them
     python tools/library_suites.py --only alias_test    # files whose path contains this
     python tools/library_suites.py --setup-only
@@ -38,12 +39,16 @@ import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PINS = {"optax": "0.2.8", "chex": "0.1.92", "flax": "0.12.8"}
+PINS = {"optax": "0.2.8", "chex": "0.1.92", "flax": "0.12.8", "equinox": "0.13.8"}
 EXTRA = ["jax==0.10.2", "jaxlib==0.10.2", "pytest", "absl-py", "cloudpickle", "scikit-learn", "einops",
-         "jaxtyping", "ml-collections", "dm-tree", "flatbuffers>=24.3"]  # the test dependencies short of TF/torch
+         "jaxtyping", "ml-collections", "dm-tree", "flatbuffers>=24.3",
+         "beartype"]  # the test dependencies short of TF/torch
 # Where each sdist keeps its tests (globs relative to the unpacked sdist).
 TEST_GLOBS = {"optax": ["optax/**/*_test.py"], "chex": ["chex/**/*_test.py"],
-              "flax": ["tests/**/*_test.py"]}
+              "flax": ["tests/**/*_test.py"], "equinox": ["tests/test_*.py"]}
+# Sdists without their tests: the tests come from the project's git repository at the tag
+# (a clone given by --git-<lib>, e.g. --git-equinox /path/to/equinox; `git archive` of it).
+TESTS_FROM_GIT = {"equinox": ("tests", "v{version}")}
 
 
 def sh(cmd, **kw):
@@ -51,7 +56,7 @@ def sh(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
 
-def setup(venv: str, src: str) -> None:
+def setup(venv: str, src: str, git_clones: dict | None = None) -> None:
     py = os.path.join(venv, "bin", "python")
     if not os.path.exists(py):
         sh([sys.executable, "-m", "venv", venv])
@@ -69,6 +74,18 @@ def setup(venv: str, src: str) -> None:
         sh([py, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", src,
             f"{lib}=={ver}"])
         sh(["tar", "xzf", os.path.join(src, f"{lib}-{ver}.tar.gz"), "-C", src])
+    for lib, (tests, tag) in TESTS_FROM_GIT.items():
+        d = os.path.join(src, f"{lib}-{PINS[lib]}")
+        if os.path.isdir(os.path.join(d, tests)):
+            continue
+        clone = (git_clones or {}).get(lib)
+        if not clone:
+            print(f"  {lib}: its sdist has no {tests}/; give a clone of its repository with "
+                  f"--git-{lib} to take them from tag {tag.format(version=PINS[lib])}")
+            continue
+        archive = subprocess.run(["git", "-C", clone, "archive", tag.format(version=PINS[lib]),
+                                  tests], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "x", "-C", d], input=archive, check=True)
 
 
 def test_files(src: str, lib: str) -> list[str]:
@@ -183,9 +200,13 @@ def main(argv=None) -> int:
                     help="start the largest test files first (packs a --budget run better)")
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds for the whole run (files not run both ways are left out)")
+    for lib in TESTS_FROM_GIT:
+        ap.add_argument(f"--git-{lib}", default=None,
+                        help=f"a clone of {lib}'s repository (its tests are not in its sdist)")
     args = ap.parse_args(argv)
     if args.python is None:
-        setup(args.venv, args.src)
+        setup(args.venv, args.src,
+              {lib: getattr(args, f"git_{lib}") for lib in TESTS_FROM_GIT})
     if args.setup_only:
         return 0
     t_end = time.time() + args.budget if args.budget else None

@@ -90,7 +90,9 @@ __all__ = [
     "InconclusiveDimensionOperation", "TypePromotionError", "JaxRuntimeError",
 ]
 
-
-class CallbackError(RuntimeError):
-    """A host callback (``debug.callback``, ``pure_callback``, ``io_callback``) failed while a
-    compiled program ran; the message names the callback and ``__cause__`` is its exception."""
+# CallbackError, a JaxRuntimeError (installed with it): a host callback (``debug.callback``,
+# ``pure_callback``, ``io_callback``) failed while a compiled program ran (or an eager
+# ``pure_callback``/``io_callback``, which JAX runs compiled). Its message is JAX's,
+# ``INTERNAL: CpuCallback error calling callback: `` and the exception's traceback; its
+# ``__cause__`` is that exception.
+CallbackError: type

@@ -12,7 +12,7 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.callbacks import VMAP_METHODS, io_callback_p, pure_callback_p
-from traxla.lowering.rules.callbacks import HostCallback, take_callback_error
+from traxla.lowering.rules.callbacks import HostCallback, callback_error, take_callback_error
 from traxla.runtime.dispatch import eager_impls, to_array
 
 
@@ -110,7 +110,10 @@ def _eager_results_callback(prim, kind):
         prim.abstract_eval(*[to_array(a).aval for a in args], callback=callback,
                            result_avals=result_avals, **params)
         host = HostCallback(callback, kind, result_avals, [False] * len(args), has_token=False)
-        outs = host.check_results(callback(*host_values(args)))
+        try:  # raised as JAX's, which runs the callback compiled
+            outs = host.check_results(callback(*host_values(args)))
+        except Exception as e:
+            raise callback_error(e) from e
         return [to_array(np.asarray(o, a.dtype) if a.dtype == np.bool_ else o)
                 for o, a in zip(outs, result_avals)]
     return impl

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from traxla.base.wrapping import wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, jit_hooks
@@ -790,11 +791,11 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     jitted = JitFunction(fun, static_argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)
         if return_shape:
-            return traced.jaxpr, tree_util.tree_unflatten(traced.out_tree, traced.jaxpr.out_avals)
+            return traced.jaxpr, traced.out_info  # ShapeDtypeStructs, as JAX's
         return traced.jaxpr
 
     return make

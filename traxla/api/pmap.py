@@ -5,11 +5,11 @@ results are stacked back along ``out_axes``; collectives over ``axis_name`` talk
 devices. Outside any trace the results are ``Array``s sharded over the devices."""
 from __future__ import annotations
 
-import functools
 import inspect
 
 import numpy as np
 
+from traxla.base.wrapping import wraps
 from traxla import tree_util
 from traxla.api_util import ensure_index_tuple
 from traxla.base.tree_functions import _prefix_error
@@ -90,7 +90,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         _check_divisible(flat, in_axes_flat, cached[2])
         return (cached[0] if clean else cached[1]), flat, (cached[2] if clean else None)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def pmapped(*args, **kwargs):
         jitted, flat, mesh = prepare(args, kwargs)
         out = jitted(*flat)
@@ -98,9 +98,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             _name_out_shardings(out, out_axes, mesh)
         return out
 
-    def lower(*args, **kwargs):
+    def call_flat(*args, **kwargs):
         jitted, flat, _ = prepare(args, kwargs)
-        return jitted.lower(*flat)
+        return jitted(*flat)
+
+    def lower(*args, **kwargs):
+        """JAX's Lowered, whose compiled form is called with ``fun``'s own arguments."""
+        return _api.jit(call_flat, static_argnums=static).lower(*args, **kwargs)
 
     pmapped.lower = lower
     return pmapped
@@ -134,7 +138,7 @@ def _dyn_args(fun, static, args):
     static_at = {i: value for i, _, value in static_vals}  # (not the dynamic arguments)
     n_args = len(args)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def dyn_fun(*dyn, **kwargs):
         dyn_it = iter(dyn)
         full = [static_at[i] if i in static_at else next(dyn_it) for i in range(n_args)]

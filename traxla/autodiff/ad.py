@@ -14,10 +14,11 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 
+from traxla.base.partial import Partial
+from traxla.base.wrapping import wraps
 from traxla import primitives as prims, tree_util
 from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
@@ -83,8 +84,7 @@ def tangent_aval(aval) -> ShapedArray:
     (a ref's tangent is a ref of its value's tangent type, as in JAX)."""
     if type(aval) is AbstractRef:
         return AbstractRef(tangent_aval(aval.inner_aval), aval.memory_space, aval.kind)
-    return ShapedArray(aval.shape, dtypes.tangent_dtype(aval.dtype), aval.weak_type,
-                       aval.sharding_type, aval.memory_space)
+    return aval.to_tangent_aval()
 
 
 def zero_of(x) -> Zero:
@@ -211,10 +211,14 @@ class JVPTrace(Trace):
                 # tangent inputs (a constant, e.g. integer_pow's by 0) is known, hence zero
                 tout = ([self.known_to_zero(p, t) for p, t in zip(out, tout)]
                         if prim.multiple_results else self.known_to_zero(out, tout))
-        # an output with a zero tangent is the primal itself, as JAX's maybe_jvp_tracer
         if prim.multiple_results:
-            return [p if type(t) is Zero else JVPTracer(self, p, t) for p, t in zip(out, tout)]
-        return out if type(tout) is Zero else JVPTracer(self, out, tout)
+            return [self.tracer_or_primal(p, t) for p, t in zip(out, tout)]
+        return self.tracer_or_primal(out, tout)
+
+    def tracer_or_primal(self, primal, tangent):
+        """An output whose tangent is a symbolic zero is its primal, not a tracer of this
+        trace (JAX's ``maybe_jvp_tracer``: it does not depend on what is differentiated)."""
+        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
 
     def known_to_zero(self, primal, t):
         if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):
@@ -665,7 +669,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     argnums = _ensure_argnums(argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def vg(*args, **kwargs):
         max_argnum = argnums if isinstance(argnums, int) else max(argnums, default=-1)
         if max_argnum >= len(args):
@@ -695,12 +699,32 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def g(*args, **kwargs):
         out, grads = vg(*args, **kwargs)
         return (grads, out[1]) if has_aux else grads
 
     return g
+
+
+class _LinearJvp:
+    """The function of ``linearize``'s ``f_jvp``: ``(*residuals, *tangents)`` -> output
+    tangents (the residuals, the linear jaxpr's constants, are the Partial's leaves)."""
+
+    def __init__(self, lin, p_tree, out_tree):
+        self.lin, self.p_tree, self.out_tree = lin, p_tree, out_tree
+
+    @api_boundary
+    def __call__(self, *args):
+        lin = self.lin
+        n = len(lin.jaxpr.consts)
+        consts, tangents = args[:n], args[n:]
+        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != self.p_tree:
+            raise TypeError(f"expected {self.p_tree}, got {t_tree}")  # JAX's message
+        lin = Linearized(ClosedJaxpr(lin.jaxpr.jaxpr, consts), lin.out_avals, lin.zero_outs,
+                         lin.nonzero)
+        return tree_util.tree_unflatten(self.out_tree, [instantiate(t) for t in lin(*t_flat)])
 
 
 @api_boundary
@@ -712,15 +736,8 @@ def linearize(fun, *primals, has_aux=False):
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
-
-    @api_boundary
-    def f_jvp(*tangents):
-        t_flat, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != p_tree:
-            raise TypeError(f"linearized function called on tangent values inconsistent with the "
-                            f"original primal values: {t_tree} vs {p_tree}")
-        return tree_util.tree_unflatten(out_tree, [instantiate(t) for t in lin(*t_flat)])
-
+    # As JAX's, a Partial whose leaves are the residuals: it can be returned from jit/vmap
+    f_jvp = Partial(_LinearJvp(lin, p_tree, out_tree), *lin.jaxpr.consts)
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
         return out, f_jvp, tree_util.tree_unflatten(dict(store)["aux"], result[2])

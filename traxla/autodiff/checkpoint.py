@@ -6,11 +6,11 @@ only what the policy allows (by default nothing but the inputs) and recomputes t
 in the backward pass (see ``autodiff/rules/ad_checkpoint.py``)."""
 from __future__ import annotations
 
-import functools
 import weakref
 
 import inspect
 
+from traxla.base.wrapping import wraps
 from traxla.base.arg_names import bound_leaf_names
 from traxla import tree_util
 from traxla.autodiff.remat_policies import (Offloadable, Recompute, Saveable,  # noqa: F401
@@ -143,7 +143,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
                         f"type(prevent_cse)={type(prevent_cse)}")
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def fun_remat(*args, **kwargs):
         static_nums = _remat_static_argnums(static_argnums, args) if static_argnums else frozenset()
         static = tuple(_WrapHashably(args[i]) for i in sorted(static_nums))

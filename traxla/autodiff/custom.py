@@ -89,6 +89,12 @@ class _SymbolicRule(_Rule):
         return self.fn(*args) if perturbed is None else self.fn(*args, perturbed=perturbed)
 
 
+def _user_values(xs):
+    """What the user's function and rules get: a constant of the jaxpr being replayed is a
+    ``Literal`` inside traxla, handed to them as an Array (never the Literal itself)."""
+    return [prims._lift(x) if type(x) is Literal else x for x in xs]
+
+
 def _name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
@@ -554,7 +560,8 @@ class custom_jvp(_CustomFunction):
 
         def flat_fun(*xs):
             lifted, xs = xs[:n_lifted], xs[n_lifted:]
-            out = fun(*merge(tree_util.tree_unflatten(in_tree, xs), static_of(lifted)))
+            out = fun(*merge(tree_util.tree_unflatten(in_tree, _user_values(xs)),
+                             static_of(lifted)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             store.setdefault("out_tree", out_tree)
             return out_leaves
@@ -567,8 +574,8 @@ class custom_jvp(_CustomFunction):
             ts = [_float0_zeros(_aval(p)) if t is None else t for p, t in zip(primals, tangents)]
             if symbolic:  # the rule sees zero tangents as SymbolicZero, and may return them
                 ts = [SymbolicZero(t.aval) if type(t) is Zero else t for t in ts]
-            p_tree = tree_util.tree_unflatten(in_tree, primals)
-            t_tree = tree_util.tree_unflatten(in_tree, ts)
+            p_tree = tree_util.tree_unflatten(in_tree, _user_values(primals))
+            t_tree = tree_util.tree_unflatten(in_tree, _user_values(ts))
             out = rule(*static_vals, p_tree, t_tree)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a "
@@ -655,7 +662,7 @@ class custom_vjp(_CustomFunction):
         arg_trees = [tree_util.tree_structure(a) for a in dyn]
 
         def rebuild(xs):
-            return merge(tree_util.tree_unflatten(in_tree, xs))
+            return merge(tree_util.tree_unflatten(in_tree, _user_values(xs)))
         in_avals = [None if r else tangent_aval(_aval(x)) for x, r in zip(leaves, is_ref)]
         store = {}
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
@@ -671,7 +678,7 @@ class custom_vjp(_CustomFunction):
         def flat_fwd(*xs, perturbed=None):
             if symbolic:
                 flags = [True] * len(xs) if perturbed is None else perturbed
-                xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(xs, flags)]
+                xs = [CustomVJPPrimal(x, bool(p)) for x, p in zip(_user_values(xs), flags)]
             pair = fwd(*rebuild(xs))
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
@@ -697,9 +704,14 @@ class custom_vjp(_CustomFunction):
                     raise ValueError(f"custom_vjp fwd function {fwd_name} returned a mutable "
                                      f"array reference of type {_aval(r).str_short()} that "
                                      "was not an argument.")
-            return out_leaves, res_leaves
+            # as JAX's: a Python scalar residual reaches bwd as itself (``perturbed`` flags
+            # stay bools), not as an array the program carries
+            store["py_res"] = [r if type(r) in _PY_SCALARS else _CARRIED for r in res_leaves]
+            return out_leaves, [r for r in res_leaves if type(r) not in _PY_SCALARS]
 
         def flat_bwd(res_leaves, cts):
+            carried = iter(res_leaves)
+            res_leaves = [next(carried) if r is _CARRIED else r for r in store["py_res"]]
             res = tree_util.tree_unflatten(store["res_tree"], res_leaves)
             out_avals = store.get("out_avals")
             cts = [c for c in cts]
@@ -768,5 +780,8 @@ class custom_vjp(_CustomFunction):
             flat_fun(*leaves)
         return tree_util.tree_unflatten(store["out_tree"], outs)
 
+
+_PY_SCALARS = (bool, int, float, complex)
+_CARRIED = object()  # a residual leaf the program carries (py_res above)
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]

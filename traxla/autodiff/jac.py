@@ -8,6 +8,7 @@ import functools
 
 import numpy as np
 
+from traxla.base.wrapping import wraps
 from traxla import primitives as prims, tree_util
 from traxla.ir import dtypes
 from traxla.ir.traceback_util import api_boundary
@@ -86,7 +87,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     argnums = _ensure_argnums(argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
@@ -115,7 +116,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     argnums = _ensure_argnums(argnums)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         # mapped over the trees, as JAX's: a custom node's unflatten sees None leaves

@@ -7,9 +7,9 @@ import weakref
 
 import numpy as np
 
-import functools
 import inspect
 
+from traxla.base.wrapping import wraps
 from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
@@ -285,7 +285,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                                   "without it and place the result with a sharding.")
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

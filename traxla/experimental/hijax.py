@@ -63,7 +63,7 @@ class HiPrimitive:
     def __repr__(self):
         return self.name
 
-    def bind(self, *args, **params):
+    def bind(self, /, *args, **params):
         raise NotImplementedError(
             f"jax.experimental.hijax: traxla does not implement high-level (hijax) types; "
             f"the HiPrimitive '{self.name}' cannot be bound")

@@ -33,7 +33,23 @@ array_types = {ShapedArray}
 USER_PRIMITIVES: dict = {}
 
 
-class Primitive(_primitive.Primitive):
+class _PrimitiveType(type):
+    """Every primitive is a ``jax.extend.core.Primitive``, as in JAX, where that is the base
+    class of them all (``isinstance(lax.add_p, Primitive)``): traxla's own are instances of
+    the base ``traxla.ir.primitive.Primitive``, which this class extends."""
+
+    def __instancecheck__(cls, obj):
+        if cls is Primitive:
+            return isinstance(obj, _primitive.Primitive)
+        return super().__instancecheck__(obj)
+
+    def __subclasscheck__(cls, sub):
+        if cls is Primitive:
+            return isinstance(sub, type) and issubclass(sub, _primitive.Primitive)
+        return super().__subclasscheck__(sub)
+
+
+class Primitive(_primitive.Primitive, metaclass=_PrimitiveType):
     """A primitive defined from user code: ``p = Primitive('name')``, then
     ``p.def_impl(fn)``, ``p.def_abstract_eval(fn)`` and ``p.bind(*args, **params)``."""
 
@@ -168,6 +184,29 @@ def primal_dtype_to_tangent_dtype(primal_dtype):
     return dt
 
 
+def mapped_aval(size, axis, aval):
+    """``aval`` with its mapped axis ``axis`` (of length ``size``) removed; None: unmapped."""
+    if not isinstance(aval, ShapedArray):
+        raise TypeError(f"no mapping handler for {aval} of type {type(aval)}")
+    if axis is None:
+        return aval
+    if aval.shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} has not size {size}")
+    return aval.update(shape=aval.shape[:axis] + aval.shape[axis + 1:])
+
+
+def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
+    """``aval`` with a new axis of length ``size`` inserted at ``axis``; None: unmapped."""
+    del explicit_mesh_axis
+    if not isinstance(aval, ShapedArray):
+        raise TypeError(f"no unmapping handler for {aval} of type {type(aval)}")
+    if axis is None:
+        return aval
+    if type(axis) is not int:
+        raise TypeError(axis)
+    return aval.update(shape=aval.shape[:axis] + (size,) + aval.shape[axis:])
+
+
 def jaxprs_in_params(params) -> list:
     return [j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in subjaxprs(params)]
 
@@ -183,7 +222,7 @@ def primitives():
 
 __all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOperation",
            "JaxprTypeError", "OpaqueTraceState", "concrete_or_error", "find_top_trace",
-           "get_opaque_trace_state", "jaxprs_in_params", "no_effects",
+           "get_opaque_trace_state", "jaxprs_in_params", "mapped_aval", "unmapped_aval", "no_effects",
            "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
            "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
            "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "unsafe_get_current_trace",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from traxla.autodiff.ad import (UndefinedPrimal, Zero, instantiate, is_undefined,  # noqa: F401
-                             jvp_rules, transpose_rules)
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, UndefinedPrimal, Zero,  # noqa: F401
+                                instantiate, is_undefined, jvp_rules, transpose_rules)
 from traxla.autodiff.rules._util import defjvp as _defjvp
 from traxla.ir.jaxpr import Literal
 
@@ -23,7 +23,7 @@ class _Jvps(MutableMapping):
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
         jvp_rules[prim] = lambda primals, tangents, **params: rule(
-            tuple(primals), tuple(tangents), **params)
+            tuple(_values(primals)), tuple(tangents), **params)
 
     def __getitem__(self, prim):
         return self._user[prim] if prim in self._user else jvp_rules[prim]
@@ -39,6 +39,12 @@ class _Jvps(MutableMapping):
         return len(jvp_rules)
 
 
+def _values(args):
+    """What a rule of user code gets for a constant of a jaxpr being replayed: its value
+    (JAX's eval_jaxpr reads a Literal's ``val``), not traxla's ``Literal``."""
+    return [a.val if type(a) is Literal else a for a in args]
+
+
 primitive_jvps = _Jvps()
 
 
@@ -50,7 +56,7 @@ class _Transposes(_Jvps):
         self._user[prim] = rule
 
         def transpose(ct, *args, **params):
-            return rule(ct, *[a.val if type(a) is Literal else a for a in args], **params)
+            return rule(ct, *_values(args), **params)
         transpose_rules[prim] = transpose
 
     def __getitem__(self, prim):
@@ -85,5 +91,5 @@ def defjvp(prim, *jvp_rules_):
     _defjvp(prim, *jvp_rules_)
 
 
-__all__ = ["primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
+__all__ = ["JVPTrace", "JVPTracer", "primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
            "is_undefined_primal", "instantiate_zeros", "defjvp"]

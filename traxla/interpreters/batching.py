@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from traxla.batching.batch_trace import BatchTrace, BatchTracer, batching_rules
+from traxla.interpreters.ad import _values
+from traxla.batching.batch_trace import (BatchTrace, BatchTracer, batching_rules,
+                                         current_axis_name, rules_for_unbatched)
 
 # JAX's class lives in jax.interpreters.batching; code that tells tracers apart by the
 # class's path (the primitives page's tracing helper) finds this one there too
@@ -23,8 +25,8 @@ class _Batchers(MutableMapping):
 
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
-        batching_rules[prim] = lambda size, vals, dims, **params: rule(tuple(vals), tuple(dims),
-                                                                       **params)
+        batching_rules[prim] = lambda size, vals, dims, **params: rule(
+            tuple(_values(vals)), tuple(dims), **params)
 
     def __getitem__(self, prim):
         return self._user[prim]
@@ -42,4 +44,21 @@ class _Batchers(MutableMapping):
 
 primitive_batchers = _Batchers()
 
-__all__ = ["primitive_batchers", "not_mapped", "BatchTrace", "BatchTracer"]
+
+class _AxisBatchers:
+    """JAX's older signature, ``axis_primitive_batchers[p] = rule(axis_size, axis_name,
+    trace_type, batched_args, batch_dims, **params)`` (``trace_type`` is None, as JAX's
+    shim passes). Like JAX's, such a rule runs even when no operand is batched."""
+
+    def __setitem__(self, prim, rule):
+        def wrapped(size, vals, dims, **params):
+            return rule(size, current_axis_name(), None, tuple(_values(vals)), tuple(dims),
+                        **params)
+        batching_rules[prim] = wrapped
+        rules_for_unbatched.add(prim)
+
+
+axis_primitive_batchers = _AxisBatchers()
+
+__all__ = ["primitive_batchers", "axis_primitive_batchers", "not_mapped", "BatchTrace",
+           "BatchTracer"]

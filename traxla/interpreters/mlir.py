@@ -6,6 +6,7 @@ from __future__ import annotations
 from traxla.lowering.mlir import constant, hlo, ir  # noqa: F401
 from traxla.lowering.module import emit_jaxpr, const_value
 from traxla.lowering.registry import register_lowering as _register
+from traxla.lowering.rules.callbacks import emit_callback as _emit_callback
 from traxla.tracer import trace_to_jaxpr
 
 
@@ -43,4 +44,28 @@ def lower_fun(fun, multiple_results: bool = True):
     return rule
 
 
-__all__ = ["register_lowering", "lower_fun", "ir", "hlo", "ir_constant"]
+def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, *,
+                         has_side_effect, returns_token=True, partitioned=False,
+                         sharding=None):
+    """Emits a call from the program back to ``callback(*numpy_operands)``, which returns a
+    sequence of arrays of ``result_avals`` (count, shape and dtype checked, as JAX's).
+    Returns ``(results, token, keepalive)``, as JAX's; keep the callback alive with
+    ``ctx.module_context.add_keepalive(keepalive)``."""
+    del returns_token
+    if token is not None:
+        raise NotImplementedError(
+            "emit_python_callback with a token is not supported by traxla: it threads the "
+            "tokens of ordered effects itself (use io_callback(..., ordered=True))")
+    if partitioned:
+        raise NotImplementedError(
+            "emit_python_callback(partitioned=True) is not supported by traxla")
+    if sharding is not None:
+        raise NotImplementedError(
+            "emit_python_callback(sharding=...) is not supported by traxla")
+    results = _emit_callback(ctx, list(operands), callback, kind="python",
+                             result_avals=tuple(result_avals), ordered=False,
+                             side_effect=has_side_effect, operand_avals=list(operand_avals))
+    return results, None, callback
+
+
+__all__ = ["register_lowering", "lower_fun", "ir", "hlo", "ir_constant", "emit_python_callback"]

@@ -68,6 +68,14 @@ class ShapedArray:
                            self.weak_type if weak_type is None else weak_type,
                            sharding, self.memory_space, self.vma if vma is None else vma)
 
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The type of this value's tangent: float0 for a non-float dtype (JAX's)."""
+        return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type,
+                           self.sharding_type, self.memory_space)
+
+    to_ct_aval = to_tangent_aval  # a cotangent has the tangent's type
+    at_least_vspace = to_tangent_aval  # JAX's older name
+
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
 

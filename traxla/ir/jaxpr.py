@@ -132,6 +132,11 @@ class JaxprEqn:
         self.params = params
         self.source_info = source_info
 
+    @property
+    def effects(self) -> frozenset:
+        """The effects of this equation (JAX's ``eqn.effects``), from its primitive's rule."""
+        return _ir_effects.eqn_effects(self)
+
     def replace(self, **kwargs) -> "JaxprEqn":
         fields = {k: getattr(self, k) for k in self.__slots__}
         fields.update(kwargs)

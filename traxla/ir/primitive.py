@@ -22,12 +22,18 @@ class Primitive:
     def __repr__(self):
         return self.name
 
-    def bind(self, *args, **params):
+    def bind(self, /, *args, **params):
         """Hands the primitive to the innermost trace (installed by ``tracer/``)."""
         return _bind_hook(self, args, params)
 
     def abstract_eval(self, *avals, **params):
         return typing_rules[self](*avals, **params)
+
+    def get_bind_params(self, params):
+        """The params ``bind`` takes for an equation's ``params`` (JAX's: a call primitive
+        turns its jaxpr back into a function; traxla's primitives bind their params as
+        they are), so ``prim.bind(*args, **prim.get_bind_params(eqn.params))`` re-runs it."""
+        return params
 
 
 def _bind_hook(prim, args, params):  # replaced by tracer.core at import

@@ -48,6 +48,7 @@ class ModuleBuilder:
         # Python callables the program calls back (a custom call's ``index`` points here);
         # the runtime compiles the module together with them.
         self.host_callbacks: list = []
+        self.host_callbacks_keepalive: list = []
         # The token ordering the ordered effects of the region being emitted (None: none).
         self.token = None
         self.scope_prefix = ""          # "jit(f)": the start of every op's name in its location
@@ -85,6 +86,11 @@ class ModuleBuilder:
     def add_host_callback(self, fn) -> int:
         self.host_callbacks.append(fn)
         return len(self.host_callbacks) - 1
+
+    def add_keepalive(self, obj) -> None:
+        """Keeps ``obj`` alive as long as the module (JAX's ``ModuleContext.add_keepalive``;
+        a lowering rule's host callback object)."""
+        self.host_callbacks_keepalive.append(obj)
 
     def next_channel(self) -> int:
         self._channels += 1

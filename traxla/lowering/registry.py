@@ -114,6 +114,11 @@ class RuleContext:
     def aval_out(self):
         return self.avals_out[0]
 
+    @property
+    def module_context(self):
+        """The module being built (JAX's ``ctx.module_context``: ``add_keepalive``...)."""
+        return self.module
+
 
 # Kernel libraries (e.g. "lapack") whose custom-call targets some lowered module calls; the
 # runtime registers them with the client before compiling.

@@ -10,6 +10,14 @@ from traxla.runtime.dispatch import apply_primitive, to_array
 from traxla.runtime.executable import Executable, compile_jaxpr
 
 _errors.JaxRuntimeError = _xla.RuntimeErrorType
+
+
+class CallbackError(_xla.RuntimeErrorType):
+    """A host callback failed (``traxla.errors`` describes it)."""
+
+
+CallbackError.__module__ = "traxla.errors"
+_errors.CallbackError = CallbackError
 _tracer_eval.apply_primitive = apply_primitive
 
 __all__ = ["Array", "ArrayImpl", "device_put_numpy", "Device", "devices", "get_backend", "apply_primitive",

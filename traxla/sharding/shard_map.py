@@ -2,8 +2,8 @@
 mesh axes Manual inside, so that collectives (``lax.psum``...) say how blocks talk."""
 from __future__ import annotations
 
-import functools
 
+from traxla.base.wrapping import wraps
 from traxla import tree_util
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.collectives import (shard_map_meshes, shard_map_p, shard_map_shown_meshes,
@@ -85,7 +85,7 @@ def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     by_specs: dict = {}  # in_specs=Infer: one wrapped function (and jit cache) per spec set
 
     @api_boundary
-    @functools.wraps(f)
+    @wraps(f)
     def wrapped(*args):
         mesh_ = _context_mesh(mesh)
         try:

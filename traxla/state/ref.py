@@ -573,7 +573,7 @@ def _lift(trace, ref: Ref):
     return DynamicJaxprTracer(trace, trace._new_const(ref, ref._aval))
 
 
-def _bind_method(prim, *args, **params):
+def _bind_method(prim, /, *args, **params):
     """``Primitive.bind``: every traced operation comes through here. With no ref among
     the operands and not a call that could carry refs in its jaxprs, straight to the
     current trace."""

@@ -125,6 +125,12 @@ class Trace:
     def invalidate(self):
         self.alive = False
 
+    @property
+    def main(self):
+        """What identifies this transformation (JAX's deprecated ``Trace.main``, its tag):
+        a tracer ``t`` belongs to it when ``t._trace.main is trace.main``."""
+        return self
+
 
 class Tracer:
     """A stand-in value recorded by a trace. Operators are installed by traxla.numpy."""

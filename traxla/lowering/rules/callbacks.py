@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 
 import numpy as np
 
 import copy
 import logging
 
-from traxla.errors import CallbackError
+from traxla import errors
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules.callbacks import (callback_name, debug_callback_p, debug_print_p, io_callback_p,
@@ -45,9 +46,14 @@ def take_callback_error():
         _errors.clear()
     if not first:
         return None
-    host, e = first[0]
-    err = CallbackError(f"{host.kind} callback {host.name!r} raised "
-                        f"{type(e).__name__}: {e}")
+    return callback_error(first[0][1])
+
+
+def callback_error(e: BaseException):
+    """JAX's runtime error for a callback that raised ``e`` (``errors.CallbackError``, a
+    JaxRuntimeError): ``INTERNAL: CpuCallback error calling callback: `` and the traceback."""
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+    err = errors.CallbackError(f"INTERNAL: CpuCallback error calling callback: {tb}")
     err.__cause__ = e
     return err
 
@@ -138,14 +144,16 @@ def _wire_aval(aval):
     return aval.update(dtype=np.dtype(np.uint8)) if aval.dtype == np.bool_ else aval
 
 
-def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect):
+def emit_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect,
+                  operand_avals=None):
     """Emits the custom call; returns the result values (the token is threaded on
-    ``ctx.module.token``)."""
+    ``ctx.module.token``). ``operand_avals``: the operands' types (default: the
+    equation's operands)."""
     module = ctx.module
+    in_avals = list(ctx.avals_in if operand_avals is None else operand_avals)
     if module.platform == "tpu":
         return emit_tpu_callback(ctx, operands, callback, kind=kind, result_avals=result_avals,
-                                 ordered=ordered, side_effect=side_effect)
-    in_avals = list(ctx.avals_in)
+                                 ordered=ordered, side_effect=side_effect, in_avals=in_avals)
     bool_in = [a.dtype == np.bool_ for a in in_avals]
     wire_in = [_wire_aval(a) for a in in_avals]
     wire_out = [_wire_aval(a) for a in result_avals]
@@ -220,11 +228,12 @@ def _host_transfer(op, channel):
         "_xla_host_transfer_rendezvous": ir.StringAttr.get(str(channel))})
 
 
-def emit_tpu_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect):
+def emit_tpu_callback(ctx, operands, callback, *, kind, result_avals, ordered, side_effect,
+                      in_avals):
     """``stablehlo.send`` of each operand and ``stablehlo.recv`` of each result, on one token
     chain (the region's token when ``ordered``), as JAX lowers callbacks on TPU."""
     module = ctx.module
-    in_avals = [physical_aval(a) if dtypes.is_extended(a.dtype) else a for a in ctx.avals_in]
+    in_avals = [physical_aval(a) if dtypes.is_extended(a.dtype) else a for a in in_avals]
     returns_token = kind in ("debug", "debug_print") or ordered
     host = HostCallback(callback, kind, result_avals, [False] * len(in_avals), has_token=False,
                         bool_wire=False)
