@@ -4,9 +4,8 @@ compiles and caches, calls inside another trace (one ``jit`` equation), and the 
 ``trace``/``lower``.
 
 ``jit(f)`` keeps two caches: traced jaxprs keyed by (input tree, static arguments, avals,
-trace context), shared by nested calls so that a jaxpr used twice is one object (and
-prints hoisted); and compiled executables for top-level calls (``jit_caches.py``).
-"""
+trace context), shared by nested calls so that a jaxpr used twice is one object (and prints
+hoisted); and compiled executables for top-level calls (``jit_caches.py``)."""
 from __future__ import annotations
 
 import functools
