@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Runs optax's, chex's, flax's and equinox's own test files on real JAX and on traxla (as ``jax``).
+"""Runs optax's, chex's, flax's, equinox's, lineax's, optimistix's, diffrax's and jaxopt's own test files on real JAX and on traxla (as ``jax``).
 
     python tools/library_suites.py                      # set up, then run optax, chex, flax
     python tools/library_suites.py --libs equinox --git-equinox CLONE   # its tests: from git
+    (likewise --git-lineax, --git-optimistix, --git-diffrax, --git-jaxopt: their sdists have no tests)
     python tools/library_suites.py --libs optax,chex    # some of them
     python tools/library_suites.py --only alias_test    # files whose path contains this
     python tools/library_suites.py --setup-only
@@ -39,16 +40,21 @@ import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PINS = {"optax": "0.2.8", "chex": "0.1.92", "flax": "0.12.8", "equinox": "0.13.8"}
+PINS = {"optax": "0.2.8", "chex": "0.1.92", "flax": "0.12.8", "equinox": "0.13.8",
+        "lineax": "0.1.1", "optimistix": "0.1.0", "diffrax": "0.7.2", "jaxopt": "0.8.5"}
 EXTRA = ["jax==0.10.2", "jaxlib==0.10.2", "pytest", "absl-py", "cloudpickle", "scikit-learn", "einops",
          "jaxtyping", "ml-collections", "dm-tree", "flatbuffers>=24.3",
          "beartype"]  # the test dependencies short of TF/torch
 # Where each sdist keeps its tests (globs relative to the unpacked sdist).
 TEST_GLOBS = {"optax": ["optax/**/*_test.py"], "chex": ["chex/**/*_test.py"],
-              "flax": ["tests/**/*_test.py"], "equinox": ["tests/test_*.py"]}
+              "flax": ["tests/**/*_test.py"], "equinox": ["tests/test_*.py"],
+              "lineax": ["tests/test_*.py"], "optimistix": ["tests/test_*.py"],
+              "diffrax": ["test/test_*.py"], "jaxopt": ["tests/*_test.py"]}
 # Sdists without their tests: the tests come from the project's git repository at the tag
 # (a clone given by --git-<lib>, e.g. --git-equinox /path/to/equinox; `git archive` of it).
-TESTS_FROM_GIT = {"equinox": ("tests", "v{version}")}
+TESTS_FROM_GIT = {"equinox": ("tests", "v{version}"), "lineax": ("tests", "v{version}"),
+                  "optimistix": ("tests", "v{version}"), "diffrax": ("test", "v{version}"),
+                  "jaxopt": ("tests", "jaxopt-v{version}")}
 
 
 def sh(cmd, **kw):
