@@ -11,15 +11,20 @@ import sys
 import pytest
 
 pytest.importorskip("jax")
+from _device_scripts import jax_output  # noqa: E402
 _PROGRAM = os.path.join(os.path.dirname(__file__), "_collectives_extra_program.py")
 
 
 def _run(which):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, _PROGRAM, which], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    def run():
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        proc = subprocess.run([sys.executable, _PROGRAM, which], capture_output=True,
+                              text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    # JAX's side is pinned: stored under a hash of the program (a new or edited one runs live)
+    with open(_PROGRAM) as f:
+        return jax_output("collectives_extra\n" + f.read(), run) if which == "jax" else run()
 
 
 def _equations(jaxpr_text):
