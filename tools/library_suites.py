@@ -9,6 +9,7 @@
     python tools/library_suites.py --setup-only
     python tools/library_suites.py --reuse-jax          # keep JAX results already recorded
     python tools/library_suites.py --python python3 --jobs 12 --budget 540   # a big machine
+    python tools/library_suites.py --python python3 --platform tpu --jobs 1  # on a TPU
 
 With ``--python`` the given interpreter runs both ways (it must have the libraries and JAX
 installed: no venv is made) and the sdists must already be under ``--src``. ``--budget``
@@ -102,7 +103,8 @@ def test_files(src: str, lib: str) -> list[str]:
     return sorted(os.path.relpath(p, d) for p in out)
 
 
-def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None, extra=()):
+def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None, extra=(),
+             platform="cpu"):
     """Runs one test file one way ('jax' or 'traxla'); returns (outcomes, seconds)."""
     d = os.path.join(src, f"{lib}-{PINS[lib]}")
     res = os.path.join(src, "results", lib, way)
@@ -112,7 +114,7 @@ def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None, e
     py = python or os.path.join(venv, "bin", "python")
     pytest = ["-m", "pytest", "-v", "-p", "no:cacheprovider", "-rN",
               f"--junitxml={xml}", *extra, rel]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1",
+    env = dict(os.environ, JAX_PLATFORMS=platform, PYTHONDONTWRITEBYTECODE="1",
                XLA_FLAGS=os.environ.get("XLA_FLAGS", ""), OMP_NUM_THREADS="1")
     if way == "traxla":
         cmd = [py, "-m", "traxla.as_jax", *pytest]
@@ -202,6 +204,9 @@ def main(argv=None) -> int:
                     help="run both ways with this interpreter (no venv set-up)")
     ap.add_argument("--pytest-arg", action="append", default=[],
                     help="passed to pytest both ways (repeatable), e.g. -W=ignore::UserWarning")
+    ap.add_argument("--platform", default="cpu",
+                    help="JAX_PLATFORMS for both ways, e.g. tpu (then use --jobs 1: one "
+                         "process at a time can hold a TPU)")
     ap.add_argument("--largest-first", action="store_true",
                     help="start the largest test files first (packs a --budget run better)")
     ap.add_argument("--budget", type=float, default=None,
@@ -238,7 +243,7 @@ def main(argv=None) -> int:
                 if timeout < 30:
                     return rel, way, None
             got = run_file(args.venv, args.src, lib, rel, way, timeout, args.traxla,
-                           args.python, args.pytest_arg)
+                           args.python, args.pytest_arg, args.platform)
             if timeout < args.timeout and "TIMEOUT" in got[0].get("<file>", ("", ""))[1]:
                 return rel, way, None  # cut by the budget, not by the per-file limit
             return rel, way, got
