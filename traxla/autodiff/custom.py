@@ -32,6 +32,7 @@ from traxla.batching.batch_trace import BatchTrace, BatchTracer, bdim_at_front, 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.literals import float0_zeros
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.sharding_rules import register_sharding
@@ -104,7 +105,7 @@ def _is_float0_aval(aval):
 
 
 def _float0_zeros(aval):
-    return np.zeros(aval.shape, dtypes.float0)
+    return float0_zeros(aval.shape)
 
 
 def _aval(x):

@@ -14,6 +14,7 @@ from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
+from traxla.ir.literals import float0_zeros
 from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.numpy._promotion import result_type, broadcast_shapes
 from traxla.numpy._shape import broadcast_to
@@ -100,7 +101,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
         dtypes.check_valid_array_dtype(object, host.dtype)
         if dtype is None:
             dtype = (dtypes.python_scalar_dtype(object) if weak else dtypes.canonicalize(host.dtype))
-        if isinstance(current_trace(), EvalTrace):
+        if dtype == dtypes.float0:  # no data: a host-side value, as JAX hands float0s back
+            out = float0_zeros(host.shape)
+        elif isinstance(current_trace(), EvalTrace):
             out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
         else:  # a constant of the program being staged: no transfer of the user's, as JAX's
             with transfer_guard.internal():
