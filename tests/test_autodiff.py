@@ -760,6 +760,26 @@ def test_float0_values_come_back_as_typed_numpy_arrays_on_every_path():
     assert type(out).__name__ == "TypedNdArray" and bool(np.all(out == out))
 
 
+def _jvp_passthrough_types(api, np_, lax_):
+    # JAX's jnp functions are jitted: under an eager jvp, a primal or tangent they pass through
+    # unchanged comes back an Array (of the primal's tangent type), as a program's outputs do;
+    # lax.add is not jitted, and the identity function touches nothing
+    fns = [lambda x: x + 0.0, lambda x: 0 + x, lambda x: x - 0, np_.real, np_.positive,
+           np_.squeeze, np_.asarray, np_.conj, lambda x: lax_.add(x, 0.0), lambda x: x]
+    out = []
+    cases = [(f, 1.0, 1.0) for f in fns] + [(fns[0], np.float32(1.0), np.float64(1.0))]
+    for f, p, t in cases:
+        po, to = api.jvp(f, (p,), (t,))
+        out.append([(type(v).__name__ == "ArrayImpl", str(np.result_type(v)),
+                     getattr(v, "weak_type", None), float(v)) for v in (po, to)])
+    return out
+
+
+def test_jvp_of_jnp_functions_gives_array_tangents_for_python_and_numpy_ones():
+    assert (_jvp_passthrough_types(traxla, tnp, tlax)
+            == _jvp_passthrough_types(jax, jnp, jlax))
+
+
 def test_linearize_matches_jvp():
     f = lambda x, y: tnp.sin(x) * y  # noqa: E731
     out, f_jvp = traxla.linearize(f, F3, G3)

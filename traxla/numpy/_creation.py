@@ -15,6 +15,7 @@ from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.ir.literals import float0_zeros
+from traxla.numpy._jitutil import as_jit_result
 from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.numpy._promotion import result_type, broadcast_shapes
 from traxla.numpy._shape import broadcast_to
@@ -63,7 +64,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
     dtype = _dtype(dtype)
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
         extended = isinstance(object.dtype, dtypes.ExtendedDType)  # (a traced key: itself)
-        return lax.copy_p_bind(object) if copy and not extended else object
+        return lax.copy_p_bind(object) if copy and not extended else as_jit_result(object)
     m = getattr(object, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
     if m is not None and not isinstance(object, (Tracer, ArrayImpl)):
         object = m()
