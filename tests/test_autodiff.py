@@ -723,6 +723,63 @@ def test_vjp_of_integer_input_is_float0():
     assert ct_i.dtype == jax.dtypes.float0
 
 
+def test_float0_values_come_back_as_typed_numpy_arrays_on_every_path():
+    # JAX hands every float0 value back host-side, as a TypedNdArray (a NumPy array that
+    # carries its aval): jit outputs (first and cached calls), Compiled, pmap, eager
+    # gradients, vmap, jvp, custom_jvp rules' tangents, device_put, jnp.asarray, literals
+    def paths(api, np_):
+        grad0 = lambda x: api.grad(lambda i: 1.0, allow_int=True)(x)  # noqa: E731
+        jitted = api.jit(grad0)
+        pair = api.jit(lambda x: (x, grad0(x)))
+        seen = []
+
+        @api.custom_jvp
+        def f(x, i):
+            return x * i
+
+        @f.defjvp
+        def f_jvp(p, t):
+            seen.append(t[1])
+            return f(*p), t[0] * p[1]
+        api.grad(f)(1.0, 2)
+        z = np.zeros((2,), api.dtypes.float0)
+        closed = api.make_jaxpr(grad0)(1)
+        return [jitted(1), jitted(1), pair(1)[1], jitted.lower(1).compile()(1),
+                api.pmap(grad0)(np_.arange(1)), grad0(1),
+                api.vmap(grad0)(np_.arange(2)), api.jvp(lambda x: x, (1,), (z[:1].reshape(()),))[1],
+                seen[0], api.device_put(z), np_.asarray(z), closed.jaxpr.outvars[0].val]
+
+    for got, want in zip(paths(traxla, tnp), paths(jax, jnp), strict=True):
+        assert type(got).__name__ == type(want).__name__ == "TypedNdArray"
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype == jax.dtypes.float0
+        assert repr(got) == repr(want) and got.shape == want.shape
+        assert got.aval == ShapedArray(want.shape, got.dtype, want.aval.weak_type)
+        assert not isinstance(got, traxla.Array)
+    # a float0 argument goes in as any NumPy array does; equal values compare as NumPy's
+    out = traxla.jit(lambda t: t)(paths(traxla, tnp)[0])
+    assert type(out).__name__ == "TypedNdArray" and bool(np.all(out == out))
+
+
+def _jvp_passthrough_types(api, np_, lax_):
+    # JAX's jnp functions are jitted: under an eager jvp, a primal or tangent they pass through
+    # unchanged comes back an Array (of the primal's tangent type), as a program's outputs do;
+    # lax.add is not jitted, and the identity function touches nothing
+    fns = [lambda x: x + 0.0, lambda x: 0 + x, lambda x: x - 0, np_.real, np_.positive,
+           np_.squeeze, np_.asarray, np_.conj, lambda x: lax_.add(x, 0.0), lambda x: x]
+    out = []
+    cases = [(f, 1.0, 1.0) for f in fns] + [(fns[0], np.float32(1.0), np.float64(1.0))]
+    for f, p, t in cases:
+        po, to = api.jvp(f, (p,), (t,))
+        out.append([(type(v).__name__ == "ArrayImpl", str(np.result_type(v)),
+                     getattr(v, "weak_type", None), float(v)) for v in (po, to)])
+    return out
+
+
+def test_jvp_of_jnp_functions_gives_array_tangents_for_python_and_numpy_ones():
+    assert (_jvp_passthrough_types(traxla, tnp, tlax)
+            == _jvp_passthrough_types(jax, jnp, jlax))
+
+
 def test_linearize_matches_jvp():
     f = lambda x, y: tnp.sin(x) * y  # noqa: E731
     out, f_jvp = traxla.linearize(f, F3, G3)

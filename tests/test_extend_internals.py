@@ -42,6 +42,45 @@ def test_eqn_effects_and_get_bind_params():
             == _eqn_fields(jax.make_jaxpr, jnp, jlax))
 
 
+def _custom_jvp_round_trip(api, np_, custom_jvp_call_p):
+    # equinox's finalise_jaxpr re-runs a jaxpr as prim.bind(*args, **get_bind_params(params))
+    c = np_.arange(3.0)  # closed over: a const operand of the equation
+
+    @api.custom_jvp
+    def f(x, i):
+        return np_.sin(x) * i + c[2]
+
+    @f.defjvp
+    def f_jvp(p, t):
+        return f(*p), np_.cos(p[0]) * t[0] * p[1] * 2.0  # (not f's derivative: told apart)
+
+    closed = api.make_jaxpr(lambda x: f(x, 3))(1.0)
+    eqn, = [e for e in closed.jaxpr.eqns if e.primitive is custom_jvp_call_p]
+    params = custom_jvp_call_p.get_bind_params(eqn.params)
+    fun, jvp = params["subfuns"]
+    consts = [closed.consts[closed.jaxpr.constvars.index(v)] for v in eqn.invars[:-2]]
+    float0 = np.zeros((), api.dtypes.float0)
+
+    def replay(x):
+        return custom_jvp_call_p.bind(*consts, x, 3, **params)[0]
+    # (all in one program: one compilation)
+    return (sorted(params), len(consts), *api.jit(lambda x: (
+        fun.call_wrapped(*consts, x, 3)[0],
+        jvp.call_wrapped(*consts, x, 3, *map(np.zeros_like, consts), 1.0, float0),
+        replay(x), api.jvp(replay, (x,), (1.0,)), api.grad(replay)(x)))(1.0))
+
+
+def test_custom_jvp_call_get_bind_params_gives_subfuns_that_bind_takes():
+    from jax.custom_derivatives import custom_jvp_call_p as jprim
+    from traxla.custom_derivatives import custom_jvp_call_p as tprim
+    got = _custom_jvp_round_trip(traxla, tnp, tprim)
+    want = _custom_jvp_round_trip(jax, jnp, jprim)
+    assert got[:2] == want[:2] == (["subfuns", "symbolic_zeros"], 1)
+    leaves = [np.float32(v) for v in traxla.tree_util.tree_leaves(got[2:])]
+    np.testing.assert_allclose(leaves, [np.float32(v) for v in jax.tree.leaves(want[2:])])
+    assert np.isclose(got[-1], 2 * 3 * np.cos(1))  # the rule's, not the function's
+
+
 def test_make_jaxpr_return_shape_gives_shape_dtype_structs():
     def f(x):
         return x * 2, 3.0, x > 0

@@ -265,7 +265,7 @@ def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(), static_
 
 
 # JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
-from traxla.api.linear_util import flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
+from traxla.tracer.linear_util import flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
 from traxla.tracer.values import concrete_aval
 from traxla.base.sequences import safe_map  # noqa: F401  (jax.api_util.safe_map)
 from traxla.ir.avals import ShapedArray

@@ -10,7 +10,8 @@ from traxla import tree_util
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
-from traxla.ir.dtypes import canonicalize
+from traxla.ir.dtypes import canonicalize, float0
+from traxla.ir.literals import float0_zeros
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array, transfer_guard
@@ -39,6 +40,8 @@ def _to_array_uncommitted(leaf):
     (which commits new arrays to its mesh) leaves it on the default device, uncommitted,
     as JAX's."""
     arr = to_array(leaf)
+    if arr.dtype == float0:  # no data: a host-side value, as JAX hands float0s back
+        return float0_zeros(arr.shape)
     p = arr._placement
     if p is not None and p.committed and not isinstance(leaf, ArrayImpl):
         return to_default_device(np.asarray(arr), arr.aval.update(sharding=None))
@@ -86,6 +89,8 @@ def _device_put(x, device):
 
     def put(leaf):
         arr = to_array(leaf)
+        if arr.dtype == float0:
+            return float0_zeros(arr.shape)
         # an Array moves device to device (through the host), as the transfer guards see it
         with (transfer_guard.moving(arr, lambda: sharding, source=False)
               if isinstance(leaf, ArrayImpl) else _NO_GUARD):

@@ -281,7 +281,7 @@ class PjitFunction(Wrapped):
                 return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
                                                    key)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
-                    and type(entry) is _Entry and not getattr(entry.executable, "token_outs", ())
+                    and type(entry) is _Entry and not getattr(entry.executable, "special_outs", ())
                     and not debug_mode.slow_path_only()
                     and not _flags.local_blocks and all(type(a) is ArrayImpl for a in leaves)):
                 self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
@@ -425,8 +425,8 @@ class PjitFunction(Wrapped):
         debug_mode.log_compile(self.name, avals, executable.compile_seconds)
         jit_hooks.after_compile(self, closed, program, executable)
         entry = _Entry(executable, out_tree, program.kept)
-        # (a program returning XLA tokens runs on the slow path, which wraps them as Tokens)
-        if fast and program.kept is None and not getattr(executable, "token_outs", ()):
+        # (a program returning tokens or float0s runs on the slow path, which hands them back)
+        if fast and program.kept is None and not getattr(executable, "special_outs", ()):
             entry.fast_key = avals
             self._fast[avals] = entry
             if _config_epoch[0] != epoch:  # see _hit_paths_stale

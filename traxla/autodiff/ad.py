@@ -24,6 +24,7 @@ from traxla.errors import UnexpectedTracerError
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Literal
+from traxla.ir.literals import float0_zeros
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.ir.traceback_util import api_boundary
@@ -99,7 +100,7 @@ def zeros_like_aval(aval):
         if aval.shape and isinstance(current_trace(), DynamicJaxprTrace):
             # staged as JAX stages it: a broadcast of the float0 scalar literal
             return prims.broadcast_in_dim(zero, aval.shape, ())
-        return np.zeros(aval.shape, dtypes.float0)
+        return float0_zeros(aval.shape)  # host-side, as JAX hands a float0 value back
     # weak type included: the zero gradient of a Python-float input is weak, as in JAX
     return prims.full(aval.shape, prims._convert_element_type(0, aval.dtype, aval.weak_type))
 

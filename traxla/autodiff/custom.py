@@ -32,6 +32,7 @@ from traxla.batching.batch_trace import BatchTrace, BatchTracer, bdim_at_front, 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from traxla.ir.literals import float0_zeros
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.sharding_rules import register_sharding
@@ -47,9 +48,10 @@ from traxla.lowering.module import emit_jaxpr
 from traxla.batching import vmap
 from traxla.tracer.values import is_concrete
 from traxla.autodiff.symbolic_zeros import SymbolicZero, CustomVJPPrimal
+from traxla.autodiff.custom_subfuns import CustomJVPCallPrimitive, rule_of_lifted
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call")
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 # the linear part of a linearized custom_vjp call: residuals and input tangents -> output
 # tangents; transposed by calling the user's bwd rule
@@ -104,7 +106,7 @@ def _is_float0_aval(aval):
 
 
 def _float0_zeros(aval):
-    return np.zeros(aval.shape, dtypes.float0)
+    return float0_zeros(aval.shape)
 
 
 def _aval(x):
@@ -212,6 +214,14 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
     return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp=jvp,
                                   num_consts=len(consts) + getattr(jvp, "num_lifted", 0),
                                   symbolic_zeros=isinstance(jvp, _SymbolicRule), name=name)
+
+
+def bind_with_subfuns(fun, jvp, args, *, symbolic_zeros=False):
+    """``custom_jvp_call_p.bind(*args, subfuns=(fun, jvp), ...)``, JAX's spelling (see
+    ``custom_subfuns``): ``fun`` and ``jvp`` are ``WrappedFun``s in JAX's convention."""
+    rule = (_SymbolicRule if symbolic_zeros else _Rule)(rule_of_lifted(jvp), _name(jvp))
+    return bind_custom_jvp(lambda *xs: list(fun.call_wrapped(*xs)), rule, list(args),
+                           _name(fun))
 
 
 def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):

@@ -14,6 +14,7 @@ from traxla import primitives as prims, tree_util
 from traxla.ir.avals import ShapedArray
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr
+from traxla.ir.literals import float0_zeros
 from traxla.ir.rules.reduction import P as _reductions
 from traxla.ir.thread_state import AxisFrame, axis_env, batching_axis_names
 from traxla.ir.traceback_util import api_boundary
@@ -154,7 +155,7 @@ def broadcast_batch(x, size: int, dim: int):
     shape = list(prims.shape_of(x))
     shape.insert(dim, size)
     if getattr(getattr(x, "dtype", None), "names", None) == ("float0",):
-        return np.zeros(shape, x.dtype)  # float0 (integer inputs' tangents) carries no data
+        return float0_zeros(shape)  # float0 (integer inputs' tangents) carries no data
     # NumPy integers, as JAX builds them (they print as np.int64(...) in params)
     dims = tuple(np.delete(np.arange(len(shape)), dim))
     return prims.broadcast_in_dim(x, tuple(shape), dims)

@@ -18,7 +18,7 @@ import operator as op
 from traxla import api_util, lax
 from traxla import numpy as jnp
 from traxla.api import jit
-from traxla.api import linear_util as lu
+from traxla.tracer import linear_util as lu
 from traxla.api.config_contexts import default_matmul_precision
 from traxla.api.vjp_tools import closure_convert
 from traxla.autodiff import custom_vjp, vjp

@@ -14,6 +14,8 @@ from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
+from traxla.ir.literals import float0_zeros
+from traxla.numpy._jitutil import as_jit_result
 from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.numpy._promotion import result_type, broadcast_shapes
 from traxla.numpy._shape import broadcast_to
@@ -62,7 +64,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
     dtype = _dtype(dtype)
     if dtype is None and ndmin == 0 and isinstance(object, Tracer):
         extended = isinstance(object.dtype, dtypes.ExtendedDType)  # (a traced key: itself)
-        return lax.copy_p_bind(object) if copy and not extended else object
+        return lax.copy_p_bind(object) if copy and not extended else as_jit_result(object)
     m = getattr(object, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
     if m is not None and not isinstance(object, (Tracer, ArrayImpl)):
         object = m()
@@ -100,7 +102,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None,  # 
         dtypes.check_valid_array_dtype(object, host.dtype)
         if dtype is None:
             dtype = (dtypes.python_scalar_dtype(object) if weak else dtypes.canonicalize(host.dtype))
-        if isinstance(current_trace(), EvalTrace):
+        if dtype == dtypes.float0:  # no data: a host-side value, as JAX hands float0s back
+            out = float0_zeros(host.shape)
+        elif isinstance(current_trace(), EvalTrace):
             out = device_put_numpy(np.array(host, dtype), ShapedArray(host.shape, dtype, weak))
         else:  # a constant of the program being staged: no transfer of the user's, as JAX's
             with transfer_guard.internal():

@@ -14,6 +14,7 @@ from traxla.api import jit
 from traxla.numpy._promotion import (_is_arraylike, asarray_scalar, check_arraylike,
                                      promote_dtypes, ensure_arraylike)
 from traxla.numpy._ufuncs import _broadcast_arrays
+from traxla.numpy._jitutil import as_jit_result
 import traxla.numpy._creation as _numpy__creation
 
 
@@ -124,7 +125,7 @@ def squeeze(a, axis=None):
             if shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to "
                                  f"one, got shape={shape} and dimensions={axes}")
-    return lax.squeeze(a, axes)
+    return as_jit_result(lax.squeeze(a, axes))
 
 
 def broadcast_to(array, shape):

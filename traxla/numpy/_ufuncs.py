@@ -11,7 +11,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.api import jit
-from traxla.numpy._jitutil import jit_named as _jit_named
+from traxla.numpy._jitutil import as_jit_result, jit_named as _jit_named
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
@@ -76,7 +76,7 @@ _INEXACT_UNARY = {
     "arcsinh": lax.asinh, "arctanh": lax.atanh, "sqrt": lax.sqrt, "cbrt": lax.cbrt,
 }
 _BINARY = {
-    "subtract": lax.sub, "maximum": lax.max, "minimum": lax.min, "equal": lax.eq,
+    "maximum": lax.max, "minimum": lax.min, "equal": lax.eq,
     "not_equal": lax.ne, "less": lax.lt, "less_equal": lax.le, "greater": lax.gt,
     "greater_equal": lax.ge, "bitwise_and": lax.bitwise_and, "bitwise_or": lax.bitwise_or,
     "bitwise_xor": lax.bitwise_xor,
@@ -120,7 +120,13 @@ def sign(x, /):
 
 def add(x1, x2, /):
     x1, x2 = promote_args("add", x1, x2)
-    return lax.bitwise_or(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.add(x1, x2)
+    # (an operand's tangent passes through: as_jit_result)
+    return (lax.bitwise_or(x1, x2) if lax.dtype_of(x1) == dtypes.bool_
+            else as_jit_result(lax.add(x1, x2)))
+
+
+def subtract(x1, x2, /):
+    return as_jit_result(lax.sub(*promote_args("subtract", x1, x2)))
 
 
 def multiply(x1, x2, /):
@@ -128,7 +134,7 @@ def multiply(x1, x2, /):
     return lax.bitwise_and(x1, x2) if lax.dtype_of(x1) == dtypes.bool_ else lax.mul(x1, x2)
 
 
-ufuncs.update(negative=negative, sign=sign, add=add, multiply=multiply)
+ufuncs.update(negative=negative, sign=sign, add=add, subtract=subtract, multiply=multiply)
 
 
 @jit
@@ -416,7 +422,7 @@ def _asarray(x):
 
 
 def positive(x, /):
-    return lax._lift(lax._asarray(*promote_args("positive", x)))
+    return as_jit_result(lax._lift(lax._asarray(*promote_args("positive", x))))
 
 
 def sigmoid(x):
@@ -560,7 +566,7 @@ def _iscomplexobj(x) -> bool:
 
 def real(val, /):
     val = _ensure_arraylike("real", val)
-    return lax.real(val) if _iscomplexobj(val) else lax._lift(lax._asarray(val))
+    return lax.real(val) if _iscomplexobj(val) else as_jit_result(lax._lift(lax._asarray(val)))
 
 
 def imag(val, /):
@@ -570,7 +576,7 @@ def imag(val, /):
 
 def conjugate(x, /):
     x = _ensure_arraylike("conjugate", x)
-    return lax.conj(x) if _iscomplexobj(x) else lax._lift(lax._asarray(x))
+    return lax.conj(x) if _iscomplexobj(x) else as_jit_result(lax._lift(lax._asarray(x)))
 
 
 def conj(x, /):

@@ -12,6 +12,7 @@ import numpy as np
 from traxla import lax
 from traxla.autodiff import custom_jvp, jvp
 from traxla.ir import dtypes
+from traxla.ir.literals import float0_zeros
 from traxla.numpy._jitutil import jit_named
 from traxla.numpy._promotion import (ensure_arraylike, promote_args, promote_args_inexact,
                          promote_args_numeric, promote_dtypes, promote_dtypes_inexact)
@@ -128,7 +129,7 @@ def _frexp_jvp(primals, tangents):
     x, = primals
     t, = tangents
     m, e = _frexp(x)
-    return (m, e), (t * 2.0 ** -e.astype(m.dtype), np.zeros(np.shape(e), dtypes.float0))
+    return (m, e), (t * 2.0 ** -e.astype(m.dtype), float0_zeros(np.shape(e)))
 
 
 def _frexp_fn(x, /):

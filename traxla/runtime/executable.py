@@ -8,6 +8,8 @@ from traxla.ir.config import config as _config
 import numpy as np
 
 from traxla.ir.avals import ShapedArray, physical_aval
+from traxla.ir.dtypes import float0
+from traxla.ir.literals import float0_zeros
 from traxla.ir.rules.tokens import abstract_token
 from traxla.lowering import host_callbacks_of, lower_jaxpr
 from traxla.lowering.mlir import owned_by_this_thread
@@ -43,7 +45,7 @@ class Executable(_CompiledProgram):
     """A loaded executable plus what the hot path needs: its handlers and out avals."""
 
     __slots__ = ("loaded", "in_avals", "out_avals", "handlers", "compile_seconds", "in_arity", "run",
-                 "parts", "host_callbacks", "name", "token_outs", "__weakref__")
+                 "parts", "host_callbacks", "name", "special_outs", "__weakref__")
 
     def __init__(self, module, in_avals, out_avals, compiler_options=None):
         backend = get_backend()
@@ -64,8 +66,7 @@ class Executable(_CompiledProgram):
         self.handlers = xla.result_handlers(
             [_TOKEN_STORAGE if a is abstract_token else physical_aval(a).strip_weak_type()
              for a in out_avals], backend.default_sharding)
-        # the outputs that are XLA tokens (lax.create_token): handed back as Token objects
-        self.token_outs = tuple(i for i, a in enumerate(self.out_avals) if a is abstract_token)
+        self.special_outs = _special_outs(self.out_avals)
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks, single_device=True)
         # ``run`` as two C calls that the hit paths inline (see xla.runner_parts); None for
         # programs with callbacks, whose runner waits for them
@@ -82,10 +83,24 @@ class Executable(_CompiledProgram):
             check_not_deleted(arrays)
             raise
         outs = arrays_from_buffers(self.out_avals, bufs)
-        if self.token_outs:
-            for i in self.token_outs:
-                outs[i] = Token(outs[i]._buf)
+        if self.special_outs:
+            _hand_back_special(outs, self.out_avals, self.special_outs)
         return outs
+
+
+def _special_outs(out_avals) -> tuple:
+    """The outputs not handed back as Arrays: XLA tokens (``lax.create_token``), as Token
+    objects, and float0 values, as JAX's host-side ``TypedNdArray`` zeros (a float0 value
+    holds no data: JAX's result handler never keeps its buffer)."""
+    return tuple(i for i, a in enumerate(out_avals)
+                 if a is abstract_token or getattr(a, "dtype", None) == float0)
+
+
+def _hand_back_special(outs, out_avals, special):
+    for i in special:
+        aval = out_avals[i]
+        outs[i] = (Token(outs[i]._buf) if aval is abstract_token
+                   else float0_zeros(aval.shape, aval.update(sharding=None)))
 
 
 def _register_libraries():
@@ -146,6 +161,7 @@ class ShardedExecutable(_CompiledProgram):
             [xla.gspmd_sharding(raw, h, None if _memory_kind(a) == "device" else _memory_kind(a))
              for h, a in zip(hlos, out_avals)])
         self.run = _runner(self.loaded, self.handlers, self.host_callbacks)
+        self.special_outs = _special_outs(self.out_avals)
         self.name = None
 
     def execute(self, arrays) -> list:
@@ -156,7 +172,11 @@ class ShardedExecutable(_CompiledProgram):
         except xla.RuntimeErrorType:
             check_not_deleted(arrays)
             raise
-        return [make_array(aval, buf, p) for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
+        outs = [make_array(aval, buf, p)
+                for aval, buf, p in zip(self.out_avals, bufs, self.out_placements)]
+        if self.special_outs:
+            _hand_back_special(outs, self.out_avals, self.special_outs)
+        return outs
 
 
 def _memory_kind(aval):

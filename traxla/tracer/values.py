@@ -12,6 +12,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.jaxpr import Literal
+from traxla.ir.literals import TypedNdArray
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -49,6 +50,8 @@ def concrete_value(x):
         return np.asarray(x, dtype)
     if hasattr(x, "__traxla_array__"):
         return np.asarray(x)
+    if type(x) is TypedNdArray:  # typed already: never canonicalized (JAX's)
+        return x
     x = np.asarray(x)
     canonical = dtypes.canonicalize(x.dtype)
     return x if canonical == x.dtype else x.astype(canonical)
