@@ -17,7 +17,7 @@ import numpy as np
 from traxla.base.wrapping import wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
-from traxla.api import debug_mode, jit_hooks
+from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
@@ -244,6 +244,8 @@ class PjitFunction(Wrapped):
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
             return _jit_refs.call_with_refs(self, args, kwargs)
+        if _hijax_args.has_hi_leaves(leaves):  # hijax values (flax's): api/hijax_args.py
+            return _hijax_args.call_with_hi_args(self, args, kwargs)
         if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):

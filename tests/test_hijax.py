@@ -1,0 +1,160 @@
+"""``jax.experimental.hijax``: a user-defined mutable high-level type (a box holding a
+pytree, as JAX's own ``Box``), bound eagerly, passed to ``jit`` (mutated, its structure
+changed, passed twice), and to ``eval_shape``; the same class on JAX as the oracle."""
+from __future__ import annotations
+
+import dataclasses
+import itertools as it
+
+import jax
+import jax.experimental.hijax as jax_hjx
+import numpy as np
+import pytest
+
+import traxla
+import traxla.experimental.hijax as tx_hjx
+
+
+def make_box(jx, hjx):
+    """A mutable box type, its primitives and constructor, on ``jx`` (jax or traxla)."""
+    tree = jx.tree_util
+
+    @dataclasses.dataclass(frozen=True)
+    class BoxState:
+        leaf_avals: tuple
+        treedef: object
+
+    class BoxTy(hjx.MutableHiType):
+        has_qdd = True
+
+        def __hash__(self):
+            return hash(BoxTy)
+
+        def __eq__(self, other):
+            return isinstance(other, BoxTy)
+
+        def str_short(self, short_dtypes=False, **_):
+            return "BoxTy"
+
+        def lo_ty_qdd(self, state):
+            return [t for a in state.leaf_avals for t in a.lo_ty()]
+
+        def new_from_loval(self, state, *lo_vals):
+            return Box(tree.tree_unflatten(state.treedef, lo_vals))
+
+        def read_loval(self, state, box):
+            leaves, treedef = tree.tree_flatten(box_get(box))
+            assert treedef == state.treedef
+            return leaves
+
+        def update_from_loval(self, state, box, *lo_vals):
+            box_set(box, tree.tree_unflatten(state.treedef, lo_vals))
+
+        def to_tangent_aval(self):
+            return BoxTy()
+
+    class Box:
+        def __init__(self, val):
+            self._val = val
+
+        def cur_qdd(self):
+            leaves, treedef = tree.tree_flatten(self._val)
+            return BoxState(tuple(map(jx.typeof, leaves)), treedef)
+
+    hjx.register_hitype(Box, lambda b: BoxTy())
+
+    class BoxSet(hjx.HiPrimitive):
+        multiple_results = True
+
+        def abstract_eval(self, box_ty, *leaf_avals, treedef):
+            box_ty.mutable_qdd.update(BoxState(leaf_avals, treedef))
+            return [], set()
+
+        def to_lojax(self, box, *leaves, treedef):
+            box._val = tree.tree_unflatten(treedef, leaves)
+            return []
+
+    class BoxGet(hjx.HiPrimitive):
+        multiple_results = True
+
+        def abstract_eval(self, box_ty, *, avals):
+            return avals, set()
+
+        def to_lojax(self, box, *, avals):
+            return tree.tree_leaves(box._val)
+
+    set_p, get_p = BoxSet("test_box_set"), BoxGet("test_box_get")
+
+    def box_set(box, val):
+        leaves, treedef = tree.tree_flatten(val)
+        set_p.bind(box, *leaves, treedef=treedef)
+
+    def box_get(box):
+        state = jx.experimental.cur_qdd(box)
+        return tree.tree_unflatten(state.treedef, get_p.bind(box, avals=state.leaf_avals))
+
+    return Box, box_get, box_set
+
+
+BOXES = {"jax": (jax, *make_box(jax, jax_hjx)), "traxla": (traxla, *make_box(traxla, tx_hjx))}
+
+
+def run_on(name):
+    jx, Box, get, put = BOXES[name]
+    out = {}
+    box = Box(jx.numpy.float32(1.0))
+    put(box, get(box) + 1.0)  # eager: the primitives' to_lojax rules
+    out["eager"] = np.asarray(get(box))
+    out["typeof"] = type(jx.typeof(box)).__name__
+
+    @jx.jit
+    def step(b, x):
+        put(b, get(b) * x)
+        return get(b) + 1.0
+
+    out["first"] = (np.asarray(step(box, 3.0)), np.asarray(get(box)))
+    out["second"] = (np.asarray(step(box, 3.0)), np.asarray(get(box)))  # the traced program again
+
+    @jx.jit
+    def grow(b, x):  # the box's structure changes inside
+        put(b, {"x": x, "n": jx.numpy.sum(x)})
+
+    box2 = Box(None)
+    grow(box2, jx.numpy.arange(3.0))
+    out["grown"] = {k: np.asarray(v) for k, v in get(box2).items()}
+
+    @jx.jit
+    def twice(a, b):  # the same box passed twice is one box inside
+        put(a, get(a) + 1.0)
+        return get(b)
+
+    out["twice"] = (np.asarray(twice(box, box)), np.asarray(get(box)))
+    shape = jx.eval_shape(lambda b: get(b) * 2, box)
+    out["eval_shape"] = (shape.shape, str(shape.dtype), np.asarray(get(box)))
+    return out
+
+
+def test_mutable_hitype_matches_jax():
+    want, got = run_on("jax"), run_on("traxla")
+    assert got["typeof"] == want["typeof"] == "BoxTy"
+    for key in want:
+        jax.tree_util.tree_map(np.testing.assert_array_equal, got[key], want[key])
+
+
+def test_hitype_returned_from_jit_is_refused():
+    _, Box, get, _ = BOXES["traxla"]
+    with pytest.raises(NotImplementedError, match="returned a hijax value"):
+        traxla.jit(lambda b: b)(Box(np.float32(1.0)))
+
+
+def test_vjp_hi_primitive_is_refused():
+    class P(tx_hjx.VJPHiPrimitive):
+        def __init__(self):
+            self.in_avals, self.out_aval, self.params = (), None, {}
+            super().__init__()
+
+    with pytest.raises(NotImplementedError, match="VJPHiPrimitive"):
+        P()()
+
+
+del it
