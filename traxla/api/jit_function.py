@@ -36,12 +36,10 @@ from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array, transfer
 from traxla.runtime.array import check_not_deleted, default_sharding, to_default_device
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
-                                      is_pinned_default, pinned_default as _pinned_default,
-                                      pinned_placement, device_placement, device_put_placed,
-                                      uncommitted)
+    is_pinned_default, pinned_default as _pinned_default, pinned_placement, device_placement,
+    device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
@@ -687,7 +685,7 @@ def _apply_placed(prim, arrays, params):
     one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
     check_not_deleted(arrays)
     try:
-        key = (prim, _params_key(params))
+        key = (prim, dispatch._params_key(params))
         hash(key)
     except TypeError:
         key = None
