@@ -112,6 +112,20 @@ def test_cotangents_accumulate_by_the_dtypes_rules(jit):
     np.testing.assert_array_equal(got, [5.0, 3.0])  # a sum for x, the maximum for a
 
 
+def test_vmap_matches_jax():
+    outs = []
+    for name in ("jax", "traxla"):
+        jx, meta = META[name]
+        lax = jx.lax
+
+        def f(x):  # to the dtype, its maximum with itself (its rules' add), and back
+            m = lax.convert_element_type(x, meta)
+            return lax.convert_element_type(meta._rules.add(meta, m, m), np.float32) + 1.0
+
+        outs.append(np.asarray(jx.jit(jx.vmap(f))(np.arange(6.0, dtype=np.float32))))
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
 def test_typeof_and_round_trip():
     _, typ = program("traxla")
     assert (str(typ), typ.shape) == (str(program("jax")[1]), ())
