@@ -13,7 +13,23 @@ value returned by the function is refused."""
 from __future__ import annotations
 
 from traxla import tree_util
+from traxla.tracer.staging import DynamicJaxprTrace
+from traxla.tracer.traces import current_trace
 from traxla.tracer.values import hitype_avals
+
+
+def own(obj):
+    """Records ``obj`` (a hijax object) as made inside the current staging trace: its own
+    state, not state it captured (see ``experimental/hijax.py``)."""
+    trace = current_trace()
+    if isinstance(trace, DynamicJaxprTrace):
+        owned = trace.__dict__.setdefault("_hi_owned", {})
+        owned[id(obj)] = obj
+    return obj
+
+
+def owns(trace, obj) -> bool:
+    return trace.__dict__.get("_hi_owned", {}).get(id(obj)) is obj
 
 
 def has_hi_leaves(leaves) -> bool:
@@ -75,7 +91,7 @@ def _raise_args(tree):
         aval, qdd = b.info
         if not aval.has_qdd:
             return aval.raise_val(*b.vals)
-        obj = aval.new_from_loval(qdd, *b.vals)
+        obj = own(aval.new_from_loval(qdd, *b.vals))
         mutable.append((aval, obj))
         return obj
 

@@ -8,17 +8,24 @@ Inside ``jit`` a hijax value is therefore a Python object holding tracers: ``jit
 ``eval_shape`` turn a hijax argument into its low-level values (``lower_val`` /
 ``read_loval``), rebuild it inside the trace (``raise_val`` / ``new_from_loval``) and, for a
 mutable one, write its final state back afterwards (``update_from_loval``), as JAX's
-``jit`` does (``traxla/api/hijax_args.py``). ``register_hitype`` makes ``typeof`` of the
-type's values its abstract value."""
+``jit`` does (``traxla/api/hijax_args.py``). A mutable one that a staged function reaches
+from outside becomes that function's state through array refs (below). ``register_hitype``
+makes ``typeof`` of the type's values its abstract value."""
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections import namedtuple
 
+from traxla.api.hijax_args import own, owns
 from traxla.autodiff.ad import Zero, instantiate as instantiate_zeros  # noqa: F401
 from traxla.autodiff.ad import is_undefined as is_undefined_primal  # noqa: F401
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive
 from traxla.ir.rules.refs import AbstractRef  # noqa: F401
+from traxla.state.ref import new_ref
+from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer
+from traxla.tracer.traces import _bottom, current_trace, set_current_trace
 from traxla.tracer.values import hitype_avals
 
 AbstractValue = ShapedArray
@@ -143,12 +150,108 @@ class HiPrimitive(Primitive):
         raise NotImplementedError(f"HiPrimitive '{self.name}' must define transpose")
 
     def bind(self, /, *args, **params):
-        if self.is_high(*map(_typeof_or_self, args), **params):
+        if not self.is_high(*map(_typeof_or_self, args), **params):
+            impl = getattr(self, "impl", None)
+            if impl is None:
+                raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+            return impl(*args, **params)
+        if _syncing.depth:  # reading or writing a captured object's state (below)
             return self.to_lojax(*args, **params)
-        impl = getattr(self, "impl", None)
-        if impl is None:
-            raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
-        return impl(*args, **params)
+        boxes = _captured_boxes(args)
+        for box in boxes:
+            box.sync_in()
+        out = self.to_lojax(*args, **params)
+        for box in boxes:
+            box.sync_out()
+        for x in (out if self.multiple_results else (out,)):
+            if type(x) in hitype_avals:  # made here: a staged function's own object
+                own(x)
+        return out
+
+
+# -- mutable hijax objects captured by a staged function -------------------------------------
+# A mutable hijax object that a staged function (a jit, a scan body) reaches from outside,
+# not through its arguments, is state of that function, as JAX makes it an input and an
+# output. Here its low-level values move into array refs (traxla.new_ref) when a staged
+# function first touches it: the object's state is then its refs' (read before and written
+# after every HiPrimitive on it, in the current trace), which jit and the control-flow
+# primitives already thread through their programs as closed-over refs.
+
+class _Syncing(threading.local):
+    depth = 0
+
+
+_syncing = _Syncing()
+_boxes: dict = {}  # id(object) -> its _RefBox
+
+
+class _RefBox:
+    __slots__ = ("obj", "aval", "qdd", "refs", "seen")
+
+    def __init__(self, obj, aval, qdd, refs):
+        self.obj, self.aval, self.qdd, self.refs, self.seen = obj, aval, qdd, refs, ()
+
+    def sync_in(self):
+        """The object holds its refs' current values (read in the current trace)."""
+        self.seen = tuple(r[...] for r in self.refs)
+        with _sync():
+            self.aval.update_from_loval(self.qdd, self.obj, *self.seen)
+
+    def sync_out(self):
+        """The refs hold the object's values, where an operation changed them."""
+        qdd = self.obj.cur_qdd()
+        if qdd != self.qdd:
+            if isinstance(current_trace(), EvalTrace):  # a new structure: the object's own
+                del _boxes[id(self.obj)]
+                return
+            raise NotImplementedError(
+                f"jax.experimental.hijax: the structure of a mutable {type(self.obj).__name__} "
+                "captured by a staged function changed inside it; pass it as an argument")
+        with _sync():
+            vals = self.aval.read_loval(qdd, self.obj)
+        for r, v, old in zip(self.refs, vals, self.seen):
+            if v is not old:
+                r[...] = v
+
+
+@contextlib.contextmanager
+def _sync():
+    _syncing.depth += 1
+    try:
+        yield
+    finally:
+        _syncing.depth -= 1
+
+
+def _captured_boxes(args) -> list:
+    """The ref boxes of the mutable hijax operands, each made when a staged function first
+    reaches an object from outside (its values are not the current trace's)."""
+    trace, out = current_trace(), []
+    for x in args:
+        to_aval = hitype_avals.get(type(x))
+        if to_aval is None:
+            continue
+        box = _boxes.get(id(x))
+        if box is not None and box.obj is x:
+            out.append(box)
+            continue
+        if not isinstance(trace, DynamicJaxprTrace):
+            continue
+        aval = to_aval(x)
+        if not aval.has_qdd or owns(trace, x):
+            continue
+        qdd = x.cur_qdd()
+        with _sync():
+            vals = aval.read_loval(qdd, x)
+        if any(isinstance(v, Tracer) and v._trace is trace for v in vals):
+            continue  # made inside this function (or one of its arguments): its own
+        refs = []
+        for v in vals:  # each ref made where its value lives (eagerly, or an outer trace)
+            with set_current_trace(v._trace if isinstance(v, Tracer) else _bottom[0]):
+                refs.append(new_ref(v))
+        _boxes[id(x)] = box = _RefBox(x, aval, qdd, refs)
+        out.append(box)
+    return out
 
 
 class VJPHiPrimitive:
