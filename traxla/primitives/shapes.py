@@ -319,7 +319,7 @@ def full_like(x, fill_value, dtype=None, shape=None):
     out = full(fill_shape, _convert_element_type(fill_value, dt, weak))
     placement = getattr(x, "_placement", None)
     if (type(placement) is NamedSharding and type(out) is ArrayImpl and not weak
-            and (tuple(fill_shape) == tuple(x.shape) or placement.is_fully_replicated)):
+            and (tuple(fill_shape) == shape_of(x) or placement.is_fully_replicated)):
         # as JAX's: an Array laid out on a mesh gives its layout to the result (optimizer
         # states made with zeros_like sit where the parameters do)
         out = device_put_placed(np.asarray(out), out.aval, placement)
