@@ -14,8 +14,10 @@ makes ``typeof`` of the type's values its abstract value."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections import namedtuple
+from typing import ClassVar
 
 from traxla.api.hijax_args import own, owns
 from traxla.autodiff.ad import Zero, instantiate as instantiate_zeros  # noqa: F401
@@ -269,16 +271,14 @@ class VJPHiPrimitive:
             f"'{type(self).__name__}' cannot be applied")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class AvalQDD:
     """An abstract value with its (immutable) quasi-dynamic data."""
 
-    __slots__ = ("aval", "qdd")
-    is_high = True
-    has_qdd = True
-
-    def __init__(self, aval, qdd):
-        self.aval = aval
-        self.qdd = qdd
+    aval: object
+    qdd: object
+    is_high: ClassVar[bool] = True
+    has_qdd: ClassVar[bool] = True
 
     def lo_ty(self):
         return self.aval.lo_ty_qdd(self.qdd)
@@ -292,25 +292,13 @@ class AvalQDD:
     def to_tangent_aval(self):
         return AvalQDD(self.aval.to_tangent_aval(), self.qdd and self.qdd.to_tangent_qdd())
 
-    def __eq__(self, other):
-        return (type(other) is type(self) and self.aval == other.aval
-                and self.qdd == other.qdd)
 
-    def __hash__(self):
-        return hash((self.aval, self.qdd))
-
-    def __repr__(self):
-        return f"{type(self).__name__}(aval={self.aval!r}, qdd={self.qdd!r})"
-
-
+@dataclasses.dataclass(frozen=True, slots=True)
 class AvalMutableQDD:
     """An abstract value with quasi-dynamic data that typing rules update."""
 
-    __slots__ = ("aval", "mutable_qdd")
-
-    def __init__(self, aval, mutable_qdd):
-        self.aval = aval
-        self.mutable_qdd = mutable_qdd
+    aval: object
+    mutable_qdd: object
 
 
 __all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive",
