@@ -177,6 +177,13 @@ def test_box_made_in_jit_captured_by_scan():
         return get(inner)
 
     assert nested(np.float32(1.5)) == 12.0
+    # its refs were the jit's: the next captured box made drops the dead one
+    dead = lambda: [b for b in tx_hjx._boxes.values()  # noqa: E731
+                    if any(isinstance(r, traxla.core.Tracer) for r in b.refs)]
+    assert dead()
+    outer = Box(np.float32(1.0))
+    traxla.jit(lambda: put(outer, get(outer) + 1.0))()
+    assert not dead() and get(outer) == 2.0
 
 
 def test_mutable_hitype_matches_jax():

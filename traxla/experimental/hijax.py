@@ -203,7 +203,9 @@ class _RefBox:
         """The refs hold the object's values, where an operation changed them."""
         qdd = self.obj.cur_qdd()
         if qdd != self.qdd:
-            if isinstance(current_trace(), EvalTrace):  # a new structure: the object's own
+            if isinstance(current_trace(), EvalTrace):
+                # a new structure, set eagerly: the object's state is its own again (a
+                # program traced before still reads and writes the old refs)
                 del _boxes[id(self.obj)]
                 return
             raise NotImplementedError(
@@ -214,6 +216,14 @@ class _RefBox:
         for r, v, old in zip(self.refs, vals, self.seen):
             if v is not old:
                 r[...] = v
+
+
+def _forget_dead_boxes():
+    """Drops the boxes whose refs were made in a trace that has ended (objects a jit made
+    and a scan inside it captured)."""
+    for key in [k for k, b in _boxes.items()
+                if any(isinstance(r, Tracer) and not r._trace.alive for r in b.refs)]:
+        del _boxes[key]
 
 
 @contextlib.contextmanager
@@ -247,6 +257,7 @@ def _captured_boxes(args) -> list:
             vals = aval.read_loval(qdd, x)
         if any(isinstance(v, Tracer) and v._trace is trace for v in vals):
             continue  # made inside this function (or one of its arguments): its own
+        _forget_dead_boxes()
         refs = []
         for v in vals:  # each ref made where its value lives (eagerly, or an outer trace)
             with set_current_trace(v._trace if isinstance(v, Tracer) else _bottom[0]):
