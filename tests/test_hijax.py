@@ -158,6 +158,14 @@ def captured_on(name):
     put(box, jnp.float32(1.0))  # an eager change the cached program sees
     out += [scale(2.0), get(box)]
 
+    @jx.jit
+    def step(x):  # state changed under grad inside the jit (with a non-differentiated value)
+        def loss(x):
+            put(box, get(box) + lax.stop_gradient(x))
+            return x * get(box)
+        return jx.grad(loss)(x)
+
+    out += [step(2.0), get(box), step(2.0), get(box)]
     return [np.asarray(x) for x in out]
 
 

@@ -194,8 +194,10 @@ class _RefBox:
         self.obj, self.aval, self.qdd, self.refs, self.seen = obj, aval, qdd, refs, ()
 
     def sync_in(self):
-        """The object holds its refs' current values (read in the current trace)."""
-        self.seen = tuple(r[...] for r in self.refs)
+        """The object holds its refs' current values, read in the innermost staging (or
+        the eager) trace: under grad or vmap inside a jit, state is the jit's."""
+        with set_current_trace(_state_trace()):
+            self.seen = tuple(r[...] for r in self.refs)
         with _sync():
             self.aval.update_from_loval(self.qdd, self.obj, *self.seen)
 
@@ -213,9 +215,20 @@ class _RefBox:
                 "captured by a staged function changed inside it; pass it as an argument")
         with _sync():
             vals = self.aval.read_loval(qdd, self.obj)
+        state = _state_trace()
         for r, v, old in zip(self.refs, vals, self.seen):
-            if v is not old:
-                r[...] = v
+            if v is not old:  # (a differentiated or batched value: the ref's own error)
+                with set_current_trace(state if not isinstance(v, Tracer)
+                                       or v._trace is state else current_trace()):
+                    r[...] = v
+
+
+def _state_trace():
+    """The innermost staging trace (or the eager one) at or below the current trace."""
+    trace = current_trace()
+    while not isinstance(trace, (DynamicJaxprTrace, EvalTrace)) and hasattr(trace, "parent"):
+        trace = trace.parent
+    return trace
 
 
 def _forget_dead_boxes():
