@@ -12,6 +12,7 @@ from traxla.api import device_put, jit
 from traxla.sharding import reshard
 from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
+from traxla.ir.sharding import AbstractMesh
 from traxla.runtime.placement import NamedSharding
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
@@ -189,6 +190,7 @@ class _Prototype:
         self.aval = ShapedArray(tuple(a.shape), dt, bool(getattr(a, "weak_type", False)))
         sharding = getattr(a, "sharding", None)
         self._placement = (sharding if type(sharding) is NamedSharding
+                           and not isinstance(sharding.mesh, AbstractMesh)
                            and getattr(a, "_committed", True) else None)
 
 
