@@ -207,6 +207,16 @@ def test_hitype_returned_from_jit_is_refused():
         traxla.jit(lambda b: b)(Box(np.float32(1.0)))
 
 
+def test_vmap_over_a_hitype_is_refused():
+    _, Box, get, _ = BOXES["traxla"]
+    box = Box(np.float32(2.0))
+    xs = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_array_equal(traxla.vmap(lambda b, x: get(b) * x, (None, 0))(box, xs),
+                                  2.0 * xs)  # unmapped: the same box for every lane
+    with pytest.raises(NotImplementedError, match="vmap over an axis of a hijax value"):
+        traxla.vmap(get)(box)
+
+
 def test_vjp_hi_primitive_is_refused():
     class P(tx_hjx.VJPHiPrimitive):
         def __init__(self):
