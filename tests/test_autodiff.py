@@ -597,6 +597,9 @@ ELSEWHERE |= {"custom_vmap_call"}  # its JVP is a custom_vmap_call: tests/test_c
 # issue #31's lax names, against JAX's jvp/grad jaxprs (ragged_dot_general also by finite
 # differences in float64): tests/test_lax_census_names.py
 ELSEWHERE |= {"stage", "dce_sink", "ragged_dot_general"}
+# conversions to and from a library's extended dtype: grad against JAX's, with the dtype's
+# own sum of cotangents: tests/test_extended_dtype_rules.py
+ELSEWHERE |= {"to_edtype", "from_edtype"}
 # linear collectives and placements of the stop-29 census, transposed/differentiated in their
 # own files: tests/test_pbroadcast.py, test_ragged_all_to_all.py, test_multihost_utils.py
 ELSEWHERE |= {"pbroadcast", "ragged_all_to_all", "host_local_array_to_global_array",

@@ -2,7 +2,8 @@
 fresh process each, since the device count is fixed at start): a NamedSharding on an
 abstract mesh resolves to the context mesh (``with_sharding_constraint``, ``jit``
 ``out_shardings``) and is refused by ``device_put`` and outside a mesh context with JAX's
-errors; ``zeros_like``/``full_like`` of a placed Array keep its layout; a ``Format`` in
+errors; ``zeros_like``/``full_like`` of a placed Array (or a duck-typed one, a
+ShapeDtypeStruct) keep its layout; a ``Format`` in
 ``with_sharding_constraint`` constrains by its sharding; SingleDeviceSharding's
 ``shard_shape`` and ``is_equivalent_to``; PRNG keys placed on a mesh (their data has a
 trailing dim the sharding never splits) and passed to a jitted function beside placed
@@ -44,6 +45,11 @@ run("zeros_like", lambda: desc(jnp.zeros_like(x)))
 run("ones_like_int", lambda: desc(jnp.ones_like(x, dtype=jnp.int32)))
 run("full_like", lambda: desc(jax.lax.full_like(x, 2.0)))
 run("zeros_like_shape", lambda: desc(jnp.zeros_like(x, shape=(2,))))
+class Proxy:  # a duck-typed array (flax's hijax Variable forwards these to its value)
+    shape, dtype, sharding = x.shape, x.dtype, x.sharding
+run("zeros_like_proxy", lambda: desc(jnp.zeros_like(Proxy())))
+run("zeros_like_struct", lambda: desc(jnp.zeros_like(jax.ShapeDtypeStruct((4,), jnp.float32,
+                                                                         sharding=x.sharding))))
 sd = jnp.ones(2).sharding
 run("single", lambda: [sd.shard_shape((3, 4)), sd.is_equivalent_to(N(m1, P()), 2),
                        sd.is_equivalent_to(N(m, P()), 2), N(m1, P("x")).is_equivalent_to(sd, 1),
@@ -81,7 +87,8 @@ def results():
 
 @pytest.mark.parametrize("name", ["wsc_no_context", "put_abstract", "wsc_context", "jit_out",
                                   "put_abstract_context", "wsc_format", "zeros_like",
-                                  "ones_like_int", "full_like", "zeros_like_shape", "single",
+                                  "ones_like_int", "full_like", "zeros_like_shape", "zeros_like_proxy",
+                                  "zeros_like_struct", "single",
                                   "put_key", "put_keys_split", "jit_key_arg", "jit_key_out",
                                   "shard_map_out_specs0", "shard_map_out_specs1",
                                   "shard_map_out_specs2", "shard_map_out_specs3"])

@@ -23,12 +23,14 @@ from traxla.sharding import to_named
 from traxla.state import ref as _ref
 from traxla.tracer import EvalTrace, Tracer
 from traxla.tracer.traces import _state as _trace_state
-from traxla.tracer.values import concrete_aval
+from traxla.tracer.values import concrete_aval, hitype_avals
 
 
 def _aval(x):
     if isinstance(x, (Tracer, ArrayImpl, _ref.Ref)):
         return x.aval
+    if type(x) in hitype_avals:  # a hijax value (whose attribute reads it forwards)
+        return hitype_avals[type(x)](x)
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))

@@ -17,7 +17,7 @@ import numpy as np
 from traxla.base.wrapping import wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
-from traxla.api import debug_mode, jit_hooks
+from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
@@ -36,12 +36,10 @@ from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array, transfer
 from traxla.runtime.array import check_not_deleted, default_sharding, to_default_device
 from traxla.runtime.backend import get_backend
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.dispatch import _params_key
 from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
-                                      is_pinned_default, pinned_default as _pinned_default,
-                                      pinned_placement, device_placement, device_put_placed,
-                                      uncommitted)
+    is_pinned_default, pinned_default as _pinned_default, pinned_placement, device_placement,
+    device_put_placed, uncommitted)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
 from traxla.state import jit_refs as _jit_refs, ref as _ref
@@ -244,6 +242,8 @@ class PjitFunction(Wrapped):
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
             return _jit_refs.call_with_refs(self, args, kwargs)
+        if _hijax_args.has_hi_leaves(leaves):  # hijax values (flax's): api/hijax_args.py
+            return _hijax_args.call_with_hi_args(self, args, kwargs)
         if type(trace_core._state.trace) is EvalTrace:
             for x in leaves:
                 if isinstance(x, Tracer):
@@ -685,7 +685,7 @@ def _apply_placed(prim, arrays, params):
     one-equation ``jit`` (an SPMD program over the operands' mesh), as JAX dispatches it."""
     check_not_deleted(arrays)
     try:
-        key = (prim, _params_key(params))
+        key = (prim, dispatch._params_key(params))
         hash(key)
     except TypeError:
         key = None

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from traxla import tree_util
+from traxla.api.hijax_args import has_hi_leaves, trace_with_hi_args
 from traxla.ir.dtypes import ExtendedDType
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.traceback_util import api_boundary
@@ -120,7 +122,10 @@ def struct_of_aval(aval, sharding=None) -> ShapeDtypeStruct:
 def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes of ``fun(*args, **kwargs)`` as a pytree of
     ``ShapeDtypeStruct``s: ``fun`` is traced (arguments may be structs) but never
-    compiled nor run."""
+    compiled nor run. Hijax arguments (flax's hijax Variables) are traced as their
+    low-level values, and left as they were."""
+    if has_hi_leaves(tree_util.tree_leaves((args, kwargs))):
+        return trace_with_hi_args(_api.jit(fun), args, kwargs).out_info[0]
     return _api.jit(fun).trace(*args, **kwargs).out_info
 
 

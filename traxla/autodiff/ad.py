@@ -95,6 +95,8 @@ def zero_of(x) -> Zero:
 def zeros_like_aval(aval):
     if type(aval) is AbstractRef:  # the zero cotangent of a Ref input: a Ref of zeros (JAX's)
         return new_zeros_ref[0](zeros_like_aval(aval.inner_aval))
+    if getattr(aval.dtype, "_rules", None) is not None:  # a library's extended dtype: its zero
+        return prims.broadcast(aval.dtype._rules.zero(aval.dtype), aval.shape)
     if aval.dtype == dtypes.float0:
         zero = np.zeros((), dtypes.float0)
         if aval.shape and isinstance(current_trace(), DynamicJaxprTrace):
@@ -114,7 +116,15 @@ def add_tangents(x, y):
         return y
     if type(y) is Zero:
         return x
-    return add_any_p.bind(x, y)
+    return add_values(x, y)
+
+
+def add_values(x, y):
+    """The sum of two tangents (or cotangents): ``add_any``, or what the type rules of a
+    library's extended dtype say (flax's fp8 metadata keeps the maximum), as in JAX."""
+    dtype = prims.aval_of(x).dtype
+    rules = getattr(dtype, "_rules", None)
+    return add_any_p.bind(x, y) if rules is None else rules.add(dtype, x, y)
 
 
 class JVPTracer(Tracer):
@@ -382,7 +392,7 @@ def backward_pass(closed, cts_out):
         if ct is None or type(ct) is Zero or isinstance(v, Literal):
             return
         prev = ct_env.get(v)
-        ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+        ct_env[v] = ct if prev is None else add_values(prev, ct)
 
     def read_primal(v):
         if isinstance(v, Literal):

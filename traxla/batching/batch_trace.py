@@ -23,6 +23,7 @@ from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import Trace, current_trace, set_current_trace, user_source_info
 from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.leaks import check_no_leaks
+from traxla.tracer.values import hitype_avals
 from traxla.errors import UnexpectedTracerError
 
 not_mapped = None
@@ -422,6 +423,10 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
         if ax is None:
             mapped.append(None)
             continue
+        if type(x) in hitype_avals:  # (JAX's hijax types map by a dec_rank rule of their own)
+            raise NotImplementedError(
+                f"vmap over an axis of a hijax value of type {type(x).__name__}: traxla does "
+                "not implement it (an in_axes of None for it maps nothing)")
         shape = tuple(x.shape) if _is_vmappable(x) else prims.shape_of(x)
         if not -len(shape) <= ax < len(shape):
             raise ValueError(

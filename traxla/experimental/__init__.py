@@ -1,5 +1,6 @@
-"""``traxla.experimental``: ``io_callback`` and ``checkify``."""
+"""``traxla.experimental``: ``io_callback``, ``checkify`` and ``cur_qdd``."""
 from traxla.api.callback import io_callback  # noqa: F401
 from traxla.experimental import checkify  # noqa: F401
+from traxla.experimental.hijax import cur_qdd  # noqa: F401  (flax's hijax Variables)
 
-__all__ = ["io_callback", "checkify"]
+__all__ = ["io_callback", "checkify", "cur_qdd"]

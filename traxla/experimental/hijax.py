@@ -1,16 +1,34 @@
 """``traxla.experimental.hijax``: the names of ``jax.experimental.hijax`` (JAX's
-high-level types: user-defined abstract values with primitives of their own).
+high-level types: user-defined types whose values are Python objects, with primitives of
+their own that say how they lower to ordinary arrays).
 
-traxla does not implement hijax types. The module exists so that libraries which define
-them at import time (flax.nnx's hijax variables, off by default) import: their classes can
-subclass ``HiPrimitive`` / ``HiType`` / ``MutableHiType`` and register with
-``register_hitype``; binding a ``HiPrimitive`` raises NotImplementedError naming it."""
+A ``HiPrimitive`` is always lowered where it is bound: its ``to_lojax`` rule runs in the
+current trace (JAX does so eagerly, and when it lowers a staged jaxpr before compiling).
+Inside ``jit`` a hijax value is therefore a Python object holding tracers: ``jit`` and
+``eval_shape`` turn a hijax argument into its low-level values (``lower_val`` /
+``read_loval``), rebuild it inside the trace (``raise_val`` / ``new_from_loval``) and, for a
+mutable one, write its final state back afterwards (``update_from_loval``), as JAX's
+``jit`` does (``traxla/api/hijax_args.py``). A mutable one that a staged function reaches
+from outside becomes that function's state through array refs (below). ``register_hitype``
+makes ``typeof`` of the type's values its abstract value."""
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import threading
+from collections import namedtuple
+from typing import ClassVar
+
+from traxla.api.hijax_args import own, owns
 from traxla.autodiff.ad import Zero, instantiate as instantiate_zeros  # noqa: F401
 from traxla.autodiff.ad import is_undefined as is_undefined_primal  # noqa: F401
 from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive
 from traxla.ir.rules.refs import AbstractRef  # noqa: F401
+from traxla.state.ref import new_ref
+from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer
+from traxla.tracer.traces import _bottom, current_trace, set_current_trace
+from traxla.tracer.values import hitype_avals
 
 AbstractValue = ShapedArray
 
@@ -30,78 +48,284 @@ class _EffectTypeSet:
 
 control_flow_allowed_effects = _EffectTypeSet()
 
-_hitypes: dict = {}
+# A property and a method of a high-level type's abstract value (JAX's ``core``
+# namedtuples: a tracer of the type forwards the attribute to its value).
+aval_property = namedtuple("aval_property", ["fget"])
+aval_method = namedtuple("aval_method", ["fun"])
 
 
 def register_hitype(typ, to_aval) -> None:
-    """Records ``to_aval`` as the abstract value function of ``typ``'s instances."""
-    _hitypes[typ] = to_aval
+    """``typeof(x)`` of an instance of ``typ`` is ``to_aval(x)``."""
+    hitype_avals[typ] = to_aval
+
+
+def cur_qdd(x):
+    """The quasi-dynamic data (a mutable hijax value's current type state) of ``x``:
+    ``x.cur_qdd()`` (a value is never a tracer here: see the module's docstring)."""
+    return x.cur_qdd()
 
 
 class HiType:
-    """Base of the abstract values of high-level types."""
+    """Base of the abstract values of immutable high-level types."""
 
     is_high = True
+    has_qdd = False
+
+    def lo_ty(self):
+        raise NotImplementedError(f"{type(self).__name__} must define lo_ty")
+
+    def lower_val(self, hi_val):
+        raise NotImplementedError(f"{type(self).__name__} must define lower_val")
+
+    def raise_val(self, *lo_vals):
+        raise NotImplementedError(f"{type(self).__name__} must define raise_val")
+
+    def to_tangent_aval(self):
+        raise NotImplementedError(f"{type(self).__name__} must define to_tangent_aval")
+
+    def to_ct_aval(self):
+        return self.to_tangent_aval()
 
 
 class MutableHiType(HiType):
-    pass
+    """Base of the abstract values of mutable high-level types: their lowering depends on
+    the value's current quasi-dynamic data (``cur_qdd``)."""
+
+    has_qdd = True
+    is_writer = False
+
+    def lo_ty(self):
+        raise AssertionError("mutable hitypes should use lo_ty_qdd instead")
+
+    def lo_ty_qdd(self, state, /):
+        raise NotImplementedError(f"{type(self).__name__} must define lo_ty_qdd")
+
+    def new_from_loval(self, state, /, *lo_vals):
+        raise NotImplementedError(f"{type(self).__name__} must define new_from_loval")
+
+    def read_loval(self, state, val, /):
+        raise NotImplementedError(f"{type(self).__name__} must define read_loval")
+
+    def update_from_loval(self, state, val, /, *lo_vals) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define update_from_loval")
 
 
 class HiPspec:
     pass
 
 
-class HiPrimitive:
-    """A primitive on high-level types; traxla cannot bind one."""
+def _typeof_or_self(x):
+    from traxla.api.device_arrays import typeof  # noqa: PLC0415  (same layer, loads later)
+    try:
+        return typeof(x)
+    except Exception:  # noqa: BLE001  (an operand that is no value: is_high sees it as is)
+        return x
+
+
+class HiPrimitive(Primitive):
+    """A primitive on high-level values. Binding it runs its ``to_lojax`` rule in the
+    current trace (where ``is_high`` is true, the default); one that says it is not high
+    runs its ``impl`` outside any transformation."""
 
     multiple_results = False
 
     def __init__(self, name: str):
-        self.name = name
+        self.name = name  # (multiple_results: the subclass's class attribute)
 
-    def __repr__(self):
-        return self.name
+    def is_high(self, *avals, **params) -> bool:
+        return True
+
+    def is_effectful(self, params) -> bool:
+        return False
+
+    def abstract_eval(self, *avals, **params):
+        raise NotImplementedError(f"HiPrimitive '{self.name}' must define abstract_eval")
+
+    def to_lojax(self, *args, **params):
+        raise NotImplementedError(
+            f"Primitive '{self.name}' has is_high=True but no to_lojax lowering rule.")
+
+    def jvp(self, primals, tangents, **params):
+        raise NotImplementedError(f"HiPrimitive '{self.name}' must define jvp")
+
+    def transpose(self, *args, **params):
+        raise NotImplementedError(f"HiPrimitive '{self.name}' must define transpose")
 
     def bind(self, /, *args, **params):
+        if not self.is_high(*map(_typeof_or_self, args), **params):
+            impl = getattr(self, "impl", None)
+            if impl is None:
+                raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+            return impl(*args, **params)
+        if _syncing.depth:  # reading or writing a captured object's state (below)
+            return self.to_lojax(*args, **params)
+        boxes = _captured_boxes(args)
+        for box in boxes:
+            box.sync_in()
+        out = self.to_lojax(*args, **params)
+        for box in boxes:
+            box.sync_out()
+        for x in (out if self.multiple_results else (out,)):
+            if type(x) in hitype_avals:  # made here: a staged function's own object
+                own(x)
+        return out
+
+
+# -- mutable hijax objects captured by a staged function -------------------------------------
+# A mutable hijax object that a staged function (a jit, a scan body) reaches from outside,
+# not through its arguments, is state of that function, as JAX makes it an input and an
+# output. Here its low-level values move into array refs (traxla.new_ref) when a staged
+# function first touches it: the object's state is then its refs' (read before and written
+# after every HiPrimitive on it, in the current trace), which jit and the control-flow
+# primitives already thread through their programs as closed-over refs.
+
+class _Syncing(threading.local):
+    depth = 0
+
+
+_syncing = _Syncing()
+_boxes: dict = {}  # id(object) -> its _RefBox
+
+
+class _RefBox:
+    __slots__ = ("obj", "aval", "qdd", "refs", "seen")
+
+    def __init__(self, obj, aval, qdd, refs):
+        self.obj, self.aval, self.qdd, self.refs, self.seen = obj, aval, qdd, refs, ()
+
+    def sync_in(self):
+        """The object holds its refs' current values, read in the innermost staging (or
+        the eager) trace: under grad or vmap inside a jit, state is the jit's."""
+        with set_current_trace(_state_trace()):
+            self.seen = tuple(r[...] for r in self.refs)
+        with _sync():
+            self.aval.update_from_loval(self.qdd, self.obj, *self.seen)
+
+    def sync_out(self):
+        """The refs hold the object's values, where an operation changed them."""
+        qdd = self.obj.cur_qdd()
+        if qdd != self.qdd:
+            if isinstance(current_trace(), EvalTrace):
+                # a new structure, set eagerly: the object's state is its own again (a
+                # program traced before still reads and writes the old refs)
+                del _boxes[id(self.obj)]
+                return
+            raise NotImplementedError(
+                f"jax.experimental.hijax: the structure of a mutable {type(self.obj).__name__} "
+                "captured by a staged function changed inside it; pass it as an argument")
+        with _sync():
+            vals = self.aval.read_loval(qdd, self.obj)
+        state = _state_trace()
+        for r, v, old in zip(self.refs, vals, self.seen):
+            if v is not old:  # (a differentiated or batched value: the ref's own error)
+                with set_current_trace(state if not isinstance(v, Tracer)
+                                       or v._trace is state else current_trace()):
+                    r[...] = v
+
+
+def _state_trace():
+    """The innermost staging trace (or the eager one) at or below the current trace."""
+    trace = current_trace()
+    while not isinstance(trace, (DynamicJaxprTrace, EvalTrace)) and hasattr(trace, "parent"):
+        trace = trace.parent
+    return trace
+
+
+def _forget_dead_boxes():
+    """Drops the boxes whose refs were made in a trace that has ended (objects a jit made
+    and a scan inside it captured)."""
+    for key in [k for k, b in _boxes.items()
+                if any(isinstance(r, Tracer) and not r._trace.alive for r in b.refs)]:
+        del _boxes[key]
+
+
+@contextlib.contextmanager
+def _sync():
+    _syncing.depth += 1
+    try:
+        yield
+    finally:
+        _syncing.depth -= 1
+
+
+def _captured_boxes(args) -> list:
+    """The ref boxes of the mutable hijax operands, each made when a staged function first
+    reaches an object from outside (its values are not the current trace's)."""
+    trace, out = current_trace(), []
+    for x in args:
+        to_aval = hitype_avals.get(type(x))
+        if to_aval is None:
+            continue
+        box = _boxes.get(id(x))
+        if box is not None and box.obj is x:
+            out.append(box)
+            continue
+        if not isinstance(trace, DynamicJaxprTrace):
+            continue
+        aval = to_aval(x)
+        if not aval.has_qdd or owns(trace, x):
+            continue
+        qdd = x.cur_qdd()
+        with _sync():
+            vals = aval.read_loval(qdd, x)
+        if any(isinstance(v, Tracer) and v._trace is trace for v in vals):
+            continue  # made inside this function (or one of its arguments): its own
+        _forget_dead_boxes()
+        refs = []
+        for v in vals:  # each ref made where its value lives (eagerly, or an outer trace)
+            with set_current_trace(v._trace if isinstance(v, Tracer) else _bottom[0]):
+                refs.append(new_ref(v))
+        _boxes[id(x)] = box = _RefBox(x, aval, qdd, refs)
+        out.append(box)
+    return out
+
+
+class VJPHiPrimitive:
+    """JAX's new-style hijax primitive (a class with ``in_avals``, ``out_aval`` and
+    ``params``, and its own VJP): libraries may define one; traxla cannot apply it."""
+
+    def __init__(self):
+        for name in ("in_avals", "out_aval", "params"):
+            if not hasattr(self, name):
+                raise AttributeError(f"subclass __init__ should set `self.{name}`")
+
+    def __call__(self, *args):
         raise NotImplementedError(
-            f"jax.experimental.hijax: traxla does not implement high-level (hijax) types; "
-            f"the HiPrimitive '{self.name}' cannot be bound")
+            f"jax.experimental.hijax: traxla does not implement VJPHiPrimitive; "
+            f"'{type(self).__name__}' cannot be applied")
 
 
-class VJPHiPrimitive(HiPrimitive):
-    pass
-
-
+@dataclasses.dataclass(frozen=True, slots=True)
 class AvalQDD:
-    """An abstract value with its quasi-dynamic data."""
+    """An abstract value with its (immutable) quasi-dynamic data."""
 
-    __slots__ = ("aval", "qdd")
+    aval: object
+    qdd: object
+    is_high: ClassVar[bool] = True
+    has_qdd: ClassVar[bool] = True
 
-    def __init__(self, aval, qdd):
-        self.aval = aval
-        self.qdd = qdd
+    def lo_ty(self):
+        return self.aval.lo_ty_qdd(self.qdd)
 
+    def read_loval(self, val):
+        return self.aval.read_loval(self.qdd, val)
 
-class AvalMutableQDD(AvalQDD):
-    __slots__ = ()
+    def new_from_loval(self, *lo_vals):
+        return self.aval.new_from_loval(self.qdd, *lo_vals)
 
-
-class aval_property(property):
-    """A property of a high-level type's abstract value."""
-
-
-class aval_method:
-    """A method of a high-level type's abstract value."""
-
-    def __init__(self, fun):
-        self.fun = fun
-
-    def __get__(self, instance, owner=None):
-        return self.fun if instance is None else self.fun.__get__(instance, owner)
+    def to_tangent_aval(self):
+        return AvalQDD(self.aval.to_tangent_aval(), self.qdd and self.qdd.to_tangent_qdd())
 
 
-__all__ = ["AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive", "HiPspec", "HiType",
-           "MutableHiType", "VJPHiPrimitive", "Zero", "aval_method", "aval_property",
-           "control_flow_allowed_effects", "instantiate_zeros", "is_undefined_primal",
-           "register_hitype"]
+@dataclasses.dataclass(frozen=True, slots=True)
+class AvalMutableQDD:
+    """An abstract value with quasi-dynamic data that typing rules update."""
+
+    aval: object
+    mutable_qdd: object
+
+
+__all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive",
+           "HiPspec", "HiType", "MutableHiType", "ShapedArray", "VJPHiPrimitive", "Zero",
+           "aval_method", "aval_property", "control_flow_allowed_effects", "cur_qdd",
+           "instantiate_zeros", "is_undefined_primal", "register_hitype"]

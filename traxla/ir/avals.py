@@ -79,6 +79,20 @@ class ShapedArray:
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
 
+    normalize = strip_weak_type  # JAX's name (a hijax type's state normalizes its leaves)
+
+    # An array type as a (trivial) hijax type: one low-level value, itself (JAX's).
+    is_high = has_qdd = False
+
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
+
     def str_short(self, short_dtypes: bool = True) -> str:
         """``f32[4,8]``: the form jaxpr binders print; ``f32<host>[8@x,16@y]`` with
         an explicit sharding and a non-device memory space."""

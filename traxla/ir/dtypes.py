@@ -312,8 +312,12 @@ _SHORT[float0] = "float0"
 
 
 def tangent_dtype(dtype):
-    """The dtype of a tangent (or cotangent) of a value of ``dtype``."""
-    return dtype if not isinstance(dtype, ExtendedDType) and is_inexact(dtype) else float0
+    """The dtype of a tangent (or cotangent) of a value of ``dtype`` (an extended dtype
+    with type rules of its own says what its tangents are, as in JAX)."""
+    if isinstance(dtype, ExtendedDType):
+        rules = getattr(dtype, "_rules", None)
+        return rules.tangent_dtype(dtype) if rules is not None else float0
+    return dtype if is_inexact(dtype) else float0
 
 
 class extended(np.generic):
@@ -333,15 +337,35 @@ class ExtendedDType:
     A value of shape ``s`` is stored as ``s + physical_shape`` elements of
     ``physical_dtype``; the aval (and so the jit cache key) carries the extended
     dtype itself.
+
+    A library's own extended dtype (flax's ``fp8_meta32``, a dataclass subclass) sets
+    none of these: its type rules (``_rules``, JAX's protocol) give its element's
+    physical type (``physical_element_aval``), its conversions (``convert_to`` /
+    ``convert_from``), its tangent dtype, zero, sum and ``full``.
     """
 
-    __slots__ = ("name", "physical_shape", "physical_dtype", "impl")
+    __slots__ = ("name", "_physical_shape", "_physical_dtype", "impl")
+    _rules = None  # a library's extended dtype: its type rules (see above)
 
     def __init__(self, name: str, physical_shape, physical_dtype, impl=None):
         self.name = name
-        self.physical_shape = tuple(physical_shape)
-        self.physical_dtype = np.dtype(physical_dtype)
+        self._physical_shape = tuple(physical_shape)
+        self._physical_dtype = np.dtype(physical_dtype)
         self.impl = impl
+
+    @property
+    def physical_shape(self) -> tuple:
+        try:
+            return self._physical_shape
+        except AttributeError:  # a library's dtype: from its rules (JAX's physical_element_aval)
+            return tuple(self._rules.physical_element_aval(self).shape)
+
+    @property
+    def physical_dtype(self):
+        try:
+            return self._physical_dtype
+        except AttributeError:
+            return np.dtype(self._rules.physical_element_aval(self).dtype)
 
     def __repr__(self):
         return self.name

@@ -12,6 +12,8 @@ from traxla.api import device_put, jit
 from traxla.sharding import reshard
 from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
+from traxla.ir.sharding import AbstractMesh
+from traxla.runtime.placement import NamedSharding
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import Literal
 from traxla.ir.literals import float0_zeros
@@ -181,14 +183,19 @@ def empty(shape, dtype=None, *, device=None, out_sharding=None):
 
 
 class _Prototype:
-    """Stands for an object with a shape and a dtype but no data (a ShapeDtypeStruct), which
-    JAX's ``*_like`` functions accept: only its aval is read."""
+    """Stands for an object with a shape and a dtype but no data (a ShapeDtypeStruct, or a
+    proxy such as flax's hijax Variable), which JAX's ``*_like`` functions accept: its aval
+    is read, and its sharding on a mesh, which the result takes as JAX's ``full_like`` does."""
 
-    __slots__ = ("aval",)
+    __slots__ = ("aval", "_placement")
 
     def __init__(self, a):
         dt = a.dtype if dtypes.is_extended(a.dtype) else dtypes.canonicalize(np.dtype(a.dtype))
         self.aval = ShapedArray(tuple(a.shape), dt, bool(getattr(a, "weak_type", False)))
+        sharding = getattr(a, "sharding", None)
+        self._placement = (sharding if type(sharding) is NamedSharding
+                           and not isinstance(sharding.mesh, AbstractMesh)
+                           and getattr(a, "_committed", True) else None)
 
 
 def prototype(a):

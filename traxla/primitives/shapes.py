@@ -304,7 +304,7 @@ def full(shape, fill_value, dtype=None):
         weak = aval_of(fill_value).weak_type
         dt = dtype_of(fill_value)
     elif dtypes.is_extended(dtype):
-        return _full_keys(shape, fill_value, dtype)
+        return _full_extended(shape, fill_value, dtype)
     else:
         weak, dt = False, dtypes.to_dtype(dtype)
     return _lift(broadcast(_convert_element_type(fill_value, dt, weak), shape))
@@ -315,15 +315,24 @@ def full_like(x, fill_value, dtype=None, shape=None):
     weak = dtype is None and aval_of(x).weak_type
     dt = dtype_of(x) if dtype is None else dtypes.to_dtype(dtype)
     if dtypes.is_extended(dt):
-        return _full_keys(tuple(fill_shape), fill_value, dt)
+        return _full_extended(tuple(fill_shape), fill_value, dt)
     out = full(fill_shape, _convert_element_type(fill_value, dt, weak))
     placement = getattr(x, "_placement", None)
     if (type(placement) is NamedSharding and type(out) is ArrayImpl and not weak
-            and (tuple(fill_shape) == tuple(x.shape) or placement.is_fully_replicated)):
+            and (tuple(fill_shape) == shape_of(x) or placement.is_fully_replicated)):
         # as JAX's: an Array laid out on a mesh gives its layout to the result (optimizer
         # states made with zeros_like sit where the parameters do)
         out = device_put_placed(np.asarray(out), out.aval, placement)
     return out
+
+
+def _full_extended(shape, fill_value, dtype):
+    """``full`` of an extended dtype: its type rules' ``full`` (a library's dtype, as in
+    JAX), or key data filled and wrapped."""
+    rules = getattr(dtype, "_rules", None)
+    if rules is not None:
+        return rules.full(tuple(shape), fill_value, dtype)
+    return _full_keys(shape, fill_value, dtype)
 
 
 def _full_keys(shape, fill_value, dtype):

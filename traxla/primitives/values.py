@@ -121,8 +121,7 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
         # a NumPy array is bound even so, as in JAX: staged, it is the constant itself (the
         # conversion forwarded), one constvar however often it is converted
     if (dtypes.is_extended(aval.dtype) or dtypes.is_extended(new_dtype)) and aval.dtype != new_dtype:
-        # JAX's to_edtype/from_edtype: key data only through random_wrap/random_unwrap
-        raise ValueError(f"Cannot convert_element_type from {aval.dtype} to {new_dtype}")
+        return _convert_extended(operand, aval.dtype, new_dtype)
     if (type(operand) in (builtins.int, builtins.float, builtins.complex) and weak_type
             and aval.dtype == new_dtype):
         # a Python scalar at its own weak dtype keeps its value, as JAX's literal does
@@ -143,6 +142,20 @@ def _convert_element_type_uncached(operand, new_dtype, weak_type: bool):
         return _lift(literal) if hasattr(operand, "__traxla_array__") and _eager() else literal
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
                                        sharding=None)
+
+
+def _convert_extended(operand, old_dtype, new_dtype):
+    """JAX's conversions to and from an extended dtype: ``to_edtype`` / ``from_edtype``,
+    which its type rules allow or refuse (a key's data only through random_wrap)."""
+    if dtypes.is_extended(old_dtype) and dtypes.is_extended(new_dtype):
+        old_rep, new_rep = old_dtype.physical_dtype, new_dtype.physical_dtype
+        raise ValueError(
+            f"cannot directly convert between extended dtypes: from {old_dtype} to "
+            f"{new_dtype}. Instead, convert to and from their representation dtypes, e.g.:\n"
+            f"{old_dtype} -> {old_rep} -> {new_rep} -> {new_dtype}")
+    if dtypes.is_extended(new_dtype):
+        return _E["to_edtype"].bind(operand, edtype=new_dtype)
+    return _E["from_edtype"].bind(operand, dtype=dtypes.to_dtype(new_dtype))
 
 
 def _convert_element_type_forwarding(eqn):

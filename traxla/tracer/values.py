@@ -16,6 +16,11 @@ from traxla.ir.literals import TypedNdArray
 
 _PY_SCALARS = (bool, int, float, complex)
 
+# Python type -> fn(value) -> its abstract value: the high-level (hijax) types registered
+# with ``jax.experimental.hijax.register_hitype`` (flax's hijax Variables). Their values
+# are Python objects; ``typeof`` asks the registered function.
+hitype_avals: dict = {}
+
 
 def is_concrete(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic, Literal))
@@ -27,6 +32,8 @@ def concrete_aval(x) -> ShapedArray:
     if t in _PY_SCALARS:
         # a Python bool is not weakly typed in JAX (only int, float and complex are)
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
+    if t in hitype_avals:
+        return hitype_avals[t](x)
     # the type declares ``aval``: a proxy forwarding attribute reads is not an array
     aval = getattr(x, "aval", None) if hasattr(type(x), "aval") else None
     if aval is not None:

@@ -43,7 +43,7 @@ from traxla import lax
 def _zeros(aval):
     """JAX's ``zeros_like_aval``, which keeps the weak type (a weakly typed zero residual
     shares a residual slot with weakly typed ones, as in JAX)."""
-    if aval.dtype == dtypes.float0:
+    if aval.dtype == dtypes.float0 or dtypes.is_extended(aval.dtype):
         return zeros_like_aval(aval)
     zero = lax._convert_element_type(0, aval.dtype, aval.weak_type)
     return lax.broadcast(zero, aval.shape) if aval.shape else zero

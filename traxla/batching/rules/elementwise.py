@@ -63,7 +63,8 @@ for _name in UNARY:
     register_batching(E[_name], _vectorized(E[_name]))
 for _name in list(BINARY) + list(COMPARE):
     register_batching(E[_name], _broadcasting(E[_name]))
-register_batching(E["convert_element_type"], _vectorized(E["convert_element_type"]))
+for _name in ("convert_element_type", "to_edtype", "from_edtype"):
+    register_batching(E[_name], _vectorized(E[_name]))
 
 
 def _select_n(size, vals, dims):

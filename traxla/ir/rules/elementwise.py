@@ -163,6 +163,51 @@ def _bitcast_rule(x, *, new_dtype):
     return ShapedArray(shape, new_dtype, False)
 
 
+def _edtype_rules(dtype, frm, to):
+    """Whether an extended dtype's rules allow converting ``frm`` to ``to`` (JAX's
+    ``convert_to``/``convert_from``, or ``allow_conversion``); a key type has none."""
+    rules = getattr(dtype, "_rules", None)
+    if rules is None:
+        return False
+    check = getattr(rules, "convert_to" if to is dtype else "convert_from", None)
+    if check is None:
+        return bool(getattr(rules, "allow_conversion", False))
+    return check(frm, to) if to is dtype else check(dtype, to)
+
+
+def _to_edtype_rule(x, *, edtype):
+    """An array of an extended dtype's representation type as that dtype (JAX's)."""
+    if not _edtype_rules(edtype, x.dtype, edtype):
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {edtype}")
+    rep_shape, rep_dtype = edtype.physical_shape, edtype.physical_dtype
+    if x.dtype != rep_dtype:
+        raise ValueError(
+            "can only convert to extended dtype from its representation dtype, but tried to "
+            f"convert from {x.dtype} to {edtype} which doesn't match the representation type "
+            f"{rep_dtype}.")
+    n = len(x.shape) - len(rep_shape)
+    if n < 0 or tuple(x.shape[n:]) != tuple(rep_shape):
+        raise ValueError(
+            "can only convert to extended dtype from an array of its representation type, "
+            f"but the extended dtype {edtype} has a representation shape {rep_shape} while "
+            f"the given representation array has shape {x.shape}.")
+    return ShapedArray(x.shape[:n], edtype, x.weak_type)
+
+
+def _from_edtype_rule(x, *, dtype):
+    """An extended dtype's array as its representation type (JAX's)."""
+    if not _edtype_rules(x.dtype, x.dtype, dtype):
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {dtype}")
+    if x.dtype.physical_dtype != dtype:
+        raise ValueError(
+            "can only convert from extended dtype to its representation dtype, but tried to "
+            f"convert from {x.dtype} to {dtype} which doesn't match the representation type "
+            f"{x.dtype.physical_dtype}.")
+    return ShapedArray(tuple(x.shape) + tuple(x.dtype.physical_shape), dtype, x.weak_type)
+
+
+to_edtype_p = P["to_edtype"] = def_typing(Primitive("to_edtype"), _to_edtype_rule)
+from_edtype_p = P["from_edtype"] = def_typing(Primitive("from_edtype"), _from_edtype_rule)
 select_n_p = P["select_n"] = def_typing(Primitive("select_n"), _select_n_rule,
                                                 memoize=True)
 clamp_p = P["clamp"] = def_typing(Primitive("clamp"), _clamp_rule, memoize=True)

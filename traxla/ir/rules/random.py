@@ -60,7 +60,8 @@ def key_dtype_of(impl: PRNGImpl):
 
 
 def is_key_dtype(dtype) -> bool:
-    return isinstance(dtype, dtypes.ExtendedDType) and isinstance(dtype.impl, PRNGImpl)
+    return isinstance(dtype, dtypes.ExtendedDType) and isinstance(
+        getattr(dtype, "impl", None), PRNGImpl)
 
 
 def _require_keys(name, aval):

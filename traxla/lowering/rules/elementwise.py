@@ -338,6 +338,9 @@ def _convert_attributes(eqn):
 
 register_direct_op(P["convert_element_type"], "stablehlo.convert", _convert_attributes,
                    _convert_element_type)
+# an extended dtype's array and its representation array are the same physical array
+register_lowering(P["to_edtype"], lambda ctx, x, *, edtype: x)
+register_lowering(P["from_edtype"], lambda ctx, x, *, dtype: x)
 register_lowering(P["bitcast_convert_type"], _bitcast_convert_type)
 
 

@@ -1,0 +1,1 @@
+"""``jax._src.interpreters``: JAX's private interpreter modules that libraries import."""
