@@ -98,11 +98,15 @@ def test_gradients_match_finite_differences_in_float64():
         x = np.array([0.4, 2.0, 3.5])
         key = tr.key(3)
         # A sample's gradient is the implicit one: d x / d a = -(dF/da) / (dF/dx) at the sample
-        # (F the gamma CDF), here with dF/da by finite differences of SciPy's CDF.
-        for sampler, to_x in ((tr.gamma, lambda s: s), (tr.loggamma, np.exp)):
-            x_s = to_x(np.asarray(sampler(key, a, dtype="float64")))
-            grad = np.asarray(traxla.jit(traxla.grad(
-                lambda a: tnp.sum(sampler(key, a, dtype="float64"))))(a))
+        # (F the gamma CDF), here with dF/da by finite differences of SciPy's CDF. (One jitted
+        # program for both samplers' samples and gradients: each compile takes seconds.)
+        samplers = ((tr.gamma, lambda s: s), (tr.loggamma, np.exp))
+        samples_and_grads = traxla.jit(lambda a: [
+            (sampler(key, a, dtype="float64"),
+             traxla.grad(lambda a: tnp.sum(sampler(key, a, dtype="float64")))(a))
+            for sampler, _ in samplers])(a)
+        for (sampler, to_x), (sample, grad) in zip(samplers, samples_and_grads, strict=True):
+            x_s, grad = to_x(np.asarray(sample)), np.asarray(grad)
             dcdf_da = (ssp.gammainc(a + 1e-6, x_s) - ssp.gammainc(a - 1e-6, x_s)) / 2e-6
             implicit = -dcdf_da / sst.gamma.pdf(x_s, a)
             if sampler is tr.loggamma:
@@ -116,11 +120,13 @@ def test_gradients_match_finite_differences_in_float64():
             "digamma": lambda a: tnp.sum(tsp.digamma(a)),
             "beta.logpdf": lambda a: tnp.sum(tst.beta.logpdf(a / 5, x, x + 1)),
         }
-        for name, f in checks.items():
-            grad = np.asarray(traxla.jit(traxla.grad(f))(a))
-            f_jit = traxla.jit(f)
-            fd = _fd(lambda v: float(f_jit(v)), a)
-            np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7, err_msg=name)
+        # one jitted program for all the gradients, one for all the values
+        grads = traxla.jit(lambda a: [traxla.grad(f)(a) for f in checks.values()])(a)
+        f_jit = traxla.jit(lambda v: [f(v) for f in checks.values()])
+        fds = _fd(lambda v: np.array([float(y) for y in f_jit(v)]), a)
+        for i, (name, grad) in enumerate(zip(checks, grads, strict=True)):
+            np.testing.assert_allclose(np.asarray(grad), fds[:, i], rtol=1e-5, atol=1e-7,
+                                       err_msg=name)
 
 
 def test_gamma_samples_follow_the_gamma_distribution():
