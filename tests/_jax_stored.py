@@ -43,7 +43,7 @@ class StoredSparse:
         self.kind = rec["kind"]
         for name, value in rec.items():
             if name != "kind":
-                setattr(self, name, decode(value) if isinstance(value, dict) else value)
+                setattr(self, name, decode(value))
         self.shape = tuple(rec["shape"])
 
     def __repr__(self):
@@ -81,7 +81,7 @@ def encode(x):
     if isinstance(x, np.dtype):
         return {"kind": "dtype", "name": x.name}
     if x is None or isinstance(x, (bool, int, float, str)):
-        return {"kind": "py", "value": x}
+        return x  # as itself (records are dicts)
     a = np.asarray(x)
     if a.dtype == object:
         raise TypeError(f"cannot store a JAX result of type {type(x).__name__}")
@@ -97,7 +97,9 @@ def _dtype(name: str) -> np.dtype:
         return np.dtype(getattr(ml_dtypes, name))
 
 
-def decode(rec: dict):
+def decode(rec):
+    if not isinstance(rec, dict):
+        return rec
     kind = rec["kind"]
     if kind == "error":
         return StoredError(_resolve(rec["type"]), rec["message"])
@@ -106,8 +108,6 @@ def decode(rec: dict):
     if kind in ("tuple", "list"):
         items = [decode(v) for v in rec["items"]]
         return tuple(items) if kind == "tuple" else items
-    if kind == "py":
-        return rec["value"]
     if kind == "dtype":
         return _dtype(rec["name"])
     return np.array(rec["values"], _dtype(rec["dtype"])).reshape(rec["shape"])
