@@ -63,7 +63,8 @@ def _resolve(name: str) -> type:
 
 
 def encode(x):
-    """A JSON-able record of a JAX result."""
+    """A JSON-able record of a JAX result (Python scalars stay themselves; dicts need
+string keys)."""
     if isinstance(x, BaseException):
         return {"kind": "error", "type": _type_name(type(x)), "message": str(x)}
     kind = type(x).__name__
@@ -78,6 +79,8 @@ def encode(x):
         return rec
     if isinstance(x, (tuple, list)):
         return {"kind": type(x).__name__, "items": [encode(v) for v in x]}
+    if isinstance(x, dict) and all(isinstance(k, str) for k in x):
+        return {"kind": "dict", "items": {k: encode(v) for k, v in x.items()}}
     if isinstance(x, np.dtype):
         return {"kind": "dtype", "name": x.name}
     if x is None or isinstance(x, (bool, int, float, str)):
@@ -85,8 +88,11 @@ def encode(x):
     a = np.asarray(x)
     if a.dtype == object:
         raise TypeError(f"cannot store a JAX result of type {type(x).__name__}")
+    values = a.ravel()
+    if np.iscomplexobj(values):  # (real, imaginary) pairs
+        values = np.stack([values.real, values.imag], -1)
     return {"kind": "array", "dtype": a.dtype.name, "shape": list(a.shape),
-            "values": a.ravel().tolist()}
+            "values": values.tolist()}
 
 
 def _dtype(name: str) -> np.dtype:
@@ -105,12 +111,18 @@ def decode(rec):
         return StoredError(_resolve(rec["type"]), rec["message"])
     if kind in ("BCOO", "BCSR"):
         return StoredSparse(rec)
+    if kind == "dict":
+        return {k: decode(v) for k, v in rec["items"].items()}
     if kind in ("tuple", "list"):
         items = [decode(v) for v in rec["items"]]
         return tuple(items) if kind == "tuple" else items
     if kind == "dtype":
         return _dtype(rec["name"])
-    return np.array(rec["values"], _dtype(rec["dtype"])).reshape(rec["shape"])
+    dtype = _dtype(rec["dtype"])
+    if dtype.kind == "c":
+        pairs = np.array(rec["values"], dtype.type(0).real.dtype).reshape(-1, 2)
+        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(dtype).reshape(rec["shape"])
+    return np.array(rec["values"], dtype).reshape(rec["shape"])
 
 
 def _module_key_text(module) -> str:
