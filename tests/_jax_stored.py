@@ -151,7 +151,7 @@ class JaxSide:
         self._store = stored_path(module.__name__.split(".")[-1])
         self._calls = 0
 
-    def _outcome(self, run):
+    def _outcome(self, run, key):
         self._calls += 1
 
         def live():
@@ -159,18 +159,20 @@ class JaxSide:
                 return encode(run())
             except Exception as e:  # noqa: BLE001 - JAX's error is the stored outcome
                 return encode(e)
-        return decode(jax_output(f"{self._base}\n#{self._calls}", live, self._store))
+        key_text = f"{self._base}\n#{self._calls}" + (f"\n{key}" if key else "")
+        return decode(jax_output(key_text, live, self._store))
 
-    def __call__(self, run):
+    def __call__(self, run, key: str = ""):
         """JAX's result of ``run()`` (arrays come back as numpy arrays, BCOO/BCSR as
-        ``StoredSparse``, tuples and lists as such)."""
-        out = self._outcome(run)
+        ``StoredSparse``, tuples, lists and dicts as such). ``key``: text the result also
+        depends on (code in another file, inputs computed at run time)."""
+        out = self._outcome(run, key)
         if isinstance(out, StoredError):
             raise AssertionError(f"JAX raised {out.type.__name__}: {out.message}")
         return out
 
-    def raises(self, run) -> StoredError:
+    def raises(self, run, key: str = "") -> StoredError:
         """The error JAX raised running ``run()`` (asserting it raised)."""
-        out = self._outcome(run)
+        out = self._outcome(run, key)
         assert isinstance(out, StoredError), f"JAX did not raise; it returned {out!r}"
         return out
