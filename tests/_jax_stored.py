@@ -125,9 +125,8 @@ def decode(rec):
     return np.array(rec["values"], dtype).reshape(rec["shape"])
 
 
-def _module_key_text(module) -> str:
-    """The module's source without its top-level ``test_*`` functions."""
-    source = inspect.getsource(module)
+def strip_tests(source: str) -> str:
+    """A module's source without its top-level ``test_*`` functions (decorators included)."""
     lines = source.splitlines()
     for node in reversed(ast.parse(source).body):
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
@@ -146,7 +145,8 @@ class JaxSide:
     def __init__(self, request):
         module = request.module
         callspec = getattr(request.node, "callspec", None)
-        self._base = "\n".join([_module_key_text(module), inspect.getsource(request.function),
+        self._base = "\n".join([strip_tests(inspect.getsource(module)),
+                                inspect.getsource(request.function),
                                 callspec.id if callspec else ""])
         self._store = stored_path(module.__name__.split(".")[-1])
         self._calls = 0
