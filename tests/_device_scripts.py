@@ -22,24 +22,41 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 _STORED = REPO / "tests" / "data" / "jax_script_outputs.json"
 
 
-def _stored() -> dict:
-    try:
-        return json.loads(_STORED.read_text())
-    except FileNotFoundError:
-        return {}
+_LOADED: dict = {}
 
 
-def jax_output(key_text: str, run):
-    """JAX's stored output for ``key_text`` (a script and its settings), else ``run()``."""
+def _stored(store: pathlib.Path) -> dict:
+    if store not in _LOADED:
+        try:
+            _LOADED[store] = json.loads(store.read_text())
+        except FileNotFoundError:
+            _LOADED[store] = {}
+    return _LOADED[store]
+
+
+def _write(store: pathlib.Path, stored: dict) -> None:
+    if store == _STORED:
+        text = json.dumps(stored, indent=0, sort_keys=True)
+    else:  # one entry a line
+        text = "{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(stored[k], sort_keys=True)}"
+                                   for k in sorted(stored)) + "\n}"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(text + "\n")
+
+
+def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
+    """JAX's stored output for ``key_text`` (a script and its settings) in ``store``, else
+    ``run()`` (stored there when TRAXLA_STORE_JAX_OUTPUTS is set)."""
     key = hashlib.sha256(key_text.encode()).hexdigest()
-    stored = _stored()
+    stored = _stored(store)
     if key in stored:
         return stored[key]
     out = run()
     if os.environ.get("TRAXLA_STORE_JAX_OUTPUTS"):
-        stored = _stored()
+        _LOADED.pop(store, None)
+        stored = _stored(store)
         stored[key] = out
-        _STORED.write_text(json.dumps(stored, indent=0, sort_keys=True) + "\n")
+        _write(store, stored)
     return out
 
 

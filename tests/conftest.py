@@ -20,3 +20,10 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "tpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture
+def jax_side(request):
+    """JAX's side of the test, stored: ``jax_side(lambda: ...)`` (tests/_jax_stored.py)."""
+    from _jax_stored import JaxSide
+    return JaxSide(request)

@@ -1,5 +1,6 @@
 """``traxla.experimental.ode.odeint`` against ``jax.experimental.ode.odeint`` (values and
-gradients), analytic solutions, finite differences, pytree states, jit and vmap."""
+gradients), analytic solutions, finite differences, pytree states, jit and vmap. JAX's side
+is stored (tests/_jax_stored.py): each JAX solve compiles its own programs, seconds each."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,60 +31,67 @@ def _forced(np_mod):
 T = np.array([0., 0.3, 0.8, 1.5], np.float32)
 
 
-def test_exponential_decay_matches_analytic_and_jax():
+def test_exponential_decay_matches_analytic_and_jax(jax_side):
     y0 = np.array([1., -2., 0.5], np.float32)
     k = np.float32(0.7)
     ours = np.asarray(tode.odeint(_decay, y0, T, k))
     assert ours.shape == (4, 3) and ours.dtype == np.float32
     np.testing.assert_allclose(ours, np.exp(-0.7 * T)[:, None] * y0, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ours, jode.odeint(_decay, y0, T, k), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ours, jax_side(lambda: jode.odeint(_decay, y0, T, k)),
+                               rtol=1e-6, atol=1e-7)
 
 
-def test_harmonic_oscillator_float64_and_tolerances():
+def test_harmonic_oscillator_float64_and_tolerances(jax_side):
     t = np.linspace(0., 3., 5)
     y0 = np.array([1., 0.])
-    with traxla.enable_x64(), jax.enable_x64():
+
+    def theirs():
+        with jax.enable_x64():
+            return jode.odeint(_osc(jjnp), y0, t, rtol=1e-10, atol=1e-10)
+    theirs = jax_side(theirs)
+    assert theirs.dtype == np.float64
+    with traxla.enable_x64():
         ours = tode.odeint(_osc(tjnp), y0, t, rtol=1e-10, atol=1e-10)
-        theirs = jode.odeint(_osc(jjnp), y0, t, rtol=1e-10, atol=1e-10)
     assert ours.dtype == np.float64
     np.testing.assert_allclose(ours[:, 0], np.cos(t), atol=1e-8)
     np.testing.assert_allclose(ours[:, 1], -np.sin(t), atol=1e-8)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
 
 
-def test_pytree_state_args_and_jit():
+def test_pytree_state_args_and_jit(jax_side):
     def f(np_mod):
         return lambda s, t, a: {"x": s["v"], "v": -a * s["x"] - 0.1 * s["v"]}
     y0 = {"x": np.float32(1.), "v": np.float32(0.5)}
     a = np.float32(2.)
     ours = traxla.jit(lambda y0, a: tode.odeint(f(tjnp), y0, T, a))(y0, a)
-    theirs = jode.odeint(f(jjnp), y0, T, a)
+    theirs = jax_side(lambda: jode.odeint(f(jjnp), y0, T, a))
     assert set(ours) == {"x", "v"} and ours["x"].shape == (4,)
     for name in ("x", "v"):
         np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-6, atol=1e-6)
 
 
-def test_several_args_and_mxstep_hmax():
+def test_several_args_and_mxstep_hmax(jax_side):
     y0 = np.array([1.], np.float32)
     args = (np.float32(0.5), np.float32(2.))
     ours = tode.odeint(_forced(tjnp), y0, T, *args, rtol=1e-5, atol=1e-5, hmax=0.05)
-    theirs = jode.odeint(_forced(jjnp), y0, T, *args, rtol=1e-5, atol=1e-5, hmax=0.05)
+    theirs = jax_side(lambda: jode.odeint(_forced(jjnp), y0, T, *args, rtol=1e-5, atol=1e-5,
+                                          hmax=0.05))
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
     # mxstep stops each interval early, as JAX's does (the same truncated values)
     ours = tode.odeint(_forced(tjnp), y0, T, *args, mxstep=2)
-    theirs = jode.odeint(_forced(jjnp), y0, T, *args, mxstep=2)
+    theirs = jax_side(lambda: jode.odeint(_forced(jjnp), y0, T, *args, mxstep=2))
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
 
 
-def test_grad_matches_jax():
+def test_grad_matches_jax(jax_side):
     y0 = np.array([1., 2.], np.float32)
     args = (np.float32(0.5), np.float32(2.))
 
     def loss(odeint, np_mod):
         return lambda y0, t, a, b: np_mod.sum(odeint(_forced(np_mod), y0, t, a, b) ** 2)
     ours = traxla.grad(loss(tode.odeint, tjnp), (0, 1, 2, 3))(y0, T, *args)
-    theirs = jax.grad(loss(jode.odeint, jjnp), (0, 1, 2, 3))(y0, T, *args)
-    for o, t in zip(ours, theirs):
+    theirs = jax_side(lambda: jax.grad(loss(jode.odeint, jjnp), (0, 1, 2, 3))(y0, T, *args))
+    for o, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
 
 
@@ -115,13 +123,13 @@ def test_vmap_over_initial_conditions_equals_stacking():
     np.testing.assert_allclose(batched, stacked, rtol=1e-6, atol=1e-6)
 
 
-def test_closure_over_traced_values_is_differentiated():
+def test_closure_over_traced_values_is_differentiated(jax_side):
     y0 = np.array([1.], np.float32)
 
     def loss(odeint, k):
         return odeint(lambda y, t: -k * y, y0, T)[-1, 0]
     ours = traxla.grad(lambda k: loss(tode.odeint, k))(np.float32(0.4))
-    theirs = jax.grad(lambda k: loss(jode.odeint, k))(np.float32(0.4))
+    theirs = jax_side(lambda: jax.grad(lambda k: loss(jode.odeint, k))(np.float32(0.4)))
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
     np.testing.assert_allclose(ours, -1.5 * np.exp(-0.4 * 1.5), rtol=1e-4)
 
@@ -136,26 +144,27 @@ def test_bad_inputs_raise_jaxs_errors():
 
 
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # 0. ** -0.2, JAX too
-def test_helpers_match_jax():
+def test_helpers_match_jax(jax_side):
     rng = np.random.RandomState(0)
     y0, y1, k = rng.randn(3).astype(np.float32), rng.randn(3).astype(np.float32), \
         rng.randn(7, 3).astype(np.float32)
     dt = np.float32(0.1)
-    np.testing.assert_allclose(tode.interp_fit_dopri(y0, y1, k, dt),
-                               jode.interp_fit_dopri(y0, y1, k, dt), rtol=1e-6, atol=1e-6)
-    for err in (0., 0.3, 2.):
-        np.testing.assert_allclose(tode.optimal_step_size(np.float32(0.1), np.float32(err)),
-                                   jode.optimal_step_size(np.float32(0.1), np.float32(err)),
-                                   rtol=1e-6)
-    np.testing.assert_allclose(
-        tode.mean_error_ratio(y0, 1e-3, 1e-3, y0, y1), jode.mean_error_ratio(y0, 1e-3, 1e-3, y0, y1),
-        rtol=1e-6)
+    errs = (0., 0.3, 2.)
     f = lambda y, t: -y  # noqa: E731
+    interp, steps, ratio, initial, theirs = jax_side(lambda: (
+        jode.interp_fit_dopri(y0, y1, k, dt),
+        [jode.optimal_step_size(np.float32(0.1), np.float32(err)) for err in errs],
+        jode.mean_error_ratio(y0, 1e-3, 1e-3, y0, y1),
+        jode.initial_step_size(f, np.float32(0.), y0, 4, 1e-6, 1e-6, -y0),
+        jode.runge_kutta_step(f, y0, -y0, np.float32(0.), dt)))
+    np.testing.assert_allclose(tode.interp_fit_dopri(y0, y1, k, dt), interp, rtol=1e-6, atol=1e-6)
+    for err, step in zip(errs, steps, strict=True):
+        np.testing.assert_allclose(tode.optimal_step_size(np.float32(0.1), np.float32(err)),
+                                   step, rtol=1e-6)
+    np.testing.assert_allclose(tode.mean_error_ratio(y0, 1e-3, 1e-3, y0, y1), ratio, rtol=1e-6)
     np.testing.assert_allclose(
-        tode.initial_step_size(f, np.float32(0.), y0, 4, 1e-6, 1e-6, -y0),
-        jode.initial_step_size(f, np.float32(0.), y0, 4, 1e-6, 1e-6, -y0), rtol=1e-6)
+        tode.initial_step_size(f, np.float32(0.), y0, 4, 1e-6, 1e-6, -y0), initial, rtol=1e-6)
     ours = tode.runge_kutta_step(f, y0, -y0, np.float32(0.), dt)
-    theirs = jode.runge_kutta_step(f, y0, -y0, np.float32(0.), dt)
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-7)
 
@@ -185,11 +194,11 @@ def test_a_second_call_reuses_the_compiled_solver():
     np.testing.assert_allclose(first, np.exp(-0.5 * T)[:, None] * y0, rtol=1e-5)
 
 
-def test_complex_state_matches_jax():
+def test_complex_state_matches_jax(jax_side):
     y0 = np.array([1 + 0j], np.complex64)
     t = T[:3]
     ours = tode.odeint(lambda y, t: 1j * y, y0, t)
-    theirs = jode.odeint(lambda y, t: 1j * y, y0, t)
+    theirs = jax_side(lambda: jode.odeint(lambda y, t: 1j * y, y0, t))
     assert ours.dtype == np.complex64
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(ours[:, 0], np.exp(1j * t), rtol=1e-5)

@@ -9,6 +9,7 @@ to print the two jaxprs of every differing program.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import sys
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from _corpus import compare_outputs, run_group
+import _numpy_rest_corpus
 from _numpy_rest_corpus import CORPUS
 import traxla
 import traxla.lax as tlax
@@ -88,12 +90,14 @@ def _numeric_names():
     return names
 
 
-def test_jit_results_match_jax():
+def test_jit_results_match_jax(jax_side):
     names = _numeric_names()
     assert len(names) >= 30  # shrinks as known differences get fixed
     fns = lambda ns: [_build(CORPUS[n], ns) for n in names]  # noqa: E731
     args = [CORPUS[n].args for n in names]
-    want = run_group(fns(JAX), args, jax.jit)
+    # JAX's side stored (tests/_jax_stored.py), keyed also by the corpus and the names run
+    want = jax_side(lambda: run_group(fns(JAX), args, jax.jit),
+                    key=inspect.getsource(_numpy_rest_corpus) + "\n".join(names))
     got = run_group(fns(TRAXLA), args, traxla.jit)
     failures = []
     for name, g, w in zip(names, got, want):
@@ -280,16 +284,16 @@ def test_gradients_by_finite_differences():
         np.testing.assert_allclose(g, fd, rtol=2e-2, atol=2e-2, err_msg=name)
 
 
-def test_top_k_batching_and_rules():
+def test_top_k_batching_and_rules(jax_side):
     x = np.random.default_rng(1).normal(size=(3, 6)).astype(np.float32)
     for axis in (0, 1):
         got = traxla.vmap(lambda v: tlax.top_k(v, 2), in_axes=axis)(x)
-        want = jax.vmap(lambda v: jlax.top_k(v, 2), in_axes=axis)(x)
-        for g, w in zip(got, want):
+        want = jax_side(lambda: jax.vmap(lambda v: jlax.top_k(v, 2), in_axes=axis)(x))
+        for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     got = traxla.vmap(lambda v: tlax.approx_min_k(v, 2), in_axes=1)(x)
-    want = jax.vmap(lambda v: jlax.approx_min_k(v, 2), in_axes=1)(x)
-    for g, w in zip(got, want):
+    want = jax_side(lambda: jax.vmap(lambda v: jlax.approx_min_k(v, 2), in_axes=1)(x))
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     from traxla.cli.rule_coverage import coverage
     cov = coverage()

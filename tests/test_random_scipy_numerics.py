@@ -98,11 +98,15 @@ def test_gradients_match_finite_differences_in_float64():
         x = np.array([0.4, 2.0, 3.5])
         key = tr.key(3)
         # A sample's gradient is the implicit one: d x / d a = -(dF/da) / (dF/dx) at the sample
-        # (F the gamma CDF), here with dF/da by finite differences of SciPy's CDF.
-        for sampler, to_x in ((tr.gamma, lambda s: s), (tr.loggamma, np.exp)):
-            x_s = to_x(np.asarray(sampler(key, a, dtype="float64")))
-            grad = np.asarray(traxla.jit(traxla.grad(
-                lambda a: tnp.sum(sampler(key, a, dtype="float64"))))(a))
+        # (F the gamma CDF), here with dF/da by finite differences of SciPy's CDF. (One jitted
+        # program for both samplers' samples and gradients: each compile takes seconds.)
+        samplers = ((tr.gamma, lambda s: s), (tr.loggamma, np.exp))
+        samples_and_grads = traxla.jit(lambda a: [
+            (sampler(key, a, dtype="float64"),
+             traxla.grad(lambda a: tnp.sum(sampler(key, a, dtype="float64")))(a))
+            for sampler, _ in samplers])(a)
+        for (sampler, to_x), (sample, grad) in zip(samplers, samples_and_grads, strict=True):
+            x_s, grad = to_x(np.asarray(sample)), np.asarray(grad)
             dcdf_da = (ssp.gammainc(a + 1e-6, x_s) - ssp.gammainc(a - 1e-6, x_s)) / 2e-6
             implicit = -dcdf_da / sst.gamma.pdf(x_s, a)
             if sampler is tr.loggamma:
@@ -116,11 +120,13 @@ def test_gradients_match_finite_differences_in_float64():
             "digamma": lambda a: tnp.sum(tsp.digamma(a)),
             "beta.logpdf": lambda a: tnp.sum(tst.beta.logpdf(a / 5, x, x + 1)),
         }
-        for name, f in checks.items():
-            grad = np.asarray(traxla.jit(traxla.grad(f))(a))
-            f_jit = traxla.jit(f)
-            fd = _fd(lambda v: float(f_jit(v)), a)
-            np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7, err_msg=name)
+        # one jitted program for all the gradients, one for all the values
+        grads = traxla.jit(lambda a: [traxla.grad(f)(a) for f in checks.values()])(a)
+        f_jit = traxla.jit(lambda v: [f(v) for f in checks.values()])
+        fds = _fd(lambda v: np.array([float(y) for y in f_jit(v)]), a)
+        for i, (name, grad) in enumerate(zip(checks, grads, strict=True)):
+            np.testing.assert_allclose(np.asarray(grad), fds[:, i], rtol=1e-5, atol=1e-7,
+                                       err_msg=name)
 
 
 def test_gamma_samples_follow_the_gamma_distribution():
@@ -246,39 +252,46 @@ _has_unique = hasattr(tnp, "unique") and hasattr(tnp, "nonzero") and hasattr(
 
 
 @pytest.mark.skipif(not _has_linalg, reason="needs the linalg helper's cholesky/qr (issue 13)")
-def test_linalg_based_samplers_and_densities_match_jax():
-    jax = pytest.importorskip("jax")
-    import jax.nn.initializers as ji
-    import jax.random as jr
-    import jax.scipy.stats as jst
+def test_linalg_based_samplers_and_densities_match_jax(jax_side):
+    pytest.importorskip("jax")
     rng = np.random.RandomState(0)
     a = rng.randn(3, 3).astype(f32)
     cov = a @ a.T + np.eye(3, dtype=f32)
     mean = rng.randn(3).astype(f32)
     x = rng.randn(4, 3).astype(f32)
+
+    def theirs():  # stored (tests/_jax_stored.py): JAX compiles each op, seconds each
+        import jax.nn.initializers as ji
+        import jax.random as jr
+        import jax.scipy.stats as jst
+        return (jst.multivariate_normal.logpdf(x, mean, cov),
+                [(jr.multivariate_normal(jr.key(key), mean, cov, (2,)), jr.orthogonal(jr.key(key), 3),
+                  ji.delta_orthogonal()(jr.key(key), (3, 3, 4))) for key in (0, 5)])
+    want_logpdf, want_draws = jax_side(theirs)
     np.testing.assert_allclose(np.asarray(tst.multivariate_normal.logpdf(x, mean, cov)),
-                               np.asarray(jst.multivariate_normal.logpdf(x, mean, cov)),
-                               rtol=1e-6, atol=1e-6)
+                               want_logpdf, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.asarray(tst.multivariate_normal.logpdf(x, mean, cov)),
                                sst.multivariate_normal.logpdf(x, mean, cov), rtol=1e-5)
-    for key in (0, 5):
-        np.testing.assert_array_equal(tr.multivariate_normal(tr.key(key), mean, cov, (2,)),
-                                      jr.multivariate_normal(jr.key(key), mean, cov, (2,)))
-        np.testing.assert_array_equal(tr.orthogonal(tr.key(key), 3),
-                                      jr.orthogonal(jr.key(key), 3))
+    for key, (want_mvn, want_orth, want_delta) in zip((0, 5), want_draws, strict=True):
+        np.testing.assert_array_equal(tr.multivariate_normal(tr.key(key), mean, cov, (2,)), want_mvn)
+        np.testing.assert_array_equal(tr.orthogonal(tr.key(key), 3), want_orth)
         np.testing.assert_array_equal(
-            traxla.nn.initializers.delta_orthogonal()(tr.key(key), (3, 3, 4)),
-            ji.delta_orthogonal()(jr.key(key), (3, 3, 4)))
+            traxla.nn.initializers.delta_orthogonal()(tr.key(key), (3, 3, 4)), want_delta)
 
 
 @pytest.mark.skipif(not _has_unique, reason="needs traxla.numpy.unique/nonzero (issue 16a)")
-def test_mode_and_rankdata_match_jax():
-    jax = pytest.importorskip("jax")  # noqa: F841
-    import jax.scipy.stats as jst
+def test_mode_and_rankdata_match_jax(jax_side):
+    pytest.importorskip("jax")
     x = np.array([[1, 2, 2, 3], [4, 4, 1, 1], [0, 5, 5, 5]], f32)
-    got, want = tst.mode(x, axis=1), jst.mode(x, axis=1)
-    np.testing.assert_array_equal(got.mode, want.mode)
-    np.testing.assert_array_equal(got.count, want.count)
-    for method in ("average", "min", "max", "dense", "ordinal"):
-        np.testing.assert_array_equal(tst.rankdata(x, method, axis=1),
-                                      jst.rankdata(x, method, axis=1))
+    methods = ("average", "min", "max", "dense", "ordinal")
+
+    def theirs():  # stored (tests/_jax_stored.py): JAX compiles each op, seconds each
+        import jax.scipy.stats as jst
+        want = jst.mode(x, axis=1)
+        return want.mode, want.count, [jst.rankdata(x, method, axis=1) for method in methods]
+    want_mode, want_count, want_ranks = jax_side(theirs)
+    got = tst.mode(x, axis=1)
+    np.testing.assert_array_equal(got.mode, want_mode)
+    np.testing.assert_array_equal(got.count, want_count)
+    for method, want in zip(methods, want_ranks, strict=True):
+        np.testing.assert_array_equal(tst.rankdata(x, method, axis=1), want)
