@@ -65,3 +65,22 @@ def test_custom_functions_batched_as_jax(name):
         assert np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
         if np.asarray(b).dtype != jax.dtypes.float0:
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_linear_transpose_through_a_custom_jvp_function():
+    # lineax's FunctionLinearOperator.transpose: linear_transpose of a function calling a
+    # custom_jvp function transposes its primal function, as JAX does
+    def run(ns):
+        @ns.custom_jvp
+        def f(x, c):
+            return x * c
+
+        @f.defjvp
+        def f_jvp(p, t):
+            return f(*p), t[0] * p[1]
+        c = np.array([2.0, 3.0], np.float32)
+        g = lambda x: f(x, c) + x  # noqa: E731
+        t = ns.linear_transpose(g, np.ones(2, np.float32))
+        return t(np.array([1.0, 5.0], np.float32)), ns.jit(t)(np.array([1.0, 5.0], np.float32))
+    for a, b in zip(run(traxla), run(jax)):
+        np.testing.assert_allclose(np.asarray(a[0]), np.asarray(b[0]))
