@@ -64,6 +64,17 @@ def test_eval_shape_matches_jax_and_never_compiles():
     assert tx.eval_shape(lambda x: x + 1, Struct()).shape == (3,)
 
 
+def test_a_struct_the_function_returns_is_a_constant_without_a_value():
+    # equinox's filter_closure_convert: ``eval_shape(lambda: structs)``; JAX maps a struct
+    # to its aval (a constant of the jaxpr), and only running it fails
+    s, js = tx.ShapeDtypeStruct((3,), np.float32), jax.ShapeDtypeStruct((3,), np.float32)
+    assert repr(tx.eval_shape(lambda x: (s, x), 1.0)) == repr(
+        jax.eval_shape(lambda x: (js, x), 1.0))
+    assert str(tx.make_jaxpr(lambda: s)()) == str(jax.make_jaxpr(lambda: js)())
+    with pytest.raises(TypeError, match="A ShapeDtypeStruct does not have a value"):
+        tx.jit(lambda: s)()
+
+
 # -- the stages ---------------------------------------------------------------------------
 
 def test_stages_names_and_types():

@@ -375,3 +375,18 @@ def test_autodidax_compiles_stablehlo_it_builds_itself():
                                   [device], True, enable_x64=True) for v in (a, b)]
     out, = compiled.execute(bufs)
     assert np.asarray(out).tolist() == (a * b + a).tolist()
+
+
+def test_ad_util_stop_gradient_p_takes_a_transpose_rule():
+    # lineax: ``from jax._src.ad_util import stop_gradient_p`` and
+    # ``ad.primitive_transposes[stop_gradient_p] = lambda ct, x: (ct,)``
+    from traxla._src.ad_util import stop_gradient_p
+    from traxla.interpreters import ad
+    jaxpr = traxla.make_jaxpr(traxla.lax.stop_gradient)(1.0).jaxpr
+    assert jaxpr.eqns[0].primitive is stop_gradient_p
+    ad.primitive_transposes[stop_gradient_p] = lambda ct, x: (ct,)
+    try:
+        f = traxla.linear_transpose(lambda x: 2.0 * traxla.lax.stop_gradient(x), 1.0)
+        assert float(f(3.0)[0]) == 6.0  # as on JAX with lineax imported
+    finally:
+        del ad.primitive_transposes[stop_gradient_p]

@@ -6,6 +6,6 @@ own equivalent of the names those libraries use, with JAX's meaning; a private p
 module here raises ModuleNotFoundError naming it, and a missing name AttributeError."""
 # As ``import jax`` loads ``jax._src.xla_bridge`` and the rest, these are attributes of the
 # package from the start (chex reads ``jax._src.xla_bridge._backends`` without importing it).
-from traxla._src import (api_util, checkify, compiler, config, core, dispatch,  # noqa: E402,F401
+from traxla._src import (ad_util, api_util, checkify, compiler, config, core, dispatch,  # noqa: E402,F401
                          distributed, dtypes, traceback_util, tree_util, xla_bridge)
 from traxla._src.state import types as _state_types  # noqa: E402,F401

@@ -8,7 +8,8 @@ import numpy as np
 
 from traxla import tree_util
 from traxla.api.hijax_args import has_hi_leaves, trace_with_hi_args
-from traxla.ir.dtypes import ExtendedDType
+from traxla.ir.avals import ShapedArray
+from traxla.ir.dtypes import ExtendedDType, canonicalize
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
@@ -45,6 +46,11 @@ class ShapeDtypeStruct:
     def __setattr__(self, name, value):
         raise RuntimeError(f"Cannot reassign attributes ({name}) of immutable ShapeDtypeStruct "
                            "objects")
+
+    @property
+    def __traxla_abstract__(self) -> ShapedArray:
+        """Its type, for a trace that meets it as a value (JAX's get_aval of a struct)."""
+        return ShapedArray(self.shape, canonicalize(self.dtype), self.weak_type)
 
     size = property(lambda self: math.prod(self.shape))
     ndim = property(lambda self: len(self.shape))

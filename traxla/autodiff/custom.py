@@ -29,6 +29,8 @@ from traxla import primitives as prims, tree_util
 from traxla.autodiff.custom_args import _resolve_kwargs, _split_nondiff
 from traxla.autodiff.custom_refs import _check_no_aliased_refs, _is_ref, _refs_kept_by_bwd
 from traxla.batching.batch_trace import BatchTrace, BatchTracer, bdim_at_front, register_batching
+from traxla.autodiff.custom_batch import (OutDims, batched_bwd, batched_fun, batched_fwd,
+                                          batched_jvp, front_inputs)
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -41,7 +43,8 @@ from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate, jvp_rules,
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, backward_pass,
+                               instantiate, is_undefined, jvp_rules,
                    linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
 from traxla.lowering.mlir import constant
 from traxla.lowering.module import emit_jaxpr
@@ -206,8 +209,9 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
         with set_current_trace(trace.parent):
             if all(d is None for d in dims):
                 return bind_custom_jvp(fun, jvp, list(vals), name, call_jaxpr, consts)
-            outs = _batched_custom_jvp(trace.axis_size, fun, jvp, list(vals), list(dims), name)
-        return [BatchTracer(trace, o, 0) for o in outs]
+            outs, out_dims = _batched_custom_jvp(trace.axis_size, fun, jvp, list(vals),
+                                                 list(dims), name)
+        return [o if d is None else BatchTracer(trace, o, d) for o, d in zip(outs, out_dims)]
     # staging (or any other trace): one custom_jvp_call equation
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_jvp")
@@ -245,26 +249,13 @@ def _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts):
 
 def _batched_custom_jvp(size, fun, jvp, vals, dims, name):
     """In the current trace (the batch trace's parent): the custom function on batched
-    values, its primal function and rule vmapped; outputs batched at 0."""
-    in_axes = tuple(dims)
-
-    def bfun(*xs):
-        return list(vmap(lambda *a: list(fun(*a)), in_axes=in_axes, out_axes=0)(*xs))
-
-    def bjvp(primals, tangents):
-        t_axes = [None if t is None else d for t, d in zip(tangents, dims)]
-
-        def one(ps, ts):
-            outs, touts = jvp(list(ps), list(ts))
-            # integer outputs have no tangent to batch; vmap carries an empty one
-            return list(outs), [None if t is None or _is_float0_aval(_aval(o)) else t
-                                for o, t in zip(outs, touts)]
-        outs, touts = vmap(one, in_axes=(list(dims), t_axes), out_axes=0)(list(primals),
-                                                                           list(tangents))
-        return outs, touts
-
-    rule = _Rule(bjvp, str(jvp), getattr(jvp, "num_lifted", 0))
-    return bind_custom_jvp(bfun, rule, vals, name)
+    values, its primal function and rule batched (``custom_batch``); returns the outputs
+    and their batch dims (None: unbatched)."""
+    vals, dims = front_inputs(vals, dims)
+    out = OutDims()
+    rule = _Rule(batched_jvp(size, jvp, dims, out), str(jvp), getattr(jvp, "num_lifted", 0))
+    outs = bind_custom_jvp(batched_fun(size, fun, dims, out), rule, vals, name)
+    return outs, out.last
 
 
 # -- custom_jvp: the primitive's rules (when re-evaluating a jaxpr) ---------------------------------------
@@ -288,12 +279,26 @@ def _custom_jvp_call_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts, sym
         raise _closure_error("custom_jvp")
     consts = vals[:num_consts]
     fun = _fun_of_jaxpr(call_jaxpr, consts)
-    outs = _batched_custom_jvp(size, fun, jvp, list(vals[num_consts:]), list(dims[num_consts:]),
+    return _batched_custom_jvp(size, fun, jvp, list(vals[num_consts:]), list(dims[num_consts:]),
                                name)
-    return outs, [0] * len(outs)
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
+    """A linear function with a custom JVP (lineax transposes such operators): its primal
+    function transposed, inline, as JAX's ``_custom_jvp_call_transpose_fancy``."""
+    linear = [is_undefined(a) for a in args]
+    inner = call_jaxpr.jaxpr
+    res = [a.val if type(a) is Literal else a for a in args if not is_undefined(a)]
+    view = ClosedJaxpr(Jaxpr(list(inner.constvars) + [v for v, lin in zip(inner.invars, linear)
+                                                      if not lin],
+                             [v for v, lin in zip(inner.invars, linear) if lin], inner.outvars,
+                             inner.eqns), list(call_jaxpr.consts) + res)
+    in_cts = iter(backward_pass(view, list(cts)))
+    return [next(in_cts) if lin else None for lin in linear]
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 register_batching(custom_jvp_call_p, _custom_jvp_call_batch)
 
 
@@ -334,9 +339,9 @@ def bind_custom_vjp(fun, fwd, bwd, args, name, call_jaxpr=None, consts=()):
                 raise NotImplementedError(
                     f"vmap of the custom_vjp function {name} with a Ref argument is not "
                     "supported: call it on the Ref's value, or vmap outside a jit.")
-            outs = _batched_custom_vjp(trace.axis_size, fun, fwd, bwd, list(vals), list(dims),
-                                       name)
-        return [BatchTracer(trace, o, 0) for o in outs]
+            outs, out_dims = _batched_custom_vjp(trace.axis_size, fun, fwd, bwd, list(vals),
+                                                 list(dims), name)
+        return [o if d is None else BatchTracer(trace, o, d) for o, d in zip(outs, out_dims)]
     if call_jaxpr is None:
         call_jaxpr, consts = _trace_call(fun, args, "custom_vjp")
     return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
@@ -370,22 +375,14 @@ def _custom_vjp_linearize(trace, primals, tangents, fwd, bwd):
 
 
 def _batched_custom_vjp(size, fun, fwd, bwd, vals, dims, name):
-    """Every input batched at 0 (unbatched ones broadcast), so that ``bwd``'s cotangents
-    are batched like the inputs; the primal function and both rules vmapped."""
-    vals = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-
-    def bfun(*xs):
-        return list(vmap(lambda *a: list(fun(*a)), in_axes=0, out_axes=0)(*xs))
-
-    def bfwd(*xs):
-        outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))), in_axes=0, out_axes=0)(*xs)
-        return list(outs), list(res)
-
-    def bbwd(res, cts):
-        return list(vmap(lambda r, c: list(bwd(r, c)), in_axes=(0, 0), out_axes=0)(
-            list(res), list(cts)))
-
-    return bind_custom_vjp(bfun, _Rule(bfwd, str(fwd)), _Rule(bbwd, str(bwd)), vals, name)
+    """The primal function and both rules batched (``custom_batch``): returns the outputs
+    and their batch dims (None: unbatched)."""
+    vals, dims = front_inputs(vals, dims)
+    out = OutDims()
+    outs = bind_custom_vjp(batched_fun(size, fun, dims, out),
+                           _Rule(batched_fwd(size, fwd, dims, out), str(fwd)),
+                           _Rule(batched_bwd(size, bwd, dims, out), str(bwd)), vals, name)
+    return outs, out.last
 
 
 # -- custom_vjp: the primitives' rules --------------------------------------------------------------------
@@ -417,9 +414,8 @@ def _custom_vjp_call_batch(size, vals, dims, *, call_jaxpr, fwd, bwd, num_consts
     if any(d is not None for d in dims[:num_consts]):
         raise _closure_error("custom_vjp")
     fun = _fun_of_jaxpr(call_jaxpr, vals[:num_consts])
-    outs = _batched_custom_vjp(size, fun, fwd, bwd, list(vals[num_consts:]),
+    return _batched_custom_vjp(size, fun, fwd, bwd, list(vals[num_consts:]),
                                list(dims[num_consts:]), name)
-    return outs, [0] * len(outs)
 
 
 def _custom_lin_transpose(cts, *invals, num_res, bwd, out_avals, in_avals, lin_mask, out_mask):

@@ -92,6 +92,10 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, DimExpr):  # a symbolic dimension used as a value (export)
             return self.to_atom(self.process_primitive(dim_as_value_p, [], {"dim": x}))
         if not is_concrete(x):
+            if hasattr(type(x), "__traxla_abstract__"):
+                # a ShapeDtypeStruct: a constant of its type, with no value (JAX's
+                # pytype_aval_mappings has it), so eval_shape can return it as is
+                return self._new_const(x, x.__traxla_abstract__)
             m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables
             if m is not None:
                 return self.to_atom(m())
