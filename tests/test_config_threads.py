@@ -109,7 +109,8 @@ def test_x64_block_traces_compiles_and_runs_for_its_thread_only():
 
     def probe():
         return (double(x).dtype, scalars(np.float32(1)).dtype, jnp.asarray(1.0).dtype,
-                (jnp.arange(3) + 1).dtype, (traxla.device_put(np.ones(2)) * 2.0).dtype)
+                (jnp.arange(3) + 1).dtype, (traxla.device_put(np.ones(2)) * 2.0).dtype,
+                traxla.config.x64_enabled)  # JAX's older spelling, as jaxopt reads it
 
     def inside(sync):
         with traxla.enable_x64():
@@ -126,8 +127,9 @@ def test_x64_block_traces_compiles_and_runs_for_its_thread_only():
         return first, probe()
 
     (in1, in2, after), (out1, out2) = _in_lockstep(inside, outside)
-    wide = (np.int64, np.float32, np.float64, np.int64, np.float64)
-    narrow = (np.int32, np.float32, np.float32, np.int32, np.float32)
+    wide = (np.int64, np.float32, np.float64, np.int64, np.float64, True)
+    narrow = (np.int32, np.float32, np.float32, np.int32, np.float32, False)
+    assert jax.config.x64_enabled is False
     assert in1 == in2 == wide
     assert out1 == out2 == after == narrow
 

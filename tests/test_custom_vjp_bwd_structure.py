@@ -53,3 +53,25 @@ def test_bwd_output_not_a_prefix_is_jax_error():
             mod.grad(f)(1.0, {"a": 1.0})
         return str(e.value)
     assert run(tx) == run(jax)
+
+
+def test_differentiating_a_closed_over_value_raises_custom_vjp_exception():
+    """As JAX (jaxopt's and diffrax's tests catch it as
+    ``jax._src.interpreters.ad.CustomVJPException``, reached from ``import jax`` alone)."""
+    import traxla._src
+
+    def loss(mod, q):
+        @mod.custom_vjp
+        def f(x):
+            return x * q  # q: closed over, and differentiated
+        f.defvjp(lambda x: (f(x), None), lambda r, g: (g,))
+        return f(np.float32(2.0))
+
+    errors = []
+    for mod, exc in ((jax, jax._src.interpreters.ad.CustomVJPException),
+                     (tx, traxla._src.interpreters.ad.CustomVJPException)):
+        with pytest.raises(exc) as info:
+            mod.grad(mod.jit(lambda q: loss(mod, q)))(3.0)  # staged with q as a constant
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    assert tx.grad(lambda x: loss(tx, 3.0) * x)(1.0) == 6.0  # a constant closure is fine

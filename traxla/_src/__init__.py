@@ -7,5 +7,6 @@ module here raises ModuleNotFoundError naming it, and a missing name AttributeEr
 # As ``import jax`` loads ``jax._src.xla_bridge`` and the rest, these are attributes of the
 # package from the start (chex reads ``jax._src.xla_bridge._backends`` without importing it).
 from traxla._src import (ad_util, api_util, checkify, compiler, config, core, dispatch,  # noqa: E402,F401
-                         distributed, dtypes, traceback_util, tree_util, xla_bridge)
+                         distributed, dtypes, interpreters, traceback_util, tree_util,
+                         xla_bridge)
 from traxla._src.state import types as _state_types  # noqa: E402,F401

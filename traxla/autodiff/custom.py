@@ -179,6 +179,18 @@ def _fun_of_jaxpr(call_jaxpr, consts):
     return lambda *args: eval_jaxpr(call_jaxpr, (), *consts, *args)
 
 
+class CustomVJPException(Exception):
+    """JAX's: differentiating a custom_vjp function with respect to a closed-over value."""
+
+    def __init__(self):
+        super().__init__(
+            "Detected differentiation of a custom_vjp function with respect to a closed-over "
+            "value. That isn't supported because the custom VJP rule only specifies how to "
+            "differentiate the custom_vjp function with respect to explicit input parameters. "
+            "Try passing the closed-over value into the custom_vjp function as an argument, "
+            "and adapting the custom_vjp fwd and bwd rules.")
+
+
 def _closure_error(kind):
     return NotImplementedError(
         f"a {kind} function closes over a value that is being transformed (differentiated or "
@@ -404,7 +416,7 @@ def _run_fwd_and_refuse(fwd, primals, tangents):
 def _custom_vjp_call_linearize(trace, primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
                                symbolic_zeros, name):
     if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise _closure_error("custom_vjp")
+        raise CustomVJPException()
     return _custom_vjp_linearize(trace, list(primals[num_consts:]), list(tangents[num_consts:]),
                                  fwd, bwd)
 

@@ -239,6 +239,12 @@ class Config:
     def enable_x64(self) -> bool:
         return self.current.enable_x64
 
+    @property
+    def x64_enabled(self) -> bool:
+        """The x64 switch the calling thread sees (JAX's older spelling, which jaxopt and
+        other libraries still read as ``jax.config.x64_enabled``)."""
+        return self.current.enable_x64
+
     @contextlib.contextmanager
     def flag(self, name: str, value):
         """Sets ``name`` globally for the block (``update``, then the old value back)."""

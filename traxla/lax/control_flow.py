@@ -27,7 +27,8 @@ from traxla.runtime.placement import get_mesh
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
-from traxla.lax import _convert_element_type, add, aval_of, clamp, lt
+from traxla.lax import (_convert_element_type, add, asarray, aval_of, clamp, concatenate,
+                        expand_dims, index_in_dim, lt)
 from traxla.runtime.dispatch import to_array
 from traxla.ir.config import config
 from traxla.ir.traceback_util import api_boundary
@@ -407,6 +408,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
             pred = pred != 0
         else:
             raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype}.")
+    if config.disable_jit and _is_concrete(pred):  # as JAX: the chosen branch, in Python
+        return true_fun(*operands) if pred else false_fun(*operands)
 
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
@@ -460,6 +463,8 @@ def switch(index, branches, *operands, operand=_no_operand):
 def _switch_internal(index, branches, operands, branches_platforms=None):
     """``cond`` of the traced ``branches`` on an int32 ``index`` already in range
     (``platform_dependent`` gives its ``branches_platforms``)."""
+    if config.disable_jit and _is_concrete(index):
+        return branches[int(index)](*operands)
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
     traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "switch",
@@ -496,6 +501,14 @@ def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)`` as one ``while`` equation."""
     _check_callables(cond_fun, body_fun,
                      what="lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    if config.disable_jit:  # as JAX: a Python loop, unless a value is abstract (under vmap)
+        try:
+            val = tree_util.tree_map(asarray, init_val)
+            while cond_fun(val):
+                val = tree_util.tree_map(asarray, body_fun(val))
+            return val
+        except ConcretizationTypeError:
+            pass
     return _while_loop(cond_fun, body_fun, init_val)
 
 
@@ -587,6 +600,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         lower_, upper_ = int(np.asarray(lower)), int(np.asarray(upper))
+        if config.disable_jit and upper_ <= lower_:
+            return init_val  # as JAX: the Python scan below has no zero-length form
 
         def scanned_fun(loop_carry, _):
             i, x = loop_carry
@@ -668,6 +683,8 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
     x_leaves, _ = tree_util.tree_flatten(xs)
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
     length = _infer_scan_length(x_leaves, length)
+    if config.disable_jit:
+        return _scan_in_python(f, init, xs, length, reverse)
     x_avals = [_strip_leading(aval_of(x)) for x in x_leaves]
     in_tree = tree_util.tree_structure((init, xs))
     if arg_names is None:
@@ -736,6 +753,29 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
         carry_part = [next(consts_it) if m else next(carry_it) for m in move_to_const]
     return (tree_util.tree_unflatten(carry_tree, carry_part),
             tree_util.tree_unflatten(ys_tree, ys))
+
+
+def _is_concrete(x) -> bool:
+    """JAX's ``core.is_concrete``: a value, or a tracer with a concrete value behind it."""
+    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
+
+
+def _scan_in_python(f, init, xs, length, reverse):
+    """``scan`` under ``disable_jit()``, as JAX: ``f`` called once per step, in Python."""
+    if length == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    carry, ys = init, []
+    steps = range(length)
+    for i in (reversed(steps) if reverse else steps):
+        carry, y = f(carry, tree_util.tree_map(
+            lambda x: index_in_dim(x, i, keepdims=False), xs))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = tree_util.tree_map(
+        lambda *y: concatenate([expand_dims(v, (0,)) for v in y], 0), *ys)
+    return carry, stacked
 
 
 def _pair_repr(out):
