@@ -26,7 +26,8 @@ import functools
 import numpy as np
 
 from traxla import primitives as prims, tree_util
-from traxla.autodiff.custom_args import _resolve_kwargs, _split_nondiff
+from traxla.autodiff.custom_args import (CustomVJPException, _closure_error, _resolve_kwargs,
+                                         _split_nondiff)
 from traxla.autodiff.custom_refs import _check_no_aliased_refs, _is_ref, _refs_kept_by_bwd
 from traxla.batching.batch_trace import BatchTrace, BatchTracer, bdim_at_front, register_batching
 from traxla.autodiff.custom_batch import (OutDims, batched_bwd, batched_fun, batched_fwd,
@@ -177,25 +178,6 @@ def _trace_call(fun, args, what):
 
 def _fun_of_jaxpr(call_jaxpr, consts):
     return lambda *args: eval_jaxpr(call_jaxpr, (), *consts, *args)
-
-
-class CustomVJPException(Exception):
-    """JAX's: differentiating a custom_vjp function with respect to a closed-over value."""
-
-    def __init__(self):
-        super().__init__(
-            "Detected differentiation of a custom_vjp function with respect to a closed-over "
-            "value. That isn't supported because the custom VJP rule only specifies how to "
-            "differentiate the custom_vjp function with respect to explicit input parameters. "
-            "Try passing the closed-over value into the custom_vjp function as an argument, "
-            "and adapting the custom_vjp fwd and bwd rules.")
-
-
-def _closure_error(kind):
-    return NotImplementedError(
-        f"a {kind} function closes over a value that is being transformed (differentiated or "
-        "batched) by an enclosing transformation; pass it to the function as an explicit "
-        "argument instead.")
 
 
 # -- custom_jvp: binding -------------------------------------------------------------------------------

@@ -46,3 +46,22 @@ def _split_nondiff(args, nondiff_argnums):
         return full
 
     return static, dyn, merge
+
+
+class CustomVJPException(Exception):
+    """JAX's: differentiating a custom_vjp function with respect to a closed-over value."""
+
+    def __init__(self):
+        super().__init__(
+            "Detected differentiation of a custom_vjp function with respect to a closed-over "
+            "value. That isn't supported because the custom VJP rule only specifies how to "
+            "differentiate the custom_vjp function with respect to explicit input parameters. "
+            "Try passing the closed-over value into the custom_vjp function as an argument, "
+            "and adapting the custom_vjp fwd and bwd rules.")
+
+
+def _closure_error(kind):
+    return NotImplementedError(
+        f"a {kind} function closes over a value that is being transformed (differentiated or "
+        "batched) by an enclosing transformation; pass it to the function as an explicit "
+        "argument instead.")
