@@ -346,6 +346,14 @@ def test_private_paths_of_the_documentation_pages():
     assert unzip3([(1, 2, 3), (4, 5, 6)]) == ((1, 4), (2, 5), (3, 6))
 
 
+def test_ad_util_names_the_primitive_lax_stop_gradient_binds():
+    # lineax: ``from jax._src.ad_util import stop_gradient_p`` and registers its transpose
+    from traxla._src.ad_util import stop_gradient_p
+    assert stop_gradient_p is traxla.lax.stop_gradient_p
+    jaxpr = traxla.make_jaxpr(traxla.lax.stop_gradient)(1.0).jaxpr
+    assert [e.primitive for e in jaxpr.eqns] == [stop_gradient_p]
+
+
 def test_autodidax_compiles_stablehlo_it_builds_itself():
     # autodidax.md's xla_callable: jax.extend.mlir's ir/func/stablehlo build a module,
     # jax._src.xla_bridge.get_backend gives the PJRT client that compiles it, and

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from traxla.ir.dtypes import ExtendedDType
+from traxla.ir.avals import ShapedArray
+from traxla.ir.dtypes import ExtendedDType, canonicalize
 from traxla.ir.sharding import PartitionSpec
 from traxla.ir.traceback_util import api_boundary
 from traxla.runtime.placement import NamedSharding, SingleDeviceSharding
@@ -91,6 +92,12 @@ class ShapeDtypeStruct:
 
     def __hash__(self):
         return hash(self._key())
+
+    def __traxla_abstract_aval__(self):
+        """The type of this struct used as a value in a traced function (JAX's
+        ``pytype_aval_mappings`` entry): ``eval_shape(lambda: struct)`` gives it back; a
+        program needing its value raises (it has none)."""
+        return ShapedArray(self.shape, canonicalize(self.dtype), bool(self.weak_type))
 
     def update(self, **kwargs) -> "ShapeDtypeStruct":
         return ShapeDtypeStruct(

@@ -211,6 +211,9 @@ def _with_dim_args(fn, in_types, n_dims, names):
 def const_value(aval, value):
     """A closed-over constant as a dense constant of its aval's (physical) type."""
     dtype = aval.dtype
+    if hasattr(type(value), "__traxla_abstract_aval__"):  # a ShapeDtypeStruct
+        raise TypeError("A ShapeDtypeStruct does not have a value and cannot be used as a "
+                        "constant in a JAX function.")
     if isinstance(dtype, dtypes.ExtendedDType):  # key arrays: their raw uint32 data
         return constant(value.physical_value(), dtype.physical_dtype)
     return constant(np.asarray(value, dtype), dtype)

@@ -95,6 +95,9 @@ class DynamicJaxprTrace(Trace):
             m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables
             if m is not None:
                 return self.to_atom(m())
+            m = getattr(type(x), "__traxla_abstract_aval__", None)
+            if m is not None:  # a ShapeDtypeStruct: a constant with a type and no value
+                return self._new_const(x, m(x))  # (JAX's pytype_aval_mappings entry)
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
         if not aval.shape and not dtypes.is_extended(aval.dtype):
