@@ -193,9 +193,13 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
         return list(fun(*args))
     if isinstance(trace, RoutingTrace):
         tt = trace.tangent_trace
-        target = tt if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args) \
-            else trace.parent
-        with set_current_trace(target):
+        if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args):
+            # applied to tangents (in a rule of user code): linear code, which is transposed,
+            # never differentiated again, so its body is staged without the rule (as JAX's
+            # JaxprTrace.process_custom_jvp_call inlines it)
+            with set_current_trace(tt):
+                return list(fun(*args))
+        with set_current_trace(trace.parent):
             return bind_custom_jvp(fun, jvp, args, name, call_jaxpr, consts)
     if isinstance(trace, JVPTrace):
         return _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts)
