@@ -242,6 +242,20 @@ def test_trace_and_eval_shape_accept_structs():
     assert np.asarray(t.lower().compile()(np.ones((3, 2), np.float32))).sum() == 18.0
 
 
+def test_a_struct_returned_from_a_traced_function_is_a_valueless_constant():
+    # lineax's structure_equal: eval_shape(lambda: struct) gives the struct back (JAX maps a
+    # ShapeDtypeStruct to its aval); a compiled program needing its value raises JAX's error
+    for api, np_ in ((tx, jnp), (jax, jjnp)):
+        s = api.ShapeDtypeStruct((2,), np_.float32)
+        assert api.eval_shape(lambda: s) == s
+        out = api.eval_shape(lambda x: (x, s), 1.0)
+        assert out[1] == s and out[0].weak_type
+        assert str(api.make_jaxpr(lambda: s)()) == "{ lambda a:f32[2]; . let  in (a,) }"
+        with pytest.raises(TypeError, match="A ShapeDtypeStruct does not have a value and "
+                           "cannot be used as a constant in a JAX function."):
+            api.jit(lambda: s)()
+
+
 def test_hlo_text_names_parameters_and_instructions_as_jax():
     # ffi.md prints lower(x).as_text(dialect="hlo"): JAX's parameters are named after the
     # arguments (x.1, params__w__.1) and the instructions after their primitives (sin.1);

@@ -346,6 +346,27 @@ def test_private_paths_of_the_documentation_pages():
     assert unzip3([(1, 2, 3), (4, 5, 6)]) == ((1, 4), (2, 5), (3, 6))
 
 
+def test_ad_util_names_the_primitive_lax_stop_gradient_binds():
+    # lineax: ``from jax._src.ad_util import stop_gradient_p`` and registers its transpose
+    from traxla._src.ad_util import stop_gradient_p
+    assert stop_gradient_p is traxla.lax.stop_gradient_p
+    jaxpr = traxla.make_jaxpr(traxla.lax.stop_gradient)(1.0).jaxpr
+    assert [e.primitive for e in jaxpr.eqns] == [stop_gradient_p]
+
+
+def test_a_symbolic_zero_is_a_pytree_without_leaves_as_in_jax():
+    # lineax's jvp rules, vmapped by equinox, return ad_util.Zero tangents: vmap passes them
+    import jax
+    from jax._src import ad_util as jax_ad_util
+    from traxla._src.ad_util import Zero
+    for api, zero_cls in ((traxla, Zero), (jax, jax_ad_util.Zero)):
+        z = zero_cls(api.core.ShapedArray((), np.dtype(np.float32)))
+        leaves, tree = api.tree_util.tree_flatten(z)
+        assert leaves == [] and type(api.tree_util.tree_unflatten(tree, [])) is zero_cls
+        out = api.vmap(lambda x: (x * 2, z))(np.arange(3.0, dtype=np.float32))
+        assert type(out[1]) is zero_cls and out[1].aval == z.aval
+
+
 def test_autodidax_compiles_stablehlo_it_builds_itself():
     # autodidax.md's xla_callable: jax.extend.mlir's ir/func/stablehlo build a module,
     # jax._src.xla_bridge.get_backend gives the PJRT client that compiles it, and

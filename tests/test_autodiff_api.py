@@ -305,3 +305,27 @@ def test_closure_convert_is_cached_per_function_and_types():
     assert float(traxla.grad(g)(np.float32(5.))) == 2.
     assert float(traxla.grad(g)(np.float32(7.))) == 2.
     assert float(traxla.jit(g)(np.float32(4.))) == 8.
+
+
+def _custom_jvp_in_linear_code(ns, jnp):
+    """A custom_jvp rule applying a custom_jvp function to its tangent (lineax's solves):
+    that tangent code is linear, transposed and never differentiated again."""
+    @ns.custom_jvp
+    def scale(x):
+        return 2.0 * x
+    scale.defjvp(lambda p, t: (scale(p[0]), scale(t[0])))
+
+    @ns.custom_jvp
+    def outer(x):
+        return jnp.sin(x)
+    outer.defjvp(lambda p, t: (jnp.sin(p[0]), ns.jit(scale)(t[0]) * jnp.cos(p[0])))
+    x = np.ones(2, np.float32)
+    return [ns.linear_transpose(scale, 1.0)(1.0), ns.linear_transpose(ns.jit(scale), 1.0)(1.0),
+            ns.grad(outer)(1.0), ns.jacrev(ns.jit(outer))(x),
+            ns.make_jaxpr(ns.linearize(scale, 1.0)[1])(1.0)]
+
+
+def test_a_custom_jvp_function_applied_to_tangents_is_transposed_through_its_body():
+    ours = _custom_jvp_in_linear_code(traxla, tnp)
+    theirs = _custom_jvp_in_linear_code(jax, jnp_)
+    assert [str(a) for a in ours] == [str(b) for b in theirs]

@@ -301,6 +301,9 @@ for _n in ["hypot", "logaddexp", "float_power", "fmod", "heaviside", "copysign",
            "power", "floor_divide", "mod"]:
     P(f"np.{_n}", [G6, POS6], lambda np_, lax_, ns, n=_n: lambda x, y: getattr(np_, n)(x, y),
       rtol=1e-5)
+# complex inputs (softplus of complex parameters, in optimistix's tests): JAX's wrapped branch
+P("np.logaddexp[complex]", [C3, C3[::-1] * 2], lambda np_, lax_, ns: lambda x, y: (
+    np_.logaddexp(x, y), np_.logaddexp2(x, y), ns.jvp(np_.logaddexp, (x, y), (y, x))), rtol=1e-5)
 P("np.divmod[int]", [np.array([3, -2, 7], np.int32), np.array([2, 3, -4], np.int32)],
   lambda np_, lax_, ns: lambda x, y: np_.divmod(x, y))
 P("np.nan_to_num args", [SPECIAL],

@@ -64,6 +64,11 @@ class Zero:
         return f"Zero({self.aval})"  # float32[], ~float32[] weakly typed: JAX's
 
 
+# a pytree node without leaves, as JAX's ``ad_util.Zero`` (a vmapped rule of user code may
+# return one: lineax's jvp rules under vmap)
+tree_util.register_pytree_node(Zero, lambda z: ((), z.aval), lambda aval, _: Zero(aval))
+
+
 class UndefinedPrimal:
     """A linear operand of an equation being transposed."""
 

@@ -44,9 +44,8 @@ from traxla.lowering.registry import register_lowering
 from traxla.tracer import DynamicJaxprTracer, EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, backward_pass,
-                               instantiate, is_undefined, jvp_rules,
-                   linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
+from traxla.autodiff.ad import (JVPTrace, JVPTracer, RoutingTrace, Zero, add_tangents, instantiate,
+                   jvp_rules, linearize_rules, tangent_aval, transpose_rules, zero_of, zeros_like_aval)
 from traxla.lowering.mlir import constant
 from traxla.lowering.module import emit_jaxpr
 from traxla.batching import vmap
@@ -192,9 +191,13 @@ def bind_custom_jvp(fun, jvp, args, name, call_jaxpr=None, consts=()):
         return list(fun(*args))
     if isinstance(trace, RoutingTrace):
         tt = trace.tangent_trace
-        target = tt if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args) \
-            else trace.parent
-        with set_current_trace(target):
+        if any(type(a) is DynamicJaxprTracer and a._trace is tt for a in args):
+            # applied to tangents (in a rule of user code): linear code, which is transposed,
+            # never differentiated again, so its body is staged without the rule (as JAX's
+            # JaxprTrace.process_custom_jvp_call inlines it)
+            with set_current_trace(tt):
+                return list(fun(*args))
+        with set_current_trace(trace.parent):
             return bind_custom_jvp(fun, jvp, args, name, call_jaxpr, consts)
     if isinstance(trace, JVPTrace):
         return _custom_jvp_jvp(trace, fun, jvp, args, name, call_jaxpr, consts)
@@ -277,22 +280,7 @@ def _custom_jvp_call_batch(size, vals, dims, *, call_jaxpr, jvp, num_consts, sym
                                name)
 
 
-def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros, name):
-    """A linear function with a custom JVP (lineax transposes such operators): its primal
-    function transposed, inline, as JAX's ``_custom_jvp_call_transpose_fancy``."""
-    linear = [is_undefined(a) for a in args]
-    inner = call_jaxpr.jaxpr
-    res = [a.val if type(a) is Literal else a for a in args if not is_undefined(a)]
-    view = ClosedJaxpr(Jaxpr(list(inner.constvars) + [v for v, lin in zip(inner.invars, linear)
-                                                      if not lin],
-                             [v for v, lin in zip(inner.invars, linear) if lin], inner.outvars,
-                             inner.eqns), list(call_jaxpr.consts) + res)
-    in_cts = iter(backward_pass(view, list(cts)))
-    return [next(in_cts) if lin else None for lin in linear]
-
-
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
-transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 register_batching(custom_jvp_call_p, _custom_jvp_call_batch)
 
 

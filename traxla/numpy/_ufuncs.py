@@ -670,7 +670,20 @@ def _logaddexp_impl(x1, x2):
         delta = lax.sub(x1_arr, x2_arr)
         return lax.select(lax._isnan(delta), lax.add(x1_arr, x2_arr),
                           lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
-    raise ValueError(f"logaddexp requires floating-point inputs; got {lax.dtype_of(x1_arr)}")
+    if dtypes.is_complex(lax.dtype_of(x1_arr)):
+        delta = lax.sub(lax.add(x1, x2), lax.mul(amax, lax._const(amax, 2)))
+        out = lax.add(amax, lax.log1p(lax.exp(delta)))
+        return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
+    raise ValueError("logaddexp requires floating-point or complex inputs; got "
+                     f"{lax.dtype_of(x1_arr)}")
+
+
+def _wrap_between(x, _a):
+    """``x`` wrapped into ``[-a, a]`` (the imaginary part of a complex logaddexp)."""
+    a, two_a, zero = lax._const(x, _a), lax._const(x, 2 * _a), lax._const(x, 0)
+    rem = lax.rem(lax.add(x, a), two_a)
+    rem = lax.select(lax.lt(rem, zero), lax.add(rem, two_a), rem)
+    return lax.sub(rem, a)
 
 
 def _replace_inf(x):

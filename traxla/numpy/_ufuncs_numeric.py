@@ -20,7 +20,7 @@ from traxla.numpy._ufuncs import (_iscomplexobj, _where, abs as _abs, ceil, floo
                       isnan, ufuncs, where)
 from traxla.numpy._reductions import any as _any, _cumulative_reduction
 from traxla.numpy._shape import broadcast_arrays, expand_dims, ravel, swapaxes
-from traxla.numpy._ufuncs import right_shift
+from traxla.numpy._ufuncs import _replace_inf, _wrap_between, right_shift
 from traxla.numpy._creation import arange, asarray
 from traxla.numpy._pad import pad
 
@@ -236,21 +236,12 @@ def _logaddexp2_impl(x1, x2, /):
     if dtypes.is_complex(dt):
         delta = lax.sub(lax.add(x1, x2), lax.mul(amax, lax._const(amax, 2)))
         out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
-        period = np.pi / np.log(2)
-        imag = lax.imag(out)
-        wrapped = lax.sub(imag, lax.mul(lax._const(imag, 2 * period), lax.round(
-            lax.div(imag, lax._const(imag, 2 * period)))))
-        return lax.complex(lax.real(out), wrapped)
+        return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi / np.log(2)))
     raise ValueError(f"logaddexp2 requires floating-point or complex inputs; got {dt}")
 
 
 _logaddexp2_impl.__name__ = "logaddexp2"
 _lax_logaddexp2 = custom_jvp(_logaddexp2_impl)
-
-
-def _replace_inf(x):
-    re_x = lax.real(x) if dtypes.is_complex(lax.dtype_of(x)) else x
-    return lax.select(lax.eq(re_x, lax._const(re_x, float("inf"))), lax._zeros(x), x)
 
 
 @_lax_logaddexp2.defjvp

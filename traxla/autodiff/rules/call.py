@@ -13,6 +13,7 @@ from traxla.runtime.cache import on_clear
 from traxla.tracer.traces import set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.autodiff.partial_eval import bind_known_apart
+from traxla.autodiff.custom import custom_jvp_call_p
 from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, jvp_rules,
                    linearize_flat, linearize_rules, mixed_rules, tangent_aval, transpose_rules, zero_of,
                    zeros_like_aval)
@@ -121,22 +122,27 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
     return primal_outs, tangent_outs
 
 
+def _transpose_body(jaxpr, linear, res, cts):
+    """The cotangents of a call's linear operands (``linear`` marks them; ``res`` are the
+    others' values), its body ``jaxpr`` transposed in the current trace."""
+    inner = jaxpr.jaxpr
+    res_vars = [v for v, lin in zip(inner.invars, linear) if not lin]
+    lin_vars = [v for v, lin in zip(inner.invars, linear) if lin]
+    view = ClosedJaxpr(Jaxpr(list(inner.constvars) + res_vars, lin_vars, inner.outvars,
+                             inner.eqns), list(jaxpr.consts) + list(res))
+    in_cts = backward_pass(view, list(cts))
+    return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
+
+
 def _jit_transpose(cts, *args, jaxpr, name):
     linear = [is_undefined(a) for a in args]
     if all(type(c) is Zero for c in cts):
         return [Zero(a.aval) if is_undefined(a) else None for a in args]
     residuals = [a for a in args if not is_undefined(a)]
     ct_avals = [c.aval if type(c) is Zero else lax.aval_of(c) for c in cts]
-    inner = jaxpr.jaxpr
-    res_vars = [v for v, lin in zip(inner.invars, linear) if not lin]
-    lin_vars = [v for v, lin in zip(inner.invars, linear) if lin]
 
     def transposed(*xs):
-        res, ct = xs[:len(residuals)], xs[len(residuals):]
-        view = ClosedJaxpr(Jaxpr(list(inner.constvars) + res_vars, lin_vars, inner.outvars,
-                                 inner.eqns), list(jaxpr.consts) + list(res))
-        in_cts = backward_pass(view, list(ct))
-        return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
+        return _transpose_body(jaxpr, linear, xs[:len(residuals)], xs[len(residuals):])
 
     avals = [lax.aval_of(r) for r in residuals] + ct_avals
     key = (id(jaxpr), tuple(linear), tuple(avals), config.enable_x64)
@@ -209,6 +215,16 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
     return [next(known_it) if k else next(unknown_outs) for k in out_known]
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **_):
+    """A custom_jvp function in linear code (JAX inlines it there when partially evaluating:
+    a linear function keeps no custom rule): its body transposed in place."""
+    linear = [is_undefined(a) for a in args]
+    outs = iter(_transpose_body(call_jaxpr, linear, [a for a in args if not is_undefined(a)],
+                                cts))
+    return [next(outs) if lin else None for lin in linear]
+
+
+transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 jvp_rules[jit_p] = _jit_jvp
 mixed_rules[jit_p] = _jit_mixed
 linearize_rules[jit_p] = _jit_linearize
