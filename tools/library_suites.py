@@ -51,6 +51,11 @@ TEST_GLOBS = {"optax": ["optax/**/*_test.py"], "chex": ["chex/**/*_test.py"],
               "flax": ["tests/**/*_test.py"], "equinox": ["tests/test_*.py"],
               "lineax": ["tests/test_*.py"], "optimistix": ["tests/test_*.py"],
               "diffrax": ["test/test_*.py"], "jaxopt": ["tests/*_test.py"]}
+# pytest options a library's own configuration needs changed here: optimistix's addopts ask
+# for --benchmark-skip (pytest-benchmark, not installed); its jaxtyping checks are kept.
+LIB_PYTEST_ARGS = {"optimistix": [
+    "-oaddopts=--jaxtyping-packages=optimistix,beartype.beartype(conf=beartype.BeartypeConf("
+    "strategy=beartype.BeartypeStrategy.On))"]}
 # Sdists without their tests: the tests come from the project's git repository at the tag
 # (a clone given by --git-<lib>, e.g. --git-equinox /path/to/equinox; `git archive` of it).
 TESTS_FROM_GIT = {"equinox": ("tests", "v{version}"), "lineax": ("tests", "v{version}"),
@@ -113,7 +118,7 @@ def run_file(venv, src, lib, rel, way, timeout, traxla_root=ROOT, python=None, e
     log = xml[:-4] + ".log"
     py = python or os.path.join(venv, "bin", "python")
     pytest = ["-m", "pytest", "-v", "-p", "no:cacheprovider", "-rN",
-              f"--junitxml={xml}", *extra, rel]
+              f"--junitxml={xml}", *LIB_PYTEST_ARGS.get(lib, ()), *extra, rel]
     env = dict(os.environ, JAX_PLATFORMS=platform, PYTHONDONTWRITEBYTECODE="1",
                XLA_FLAGS=os.environ.get("XLA_FLAGS", ""), OMP_NUM_THREADS="1")
     if way == "traxla":
