@@ -292,3 +292,23 @@ def test_nested_loops_reroll_into_nested_scans():
     # XLA may round the division by a reduction differently inside a loop body (1 ulp)
     np.testing.assert_allclose(np.asarray(traxla.jit(rolled)(W8, h)), np.asarray(expected),
                                rtol=1e-6, atol=1e-9)
+
+
+def test_a_loop_inside_an_installed_library_does_not_warn(tmp_path, monkeypatch):
+    # the same loop, once as user code and once as an installed package's module
+    source = ("def chain(x):\n    for _ in range(40):\n        x = x * 1.5 + 1.0\n"
+              "        x = x - 0.5\n    return x\n")
+    for where, expected in (("user_code", 1), ("site-packages", 0)):
+        root = tmp_path / where
+        (root / f"lib_{where.replace('-', '_')}").mkdir(parents=True)
+        mod_dir = root / f"lib_{where.replace('-', '_')}"
+        (mod_dir / "__init__.py").write_text(source)
+        monkeypatch.syspath_prepend(str(root))
+        import importlib
+        mod = importlib.import_module(mod_dir.name)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            jaxpr = traxla.jit(mod.chain).trace(np.float32(1.0)).jaxpr
+        got = [w for w in rec if w.category is diagnostics.UnrolledLoopWarning]
+        assert len(got) == expected, (where, [str(w.message) for w in got])
+        assert len(diagnostics.find_unrolled_loops(jaxpr)) == 1  # still found when asked

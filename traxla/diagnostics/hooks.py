@@ -5,6 +5,7 @@ Installed into ``jit``'s hook table (``traxla/api/jit_hooks.py``) on import."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import NamedTuple
 
@@ -87,7 +88,17 @@ def _loops(jitted, key, closed):
 
 
 def _warn(loop):
-    warn_loop(loop)
+    if not _in_installed_package(loop.file):
+        warn_loop(loop)
+
+
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def _in_installed_package(path: str) -> bool:
+    """A loop in an installed library's own code (diffrax's 100-step ``prevbefore`` loop):
+    its user cannot change it, so no warning; ``find_unrolled_loops`` still finds it."""
+    return any(part in (path or "") for part in _INSTALLED)
 
 
 def after_compile(jitted, closed, program, executable):
