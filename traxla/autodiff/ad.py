@@ -93,6 +93,11 @@ def tangent_aval(aval) -> ShapedArray:
     return aval.to_tangent_aval()
 
 
+def has_float0_tangent(x) -> bool:
+    """Whether ``x``'s tangents are float0 (an integer or boolean value)."""
+    return tangent_aval(prims.aval_of(x)).dtype == dtypes.float0
+
+
 def zero_of(x) -> Zero:
     return Zero(tangent_aval(prims.aval_of(x)))
 

@@ -9,10 +9,8 @@ set them (JAX's ``merge_linear_aux``); a rule run later, from a staged equation 
 outputs are already typed, puts its outputs where the function put them."""
 from __future__ import annotations
 
-from traxla import primitives as prims
-from traxla.autodiff.ad import Zero, instantiate, tangent_aval
+from traxla.autodiff.ad import Zero, has_float0_tangent, instantiate
 from traxla.batching.batch_trace import matchaxis, moveaxis, vmap_unrestricted
-from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 
 
@@ -50,9 +48,6 @@ def _unbatched_zero(z, d):
     del shape[d]
     return Zero(ShapedArray(tuple(shape), z.aval.dtype, z.aval.weak_type))
 
-
-def _is_float0(x):
-    return tangent_aval(prims.aval_of(x)).dtype == dtypes.float0
 
 
 def _batched(fun, args, dims, size):
@@ -104,7 +99,7 @@ def batched_jvp(size, jvp, dims, out: OutDims):
 
         def one(*a):
             outs, touts = jvp(list(a[:n]), list(a[n:]))
-            touts = [None if t is None or _is_float0(o) else instantiate(t)
+            touts = [None if t is None or has_float0_tangent(o) else instantiate(t)
                      for o, t in zip(outs, touts)]
             return list(outs) + touts
         flat, fd = _batched(one, list(primals) + list(tangents), list(dims) + t_dims, size)

@@ -10,9 +10,8 @@ returns the outputs then theirs, a zero tangent being a ``SymbolicZero`` either 
 from __future__ import annotations
 
 from traxla import primitives as prims
-from traxla.autodiff.ad import Zero, instantiate, tangent_aval
+from traxla.autodiff.ad import Zero, has_float0_tangent, instantiate, tangent_aval
 from traxla.autodiff.symbolic_zeros import SymbolicZero
-from traxla.ir import dtypes
 from traxla.ir.literals import float0_zeros
 from traxla.ir.primitive import ALL_PRIMITIVES, Primitive
 from traxla.tracer.interpret import eval_jaxpr
@@ -53,9 +52,6 @@ class CustomJVPCallPrimitive(Primitive):
         return bind_with_subfuns(fun, jvp, args, **params)
 
 
-def _is_float0(x) -> bool:
-    return tangent_aval(prims.aval_of(x)).dtype == dtypes.float0
-
 
 def _lift_jvp(num_consts, rule, debug_info):
     """``rule`` (traxla's: ``rule(primals, tangents) -> (outs, tangent outs)``, a float0
@@ -68,7 +64,7 @@ def _lift_jvp(num_consts, rule, debug_info):
             raise TypeError(f"a custom_jvp rule takes as many tangents as primals; got "
                             f"{len(xs)} arguments")
         primals, tangents = list(xs[num_consts:n]), xs[n + num_consts:]
-        ts = [None if _is_float0(p) else t if type(t) is not SymbolicZero
+        ts = [None if has_float0_tangent(p) else t if type(t) is not SymbolicZero
               else Zero(t.aval) if symbolic else instantiate(Zero(t.aval))
               for p, t in zip(primals, tangents)]
         outs, touts = rule(primals, ts)

@@ -246,21 +246,20 @@ jvp_rules[E["convert_element_type"]] = _convert_jvp
 transpose_rules[E["convert_element_type"]] = _convert_transpose
 
 
-def _edtype_jvp(to_tangent_dtype):
+def _edtype_jvp(prim):
     """JAX's: a conversion to (from) an extended dtype is linear; its tangent is the input
     tangent converted to the output's tangent dtype."""
     def jvp(primals, tangents, **params):
-        prim = E["to_edtype" if "edtype" in params else "from_edtype"]
         out = prim.bind(*primals, **params)
         t, = tangents
         if type(t) is Zero:
             return out, zero_of(out)
-        return out, lax.convert_element_type(t, to_tangent_dtype(**params))
+        return out, lax.convert_element_type(t, dtypes.tangent_dtype(lax.aval_of(out).dtype))
     return jvp
 
 
-jvp_rules[E["to_edtype"]] = _edtype_jvp(lambda edtype: dtypes.tangent_dtype(edtype))
-jvp_rules[E["from_edtype"]] = _edtype_jvp(lambda dtype: dtypes.tangent_dtype(dtype))
+for _name in ("to_edtype", "from_edtype"):
+    jvp_rules[E[_name]] = _edtype_jvp(E[_name])
 transpose_rules[E["to_edtype"]] = lambda ct, x, *, edtype: [
     Zero(x.aval) if type(ct) is Zero else E["from_edtype"].bind(ct, dtype=x.aval.dtype)]
 transpose_rules[E["from_edtype"]] = lambda ct, x, *, dtype: [
