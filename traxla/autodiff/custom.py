@@ -22,6 +22,7 @@ jaxpr inlined), batching and AD rules registered in each stage's registry.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -468,10 +469,17 @@ class _CustomFunction:
     """What custom_jvp and custom_vjp share: the wrapped function, its non-differentiable
     arguments, and binding as a method."""
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        argnums = set(nondiff_argnums)
+        if nondiff_argnames:  # JAX: the names' positions in ``fun``'s signature
+            params = list(inspect.signature(fun).parameters)
+            for name in ((nondiff_argnames,) if isinstance(nondiff_argnames, str)
+                         else nondiff_argnames):
+                if name in params:
+                    argnums.add(params.index(name))
+        self.nondiff_argnums = tuple(sorted(argnums))
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -491,8 +499,8 @@ class custom_jvp(_CustomFunction):
     ``f.defjvps(*per_argument_rules)``). With ``nondiff_argnums``, those arguments are passed
     first to the rule and get no tangents."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
 
@@ -615,8 +623,8 @@ class custom_vjp(_CustomFunction):
     and ``bwd(residuals, out_cotangent) -> tuple of input cotangents`` (``bwd`` first takes
     the ``nondiff_argnums`` arguments)."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = None
         self.bwd = None
 
