@@ -17,6 +17,9 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.runtime.backend import default_backend
 from traxla.state.ref import new_ref
+from traxla.experimental.pallas.interpret_mode import forced_interpret_params
+from traxla.experimental.pallas.kernel_refs import (KernelRef, is_semaphore, scratch_ref,
+                                                    uninitialized as _uninitialized)
 from traxla.tracer import Tracer
 import traxla.numpy as jnp
 
@@ -210,18 +213,6 @@ def cdiv(a, b):
 
 # -- pallas_call ---------------------------------------------------------------------------
 
-def _uninitialized(shape, dtype):
-    """JAX's interpret-mode initial value of an output or scratch buffer."""
-    dtype = np.dtype(dtype)
-    if dtypes.is_float(dtype):
-        return jnp.full(shape, np.nan, dtype)
-    if np.issubdtype(dtype, np.integer):
-        return jnp.full(shape, np.iinfo(dtype).min, dtype)
-    if dtype == np.bool_:
-        return jnp.full(shape, False, dtype)
-    raise NotImplementedError(dtype)
-
-
 def _specs_for(specs, tree, n, what):
     if specs is no_block_spec:
         return [no_block_spec] * n
@@ -283,15 +274,6 @@ def _fill(dtype):
     return np.asarray(_uninitialized((), dtype)).item()
 
 
-def _scratch_ref(shape_type):
-    aval = shape_type.get_array_aval() if isinstance(shape_type, MemoryRef) else None
-    if not isinstance(aval, ShapedArray) or dtypes.is_extended(aval.dtype):
-        raise NotImplementedError(
-            f"pallas_call in interpret mode: traxla has no scratch buffers of type "
-            f"{shape_type} (semaphores and other TPU-only scratch types are not implemented)")
-    return new_ref(_uninitialized(aval.shape, aval.dtype))
-
-
 def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
     flat_args, in_tree = tree_util.tree_flatten(args)
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
@@ -304,9 +286,9 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
     outs = [_uninitialized(o.shape, o.dtype) for o in flat_out]
     for i, o in input_output_aliases.items():
         outs[o] = jnp.asarray(flat_args[i])
-    prefetch_refs = [new_ref(jnp.asarray(x)) for x in prefetch]
-    scratch = [_scratch_ref(s) for s in tree_util.tree_leaves(
-        grid_spec.scratch_shapes, is_leaf=lambda s: isinstance(s, MemoryRef))]
+    prefetch_refs = [KernelRef(new_ref(jnp.asarray(x))) for x in prefetch]
+    scratch = [scratch_ref(s) for s in tree_util.tree_leaves(
+        grid_spec.scratch_shapes, is_leaf=lambda s: isinstance(s, MemoryRef) or is_semaphore(s))]
     padded_operands = padded_outs = None
     for point in itertools.product(*map(range, grid)):
         grid_args = [jnp.int32(i) for i in point] + prefetch_refs
@@ -316,8 +298,8 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
             padded_operands = [_pad(x, b.padded, _fill(x.dtype))
                                for x, b in zip(operands, in_blocks)]
             padded_outs = [_pad(o, b.padded, _fill(o.dtype)) for o, b in zip(outs, out_blocks)]
-        in_refs = [new_ref(b.read(x)) for b, x in zip(in_blocks, padded_operands)]
-        out_refs = [new_ref(b.read(o)) for b, o in zip(out_blocks, padded_outs)]
+        in_refs = [KernelRef(new_ref(b.read(x))) for b, x in zip(in_blocks, padded_operands)]
+        out_refs = [KernelRef(new_ref(b.read(o))) for b, o in zip(out_blocks, padded_outs)]
         kernel_args = prefetch_refs + in_refs
         with _grid_point(point, grid):
             kernel(*tree_util.tree_unflatten(in_tree, kernel_args),
@@ -355,7 +337,7 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
                              f"`()`. It was: {scratch_shapes}")
 
     def wrapped(*args):
-        if not interpret:
+        if not interpret and forced_interpret_params() is None:
             backend = default_backend()
             if backend == "cpu":
                 raise ValueError("Only interpret mode is supported on CPU backend.")

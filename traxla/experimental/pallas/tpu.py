@@ -1,8 +1,11 @@
 """``traxla.experimental.pallas.tpu`` (``jax.experimental.pallas.tpu``): the TPU
 specifications of a Pallas kernel (memory spaces, compiler parameters, grid dimension
-semantics, scalar prefetch). traxla compiles no Mosaic kernels: a ``pallas_call`` runs
-in interpret mode only (see ``traxla.experimental.pallas``), where these settings are
-accepted and scalar-prefetch grid specs work; semaphores and DMAs are not implemented."""
+semantics, scalar prefetch) and its TPU operations. traxla compiles no Mosaic kernels here:
+a ``pallas_call`` runs in interpret mode (``interpret=True`` or under
+``force_tpu_interpret_mode()``; see ``traxla.experimental.pallas``), where these settings
+are accepted, scalar-prefetch grid specs work, local DMAs and semaphores run (see
+``tpu_primitives``). Remote DMAs, the TPU PRNG, MXU operations, pipelines and core meshes
+raise ``NotImplementedError`` naming the capability."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,9 +18,29 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.experimental.pallas.core import GridSpec, MemoryRef, no_block_spec
 
-__all__ = ["ARBITRARY", "CORE_PARALLEL", "CompilerParams", "GridDimensionSemantics", "HBM",
-           "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec", "SMEM", "SUBCORE_PARALLEL",
-           "SemaphoreType", "SideEffectType", "VMEM", "VMEM_SHARED", "CMEM", "SEMAPHORE"]
+from traxla.experimental.pallas.interpret_mode import (  # noqa: F401
+    InterpretParams, force_tpu_interpret_mode, reset_tpu_interpret_mode_state,
+    set_tpu_interpret_mode)
+from traxla.experimental.pallas.tpu_primitives import (  # noqa: F401
+    async_copy, async_remote_copy, bitcast, get_barrier_semaphore, load, make_async_copy,
+    make_async_remote_copy, roll, store, sync_copy, touch)
+from traxla.experimental.pallas.unsupported import unsupported_class, unsupported_function
+
+__all__ = ["ARBITRARY", "BufferType", "BufferedRef", "BufferedRefBase", "CMEM",
+           "CORE_PARALLEL", "ChipVersion", "CompilerParams", "CoreType",
+           "GridDimensionSemantics", "HBM", "InterpretParams", "LoweringException",
+           "MemorySpace", "PARALLEL", "PrefetchScalarGridSpec", "SEMAPHORE", "SMEM",
+           "SUBCORE_PARALLEL", "SemaphoreType", "SideEffectType", "Tiling", "TpuInfo", "VMEM",
+           "VMEM_SHARED", "async_copy", "async_remote_copy", "bitcast", "core_barrier",
+           "create_tensorcore_mesh", "dma_semaphore", "einshape", "emit_pipeline",
+           "emit_pipeline_with_allocations", "force_tpu_interpret_mode",
+           "get_barrier_semaphore", "get_tpu_info", "get_tpu_info_for_chip", "is_tpu_device",
+           "load", "make_async_copy", "make_async_remote_copy", "matmul_acc_lhs", "matmul_pop",
+           "matmul_push_rhs", "pack_elementwise", "prng_random_bits", "prng_seed",
+           "reset_tpu_interpret_mode_state", "roll", "run_on_first_core", "sample_block",
+           "set_tpu_interpret_mode", "stateful_bernoulli", "stateful_bits", "stateful_normal",
+           "stateful_uniform", "stochastic_round", "store", "sync_copy", "to_pallas_key",
+           "touch", "trace_value", "unpack_elementwise", "with_memory_space_constraint"]
 
 
 class GridDimensionSemantics(enum.Enum):
@@ -120,3 +143,132 @@ class PrefetchScalarGridSpec(GridSpec):
         super().__init__(grid, in_specs, out_specs, scratch_shapes)
         self.num_scalar_prefetch = num_scalar_prefetch
         self.scratch_shapes = tuple(scratch_shapes)
+
+
+class dma_semaphore:
+    """The DMA semaphore dtype (never instantiated)."""
+
+    def __init__(self):
+        raise TypeError("pltpu.dma_semaphore is a dtype marker and is never instantiated")
+
+
+class CoreType(enum.Enum):
+    TC = "tc"
+    SC_SCALAR_SUBCORE = "sc_scalar_subcore"
+    SC_VECTOR_SUBCORE = "sc_vector_subcore"
+
+
+class ChipVersion(enum.Enum):
+    TPU_V2 = "v2"
+    TPU_V3 = "v3"
+    TPU_V4I = "v4i"
+    TPU_V4 = "v4"
+    TPU_V5E = "v5e"
+    TPU_V5P = "v5p"
+    TPU_V6E = "v6e"
+    TPU_7X = "7x"
+
+
+class LoweringException(Exception):
+    """Raised when a Pallas kernel cannot be lowered for the TPU (Mosaic)."""
+
+
+class BufferType(enum.Enum):
+    INPUT = 1
+    OUTPUT = 2
+    ACCUMULATOR = 3
+    INPUT_OUTPUT = 4
+
+
+def einshape(equation: str, value, **sizes):
+    """``einshape("ab->ba", x)``: reshapes and transposes by an einsum-like equation of
+    single-letter axes, with ``(ab)`` groups merged or split (sizes given by name)."""
+    import re
+    import traxla.numpy as jnp
+    lhs, rhs = (side.replace(" ", "") for side in equation.split("->"))
+
+    def parse(side):
+        return [tuple(g[1:-1]) if g.startswith("(") else (g,)
+                for g in re.findall(r"\([a-z]+\)|[a-z]", side)]
+
+    lgroups, rgroups = parse(lhs), parse(rhs)
+    if len(lgroups) != value.ndim:
+        raise ValueError(f"einshape: {lhs!r} names {len(lgroups)} axes; the value has "
+                         f"{value.ndim}")
+    known = dict(sizes)
+    for group, n in zip(lgroups, value.shape):
+        unknown = [a for a in group if a not in known]
+        rest = int(np.prod([known[a] for a in group if a in known]))
+        if len(unknown) > 1:
+            raise ValueError(f"einshape: give the sizes of {unknown[1:]}")
+        if unknown:
+            known[unknown[0]] = n // rest
+    flat = [a for g in lgroups for a in g]
+    x = value.reshape([known[a] for a in flat])
+    order = [a for g in rgroups for a in g]
+    x = jnp.transpose(x, [flat.index(a) for a in order])
+    return x.reshape([int(np.prod([known[a] for a in g])) for g in rgroups])
+
+
+_HW = "TPU hardware queries (traxla's Pallas runs in interpret mode)"
+_PIPE = "Pallas TPU pipelines (emit_pipeline)"
+_PRNG = "the TPU's stateful PRNG in Pallas kernels"
+_MXU = "explicit MXU operations"
+_CORES = "meshes of TPU cores"
+TpuInfo = unsupported_class("pallas.tpu.TpuInfo", _HW)
+Tiling = unsupported_class("pallas.tpu.Tiling", _HW)
+get_tpu_info = unsupported_function("pallas.tpu.get_tpu_info", _HW)
+get_tpu_info_for_chip = unsupported_function("pallas.tpu.get_tpu_info_for_chip", _HW)
+
+
+def is_tpu_device() -> bool:
+    """Whether the default device is a TPU."""
+    from traxla.runtime.backend import default_backend
+    return default_backend() == "tpu"
+
+
+BufferedRef = unsupported_class("pallas.tpu.BufferedRef", _PIPE)
+BufferedRefBase = unsupported_class("pallas.tpu.BufferedRefBase", _PIPE)
+emit_pipeline = unsupported_function("pallas.tpu.emit_pipeline", _PIPE)
+emit_pipeline_with_allocations = unsupported_function(
+    "pallas.tpu.emit_pipeline_with_allocations", _PIPE)
+core_barrier = unsupported_function("pallas.tpu.core_barrier", _CORES)
+create_tensorcore_mesh = unsupported_function("pallas.tpu.create_tensorcore_mesh", _CORES)
+run_on_first_core = unsupported_function("pallas.tpu.run_on_first_core", _CORES)
+matmul_push_rhs = unsupported_function("pallas.tpu.matmul_push_rhs", _MXU)
+matmul_acc_lhs = unsupported_function("pallas.tpu.matmul_acc_lhs", _MXU)
+matmul_pop = unsupported_function("pallas.tpu.matmul_pop", _MXU)
+prng_seed = unsupported_function("pallas.tpu.prng_seed", _PRNG)
+prng_random_bits = unsupported_function("pallas.tpu.prng_random_bits", _PRNG)
+sample_block = unsupported_function("pallas.tpu.sample_block", _PRNG)
+stateful_bernoulli = unsupported_function("pallas.tpu.stateful_bernoulli", _PRNG)
+stateful_bits = unsupported_function("pallas.tpu.stateful_bits", _PRNG)
+stateful_normal = unsupported_function("pallas.tpu.stateful_normal", _PRNG)
+stateful_uniform = unsupported_function("pallas.tpu.stateful_uniform", _PRNG)
+to_pallas_key = unsupported_function("pallas.tpu.to_pallas_key", _PRNG)
+stochastic_round = unsupported_function("pallas.tpu.stochastic_round",
+                                        "stochastic rounding in Pallas kernels")
+pack_elementwise = unsupported_function("pallas.tpu.pack_elementwise",
+                                        "packing sub-32-bit values in Pallas kernels")
+unpack_elementwise = unsupported_function("pallas.tpu.unpack_elementwise",
+                                          "unpacking sub-32-bit values in Pallas kernels")
+trace_value = unsupported_function("pallas.tpu.trace_value", "TPU kernel value tracing")
+
+
+def with_memory_space_constraint(x, memory_space):
+    """Asks that ``x`` live in ``memory_space`` (a placement hint: ``x`` itself)."""
+    return x
+
+
+_deprecated = {"semaphore_read", "semaphore_signal", "semaphore_wait", "DeviceIdType",
+               "semaphore", "HOST"}
+
+
+def __getattr__(name):  # JAX's deprecated aliases of pl names
+    if name in _deprecated:
+        import warnings
+        warnings.warn(f"pltpu.{name} is deprecated, use pl.{name} instead.",
+                      DeprecationWarning, stacklevel=2)
+        from traxla.experimental import pallas as pl
+        return getattr(pl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

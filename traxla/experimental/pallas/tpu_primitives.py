@@ -1,0 +1,195 @@
+"""The TPU kernel operations of ``jax.experimental.pallas.tpu`` in interpret mode: local
+DMAs (``make_async_copy``, ``async_copy``, ``sync_copy``), semaphores, ``bitcast``,
+``roll``, masked ``load``/``store``.
+
+Interpret mode runs one kernel invocation at a time, in program order (see
+``kernel_refs``): a DMA copies when it starts and its ``wait`` only consumes the
+semaphore's count; a semaphore wait never blocks. Operations that reach another device
+(remote DMAs, barrier semaphores) or TPU hardware state (the PRNG, the MXU) raise
+``NotImplementedError`` naming the capability."""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+import numpy as np
+
+from traxla import lax
+import traxla.numpy as jnp
+
+__all__ = ["AsyncCopyDescriptor", "DeviceIdType", "async_copy", "async_remote_copy",
+           "bitcast", "get_barrier_semaphore", "load", "make_async_copy",
+           "make_async_remote_copy", "roll", "semaphore_read", "semaphore_signal",
+           "semaphore_wait", "store", "sync_copy", "touch"]
+
+
+class DeviceIdType(enum.Enum):
+    MESH = "mesh"
+    LOGICAL = "logical"
+
+
+def _remote(what):
+    return NotImplementedError(
+        f"pallas interpret mode: {what} reaches another device (remote DMAs, barrier "
+        "semaphores and device ids are not implemented by traxla)")
+
+
+def _sem_add(sem, inc):
+    if sem is not None:
+        sem[...] = sem[...] + jnp.asarray(inc, np.int32)
+
+
+@dataclasses.dataclass
+class AsyncCopyDescriptor:
+    """A DMA from ``src_ref`` to ``dst_ref`` signalling ``dst_sem``."""
+    src_ref: Any
+    dst_ref: Any
+    dst_sem: Any
+    src_sem: Any = None
+    device_id: Any = None
+
+    def start(self, priority: int = 0, *, add: bool = False):
+        value = self.src_ref[...]
+        if add:
+            value = self.dst_ref[...] + value
+        self.dst_ref[...] = value
+        _sem_add(self.dst_sem, 1)
+        _sem_add(self.src_sem, 1)
+
+    def wait(self):
+        _sem_add(self.dst_sem, -1)
+        if self.src_sem is not None:
+            self.wait_send()
+
+    def wait_recv(self):
+        _sem_add(self.dst_sem, -1)
+
+    def wait_send(self):
+        _sem_add(self.src_sem, -1)
+
+
+def make_async_copy(src_ref, dst_ref, sem):
+    """A DMA descriptor copying ``src_ref`` into ``dst_ref`` (call ``.start()``,
+    ``.wait()``)."""
+    if tuple(src_ref.shape) != tuple(dst_ref.shape):
+        raise ValueError(f"Cannot copy a ref of shape {tuple(src_ref.shape)} into one of "
+                         f"shape {tuple(dst_ref.shape)}")
+    return AsyncCopyDescriptor(src_ref, dst_ref, sem)
+
+
+def async_copy(src_ref, dst_ref, sem, *, priority: int = 0, add: bool = False):
+    """Starts a DMA and returns its descriptor."""
+    copy = make_async_copy(src_ref, dst_ref, sem)
+    copy.start(priority=priority, add=add)
+    return copy
+
+
+def sync_copy(src_ref, dst_ref, *, add: bool = False):
+    """Copies ``src_ref`` into ``dst_ref`` (adds, with ``add=True``)."""
+    value = src_ref[...]
+    dst_ref[...] = dst_ref[...] + value if add else value
+
+
+def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                           device_id_type=DeviceIdType.MESH):
+    raise _remote("make_async_remote_copy")
+
+
+def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                      device_id_type=DeviceIdType.MESH):
+    raise _remote("async_remote_copy")
+
+
+def get_barrier_semaphore():
+    raise _remote("get_barrier_semaphore")
+
+
+def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,
+                     core_index=None):
+    """Adds ``inc`` to a semaphore."""
+    if device_id is not None:
+        raise _remote("semaphore_signal with a device_id")
+    _sem_add(sem_or_view, inc)
+
+
+def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True):
+    """Waits for a semaphore to reach ``value`` and takes it (never blocks here: the
+    kernel's invocations run in order)."""
+    if decrement:
+        _sem_add(sem_or_view, -jnp.asarray(value, np.int32))
+
+
+def semaphore_read(sem_or_view):
+    """A semaphore's current count."""
+    return sem_or_view[...]
+
+
+def _bits(dtype) -> int:
+    dtype = np.dtype(dtype)
+    return 4 if dtype.name in ("int4", "uint4", "float4_e2m1fn") else dtype.itemsize * 8
+
+
+def bitcast(x, ty):
+    """Reinterprets the bits of ``x`` as ``ty``, packing or unpacking along the second
+    minor dimension (``pltpu.bitcast``)."""
+    ty = np.dtype(ty)
+    if hasattr(x, "base") and hasattr(x, "view"):
+        raise NotImplementedError("pallas interpret mode: pltpu.bitcast of a ref; bitcast "
+                                  "the loaded value instead")
+    if len(x.shape) < 2:
+        raise ValueError("Not implemented: bitcast 1D")
+    src_bits, dst_bits = _bits(x.dtype), _bits(ty)
+    if x.shape[-2] * src_bits % dst_bits:
+        raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed or"
+                         " unpacked")
+    if src_bits < dst_bits:
+        *leading, m, n = x.shape
+        packing = dst_bits // src_bits
+        x = jnp.swapaxes(x.reshape(*leading, m // packing, packing, n), -1, -2)
+        return lax.bitcast_convert_type(x, ty)
+    if src_bits > dst_bits:
+        y = lax.bitcast_convert_type(x, ty)
+        *leading, m, n, packing = y.shape
+        return jnp.swapaxes(y, -1, -2).reshape(*leading, m * packing, n)
+    return lax.bitcast_convert_type(x, ty)
+
+
+def roll(x, shift, axis: int, *, stride: int | None = None, stride_axis: int | None = None):
+    """``jnp.roll(x, shift, axis)``; with ``stride``, slice ``i`` along ``stride_axis``
+    rolls by ``shift + i * stride`` (``pltpu.roll``)."""
+    if isinstance(shift, int) and shift < 0:
+        raise ValueError("shift must be non-negative.")
+    if axis < 0 or axis >= len(x.shape):
+        raise ValueError("axis is out of range.")
+    if (stride is None) != (stride_axis is None):
+        raise ValueError("stride and stride_axis must be both specified or not.")
+    if stride is None:
+        return jnp.roll(x, shift, axis)
+    if stride < 0:
+        raise ValueError("stride must be non-negative.")
+    if stride_axis < 0 or stride_axis >= len(x.shape):
+        raise ValueError("stride_axis is out of range")
+    if axis == stride_axis:
+        raise ValueError("expected axis and stride_axis are different.")
+    parts = jnp.split(x, x.shape[stride_axis], stride_axis)
+    return jnp.concatenate([jnp.roll(p, shift + i * stride, axis)
+                            for i, p in enumerate(parts)], stride_axis)
+
+
+def load(ref, *, mask=None):
+    """``ref[...]``; where ``mask`` is False the value is unspecified (here: zero)."""
+    value = ref[...]
+    return value if mask is None else jnp.where(mask, value, jnp.zeros_like(value))
+
+
+def store(ref, val, *, mask=None):
+    """``ref[...] = val``, only where ``mask`` holds."""
+    if mask is not None:
+        val = jnp.where(mask, val, ref[...])
+    ref[...] = val
+
+
+def touch(ref):
+    """A fake read-write dependency on ``ref`` (ordering only: nothing to do when the
+    kernel runs in program order)."""
