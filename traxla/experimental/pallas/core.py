@@ -218,8 +218,13 @@ def _specs_for(specs, tree, n, what):
         return [no_block_spec] * n
     if isinstance(specs, (BlockSpec, NoBlockSpec)) and n == 1:
         return [specs]
-    flat, spec_tree = tree_util.tree_flatten(
-        specs, is_leaf=lambda s: isinstance(s, (BlockSpec, NoBlockSpec)) or s is None)
+    try:  # the specs' tree is the values' (a None value has a None spec, and no leaves)
+        flat = tree.flatten_up_to(specs)
+    except (ValueError, TypeError):
+        flat = None
+    if flat is None or len(flat) != n:
+        flat, _ = tree_util.tree_flatten(
+            specs, is_leaf=lambda s: isinstance(s, (BlockSpec, NoBlockSpec)) or s is None)
     if len(flat) != n:
         raise ValueError(f"Pytree for `{what}` and `{'inputs' if what == 'in_specs' else 'out_shape'}`"
                          f" do not match. There are {len(flat)} specs and {n} values.")
@@ -279,16 +284,23 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
     nprefetch = grid_spec.num_scalar_prefetch
     prefetch, operands = flat_args[:nprefetch], flat_args[nprefetch:]
-    in_specs = _specs_for(grid_spec.in_specs, in_tree, len(operands), "in_specs")
-    out_specs = _specs_for(grid_spec.out_specs, out_tree, len(flat_out), "out_specs")
+    operand_tree = tree_util.tree_structure(tuple(args[nprefetch:]))
+    in_specs = _specs_for(grid_spec.in_specs, operand_tree, len(operands), "in_specs")
+    out_specs = _specs_for(grid_spec.out_specs, tree_util.tree_structure(
+        tuple(out_shape) if isinstance(out_shape, list) else out_shape), len(flat_out),
+        "out_specs")
     grid = tuple(int(g) for g in grid_spec.grid)
     operands = [jnp.asarray(x) for x in operands]
     outs = [_uninitialized(o.shape, o.dtype) for o in flat_out]
     for i, o in input_output_aliases.items():
         outs[o] = jnp.asarray(flat_args[i])
     prefetch_refs = [KernelRef(new_ref(jnp.asarray(x))) for x in prefetch]
-    scratch = [scratch_ref(s) for s in tree_util.tree_leaves(
-        grid_spec.scratch_shapes, is_leaf=lambda s: isinstance(s, MemoryRef) or is_semaphore(s))]
+    # the kernel's arguments keep the structure of the inputs, outputs (a None in
+    # ``out_shape`` or the inputs is passed as None) and scratch shapes, one level spread
+    is_scratch = lambda s: isinstance(s, MemoryRef) or is_semaphore(s)  # noqa: E731
+    scratch = tree_util.tree_map(scratch_ref, tuple(grid_spec.scratch_shapes),
+                                 is_leaf=is_scratch)
+    out_spread = isinstance(out_shape, (tuple, list))
     padded_operands = padded_outs = None
     for point in itertools.product(*map(range, grid)):
         grid_args = [jnp.int32(i) for i in point] + prefetch_refs
@@ -302,9 +314,9 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
         out_refs = [KernelRef(new_ref(b.read(o))) for b, o in zip(out_blocks, padded_outs)]
         kernel_args = prefetch_refs + in_refs
         with _grid_point(point, grid):
+            out_args = tree_util.tree_unflatten(out_tree, out_refs)
             kernel(*tree_util.tree_unflatten(in_tree, kernel_args),
-                   *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, out_refs)),
-                   *scratch)
+                   *(out_args if out_spread else (out_args,)), *scratch)
         padded_outs = [b.write(o, r[...]) for b, o, r in zip(out_blocks, padded_outs, out_refs)]
     if padded_outs is None:  # an empty grid runs no kernel
         padded_outs = outs
