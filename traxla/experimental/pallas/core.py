@@ -283,13 +283,14 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
     flat_args, in_tree = tree_util.tree_flatten(args)
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
     nprefetch = grid_spec.num_scalar_prefetch
-    prefetch, operands = flat_args[:nprefetch], flat_args[nprefetch:]
+    # the first ``num_scalar_prefetch`` arguments (pytrees) are the scalar prefetch
+    prefetch, prefetch_tree = tree_util.tree_flatten(tuple(args[:nprefetch]))
+    operands = flat_args[len(prefetch):]
     operand_tree = tree_util.tree_structure(tuple(args[nprefetch:]))
     in_specs = _specs_for(grid_spec.in_specs, operand_tree, len(operands), "in_specs")
     out_specs = _specs_for(grid_spec.out_specs, tree_util.tree_structure(
         tuple(out_shape) if isinstance(out_shape, list) else out_shape), len(flat_out),
         "out_specs")
-    grid = tuple(int(g) for g in grid_spec.grid)
     operands = [jnp.asarray(x) for x in operands]
     outs = [_uninitialized(o.shape, o.dtype) for o in flat_out]
     for i, o in input_output_aliases.items():
@@ -301,25 +302,47 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
     scratch = tree_util.tree_map(scratch_ref, tuple(grid_spec.scratch_shapes),
                                  is_leaf=is_scratch)
     out_spread = isinstance(out_shape, (tuple, list))
-    padded_operands = padded_outs = None
-    for point in itertools.product(*map(range, grid)):
-        grid_args = [jnp.int32(i) for i in point] + prefetch_refs
-        in_blocks = [_Block(s, x.shape, grid_args) for s, x in zip(in_specs, operands)]
-        out_blocks = [_Block(s, o.shape, grid_args) for s, o in zip(out_specs, outs)]
-        if padded_operands is None:  # arrays padded up to whole blocks
-            padded_operands = [_pad(x, b.padded, _fill(x.dtype))
-                               for x, b in zip(operands, in_blocks)]
-            padded_outs = [_pad(o, b.padded, _fill(o.dtype)) for o, b in zip(outs, out_blocks)]
+    prefetch_args = list(tree_util.tree_unflatten(prefetch_tree, prefetch_refs))
+
+    def blocks_at(point):
+        grid_args = [jnp.int32(i) for i in point] + prefetch_args
+        return ([_Block(s, x.shape, grid_args) for s, x in zip(in_specs, operands)],
+                [_Block(s, o.shape, grid_args) for s, o in zip(out_specs, outs)])
+
+    def run_point(point, sizes, padded_outs):
+        in_blocks, out_blocks = blocks_at(point)
         in_refs = [KernelRef(new_ref(b.read(x))) for b, x in zip(in_blocks, padded_operands)]
         out_refs = [KernelRef(new_ref(b.read(o))) for b, o in zip(out_blocks, padded_outs)]
-        kernel_args = prefetch_refs + in_refs
-        with _grid_point(point, grid):
+        with _grid_point(point, sizes):
             out_args = tree_util.tree_unflatten(out_tree, out_refs)
-            kernel(*tree_util.tree_unflatten(in_tree, kernel_args),
+            kernel(*tree_util.tree_unflatten(in_tree, prefetch_refs + in_refs),
                    *(out_args if out_spread else (out_args,)), *scratch)
-        padded_outs = [b.write(o, r[...]) for b, o, r in zip(out_blocks, padded_outs, out_refs)]
-    if padded_outs is None:  # an empty grid runs no kernel
-        padded_outs = outs
+        return [b.write(o, r[...]) for b, o, r in zip(out_blocks, padded_outs, out_refs)]
+
+    # arrays padded up to whole blocks (the blocks' sizes do not depend on the grid point)
+    in_blocks, out_blocks = blocks_at((0,) * len(grid_spec.grid))
+    padded_operands = [_pad(x, b.padded, _fill(x.dtype)) for x, b in zip(operands, in_blocks)]
+    padded_outs = [_pad(o, b.padded, _fill(o.dtype)) for o, b in zip(outs, out_blocks)]
+    if not any(isinstance(g, Tracer) for g in grid_spec.grid):
+        grid = tuple(int(g) for g in grid_spec.grid)
+        for point in itertools.product(*map(range, grid)):
+            padded_outs = run_point(point, grid, padded_outs)
+    else:  # a grid of traced size: a loop over its points, outputs in refs
+        sizes = [lax.convert_element_type(jnp.asarray(g), np.int32) for g in grid_spec.grid]
+        cells = [new_ref(o) for o in padded_outs]
+
+        def body(t, carry):
+            rem, point = t, []
+            for size in reversed(sizes):
+                point.append(rem % size)
+                rem = rem // size
+            new = run_point(tuple(reversed(point)), sizes, [c[...] for c in cells])
+            for c, v in zip(cells, new):
+                c[...] = v
+            return carry
+
+        lax.fori_loop(0, math.prod(sizes), body, 0)
+        padded_outs = [c[...] for c in cells]
     results = [lax.slice(p, (0,) * p.ndim, tuple(o.shape)) if tuple(p.shape) != tuple(o.shape)
                else p for p, o in zip(padded_outs, outs)]
     return tree_util.tree_unflatten(out_tree, results)
