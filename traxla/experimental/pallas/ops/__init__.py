@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
+import sys
 
 
 def _jax_ops_folder() -> str:
-    from traxla import as_jax
-    if not as_jax.installed():
+    # the drop-in is on when ``jax`` already is traxla or its import hook is installed
+    # (looked up, not imported: ``traxla.as_jax`` sits in a layer above this package)
+    hooked = any(type(f).__name__ == "JaxAliasFinder" for f in sys.meta_path)
+    jax_module = sys.modules.get("jax")
+    if not hooked and (jax_module is None or jax_module is not sys.modules.get("traxla")):
         raise ImportError(
             "jax.experimental.pallas.ops runs JAX's own kernel files with traxla standing in "
             "for jax: import it under the drop-in (`python -m traxla.as_jax ...` or "
