@@ -180,3 +180,35 @@ def test_estimate_cost_counts_as_jax():
                            traxla.ShapeDtypeStruct((8, 16), np.float32))
     assert est == pl.CostEstimate(flops=2 * 4 * 8 * 16, transcendentals=4 * 16,
                                   bytes_accessed=4 * (32 + 128 + 64))
+
+
+_PALLAS_MODULES = ("", ".tpu", ".triton", ".mosaic_gpu", ".fuser", ".tpu_sc")
+
+
+def _kinds(module):
+    import inspect
+    import types
+    out = {}
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType):
+            continue  # submodules are attributes only once imported
+        out[name] = ("class" if inspect.isclass(value) else
+                     "function" if callable(value) else "constant")
+    return out
+
+
+def _jax_pallas_names():
+    import importlib
+    return {m: _kinds(importlib.import_module("jax.experimental.pallas" + m))
+            for m in _PALLAS_MODULES}
+
+
+def test_pallas_modules_have_jax_public_names_of_the_same_kind(jax_side):
+    import importlib
+    theirs = jax_side(_jax_pallas_names)
+    for m in _PALLAS_MODULES:
+        ours = _kinds(importlib.import_module("traxla.experimental.pallas" + m))
+        assert ours == theirs[m], m

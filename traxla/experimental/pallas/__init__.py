@@ -15,7 +15,7 @@ implemented: such a call raises ``NotImplementedError``. Unlike JAX, a ``pallas_
 one ``pallas_call`` equation in a jaxpr: ``make_jaxpr`` shows the operations of its
 interpretation."""
 from traxla.experimental.pallas.core import (ANY, HOST, BlockSpec, Buffered, GridSpec,  # noqa: F401
-                                             MemoryRef, MemorySpace, NoBlockSpec, RevisitMode,
+                                             MemoryRef, MemorySpace, RevisitMode,
                                              Squeezed, cdiv, no_block_spec, num_programs,
                                              pallas_call, program_id, squeezed, when)
 from traxla.experimental.pallas.kernel_refs import Slice, ds, dslice, run_scoped  # noqa: F401

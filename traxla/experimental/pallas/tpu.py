@@ -6,17 +6,16 @@ a ``pallas_call`` runs in interpret mode (``interpret=True`` or under
 are accepted, scalar-prefetch grid specs work, local DMAs and semaphores run (see
 ``tpu_primitives``). Remote DMAs, the TPU PRNG, MXU operations, pipelines and core meshes
 raise ``NotImplementedError`` naming the capability."""
-from __future__ import annotations
-
 import dataclasses
 import enum
-from typing import Any
+from typing import Any as _Any
 
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.avals import ShapedArray
-from traxla.experimental.pallas.core import GridSpec, MemoryRef, no_block_spec
+from traxla.ir.avals import ShapedArray as _ShapedArray
+from traxla.experimental.pallas.core import (GridSpec as _GridSpec, MemoryRef as _MemoryRef,
+                                             no_block_spec as _no_block_spec)
 
 from traxla.experimental.pallas.interpret_mode import (  # noqa: F401
     InterpretParams, force_tpu_interpret_mode, reset_tpu_interpret_mode_state,
@@ -24,7 +23,8 @@ from traxla.experimental.pallas.interpret_mode import (  # noqa: F401
 from traxla.experimental.pallas.tpu_primitives import (  # noqa: F401
     async_copy, async_remote_copy, bitcast, get_barrier_semaphore, load, make_async_copy,
     make_async_remote_copy, roll, store, sync_copy, touch)
-from traxla.experimental.pallas.unsupported import unsupported_class, unsupported_function
+from traxla.experimental.pallas.unsupported import (unsupported_class as _uclass,
+                                                    unsupported_function as _ufunction)
 
 __all__ = ["ARBITRARY", "BufferType", "BufferedRef", "BufferedRefBase", "CMEM",
            "CORE_PARALLEL", "ChipVersion", "CompilerParams", "CoreType",
@@ -70,8 +70,8 @@ class CompilerParams:
     allow_input_fusion: tuple | None = None
     vmem_limit_bytes: int | None = None
     collective_id: int | None = None
-    has_side_effects: Any = False
-    flags: Any = None
+    has_side_effects: _Any = False
+    flags: _Any = None
     internal_scratch_in_bytes: int | None = None
     serialization_format: int = 1
     disable_bounds_checks: bool = False
@@ -109,10 +109,10 @@ class MemorySpace(enum.Enum):
         return self.name
 
     def from_type(self, ty):
-        return MemoryRef(ty, memory_space=self)
+        return _MemoryRef(ty, memory_space=self)
 
     def __call__(self, shape, dtype):
-        return self.from_type(ShapedArray(tuple(shape), dtypes.canonicalize(np.dtype(dtype))))
+        return self.from_type(_ShapedArray(tuple(shape), dtypes.canonicalize(np.dtype(dtype))))
 
 
 VMEM = MemorySpace.VMEM
@@ -129,17 +129,17 @@ class SemaphoreType(enum.Enum):
     BARRIER = "barrier"
 
     def __call__(self, shape):
-        return MemoryRef((self, tuple(shape)), MemorySpace.SEMAPHORE)
+        return _MemoryRef((self, tuple(shape)), MemorySpace.SEMAPHORE)
 
 
 @dataclasses.dataclass(init=False, kw_only=True, unsafe_hash=True)
-class PrefetchScalarGridSpec(GridSpec):
+class PrefetchScalarGridSpec(_GridSpec):
     """A grid spec whose first ``num_scalar_prefetch`` operands are passed whole, before
     the grid indices, to every index map and, as refs, first to the kernel."""
     num_scalar_prefetch: int
 
-    def __init__(self, num_scalar_prefetch, grid=(), in_specs=no_block_spec,
-                 out_specs=no_block_spec, scratch_shapes=()):
+    def __init__(self, num_scalar_prefetch, grid=(), in_specs=_no_block_spec,
+                 out_specs=_no_block_spec, scratch_shapes=()):
         super().__init__(grid, in_specs, out_specs, scratch_shapes)
         self.num_scalar_prefetch = num_scalar_prefetch
         self.scratch_shapes = tuple(scratch_shapes)
@@ -215,10 +215,10 @@ _PIPE = "Pallas TPU pipelines (emit_pipeline)"
 _PRNG = "the TPU's stateful PRNG in Pallas kernels"
 _MXU = "explicit MXU operations"
 _CORES = "meshes of TPU cores"
-TpuInfo = unsupported_class("pallas.tpu.TpuInfo", _HW)
-Tiling = unsupported_class("pallas.tpu.Tiling", _HW)
-get_tpu_info = unsupported_function("pallas.tpu.get_tpu_info", _HW)
-get_tpu_info_for_chip = unsupported_function("pallas.tpu.get_tpu_info_for_chip", _HW)
+TpuInfo = _uclass("pallas.tpu.TpuInfo", _HW)
+Tiling = _uclass("pallas.tpu.Tiling", _HW)
+get_tpu_info = _ufunction("pallas.tpu.get_tpu_info", _HW)
+get_tpu_info_for_chip = _ufunction("pallas.tpu.get_tpu_info_for_chip", _HW)
 
 
 def is_tpu_device() -> bool:
@@ -227,32 +227,32 @@ def is_tpu_device() -> bool:
     return default_backend() == "tpu"
 
 
-BufferedRef = unsupported_class("pallas.tpu.BufferedRef", _PIPE)
-BufferedRefBase = unsupported_class("pallas.tpu.BufferedRefBase", _PIPE)
-emit_pipeline = unsupported_function("pallas.tpu.emit_pipeline", _PIPE)
-emit_pipeline_with_allocations = unsupported_function(
+BufferedRef = _uclass("pallas.tpu.BufferedRef", _PIPE)
+BufferedRefBase = _uclass("pallas.tpu.BufferedRefBase", _PIPE)
+emit_pipeline = _ufunction("pallas.tpu.emit_pipeline", _PIPE)
+emit_pipeline_with_allocations = _ufunction(
     "pallas.tpu.emit_pipeline_with_allocations", _PIPE)
-core_barrier = unsupported_function("pallas.tpu.core_barrier", _CORES)
-create_tensorcore_mesh = unsupported_function("pallas.tpu.create_tensorcore_mesh", _CORES)
-run_on_first_core = unsupported_function("pallas.tpu.run_on_first_core", _CORES)
-matmul_push_rhs = unsupported_function("pallas.tpu.matmul_push_rhs", _MXU)
-matmul_acc_lhs = unsupported_function("pallas.tpu.matmul_acc_lhs", _MXU)
-matmul_pop = unsupported_function("pallas.tpu.matmul_pop", _MXU)
-prng_seed = unsupported_function("pallas.tpu.prng_seed", _PRNG)
-prng_random_bits = unsupported_function("pallas.tpu.prng_random_bits", _PRNG)
-sample_block = unsupported_function("pallas.tpu.sample_block", _PRNG)
-stateful_bernoulli = unsupported_function("pallas.tpu.stateful_bernoulli", _PRNG)
-stateful_bits = unsupported_function("pallas.tpu.stateful_bits", _PRNG)
-stateful_normal = unsupported_function("pallas.tpu.stateful_normal", _PRNG)
-stateful_uniform = unsupported_function("pallas.tpu.stateful_uniform", _PRNG)
-to_pallas_key = unsupported_function("pallas.tpu.to_pallas_key", _PRNG)
-stochastic_round = unsupported_function("pallas.tpu.stochastic_round",
+core_barrier = _ufunction("pallas.tpu.core_barrier", _CORES)
+create_tensorcore_mesh = _ufunction("pallas.tpu.create_tensorcore_mesh", _CORES)
+run_on_first_core = _ufunction("pallas.tpu.run_on_first_core", _CORES)
+matmul_push_rhs = _ufunction("pallas.tpu.matmul_push_rhs", _MXU)
+matmul_acc_lhs = _ufunction("pallas.tpu.matmul_acc_lhs", _MXU)
+matmul_pop = _ufunction("pallas.tpu.matmul_pop", _MXU)
+prng_seed = _ufunction("pallas.tpu.prng_seed", _PRNG)
+prng_random_bits = _ufunction("pallas.tpu.prng_random_bits", _PRNG)
+sample_block = _ufunction("pallas.tpu.sample_block", _PRNG)
+stateful_bernoulli = _ufunction("pallas.tpu.stateful_bernoulli", _PRNG)
+stateful_bits = _ufunction("pallas.tpu.stateful_bits", _PRNG)
+stateful_normal = _ufunction("pallas.tpu.stateful_normal", _PRNG)
+stateful_uniform = _ufunction("pallas.tpu.stateful_uniform", _PRNG)
+to_pallas_key = _ufunction("pallas.tpu.to_pallas_key", _PRNG)
+stochastic_round = _ufunction("pallas.tpu.stochastic_round",
                                         "stochastic rounding in Pallas kernels")
-pack_elementwise = unsupported_function("pallas.tpu.pack_elementwise",
+pack_elementwise = _ufunction("pallas.tpu.pack_elementwise",
                                         "packing sub-32-bit values in Pallas kernels")
-unpack_elementwise = unsupported_function("pallas.tpu.unpack_elementwise",
+unpack_elementwise = _ufunction("pallas.tpu.unpack_elementwise",
                                           "unpacking sub-32-bit values in Pallas kernels")
-trace_value = unsupported_function("pallas.tpu.trace_value", "TPU kernel value tracing")
+trace_value = _ufunction("pallas.tpu.trace_value", "TPU kernel value tracing")
 
 
 def with_memory_space_constraint(x, memory_space):
