@@ -238,12 +238,30 @@ class KernelRef:
         self[idx] = value
 
     def bitcast(self, dtype):
-        raise NotImplementedError("pallas interpret mode: bitcasting a kernel ref "
-                                  "(`ref.bitcast`); bitcast the loaded value instead")
+        """This ref's bits seen as ``dtype`` (the second minor dimension packed or unpacked
+        by the ratio of the bit widths, as on a TPU)."""
+        from traxla.experimental.pallas.tpu_primitives import bitcast as value_bitcast
+        dtype, own = np.dtype(dtype), self.dtype
+        shape = tuple(value_bitcast(jnp.zeros(self.shape, own), dtype).shape) if \
+            dtype.itemsize != own.itemsize else self.shape
+        return KernelRef(_Transformed(self, shape, dtype, lambda v: value_bitcast(v, dtype),
+                                      lambda v: value_bitcast(v, own)))
 
     def reshape(self, *shape):
-        raise NotImplementedError("pallas interpret mode: reshaping a kernel ref "
-                                  "(`ref.reshape`); reshape the loaded value instead")
+        """This ref seen with another shape (one dimension may be -1)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(d) for d in shape)
+        if shape.count(-1) > 1:
+            raise ValueError(f"At most one dimension can be -1, but got {shape}")
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1]))
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        if int(np.prod(shape)) != self.size:
+            raise ValueError(f"cannot reshape shape {self.shape} into shape {shape}")
+        own = self.shape
+        return KernelRef(_Transformed(self, shape, self.dtype, lambda v: v.reshape(shape),
+                                      lambda v: v.reshape(own)))
 
     def __len__(self):
         if not self.shape:
@@ -252,6 +270,22 @@ class KernelRef:
 
     def __repr__(self):
         return f"KernelRef<{self.dtype.name}{list(self.shape)}>"
+
+
+class _Transformed:
+    """A kernel ref seen through a reshape or a bitcast: what a :class:`KernelRef` views
+    (``[...]`` reads and writes the whole of it)."""
+
+    def __init__(self, parent, shape, dtype, forward, backward):
+        self.parent = parent
+        self.aval = ShapedArray(tuple(shape), np.dtype(dtype))
+        self._forward, self._backward = forward, backward
+
+    def __getitem__(self, idx):
+        return self._forward(self.parent[...])
+
+    def __setitem__(self, idx, value):
+        self.parent[...] = self._backward(value)
 
 
 # -- scratch buffers -------------------------------------------------------------------

@@ -134,9 +134,8 @@ def bitcast(x, ty):
     """Reinterprets the bits of ``x`` as ``ty``, packing or unpacking along the second
     minor dimension (``pltpu.bitcast``)."""
     ty = np.dtype(ty)
-    if hasattr(x, "base") and hasattr(x, "view"):
-        raise NotImplementedError("pallas interpret mode: pltpu.bitcast of a ref; bitcast "
-                                  "the loaded value instead")
+    if hasattr(x, "base") and hasattr(x, "view"):  # a kernel ref: a bitcast view of it
+        return x.bitcast(ty)
     if len(x.shape) < 2:
         raise ValueError("Not implemented: bitcast 1D")
     src_bits, dst_bits = _bits(x.dtype), _bits(ty)
