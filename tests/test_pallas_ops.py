@@ -212,3 +212,20 @@ def test_pallas_modules_have_jax_public_names_of_the_same_kind(jax_side):
     for m in _PALLAS_MODULES:
         ours = _kinds(importlib.import_module("traxla.experimental.pallas" + m))
         assert ours == theirs[m], m
+
+
+def test_kernel_ref_reshape_and_bitcast_views():
+    def kernel(x_ref, o_ref, bits_ref):
+        o_ref.reshape(4, 256)[1:3, :] = x_ref.reshape(-1, 256)[1:3, :] * 2.0
+        o_ref.reshape(4, 256)[0, :] = tnp.zeros((256,), np.float32)
+        bits_ref[...] = pltpu.bitcast(x_ref, np.int32)[...]
+
+    x = np.arange(8 * 128, dtype=np.float32).reshape(8, 128) / 7
+    out, bits = pl.pallas_call(
+        kernel, out_shape=(traxla.ShapeDtypeStruct((8, 128), np.float32),
+                           traxla.ShapeDtypeStruct((8, 128), np.int32)),
+        interpret=True)(x)
+    want = np.full((4, 256), np.nan, np.float32)
+    want[1:3], want[0] = x.reshape(4, 256)[1:3] * 2, 0
+    np.testing.assert_array_equal(np.asarray(out), want.reshape(8, 128))
+    np.testing.assert_array_equal(np.asarray(bits), x.view(np.int32))
