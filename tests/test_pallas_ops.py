@@ -229,3 +229,20 @@ def test_kernel_ref_reshape_and_bitcast_views():
     want[1:3], want[0] = x.reshape(4, 256)[1:3] * 2, 0
     np.testing.assert_array_equal(np.asarray(out), want.reshape(8, 128))
     np.testing.assert_array_equal(np.asarray(bits), x.view(np.int32))
+
+
+def test_forced_interpret_mode_params_and_blocked_dims():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 3.0
+
+    call = pl.pallas_call(kernel, out_shape=traxla.ShapeDtypeStruct((16, 128), np.float32),
+                          grid=(1,), in_specs=[pl.BlockSpec((pl.Blocked(8), 128),
+                                                            lambda i: (i, 0))],
+                          out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))
+    x = np.ones((16, 128), np.float32)
+    with pytest.raises(ValueError, match="Only interpret mode"):
+        call(x)
+    with pltpu.force_tpu_interpret_mode(pltpu.InterpretParams(uninitialized_memory="zero")):
+        out = np.asarray(call(x))
+    np.testing.assert_array_equal(out, np.concatenate([np.full((8, 128), 3.0),
+                                                       np.zeros((8, 128))]))

@@ -231,6 +231,17 @@ def _specs_for(specs, tree, n, what):
     return [no_block_spec if s is None else s for s in flat]
 
 
+def _block_dim(b):
+    """A block dimension as an int, None or Squeezed (``pl.Blocked(n)`` is ``n``)."""
+    kind = type(b).__name__
+    if kind == "Blocked":
+        return b.block_size
+    if kind in ("Element", "BoundedSlice", "Indirect"):
+        raise NotImplementedError(f"pallas_call in interpret mode: pl.{kind} block "
+                                  "dimensions are not implemented by traxla")
+    return b
+
+
 class _Block:
     """Where one array's block lies at a grid point: the start of each dimension, the
     block's sizes, and which dimensions the kernel sees squeezed out."""
@@ -250,6 +261,7 @@ class _Block:
         if len(indices) != len(shape):
             raise ValueError(f"Index map function returned {len(indices)} indices for an "
                              f"array of rank {len(shape)}.")
+        block_shape = tuple(map(_block_dim, block_shape))
         self.squeezed = tuple(b is None or isinstance(b, Squeezed) for b in block_shape)
         self.sizes = tuple(1 if s else int(b) for s, b in zip(self.squeezed, block_shape))
         self.starts = tuple(i if s else i * b for i, s, b in zip(indices, self.squeezed,
@@ -279,7 +291,7 @@ def _fill(dtype):
     return np.asarray(_uninitialized((), dtype)).item()
 
 
-def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
+def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args, fill="nan"):
     flat_args, in_tree = tree_util.tree_flatten(args)
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
     nprefetch = grid_spec.num_scalar_prefetch
@@ -292,14 +304,15 @@ def _interpret(kernel, grid_spec, out_shape, input_output_aliases, args):
         tuple(out_shape) if isinstance(out_shape, list) else out_shape), len(flat_out),
         "out_specs")
     operands = [jnp.asarray(x) for x in operands]
-    outs = [_uninitialized(o.shape, o.dtype) for o in flat_out]
+    outs = [_uninitialized(o.shape, o.dtype, fill) for o in flat_out]
     for i, o in input_output_aliases.items():
         outs[o] = jnp.asarray(flat_args[i])
     prefetch_refs = [KernelRef(new_ref(jnp.asarray(x))) for x in prefetch]
     # the kernel's arguments keep the structure of the inputs, outputs (a None in
     # ``out_shape`` or the inputs is passed as None) and scratch shapes, one level spread
     is_scratch = lambda s: isinstance(s, MemoryRef) or is_semaphore(s)  # noqa: E731
-    scratch = tree_util.tree_map(scratch_ref, tuple(grid_spec.scratch_shapes),
+    scratch = tree_util.tree_map(lambda t: scratch_ref(t, fill),
+                                 tuple(grid_spec.scratch_shapes),
                                  is_leaf=is_scratch)
     out_spread = isinstance(out_shape, (tuple, list))
     prefetch_args = list(tree_util.tree_unflatten(prefetch_tree, prefetch_refs))
@@ -379,7 +392,10 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
             raise NotImplementedError(
                 f"traxla does not compile Pallas kernels for the {backend} backend (Mosaic, "
                 "Triton); pass interpret=True to run the kernel as traxla operations")
-        return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args)
+        params = interpret if not isinstance(interpret, bool) and interpret else \
+            forced_interpret_params()
+        return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,
+                          getattr(params, "uninitialized_memory", "nan"))
 
     wrapped.__name__ = name or getattr(kernel, "__name__", "pallas_call")
     return wrapped

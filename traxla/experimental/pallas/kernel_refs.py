@@ -315,7 +315,7 @@ def is_semaphore(shape_type) -> bool:
             and isinstance(inner[0], enum.Enum))
 
 
-def scratch_ref(shape_type):
+def scratch_ref(shape_type, fill="nan"):
     """A fresh ref for a scratch shape (``pltpu.VMEM((8, 128), f32)``, a semaphore...)."""
     if is_semaphore(shape_type):
         shape = () if isinstance(shape_type, enum.Enum) else tuple(shape_type.inner_aval[1])
@@ -327,7 +327,7 @@ def scratch_ref(shape_type):
         raise NotImplementedError(
             f"pallas_call in interpret mode: traxla has no scratch buffers of type "
             f"{shape_type}")
-    return KernelRef(new_ref(uninitialized(aval.shape, aval.dtype)))
+    return KernelRef(new_ref(uninitialized(aval.shape, aval.dtype, fill)))
 
 
 def run_scoped(f, *types, collective_axes=(), **kw_types):
