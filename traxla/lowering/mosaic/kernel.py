@@ -33,8 +33,9 @@ def register(*names):
     return deco
 
 
-class MosaicLoweringError(Exception):
-    """A kernel Mosaic cannot compile: names the kernel, the operation and the source."""
+class MosaicLoweringError(ValueError):
+    """A kernel Mosaic cannot compile: names the kernel, the operation and the source. (An
+    operation traxla has no Mosaic rule for raises ``NotImplementedError``, worded alike.)"""
 
 
 class Lit:
@@ -97,6 +98,7 @@ class KernelContext:
         self.grid = grid
         self.grid_args = grid_args
         self.eqn = None
+        self.used = set()  # the variables the jaxpr being lowered reads
 
     @property
     def avals_in(self):
@@ -127,12 +129,14 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
             return Lit(atom.val, atom.aval)
         return env[atom]
 
-    outer = ctx.eqn
+    outer, outer_used = ctx.eqn, ctx.used
+    ctx.used = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
+    ctx.used.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         rule = rules.get(name)
         if rule is None:
-            raise MosaicLoweringError(
+            raise NotImplementedError(
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
                 f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
         ctx.eqn = eqn
@@ -141,7 +145,9 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
         except MosaicLoweringError:
             raise
         except (NotImplementedError, ValueError, TypeError) as e:
-            raise MosaicLoweringError(
+            kind = NotImplementedError if isinstance(e, NotImplementedError) else \
+                MosaicLoweringError
+            raise kind(
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
                 f"`{name}` at {_where(eqn)}: {e}") from e
         finally:
@@ -150,6 +156,7 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
             outs = [outs]
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
+    ctx.used = outer_used
     return [ensure_value(read(v)) for v in jaxpr.outvars]
 
 

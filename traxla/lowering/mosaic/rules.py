@@ -8,9 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
+from traxla.ir.avals import ShapedArray
+from traxla.ir.jaxpr import DropVar, Jaxpr, Literal
 from traxla.lowering.mosaic.dialects import arith, ir, math, memref, scf, tpu, vector
 from traxla.lowering.mosaic.kernel import (Lit, constant, element_type, ensure_value,
                                            register, value_type)
+
+
+_I32_AVAL = ShapedArray((), np.dtype(np.int32))
 
 
 def _is_float(dtype):
@@ -422,3 +427,57 @@ def _inline(ctx, *args, jaxpr=None, call_jaxpr=None, **_):
     inner = getattr(inner, "jaxpr", inner)
     args = [ensure_value(a, v) for a, v in zip(args, ctx.avals_in)]
     return ctx.emit(inner, args)
+
+
+def _scan_as_fori(jaxpr, num_consts, num_carry):
+    """JAX's ``pattern_match_scan_to_fori_loop``: a scan whose first carry is an ``i32``
+    index incremented by one is a counted loop; the increment and that output go."""
+    if len(jaxpr.outvars) != num_carry or len(jaxpr.invars) != num_consts + num_carry:
+        raise ValueError("Scan with extensive inputs or outputs is not supported.")
+    if not num_carry:
+        return jaxpr, False
+    index_in, index_out = jaxpr.invars[num_consts], jaxpr.outvars[0]
+    if index_in.aval.shape or np.dtype(index_in.aval.dtype) not in (np.int32, np.int64):
+        return jaxpr, False
+    for i, eqn in enumerate(jaxpr.eqns):
+        if (eqn.primitive.name == "add" and eqn.invars[0] is index_in
+                and isinstance(eqn.invars[1], Literal) and eqn.invars[1].val == 1
+                and eqn.outvars[0] is index_out):
+            return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars[1:],
+                         jaxpr.eqns[:i] + jaxpr.eqns[i + 1:]), True
+    return jaxpr, False
+
+
+@register("scan")
+def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_):
+    if reverse:
+        raise NotImplementedError("reverse scans")
+    if jaxpr.consts:
+        raise NotImplementedError("scans closing over constants")
+    if unroll not in (1, True, False):
+        raise NotImplementedError(f"scan with unroll={unroll}")
+    body, has_index = _scan_as_fori(jaxpr.jaxpr, num_consts, num_carry)
+    avals = ctx.avals_in
+    consts, carry = list(args[:num_consts]), list(args[num_consts:])
+    const_avals, carry_avals = avals[:num_consts], avals[num_consts:]
+    i32 = ir.IntegerType.get_signless(32)
+    start = 0
+    if has_index:
+        start, carry, carry_avals = carry[0], carry[1:], carry_avals[1:]
+    consts = [ensure_value(c, a) for c, a in zip(consts, const_avals)]
+    carry = [ensure_value(c, a) for c, a in zip(carry, carry_avals)]
+    lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
+        else constant(start, i32)
+    upper = arith.addi(lower, constant(length, i32))
+    loop = scf.ForOp(lower, upper, constant(1, i32), carry)
+    with ir.InsertionPoint(loop.body):
+        inner = [loop.induction_variable] if has_index else []
+        outs = ctx.emit(body, [*consts, *inner, *loop.inner_iter_args])
+        scf.YieldOp(outs)
+    results = list(loop.results)
+    if has_index:  # (JAX's dead-code pass drops an unused index: then no constant)
+        index_out = ctx.eqn.outvars[0]
+        final = (None if isinstance(index_out, DropVar) or index_out not in ctx.used
+                 else constant(length, i32))
+        results = [final, *results]
+    return results
