@@ -125,7 +125,11 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                    *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)), *scr)
         return []
 
-    jaxpr = trace_to_jaxpr(body, [_I32] * ngrid + ref_avals)
+    try:
+        jaxpr = trace_to_jaxpr(body, [_I32] * ngrid + ref_avals)
+    except (ValueError, TypeError) as e:
+        e.add_note(f"(in the Pallas kernel `{kname}`, a pallas_call at {source})")
+        raise
     if jaxpr.consts:
         raise ValueError(
             f"Pallas kernel `{kname}` captures constants "

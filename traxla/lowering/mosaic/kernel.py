@@ -38,6 +38,10 @@ class MosaicLoweringError(ValueError):
     operation traxla has no Mosaic rule for raises ``NotImplementedError``, worded alike.)"""
 
 
+class MosaicUnimplementedError(NotImplementedError):
+    """A kernel operation traxla's Mosaic lowering does not implement (same wording)."""
+
+
 class Lit:
     """A literal operand: its value and aval, materialized by the rule that uses it."""
     __slots__ = ("val", "aval")
@@ -136,16 +140,16 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
         name = eqn.primitive.name
         rule = rules.get(name)
         if rule is None:
-            raise NotImplementedError(
+            raise MosaicUnimplementedError(
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
                 f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
         ctx.eqn = eqn
         try:
             outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
-        except MosaicLoweringError:
+        except (MosaicLoweringError, MosaicUnimplementedError):
             raise
         except (NotImplementedError, ValueError, TypeError) as e:
-            kind = NotImplementedError if isinstance(e, NotImplementedError) else \
+            kind = MosaicUnimplementedError if isinstance(e, NotImplementedError) else \
                 MosaicLoweringError
             raise kind(
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
@@ -172,8 +176,69 @@ def _semantics_attr(semantics) -> ir.Attribute:
                              for s in semantics])
 
 
+# The TPU's VMEM: 128 MiB on v4, v5e, v5p and v6e (a kernel's blocks, double-buffered,
+# and its scratch must fit in what the compiler parameters allow, at most this).
+VMEM_BYTES = 128 * 1024 * 1024
+
+
+def check_blocks(spec) -> None:
+    """JAX's ``_check_block_mappings`` (block shapes the TPU can tile) and a VMEM budget:
+    a ``ValueError`` naming the kernel, the operand and the call's source line."""
+    where = f"pallas_call of `{spec.name}` at {spec.source}"
+    total = 0
+    for block in (*spec.in_blocks, *spec.out_blocks):
+        shape, bshape = tuple(block.array_aval.shape), block.block_shape
+        dtype = np.dtype(block.array_aval.dtype)
+        details = (f" Block spec for {block.origin} in {where} has block shape {bshape}, "
+                   f"array shape {shape}, in memory space {block.memory_space}.")
+        if block.memory_space == "smem" and bshape == shape:
+            continue
+        if block.memory_space == "any":
+            if bshape != shape:
+                raise ValueError("The Pallas TPU lowering currently supports in memory space "
+                                 "ANY only blocks having the same block shape as the array "
+                                 "shape and a trivial index_map (returning all 0s)." + details)
+            continue
+        if not bshape:
+            raise ValueError("The Pallas TPU lowering currently supports only blocks of "
+                             "rank >= 1." + details)
+        bs0, as0 = bshape[-1], shape[-1]
+        if len(bshape) >= 2:
+            bs1, as1 = bshape[-2], shape[-2]
+            if not ((bs0 == as0 or bs0 % 128 == 0) and (bs1 == as1 or bs1 % 8 == 0)):
+                raise ValueError(
+                    "The Pallas TPU lowering currently requires that the last two dimensions "
+                    "of your block shape are divisible by 8 and 128 respectively, or be equal "
+                    "to the respective dimensions of the overall array." + details)
+        else:
+            bits = 32 if dtype == np.bool_ else dtype.itemsize * 8
+            min_tiling = 128 * (32 // bits)
+            if not (bs0 == as0 or bs0 % 1024 == 0
+                    or (bs0 >= min_tiling and bs0 & (bs0 - 1) == 0)):
+                raise ValueError(
+                    "The Pallas TPU lowering currently requires that rank 1 block shapes, "
+                    "either 1) the first (and only) dimension of the block shape is equal to "
+                    "the first (and only) dimension of the array shape, or 2) the first (and "
+                    "only) dimension of the block shape is a multiple of 1024, or 3) the "
+                    "first (and only) dimension of the block shape is a power of 2 and at "
+                    f"least the tiling size ({min_tiling} = 128 * (32 // {bits})) of the "
+                    "array shape." + details)
+        total += 2 * int(np.prod(bshape)) * dtype.itemsize  # double-buffered
+    for space, aval in spec.scratch_avals:
+        if space == "vmem":
+            total += int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
+    budget = spec.vmem_limit_bytes if spec.vmem_limit_bytes is not None else VMEM_BYTES
+    if total > budget:
+        raise ValueError(
+            f"{where}: its blocks (double-buffered) and VMEM scratch need {total} bytes of "
+            f"VMEM, over the budget of {budget} bytes"
+            + (" (CompilerParams.vmem_limit_bytes)" if spec.vmem_limit_bytes is not None
+               else " (the TPU's VMEM)") + "; use smaller blocks.")
+
+
 def build_module(spec) -> ir.Module:
     """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
+    check_blocks(spec)
     from traxla.lowering.mosaic import rules as _rules  # noqa: F401  (registers the rules)
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
