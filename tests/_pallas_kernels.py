@@ -1,0 +1,100 @@
+"""Pallas kernels written against a JAX-like namespace (JAX itself, or traxla), shared by
+the Mosaic lowering comparison (tests/test_pallas_mosaic.py) and the chip run
+(tests/test_tpu_pallas.py): ``kernels(jax, jnp, pl, pltpu)`` -> {name: (fn, args)}."""
+import numpy as np
+
+def kernels(jax, jnp, pl, pltpu):
+    K = {}
+    def add_kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+    def add(x, y):
+        return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
+    x = np.ones((8, 128), np.float32)
+    K["add"] = (add, (x, x))
+
+    def ew_kernel(x_ref, o_ref):
+        v = x_ref[...]
+        o_ref[...] = jnp.exp(v) * 2.0 - jnp.maximum(v, 0.0)
+    def ew(x):
+        return pl.pallas_call(ew_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              grid=(2, 2), in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i, j))],
+                              out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, j)))(x)
+    K["elementwise_grid"] = (ew, (np.ones((16, 256), np.float32),))
+
+    def mm_kernel(x_ref, y_ref, o_ref, acc_ref):
+        @pl.when(pl.program_id(2) == 0)
+        def _():
+            acc_ref[...] = jnp.zeros_like(acc_ref)
+        acc_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
+        @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+        def _():
+            o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+    def matmul(x, y):
+        bm, bk, bn = 128, 128, 128
+        m, k = x.shape
+        n = y.shape[1]
+        return pl.pallas_call(
+            mm_kernel, out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+            grid_spec=pltpu.PrefetchScalarGridSpec(
+                num_scalar_prefetch=0, grid=(m // bm, n // bn, k // bk),
+                in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)),
+                          pl.BlockSpec((bk, bn), lambda i, j, kk: (kk, j))],
+                out_specs=pl.BlockSpec((bm, bn), lambda i, j, kk: (i, j)),
+                scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)]),
+            compiler_params=pltpu.CompilerParams(
+                dimension_semantics=("parallel", "parallel", "arbitrary")))(x, y)
+    K["matmul"] = (matmul, (np.ones((256, 256), np.float32), np.ones((256, 256), np.float32)))
+    return _more(jax, jnp, pl, pltpu, K)
+
+def _more(jax, jnp, pl, pltpu, K):
+    def red_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = jnp.broadcast_to(jnp.sum(x, axis=1, keepdims=True), x.shape) + \
+            jnp.max(x, axis=0, keepdims=True)
+    def red(x):
+        return pl.pallas_call(red_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["reduction"] = (red, (np.ones((8, 128), np.float32),))
+
+    def cast_kernel(x_ref, b_ref, o_ref):
+        x = x_ref[...].astype(jnp.float32)
+        y = jnp.where(x > 0, x, 0.5 * x) + b_ref[...]
+        o_ref[...] = y.astype(o_ref.dtype)
+    def cast(x, b):
+        return pl.pallas_call(cast_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, jnp.bfloat16),
+                              compiler_params=pltpu.CompilerParams(vmem_limit_bytes=32 * 1024 * 1024))(x, b)
+    K["broadcast_cast"] = (cast, (np.ones((16, 128), jnp.bfloat16), np.ones((1, 128), np.float32)))
+
+    def pf_kernel(s_ref, x_ref, o_ref):
+        o_ref[...] = x_ref[...] * s_ref[pl.program_id(0)].astype(jnp.float32)
+    def pf(s, x):
+        spec = pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, s: (s[i], 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, s: (i, 0)))
+        return pl.pallas_call(pf_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              grid_spec=spec)(s, x)
+    K["scalar_prefetch"] = (pf, (np.array([1, 0], np.int32), np.ones((16, 128), np.float32)))
+
+    def iota_kernel(o_ref):
+        r = jax.lax.broadcasted_iota(jnp.int32, o_ref.shape, 0)
+        c = jax.lax.broadcasted_iota(jnp.int32, o_ref.shape, 1)
+        o_ref[...] = jnp.where(r >= c, 1.0, 0.0).astype(o_ref.dtype) * jnp.exp(-1.0)
+    def iota():
+        return pl.pallas_call(iota_kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))()
+    K["iota_mask"] = (iota, ())
+
+    def alias_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1.0
+    def alias(x):
+        return pl.pallas_call(alias_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              input_output_aliases={0: 0})(x)
+    K["aliases"] = (alias, (np.ones((8, 128), np.float32),))
+
+    def fori_kernel(x_ref, o_ref):
+        def body(i, acc):
+            return acc + x_ref[...] * 2.0
+        o_ref[...] = jax.lax.fori_loop(0, 4, body, jnp.zeros(o_ref.shape, jnp.float32))
+    def fori(x):
+        return pl.pallas_call(fori_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["fori_loop"] = (fori, (np.ones((8, 128), np.float32),))
+    return K
