@@ -97,4 +97,33 @@ def _more(jax, jnp, pl, pltpu, K):
     def fori(x):
         return pl.pallas_call(fori_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["fori_loop"] = (fori, (np.ones((8, 128), np.float32),))
+    def sq_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+    def sq(x):
+        return pl.pallas_call(sq_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2, 2),
+                              in_specs=[pl.BlockSpec((None, 8, 128), lambda b, i: (b, i, 0))],
+                              out_specs=pl.BlockSpec((None, 8, 128), lambda b, i: (b, i, 0)))(x)
+    K["squeezed"] = (sq, (np.ones((2, 16, 128), np.float32),))
+
+    def attn_kernel(q_ref, k_ref, v_ref, o_ref):
+        q, k, v = q_ref[...], k_ref[...], v_ref[...]
+        s = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+        m = jnp.max(s, axis=-1, keepdims=True)
+        p = jnp.exp(s - m)
+        l = jnp.sum(p, axis=-1, keepdims=True)
+        o = jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32)
+        o_ref[...] = (o / l).astype(o_ref.dtype)
+    def attn(q, k, v):
+        return pl.pallas_call(attn_kernel, out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype))(q, k, v)
+    qs = np.ones((128, 128), jnp.bfloat16)
+    K["attention"] = (attn, (qs, qs, qs))
+
+    def wl_kernel(n_ref, x_ref, o_ref):
+        def body(i, acc):
+            return acc + x_ref[...]
+        o_ref[...] = jax.lax.fori_loop(0, n_ref[0], body, jnp.zeros(o_ref.shape, jnp.float32))
+    def wl(n, x):
+        return pl.pallas_call(wl_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                              in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec(memory_space=pltpu.VMEM)])(n, x)
+    K["dynamic_fori"] = (wl, (np.array([3], np.int32), np.ones((8, 128), np.float32)))
     return K

@@ -361,7 +361,7 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
             return compiled_call(kernel, grid_spec, out_shape, dict(input_output_aliases),
                                  compiler_params, name, args, no_block_spec=no_block_spec,
                                  specs_for=_specs_for, grid_point=_grid_point,
-                                 memory_ref_type=MemoryRef)
+                                 memory_ref_type=MemoryRef, squeezed_type=Squeezed)
         return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args)
 
     wrapped.__name__ = name or getattr(kernel, "__name__", "pallas_call")

@@ -55,7 +55,7 @@ def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
     return trace_to_jaxpr(fn, [_I32] * len(grid) + prefetch_refs)
 
 
-def _block(kname, origin, spec, aval, grid, prefetch_avals, no_block_spec):
+def _block(kname, origin, spec, aval, grid, prefetch_avals, no_block_spec, squeezed_type):
     if spec is no_block_spec or spec is None:
         spec = None
         block_shape = tuple(aval.shape)
@@ -67,18 +67,21 @@ def _block(kname, origin, spec, aval, grid, prefetch_avals, no_block_spec):
         raise ValueError(f"Pallas kernel `{kname}`: block shape {block_shape} for {origin} "
                          f"must have the same number of dimensions as the array shape "
                          f"{tuple(aval.shape)}.")
-    if any(b is None or not isinstance(b, (int, np.integer)) for b in block_shape):
+    squeezed = tuple(b is None or isinstance(b, squeezed_type) for b in block_shape)
+    if any(not s and not isinstance(b, (int, np.integer)) for s, b in zip(squeezed,
+                                                                           block_shape)):
         raise NotImplementedError(
-            f"Pallas kernel `{kname}`: squeezed (None) and non-Blocked block dimensions "
+            f"Pallas kernel `{kname}`: block dimensions other than sizes and None "
             f"(block shape {block_shape} for {origin}) are not implemented by traxla's "
             "Mosaic lowering")
-    block_shape = tuple(int(b) for b in block_shape)
+    block_shape = tuple(1 if s else int(b) for s, b in zip(squeezed, block_shape))
     index_map = _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals)
-    return BlockMapping(aval, block_shape, space, index_map, origin)
+    return BlockMapping(aval, block_shape, space, index_map, origin, squeezed)
 
 
 def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_params,
-                  name, args, *, no_block_spec, specs_for, grid_point, memory_ref_type):
+                  name, args, *, no_block_spec, specs_for, grid_point, memory_ref_type,
+                  squeezed_type):
     source = user_source_info(3)
     kname = name or getattr(kernel, "__name__", "kernel")
     flat_args, in_tree = tree_util.tree_flatten(args)
@@ -96,9 +99,11 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
     prefetch_avals = [_aval(x) for x in prefetch]
     in_avals = [_aval(x) for x in operands]
     out_avals = [_aval(o) for o in flat_out]
-    in_blocks = [_block(kname, f"inputs[{i}]", s, a, grid, prefetch_avals, no_block_spec)
+    in_blocks = [_block(kname, f"inputs[{i}]", s, a, grid, prefetch_avals, no_block_spec,
+                        squeezed_type)
                  for i, (s, a) in enumerate(zip(in_specs, in_avals))]
-    out_blocks = [_block(kname, f"outputs[{i}]", s, a, grid, prefetch_avals, no_block_spec)
+    out_blocks = [_block(kname, f"outputs[{i}]", s, a, grid, prefetch_avals, no_block_spec,
+                        squeezed_type)
                   for i, (s, a) in enumerate(zip(out_specs, out_avals))]
     scratch = []
     for s in tree_util.tree_leaves(grid_spec.scratch_shapes,
@@ -110,7 +115,8 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                 "not implemented by traxla's Mosaic lowering")
         scratch.append((_space_name(s.memory_space) or "vmem", inner))
     ref_avals = ([AbstractRef(a, "smem") for a in prefetch_avals]
-                 + [AbstractRef(ShapedArray(b.block_shape, b.array_aval.dtype), b.memory_space)
+                 + [AbstractRef(ShapedArray(tuple(n for n, s in zip(b.block_shape, b.squeezed)
+                                                  if not s), b.array_aval.dtype), b.memory_space)
                     for b in (*in_blocks, *out_blocks)]
                  + [AbstractRef(a, space) for space, a in scratch])
     ngrid, nin = len(grid), len(operands)

@@ -19,15 +19,19 @@ pallas_call_p = Primitive("pallas_call", multiple_results=True)
 
 class BlockMapping:
     """One operand's (or output's) block: the array's aval, the block shape the kernel
-    sees, the memory space of its ref ("vmem", "smem", "any" or None for the default),
+    sees (1 for a squeezed dimension, which its ref lacks), the memory space of its ref ("vmem", "smem", "any" or None for the default),
     and its index map, a closed jaxpr from the grid indices (then the scalar-prefetch
     refs) to the block's indices."""
 
-    __slots__ = ("array_aval", "block_shape", "memory_space", "index_map", "origin")
+    __slots__ = ("array_aval", "block_shape", "memory_space", "index_map", "origin",
+                 "squeezed")
 
-    def __init__(self, array_aval, block_shape, memory_space, index_map, origin):
+    def __init__(self, array_aval, block_shape, memory_space, index_map, origin,
+                 squeezed=None):
         self.array_aval = array_aval
-        self.block_shape = tuple(block_shape)
+        self.block_shape = tuple(block_shape)  # a squeezed dimension counts 1 here
+        self.squeezed = tuple(squeezed) if squeezed is not None else \
+            (False,) * len(self.block_shape)  # those the kernel's ref does not have
         self.memory_space = memory_space
         self.index_map = index_map
         self.origin = origin  # e.g. "inputs[0]", for messages

@@ -103,6 +103,13 @@ class KernelContext:
         self.grid_args = grid_args
         self.eqn = None
         self.used = set()  # the variables the jaxpr being lowered reads
+        self.squeezed = []  # (memref value, which of its dimensions the kernel's ref lacks)
+
+    def squeezed_dims(self, ref):
+        for value, mask in self.squeezed:
+            if value == ref:
+                return mask
+        return None
 
     @property
     def avals_in(self):
@@ -257,6 +264,9 @@ def build_module(spec) -> ir.Module:
         with ir.InsertionPoint(entry):
             args = list(entry.arguments)
             ctx = KernelContext(spec.name, grid, args[:len(grid)])
+            first = len(grid) + len(prefetch_types)
+            ctx.squeezed = [(args[first + i], b.squeezed) for i, b in enumerate(blocks)
+                            if any(b.squeezed)]
             lower_jaxpr(ctx, spec.jaxpr.jaxpr, args)
             func.ReturnOp([])
         main.attributes["dimension_semantics"] = _semantics_attr(spec.dimension_semantics)

@@ -42,14 +42,21 @@ def _index(x):
     return arith.index_cast(ir.IndexType.get(), x)
 
 
-def _starts(ref_aval, idx, tree):
-    """Per dimension of the ref: its start (an index value), size, and whether an integer
-    indexer squeezes it out."""
+def _starts(ctx, ref, ref_aval, idx, tree):
+    """Per dimension of the memref: its start (an index value), size, and whether the
+    kernel's value lacks it (an integer indexer, or a squeezed block dimension)."""
     if tree.trivial:
-        return [(_index(0), n, False) for n in ref_aval.shape]
-    operands = iter(idx)
+        dims = [("slice", 0, n, 1) for n in ref_aval.shape]
+    else:
+        dims = list(tree.dims)
+    squeezed = ctx.squeezed_dims(ref) or ()
+    operands, dims = iter(idx), iter(dims)
     out = []
-    for d in tree.dims:
+    for k in range(len(squeezed) or len(ref_aval.shape)):
+        if squeezed and squeezed[k]:
+            out.append((_index(0), 1, True))
+            continue
+        d = next(dims)
         if d[0] == "int":
             out.append((_index(next(operands)), 1, True))
         else:
@@ -68,7 +75,7 @@ def _space(ref_value) -> str:
 def _get(ctx, ref, *idx, tree):
     ref_aval = ctx.avals_in[0]
     aval_out = ctx.avals_out[0]
-    starts = _starts(ref_aval, idx, tree)
+    starts = _starts(ctx, ref, ref_aval, idx, tree)
     indices = [s for s, _, _ in starts]
     space = _space(ref)
     if space == "#tpu.memory_space<smem>":
@@ -94,7 +101,7 @@ def _swap(ctx, ref, val, *idx, tree):
     ref_aval, val_aval = ctx.avals_in[:2]
     aval_out = ctx.avals_out[0]
     val = ensure_value(val, val_aval)
-    starts = _starts(ref_aval, idx, tree)
+    starts = _starts(ctx, ref, ref_aval, idx, tree)
     indices = [s for s, _, _ in starts]
     space = _space(ref)
     if space == "#tpu.memory_space<smem>":
@@ -481,3 +488,71 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
                  else constant(length, i32))
         results = [final, *results]
     return results
+
+
+def _while_as_fori(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
+    """JAX's ``pattern_match_while_to_fori_loop``: ``while i < n: ...; i += 1`` with ``n``
+    carried unchanged is a counted loop over the body without the increment (None if the
+    loop is not of that form)."""
+    cond, body = cond_jaxpr.jaxpr, body_jaxpr.jaxpr
+    if cond_nconsts or len(cond.invars) < 2 or len(cond.eqns) != 1:
+        return None
+    for a in (cond.invars[0].aval, cond.invars[1].aval):
+        if a.shape or np.dtype(a.dtype) not in (np.int32, np.int64):
+            return None
+    eqn = cond.eqns[0]
+    if (eqn.primitive.name != "lt" or eqn.outvars[0] is not cond.outvars[0]
+            or list(eqn.invars) != cond.invars[:2]):
+        return None
+    v1, v2 = body.invars[body_nconsts:body_nconsts + 2]
+    vo1, vo2 = body.outvars[:2]
+    if v2 is not vo2:
+        return None
+    for i, e in enumerate(body.eqns):
+        if (e.primitive.name == "add" and e.invars[0] is v1 and isinstance(e.invars[1], Literal)
+                and e.invars[1].val == 1 and e.outvars[0] is vo1):
+            return Jaxpr(body.constvars,
+                         [*body.invars[:body_nconsts], v1, *body.invars[body_nconsts + 2:]],
+                         body.outvars[2:], body.eqns[:i] + body.eqns[i + 1:])
+    return None
+
+
+def _counted_loop(ctx, body, lower, steps, consts, carry):
+    """JAX's ``_lower_jaxpr_to_for_loop`` with ``unroll=1`` and a dynamic step count: a main
+    ``scf.for`` and a remainder one (empty when ``unroll`` is 1, emitted as JAX emits it)."""
+    i32 = ir.IntegerType.get_signless(32)
+    upper = arith.addi(lower, steps)
+    unroll = constant(1, i32)
+    main_upper = arith.addi(lower, arith.muli(arith.divsi(steps, unroll), unroll))
+    for lo, hi in ((lower, main_upper), (main_upper, upper)):
+        loop = scf.ForOp(lo, hi, constant(1, i32), carry)
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp(ctx.emit(body, [*consts, loop.induction_variable,
+                                        *loop.inner_iter_args]))
+        carry = list(loop.results)
+    return carry
+
+
+@register("while")
+def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
+    avals = ctx.avals_in
+    values = [ensure_value(a, v) for a, v in zip(args, avals)]
+    cond_consts = values[:cond_nconsts]
+    body_consts = values[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = values[cond_nconsts + body_nconsts:]
+    fori = _while_as_fori(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)
+    if fori is not None:
+        lower, upper = carry[:2]
+        out = _counted_loop(ctx, fori, lower, arith.subi(upper, lower), body_consts,
+                            carry[2:])
+        return [upper, upper, *out]
+    types = [c.type for c in carry]
+    loop = scf.WhileOp(types, carry)
+    before = loop.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        (pred,) = ctx.emit(cond_jaxpr.jaxpr, [*cond_consts, *before.arguments])
+        scf.ConditionOp(pred, list(before.arguments))
+    after = loop.after.blocks.append(*types)
+    with ir.InsertionPoint(after):
+        scf.YieldOp(ctx.emit(body_jaxpr.jaxpr, [*body_consts, *after.arguments]))
+    return list(loop.results)
