@@ -1,14 +1,14 @@
 """Pallas kernels written against a JAX-like namespace (JAX itself, or traxla), shared by
 the Mosaic lowering comparison (tests/test_pallas_mosaic.py) and the chip run
-(tests/test_tpu_pallas.py): ``kernels(jax, jnp, pl, pltpu)`` -> {name: (fn, args)}."""
+(tests/test_tpu_pallas.py): ``kernels(jax, jnp, pl, pltpu, interpret=False)`` -> {name: (fn, args)}."""
 import numpy as np
 
-def kernels(jax, jnp, pl, pltpu):
+def kernels(jax, jnp, pl, pltpu, interpret=False):
     K = {}
     def add_kernel(x_ref, y_ref, o_ref):
         o_ref[...] = x_ref[...] + y_ref[...]
     def add(x, y):
-        return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
+        return pl.pallas_call(add_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
     x = np.ones((8, 128), np.float32)
     K["add"] = (add, (x, x))
 
@@ -16,7 +16,7 @@ def kernels(jax, jnp, pl, pltpu):
         v = x_ref[...]
         o_ref[...] = jnp.exp(v) * 2.0 - jnp.maximum(v, 0.0)
     def ew(x):
-        return pl.pallas_call(ew_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        return pl.pallas_call(ew_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
                               grid=(2, 2), in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i, j))],
                               out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, j)))(x)
     K["elementwise_grid"] = (ew, (np.ones((16, 256), np.float32),))
@@ -34,7 +34,7 @@ def kernels(jax, jnp, pl, pltpu):
         m, k = x.shape
         n = y.shape[1]
         return pl.pallas_call(
-            mm_kernel, out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
+            mm_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
             grid_spec=pltpu.PrefetchScalarGridSpec(
                 num_scalar_prefetch=0, grid=(m // bm, n // bn, k // bk),
                 in_specs=[pl.BlockSpec((bm, bk), lambda i, j, kk: (i, kk)),
@@ -44,15 +44,15 @@ def kernels(jax, jnp, pl, pltpu):
             compiler_params=pltpu.CompilerParams(
                 dimension_semantics=("parallel", "parallel", "arbitrary")))(x, y)
     K["matmul"] = (matmul, (np.ones((256, 256), np.float32), np.ones((256, 256), np.float32)))
-    return _more(jax, jnp, pl, pltpu, K)
+    return _more(jax, jnp, pl, pltpu, K, interpret)
 
-def _more(jax, jnp, pl, pltpu, K):
+def _more(jax, jnp, pl, pltpu, K, interpret):
     def red_kernel(x_ref, o_ref):
         x = x_ref[...]
         o_ref[...] = jnp.broadcast_to(jnp.sum(x, axis=1, keepdims=True), x.shape) + \
             jnp.max(x, axis=0, keepdims=True)
     def red(x):
-        return pl.pallas_call(red_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        return pl.pallas_call(red_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["reduction"] = (red, (np.ones((8, 128), np.float32),))
 
     def cast_kernel(x_ref, b_ref, o_ref):
@@ -60,7 +60,7 @@ def _more(jax, jnp, pl, pltpu, K):
         y = jnp.where(x > 0, x, 0.5 * x) + b_ref[...]
         o_ref[...] = y.astype(o_ref.dtype)
     def cast(x, b):
-        return pl.pallas_call(cast_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, jnp.bfloat16),
+        return pl.pallas_call(cast_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, jnp.bfloat16),
                               compiler_params=pltpu.CompilerParams(vmem_limit_bytes=32 * 1024 * 1024))(x, b)
     K["broadcast_cast"] = (cast, (np.ones((16, 128), jnp.bfloat16), np.ones((1, 128), np.float32)))
 
@@ -71,7 +71,7 @@ def _more(jax, jnp, pl, pltpu, K):
             num_scalar_prefetch=1, grid=(2,),
             in_specs=[pl.BlockSpec((8, 128), lambda i, s: (s[i], 0))],
             out_specs=pl.BlockSpec((8, 128), lambda i, s: (i, 0)))
-        return pl.pallas_call(pf_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        return pl.pallas_call(pf_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
                               grid_spec=spec)(s, x)
     K["scalar_prefetch"] = (pf, (np.array([1, 0], np.int32), np.ones((16, 128), np.float32)))
 
@@ -80,13 +80,13 @@ def _more(jax, jnp, pl, pltpu, K):
         c = jax.lax.broadcasted_iota(jnp.int32, o_ref.shape, 1)
         o_ref[...] = jnp.where(r >= c, 1.0, 0.0).astype(o_ref.dtype) * jnp.exp(-1.0)
     def iota():
-        return pl.pallas_call(iota_kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))()
+        return pl.pallas_call(iota_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32))()
     K["iota_mask"] = (iota, ())
 
     def alias_kernel(x_ref, o_ref):
         o_ref[...] = x_ref[...] + 1.0
     def alias(x):
-        return pl.pallas_call(alias_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        return pl.pallas_call(alias_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
                               input_output_aliases={0: 0})(x)
     K["aliases"] = (alias, (np.ones((8, 128), np.float32),))
 
@@ -95,12 +95,12 @@ def _more(jax, jnp, pl, pltpu, K):
             return acc + x_ref[...] * 2.0
         o_ref[...] = jax.lax.fori_loop(0, 4, body, jnp.zeros(o_ref.shape, jnp.float32))
     def fori(x):
-        return pl.pallas_call(fori_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        return pl.pallas_call(fori_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["fori_loop"] = (fori, (np.ones((8, 128), np.float32),))
     def sq_kernel(x_ref, o_ref):
         o_ref[...] = x_ref[...] * 2.0
     def sq(x):
-        return pl.pallas_call(sq_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2, 2),
+        return pl.pallas_call(sq_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2, 2),
                               in_specs=[pl.BlockSpec((None, 8, 128), lambda b, i: (b, i, 0))],
                               out_specs=pl.BlockSpec((None, 8, 128), lambda b, i: (b, i, 0)))(x)
     K["squeezed"] = (sq, (np.ones((2, 16, 128), np.float32),))
@@ -114,7 +114,7 @@ def _more(jax, jnp, pl, pltpu, K):
         o = jnp.dot(p.astype(v.dtype), v, preferred_element_type=jnp.float32)
         o_ref[...] = (o / l).astype(o_ref.dtype)
     def attn(q, k, v):
-        return pl.pallas_call(attn_kernel, out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype))(q, k, v)
+        return pl.pallas_call(attn_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype))(q, k, v)
     qs = np.ones((128, 128), jnp.bfloat16)
     K["attention"] = (attn, (qs, qs, qs))
 
@@ -123,7 +123,14 @@ def _more(jax, jnp, pl, pltpu, K):
             return acc + x_ref[...]
         o_ref[...] = jax.lax.fori_loop(0, n_ref[0], body, jnp.zeros(o_ref.shape, jnp.float32))
     def wl(n, x):
-        return pl.pallas_call(wl_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        return pl.pallas_call(wl_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
                               in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec(memory_space=pltpu.VMEM)])(n, x)
     K["dynamic_fori"] = (wl, (np.array([3], np.int32), np.ones((8, 128), np.float32)))
+    def misc_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        y = jax.nn.relu(x) + x ** 3 + jnp.clip(x, 0, 1) + jax.lax.stop_gradient(x) * x ** -2
+        o_ref[...] = jnp.concatenate([y, jnp.tanh(y)], axis=1)
+    def misc(x):
+        return pl.pallas_call(misc_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((8, 256), x.dtype))(x)
+    K["misc"] = (misc, (np.ones((8, 128), np.float32),))
     return K

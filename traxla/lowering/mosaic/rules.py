@@ -556,3 +556,65 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, **_):
     with ir.InsertionPoint(after):
         scf.YieldOp(ctx.emit(body_jaxpr.jaxpr, [*body_consts, *after.arguments]))
     return list(loop.results)
+
+
+@register("custom_jvp_call", "custom_vjp_call")
+def _custom_call(ctx, *args, call_jaxpr, num_consts=0, symbolic_zeros=False, **_):
+    if symbolic_zeros:
+        raise NotImplementedError("custom derivatives with symbolic_zeros=True")
+    if num_consts or getattr(call_jaxpr, "consts", ()):
+        raise NotImplementedError("custom derivatives closing over constants")
+    args = [ensure_value(a, v) for a, v in zip(args, ctx.avals_in)]
+    return ctx.emit(call_jaxpr.jaxpr, args)
+
+
+@register("stop_gradient", "optimization_barrier_identity")
+def _identity(ctx, x):
+    return ensure_value(x, ctx.avals_in[0])
+
+
+@register("integer_pow")
+def _integer_pow(ctx, x, *, y):
+    """JAX's ``_integer_pow`` (binary powering), lowered op by op as JAX lowers it."""
+    aval = ctx.avals_in[0]
+    x = ensure_value(x, aval)
+    mul = arith.muli if _is_int(aval.dtype) else arith.mulf
+
+    def ones():
+        one = constant(1, element_type(aval.dtype))
+        return vector.broadcast(value_type(aval), one) if aval.shape else one
+
+    if y == 0:
+        return ones()
+    reciprocal, y = y < 0, abs(y)
+    acc = None
+    while y > 0:
+        if y & 1:
+            acc = x if acc is None else mul(acc, x)
+        y >>= 1
+        if y > 0:
+            x = mul(x, x)
+    if reciprocal:
+        return (arith.divsi if _is_int(aval.dtype) else arith.divf)(ones(), acc)
+    return acc
+
+
+@register("concatenate")
+def _concatenate(ctx, *xs, dimension):
+    xs = [ensure_value(x, a) for x, a in zip(xs, ctx.avals_in)]
+    return tpu.concatenate(xs, dimension=dimension)
+
+
+@register("pow")
+def _pow(ctx, x, y):
+    out = ctx.avals_out[0]
+    y_aval = ctx.avals_in[1]
+    if _is_int(y_aval.dtype):
+        y = ensure_value(y, y_aval)
+        y = (arith.uitofp if _is_unsigned(y_aval.dtype) else arith.sitofp)(
+            value_type(y_aval.update(dtype=out.dtype) if hasattr(y_aval, "update")
+                       else ShapedArray(y_aval.shape, out.dtype)), y)
+    if isinstance(x, Lit) and float(x.val) == 2.0:
+        return math.exp2(ensure_value(y, y_aval))
+    x, y = _bcast(ctx, x, y)
+    return math.powf(x, y)
