@@ -133,4 +133,44 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
     def misc(x):
         return pl.pallas_call(misc_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((8, 256), x.dtype))(x)
     K["misc"] = (misc, (np.ones((8, 128), np.float32),))
+    def two_kernel(x_ref, y_ref, o1_ref, o2_ref):
+        x, y = x_ref[...], y_ref[...]
+        o1_ref[...] = jax.nn.softmax(x, axis=-1)
+        o2_ref[...] = (y * 3 + 1) - jnp.abs(y) + jnp.minimum(y, 5)
+    def two(x, y):
+        return pl.pallas_call(two_kernel, interpret=interpret, out_shape=(jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                                     jax.ShapeDtypeStruct(y.shape, y.dtype)))(x, y)
+    K["two_outputs_int"] = (two, (np.ones((8, 128), np.float32), np.ones((8, 128), np.int32)))
+
+    def smem_kernel(x_ref, o_ref, s_ref):
+        s_ref[0] = 0.0
+        def body(i, c):
+            s_ref[0] = s_ref[0] + x_ref[i]
+            return c
+        jax.lax.fori_loop(0, 4, body, 0)
+        o_ref[0] = s_ref[0] * 2.0
+    def smem(x):
+        return pl.pallas_call(smem_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((1,), x.dtype),
+                              in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+                              out_specs=pl.BlockSpec(memory_space=pltpu.SMEM),
+                              scratch_shapes=[pltpu.SMEM((1,), jnp.float32)])(x)
+    K["smem_scalar"] = (smem, (np.ones((4,), np.float32),))
+
+    def mask_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        row = jax.lax.broadcasted_iota(jnp.int32, x.shape, 0) + pl.program_id(0) * 8
+        o_ref[...] = jnp.where(row < 12, x, -jnp.inf).astype(o_ref.dtype) - jnp.mean(x, axis=0, keepdims=True)
+    def mask(x):
+        return pl.pallas_call(mask_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
+                              in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+                              out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    K["mask_mean"] = (mask, (np.ones((16, 128), np.float32),))
+
+    def rows_kernel(x_ref, o_ref):
+        for r in range(2):
+            o_ref[r] = x_ref[r] * 2.0
+        o_ref[2:8] = x_ref[2:8] + x_ref[0:6]
+    def rows(x):
+        return pl.pallas_call(rows_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    K["row_indexing"] = (rows, (np.ones((8, 128), np.float32),))
     return K
