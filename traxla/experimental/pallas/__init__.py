@@ -8,10 +8,12 @@ JAX's ``ValueError: Only interpret mode is supported on CPU backend.``. Interpre
 here runs the grid as a Python loop of ordinary traxla operations on refs (``jit``,
 ``grad``, ``vmap`` see those operations), with ``program_id``, ``num_programs`` and
 ``when``; blocks are ``int``/``None`` dimensions with their index map (JAX's ``Blocked``
-and squeezed dimensions). Compiling kernels for TPUs (Mosaic) or GPUs (Triton, Mosaic GPU)
-is not implemented: such a call raises ``NotImplementedError``. Unlike JAX, a
-``pallas_call`` is not one ``pallas_call`` equation in a jaxpr: ``make_jaxpr`` shows the
-operations of its interpretation."""
+and squeezed dimensions). Unlike JAX, an interpreted ``pallas_call`` is not one
+``pallas_call`` equation in a jaxpr: ``make_jaxpr`` shows the operations of its
+interpretation. Without ``interpret=True`` the kernel compiles for a TPU (Mosaic, through
+traxla's own lowering: ``traxla/experimental/pallas/mosaic_call.py`` and
+``traxla/lowering/mosaic/``), as one ``pallas_call`` equation; GPUs (Triton, Mosaic GPU)
+raise ``NotImplementedError``."""
 from traxla.experimental.pallas.core import (ANY, HOST, BlockSpec, Buffered, GridSpec,  # noqa: F401
                                              MemoryRef, MemorySpace, NoBlockSpec, RevisitMode,
                                              Squeezed, cdiv, no_block_spec, num_programs,

@@ -1,8 +1,8 @@
 """``traxla.experimental.pallas.tpu`` (``jax.experimental.pallas.tpu``): the TPU
 specifications of a Pallas kernel (memory spaces, compiler parameters, grid dimension
-semantics, scalar prefetch). traxla compiles no Mosaic kernels: a ``pallas_call`` runs
-in interpret mode only (see ``traxla.experimental.pallas``), where these settings are
-accepted and scalar-prefetch grid specs work; semaphores and DMAs are not implemented."""
+semantics, scalar prefetch). A compiled ``pallas_call`` (Mosaic) honours the memory
+spaces, ``dimension_semantics``, ``vmem_limit_bytes`` and scalar prefetch; interpret mode
+accepts them and ignores the hints. Semaphores and DMAs are not implemented."""
 from __future__ import annotations
 
 import dataclasses
