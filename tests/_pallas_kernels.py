@@ -173,4 +173,7 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
     def rows(x):
         return pl.pallas_call(rows_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
     K["row_indexing"] = (rows, (np.ones((8, 128), np.float32),))
+    matmul = K["matmul"][0]  # batched: a grid axis of its own
+    K["vmap_matmul"] = (jax.vmap(matmul, in_axes=(0, None)),
+                        (np.ones((3, 256, 256), np.float32), np.ones((256, 256), np.float32)))
     return K

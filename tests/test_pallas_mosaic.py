@@ -30,16 +30,22 @@ JAX = kernels(jax, jjnp, jpl, jpltpu)
 
 
 def _custom_call(text):
-    """(backend config without the body, the Mosaic op multiset, the call's attributes)."""
+    """(backend config without the body, the Mosaic op multiset, the call's attributes and
+    those of each Mosaic function)."""
     (config, attrs), = re.findall(r'stablehlo\.custom_call @tpu_custom_call\(.*?\) \{backend_config '
                                   r'= "(.*?)", (.*?)\} :', text)
     config = json.loads(re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)),
                                config))
     body = base64.b64decode(config["custom_call_config"].pop("body"))
     with dialects.context():
-        ops = collections.Counter(dialects.op_names(dialects.deserialize(body)))
+        module = dialects.deserialize(body)
+        ops = collections.Counter(dialects.op_names(module))
+        # each function's attributes: grid, dimension semantics, windows, signature...
+        funcs = sorted(sorted((name, str(op.attributes[name])) for name in op.attributes)
+                       for op in module.body.operations)
     attrs = dict(re.findall(r"(kernel_name|output_operand_aliases) = (\"[^\"]*\"|\[[^\]]*\])",
                             attrs))
+    attrs["functions"] = funcs
     return config, ops, attrs
 
 
