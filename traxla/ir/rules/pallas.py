@@ -42,12 +42,13 @@ class BlockMapping:
 
 
 class KernelSpec:
-    """Everything a compiled ``pallas_call`` carries (hashed by identity: one object per
-    traced call)."""
+    """Everything a compiled ``pallas_call`` carries. Two are equal when they describe the
+    same kernel (the printed jaxprs, blocks, grid and parameters), so that calling the same
+    ``pallas_call`` eagerly again reuses its compiled executable."""
 
     __slots__ = ("name", "jaxpr", "grid", "in_blocks", "out_blocks", "num_scalar_prefetch",
                  "prefetch_avals", "scratch_avals", "dimension_semantics",
-                 "vmem_limit_bytes", "compiler_params", "source", "__weakref__")
+                 "vmem_limit_bytes", "compiler_params", "source", "_key", "__weakref__")
 
     def __init__(self, *, name, jaxpr, grid, in_blocks, out_blocks, num_scalar_prefetch,
                  prefetch_avals, scratch_avals, dimension_semantics, vmem_limit_bytes,
@@ -64,6 +65,24 @@ class KernelSpec:
         self.vmem_limit_bytes = vmem_limit_bytes
         self.compiler_params = compiler_params
         self.source = source  # the user's line that made the call, for messages
+        self._key = None
+
+    def key(self):
+        if self._key is None:
+            blocks = tuple((str(b.array_aval), b.block_shape, b.memory_space, b.squeezed,
+                            str(b.index_map)) for b in (*self.in_blocks, *self.out_blocks))
+            self._key = (self.name, str(self.jaxpr), self.grid, blocks,
+                         self.num_scalar_prefetch, tuple(map(str, self.prefetch_avals)),
+                         tuple((sp, str(a)) for sp, a in self.scratch_avals),
+                         self.dimension_semantics, self.vmem_limit_bytes,
+                         repr(self.compiler_params), len(self.in_blocks))
+        return self._key
+
+    def __eq__(self, other):
+        return self is other or (type(other) is KernelSpec and self.key() == other.key())
+
+    def __hash__(self):
+        return hash(self.key())
 
     def __repr__(self):
         return f"KernelSpec({self.name}, grid={self.grid})"
