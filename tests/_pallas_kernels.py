@@ -176,4 +176,13 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
     matmul = K["matmul"][0]  # batched: a grid axis of its own
     K["vmap_matmul"] = (jax.vmap(matmul, in_axes=(0, None)),
                         (np.ones((3, 256, 256), np.float32), np.ones((256, 256), np.float32)))
+    def ew2_kernel(x_ref, y_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = jnp.exp(x) * y_ref[...] + jnp.sin(x)
+    def ew2(x, y):
+        return pl.pallas_call(ew2_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
+                              in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+                              out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x, y)
+    x = np.ones((16, 128), np.float32)  # jvp: primals and tangents in one kernel
+    K["jvp_both"] = (lambda x, y, tx, ty: jax.jvp(ew2, (x, y), (tx, ty)), (x, x, x, x))
     return K

@@ -76,6 +76,22 @@ def test_vmap_of_a_compiled_kernel_lowers_for_the_tpu():
     assert exp.mlir_module().count("tpu_custom_call") == 1
 
 
+def test_jvp_with_a_zero_tangent_lowers():
+    # (JAX 0.10.2's own rule fails here: safe_zip() of 5 and 6 refs)
+    _, (x, y, tx, _) = TRAXLA["jvp_both"]
+    jvp_one = traxla.jit(lambda x, y, tx: traxla.jvp(lambda x: _scale(x, y), (x,), (tx,)))
+    exp = texport.export(jvp_one, platforms=("tpu",))(x, y, tx)
+    assert [a.shape for a in exp.out_avals] == [(16, 128), (16, 128)]
+
+
+def _scale_kernel(x_ref, y_ref, o_ref):
+    o_ref[...] = x_ref[...] * y_ref[...]
+
+
+def _scale(x, y):
+    return tpl.pallas_call(_scale_kernel, out_shape=traxla.ShapeDtypeStruct(x.shape, x.dtype))(x, y)
+
+
 def _export(fn, *args):
     return texport.export(traxla.jit(fn), platforms=("tpu",))(*args)
 

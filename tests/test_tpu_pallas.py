@@ -1,7 +1,8 @@
 """Pallas kernels compiled by traxla's Mosaic lowering and run on the TPU
 (tools/tpu_check.sh; skipped without a chip): each kernel of tests/_pallas_kernels.py,
 compiled, agrees with the same kernel in interpret mode (traxla operations, on the same
-chip), on random inputs; then jit, vmap and a custom_vjp kernel under grad."""
+chip), on random inputs (``jvp_both`` is the JVP kernel, ``vmap_matmul`` the batched one);
+then eager, jit and vmap calls and a custom_vjp kernel under grad."""
 import numpy as np
 import pytest
 
