@@ -15,6 +15,7 @@ import numpy as np
 from traxla import lax, tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.runtime.backend import default_backend
 from traxla.state.ref import new_ref
 from traxla.tracer import Tracer
 import traxla.numpy as jnp
