@@ -185,4 +185,20 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
                               out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x, y)
     x = np.ones((16, 128), np.float32)  # jvp: primals and tangents in one kernel
     K["jvp_both"] = (lambda x, y, tx, ty: jax.jvp(ew2, (x, y), (tx, ty)), (x, x, x, x))
+    def bits_kernel(x_ref, f_ref, o_ref, p_ref):
+        x = x_ref[...]
+        y = (x << 2) ^ (x >> 1) ^ jax.lax.shift_right_logical(x, 3)
+        o_ref[...] = ~y & 0xFF
+        f = f_ref[...]
+        p_ref[...] = jax.lax.clamp(-0.5, f, 0.5) + jnp.concatenate([f[:, 64:], f[:, :64]], axis=1)
+    def bits(x, f):
+        return pl.pallas_call(bits_kernel, interpret=interpret, out_shape=(jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                                      jax.ShapeDtypeStruct(f.shape, f.dtype)))(x, f)
+    K["bits_slices"] = (bits, (np.ones((8, 128), np.int32), np.ones((8, 128), np.float32)))
+    def total_kernel(x_ref, o_ref):
+        o_ref[0] = jnp.sum(x_ref[...]) + jnp.max(x_ref[...])
+    def total(x):
+        return pl.pallas_call(total_kernel, interpret=interpret, out_shape=jax.ShapeDtypeStruct((1,), x.dtype),
+                              out_specs=pl.BlockSpec(memory_space=pltpu.SMEM))(x)
+    K["reduce_to_scalar"] = (total, (np.ones((8, 128), np.float32),))
     return K

@@ -356,17 +356,28 @@ def _reduce(ctx, x, *, axes, **_):
     x_aval, out = ctx.avals_in[0], ctx.avals_out[0]
     x = ensure_value(x, x_aval)
     fkind, ikind, fid, iid = _KINDS[ctx.eqn.primitive.name]
-    if not out.shape:  # JAX: through a leading unit axis, kept, then squeezed
-        raise NotImplementedError("reductions to a scalar")
     if _is_float(x_aval.dtype):
         kind, ident = fkind, ir.FloatAttr.get(element_type(x_aval.dtype), fid)
     elif np.dtype(x_aval.dtype) == np.int32:
         kind, ident = ikind, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(iid))
     else:
         raise NotImplementedError(f"Reductions over {x_aval.dtype} not implemented.")
-    out_type = value_type(out)
+    axes = list(axes)
+    scalar = not out.shape
+    if scalar:  # JAX: through a leading unit axis, kept (keepdims), then squeezed
+        elt = element_type(x_aval.dtype)
+        x = vector.shape_cast(ir.VectorType.get([1, *x_aval.shape], elt), x)
+        axes = [a + 1 for a in axes]
+        out_type = ir.VectorType.get([1], elt)
+    else:
+        out_type = value_type(out)
     acc = arith.ConstantOp(out_type, ir.DenseElementsAttr.get_splat(out_type, ident)).result
-    return vector.multi_reduction(getattr(vector.CombiningKind, kind), x, acc, list(axes))
+    result = vector.multi_reduction(getattr(vector.CombiningKind, kind), x, acc, axes)
+    if scalar:
+        rank = len(x_aval.shape) + 1
+        kept = vector.shape_cast(ir.VectorType.get([1] * rank, elt), result)
+        return vector.extract(kept, [], [0] * rank)
+    return result
 
 
 # -- matmul -------------------------------------------------------------------------------
@@ -618,3 +629,49 @@ def _pow(ctx, x, y):
         return math.exp2(ensure_value(y, y_aval))
     x, y = _bcast(ctx, x, y)
     return math.powf(x, y)
+
+
+register("shift_left")(_binary(arith.shli, None))
+register("shift_right_arithmetic")(_binary(arith.shrsi, None))
+register("shift_right_logical")(_binary(arith.shrui, None))
+
+
+@register("not")
+def _not(ctx, x):
+    out = ctx.avals_out[0]
+    x = ensure_value(x, ctx.avals_in[0])
+    elt = element_type(out.dtype)
+    if not out.shape:
+        return arith.xori(x, constant(-1, elt))
+    t = value_type(out)
+    ones = arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(elt, -1)))
+    return arith.xori(x, ones.result)
+
+
+@register("slice")
+def _slice(ctx, x, *, start_indices, limit_indices, strides=None):
+    x = ensure_value(x, ctx.avals_in[0])
+    strides = list(strides) if strides is not None else [1] * len(start_indices)
+    sizes = [int(b) - int(a) for a, b in zip(start_indices, limit_indices)]
+    return vector.extract_strided_slice(value_type(ctx.avals_out[0]), x, list(start_indices),
+                                        sizes, strides)
+
+
+@register("clamp")
+def _clamp(ctx, lo, x, hi):
+    """JAX lowers ``clamp`` as ``minimum(maximum(x, lo), hi)`` (traced jnp functions)."""
+    lo_aval, x_aval, hi_aval = ctx.avals_in
+    out = ctx.avals_out[0]
+
+    def both(a, a_aval, b, b_aval, int_op, uint_op, float_op):
+        a, b = ensure_value(a, a_aval), ensure_value(b, b_aval)
+        if tuple(a_aval.shape) != tuple(out.shape):
+            a = vector.broadcast(value_type(out), a)
+        if tuple(b_aval.shape) != tuple(out.shape):
+            b = vector.broadcast(value_type(out), b)
+        if _is_float(out.dtype):
+            return float_op(a, b)
+        return (uint_op if _is_unsigned(out.dtype) else int_op)(a, b)
+
+    res = both(x, x_aval, lo, lo_aval, arith.maxsi, arith.maxui, arith.maximumf)
+    return both(res, out, hi, hi_aval, arith.minsi, arith.minui, arith.minimumf)
