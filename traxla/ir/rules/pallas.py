@@ -18,10 +18,10 @@ pallas_call_p = Primitive("pallas_call", multiple_results=True)
 
 
 class BlockMapping:
-    """One operand's (or output's) block: the array's aval, the block shape the kernel
-    sees (1 for a squeezed dimension, which its ref lacks), the memory space of its ref ("vmem", "smem", "any" or None for the default),
-    and its index map, a closed jaxpr from the grid indices (then the scalar-prefetch
-    refs) to the block's indices."""
+    """One operand's (or output's) block: the array's aval, the block shape (1 for a
+    squeezed dimension, which the kernel's ref lacks), the memory space of its ref
+    ("vmem", "smem", "any" or None for the default), and its index map, a closed jaxpr
+    from the grid indices (then the scalar-prefetch refs) to the block's indices."""
 
     __slots__ = ("array_aval", "block_shape", "memory_space", "index_map", "origin",
                  "squeezed")

@@ -246,7 +246,7 @@ def check_blocks(spec) -> None:
 def build_module(spec) -> ir.Module:
     """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
     check_blocks(spec)
-    from traxla.lowering.mosaic import rules as _rules  # noqa: F401  (registers the rules)
+    from traxla.lowering.mosaic import control_flow, rules  # noqa: F401  (register the rules)
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
     grid = spec.grid
