@@ -32,7 +32,7 @@ JAX = kernels(jax, jjnp, jpl, jpltpu)
 def _custom_call(text):
     """(backend config without the body, the Mosaic op multiset, the call's attributes and
     those of each Mosaic function)."""
-    (config, attrs), = re.findall(r'stablehlo\.custom_call @tpu_custom_call\(.*?\) \{backend_config '
+    (config, _), = re.findall(r'stablehlo\.custom_call @tpu_custom_call\(.*?\) \{backend_config '
                                   r'= "(.*?)", (.*?)\} :', text)
     config = json.loads(re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)),
                                config))
@@ -43,8 +43,9 @@ def _custom_call(text):
         # each function's attributes: grid, dimension semantics, windows, signature...
         funcs = sorted(sorted((name, str(op.attributes[name])) for name in op.attributes)
                        for op in module.body.operations)
-    attrs = dict(re.findall(r"(kernel_name|output_operand_aliases) = (\"[^\"]*\"|\[[^\]]*\])",
-                            attrs))
+    (line,) = [ln for ln in text.splitlines() if "@tpu_custom_call" in ln]
+    # the whole op but the body: operands, kernel_name, layouts, aliases, result types
+    attrs = {"op": re.sub(r" loc\(.*$", "", re.sub(r'backend_config = "[^"]*"', "", line)).strip()}
     attrs["functions"] = funcs
     return config, ops, attrs
 
