@@ -1,8 +1,9 @@
 """Pallas kernels compiled for the TPU (Mosaic), checked without a chip: each kernel of
 tests/_pallas_kernels.py is exported for ``("tpu",)`` by JAX and by traxla, and the Mosaic
 module in the ``tpu_custom_call`` (deserialized from its backend config) has the same
-operations, as a multiset, with the same backend config around it. Then the errors a bad
-kernel raises (issue #42, items 1, 6, 8)."""
+operations, as a multiset (in fact the same module text, locations aside), with the same
+backend config and custom-call op around it. Then the errors a bad kernel raises (issue
+#42, items 1, 6, 8)."""
 import base64
 import collections
 import json
@@ -31,7 +32,7 @@ JAX = kernels(jax, jjnp, jpl, jpltpu)
 
 def _custom_call(text):
     """(backend config without the body, the Mosaic op multiset, the call's attributes and
-    those of each Mosaic function)."""
+    those of each Mosaic function, the Mosaic module's text without locations)."""
     (config, _), = re.findall(r'stablehlo\.custom_call @tpu_custom_call\(.*?\) \{backend_config '
                                   r'= "(.*?)", (.*?)\} :', text)
     config = json.loads(re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)),
@@ -40,6 +41,7 @@ def _custom_call(text):
     with dialects.context():
         module = dialects.deserialize(body)
         ops = collections.Counter(dialects.op_names(module))
+        asm = module.operation.get_asm(enable_debug_info=False)
         # each function's attributes: grid, dimension semantics, windows, signature...
         funcs = sorted(sorted((name, str(op.attributes[name])) for name in op.attributes)
                        for op in module.body.operations)
@@ -47,7 +49,7 @@ def _custom_call(text):
     # the whole op but the body: operands, kernel_name, layouts, aliases, result types
     attrs = {"op": re.sub(r" loc\(.*$", "", re.sub(r'backend_config = "[^"]*"', "", line)).strip()}
     attrs["functions"] = funcs
-    return config, ops, attrs
+    return config, ops, attrs, asm
 
 
 @pytest.mark.parametrize("name", sorted(TRAXLA))
@@ -56,11 +58,12 @@ def test_mosaic_module_matches_jax(name):
     ours = texport.export(traxla.jit(fn), platforms=("tpu",))(*args).mlir_module()
     jfn, _ = JAX[name]
     theirs = jax.export.export(jax.jit(jfn), platforms=("tpu",))(*args).mlir_module()
-    our_config, our_ops, our_attrs = _custom_call(ours)
-    their_config, their_ops, their_attrs = _custom_call(theirs)
+    our_config, our_ops, our_attrs, our_asm = _custom_call(ours)
+    their_config, their_ops, their_attrs, their_asm = _custom_call(theirs)
     assert our_ops == their_ops, (our_ops - their_ops, their_ops - our_ops)
     assert our_config == their_config
     assert our_attrs == their_attrs
+    assert our_asm == their_asm  # (the same operations in the same order, too)
 
 
 def test_on_the_cpu_only_interpret_mode_runs():

@@ -58,6 +58,13 @@ def _scan_as_fori(jaxpr, num_consts, num_carry):
     return jaxpr, False
 
 
+def _reads(jaxpr) -> set:
+    """The variables ``jaxpr`` reads (its equations' operands and its outputs)."""
+    read = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
+    read.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
+    return read
+
+
 @register("scan")
 def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_):
     if reverse:
@@ -74,7 +81,9 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
     start = 0
     if has_index:
         start, carry, carry_avals = carry[0], carry[1:], carry_avals[1:]
-    consts = [ensure_value(c, a) for c, a in zip(consts, const_avals)]
+    read = _reads(body)  # (JAX's dead-code pass drops unread constants: none is made)
+    consts = [None if isinstance(c, Lit) and v not in read else ensure_value(c, a)
+              for c, a, v in zip(consts, const_avals, body.invars)]
     carry = [ensure_value(c, a) for c, a in zip(carry, carry_avals)]
     lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
         else constant(start, i32)
@@ -85,10 +94,11 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
         outs = ctx.emit(body, [*consts, *inner, *loop.inner_iter_args])
         scf.YieldOp(outs)
     results = list(loop.results)
-    if has_index:  # (JAX's dead-code pass drops an unused index: then no constant)
+    if has_index:  # (JAX's dead-code pass drops an index nothing reads: then no constant)
         index_out = ctx.eqn.outvars[0]
-        final = (None if isinstance(index_out, DropVar) or index_out not in ctx.used
-                 else constant(length, i32))
+        index_read = body.invars[num_consts] in read or (
+            not isinstance(index_out, DropVar) and index_out in ctx.used)
+        final = constant(length, i32) if index_read else None
         results = [final, *results]
     return results
 

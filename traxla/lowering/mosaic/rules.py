@@ -500,8 +500,9 @@ def _clamp(ctx, lo, x, hi):
     lo_aval, x_aval, hi_aval = ctx.avals_in
     out = ctx.avals_out[0]
 
+    lo, x, hi = (ensure_value(v, a) for v, a in zip((lo, x, hi), ctx.avals_in))
+
     def both(a, a_aval, b, b_aval, int_op, uint_op, float_op):
-        a, b = ensure_value(a, a_aval), ensure_value(b, b_aval)
         if tuple(a_aval.shape) != tuple(out.shape):
             a = vector.broadcast(value_type(out), a)
         if tuple(b_aval.shape) != tuple(out.shape):
