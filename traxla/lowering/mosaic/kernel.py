@@ -131,6 +131,18 @@ def _where(eqn) -> str:
     return summary() if summary else str(info)
 
 
+def _location(eqn) -> ir.Location:
+    info = getattr(eqn, "source_info", None)
+    try:
+        file, line = info.file, info.line
+    except AttributeError:
+        return ir.Location.unknown()
+    if file is None or line is None:
+        return ir.Location.unknown()
+    return ir.Location.name(eqn.primitive.name,
+                            childLoc=ir.Location.file(file, line, info.column or 0))
+
+
 def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
     """Lowers ``jaxpr``'s equations at the current insertion point; its outputs."""
     env = dict(zip(jaxpr.invars, args))
@@ -152,7 +164,8 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
                 f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
         ctx.eqn = eqn
         try:
-            outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
+            with _location(eqn):  # Mosaic's own errors (on the chip) name the user's line
+                outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
         except (MosaicLoweringError, MosaicUnimplementedError):
             raise
         except (NotImplementedError, ValueError, TypeError) as e:
