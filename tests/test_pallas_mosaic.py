@@ -144,6 +144,17 @@ def test_operation_mosaic_cannot_lower_names_it_and_the_line():
         _export(f, x)
 
 
+def test_program_id_without_a_grid():
+    def kernel(o_ref):
+        o_ref[...] = tnp.full(o_ref.shape, tpl.program_id(0), tnp.float32)
+
+    f = tpl.pallas_call(kernel, out_shape=traxla.ShapeDtypeStruct((8, 128), tnp.float32))
+    with pytest.raises(ValueError, match="program id: 0 was passed, but user did not provide "
+                                         "a grid.") as info:
+        _export(f)
+    assert any("Pallas kernel `kernel`" in n for n in getattr(info.value, "__notes__", []))
+
+
 def test_wrong_ref_dtype_names_the_kernel():
     def bad(x_ref, o_ref):
         o_ref[...] = x_ref[...]  # f32 into a bf16 ref

@@ -22,6 +22,20 @@ import traxla.numpy as jnp
 _I32 = ShapedArray((), np.dtype(np.int32))
 
 
+class _Grid(tuple):
+    """The grid indices (or sizes) a compiled kernel sees: an axis out of range is JAX's
+    error, not an IndexError."""
+
+    def __getitem__(self, axis):
+        if isinstance(axis, int) and not -len(self) <= axis < len(self):
+            if not self:
+                raise ValueError(f"program id: {axis} was passed, but user did not provide "
+                                 "a grid.")
+            raise ValueError(f"user passed in program id with axis: {axis}, but grid only "
+                             f"has length: {len(self)}")
+        return tuple.__getitem__(self, axis)
+
+
 def _space_name(space) -> str | None:
     if space is None:
         return None
@@ -126,7 +140,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         pre, ins = refs[:nprefetch], refs[nprefetch:nprefetch + nin]
         outs, scr = refs[nprefetch + nin:nprefetch + nin + len(out_avals)], \
             refs[nprefetch + nin + len(out_avals):]
-        with grid_point(idx, tuple(np.int32(g) for g in grid)):
+        with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)):
             kernel(*tree_util.tree_unflatten(in_tree, pre + ins),
                    *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)), *scr)
         return []
