@@ -213,4 +213,21 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
         return call(total_kernel, out_shape=S((1,), x.dtype),
                     out_specs=pl.BlockSpec(memory_space=pltpu.SMEM))(x)
     K["reduce_to_scalar"] = (total, (np.ones((8, 128), np.float32),))
+
+    def bmm_kernel(q_ref, k_ref, o_ref):
+        o_ref[...] = jnp.einsum("bqd,bkd->bqk", q_ref[...], k_ref[...],
+                                preferred_element_type=jnp.float32)
+    def bmm(q, k):
+        return call(bmm_kernel, out_shape=S((2, 8, 128), jnp.float32))(q, k)
+    K["batched_matmul"] = (bmm, (np.ones((2, 8, 128), np.float32),
+                                 np.ones((2, 128, 128), np.float32)))
+
+    def am_kernel(x_ref, o_ref, b_ref):
+        x = x_ref[...]
+        am = jnp.argmax(x, axis=1, keepdims=True).astype(jnp.int32)
+        o_ref[...] = jnp.broadcast_to(am, x.shape)
+        b_ref[...] = jax.lax.bitcast_convert_type(x, jnp.int32) >> 23
+    def am(x):
+        return call(am_kernel, out_shape=(S(x.shape, jnp.int32), S(x.shape, jnp.int32)))(x)
+    K["argmax_bitcast"] = (am, (np.ones((8, 128), np.float32),))
     return K

@@ -20,7 +20,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import Literal
-from traxla.lowering.mosaic.dialects import arith, func, ir, memory_space
+from traxla.lowering.mosaic.dialects import arith, func, ir, memory_space, tpu
 
 rules: dict = {}
 
@@ -152,6 +152,7 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
             return Lit(atom.val, atom.aval)
         return env[atom]
 
+    scopes: list = []  # the named scopes open (tpu.trace_start), as JAX's jaxpr_subcomp
     outer, outer_used = ctx.eqn, ctx.used
     ctx.used = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
     ctx.used.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
@@ -163,6 +164,8 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
                 f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
         ctx.eqn = eqn
+        scopes = _enter_scopes(scopes, [str(n) for n in getattr(
+            eqn.source_info, "name_stack", None) or ()])
         try:
             with _location(eqn):  # Mosaic's own errors (on the chip) name the user's line
                 outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
@@ -181,7 +184,23 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
     ctx.used = outer_used
+    _enter_scopes(scopes, [])
     return [ensure_value(read(v)) for v in jaxpr.outvars]
+
+
+def _enter_scopes(current: list, wanted: list) -> list:
+    """Closes the scopes of ``current`` that ``wanted`` leaves (``tpu.trace_stop``) and
+    opens its new ones (``tpu.trace_start``, level 10); returns ``wanted``."""
+    common = 0
+    for old, new in zip(current, wanted):
+        if old != new:
+            break
+        common += 1
+    for _ in current[common:]:
+        tpu.trace_stop()
+    for name in wanted[common:]:
+        tpu.trace_start(message=name, level=10)
+    return wanted
 
 
 # -- the module ------------------------------------------------------------------------

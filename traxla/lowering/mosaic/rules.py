@@ -513,3 +513,42 @@ def _clamp(ctx, lo, x, hi):
 
     res = both(x, x_aval, lo, lo_aval, arith.maxsi, arith.maxui, arith.maximumf)
     return both(res, out, hi, hi_aval, arith.minsi, arith.minui, arith.minimumf)
+
+
+def _reduce_index(kind):
+    def rule(ctx, x, *, axes, index_dtype):
+        x_aval, out = ctx.avals_in[0], ctx.avals_out[0]
+        if np.dtype(x_aval.dtype) != np.float32:
+            raise NotImplementedError("Only float32 is supported")
+        if len(axes) != 1:
+            raise NotImplementedError("Only single axis reduction supported")
+        if np.dtype(index_dtype) != np.int32:
+            raise NotImplementedError("Only index_dtype=int32 is supported")
+        x = ensure_value(x, x_aval)
+        axis = axes[0]
+        one_d = len(x_aval.shape) == 1
+        out_type = value_type(out)
+        if one_d:  # (Mosaic reduces 2-D values: through a leading unit axis, as JAX does)
+            x = vector.shape_cast(ir.VectorType.get([1, *x_aval.shape],
+                                                    element_type(x_aval.dtype)), x)
+            out_type = ir.VectorType.get([1, *out.shape], element_type(out.dtype))
+            axis += 1
+        result = tpu.reduce_index(out_type, x, axis,
+                                  ir.Attribute.parse(f"#tpu.reduction_kind<{kind}>"))
+        return vector.extract(result, [], [0]) if one_d else result
+    return rule
+
+
+register("argmax")(_reduce_index("arg_max"))
+register("argmin")(_reduce_index("arg_min"))
+
+
+@register("bitcast_convert_type")
+def _bitcast_convert_type(ctx, x, *, new_dtype):
+    in_aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if np.dtype(in_aval.dtype).itemsize != np.dtype(new_dtype).itemsize:
+        raise NotImplementedError("Changing bitwidths not supported.")
+    x = ensure_value(x, in_aval)
+    if in_aval.shape:
+        return tpu.bitcast(value_type(out), x)
+    return arith.bitcast(value_type(out), x)
