@@ -230,4 +230,14 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
     def am(x):
         return call(am_kernel, out_shape=(S(x.shape, jnp.int32), S(x.shape, jnp.int32)))(x)
     K["argmax_bitcast"] = (am, (np.ones((8, 128), np.float32),))
+
+    def any_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        m = x > 0.5
+        a = jnp.any(m, axis=1, keepdims=True)
+        b = jnp.all(m, axis=0, keepdims=True)
+        o_ref[...] = jnp.where(a & b, x, 0.0)
+    def anyall(x):
+        return call(any_kernel, out_shape=S(x.shape, x.dtype))(x)
+    K["any_all"] = (anyall, (np.ones((8, 128), np.float32),))
     return K

@@ -152,6 +152,8 @@ def _binary(int_op, float_op, uint_op=None):
     def rule(ctx, x, y, **_):
         x, y = _bcast(ctx, x, y)
         dtype = ctx.avals_out[0].dtype
+        if float_op is None and np.dtype(dtype) == np.bool_:  # and, or, xor of booleans
+            return int_op(x, y)
         if _is_int(dtype):
             return (uint_op if uint_op is not None and _is_unsigned(dtype) else int_op)(x, y)
         if _is_float(dtype):
@@ -350,8 +352,11 @@ _KINDS = {"reduce_sum": ("ADD", "ADD", 0.0, 0),
 @register("reduce_sum", "reduce_max", "reduce_min")
 def _reduce(ctx, x, *, axes, **_):
     x_aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    x = ensure_value(x, x_aval)
-    fkind, ikind, fid, iid = _KINDS[ctx.eqn.primitive.name]
+    return _reduce_values(ensure_value(x, x_aval), x_aval, out, ctx.eqn.primitive.name, axes)
+
+
+def _reduce_values(x, x_aval, out, name, axes):
+    fkind, ikind, fid, iid = _KINDS[name]
     if _is_float(x_aval.dtype):
         kind, ident = fkind, ir.FloatAttr.get(element_type(x_aval.dtype), fid)
     elif np.dtype(x_aval.dtype) == np.int32:
@@ -552,3 +557,29 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
     if in_aval.shape:
         return tpu.bitcast(value_type(out), x)
     return arith.bitcast(value_type(out), x)
+
+
+def _bool_reduce(name):
+    """JAX's proxy for ``reduce_and``/``reduce_or``: ``where(x, 1.0, 0.0)``, reduced with
+    ``min``/``max``, then ``> 0.0``."""
+    def rule(ctx, x, *, axes):
+        x_aval, out = ctx.avals_in[0], ctx.avals_out[0]
+        x = ensure_value(x, x_aval)
+        f32 = ir.F32Type.get()
+        one, zero = constant(1.0, f32), constant(0.0, f32)
+        if x_aval.shape:
+            t = ir.VectorType.get(list(x_aval.shape), f32)
+            one, zero = vector.broadcast(t, one), vector.broadcast(t, zero)
+        as_float = arith.select(x, one, zero)
+        reduced = _reduce_values(as_float, ShapedArray(x_aval.shape, np.dtype(np.float32)),
+                                 ShapedArray(out.shape, np.dtype(np.float32)), name, axes)
+        zero = constant(0.0, f32)
+        if out.shape:
+            zero = vector.broadcast(ir.VectorType.get(list(out.shape), f32), zero)
+        return arith.cmpf(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPF["gt"]),
+                          reduced, zero)
+    return rule
+
+
+register("reduce_and")(_bool_reduce("reduce_min"))
+register("reduce_or")(_bool_reduce("reduce_max"))
