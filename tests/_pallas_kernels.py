@@ -240,4 +240,14 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
     def anyall(x):
         return call(any_kernel, out_shape=S(x.shape, x.dtype))(x)
     K["any_all"] = (anyall, (np.ones((8, 128), np.float32),))
+
+    def sw_kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        x = x_ref[...]
+        o_ref[...] = jax.lax.switch(i, [lambda v: v + 1.0, lambda v: v * 2.0, jnp.tanh], x)
+    def sw(x):
+        return call(sw_kernel, out_shape=S(x.shape, x.dtype), grid=(3,),
+                    in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+                    out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
+    K["switch"] = (sw, (np.ones((24, 128), np.float32),))
     return K

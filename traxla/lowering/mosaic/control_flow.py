@@ -19,13 +19,21 @@ def _cond(ctx, index, *args, branches, **_):
     args = [ensure_value(a, v) for a, v in zip(args, ctx.avals_in[1:])]
     if isinstance(index, Lit):
         return ctx.emit(branches[int(index.val)].jaxpr, args)
+    return _if_cascade(ctx, index, args, branches)
+
+
+def _if_cascade(ctx, index, args, branches):
+    """``scf.if index != 0`` with branch 0 in the else block; more than two branches nest
+    in the then block on ``index - 1`` (JAX's cascade)."""
     out_types = [value_type(a) for a in ctx.avals_out]
     pred = arith.cmpi(arith.CmpIPredicate.ne, index, constant(0, index.type))
     if_op = scf.IfOp(pred, out_types, has_else=True)
     with ir.InsertionPoint(if_op.then_block):
         if len(branches) > 2:
-            raise NotImplementedError("cond with more than two branches")
-        scf.YieldOp(ctx.emit(branches[1].jaxpr, args))
+            rest = arith.subi(index, constant(1, index.type))
+            scf.YieldOp(_if_cascade(ctx, rest, args, branches[1:]))
+        else:
+            scf.YieldOp(ctx.emit(branches[1].jaxpr, args))
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp(ctx.emit(branches[0].jaxpr, args))
     return list(if_op.results)
