@@ -597,6 +597,7 @@ ELSEWHERE |= {"custom_vmap_call"}  # its JVP is a custom_vmap_call: tests/test_c
 # issue #31's lax names, against JAX's jvp/grad jaxprs (ragged_dot_general also by finite
 # differences in float64): tests/test_lax_census_names.py
 ELSEWHERE |= {"stage", "dce_sink", "ragged_dot_general"}
+ELSEWHERE |= {"pallas_call"}  # the JVP kernel against JAX's: tests/test_pallas_mosaic.py
 # conversions to and from a library's extended dtype: grad against JAX's, with the dtype's
 # own sum of cotangents: tests/test_extended_dtype_rules.py
 ELSEWHERE |= {"to_edtype", "from_edtype"}

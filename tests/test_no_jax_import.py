@@ -16,6 +16,11 @@ def test_traxla_never_imports_jax():
         x = jnp.arange(4.0).astype(jnp.bfloat16)          # bf16 readback path
         print(np.asarray(x * 2), traxla.make_jaxpr(lambda y: lax.exp(y))(1.0))
         traxla.jit(lambda y: y + 1.0).lower(np.ones(3, np.float32)).compile().as_text()
+        from traxla.experimental import pallas as pl          # a Mosaic kernel, for the TPU
+        def k(x_ref, o_ref):
+            o_ref[...] = x_ref[...] * 2.0
+        call = lambda x: pl.pallas_call(k, out_shape=traxla.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        traxla.export.export(traxla.jit(call), platforms=("tpu",))(np.ones((8, 128), np.float32))
         assert 'jax' not in sys.modules, sorted(m for m in sys.modules if m.startswith('jax'))
         print("OK")
     """)

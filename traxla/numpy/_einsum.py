@@ -23,6 +23,7 @@ from traxla.numpy._promotion import check_arraylike, result_type
 from traxla.numpy._creation import placed
 from traxla.tracer import EvalTrace, Tracer, current_trace
 from traxla.api import jit
+from traxla.api.named_scopes import named_scope
 
 _SYMBOLS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -468,7 +469,12 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if preferred_element_type is not None:
         preferred_element_type = dtypes.to_dtype(preferred_element_type)
     if any(_is_traced(o) for o in operand_arrays):
-        # JAX's einsum is an inline jit: under a trace its equations are inlined
+        # JAX's einsum is an inline jit: under a trace its equations are inlined, recorded
+        # under the subscripts as a named scope (JAX's ``named_call(..., name=spec)``)
+        if isinstance(subscripts, str):
+            with named_scope(subscripts):
+                return _einsum(operand_arrays, contractions, precision,
+                               preferred_element_type, _dot_general)
         return _einsum(operand_arrays, contractions, precision, preferred_element_type,
                        _dot_general)
     if _einsum_jit is None:

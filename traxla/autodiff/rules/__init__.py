@@ -25,3 +25,4 @@ from traxla.autodiff.rules import device_put  # noqa: F401,E402  (device_put of 
 from traxla.autodiff.rules import refs  # noqa: F401,E402  (get, swap, addupdate of differentiated refs)
 from traxla.autodiff.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_general)
 from traxla.autodiff.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)
+from traxla.autodiff.rules import pallas  # noqa: F401,E402  (pallas_call: the JVP kernel)

@@ -26,3 +26,4 @@ from traxla.batching.rules import ragged_dot  # noqa: F401,E402  (ragged_dot_gen
 from traxla.batching.rules import tokens  # noqa: F401,E402  (create_token, after_all)
 from traxla.batching.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)
 from traxla.batching.rules import scaled_dot  # noqa: F401,E402  (scaled_dot)
+from traxla.batching.rules import pallas  # noqa: F401,E402  (pallas_call: a kernel call per lane)

@@ -10,10 +10,11 @@ loop of ordinary traxla operations on refs (``jit``, ``grad``, ``vmap`` see thos
 operations), one invocation at a time: kernel refs index with ints, slices and ``pl.ds``
 (traced starts), DMAs complete when they start, semaphores count (see ``kernel_refs``,
 ``tpu_primitives``). JAX's own kernels (``jax.experimental.pallas.ops``) run this way under
-the drop-in. Compiling kernels for TPUs (Mosaic) or GPUs (Triton, Mosaic GPU) is not
-implemented: such a call raises ``NotImplementedError``. Unlike JAX, a ``pallas_call`` is not
-one ``pallas_call`` equation in a jaxpr: ``make_jaxpr`` shows the operations of its
-interpretation."""
+the drop-in. Unlike JAX, an interpreted ``pallas_call`` is not one ``pallas_call`` equation
+in a jaxpr: ``make_jaxpr`` shows the operations of its interpretation. Without
+``interpret=True`` the kernel compiles for a TPU (Mosaic, through traxla's own lowering:
+``traxla/experimental/pallas/mosaic_call.py`` and ``traxla/lowering/mosaic/``), as one
+``pallas_call`` equation; GPUs (Triton, Mosaic GPU) raise ``NotImplementedError``."""
 from traxla.experimental.pallas.core import (ANY, HOST, BlockSpec, Buffered, GridSpec,  # noqa: F401
                                              MemoryRef, MemorySpace, RevisitMode,
                                              Squeezed, cdiv, no_block_spec, num_programs,

@@ -191,6 +191,8 @@ def program_id(axis: int):
 def num_programs(axis: int):
     """The size of the grid along ``axis`` (an ``int32``)."""
     _, sizes = _grid_frame("num_programs")
+    if isinstance(sizes[axis], np.int32):  # a compiled kernel: the static size (as JAX)
+        return sizes[axis]
     return jnp.int32(sizes[axis])
 
 
@@ -386,12 +388,11 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
 
     def wrapped(*args):
         if not interpret and forced_interpret_params() is None:
-            backend = default_backend()
-            if backend == "cpu":
-                raise ValueError("Only interpret mode is supported on CPU backend.")
-            raise NotImplementedError(
-                f"traxla does not compile Pallas kernels for the {backend} backend (Mosaic, "
-                "Triton); pass interpret=True to run the kernel as traxla operations")
+            from traxla.experimental.pallas.mosaic_call import compiled_call
+            return compiled_call(kernel, grid_spec, out_shape, dict(input_output_aliases),
+                                 compiler_params, name, args, no_block_spec=no_block_spec,
+                                 specs_for=_specs_for, grid_point=_grid_point,
+                                 memory_ref_type=MemoryRef, squeezed_type=Squeezed)
         params = interpret if not isinstance(interpret, bool) and interpret else \
             forced_interpret_params()
         return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,

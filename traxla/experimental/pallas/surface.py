@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any, Protocol
 
 from traxla import tree_util
-from traxla.ir.primitive import Primitive
+from traxla.ir.rules.pallas import pallas_call_p  # noqa: F401 (the compiled call's primitive)
 from traxla.state.ref import new_ref
 import traxla.numpy as jnp
 from traxla.experimental.pallas.core import Squeezed
@@ -133,9 +133,6 @@ def empty_ref_like(x):
     return new_ref(jnp.zeros(inner.shape, inner.dtype))
 
 
-# A ``pallas_call`` in interpret mode is its interpretation's operations, not one
-# equation: traxla binds no ``pallas_call`` primitive there (see the package docstring).
-pallas_call_p = Primitive("pallas_call")
 
 _MESH = "Pallas kernels over a mesh of cores (core_map, pl.kernel)"
 core_map = unsupported_function("pallas.core_map", _MESH)

@@ -1,11 +1,12 @@
 """``traxla.experimental.pallas.tpu`` (``jax.experimental.pallas.tpu``): the TPU
 specifications of a Pallas kernel (memory spaces, compiler parameters, grid dimension
-semantics, scalar prefetch) and its TPU operations. traxla compiles no Mosaic kernels here:
-a ``pallas_call`` runs in interpret mode (``interpret=True`` or under
-``force_tpu_interpret_mode()``; see ``traxla.experimental.pallas``), where these settings
-are accepted, scalar-prefetch grid specs work, local DMAs and semaphores run (see
-``tpu_primitives``). Remote DMAs, the TPU PRNG, MXU operations, pipelines and core meshes
-raise ``NotImplementedError`` naming the capability."""
+semantics, scalar prefetch) and its TPU operations. A compiled ``pallas_call`` (Mosaic)
+honours the memory spaces, ``dimension_semantics``, ``vmem_limit_bytes`` and scalar
+prefetch; interpret mode (``interpret=True`` or under ``force_tpu_interpret_mode()``; see
+``traxla.experimental.pallas``) accepts them, and there local DMAs and semaphores run (see
+``tpu_primitives``). In compiled kernels DMAs and semaphores are not implemented yet; remote
+DMAs, the TPU PRNG, MXU operations, pipelines and core meshes raise ``NotImplementedError``
+naming the capability."""
 import dataclasses
 import enum
 from typing import Any as _Any

@@ -22,3 +22,4 @@ from traxla.lowering.rules import scaled_matmul  # noqa: F401,E402  (scaled_matm
 from traxla.lowering.rules import device_put  # noqa: F401,E402  (device_put of traced values)
 from traxla.lowering.rules import tokens  # noqa: F401,E402  (create_token, after_all)
 from traxla.lowering.rules import multihost  # noqa: F401,E402  (multihost_utils' local <-> global conversions)
+from traxla.lowering.rules import pallas  # noqa: F401,E402  (pallas_call: Mosaic kernels in a tpu_custom_call)

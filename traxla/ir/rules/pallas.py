@@ -1,0 +1,95 @@
+"""``pallas_call``: a Pallas kernel compiled for a TPU (Mosaic), as one equation.
+
+The equation's operands are the call's arrays (scalar-prefetch operands first); its
+results are the kernel's outputs. Everything the lowering needs rides in one param,
+``kernel``: a :class:`KernelSpec` holding the kernel's jaxpr (a function of the grid
+indices and then of refs: scalar prefetch, input blocks, output blocks, scratch), the
+grid, each operand's block shape and index-map jaxpr, and the compiler parameters. The
+kernel jaxpr is kept inside that object, not as a jaxpr param, so that whole-program passes
+(state discharge, DCE) leave the kernel's refs alone: they are the kernel's state, not
+the program's. Interpret mode never makes this equation (it runs the kernel as traxla
+operations)."""
+from __future__ import annotations
+
+from traxla.ir.avals import ShapedArray
+from traxla.ir.primitive import Primitive, def_typing
+
+pallas_call_p = Primitive("pallas_call", multiple_results=True)
+
+
+class BlockMapping:
+    """One operand's (or output's) block: the array's aval, the block shape (1 for a
+    squeezed dimension, which the kernel's ref lacks), the memory space of its ref
+    ("vmem", "smem", "any" or None for the default), and its index map, a closed jaxpr
+    from the grid indices (then the scalar-prefetch refs) to the block's indices."""
+
+    __slots__ = ("array_aval", "block_shape", "memory_space", "index_map", "origin",
+                 "squeezed")
+
+    def __init__(self, array_aval, block_shape, memory_space, index_map, origin,
+                 squeezed=None):
+        self.array_aval = array_aval
+        self.block_shape = tuple(block_shape)  # a squeezed dimension counts 1 here
+        self.squeezed = tuple(squeezed) if squeezed is not None else \
+            (False,) * len(self.block_shape)  # those the kernel's ref does not have
+        self.memory_space = memory_space
+        self.index_map = index_map
+        self.origin = origin  # e.g. "inputs[0]", for messages
+
+    def __repr__(self):
+        return (f"BlockMapping({self.origin}, block_shape={self.block_shape}, "
+                f"memory_space={self.memory_space})")
+
+
+class KernelSpec:
+    """Everything a compiled ``pallas_call`` carries. Two are equal when they describe the
+    same kernel (the printed jaxprs, blocks, grid and parameters), so that calling the same
+    ``pallas_call`` eagerly again reuses its compiled executable."""
+
+    __slots__ = ("name", "jaxpr", "grid", "in_blocks", "out_blocks", "num_scalar_prefetch",
+                 "prefetch_avals", "scratch_avals", "dimension_semantics",
+                 "vmem_limit_bytes", "compiler_params", "source", "_key", "__weakref__")
+
+    def __init__(self, *, name, jaxpr, grid, in_blocks, out_blocks, num_scalar_prefetch,
+                 prefetch_avals, scratch_avals, dimension_semantics, vmem_limit_bytes,
+                 compiler_params, source):
+        self.name = name
+        self.jaxpr = jaxpr
+        self.grid = tuple(grid)
+        self.in_blocks = tuple(in_blocks)
+        self.out_blocks = tuple(out_blocks)
+        self.num_scalar_prefetch = num_scalar_prefetch
+        self.prefetch_avals = tuple(prefetch_avals)
+        self.scratch_avals = tuple(scratch_avals)  # (memory space, aval) pairs
+        self.dimension_semantics = dimension_semantics
+        self.vmem_limit_bytes = vmem_limit_bytes
+        self.compiler_params = compiler_params
+        self.source = source  # the user's line that made the call, for messages
+        self._key = None
+
+    def key(self):
+        if self._key is None:
+            blocks = tuple((str(b.array_aval), b.block_shape, b.memory_space, b.squeezed,
+                            str(b.index_map)) for b in (*self.in_blocks, *self.out_blocks))
+            self._key = (self.name, str(self.jaxpr), self.grid, blocks,
+                         self.num_scalar_prefetch, tuple(map(str, self.prefetch_avals)),
+                         tuple((sp, str(a)) for sp, a in self.scratch_avals),
+                         self.dimension_semantics, self.vmem_limit_bytes,
+                         repr(self.compiler_params), len(self.in_blocks))
+        return self._key
+
+    def __eq__(self, other):
+        return self is other or (type(other) is KernelSpec and self.key() == other.key())
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __repr__(self):
+        return f"KernelSpec({self.name}, grid={self.grid})"
+
+
+def _pallas_call_typing(*avals_in, kernel, out_avals, input_output_aliases, **_):
+    return [ShapedArray(a.shape, a.dtype) for a in out_avals]
+
+
+def_typing(pallas_call_p, _pallas_call_typing)

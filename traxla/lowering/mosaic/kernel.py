@@ -1,0 +1,333 @@
+"""A Pallas kernel's jaxpr -> a Mosaic module (the layout JAX's Pallas TPU lowering gives
+it), and the rule registry the kernel's equations lower through.
+
+The module holds the kernel as a ``func.func`` named after it: its arguments are the grid
+indices (``i32``), then a memref per scalar-prefetch operand (SMEM), per input and output
+block (VMEM unless the block spec says otherwise) and per scratch buffer; its attributes
+are the grid (``iteration_bounds``), ``dimension_semantics``, ``scalar_prefetch``,
+``scratch_operands``, ``tpu.core_type`` and, per operand, a ``window_params`` entry naming
+the function (``transform_<i>``) that maps the grid indices to the block's indices and the
+block's shape (``window_bounds``). A kernel without a grid has neither.
+
+Rules: ``rules[primitive name](ctx, *operands, **params)`` returns the result values. An
+operand is an ``ir.Value`` or, for a literal, a :class:`Lit` the rule materializes where
+and as it needs (JAX's rules do the same, so the ops match JAX's). A primitive without a
+rule, or a rule that refuses an equation, raises :class:`MosaicLoweringError` naming the
+kernel, the primitive and the user's source line."""
+from __future__ import annotations
+
+import numpy as np
+
+from traxla.ir import dtypes
+from traxla.ir.jaxpr import Literal
+from traxla.lowering.mosaic.dialects import arith, func, ir, memory_space, tpu
+
+rules: dict = {}
+
+
+def register(*names):
+    def deco(rule):
+        for name in names:
+            rules[name] = rule
+        return rule
+    return deco
+
+
+class MosaicLoweringError(ValueError):
+    """A kernel Mosaic cannot compile: names the kernel, the operation and the source. (An
+    operation traxla has no Mosaic rule for raises ``NotImplementedError``, worded alike.)"""
+
+
+class MosaicUnimplementedError(NotImplementedError):
+    """A kernel operation traxla's Mosaic lowering does not implement (same wording)."""
+
+
+class Lit:
+    """A literal operand: its value and aval, materialized by the rule that uses it."""
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+
+def element_type(dtype) -> ir.Type:
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return ir.F32Type.get()
+    if dtype == dtypes.bfloat16:
+        return ir.BF16Type.get()
+    if dtype == np.float16:
+        return ir.F16Type.get()
+    if dtype == np.bool_:
+        return ir.IntegerType.get_signless(1)
+    if np.issubdtype(dtype, np.integer):
+        return ir.IntegerType.get_signless(dtype.itemsize * 8)
+    raise NotImplementedError(f"Mosaic kernels have no values of type {dtype}")
+
+
+def value_type(aval) -> ir.Type:
+    """A scalar's element type, an array's vector type."""
+    if not aval.shape:
+        return element_type(aval.dtype)
+    return ir.VectorType.get(list(aval.shape), element_type(aval.dtype))
+
+
+def memref_type(shape, dtype, space) -> ir.Type:
+    return ir.MemRefType.get(list(shape), element_type(dtype),
+                             memory_space=memory_space(space))
+
+
+def constant(x, mlir_type) -> ir.Value:
+    """A scalar ``arith.constant`` of ``mlir_type`` (JAX's ``ir_constant``)."""
+    if isinstance(mlir_type, (ir.IndexType, ir.IntegerType)):
+        attr = ir.IntegerAttr.get(mlir_type, int(x))
+    else:
+        attr = ir.FloatAttr.get(mlir_type, float(x))
+    return arith.ConstantOp(mlir_type, attr).result
+
+
+def ensure_value(x, aval=None) -> ir.Value:
+    if isinstance(x, Lit):
+        return constant(x.val, element_type((aval or x.aval).dtype))
+    return x
+
+
+class KernelContext:
+    """What a rule sees: the kernel (name, grid), the equation, its avals, and ``emit``
+    to lower a nested jaxpr at the current insertion point."""
+
+    def __init__(self, kernel_name, grid, grid_args):
+        self.kernel_name = kernel_name
+        self.grid = grid
+        self.grid_args = grid_args
+        self.eqn = None
+        self.used = set()  # the variables the jaxpr being lowered reads
+        self.squeezed = []  # (memref value, which of its dimensions the kernel's ref lacks)
+
+    def squeezed_dims(self, ref):
+        for value, mask in self.squeezed:
+            if value == ref:
+                return mask
+        return None
+
+    @property
+    def avals_in(self):
+        return [v.aval for v in self.eqn.invars]
+
+    @property
+    def avals_out(self):
+        return [v.aval for v in self.eqn.outvars]
+
+    def emit(self, jaxpr, args):
+        return lower_jaxpr(self, jaxpr, args)
+
+
+def _where(eqn) -> str:
+    info = getattr(eqn, "source_info", None)
+    if info is None:
+        return "an unknown source line"
+    summary = getattr(info, "summary", None)
+    return summary() if summary else str(info)
+
+
+def _location(eqn) -> ir.Location:
+    info = getattr(eqn, "source_info", None)
+    try:
+        file, line = info.file, info.line
+    except AttributeError:
+        return ir.Location.unknown()
+    if file is None or line is None:
+        return ir.Location.unknown()
+    return ir.Location.name(eqn.primitive.name,
+                            childLoc=ir.Location.file(file, line, info.column or 0))
+
+
+def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
+    """Lowers ``jaxpr``'s equations at the current insertion point; its outputs."""
+    env = dict(zip(jaxpr.invars, args))
+
+    def read(atom):
+        if isinstance(atom, Literal):
+            return Lit(atom.val, atom.aval)
+        return env[atom]
+
+    scopes: list = []  # the named scopes open (tpu.trace_start), as JAX's jaxpr_subcomp
+    outer, outer_used = ctx.eqn, ctx.used
+    ctx.used = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
+    ctx.used.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        rule = rules.get(name)
+        if rule is None:
+            raise MosaicUnimplementedError(
+                f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
+                f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
+        ctx.eqn = eqn
+        scopes = _enter_scopes(scopes, [str(n) for n in getattr(
+            eqn.source_info, "name_stack", None) or ()])
+        try:
+            with _location(eqn):  # Mosaic's own errors (on the chip) name the user's line
+                outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
+        except (MosaicLoweringError, MosaicUnimplementedError):
+            raise
+        except (NotImplementedError, ValueError, TypeError) as e:
+            kind = MosaicUnimplementedError if isinstance(e, NotImplementedError) else \
+                MosaicLoweringError
+            raise kind(
+                f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
+                f"`{name}` at {_where(eqn)}: {e}") from e
+        finally:
+            ctx.eqn = outer
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, o in zip(eqn.outvars, outs):
+            env[v] = o
+    ctx.used = outer_used
+    _enter_scopes(scopes, [])
+    return [ensure_value(read(v)) for v in jaxpr.outvars]
+
+
+def _enter_scopes(current: list, wanted: list) -> list:
+    """Closes the scopes of ``current`` that ``wanted`` leaves (``tpu.trace_stop``) and
+    opens its new ones (``tpu.trace_start``, level 10); returns ``wanted``."""
+    common = 0
+    for old, new in zip(current, wanted):
+        if old != new:
+            break
+        common += 1
+    for _ in current[common:]:
+        tpu.trace_stop()
+    for name in wanted[common:]:
+        tpu.trace_start(message=name, level=10)
+    return wanted
+
+
+# -- the module ------------------------------------------------------------------------
+
+def _space_of(space) -> str:
+    return {None: "vmem", "vmem": "vmem", "smem": "smem", "any": "any",
+            "hbm": "hbm", "semaphore_mem": "semaphore_mem"}[space]
+
+
+def _semantics_attr(semantics) -> ir.Attribute:
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#tpu.dimension_semantics<{s}>")
+                             for s in semantics])
+
+
+# The TPU's VMEM: 128 MiB on v4, v5e, v5p and v6e (a kernel's blocks, double-buffered,
+# and its scratch must fit in what the compiler parameters allow, at most this).
+VMEM_BYTES = 128 * 1024 * 1024
+
+
+def check_blocks(spec) -> None:
+    """JAX's ``_check_block_mappings`` (block shapes the TPU can tile) and a VMEM budget:
+    a ``ValueError`` naming the kernel, the operand and the call's source line."""
+    where = f"pallas_call of `{spec.name}` at {spec.source}"
+    total = 0
+    for block in (*spec.in_blocks, *spec.out_blocks):
+        shape, bshape = tuple(block.array_aval.shape), block.block_shape
+        dtype = np.dtype(block.array_aval.dtype)
+        details = (f" Block spec for {block.origin} in {where} has block shape {bshape}, "
+                   f"array shape {shape}, in memory space {block.memory_space}.")
+        if block.memory_space == "smem" and bshape == shape:
+            continue
+        if block.memory_space == "any":
+            if bshape != shape:
+                raise ValueError("The Pallas TPU lowering currently supports in memory space "
+                                 "ANY only blocks having the same block shape as the array "
+                                 "shape and a trivial index_map (returning all 0s)." + details)
+            continue
+        if not bshape:
+            raise ValueError("The Pallas TPU lowering currently supports only blocks of "
+                             "rank >= 1." + details)
+        bs0, as0 = bshape[-1], shape[-1]
+        if len(bshape) >= 2:
+            bs1, as1 = bshape[-2], shape[-2]
+            if not ((bs0 == as0 or bs0 % 128 == 0) and (bs1 == as1 or bs1 % 8 == 0)):
+                raise ValueError(
+                    "The Pallas TPU lowering currently requires that the last two dimensions "
+                    "of your block shape are divisible by 8 and 128 respectively, or be equal "
+                    "to the respective dimensions of the overall array." + details)
+        else:
+            bits = 32 if dtype == np.bool_ else dtype.itemsize * 8
+            min_tiling = 128 * (32 // bits)
+            if not (bs0 == as0 or bs0 % 1024 == 0
+                    or (bs0 >= min_tiling and bs0 & (bs0 - 1) == 0)):
+                raise ValueError(
+                    "The Pallas TPU lowering currently requires that rank 1 block shapes, "
+                    "either 1) the first (and only) dimension of the block shape is equal to "
+                    "the first (and only) dimension of the array shape, or 2) the first (and "
+                    "only) dimension of the block shape is a multiple of 1024, or 3) the "
+                    "first (and only) dimension of the block shape is a power of 2 and at "
+                    f"least the tiling size ({min_tiling} = 128 * (32 // {bits})) of the "
+                    "array shape." + details)
+        total += 2 * int(np.prod(bshape)) * dtype.itemsize  # double-buffered
+    for space, aval in spec.scratch_avals:
+        if space == "vmem":
+            total += int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
+    budget = spec.vmem_limit_bytes if spec.vmem_limit_bytes is not None else VMEM_BYTES
+    if total > budget:
+        raise ValueError(
+            f"{where}: its blocks (double-buffered) and VMEM scratch need {total} bytes of "
+            f"VMEM, over the budget of {budget} bytes"
+            + (" (CompilerParams.vmem_limit_bytes)" if spec.vmem_limit_bytes is not None
+               else " (the TPU's VMEM)") + "; use smaller blocks.")
+
+
+def build_module(spec) -> ir.Module:
+    """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
+    check_blocks(spec)
+    from traxla.lowering.mosaic import control_flow, rules  # noqa: F401  (register the rules)
+    i32 = ir.IntegerType.get_signless(32)
+    i64 = ir.IntegerType.get_signless(64)
+    grid = spec.grid
+    prefetch_types = [memref_type(a.shape, a.dtype, "smem") for a in spec.prefetch_avals]
+    blocks = [*spec.in_blocks, *spec.out_blocks]
+    block_types = [memref_type(b.block_shape, b.array_aval.dtype, _space_of(b.memory_space))
+                   for b in blocks]
+    scratch_types = [memref_type(a.shape, a.dtype, _space_of(space))
+                     for space, a in spec.scratch_avals]
+    arg_types = [i32] * len(grid) + prefetch_types + block_types + scratch_types
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        main = func.FuncOp(spec.name, ir.FunctionType.get(arg_types, []))
+        entry = main.add_entry_block()
+        with ir.InsertionPoint(entry):
+            args = list(entry.arguments)
+            ctx = KernelContext(spec.name, grid, args[:len(grid)])
+            first = len(grid) + len(prefetch_types)
+            ctx.squeezed = [(args[first + i], b.squeezed) for i, b in enumerate(blocks)
+                            if any(b.squeezed)]
+            lower_jaxpr(ctx, spec.jaxpr.jaxpr, args)
+            func.ReturnOp([])
+        main.attributes["dimension_semantics"] = _semantics_attr(spec.dimension_semantics)
+        main.attributes["scalar_prefetch"] = ir.IntegerAttr.get(i64, spec.num_scalar_prefetch)
+        main.attributes["scratch_operands"] = ir.IntegerAttr.get(i64, len(spec.scratch_avals))
+        main.attributes["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
+        if grid:
+            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            windows = []
+            for i, block in enumerate(blocks):
+                if block.memory_space == "any":
+                    windows.append(ir.DictAttr.get({}))
+                    continue
+                name = f"transform_{i}"
+                _transform_function(name, spec, block, i32, prefetch_types)
+                windows.append(ir.DictAttr.get({
+                    "transform_indices": ir.FlatSymbolRefAttr.get(name),
+                    "window_bounds": ir.DenseI64ArrayAttr.get(list(block.block_shape))}))
+            main.attributes["window_params"] = ir.ArrayAttr.get(windows)
+    return module
+
+
+def _transform_function(name, spec, block, i32, prefetch_types):
+    jaxpr = block.index_map.jaxpr
+    fn = func.FuncOp(name, ir.FunctionType.get(
+        [i32] * len(spec.grid) + prefetch_types, [i32] * len(jaxpr.outvars)))
+    entry = fn.add_entry_block()
+    with ir.InsertionPoint(entry):
+        ctx = KernelContext(spec.name, spec.grid, list(entry.arguments)[:len(spec.grid)])
+        outs = lower_jaxpr(ctx, jaxpr, list(entry.arguments))
+        constant(0, i32)  # JAX's transform functions all hold this one (unused) constant
+        func.ReturnOp(outs)

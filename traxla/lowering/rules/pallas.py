@@ -1,0 +1,84 @@
+"""Lowering of ``pallas_call`` (a Pallas kernel compiled for a TPU) to one
+``stablehlo.custom_call @tpu_custom_call``, built as JAX 0.10.2 builds it: the kernel's
+Mosaic module (``traxla.lowering.mosaic``), verified, serialized with the Mosaic serde
+pass and base64-encoded into the backend config, with the compiler parameters beside it;
+``kernel_name``, row-major operand and result layouts, the aliases of
+``input_output_aliases``. In a module for the CPU the equation raises JAX's error (only
+interpret mode runs there); on a GPU, Triton and Mosaic GPU are not implemented."""
+from __future__ import annotations
+
+import base64
+
+from traxla.ir.rules.pallas import pallas_call_p
+from traxla.lowering.mlir import aval_type, ir
+from traxla.lowering.registry import mark_platform_sensitive, register_lowering
+from traxla.lowering.rules.ffi import custom_call
+
+
+def _row_major(aval):
+    return tuple(range(len(aval.shape) - 1, -1, -1))
+
+
+def backend_config(body: bytes, spec) -> str:
+    """The ``tpu_custom_call`` backend config (JAX's ``CustomCallBackendConfig.to_json``,
+    for the fields a TensorCore kernel sets)."""
+    params = spec.compiler_params
+    parts = ['{"custom_call_config": {"body": "', base64.b64encode(body).decode("ascii"), '"']
+    if params is not None and getattr(params, "allow_input_fusion", None) is not None:
+        parts.append(', "serialization_format": 1, "needs_layout_passes": true')
+        parts.append(', "allow_input_fusion": [' + ",".join(
+            "true" if v else "false" for v in params.allow_input_fusion) + "]")
+    else:
+        parts.append(', "serialization_format": 1, "needs_layout_passes": true')
+    if params is not None and getattr(params, "internal_scratch_in_bytes", None) is not None:
+        parts.append(f', "internal_scratch_in_bytes": {int(params.internal_scratch_in_bytes)}')
+    for flag in ("disable_bounds_checks", "disable_semaphore_checks", "skip_device_barrier"):
+        if params is not None and getattr(params, flag, False):
+            parts.append(f', "{flag}": true')
+    parts.append("}")
+    if spec.vmem_limit_bytes is not None:
+        parts.append(', "scoped_memory_configs": [{"memory_space":1, "offset": 0, "size": '
+                     f'{int(spec.vmem_limit_bytes)}}}]')
+    parts.append("}")
+    return "".join(parts)
+
+
+def mosaic_body(spec) -> bytes:
+    """The kernel's Mosaic module, verified and serialized."""
+    from traxla.lowering.mosaic import dialects
+    from traxla.lowering.mosaic.kernel import MosaicLoweringError, build_module
+    with dialects.context(), dialects.ir.Location.unknown():
+        module = build_module(spec)
+        try:
+            module.operation.verify()
+        except dialects.ir.MLIRError as e:
+            raise MosaicLoweringError(
+                f"Pallas kernel `{spec.name}` (called at {spec.source}): the Mosaic module "
+                f"traxla built does not verify: {e}") from None
+        return dialects.serialize(module)
+
+
+def _pallas_call_lowering(ctx, *operands, kernel, out_avals, input_output_aliases, **_):
+    platform = ctx.module.platform
+    if platform == "cpu":
+        raise ValueError("Only interpret mode is supported on CPU backend.")
+    if platform != "tpu":
+        raise NotImplementedError(
+            f"traxla does not compile Pallas kernels for the {platform} backend (Triton, "
+            "Mosaic GPU); pass interpret=True to run the kernel as traxla operations")
+    body = mosaic_body(kernel)
+    op = custom_call(
+        "tpu_custom_call", result_types=[aval_type(a) for a in ctx.avals_out],
+        operands=list(operands), backend_config=backend_config(body, kernel),
+        api_version=1, has_side_effect=False,
+        operand_output_aliases=dict(input_output_aliases),
+        operand_layouts=[_row_major(a) for a in ctx.avals_in],
+        result_layouts=[_row_major(a) for a in ctx.avals_out])
+    op.operation.attributes["kernel_name"] = ir.StringAttr.get(kernel.name)
+    op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+        {"kernel_metadata": ir.StringAttr.get("{}")})
+    return list(op.results)
+
+
+register_lowering(pallas_call_p, _pallas_call_lowering)
+mark_platform_sensitive(pallas_call_p)
