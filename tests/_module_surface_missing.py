@@ -97,87 +97,19 @@ OUT_OF_SCOPE = {
 
 # Modules that do not import under the drop-in, with the reason.
 MISSING_MODULES = {
-    "jax.cloud_tpu_init": "not built",
-    "jax.collect_profile": "not built",
-    "jax.experimental.array_serialization.pytree_serialization": "not built",
-    "jax.experimental.array_serialization.pytree_serialization_utils": "not built",
-    "jax.experimental.array_serialization.tensorstore_impl": "not built",
-    "jax.experimental.buffer_callback": "not built",
-    "jax.experimental.colocated_python.func_backend": "not built",
-    "jax.experimental.colocated_python.obj": "not built",
-    "jax.experimental.colocated_python.obj_backend": "not built",
-    "jax.experimental.compute_on": "not built",
-    "jax.experimental.control_deps": "not built",
-    "jax.experimental.custom_partitioning": "not built",
-    "jax.experimental.fused": "not built",
-    "jax.experimental.jax2tf": "not built",
-    "jax.experimental.jax2tf.call_tf": "not built",
-    "jax.experimental.jax2tf.jax2tf": "not built",
-    "jax.experimental.key_reuse": "not built",
-    "jax.experimental.key_reuse._core": "not built",
-    "jax.experimental.mosaic": "not built",
-    "jax.experimental.mosaic.dialects": "not built",
-    "jax.experimental.mosaic.gpu": "not built",
-    "jax.experimental.mosaic.gpu.constraints": "not built",
-    "jax.experimental.mosaic.gpu.core": "not built",
-    "jax.experimental.mosaic.gpu.dialect_lowering": "not built",
-    "jax.experimental.mosaic.gpu.fragmented_array": "not built",
-    "jax.experimental.mosaic.gpu.inference_utils": "not built",
-    "jax.experimental.mosaic.gpu.launch_context": "not built",
-    "jax.experimental.mosaic.gpu.layout_inference": "not built",
-    "jax.experimental.mosaic.gpu.layouts": "not built",
-    "jax.experimental.mosaic.gpu.mma": "not built",
-    "jax.experimental.mosaic.gpu.mma_utils": "not built",
-    "jax.experimental.mosaic.gpu.profiler": "not built",
-    "jax.experimental.mosaic.gpu.tcgen05": "not built",
-    "jax.experimental.mosaic.gpu.utils": "not built",
-    "jax.experimental.mosaic.gpu.wgmma": "not built",
-    "jax.experimental.profiler": "not built",
-    "jax.experimental.random": "not built",
-    "jax.experimental.rnn": "not built",
-    "jax.experimental.roofline": "not built",
-    "jax.experimental.roofline.roofline": "not built",
-    "jax.experimental.roofline.rooflines": "not built",
-    "jax.experimental.scheduling_groups": "not built",
-    "jax.experimental.serialize_executable": "not built",
-    "jax.experimental.shard_alike": "not built",
-    "jax.experimental.source_mapper": "not built",
-    "jax.experimental.source_mapper.common": "not built",
-    "jax.experimental.source_mapper.generate_map": "not built",
-    "jax.experimental.source_mapper.hlo": "not built",
-    "jax.experimental.source_mapper.jaxpr": "not built",
-    "jax.experimental.source_mapper.mlir": "not built",
-    "jax.experimental.sparse._lowerings": "not built",
-    "jax.experimental.sparse.coo": "not built",
-    "jax.experimental.sparse.csr": "not built",
-    "jax.experimental.sparse.linalg": "not built",
-    "jax.experimental.sparse.random": "not built",
-    "jax.experimental.sparse.test_util": "not built",
-    "jax.experimental.topologies": "not built",
-    "jax.experimental.transfer": "not built",
-    "jax.experimental.xla_metadata": "not built",
-    "jax.interpreters.xla": "not built",
-    "jax.tools": "not built",
-    "jax.tools.jax_to_ir": "not built",
-    "jax.tools.pgo_nsys_converter": "not built",
 }
 
 # Names missing from a module that imports (name:kind when present with another kind).
 MISSING_NAMES = {
     "jax": (
-            "array_garbage_collection_guard auto_pcast cloud_tpu_init default_prng_impl ds memory "
-            "remove_size_one_mesh_axis_from_type smap thread_guard tools ").split(),
+            "array_garbage_collection_guard auto_pcast default_prng_impl ds memory "
+            "remove_size_one_mesh_axis_from_type smap thread_guard ").split(),
     "jax.api_util": "argnums_partial donation_vector flatten_axes rebase_donate_argnums".split(),
     "jax.core": "Atom:constant ParamDict:class".split(),
     "jax.custom_derivatives": "remat_opt_p".split(),
     "jax.example_libraries.optimizers": "jax:constant".split(),
-    "jax.experimental": (
-            "EArray buffer_callback compute_on control_deps custom_partitioning fused key_reuse "
-            "mosaic primal_tangent_dtype profiler random rnn roofline scheduling_groups "
-            "serialize_executable shard_alike source_mapper topologies transfer xla_metadata ").split(),
-    "jax.experimental.array_serialization": "pytree_serialization_utils".split(),
+    "jax.experimental": "EArray primal_tangent_dtype".split(),
     "jax.experimental.checkify": "ErrorCategory:class".split(),
-    "jax.experimental.colocated_python": "func_backend obj obj_backend".split(),
     "jax.experimental.colocated_python.api": "Any Callable Sequence api_util collections jax make_callable overload util wrap_class".split(),
     "jax.experimental.colocated_python.func": (
             "Any Callable FunctionInfo Sequence ShapeDtypeStructTree Specialization api api_boundary "
@@ -190,21 +122,23 @@ MISSING_NAMES = {
             "ad_util call_param_updaters core dispatch jet_fun jet_subtrace lax_internal lu pe pjit "
             "sharding_impls traceable weakref_lru_cache ").split(),
     "jax.experimental.mesh_utils": "device_kind_handler_dict".split(),
+    "jax.experimental.mosaic.gpu": "mma:module wgmma:module".split(),
     "jax.experimental.multihost_utils": (
             "P ad array batching core distributed global_array_to_host_local_array_impl "
             "gtl_abstract_eval host_local_array_to_global_array_impl jax jnp lru_cache "
             "ltg_abstract_eval ltg_batcher mlir partial pjit_lib prng pxla safe_zip sharding_impls "
             "xla_bridge xla_client ").split(),
     "jax.experimental.ode": "core custom_derivatives jax".split(),
+    "jax.experimental.roofline": "roofline:module".split(),
     "jax.experimental.shard_map": "jshmap traceback_util".split(),
     "jax.experimental.sparse": (
             "COO CSC CSR SparseTracer bcoo_conv_general_dilated bcoo_dot_general_p "
             "bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p bcoo_sort_indices_p "
             "bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose_p "
-            "bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p bcsr_todense_p coo coo_fromdense "
+            "bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p bcsr_todense_p coo_fromdense "
             "coo_fromdense_p coo_matmat coo_matmat_p coo_matvec coo_matvec_p coo_todense "
-            "coo_todense_p csr csr_fromdense csr_fromdense_p csr_matmat csr_matmat_p csr_matvec "
-            "csr_matvec_p csr_todense csr_todense_p linalg random random_bcoo test_util todense_p ").split(),
+            "coo_todense_p csr_fromdense csr_fromdense_p csr_matmat csr_matmat_p csr_matvec "
+            "csr_matvec_p csr_todense csr_todense_p random_bcoo todense_p ").split(),
     "jax.experimental.sparse._base": "Array Sequence core jax np util".split(),
     "jax.experimental.sparse.ad": "Any Callable Sequence api_boundary core jax safe_zip split_list tree_util wraps".split(),
     "jax.experimental.sparse.api": (
@@ -234,7 +168,7 @@ MISSING_NAMES = {
             "safe_map safe_zip sharding_impls sparse sparse_rules_bcsr sparsify_fun sparsify_subtrace "
             "split_list tree_util ").split(),
     "jax.experimental.sparse.util": "Array DotDimensionNumbers Shape:class core flatten_axes jax safe_zip tree_util".split(),
-    "jax.interpreters": "os traceback_util xla".split(),
+    "jax.interpreters": "os traceback_util".split(),
     "jax.interpreters.ad": (
             "add_jaxvals add_jaxvals_p add_tangents defbilinear defjvp2 deflinear deflinear2 "
             "get_primitive_transpose jvp linearize zeros_like_aval ").split(),

@@ -107,3 +107,20 @@ def test_counts(surface):
 
 def test_private_paths_import(surface):
     assert not surface["private"], surface["private"]
+
+
+def test_unsupported_capability_raises_on_use_not_on_import():
+    """A module of a capability traxla lacks imports; using its names raises
+    NotImplementedError naming the capability (never a made-up result)."""
+    import importlib
+    jax2tf = importlib.import_module("traxla.experimental.jax2tf")
+    mgpu = importlib.import_module("traxla.experimental.mosaic.gpu")
+    uses = [lambda: jax2tf.convert(abs), lambda: jax2tf.PolyShape("b"),
+            lambda: mgpu.WGMMA_LAYOUT.vector_length, lambda: mgpu.dialect.AsyncLoadOp,
+            lambda: mgpu.as_gpu_kernel(abs, (1, 1, 1), (128, 1, 1), (), (), ())]
+    for use in uses:
+        with pytest.raises(NotImplementedError, match="not supported by traxla: it needs "
+                                                      "(jax2tf|Mosaic GPU)"):
+            use()
+    assert isinstance(jax2tf.PolyShape, type) and callable(mgpu.as_gpu_kernel)
+    assert repr(mgpu.WGMMA_LAYOUT).startswith("<traxla.experimental.mosaic.gpu.WGMMA_LAYOUT")
