@@ -124,3 +124,25 @@ def test_unsupported_capability_raises_on_use_not_on_import():
             use()
     assert isinstance(jax2tf.PolyShape, type) and callable(mgpu.as_gpu_kernel)
     assert repr(mgpu.WGMMA_LAYOUT).startswith("<traxla.experimental.mosaic.gpu.WGMMA_LAYOUT")
+
+
+def test_default_registry_as_jax():
+    import collections
+
+    import jax
+
+    import traxla
+    tree = {"b": (1, [2.0, None]), "a": collections.OrderedDict(x=3)}
+    for name in ("flatten", "flatten_with_path", "flatten_one_level",
+                 "flatten_one_level_with_keys"):
+        ours = getattr(traxla.tree_util.default_registry, name)(tree)
+        theirs = getattr(jax.tree_util.default_registry, name)(tree)
+        assert repr(ours) == repr(theirs), name
+    assert traxla.tree_util.default_registry.flatten_one_level(1.0) is None
+
+    class Node:
+        def __init__(self, a):
+            self.a = a
+    traxla.tree_util.default_registry.register_node(Node, lambda n: ((n.a,), None),
+                                                    lambda _, c: Node(*c))
+    assert traxla.tree_util.tree_leaves([Node(5)]) == [5]

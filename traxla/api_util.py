@@ -279,3 +279,15 @@ def shaped_abstractify(x):
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
         return ShapedArray(tuple(x.shape), x.dtype, getattr(x, "weak_type", False))
     return concrete_aval(x)
+
+
+def rebase_donate_argnums(donate_argnums, static_argnums) -> tuple[int, ...]:
+    """``donate_argnums`` counted among the non-static arguments only (sorted, unique):
+    ``rebase_donate_argnums((3, 4), (0, 1)) == (1, 2)``. An argument both static and
+    donated is a ValueError, as JAX's."""
+    static = sorted(set(static_argnums))
+    donate = sorted(set(donate_argnums))
+    if set(static) & set(donate):
+        raise ValueError(f"`static_argnums` {static} and `donate_argnums` {donate} cannot "
+                         "intersect.")
+    return tuple(d - sum(1 for s in static if s < d) for d in donate)

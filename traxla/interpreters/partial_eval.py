@@ -8,6 +8,8 @@ whose operands are all known, in the caller's trace; the returned jaxpr computes
 outputs. ``trace_to_jaxpr_dynamic`` stages a wrapped function on avals."""
 from __future__ import annotations
 
+import typing
+
 from traxla.autodiff.partial_eval import dce_closed
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
@@ -112,6 +114,8 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False):
             else list(instantiate))
     return _dce_jaxpr(jaxpr, list(used_outputs), inst)
 
+
+Val = typing.Any
 
 __all__ = ["PartialVal", "JaxprTracer", "DynamicJaxprTracer", "trace_to_jaxpr_nounits",
            "trace_to_jaxpr_dynamic", "dce_jaxpr"]

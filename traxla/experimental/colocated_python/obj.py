@@ -1,7 +1,6 @@
-"""``jax.experimental.colocated_python.obj``: not supported by traxla, which does not have
-colocated Python objects on IFRT backends (jax.experimental.colocated_python). The module
-imports and its names exist with JAX's kinds; using one raises NotImplementedError naming the
-capability."""
+"""``jax.experimental.colocated_python.obj``: JAX's IFRT machinery behind colocated Python. traxla runs
+``colocated_python`` and ``colocated_python_class`` through its own ``api`` module, so
+this module's names exist with JAX's kinds, and using one raises NotImplementedError."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,8 +16,10 @@ import traxla.experimental.colocated_python.func as func
 
 from traxla.base.unsupported import fill as _fill
 
-_CAPABILITY = 'colocated Python objects on IFRT backends (jax.experimental.colocated_python)'
+_CAPABILITY = "JAX's IFRT internals of colocated Python"
 _fill(globals(), _CAPABILITY,
-    functions='api_boundary register_cache wrap_class',
+    functions="api_boundary register_cache wrap_class",
     constants='SINGLETON_INSTANCE_REGISTRY',
-    modules='obj_backend')
+    )
+
+from traxla.experimental.colocated_python import obj_backend  # noqa: E402,F401
