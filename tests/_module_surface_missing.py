@@ -129,43 +129,8 @@ MISSING_NAMES = {
     "jax.experimental.ode": "core custom_derivatives jax".split(),
     "jax.experimental.roofline": "roofline:module".split(),
     "jax.experimental.shard_map": "jshmap traceback_util".split(),
-    "jax.experimental.sparse": (
-            "COO CSC CSR SparseTracer bcoo_conv_general_dilated bcoo_dot_general_p "
-            "bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p bcoo_sort_indices_p "
-            "bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose_p "
-            "bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p bcsr_todense_p coo_fromdense "
-            "coo_fromdense_p coo_matmat coo_matmat_p coo_matvec coo_matvec_p coo_todense "
-            "coo_todense_p csr_fromdense csr_fromdense_p csr_matmat csr_matmat_p csr_matvec "
-            "csr_matvec_p csr_todense csr_todense_p random_bcoo todense_p ").split(),
-    "jax.experimental.sparse._base": "Array Sequence core jax np util".split(),
-    "jax.experimental.sparse.ad": "Any Callable Sequence api_boundary core jax safe_zip split_list tree_util wraps".split(),
-    "jax.experimental.sparse.api": (
-            "Array COO CSC CSR DTypeLike Sequence ad batching core dtypes jax mlir operator partial "
-            "todense_p tree_util ").split(),
-    "jax.experimental.sparse.bcoo": (
-            "Any Array ArrayLike Buffer CUSPARSE_DATA_DTYPES CUSPARSE_INDEX_DTYPES "
-            "CuSparseEfficiencyWarning DTypeLike DotDimensionNumbers GatherDimensionNumbers "
-            "GatherScatterMode JAXSparse Protocol Sequence Shape SparseEfficiencyError "
-            "SparseEfficiencyWarning SparseInfo ad api_util batching bcoo_broadcast_in_dim "
-            "bcoo_concatenate bcoo_conv_general_dilated bcoo_dot_general bcoo_dot_general_p "
-            "bcoo_dot_general_sampled bcoo_dot_general_sampled_p bcoo_dynamic_slice bcoo_extract_p "
-            "bcoo_fromdense_p bcoo_gather bcoo_reshape bcoo_rev bcoo_slice bcoo_sort_indices_p "
-            "bcoo_spdot_general_p bcoo_squeeze bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose_p "
-            "bcoo_update_layout canonicalize_axis config coo_spmm_p coo_spmv_p core dispatch "
-            "functools jax mlir pe ranges_like remaining safe_zip split_list tree_util unzip2 vmap "
-            "warnings ").split(),
-    "jax.experimental.sparse.bcsr": (
-            "Any Array ArrayLike CuSparseEfficiencyWarning DTypeLike DotDimensionNumbers Sequence "
-            "Shape SparseEfficiencyWarning SparseInfo ad api_util batching bcsr_dot_general_p "
-            "bcsr_eliminate_zeros bcsr_extract_p bcsr_fromdense_p bcsr_todense_p config core dispatch "
-            "hlo jax lax mlir operator safe_zip split_list tree_util warnings ").split(),
-    "jax.experimental.sparse.transform": (
-            "Any Array ArrayOrSparse BCSR Callable Sequence SparseTrace SparseTracer api_util "
-            "bcoo_impl bcoo_multiply_dense bcoo_multiply_sparse bcsr_impl config core "
-            "flatten_fun_nokwargs impl jax jnp_indexing lift_jvp lu method pe pjit prim pytree "
-            "safe_map safe_zip sharding_impls sparse sparse_rules_bcsr sparsify_fun sparsify_subtrace "
-            "split_list tree_util ").split(),
-    "jax.experimental.sparse.util": "Array DotDimensionNumbers Shape:class core flatten_axes jax safe_zip tree_util".split(),
+    "jax.experimental.sparse.transform": "method".split(),
+    "jax.experimental.sparse.util": "Shape:class".split(),
     "jax.interpreters.ad": "jvp linearize".split(),
     "jax.interpreters.batching": "defreducer fancy_primitive_batchers".split(),
     "jax.interpreters.partial_eval": (

@@ -53,7 +53,9 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       "traxla.core", "traxla.monitoring", "traxla.as_jax",
       "traxla._src",
       # JAX modules of capabilities traxla does not have (traxla.base.unsupported fills
-      # them): compatibility namespaces, which import the top-level package as ``jax``
+      # them): compatibility namespaces, which import the top-level package as ``jax``;
+      # and jax.experimental.sparse, whose modules carry the names of JAX's (its imports)
+      "traxla.experimental.sparse",
       "traxla.collect_profile",
       "traxla.experimental.array_serialization.pytree_serialization",
       "traxla.experimental.array_serialization.pytree_serialization_utils",
@@ -68,10 +70,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       "traxla.experimental.profiler", "traxla.experimental.random", "traxla.experimental.rnn",
       "traxla.experimental.roofline", "traxla.experimental.scheduling_groups",
       "traxla.experimental.serialize_executable", "traxla.experimental.shard_alike",
-      "traxla.experimental.source_mapper", "traxla.experimental.sparse._lowerings",
-      "traxla.experimental.sparse.coo", "traxla.experimental.sparse.csr",
-      "traxla.experimental.sparse.linalg", "traxla.experimental.sparse.random",
-      "traxla.experimental.sparse.test_util", "traxla.experimental.topologies",
+      "traxla.experimental.source_mapper", "traxla.experimental.topologies",
       "traxla.experimental.transfer", "traxla.experimental.xla_metadata",
       "traxla.interpreters.xla", "traxla.tools",)),
 ]
