@@ -108,27 +108,11 @@ MISSING_NAMES = {
     "jax.custom_derivatives": "remat_opt_p".split(),
     "jax.example_libraries.optimizers": "jax:constant".split(),
     "jax.experimental": "EArray primal_tangent_dtype".split(),
-    "jax.experimental.colocated_python.api": "Any Callable Sequence api_util collections jax make_callable overload util wrap_class".split(),
-    "jax.experimental.colocated_python.func": (
-            "Any Callable FunctionInfo Sequence ShapeDtypeStructTree Specialization api api_boundary "
-            "dataclasses dtypes func_backend ifrt_programs inspect is_prng_key_dtype jax "
-            "jax_register_backend_cache make_callable physical_sharding pxla random threading util "
-            "uuid weakref wraps xc ").split(),
-    "jax.experimental.colocated_python.serialization": "Any Callable Sequence api base64 cloudpickle jax threading tree_util util xb xc".split(),
+    "jax.experimental.colocated_python.serialization": "cloudpickle".split(),
     "jax.experimental.hijax": "TransformedRef".split(),
-    "jax.experimental.jet": (
-            "ad_util call_param_updaters core dispatch jet_fun jet_subtrace lax_internal lu pe pjit "
-            "sharding_impls traceable weakref_lru_cache ").split(),
     "jax.experimental.mesh_utils": "device_kind_handler_dict".split(),
     "jax.experimental.mosaic.gpu": "mma:module wgmma:module".split(),
-    "jax.experimental.multihost_utils": (
-            "P ad array batching core distributed global_array_to_host_local_array_impl "
-            "gtl_abstract_eval host_local_array_to_global_array_impl jax jnp lru_cache "
-            "ltg_abstract_eval ltg_batcher mlir partial pjit_lib prng pxla safe_zip sharding_impls "
-            "xla_bridge xla_client ").split(),
-    "jax.experimental.ode": "core custom_derivatives jax".split(),
     "jax.experimental.roofline": "roofline:module".split(),
-    "jax.experimental.shard_map": "jshmap traceback_util".split(),
     "jax.experimental.sparse.transform": "method".split(),
     "jax.experimental.sparse.util": "Shape:class".split(),
     "jax.interpreters.ad": "jvp linearize".split(),

@@ -54,8 +54,10 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       "traxla._src",
       # JAX modules of capabilities traxla does not have (traxla.base.unsupported fills
       # them): compatibility namespaces, which import the top-level package as ``jax``;
-      # and jax.experimental.sparse, whose modules carry the names of JAX's (its imports)
-      "traxla.experimental.sparse",
+      # and the experimental namespaces whose modules carry the names of JAX's (its imports)
+      "traxla.experimental.sparse", "traxla.experimental.colocated_python",
+      "traxla.experimental.jet", "traxla.experimental.ode", "traxla.experimental.multihost_utils",
+      "traxla.experimental.shard_map",
       "traxla.collect_profile",
       "traxla.experimental.array_serialization.pytree_serialization",
       "traxla.experimental.array_serialization.pytree_serialization_utils",
