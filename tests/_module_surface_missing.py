@@ -104,22 +104,20 @@ MISSING_NAMES = {
     "jax": (
             "array_garbage_collection_guard auto_pcast default_prng_impl ds memory "
             "remove_size_one_mesh_axis_from_type smap thread_guard ").split(),
-    "jax.api_util": "argnums_partial donation_vector flatten_axes".split(),
+    "jax.api_util": "argnums_partial donation_vector".split(),
     "jax.custom_derivatives": "remat_opt_p".split(),
     "jax.example_libraries.optimizers": "jax:constant".split(),
-    "jax.experimental": "EArray primal_tangent_dtype".split(),
+    "jax.experimental": "primal_tangent_dtype".split(),
     "jax.experimental.colocated_python.serialization": "cloudpickle".split(),
     "jax.experimental.hijax": "TransformedRef".split(),
     "jax.experimental.mesh_utils": "device_kind_handler_dict".split(),
     "jax.experimental.mosaic.gpu": "mma:module wgmma:module".split(),
     "jax.experimental.roofline": "roofline:module".split(),
-    "jax.experimental.sparse.transform": "method".split(),
-    "jax.experimental.sparse.util": "Shape:class".split(),
     "jax.interpreters.ad": "jvp linearize".split(),
     "jax.interpreters.batching": "defreducer fancy_primitive_batchers".split(),
     "jax.interpreters.partial_eval": (
             "custom_partial_eval_rules dce_jaxpr_call_rule dce_jaxpr_closed_call_rule "
-            "dce_jaxpr_consts dce_rules partial_eval_jaxpr_custom_rules ").split(),
+            "partial_eval_jaxpr_custom_rules ").split(),
     "jax.interpreters.pxla": "create_compile_options".split(),
     "jax.sharding": "AbstractDevice ManualAxisType".split(),
 }

@@ -70,3 +70,30 @@ def test_rebase_donate_argnums():
     with pytest.raises(ValueError, match=r"`static_argnums` \[0, 2\] and `donate_argnums` "
                                          r"\[1, 2\] cannot intersect"):
         rebase_donate_argnums((1, 2), (0, 2))
+
+
+@pytest.mark.parametrize("axes,value", [({"a": 0, "b": None}, {"a": 1, "b": (2, 3)}),
+                                        ([0, 1], (1, 2)), ({"a": 0}, {"b": 1}),
+                                        ((0, 1, 2), (1, 2))])
+def test_flatten_axes_as_jax(axes, value):
+    import jax
+    from traxla.api_util import flatten_axes
+
+    def run(fn, tu):
+        try:
+            return fn("in_axes", tu.tree_structure(value), axes, tupled_args=True)
+        except ValueError as e:
+            return str(e)
+    assert run(flatten_axes, __import__("traxla").tree_util) == run(
+        jax.api_util.flatten_axes, jax.tree_util)
+
+
+def test_dce_jaxpr_consts():
+    from traxla.interpreters import partial_eval as pe
+    c, d = np.arange(3.0, dtype=np.float32), np.ones(3, np.float32)
+    j = jax.make_jaxpr(lambda x, y: (x * c, y + d, jnp.sin(x)))(1.0, 2.0).jaxpr
+    new, used_consts, used_inputs = pe.dce_jaxpr_consts(j, [True, False, False])
+    assert (used_consts, used_inputs) == ([True, False], [True, False])  # as JAX's
+    assert (len(new.constvars), len(new.invars)) == (1, 1)
+    new, used_consts, used_inputs = pe.dce_jaxpr_consts(j, [False, False, True], True)
+    assert (used_consts, used_inputs, len(new.eqns)) == ([True, True], [True, True], 1)

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("lowering", "StableHLO emission per primitive, module building and verification",
      ("traxla.lowering",)),
     ("runtime", "PJRT clients, Arrays, compile and caches, eager dispatch, placement",
-     ("traxla.runtime", "traxla.distributed")),
+     ("traxla.runtime", "traxla.distributed", "traxla._src.earray")),
     ("primitives", "functions that bind one primitive (the binding half of lax)",
      ("traxla.primitives",)),
     ("transforms", "autodiff and vmap machinery: traces, rule registries, entry points",

@@ -16,7 +16,7 @@ from traxla.ir.effects import has_effects
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.tracer.staging import DynamicJaxprTracer, trace_to_jaxpr
 from traxla.api_util import shaped_abstractify
-from traxla.autodiff.partial_eval import _dce_jaxpr
+from traxla.autodiff.partial_eval import _dce_jaxpr, _dce_rules as dce_rules  # noqa: F401
 
 JaxprTracer = DynamicJaxprTracer  # traxla stages with one tracer type
 
@@ -115,7 +115,22 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False):
     return _dce_jaxpr(jaxpr, list(used_outputs), inst)
 
 
+def dce_jaxpr_consts(jaxpr: Jaxpr, used_outputs, instantiate=False):
+    """As ``dce_jaxpr``, the constvars counted with the inputs: ``(jaxpr, used constvars,
+    used inputs)``; the used constvars stay constvars (as JAX's)."""
+    nc = len(jaxpr.constvars)
+    flat = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
+                 jaxpr.debug_info)
+    new, used = dce_jaxpr(flat, used_outputs, instantiate)
+    used_consts, used_inputs = used[:nc], used[nc:]
+    k = sum(used_consts)
+    new = Jaxpr(new.invars[:k], new.invars[k:], new.outvars, new.eqns, new.debug_info)
+    return new, used_consts, used_inputs
+
+
+# DCE rules by primitive, ``rule(used_outputs, eqn) -> (used_inputs, new_eqn or None)``:
+# traxla's own table, so a rule set here is the one dce_jaxpr applies (as JAX's).
 Val = typing.Any
 
 __all__ = ["PartialVal", "JaxprTracer", "DynamicJaxprTracer", "trace_to_jaxpr_nounits",
-           "trace_to_jaxpr_dynamic", "dce_jaxpr"]
+           "trace_to_jaxpr_dynamic", "dce_jaxpr", "dce_jaxpr_consts", "dce_rules", "Val"]

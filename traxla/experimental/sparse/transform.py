@@ -530,3 +530,4 @@ _fill(globals(), "JAX's sparse internals (its sparse primitives and their rules;
       classes='SparseTrace SparseTracer',
       constants='prim sparse_rules_bcsr',
       modules='jnp_indexing lu pytree sharding_impls')
+method = "__getitem__"  # JAX's module leaves its last loop variable at module level

@@ -26,7 +26,7 @@ class CuSparseEfficiencyWarning(SparseEfficiencyWarning):
     pass
 
 
-Shape = tuple
+Shape = tuple[int, ...]
 
 
 class SparseInfo(NamedTuple):
