@@ -108,16 +108,10 @@ MISSING_NAMES = {
     "jax.custom_derivatives": "remat_opt_p".split(),
     "jax.example_libraries.optimizers": "jax:constant".split(),
     "jax.experimental": "primal_tangent_dtype".split(),
-    "jax.experimental.colocated_python.serialization": "cloudpickle".split(),
     "jax.experimental.hijax": "TransformedRef".split(),
     "jax.experimental.mesh_utils": "device_kind_handler_dict".split(),
     "jax.experimental.mosaic.gpu": "mma:module wgmma:module".split(),
     "jax.experimental.roofline": "roofline:module".split(),
-    "jax.interpreters.ad": "jvp linearize".split(),
-    "jax.interpreters.batching": "defreducer fancy_primitive_batchers".split(),
-    "jax.interpreters.partial_eval": (
-            "custom_partial_eval_rules dce_jaxpr_call_rule dce_jaxpr_closed_call_rule "
-            "partial_eval_jaxpr_custom_rules ").split(),
     "jax.interpreters.pxla": "create_compile_options".split(),
     "jax.sharding": "AbstractDevice ManualAxisType".split(),
 }

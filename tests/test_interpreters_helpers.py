@@ -97,3 +97,18 @@ def test_dce_jaxpr_consts():
     assert (len(new.constvars), len(new.invars)) == (1, 1)
     new, used_consts, used_inputs = pe.dce_jaxpr_consts(j, [False, False, True], True)
     assert (used_consts, used_inputs, len(new.eqns)) == ([True, True], [True, True], 1)
+
+
+def test_defreducer():
+    sum_p = Primitive("surface_sum")
+    impl = lambda x, *, axes: jnp.sum(x, axes)  # noqa: E731
+    sum_p.def_impl(impl)
+    sum_p.def_abstract_eval(lambda x, *, axes: jax.core.ShapedArray(
+        tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype))
+    mlir.register_lowering(sum_p, mlir.lower_fun(impl, multiple_results=False))
+    batching.defreducer(sum_p)
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    out = jax.vmap(lambda v: sum_p.bind(v, axes=(1,)), in_axes=2)(x)
+    assert out.shape == (4, 2) and out.ravel().tolist()[:4] == [12.0, 48.0, 15.0, 51.0]
+    text = str(jax.make_jaxpr(jax.vmap(lambda v: sum_p.bind(v, axes=(0,)), in_axes=1))(x))
+    assert "b:f32[3,4] = surface_sum[axes=(np.int64(0),)] a" in text  # as JAX's

@@ -60,6 +60,9 @@ class UnsupportedValue:
     def __getitem__(self, key):
         raise UnsupportedCapability(_message(self._qualname, self._capability))
 
+    def __setitem__(self, key, value):
+        raise UnsupportedCapability(_message(self._qualname, self._capability))
+
     def __iter__(self):
         raise UnsupportedCapability(_message(self._qualname, self._capability))
 

@@ -12,6 +12,7 @@ from traxla.autodiff.ad import (JVPTrace, JVPTracer, UndefinedPrimal, Zero,  # n
 from traxla.autodiff.rules._util import defjvp as _defjvp, defjvp2 as _defjvp2
 from traxla.autodiff.rules._util import deflinear2 as _deflinear2
 from traxla.ir.rules.ad import add_any_p as add_jaxvals_p  # noqa: F401
+from traxla.base.unsupported import fill as _fill
 from traxla.ir.jaxpr import Literal
 
 
@@ -139,6 +140,10 @@ def get_primitive_transpose(prim):
             f"Transpose rule (for reverse-mode differentiation) for '{prim}' not "
             "implemented") from e
 
+
+# JAX's jvp/linearize of a linear_util WrappedFun (traxla's are traxla.jvp, traxla.linearize)
+_fill(globals(), "JAX's linear_util-level jvp and linearize (use jax.jvp and jax.linearize)",
+      functions="jvp linearize")
 
 __all__ = ["JVPTrace", "JVPTracer", "primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
            "is_undefined_primal", "instantiate_zeros", "defjvp", "defjvp2", "deflinear",

@@ -10,6 +10,7 @@ from traxla.interpreters.ad import _values
 import numpy as np
 
 from traxla import primitives as _prims
+from traxla.base.unsupported import fill as _fill
 from traxla.batching.batch_trace import (BatchTrace, BatchTracer, batching_rules,  # noqa: F401
                                          bdim_at_front, broadcast_batch, current_axis_name,
                                          register_vmappable, rules_for_unbatched)
@@ -104,6 +105,27 @@ def defbroadcasting(prim):
     primitive_batchers[prim] = rule
 
 
+def defreducer(prim):
+    """``prim(operand, axes=..., **params)`` reduces over ``axes``: batched, the axes are
+    renumbered around the batch axis, whose position in the result is returned (JAX's
+    ``reducer_batcher``)."""
+    def rule(args, dims, *, axes, **params):
+        operand, = args
+        bdim, = dims
+        axes = tuple(np.where(np.less(axes, bdim), axes, np.add(axes, 1)))
+        bdim_out = int(list(np.delete(np.arange(np.ndim(operand)), axes)).index(bdim))
+        if "input_shape" in params:
+            params = dict(params, input_shape=np.shape(operand))
+        if params.get("out_sharding") is not None:
+            raise NotImplementedError("batching.defreducer: a reduction with an out_sharding "
+                                      "under vmap is not supported by traxla")
+        return prim.bind(operand, axes=axes, **params), bdim_out
+    primitive_batchers[prim] = rule
+
+
+_fill(globals(), "JAX's batching rules with axis data (traxla's rules get the axis size)",
+      constants="fancy_primitive_batchers")
+
 __all__ = ["primitive_batchers", "axis_primitive_batchers", "not_mapped", "BatchTrace",
            "BatchTracer", "bdim_at_front", "broadcast", "defbroadcasting", "defvectorized",
-           "register_vmappable", "unregister_vmappable"]
+           "register_vmappable", "unregister_vmappable", "defreducer"]

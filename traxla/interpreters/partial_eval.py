@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import typing
 
+from traxla.base.unsupported import fill as _fill
+
 from traxla.autodiff.partial_eval import dce_closed
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
@@ -131,6 +133,12 @@ def dce_jaxpr_consts(jaxpr: Jaxpr, used_outputs, instantiate=False):
 # DCE rules by primitive, ``rule(used_outputs, eqn) -> (used_inputs, new_eqn or None)``:
 # traxla's own table, so a rule set here is the one dce_jaxpr applies (as JAX's).
 Val = typing.Any
+
+# JAX's partial-evaluation rule tables and call-primitive DCE rules: traxla's partial
+# evaluation and DCE of call primitives are its own.
+_fill(globals(), "JAX's partial-evaluation rule tables (traxla's partial evaluation is its own)",
+      functions="dce_jaxpr_call_rule dce_jaxpr_closed_call_rule",
+      constants="custom_partial_eval_rules partial_eval_jaxpr_custom_rules")
 
 __all__ = ["PartialVal", "JaxprTracer", "DynamicJaxprTracer", "trace_to_jaxpr_nounits",
            "trace_to_jaxpr_dynamic", "dce_jaxpr", "dce_jaxpr_consts", "dce_rules", "Val"]

@@ -103,6 +103,10 @@ def _deserialize(data: bytes):
 
 
 # The other names of JAX's module (mostly its imports), as JAX's
+try:
+    import cloudpickle
+except ImportError:
+    cloudpickle = None
 from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
