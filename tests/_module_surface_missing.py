@@ -95,23 +95,43 @@ OUT_OF_SCOPE = {
     "jax.extend.xla": None,
 }
 
-# Modules that do not import under the drop-in, with the reason.
-MISSING_MODULES = {
-}
+# Modules that do not import under the drop-in, with the reason (none now).
+MISSING_MODULES: dict = {}
 
-# Names missing from a module that imports (name:kind when present with another kind).
+_BEHAVE = "a config option of JAX 0.10 (helper \"behave\")"
+# Names missing from a module that imports, with the reason ("name:kind" where the name is
+# there with another kind).
 MISSING_NAMES = {
-    "jax": (
-            "array_garbage_collection_guard auto_pcast default_prng_impl ds memory "
-            "remove_size_one_mesh_axis_from_type smap thread_guard ").split(),
-    "jax.api_util": "argnums_partial donation_vector".split(),
-    "jax.custom_derivatives": "remat_opt_p".split(),
-    "jax.example_libraries.optimizers": "jax:constant".split(),
-    "jax.experimental": "primal_tangent_dtype".split(),
-    "jax.experimental.hijax": "TransformedRef".split(),
-    "jax.experimental.mesh_utils": "device_kind_handler_dict".split(),
-    "jax.experimental.mosaic.gpu": "mma:module wgmma:module".split(),
-    "jax.experimental.roofline": "roofline:module".split(),
-    "jax.interpreters.pxla": "create_compile_options".split(),
-    "jax.sharding": "AbstractDevice ManualAxisType".split(),
+    "jax": {
+        "smap": "experimental single-axis shard_map variant of JAX 0.10",
+        "ds": "dslice, the Slice helper of JAX's ref indexing (traxla's refs index with slices)",
+        "memory": "namespace of JAX's memory-space enum for host offloading",
+        **{n: _BEHAVE for n in ("auto_pcast", "remove_size_one_mesh_axis_from_type",
+                                "default_prng_impl", "thread_guard",
+                                "array_garbage_collection_guard")},
+    },
+    "jax.api_util": {
+        "argnums_partial": "over JAX's linear_util WrappedFun, which traxla does not use",
+        "donation_vector": "JAX's per-leaf donation bookkeeping of jit's internals",
+    },
+    "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
+    "jax.example_libraries.optimizers": {
+        "jax:constant": "a namespace object standing for jax (the module is below traxla's "
+                        "top level in the layers)"},
+    "jax.experimental": {"primal_tangent_dtype": "extended dtypes with their own tangent "
+                                                 "dtype: not built"},
+    "jax.experimental.hijax": {"TransformedRef": "JAX's view of a Ref through indexers"},
+    "jax.experimental.mesh_utils": {
+        "device_kind_handler_dict": "per-TPU-generation mesh builders of JAX's mesh_utils"},
+    # The drop-in imports jax.X.mma as a new name, and the import system then binds the
+    # package attribute to the submodule; JAX's package binds the function (so does
+    # traxla's, imported as traxla).
+    "jax.experimental.mosaic.gpu": {"mma:module": "see above", "wgmma:module": "see above"},
+    "jax.experimental.roofline": {"roofline:module": "see above"},
+    "jax.interpreters.pxla": {
+        "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
+                                  "AttributeError for them on purpose (orbax probes them)"},
+    "jax.sharding": {
+        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
+        "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built"},
 }

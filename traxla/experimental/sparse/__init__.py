@@ -27,7 +27,7 @@ from traxla.experimental.sparse.transform import sparsify
 from traxla.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
 # JAX's other names here: the COO/CSR/CSC formats and JAX's sparse primitives, which traxla
 # does not have (using one raises NotImplementedError), and the sparsify tracer's class.
-from traxla.experimental.sparse import coo, csr  # noqa: E402,F401
+from traxla.experimental.sparse import coo, csr, linalg  # noqa: E402,F401
 from traxla.experimental.sparse.coo import (  # noqa: E402,F401
     COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
     coo_todense, coo_todense_p)
