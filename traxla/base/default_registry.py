@@ -31,7 +31,8 @@ class PyTreeRegistry:
     def is_node(self, typ) -> bool:
         return pytree_registry.is_tree_node(typ)
 
-    def register_node(self, type, to_iterable, from_iterable, to_iterable_with_keys=None):  # noqa: A002
+    def register_node(self, type, to_iterable, from_iterable,  # noqa: A002 (jaxlib's names)
+                      to_iterable_with_keys=None):
         pytree_registry.register_pytree_node(type, to_iterable, from_iterable,
                                              to_iterable_with_keys)
 

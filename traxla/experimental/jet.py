@@ -42,7 +42,8 @@ import traxla._src.pjit as pjit
 import traxla.interpreters.partial_eval as pe
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's internal machinery of jax.experimental.jet (traxla implements its API its own way)",
+_fill(globals(), ("JAX's internal machinery of jax.experimental.jet (traxla implements "
+                  "its API its own way)"),
       functions='jet_fun jet_subtrace traceable weakref_lru_cache',
       constants='call_param_updaters',
       modules='lu sharding_impls')

@@ -228,7 +228,8 @@ import traxla.interpreters.mlir as mlir
 import traxla.numpy as jnp
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's internal machinery of jax.experimental.multihost_utils (traxla implements its API its own way)",
+_fill(globals(), ("JAX's internal machinery of jax.experimental.multihost_utils (traxla "
+                  "implements its API its own way)"),
       functions=('global_array_to_host_local_array_impl gtl_abstract_eval '
       'host_local_array_to_global_array_impl ltg_abstract_eval ltg_batcher'),
       modules='array prng sharding_impls xla_client')

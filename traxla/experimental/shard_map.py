@@ -41,5 +41,6 @@ def __getattr__(name):
 import traxla._src.traceback_util as traceback_util
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's internal machinery of jax.experimental.shard_map (traxla implements its API its own way)",
+_fill(globals(), ("JAX's internal machinery of jax.experimental.shard_map (traxla "
+                  "implements its API its own way)"),
       modules='jshmap')

@@ -1,6 +1,7 @@
-"""``jax.experimental.colocated_python.obj_backend``: JAX's IFRT machinery behind colocated Python. traxla runs
-``colocated_python`` and ``colocated_python_class`` through its own ``api`` module, so
-this module's names exist with JAX's kinds, and using one raises NotImplementedError."""
+"""``jax.experimental.colocated_python.obj_backend``: JAX's IFRT machinery behind colocated
+Python. traxla runs ``colocated_python`` and ``colocated_python_class`` through its own
+``api`` module, so this module's names exist with JAX's kinds, and using one raises
+NotImplementedError."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -12,4 +12,5 @@ _fill(globals(), _CAPABILITY,
       'filter_passes generate_sourcemaps register_pass'),
     classes='MappingsGenerator Pass SourceMap SourceMapDump')
 
-from traxla.experimental.source_mapper import common, generate_map, hlo, jaxpr, mlir  # noqa: E402,F401
+from traxla.experimental.source_mapper import (  # noqa: E402,F401
+    common, generate_map, hlo, jaxpr, mlir)

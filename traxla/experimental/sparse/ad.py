@@ -122,5 +122,6 @@ import traxla._src.core as core
 import traxla.tree_util as tree_util
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+_fill(globals(), ("JAX's sparse internals (its sparse primitives and their rules; "
+                  "traxla's sparse operations are compositions of lax operations)"),
       functions='api_boundary wraps')

@@ -61,7 +61,8 @@ import traxla.interpreters.mlir as mlir
 import traxla.tree_util as tree_util
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+_fill(globals(), ("JAX's sparse internals (its sparse primitives and their rules; "
+                  "traxla's sparse operations are compositions of lax operations)"),
       constants='todense_p')
 from traxla.experimental.sparse.coo import COO  # noqa: E402
 from traxla.experimental.sparse.csr import CSC, CSR  # noqa: E402

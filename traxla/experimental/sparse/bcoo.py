@@ -676,7 +676,8 @@ import traxla.tree_util as tree_util
 import warnings
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+_fill(globals(), ("JAX's sparse internals (its sparse primitives and their rules; "
+                  "traxla's sparse operations are compositions of lax operations)"),
       functions='Shape bcoo_conv_general_dilated ranges_like remaining',
       classes='Buffer SparseInfo',
       constants=('CUSPARSE_DATA_DTYPES CUSPARSE_INDEX_DTYPES bcoo_dot_general_p '

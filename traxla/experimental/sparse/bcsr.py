@@ -286,7 +286,8 @@ import traxla.tree_util as tree_util
 import warnings
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+_fill(globals(), ("JAX's sparse internals (its sparse primitives and their rules; "
+                  "traxla's sparse operations are compositions of lax operations)"),
       functions='Shape bcsr_eliminate_zeros',
       classes='SparseInfo',
       constants='bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p bcsr_todense_p',

@@ -525,7 +525,8 @@ import traxla.experimental.sparse as sparse
 import traxla.interpreters.partial_eval as pe
 from traxla.base.unsupported import fill as _fill  # noqa: E402
 
-_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+_fill(globals(), ("JAX's sparse internals (its sparse primitives and their rules; "
+                  "traxla's sparse operations are compositions of lax operations)"),
       functions='bcsr_impl impl lift_jvp sparsify_fun sparsify_subtrace',
       classes='SparseTrace SparseTracer',
       constants='prim sparse_rules_bcsr',

@@ -30,4 +30,6 @@ _fill(globals(), _CAPABILITY,
       'WGMMA_TRANSPOSED_LAYOUT'),
     modules='dialect')
 
-from traxla.experimental.mosaic.gpu import constraints, core, dialect_lowering, fragmented_array, inference_utils, launch_context, layout_inference, layouts, mma_utils, profiler, tcgen05, utils  # noqa: E402,F401
+from traxla.experimental.mosaic.gpu import (  # noqa: E402,F401
+    constraints, core, dialect_lowering, fragmented_array, inference_utils, launch_context,
+    layout_inference, layouts, mma_utils, profiler, tcgen05, utils)
