@@ -6,8 +6,8 @@ from builtins import map as unsafe_map
 from builtins import zip as unsafe_zip
 from traxla import typeof
 from traxla.api_util import debug_info
-from traxla.api_util import safe_map
-from traxla.api_util import safe_map as map
+from traxla.base.sequences import safe_map, safe_zip, unzip2
+from traxla.base.sequences import safe_map as map, safe_zip as zip
 from traxla.tree_util import tree_flatten
 from traxla.tree_util import tree_unflatten
 import traxla._src.core as core
@@ -18,6 +18,6 @@ from traxla.base.unsupported import fill as _fill
 
 _CAPABILITY = 'fused computations (jax.experimental.fused)'
 _fill(globals(), _CAPABILITY,
-    functions='flatten_fun_nokwargs fused safe_zip unzip2 weakref_lru_cache zip',
+    functions='flatten_fun_nokwargs fused weakref_lru_cache',
     constants='fused_p',
     modules='batching ir lu mlir pe')

@@ -14,12 +14,14 @@ import traxla._src.core as core
 import traxla._src.dispatch as dispatch
 import traxla._src.interpreters.ad as ad
 
+from traxla.base.sequences import safe_zip, split_list, unzip2
+from traxla.base.sequences import safe_zip as zip
 from traxla.base.unsupported import fill as _fill
 
 _CAPABILITY = 'XLA scheduling groups (jax.experimental.scheduling_groups)'
 _fill(globals(), _CAPABILITY,
-    functions=('attr_get dce_jaxpr_xla_metadata_rule safe_zip scheduling_group split_list subs_list '
-      'unzip2 weakref_lru_cache xla_metadata_call zip'),
+    functions=('attr_get dce_jaxpr_xla_metadata_rule scheduling_group subs_list '
+      'weakref_lru_cache xla_metadata_call'),
     classes='FlatTree',
     constants='xla_metadata_call_p',
     modules='batching func_dialect ir lu mlir pe')

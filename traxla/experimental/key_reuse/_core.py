@@ -3,7 +3,7 @@ reuse checking of PRNG keys (jax.experimental.key_reuse). The module imports and
 exist with JAX's kinds; using one raises NotImplementedError naming the capability."""
 from __future__ import annotations
 
-from _functools import reduce
+from functools import reduce
 from collections import defaultdict
 from collections.abc import Callable
 from collections.abc import Iterator
