@@ -6,6 +6,7 @@ tests/test_module_surface.py checks traxla, under the ``jax`` drop-in, against i
 
     python tools/jax_module_surface.py            # writes the snapshot
     python tools/jax_module_surface.py --check    # compares the module list with the file
+    python tools/jax_module_surface.py --missing  # what traxla lacks now, under the drop-in
 
 Modules are imported one by one in this process, each inside ``try``: one that fails (it
 needs tensorflow, tensorstore, xprof...) is recorded with the error and does not stop the
@@ -96,9 +97,27 @@ def check() -> int:
     return 0 if same else 1
 
 
+def missing() -> dict:
+    """Runs tests/_module_surface_program.py (traxla as ``jax``, in a subprocess): the
+    modules that do not import and the names missing, per module."""
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "tests",
+                                                       "_module_surface_program.py"),
+                          SNAPSHOT], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         sys.exit(check())
+    if "--missing" in sys.argv[1:]:
+        found = missing()
+        print("modules:", json.dumps(found["modules"], indent=1, sort_keys=True))
+        for module, names in sorted(found["names"].items()):
+            print(f"{module}: {' '.join(names)}")
+        sys.exit(0)
     snap = snapshot()
     with open(SNAPSHOT, "w") as f:
         json.dump(snap, f, indent=0, sort_keys=True)
