@@ -123,11 +123,6 @@ MISSING_NAMES = {
     "jax.experimental.hijax": {"TransformedRef": "JAX's view of a Ref through indexers"},
     "jax.experimental.mesh_utils": {
         "device_kind_handler_dict": "per-TPU-generation mesh builders of JAX's mesh_utils"},
-    # The drop-in imports jax.X.mma as a new name, and the import system then binds the
-    # package attribute to the submodule; JAX's package binds the function (so does
-    # traxla's, imported as traxla).
-    "jax.experimental.mosaic.gpu": {"mma:module": "see above", "wgmma:module": "see above"},
-    "jax.experimental.roofline": {"roofline:module": "see above"},
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},

@@ -147,3 +147,13 @@ def test_default_registry_as_jax():
     traxla.tree_util.default_registry.register_node(Node, lambda n: ((n.a,), None),
                                                     lambda _, c: Node(*c))
     assert traxla.tree_util.tree_leaves([Node(5)]) == [5]
+
+
+def test_submodule_import_keeps_the_packages_function(surface):
+    """``jax.experimental.roofline.roofline`` is JAX's function even after the drop-in
+    imports the submodule of the same name (checked by the surface run); as traxla too."""
+    import importlib
+    package = importlib.import_module("traxla.experimental.roofline")
+    importlib.import_module("traxla.experimental.roofline.roofline")
+    assert callable(package.roofline) and not hasattr(package.roofline, "__path__")
+    assert "jax.experimental.roofline" not in surface["names"]

@@ -85,6 +85,24 @@ class UnsupportedModule(types.ModuleType):
                                              self.__dict__["_capability"]))
 
 
+class _KeepsNamesOverSubmodules(types.ModuleType):
+    """A package whose name for a function is also one of its submodules' (JAX's
+    ``mosaic.gpu.mma``): importing the submodule again by another name (``jax.X.mma`` under
+    the drop-in) does not rebind the package's name to the submodule."""
+
+    def __setattr__(self, name, value):
+        old = self.__dict__.get(name)
+        if (isinstance(value, types.ModuleType) and old is not None
+                and not isinstance(old, types.ModuleType)):
+            return
+        super().__setattr__(name, value)
+
+
+def keep_names_over_submodules(module_name: str) -> None:
+    import sys
+    sys.modules[module_name].__class__ = _KeepsNamesOverSubmodules
+
+
 def fill(namespace: dict, capability: str, functions: str = "", classes: str = "",
          constants: str = "", modules: str = "") -> None:
     """Adds to a module's ``namespace`` the unsupported ``functions``, ``classes``,
@@ -104,4 +122,4 @@ def fill(namespace: dict, capability: str, functions: str = "", classes: str = "
         namespace.setdefault(name, value)
 
 
-__all__ = ["fill", "UnsupportedCapability", "UnsupportedValue", "UnsupportedModule"]
+__all__ = ["fill", "keep_names_over_submodules", "UnsupportedCapability", "UnsupportedValue", "UnsupportedModule"]

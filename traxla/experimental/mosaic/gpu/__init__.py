@@ -4,7 +4,7 @@ one raises NotImplementedError naming the capability."""
 
 from traxla import ShapeDtypeStruct
 
-from traxla.base.unsupported import fill as _fill
+from traxla.base.unsupported import fill as _fill, keep_names_over_submodules
 
 from traxla.experimental.mosaic.gpu.mma import mma  # noqa: E402
 from traxla.experimental.mosaic.gpu.wgmma import wgmma  # noqa: E402
@@ -33,3 +33,5 @@ _fill(globals(), _CAPABILITY,
 from traxla.experimental.mosaic.gpu import (  # noqa: E402,F401
     constraints, core, dialect_lowering, fragmented_array, inference_utils, launch_context,
     layout_inference, layouts, mma_utils, profiler, tcgen05, utils)
+
+keep_names_over_submodules(__name__)  # JAX's package binds the function, not the module
