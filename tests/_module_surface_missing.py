@@ -112,7 +112,6 @@ MISSING_NAMES = {
     },
     "jax.api_util": {
         "argnums_partial": "over JAX's linear_util WrappedFun, which traxla does not use",
-        "donation_vector": "JAX's per-leaf donation bookkeeping of jit's internals",
     },
     "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
     "jax.example_libraries.optimizers": {

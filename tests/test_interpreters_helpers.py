@@ -112,3 +112,12 @@ def test_defreducer():
     assert out.shape == (4, 2) and out.ravel().tolist()[:4] == [12.0, 48.0, 15.0, 51.0]
     text = str(jax.make_jaxpr(jax.vmap(lambda v: sum_p.bind(v, axes=(0,)), in_axes=1))(x))
     assert "b:f32[3,4] = surface_sum[axes=(np.int64(0),)] a" in text  # as JAX's
+
+
+def test_donation_vector():
+    from traxla.api_util import donation_vector
+    args, kwargs = ((1.0, (2.0, 3.0)), [4.0]), {"b": 5.0, "a": (6.0, 7.0)}
+    tree = jax.tree_util.tree_structure((args, kwargs))
+    assert donation_vector((1,), ("a",), tree) == (False,) * 3 + (True,) * 3 + (False,)  # JAX's
+    assert donation_vector((0,), (), jax.tree_util.tree_structure(args), kws=False) == (
+        True, True, True, False)

@@ -330,3 +330,22 @@ def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
                          f"value; {hint}\n  Mismatch details ({len(errors)} found):\n  "
                          f"{details}") from None
     return axes
+
+
+@functools.lru_cache(maxsize=4096)
+def donation_vector(donate_argnums, donate_argnames, in_tree, kws: bool = True
+                    ) -> tuple[bool, ...]:
+    """One bool per leaf of the arguments whose structure is ``in_tree`` (``(args,
+    kwargs)`` when ``kws``): donated or not, by position (``donate_argnums``) and, for the
+    keyword arguments, by name (``donate_argnames``), as JAX's."""
+    if kws:
+        args_tree, kwargs_tree = in_tree.children()
+    else:
+        args_tree, kwargs_tree = in_tree, None
+    out: list = []
+    for i, arg in enumerate(args_tree.children()):
+        out.extend((i in donate_argnums,) * arg.num_leaves)
+    if kwargs_tree is not None:
+        for key, val in zip(kwargs_tree.node_data()[1], kwargs_tree.children()):
+            out.extend((key in donate_argnames,) * val.num_leaves)
+    return tuple(out)
