@@ -86,6 +86,7 @@ from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: 
 _state_ref.install_on_tracer()
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
 from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)
+from traxla import lib  # noqa: E402,F401  (jax.lib, imported by jax as well)
 import types as _types  # noqa: E402
 from traxla.autodiff import ad as _ad  # noqa: E402
 
