@@ -1,7 +1,9 @@
-"""The ``jit`` primitive: a call of a closed jaxpr, shown as ``jit[name=... jaxpr=...]``."""
+"""The ``jit`` primitive: a call of a closed jaxpr, shown as ``jit[name=... jaxpr=...]``;
+and JAX's older call primitives ``call`` and ``closed_call``."""
 from __future__ import annotations
 
-from traxla.ir.primitive import Primitive, def_typing
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
+from traxla.ir.primitive import ALL_PRIMITIVES, Primitive, def_typing
 from traxla.ir.rules._util import check_call_operands
 from traxla.ir.jaxpr_printer import pp_eqn_generic, pp_eqn_rules
 
@@ -25,3 +27,53 @@ def _jit_pp(eqn, ctx):
 
 def_typing(jit_p, _jit_rule)
 pp_eqn_rules[jit_p] = _jit_pp
+
+
+class CallPrimitive(Primitive):
+    """JAX's call primitives, ``call`` and ``closed_call``: an equation calling its
+    ``call_jaxpr`` param (an open ``Jaxpr`` for ``call``, a ``ClosedJaxpr`` for
+    ``closed_call``) on its operands. ``bind(*args, subfuns=(f,))`` calls the ``WrappedFun``
+    ``f``: outside any transformation it just runs, under one it is traced and staged as
+    one equation (``tracer/call_primitives.py`` installs that, and ``get_bind_params``,
+    which turns an equation's jaxpr back into ``subfuns``)."""
+
+    __slots__ = ("impl",)
+    call_primitive = True
+    _hooks: list = [None, None]  # [bind_with_subfuns(prim, args, params), get_bind_params]
+
+    def __init__(self, name: str):
+        super().__init__(name, multiple_results=True)
+        ALL_PRIMITIVES[name] = self  # one of traxla's own primitives
+        self.impl = None
+
+    def bind(self, /, *args, **params):
+        if "subfuns" in params:
+            return CallPrimitive._hooks[0](self, args, params)
+        return Primitive.bind(self, *args, **params)
+
+    def get_bind_params(self, params):
+        return CallPrimitive._hooks[1](self, params)
+
+
+call_p = CallPrimitive("call")
+closed_call_p = CallPrimitive("closed_call")
+
+
+def _call_rule(*avals, call_jaxpr, **params):
+    if not isinstance(call_jaxpr, Jaxpr) or call_jaxpr.constvars:
+        raise TypeError(f"call: call_jaxpr must be a Jaxpr without constvars, got "
+                        f"{type(call_jaxpr).__name__}")
+    check_call_operands(avals, call_jaxpr.in_avals, "call", "call_jaxpr")
+    return list(call_jaxpr.out_avals)
+
+
+def _closed_call_rule(*avals, call_jaxpr, **params):
+    if not isinstance(call_jaxpr, ClosedJaxpr):
+        raise TypeError(f"closed_call: call_jaxpr must be a ClosedJaxpr, got "
+                        f"{type(call_jaxpr).__name__}")
+    check_call_operands(avals, call_jaxpr.in_avals, "closed_call", "call_jaxpr")
+    return list(call_jaxpr.out_avals)
+
+
+def_typing(call_p, _call_rule)
+def_typing(closed_call_p, _closed_call_rule)
