@@ -12,7 +12,7 @@ from functools import partial
 
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.primitive import Primitive
-from traxla.ir.rules.call import CallPrimitive, call_p, closed_call_p
+from traxla.ir.rules.call import CallPrimitive, JitPrimitive, call_p, closed_call_p
 from traxla.tracer.eval import EvalTrace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.linear_util import WrappedFun, wrap_init
@@ -70,6 +70,7 @@ def _get_bind_params(prim, params):
 
 
 CallPrimitive._hooks[:] = [_bind_with_subfuns, _get_bind_params]
+JitPrimitive._inline_hook[:] = [eval_jaxpr]
 call_p.impl = _eval_call  # eager: the equations one by one, as JAX's call_impl
 closed_call_p.impl = _eval_call
 

@@ -7,7 +7,59 @@ from traxla.ir.primitive import ALL_PRIMITIVES, Primitive, def_typing
 from traxla.ir.rules._util import check_call_operands
 from traxla.ir.jaxpr_printer import pp_eqn_generic, pp_eqn_rules
 
-jit_p = Primitive("jit", multiple_results=True)
+class JitPrimitive(Primitive):
+    """``jit``: traxla's equations carry ``jaxpr`` and ``name``. ``bind`` also takes the
+    params of JAX's equations (``in_shardings``, ``donated_invars``, ``inline``...) where
+    they ask for nothing traxla's ``jit`` equation would not do (unspecified shardings and
+    layouts, no donation, no compiler options), so JAX-style code binding ``jit_p`` by hand
+    runs; ``inline=True`` evaluates the jaxpr in place, as JAX's. Anything else raises."""
+
+    __slots__ = ()
+    _inline_hook: list = [None]  # eval_jaxpr, installed by tracer/call_primitives.py
+
+    def __init__(self):
+        super().__init__("jit", multiple_results=True)
+        ALL_PRIMITIVES["jit"] = self
+
+    def bind(self, /, *args, **params):
+        if len(params) > 2:
+            params = _traxla_jit_params(params)
+            if params.pop("inline", False):
+                return JitPrimitive._inline_hook[0](params["jaxpr"], (), *args)
+        return Primitive.bind(self, *args, **params)
+
+
+def _no_constraint(x) -> bool:
+    return x is None or type(x).__name__ == "UnspecifiedValue"
+
+
+def _traxla_jit_params(params: dict) -> dict:
+    """JAX's jit equation params as traxla's (``jaxpr``, ``name``, and ``inline``)."""
+    params = dict(params)
+    out = {"jaxpr": params.pop("jaxpr"), "name": params.pop("name", "jit")}
+    out["inline"] = bool(params.pop("inline", False))
+    params.pop("keep_unused", None)  # (traxla's jit equations keep every operand)
+    refused = []
+    for key in ("in_shardings", "out_shardings", "in_layouts", "out_layouts"):
+        if not all(_no_constraint(x) for x in params.pop(key, ())):
+            refused.append(key)
+    if any(params.pop("donated_invars", ())):
+        refused.append("donated_invars")
+    if params.pop("compiler_options_kvs", ()):
+        refused.append("compiler_options_kvs")
+    mesh = params.pop("ctx_mesh", None)
+    if mesh is not None and not getattr(mesh, "empty", True):
+        refused.append("ctx_mesh")
+    refused += sorted(params)
+    if refused:
+        raise NotImplementedError(
+            f"jit_p.bind with {', '.join(refused)}: traxla's jit equations carry only "
+            "'jaxpr' and 'name' (shardings, layouts, donation and compiler options are set "
+            "on jit(...) itself)")
+    return out
+
+
+jit_p = JitPrimitive()
 
 
 def _jit_rule(*avals, jaxpr, name):
