@@ -1,6 +1,10 @@
 """``traxla.extend``: the API for writing interpreters of jaxprs and new primitives from
-user code, as ``jax.extend`` (``extend.core``), with the rule registries in
+user code, as ``jax.extend``: ``core`` (jaxprs, ``Primitive``, and ``core.primitives``, every
+primitive JAX lists), ``linear_util``, ``backend``, ``lowering``, ``mlir``, ``random``,
+``sharding``, ``source_info_util``, ``xla``, ``ifrt_programs``; the rule registries are in
 ``traxla.interpreters`` (``mlir``, ``ad``, ``batching``)."""
-from traxla.extend import core, linear_util, source_info_util  # noqa: F401
+from traxla.extend import (backend, core, linear_util, lowering, mlir, random,  # noqa: F401
+                           sharding, source_info_util, xla)
 
-__all__ = ["core", "linear_util", "source_info_util"]
+__all__ = ["backend", "core", "linear_util", "lowering", "mlir", "random", "sharding",
+           "source_info_util", "xla"]

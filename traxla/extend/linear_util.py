@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 from traxla.ir.jaxpr import DebugInfo
 from traxla.tracer import linear_util as _lu

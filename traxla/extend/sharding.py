@@ -2,7 +2,9 @@
 and conversions between HloShardings and their serialized ``OpSharding`` protos."""
 from __future__ import annotations
 
-from jaxlib import xla_client as _xc
+from jaxlib import xla_client
+
+_xc = xla_client
 
 from traxla.runtime.placement import HloPlacement
 

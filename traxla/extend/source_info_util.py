@@ -186,23 +186,34 @@ def summarize(source_info: SourceInfo | None, num_frames=1) -> str:
     return source_info.summary()
 
 
-@contextlib.contextmanager
-def user_context(traceback, *, name_stack: NameStack | None = None):
+class user_context:  # noqa: N801 - JAX's name
     """Operations inside are recorded as coming from ``traceback`` (an equation's
     ``source_info``, as re-evaluating a jaxpr keeps each equation's origin; None: from
     where they are), under ``name_stack`` when given."""
-    scopes = _name_stack.scopes
-    if name_stack is not None:
-        _name_stack.scopes = (_as_scopes(name_stack) if isinstance(name_stack, NameStack)
-                              else tuple(name_stack))
-    try:
-        if isinstance(traceback, SourceInfo) and traceback.code is not None:
-            with source_info_context(traceback):
-                yield
-        else:
-            yield
-    finally:
-        _name_stack.scopes = scopes
+
+    __slots__ = ("traceback", "name_stack", "prev", "inner")
+
+    def __init__(self, traceback, *, name_stack: NameStack | None = None):
+        self.traceback = traceback
+        self.name_stack = name_stack
+
+    def __enter__(self):
+        self.prev = _name_stack.scopes
+        if self.name_stack is not None:
+            ns = self.name_stack
+            _name_stack.scopes = _as_scopes(ns) if isinstance(ns, NameStack) else tuple(ns)
+        tb = self.traceback
+        self.inner = (source_info_context(tb) if isinstance(tb, SourceInfo)
+                      and tb.code is not None else None)
+        if self.inner is not None:
+            self.inner.__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            if self.inner is not None:
+                self.inner.__exit__(*exc)
+        finally:
+            _name_stack.scopes = self.prev
 
 
 __all__ = ["NameStack", "SourceInfo", "current", "current_name_stack", "extend_name_stack",
