@@ -50,7 +50,7 @@ class GSPMDSharding(HloPlacement):
 
     @property
     def is_fully_replicated(self) -> bool:
-        return self.hlo.is_replicated()
+        return self.hlo.num_devices() == 1 or self.hlo.is_replicated()
 
     @property
     def is_fully_addressable(self) -> bool:
