@@ -5,7 +5,6 @@ from __future__ import annotations
 from traxla.ir.config import config as _config
 from traxla.runtime import backend as _backend
 from traxla.runtime import cache as _cache
-from traxla.runtime import xla_adapter as _xla
 from traxla.runtime.compiler import get_compile_options  # noqa: F401
 
 
@@ -64,7 +63,7 @@ def register_backend_factory(name, factory, *, priority=0, fail_quietly=True,
         "PJRT clients (cpu, cuda, tpu); user backend factories are not supported")
 
 
-ifrt_proxy = _xla.ifrt_proxy()
+import jaxlib._ifrt_proxy as ifrt_proxy  # noqa: E402  (jaxlib's IFRT proxy client module)
 
 __all__ = ["backend_xla_version", "backends", "clear_backends",
            "clear_in_memory_compilation_cache", "get_backend", "get_compile_options",

@@ -790,18 +790,6 @@ def ifrt_programs():
     return _jax.ifrt_programs
 
 
-def ifrt_proxy():
-    """jaxlib's IFRT proxy client module (``jax.extend.backend.ifrt_proxy``)."""
-    import jaxlib._ifrt_proxy as proxy
-    return proxy
-
-
-def mlir_functions():
-    """jaxlib's MLIR helpers (``jax.extend.mlir``: portable artifacts, shape refinement,
-    HLO to StableHLO)."""
-    return _jax.mlir
-
-
 def hlo_cost_analysis(client, computation) -> dict:
     """XLA's cost estimate of an HLO module as written (no optimization passes), as JAX's
     ``Lowered.cost_analysis``."""
