@@ -111,6 +111,82 @@ def test_primitive_binds_eagerly_and_under_transformations_as_jax():
                                jax.vmap(jf, (0, None))(xs, y), rtol=1e-6)
 
 
+def _bind_cases():
+    f32, i32, b = (np.ones((2, 3), np.float32), np.ones((2, 3), np.int32),
+                   np.ones((2, 3), bool))
+    c64 = np.ones((2, 3), np.complex64)
+    cases = {n: ((f32,), {}) for n in (
+        "abs acos acosh asin asinh atan atanh cbrt ceil cos cosh exp exp2 expm1 floor "
+        "is_finite lgamma digamma log log1p logistic neg rsqrt sign sin sinh sqrt square tan "
+        "tanh erf erfc erf_inv bessel_i0e bessel_i1e copy stop_gradient").split()}
+    cases.update({n: ((c64,), {}) for n in ("real", "imag")})
+    cases.update({n: ((f32, f32), {}) for n in (
+        "add sub div max min pow rem atan2 nextafter igamma igammac igamma_grad_a polygamma "
+        "zeta eq ne lt le gt ge complex").split()})
+    cases.update({n: ((i32, i32), {}) for n in (
+        "and or xor shift_left shift_right_arithmetic shift_right_logical").split()})
+    cases.update({n: ((i32,), {}) for n in ("not", "population_count", "clz")})
+    cases.update({n: ((f32,), {"axes": (1,), "out_sharding": None})
+                  for n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")})
+    cases.update({n: ((b,), {"axes": (0,)}) for n in ("reduce_and", "reduce_or")})
+    cases.update({n: ((f32,), {"axes": (1,), "index_dtype": np.dtype(np.int32)})
+                  for n in ("argmax", "argmin")})
+    cases.update({n: ((f32,), {"axis": 1, "reverse": r}) for n, r in (
+        ("cumsum", False), ("cumprod", False), ("cummax", True), ("cumlogsumexp", False))})
+    cases.update({
+        "integer_pow": ((f32,), {"y": 3}), "round": ((f32,), {"rounding_method": 0}),
+        "convert_element_type": ((f32,), {"new_dtype": np.dtype(np.int32), "weak_type": False,
+                                          "sharding": None}),
+        "transpose": ((f32,), {"permutation": (1, 0)}),
+        "reshape": ((f32,), {"new_sizes": (3, 2), "dimensions": None, "sharding": None}),
+        "rev": ((f32,), {"dimensions": (0,)}),
+        "squeeze": ((np.ones((1, 3), np.float32),), {"dimensions": (0,)}),
+        "broadcast_in_dim": ((f32,), {"shape": (4, 2, 3), "broadcast_dimensions": (1, 2),
+                                      "sharding": None}),
+        "concatenate": ((f32, f32), {"dimension": 0}),
+        "pad": ((f32, np.float32(0)), {"padding_config": ((1, 0, 0), (0, 1, 1))}),
+        "select_n": ((b, f32, f32), {}),
+        "clamp": ((np.float32(0), f32, np.float32(1)), {}),
+        "slice": ((f32,), {"start_indices": (0, 1), "limit_indices": (2, 3), "strides": None}),
+        "dynamic_slice": ((f32, np.int32(0), np.int32(1)), {"slice_sizes": (1, 2)}),
+        "dynamic_update_slice": ((f32, np.ones((1, 2), np.float32), np.int32(0), np.int32(1)),
+                                 {}),
+        "iota": ((), {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0,
+                      "sharding": None}),
+        "sort": ((f32,), {"dimension": 1, "is_stable": True, "num_keys": 1}),
+        "top_k": ((f32,), {"k": 2, "axis": 1}),
+        "cholesky": ((np.eye(3, dtype=np.float32),), {}),
+        "dot_general": ((f32, np.ones((3, 2), np.float32)), {
+            "dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+            "preferred_element_type": None, "out_sharding": None}),
+        "conj": ((f32,), {"input_dtype": np.dtype(np.float32)}),
+        "bitcast_convert_type": ((f32,), {"new_dtype": np.dtype(np.int32)}),
+        "reduce_precision": ((f32,), {"exponent_bits": 5, "mantissa_bits": 10}),
+        "threefry2x32": ((np.uint32(1), np.uint32(2), np.ones(4, np.uint32),
+                          np.ones(4, np.uint32)), {}),
+    })
+    return cases
+
+
+_WITH_ACCURACY = set("cbrt cos exp exp2 expm1 log log1p logistic rsqrt sin sqrt tan tanh".split())
+
+
+def test_primitives_bound_by_hand_stage_as_jax():
+    """A hundred of JAX's primitives bound with JAX's params: the same jaxpr text."""
+    from jax.extend.core import primitives as jp
+    from traxla.extend.core import primitives as tp
+    diffs = []
+    for name, (args, params) in _bind_cases().items():
+        if name in _WITH_ACCURACY:
+            params = dict(params, accuracy=None)
+        jtext = str(jax.make_jaxpr(lambda *a: getattr(jp, name + "_p").bind(*a, **params))(*args))
+        ttext = str(traxla.make_jaxpr(lambda *a: getattr(tp, name + "_p").bind(*a, **params))(
+            *args))
+        if jtext != ttext:
+            diffs.append(f"{name}:\n{jtext}\n{ttext}")
+    assert diffs == []
+
+
 # -- call_p, closed_call_p, jit_p --------------------------------------------------------------
 
 def _call_programs(core_mod, lu, api_util, np_):
@@ -143,9 +219,8 @@ def test_call_and_closed_call_stage_and_transform_as_jax():
     tg, c, tP = _call_programs(tcore, tlu, traxla.api_util, tnp)
     jg, _, jP = _call_programs(jcore, jlu, japi_util, jnp)
     assert str(traxla.make_jaxpr(tg)(x)) == str(jax.make_jaxpr(jg)(x))
-    for t_val, j_val in [(tg(x), jg(x)), (traxla.jit(tg)(x), jax.jit(jg)(x)),
-                         (traxla.grad(tg)(x), jax.grad(jg)(x)),
-                         (traxla.vmap(tg)(c), jax.vmap(jg)(c))]:
+    for t_val, j_val in [(tg(x), jg(x)), (traxla.jit(traxla.grad(tg))(x), jax.jit(jax.grad(jg))(x)),
+                         (traxla.vmap(tg)(c), jax.jit(jax.vmap(jg))(c))]:
         np.testing.assert_allclose(t_val, j_val, rtol=1e-6)
 
     tcj, jcj = _closed(traxla.make_jaxpr, tnp, c), _closed(jax.make_jaxpr, jnp, c)
@@ -153,9 +228,10 @@ def test_call_and_closed_call_stage_and_transform_as_jax():
     th, jh = _closed_call_fn(tP, tcj), _closed_call_fn(jP, jcj)
     assert str(traxla.make_jaxpr(th)(x)) == str(jax.make_jaxpr(jh)(x))
     assert traxla.jit(th).lower(x).as_text() == jax.jit(jh).lower(x).as_text()
-    for t_val, j_val in [(th(x), jh(x)), (traxla.jacfwd(th)(x), jax.jacfwd(jh)(x)),
-                         (traxla.jacrev(th)(x), jax.jacrev(jh)(x)),
-                         (traxla.vmap(th)(c), jax.vmap(jh)(c))]:
+    for t_val, j_val in [(th(x), jh(x)),
+                         (traxla.jit(traxla.jacfwd(th))(x), jax.jit(jax.jacfwd(jh))(x)),
+                         (traxla.jit(traxla.jacrev(th))(x), jax.jit(jax.jacrev(jh))(x)),
+                         (traxla.jit(traxla.vmap(th))(c), jax.jit(jax.vmap(jh))(c))]:
         np.testing.assert_allclose(t_val, j_val, rtol=1e-6)
     # an equation's params back as a function: the equation re-runs
     eqn = traxla.make_jaxpr(th)(x).eqns[0]

@@ -279,12 +279,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'traxla.extend.core' has no attribute {name!r}")
 
 
-__all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOperation",
-           "JaxprTypeError", "OpaqueTraceState", "concrete_or_error", "find_top_trace",
-           "get_opaque_trace_state", "jaxprs_in_params", "mapped_aval", "unmapped_aval", "no_effects",
-           "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
-           "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
-           "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "unsafe_get_current_trace",
-           "AbstractToken", "CallPrimitive", "Token", "TraceTag", "call_impl", "gensym",
-           "subjaxprs", "nonempty_axis_env_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
-           "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE"]
+__all__ = ["AbstractToken", "CallPrimitive", "ClosedJaxpr", "DebugInfo", "DropVar", "Effect",
+           "Effects", "InconclusiveDimensionOperation", "Jaxpr", "JaxprEqn", "JaxprTypeError",
+           "Literal", "OpaqueTraceState", "Primitive", "ShapedArray", "Token", "TraceTag", "Var",
+           "array_types", "call_impl", "check_jaxpr", "concrete_or_error", "eval_jaxpr",
+           "find_top_trace", "gensym", "get_opaque_trace_state", "jaxpr_as_fun",
+           "jaxprs_in_params", "mapped_aval", "new_jaxpr_eqn", "no_effects",
+           "nonempty_axis_env_DO_NOT_USE", "primal_dtype_to_tangent_dtype", "set_current_trace",
+           "subjaxprs", "take_current_trace", "unmapped_aval", "unsafe_am_i_under_a_jit",
+           "unsafe_am_i_under_a_jit_DO_NOT_USE", "unsafe_am_i_under_a_vmap_DO_NOT_USE",
+           "unsafe_get_axis_names_DO_NOT_USE", "unsafe_get_current_trace", "valid_jaxtype"]
