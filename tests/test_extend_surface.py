@@ -271,8 +271,12 @@ def test_core_extras_as_jax():
     assert isinstance(tcore.gensym()(aval), tcore.Var)
     w = traxla.tracer.linear_util.wrap_init(lambda a, b: [a + b])
     assert tcore.call_impl(w, 1, 2, name="x") == [3]
-    assert isinstance(tcore.CallPrimitive, type) and isinstance(
-        tcore.primitives.call_p, tcore.CallPrimitive)
+    from jax._src import core as jsrc_core
+    from traxla._src import core as tsrc_core
+    for src_core, P in [(tsrc_core, tcore.primitives), (jsrc_core, jcore.primitives)]:
+        assert isinstance(P.call_p, src_core.CallPrimitive) and src_core.call_p is P.call_p
+        assert isinstance(P.closed_call_p, src_core.ClosedCallPrimitive)
+        assert not isinstance(P.call_p, src_core.ClosedCallPrimitive)
     assert str(traxla.lax.create_token().aval) == "AbstractToken()"
     assert isinstance(traxla.lax.create_token(), tcore.Token)
     assert isinstance(traxla.lax.create_token().aval, tcore.AbstractToken)

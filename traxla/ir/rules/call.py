@@ -107,8 +107,14 @@ class CallPrimitive(Primitive):
         return CallPrimitive._hooks[1](self, params)
 
 
+class ClosedCallPrimitive(CallPrimitive):
+    """``closed_call``: its ``call_jaxpr`` is a ClosedJaxpr."""
+
+    __slots__ = ()
+
+
 call_p = CallPrimitive("call")
-closed_call_p = CallPrimitive("closed_call")
+closed_call_p = ClosedCallPrimitive("closed_call")
 
 
 def _call_rule(*avals, call_jaxpr, **params):
