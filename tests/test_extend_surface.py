@@ -441,6 +441,8 @@ def test_sharding_as_jax():
     assert str(tg.devices_indices_map((4, 2))) == str(jg.devices_indices_map((4, 2)))
     x = traxla.device_put(np.arange(8.0).reshape(4, 2), tg)
     np.testing.assert_array_equal(x, np.arange(8.0).reshape(4, 2))
+    assert tg.is_equivalent_to(x.sharding, 2) and tg.is_equivalent_to(tg, 2)
+    assert jg.is_equivalent_to(jg, 2)
     assert isinstance(ts.GSPMDSharding.get_replicated(traxla.devices()), traxla.sharding.Sharding)
 
 

@@ -59,6 +59,20 @@ class GSPMDSharding(HloPlacement):
     def addressable_devices_indices_map(self, shape):
         return self.devices_indices_map(shape)
 
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """Whether ``other`` places an array of rank ``ndim`` the same way (the same block
+        on the same device)."""
+        if not hasattr(other, "devices_indices_map") or \
+                getattr(other, "memory_kind", "device") != self.memory_kind:
+            return False
+        shape = (self.num_devices,) * ndim  # (every tiling of these devices divides it)
+        try:
+            theirs = other.devices_indices_map(shape)
+        except Exception:  # noqa: BLE001 - a sharding that cannot place this shape
+            return False
+        ours = self.devices_indices_map(shape)
+        return {d.id: i for d, i in ours.items()} == {d.id: i for d, i in theirs.items()}
+
     def shard_shape(self, global_shape):
         return self.as_named().shard_shape(global_shape)
 
