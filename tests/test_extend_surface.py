@@ -413,14 +413,17 @@ def test_random_as_jax():
         traxla.random.key_data(tr.random_seed(seeds, impl=tr.threefry_prng_impl)),
         jax.random.key_data(jr.random_seed(seeds, impl=jr.threefry_prng_impl)))
     key, count = np.array([1, 2], np.uint32), np.arange(5, dtype=np.uint32)
-    np.testing.assert_array_equal(tr.threefry_2x32(key, count), jr.threefry_2x32(key, count))
+    np.testing.assert_array_equal(traxla.jit(tr.threefry_2x32)(key, count),
+                                  jax.jit(jr.threefry_2x32)(key, count))
     assert tr.threefry2x32_p is ALL_PRIMITIVES["threefry2x32"]
     # the key primitives bound by hand: JAX's values
-    for mod, P, rnd in [(tr, tcore.primitives, traxla.random), (jr, jcore.primitives, jax.random)]:
-        k = mod.seed_with_impl(mod.threefry_prng_impl, 7)
-        out = [P.random_bits_p.bind(k, bit_width=32, shape=(3,)),
-               rnd.key_data(P.random_split_p.bind(k, shape=(2,))),
-               rnd.key_data(P.random_fold_in_p.bind(k, np.uint32(5)))]
+    for mod, P, rnd, jit in [(tr, tcore.primitives, traxla.random, traxla.jit),
+                             (jr, jcore.primitives, jax.random, jax.jit)]:
+        def key_prims(k, P=P, rnd=rnd):
+            return [P.random_bits_p.bind(k, bit_width=32, shape=(3,)),
+                    rnd.key_data(P.random_split_p.bind(k, shape=(2,))),
+                    rnd.key_data(P.random_fold_in_p.bind(k, np.uint32(5)))]
+        out = jit(key_prims)(mod.seed_with_impl(mod.threefry_prng_impl, 7))
         if mod is tr:
             t_out = out
     for t, j in zip(t_out, out):
