@@ -1,7 +1,7 @@
 """Differentiating ``jit`` (and JAX's ``call`` / ``closed_call``, by the same rules): the
-called jaxpr is differentiated and stays one ``jit`` equation. Under linearize it splits into a known ``jit`` (primal outputs and
-residuals, computed now) and a linear ``jit`` (residuals and tangents), whose
-transpose is again a ``jit`` of the transposed jaxpr."""
+called jaxpr is differentiated and stays one ``jit`` equation. Under linearize it splits
+into a known ``jit`` (primal outputs and residuals, computed now) and a linear ``jit``
+(residuals and tangents), whose transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
 from traxla import lax
