@@ -148,7 +148,7 @@ def test_user_primitive_through_every_transformation():
     xs, ys = np.array([2.0, 3.0], np.float32), np.array([10.0, 20.0], np.float32)
     assert np.asarray(tx.vmap(square_add_prim)(xs, ys)).tolist() == [14.0, 29.0]
     assert np.asarray(tx.jit(tx.vmap(square_add_prim))(xs, ys)).tolist() == [14.0, 29.0]
-    assert "multiply_add" in core.primitives()
+    assert core.USER_PRIMITIVES["multiply_add"] is multiply_add_p
     assert batching.primitive_batchers[multiply_add_p] is _batch
 
 

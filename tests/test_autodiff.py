@@ -382,6 +382,21 @@ def x64():
         traxla.config.update("enable_x64", old)
 
 
+def _call_bind(f, *args):
+    """JAX's ``call_p`` bound on ``f`` (jax.extend.core.primitives)."""
+    from traxla.extend.core.primitives import call_p
+    from traxla.tracer.linear_util import wrap_init
+    return call_p.bind(*args, subfuns=(wrap_init(f),))[0]
+
+
+def _closed_call_bind(f, *args):
+    """JAX's ``closed_call_p`` bound on the jaxpr of ``f`` at the arguments' types."""
+    from traxla.extend.core.primitives import closed_call_p
+    jaxpr = traxla.make_jaxpr(f)(*[traxla.ShapeDtypeStruct(np.shape(a), a.dtype)
+                                   for a in args])
+    return closed_call_p.bind(*args, **closed_call_p.get_bind_params({"call_jaxpr": jaxpr}))[0]
+
+
 @dataclass
 class FD:
     prims: tuple        # primitive names this case differentiates
@@ -462,6 +477,9 @@ FD_CASES = {
         x * x, u[:2, :2] ** 3, (np.int32(1), np.int32(2))), (X, Y)),
     "copy": FD(("copy",), lambda x: ALL_PRIMITIVES["copy"].bind(x) ** 2, (X,)),
     "jit": FD(("jit",), traxla.jit(lambda x, y: tnp.sin(x) * y), (X, Y)),
+    "call": FD(("call",), lambda x, y: _call_bind(lambda a, b: [tnp.sin(a) * b], x, y), (X, Y)),
+    "closed_call": FD(("closed_call",), lambda x, y: _closed_call_bind(
+        lambda a, b: tnp.sin(a) * b + 1.5, x, y), (X, Y)),
 }
 
 _I = {n: ALL_PRIMITIVES[n] for n in ("gather", "scatter", "scatter-add", "scatter-mul",

@@ -125,6 +125,25 @@ class PCase:
 PRIM_CASES: list[PCase] = []
 
 
+def _call_p():
+    from traxla.extend.core.primitives import call_p
+    return call_p
+
+
+def _wrap_init(f):
+    from traxla.tracer.linear_util import wrap_init
+    return wrap_init(f)
+
+
+def _closed_call_tanh(x):
+    """JAX's ``closed_call_p`` on a jaxpr with a constant (``tanh(x) + c``)."""
+    from traxla.extend.core.primitives import closed_call_p
+    c = np.arange(2, dtype=np.float32)
+    jaxpr = traxla.make_jaxpr(lambda a: tlax.tanh(a) + c)(
+        traxla.ShapeDtypeStruct(np.shape(x), x.dtype))
+    return closed_call_p.bind(x, **closed_call_p.get_bind_params({"call_jaxpr": jaxpr}))[0]
+
+
 def C(prim, label, fun, args, in_axes=0, out_axes=0, shape_only=False):
     PRIM_CASES.append(PCase(prim, label, fun, tuple(args), in_axes, out_axes, shape_only))
 
@@ -584,6 +603,10 @@ C("jit", "mixed_in_axes", lambda x, y: traxla.jit(lambda a, b: tlax.tanh(a) * b)
 C("jit", "natural_out_dims",
   lambda x, y: traxla.jit(lambda a, b: (a * b, b + 1.0, a.T))(x, y),
   [_f(2, 3, B), _f(B)], in_axes=(2, 0), out_axes=(1, 0, -1))
+C("call", "mixed_in_axes", lambda x, y: _call_p().bind(x, y, subfuns=(_wrap_init(
+    lambda a, b: [tlax.tanh(a) * b, b]),))[0], [_f(B, 2), _f(2)], in_axes=(0, None))
+C("closed_call", "batched_const_operand", lambda x: _closed_call_tanh(x),
+  [_f(2, B)], in_axes=1)
 C("jit", "nested_jit", lambda x: traxla.jit(lambda a: traxla.jit(lambda z: z * 2)(a) + 1.0)(x),
   [_f(2, B)], in_axes=1)
 # checkpoint and the optimizer-steering primitives (tests/test_checkpoint.py)

@@ -58,7 +58,7 @@ def _ravel_first_arg(f, unravel, y_flat, *args):
 
 def ravel_first_arg_(f, unravel):
     """The ``WrappedFun`` transformation behind ``ravel_first_arg``."""
-    return lu.transformation2(_ravel_first_arg, f, unravel)
+    return lu.transformation2(_ravel_first_arg)(f, unravel)
 
 
 def interp_fit_dopri(y0, y1, k, dt):

@@ -47,11 +47,22 @@ def context() -> ir.Context:
 _THREAD_POOL = ir.ThreadPool()  # one for every thread's context, as JAX's contexts share one
 
 
+# The dialects JAX's contexts load (``jax.extend.lowering.upstream_dialects``)
+upstream_dialects = ir.DialectRegistry()
+_jax_mlir_ext.register_dialects(upstream_dialects)
+
+
+class JaxIrContext(ir.Context):
+    """An MLIR context that loads no dialect by itself (``ir.Context()`` loads every dialect
+    linked into jaxlib): append ``upstream_dialects`` and load them (JAX's)."""
+
+    def __init__(self, *args, **kwargs):
+        super(ir.Context, self).__init__(*args, **kwargs)
+
+
 def _new_context() -> ir.Context:
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
     ctx = ir.Context(thread_pool=_THREAD_POOL)
-    ctx.append_dialect_registry(registry)
+    ctx.append_dialect_registry(upstream_dialects)
     ctx.load_all_available_dialects()
     chlo.register_dialect(ctx)
     hlo.register_dialect(ctx)

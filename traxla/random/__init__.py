@@ -25,6 +25,7 @@ from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.ir.config import config
 from traxla.ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_fry, prngs,
+                                    unsupported_prngs, key_dtype_of,
                                random_bits_p, random_fold_in_p, random_seed_p, random_split_p,
                                random_unwrap_p, random_wrap_p, threefry2x32_p, threefry_impl)
 from traxla.numpy._promotion import (broadcast_shapes as _np_broadcast_shapes, check_arraylike,
@@ -121,6 +122,8 @@ def _resolve_impl(impl_spec) -> PRNGImpl:
     if type(impl_spec) is str:
         if impl_spec in prngs:
             return prngs[impl_spec]
+        if impl_spec in unsupported_prngs:
+            key_dtype_of(unsupported_prngs[impl_spec])  # (raises NotImplementedError)
         keys_fmt = ", ".join(f'"{s}"' for s in prngs)
         raise ValueError(f'unrecognized PRNG implementation "{impl_spec}". '
                          f"Did you mean one of: {keys_fmt}?")
@@ -128,8 +131,7 @@ def _resolve_impl(impl_spec) -> PRNGImpl:
 
 
 def key_dtype(impl_spec=None):
-    _resolve_impl(impl_spec)
-    return key_fry
+    return key_dtype_of(_resolve_impl(impl_spec))
 
 
 def random_seed(seeds, impl: PRNGImpl):

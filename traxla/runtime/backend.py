@@ -106,7 +106,14 @@ def _start(platform: str) -> Backend:
             backend = _backends.get(platform)
             if backend is None:
                 backend = _backends[platform] = Backend(platform)
+                for hook in initialization_hooks:
+                    hook(backend.client)
     return backend
+
+
+# ``hook(client)`` for each backend started from now on (jax.extend.xla's transformations
+# register themselves with plugin clients so)
+initialization_hooks: list = []
 
 
 def _try_start(platform: str):

@@ -316,6 +316,25 @@ class HloPlacement:
     def devices_indices_map(self, shape):
         return indices_map(self.hlo, self.devices, shape)
 
+    def as_named(self) -> "NamedSharding":
+        """The same placement as a NamedSharding: a mesh with one axis per tile dimension
+        (its devices in the tile assignment's order), each array dimension split over its
+        own axis; a replicated placement is ``P()`` over all the devices."""
+        hlo = self.hlo
+        if hlo.is_replicated():
+            mesh = Mesh(np.asarray(self.devices, dtype=object), ("_gspmd0",))
+            return NamedSharding(mesh, PartitionSpec())
+        if not hlo.is_tiled():
+            raise NotImplementedError(f"placing an array by the sharding {hlo} (only tiled "
+                                      "and replicated HloShardings)")
+        dims = list(hlo.tile_assignment_dimensions())
+        ndim = len(dims) - len(hlo.subgroup_types()) - int(hlo.replicate_on_last_tile_dim())
+        names = tuple(f"_gspmd{i}" for i in range(len(dims)))
+        order = [self.devices[i] for i in hlo.tile_assignment_devices()]
+        mesh = Mesh(np.asarray(order, dtype=object).reshape(dims), names)
+        return NamedSharding(mesh, PartitionSpec(*[names[i] if dims[i] > 1 else None
+                                                   for i in range(ndim)]))
+
 
 class SingleDeviceSharding:
     committed = True

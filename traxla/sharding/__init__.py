@@ -97,6 +97,8 @@ def to_named(sharding_or_spec):
             if mesh is not None and mesh.abstract_mesh == sharding_or_spec.mesh:
                 return NamedSharding(mesh, sharding_or_spec.spec, sharding_or_spec.memory_kind)
         return sharding_or_spec
+    if isinstance(sharding_or_spec, HloPlacement):  # (extend.sharding.GSPMDSharding too)
+        return sharding_or_spec.as_named()
     mesh = get_mesh()
     if mesh is None:
         raise ValueError("Using PartitionSpec when you are not under a mesh context is not "

@@ -6,6 +6,7 @@ from traxla.tracer.eval import EvalTrace
 from traxla.tracer.staging import (DynamicJaxprTrace, DynamicJaxprTracer, make_debug_info,
                       trace_to_jaxpr)
 from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
+from traxla.tracer import call_primitives  # noqa: F401,E402  (binds call/closed_call with subfuns)
 
 core.set_bottom_trace(EvalTrace())
 

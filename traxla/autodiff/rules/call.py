@@ -1,12 +1,13 @@
-"""Differentiating ``jit``: the called jaxpr is differentiated and stays one ``jit``
-equation. Under linearize it splits into a known ``jit`` (primal outputs and
-residuals, computed now) and a linear ``jit`` (residuals and tangents), whose
-transpose is again a ``jit`` of the transposed jaxpr."""
+"""Differentiating ``jit`` (and JAX's ``call`` / ``closed_call``, by the same rules): the
+called jaxpr is differentiated and stays one ``jit`` equation. Under linearize it splits
+into a known ``jit`` (primal outputs and residuals, computed now) and a linear ``jit``
+(residuals and tangents), whose transpose is again a ``jit`` of the transposed jaxpr."""
 from __future__ import annotations
 
 from traxla import lax
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
-from traxla.ir.rules.call import jit_p
+from traxla.ir.rules.call import call_p, closed_call_p, jit_p
+from traxla.tracer.call_primitives import bind_call_jaxpr
 from traxla.tracer import (DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info,
                        trace_to_jaxpr)
 from traxla.runtime.cache import on_clear
@@ -20,6 +21,24 @@ from traxla.autodiff.ad import (Zero, backward_pass, instantiate, is_undefined, 
 from traxla.autodiff.rules._util import jvp_of_nonzero, split_jvp_outputs
 from traxla.autodiff.rules.control_flow import dce_closed, _dce_consts
 from traxla.ir.config import config
+
+
+def _bind(prim, args, jaxpr: ClosedJaxpr, name):
+    """Binds the call primitive ``prim`` (``jit``, or JAX's ``call`` / ``closed_call``,
+    whose rules are jit's) on ``args`` calling ``jaxpr``."""
+    if prim is jit_p:
+        return jit_p.bind(*args, jaxpr=jaxpr, name=name)
+    return bind_call_jaxpr(prim, args, jaxpr)
+
+
+def for_call_primitive(rule, prim):
+    """One of jit's rules as the rule of ``prim`` (``call``, ``closed_call``), whose
+    equations carry their jaxpr as ``call_jaxpr``."""
+    def adapted(*args, call_jaxpr, **params):
+        del params
+        closed = call_jaxpr if isinstance(call_jaxpr, ClosedJaxpr) else ClosedJaxpr(call_jaxpr, [])
+        return rule(*args, jaxpr=closed, name=prim.name, prim=prim)
+    return adapted
 
 
 def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
@@ -47,13 +66,13 @@ def _remember(cache, key, value):
     cache[key] = value
 
 
-def _jit_jvp(primals, tangents, *, jaxpr, name):
+def _jit_jvp(primals, tangents, *, jaxpr, name, prim=jit_p):
     fun, out_zero = jvp_of_nonzero(lambda *a: eval_jaxpr(jaxpr, (), *a), tangents)
     avals = [lax.aval_of(p) for p in primals] + [tangent_aval(lax.aval_of(p))
                                                  for p, t in zip(primals, tangents)
                                                  if type(t) is not Zero]
     new = trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ()))
-    outs = jit_p.bind(*primals, *[t for t in tangents if type(t) is not Zero], jaxpr=new, name=name)
+    outs = _bind(prim, [*primals, *[t for t in tangents if type(t) is not Zero]], new, name)
     return split_jvp_outputs(outs, len(jaxpr.out_avals), out_zero)
 
 
@@ -97,7 +116,7 @@ def _linearize_jit_jaxpr(jaxpr, nonzero, primal_avals):
     return known_jaxpr, linear, holder["sources"], holder["zero_outs"]
 
 
-def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
+def _jit_linearize(trace, primals, tangents, *, jaxpr, name, prim=jit_p):
     nonzero = tuple(type(t) is not Zero for t in tangents)
     primal_avals = [lax.aval_of(p) for p in primals]
     key = (id(jaxpr), nonzero, tuple(primal_avals), config.enable_x64)
@@ -108,15 +127,15 @@ def _jit_linearize(trace, primals, tangents, *, jaxpr, name):
             _remember(_linearize_cache, key, hit)
     known_jaxpr, linear, sources, zero_outs = hit[1]
     with set_current_trace(trace.parent):
-        known_outs = jit_p.bind(*primals, jaxpr=known_jaxpr, name=name)
+        known_outs = _bind(prim, primals, known_jaxpr, name)
     m = len(jaxpr.out_avals)
     primal_outs, res_outs = known_outs[:m], known_outs[m:]
     res_values = [res_outs[i] if kind == "out" else primals[i] for kind, i in sources]
     touts = []
     if linear.jaxpr.outvars:  # every output tangent is zero: nothing linear to record
         with set_current_trace(trace.tangent_trace):
-            touts = jit_p.bind(*res_values, *[t for t in tangents if type(t) is not Zero],
-                               jaxpr=linear, name=name)
+            touts = _bind(prim, [*res_values, *[t for t in tangents if type(t) is not Zero]],
+                          linear, name)
     touts = iter(touts)
     tangent_outs = [zero_of(p) if z else next(touts) for p, z in zip(primal_outs, zero_outs)]
     return primal_outs, tangent_outs
@@ -134,7 +153,7 @@ def _transpose_body(jaxpr, linear, res, cts):
     return [zeros_like_aval(v.aval) if type(c) is Zero else c for c, v in zip(in_cts, lin_vars)]
 
 
-def _jit_transpose(cts, *args, jaxpr, name):
+def _jit_transpose(cts, *args, jaxpr, name, prim=jit_p):
     linear = [is_undefined(a) for a in args]
     if all(type(c) is Zero for c in cts):
         return [Zero(a.aval) if is_undefined(a) else None for a in args]
@@ -153,11 +172,11 @@ def _jit_transpose(cts, *args, jaxpr, name):
         if not any(isinstance(c, Tracer) for c in jaxpr.consts):
             _remember(_transpose_cache, key, hit)
     t_jaxpr = hit[1]
-    outs = iter(jit_p.bind(*residuals, *[instantiate(c) for c in cts], jaxpr=t_jaxpr, name=name))
+    outs = iter(_bind(prim, [*residuals, *[instantiate(c) for c in cts]], t_jaxpr, name))
     return [next(outs) if lin else None for lin in linear]
 
 
-def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
+def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name, prim=jit_p):
     """A jit of primal and tangent operands inside a linearized rule (a custom_jvp rule that
     is itself jitted): JAX's partial evaluation of the call. Equations of primal values only
     form a known jit, bound now; the rest a jit in the tangent trace, reading the known
@@ -204,13 +223,13 @@ def _jit_mixed(parent, tangent_trace, unknown, *args, jaxpr, name):
         [c for c, r in zip(u_closed.consts, is_res) if not r])
     n_known = sum(out_known)
     with set_current_trace(parent):
-        known_outs = jit_p.bind(*known_args, jaxpr=k_closed, name=name)
+        known_outs = _bind(prim, known_args, k_closed, name)
     computed = iter(known_outs[n_known:])
     res_values = [next(computed) if f is None else known_args[f] for f in res_fwd]
     with set_current_trace(tangent_trace):
-        unknown_outs = iter(jit_p.bind(*res_values,
-                                       *[a for a, uk in zip(args, unknown) if uk],
-                                       jaxpr=u_closed, name=name))
+        unknown_outs = iter(_bind(prim, [*res_values,
+                                         *[a for a, uk in zip(args, unknown) if uk]],
+                                  u_closed, name))
     known_it = iter(known_outs[:n_known])
     return [next(known_it) if k else next(unknown_outs) for k in out_known]
 
@@ -229,3 +248,9 @@ jvp_rules[jit_p] = _jit_jvp
 mixed_rules[jit_p] = _jit_mixed
 linearize_rules[jit_p] = _jit_linearize
 transpose_rules[jit_p] = _jit_transpose
+for _p in (call_p, closed_call_p):
+    jvp_rules[_p] = for_call_primitive(_jit_jvp, _p)
+    mixed_rules[_p] = for_call_primitive(_jit_mixed, _p)
+    linearize_rules[_p] = for_call_primitive(_jit_linearize, _p)
+    transpose_rules[_p] = for_call_primitive(_jit_transpose, _p)
+del _p

@@ -53,8 +53,18 @@ key_fry = dtypes.ExtendedDType("key<fry>", threefry_impl.key_shape, dtypes.uint3
                                impl=threefry_impl)
 
 
+# JAX's other built-in implementations (``jax.extend.random.rbg_prng_impl``...): known by
+# name, refused when used (their keys would need their own seed/split/bits lowerings)
+rbg_impl = PRNGImpl((4,), "rbg", "rbg")
+unsafe_rbg_impl = PRNGImpl((4,), "unsafe_rbg", "urbg")
+unsupported_prngs = {rbg_impl.name: rbg_impl, unsafe_rbg_impl.name: unsafe_rbg_impl}
+
+
 def key_dtype_of(impl: PRNGImpl):
     if impl != threefry_impl:
+        if impl in unsupported_prngs.values():
+            raise NotImplementedError(f"the {impl.name!r} PRNG implementation: traxla's keys "
+                                      "are threefry2x32 keys only")
         raise ValueError(f"unrecognized PRNG implementation {impl!r}")
     return key_fry
 

@@ -152,5 +152,4 @@ P["dot_general"] = dot_general_p
 from traxla.ir.jaxpr_printer import pp_param_rules  # noqa: E402
 
 pp_param_rules[dot_general_p] = _dot_general_params
-for _name in ("reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"):
-    def_printing(P[_name], hide=("out_sharding",))
+# (JAX's own binds of reduce_max/min/prod carry no out_sharding; one given prints, as JAX's)

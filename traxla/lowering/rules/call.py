@@ -1,9 +1,11 @@
-"""Lowering of ``jit``: a private function, called with ``func.call``. A jaxpr with ordered
+"""Lowering of ``jit`` (and of ``call`` / ``closed_call``, as JAX's: a private function
+named after the primitive): a private function, called with ``func.call``. A jaxpr with ordered
 effects takes the caller's token first and returns the next one first."""
 from __future__ import annotations
 
 from traxla.ir.effects import has_ordered_effects
-from traxla.ir.rules.call import jit_p
+from traxla.ir.jaxpr import ClosedJaxpr
+from traxla.ir.rules.call import call_p, closed_call_p, jit_p
 from traxla.ir.shape_poly import DimExpr
 from traxla.lowering.dynamic_shapes import dim_value
 from traxla.lowering.mlir import aval_type, create_op, func, hlo, ir
@@ -32,3 +34,13 @@ def _jit(ctx, *args, jaxpr, name):
 
 
 register_lowering(jit_p, _jit)
+
+
+def _call(name, ctx, *args, call_jaxpr, **params):
+    closed = call_jaxpr if isinstance(call_jaxpr, ClosedJaxpr) else ClosedJaxpr(call_jaxpr, [])
+    return _jit(ctx, *args, jaxpr=closed, name=name)
+
+
+register_lowering(call_p, lambda ctx, *args, **params: _call("call", ctx, *args, **params))
+register_lowering(closed_call_p,
+                  lambda ctx, *args, **params: _call("closed_call", ctx, *args, **params))

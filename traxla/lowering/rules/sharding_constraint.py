@@ -20,3 +20,14 @@ def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstraine
 
 
 register_lowering(sharding_constraint_p, _sharding_constraint)
+
+
+def lower_with_sharding_in_types(ctx, op, aval):
+    """``op`` constrained to the sharding in ``aval``'s type (JAX's: a lowering rule that
+    builds its result itself annotates it so); unchanged when the type names no Explicit
+    mesh axis or the mesh is one device."""
+    st = getattr(aval, "sharding_type", None)
+    if st is None or st.mesh.size == 1:
+        return op
+    ctx.module.ensure_mesh(st.mesh)
+    return sdy.ShardingConstraintOp(op, _sharding_attr(st.spec, physical_aval(aval).ndim)).result

@@ -4,10 +4,10 @@ jax.extend.mlir.dialects import func`` and ``import jax.extend.mlir.dialects.sta
 find it."""
 import sys
 
-from jaxlib.mlir.dialects import (arith, builtin, chlo, func, math, memref, scf,  # noqa: F401
-                                  sdy, sparse_tensor, stablehlo, vector)
+from jaxlib.mlir.dialects import (arith, builtin, chlo, func, math, memref, mpmd,  # noqa: F401
+                                  scf, sdy, sparse_tensor, stablehlo, vector)
 
-for _name in ("arith", "builtin", "chlo", "func", "math", "memref", "scf", "sdy",
+for _name in ("arith", "builtin", "chlo", "func", "math", "memref", "mpmd", "scf", "sdy",
               "sparse_tensor", "stablehlo", "vector"):
     sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
 del _name

@@ -26,6 +26,10 @@ from traxla.errors import ConcretizationTypeError
 from traxla.tracer import Tracer
 from traxla.api_util import shaped_abstractify
 from traxla.ir import dtypes as _dtypes
+from traxla.ir.rules.call import CallPrimitive  # noqa: F401
+from traxla.ir.rules.tokens import AbstractToken  # noqa: F401
+from traxla.ir.thread_state import axis_env as _axis_env
+from traxla.runtime.array import Token  # noqa: F401
 
 array_types = {ShapedArray}
 
@@ -151,7 +155,7 @@ set_current_trace = _traces.set_current_trace
 
 
 def unsafe_am_i_under_a_jit() -> bool:
-    return isinstance(_traces.current_trace(), DynamicJaxprTrace)
+    return unsafe_am_i_under_a_jit_DO_NOT_USE()
 
 
 def concrete_or_error(force, val, context=""):
@@ -215,15 +219,73 @@ no_effects: frozenset = frozenset()
 Effects = frozenset
 
 
-def primitives():
-    """Every primitive defined so far, by name: traxla's and then the user's."""
-    return {**ALL_PRIMITIVES, **USER_PRIMITIVES}
+def _trace_stack():
+    """The current trace and its parents, outermost first (JAX's unsafe_get_trace_stack)."""
+    stack, trace = [], _traces.current_trace()
+    while trace is not None:
+        stack.append(trace)
+        trace = getattr(trace, "parent", None) or getattr(trace, "parent_trace", None)
+    return stack[::-1]
 
 
-__all__ = ["DebugInfo", "DropVar", "Effect", "Effects", "InconclusiveDimensionOperation",
-           "JaxprTypeError", "OpaqueTraceState", "concrete_or_error", "find_top_trace",
-           "get_opaque_trace_state", "jaxprs_in_params", "mapped_aval", "unmapped_aval", "no_effects",
-           "primal_dtype_to_tangent_dtype", "set_current_trace", "take_current_trace",
-           "unsafe_am_i_under_a_jit", "valid_jaxtype", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "ShapedArray", "Var",
-           "array_types", "check_jaxpr", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "unsafe_get_current_trace",
-           "primitives"]
+def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:
+    """Whether a jit (a staging trace) is anywhere in the current trace stack."""
+    return any(isinstance(t, DynamicJaxprTrace) for t in _trace_stack())
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE() -> bool:
+    """Whether a vmap (a batching trace) is anywhere in the current trace stack."""
+    from traxla.batching.batch_trace import BatchTrace
+    return any(isinstance(t, BatchTrace) for t in _trace_stack())
+
+
+def unsafe_get_axis_names_DO_NOT_USE() -> list:
+    """The named axes in scope (of named vmaps and shard_maps), outermost first."""
+    return [n for frame in _axis_env for n in frame.axis_names]
+
+
+def nonempty_axis_env_DO_NOT_USE() -> bool:
+    return bool(unsafe_get_axis_names_DO_NOT_USE())
+
+
+class TraceTag:
+    """JAX's tag of a transformation's traces: all tags are equal (JAX's ``lu.cache``
+    relies on it)."""
+
+    def __hash__(self):
+        return hash(TraceTag)
+
+    def __eq__(self, other):
+        return isinstance(other, TraceTag)
+
+
+def gensym():
+    """A maker of fresh variables: ``gensym()(aval)`` is a new ``Var`` (as JAX's)."""
+    return Var
+
+
+def call_impl(f, *args, **params):
+    """JAX's eager implementation of a call primitive: ``f.call_wrapped(*args)``."""
+    del params  # params parameterize the call primitive, not the function
+    return f.call_wrapped(*args)
+
+
+def __getattr__(name):
+    # ``primitives`` (the module, as JAX's) imports all of traxla: loaded on first use,
+    # since this module is imported while traxla itself is
+    if name == "primitives":
+        import importlib
+        return importlib.import_module("traxla.extend.core.primitives")
+    raise AttributeError(f"module 'traxla.extend.core' has no attribute {name!r}")
+
+
+__all__ = ["AbstractToken", "CallPrimitive", "ClosedJaxpr", "DebugInfo", "DropVar", "Effect",
+           "Effects", "InconclusiveDimensionOperation", "Jaxpr", "JaxprEqn", "JaxprTypeError",
+           "Literal", "OpaqueTraceState", "Primitive", "ShapedArray", "Token", "TraceTag", "Var",
+           "array_types", "call_impl", "check_jaxpr", "concrete_or_error", "eval_jaxpr",
+           "find_top_trace", "gensym", "get_opaque_trace_state", "jaxpr_as_fun",
+           "jaxprs_in_params", "mapped_aval", "new_jaxpr_eqn", "no_effects",
+           "nonempty_axis_env_DO_NOT_USE", "primal_dtype_to_tangent_dtype", "set_current_trace",
+           "subjaxprs", "take_current_trace", "unmapped_aval", "unsafe_am_i_under_a_jit",
+           "unsafe_am_i_under_a_jit_DO_NOT_USE", "unsafe_am_i_under_a_vmap_DO_NOT_USE",
+           "unsafe_get_axis_names_DO_NOT_USE", "unsafe_get_current_trace", "valid_jaxtype"]
