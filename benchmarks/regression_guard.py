@@ -10,8 +10,9 @@ on a fresh function object so that neither library answers from a cache; a small
 is traced/lowered several times per sample. The figure is the ratio of the two libraries'
 fastest samples over ``--repeats`` (the medians of per-repetition ratios are printed
 too; the default clock is the thread's CPU time, steadier on a shared machine). A ratio
-more than ``--tolerance`` (10%) above the recorded one in ``benchmarks/regression_guard.json`` is a regression: the script prints
-it loudly and exits 1. It is not a CI test (timings); run it before committing work on
+more than ``--tolerance`` (10%) above the recorded one in ``benchmarks/regression_guard.json``
+is measured again; still over in both runs, it is printed it loudly and
+and the script exits 1. It is not a CI test (timings); run it before committing work on
 the tracer or lowering. ``--record`` rewrites the JSON with this run's figures.
 """
 from __future__ import annotations
@@ -191,7 +192,7 @@ def measure(names, repeats, clock):
             _sample(lib, np_, make, 1, clock)
         start = clock()
         _sample(jax, jjnp, make, 1, clock)
-        inner = max(1, min(20, int(0.05 / max(clock() - start, 1e-4))))
+        inner = max(1, min(60, int(0.15 / max(clock() - start, 1e-4))))  # >= ~0.15 s a sample
         ratios = {"trace": [], "lower": []}
         seconds = {"traxla": [], "jax": []}
         for rep in range(repeats):
@@ -240,13 +241,21 @@ def main(argv=None) -> int:
         print(f"recorded {len(figures)} programs in {RECORD}")
         return 0
     recorded = json.loads(RECORD.read_text())["programs"]
-    failures = []
-    for name, fig in figures.items():
-        for stage in ("trace", "lower"):
-            want = recorded.get(name, {}).get(stage)
-            if want is not None and fig[stage] > want * (1 + args.tolerance):
-                failures.append(f"{name} {stage}: {fig[stage]:.3f}x of JAX, recorded "
-                                f"{want:.3f}x (+{100 * (fig[stage] / want - 1):.0f}%)")
+
+    def over(figures):
+        return {(name, stage): fig[stage] for name, fig in figures.items()
+                for stage in ("trace", "lower")
+                if recorded.get(name, {}).get(stage) is not None
+                and fig[stage] > recorded[name][stage] * (1 + args.tolerance)}
+    slow = over(figures)
+    if slow:  # a second opinion: a busy machine moves single runs by 10-15%
+        again_names = sorted({name for name, _ in slow})
+        print(f"\nover the tolerance: {again_names}; measuring them again", flush=True)
+        again = over(measure(again_names, args.repeats, CLOCKS[args.clock]))
+        slow = {k: min(v, again[k]) for k, v in slow.items() if k in again}
+    failures = [f"{name} {stage}: {ratio:.3f}x of JAX (the better of two runs), recorded "
+                f"{recorded[name][stage]:.3f}x (+{100 * (ratio / recorded[name][stage] - 1):.0f}%)"
+                for (name, stage), ratio in slow.items()]
     if failures:
         bar = "!" * 78
         print(f"\n{bar}\nREGRESSION: traxla got more than {100 * args.tolerance:.0f}% slower "
