@@ -11,7 +11,7 @@ is traced/lowered several times per sample. The figure is the ratio of the two l
 fastest samples over ``--repeats`` (the medians of per-repetition ratios are printed
 too; the default clock is the thread's CPU time, steadier on a shared machine). A ratio
 more than ``--tolerance`` (10%) above the recorded one in ``benchmarks/regression_guard.json``
-is measured again; still over in both runs, it is printed it loudly and
+is measured again; still over in both runs, it is printed loudly
 and the script exits 1. It is not a CI test (timings); run it before committing work on
 the tracer or lowering. ``--record`` rewrites the JSON with this run's figures.
 """
