@@ -13,7 +13,7 @@ too; the default clock is the thread's CPU time, steadier on a shared machine). 
 more than ``--tolerance`` (10%) above the recorded one in ``benchmarks/regression_guard.json``
 is measured again; still over in both runs, it is printed loudly
 and the script exits 1. It is not a CI test (timings); run it before committing work on
-the tracer or lowering. ``--record`` rewrites the JSON with this run's figures.
+the tracer or lowering. ``--record`` rewrites the JSON with the worse figure of two runs.
 """
 from __future__ import annotations
 
@@ -221,7 +221,8 @@ def measure(names, repeats, clock):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--record", action="store_true", help="write this run's figures")
+    ap.add_argument("--record", action="store_true",
+                    help="write the figures (the worse of two runs)")
     ap.add_argument("--only", default="", help="comma-separated programs: " + ",".join(PROGRAMS))
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--tolerance", type=float, default=0.10)
@@ -233,7 +234,11 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown programs {unknown}; known: {list(PROGRAMS)}")
     figures = measure(names, args.repeats, CLOCKS[args.clock])
-    if args.record:
+    if args.record:  # the worse of two runs, as a check takes the better of two
+        print("second run", flush=True)
+        second = measure(names, args.repeats, CLOCKS[args.clock])
+        figures = {n: {k: max(f[k], second[n][k]) for k in ("trace", "lower")}
+                   for n, f in figures.items()}
         old = json.loads(RECORD.read_text())["programs"] if RECORD.exists() else {}
         old.update({n: {"trace": f["trace"], "lower": f["lower"]} for n, f in figures.items()})
         RECORD.write_text(json.dumps({"clock": args.clock, "repeats": args.repeats,
