@@ -129,3 +129,35 @@ def test_compile_options_are_jaxs_byte_for_byte(monkeypatch):
     jax.jit(f)(w, X[0])
     traxla.jit(f)(w, X[0])
     assert seen["traxla"] == seen["jax"]
+
+
+def test_fast_prune_agrees_with_the_general_walk():
+    """``prune_unused`` (C-level liveness check before lowering) gives what the
+    per-equation ``_dce_jaxpr`` gives: the same equations and used inputs, the jaxpr itself
+    when nothing is dead; a dead chain, an unused argument, a nested jit with an unused
+    result, an effect and a multi-result primitive each tried."""
+    from traxla.autodiff.partial_eval import _dce_jaxpr, prune_unused
+
+    inner = traxla.jit(lambda a: (a + 1.0, a * 3.0))
+
+    def programs():
+        yield lambda x, y: tnp.sin(x) * 0.5 + x, False                    # nothing dead
+        yield lambda x, y: (tnp.cos(tnp.sin(y)), x * 2)[1], True           # a dead chain
+        yield lambda x, y: inner(x)[0] * y, True                           # jit's result
+        yield lambda x, y: inner(x)[0] + inner(y)[1], True
+        yield lambda x, y: traxla.lax.sort((x, y), num_keys=1)[1], True    # _ result: walked
+        yield lambda x, y: x + traxla.lax.stop_gradient(y), False
+
+    def with_print(x, y):
+        traxla.debug.print("{}", y)
+        return x
+    cases = list(programs()) + [(with_print, False)]
+    for f, changes in cases:
+        jaxpr = traxla.make_jaxpr(f)(X, X).jaxpr
+        want, want_used = _dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars),
+                                     [False] * len(jaxpr.invars))
+        got, got_used = prune_unused(jaxpr)
+        assert got_used == want_used
+        assert str(got) == str(want)
+        if not changes and all(want_used):
+            assert got is jaxpr

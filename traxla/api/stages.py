@@ -17,7 +17,7 @@ from traxla.api import jit_hooks
 from traxla.api.layouts import Format, Layout
 from traxla.api.shape_dtype_struct import struct_of_aval
 from traxla.api_util import equality_errors_pytreedef
-from traxla.autodiff.partial_eval import _dce_jaxpr
+from traxla.autodiff.partial_eval import prune_unused
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.ir.traceback_util import api_boundary
@@ -131,9 +131,9 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     if keep_unused:
         keep = [True] * n
     else:  # as JAX's _prune_unused_inputs: dead equations go, then the arguments unused
-        pruned, keep = _dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), [False] * n)
-        if len(pruned.eqns) != len(jaxpr.eqns) or any(
-                a is not b for a, b in zip(pruned.eqns, jaxpr.eqns)):
+        pruned, keep = prune_unused(jaxpr)
+        if pruned is not jaxpr and (len(pruned.eqns) != len(jaxpr.eqns) or any(
+                a is not b for a, b in zip(pruned.eqns, jaxpr.eqns))):
             jaxpr = Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, pruned.eqns,
                           jaxpr.debug_info)
             closed = ClosedJaxpr(jaxpr, closed.consts)

@@ -3,7 +3,10 @@
 autodiff (linear jaxprs before transposing, known jaxprs of linearized calls)."""
 from __future__ import annotations
 
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var, Literal
+from itertools import chain
+from operator import attrgetter, itemgetter
+
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var, Literal, eqns_with_subjaxprs
 from traxla.ir.effects import has_effects
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p
@@ -78,6 +81,47 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     new = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, used_inputs) if u],
                 [v for v, u in zip(jaxpr.outvars, used_outputs) if u], eqns, jaxpr.debug_info)
     return new, used_inputs
+
+
+def prune_unused(jaxpr: Jaxpr):
+    """``_dce_jaxpr(jaxpr, all outputs used, no input instantiated)`` for a whole program
+    before lowering (JAX's ``_prune_unused_inputs``): (jaxpr, used inputs), ``jaxpr``
+    itself when no equation is dead. Most programs have none, and C-level passes show it:
+    a dead equation exists exactly when some equation has no output that is read (the
+    last dead one in program order); equations with DCE rules (jit, scan, cond, remat)
+    run their rule, and anything else found goes the per-equation way."""
+    eqns = jaxpr.eqns
+    read = set(chain.from_iterable(map(_invars_of, eqns)))
+    read.update(jaxpr.outvars)
+    try:
+        every_eqn_read = read.issuperset(map(_first, map(_outvars_of, eqns)))
+    except IndexError:  # equations without results: kept only for their effects
+        every_eqn_read = (read.issuperset(map(_first, filter(None, map(_outvars_of, eqns))))
+                          and all(has_effects(e) for e in eqns if not e.outvars))
+    replaced = {}
+    if every_eqn_read:
+        for eqn in eqns_with_subjaxprs(jaxpr):
+            rule = _dce_rules.get(eqn.primitive)
+            if rule is None or has_effects(eqn):
+                continue
+            used_ins, new = rule([v in read for v in eqn.outvars], eqn)
+            if new is None or not all(used_ins):  # it drops operands: the general walk
+                every_eqn_read = False
+                break
+            replaced[id(eqn)] = new
+    if not every_eqn_read:
+        return _dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), [False] * len(jaxpr.invars))
+    used_inputs = [v in read for v in jaxpr.invars]
+    if replaced or not all(used_inputs):
+        jaxpr = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, used_inputs) if u],
+                      jaxpr.outvars, [replaced.get(id(e), e) for e in eqns] if replaced
+                      else eqns, jaxpr.debug_info)
+    return jaxpr, used_inputs
+
+
+_invars_of = attrgetter("invars")
+_outvars_of = attrgetter("outvars")
+_first = itemgetter(0)
 
 
 # As JAX caches ``dce_jaxpr``: a jaxpr called twice (one jit, twice) and pruned the same way

@@ -283,9 +283,15 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 try:
                     for x in invars:  # variables of the result's shape need no op of their own
                         if type(x) is Literal or (elementwise and x.aval.shape != shape):
+                            operands = []
                             with loc:  # a literal's constant, a broadcast: this location
-                                operands = [_operand(x, read, env, shape, elementwise)
-                                            for x in invars]
+                                for x in invars:
+                                    value = env[x] if type(x) is not Literal else read(x)
+                                    if elementwise:
+                                        aval = x.aval
+                                        if aval.shape != shape:
+                                            value = broadcast_to(value, aval, shape)
+                                    operands.append(value)
                             break
                         operands.append(env[x])
                     result_type = (type_cache.get((shape, out_aval.dtype))
@@ -394,13 +400,6 @@ def _lowering_error(eqn, e) -> LoweringError:
     return LoweringError(f"traxla bug: lowering '{eqn.primitive.name}' with operands "
                          f"{[x.aval.str_short() for x in eqn.invars]} and params "
                          f"{eqn.params} failed: {e}")
-
-
-def _operand(x, read, env, shape, elementwise):
-    value = env[x] if type(x) is not Literal else read(x)
-    if elementwise and x.aval.shape != shape:
-        value = broadcast_to(value, x.aval, shape)
-    return value
 
 
 def result_infos(n: int):

@@ -379,9 +379,9 @@ def _complex_sin_cos(cosine: bool):
 
 def _real_without_accuracy(eqn):
     """The inline path for sin/cos: real operands without an accuracy."""
-    if dtypes.is_complex(eqn.invars[0].aval.dtype):
+    if eqn.params.get("accuracy") is not None or dtypes.is_complex(eqn.invars[0].aval.dtype):
         return None
-    return _without_accuracy(eqn)
+    return {}
 
 
 for _name in ("sin", "cos"):

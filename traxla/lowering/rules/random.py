@@ -33,10 +33,11 @@ from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray, physical_aval
 from traxla.ir.rules import random as R, shape as S
 from traxla.ir.rules.elementwise import select_n_p
-from traxla.lowering.mlir import constant, hlo, tensor_type
+from traxla.lowering.mlir import constant, create_op, func, hlo, ir, tensor_type
 from traxla.lowering.registry import RuleContext, inline_ops, lowering_rules, register_lowering
 from traxla.lowering.rules import elementwise as _elementwise_rules  # noqa: F401  (registered before we wrap)
 from traxla.lowering.rules import shape as _shape_rules  # noqa: F401
+from traxla.lowering.rules.elementwise import compare
 
 U32, U64 = dtypes.uint32, dtypes.uint64
 
@@ -92,8 +93,108 @@ def _rotate_left(x, d, shape):
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
-def threefry2x32(k1, k2, x1, x2, shape):
-    """Threefry-2x32 with 20 rounds on ``uint32`` tensors, all of ``shape``."""
+def threefry2x32(k1, k2, x1, x2, shape, module=None, key_shape=None):
+    """Threefry-2x32 with 20 rounds on ``uint32`` tensors of ``shape`` (the keys of
+    ``key_shape`` when given: ``()`` or ``shape``). Lowering for the CPU (``module``'s
+    platform), JAX's module: a call of a private ``@threefry2x32`` whose rounds are a
+    5-step loop (JAX's ``use_rolled_loops``), which XLA leaves alone; unrolled, XLA folds
+    a constant key's hash and the float arithmetic after it into constants, which differ
+    from compiled code in the last bit (``uniform(key, minval=, maxval=)`` under jit)."""
+    if key_shape is None:
+        key_shape = shape
+    if module is not None and _rolled(module):
+        sym = _threefry_function(module, tuple(key_shape), tuple(shape))
+        call = create_op("func.call", results=(tensor_type(shape, U32),) * 2,
+                         operands=(k1, k2, x1, x2),
+                         attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+        return call.results[0], call.results[1]
+    if tuple(key_shape) != tuple(shape):
+        k1, k2 = (_bcast(k, key_shape, shape, [], U32) for k in (k1, k2))
+    return _threefry_unrolled(k1, k2, x1, x2, shape)
+
+
+def _rolled(module) -> bool:
+    """JAX's CPU rule (rolled loops) applies: one platform, the CPU, static shapes."""
+    return module.platform == "cpu" and module.platforms is None and not module.dim_vars
+
+
+def _private_function(module, name, in_types, out_types):
+    with ir.InsertionPoint(module.module.body):
+        fn = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
+    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    sym = ir.StringAttr(module.symbol_table.insert(fn)).value
+    return fn, sym
+
+
+def _threefry_function(module, key_shape, shape) -> str:
+    """``@threefry2x32`` as JAX lowers ``threefry2x32_p`` on the CPU (``lower_fun`` of
+    ``_threefry2x32_lowering(use_rolled_loops=True)``): ``fori_loop(0, 5, ...)`` as JAX's
+    scan lowers it, a while loop calling the step as ``@closed_call``."""
+    key = ("threefry2x32", key_shape, shape)
+    sym = module._functions.get(key)
+    if sym is not None:
+        return sym
+    tk, tx = tensor_type(key_shape, U32), tensor_type(shape, U32)
+    fn, sym = _private_function(module, "threefry2x32", [tk, tk, tx, tx], [tx, tx])
+    module._functions[key] = sym
+    i_type = tensor_type((), _index_dtype())
+    rot_type = tensor_type((4,), U32)
+    with ir.InsertionPoint(fn.add_entry_block()):
+        k1, k2, x1, x2 = fn.arguments
+        rot0 = constant(np.array(_ROTATIONS[0], np.uint32), U32)
+        rot1 = constant(np.array(_ROTATIONS[1], np.uint32), U32)
+        k3 = hlo.xor(hlo.xor(k1, k2), _full(0x1BD11BDA, key_shape, U32))
+        y1 = hlo.add(x1, _bcast(k1, key_shape, shape, [], U32))
+        y2 = hlo.add(x2, _bcast(k2, key_shape, shape, [], U32))
+        state = [_full(0, (), _index_dtype()), y1, y2, k2, k3, k1, rot0, rot1]
+        types = [i_type, tx, tx, tk, tk, tk, rot_type, rot_type]
+        step = _threefry_step_function(module, key_shape, shape, types)
+        loop = hlo.WhileOp([i_type] + types, [_full(0, (), _index_dtype())] + state)
+        cond = loop.cond.blocks.append(i_type, *types)
+        with ir.InsertionPoint(cond):
+            hlo.return_([compare(cond.arguments[0], _full(5, (), _index_dtype()), "LT",
+                                 _index_dtype())])
+        body = loop.body.blocks.append(i_type, *types)
+        with ir.InsertionPoint(body):
+            args = list(body.arguments)
+            new = create_op("func.call", results=types, operands=args[1:],
+                            attributes={"callee": ir.FlatSymbolRefAttr.get(step)}).results
+            hlo.return_([hlo.add(args[0], _full(1, (), _index_dtype()))] + list(new))
+        func.ReturnOp([loop.results[2], loop.results[3]])
+    return sym
+
+
+def _threefry_step_function(module, key_shape, shape, types) -> str:
+    """JAX's ``rolled_loop_step`` (the fori body, with its index): four rounds with the
+    rotations ``rot0`` (read from the array), the key schedule added, keys and rotation
+    arrays rotated."""
+    fn, sym = _private_function(module, "closed_call", types, types)
+    with ir.InsertionPoint(fn.add_entry_block()):
+        i, x0, x1, ka, kb, kc, rot0, rot1 = fn.arguments
+        index = _index_dtype()
+        i_next = hlo.add(i, _full(1, (), index))
+        scalar = tensor_type((), U32)
+        for j in range(4):
+            r = hlo.reshape(scalar, hlo.slice(rot0, [j], [j + 1], [1]))
+            x0 = hlo.add(x0, x1)
+            left = hlo.shift_left(x1, _bcast(r, (), shape, [], U32))
+            right = hlo.shift_right_logical(
+                x1, _bcast(hlo.subtract(_full(32, (), U32), r), (), shape, [], U32))
+            x1 = hlo.xor(x0, hlo.or_(left, right))
+        x0 = hlo.add(x0, _bcast(ka, key_shape, shape, [], U32))
+        x1 = hlo.add(x1, _bcast(kb, key_shape, shape, [], U32))
+        count = hlo.convert(scalar, hlo.add(i, _full(1, (), index)))
+        x1 = hlo.add(x1, _bcast(count, (), shape, [], U32))
+        func.ReturnOp([i_next, x0, x1, kb, kc, ka, rot1, rot0])
+    return sym
+
+
+def _index_dtype():
+    """The fori index of JAX's rolled loop: a Python int's dtype (int64 under x64)."""
+    return dtypes.int64 if config.read("enable_x64") else dtypes.int32
+
+
+def _threefry_unrolled(k1, k2, x1, x2, shape):
     ks = [k1, k2, hlo.xor(hlo.xor(k1, k2), _full(0x1BD11BDA, shape, U32))]
     x = [hlo.add(x1, ks[0]), hlo.add(x2, ks[1])]
     for i in range(5):
@@ -114,30 +215,33 @@ def iota_2x32_shape(shape):
         return zero, zero
     t64 = tensor_type(shape, U64)
     strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    iotas = [hlo.iota(t64, dim) for dim in range(len(shape))]  # JAX's op order throughout
     counts = None
-    for dim, stride in enumerate(strides):
-        term = hlo.multiply(_full(stride, shape, U64), hlo.iota(t64, dim))
+    for iota, stride in zip(iotas, strides):
+        term = hlo.multiply(_full(stride, shape, U64), iota)
         counts = term if counts is None else hlo.add(counts, term)
     t32 = tensor_type(shape, U32)
-    hi = hlo.convert(t32, hlo.shift_right_logical(counts, _full(32, shape, U64)))
+    shifted = hlo.shift_right_logical(counts, _full(32, shape, U64))
     lo = hlo.convert(t32, counts)
-    return hi, lo
+    return hlo.convert(t32, shifted), lo
 
 
-def _hash_keys_with_counters(keys, key_shape, shape):
+def _hash_keys_with_counters(ctx, keys, key_shape, shape):
     """``threefry(k1, k2, hi, lo)`` for every key and every counter of ``shape``:
-    two word arrays of ``key_shape + shape``."""
+    two word arrays of ``key_shape + shape``. One key: its words go to the hash as
+    scalars, as JAX's."""
     key_shape, shape = tuple(key_shape), tuple(shape)
     out = key_shape + shape
     k1, k2 = _key_words(keys, key_shape)
-    kdims = range(len(key_shape))
-    k1 = _bcast(k1, key_shape, out, kdims, U32)
-    k2 = _bcast(k2, key_shape, out, kdims, U32)
+    if key_shape:
+        kdims = range(len(key_shape))
+        k1 = _bcast(k1, key_shape, out, kdims, U32)
+        k2 = _bcast(k2, key_shape, out, kdims, U32)
     hi, lo = iota_2x32_shape(shape)
     cdims = range(len(key_shape), len(out))
     hi = _bcast(hi, shape, out, cdims, U32)
     lo = _bcast(lo, shape, out, cdims, U32)
-    return threefry2x32(k1, k2, hi, lo, out)
+    return threefry2x32(k1, k2, hi, lo, out, ctx.module, key_shape=() if not key_shape else out)
 
 
 # -- the primitives ----------------------------------------------------------------------
@@ -184,17 +288,19 @@ def _iota_counts(n, key_shape):
     return _bcast(x0, (half,), out, dims, U32), _bcast(x1, (half,), out, dims, U32)
 
 
-def _threefry_iota(keys, key_shape, n):
+def _threefry_iota(ctx, keys, key_shape, n):
     """``threefry_2x32(key, iota(uint32, n))`` for every key: ``key_shape + (n,)`` words
     (JAX's non-partitionable derivation, ``jax_threefry_partitionable=False``)."""
     key_shape = tuple(key_shape)
     half = (n + 1) // 2
     out = key_shape + (half,)
     k1, k2 = _key_words(keys, key_shape)
-    kdims = range(len(key_shape))
-    k1 = _bcast(k1, key_shape, out, kdims, U32)
-    k2 = _bcast(k2, key_shape, out, kdims, U32)
-    y0, y1 = threefry2x32(k1, k2, *_iota_counts(n, key_shape), out)
+    if key_shape:
+        kdims = range(len(key_shape))
+        k1 = _bcast(k1, key_shape, out, kdims, U32)
+        k2 = _bcast(k2, key_shape, out, kdims, U32)
+    y0, y1 = threefry2x32(k1, k2, *_iota_counts(n, key_shape), out, ctx.module,
+                          key_shape=() if not key_shape else out)
     words = hlo.concatenate([y0, y1], len(key_shape))
     if n % 2:
         r = len(key_shape)
@@ -217,7 +323,7 @@ def _random_bits_original(ctx, keys, bit_width, shape):
         raise NotImplementedError("random bits of 2**32 - 1 or more words with "
                                   "jax_threefry_partitionable=False")
     r = len(key_shape)
-    words = _threefry_iota(keys, key_shape, max_count)  # key_shape + (max_count,)
+    words = _threefry_iota(ctx, keys, key_shape, max_count)  # key_shape + (max_count,)
     if bit_width == 64:
         t64 = tensor_type(key_shape + (size,), U64)
         hi = hlo.slice(words, [0] * (r + 1), list(key_shape) + [size], [1] * (r + 1))
@@ -247,7 +353,7 @@ def _random_bits(ctx, keys, *, bit_width, shape):
         return _random_bits_original(ctx, keys, bit_width, shape)
     key_shape = tuple(ctx.avals_in[0].shape)
     out = key_shape + tuple(shape)
-    b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
+    b1, b2 = _hash_keys_with_counters(ctx, keys, key_shape, shape)
     if bit_width == 64:
         t64 = tensor_type(out, U64)
         hi = hlo.shift_left(hlo.convert(t64, b1), _full(32, out, U64))
@@ -262,9 +368,9 @@ def _random_split(ctx, keys, *, shape):
     key_shape = tuple(ctx.avals_in[0].shape)
     if not _partitionable():  # JAX's _threefry_split_original: the words of 2n counters
         n = math.prod(shape)
-        words = _threefry_iota(keys, key_shape, 2 * n)
+        words = _threefry_iota(ctx, keys, key_shape, 2 * n)
         return hlo.reshape(tensor_type(key_shape + tuple(shape) + (2,), U32), words)
-    b1, b2 = _hash_keys_with_counters(keys, key_shape, shape)
+    b1, b2 = _hash_keys_with_counters(ctx, keys, key_shape, shape)
     return _stack_words(b1, b2, key_shape + tuple(shape))
 
 
@@ -276,14 +382,14 @@ def _random_fold_in(ctx, keys, msgs):
     k2 = _lax_bcast(k2, keys_aval.shape, out, U32)
     msgs = _lax_bcast(msgs, msgs_aval.shape, out, U32)
     # JAX: threefry_2x32(key, threefry_seed(msg)), i.e. the counter pair (msg >> 32, msg).
-    b1, b2 = threefry2x32(k1, k2, _full(0, out, U32), msgs, out)
+    b1, b2 = threefry2x32(k1, k2, _full(0, out, U32), msgs, out, ctx.module)
     return _stack_words(b1, b2, out)
 
 
 def _threefry2x32(ctx, k1, k2, x1, x2):
     out = tuple(ctx.aval_out.shape)
     args = [_lax_bcast(v, a.shape, out, U32) for v, a in zip((k1, k2, x1, x2), ctx.avals_in)]
-    return list(threefry2x32(*args, out))
+    return list(threefry2x32(*args, out, ctx.module))
 
 
 register_lowering(R.random_seed_p, _random_seed)
