@@ -633,7 +633,6 @@ class PjitFunction(Wrapped):
         avals = tuple(_aval(x) for x in leaves)
         key = (in_tree, static_key, avals, _trace_context())
         start = time.perf_counter()
-        self._traced.pop(key, None)
         closed, out_tree = self._trace(key, args, kwargs, avals)
         placements = [_placement_of(x) for x in leaves]
         if self.in_shardings is not None:
