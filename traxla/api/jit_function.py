@@ -90,6 +90,14 @@ def _without_formats(shardings):
     return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
 
 
+# What a jitted function keeps in its ``__dict__`` beside what it copies from ``fun``.
+_JIT_STATE = frozenset((
+    "fun", "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+    "keep_unused", "inline", "in_shardings", "out_shardings", "_device_placement",
+    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_compiled", "_lifted",
+    "_epoch", "_signature", "name", "last_trace_seconds"))
+
+
 class PjitFunction(Wrapped):
     """What ``jit`` returns (JAX's type name, which libraries test for; also
     ``JitFunction``)."""
@@ -98,6 +106,12 @@ class PjitFunction(Wrapped):
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
         functools.update_wrapper(self, fun, updated=())
+        # and ``fun.__dict__``, as JAX's (libraries read back attributes they set on ``fun``);
+        # a jitted ``fun``'s own state is not copied (what follows sets this one's)
+        own = getattr(fun, "__dict__", {})
+        if isinstance(fun, PjitFunction):
+            own = {k: v for k, v in own.items() if k not in _JIT_STATE and k[:6] != "_diag_"}
+        self.__dict__.update({k: v for k, v in own.items() if k != "__wrapped__"})
         self.fun = fun
         # Names and positions map onto each other through the signature, as in JAX.
         self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
@@ -788,12 +802,17 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     """``make_jaxpr(f)(*args)``: the closed jaxpr of ``f`` at these arguments' types."""
     jitted = JitFunction(fun, static_argnums)
 
-    @api_boundary
     @wraps(fun)
+    @api_boundary
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)
         if return_shape:
             return traced.jaxpr, traced.out_info  # ShapeDtypeStructs, as JAX's
         return traced.jaxpr
 
+    make.__module__ = "jax"  # JAX's names for the result
+    if hasattr(fun, "__qualname__"):
+        make.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+    if hasattr(fun, "__name__"):
+        make.__name__ = f"make_jaxpr({fun.__name__})"
     return make
