@@ -15,7 +15,7 @@ from traxla.runtime.placement import _mesh_stack
 # in JAX's trace context), so a program traced under one setting never serves another.
 _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
                         "default_matmul_precision", "threefry_partitionable",
-                        "allow_f16_reductions")
+                        "allow_f16_reductions", "softmax_custom_jvp")
 
 
 def _trace_context() -> tuple:
@@ -42,7 +42,8 @@ def _new_epoch(name, value):
 
 # Flags that change what a trace produces but are not in the cache keys: when one changes,
 # every cached trace and executable is dropped (they are rarely switched).
-_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
+_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion",
+                "random_seed_offset")
 _all_jits: weakref.WeakSet = weakref.WeakSet()
 config.on_update(_new_epoch)
 
