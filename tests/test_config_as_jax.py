@@ -177,3 +177,15 @@ def test_random_seed_offset_as_jax():
         finally:
             m.config.update("jax_random_seed_offset", 0)
     assert keys(traxla) == keys(jax) == [[0, 8], [0, 8]]
+
+
+def test_platform_name_selects_the_default_backend():
+    c = traxla.config
+    current = traxla.default_backend()
+    tjnp.ones(1).block_until_ready()
+    c.update("jax_platform_name", current)  # the default backend already: accepted
+    c.update("jax_platform_name", "")
+    other = "tpu" if current != "tpu" else "cpu"
+    with pytest.raises(RuntimeError, match="must run before the first computation"):
+        c.update("jax_platform_name", other)
+    assert c.values["jax_platform_name"] == ""

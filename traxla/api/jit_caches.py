@@ -110,3 +110,16 @@ def _forget_fast(fast: dict):
         if fast_key is not None and fast.get(fast_key) is entry:
             fast.pop(fast_key, None)
     return evict
+
+
+# What a jitted function keeps in its ``__dict__`` beside what it copies from its function
+# (``jit(jit(f))`` copies the inner one's attributes of ``f``, not its state).
+_JIT_STATE = frozenset((
+    "fun", "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+    "keep_unused", "inline", "in_shardings", "out_shardings", "_device_placement",
+    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_compiled", "_lifted",
+    "_epoch", "_signature", "name", "last_trace_seconds"))
+
+
+def is_jit_state(key: str) -> bool:
+    return key in _JIT_STATE or key.startswith("_diag_")

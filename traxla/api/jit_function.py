@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from traxla.base.wrapping import wraps
+from traxla.base.wrapping import copy_dict, wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
@@ -49,8 +49,9 @@ from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
-                                   _forget_fast, _trace_cache, _trace_context)
-from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
+                                   _forget_fast, _trace_cache, _trace_context, is_jit_state)
+from traxla.api.jit_options import (_device_and_backend_placement, _donation_spec,
+                                    _hashable_static)
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
                                      broadcast_prefix_leaves, check_devices)
 
@@ -61,17 +62,6 @@ from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _place
 _flags = config.current
 # ``PjitFunction.__call__``'s first argument when it has none
 _NO_ARGUMENT = object()
-
-
-def _hashable_static(value):
-    try:
-        hash(value)
-    except TypeError as e:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while trying to "
-            f"hash an object of type {type(value)}, {value!r}. The error was:\n"
-            f"{type(e).__name__}: {e}\n") from None
-    return value
 
 
 def _without_formats(shardings):
@@ -90,14 +80,6 @@ def _without_formats(shardings):
     return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
 
 
-# What a jitted function keeps in its ``__dict__`` beside what it copies from ``fun``.
-_JIT_STATE = frozenset((
-    "fun", "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
-    "keep_unused", "inline", "in_shardings", "out_shardings", "_device_placement",
-    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_compiled", "_lifted",
-    "_epoch", "_signature", "name", "last_trace_seconds"))
-
-
 class PjitFunction(Wrapped):
     """What ``jit`` returns (JAX's type name, which libraries test for; also
     ``JitFunction``)."""
@@ -106,12 +88,8 @@ class PjitFunction(Wrapped):
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
         functools.update_wrapper(self, fun, updated=())
-        # and ``fun.__dict__``, as JAX's (libraries read back attributes they set on ``fun``);
-        # a jitted ``fun``'s own state is not copied (what follows sets this one's)
-        own = getattr(fun, "__dict__", {})
-        if isinstance(fun, PjitFunction):
-            own = {k: v for k, v in own.items() if k not in _JIT_STATE and k[:6] != "_diag_"}
-        self.__dict__.update({k: v for k, v in own.items() if k != "__wrapped__"})
+        # and fun.__dict__ as JAX's (libraries read back attributes they set on fun)
+        copy_dict(self, fun, is_jit_state if isinstance(fun, PjitFunction) else None)
         self.fun = fun
         # Names and positions map onto each other through the signature, as in JAX.
         self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
@@ -810,9 +788,8 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
             return traced.jaxpr, traced.out_info  # ShapeDtypeStructs, as JAX's
         return traced.jaxpr
 
-    make.__module__ = "jax"  # JAX's names for the result
-    if hasattr(fun, "__qualname__"):
-        make.__qualname__ = f"make_jaxpr({fun.__qualname__})"
-    if hasattr(fun, "__name__"):
-        make.__name__ = f"make_jaxpr({fun.__name__})"
+    make.__module__ = "jax"  # and JAX's name and qualname for the result
+    for attr in ("__qualname__", "__name__"):
+        if hasattr(fun, attr):
+            setattr(make, attr, f"make_jaxpr({getattr(fun, attr)})")
     return make

@@ -111,7 +111,7 @@ JAX_OPTIONS = (
     ('jax_dump_ir_to', 'str', '', None, False, 'unsupported'),
     ('jax_embedded_constants_max_bytes', 'int', 32, None, True, 'inert'),
     ('jax_enable_checks', 'bool', False, None, True, 'traxla'),
-    ('jax_enable_compilation_cache', 'bool', True, None, True, 'inert'),
+    ('jax_enable_compilation_cache', 'bool', True, None, True, 'traxla'),
     ('jax_enable_custom_prng', 'bool', False, None, True, 'traxla'),
     ('jax_enable_pgle', 'bool', False, None, True, 'inert'),
     ('jax_enable_preemption_service', 'bool', True, None, True, 'inert'),

@@ -48,12 +48,9 @@ def _arg_names(fun, args) -> tuple:
     return tuple(bound_leaf_names(sig, bound))
 
 
-# As JAX's ``trace_to_jaxpr`` (a weakref LRU cache on the function), a loop body or branch
-# traced once is not traced again for the same function, argument types and trace context:
-# a second ``scan(f, ...)`` over the same ``f``, or ``cond(p, g, g)``, reuses its jaxpr (and
-# does not rerun its Python). A trace that closes over the enclosing trace's tracers is kept
-# only for as long as that enclosing trace (JAX's key holds the trace context): it is reused
-# within the same ``jit`` trace, never by another.
+# As JAX's ``trace_to_jaxpr`` (a weakref LRU cache on the function), a body or branch is
+# traced once per function, argument types and trace context (``cond(p, g, g)`` traces ``g``
+# once); one closing over the enclosing trace's tracers is kept for that trace only.
 _fun_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _traced_under: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # trace -> {(fun, key)}
 _FUN_TRACE_LIMIT = 64  # entries per function
@@ -81,20 +78,16 @@ def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
     closed, consts, out_tree = _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names,
                                                debug_fun)
     entry = (closed, tuple(consts), out_tree)
-    if not any(isinstance(c, Tracer) for c in consts):
-        if per_fun is None:
-            per_fun = _fun_traces.setdefault(fun, {})
-        if len(per_fun) >= _FUN_TRACE_LIMIT:
-            per_fun.clear()
-        per_fun[key] = entry
-    else:
-        try:
-            under = _traced_under.setdefault(enclosing_trace, {})
-        except TypeError:
-            return closed, consts, out_tree
-        if len(under) >= _FUN_TRACE_LIMIT:
-            under.clear()
-        under[(fun, key)] = entry
+    try:
+        if not any(isinstance(c, Tracer) for c in consts):
+            store, k = _fun_traces.setdefault(fun, {}), key
+        else:
+            store, k = _traced_under.setdefault(enclosing_trace, {}), (fun, key)
+    except TypeError:
+        return closed, consts, out_tree
+    if len(store) >= _FUN_TRACE_LIMIT:
+        store.clear()
+    store[k] = entry
     return closed, consts, out_tree
 
 
