@@ -30,12 +30,13 @@ class _FlagState:
 
     @property
     def value(self):
-        return config.read(self._name)
+        return config._read(self._name)
 
     @contextlib.contextmanager
     def _context(self, new_val):
         if self._validate is not None:
             new_val = self._validate(new_val)
+        new_val = config.check_value(self._name, new_val)  # JAX's parsing (enum classes...)
         with config.thread_local(self._name, new_val):
             yield
 

@@ -15,7 +15,7 @@ from traxla.runtime.placement import _mesh_stack
 # in JAX's trace context), so a program traced under one setting never serves another.
 _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promotion",
                         "default_matmul_precision", "threefry_partitionable",
-                        "allow_f16_reductions")
+                        "allow_f16_reductions", "softmax_custom_jvp")
 
 
 def _trace_context() -> tuple:
@@ -42,7 +42,8 @@ def _new_epoch(name, value):
 
 # Flags that change what a trace produces but are not in the cache keys: when one changes,
 # every cached trace and executable is dropped (they are rarely switched).
-_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion")
+_TRACE_FLAGS = ("numpy_dtype_promotion", "default_matmul_precision", "numpy_rank_promotion",
+                "random_seed_offset")
 _all_jits: weakref.WeakSet = weakref.WeakSet()
 config.on_update(_new_epoch)
 
@@ -109,3 +110,16 @@ def _forget_fast(fast: dict):
         if fast_key is not None and fast.get(fast_key) is entry:
             fast.pop(fast_key, None)
     return evict
+
+
+# What a jitted function keeps in its ``__dict__`` beside what it copies from its function
+# (``jit(jit(f))`` copies the inner one's attributes of ``f``, not its state).
+_JIT_STATE = frozenset((
+    "fun", "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+    "keep_unused", "inline", "in_shardings", "out_shardings", "_device_placement",
+    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_compiled", "_lifted",
+    "_epoch", "_signature", "name", "last_trace_seconds"))
+
+
+def is_jit_state(key: str) -> bool:
+    return key in _JIT_STATE or key.startswith("_diag_")

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from traxla.base.wrapping import wraps
+from traxla.base.wrapping import copy_dict, wraps
 from traxla.base.arg_names import leaf_names
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
@@ -49,8 +49,9 @@ from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
 from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
-                                   _forget_fast, _trace_cache, _trace_context)
-from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
+                                   _forget_fast, _trace_cache, _trace_context, is_jit_state)
+from traxla.api.jit_options import (_device_and_backend_placement, _donation_spec,
+                                    _hashable_static)
 from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
                                      broadcast_prefix_leaves, check_devices)
 
@@ -61,17 +62,6 @@ from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _place
 _flags = config.current
 # ``PjitFunction.__call__``'s first argument when it has none
 _NO_ARGUMENT = object()
-
-
-def _hashable_static(value):
-    try:
-        hash(value)
-    except TypeError as e:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while trying to "
-            f"hash an object of type {type(value)}, {value!r}. The error was:\n"
-            f"{type(e).__name__}: {e}\n") from None
-    return value
 
 
 def _without_formats(shardings):
@@ -98,6 +88,8 @@ class PjitFunction(Wrapped):
                  donate_argnames=(), keep_unused=False, inline=False, in_shardings=None,
                  out_shardings=None, compiler_options=None):
         functools.update_wrapper(self, fun, updated=())
+        # and fun.__dict__ as JAX's (libraries read back attributes they set on fun)
+        copy_dict(self, fun, is_jit_state if isinstance(fun, PjitFunction) else None)
         self.fun = fun
         # Names and positions map onto each other through the signature, as in JAX.
         self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
@@ -633,7 +625,6 @@ class PjitFunction(Wrapped):
         avals = tuple(_aval(x) for x in leaves)
         key = (in_tree, static_key, avals, _trace_context())
         start = time.perf_counter()
-        self._traced.pop(key, None)
         closed, out_tree = self._trace(key, args, kwargs, avals)
         placements = [_placement_of(x) for x in leaves]
         if self.in_shardings is not None:
@@ -789,12 +780,16 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     """``make_jaxpr(f)(*args)``: the closed jaxpr of ``f`` at these arguments' types."""
     jitted = JitFunction(fun, static_argnums)
 
-    @api_boundary
     @wraps(fun)
+    @api_boundary
     def make(*args, **kwargs):
         traced = jitted.trace(*args, **kwargs)
         if return_shape:
             return traced.jaxpr, traced.out_info  # ShapeDtypeStructs, as JAX's
         return traced.jaxpr
 
+    make.__module__ = "jax"  # and JAX's name and qualname for the result
+    for attr in ("__qualname__", "__name__"):
+        if hasattr(fun, attr):
+            setattr(make, attr, f"make_jaxpr({getattr(fun, attr)})")
     return make

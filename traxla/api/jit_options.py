@@ -60,3 +60,14 @@ def _donation_spec(fun, donate_argnums, donate_argnames, static_argnums, static_
         raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
                          f"{clash} appear in both static_argnames and donate_argnames")
     return nums, names
+
+
+def _hashable_static(value):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying to "
+            f"hash an object of type {type(value)}, {value!r}. The error was:\n"
+            f"{type(e).__name__}: {e}\n") from None
+    return value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from traxla import tree_util
 from traxla.primitives import aval_of
+from traxla.runtime.array import ArrayImpl
 from traxla.sharding import Sharding
 
 
@@ -127,5 +128,23 @@ def with_layout_constraint(x, layout):
         return leaf
     return tree_util.tree_map(one, x)
 
+
+def _array_format(self):
+    """``Array.format``: the device layout of the array's buffer with its sharding, as
+    JAX's (a deleted array, or a backend without layouts: no layout)."""
+    if self.is_deleted():
+        return Format(None, self.sharding)
+    try:
+        xla_layout = self._buf._pjrt_layout._xla_layout()
+    except Exception as e:  # noqa: BLE001  (UNIMPLEMENTED on some backends, as JAX's)
+        if str(e).startswith("UNIMPLEMENTED"):
+            return Format(None, self.sharding)
+        raise
+    layout = Layout(xla_layout.minor_to_major()[::-1], xla_layout.tiling(),
+                    xla_layout.element_size_in_bits())
+    return Format(layout, self.sharding)
+
+
+ArrayImpl.format = property(_array_format)
 
 __all__ = ["Format", "Layout", "with_layout_constraint"]

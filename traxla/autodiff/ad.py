@@ -679,6 +679,17 @@ def argnums_partial(fun, argnums, args, kwargs):
     return f_partial, dyn
 
 
+# The docstrings JAX gives ``grad(f)`` and ``value_and_grad(f)`` (``wraps``'s docstr).
+_GRAD_DOC = ("Gradient of {fun} with respect to positional argument(s) {argnums}. Takes the same "
+             "arguments as {fun} but returns the gradient, which has the same shape as the "
+             "arguments at positions {argnums}.")
+_VALUE_AND_GRAD_DOC = (
+    "Value and gradient of {fun} with respect to positional argument(s) {argnums}. Takes the "
+    "same arguments as {fun} but returns a two-element tuple where the first element is the "
+    "value of {fun} and the second element is the gradient, which has the same shape as the "
+    "arguments at positions {argnums}.")
+
+
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
     """``(fun(*args), gradient of fun w.r.t. args[argnums])``; fun must return a real scalar
@@ -689,8 +700,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @wraps(fun, docstr=_VALUE_AND_GRAD_DOC, argnums=argnums)
     @api_boundary
-    @wraps(fun)
     def vg(*args, **kwargs):
         max_argnum = argnums if isinstance(argnums, int) else max(argnums, default=-1)
         if max_argnum >= len(args):
@@ -719,8 +730,8 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
+    @wraps(fun, docstr=_GRAD_DOC, argnums=argnums)
     @api_boundary
-    @wraps(fun)
     def g(*args, **kwargs):
         out, grads = vg(*args, **kwargs)
         return (grads, out[1]) if has_aux else grads

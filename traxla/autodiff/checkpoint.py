@@ -142,8 +142,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         raise TypeError("prevent_cse must be a bool or tuple of bools, got "
                         f"type(prevent_cse)={type(prevent_cse)}")
 
-    @api_boundary
     @wraps(fun)
+    @api_boundary
     def fun_remat(*args, **kwargs):
         static_nums = _remat_static_argnums(static_argnums, args) if static_argnums else frozenset()
         static = tuple(_WrapHashably(args[i]) for i in sorted(static_nums))

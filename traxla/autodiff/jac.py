@@ -80,14 +80,20 @@ def _possible_downcast(x, example):
     return prims._lift(prims._convert_element_type(x, aval.dtype, aval.weak_type))
 
 
+# The docstring JAX gives ``jacfwd(f)`` and ``jacrev(f)`` (``wraps``'s docstr).
+_JAC_DOC = ("Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes the same "
+            "arguments as {fun} but returns the jacobian of the output with respect to the "
+            "arguments at positions {argnums}.")
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``, by forward mode."""
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @wraps(fun, docstr=_JAC_DOC, argnums=argnums)
     @api_boundary
-    @wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         tree_util.tree_map(functools.partial(_check_input_dtype_jacfwd, holomorphic), dyn_args)
@@ -115,8 +121,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         raise TypeError(f"Expected a callable value, got {fun}")
     argnums = _ensure_argnums(argnums)
 
+    @wraps(fun, docstr=_JAC_DOC, argnums=argnums)
     @api_boundary
-    @wraps(fun)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         # mapped over the trees, as JAX's: a custom node's unflatten sees None leaves

@@ -36,3 +36,11 @@ def wraps(wrapped, namestr: str | None = None, docstr: str | None = None, **kwar
             pass
         return fun
     return wrapper
+
+
+def copy_dict(wrapper, wrapped, skip=None) -> None:
+    """``wrapped.__dict__`` into ``wrapper``'s, as ``functools.wraps`` updates it (the keys
+    ``skip(key)`` says are ``wrapped``'s own state left out, and ``__wrapped__``)."""
+    own = getattr(wrapped, "__dict__", {})
+    wrapper.__dict__.update({k: v for k, v in own.items()
+                             if k != "__wrapped__" and not (skip is not None and skip(k))})

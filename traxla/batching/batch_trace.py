@@ -270,6 +270,15 @@ def _is_vmappable(x) -> bool:
     return type(x) in _vmappables
 
 
+def _vmap_docstr(fun) -> str:
+    """The docstring JAX gives ``vmap(fun)`` (``wraps``'s docstr)."""
+    doc = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with additional "
+           "array axes over which {fun} is mapped.")
+    if getattr(fun, "__doc__", None):
+        doc += "\n\nOriginal documentation:\n\n" + fun.__doc__
+    return doc
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
          sum_match=False):
     """Vectorizes ``fun`` over ``in_axes`` of its positional arguments (keyword arguments
@@ -286,8 +295,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         raise NotImplementedError("vmap(spmd_axis_name=...) is not supported by traxla: map "
                                   "without it and place the result with a sharding.")
 
+    @wraps(fun, docstr=_vmap_docstr(fun))
     @api_boundary
-    @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -12,20 +12,15 @@ type system; ``traxla.config`` re-exports it.
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 import threading
 
+from traxla.ir.config_options import (JAX_OPTIONS, ENUM_CLASSES, LegacyPrngKeyState,  # noqa: F401
+                                      NumpyDtypePromotion, ExplicitX64Mode, RuntimeTracebackMode,
+                                      parser as _jax_parser)
 from traxla.ir.thread_state import unusual as _unusual
 
 _UNSET = object()
-
-
-class LegacyPrngKeyState(enum.StrEnum):
-    """What ``jax_legacy_prng_key`` does when a raw ``uint32`` key reaches traxla.random."""
-    ALLOW = 'allow'
-    WARN = 'warn'
-    ERROR = 'error'
 
 
 # JAX's transfer guard options (``transfer_guard`` sets the three others) and their levels
@@ -42,6 +37,27 @@ def check_optional_choice(value, choices):
     return value
 
 
+def _key(jax_name: str) -> str:
+    """traxla's key of a JAX option: its name without ``jax_`` (``check_vma`` as it is)."""
+    return jax_name[4:] if jax_name.startswith("jax_") else jax_name
+
+
+# JAX's name -> traxla's key (jax_enable_checks is traxla's check_jaxprs), and back
+_JAX_KEYS = {row[0]: _key(row[0]) for row in JAX_OPTIONS}
+_JAX_KEYS["jax_enable_checks"] = "check_jaxprs"
+_JAX_NAMES = {key: name for name, key in _JAX_KEYS.items()}
+_OPTION = {_JAX_KEYS[row[0]]: row for row in JAX_OPTIONS}  # key -> JAX's row
+# JAX's options that are States: ``config.read`` refuses them (all but jax_enable_x64), and
+# they are ``config.jax_*`` attributes; JAX's Flags are the reverse.
+_READ_REFUSED = frozenset(row[0] for row in JAX_OPTIONS if row[4]) - {"jax_enable_x64"}
+_NOT_ATTRIBUTES = frozenset(row[0] for row in JAX_OPTIONS if not row[4])
+
+
+def _jax_default(row):
+    _, kind, default, choices, _, _ = row
+    return ENUM_CLASSES[choices](default) if kind == "enum_class" else default
+
+
 class _FlagValues(threading.local):
     """A thread's view of the flags: the class attributes (of one subclass per ``Config``)
     hold the global values; a ``with`` block sets an instance attribute, which only its
@@ -56,7 +72,7 @@ class Config:
 
     _defaults = {
         "enable_x64": False,
-        "num_cpu_devices": 1,
+        "num_cpu_devices": -1,          # -1: one (or XLA_FLAGS' forced count)
         "check_jaxprs": False,
         "platforms": None,             # "cpu", "cuda"/"gpu", a comma list; None: automatic
         "cuda_visible_devices": "all",
@@ -114,17 +130,11 @@ class Config:
         "transfer_guard_device_to_device": None,
         "transfer_guard_device_to_host": None,
     }
-    # Flags whose values are converted on update, as JAX's enum-class flags.
-    _coercions = {"legacy_prng_key": LegacyPrngKeyState, "threefry_partitionable": bool,
-                  "enable_custom_prng": bool, "allow_f16_reductions": bool}
-    # Flags with a fixed set of values: JAX's enum flags.
-    _choices = {"traceback_filtering": ("off", "tracebackhide", "remove_frames",
-                                        "quiet_remove_frames", "auto")}
-    # Flags that are None or one of a fixed set of values: JAX's optional enum flags.
-    _optional_choices = dict.fromkeys(TRANSFER_GUARDS, TRANSFER_GUARD_LEVELS)
-
     def __init__(self):
         self._values = dict(self._defaults)
+        for key, row in _OPTION.items():  # JAX's every option, with JAX's default
+            if key not in self._values or key == "numpy_dtype_promotion":
+                self._values[key] = _jax_default(row)
         self._values.update(self._environment())
         self._explicit: set = set()  # options set by update(): the environment yields to them
         self._listeners = []
@@ -150,10 +160,19 @@ class Config:
         filtering = os.environ.get("TRAXLA_TRACEBACK_FILTERING",
                                    os.environ.get("JAX_TRACEBACK_FILTERING"))
         if filtering is not None:
-            if filtering not in Config._choices["traceback_filtering"]:
+            if filtering not in _OPTION["traceback_filtering"][3]:
                 raise ValueError(
                     f'Invalid value "{filtering}" for JAX flag jax_traceback_filtering')
             out["traceback_filtering"] = filtering
+        for row in JAX_OPTIONS:  # JAX's other options, from JAX_NAME (as JAX reads them)
+            key = _JAX_KEYS[row[0]]
+            text = os.environ.get(row[0].upper())
+            if text is not None and key not in out:
+                value = _environment_value(row, text)
+                if row[5] == "unsupported" and value != _jax_default(row):
+                    _warn_ignored(row[0].upper(), text)
+                else:
+                    out[key] = value
         return out
 
     def read_environment(self, names=None) -> None:
@@ -167,25 +186,23 @@ class Config:
                 self._explicit.discard(name)
 
     def _known(self, name: str) -> str:
-        name = name[4:] if name.startswith("jax_") else name
-        if name not in self._values:
-            raise AttributeError(f"Unrecognized config option: {name}")
-        return name
+        """traxla's key of option ``name``: JAX's name (``jax_enable_x64``) or traxla's key
+        (``enable_x64``); JAX's error for any other."""
+        key = _JAX_KEYS.get(name)
+        if key is not None:
+            return key
+        if name in self._values:
+            return name
+        if name.startswith("jax_") and name[4:] in self._values and name[4:] not in _OPTION:
+            return name[4:]  # traxla's own options, spelled as JAX's (jax_max_retraces)
+        raise AttributeError(f"Unrecognized config option: {name}")
 
     def update(self, name: str, value):
         """Sets ``name`` for every thread (a thread inside a ``thread_local`` block of it
-        keeps its block's value until the block ends), as ``jax.config.update``."""
+        keeps its block's value until the block ends), as ``jax.config.update``: JAX's
+        validation and errors; a value traxla cannot honour raises NotImplementedError."""
         name = self._known(name)
-        choices = self._choices.get(name)
-        if choices is not None and value not in choices:
-            raise ValueError(f"new enum value must be in {list(choices)}, got {value} of type "
-                             f"{type(value)}.")
-        optional = self._optional_choices.get(name)
-        if optional is not None:
-            check_optional_choice(value, optional)
-        coerce = self._coercions.get(name)
-        if coerce is not None:
-            value = coerce(value)
+        value = self.check_value(name, value)
         if name == "transfer_guard":  # JAX's hook: sets each direction's global value
             for direction in TRANSFER_GUARDS[1:]:
                 self.update(direction, value)
@@ -195,10 +212,27 @@ class Config:
         self._values[name] = value
         setattr(self._globals, name, value)
 
+    def check_value(self, key: str, value):
+        """A new value of option ``key`` as JAX parses it (JAX's errors), refused with
+        NotImplementedError where traxla does not implement that value's effect."""
+        row = _OPTION.get(key)
+        if row is None:
+            return value
+        jax_name, kind, default, choices, is_state, effect = row
+        parse = _jax_parser(jax_name, kind, choices) if is_state else None
+        if parse is not None:
+            value = parse(value)
+        if effect == "unsupported" and value != _jax_default(row):
+            raise NotImplementedError(
+                f"{jax_name}={value!r}: traxla does not implement this option's effect (it "
+                f"runs as with JAX's default, {_jax_default(row)!r})")
+        return value
+
     @property
     def values(self) -> dict:
-        """Every option's global value, by JAX's name (``jax_enable_x64``)."""
-        return {"jax_" + k: v for k, v in self._values.items()}
+        """Every option's global value, by JAX's name (``jax_enable_x64``; traxla's own
+        options as ``jax_`` + their key)."""
+        return {_JAX_NAMES.get(k, "jax_" + k): v for k, v in self._values.items()}
 
     def _read(self, name: str):
         return getattr(self.current, self._known(name))
@@ -214,10 +248,11 @@ class Config:
                 continue
             body, _, text = arg[2:].partition("=")
             negated = body.startswith("nojax_")
-            name = body[len("nojax_"):] if negated else body[len("jax_"):]
-            if name not in self._values:
+            try:
+                key = self._known(body[len("no"):] if negated else body)
+            except AttributeError:
                 continue  # as absl with known_only=True: other flags are not JAX's
-            self.update(name, _parse_flag(self._values[name], text, negated))
+            self.update(key, _parse_flag(self._values[key], text, negated))
         _absl_parse_once()
 
     def config_with_absl(self):
@@ -225,11 +260,14 @@ class Config:
         self.parse_flags_with_absl()
 
     def read(self, name: str):
-        """The value the calling thread sees."""
-        try:
-            return getattr(self.current, name)
-        except AttributeError:
-            raise KeyError(name) from None
+        """The value the calling thread sees. As JAX's, JAX's options that have a context
+        manager are refused (read as ``config.jax_NAME``); traxla's keys (``enable_x64``)
+        are read."""
+        if name in _READ_REFUSED:
+            raise AttributeError(
+                "For flags with a corresponding contextmanager, read their value via e.g. "
+                f"`config.{name}` rather than `config.FLAGS.{name}`.")
+        return getattr(self.current, self._known(name))
 
     def on_update(self, listener):
         """Registers ``listener(name, value)``, called before a flag's global value changes."""
@@ -277,10 +315,13 @@ class Config:
 
     def __getattr__(self, name):
         values = self.__dict__.get("_values", {})
-        key = name[4:] if name.startswith("jax_") else name
-        if key in values:
-            return getattr(self.__dict__["current"], key)
-        raise AttributeError(name)
+        if name not in _NOT_ATTRIBUTES:  # JAX's Flags are no attributes
+            key = _JAX_KEYS.get(name, name)
+            if key not in values and name.startswith("jax_") and name[4:] not in _OPTION:
+                key = name[4:]
+            if key in values:
+                return getattr(self.__dict__["current"], key)
+        raise AttributeError(f"'Config' object has no attribute '{name}'")
 
 
 _absl_parsed = False
@@ -313,6 +354,41 @@ def _parse_flag(current, text: str, negated: bool):
     if isinstance(current, float):
         return float(text)
     return text if text != "" else None
+
+
+def _environment_value(row, text: str):
+    """An option's value from its environment variable, as JAX parses it."""
+    name, kind, default, choices = row[:4]
+    if kind == "bool":
+        value = text.lower()
+        if value in ("y", "yes", "t", "true", "on", "1"):
+            return True
+        if value in ("n", "no", "f", "false", "off", "0"):
+            return False
+        raise ValueError(f"invalid truth value {value!r} for environment {name.upper()!r}")
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "enum_class":
+            return ENUM_CLASSES[choices](text)
+    except ValueError:
+        raise ValueError(f'Invalid value "{text}" for JAX flag {name}') from None
+    if kind in ("enum", "optenum") and text not in choices:
+        raise ValueError(f'Invalid value "{text}" for JAX flag {name}')
+    return text
+
+
+_warned_ignored: set = set()
+
+
+def _warn_ignored(variable: str, text: str):
+    if variable not in _warned_ignored:
+        _warned_ignored.add(variable)
+        import warnings
+        warnings.warn(f"{variable}={text}: traxla does not implement this option's effect "
+                      "and ignores it", RuntimeWarning, stacklevel=2)
 
 
 def _forced_host_device_count(xla_flags: str):

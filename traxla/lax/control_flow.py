@@ -25,6 +25,7 @@ from traxla.api.jit_caches import _trace_context
 from traxla.runtime.cache import on_clear
 from traxla.runtime.placement import get_mesh
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
+from traxla.tracer.traces import current_trace
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
 from traxla.lax import (_convert_element_type, add, asarray, aval_of, clamp, concatenate,
@@ -47,13 +48,14 @@ def _arg_names(fun, args) -> tuple:
     return tuple(bound_leaf_names(sig, bound))
 
 
-# As JAX's ``trace_to_jaxpr`` (a weakref LRU cache on the function), a loop body or branch
-# traced once is not traced again for the same function, argument types and trace context:
-# a second ``scan(f, ...)`` over the same ``f`` reuses its jaxpr (and does not rerun its
-# Python). A trace that closes over another trace's tracers is not kept.
+# As JAX's ``trace_to_jaxpr`` (a weakref LRU cache on the function), a body or branch is
+# traced once per function, argument types and trace context (``cond(p, g, g)`` traces ``g``
+# once); one closing over the enclosing trace's tracers is kept for that trace only.
 _fun_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_traced_under: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # trace -> {(fun, key)}
 _FUN_TRACE_LIMIT = 64  # entries per function
 on_clear(_fun_traces.clear)
+on_clear(_traced_under.clear)
 
 
 def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
@@ -65,18 +67,27 @@ def _trace(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=None):
     try:
         per_fun = _fun_traces.get(fun)
         hit = None if per_fun is None else per_fun.get(key)
+        if hit is None:
+            enclosing = _traced_under.get(current_trace())
+            hit = None if enclosing is None else enclosing.get((fun, key))
     except TypeError:  # a function that cannot be weakly referenced or hashed: not kept
         return _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names, debug_fun)
     if hit is not None:
         return hit[0], list(hit[1]), hit[2]
+    enclosing_trace = current_trace()
     closed, consts, out_tree = _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names,
                                                debug_fun)
-    if not any(isinstance(c, Tracer) for c in consts):
-        if per_fun is None:
-            per_fun = _fun_traces.setdefault(fun, {})
-        if len(per_fun) >= _FUN_TRACE_LIMIT:
-            per_fun.clear()
-        per_fun[key] = (closed, tuple(consts), out_tree)
+    entry = (closed, tuple(consts), out_tree)
+    try:
+        if not any(isinstance(c, Tracer) for c in consts):
+            store, k = _fun_traces.setdefault(fun, {}), key
+        else:
+            store, k = _traced_under.setdefault(enclosing_trace, {}), (fun, key)
+    except TypeError:
+        return closed, consts, out_tree
+    if len(store) >= _FUN_TRACE_LIMIT:
+        store.clear()
+    store[k] = entry
     return closed, consts, out_tree
 
 
@@ -413,7 +424,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
 
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
-    traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "cond",
+    traced = [_trace(f, in_tree, avals, "cond",
                      _arg_names(f, operands), debug_fun=f) for f in (true_fun, false_fun)]
     (true_j, false_j), consts = _merge_common_consts(traced)
     _check_branch_outputs("cond", "true_fun", "false_fun", true_fun, false_fun,
@@ -467,7 +478,7 @@ def _switch_internal(index, branches, operands, branches_platforms=None):
         return branches[int(index)](*operands)
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = [aval_of(x) for x in leaves]
-    traced = [_trace(lambda *ops, f=f: f(*ops), in_tree, avals, "switch",
+    traced = [_trace(f, in_tree, avals, "switch",
                      _arg_names(f, operands), debug_fun=f) for f in branches]
     jaxprs, consts = _merge_common_consts(traced)
     for i in range(1, len(branches)):

@@ -2,14 +2,17 @@
 so ``x * 2.0 + 1.0`` binds the same primitives eagerly and under a trace."""
 from __future__ import annotations
 
-import numpy as _np
-
+import abc
+import functools
 import importlib
+
+import numpy as _np
 
 from traxla import lax
 from traxla.api import device_put
 from traxla.ir import dtypes
 from traxla.runtime import ArrayImpl
+from traxla.runtime.array import Array
 from traxla.tracer import Tracer
 from traxla.ir.traceback_util import filter_exception, register_boundary
 from traxla.numpy import _eager, _indexing, _linalg, _reductions, _shape, _ufuncs
@@ -346,6 +349,44 @@ def install(cls, wrap=lambda fn: fn):
 
 install(ArrayImpl, _eager.eager_cached)  # concrete operands: cached compiled programs
 install(Tracer)
+
+
+def _abstract(name, fn):
+    """JAX's abstract method of ``jax.Array`` (named and documented as ``fn``)."""
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        raise NotImplementedError(f"Cannot call abstract method {name}")
+    return abc.abstractmethod(method)
+
+
+def install_abstract(cls):
+    """Every operator, method and property an array has, on the base class ``jax.Array``
+    as an abstract method, as JAX's (``dir(jax.Array)``, ``jax.Array.sum.__doc__``)."""
+    own = dict(_OPERATORS)
+    own.update({name: _OPERATORS[base] for name, base in _REFLECTED.items()})
+    own.update(_UNARY)
+    own.update(_METHODS)
+    own.update(_TRACER_METHODS)
+    own["item"] = ArrayImpl.item
+    for name, fn in own.items():
+        if name not in cls.__dict__:
+            setattr(cls, name, _abstract(name, fn))
+    for name, fn in _PROPERTIES.items():
+        if fn is not None and name not in cls.__dict__:
+            setattr(cls, name, property(_abstract(name, fn)))
+
+
+install_abstract(Array)
+
+
+def _array_module(self, types):
+    """NEP 37's hook, as JAX's: ``traxla.numpy`` for arrays, NumPy arrays and tracers."""
+    if all(issubclass(t, (Array, Tracer, _np.ndarray)) for t in types):
+        return importlib.import_module("traxla.numpy")
+    return NotImplemented
+
+
+ArrayImpl.__array_module__ = _array_module
 
 
 def _tracer_iter(self):

@@ -1,6 +1,8 @@
 """NumPy-style dtype promotion (JAX's lattice, weak types) and rank promotion."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from traxla import lax
@@ -143,8 +145,26 @@ def promote_shapes(fun_name: str, *args):
         return [asarray(a) for a in args]
     if len({len(s) for s in shapes if s}) < 2:
         return [asarray(a) for a in args]
+    if dtypes._flags.numpy_rank_promotion != "allow":
+        _rank_promotion_warning_or_error(fun_name, shapes)
     rank = len(broadcast_shapes(*shapes))
     return [broadcast_to_rank(a, rank) for a in args]
+
+
+def _rank_promotion_warning_or_error(fun_name: str, shapes):
+    """``jax_numpy_rank_promotion``'s 'warn' and 'raise', with JAX's messages."""
+    shown = " ".join(map(str, shapes))
+    if dtypes._flags.numpy_rank_promotion == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+                      f"{shown}. Set the jax_numpy_rank_promotion config option to 'allow' to "
+                      "disable this warning; for more information, see "
+                      "https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+                      stacklevel=3)
+    elif dtypes._flags.numpy_rank_promotion == "raise":
+        raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                         f"{shown} and with the config option jax_numpy_rank_promotion='raise'. "
+                         "For more information, see "
+                         "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
 
 
 # -- fast path -----------------------------------------------------------------------

@@ -146,6 +146,9 @@ def random_seed(seeds, impl: PRNGImpl):
         raise TypeError(f"PRNG key seed must be an integer; got {seeds!r}.")
     else:
         seeds_arr = seeds
+    offset = config.current.random_seed_offset  # jax_random_seed_offset, as JAX's
+    if offset:
+        seeds_arr = jnp.asarray(seeds_arr) + offset
     return random_seed_p.bind(seeds_arr, impl=impl)
 
 

@@ -34,9 +34,82 @@ class ArrayMeta(type):
 
 class Array(metaclass=ArrayMeta):
     """``jax.Array``: the type of arrays and of traced arrays, for instance checks and
-    annotations. Device arrays are ``ArrayImpl``; traxla code tests for that class."""
+    annotations. Device arrays are ``ArrayImpl``; traxla code tests for that class.
 
-    __slots__ = ()
+    As JAX's base class it names every attribute of an array: the ones below, which
+    ``ArrayImpl`` implements, and the operators, methods and properties ``traxla.numpy``
+    installs, which it adds here as abstract methods (``Cannot call abstract method``)."""
+
+    __slots__ = ("__weakref__",)
+    __hash__ = None
+
+    @property
+    def __numpy_dtype__(self) -> np.dtype:
+        """NumPy's dtype protocol, deprecated as JAX's: ``dtype=arr`` warns."""
+        import warnings
+        warnings.warn("Implicit conversion of an array to a dtype is deprecated; rather than "
+                      "dtype=arr use dtype=arr.dtype. In the future this will result in an "
+                      "error.", DeprecationWarning, stacklevel=2)
+        return self.dtype
+
+    @property
+    def dtype(self) -> np.dtype:
+        raise NotImplementedError
+
+    @property
+    def ndim(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple:
+        raise NotImplementedError
+
+    def addressable_data(self, index: int):
+        """An array of data in the ``index``-th addressable shard."""
+        raise NotImplementedError
+
+    @property
+    def addressable_shards(self):
+        """The shards of the array on this process's devices."""
+        raise NotImplementedError
+
+    @property
+    def global_shards(self):
+        """The shards of the array on every device."""
+        raise NotImplementedError
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every device of the array's sharding is this process's."""
+        raise NotImplementedError
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        raise NotImplementedError
+
+    @property
+    def sharding(self):
+        """The array's sharding."""
+        raise NotImplementedError
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was put on its device(s) on purpose."""
+        raise NotImplementedError
+
+    @property
+    def device(self):
+        """The array's device, or its sharding when it spans several."""
+        raise NotImplementedError
+
+    def copy_to_host_async(self):
+        """Starts the copy of the array's value to the host."""
+        raise NotImplementedError
 
 
 Array.__module__ = "traxla"
@@ -49,7 +122,7 @@ class ArrayImpl(Array):
     # No ``__init__``: ``ArrayImpl()`` is then a C-level allocation (about 75 ns less than
     # ``object.__new__(ArrayImpl)``, 130 ns less than a Python ``__init__``), which the hit
     # paths fill in themselves; elsewhere ``make_array(aval, buf, placement)``.
-    __slots__ = ("aval", "_buf", "_npy", "_placement", "__weakref__")
+    __slots__ = ("aval", "_buf", "_npy", "_placement")  # (__weakref__: Array's)
     __array_priority__ = 100
     __traxla_array__ = True
 
@@ -132,8 +205,13 @@ class ArrayImpl(Array):
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
 
-    def __hash__(self):
-        raise TypeError("unhashable type: 'ArrayImpl'")
+    __hash__ = None  # unhashable, as JAX's
+
+    def __hex__(self):
+        return hex(self.__index__())
+
+    def __oct__(self):
+        return oct(self.__index__())
 
     def unsafe_buffer_pointer(self) -> int:
         buf = self._buf
@@ -256,6 +334,52 @@ class ArrayImpl(Array):
     def addressable_data(self, index: int):
         """The ``index``-th addressable shard's data (as JAX's)."""
         return self.addressable_shards[index].data
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self.sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def global_shards(self):
+        """Every device's shard (this process holds them all)."""
+        if not self.is_fully_addressable:
+            raise NotImplementedError("Array.global_shards of an array spanning several "
+                                      "processes: traxla holds this process's shards only")
+        return self.addressable_shards
+
+    def is_ready(self) -> bool:
+        """Whether the computation producing the array has finished."""
+        check_not_deleted((self,))
+        return self._buf.is_ready()
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the array's buffers take on device (all devices' together)."""
+        check_not_deleted((self,))
+        if self._placement is None:
+            return self._buf.on_device_size_in_bytes()
+        return sum(b.on_device_size_in_bytes() for _, b in xla.per_device_buffers(self._buf))
+
+    def platform(self) -> str:
+        return next(iter(self.devices())).platform
+
+    @property
+    def device_buffer(self):
+        raise AttributeError("arr.device_buffer has been deprecated. Use arr.addressable_data(0)")
+
+    @property
+    def device_buffers(self):
+        raise AttributeError("arr.device_buffers has been deprecated. Use [x.data for x in "
+                             "arr.addressable_shards]")
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers."
+                             if self.platform() == "cpu" else
+                             "traxla exports device buffers by __dlpack__ only")
 
     def copy_to_host_async(self):
         """Starts the copy of the value to the host, which later reads take (as JAX's;

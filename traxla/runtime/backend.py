@@ -55,7 +55,7 @@ class Backend:
         self.platform = platform
         if platform == "cpu":
             config.read_environment(("num_cpu_devices",))  # XLA_FLAGS as of now, as JAX
-            self.client = xla.cpu_client(config.read("num_cpu_devices"))
+            self.client = xla.cpu_client(max(config.read("num_cpu_devices"), 1))  # -1: one
         elif platform == "tpu":
             self.client = xla.tpu_client()
         else:
@@ -136,7 +136,19 @@ def available_platforms() -> list[str]:
                 raise RuntimeError(f"Unable to initialize backend '{platform}': "
                                    f"{_failures[platform]}{_HINT}")
         return requested
-    return [p for p in _PRIORITY if _try_start(p) is not None]
+    present = [p for p in _PRIORITY if _try_start(p) is not None]
+    preferred = config.read("xla_backend") or config.read("platform_name")  # JAX's old flags
+    if preferred:  # that platform is the default one
+        first = _ALIASES.get(preferred.lower(), (preferred.lower(),))
+        if not all(p in present for p in first):
+            raise RuntimeError(f"Unknown backend {preferred}. Available backends are "
+                               f"{[_jax_platform(p) for p in present]}")
+        present = list(first) + [p for p in present if p not in first]
+    return present
+
+
+def _jax_platform(platform: str) -> str:
+    return "gpu" if platform == "cuda" else platform
 
 
 def default_backend() -> str:
@@ -181,6 +193,11 @@ def _refuse_late_device_count(name, value):
         raise RuntimeError(
             "traxla.config.update('num_cpu_devices', ...) must run before the CPU backend is first "
             f"used; it has already started with {config.read(name)} device(s).")
+    if name in ("platform_name", "xla_backend") and _default and value and \
+            _ALIASES.get(value.lower(), (value.lower(),))[0] != _default["backend"].platform:
+        raise RuntimeError(
+            f"traxla.config.update('jax_{name}', ...) must run before the first computation; "
+            f"the default backend is already {_default['backend'].platform!r}.")
     if name == "platforms" and _default and value != config.read(name):
         raise RuntimeError(
             "traxla.config.update('platforms', ...) must run before the first computation; the "

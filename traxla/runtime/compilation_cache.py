@@ -224,7 +224,7 @@ def compile_or_load(client, module, devices, host_callbacks, compiler_options, c
     """``compile_fn()`` (XLA), unless the persistent cache holds this program.
     ``spmd_options``: an SPMD program's compile options (``devices`` in assignment order)."""
     root = cache_dir()
-    if not root:
+    if not root or not config.current.enable_compilation_cache:  # (jax_enable_compilation_cache)
         return compile_fn()
     text = str(module)
     if spmd_options is not None:

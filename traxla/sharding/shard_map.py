@@ -84,8 +84,8 @@ def _inferred_specs(leaves):
 def _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names):
     by_specs: dict = {}  # in_specs=Infer: one wrapped function (and jit cache) per spec set
 
-    @api_boundary
     @wraps(f)
+    @api_boundary
     def wrapped(*args):
         mesh_ = _context_mesh(mesh)
         try:
