@@ -39,8 +39,8 @@ def test_cnn_training_gives_jax_losses(programs, jax_side):
     ours, theirs = programs
     _, got = ours.main(num_steps=4, batch_size=16, num=64, verbose=False)
     # JAX's side stored, keyed also by the example's source and the port's helpers
-    _, want = jax_side(lambda: theirs.main(num_steps=4, batch_size=16, num=64, verbose=False),
-                       key=_SOURCE + inspect.getsource(_examples))
+    want = jax_side(lambda: theirs.main(num_steps=4, batch_size=16, num=64, verbose=False)[1],
+                    key=_SOURCE + inspect.getsource(_examples))
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
     assert got[-1] < got[0]
 
