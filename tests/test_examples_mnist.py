@@ -2,6 +2,8 @@
 its prediction, loss, accuracy and jit-compiled SGD updates give JAX's numbers."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -44,16 +46,26 @@ def _data(module):
     return params, (images, labels), (test_images, test_labels)
 
 
-def test_predict_loss_accuracy_match_jax(programs):
+def _jax_run(jax_side, run):
+    """JAX's side, stored: keyed also by the example's source (the data are numpy's)."""
+    return jax_side(run, key=_SOURCE + inspect.getsource(_examples))
+
+
+def test_predict_loss_accuracy_match_jax(programs, jax_side):
     tx, jx = programs
     params, train, test = _data(tx)
     import jax
-    for fn_name in ("predict", "loss", "accuracy"):
-        t_fn, j_fn = getattr(tx, fn_name), getattr(jx, fn_name)
+
+    def jax_outputs():  # on JAX's own copy of the (numpy) data
+        j_params, j_train, _ = _data(jx)
+        return [jax.jit(getattr(jx, n))(j_params, j_train[0] if n == "predict" else j_train)
+                for n in ("predict", "loss", "accuracy")]
+    wants = _jax_run(jax_side, jax_outputs)
+    for fn_name, want in zip(("predict", "loss", "accuracy"), wants, strict=True):
+        t_fn = getattr(tx, fn_name)
         batch = train[0] if fn_name == "predict" else train
         got_eager = np.asarray(t_fn(params, batch))
         got_jit = np.asarray(traxla.jit(t_fn)(params, batch))
-        want = np.asarray(jax.jit(j_fn)(params, batch))
         assert got_jit.dtype == want.dtype and got_jit.shape == want.shape, fn_name
         np.testing.assert_allclose(got_jit, want, rtol=2e-5, atol=2e-6, err_msg=fn_name)
         np.testing.assert_allclose(got_eager, want, rtol=2e-5, atol=2e-6, err_msg=fn_name)
@@ -67,7 +79,7 @@ def test_training_matches_jax(programs):
     kw = dict(layer_sizes=LAYERS, step_size=0.05, num_epochs=3, batch_size=64, num_train=512,
               num_test=256, verbose=False)
     t_params, t_hist = tx.main(**kw)
-    j_params, j_hist = jx.main(**kw)
+    j_params, j_hist = jx.main(**kw)  # (live: JAX's parameters would be a 1 MB record)
     np.testing.assert_allclose(np.array(t_hist), np.array(j_hist), rtol=2e-4, atol=2e-4)
     for (tw, tb), (jw, jb) in zip(t_params, j_params):
         assert isinstance(tw, traxla.Array)

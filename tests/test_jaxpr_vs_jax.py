@@ -15,6 +15,7 @@ two jaxprs of every differing program.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -890,8 +891,8 @@ def _compare(name, got, want):
 
 
 @pytest.mark.parametrize("names", _numeric_groups())
-def test_results_match_jax(names):
-    want = _run_group(JAX, names)
+def test_results_match_jax(names, jax_side):
+    want = jax_side(lambda: _run_group(JAX, names), key=inspect.getsource(run_group))
     try:
         got = _run_group(TRAXLA, names)
     except Exception:  # noqa: BLE001 - localize which program fails to run

@@ -29,15 +29,15 @@ def _accuracy_ops(module_text):
 
 @pytest.mark.parametrize("accuracy", ACCURACIES)
 @pytest.mark.parametrize("name", OPS)
-def test_accuracy_lowers_and_prints_as_jax(name, accuracy):
-    results = []
-    for m in (jax, traxla):
+def test_accuracy_lowers_and_prints_as_jax(name, accuracy, jax_side):
+    def run(m):
         acc = ACCURACIES[accuracy](m.lax)
         fn = m.jit(lambda x: getattr(m.lax, name)(x, accuracy=acc))
         text = re.sub(r"<\S*Tolerance object at 0x\w+>", "<Tolerance>",
                       str(m.make_jaxpr(fn)(X)))
-        results.append((_accuracy_ops(fn.lower(X).as_text()), np.asarray(fn(X)), text))
-    (j_ops, j_val, j_jaxpr), (t_ops, t_val, t_jaxpr) = results
+        return _accuracy_ops(fn.lower(X).as_text()), np.asarray(fn(X)), text
+    j_ops, j_val, j_jaxpr = jax_side(lambda: run(jax))  # (stored: JAX is pinned)
+    t_ops, t_val, t_jaxpr = run(traxla)
     assert t_ops == j_ops
     np.testing.assert_allclose(t_val, j_val, rtol=1e-6)
     assert t_jaxpr == j_jaxpr

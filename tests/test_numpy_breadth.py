@@ -15,6 +15,7 @@ of every differing program.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -486,18 +487,14 @@ def _check_all(names, got, want):
     assert not failures, "\n".join(failures)
 
 
-_JAX_RESULTS: dict = {}
-
-
-def _jax_results(names):
-    if names not in _JAX_RESULTS:
-        _JAX_RESULTS[names] = _run_group(JAX, names)
-    return _JAX_RESULTS[names]
+def _jax_results(names, jax_side):
+    """JAX's jit results of a group, stored (tests/_jax_stored.py)."""
+    return jax_side(lambda: _run_group(JAX, names), key=inspect.getsource(run_group))
 
 
 @pytest.mark.parametrize("names", _groups())
-def test_jit_results_match_jax(names):
-    want = _jax_results(names)
+def test_jit_results_match_jax(names, jax_side):
+    want = _jax_results(names, jax_side)
     try:
         got = _run_group(TRAXLA, names)
     except Exception:  # noqa: BLE001 - localize the program that fails
@@ -512,9 +509,9 @@ def _eager_args(args):
 
 
 @pytest.mark.parametrize("names", _groups())
-def test_eager_results_match_jax(names):
+def test_eager_results_match_jax(names, jax_side):
     """Every program run op by op (no jit around it) against JAX's jit results."""
-    want = _jax_results(names)
+    want = _jax_results(names, jax_side)
     got = [_build(CORPUS[n], TRAXLA)(*_eager_args(CORPUS[n].args)) for n in names]
     _check_all(names, got, want)
 
