@@ -55,8 +55,6 @@ LEFT_OUT = {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
         "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built",
     },
-    "tree_util": {"default_registry": "JAX's C++ PyTreeRegistry object; traxla's registry is "
-                                      "the register_* functions"},
 }
 
 

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     ("lowering", "StableHLO emission per primitive, module building and verification",
      ("traxla.lowering",)),
     ("runtime", "PJRT clients, Arrays, compile and caches, eager dispatch, placement",
-     ("traxla.runtime", "traxla.distributed")),
+     ("traxla.runtime", "traxla.distributed", "traxla._src.earray")),
     ("primitives", "functions that bind one primitive (the binding half of lax)",
      ("traxla.primitives",)),
     ("transforms", "autodiff and vmap machinery: traces, rule registries, entry points",
@@ -51,7 +51,30 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
      ("traxla", "traxla.__main__", "traxla.cli", "traxla.extend", "traxla.interpreters",
       "traxla.custom_derivatives", "traxla.custom_batching", "traxla.dlpack", "traxla.profiler", "traxla.ad_checkpoint", "traxla.test_util", "traxla.ref",
       "traxla.core", "traxla.monitoring", "traxla.as_jax",
-      "traxla._src")),
+      "traxla._src",
+      # JAX modules of capabilities traxla does not have (traxla.base.unsupported fills
+      # them): compatibility namespaces, which import the top-level package as ``jax``;
+      # and the experimental namespaces whose modules carry the names of JAX's (its imports)
+      "traxla.experimental.sparse", "traxla.experimental.colocated_python",
+      "traxla.experimental.jet", "traxla.experimental.ode", "traxla.experimental.multihost_utils",
+      "traxla.experimental.shard_map",
+      "traxla.collect_profile",
+      "traxla.experimental.array_serialization.pytree_serialization",
+      "traxla.experimental.array_serialization.pytree_serialization_utils",
+      "traxla.experimental.array_serialization.tensorstore_impl",
+      "traxla.experimental.buffer_callback",
+      "traxla.experimental.colocated_python.func_backend",
+      "traxla.experimental.colocated_python.obj",
+      "traxla.experimental.colocated_python.obj_backend", "traxla.experimental.compute_on",
+      "traxla.experimental.control_deps", "traxla.experimental.custom_partitioning",
+      "traxla.experimental.fused", "traxla.experimental.jax2tf",
+      "traxla.experimental.key_reuse", "traxla.experimental.mosaic",
+      "traxla.experimental.profiler", "traxla.experimental.random", "traxla.experimental.rnn",
+      "traxla.experimental.roofline", "traxla.experimental.scheduling_groups",
+      "traxla.experimental.serialize_executable", "traxla.experimental.shard_alike",
+      "traxla.experimental.source_mapper", "traxla.experimental.topologies",
+      "traxla.experimental.transfer", "traxla.experimental.xla_metadata",
+      "traxla.interpreters.xla", "traxla.tools",)),
 ]
 MAX_CIRCLE = 15
 _RANK = {name: i for i, (name, _, _) in enumerate(LAYERS)}

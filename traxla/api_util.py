@@ -279,3 +279,54 @@ def shaped_abstractify(x):
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
         return ShapedArray(tuple(x.shape), x.dtype, getattr(x, "weak_type", False))
     return concrete_aval(x)
+
+
+def rebase_donate_argnums(donate_argnums, static_argnums) -> tuple[int, ...]:
+    """``donate_argnums`` counted among the non-static arguments only (sorted, unique):
+    ``rebase_donate_argnums((3, 4), (0, 1)) == (1, 2)``. An argument both static and
+    donated is a ValueError, as JAX's."""
+    static = sorted(set(static_argnums))
+    donate = sorted(set(donate_argnums))
+    if set(static) & set(donate):
+        raise ValueError(f"`static_argnums` {static} and `donate_argnums` {donate} cannot "
+                         "intersect.")
+    return tuple(d - sum(1 for s in static if s < d) for d in donate)
+
+
+class _PytreeLeaf:
+    def __repr__(self):
+        return "pytree leaf"
+
+
+def flatten_axes(name, treedef, axis_tree, *, kws=False, tupled_args=False):
+    """``axis_tree`` (a pytree prefix of the value whose structure is ``treedef``, with None
+    leaves) broadcast to one entry per leaf of the value, as JAX's; a tree that is not a
+    prefix is a ValueError naming ``name`` and each mismatch."""
+    from traxla.base.tree_functions import _prefix_error
+    full = tree_util.tree_unflatten(treedef, [_PytreeLeaf()] * treedef.num_leaves)
+    try:
+        axes = tree_util.broadcast_prefix(axis_tree, full, is_leaf=lambda x: x is None)
+    except ValueError:
+        if kws:  # keyword arguments included: the message is about the positional ones
+            treedef = treedef.children()[0]
+            axis_tree = axis_tree[0]
+            full = tree_util.tree_unflatten(treedef, [_PytreeLeaf()] * treedef.num_leaves)
+        hint = ""
+        if tupled_args:
+            hint += (f" Note that {name} that are non-trivial pytrees should always be "
+                     f"wrapped in a tuple representing the argument list.")
+            if len(treedef.children()) == 1:
+                try:
+                    flatten_axes(name, treedef, (axis_tree,))
+                except ValueError:
+                    pass
+                else:
+                    hint += (f" In particular, you're passing in a single argument which "
+                             f"means that {name} might need to be wrapped in a singleton "
+                             "tuple.")
+        errors = list(_prefix_error((), axis_tree, full, lambda x: x is None))
+        details = "\n  ".join(e(name).args[0] for e in errors)
+        raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                         f"value; {hint}\n  Mismatch details ({len(errors)} found):\n  "
+                         f"{details}") from None
+    return axes

@@ -4,6 +4,7 @@
 AttributeError with JAX's message."""
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from traxla.api.config_contexts import ensure_compile_time_eval
@@ -20,8 +21,8 @@ from traxla.tracer.traces import Trace
 from traxla.tracer.values import is_concrete  # noqa: F401
 
 AbstractValue = ShapedArray  # traxla's one kind of abstract value
-Atom = Var | Literal
-ParamDict = dict
+Atom = typing.Union[Var, Literal]
+ParamDict = dict[str, Any]
 Value = Any
 eval_context = ensure_compile_time_eval
 

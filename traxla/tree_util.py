@@ -29,9 +29,11 @@ from traxla.base.treedef import PyTreeDef
 # ``traxla.api.call_signatures``) and the custom registrations (``traxla.export``).
 from traxla.base.pytree_registry import (  # noqa: F401
     _CUSTOM, _DICT, _LEAF, _LIST, _NAMEDTUPLE, _NONE, _TUPLE, _custom)
+from traxla.base.default_registry import default_registry  # noqa: E402
 
 __all__ = [
     "PyTreeDef",
+    "default_registry",
     "SequenceKey",
     "DictKey",
     "GetAttrKey",

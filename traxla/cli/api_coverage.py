@@ -44,16 +44,7 @@ NAMESPACES = [
 
 # Names that cannot exist without a feature JAX itself lacks on this platform, or that are
 # deliberately not part of traxla, with the reason. They are reported, not counted missing.
-_ODE_IMPORT = ("a module JAX's ode.py imports for its own use (traxla's ode.py uses the "
-               "traxla modules below its layer instead)")
-_JET_INTERNAL = ("JAX's jet internals over its own linear_util, trace tags and modules; "
-                 "traxla's trace is traxla.jet (jet_flat)")
-LEFT_OUT: dict = {
-    "experimental.ode": {n: _ODE_IMPORT for n in ("jax", "core", "custom_derivatives")},
-    "experimental.jet": {n: _JET_INTERNAL for n in (
-        "ad_util", "core", "dispatch", "lu", "pe", "pjit", "sharding_impls", "lax_internal",
-        "weakref_lru_cache", "traceable", "jet_fun", "jet_subtrace", "call_param_updaters")},
-}
+LEFT_OUT: dict = {}
 
 
 def _import(name):

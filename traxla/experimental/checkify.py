@@ -518,7 +518,7 @@ def _check(pred, msg, debug, fmt_args, fmt_kwargs):
     check_p.bind(pred, *leaves, msg=msg, in_tree=in_tree, debug=debug)
 
 
-ErrorCategory = type  # (JAX's alias: a JaxException subclass names a kind of check)
+ErrorCategory = type[JaxException]  # (JAX's alias: a JaxException subclass names a kind of check)
 init_error = Error(np.int32(0), [], ())
 
 

@@ -31,3 +31,18 @@ from traxla.tree_util import (register_pytree_node, tree_flatten, tree_structure
 __all__ = ["jet", "jet2", "fact", "jet_rules", "JetTrace", "JetTracer", "ZeroTerm",
            "ZeroSeries", "zero_term", "zero_series", "defzero", "zero_prop", "deflinear",
            "linear_prop", "def_deriv", "deriv_prop", "def_comp"]
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+import traxla._src.ad_util as ad_util
+import traxla._src.core as core
+import traxla._src.dispatch as dispatch
+import traxla._src.lax.lax as lax_internal
+import traxla._src.pjit as pjit
+import traxla.interpreters.partial_eval as pe
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's internal machinery of jax.experimental.jet (traxla implements its API its own way)",
+      functions='jet_fun jet_subtrace traceable weakref_lru_cache',
+      constants='call_param_updaters',
+      modules='lu sharding_impls')

@@ -209,3 +209,26 @@ __all__ = ["assert_equal", "broadcast_one_to_all", "process_allgather", "sync_gl
            "reached_preemption_sync_point", "host_local_array_to_global_array",
            "global_array_to_host_local_array", "host_local_array_to_global_array_p",
            "global_array_to_host_local_array_p", "ProcessFailureError", "live_devices"]
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from functools import lru_cache
+from functools import partial
+from traxla.base.sequences import safe_zip
+from traxla.ir.sharding import PartitionSpec as P
+import traxla as jax
+import traxla._src.core as core
+import traxla._src.distributed as distributed
+import traxla._src.interpreters.ad as ad
+import traxla._src.interpreters.pxla as pxla
+import traxla._src.pjit as pjit_lib
+import traxla._src.xla_bridge as xla_bridge
+import traxla.interpreters.batching as batching
+import traxla.interpreters.mlir as mlir
+import traxla.numpy as jnp
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's internal machinery of jax.experimental.multihost_utils (traxla implements its API its own way)",
+      functions=('global_array_to_host_local_array_impl gtl_abstract_eval '
+      'host_local_array_to_global_array_impl ltg_abstract_eval ltg_batcher'),
+      modules='array prng sharding_impls xla_client')

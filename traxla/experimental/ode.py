@@ -279,3 +279,9 @@ def _odeint_rev(func, rtol, atol, mxstep, hmax, res, g):
 
 
 _odeint.defvjp(_odeint_fwd, _odeint_rev)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+import traxla as jax
+import traxla._src.core as core
+import traxla.custom_derivatives as custom_derivatives

@@ -35,3 +35,11 @@ def __getattr__(name):
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return fn
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+import traxla._src.traceback_util as traceback_util
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's internal machinery of jax.experimental.shard_map (traxla implements its API its own way)",
+      modules='jshmap')

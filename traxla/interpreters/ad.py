@@ -7,8 +7,12 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 
 from traxla.autodiff.ad import (JVPTrace, JVPTracer, UndefinedPrimal, Zero,  # noqa: F401
-                                instantiate, is_undefined, jvp_rules, transpose_rules)
-from traxla.autodiff.rules._util import defjvp as _defjvp
+                                add_tangents, add_values as add_jaxvals, instantiate,
+                                is_undefined, jvp_rules, transpose_rules, zeros_like_aval)
+from traxla.autodiff.rules._util import defjvp as _defjvp, defjvp2 as _defjvp2
+from traxla.autodiff.rules._util import deflinear2 as _deflinear2
+from traxla.ir.rules.ad import add_any_p as add_jaxvals_p  # noqa: F401
+from traxla.base.unsupported import fill as _fill
 from traxla.ir.jaxpr import Literal
 
 
@@ -91,5 +95,57 @@ def defjvp(prim, *jvp_rules_):
     _defjvp(prim, *jvp_rules_)
 
 
+def defjvp2(prim, *jvp_rules_):
+    """As ``defjvp``, each rule also given the primal output: ``rule(tangent, ans,
+    *primals, **params)``."""
+    _defjvp2(prim, *jvp_rules_)
+
+
+def deflinear2(prim, transpose_rule):
+    """``prim`` is linear in all its operands: its JVP applies it to the tangents, its
+    transpose is ``transpose_rule(ct, *operands, **params)`` (a zero ``ct`` gives zeros)."""
+    _deflinear2(prim, lambda ct, *args, **params: transpose_rule(ct, *_values(args), **params))
+
+
+def deflinear(prim, transpose_rule):
+    """As ``deflinear2``, with ``transpose_rule(ct, **params)`` (no operands)."""
+    _deflinear2(prim, lambda ct, *args, **params: transpose_rule(ct, **params))
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+    """``prim(x, y)`` is linear in each operand: its JVP is ``prim(tx, y) + prim(x, ty)``;
+    the transpose for an undefined ``x`` is ``lhs_rule(ct, x, y, **params)``, for an
+    undefined ``y`` ``rhs_rule(ct, x, y, **params)``."""
+    defjvp(prim, lambda g, x, y, **params: prim.bind(g, y, **params),
+           lambda g, x, y, **params: prim.bind(x, g, **params))
+
+    def transpose(ct, x, y, **params):
+        if is_undefined(x):
+            if type(ct) is Zero:
+                return Zero(x.aval), None
+            out = lhs_rule(ct, x, y, **params)
+            return (Zero(x.aval) if type(out) is Zero else out), None
+        if type(ct) is Zero:
+            return None, Zero(y.aval)
+        out = rhs_rule(ct, x, y, **params)
+        return None, (Zero(y.aval) if type(out) is Zero else out)
+    primitive_transposes[prim] = transpose
+
+
+def get_primitive_transpose(prim):
+    try:
+        return primitive_transposes[prim]
+    except KeyError as e:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{prim}' not "
+            "implemented") from e
+
+
+# JAX's jvp/linearize of a linear_util WrappedFun (traxla's are traxla.jvp, traxla.linearize)
+_fill(globals(), "JAX's linear_util-level jvp and linearize (use jax.jvp and jax.linearize)",
+      functions="jvp linearize")
+
 __all__ = ["JVPTrace", "JVPTracer", "primitive_jvps", "primitive_transposes", "Zero", "UndefinedPrimal",
-           "is_undefined_primal", "instantiate_zeros", "defjvp"]
+           "is_undefined_primal", "instantiate_zeros", "defjvp", "defjvp2", "deflinear",
+           "deflinear2", "defbilinear", "get_primitive_transpose", "add_jaxvals",
+           "add_jaxvals_p", "add_tangents", "zeros_like_aval"]

@@ -8,6 +8,15 @@ from traxla.lowering.module import emit_jaxpr, const_value
 from traxla.lowering.registry import register_lowering as _register
 from traxla.lowering.rules.callbacks import emit_callback as _emit_callback
 from traxla.tracer import trace_to_jaxpr
+from traxla.base.unsupported import fill as _fill
+from traxla.interpreters._mlir_helpers import (  # noqa: F401
+    DEVICE_TO_DEVICE_TYPE, RECV_FROM_HOST_TYPE, SEND_TO_HOST_TYPE, LoweringRule, MeshAxisName,
+    Token, Value, aval_to_ir_type, aval_to_ir_types, dense_int_array, dense_int_elements,
+    dtype_to_ir_type, flatten_ir_types, flatten_ir_values, i32_attr, i64_attr, make_ir_context,
+    module_to_bytecode, module_to_string, token_type, unflatten_ir_values_like_types)
+from traxla.lowering.module import ModuleBuilder as ModuleContext  # noqa: F401
+from traxla.lowering.registry import RuleContext as LoweringRuleContext  # noqa: F401
+from traxla.runtime.placement import Mesh  # noqa: F401
 
 
 def ir_constant(value):
@@ -67,5 +76,15 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
                              side_effect=has_side_effect, operand_avals=list(operand_avals))
     return results, None, callback
 
+
+# JAX's own lowering machinery (its module, axis and sharding contexts, the lowering of
+# whole jaxprs, constant and type handler tables): traxla lowers through traxla.lowering.
+_fill(globals(), "JAX's MLIR lowering machinery (traxla lowers jaxprs with traxla.lowering)",
+      functions="AxisContext core_call_lowering ir_attribute ir_constants jaxpr_subcomp "
+                "lower_jaxpr_to_fun lower_jaxpr_to_module merge_mlir_modules "
+                "register_constant_handler shape_tensor",
+      classes="ConstantHandler LoweringParameters LoweringResult SPMDAxisContext "
+              "ShapePolyLoweringState ShardingContext TokenSet",
+      constants="ir_tree_registry ir_type_handlers lowerable_effects")
 
 __all__ = ["register_lowering", "lower_fun", "ir", "hlo", "ir_constant", "emit_python_callback"]

@@ -8,13 +8,17 @@ whose operands are all known, in the caller's trace; the returned jaxpr computes
 outputs. ``trace_to_jaxpr_dynamic`` stages a wrapped function on avals."""
 from __future__ import annotations
 
+import typing
+
+from traxla.base.unsupported import fill as _fill
+
 from traxla.autodiff.partial_eval import dce_closed
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from traxla.tracer.staging import DynamicJaxprTracer, trace_to_jaxpr
 from traxla.api_util import shaped_abstractify
-from traxla.autodiff.partial_eval import _dce_jaxpr
+from traxla.autodiff.partial_eval import _dce_jaxpr, _dce_rules as dce_rules  # noqa: F401
 
 JaxprTracer = DynamicJaxprTracer  # traxla stages with one tracer type
 
@@ -113,5 +117,28 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False):
     return _dce_jaxpr(jaxpr, list(used_outputs), inst)
 
 
+def dce_jaxpr_consts(jaxpr: Jaxpr, used_outputs, instantiate=False):
+    """As ``dce_jaxpr``, the constvars counted with the inputs: ``(jaxpr, used constvars,
+    used inputs)``; the used constvars stay constvars (as JAX's)."""
+    nc = len(jaxpr.constvars)
+    flat = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
+                 jaxpr.debug_info)
+    new, used = dce_jaxpr(flat, used_outputs, instantiate)
+    used_consts, used_inputs = used[:nc], used[nc:]
+    k = sum(used_consts)
+    new = Jaxpr(new.invars[:k], new.invars[k:], new.outvars, new.eqns, new.debug_info)
+    return new, used_consts, used_inputs
+
+
+# DCE rules by primitive, ``rule(used_outputs, eqn) -> (used_inputs, new_eqn or None)``:
+# traxla's own table, so a rule set here is the one dce_jaxpr applies (as JAX's).
+Val = typing.Any
+
+# JAX's partial-evaluation rule tables and call-primitive DCE rules: traxla's partial
+# evaluation and DCE of call primitives are its own.
+_fill(globals(), "JAX's partial-evaluation rule tables (traxla's partial evaluation is its own)",
+      functions="dce_jaxpr_call_rule dce_jaxpr_closed_call_rule",
+      constants="custom_partial_eval_rules partial_eval_jaxpr_custom_rules")
+
 __all__ = ["PartialVal", "JaxprTracer", "DynamicJaxprTracer", "trace_to_jaxpr_nounits",
-           "trace_to_jaxpr_dynamic", "dce_jaxpr"]
+           "trace_to_jaxpr_dynamic", "dce_jaxpr", "dce_jaxpr_consts", "dce_rules", "Val"]

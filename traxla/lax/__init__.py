@@ -3,6 +3,7 @@ as ``jax.lax``."""
 from __future__ import annotations
 
 import builtins
+import typing as _typing
 from typing import Sequence
 
 from traxla.ir import dtypes
@@ -250,8 +251,8 @@ scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p = (
 # Type aliases of JAX's lax signatures.
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
-PrecisionLike = (str | Precision | tuple[str, str] | tuple[Precision, Precision]
-                 | DotAlgorithmPreset | DotAlgorithm | None)
+PrecisionLike = _typing.Union[None, str, Precision, tuple[str, str],
+                             tuple[Precision, Precision], DotAlgorithm, DotAlgorithmPreset]
 
 
 def batch_matmul(lhs, rhs, precision=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import operator
+import typing
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from traxla.lax import dot_general, _type_sharding
 from traxla.ir.sharding import ShardingType
 from traxla.sharding import NamedSharding, PartitionSpec
 
-ConvGeneralDilatedDimensionNumbers = object  # a 3-tuple of strings, ConvDimensionNumbers or None
+ConvGeneralDilatedDimensionNumbers = typing.Union[tuple[str, str, str], ConvDimensionNumbers, None]
 
 
 # -- padding ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ promotion, then bind ``lax`` primitives; nothing here talks to MLIR or PJRT.
 """
 from __future__ import annotations
 
+import ml_dtypes as _ml_dtypes
 import numpy as _np
 
 from traxla.ir import dtypes as _dtypes
@@ -48,7 +49,7 @@ bfloat16 = _dtypes.bfloat16.type
 complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
-finfo = _dtypes.finfo
+finfo = _ml_dtypes.finfo  # JAX's jnp.finfo is ml_dtypes' class (np.finfo for ml_dtypes too)
 iinfo = _np.iinfo
 
 

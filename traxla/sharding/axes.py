@@ -125,10 +125,26 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     return wrapped
 
 
-@contextlib.contextmanager
-def use_abstract_mesh(mesh):
+class use_abstract_mesh:  # noqa: N801 -- a class, as JAX's
     """Traces with ``mesh``'s axis types: ``mesh`` (an AbstractMesh) must have the names
-    and sizes of the context mesh, whose devices the program keeps."""
+    and sizes of the context mesh, whose devices the program keeps. A context manager
+    (a class, as JAX's)."""
+
+    def __init__(self, mesh):
+        self.mesh = mesh
+        self._context = None
+
+    def __enter__(self):
+        self._context = _use_abstract_mesh(self.mesh)
+        return self._context.__enter__()
+
+    def __exit__(self, *exc):
+        context, self._context = self._context, None
+        return context.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def _use_abstract_mesh(mesh):
     concrete = get_mesh()
     if concrete is not None and concrete.devices.size != math.prod(mesh.axis_sizes):
         raise ValueError(

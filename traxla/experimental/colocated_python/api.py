@@ -79,3 +79,18 @@ def colocated_python_class(cls):
     Wrapper.__name__ = Wrapper.__qualname__ = cls.__name__
     Wrapper.__doc__ = cls.__doc__
     return Wrapper
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any
+from typing import overload
+import collections
+import traxla as jax
+import traxla._src.api_util as api_util
+import traxla._src.util as util
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's IFRT internals of colocated Python (traxla implements its API its own way)",
+      functions='make_callable wrap_class')

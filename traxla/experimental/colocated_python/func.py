@@ -76,3 +76,29 @@ def _run(spec, fun, args, kwargs):
             raise ValueError("The colocated Python function's outputs do not match the "
                              "specs out_specs_fn gave.")
     return out
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Callable
+from collections.abc import Sequence
+from traxla._src.traceback_util import api_boundary
+from typing import Any
+from typing import Any as ShapeDtypeStructTree
+import dataclasses
+import inspect
+import random
+import threading
+import traxla as jax
+import traxla._src.api as api
+import traxla._src.dtypes as dtypes
+import traxla._src.interpreters.pxla as pxla
+import traxla._src.util as util
+import traxla.experimental.colocated_python.func_backend as func_backend
+import uuid
+import weakref
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's IFRT internals of colocated Python (traxla implements its API its own way)",
+      functions='is_prng_key_dtype jax_register_backend_cache make_callable physical_sharding wraps',
+      classes='FunctionInfo Specialization',
+      modules='ifrt_programs xc')

@@ -100,3 +100,24 @@ def _serialize(obj) -> bytes:
 
 def _deserialize(data: bytes):
     return _cloudpickle().loads(data)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+try:
+    import cloudpickle
+except ImportError:
+    cloudpickle = None
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any
+import base64
+import threading
+import traxla as jax
+import traxla._src.api as api
+import traxla._src.tree_util as tree_util
+import traxla._src.util as util
+import traxla._src.xla_bridge as xb
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's IFRT internals of colocated Python (traxla implements its API its own way)",
+      modules='xc')

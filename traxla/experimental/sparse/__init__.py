@@ -25,6 +25,24 @@ from traxla.experimental.sparse import bcoo, bcsr  # noqa: F401  (JAX's submodul
 from traxla.experimental.sparse.api import empty, eye, todense
 from traxla.experimental.sparse.transform import sparsify
 from traxla.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
+# JAX's other names here: the COO/CSR/CSC formats and JAX's sparse primitives, which traxla
+# does not have (using one raises NotImplementedError), and the sparsify tracer's class.
+from traxla.experimental.sparse import coo, csr  # noqa: E402,F401
+from traxla.experimental.sparse.coo import (  # noqa: E402,F401
+    COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
+    coo_todense, coo_todense_p)
+from traxla.experimental.sparse.csr import (  # noqa: E402,F401
+    CSC, CSR, csr_fromdense, csr_fromdense_p, csr_matmat, csr_matmat_p, csr_matvec,
+    csr_matvec_p, csr_todense, csr_todense_p)
+from traxla.experimental.sparse.bcoo import (  # noqa: E402,F401
+    bcoo_conv_general_dilated, bcoo_dot_general_p, bcoo_dot_general_sampled_p, bcoo_extract_p,
+    bcoo_fromdense_p, bcoo_sort_indices_p, bcoo_spdot_general_p, bcoo_sum_duplicates_p,
+    bcoo_todense_p, bcoo_transpose_p)
+from traxla.experimental.sparse.bcsr import (  # noqa: E402,F401
+    bcsr_dot_general_p, bcsr_extract_p, bcsr_fromdense_p, bcsr_todense_p)
+from traxla.experimental.sparse.api import todense_p  # noqa: E402,F401
+from traxla.experimental.sparse.random import random_bcoo  # noqa: E402,F401
+from traxla.experimental.sparse.transform import SparseTracer  # noqa: E402,F401
 
 __all__ = [
     "JAXSparse", "BCOO", "CuSparseEfficiencyWarning", "SparseEfficiencyError",

@@ -192,3 +192,12 @@ def _register_vmappable(cls, batched_word, keep_flags):
                    shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:], **flags(elt))
 
     register_vmappable(cls, int, int, to_elt, from_elt, None)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Sequence
+from traxla import Array
+import numpy as np
+import traxla as jax
+import traxla._src.core as core
+import traxla._src.util as util

@@ -109,3 +109,18 @@ def jacrev(fun, argnums=0, has_aux=False, **kwargs):
 
 
 jacobian = jacrev
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Callable
+from collections.abc import Sequence
+from traxla.base.sequences import safe_zip
+from traxla.base.sequences import split_list
+from typing import Any
+import traxla as jax
+import traxla._src.core as core
+import traxla.tree_util as tree_util
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      functions='api_boundary wraps')

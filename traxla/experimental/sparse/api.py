@@ -44,3 +44,24 @@ def eye(N, M=None, k=0, dtype=None, index_dtype="int32", sparse_format="bcoo", *
         raise KeyError(sparse_format)
     return formats[sparse_format]._eye(M=M, N=N, k=k, dtype=dtype, index_dtype=index_dtype,
                                        **kwds)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Sequence
+from functools import partial
+from traxla import Array
+from traxla.typing import DTypeLike
+import operator
+import traxla as jax
+import traxla._src.core as core
+import traxla._src.dtypes as dtypes
+import traxla._src.interpreters.ad as ad
+import traxla.interpreters.batching as batching
+import traxla.interpreters.mlir as mlir
+import traxla.tree_util as tree_util
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      constants='todense_p')
+from traxla.experimental.sparse.coo import COO  # noqa: E402
+from traxla.experimental.sparse.csr import CSC, CSR  # noqa: E402

@@ -630,3 +630,56 @@ class BCOO(_BufferedSparse):
 
 
 _register_vmappable(BCOO, "batch", keep_flags=True)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Sequence
+from traxla import Array
+from traxla.base.sequences import safe_zip
+from traxla.base.sequences import split_list
+from traxla.base.sequences import unzip2
+from traxla.batching.batch_trace import vmap
+from traxla.experimental.sparse._base import JAXSparse
+from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general
+from traxla.experimental.sparse.bcoo_dot import bcoo_dot_general_sampled
+from traxla.experimental.sparse.bcoo_index import bcoo_dynamic_slice
+from traxla.experimental.sparse.bcoo_index import bcoo_gather
+from traxla.experimental.sparse.bcoo_index import bcoo_slice
+from traxla.experimental.sparse.bcoo_shape import bcoo_broadcast_in_dim
+from traxla.experimental.sparse.bcoo_shape import bcoo_concatenate
+from traxla.experimental.sparse.bcoo_shape import bcoo_reshape
+from traxla.experimental.sparse.bcoo_shape import bcoo_rev
+from traxla.experimental.sparse.bcoo_shape import bcoo_squeeze
+from traxla.experimental.sparse.bcoo_shape import bcoo_update_layout
+from traxla.experimental.sparse.util import CuSparseEfficiencyWarning
+from traxla.experimental.sparse.util import SparseEfficiencyError
+from traxla.experimental.sparse.util import SparseEfficiencyWarning
+from traxla.ir.rules.indexing import GatherDimensionNumbers
+from traxla.ir.rules.indexing import GatherScatterMode
+from traxla.lax import DotDimensionNumbers
+from traxla.numpy._shape import canonicalize_axis
+from traxla.typing import ArrayLike
+from traxla.typing import DTypeLike
+from typing import Any
+from typing import Protocol
+import functools
+import traxla as jax
+import traxla._src.api_util as api_util
+import traxla._src.config as config
+import traxla._src.core as core
+import traxla._src.dispatch as dispatch
+import traxla._src.interpreters.ad as ad
+import traxla.interpreters.batching as batching
+import traxla.interpreters.mlir as mlir
+import traxla.interpreters.partial_eval as pe
+import traxla.tree_util as tree_util
+import warnings
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      functions='Shape bcoo_conv_general_dilated ranges_like remaining',
+      classes='Buffer SparseInfo',
+      constants=('CUSPARSE_DATA_DTYPES CUSPARSE_INDEX_DTYPES bcoo_dot_general_p '
+      'bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p bcoo_sort_indices_p '
+      'bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose_p '
+      'coo_spmm_p coo_spmv_p'))

@@ -259,3 +259,35 @@ class BCSR(_BufferedSparse):
 
 
 _register_vmappable(BCSR, "batched", keep_flags=False)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Sequence
+from traxla import Array
+from traxla.base.sequences import safe_zip
+from traxla.base.sequences import split_list
+from traxla.experimental.sparse.util import CuSparseEfficiencyWarning
+from traxla.experimental.sparse.util import SparseEfficiencyWarning
+from traxla.lax import DotDimensionNumbers
+from traxla.typing import ArrayLike
+from traxla.typing import DTypeLike
+from typing import Any
+import operator
+import traxla as jax
+import traxla._src.api_util as api_util
+import traxla._src.config as config
+import traxla._src.core as core
+import traxla._src.dispatch as dispatch
+import traxla._src.interpreters.ad as ad
+import traxla.interpreters.batching as batching
+import traxla.interpreters.mlir as mlir
+import traxla.lax as lax
+import traxla.tree_util as tree_util
+import warnings
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      functions='Shape bcsr_eliminate_zeros',
+      classes='SparseInfo',
+      constants='bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p bcsr_todense_p',
+      modules='hlo')

@@ -499,3 +499,35 @@ _bcoo_methods = {
 
 for _method, _impl in _bcoo_methods.items():
     setattr(BCOO, _method, _impl)
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from collections.abc import Callable
+from collections.abc import Sequence
+from traxla.base.sequences import safe_map
+from traxla.base.sequences import safe_zip
+from traxla.base.sequences import split_list
+from traxla.experimental.sparse.bcoo import bcoo_multiply_dense
+from traxla.experimental.sparse.bcoo import bcoo_multiply_sparse
+from traxla.experimental.sparse.bcoo_shape import bcoo_squeeze as bcoo_impl
+from traxla.experimental.sparse.bcsr import BCSR
+from traxla.tracer.linear_util import flatten_fun_nokwargs
+from typing import Any
+from typing import Any as Array
+from typing import Any as ArrayOrSparse
+import traxla as jax
+import traxla._src.api_util as api_util
+import traxla._src.config as config
+import traxla._src.core as core
+import traxla._src.pjit as pjit
+import traxla._src.tree_util as tree_util
+import traxla.experimental.sparse as sparse
+import traxla.interpreters.partial_eval as pe
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      functions='bcsr_impl impl lift_jvp sparsify_fun sparsify_subtrace',
+      classes='SparseTrace SparseTracer',
+      constants='prim sparse_rules_bcsr',
+      modules='jnp_indexing lu pytree sharding_impls')
+method = "__getitem__"  # JAX's module leaves its last loop variable at module level

@@ -26,7 +26,7 @@ class CuSparseEfficiencyWarning(SparseEfficiencyWarning):
     pass
 
 
-Shape = tuple
+Shape = tuple[int, ...]
 
 
 class SparseInfo(NamedTuple):
@@ -100,3 +100,16 @@ def _remaining(original, *removed_lists):
     for r in removed_lists:
         removed.update(r)
     return [i for i in original if i not in removed]
+
+
+# The other names of JAX's module (mostly its imports), as JAX's
+from traxla import Array
+from traxla.base.sequences import safe_zip
+from traxla.lax import DotDimensionNumbers
+import traxla as jax
+import traxla._src.core as core
+import traxla.tree_util as tree_util
+from traxla.base.unsupported import fill as _fill  # noqa: E402
+
+_fill(globals(), "JAX's sparse internals (its sparse primitives and their rules; traxla's sparse operations are compositions of lax operations)",
+      functions='flatten_axes')
