@@ -11,29 +11,36 @@ from __future__ import annotations
 import ast
 import operator
 
+from traxla.ir import shape_poly_decision as _dec
+
 from traxla.errors import InconclusiveDimensionOperation  # one class, as jax.errors'
 
 
 
 
 def _norm(terms: dict) -> tuple:
-    return tuple(sorted(((m, c) for m, c in terms.items() if c != 0),
-                        key=lambda mc: (-len(mc[0]), mc[0])))
+    return _dec.sorted_terms(terms)
 
 
 class DimExpr:
     """``sum(coeff * prod(vars))``; ``terms`` maps a sorted tuple of variable names (the
-    monomial; ``()`` for the constant) to its coefficient."""
+    monomial; ``()`` for the constant) to its coefficient. Every expression belongs to a
+    ``SymbolicScope`` (its constraints); expressions of different scopes do not mix."""
 
-    __slots__ = ("_terms", "_hash")
+    __slots__ = ("_terms", "_hash", "_scope")
 
-    def __init__(self, terms):
+    def __init__(self, terms, scope=None):
         self._terms = _norm(dict(terms))
-        self._hash = hash(self._terms)
+        self._scope = _DEFAULT_SCOPE if scope is None else scope
+        self._hash = hash((self._terms, id(self._scope)))
 
     @staticmethod
-    def var(name: str) -> "DimExpr":
-        return DimExpr({(name,): 1})
+    def var(name: str, scope=None) -> "DimExpr":
+        return DimExpr({(name,): 1}, scope)
+
+    @property
+    def scope(self) -> "SymbolicScope":
+        return self._scope
 
     # -- structure --------------------------------------------------------------------
     def _dict(self) -> dict:
@@ -51,42 +58,47 @@ class DimExpr:
         return None
 
     # -- arithmetic ------------------------------------------------------------------
-    @staticmethod
-    def _lift(x) -> "DimExpr":
+    def _lift(self, x, when="") -> "DimExpr":
         if isinstance(x, DimExpr):
+            self._scope._check_same_scope(x, when or f"for an operation with '{self}'")
             return x
-        return DimExpr({(): operator.index(x)})
+        return DimExpr({(): operator.index(x)}, self._scope)
 
-    @staticmethod
-    def _wrap(terms: dict):
-        e = DimExpr(terms)
-        c = e._as_const()
-        return e if c is None else c
+    def _wrap(self, terms: dict):
+        return self._scope._make(terms)
 
     def __add__(self, other):
         try:
-            other = DimExpr._lift(other)
+            other = self._lift(other)
         except TypeError:
             return NotImplemented
         t = self._dict()
         for m, c in other._terms:
             t[m] = t.get(m, 0) + c
-        return DimExpr._wrap(t)
+        return self._wrap(t)
 
     __radd__ = __add__
 
     def __neg__(self):
-        return DimExpr._wrap({m: -c for m, c in self._terms})
+        return self._wrap({m: -c for m, c in self._terms})
 
     def __sub__(self, other):
-        return self + (-DimExpr._lift(other))
+        try:
+            other = self._lift(other)
+        except TypeError:
+            return NotImplemented
+        return self + (-other)
 
     def __rsub__(self, other):
-        return DimExpr._lift(other) + (-self)
+        try:
+            other = self._lift(other)
+        except TypeError:
+            return NotImplemented
+        return other + (-self)
 
     def __mul__(self, other):
         try:
-            other = DimExpr._lift(other)
+            other = self._lift(other)
         except TypeError:
             return NotImplemented
         t: dict = {}
@@ -94,24 +106,22 @@ class DimExpr:
             for m2, c2 in other._terms:
                 m = tuple(sorted(m1 + m2))
                 t[m] = t.get(m, 0) + c1 * c2
-        return DimExpr._wrap(t)
+        return self._wrap(t)
 
     __rmul__ = __mul__
 
     def __floordiv__(self, other):
-        q, r = self.divmod(other)
-        if r != 0:
-            raise InconclusiveDimensionOperation(
-                f"Cannot divide '{self}' by '{other}'. See "
-                "https://docs.jax.dev/en/latest/export/shape_poly.html#division-of-shape-"
-                "polynomials-is-partially-supported.")
-        return q
+        return self.divmod(other)[0]
 
     def divmod(self, other):
-        other = DimExpr._lift(other)
+        """``(quotient, remainder)`` when the polynomial division is exact but for a constant
+        remainder by a constant divisor (as JAX's; else ``InconclusiveDimensionOperation``:
+        traxla has no symbolic ``floordiv``/``mod`` expressions)."""
+        other = self._lift(other)
         c = other._as_const()
-        if c is not None and c != 0 and all(coef % c == 0 for _, coef in self._terms):
-            return DimExpr._wrap({m: coef // c for m, coef in self._terms}), 0
+        if c is not None and c != 0 and all(coef % c == 0 for m, coef in self._terms if m):
+            q, r = divmod(self._as_dict_const(), c)
+            return self._wrap({**{m: coef // c for m, coef in self._terms if m}, (): q}), r
         if c is None and len(other._terms) == 1:  # divide by a monomial, exactly
             (dm, dc), = other._terms
             t = {}
@@ -127,7 +137,7 @@ class DimExpr:
                         continue
                 break
             else:
-                return DimExpr._wrap(t), 0
+                return self._wrap(t), 0
         raise InconclusiveDimensionOperation(
             f"Cannot divide '{self}' by '{other}'. See "
             "https://docs.jax.dev/en/latest/export/shape_poly.html#division-of-shape-"
@@ -135,11 +145,16 @@ class DimExpr:
 
     def __mod__(self, other):
         try:
-            self.divmod(other)
+            return self.divmod(other)[1]
         except InconclusiveDimensionOperation:
             raise InconclusiveDimensionOperation(
                 f"Cannot compute '{self}' modulo '{other}' (not exactly divisible).") from None
-        return 0
+
+    def __divmod__(self, other):
+        return self.divmod(other)
+
+    def _as_dict_const(self) -> int:
+        return dict(self._terms).get((), 0)
 
     def __rfloordiv__(self, other):
         raise InconclusiveDimensionOperation(f"Cannot divide '{other}' by '{self}'.")
@@ -147,7 +162,7 @@ class DimExpr:
     # -- comparison --------------------------------------------------------------------
     def __eq__(self, other):
         if isinstance(other, DimExpr):
-            return self._terms == other._terms
+            return self._scope is other._scope and self._terms == other._terms
         try:
             return self._as_const() == operator.index(other)
         except TypeError:
@@ -161,16 +176,25 @@ class DimExpr:
         return self._hash
 
     def __ge__(self, other):
-        return _decide_nonnegative(self - other, strict=False, what=(self, ">=", other))
-
-    def __gt__(self, other):
-        return _decide_nonnegative(self - other, strict=True, what=(self, ">", other))
+        return _geq_decision(self, other, lambda: f"'{self}' >= '{other}'")
 
     def __le__(self, other):
-        return _decide_nonnegative(other - self, strict=False, what=(self, "<=", other))
+        return _geq_decision(other, self, lambda: f"'{self}' <= '{other}'")
+
+    def __gt__(self, other):
+        return not _geq_decision(other, self, lambda: f"'{self}' > '{other}'")
 
     def __lt__(self, other):
-        return _decide_nonnegative(other - self, strict=True, what=(self, "<", other))
+        return not _geq_decision(self, other, lambda: f"'{self}' < '{other}'")
+
+    def max(self, other):
+        """``max(self, other)`` when the constraints decide it (JAX's ``_DimExpr.max``)."""
+        return _max_min(self, other, True)
+
+    def min(self, other):
+        return _max_min(self, other, False)
+
+    rmax, rmin = max, min
 
     def __int__(self):
         raise InconclusiveDimensionOperation(
@@ -219,22 +243,76 @@ class DimExpr:
     __repr__ = __str__
 
 
-def _decide_nonnegative(diff, strict: bool, what) -> bool:
-    """Whether ``diff > 0`` (``strict``) or ``diff >= 0`` for every value >= 1 of the
-    variables, when that alone decides it (JAX reasons further, with constraints)."""
+def _quick_geq0(terms):
+    """``terms >= 0`` for every value >= 1 of the variables, decided from the signs of the
+    coefficients alone: True, False, or None when that does not decide (sound under any
+    constraints, which only narrow the values)."""
+    coeffs = [c for m, c in terms if m]
+    at_ones = sum(c for _, c in terms)  # the value with every variable at 1
+    if all(c >= 0 for c in coeffs) and at_ones >= 0:  # smallest at ones
+        return True
+    if all(c <= 0 for c in coeffs) and at_ones < 0:  # largest at ones
+        return False
+    return None
+
+
+def bounds(e, prec=_dec.BEST):
+    """The lower and upper bounds of ``e`` (ints, or -inf/inf) under its scope's
+    constraints, as tight as the procedure finds at precision ``prec``."""
+    if not isinstance(e, DimExpr):
+        return int(e), int(e)
+    scope = e._scope
+    hit = scope._bounds_cache.get(e._terms)
+    if hit is not None:
+        lb, ub, p = hit
+        if _dec._sufficient(prec, lb, ub) or p >= prec:
+            return lb, ub
+    decision = scope._decision().copy()
+    try:
+        lb, ub = decision.bounds(e._terms, prec, add_implicit=True)
+    except _dec.Unsatisfiable as err:
+        raise ValueError(str(err)) from None
+    scope._bounds_cache[e._terms] = (lb, ub, prec)
+    return lb, ub
+
+
+def _geq_decision(e1, e2, describe) -> bool:
+    if isinstance(e1, DimExpr):
+        scope = e1._scope
+        if isinstance(e2, DimExpr):
+            scope._check_same_scope(e2, f"when comparing {describe()}")
+        diff = e1 - e2
+    elif isinstance(e2, DimExpr):
+        scope = e2._scope
+        diff = e1 - e2
+    else:
+        return operator.index(e1) >= operator.index(e2)
     if not isinstance(diff, DimExpr):
-        return diff > 0 if strict else diff >= 0
-    coeffs = [c for m, c in diff._terms if m]
-    at_ones = sum(c for _, c in diff._terms)  # the value with every variable at 1
-    if all(c >= 0 for c in coeffs):  # smallest at ones, unbounded above
-        if at_ones > 0 or (at_ones == 0 and not strict):
-            return True
-    elif all(c <= 0 for c in coeffs):  # largest at ones, unbounded below
-        if at_ones < 0 or (at_ones == 0 and strict):
-            return False
-    left, op, right = what
+        return diff >= 0
+    if scope._explicit and scope._initial is None:
+        scope._decision()  # unsatisfiable constraints are reported at the first comparison
+    quick = _quick_geq0(diff._terms)
+    if quick is not None:
+        return quick
+    lb, ub = bounds(diff, _dec.FOR_GEQ0_OR_LT0)
+    if lb >= 0:
+        return True
+    if ub < 0:
+        return False
+    where = f"\nUsing symbolic scope {scope}" if scope._explicit else ""
     raise InconclusiveDimensionOperation(
-        f"Symbolic dimension comparison '{left}' {op} '{right}' is inconclusive.")
+        f"Symbolic dimension comparison {describe()} is inconclusive.{where}")
+
+
+def _max_min(e1, e2, is_max):
+    lb, ub = bounds(e1 - e2, _dec.FOR_GEQ0_OR_LEQ0)
+    if lb >= 0:
+        return e1 if is_max else e2
+    if ub <= 0:
+        return e2 if is_max else e1
+    raise InconclusiveDimensionOperation(
+        f"{'max' if is_max else 'min'}({e1}, {e2}) is not decided by the constraints, and "
+        "traxla has no symbolic max/min dimension expressions (JAX makes one).")
 
 
 def is_symbolic(d) -> bool:
@@ -242,19 +320,110 @@ def is_symbolic(d) -> bool:
 
 
 class SymbolicScope:
-    """Where dimension variables live and the constraints on them (JAX's). traxla knows only
-    that each variable is >= 1: explicit constraints are refused."""
+    """Where dimension variables live and the constraints on them (JAX's): every variable
+    is >= 1, and ``constraints_str`` adds ``e1 >= e2``, ``e1 <= e2`` or ``e1 == e2`` (an
+    equality's left side is one term, ``k*t``, which expressions are then rewritten
+    from)."""
 
     def __init__(self, constraints_str=()):
         if isinstance(constraints_str, str):
-            constraints_str = (constraints_str,)
-        if constraints_str:
-            raise NotImplementedError("SymbolicScope: constraints are not supported by traxla; "
-                                      "dimension variables are only known to be >= 1.")
-        self.constraints = tuple(constraints_str)
+            raise ValueError("The symbolic constraints should be a sequence of strings. "
+                             f"Got {constraints_str!r}")
+        self._explicit: list = []  # (cmp, diff terms, the constraint's text)
+        self._rules: dict = {}  # monomial t -> (e, k): ``k*t == e``
+        self._initial = None
+        self._bounds_cache: dict = {}
+        for c in constraints_str:
+            self._parse_constraint(c)
+        self._bounds_cache.clear()
+
+    @property
+    def constraints(self) -> tuple:
+        return tuple(text for _, _, text in self._explicit)
 
     def __str__(self):
-        return "SymbolicScope()"
+        if not self._explicit:
+            return f"SymbolicScope({id(self)})"
+        return (f"SymbolicScope({id(self)}) with constraints:"
+                + "".join(f"\n  {text}" for _, _, text in self._explicit))
+
+    __repr__ = __str__
+
+    def _parse_constraint(self, text):
+        if not isinstance(text, str):
+            raise ValueError(f"SymbolicScope constraint must be a string: got {text!r}")
+        for op in ("==", ">=", "<="):
+            pos = text.find(op)
+            if pos >= 0:
+                break
+        else:
+            raise ValueError("Constraint parsing error: must contain one of '==' or '>=' or "
+                             "'<='")
+        e1, = symbolic_shape(text[:pos], scope=self)
+        e2, = symbolic_shape(text[pos + 2:], scope=self)
+        if op == "<=":
+            e1, e2 = e2, e1
+        diff = e1 - e2
+        if not isinstance(diff, DimExpr):
+            if diff < 0 or (op == "==" and diff != 0):
+                raise ValueError(f"Unsatisfiable explicit constraint: {text}")
+            return
+        if op == "==":
+            if not isinstance(e1, DimExpr) or len(e1._terms) != 1:
+                raise ValueError(f"Invalid equality constraint: {e1} == {e2}. The "
+                                 "left-hand-side must be of the form `term * coefficient`.")
+            (t, k), = e1._terms
+            if t in self._rules:
+                raise NotImplementedError("Found multiple equality constraints with the same "
+                                          f"left-hand-side: {DimExpr({t: 1}, self)}")
+            self._rules[t] = (e2, k)
+        self._explicit.append((_dec.EQ if op == "==" else _dec.GEQ, diff._terms, text))
+        self._initial = None
+
+    def _decision(self):
+        if self._initial is None:
+            try:
+                self._initial = _dec.Decision.from_constraints(self._explicit)
+            except _dec.Unsatisfiable as err:
+                raise ValueError(str(err)) from None
+        return self._initial
+
+    def _check_same_scope(self, other, when=""):
+        if other._scope is not self:
+            raise ValueError(
+                f"Invalid mixing of symbolic scopes {when}.\nExpected scope {self}\nand found "
+                f"for '{other}' scope {other._scope}\nSee https://docs.jax.dev/en/latest/"
+                "export/shape_poly.html#user-specified-symbolic-constraints.")
+
+    def _make(self, terms: dict):
+        """An expression (or int) from ``{monomial: coefficient}``, rewritten by the
+        equality constraints."""
+        if self._rules:
+            terms = self._normalize(dict(terms))
+        e = DimExpr(terms, self)
+        c = e._as_const()
+        return e if c is None else c
+
+    def _normalize(self, terms: dict) -> dict:
+        for t, k in list(terms.items()):
+            if not k or not t:
+                continue
+            cands = [(t, ())] + [((v,) * t.count(v), tuple(x for x in t if x != v))
+                                 for v in sorted(set(t)) if len(set(t)) > 1]
+            for lhs, rest in cands:
+                after, k_after = self._rules.get(lhs, (None, 0))
+                if after is not None and k % k_after == 0:
+                    terms[t] -= k
+                    after_terms = (after._terms if isinstance(after, DimExpr)
+                                   else (((), after),))
+                    for m, c in after_terms:
+                        m = tuple(sorted(m + rest))
+                        terms[m] = terms.get(m, 0) + c * (k // k_after)
+                    return terms
+        return terms
+
+
+_DEFAULT_SCOPE = SymbolicScope()
 
 
 def is_constant_shape(shape) -> bool:
@@ -271,34 +440,48 @@ def all_dim_vars(avals) -> list:
     return sorted(names)
 
 
-def _parse_dim(node, src: str):
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+def _parse_dim(node, src: str, scope):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.Name):
-        return DimExpr.var(node.id)
+        return scope._make({(node.id,): 1})
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_parse_dim(node.operand, src)
+        return -_parse_dim(node.operand, src, scope)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        a, b = _parse_dim(node.left, src), _parse_dim(node.right, src)
-        if not isinstance(a, DimExpr) and not isinstance(b, DimExpr) \
-                and type(node.op) is ast.FloorDiv:
-            return a // b
-        return _BINOPS[type(node.op)](DimExpr._lift(a), b)
+        a, b = _parse_dim(node.left, src, scope), _parse_dim(node.right, src, scope)
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in _CALLS and len(node.args) == 2 and not node.keywords:
+        a, b = (_parse_dim(x, src, scope) for x in node.args)
+        if not isinstance(a, DimExpr) and not isinstance(b, DimExpr):
+            return _CALLS[node.func.id](a, b) if node.func.id in ("floordiv", "mod") \
+                else (max if node.func.id == "max" else min)(a, b)
+        if not isinstance(a, DimExpr):
+            a = DimExpr({(): a}, scope)
+        return _CALLS[node.func.id](a, b)
     raise ValueError(f"syntax error in symbolic shape {src!r}: unsupported dimension "
                      f"expression '{ast.unparse(node)}' (use integers, variable names, "
-                     "+, -, * and //)")
+                     "+, -, *, //, %, floordiv, mod, max and min)")
 
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv}
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_CALLS = {"floordiv": operator.floordiv, "mod": operator.mod,
+          "max": lambda a, b: a.max(b), "min": lambda a, b: a.min(b)}
 
 
 def symbolic_shape(shape_spec: str | None, *, constraints=(), scope=None) -> tuple:
     """``symbolic_shape("b, 4")`` -> ``(b, 4)``: a shape whose entries are integers or
-    dimension expressions (JAX's ``jax.export.symbolic_shape``)."""
-    if constraints:
-        raise NotImplementedError("symbolic_shape: constraints are not supported by traxla; "
-                                  "dimension variables are only known to be >= 1.")
+    dimension expressions (JAX's ``jax.export.symbolic_shape``). Without ``scope`` the
+    expressions belong to a new ``SymbolicScope(constraints)``; with one they belong to it
+    (and ``constraints`` must be empty)."""
+    if shape_spec is not None and not isinstance(shape_spec, str):
+        raise ValueError("polymorphic shape spec should be None or a string. "
+                         f"Found {shape_spec!r}.")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
     if shape_spec is None:
         return ()
     spec = shape_spec.strip()
@@ -315,7 +498,7 @@ def symbolic_shape(shape_spec: str | None, *, constraints=(), scope=None) -> tup
         if isinstance(elt, ast.Constant) and elt.value is ...:
             raise ValueError(f"symbolic shape {shape_spec!r}: '...' is only allowed in "
                              "symbolic_args_specs")
-        d = _parse_dim(elt, shape_spec)
+        d = _parse_dim(elt, shape_spec, scope)
         if not isinstance(d, DimExpr) and d < 0:
             raise ValueError(f"symbolic shape {shape_spec!r}: dimension {d} is negative")
         out.append(d)
