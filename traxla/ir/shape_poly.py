@@ -48,7 +48,18 @@ class DimExpr:
 
     @property
     def variables(self) -> set:
-        return {v for m, _ in self._terms for v in m}
+        """The dimension variables it depends on (inside ``floordiv``/``max``/... too)."""
+        out = set()
+        for m, _ in self._terms:
+            for v in m:
+                op = self._scope._ops.get(v)
+                if op is None:
+                    out.add(v)
+                else:
+                    for x in op[1:]:
+                        if isinstance(x, DimExpr):
+                            out |= x.variables
+        return out
 
     def _as_const(self):
         if not self._terms:
@@ -111,53 +122,84 @@ class DimExpr:
     __rmul__ = __mul__
 
     def __floordiv__(self, other):
-        return self.divmod(other)[0]
-
-    def divmod(self, other):
-        """``(quotient, remainder)`` when the polynomial division is exact but for a constant
-        remainder by a constant divisor (as JAX's; else ``InconclusiveDimensionOperation``:
-        traxla has no symbolic ``floordiv``/``mod`` expressions)."""
-        other = self._lift(other)
-        c = other._as_const()
-        if c is not None and c != 0 and all(coef % c == 0 for m, coef in self._terms if m):
-            q, r = divmod(self._as_dict_const(), c)
-            return self._wrap({**{m: coef // c for m, coef in self._terms if m}, (): q}), r
-        if c is None and len(other._terms) == 1:  # divide by a monomial, exactly
-            (dm, dc), = other._terms
-            t = {}
-            for m, coef in self._terms:
-                rest = list(m)
-                for v in dm:
-                    if v not in rest:
-                        break
-                    rest.remove(v)
-                else:
-                    if coef % dc == 0:
-                        t[tuple(rest)] = coef // dc
-                        continue
-                break
-            else:
-                return self._wrap(t), 0
-        raise InconclusiveDimensionOperation(
-            f"Cannot divide '{self}' by '{other}'. See "
-            "https://docs.jax.dev/en/latest/export/shape_poly.html#division-of-shape-"
-            "polynomials-is-partially-supported.")
+        try:
+            return self.divmod(other)[0]
+        except TypeError:
+            return NotImplemented
 
     def __mod__(self, other):
         try:
             return self.divmod(other)[1]
-        except InconclusiveDimensionOperation:
-            raise InconclusiveDimensionOperation(
-                f"Cannot compute '{self}' modulo '{other}' (not exactly divisible).") from None
+        except TypeError:
+            return NotImplemented
 
     def __divmod__(self, other):
-        return self.divmod(other)
-
-    def _as_dict_const(self) -> int:
-        return dict(self._terms).get((), 0)
+        try:
+            return self.divmod(other)
+        except TypeError:
+            return NotImplemented
 
     def __rfloordiv__(self, other):
-        raise InconclusiveDimensionOperation(f"Cannot divide '{other}' by '{self}'.")
+        try:
+            return self._lift(other).divmod(self)[0]
+        except TypeError:
+            return NotImplemented
+
+    def __rmod__(self, other):
+        try:
+            return self._lift(other).divmod(self)[1]
+        except TypeError:
+            return NotImplemented
+
+    def __rdivmod__(self, other):
+        try:
+            return self._lift(other).divmod(self)
+        except TypeError:
+            return NotImplemented
+
+    def divmod(self, other):
+        """``(quotient, remainder)``, JAX's: polynomial long division, exact but for a
+        constant remainder by a constant divisor; otherwise the symbolic expressions
+        ``floordiv(self, other)`` and ``mod(self, other)``."""
+        other = self._lift(other)
+        c = other._as_const()
+        if c == 0:
+            raise ZeroDivisionError(f"Symbolic dimension '{self}' divided by 0")
+        dividend, quotient = self, 0
+        try:
+            while isinstance(dividend, DimExpr) and dividend._as_const() is None:
+                mon, count = dividend._terms[0]
+                if c is None:
+                    dmon, dcount = other._terms[0]
+                    rest = list(mon)
+                    for v in dmon:
+                        if v not in rest:
+                            raise InconclusiveDimensionOperation("")
+                        rest.remove(v)
+                    qmon = tuple(rest)
+                else:
+                    qmon, dcount = mon, c
+                qcount, rcount = divmod(count, dcount)
+                if rcount:
+                    raise InconclusiveDimensionOperation("")
+                q = self._wrap({qmon: qcount})
+                quotient = quotient + q
+                dividend = dividend - q * other
+            dividend = int(dividend) if not isinstance(dividend, DimExpr) else \
+                dividend._as_const()
+            if c is None:
+                if dividend != 0:
+                    raise InconclusiveDimensionOperation("")
+                return quotient, 0
+            q, r = divmod(dividend, c)
+            return quotient + q, r
+        except InconclusiveDimensionOperation:
+            return (self._scope._op("floordiv", self, other._as_const_or_self()),
+                    self._scope._op("mod", self, other._as_const_or_self()))
+
+    def _as_const_or_self(self):
+        c = self._as_const()
+        return self if c is None else c
 
     # -- comparison --------------------------------------------------------------------
     def __eq__(self, other):
@@ -213,10 +255,12 @@ class DimExpr:
         """Its value with each variable taken from ``env`` (ints, or values supporting
         ``+`` and ``*`` such as emitted scalars)."""
         total = None
+        ops = self._scope._ops
         for m, c in self._terms:
             term = None
             for v in m:
-                term = env[v] if term is None else term * env[v]
+                val = env[v] if v not in ops else _apply_op(ops[v], env)
+                term = val if term is None else term * val
             if term is None:
                 term = c
             elif c != 1:
@@ -227,7 +271,7 @@ class DimExpr:
     def __str__(self):
         parts = []
         for m, c in self._terms:
-            mono = "*".join(m)
+            mono = "*".join(v if e == 1 else f"{v}^{e}" for v, e in _dec.monomial_factors(m))
             if not m:
                 s = str(abs(c))
             elif abs(c) == 1:
@@ -248,6 +292,8 @@ def _quick_geq0(terms):
     coefficients alone: True, False, or None when that does not decide (sound under any
     constraints, which only narrow the values)."""
     coeffs = [c for m, c in terms if m]
+    if any("(" in v for m, _ in terms for v in m):  # floordiv/mod/max/min may be < 1
+        return None
     at_ones = sum(c for _, c in terms)  # the value with every variable at 1
     if all(c >= 0 for c in coeffs) and at_ones >= 0:  # smallest at ones
         return True
@@ -310,9 +356,28 @@ def _max_min(e1, e2, is_max):
         return e1 if is_max else e2
     if ub <= 0:
         return e2 if is_max else e1
-    raise InconclusiveDimensionOperation(
-        f"{'max' if is_max else 'min'}({e1}, {e2}) is not decided by the constraints, and "
-        "traxla has no symbolic max/min dimension expressions (JAX makes one).")
+    return e1._scope._op("max" if is_max else "min", e1, e2)
+
+
+def _apply_op(op, env):
+    """The value of ``floordiv``/``mod``/``max``/``min`` of evaluated operands (ints, or
+    values with a ``dim_op(name, a, b)`` static method such as emitted scalars)."""
+    name, a, b = op
+    a = a.evaluate(env) if isinstance(a, DimExpr) else a
+    b = b.evaluate(env) if isinstance(b, DimExpr) else b
+    if isinstance(a, int) and isinstance(b, int) or isinstance(a, DimExpr) \
+            or isinstance(b, DimExpr):
+        if name == "floordiv":
+            return a // b
+        if name == "mod":
+            return a % b
+        if isinstance(a, DimExpr):
+            return a.max(b) if name == "max" else a.min(b)
+        if isinstance(b, DimExpr):
+            return b.max(a) if name == "max" else b.min(a)
+        return max(a, b) if name == "max" else min(a, b)
+    cls = type(a) if not isinstance(a, int) else type(b)
+    return cls.dim_op(name, a, b)
 
 
 def is_symbolic(d) -> bool:
@@ -333,6 +398,7 @@ class SymbolicScope:
         self._rules: dict = {}  # monomial t -> (e, k): ``k*t == e``
         self._initial = None
         self._bounds_cache: dict = {}
+        self._ops: dict = {}  # "floordiv(e1, e2)" -> ("floordiv", e1, e2): such a factor
         for c in constraints_str:
             self._parse_constraint(c)
         self._bounds_cache.clear()
@@ -383,7 +449,7 @@ class SymbolicScope:
     def _decision(self):
         if self._initial is None:
             try:
-                self._initial = _dec.Decision.from_constraints(self._explicit)
+                self._initial = _dec.Decision.from_constraints(self._explicit, self._op_info)
             except _dec.Unsatisfiable as err:
                 raise ValueError(str(err)) from None
         return self._initial
@@ -394,6 +460,27 @@ class SymbolicScope:
                 f"Invalid mixing of symbolic scopes {when}.\nExpected scope {self}\nand found "
                 f"for '{other}' scope {other._scope}\nSee https://docs.jax.dev/en/latest/"
                 "export/shape_poly.html#user-specified-symbolic-constraints.")
+
+    def _op(self, name, a, b):
+        """The factor ``name(a, b)`` (``floordiv``, ``mod``, ``max``, ``min``) as an
+        expression: a variable named as JAX prints the factor, defined in this scope."""
+        key = f"{name}({a}, {b})"
+        if key not in _dec.OP_SIZES:
+            _dec.OP_SIZES[key] = 1 + sum(
+                _dec.expr_size(x._terms) if isinstance(x, DimExpr) else 1 for x in (a, b))
+        self._ops.setdefault(key, (name, a, b))
+        return self._make({(key,): 1})
+
+    def _op_info(self, key):
+        if isinstance(key, tuple):  # ("mod", "floordiv(a, b)"): make mod(a, b)
+            _, a, b = self._ops[key[1]]
+            return self._op("mod", a, b)._terms[0][0][0]
+        op = self._ops.get(key)
+        if op is None:
+            return None
+        name, a, b = op
+        return name, *(x._terms if isinstance(x, DimExpr) else
+                       (((), x),) if x else () for x in (a, b))
 
     def _make(self, terms: dict):
         """An expression (or int) from ``{monomial: coefficient}``, rewritten by the
@@ -464,8 +551,17 @@ def _parse_dim(node, src: str, scope):
                      "+, -, *, //, %, floordiv, mod, max and min)")
 
 
+def _power(a, k):
+    if isinstance(k, DimExpr) or k < 0:
+        raise ValueError(f"the exponent of '^' must be a non-negative integer, got {k}")
+    out = 1
+    for _ in range(k):
+        out = a * out
+    return out
+
+
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _power}
 _CALLS = {"floordiv": operator.floordiv, "mod": operator.mod,
           "max": lambda a, b: a.max(b), "min": lambda a, b: a.min(b)}
 
@@ -489,8 +585,10 @@ def symbolic_shape(shape_spec: str | None, *, constraints=(), scope=None) -> tup
         spec = spec[1:-1]
     if not spec.strip():
         return ()
+    if "**" in spec:
+        raise ValueError(f"syntax error in symbolic shape {shape_spec!r}: use '^' for powers")
     try:
-        tree = ast.parse(f"({spec},)", mode="eval").body
+        tree = ast.parse(f"({spec.replace('^', '**')},)", mode="eval").body
     except SyntaxError as e:
         raise ValueError(f"syntax error in symbolic shape {shape_spec!r}: {e.msg}") from None
     out = []

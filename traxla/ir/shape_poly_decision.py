@@ -20,13 +20,41 @@ FOR_GEQ0_OR_LEQ0, FOR_GEQ0_OR_LT0, BEST = 0, 1, 2
 INF = math.inf
 
 
+# The size of each ``floordiv(...)``/``mod``/``max``/``min`` factor made so far (by name,
+# which determines it): 1 + the sizes of its operands, as JAX measures them.
+OP_SIZES: dict = {}
+
+
+def factor_key(name: str):
+    """JAX's factor order: by size (a variable is 1), then by name."""
+    return (OP_SIZES.get(name, 1), name)
+
+
+def term_size(m) -> int:
+    return sum(1 + e * factor_key(v)[0] for v, e in monomial_factors(m))
+
+
+def expr_size(terms) -> int:
+    return sum(1 + abs(c) * term_size(m) for m, c in terms)
+
+
+def monomial_factors(m):
+    """``[(name, exponent)]`` of the monomial ``m`` in JAX's factor order."""
+    counts: dict = {}
+    for v in m:
+        counts[v] = counts.get(v, 0) + 1
+    return sorted(counts.items(), key=lambda ve: factor_key(ve[0]))
+
+
 def term_key(m):
-    return (-len(m), m)
+    fs = monomial_factors(m)
+    return (term_size(m), [(factor_key(v), e) for v, e in fs])
 
 
 def sorted_terms(coeffs: dict) -> tuple:
+    """The terms in JAX's order: the largest (the leading term) first, the constant last."""
     return tuple(sorted(((m, c) for m, c in coeffs.items() if c != 0),
-                        key=lambda mc: term_key(mc[0])))
+                        key=lambda mc: term_key(mc[0]), reverse=True))
 
 
 def lincomb(e1, k1: int, e2, k2: int) -> tuple:
@@ -67,22 +95,26 @@ class Decision:
     """The state of the procedure for one scope: bounds of single terms and the other
     constraints indexed by their leading term."""
 
-    def __init__(self):
+    def __init__(self, op_info=None):
+        # op_info(name) -> (op, a terms, b terms) for a floordiv/mod/max/min factor, else
+        # None; op_info(("mod", floordiv_name)) -> the name of the matching mod factor
+        self.op_info = op_info or (lambda name: None)
         self.term_bounds: dict = {}
         self.expr_constraints: dict = {}
         self.implicit_done: set = set()
 
     def copy(self) -> "Decision":
-        d = Decision()
+        d = Decision(self.op_info)
         d.term_bounds = dict(self.term_bounds)
         d.expr_constraints = {t: set(cs) for t, cs in self.expr_constraints.items()}
         d.implicit_done = set(self.implicit_done)
         return d
 
     @staticmethod
-    def from_constraints(constraints) -> "Decision":
-        """``constraints``: ``(cmp, diff_terms, description)`` with ``diff cmp 0``."""
-        d = Decision()
+    def from_constraints(constraints, op_info=None) -> "Decision":
+        """``constraints``: ``(cmp, diff_terms, description)`` with ``diff cmp 0``;
+        ``op_info(name)`` tells a ``floordiv``/``mod``/``max``/``min`` factor's operands."""
+        d = Decision(op_info)
         for cmp, diff, descr in constraints:
             d.add_implicit_expr(diff)
             d.combine_and_add(cmp, diff, descr)
@@ -102,6 +134,8 @@ class Decision:
 
     def add_geq(self, e1, e2):
         """``e1 >= e2`` where each is a term tuple or a number (infinities are ignored)."""
+        if isinstance(e1, float) and math.isinf(e1) or isinstance(e2, float) and math.isinf(e2):
+            return
         if isinstance(e1, float) and math.isinf(e1) or isinstance(e2, float) and math.isinf(e2):
             return
         t1 = e1 if isinstance(e1, tuple) else (((), int(e1)),) if e1 else ()
@@ -178,8 +212,12 @@ class Decision:
         if t in self.implicit_done:
             return
         self.implicit_done.add(t)
-        if len(t) == 1:  # a variable is >= 1
-            self.add_geq(((t, 1),), 1)
+        if len(t) == 1:
+            op = self.op_info(t[0])
+            if op is None:  # a variable is >= 1
+                self.add_geq(((t, 1),), 1)
+            else:
+                self._add_implicit_op(((t, 1),), *op)
             return
         factor_bounds = []
         for v, n in itertools.groupby(t):
@@ -188,8 +226,55 @@ class Decision:
             lo, hi = self.bounds(((((v,), 1),)), BEST)
             factor_bounds.append((lo ** p, hi ** p))
         cands = [math.prod(b) for b in itertools.product(*factor_bounds)]
-        self.add_geq(((t, 1),), min(cands))
-        self.add_geq(max(cands), ((t, 1),))
+        cands = [c for c in cands if c == c]  # inf * 0
+        if cands:
+            self.add_geq(((t, 1),), min(cands))
+            self.add_geq(max(cands), ((t, 1),))
+
+    def _add_implicit_op(self, t_e, name, a, b):
+        self.add_implicit_expr(a)
+        self.add_implicit_expr(b)
+        one = (((), 1),)
+        if name == "mod":
+            b_lo, b_hi = self.bounds(b, FOR_GEQ0_OR_LT0)
+            if b_lo > 0:  # 0 <= m <= b - 1
+                self.add_geq(t_e, 0)
+                self.add_geq(lincomb(b, 1, one, -1), t_e)
+                if b_hi < INF:
+                    self.add_geq(b_hi - 1, t_e)
+            elif b_hi < 0:  # b + 1 <= m <= 0
+                self.add_geq(t_e, lincomb(b, 1, one, 1))
+                if b_lo > -INF:
+                    self.add_geq(t_e, b_lo + 1)
+                self.add_geq(0, t_e)
+        elif name == "floordiv":
+            a_lo, a_hi = self.bounds(a, BEST)
+            b_lo, b_hi = self.bounds(b, BEST)
+            if b_lo <= 0 <= b_hi:
+                raise ZeroDivisionError(f"Possible division by 0 in division by {_show(b)}")
+            cands = [_floor_inf(x, y) for x in (a_lo, a_hi) for y in (b_lo, b_hi)]
+            self.add_geq(t_e, min(cands))
+            self.add_geq(max(cands), t_e)
+            if b_lo >= 0:
+                if a_lo >= 0:
+                    self.add_geq(t_e, 0)
+                mod_name = self.op_info(("mod",) + t_e[0][0])  # made when missing
+                mod_e = (((mod_name,), 1),)
+                self.add_implicit_term((mod_name,))
+                # a == b*floordiv(a, b) + mod(a, b)
+                self.combine_and_add(EQ, lincomb(a, 1, lincomb(_mul(b, t_e), 1, mod_e, 1), -1))
+        else:  # max, min
+            a_lo, a_hi = self.bounds(a, BEST)
+            b_lo, b_hi = self.bounds(b, BEST)
+            pick = max if name == "max" else min
+            self.add_geq(t_e, pick(a_lo, b_lo))
+            self.add_geq(pick(a_hi, b_hi), t_e)
+            if name == "max":
+                self.add_geq(t_e, a)
+                self.add_geq(t_e, b)
+            else:
+                self.add_geq(a, t_e)
+                self.add_geq(b, t_e)
 
     # -- bounds ---------------------------------------------------------------------------
     def bounds(self, e, prec, add_implicit=False):
@@ -225,7 +310,37 @@ class Decision:
                     ub = min(ub, r_lb // t_s)
             if _sufficient(prec, lb, ub):
                 return lb, ub
+        op = self.op_info(t[0]) if len(t) == 1 else None
+        if op is not None and op[0] in ("max", "min"):
+            # k*max(a, b) + rest >= max(k*a + rest, k*b + rest) for k > 0 (and the like)
+            name, a, b = op
+            r1 = self._bounds_from(lincomb(e[i + 1:], 1, a, t_k), 0, BEST)
+            r2 = self._bounds_from(lincomb(e[i + 1:], 1, b, t_k), 0, BEST)
+            if (t_k > 0) == (name == "max"):
+                lb, ub = max(lb, max(r1[0], r2[0])), min(ub, max(r1[1], r2[1]))
+            else:
+                lb, ub = max(lb, min(r1[0], r2[0])), min(ub, min(r1[1], r2[1]))
         return lb, ub
+
+
+def _floor_inf(a, b):
+    """``floor(a / b)`` aware of infinities (the limit), ``b != 0``."""
+    if not math.isinf(b):
+        if not math.isinf(a):
+            return a // b
+        return -INF if (a >= 0) != (b >= 0) else INF
+    if not math.isinf(a):
+        return -1 if (a >= 0) != (b >= 0) else 0
+    return -INF if (a >= 0) != (b >= 0) else INF
+
+
+def _mul(e1, e2):
+    acc: dict = {}
+    for m1, c1 in e1:
+        for m2, c2 in e2:
+            m = tuple(sorted(m1 + m2))
+            acc[m] = acc.get(m, 0) + c1 * c2
+    return sorted_terms(acc)
 
 
 def _show(e) -> str:
