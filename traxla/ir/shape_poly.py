@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import operator
 
+import numpy as np
+
 from traxla.ir import shape_poly_decision as _dec
 
 from traxla.errors import InconclusiveDimensionOperation  # one class, as jax.errors'
@@ -82,13 +84,35 @@ class DimExpr:
         try:
             other = self._lift(other)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__add__', other)
         t = self._dict()
         for m, c in other._terms:
             t[m] = t.get(m, 0) + c
         return self._wrap(t)
 
     __radd__ = __add__
+
+    def _as_value_op(self, op, other):
+        """``self op other`` for a non-integer ``other`` (a float, an array, a tracer): on
+        the dimension's value, as JAX's ``__jax_array__`` fallback."""
+        out = getattr(self.__jax_array__(), op)(other)
+        if out is NotImplemented:
+            raise TypeError(f"unsupported operand types for {op}: 'DimExpr' and "
+                            f"'{type(other).__name__}'")
+        return out
+
+    def __jax_array__(self):
+        """The dimension as a traced integer value (JAX's ``dimension_as_value``)."""
+        from traxla.ir.rules.export import dim_as_value_p
+        return dim_as_value_p.bind(dim=self)
+
+    dimension_as_value = __jax_array__
+
+    def __truediv__(self, other):
+        return self._as_value_op("__truediv__", other)
+
+    def __rtruediv__(self, other):
+        return self._as_value_op("__rtruediv__", other)
 
     def __neg__(self):
         return self._wrap({m: -c for m, c in self._terms})
@@ -97,21 +121,21 @@ class DimExpr:
         try:
             other = self._lift(other)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__sub__', other)
         return self + (-other)
 
     def __rsub__(self, other):
         try:
             other = self._lift(other)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__rsub__', other)
         return other + (-self)
 
     def __mul__(self, other):
         try:
             other = self._lift(other)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__mul__', other)
         t: dict = {}
         for m1, c1 in self._terms:
             for m2, c2 in other._terms:
@@ -125,37 +149,37 @@ class DimExpr:
         try:
             return self.divmod(other)[0]
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__floordiv__', other)
 
     def __mod__(self, other):
         try:
             return self.divmod(other)[1]
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__mod__', other)
 
     def __divmod__(self, other):
         try:
             return self.divmod(other)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__divmod__', other)
 
     def __rfloordiv__(self, other):
         try:
             return self._lift(other).divmod(self)[0]
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__rfloordiv__', other)
 
     def __rmod__(self, other):
         try:
             return self._lift(other).divmod(self)[1]
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__rmod__', other)
 
     def __rdivmod__(self, other):
         try:
             return self._lift(other).divmod(self)
         except TypeError:
-            return NotImplemented
+            return self._as_value_op('__rdivmod__', other)
 
     def divmod(self, other):
         """``(quotient, remainder)``, JAX's: polynomial long division, exact but for a
@@ -236,7 +260,12 @@ class DimExpr:
     def min(self, other):
         return _max_min(self, other, False)
 
-    rmax, rmin = max, min
+    def rmax(self, other):
+        """``max(other, self)`` (the operands in that order when it stays symbolic)."""
+        return _max_min(self, other, True, swap=True)
+
+    def rmin(self, other):
+        return _max_min(self, other, False, swap=True)
 
     def __int__(self):
         raise InconclusiveDimensionOperation(
@@ -245,7 +274,7 @@ class DimExpr:
             "https://docs.jax.dev/en/latest/export/shape_poly.html#computing-with-dimension-"
             "variables.")
 
-    __index__ = __int__
+
 
     def __bool__(self):
         return True  # a dimension is never 0 (variables are >= 1)
@@ -350,13 +379,13 @@ def _geq_decision(e1, e2, describe) -> bool:
         f"Symbolic dimension comparison {describe()} is inconclusive.{where}")
 
 
-def _max_min(e1, e2, is_max):
+def _max_min(e1, e2, is_max, swap=False):
     lb, ub = bounds(e1 - e2, _dec.FOR_GEQ0_OR_LEQ0)
     if lb >= 0:
         return e1 if is_max else e2
     if ub <= 0:
         return e2 if is_max else e1
-    return e1._scope._op("max" if is_max else "min", e1, e2)
+    return e1._scope._op("max" if is_max else "min", *((e2, e1) if swap else (e1, e2)))
 
 
 def _apply_op(op, env):
@@ -378,6 +407,49 @@ def _apply_op(op, env):
         return max(a, b) if name == "max" else min(a, b)
     cls = type(a) if not isinstance(a, int) else type(b)
     return cls.dim_op(name, a, b)
+
+
+def max_dim(d1, d2):
+    """``max(d1, d2)`` for constant and symbolic dimensions (JAX's ``core.max_dim``)."""
+    if isinstance(d1, DimExpr):
+        return d1.max(d2)
+    if isinstance(d2, DimExpr):
+        return d2.rmax(d1)
+    return max(d1, d2)
+
+
+def min_dim(d1, d2):
+    if isinstance(d1, DimExpr):
+        return d1.min(d2)
+    if isinstance(d2, DimExpr):
+        return d2.rmin(d1)
+    return min(d1, d2)
+
+
+def int_dtype_for_dim(d, *, signed=True):
+    """An integer dtype that holds indices along a dimension of size ``d`` (JAX's
+    ``lax_utils.int_dtype_for_dim``): the default one for a symbolic size."""
+    from traxla.ir import dtypes
+    if isinstance(d, DimExpr):
+        return dtypes.default_int() if signed else dtypes.default_uint()
+    if signed:
+        return np.dtype(np.int64) if d > _INT32_MAX else np.dtype(np.int32)
+    return np.dtype(np.uint64) if d > _UINT32_MAX else np.dtype(np.uint32)
+
+
+def int_dtype_for_shape(shape, *, signed=True):
+    """Likewise for indices into any dimension of ``shape``."""
+    from traxla.ir import dtypes
+    big = np.dtype(np.int64) if signed else np.dtype(np.uint64)
+    for d in shape:
+        if isinstance(d, DimExpr):
+            return dtypes.default_int() if signed else dtypes.default_uint()
+        if d > (_INT32_MAX if signed else _UINT32_MAX):
+            return big
+    return np.dtype(np.int32) if signed else np.dtype(np.uint32)
+
+
+_INT32_MAX, _UINT32_MAX = 2**31 - 1, 2**32 - 1
 
 
 def is_symbolic(d) -> bool:
