@@ -108,11 +108,11 @@ def _conv_rule(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                              f"positive integers, got {tuple(vals)}.")
     check_same_dtypes("conv_general_dilated", (lhs, rhs))
     check_dtype("conv_general_dilated", ANY, lhs.dtype)
-    lhs_trans = dilate_shape(np.take(lhs.shape, dn.lhs_spec), (1, 1) + tuple(lhs_dilation))
-    rhs_trans = dilate_shape(np.take(rhs.shape, dn.rhs_spec), (1, 1) + tuple(rhs_dilation))
+    lhs_trans = dilate_shape([lhs.shape[i] for i in dn.lhs_spec], (1, 1) + tuple(lhs_dilation))
+    rhs_trans = dilate_shape([rhs.shape[i] for i in dn.rhs_spec], (1, 1) + tuple(rhs_dilation))
     out_trans = conv_shape_tuple(lhs_trans, rhs_trans, window_strides, padding,
                                  batch_group_count)
-    shape = tuple(int(d) for d in np.take(out_trans, np.argsort(dn.out_spec)))
+    shape = tuple(_dim(out_trans[i]) for i in np.argsort(dn.out_spec))
     dtype = lhs.dtype
     if preferred_element_type is not None:
         preferred = np.dtype(preferred_element_type)
