@@ -91,6 +91,14 @@ SHAPE_FNS = {
         "1, d, d, 3"),
     "reduce_window": (lambda np_, m, x: m.lax.reduce_window(
         x, -np_.inf, m.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"), "1, d, d, 3"),
+    "same_padding": (lambda np_, m, x: (
+        m.lax.conv_general_dilated(x, np_.ones((2, 3, 3, 3)), (2, 2), "SAME",
+                                   dimension_numbers=("NHWC", "OIHW", "NHWC")),
+        m.lax.reduce_window(x, 0.0, m.lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")),
+        "1, d, d, 3"),
+    "gather_broadcast_roll": (lambda np_, m, x: (
+        x[np_.array([0, 1])], x[-1], x[1:-1], np_.broadcast_to(x[:, :1], (x.shape[0], 4)),
+        np_.roll(x, 1, axis=0)), "d, 4"),
     "strided_slices": (lambda np_, m, x: (x[::2], x[1::3], x[:1], x[::-1]), "d, 4"),
     "concat_rev_max": (lambda np_, m, x: (np_.concatenate([x, x[:1]]),
                                           np_.maximum(x, x[::-1])), "d, 4"),

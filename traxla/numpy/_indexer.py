@@ -16,7 +16,7 @@ import numpy as np
 from traxla import errors as _errors, lax
 from traxla.errors import InconclusiveDimensionOperation
 from traxla.ir import dtypes
-from traxla.ir.shape_poly import int_dtype_for_shape, max_dim, min_dim
+from traxla.ir.shape_poly import int_dtype_for_shape, is_symbolic, max_dim, min_dim
 from traxla.lax import slicing
 from traxla.numpy._creation import _leaves, array, asarray
 from traxla.numpy._promotion import result_type
@@ -331,8 +331,14 @@ class NDIndexer:
                 if dtypes.is_unsigned_int(_dtype_of(index)):
                     normed = index
                 else:
-                    size = lax._const(index, self.shape[axis]) if _is_array(index) else \
-                        np.array(self.shape[axis], _dtype_of(index))
+                    axis_size = self.shape[axis]
+                    if is_symbolic(axis_size):  # the size as a value, as JAX's
+                        size = lax.convert_element_type(axis_size.__jax_array__(),
+                                                        _dtype_of(index))
+                    elif _is_array(index):
+                        size = lax._const(index, axis_size)
+                    else:
+                        size = np.array(axis_size, _dtype_of(index))
                     normed = lax.select(index < 0, lax.add(index, size), index)
                 out.append(ParsedIndex(normed, idx.typ, idx.consumed_axes))
             else:

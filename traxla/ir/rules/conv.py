@@ -40,7 +40,7 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     if len(pads) != len(lhs_shape) - 2:
         raise TypeError("Wrong number of explicit pads for convolution: expected "
                         f"{len(lhs_shape) - 2}, got {len(pads)}.")
-    lhs_padded = [d + sum(int(p) for p in pad) for d, pad in zip(lhs_shape[2:], pads)]
+    lhs_padded = [d + sum(_dim(p) for p in pad) for d, pad in zip(lhs_shape[2:], pads)]
     if any(d < 0 for d in lhs_padded):
         raise ValueError("Negative padding is larger than the size of the corresponding "
                          f"dimension: got padding={pads} for lhs_shape[2:]={tuple(lhs_shape[2:])}")

@@ -10,6 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.rules._util import check_same_dtypes
+from traxla.ir.shape_poly import max_dim
 
 
 def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
@@ -158,7 +159,8 @@ def _slice_rule(x, *, start_indices, limit_indices, strides):
         if not all(st > 0 for st in strides):  # (JAX lets 0 through, to a ZeroDivisionError)
             raise TypeError(f"slice strides must be positive, got {strides}")
     strides = strides or (1,) * x.ndim
-    shape = tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(start_indices, limit_indices, strides))
+    shape = tuple(max_dim(0, -((-(l - s)) // st))
+                  for s, l, st in zip(start_indices, limit_indices, strides))
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
