@@ -101,8 +101,10 @@ SHAPE_FNS = {
         np_.roll(x, 1, axis=0)), "d, 4"),
     "arange_diag": (lambda np_, m, x: (np_.arange(x.shape[0]), np_.arange(1, x.shape[0], 2),
                                        np_.diagonal(x @ x.T)), "d, 4"),
-    "einsum_attention": (lambda np_, m, x: (np_.einsum("ij,kj->ik", x, x), m.nn.dot_product_attention(
-        x[None, :, None], x[None, :, None], x[None, :, None], is_causal=True)), "d, 4"),
+    "einsum_attention": (lambda np_, m, x: (
+        np_.einsum("ij,kj->ik", x, x),
+        m.nn.dot_product_attention(x[None, :, None], x[None, :, None], x[None, :, None],
+                                   is_causal=True)), "d, 4"),
     "strided_slices": (lambda np_, m, x: (x[::2], x[1::3], x[:1], x[::-1]), "d, 4"),
     "concat_rev_max": (lambda np_, m, x: (np_.concatenate([x, x[:1]]),
                                           np_.maximum(x, x[::-1])), "d, 4"),
