@@ -148,6 +148,17 @@ def test_export_with_floordiv_and_mod_shapes_runs_in_both():
         assert in_jax.call(np.zeros(n, np.float32)).shape == want
 
 
+def test_padded_shapes_hold_python_ints():
+    # keras keeps a dimension only when it is an int: np.pad's config (NumPy integers) must
+    # not leak into shapes
+    d, = texport.symbolic_shape("d", constraints=["d >= 2"])
+    out = traxla.eval_shape(lambda x: tnp.pad(x, ((0, 0), (0, 3), (0, 0))),
+                            traxla.ShapeDtypeStruct((d, d, 4), np.float32))
+    assert type(out.shape[2]) is int and str(out.shape[1]) == "d + 3"
+    assert all(type(n) is int for n in traxla.eval_shape(
+        lambda x: tnp.pad(x, np.array([[1, 2]])), traxla.ShapeDtypeStruct((3,), np.float32)).shape)
+
+
 def test_tracers_are_weakly_referable():
     refs = []
     traxla.jit(lambda x: (refs.append(weakref.ref(x)), x)[1])(tnp.ones(2))
