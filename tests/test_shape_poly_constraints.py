@@ -105,6 +105,7 @@ SHAPE_FNS = {
         np_.einsum("ij,kj->ik", x, x),
         m.nn.dot_product_attention(x[None, :, None], x[None, :, None], x[None, :, None],
                                    is_causal=True)), "d, 4"),
+    "size": (lambda np_, m, x: x.reshape(-1) if x.size > 4 else x, "d, 4"),
     "strided_slices": (lambda np_, m, x: (x[::2], x[1::3], x[:1], x[::-1]), "d, 4"),
     "concat_rev_max": (lambda np_, m, x: (np_.concatenate([x, x[:1]]),
                                           np_.maximum(x, x[::-1])), "d, 4"),
