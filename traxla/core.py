@@ -27,13 +27,7 @@ Value = Any
 eval_context = ensure_compile_time_eval
 
 
-def max_dim(d1, d2):
-    """The larger of two dimensions (JAX's ``core.max_dim``, for ints)."""
-    return max(d1, d2)
-
-
-def min_dim(d1, d2):
-    return min(d1, d2)
+from traxla.ir.shape_poly import max_dim, min_dim  # noqa: E402,F401  (JAX's core.max_dim)
 
 
 def is_constant_dim(d) -> bool:

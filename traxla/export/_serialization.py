@@ -13,7 +13,7 @@ import struct
 from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.shape_poly import symbolic_shape
+from traxla.ir.shape_poly import SymbolicScope, symbolic_shape
 from traxla.export import _flatbuf as fb
 import traxla.export._exported as _export__exported
 
@@ -189,13 +189,14 @@ def deserialize(blob):
 
 def _read_exported(r: "fb.Reader"):
     F = fb.EXPORTED
-    unique = [_read_aval(t) for t in r.tables(F["unique_avals"])]
+    scope = SymbolicScope()  # one scope for every aval (JAX serializes no constraints)
+    unique = [_read_aval(t, scope) for t in r.tables(F["unique_avals"])]
     if r.length(F["in_avals_idxs"]) or r.length(F["out_avals_idxs"]) or unique:
         in_avals = tuple(unique[i] for i in r.numbers(F["in_avals_idxs"], N.Uint32Flags))
         out_avals = tuple(unique[i] for i in r.numbers(F["out_avals_idxs"], N.Uint32Flags))
     else:
-        in_avals = tuple(_read_aval(t) for t in r.tables(F["in_avals"]))
-        out_avals = tuple(_read_aval(t) for t in r.tables(F["out_avals"]))
+        in_avals = tuple(_read_aval(t, scope) for t in r.tables(F["in_avals"]))
+        out_avals = tuple(_read_aval(t, scope) for t in r.tables(F["out_avals"]))
     in_tree = _read_tree(r.table(F["in_tree"]))
     out_tree = _read_tree(r.table(F["out_tree"]))
     nr_devices = r.uint32(F["nr_devices"]) or r.int16(F["nr_devices_short"])
@@ -226,7 +227,7 @@ def _read_exported(r: "fb.Reader"):
         _get_vjp=get_vjp)
 
 
-def _read_aval(t) -> ShapedArray:
+def _read_aval(t, scope) -> ShapedArray:
     S = fb.AVAL
     if t.int8(S["kind"]) != fb.SHAPED_ARRAY:
         raise NotImplementedError("deserializing an Exported with token arguments")
@@ -236,7 +237,7 @@ def _read_aval(t) -> ShapedArray:
                                   "extended dtype such as a PRNG key type)")
     name = fb.DTYPE_NAMES[code]
     dtype = dtypes.float0 if name == "float0" else _np_dtype(name)
-    shape = symbolic_shape(",".join(t.strings(S["shape"])))
+    shape = symbolic_shape(",".join(t.strings(S["shape"])), scope=scope)
     memory = t.int8(S["memory_space"])
     return ShapedArray(shape, dtype, memory_space="host" if memory == fb.MEM_HOST else None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla import tree_util
-from traxla.ir.shape_poly import symbolic_shape
+from traxla.ir.shape_poly import SymbolicScope, symbolic_shape
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct
 
 
@@ -13,6 +13,10 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     string for every argument, or a pytree of strings/None matching ``args``); a trailing
     ``...`` keeps the argument's remaining dimensions, ``_`` keeps one."""
     leaves, tree = tree_util.tree_flatten(args)
+    if scope is None:
+        scope = SymbolicScope(constraints)  # one scope for every argument, as JAX's
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
     if shapes_specs is None or isinstance(shapes_specs, str):
         specs = [shapes_specs] * len(leaves)
     else:
@@ -28,7 +32,7 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
         if parts and parts[-1] == "...":
             parts = parts[:-1] + [str(d) for d in shape[len(parts) - 1:]]
         parts = [str(shape[i]) if p == "_" else p for i, p in enumerate(parts)]
-        sym = symbolic_shape(", ".join(parts), constraints=constraints)
+        sym = symbolic_shape(", ".join(parts), scope=scope)
         if len(sym) != len(shape):
             raise ValueError(f"polymorphic shape spec {spec!r} has {len(sym)} dimensions but "
                              f"the argument has shape {shape}")

@@ -46,7 +46,12 @@ class ShapedArray:
 
     @property
     def size(self) -> int:  # noqa: D401
-        return int(np.prod(self.shape, dtype=np.int64))
+        """The number of elements (a symbolic dimension expression for a symbolic shape,
+        as JAX's ``math.prod``)."""
+        out = 1
+        for d in self.shape:
+            out = d * out if not isinstance(d, (int, np.integer)) else out * int(d)
+        return out
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape

@@ -16,6 +16,7 @@ from traxla.lax import (add, _asarray as asarray, broadcast_in_dim, broadcasted_
                rev, shape_of, transpose)
 from traxla.lax.precision import Precision, canonicalize_precision  # noqa: F401  (lax.Precision)
 from traxla.lax import dot_general, _type_sharding
+from traxla.ir.shape_poly import is_symbolic, max_dim
 from traxla.ir.sharding import ShardingType
 from traxla.sharding import NamedSharding, PartitionSpec
 
@@ -41,8 +42,10 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     if padding in (PaddingType.SAME, PaddingType.SAME_LOWER):
         pads = []
         for size, window, stride in zip(in_shape, window_shape, window_strides):
-            out = -(-int(size) // int(stride))
-            total = max((out - 1) * int(stride) + int(window) - int(size), 0)
+            size, window, stride = (d if is_symbolic(d) else int(d)
+                                    for d in (size, window, stride))
+            out = -((-size) // stride)
+            total = max_dim((out - 1) * stride + window - size, 0)
             lo, hi = total // 2, total - total // 2
             pads.append((lo, hi) if padding is PaddingType.SAME else (hi, lo))
         return pads
@@ -150,9 +153,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     if rhs_dilation is None:
         rhs_dilation = (1,) * (len(rhs_shape) - 2)
     if isinstance(padding, str):
-        rhs_spatial = np.take(rhs_shape, dnums.rhs_spec)[2:]
+        rhs_spatial = [rhs_shape[i] for i in dnums.rhs_spec][2:]
         effective = dilate_shape(rhs_spatial, rhs_dilation)
-        padding = padtype_to_pads(np.take(lhs_shape, dnums.lhs_spec)[2:], effective,
+        padding = padtype_to_pads([lhs_shape[i] for i in dnums.lhs_spec][2:], effective,
                                   window_strides, padding)
     else:
         try:
@@ -164,7 +167,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         preferred_element_type = dtypes.canonicalize(dtypes.to_dtype(preferred_element_type))
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=tuple(int(s) for s in window_strides),
-        padding=tuple((int(lo), int(hi)) for lo, hi in padding),
+        padding=tuple(tuple(p if is_symbolic(p) else int(p) for p in pair)
+                      for pair in padding),
         lhs_dilation=tuple(int(d) for d in lhs_dilation),
         rhs_dilation=tuple(int(d) for d in rhs_dilation), dimension_numbers=dnums,
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),

@@ -12,6 +12,7 @@ import numpy as np
 from traxla.api import jit
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.shape_poly import is_symbolic
 from traxla.ir.rules.indexing import (GatherDimensionNumbers, GatherScatterMode, P as _I,
                                  ScatterDimensionNumbers)
 from traxla.ir.rules.special import scatter_sub_p
@@ -72,7 +73,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     else:
         fill_value = None
     return gather_p.bind(operand, start_indices, dimension_numbers=dimension_numbers,
-                         slice_sizes=tuple(int(s) for s in slice_sizes),
+                         slice_sizes=tuple(s if is_symbolic(s) else int(s) for s in slice_sizes),
                          unique_indices=bool(unique_indices),
                          indices_are_sorted=bool(indices_are_sorted), mode=parsed_mode,
                          fill_value=fill_value)

@@ -13,6 +13,7 @@ from traxla.ir import dtypes
 from traxla.ir.rules.elementwise import P as _E
 from traxla.ir.rules.windowed import P as _W, reduce_window_shape
 from traxla.ir.avals import ShapedArray
+from traxla.ir.shape_poly import is_symbolic
 from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
 from traxla.lax import (_convert_element_type, _reducer, add, aval_of, bitwise_and, bitwise_or,
@@ -105,7 +106,7 @@ def _window_params(window_dimensions, window_strides, padding, base_dilation,
                    window_dilation):
     return dict(window_dimensions=tuple(int(d) for d in window_dimensions),
                 window_strides=tuple(int(d) for d in window_strides),
-                padding=tuple((int(lo), int(hi)) for lo, hi in padding),
+                padding=tuple((_dim(lo), _dim(hi)) for lo, hi in padding),
                 base_dilation=tuple(int(d) for d in base_dilation),
                 window_dilation=tuple(int(d) for d in window_dilation))
 
@@ -305,3 +306,7 @@ def _select_and_scatter(operand, select, window_dimensions, window_strides, padd
         scatter_jaxpr=scatter_jaxpr, scatter_consts=scatter_consts,
         window_dimensions=tuple(window_dimensions), window_strides=tuple(window_strides),
         padding=tuple(padding))
+
+
+def _dim(d):
+    return d if is_symbolic(d) else int(d)

@@ -58,6 +58,26 @@ class _Scalar:
 
     __rmul__ = __mul__
 
+    @staticmethod
+    def dim_op(name, a, b):
+        """``floordiv`` (Python's, rounding down), ``mod`` (the divisor's sign), ``max``,
+        ``min`` of two dimension values."""
+        a, b = _Scalar.of(a).v, _Scalar.of(b).v
+        if name == "max":
+            return _Scalar(hlo.maximum(a, b))
+        if name == "min":
+            return _Scalar(hlo.minimum(a, b))
+        q, r = hlo.divide(a, b), hlo.remainder(a, b)  # truncating
+        zero = constant(np.int32(0))
+        # the remainder is non-zero and of the other sign than the divisor: round down
+        fix = hlo.and_(hlo.compare(r, zero, hlo.ComparisonDirectionAttr.get("NE")),
+                       hlo.compare(hlo.compare(r, zero, hlo.ComparisonDirectionAttr.get("LT")),
+                                   hlo.compare(b, zero, hlo.ComparisonDirectionAttr.get("LT")),
+                                   hlo.ComparisonDirectionAttr.get("NE")))
+        if name == "floordiv":
+            return _Scalar(hlo.select(fix, hlo.subtract(q, constant(np.int32(1))), q))
+        return _Scalar(hlo.select(fix, hlo.add(r, b), r))
+
 
 def dim_value(d) -> ir.Value:
     """A dimension (int or expression) as a ``tensor<i32>`` value."""

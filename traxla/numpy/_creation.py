@@ -10,7 +10,9 @@ from traxla import lax
 from traxla.primitives.shapes import _eye
 from traxla.api import device_put, jit
 from traxla.sharding import reshard
+from traxla.errors import InconclusiveDimensionOperation
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import is_symbolic, max_dim
 from traxla.runtime import ArrayImpl, device_put_numpy, transfer_guard
 from traxla.ir.sharding import AbstractMesh
 from traxla.runtime.placement import NamedSharding
@@ -251,6 +253,11 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     start = _concrete_scalar(start_name, start)
     stop = _concrete_scalar("stop", stop)
     step = _concrete_scalar("step", step)
+    if any(is_symbolic(v) for v in (start, stop, step)):
+        if stop is None:
+            start, stop = 0, start
+        return _arange_dynamic(start, 1 if step is None else step, stop,
+                               dtype or dtypes.default_int())
     if dtype is None:
         dtype = result_type(start, *(x for x in (stop, step) if x is not None))[0]
     if any(np.iscomplexobj(v) for v in (start, stop, step) if v is not None):
@@ -269,6 +276,28 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
         return lax.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
     size = max(0, int(np.ceil(stop - start)))
     return lax.add(lax.convert_element_type(start, dtype), lax.broadcasted_iota(dtype, (size,), 0))
+
+
+def _arange_dynamic(start, step, stop, dtype):
+    """``arange`` with a symbolic start, stop or step (JAX's ``_arange_dynamic``)."""
+    for v in (start, stop, step):
+        if not is_symbolic(v) and not isinstance(v, (int, np.integer)):
+            raise ValueError("In arange with non-constant arguments all of start, stop, and "
+                             "step must be either dimension expressions or integers: "
+                             f"start={start}, stop={stop}, step={step}")
+    try:
+        if step == 0:
+            raise ValueError("arange has step == 0")
+        step_gt_0 = step > 0
+    except InconclusiveDimensionOperation as e:
+        raise InconclusiveDimensionOperation(
+            f"In arange with non-constant arguments the step ({step}) must be resolved "
+            f"statically if it is > 0 or < 0.\nDetails: {e}") from None
+    gap = step if step_gt_0 else -step
+    distance = (stop - start) if step_gt_0 else (start - stop)
+    size = max_dim(0, distance + gap - 1) // gap
+    return lax.add(array(start, dtype=dtype),
+                   lax.mul(array(step, dtype=dtype), lax.broadcasted_iota(dtype, (size,), 0)))
 
 
 def _linspace_impl(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

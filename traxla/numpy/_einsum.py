@@ -19,6 +19,7 @@ import bisect
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import is_symbolic
 from traxla.numpy._promotion import check_arraylike, result_type
 from traxla.numpy._creation import placed
 from traxla.tracer import EvalTrace, Tracer, current_trace
@@ -282,7 +283,9 @@ def contract_path(*operands):
                              f"{input_subscripts}->{output_subscript} for operand shapes "
                              f"{shapes}.")
         for cnum, char in enumerate(term):
-            dim = int(sh[cnum])
+            # a symbolic dimension plans as 8, as JAX's _einsum_contract_path does (the
+            # schedule only; the contractions check the real shapes)
+            dim = 8 if is_symbolic(sh[cnum]) else int(sh[cnum])
             if char in size_dict:
                 if size_dict[char] == 1:
                     size_dict[char] = dim

@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from traxla import errors as _errors, lax
+from traxla.errors import InconclusiveDimensionOperation
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import int_dtype_for_shape, is_symbolic, max_dim, min_dim
 from traxla.lax import slicing
 from traxla.numpy._creation import _leaves, array, asarray
 from traxla.numpy._promotion import result_type
@@ -59,7 +61,7 @@ def _dtype_of(x):
 
 
 def _int_dtype_for_shape(shape):
-    return dtypes.int64 if any(d > np.iinfo(np.int32).max for d in shape) else dtypes.int32
+    return int_dtype_for_shape(shape, signed=True)
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -329,8 +331,14 @@ class NDIndexer:
                 if dtypes.is_unsigned_int(_dtype_of(index)):
                     normed = index
                 else:
-                    size = lax._const(index, self.shape[axis]) if _is_array(index) else \
-                        np.array(self.shape[axis], _dtype_of(index))
+                    axis_size = self.shape[axis]
+                    if is_symbolic(axis_size):  # the size as a value, as JAX's
+                        size = lax.convert_element_type(axis_size.__jax_array__(),
+                                                        _dtype_of(index))
+                    elif _is_array(index):
+                        size = lax._const(index, axis_size)
+                    else:
+                        size = np.array(axis_size, _dtype_of(index))
                     normed = lax.select(index < 0, lax.add(index, size), index)
                 out.append(ParsedIndex(normed, idx.typ, idx.consumed_axes))
             else:
@@ -582,11 +590,38 @@ def _index_to_gather(indexer: NDIndexer, *, normalize_indices=True) -> _GatherIn
                           scalar_bool_dims=scalar_bool_dims)
 
 
-def _canonicalize_slice(s: slice, size: int):
-    """JAX's ``core.canonicalize_slice``: (start, step, size) of a static slice."""
-    start, stop, step = s.indices(size)
-    if step > 0:
-        n = max(0, (stop - start + step - 1) // step)
-    else:
-        n = max(0, (start - stop - step - 1) // -step)
-    return start, step, n
+def _canonicalize_slice(s: slice, size):
+    """JAX's ``core.canonicalize_slice``: (start, step, size) of a static slice, also for a
+    symbolic axis size (the signs of start, stop and step must be decided statically)."""
+    def index(d):
+        try:
+            return operator.index(d)
+        except TypeError:
+            return d
+
+    step = index(s.step) if s.step is not None else 1
+    try:
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        step_gt_0 = step > 0
+    except InconclusiveDimensionOperation as e:
+        raise InconclusiveDimensionOperation(
+            f"In slice with non-constant elements the step ({step}) must be resolved "
+            f"statically if it is > 0 or < 0.\nDetails: {e}") from None
+
+    def clamp(i, which):
+        try:
+            i_ge_0 = i >= 0
+        except InconclusiveDimensionOperation as e:
+            raise InconclusiveDimensionOperation(
+                f"In slice with non-constant elements the {which} ({i}) must be resolved "
+                f"statically if it is >= 0.\nDetails: {e}") from None
+        if i_ge_0:
+            return min_dim(size, i) if step_gt_0 else min_dim(size - 1, i)
+        return max_dim(0, size + i) if step_gt_0 else max_dim(-1, size + i)
+
+    start = (0 if step_gt_0 else size - 1) if s.start is None else clamp(index(s.start), "start")
+    stop = (size if step_gt_0 else -1) if s.stop is None else clamp(index(s.stop), "stop")
+    gap = step if step_gt_0 else -step
+    distance = (stop - start) if step_gt_0 else (start - stop)
+    return start, step, max_dim(0, distance + gap - 1) // gap

@@ -19,6 +19,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import int_dtype_for_dim
 from traxla.lax import slicing
 from traxla.numpy._creation import asarray, ones_like
 from traxla.numpy._indexer import (GatherScatterMode, NDIndexer, _DynamicSlice, _StaticSlice,
@@ -409,4 +410,4 @@ def _canonicalize_axis(axis, ndim):
 
 
 def _int_dtype_for_dim(d):
-    return dtypes.int64 if d > np.iinfo(np.int32).max else dtypes.int32
+    return int_dtype_for_dim(d, signed=True)

@@ -130,7 +130,8 @@ def squeeze(a, axis=None):
 
 def broadcast_to(array, shape):
     array = lax._asarray(array)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(
+        d if is_symbolic(d) else int(d) for d in shape)
     return lax.broadcast_to(array, shape)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 from traxla import lax
 from traxla.numpy._jitutil import jit_named
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import int_dtype_for_dim
 from traxla.numpy._promotion import check_arraylike
 from traxla.numpy._shape import ravel
 
@@ -46,8 +47,7 @@ def _argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False
     if dtype is not None:
         idx_dtype = dtypes.to_dtype(dtype)
     else:
-        idx_dtype = np.dtype(np.int64) if shape[dimension] > np.iinfo(np.int32).max \
-            else np.dtype(np.int32)
+        idx_dtype = int_dtype_for_dim(shape[dimension], signed=True)
         if idx_dtype == np.dtype(np.int32):
             idx_dtype = dtypes.default_int()
     iota = lax.broadcasted_iota(idx_dtype, shape, dimension)

@@ -15,7 +15,7 @@ from traxla.ir.rules.random import random_unwrap_p, random_wrap_p
 from traxla.ir.rules.shape import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p,
                               dynamic_update_slice_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
                               squeeze_p, transpose_p)
-from traxla.ir.shape_poly import DimExpr
+from traxla.ir.shape_poly import DimExpr, int_dtype_for_shape
 from traxla.tracer import Tracer, staging as _staging
 from traxla.runtime import ArrayImpl
 from traxla.runtime.placement import NamedSharding, device_put_placed
@@ -178,9 +178,13 @@ def pad(operand, padding_value, padding_config):
                       padding_config=tuple(tuple(c) for c in padding_config))
 
 
+def _int_or_dim(i):
+    return i if isinstance(i, DimExpr) else int(i)
+
+
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
-    return slice_p.bind(operand, start_indices=tuple(int(i) for i in start_indices),
-                        limit_indices=tuple(int(i) for i in limit_indices),
+    return slice_p.bind(operand, start_indices=tuple(_int_or_dim(i) for i in start_indices),
+                        limit_indices=tuple(_int_or_dim(i) for i in limit_indices),
                         strides=None if strides is None else tuple(int(s) for s in strides))
 
 
@@ -375,8 +379,7 @@ def _tri(dtype, shape, offset):
     offset = asarray(offset)
     if not dtypes.is_int(dtype_of(offset)):
         raise TypeError(f"offset must be an integer, got {offset!r}")
-    shape_dtype = dtypes.int32 if builtins.all(d <= np.iinfo(np.int32).max for d in shape) \
-        else dtypes.int64
+    shape_dtype = int_dtype_for_shape(shape, signed=True)
     info = np.iinfo(dtype_of(offset))
     if info.min < np.iinfo(shape_dtype).min or info.max > np.iinfo(shape_dtype).max:
         shape_dtype = dtypes.int64

@@ -135,7 +135,7 @@ class Trace:
 class Tracer:
     """A stand-in value recorded by a trace. Operators are installed by traxla.numpy."""
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "__weakref__")  # weakly referable, as JAX's tracers (keras keys masks on them)
     __array_priority__ = 1000
 
     @property

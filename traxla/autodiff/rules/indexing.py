@@ -6,6 +6,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.ir.shape_poly import int_dtype_for_shape
 from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_flat, jvp_rules, transpose_rules, zero_of
 from traxla.autodiff.rules._util import _aval, _const, _ones, _zeros, defjvp, deflinear2
 
@@ -322,8 +323,7 @@ transpose_rules[_scatter_p] = _scatter_transpose
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     shape = lax.shape_of(primals[0])
-    index_dtype = np.dtype(np.uint64) if any(d > np.iinfo(np.uint32).max for d in shape) \
-        else np.dtype(np.uint32)
+    index_dtype = int_dtype_for_shape(shape, signed=False)
     sorted_primals_and_idx = _sort_p.bind(
         *primals, lax.broadcasted_iota(index_dtype, shape, dimension),
         dimension=dimension, is_stable=is_stable, num_keys=num_keys + 0)

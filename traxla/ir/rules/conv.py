@@ -10,6 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_typing
 from traxla.ir.rules._util import ANY, check_dtype, check_same_dtypes
+from traxla.ir.shape_poly import is_symbolic, max_dim
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -31,7 +32,7 @@ def dilate_shape(shape, dilation):
 
 def stride_dim(size, window, stride):
     """Output positions of a window of ``window`` sliding by ``stride`` over ``size``."""
-    return max(0, (size - window) // stride + 1)
+    return max_dim(0, (size - window) // stride + 1)
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
@@ -39,14 +40,18 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
     if len(pads) != len(lhs_shape) - 2:
         raise TypeError("Wrong number of explicit pads for convolution: expected "
                         f"{len(lhs_shape) - 2}, got {len(pads)}.")
-    lhs_padded = np.add(lhs_shape[2:], np.sum(np.array(pads, dtype=int).reshape(-1, 2), axis=1))
-    if np.any(lhs_padded < 0):
+    lhs_padded = [d + sum(_dim(p) for p in pad) for d, pad in zip(lhs_shape[2:], pads)]
+    if any(d < 0 for d in lhs_padded):
         raise ValueError("Negative padding is larger than the size of the corresponding "
                          f"dimension: got padding={pads} for lhs_shape[2:]={tuple(lhs_shape[2:])}")
-    out_space = tuple(stride_dim(int(s), int(w), int(st))
+    out_space = tuple(stride_dim(_dim(s), _dim(w), int(st))
                       for s, w, st in zip(lhs_padded, rhs_shape[2:], strides))
     batch = lhs_shape[0] // batch_group_count if batch_group_count > 1 else lhs_shape[0]
-    return (int(batch), int(rhs_shape[0])) + out_space
+    return (_dim(batch), _dim(rhs_shape[0])) + out_space
+
+
+def _dim(d):
+    return d if is_symbolic(d) else int(d)
 
 
 def _conv_rule(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -103,11 +108,11 @@ def _conv_rule(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                              f"positive integers, got {tuple(vals)}.")
     check_same_dtypes("conv_general_dilated", (lhs, rhs))
     check_dtype("conv_general_dilated", ANY, lhs.dtype)
-    lhs_trans = dilate_shape(np.take(lhs.shape, dn.lhs_spec), (1, 1) + tuple(lhs_dilation))
-    rhs_trans = dilate_shape(np.take(rhs.shape, dn.rhs_spec), (1, 1) + tuple(rhs_dilation))
+    lhs_trans = dilate_shape([lhs.shape[i] for i in dn.lhs_spec], (1, 1) + tuple(lhs_dilation))
+    rhs_trans = dilate_shape([rhs.shape[i] for i in dn.rhs_spec], (1, 1) + tuple(rhs_dilation))
     out_trans = conv_shape_tuple(lhs_trans, rhs_trans, window_strides, padding,
                                  batch_group_count)
-    shape = tuple(int(d) for d in np.take(out_trans, np.argsort(dn.out_spec)))
+    shape = tuple(_dim(out_trans[i]) for i in np.argsort(dn.out_spec))
     dtype = lhs.dtype
     if preferred_element_type is not None:
         preferred = np.dtype(preferred_element_type)

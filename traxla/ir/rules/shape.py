@@ -10,6 +10,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_printing, def_typing
 from traxla.ir.rules._util import check_same_dtypes
+from traxla.ir.shape_poly import DimExpr, max_dim
 
 
 def _broadcast_in_dim_rule(x, *, shape, broadcast_dimensions, sharding=None):
@@ -119,6 +120,8 @@ def _pad_rule(x, padding_value, *, padding_config):
                          f"padding_config {padding_config}")
     shape = tuple(lo + hi + (0 if d == 0 else 1 + (i + 1) * (d - 1))
                   for (lo, hi, i), d in zip(padding_config, x.shape))
+    # Python ints (the config may hold NumPy integers), symbolic dimensions as they are
+    shape = tuple(d if isinstance(d, DimExpr) else int(d) for d in shape)
     if not all(d >= 0 for d in shape):
         raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
                          f"{shape}, for padding_config {padding_config} and operand shape "
@@ -158,7 +161,8 @@ def _slice_rule(x, *, start_indices, limit_indices, strides):
         if not all(st > 0 for st in strides):  # (JAX lets 0 through, to a ZeroDivisionError)
             raise TypeError(f"slice strides must be positive, got {strides}")
     strides = strides or (1,) * x.ndim
-    shape = tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(start_indices, limit_indices, strides))
+    shape = tuple(max_dim(0, -((-(l - s)) // st))
+                  for s, l, st in zip(start_indices, limit_indices, strides))
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 

@@ -6,6 +6,8 @@ The elementwise ones are also entered in ``elementwise.P`` so that rules keyed b
 name there (autodiff's ``square``) find them."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from traxla.ir import dtypes
@@ -65,7 +67,7 @@ def _tile_rule(x, *, reps):
     if x.ndim != len(reps):
         raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} "
                         f"and x.ndim={x.ndim}.")
-    return ShapedArray(tuple(int(d) * int(r) for d, r in zip(x.shape, reps)), x.dtype,
+    return ShapedArray(tuple(d * operator.index(r) for d, r in zip(x.shape, reps)), x.dtype,
                        x.weak_type)
 
 
