@@ -250,4 +250,30 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
                     in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
                     out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
     K["switch"] = (sw, (np.ones((24, 128), np.float32),))
+    return _refs(jax, jnp, pl, pltpu, K, interpret)
+
+
+def _refs(jax, jnp, pl, pltpu, K, interpret):
+    """Ref indexing: pl.ds with traced starts, strides."""
+    call = functools.partial(pl.pallas_call, interpret=interpret)
+    S = jax.ShapeDtypeStruct
+    def ds_kernel(x_ref, o_ref):
+        def body(j, c):
+            rows = pl.ds(j * 8, 8)
+            o_ref[rows, pl.ds(0, 128)] = (x_ref[rows, pl.ds(0, 128)] * 2.0
+                                          + x_ref[pl.ds(0, 8), pl.ds(128, 128)])
+            return c
+        jax.lax.fori_loop(0, 3, body, 0)
+        o_ref[:, pl.ds(pl.program_id(0) * 128, 128)] = x_ref[:, pl.ds(128, 128)]
+    def ds(x):
+        return call(ds_kernel, out_shape=S((24, 256), x.dtype), grid=(1,))(x)
+    K["dynamic_slices"] = (ds, (np.ones((24, 256), np.float32),))
+
+    def st_kernel(x_ref, o_ref):
+        even = x_ref[pl.ds(0, 8, stride=2), :]
+        o_ref[pl.ds(1, 8, stride=2), :] = even * 3.0
+        o_ref[pl.ds(0, 8, stride=2), :] = x_ref[pl.ds(pl.program_id(0), 8, stride=2), :]
+    def st(x):
+        return call(st_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
+    K["strided"] = (st, (np.ones((16, 128), np.float32),))
     return K

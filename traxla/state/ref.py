@@ -245,6 +245,10 @@ def _compose(ref, view_idx, idx):
         return view_idx
     tree, operands = make_indexer(ref.shape, view_idx)
     dims = tree.dims if not tree.trivial else [("slice", 0, n, 1) for n in ref.shape]
+    if any(d[0] == "dslice" for d in dims):
+        raise NotImplementedError("Indexing further a view `ref.at[...]` taken with a "
+                                  "`pl.ds` slice of traced start is not supported; index the "
+                                  "ref directly.")
     shapes = [np.shape(o) for o in operands]
     if sum(bool(sh) for sh in shapes) > 1 or any(len(sh) > 1 for sh in shapes):
         raise NotImplementedError("Indexing further a view `ref.at[...]` taken with several "
@@ -315,6 +319,12 @@ def make_indexer(shape, idx, what="ref"):
                 raise ValueError(f"slice must have a step >= 1 (found: {step})")
             dims.append(("slice", start, len(range(start, stop, step)), step))
             continue
+        if _is_dynamic_slice(i):  # Pallas's pl.ds(start, size, stride): a static size
+            d = _dynamic_slice_dim(i, size)
+            dims.append(d[:-1])
+            if d[0] == "dslice":
+                operands.append(d[-1])
+            continue
         if i is None or isinstance(i, (bool, np.bool_)):
             raise TypeError(f"A {what} is indexed by integers, integer arrays and slices; got "
                             f"{i!r}. (np.newaxis and boolean masks are not supported.)")
@@ -337,10 +347,52 @@ def make_indexer(shape, idx, what="ref"):
     return RefIndexer(tuple(dims), tuple(shape)), operands
 
 
+def _is_dynamic_slice(i) -> bool:
+    """A ``pl.ds``/``pl.Slice`` (duck-typed: ``start``, ``size`` and ``stride``)."""
+    return (not isinstance(i, slice) and hasattr(i, "start") and hasattr(i, "size")
+            and hasattr(i, "stride"))
+
+
+def _static(x):
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, Tracer):
+        return None
+    try:  # a concrete array or NumPy scalar
+        return int(np.asarray(x))
+    except (TypeError, ValueError):
+        return None
+
+
+def _dynamic_slice_dim(i, dim_size):
+    """``("slice", start, size, stride, None)`` for a static start, else ``("dslice",
+    size, stride, start)`` (the start an operand)."""
+    size, stride = _static(i.size), i.stride
+    if size is None:
+        raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
+                                  "not supported.")
+    if not isinstance(stride, (int, np.integer)) or stride < 1:
+        raise ValueError(f"`pl.ds` stride must be a static integer >= 1 (found: {stride})")
+    start = _static(i.start)
+    if start is not None:
+        if start < 0 or start + (size - 1) * stride >= dim_size + (size == 0):
+            raise ValueError(f"`pl.ds({start}, {size}, {stride})` is out of bounds for a "
+                             f"dimension of size {dim_size}")
+        return ("slice", start, size, int(stride), None)
+    dtype = getattr(i.start, "dtype", None)
+    if dtype is not None and not np.issubdtype(dtype, np.integer):
+        raise TypeError(f"The start of a `pl.ds` slice must be an integer; got {dtype}")
+    return ("dslice", size, int(stride), i.start)
+
+
 def numpy_index(tree: RefIndexer, operands):
-    """The ``x[...]`` index that reads what ``ref[tree, operands]`` names in a value."""
+    """The ``x[...]`` index that reads what ``ref[tree, operands]`` names in a value. With
+    a dynamic slice (a traced start) it is an open mesh of integer arrays, one per sliced
+    dimension (scalar integer indexers only), which gathers the same elements."""
     if tree.trivial:
         return ...
+    if any(d[0] == "dslice" for d in tree.dims):
+        return _mesh_index(tree, operands)
     out, it = [], iter(operands)
     for dim in tree.dims:
         if dim[0] == "int":
@@ -348,6 +400,32 @@ def numpy_index(tree: RefIndexer, operands):
         else:
             _, start, size, stride = dim
             out.append(slice(start, start + (size - 1) * stride + 1 if size else start, stride))
+    return tuple(out)
+
+
+def _mesh_index(tree, operands):
+    it = iter(operands)
+    nsliced = sum(d[0] != "int" for d in tree.dims)
+    out, k = [], 0
+    for dim in tree.dims:
+        if dim[0] == "int":
+            o = next(it)
+            if np.shape(o):
+                raise NotImplementedError("Indexing a ref with both a `pl.ds` slice of traced "
+                                          "start and an integer array is not supported.")
+            out.append(o)
+            continue
+        shape = [1] * nsliced
+        if dim[0] == "slice":
+            _, start, size, stride = dim
+            shape[k] = size
+            out.append((start + np.arange(size, dtype=np.int32) * stride).reshape(shape))
+        else:
+            _, size, stride = dim
+            shape[k] = size
+            start = next(it)
+            out.append(start + (np.arange(size, dtype=np.int32) * stride).reshape(shape))
+        k += 1
     return tuple(out)
 
 
