@@ -260,8 +260,8 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
     def ds_kernel(x_ref, o_ref):
         def body(j, c):
             rows = pl.ds(j * 8, 8)
-            o_ref[rows, pl.ds(0, 128)] = (x_ref[rows, pl.ds(0, 128)] * 2.0
-                                          + x_ref[pl.ds(0, 8), pl.ds(128, 128)])
+            o_ref[rows, pl.ds(128, 128)] = (x_ref[rows, pl.ds(0, 128)] * 2.0
+                                            + x_ref[pl.ds(0, 8), pl.ds(128, 128)])
             return c
         jax.lax.fori_loop(0, 3, body, 0)
         o_ref[:, pl.ds(pl.program_id(0) * 128, 128)] = x_ref[:, pl.ds(128, 128)]
