@@ -276,4 +276,13 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
     def st(x):
         return call(st_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
     K["strided"] = (st, (np.ones((16, 128), np.float32),))
+
+    def unroll_kernel(x_ref, o_ref):
+        def body(i, acc):
+            return acc * 0.5 + x_ref[pl.ds(i * 8, 8), :]
+        acc = jax.lax.fori_loop(0, 3, body, jnp.zeros((8, 128), jnp.float32), unroll=2)
+        o_ref[...] = jax.lax.fori_loop(0, 2, body, acc, unroll=True)
+    def unrolled(x):
+        return call(unroll_kernel, out_shape=S((8, 128), x.dtype))(x)
+    K["unrolled_loops"] = (unrolled, (np.ones((24, 128), np.float32),))
     return K
