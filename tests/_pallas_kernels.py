@@ -285,4 +285,12 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
     def unrolled(x):
         return call(unroll_kernel, out_shape=S((8, 128), x.dtype))(x)
     K["unrolled_loops"] = (unrolled, (np.ones((24, 128), np.float32),))
+
+    def roll_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = (pltpu.roll(x, 3, 1) + pltpu.roll(x, pl.program_id(0) + 1, 0)
+                      + pltpu.roll(x, 1, 1, stride=1, stride_axis=0))
+    def rolled(x):
+        return call(roll_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
+    K["roll"] = (rolled, (np.ones((8, 128), np.float32),))
     return K

@@ -11,6 +11,8 @@ the program's. Interpret mode never makes this equation (it runs the kernel as t
 operations)."""
 from __future__ import annotations
 
+import numpy as np
+
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_typing
 
@@ -93,3 +95,18 @@ def _pallas_call_typing(*avals_in, kernel, out_avals, input_output_aliases, **_)
 
 
 def_typing(pallas_call_p, _pallas_call_typing)
+
+
+# -- TPU kernel operations that only a compiled kernel's jaxpr holds --------------------
+
+roll_p = Primitive("roll")  # pltpu.roll inside a compiled kernel (tpu.dynamic_rotate)
+
+
+def _roll_typing(x, shift, *, axis, stride, stride_axis):
+    if shift.shape or not np.issubdtype(shift.dtype, np.integer):
+        raise TypeError(f"pltpu.roll: the shift must be an integer scalar; got "
+                        f"{shift.str_short(False)}.")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def_typing(roll_p, _roll_typing)

@@ -597,3 +597,12 @@ def _bool_reduce(name):
 
 register("reduce_and")(_bool_reduce("reduce_min"))
 register("reduce_or")(_bool_reduce("reduce_max"))
+
+
+# -- TPU operations ------------------------------------------------------------------------
+
+@register("roll")
+def _roll(ctx, x, shift, *, axis, stride, stride_axis):
+    x = ensure_value(x, ctx.avals_in[0])
+    shift = ensure_value(shift, ctx.avals_in[1])
+    return tpu.dynamic_rotate(x, shift, axis, stride=stride, stride_dimension=stride_axis)
