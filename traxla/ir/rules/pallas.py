@@ -99,7 +99,15 @@ def_typing(pallas_call_p, _pallas_call_typing)
 
 # -- TPU kernel operations that only a compiled kernel's jaxpr holds --------------------
 
-roll_p = Primitive("roll")  # pltpu.roll inside a compiled kernel (tpu.dynamic_rotate)
+class KernelPrimitive(Primitive):
+    """An operation only a compiled kernel's jaxpr holds (bound only while the kernel is
+    traced for Mosaic; interpret mode runs traxla operations instead). The Mosaic registry
+    is its only lowering; the program-level obligations (StableHLO lowering, vmap, JVP) do
+    not arise, since no transformation enters a compiled ``pallas_call``'s kernel jaxpr, so
+    it is not listed among ``ALL_PRIMITIVES`` (as user primitives are not)."""
+
+
+roll_p = KernelPrimitive("roll")  # pltpu.roll (tpu.dynamic_rotate)
 
 
 def _roll_typing(x, shift, *, axis, stride, stride_axis):
