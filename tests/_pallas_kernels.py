@@ -294,3 +294,18 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
         return call(roll_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
     K["roll"] = (rolled, (np.ones((8, 128), np.float32),))
     return K
+
+
+def views(jax, pl, interpret=False):
+    """A kernel reading through ``ref.at[...]`` views with traced starts, indexed further
+    (JAX lowers these to tpu.memref_slice; traxla composes the starts into one load, so it
+    is outside the text comparison): ``(fn, args)``."""
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        v = x_ref.at[pl.ds(i * 8, 16)]
+        o_ref[...] = (v.at[pl.ds(8, 8)][...] + v[pl.ds(0, 8), :] * 2.0
+                      + x_ref.at[pl.ds(i + 16, 8)][3])
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), x.dtype),
+                              grid=(2,), interpret=interpret)(x)
+    return fn, (np.ones((32, 128), np.float32),)

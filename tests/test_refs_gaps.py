@@ -396,3 +396,23 @@ def test_pallas_dynamic_slices_of_a_ref_match_jax():
         for got in (traxla.jit(ours)(x, np.int32(i)), ours(x, np.int32(i))):
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_views_with_traced_starts_indexed_further_match_jax():
+    from jax.experimental import pallas as jpl
+    from traxla.experimental import pallas as tpl
+
+    def program(lib, pl):
+        def f(x, i):
+            r = lib.new_ref(x)
+            v = r.at[pl.ds(i, 4)]
+            a = v.at[pl.ds(1, 2)][...] + v[pl.ds(2, 2), pl.ds(i, 3, stride=2)].sum()
+            v[2, pl.ds(0, 3)] = v[0, pl.ds(i, 3)] * 5
+            return a, r[...]
+        return f
+
+    x = np.arange(42, dtype=np.float32).reshape(6, 7)
+    want = jax.jit(program(jax, jpl))(x, np.int32(1))
+    got = traxla.jit(program(traxla, tpl))(x, np.int32(1))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

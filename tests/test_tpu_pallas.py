@@ -11,7 +11,7 @@ import traxla.numpy as tnp
 from traxla.experimental import pallas as pl
 from traxla.experimental.pallas import tpu as pltpu
 
-from _pallas_kernels import kernels
+from _pallas_kernels import kernels, views
 
 pytestmark = pytest.mark.tpu
 
@@ -67,3 +67,11 @@ def test_custom_vjp_kernel_under_grad():
     x = np.ones((8, 128), np.float32)
     np.testing.assert_array_equal(traxla.grad(lambda x: (f(x) * x).sum())(x),
                                   np.full((8, 128), 2.0 * 2.0, np.float32))
+
+
+def test_views_with_traced_starts_agree_with_interpret_mode():
+    fn, args = views(traxla, pl)
+    args = _random(args)
+    want = traxla.jit(views(traxla, pl, interpret=True)[0])(*args)
+    np.testing.assert_allclose(np.asarray(traxla.jit(fn)(*args)), np.asarray(want),
+                               rtol=1e-6, atol=1e-6)

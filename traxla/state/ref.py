@@ -245,10 +245,6 @@ def _compose(ref, view_idx, idx):
         return view_idx
     tree, operands = make_indexer(ref.shape, view_idx)
     dims = tree.dims if not tree.trivial else [("slice", 0, n, 1) for n in ref.shape]
-    if any(d[0] == "dslice" for d in dims):
-        raise NotImplementedError("Indexing further a view `ref.at[...]` taken with a "
-                                  "`pl.ds` slice of traced start is not supported; index the "
-                                  "ref directly.")
     shapes = [np.shape(o) for o in operands]
     if sum(bool(sh) for sh in shapes) > 1 or any(len(sh) > 1 for sh in shapes):
         raise NotImplementedError("Indexing further a view `ref.at[...]` taken with several "
@@ -259,6 +255,9 @@ def _compose(ref, view_idx, idx):
         if dim[0] == "int":
             o, sh = next(ops)
             kept.append(("array", o, sh[0]) if sh else ("scalar", o, None))
+        elif dim[0] == "dslice":  # a traced start: ("slice", start, size, stride) all the same
+            _, size, stride = dim
+            kept.append(("slice", ("slice", next(ops)[0], size, stride), size))
         else:
             kept.append(("slice", dim, dim[2]))
     view_shape = [size for kind, _, size in kept if kind != "scalar"]
@@ -282,15 +281,32 @@ def _compose(ref, view_idx, idx):
                 out.append(start + i * stride if isinstance(i, (int, np.integer))
                            else i * stride + start)
             continue
-        _, s2, n2, st2 = inner_dim
+        if inner_dim[0] == "dslice":
+            s2, (_, n2, st2) = next(inner_ops), inner_dim
+            if kind == "array":
+                raise NotImplementedError("A `pl.ds` slice of traced start into a view taken "
+                                          "with an integer array is not supported.")
+        else:
+            _, s2, n2, st2 = inner_dim
         if kind == "array":
             out.append(data[s2:s2 + (n2 - 1) * st2 + 1 if n2 else s2:st2])
             continue
         _, start, _, stride = data
         first = start + s2 * stride
+        if _static(first) is None:  # a traced start stays a dynamic slice
+            out.append(_DSlice(first, n2, st2 * stride))
+            continue
         out.append(slice(first, first + (n2 - 1) * st2 * stride + 1 if n2 else first,
                          st2 * stride))
     return tuple(out)
+
+
+class _DSlice:
+    """A slice with a traced start (what ``make_indexer`` reads from a ``pl.ds``)."""
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start, size, stride):
+        self.start, self.size, self.stride = start, size, stride
 
 
 # -- indexers ----------------------------------------------------------------------------
