@@ -390,10 +390,15 @@ def _dynamic_slice_dim(i, dim_size):
     if not isinstance(stride, (int, np.integer)) or stride < 1:
         raise ValueError(f"`pl.ds` stride must be a static integer >= 1 (found: {stride})")
     start = _static(i.start)
-    if start is not None:
+    if start is not None:  # (JAX's NDIndexer checks and messages)
+        if start and start >= dim_size:
+            raise ValueError(f"Out of bound slice: start={start}, dim={dim_size}.")
+        if start and size and start + (size - 1) * stride >= dim_size:
+            raise ValueError(f"Out of bound slice: start={start}, size={size}, "
+                             f"stride={stride}, dim={dim_size}.")
         if start < 0 or start + (size - 1) * stride >= dim_size + (size == 0):
-            raise ValueError(f"`pl.ds({start}, {size}, {stride})` is out of bounds for a "
-                             f"dimension of size {dim_size}")
+            raise ValueError(f"Out of bound slice: start={start}, size={size}, "
+                             f"stride={stride}, dim={dim_size}.")
         return ("slice", start, size, int(stride), None)
     dtype = getattr(i.start, "dtype", None)
     if dtype is not None and not np.issubdtype(dtype, np.integer):
