@@ -293,6 +293,15 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
     def rolled(x):
         return call(roll_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
     K["roll"] = (rolled, (np.ones((8, 128), np.float32),))
+
+    def bc_kernel(x_ref, o_ref, p_ref):
+        x = x_ref[...]
+        o_ref[...] = pltpu.bitcast(x, jnp.int32) & 0xFFFF
+        p_ref[...] = pltpu.bitcast(pltpu.bitcast(x, jnp.int32), jnp.bfloat16) * 2
+    def bc(x):
+        return call(bc_kernel, out_shape=(S((16, 128), jnp.int32),
+                                          S((32, 128), jnp.bfloat16)))(x)
+    K["tpu_bitcast"] = (bc, (np.ones((32, 128), jnp.bfloat16),))
     return K
 
 

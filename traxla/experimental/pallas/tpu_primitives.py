@@ -142,6 +142,10 @@ def bitcast(x, ty):
     if x.shape[-2] * src_bits % dst_bits:
         raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed or"
                          " unpacked")
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if in_compiled_kernel():  # one equation, Mosaic's tpu.bitcast
+        from traxla.ir.rules.pallas import bitcast_p
+        return bitcast_p.bind(x, ty=ty)
     if src_bits < dst_bits:
         *leading, m, n = x.shape
         packing = dst_bits // src_bits

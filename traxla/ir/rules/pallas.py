@@ -118,3 +118,20 @@ def _roll_typing(x, shift, *, axis, stride, stride_axis):
 
 
 def_typing(roll_p, _roll_typing)
+
+
+bitcast_p = KernelPrimitive("bitcast")  # pltpu.bitcast of a value (tpu.bitcast)
+
+
+def _bits(dtype) -> int:
+    dtype = np.dtype(dtype)
+    return 4 if dtype.name in ("int4", "uint4", "float4_e2m1fn") else dtype.itemsize * 8
+
+
+def _bitcast_typing(x, *, ty):
+    shape = list(x.shape)
+    shape[-2] = shape[-2] * _bits(x.dtype) // _bits(ty)
+    return ShapedArray(tuple(shape), np.dtype(ty))
+
+
+def_typing(bitcast_p, _bitcast_typing)

@@ -606,3 +606,8 @@ def _roll(ctx, x, shift, *, axis, stride, stride_axis):
     x = ensure_value(x, ctx.avals_in[0])
     shift = ensure_value(shift, ctx.avals_in[1])
     return tpu.dynamic_rotate(x, shift, axis, stride=stride, stride_dimension=stride_axis)
+
+
+@register("bitcast")
+def _tpu_bitcast(ctx, x, *, ty):
+    return tpu.bitcast(value_type(ctx.avals_out[0]), ensure_value(x, ctx.avals_in[0]))
