@@ -39,8 +39,9 @@ def test_compiled_kernel_agrees_with_interpret_mode(name):
         want = np.stack([np.asarray(one(x, args[1])) for x in args[0]])
     else:
         want = traxla.jit(INTERPRETED[name][0])(*args)
-    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32),
-                               rtol=2e-2, atol=2e-2)
+    for g, w in zip(traxla.tree_util.tree_leaves(got), traxla.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(w, np.float32),
+                                   rtol=2e-2, atol=2e-2)
 
 
 def _double(x_ref, o_ref):
