@@ -250,4 +250,71 @@ def _more(jax, jnp, pl, pltpu, K, interpret):
                     in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
                     out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
     K["switch"] = (sw, (np.ones((24, 128), np.float32),))
+    return _refs(jax, jnp, pl, pltpu, K, interpret)
+
+
+def _refs(jax, jnp, pl, pltpu, K, interpret):
+    """Ref indexing: pl.ds with traced starts, strides."""
+    call = functools.partial(pl.pallas_call, interpret=interpret)
+    S = jax.ShapeDtypeStruct
+    def ds_kernel(x_ref, o_ref):
+        def body(j, c):
+            rows = pl.ds(j * 8, 8)
+            o_ref[rows, pl.ds(128, 128)] = (x_ref[rows, pl.ds(0, 128)] * 2.0
+                                            + x_ref[pl.ds(0, 8), pl.ds(128, 128)])
+            return c
+        jax.lax.fori_loop(0, 3, body, 0)
+        o_ref[:, pl.ds(pl.program_id(0) * 128, 128)] = x_ref[:, pl.ds(128, 128)]
+    def ds(x):
+        return call(ds_kernel, out_shape=S((24, 256), x.dtype), grid=(1,))(x)
+    K["dynamic_slices"] = (ds, (np.ones((24, 256), np.float32),))
+
+    def st_kernel(x_ref, o_ref):
+        even = x_ref[pl.ds(0, 8, stride=2), :]
+        o_ref[pl.ds(1, 8, stride=2), :] = even * 3.0
+        o_ref[pl.ds(0, 8, stride=2), :] = x_ref[pl.ds(pl.program_id(0), 8, stride=2), :]
+    def st(x):
+        return call(st_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
+    K["strided"] = (st, (np.ones((16, 128), np.float32),))
+
+    def unroll_kernel(x_ref, o_ref):
+        def body(i, acc):
+            return acc * 0.5 + x_ref[pl.ds(i * 8, 8), :]
+        acc = jax.lax.fori_loop(0, 3, body, jnp.zeros((8, 128), jnp.float32), unroll=2)
+        o_ref[...] = jax.lax.fori_loop(0, 2, body, acc, unroll=True)
+    def unrolled(x):
+        return call(unroll_kernel, out_shape=S((8, 128), x.dtype))(x)
+    K["unrolled_loops"] = (unrolled, (np.ones((24, 128), np.float32),))
+
+    def roll_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = (pltpu.roll(x, 3, 1) + pltpu.roll(x, pl.program_id(0) + 1, 0)
+                      + pltpu.roll(x, 1, 1, stride=1, stride_axis=0))
+    def rolled(x):
+        return call(roll_kernel, out_shape=S(x.shape, x.dtype), grid=(1,))(x)
+    K["roll"] = (rolled, (np.ones((8, 128), np.float32),))
+
+    def bc_kernel(x_ref, o_ref, p_ref):
+        x = x_ref[...]
+        o_ref[...] = pltpu.bitcast(x, jnp.int32) & 0xFFFF
+        p_ref[...] = pltpu.bitcast(pltpu.bitcast(x, jnp.int32), jnp.bfloat16) * 2
+    def bc(x):
+        return call(bc_kernel, out_shape=(S((16, 128), jnp.int32),
+                                          S((32, 128), jnp.bfloat16)))(x)
+    K["tpu_bitcast"] = (bc, (np.ones((32, 128), jnp.bfloat16),))
     return K
+
+
+def views(jax, pl, interpret=False):
+    """A kernel reading through ``ref.at[...]`` views with traced starts, indexed further
+    (JAX lowers these to tpu.memref_slice; traxla composes the starts into one load, so it
+    is outside the text comparison): ``(fn, args)``."""
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        v = x_ref.at[pl.ds(i * 8, 16)]
+        o_ref[...] = (v.at[pl.ds(8, 8)][...] + v[pl.ds(0, 8), :] * 2.0
+                      + x_ref.at[pl.ds(i + 16, 8)][3])
+    def fn(x):
+        return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), x.dtype),
+                              grid=(2,), interpret=interpret)(x)
+    return fn, (np.ones((32, 128), np.float32),)

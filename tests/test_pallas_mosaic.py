@@ -19,7 +19,7 @@ from traxla.experimental import pallas as tpl
 from traxla.experimental.pallas import tpu as tpltpu
 from traxla.lowering.mosaic import dialects
 
-from _pallas_kernels import kernels
+from _pallas_kernels import kernels, views
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jjnp  # noqa: E402
@@ -164,3 +164,9 @@ def test_wrong_ref_dtype_names_the_kernel():
     with pytest.raises(ValueError, match="Invalid dtype for `swap`") as info:
         _export(f, x)
     assert any("Pallas kernel `bad`" in n for n in getattr(info.value, "__notes__", []))
+
+
+def test_views_with_traced_starts_lower():
+    fn, args = views(traxla, tpl)
+    _, ops, _, _ = _custom_call(_export(fn, *args).mlir_module())
+    assert ops["vector.load"] == 4 and ops["tpu.vector_store"] == 1

@@ -369,3 +369,50 @@ def test_ref_errors_match_jax():
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+def _ds_program(lib, pl):
+    def f(x, i):
+        r = lib.new_ref(x)
+        v = r[pl.ds(i, 2), pl.ds(1, 3, stride=2)]
+        r[pl.ds(i + 1, 2), 0:3] = v * 10
+        r[1, pl.ds(i, 2)] += 1.0
+        return r[...], v
+    return f
+
+
+def test_pallas_dynamic_slices_of_a_ref_match_jax():
+    """``ref[pl.ds(i, n)]`` with a traced start: JAX's jaxpr, and its values under jit."""
+    from jax.experimental import pallas as jpl
+    from traxla.experimental import pallas as tpl
+    x = np.arange(42, dtype=np.float32).reshape(6, 7)
+    ours, theirs = _ds_program(traxla, tpl), _ds_program(jax, jpl)
+    assert str(traxla.make_jaxpr(ours)(x, np.int32(1))) == \
+        str(jax.make_jaxpr(theirs)(x, np.int32(1)))
+    for i in (0, 3):
+        want = [x.copy(), x[i:i + 2, 1:6:2].copy()]
+        want[0][i + 1:i + 3, 0:3] = want[1] * 10
+        want[0][1, i:i + 2] += 1.0
+        for got in (traxla.jit(ours)(x, np.int32(i)), ours(x, np.int32(i))):
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_views_with_traced_starts_indexed_further_match_jax():
+    from jax.experimental import pallas as jpl
+    from traxla.experimental import pallas as tpl
+
+    def program(lib, pl):
+        def f(x, i):
+            r = lib.new_ref(x)
+            v = r.at[pl.ds(i, 4)]
+            a = v.at[pl.ds(1, 2)][...] + v[pl.ds(2, 2), pl.ds(i, 3, stride=2)].sum()
+            v[2, pl.ds(0, 3)] = v[0, pl.ds(i, 3)] * 5
+            return a, r[...]
+        return f
+
+    x = np.arange(42, dtype=np.float32).reshape(6, 7)
+    want = jax.jit(program(jax, jpl))(x, np.int32(1))
+    got = traxla.jit(program(traxla, tpl))(x, np.int32(1))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

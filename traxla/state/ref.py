@@ -255,6 +255,9 @@ def _compose(ref, view_idx, idx):
         if dim[0] == "int":
             o, sh = next(ops)
             kept.append(("array", o, sh[0]) if sh else ("scalar", o, None))
+        elif dim[0] == "dslice":  # a traced start: ("slice", start, size, stride) all the same
+            _, size, stride = dim
+            kept.append(("slice", ("slice", next(ops)[0], size, stride), size))
         else:
             kept.append(("slice", dim, dim[2]))
     view_shape = [size for kind, _, size in kept if kind != "scalar"]
@@ -278,15 +281,32 @@ def _compose(ref, view_idx, idx):
                 out.append(start + i * stride if isinstance(i, (int, np.integer))
                            else i * stride + start)
             continue
-        _, s2, n2, st2 = inner_dim
+        if inner_dim[0] == "dslice":
+            s2, (_, n2, st2) = next(inner_ops), inner_dim
+            if kind == "array":
+                raise NotImplementedError("A `pl.ds` slice of traced start into a view taken "
+                                          "with an integer array is not supported.")
+        else:
+            _, s2, n2, st2 = inner_dim
         if kind == "array":
             out.append(data[s2:s2 + (n2 - 1) * st2 + 1 if n2 else s2:st2])
             continue
         _, start, _, stride = data
         first = start + s2 * stride
+        if _static(first) is None:  # a traced start stays a dynamic slice
+            out.append(_DSlice(first, n2, st2 * stride))
+            continue
         out.append(slice(first, first + (n2 - 1) * st2 * stride + 1 if n2 else first,
                          st2 * stride))
     return tuple(out)
+
+
+class _DSlice:
+    """A slice with a traced start (what ``make_indexer`` reads from a ``pl.ds``)."""
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start, size, stride):
+        self.start, self.size, self.stride = start, size, stride
 
 
 # -- indexers ----------------------------------------------------------------------------
@@ -315,6 +335,12 @@ def make_indexer(shape, idx, what="ref"):
                 raise ValueError(f"slice must have a step >= 1 (found: {step})")
             dims.append(("slice", start, len(range(start, stop, step)), step))
             continue
+        if _is_dynamic_slice(i):  # Pallas's pl.ds(start, size, stride): a static size
+            d = _dynamic_slice_dim(i, size)
+            dims.append(d[:-1])
+            if d[0] == "dslice":
+                operands.append(d[-1])
+            continue
         if i is None or isinstance(i, (bool, np.bool_)):
             raise TypeError(f"A {what} is indexed by integers, integer arrays and slices; got "
                             f"{i!r}. (np.newaxis and boolean masks are not supported.)")
@@ -337,10 +363,57 @@ def make_indexer(shape, idx, what="ref"):
     return RefIndexer(tuple(dims), tuple(shape)), operands
 
 
+def _is_dynamic_slice(i) -> bool:
+    """A ``pl.ds``/``pl.Slice`` (duck-typed: ``start``, ``size`` and ``stride``)."""
+    return (not isinstance(i, slice) and hasattr(i, "start") and hasattr(i, "size")
+            and hasattr(i, "stride"))
+
+
+def _static(x):
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, Tracer):
+        return None
+    try:  # a concrete array or NumPy scalar
+        return int(np.asarray(x))
+    except (TypeError, ValueError):
+        return None
+
+
+def _dynamic_slice_dim(i, dim_size):
+    """``("slice", start, size, stride, None)`` for a static start, else ``("dslice",
+    size, stride, start)`` (the start an operand)."""
+    size, stride = _static(i.size), i.stride
+    if size is None:
+        raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
+                                  "not supported.")
+    if not isinstance(stride, (int, np.integer)) or stride < 1:
+        raise ValueError(f"`pl.ds` stride must be a static integer >= 1 (found: {stride})")
+    start = _static(i.start)
+    if start is not None:  # (JAX's NDIndexer checks and messages)
+        if start and start >= dim_size:
+            raise ValueError(f"Out of bound slice: start={start}, dim={dim_size}.")
+        if start and size and start + (size - 1) * stride >= dim_size:
+            raise ValueError(f"Out of bound slice: start={start}, size={size}, "
+                             f"stride={stride}, dim={dim_size}.")
+        if start < 0 or start + (size - 1) * stride >= dim_size + (size == 0):
+            raise ValueError(f"Out of bound slice: start={start}, size={size}, "
+                             f"stride={stride}, dim={dim_size}.")
+        return ("slice", start, size, int(stride), None)
+    dtype = getattr(i.start, "dtype", None)
+    if dtype is not None and not np.issubdtype(dtype, np.integer):
+        raise TypeError(f"The start of a `pl.ds` slice must be an integer; got {dtype}")
+    return ("dslice", size, int(stride), i.start)
+
+
 def numpy_index(tree: RefIndexer, operands):
-    """The ``x[...]`` index that reads what ``ref[tree, operands]`` names in a value."""
+    """The ``x[...]`` index that reads what ``ref[tree, operands]`` names in a value. With
+    a dynamic slice (a traced start) it is an open mesh of integer arrays, one per sliced
+    dimension (scalar integer indexers only), which gathers the same elements."""
     if tree.trivial:
         return ...
+    if any(d[0] == "dslice" for d in tree.dims):
+        return _mesh_index(tree, operands)
     out, it = [], iter(operands)
     for dim in tree.dims:
         if dim[0] == "int":
@@ -348,6 +421,32 @@ def numpy_index(tree: RefIndexer, operands):
         else:
             _, start, size, stride = dim
             out.append(slice(start, start + (size - 1) * stride + 1 if size else start, stride))
+    return tuple(out)
+
+
+def _mesh_index(tree, operands):
+    it = iter(operands)
+    nsliced = sum(d[0] != "int" for d in tree.dims)
+    out, k = [], 0
+    for dim in tree.dims:
+        if dim[0] == "int":
+            o = next(it)
+            if np.shape(o):
+                raise NotImplementedError("Indexing a ref with both a `pl.ds` slice of traced "
+                                          "start and an integer array is not supported.")
+            out.append(o)
+            continue
+        shape = [1] * nsliced
+        if dim[0] == "slice":
+            _, start, size, stride = dim
+            shape[k] = size
+            out.append((start + np.arange(size, dtype=np.int32) * stride).reshape(shape))
+        else:
+            _, size, stride = dim
+            shape[k] = size
+            start = next(it)
+            out.append(start + (np.arange(size, dtype=np.int32) * stride).reshape(shape))
+        k += 1
     return tuple(out)
 
 

@@ -8,6 +8,8 @@ JAX's "Only interpret mode is supported on CPU backend.". Under ``vmap`` the cal
 per batch element (each a ``pallas_call``)."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from traxla import tree_util
@@ -20,6 +22,19 @@ from traxla.tracer.traces import user_source_info
 import traxla.numpy as jnp
 
 _I32 = ShapedArray((), np.dtype(np.int32))
+
+
+class _Tracing(threading.local):
+    depth = 0
+
+
+_tracing = _Tracing()
+
+
+def in_compiled_kernel() -> bool:
+    """Whether a compiled kernel is being traced now (its TPU operations then become
+    equations of their own, which only the Mosaic lowering has rules for)."""
+    return _tracing.depth > 0
 
 
 class _Grid(tuple):
@@ -143,9 +158,14 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         pre, ins = refs[:nprefetch], refs[nprefetch:nprefetch + nin]
         outs, scr = refs[nprefetch + nin:nprefetch + nin + len(out_avals)], \
             refs[nprefetch + nin + len(out_avals):]
-        with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)):
-            kernel(*tree_util.tree_unflatten(in_tree, pre + ins),
-                   *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)), *scr)
+        _tracing.depth += 1
+        try:
+            with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)):
+                kernel(*tree_util.tree_unflatten(in_tree, pre + ins),
+                       *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)),
+                       *scr)
+        finally:
+            _tracing.depth -= 1
         return []
 
     try:

@@ -142,6 +142,10 @@ def bitcast(x, ty):
     if x.shape[-2] * src_bits % dst_bits:
         raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed or"
                          " unpacked")
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if in_compiled_kernel():  # one equation, Mosaic's tpu.bitcast
+        from traxla.ir.rules.pallas import bitcast_p
+        return bitcast_p.bind(x, ty=ty)
     if src_bits < dst_bits:
         *leading, m, n = x.shape
         packing = dst_bits // src_bits
@@ -163,14 +167,19 @@ def roll(x, shift, axis: int, *, stride: int | None = None, stride_axis: int | N
         raise ValueError("axis is out of range.")
     if (stride is None) != (stride_axis is None):
         raise ValueError("stride and stride_axis must be both specified or not.")
+    if stride is not None:
+        if stride < 0:
+            raise ValueError("stride must be non-negative.")
+        if stride_axis < 0 or stride_axis >= len(x.shape):
+            raise ValueError("stride_axis is out of range")
+        if axis == stride_axis:
+            raise ValueError("expected axis and stride_axis are different.")
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if in_compiled_kernel():  # one equation, Mosaic's tpu.dynamic_rotate
+        from traxla.ir.rules.pallas import roll_p
+        return roll_p.bind(x, shift, axis=axis, stride=stride, stride_axis=stride_axis)
     if stride is None:
         return jnp.roll(x, shift, axis)
-    if stride < 0:
-        raise ValueError("stride must be non-negative.")
-    if stride_axis < 0 or stride_axis >= len(x.shape):
-        raise ValueError("stride_axis is out of range")
-    if axis == stride_axis:
-        raise ValueError("expected axis and stride_axis are different.")
     parts = jnp.split(x, x.shape[stride_axis], stride_axis)
     return jnp.concatenate([jnp.roll(p, shift + i * stride, axis)
                             for i, p in enumerate(parts)], stride_axis)

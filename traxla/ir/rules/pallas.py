@@ -11,6 +11,8 @@ the program's. Interpret mode never makes this equation (it runs the kernel as t
 operations)."""
 from __future__ import annotations
 
+import numpy as np
+
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive, def_typing
 
@@ -93,3 +95,43 @@ def _pallas_call_typing(*avals_in, kernel, out_avals, input_output_aliases, **_)
 
 
 def_typing(pallas_call_p, _pallas_call_typing)
+
+
+# -- TPU kernel operations that only a compiled kernel's jaxpr holds --------------------
+
+class KernelPrimitive(Primitive):
+    """An operation only a compiled kernel's jaxpr holds (bound only while the kernel is
+    traced for Mosaic; interpret mode runs traxla operations instead). The Mosaic registry
+    is its only lowering; the program-level obligations (StableHLO lowering, vmap, JVP) do
+    not arise, since no transformation enters a compiled ``pallas_call``'s kernel jaxpr, so
+    it is not listed among ``ALL_PRIMITIVES`` (as user primitives are not)."""
+
+
+roll_p = KernelPrimitive("roll")  # pltpu.roll (tpu.dynamic_rotate)
+
+
+def _roll_typing(x, shift, *, axis, stride, stride_axis):
+    if shift.shape or not np.issubdtype(shift.dtype, np.integer):
+        raise TypeError(f"pltpu.roll: the shift must be an integer scalar; got "
+                        f"{shift.str_short(False)}.")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def_typing(roll_p, _roll_typing)
+
+
+bitcast_p = KernelPrimitive("bitcast")  # pltpu.bitcast of a value (tpu.bitcast)
+
+
+def _bits(dtype) -> int:
+    dtype = np.dtype(dtype)
+    return 4 if dtype.name in ("int4", "uint4", "float4_e2m1fn") else dtype.itemsize * 8
+
+
+def _bitcast_typing(x, *, ty):
+    shape = list(x.shape)
+    shape[-2] = shape[-2] * _bits(x.dtype) // _bits(ty)
+    return ShapedArray(tuple(shape), np.dtype(ty))
+
+
+def_typing(bitcast_p, _bitcast_typing)

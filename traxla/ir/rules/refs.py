@@ -77,8 +77,11 @@ def is_ref_aval(aval) -> bool:
 
 class RefIndexer:
     """A static description of ``ref[idx]``: per dimension either a static slice
-    ``("slice", start, size, stride)`` or an integer indexer ``("int",)`` whose value is
-    one operand of the equation. ``trivial`` (``ref[...]``) has no entries at all."""
+    ``("slice", start, size, stride)``, a slice of static size and stride whose start is
+    one (scalar integer) operand of the equation ``("dslice", size, stride)`` (Pallas's
+    ``pl.ds(i, n)``), or an integer indexer ``("int",)`` whose value is one operand.
+    Operands come in the order of the dimensions. ``trivial`` (``ref[...]``) has no
+    entries at all."""
 
     __slots__ = ("dims", "shape")
 
@@ -92,7 +95,7 @@ class RefIndexer:
 
     @property
     def num_operands(self) -> int:
-        return sum(d[0] == "int" for d in self.dims)
+        return sum(d[0] != "slice" for d in self.dims)
 
     def __eq__(self, other):
         return type(other) is RefIndexer and (self.dims, self.shape) == (other.dims, other.shape)
@@ -108,10 +111,13 @@ class RefIndexer:
         indexers broadcast together and stand where the first of them is."""
         if self.trivial:
             return self.shape
-        slice_shape = tuple(d[2] for d in self.dims if d[0] == "slice")
+        slice_shape = tuple(d[2] if d[0] == "slice" else d[1] for d in self.dims
+                            if d[0] != "int")
         is_int = [d[0] == "int" for d in self.dims]
         if not any(is_int):
             return slice_shape
+        int_shapes = [s for s, d in zip(int_shapes, [d for d in self.dims if d[0] != "slice"])
+                      if d[0] == "int"]
         try:
             int_shape = tuple(np.broadcast_shapes(*int_shapes))
         except ValueError:
@@ -155,6 +161,11 @@ def _indexed_type(name, ref, idx_avals, tree):
         if not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"`{name}`: a ref is indexed by integers or slices; got an index "
                             f"of type {a.str_short(False)}.")
+    kinds = [d[0] for d in tree.dims if d[0] != "slice"]
+    for a, kind in zip(idx_avals, kinds):
+        if kind == "dslice" and a.shape:
+            raise TypeError(f"`{name}`: the start of a dynamic slice must be a scalar; got "
+                            f"{a.str_short(False)}.")
     shape = tree.result_shape([a.shape for a in idx_avals])
     return ShapedArray(shape, ref.dtype, ref.inner_aval.weak_type)  # (JAX keeps weakness)
 
@@ -232,6 +243,10 @@ def _pp_ref(ref, tree, idx_atoms, ctx):
     for dim, size in zip(tree.dims, tree.shape):
         if dim[0] == "int":
             parts.append(_pp_index(next(it), ctx))
+            continue
+        if dim[0] == "dslice":  # JAX's _pp_slice: i:i+n
+            start = _pp_index(next(it), ctx)
+            parts.append(f"{start}:{start}+{dim[1]}")
             continue
         _, start, length, _stride = dim  # JAX prints start:start+size, not the stride
         start_str = "" if start == 0 else str(start)

@@ -79,8 +79,7 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
         raise NotImplementedError("reverse scans")
     if jaxpr.consts:
         raise NotImplementedError("scans closing over constants")
-    if unroll not in (1, True, False):
-        raise NotImplementedError(f"scan with unroll={unroll}")
+    unroll = length if unroll is True or unroll == 0 else 1 if unroll is False else int(unroll)
     body, has_index = _scan_as_fori(jaxpr.jaxpr, num_consts, num_carry)
     avals = ctx.avals_in
     consts, carry = list(args[:num_consts]), list(args[num_consts:])
@@ -93,15 +92,18 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
     consts = [None if isinstance(c, Lit) and v not in read else ensure_value(c, a)
               for c, a, v in zip(consts, const_avals, body.invars)]
     carry = [ensure_value(c, a) for c, a in zip(carry, carry_avals)]
-    lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
-        else constant(start, i32)
-    upper = arith.addi(lower, constant(length, i32))
-    loop = scf.ForOp(lower, upper, constant(1, i32), carry)
-    with ir.InsertionPoint(loop.body):
-        inner = [loop.induction_variable] if has_index else []
-        outs = ctx.emit(body, [*consts, *inner, *loop.inner_iter_args])
-        scf.YieldOp(outs)
-    results = list(loop.results)
+    if unroll > 1:
+        results = _unrolled(ctx, body, start, length, unroll, consts, carry, has_index)
+    else:
+        lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
+            else constant(start, i32)
+        upper = arith.addi(lower, constant(length, i32))
+        loop = scf.ForOp(lower, upper, constant(1, i32), carry)
+        with ir.InsertionPoint(loop.body):
+            inner = [loop.induction_variable] if has_index else []
+            outs = ctx.emit(body, [*consts, *inner, *loop.inner_iter_args])
+            scf.YieldOp(outs)
+        results = list(loop.results)
     if has_index:  # (JAX's dead-code pass drops an index nothing reads: then no constant)
         index_out = ctx.eqn.outvars[0]
         index_read = body.invars[num_consts] in read or (
@@ -109,6 +111,40 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
         final = constant(length, i32) if index_read else None
         results = [final, *results]
     return results
+
+
+def _unrolled(ctx, body, start, length, unroll, consts, carry, has_index):
+    """JAX's ``_lower_jaxpr_to_for_loop`` with ``unroll > 1`` and a static trip count: the
+    body ``unroll`` times per step of an ``scf.for`` stepping by ``unroll`` (none when the
+    loop is unrolled whole), then the remaining steps one after another."""
+    i32 = ir.IntegerType.get_signless(32)
+    if isinstance(start, Lit):  # (a static start, as JAX's rule sees a literal)
+        start = int(start.val)
+
+    def run(i, args):
+        return ctx.emit(body, [*consts, *([i] if has_index else []), *args])
+
+    if isinstance(start, int) and length == unroll:
+        for i in range(start, start + length):
+            carry = run(constant(i, i32), carry)
+        return list(carry)
+    lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
+        else constant(start, i32)
+    main = length // unroll * unroll
+    main_upper = arith.addi(lower, constant(main, i32))
+    if main:
+        loop = scf.ForOp(lower, main_upper, constant(unroll, i32), carry)
+        with ir.InsertionPoint(loop.body):
+            args = list(loop.inner_iter_args)
+            for k in range(unroll):
+                i = loop.induction_variable if k == 0 else \
+                    arith.addi(loop.induction_variable, constant(k, i32))
+                args = run(i, args)
+            scf.YieldOp(args)
+        carry = list(loop.results)
+    for k in range(length - main):
+        carry = run(arith.addi(lower, constant(main + k, i32)), carry)
+    return list(carry)
 
 
 def _while_as_fori(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):

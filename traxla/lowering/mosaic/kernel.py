@@ -314,11 +314,23 @@ def build_module(spec) -> ir.Module:
                     continue
                 name = f"transform_{i}"
                 _transform_function(name, spec, block, i32, prefetch_types)
-                windows.append(ir.DictAttr.get({
-                    "transform_indices": ir.FlatSymbolRefAttr.get(name),
-                    "window_bounds": ir.DenseI64ArrayAttr.get(list(block.block_shape))}))
+                params = {"transform_indices": ir.FlatSymbolRefAttr.get(name),
+                          "window_bounds": ir.DenseI64ArrayAttr.get(list(block.block_shape))}
+                if block.memory_space in (None, "vmem") and _trivial_window(block):
+                    # JAX forces single buffering on a whole-array window in VMEM
+                    params["pipeline_mode"] = ir.Attribute.parse(
+                        "#tpu.pipeline_mode<synchronous>")
+                windows.append(ir.DictAttr.get(params))
             main.attributes["window_params"] = ir.ArrayAttr.get(windows)
     return module
+
+
+def _trivial_window(block) -> bool:
+    """The block is the whole array and its index map returns literal zeros (JAX's
+    ``BlockMapping.has_trivial_window``)."""
+    if tuple(block.block_shape) != tuple(block.array_aval.shape):
+        return False
+    return all(isinstance(v, Literal) and v.val == 0 for v in block.index_map.jaxpr.outvars)
 
 
 def _transform_function(name, spec, block, i32, prefetch_types):

@@ -39,8 +39,9 @@ def _index(x):
 
 
 def _starts(ctx, ref, ref_aval, idx, tree):
-    """Per dimension of the memref: its start (an index value), size, and whether the
-    kernel's value lacks it (an integer indexer, or a squeezed block dimension)."""
+    """Per dimension of the memref: its start (an index value), size, whether the
+    kernel's value lacks it (an integer indexer, or a squeezed block dimension), and its
+    stride."""
     if tree.trivial:
         dims = [("slice", 0, n, 1) for n in ref_aval.shape]
     else:
@@ -50,16 +51,17 @@ def _starts(ctx, ref, ref_aval, idx, tree):
     out = []
     for k in range(len(squeezed) or len(ref_aval.shape)):
         if squeezed and squeezed[k]:
-            out.append((_index(0), 1, True))
+            out.append((_index(0), 1, True, 1))
             continue
         d = next(dims)
         if d[0] == "int":
-            out.append((_index(next(operands)), 1, True))
+            out.append((_index(next(operands)), 1, True, 1))
+        elif d[0] == "dslice":  # pl.ds(i, n, stride): a traced start
+            _, size, stride = d
+            out.append((_index(next(operands)), size, False, stride))
         else:
             _, start, size, stride = d
-            if stride not in (None, 1):
-                raise NotImplementedError("Strided slices of references are unsupported.")
-            out.append((_index(start), size, False))
+            out.append((_index(start), size, False, stride))
     return out
 
 
@@ -72,7 +74,8 @@ def _get(ctx, ref, *idx, tree):
     ref_aval = ctx.avals_in[0]
     aval_out = ctx.avals_out[0]
     starts = _starts(ctx, ref, ref_aval, idx, tree)
-    indices = [s for s, _, _ in starts]
+    indices = [s[0] for s in starts]
+    strides = [s[3] for s in starts]
     space = _space(ref)
     if space == "#tpu.memory_space<smem>":
         if aval_out.shape:
@@ -82,9 +85,12 @@ def _get(ctx, ref, *idx, tree):
         extra = (" ANY memory space can only be accessed using async_copy."
                  if space == "#tpu.memory_space<any>" else "")
         raise ValueError("Loads are only allowed on VMEM and SMEM references." + extra)
-    sizes = [n for _, n, _ in starts]
+    sizes = [s[1] for s in starts]
     load_type = ir.VectorType.get(sizes, element_type(aval_out.dtype))
-    loaded = vector.load(load_type, ref, indices)
+    if any(st != 1 for st in strides):
+        loaded = tpu.strided_load(load_type, ref, indices, strides)
+    else:
+        loaded = vector.load(load_type, ref, indices)
     if tuple(sizes) != tuple(aval_out.shape):
         if aval_out.shape:
             return vector.shape_cast(value_type(aval_out), loaded)
@@ -98,7 +104,9 @@ def _swap(ctx, ref, val, *idx, tree):
     aval_out = ctx.avals_out[0]
     val = ensure_value(val, val_aval)
     starts = _starts(ctx, ref, ref_aval, idx, tree)
-    indices = [s for s, _, _ in starts]
+    indices = [s[0] for s in starts]
+    strides = [s[3] for s in starts]
+    strided = any(st != 1 for st in strides)
     space = _space(ref)
     if space == "#tpu.memory_space<smem>":
         if val_aval.shape:
@@ -113,13 +121,19 @@ def _swap(ctx, ref, val, *idx, tree):
                          + extra)
     if not val_aval.shape:
         raise ValueError("Cannot store scalars to VMEM")
-    mem_shape = [n for _, n, _ in starts]
+    mem_shape = [s[1] for s in starts]
     mem_type = ir.VectorType.get(mem_shape, element_type(aval_out.dtype))
-    old = vector.load(mem_type, ref, indices)
+    if strided:
+        old = tpu.strided_load(mem_type, ref, indices, strides)
+    else:
+        old = vector.load(mem_type, ref, indices)
     if tuple(mem_shape) != tuple(aval_out.shape):
         old = vector.shape_cast(value_type(aval_out), old)
         val = vector.shape_cast(mem_type, val)
-    tpu.vector_store(val, ref, indices, strides=[])
+    if strided:
+        tpu.strided_store(val, ref, indices, strides)
+    else:
+        tpu.vector_store(val, ref, indices, strides=[])
     return old
 
 
@@ -583,3 +597,17 @@ def _bool_reduce(name):
 
 register("reduce_and")(_bool_reduce("reduce_min"))
 register("reduce_or")(_bool_reduce("reduce_max"))
+
+
+# -- TPU operations ------------------------------------------------------------------------
+
+@register("roll")
+def _roll(ctx, x, shift, *, axis, stride, stride_axis):
+    x = ensure_value(x, ctx.avals_in[0])
+    shift = ensure_value(shift, ctx.avals_in[1])
+    return tpu.dynamic_rotate(x, shift, axis, stride=stride, stride_dimension=stride_axis)
+
+
+@register("bitcast")
+def _tpu_bitcast(ctx, x, *, ty):
+    return tpu.bitcast(value_type(ctx.avals_out[0]), ensure_value(x, ctx.avals_in[0]))
