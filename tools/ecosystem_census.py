@@ -150,21 +150,30 @@ def parse_req(req: str):
     return _norm(m.group(1)), m.group(3).strip(), extra
 
 
+# Extras that only a project's own tests, docs or development use: not a use of JAX.
+DEV_EXTRA = re.compile(r"^(tests?|tests?[-_].*|docs?|dev|develop|lint|notebooks?|"
+                       r"testing|benchmarks?|examples?)$", re.I)
+# Packages that run on JAX as one backend among several without requiring it in metadata.
+BACKENDS = {"keras": "backend:jax"}
+
+
 def jax_dependence(requires: list[str], dependents: set[str]):
-    """How a package depends on JAX: ``hard``, ``extra:X``, ``via:PKG``, ``via:PKG[extra:X]``
-    or None; and JAX's version spec where direct."""
+    """How a package depends on JAX: ``hard`` (it requires jax/jaxlib), ``extra:X`` (an extra
+    that is not for tests/docs/development), ``via:PKG`` (it requires a package that requires
+    JAX outright or via another such package), or None; and JAX's version spec where direct."""
     best, spec = None, ""
+    rank = {"hard": 0, "via": 1, "extra": 2}
     for req in requires:
         name, vspec, extra = parse_req(req)
+        if extra is not None and DEV_EXTRA.match(extra):
+            continue
         if name in ("jax", "jaxlib"):
             kind = "hard" if extra is None else f"extra:{extra}"
-        elif name in dependents:
-            kind = f"via:{name}" if extra is None else f"via:{name}[extra:{extra}]"
+        elif name in dependents and extra is None:
+            kind = f"via:{name}"
         else:
             continue
-        order = lambda k: (0 if k == "hard" else 1 if k.startswith("via:") and "[" not in k
-                           else 2 if k.startswith("extra:") else 3)
-        if best is None or order(kind) < order(best):
+        if best is None or rank[kind.split(":")[0]] < rank[best.split(":")[0]]:
             best = kind
             spec = vspec if name in ("jax", "jaxlib") else spec
     return best, spec
@@ -185,12 +194,15 @@ def stage_find(args):
                 _save("requires.json", cache)
     _save("requires.json", cache)
     # Direct dependents first, then packages that require one of them (to a fixed point).
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, str]] = {n: (k, "") for n, k in BACKENDS.items() if n in cands}
     changed = True
     while changed:
         changed = False
         for n in cands:
-            kind, spec = jax_dependence(cache[n].get("requires", []), set(found) - {n})
+            if n in BACKENDS:
+                continue
+            hard = {m for m, (k, _) in found.items() if k == "hard" or k.startswith("via:")}
+            kind, spec = jax_dependence(cache[n].get("requires", []), hard - {n})
             if kind and found.get(n, (None,))[0] != kind:
                 found[n] = (kind, spec)
                 changed = True
@@ -212,6 +224,11 @@ INSTALL_AS = {"tensorflow-probability": "tensorflow-probability[jax]",
               "transformers": "transformers[flax]"}
 
 
+# Packages not installed, and why (the cause the table shows).
+SKIP_INSTALL = {"torch-xla": "not installed: it pins torch==2.9 whose PyPI wheels bring "
+                "several GB of CUDA libraries"}
+
+
 def _selected(args, pkgs):
     only = {_norm(s) for s in args.only.split(",") if s}
     return [p for p in pkgs if not only or p["key"] in only]
@@ -227,6 +244,17 @@ def _pip_cause(text: str) -> str:
                 nxt = " ".join(lines[i + 1:i + 3]) if pat == "conflict is caused by" else ""
                 return (l + " " + nxt).strip()[:300]
     return (lines[-1] if lines else "pip failed")[:300]
+
+
+def _pip_install(py, pins, spec, timeout=300):
+    """``pip install`` with JAX pinned; a resolver that backtracks past ``timeout`` fails."""
+    try:
+        return subprocess.run([py, "-m", "pip", "install", "-q", "-c", pins, spec],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(
+            [], 1, "", f"ERROR: pip still resolving after {timeout} s (no set of versions "
+            f"with jax=={JAX_VERSION} found in time)")
 
 
 def venv_python(args):
@@ -249,14 +277,24 @@ def stage_install(args):
             spec = f"{p['name']}[{p['depends'][6:]}]"
         if state.get(p["key"], {}).get("ok") and not args.only:
             continue
+        if p["key"] in SKIP_INSTALL:
+            state[p["key"]] = {"spec": spec, "ok": False, "version": None,
+                               "cause": SKIP_INSTALL[p["key"]]}
+            continue
         t0 = time.time()
-        proc = subprocess.run([py, "-m", "pip", "install", "-q", "-c", pins, spec],
-                              capture_output=True, text=True)
+        proc = _pip_install(py, pins, spec)
+        note = None
+        if proc.returncode != 0 and spec != p["name"]:
+            # The extra may ask for another JAX than 0.10.2 (dm-haiku[jax]: jax>=0.11): the
+            # package itself, with JAX 0.10.2 beside it.
+            note = f"{spec} not installable ({_pip_cause(proc.stderr + proc.stdout)}); " \
+                   f"installed without the extra"
+            proc = _pip_install(py, pins, p["name"])
         ver = subprocess.run([py, "-m", "pip", "show", p["name"]], capture_output=True,
                              text=True).stdout
         m = re.search(r"^Version: (\S+)", ver, re.M)
         state[p["key"]] = {"spec": spec, "ok": proc.returncode == 0,
-                           "version": m.group(1) if m else None,
+                           "version": m.group(1) if m else None, "note": note,
                            "cause": None if proc.returncode == 0 else
                            _pip_cause(proc.stderr + proc.stdout)}
         print(f"  {p['name']:<28} {'ok' if proc.returncode == 0 else 'FAILED':<7}"

@@ -8,7 +8,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 from _out import emit
 
-tree = {"w": jnp.arange(6.0).reshape(2, 3), "b": jnp.ones(3, jnp.int32), "n": np.float32(2.5)}
+tree = {"w": jnp.arange(6.0).reshape(2, 3), "b": jnp.ones(3, jnp.int32), "n": jnp.float32(2.5)}
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "ckpt")
     ckptr = ocp.StandardCheckpointer()
