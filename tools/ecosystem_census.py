@@ -378,8 +378,8 @@ def package_files(site: str, dist_name: str):
     """The package's installed ``.py`` files and its top-level modules, from its RECORD."""
     key = _norm(dist_name).replace("-", "_")
     for entry in os.listdir(site):
-        if entry.endswith(".dist-info") and _norm(entry.rsplit("-", 1)[0]).replace("-", "_") \
-                == key:
+        if entry.endswith(".dist-info") and \
+                _norm(entry[:-len(".dist-info")].rsplit("-", 1)[0]).replace("-", "_") == key:
             break
     else:
         return [], []
@@ -423,7 +423,7 @@ def _resolve_in_venv(args, names, modules, under_traxla: bool):
             json.dump({"names": sorted(names), "modules": modules}, f)
         cmd = [venv_python(args)] + (["-m", "traxla.as_jax"] if under_traxla else []) + \
             [os.path.join(ROOT, "tools", "census_resolve.py"), inp, outp]
-        env = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", KERAS_BACKEND="jax",
+        env = dict(os.environ, PYTHONPATH=args.traxla, JAX_PLATFORMS="cpu", KERAS_BACKEND="jax",
                    TF_CPP_MIN_LOG_LEVEL="3")
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900,
                            cwd=tmp)
@@ -520,7 +520,7 @@ def _cause(stderr: str) -> str:
 
 def run_program(args, path, under_traxla: bool):
     cmd = [venv_python(args)] + (["-m", "traxla.as_jax"] if under_traxla else []) + [path]
-    env = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", KERAS_BACKEND="jax",
+    env = dict(os.environ, PYTHONPATH=args.traxla, JAX_PLATFORMS="cpu", KERAS_BACKEND="jax",
                TF_CPP_MIN_LOG_LEVEL="3", PYTHONWARNINGS="ignore", CUDA_VISIBLE_DEVICES="")
     t0 = time.time()
     try:
@@ -719,6 +719,8 @@ def stage_report(args):
                    f"{_md_escape(u['error'][:120])} |")
     if not unresolved:
         doc.append("| (none) | | |")
+    if DATA != os.path.join(ROOT, "tools", "census_data"):
+        return  # a run with --data elsewhere (another checkout under test): the table only
     with open(os.path.join(ROOT, "docs", "ecosystem.md"), "w") as f:
         f.write("\n".join(doc) + "\n")
     readme = os.path.join(ROOT, "README.md")
@@ -746,8 +748,15 @@ def main(argv=None):
     ap.add_argument("--venv", default="/work/census-venvs/all")
     ap.add_argument("--only", default="", help="comma-separated packages (install/scan/run)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--traxla", default=ROOT, help="the traxla checkout put on PYTHONPATH "
+                    "(default: this one)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per program run")
+    ap.add_argument("--data", default=None, help="where the stages' JSON goes (default "
+                    "tools/census_data); report then writes no docs/README")
     args = ap.parse_args(argv)
+    if args.data:
+        global DATA
+        DATA = os.path.abspath(args.data)
     for stage in (list(STAGES) if args.stage == "all" else [args.stage]):
         globals()[STAGES[stage]](args)
 
