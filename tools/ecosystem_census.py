@@ -534,7 +534,9 @@ def run_program(args, path, under_traxla: bool):
     if res["ok"]:
         res["result"] = out
     else:
-        res["cause"] = _cause(p.stderr) if p.returncode else "printed no JSON"
+        res["cause"] = ("printed no JSON" if not p.returncode else _cause(p.stderr)
+                        if p.stderr.strip() else f"killed by signal {-p.returncode}"
+                        if p.returncode < 0 else f"exit status {p.returncode}, no message")
     return res
 
 
@@ -621,7 +623,8 @@ def build_rows():
         r = run.get(key)
         if r is None and inst.get("ok"):
             row["program"] = "—"
-            causes.append("no program yet")
+            causes.append("program not run yet" if os.path.exists(
+                os.path.join(PROGRAMS, program_name(key))) else "no program yet")
         elif r is not None and inst.get("ok"):
             j, t = r["jax"], r.get("traxla", {})
             if not j.get("ok"):
