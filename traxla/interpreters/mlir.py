@@ -24,11 +24,16 @@ def ir_constant(value):
     return constant(value)
 
 
-def register_lowering(prim, rule, platform: str | None = None):
+def register_lowering(prim, rule, platform: str | None = None, inline: bool = True,
+                      cacheable: bool = True):
     """Registers ``rule(ctx, *operands, **params)`` returning a sequence of ir.Values
     (one per result). ``ctx.avals_in``/``ctx.avals_out`` are the operand and result types.
     ``platform``: 'cpu', 'tpu', 'cuda', 'rocm', 'gpu' (CUDA and ROCm) or None (every
-    platform without a rule of its own). Returns None, as JAX's."""
+    platform without a rule of its own). Returns None, as JAX's. ``inline`` and
+    ``cacheable`` (JAX's choice of emitting the rule as a private function, and of reusing
+    it) are accepted as JAX's signature has them (drjax passes them); traxla always emits
+    the rule's ops in place."""
+    del inline, cacheable
     def lowering(ctx, *args, **params):
         out = rule(ctx, *args, **params)
         if isinstance(out, ir.Value):

@@ -400,8 +400,13 @@ _no_operand = object()  # ``operand=`` (JAX's older single-operand convention) n
 def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; both are traced
     (``true_fun`` first), and the equation lists the branches as (false, true)."""
-    _check_callables(true_fun, false_fun,
-                     what="lax.cond: true_fun and false_fun arguments should be callable.")
+    if not (callable(true_fun) and callable(false_fun)):
+        # JAX's older form cond(pred, true_operand, true_fun, false_operand, false_fun)
+        # (blackjax's NUTS uses it): each branch gets its own operand.
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     if operand is not _no_operand:
         if operands:
             raise TypeError("if 'operand' keyword is passed then no positional operands can be "

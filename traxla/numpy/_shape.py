@@ -219,8 +219,11 @@ def _split(op, ary, indices_or_sections, axis=0):
     shape = lax.shape_of(ary)
     axis = _canon_axis(axis, len(shape))
     size = shape[axis]
+    # Indices as a list, a NumPy array or a (concrete) jax Array, as JAX's; a 0-d array is a
+    # number of sections.
     if isinstance(indices_or_sections, (tuple, list)) or (
-            isinstance(indices_or_sections, np.ndarray) and indices_or_sections.ndim > 0):
+            not isinstance(indices_or_sections, (int, np.integer))
+            and getattr(indices_or_sections, "ndim", 0) > 0):
         bounds = np.asarray([0] + [int(i) for i in indices_or_sections] + [size])
         sizes = list(np.diff(np.clip(bounds, 0, size)))
     else:
