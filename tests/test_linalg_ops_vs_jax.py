@@ -4,7 +4,7 @@ name) compared with JAX's, plus its values on the CPU against JAX's.
 
 The figure compared is the symmetric difference of the two op multisets as a percentage of
 JAX's op count. The goal is 5% for every entry; ``KNOWN`` records the entries not there yet
-with their current figure (a ratchet: a change that moves an entry further from JAX's
+with their current figure in tests/_linalg_ops_known.py (a ratchet: a change that moves an entry further from JAX's
 algorithm fails; one that brings it within 5% must drop it from ``KNOWN``). JAX's side is
 stored (tests/_jax_stored.py)."""
 import collections
@@ -16,6 +16,7 @@ import pytest
 import traxla
 import traxla.numpy as tnp
 import traxla.scipy.linalg as tsl
+from _linalg_ops_known import KNOWN
 
 _OP = re.compile(r'^\s*(?:%[\w#:,% ]+ = )?"?([a-z_]+\.[a-z_.]+|call)\b')
 TARGET = 5.0
@@ -77,33 +78,6 @@ def cases(np_, sl, top):
 
 TRAXLA = cases(tnp, tsl, traxla)
 
-# (name, platform) -> the current op-multiset difference in percent, where above TARGET
-KNOWN = {
-    ("expm", "tpu"): 28.3, ("expm", "cpu"): 29.2,
-    ("expm_frechet", "tpu"): 20.4, ("expm_frechet", "cpu"): 21.8,
-    ("inv", "cpu"): 26.7,
-    ("det", "tpu"): 8.1, ("det", "cpu"): 36.7,
-    ("slogdet", "tpu"): 8.5, ("slogdet", "cpu"): 37.8,
-    ("solve", "cpu"): 29.6,
-    ("lstsq", "tpu"): 16.6, ("lstsq", "cpu"): 24.0,
-    ("pinv", "tpu"): 16.5,
-    ("matrix_rank", "tpu"): 19.9,
-    ("norm2", "tpu"): 20.5, ("norm2", "cpu"): 5.6,
-    ("cond", "tpu"): 20.4, ("cond", "cpu"): 5.3,
-    ("svd", "tpu"): 17.7,
-    ("grad_eigh", "tpu"): 35.6, ("grad_eigh", "cpu"): 36.1,
-    ("grad_svd", "tpu"): 18.6, ("grad_svd", "cpu"): 31.1,
-    ("grad_qr", "tpu"): 47.4, ("grad_qr", "cpu"): 47.4,
-    ("grad_cholesky", "tpu"): 7.1,
-    ("grad_lu", "tpu"): 15.9, ("grad_lu", "cpu"): 20.7,
-    ("grad_det", "tpu"): 29.4, ("grad_det", "cpu"): 27.9,
-    ("grad_slogdet", "tpu"): 141.8, ("grad_slogdet", "cpu"): 79.8,
-    ("grad_inv", "cpu"): 20.2,
-    ("grad_solve", "cpu"): 22.1,
-    ("grad_norm2", "tpu"): 18.1, ("grad_norm2", "cpu"): 20.8,
-    ("grad_expm", "tpu"): 20.2, ("grad_expm", "cpu"): 21.7,
-    ("grad_pinv", "tpu"): 15.5,
-}
 
 
 def _jax_case(name):

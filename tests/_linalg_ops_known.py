@@ -1,0 +1,31 @@
+"""The linalg functions whose op multisets are not yet within 5% of JAX's, with their
+current figure (tests/test_linalg_ops_vs_jax.py; kept apart so that editing it leaves
+that module's stored JAX outputs valid)."""
+
+# (name, platform) -> the current op-multiset difference in percent, where above TARGET
+KNOWN = {
+    ("expm", "cpu"): 10.3,
+    ("expm_frechet", "tpu"): 16.3, ("expm_frechet", "cpu"): 13.4,
+    ("inv", "cpu"): 26.7,
+    ("det", "tpu"): 8.1, ("det", "cpu"): 36.7,
+    ("slogdet", "tpu"): 8.5, ("slogdet", "cpu"): 37.8,
+    ("solve", "cpu"): 29.6,
+    ("lstsq", "tpu"): 16.6, ("lstsq", "cpu"): 24.0,
+    ("pinv", "tpu"): 16.5,
+    ("matrix_rank", "tpu"): 19.9,
+    ("norm2", "tpu"): 20.5, ("norm2", "cpu"): 5.6,
+    ("cond", "tpu"): 20.4, ("cond", "cpu"): 5.3,
+    ("svd", "tpu"): 17.7,
+    ("grad_eigh", "tpu"): 35.6, ("grad_eigh", "cpu"): 36.1,
+    ("grad_svd", "tpu"): 18.6, ("grad_svd", "cpu"): 31.1,
+    ("grad_qr", "tpu"): 47.4, ("grad_qr", "cpu"): 47.4,
+    ("grad_cholesky", "tpu"): 7.1,
+    ("grad_lu", "tpu"): 15.9, ("grad_lu", "cpu"): 20.7,
+    ("grad_det", "tpu"): 29.4, ("grad_det", "cpu"): 27.9,
+    ("grad_slogdet", "tpu"): 141.8, ("grad_slogdet", "cpu"): 79.8,
+    ("grad_inv", "cpu"): 20.2,
+    ("grad_solve", "cpu"): 22.1,
+    ("grad_norm2", "tpu"): 18.1, ("grad_norm2", "cpu"): 20.8,
+    ("grad_expm", "tpu"): 6.1, ("grad_expm", "cpu"): 8.8,
+    ("grad_pinv", "tpu"): 15.5,
+}
