@@ -108,11 +108,16 @@ def _eye_like(x, n):
     return lax.broadcast(_eye(lax.dtype_of(x), (n, n)), lax.shape_of(x)[:-2])
 
 
-def _matmul(a, b):
-    """A batched matrix product (leading dims are batch dims, equal in both)."""
+def _matmul(a, b, precision=None, preferred_element_type=None):
+    """A batched matrix product (leading dims are batch dims, equal in both); JAX's rules ask
+    for ``precision=HIGHEST`` where the default (one bf16 pass on a TPU) is too coarse."""
     na, nb = _ndim(a), _ndim(b)
     batch = tuple(range(na - 2))
-    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), (batch, batch)))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), (batch, batch)), precision=precision,
+                           preferred_element_type=preferred_element_type)
+
+
+HIGHEST = lax.Precision.HIGHEST
 
 
 def _extract_diagonal(x):

@@ -504,7 +504,9 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
         a = (a + _H(a)) / 2
         a_dot = (a_dot + _H(a_dot)) / 2
     m, n = _shape(a)[-2:]
-    mm = _matmul
+
+    def mm(x, y):  # JAX's products under default_matmul_precision("float32")
+        return _matmul(x, y, precision=lax_linalg._highest())
     if m >= n:
         s = mm(mm(p, _H(p)), _H(a_dot))
         t = mm(mm(_H(a_dot), _H(p)), p)
