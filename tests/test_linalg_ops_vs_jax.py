@@ -44,6 +44,13 @@ B = _rng.standard_normal((4, 3)).astype(np.float32)
 TALL = _rng.standard_normal((5, 3)).astype(np.float32)
 
 
+def _sum_last(outs, i):
+    """A scalar of every output of one decomposition: the square of the sum of the last
+    column of output ``i``, plus the sums of the others."""
+    outs = list(outs)
+    return sum(o.sum() for k, o in enumerate(outs) if k != i) + outs[i][..., -1].sum() ** 2
+
+
 def cases(np_, sl, top):
     """name -> (function, args), for ``np_`` = jax.numpy or traxla.numpy and friends."""
     g, la = top.grad, top.lax.linalg
@@ -60,10 +67,9 @@ def cases(np_, sl, top):
         "norm2": (lambda a: np_.linalg.norm(a, ord=2), [A]),
         "cond": (np_.linalg.cond, [A]),
         "svd": (np_.linalg.svd, [A]),
-        "grad_eigh": (g(lambda a: np_.linalg.eigh(a)[1][:, -1].sum() ** 2
-                        + np_.linalg.eigh(a)[0].sum()), [SPD]),
-        "grad_svd": (g(lambda a: np_.linalg.svd(a)[0].sum() + np_.linalg.svd(a)[1].sum()), [A]),
-        "grad_qr": (g(lambda a: np_.linalg.qr(a)[0].sum() + np_.linalg.qr(a)[1].sum()), [TALL]),
+        "grad_eigh": (g(lambda a: _sum_last(np_.linalg.eigh(a), 1)), [SPD]),
+        "grad_svd": (g(lambda a: _sum_last(np_.linalg.svd(a), 0)), [A]),
+        "grad_qr": (g(lambda a: _sum_last(np_.linalg.qr(a), 0)), [TALL]),
         "grad_cholesky": (g(lambda a: np_.linalg.cholesky(a).sum()), [SPD]),
         "grad_lu": (g(lambda a: la.lu(a)[0].sum()), [A]),
         "grad_det": (g(np_.linalg.det), [A]),

@@ -257,10 +257,13 @@ def _thin_qr_jvp(q, r, dx):
     lower = _tril(qt_dx_rinv, -1)
     do = lax.sub(lower, _H(lower))
     dtype = lax.dtype_of(do)
-    if dtypes.is_complex(dtype):
-        n = lax.shape_of(r)[-1]
-        eye = lax.broadcast(_eye(dtype, (n, n)), lax.shape_of(do)[:-2])
-        do = lax.add(do, lax.mul(eye, lax.sub(qt_dx_rinv, _as(lax.real(qt_dx_rinv), dtype))))
+    # the correction for complex inputs, computed for real ones too (as JAX does: x - x)
+    n = lax.shape_of(r)[-1]
+    eye = _eye(dtype, (n, n))
+    batch = lax.shape_of(do)[:-2]
+    eye = lax.broadcast(eye, batch) if batch else eye
+    real = _as(lax.real(qt_dx_rinv), dtype) if dtypes.is_complex(dtype) else qt_dx_rinv
+    do = lax.add(do, lax.mul(eye, lax.sub(qt_dx_rinv, real)))
     dq = lax.add(_qr_mm(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
     dr = _qr_mm(lax.sub(qt_dx_rinv, do), r)
     return dq, dr
