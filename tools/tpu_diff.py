@@ -4,7 +4,8 @@ other (one process at a time can hold a TPU):
     python tools/tpu_diff.py jax OUT.pkl       # JAX evaluates the corpus, saves results
     python tools/tpu_diff.py traxla OUT.pkl    # traxla evaluates it, compares, prints a summary
 
-The corpus is tests/test_jaxpr_vs_jax.py's (its numeric part), run in groups of programs
+The corpus is tests/test_jaxpr_vs_jax.py's (its numeric part) and tests/_linalg_programs.py's
+(every linalg function and gradient, and issue #43's linalg programs, to float32 tolerance), run in groups of programs
 sharing one executable. A program whose lowering for the platform has the same structure in
 both (ops and custom-call targets; JAX's is saved by the JAX process) must give bit-identical
 results; the others must agree to the corpus tolerance. Exit status 1 when a result differs
@@ -65,17 +66,20 @@ def main(which: str, path: str) -> int:
     start = time.time()
     import test_jaxpr_vs_jax as C
     from _corpus import run_group
-    names = [n for n in C.CORPUS if n not in C.KNOWN_NUMERIC]
+    from _linalg_programs import corpus as linalg_corpus
+    corpus = dict(C.CORPUS)
+    corpus.update(linalg_corpus(C.Case))  # linalg values and gradients, issue #43's programs
+    names = [n for n in corpus if n not in C.KNOWN_NUMERIC]
     ns = C.JAX if which == "jax" else C.TRAXLA
     mod = sys.modules["jax" if which == "jax" else "traxla"]
     platform = mod.devices()[0].platform
     print(f"{which}: {len(names)} programs on {mod.devices()[0]!r} ({platform})", flush=True)
-    results, errors = _evaluate(ns, names, C.CORPUS, run_group, C._build)
+    results, errors = _evaluate(ns, names, corpus, run_group, C._build)
     shapes = {}
     for n in names:
         try:
-            fn = C._build(C.CORPUS[n], ns)
-            text = ns.jit(fn).trace(*C.CORPUS[n].args).lower(
+            fn = C._build(corpus[n], ns)
+            text = ns.jit(fn).trace(*corpus[n].args).lower(
                 lowering_platforms=(platform,)).as_text()
             shapes[n] = structure(text)
         except Exception as e:  # noqa: BLE001
@@ -114,7 +118,7 @@ def main(which: str, path: str) -> int:
         try:
             for a, b in zip(g, w):
                 np.testing.assert_allclose(a.astype(np.float64) if a.dtype.kind == "V" else a,
-                                           b, rtol=max(C.CORPUS[n].rtol, 1e-5), atol=1e-5)
+                                           b, rtol=max(corpus[n].rtol, 1e-5), atol=1e-5)
             close += 1
             if same:
                 same_lowering_not_identical.append(n)

@@ -13,7 +13,14 @@ import numpy as np
 from traxla import lax
 from traxla.api import jit
 from traxla.ir import dtypes
-from traxla.lax.linalg import _H, _T, _conj, _eye, _matmul, cholesky, qr, triangular_solve
+from traxla.lax.linalg import (HIGHEST, _H, _T, _conj, _eye, _matmul as _matmul_default, cholesky,
+                               qr, triangular_solve)
+
+
+def _matmul(a, b):
+    """A product as JAX's qdwh makes it, under default_matmul_precision('float32'):
+    HIGHEST precision (full float32 passes on a TPU), the operands' dtype preferred."""
+    return _matmul_default(a, b, HIGHEST, lax.dtype_of(a))
 
 
 def _scalar(like, value):

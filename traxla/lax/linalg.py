@@ -99,8 +99,10 @@ def _triu(m, k=0):
 
 
 def _eye(dtype, shape):
+    """JAX's ``lax._eye`` (the row iota plus the offset 0, compared with the column iota)."""
     n, m = shape
-    eq = lax.eq(lax.broadcasted_iota(np.int32, (n, m), 0), lax.broadcasted_iota(np.int32, (n, m), 1))
+    rows = lax.add(lax.broadcasted_iota(np.int32, (n, m), 0), np.int32(0))
+    eq = lax.eq(rows, lax.broadcasted_iota(np.int32, (n, m), 1))
     return lax._convert_element_type(eq, np.dtype(dtype), False)
 
 
@@ -108,29 +110,31 @@ def _eye_like(x, n):
     return lax.broadcast(_eye(lax.dtype_of(x), (n, n)), lax.shape_of(x)[:-2])
 
 
-def _matmul(a, b):
-    """A batched matrix product (leading dims are batch dims, equal in both)."""
+def _matmul(a, b, precision=None, preferred_element_type=None):
+    """A batched matrix product (leading dims are batch dims, equal in both); JAX's rules ask
+    for ``precision=HIGHEST`` where the default (one bf16 pass on a TPU) is too coarse."""
     na, nb = _ndim(a), _ndim(b)
     batch = tuple(range(na - 2))
-    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), (batch, batch)))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), (batch, batch)), precision=precision,
+                           preferred_element_type=preferred_element_type)
+
+
+HIGHEST = lax.Precision.HIGHEST
 
 
 def _extract_diagonal(x):
-    """The main diagonals of a batch of matrices: ``[..., min(m, n)]``."""
-    *batch, m, n = lax.shape_of(x)
-    k = min(m, n)
-    x = lax.slice(x, (0,) * (len(batch) + 2), (*batch, k, k))
-    mask = lax.broadcast(_eye(bool, (k, k)), tuple(batch))
-    return lax.reduce_sum(lax.select(mask, x, lax.full_like(x, 0)), (len(batch) + 1,))
+    """The main diagonals of a batch of matrices: ``[..., min(m, n)]`` (JAX's gather
+    ``x[..., i, i]``)."""
+    i = lax.iota(np.int32, min(lax.shape_of(x)[-2:]))
+    return x[..., i, i]
 
 
 def _construct_diagonal(s):
-    """A batch of diagonal matrices from a batch of vectors."""
+    """A batch of diagonal matrices from a batch of vectors (JAX's scatter
+    ``zeros.at[..., i, i].set(s)``)."""
     shape = lax.shape_of(s)
-    n = shape[-1]
-    full = lax.broadcast_in_dim(s, (*shape, n), tuple(range(len(shape) - 1)) + (len(shape),))
-    mask = lax.broadcast(_eye(bool, (n, n)), tuple(shape[:-1]))
-    return lax.select(mask, full, lax.full_like(full, 0))
+    i = lax.iota(np.int32, shape[-1])
+    return lax.full((*shape, shape[-1]), 0, lax.dtype_of(s)).at[..., i, i].set(s)
 
 
 # -- the public wrappers (JAX's signatures) ----------------------------------------------------

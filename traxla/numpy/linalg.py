@@ -13,7 +13,6 @@ from traxla import lax
 from traxla.autodiff import custom_jvp
 from traxla.ir import dtypes
 from traxla.lax import linalg as lax_linalg
-from traxla.lax.linalg import _solve_linear
 from traxla.numpy import _reductions, _diagonals_tiles as _lax_numpy, where
 from traxla.numpy._creation import array as _array, eye as _eye, zeros as _zeros, asarray
 from traxla.numpy._indexing import take_along_axis as _take_along_axis
@@ -402,7 +401,7 @@ def _slogdet_jvp(primals, tangents):
     x, = primals
     g, = tangents
     sign, ans = slogdet(x)
-    ans_dot = _lax_numpy.trace(_solve_linear(x, g), axis1=-1, axis2=-2)
+    ans_dot = _lax_numpy.trace(solve(x, g), axis1=-1, axis2=-2)
     if _is_complex(x):
         sign_dot = (ans_dot - _ufuncs.real(ans_dot).astype(ans_dot.dtype)) * sign
         ans_dot = _ufuncs.real(ans_dot)
@@ -450,13 +449,54 @@ def _det(a):
     return sign * _ufuncs.exp(logdet).astype(sign.dtype)
 
 
+def _cofactor_solve(a, b):
+    """JAX's ``_cofactor_solve``: ``(det(a), adjugate(a) @ b)`` from one LU factorization,
+    well defined for singular ``a`` (rank n-1: the last pivot replaced by the inverse of the
+    other pivots' product; rank < n-1: zeros, where the triangular solve gives NaN or inf)."""
+    import traxla.numpy as jnp
+    a, b = ensure_arraylike("jnp.linalg._cofactor_solve", a, b)
+    a, = promote_dtypes_inexact(a)
+    b, = promote_dtypes_inexact(b)
+    a_shape, b_shape = _shape(a), _shape(b)
+    if not (len(a_shape) >= 2 and a_shape[-1] == a_shape[-2] and b_shape[-2:] == a_shape[-2:]):
+        raise ValueError("The arguments to _cofactor_solve must have shapes a=[..., m, m] and "
+                         f"b=[..., m, m]; got a={a_shape} and b={b_shape}")
+    if a_shape[-1] == 1:
+        return a[..., 0, 0], b
+    lu, pivots, permutation = lax_linalg.lu(a)
+    dtype = lax.dtype_of(a)
+    batch_dims = lax.broadcast_shapes(_shape(lu)[:-2], b_shape[:-2])
+    x = _broadcast_to(b, batch_dims + b_shape[-2:])
+    lu = _broadcast_to(lu, batch_dims + _shape(lu)[-2:])
+    diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    iota = lax.expand_dims(jnp.arange(a_shape[-1], dtype=pivots.dtype),
+                           range(_ndim(pivots) - 1))
+    parity = _count_nonzero(pivots != iota, axis=-1)
+    sign = jnp.asarray(-2 * (parity % 2) + 1, dtype=dtype)
+    partial_det = jnp.cumprod(diag, axis=-1) * sign[..., None]
+    lu = lu.at[..., -1, -1].set(1.0 / partial_det[..., -2])
+    permutation = _broadcast_to(permutation, (*batch_dims, a_shape[-1]))
+    iotas = jnp.ix_(*(lax.iota(np.int32, n) for n in (*batch_dims, 1)))
+    d = jnp.ones(_shape(x)[:-1], x.dtype)
+    d = lax_linalg.triangular_solve(lu, d, left_side=True, lower=False)
+    d = jnp.any(_ufuncs.logical_or(_ufuncs.isnan(d), _ufuncs.isinf(d)), axis=-1)
+    d = jnp.tile(d[..., None, None], _ndim(d) * (1,) + _shape(x)[-2:])
+    x = where(d, jnp.zeros_like(x), x)  # first filter
+    x = x[iotas[:-1] + (permutation, slice(None))]
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = jnp.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]),
+                        axis=-2)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
+    x = where(d, jnp.zeros_like(x), x)  # second filter
+    return partial_det[..., -1], x
+
+
 @_det.defjvp
 def _det_jvp(primals, tangents):
-    # d det(A) = det(A) tr(A^{-1} dA); through solve, so it is linear in dA
     x, = primals
     g, = tangents
-    y = _det(x)
-    return y, y * _lax_numpy.trace(_solve_linear(x, g), axis1=-1, axis2=-2)
+    y, z = _cofactor_solve(x, g)
+    return y, _lax_numpy.trace(z, axis1=-1, axis2=-2)
 
 
 def _det_wrapper(a):
@@ -504,7 +544,9 @@ def _pinv_jvp(rtol, hermitian, primals, tangents):
         a = (a + _H(a)) / 2
         a_dot = (a_dot + _H(a_dot)) / 2
     m, n = _shape(a)[-2:]
-    mm = _matmul
+
+    def mm(x, y):  # JAX's products under default_matmul_precision("float32")
+        return _matmul(x, y, precision=lax_linalg._highest())
     if m >= n:
         s = mm(mm(p, _H(p)), _H(a_dot))
         t = mm(mm(_H(a_dot), _H(p)), p)

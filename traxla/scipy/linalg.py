@@ -389,71 +389,95 @@ _PADE = {
 }
 
 
+def _precise_dot(a, b):
+    return jnp.dot(a, b, precision=lax.Precision.HIGHEST)
+
+
 def _pade(order):
+    """JAX's ``_pade{order}``: ``(U, V)`` from the even powers ``A2, A4, ...`` (each one more
+    HIGHEST-precision product), ``U = A @ (odd terms)``, ``V = even terms``."""
     b = _PADE[order]
 
     def pade(a):
         ident = jnp.eye(*a.shape, dtype=a.dtype)
-        a2 = a @ a
+        a2 = _precise_dot(a, a)
         if order == 13:
-            a4 = a2 @ a2
-            a6 = a4 @ a2
-            u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4
-                     + b[3] * a2 + b[1] * ident)
-            v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
-                + b[0] * ident
+            a4 = _precise_dot(a2, a2)
+            a6 = _precise_dot(a4, a2)
+            u = _precise_dot(a, _precise_dot(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+                             + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
+            v = _precise_dot(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 \
+                + b[4] * a4 + b[2] * a2 + b[0] * ident
             return u, v
-        powers = [ident, a2]
-        while len(powers) < (order + 1) // 2:
-            powers.append(powers[-1] @ a2)
-        u_poly = sum(b[2 * i + 1] * p for i, p in enumerate(powers))
-        v_poly = sum(b[2 * i] * p for i, p in enumerate(powers))
-        return a @ u_poly, v_poly
+        powers = [a2]
+        if order >= 5:
+            powers.append(_precise_dot(a2, a2))
+        while 2 * len(powers) < order - 1:
+            powers.append(_precise_dot(powers[-1], a2))
+
+        def poly(first):  # JAX's order of the sums: the highest power first
+            acc = b[order - 1 + first] * powers[-1]
+            for i in range(len(powers) - 2, -1, -1):
+                acc = acc + b[2 * i + 2 + first] * powers[i]
+            return acc + b[first] * ident
+        u = _precise_dot(a, poly(1))
+        return u, poly(0)
     return pade
 
 
-def _calc_p_q(a):
+def _calc_p_q_impl(a):
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError("expected A to be a square matrix")
     a_l1 = jnp_linalg.norm(a, 1)
     if a.dtype in (np.float64, np.complex128):
-        maxnorm, conds, orders = 5.371920351148152, (0.01495585217958292, 0.253939833006323,
-                                                     0.9504178996162932, 2.097847961257068), \
-            (3, 5, 7, 9, 13)
+        maxnorm, conds, orders = 5.371920351148152, (1.495585217958292e-002,
+                                                     2.539398330063230e-001,
+                                                     9.504178996162932e-001,
+                                                     2.097847961257068e+000), (3, 5, 7, 9, 13)
     elif a.dtype in (np.float32, np.complex64):
-        maxnorm, conds, orders = 3.92572478313866, (0.4258730016922831, 1.880152677804762), \
-            (3, 5, 7)
+        maxnorm, conds, orders = 3.925724783138660, (4.258730016922831e-001,
+                                                     1.880152677804762e+000), (3, 5, 7)
     else:
         raise TypeError(f"A.dtype={a.dtype} is not supported.")
     n_squarings = jnp.maximum(0, jnp.floor(jnp.log2(a_l1 / maxnorm)))
-    a = a / (2 ** n_squarings).astype(a.dtype)
-    idx = sum((a_l1 >= c).astype(np.int32) for c in conds)
+    a = a / 2 ** n_squarings.astype(a.dtype)
+    idx = jnp.digitize(a_l1, jnp.array(conds, dtype=a_l1.dtype))
     u, v = lax.switch(idx, [_pade(o) for o in orders], a)
     return u + v, -u + v, n_squarings
 
 
-def _squaring(r, n_squarings, max_squarings):
+_calc_p_q = jit_named(_calc_p_q_impl, "_calc_P_Q")
+
+
+def _squaring_impl(r, n_squarings, max_squarings):
     def body(c, i):
-        return lax.cond(i < n_squarings, lambda x: x @ x, lambda x: x, c), None
+        return lax.cond(i < n_squarings, lambda x: _precise_dot(x, x), lambda x: x, c), None
     res, _ = lax.scan(body, r, jnp.arange(max_squarings, dtype=n_squarings.dtype))
     return res
 
 
-def _expm_2d(a, upper_triangular, max_squarings):
-    p, q, n_squarings = _calc_p_q(a)
+_squaring = jit_named(_squaring_impl, "_squaring", ("max_squarings",))
+
+
+def _expm_impl(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
+    """JAX's ``expm``: scaling and squaring with a Padé approximant whose degree
+    (3, 5, 7 for 32-bit; up to 13 for 64-bit) is chosen from the 1-norm by ``digitize``."""
+    A, = promote_dtypes_inexact(_asarray(A))
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape!r}.")
+    if A.ndim > 2:
+        return jnp.vectorize(lambda x: expm(x, upper_triangular=upper_triangular,
+                                            max_squarings=max_squarings),
+                             signature="(n,n)->(n,n)")(A)
+    p, q, n_squarings = _calc_p_q(jnp.asarray(A))
 
     def compute(args):
-        a, p, q = args
+        _, p, q = args
         r = solve_triangular(q, p) if upper_triangular else jnp_linalg.solve(q, p)
         return _squaring(r, n_squarings, max_squarings)
 
     return lax.cond(n_squarings > max_squarings, lambda args: jnp.full_like(args[0], np.nan),
-                    compute, (a, p, q))
-
-
-def _expm_impl(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
-    A, = promote_dtypes_inexact(_asarray(A))
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={A.shape!r}.")
-    return _vectorize(lambda x: _expm_2d(x, upper_triangular, max_squarings), (2,))(A)
+                    compute, (A, p, q))
 
 
 expm = jit_named(_expm_impl, "expm", ("upper_triangular", "max_squarings"))

@@ -14,7 +14,7 @@ from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.rules import linalg as L
 from traxla.lax import linalg as LL
-from traxla.lax.linalg import (_H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
+from traxla.lax.linalg import (HIGHEST, _H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
                            _triu, symmetrize, triangular_solve)
 from traxla.autodiff.ad import (Zero, instantiate, is_undefined, jvp_rules, transpose_rules,
                                 zero_of, jvp as _jvp)
@@ -82,7 +82,8 @@ def _cholesky_jvp(primals, tangents):
     tmp = triangular_solve(l_factor, sigma_dot, left_side=False, transpose_a=True,
                            conjugate_a=True, lower=True)
     l_dot = _matmul(l_factor, phi(triangular_solve(l_factor, tmp, left_side=True,
-                                                   transpose_a=False, lower=True)))
+                                                   transpose_a=False, lower=True)),
+                    precision=HIGHEST)
     return l_factor, l_dot
 
 
@@ -111,9 +112,11 @@ def _triangular_solve_jvp(primals, tangents, **params):
             return L.triangular_solve_p.bind(a, rhs, **params)
 
         if left_side:
-            da = a_inverse(_matmul(g, ans)) if m > n else _matmul(a_inverse(g), ans)
+            da = a_inverse(_matmul(g, ans, HIGHEST)) if m > n else \
+                _matmul(a_inverse(g), ans, HIGHEST)
         else:
-            da = a_inverse(_matmul(ans, g)) if m < n else _matmul(ans, a_inverse(g))
+            da = a_inverse(_matmul(ans, g, HIGHEST)) if m < n else \
+                _matmul(ans, a_inverse(g), HIGHEST)
         out = da if out is None else lax.add(out, da)
     return ans, out
 
@@ -158,8 +161,8 @@ def _lu_jvp(primals, tangents):
     la = triangular_solve(l_mat, _take_rows(a_dot, permutation), left_side=True,
                           transpose_a=False, lower=True, unit_diagonal=True)
     lau = triangular_solve(u_mat, la, left_side=False, transpose_a=False, lower=False)
-    l_dot = _matmul(l_mat, _tril(lau, -1))
-    u_dot = _matmul(_triu(lau), u_mat)
+    l_dot = _matmul(l_mat, _tril(lau, -1), HIGHEST, dtype)  # (jnp.matmul under "highest")
+    u_dot = _matmul(_triu(lau), u_mat, HIGHEST, dtype)
     lu_dot = lax.add(l_dot, u_dot)
     return [lu, pivots, permutation], [lu_dot, zero_of(pivots), zero_of(permutation)]
 
@@ -184,8 +187,8 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
     diffs = _bsub(_col(w), _row(w))
     fmat = lax.sub(lax.integer_pow(_badd(lax.broadcast(eye_n, lax.shape_of(diffs)[:-2]), diffs),
                                    -1), lax.broadcast(eye_n, lax.shape_of(diffs)[:-2]))
-    vdag_adot_v = _matmul(_matmul(_H(v), a_dot), v)
-    dv = _matmul(v, lax.mul(fmat, vdag_adot_v))
+    vdag_adot_v = _matmul(_matmul(_H(v), a_dot, HIGHEST), v, HIGHEST)
+    dv = _matmul(v, lax.mul(fmat, vdag_adot_v), HIGHEST)
     dw = _extract_diagonal(_real_part(vdag_adot_v))
     return [v, w_real], [dv, dw]
 
@@ -205,9 +208,12 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
         raise NotImplementedError(
             "Singular value decomposition JVP not implemented for full matrices")
     dtype = lax.dtype_of(a)
+
+    def mm(x, y):  # JAX's ``@`` under default_matmul_precision("float32")
+        return _matmul(x, y, HIGHEST, dtype)
     ut, v = _H(u), _H(vt)
     s_dim = _col(s)
-    ds_mat = _matmul(_matmul(ut, da), v)
+    ds_mat = mm(mm(ut, da), v)
     ds = _extract_diagonal(_real_part(ds_mat))
     if not compute_uv:
         return [s], [ds]
@@ -225,14 +231,14 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
     dudv_diag = lax.mul(lax.mul(lax.broadcast(half, lax.shape_of(ds_mat)),
                                 lax.sub(ds_mat, _H(ds_mat))), _as(s_inv_mat, dtype))
     f_c = _as(f, dtype)
-    du = _matmul(u, lax.add(lax.mul(f_c, lax.add(dss, _H(dss))), dudv_diag))
-    dv = _matmul(v, lax.mul(f_c, lax.add(sds, _H(sds))))
+    du = mm(u, lax.add(lax.mul(f_c, lax.add(dss, _H(dss))), dudv_diag))
+    dv = mm(v, lax.mul(f_c, lax.add(sds, _H(sds))))
     if m > n:
-        dav = _matmul(da, v)
-        du = lax.add(du, _bdiv(lax.sub(dav, _matmul(u, _matmul(ut, dav))), s_dim_c))
+        dav = mm(da, v)
+        du = lax.add(du, _bdiv(lax.sub(dav, mm(u, mm(ut, dav))), s_dim_c))
     if n > m:
-        dahu = _matmul(_H(da), u)
-        dv = lax.add(dv, _bdiv(lax.sub(dahu, _matmul(v, _matmul(vt, dahu))), s_dim_c))
+        dahu = mm(_H(da), u)
+        dv = lax.add(dv, _bdiv(lax.sub(dahu, mm(v, mm(vt, dahu))), s_dim_c))
     return [s, u, vt], [ds, du, _H(dv)]
 
 
@@ -241,18 +247,25 @@ jvp_rules[L.svd_p] = _svd_jvp
 
 # -- qr ------------------------------------------------------------------------------------------
 
+def _qr_mm(x, y):  # JAX's ``@`` (jnp.matmul: the operands' dtype as preferred type)
+    return _matmul(x, y, None, lax.dtype_of(x))
+
+
 def _thin_qr_jvp(q, r, dx):
     dx_rinv = triangular_solve(r, dx)  # right-side solve
-    qt_dx_rinv = _matmul(_H(q), dx_rinv)
+    qt_dx_rinv = _qr_mm(_H(q), dx_rinv)
     lower = _tril(qt_dx_rinv, -1)
     do = lax.sub(lower, _H(lower))
     dtype = lax.dtype_of(do)
-    if dtypes.is_complex(dtype):
-        n = lax.shape_of(r)[-1]
-        eye = lax.broadcast(_eye(dtype, (n, n)), lax.shape_of(do)[:-2])
-        do = lax.add(do, lax.mul(eye, lax.sub(qt_dx_rinv, _as(lax.real(qt_dx_rinv), dtype))))
-    dq = lax.add(_matmul(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
-    dr = _matmul(lax.sub(qt_dx_rinv, do), r)
+    # the correction for complex inputs, computed for real ones too (as JAX does: x - x)
+    n = lax.shape_of(r)[-1]
+    eye = _eye(dtype, (n, n))
+    batch = lax.shape_of(do)[:-2]
+    eye = lax.broadcast(eye, batch) if batch else eye
+    real = _as(lax.real(qt_dx_rinv), dtype) if dtypes.is_complex(dtype) else qt_dx_rinv
+    do = lax.add(do, lax.mul(eye, lax.sub(qt_dx_rinv, real)))
+    dq = lax.add(_qr_mm(q, lax.sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _qr_mm(lax.sub(qt_dx_rinv, do), r)
     return dq, dr
 
 
@@ -274,8 +287,8 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         r1 = lax.slice(r, z + (0, 0), batch + (m, m))
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
         if pivoting:
-            x2 = lax.slice(_matmul(q, r), z + (0, m), batch + (m, n))
-        dr2 = lax.add(_matmul(_H(dq), x2), _matmul(_H(q), dx2))
+            x2 = lax.slice(_qr_mm(q, r), z + (0, m), batch + (m, n))
+        dr2 = lax.add(_qr_mm(_H(dq), x2), _qr_mm(_H(q), dx2))
         return [q, r] + extra_primal, [dq, lax.concatenate([dr1, dr2], nb + 1)] + extra_tangent
     if not full_matrices or m == n:
         dq, dr = _thin_qr_jvp(q, r, dx)
@@ -293,9 +306,9 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     lu_factor, _, perm = L.lu_p.bind(lax.sub(q_nn, eye_n))
     z_pn_h = _lu_solve(lu_factor, perm, _H(q_pn), trans=2)
     z_pn = _H(z_pn_h)
-    dq_mp = lax.sub(_matmul(dq_mn, z_pn_h),
-                    _matmul(lax.add(q_mn, _matmul(q_mp, z_pn)),
-                            _H(lax.sub(dq_pn, _matmul(z_pn, dq_nn)))))
+    dq_mp = lax.sub(_qr_mm(dq_mn, z_pn_h),
+                    _qr_mm(lax.add(q_mn, _qr_mm(q_mp, z_pn)),
+                            _H(lax.sub(dq_pn, _qr_mm(z_pn, dq_nn)))))
     dq = lax.concatenate([dq_mn, dq_mp], nb + 1)
     dr = lax.concatenate([dr_nn, lax.full(batch + (m - n, n), 0, lax.dtype_of(dr_nn))], nb)
     return [q, r] + extra_primal, [dq, dr] + extra_tangent
@@ -313,9 +326,9 @@ def _eig_vec_jvp(w, v, da):
     nd = len(lax.shape_of(v))
     eye_n = lax.broadcast(_eye(lax.dtype_of(w), (n, n)), lax.shape_of(w)[:-1])
     fmat = lax.sub(lax.div(lax.full_like(eye_n, 1), _badd(eye_n, _bsub(_col(w), _row(w)))), eye_n)
-    p = _matmul(_solve_linear(v, da), v)
+    p = _matmul(_solve_linear(v, da), v, HIGHEST)
     dw = _extract_diagonal(p)
-    u = _matmul(v, lax.mul(fmat, p))
+    u = _matmul(v, lax.mul(fmat, p), HIGHEST)
     k = lax.argmax(lax.abs(v), nd - 2, np.int32)
     mask = lax._convert_element_type(
         lax.eq(lax.broadcasted_iota(np.int32, lax.shape_of(v), nd - 2),
