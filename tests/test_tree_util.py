@@ -876,6 +876,11 @@ def test_unflatten_shares_compiled_builders_only_between_identical_structures():
     fresh = tu.tree_structure(plain)
     assert fresh.unflatten([7, 8, 9]) == {"a": 7, "b": (8, [9])}
     assert fresh._builder is td._compiled[fresh._node]  # taken on its first use
+    once = tu.tree_structure({"once": (1, 2), "z": None})
+    assert once.unflatten([1, 2]) == {"once": (1, 2), "z": None} and not once._builder
+    again = tu.tree_structure({"once": (1, 2), "z": None})  # met twice: compiled, shared
+    assert again.unflatten([3, 4]) == {"once": (3, 4), "z": None}
+    assert again._builder is td._compiled[again._node]
     enum_tree = tu.tree_structure({K.A: 1})
     t = tu.tree_structure({"a": 1})
     t.unflatten([0]), t.unflatten([0])

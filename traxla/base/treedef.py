@@ -180,7 +180,18 @@ class _TooBig(Exception):
 # rebuild identical trees; a str-subclass key, an Enum say, equals its str but is not
 # it, and a custom node's aux data may compare equal loosely). Bounded.
 _compiled: dict = {}
+_seen: set = set()  # structures unflattened once (by some treedef): the next use compiles
 _MAX_SHARED_BUILDERS = 1024
+
+
+def _share(node):
+    """The compiled builder of ``node``, kept for equal structures when shareable."""
+    b = _compile_builder(node)
+    if _shareable(node):  # (then hashable: builtin containers, str keys)
+        if len(_compiled) >= _MAX_SHARED_BUILDERS:
+            _compiled.clear()
+        _compiled[node] = b
+    return b
 
 
 def _shareable(node) -> bool:
@@ -345,19 +356,19 @@ class PyTreeDef:
             # fresh jit of the same function).  Treedefs that get reused (e.g. a jit
             # cache's output treedef) are compiled on their second use.
             try:
-                b = _compiled.get(node)
+                known = node in _compiled or node in _seen
             except TypeError:  # unhashable custom aux data
-                b = None
-            if b is not None and _shareable(node):
-                self._builder = b
+                known = False
+            if known and _shareable(node):
+                b = self._builder = _compiled.get(node) or _share(node)  # (met twice)
                 return b(leaves)
             self._builder = False
+            if not known and _shareable(node):
+                if len(_seen) >= _MAX_SHARED_BUILDERS:
+                    _seen.clear()
+                _seen.add(node)
             return _build(node, iter(leaves))
-        b = self._builder = _compile_builder(node)
-        if _shareable(node):
-            if len(_compiled) >= _MAX_SHARED_BUILDERS:
-                _compiled.clear()
-            _compiled[node] = b
+        b = self._builder = _share(node)
         return b(leaves)
 
     def flatten_up_to(self, tree: Any) -> list:
