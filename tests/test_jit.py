@@ -200,3 +200,31 @@ def test_two_jits_of_one_function_share_the_trace():
     text = str(make_jaxpr(lambda x: jit(f)(x) + jit(f)(x))(x))
     assert len(calls) == 1
     assert text.startswith("let f = ")
+
+
+def test_trace_names_arguments_once_and_keeps_no_reference_to_them():
+    import inspect
+    import weakref
+
+    binds = []
+
+    class CountingSignature:  # the argument names come from binding the signature
+        def __init__(self, sig):
+            self.sig, self.parameters = sig, sig.parameters
+
+        def bind(self, *a, **k):
+            binds.append(1)
+            return self.sig.bind(*a, **k)
+
+    def f(x, p):
+        return x + p["b"]
+
+    jitted = jit(f)
+    jitted._signature = CountingSignature(inspect.signature(f))
+    x = np.ones(3, np.float32)
+    traced = jitted.trace(x, {"b": np.float32(1)})
+    assert traced.jaxpr.jaxpr.debug_info.arg_names == ("x", "p['b']")
+    assert len(binds) == 1 and jitted._names_memo is None  # computed once, then reused
+    ref = weakref.ref(x)
+    del x
+    assert ref() is None

@@ -860,3 +860,32 @@ def test_hypothesis_prefix_tree_map(tree):
     assert tu.tree_map(f, tree, full) == jtu.tree_map(f, tree, full)
     assert (tu.tree_structure(tree).flatten_up_to(full)
             == jtu.tree_structure(tree).flatten_up_to(full))
+
+
+def test_unflatten_shares_compiled_builders_only_between_identical_structures():
+    import enum
+    from traxla.base import treedef as td
+
+    class K(str, enum.Enum):
+        A = "a"
+
+    plain = {"a": 1, "b": (2, [3])}
+    t = tu.tree_structure(plain)
+    for _ in range(2):  # the second unflatten compiles, and shares, the builder
+        assert t.unflatten([4, 5, 6]) == {"a": 4, "b": (5, [6])}
+    fresh = tu.tree_structure(plain)
+    assert fresh.unflatten([7, 8, 9]) == {"a": 7, "b": (8, [9])}
+    assert fresh._builder is td._compiled[fresh._node]  # taken on its first use
+    once = tu.tree_structure({"once": (1, 2), "z": None})
+    assert once.unflatten([1, 2]) == {"once": (1, 2), "z": None} and not once._builder
+    again = tu.tree_structure({"once": (1, 2), "z": None})  # met twice: compiled, shared
+    assert again.unflatten([3, 4]) == {"once": (3, 4), "z": None}
+    assert again._builder is td._compiled[again._node]
+    enum_tree = tu.tree_structure({K.A: 1})
+    t = tu.tree_structure({"a": 1})
+    t.unflatten([0]), t.unflatten([0])
+    assert t._node == enum_tree._node and t._node in td._compiled
+    for _ in range(3):  # equal to {"a": *} as a node, but must keep its Enum key
+        out = tu.tree_structure({K.A: 1}).unflatten([2])
+        assert type(next(iter(out))) is K
+    assert enum_tree.unflatten([3]) == {K.A: 3}

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from traxla.base.wrapping import copy_dict, wraps
-from traxla.base.arg_names import leaf_names
+from traxla.base.arg_names import leaf_names, memo_hit, names_once, naming_once
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
@@ -93,7 +93,7 @@ class PjitFunction(Wrapped):
         self.fun = fun
         # Names and positions map onto each other through the signature, as in JAX.
         self.static_argnums, self.static_argnames, _, _ = api_util.resolve_argnums(
-            fun, api_util.signature_or_none(fun), static_argnums, static_argnames)
+            fun, (signature := api_util.signature_or_none(fun)), static_argnums, static_argnames)
         self.donate_argnums, self.donate_argnames = _donation_spec(
             fun, donate_argnums, donate_argnames, self.static_argnums, self.static_argnames)
         self.keep_unused = bool(keep_unused)
@@ -112,7 +112,7 @@ class PjitFunction(Wrapped):
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
         self._epoch = _config_epoch[0]
-        self._signature = None
+        self._signature, self._names_memo = signature, None  # (see _arg_names)
         self.name = getattr(fun, "__name__", type(fun).__name__)
 
     @property
@@ -526,29 +526,30 @@ class PjitFunction(Wrapped):
         if _flags.no_tracing:
             raise RuntimeError(f"re-tracing function {source_info_of_function(self.fun)} for "
                                "`jit`, but 'no_tracing' is set")
-        jit_hooks.on_trace_miss(self, key, args, kwargs)
-        start = time.perf_counter()
-        dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
-        _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        out_store = []
+        with names_once(self, args, kwargs):  # (named once a trace)
+            jit_hooks.on_trace_miss(self, key, args, kwargs)
+            start = time.perf_counter()
+            dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
+            _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+            out_store = []
 
-        def flat_fun(*flat):
-            a, kw = tree_util.tree_unflatten(in_tree, flat)
-            full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
-            out = self.fun(*full_args, **full_kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            _jit_refs.check_no_refs_returned(out_leaves, debug, out_tree)
-            out_store.append(out_tree)
-            return out_leaves
+            def flat_fun(*flat):
+                a, kw = tree_util.tree_unflatten(in_tree, flat)
+                full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
+                out = self.fun(*full_args, **full_kwargs)
+                out_leaves, out_tree = tree_util.tree_flatten(out)
+                _jit_refs.check_no_refs_returned(out_leaves, debug, out_tree)
+                out_store.append(out_tree)
+                return out_leaves
 
-        debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
-        closed = trace_to_jaxpr(flat_fun, avals, debug)
-        if config.check_jaxprs:  # enable_checks: type-check every traced program
-            checker.check_jaxpr(closed)
-        result = (closed, out_store[0])
-        self._traced[key] = result
-        self.last_trace_seconds = time.perf_counter() - start
-        return jit_hooks.after_trace(self, key, result)  # may re-roll loops (and re-cache)
+            debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
+            closed = trace_to_jaxpr(flat_fun, avals, debug)
+            if config.check_jaxprs:  # enable_checks: type-check every traced program
+                checker.check_jaxpr(closed)
+            result = (closed, out_store[0])
+            self._traced[key] = result
+            self.last_trace_seconds = time.perf_counter() - start
+            return jit_hooks.after_trace(self, key, result)  # may re-roll loops (and re-cache)
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
         if self._plain:
@@ -587,6 +588,8 @@ class PjitFunction(Wrapped):
 
     def _arg_names(self, args, kwargs):
         """Leaf names like ``x`` or ``params['w']`` for error messages."""
+        if (names := memo_hit(self, args, kwargs)) is not None:  # (a trace in progress)
+            return names
         try:
             sig = self._signature or inspect.signature(self.fun)
             self._signature = sig
@@ -619,6 +622,7 @@ class PjitFunction(Wrapped):
 
     # -- AOT -----------------------------------------------------------------
     @api_boundary
+    @naming_once
     def trace(self, *args, **kwargs) -> Traced:
         dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))

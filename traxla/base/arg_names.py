@@ -2,7 +2,10 @@
 in error messages and residual listings."""
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
+import operator
 
 from traxla.base.flattening import tree_flatten_with_path
 from traxla.base.key_paths import keystr
@@ -29,3 +32,40 @@ def bound_leaf_names(sig: inspect.Signature, bound: inspect.BoundArguments) -> l
         else:
             names += leaf_names(name, value)
     return names
+
+
+@contextlib.contextmanager
+def names_once(owner, args, kwargs):
+    """While the block runs, ``owner._arg_names`` of these very argument objects answers
+    from a memo (a jit's trace names its arguments once, not once for each message, hook
+    and debug info); nothing of the arguments is kept after the block."""
+    if owner._names_memo is not None:  # an enclosing block's
+        yield
+        return
+    owner._names_memo = (args, kwargs, owner._arg_names(args, kwargs))
+    try:
+        yield
+    finally:
+        owner._names_memo = None
+
+
+def naming_once(method):
+    """``method(self, *args, **kwargs)`` run inside ``names_once``."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with names_once(self, args, kwargs):
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+def memo_hit(owner, args, kwargs):
+    """The names ``names_once`` holds for the same argument objects, or None."""
+    memo = owner._names_memo
+    if memo is None:
+        return None
+    m_args, m_kwargs, names = memo
+    if (len(m_args) == len(args) and all(map(operator.is_, m_args, args))
+            and m_kwargs.keys() == kwargs.keys()
+            and all(m_kwargs[k] is v for k, v in kwargs.items())):
+        return names
+    return None

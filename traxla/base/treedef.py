@@ -175,6 +175,46 @@ class _TooBig(Exception):
     pass
 
 
+# Compiled builders shared between equal structures (node -> builder), for plain nodes
+# only: builtin containers whose dict keys are exactly ``str`` (equal nodes of that kind
+# rebuild identical trees; a str-subclass key, an Enum say, equals its str but is not
+# it, and a custom node's aux data may compare equal loosely). Bounded.
+_compiled: dict = {}
+_seen: set = set()  # structures unflattened once (by some treedef): the next use compiles
+_MAX_SHARED_BUILDERS = 1024
+
+
+def _share(node):
+    """The compiled builder of ``node``, kept for equal structures when shareable."""
+    b = _compile_builder(node)
+    if _shareable(node):  # (then hashable: builtin containers, str keys)
+        if len(_compiled) >= _MAX_SHARED_BUILDERS:
+            _compiled.clear()
+        _compiled[node] = b
+    return b
+
+
+def _shareable(node) -> bool:
+    try:
+        return _plain(node)
+    except RecursionError:
+        return False
+
+
+def _plain(node) -> bool:
+    k, data, ch = node
+    if k == _CUSTOM:
+        return False
+    if k == _DICT:
+        for key in data:
+            if type(key) is not str:
+                return False
+    for c in ch:
+        if c is not _LEAF_NODE and not _plain(c):
+            return False
+    return True
+
+
 _NONE_PREFIX_HINT = (
     "\n\nIn previous releases of JAX, flatten-up-to used to consider None to be "
     "a tree-prefix of non-None values. To obtain the previous behavior, you can "
@@ -312,11 +352,23 @@ class PyTreeDef:
         if node is _LEAF_NODE:
             return leaves[0]
         if b is None:
-            # First use: interpret.  Treedefs that get reused (e.g. a jit
+            # First use: interpret, unless an equal structure was compiled before (a
+            # fresh jit of the same function).  Treedefs that get reused (e.g. a jit
             # cache's output treedef) are compiled on their second use.
+            try:
+                known = node in _compiled or node in _seen
+            except TypeError:  # unhashable custom aux data
+                known = False
+            if known and _shareable(node):
+                b = self._builder = _compiled.get(node) or _share(node)  # (met twice)
+                return b(leaves)
             self._builder = False
+            if not known and _shareable(node):
+                if len(_seen) >= _MAX_SHARED_BUILDERS:
+                    _seen.clear()
+                _seen.add(node)
             return _build(node, iter(leaves))
-        b = self._builder = _compile_builder(node)
+        b = self._builder = _share(node)
         return b(leaves)
 
     def flatten_up_to(self, tree: Any) -> list:
