@@ -357,6 +357,7 @@ def test_outputs_match_jax():
     """Each program's outputs against JAX 0.10.2's (stored), bit-exact for the samplers."""
     golden = np.load(GOLDEN)
     got = _run_all(T, traxla.jit)
+    live = None  # JAX run here, only where the stored output differs
     for key, values in got.items():
         name = key.split("|")[0]
         _, _, exact, rtol, atol, _ = CORPUS[name]
@@ -364,7 +365,14 @@ def test_outputs_match_jax():
         while f"{key}|{len(want)}" in golden.files:
             want.append(golden[f"{key}|{len(want)}"])
         assert want, f"{key}: no stored JAX output; run tests/test_random_scipy_corpus.py --regen"
-        compare_outputs(key, values, want, 0 if exact else rtol, 0 if exact else atol)
+        tol = (0, 0) if exact else (rtol, atol)
+        try:
+            compare_outputs(key, values, want, *tol)
+        except AssertionError:
+            # XLA's CPU code differs in the last bit between processors (the stored outputs
+            # are from another machine): then JAX's output on this machine is the reference.
+            live = _run_all(J, jax.jit) if live is None else live
+            compare_outputs(key, values, live[key], *tol)
 
 
 if __name__ == "__main__":

@@ -108,9 +108,37 @@ def threefry2x32(k1, k2, x1, x2, shape, module=None, key_shape=None):
                          operands=(k1, k2, x1, x2),
                          attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
         return call.results[0], call.results[1]
+    if module is not None and _outlined(module):
+        sym = _threefry_unrolled_function(module, tuple(key_shape), tuple(shape))
+        call = create_op("func.call", results=(tensor_type(shape, U32),) * 2,
+                         operands=(k1, k2, x1, x2),
+                         attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+        return call.results[0], call.results[1]
     if tuple(key_shape) != tuple(shape):
         k1, k2 = (_bcast(k, key_shape, shape, [], U32) for k in (k1, k2))
     return _threefry_unrolled(k1, k2, x1, x2, shape)
+
+
+def _outlined(module) -> bool:
+    """JAX's rule for the other platforms (``inline=False``): the unrolled hash in a private
+    ``@threefry2x32``; kept inline for multi-platform and shape-polymorphic modules."""
+    return module.platforms is None and not module.dim_vars
+
+
+def _threefry_unrolled_function(module, key_shape, shape) -> str:
+    key = ("threefry2x32_unrolled", key_shape, shape)
+    sym = module._functions.get(key)
+    if sym is not None:
+        return sym
+    tk, tx = tensor_type(key_shape, U32), tensor_type(shape, U32)
+    fn, sym = _private_function(module, "threefry2x32", [tk, tk, tx, tx], [tx, tx])
+    module._functions[key] = sym
+    with ir.InsertionPoint(fn.add_entry_block()):
+        k1, k2, x1, x2 = fn.arguments
+        if key_shape != shape:
+            k1, k2 = (_bcast(k, key_shape, shape, [], U32) for k in (k1, k2))
+        func.ReturnOp(list(_threefry_unrolled(k1, k2, x1, x2, shape)))
+    return sym
 
 
 def _rolled(module) -> bool:
