@@ -11,9 +11,6 @@ OUT_OF_SCOPE = {
     "jax.experimental.pallas.ops.tpu.random.threefry": None,
     # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
     "jax.experimental.pallas.tpu": "core".split(),
-    # jax.extend.pallas: JAX's Pallas internals for other front ends (not built).
-    "jax.extend": "pallas".split(),
-    "jax.extend.pallas": None,
     # Effects is the frozenset class; set/take_current_trace are functions (used the same way).
     "jax.extend.core": "Effects:class set_current_trace:function take_current_trace:function".split(),
 }
