@@ -30,7 +30,7 @@ MISSING_NAMES = {
         "ds": "dslice, the Slice helper of JAX's ref indexing (traxla's refs index with slices)",
         "memory": "namespace of JAX's memory-space enum for host offloading",
         **{n: _BEHAVE for n in ("auto_pcast", "remove_size_one_mesh_axis_from_type",
-                                "default_prng_impl", "thread_guard",
+                                "thread_guard",
                                 "array_garbage_collection_guard")},
     },
     "jax.api_util": {

@@ -168,3 +168,26 @@ def test_pxla_thread_resources_physical_mesh():
             assert tr.env.physical_mesh is mesh
             assert tr.env.physical_resource_axes == {"x"} and len(tr.stack) == 2
         assert tr.env.physical_mesh.empty and len(tr.stack) == 1
+
+
+def test_small_names_libraries_use():
+    # optree: jax._src.util.HashablePartial; flax: jax._src.core.physical_aval;
+    # dm-haiku: jax.default_prng_impl (a config context manager)
+    from jax._src.util import HashablePartial as JHP
+    from traxla._src.util import HashablePartial as THP
+    for hp in (JHP, THP):
+        f = lambda a, b, c=0: a * 10 + b + c  # noqa: E731
+        p, q = hp(f, 1, c=5), hp(f, 1, c=5)
+        assert p == q and hash(p) == hash(q) and p(2) == 17 and p != hp(f, 2, c=5)
+    from jax._src.core import physical_aval as jpa
+    from traxla._src.core import physical_aval as tpa
+    assert str(tpa(tx.typeof(tx.random.key(0)))) == str(jpa(jax.typeof(jax.random.key(0))))
+    for api in (jax, tx):
+        with api.default_prng_impl("threefry2x32"):
+            assert api.default_prng_impl.value == "threefry2x32"
+        with pytest.raises(ValueError, match="new enum value must be in"):
+            with api.default_prng_impl("foo"):
+                pass
+    with pytest.raises(NotImplementedError, match="rbg"):
+        with tx.default_prng_impl("rbg"):
+            pass
