@@ -191,3 +191,20 @@ def test_small_names_libraries_use():
     with pytest.raises(NotImplementedError, match="rbg"):
         with tx.default_prng_impl("rbg"):
             pass
+
+
+def test_scipy_special_lpmn_values():
+    # e3nn-jax: jax.scipy.special.lpmn_values (deprecated in JAX, still there)
+    import warnings
+    import traxla.scipy.special as tss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import jax.scipy.special as jss
+        jlpmn = jss.lpmn_values
+    z = np.linspace(-0.9, 0.9, 5, dtype=np.float32)
+    for norm in (True, False):
+        want, got = jlpmn(3, 3, z, norm), tss.lpmn_values(3, 3, z, norm)
+        assert got.shape == want.shape == (4, 4, 5) and got.dtype == want.dtype
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError):
+        tss.lpmn_values(2, 3, z, True)
