@@ -49,6 +49,5 @@ MISSING_NAMES = {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},
     "jax.sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
-        "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built"},
+        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering"},
 }

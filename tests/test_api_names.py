@@ -51,7 +51,6 @@ LEFT_OUT = {
     },
     "sharding": {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
-        "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built",
     },
 }
 

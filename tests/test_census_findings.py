@@ -208,3 +208,15 @@ def test_scipy_special_lpmn_values():
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
     with pytest.raises(NotImplementedError):
         tss.lpmn_values(2, 3, z, True)
+
+
+def test_sharding_manual_axis_type():
+    # mujoco-mjx (warp's FFI): jax.sharding.ManualAxisType(varying=vma) as output metadata
+    for api in (jax, tx):
+        mat = api.sharding.ManualAxisType(varying=frozenset({"x"}))
+        assert mat.varying == frozenset({"x"}) and mat.unreduced == frozenset()
+        assert type(api.typeof(api.numpy.ones(2)).manual_axis_type) is api.sharding.ManualAxisType
+        s = api.ShapeDtypeStruct((2,), np.float32, manual_axis_type=mat)
+        assert s.manual_axis_type.varying == frozenset({"x"})
+        with pytest.raises(ValueError, match="varying and unreduced cannot have common"):
+            api.sharding.ManualAxisType(varying=frozenset({"x"}), unreduced=frozenset({"x"}))
