@@ -27,7 +27,7 @@ MISSING_NAMES = {
         "ds": "dslice, the Slice helper of JAX's ref indexing (traxla's refs index with slices)",
         "memory": "namespace of JAX's memory-space enum for host offloading",
         **{n: _BEHAVE for n in ("auto_pcast", "remove_size_one_mesh_axis_from_type",
-                                "default_prng_impl", "thread_guard",
+                                "thread_guard",
                                 "array_garbage_collection_guard")},
     },
     "jax.api_util": {
@@ -46,6 +46,5 @@ MISSING_NAMES = {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},
     "jax.sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
-        "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built"},
+        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering"},
 }

@@ -43,8 +43,6 @@ LEFT_OUT = {
         # submodules of JAX internals or of features traxla leaves out
         "memory": "memory-space namespace of JAX's experimental host offloading",
         **{n: _CONFIG_FLAG for n in ["auto_pcast", "remove_size_one_mesh_axis_from_type"]},
-        "default_prng_impl": "chooses the key implementation of random.key/PRNGKey among "
-                             "threefry2x32, rbg and unsafe_rbg: traxla has threefry2x32 only",
         "thread_guard": "refuses multi-process operations from another thread: jaxlib's "
                         "guard_lib state, which traxla's runtime does not consult",
         "array_garbage_collection_guard": "logs or aborts when an Array is freed by the cycle "
@@ -53,7 +51,6 @@ LEFT_OUT = {
     },
     "sharding": {
         "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
-        "ManualAxisType": "per-value manual-axis annotations of JAX 0.10: not built",
     },
 }
 

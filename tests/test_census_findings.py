@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
+import pytest
 
 import jax
 import jax.numpy as jjnp
@@ -92,3 +93,130 @@ def test_register_lowering_takes_inline_and_cacheable():
             inline=False, cacheable=False) is None
         results.append(np.asarray(api.jit(p.bind)(np.float32(1.5))))
     np.testing.assert_array_equal(results[1], results[0])
+
+
+def test_config_update_takes_val_by_keyword():
+    # klujax, sax: jax.config.update("jax_enable_x64", val=True); JAX's parameters: (name, val)
+    import inspect
+    assert list(inspect.signature(tx.config.update).parameters) == \
+        list(inspect.signature(jax.config.update).parameters)
+    before = tx.config.jax_enable_x64
+    try:
+        tx.config.update("jax_enable_x64", val=not before)
+        assert tx.config.jax_enable_x64 == (not before)
+    finally:
+        tx.config.update("jax_enable_x64", before)
+
+
+_UFUNC_NAMES = sorted(n for n in dir(jjnp) if isinstance(getattr(jjnp, n), jjnp.ufunc))
+
+
+def test_jnp_ufunc_objects_and_their_methods():
+    # tfp: jnp.add.at, jnp.maximum.reduce, ...: in JAX these are jnp.ufunc objects
+    assert _UFUNC_NAMES  # JAX's own list (add, multiply, ..., negative)
+    for name in _UFUNC_NAMES:
+        f, g = getattr(jjnp, name), getattr(jnp, name)
+        assert isinstance(g, jnp.ufunc), name
+        assert (g.__name__, g.nin, g.nout, g.nargs) == (f.__name__, f.nin, f.nout, f.nargs)
+        assert g.identity == f.identity, name
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    i = np.array([[1, 6, 3], [5, 2, 7]], np.int32)
+    idx = np.array([0, 0, 2])
+    cases = [
+        lambda np_: np_.add.reduce(x, axis=1), lambda np_: np_.add.reduce(x, axis=None),
+        lambda np_: np_.multiply.reduce(x, axis=0, keepdims=True),
+        lambda np_: np_.maximum.reduce(x, axis=1), lambda np_: np_.minimum.reduce(x),
+        lambda np_: np_.logaddexp.reduce(x, axis=1), lambda np_: np_.logaddexp2.reduce(x[0]),
+        lambda np_: np_.logaddexp.reduce(x[0], initial=2.0),
+        lambda np_: np_.bitwise_or.reduce(i, axis=1), lambda np_: np_.bitwise_xor.reduce(i),
+        lambda np_: np_.logical_xor.reduce(x > 0, axis=1),
+        lambda np_: np_.logical_and.reduce(x > 0, axis=0),
+        lambda np_: np_.add.reduce(x, axis=1, where=x > 0),
+        lambda np_: np_.add.accumulate(x, axis=1), lambda np_: np_.multiply.accumulate(i[0]),
+        lambda np_: np_.maximum.accumulate(x, axis=1),
+        lambda np_: np_.add.at(np.zeros(4, np.float32), idx, 1.5, inplace=False),
+        lambda np_: np_.subtract.at(np.ones(4, np.float32), idx, 2.0, inplace=False),
+        lambda np_: np_.multiply.at(np.full(4, 2, np.int32), idx, 3, inplace=False),
+        lambda np_: np_.add.at(np.zeros(4, bool), idx, True, inplace=False),
+        lambda np_: np_.add.reduceat(np.arange(8.0), np.array([0, 4, 6])),
+        lambda np_: np_.add.outer(np.arange(2.0), np.arange(3.0)),
+        lambda np_: np_.negative(x), lambda np_: np_.add(x, 2.0),
+    ]
+    for k, case in enumerate(cases):
+        want, got = case(jjnp), case(jnp)
+        assert got.dtype == want.dtype and got.shape == want.shape, k
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, err_msg=str(k))
+    with pytest.raises(NotImplementedError):
+        jnp.add.at(np.zeros(3), idx, 1.0)  # inplace=True, as JAX
+    # usable inside jit and as a static argument
+    assert float(tx.jit(lambda a: jnp.add.reduce(a))(x[0])) == float(x[0].sum())
+    assert hash(jnp.add) == hash(jnp.add) and jnp.add == jnp.add and jnp.add != jnp.multiply
+
+
+def test_pxla_thread_resources_physical_mesh():
+    # drjax, google-tunix: pxla.thread_resources.env.physical_mesh (the legacy `with mesh:`)
+    from traxla.interpreters import pxla
+    from jax.interpreters import pxla as jpxla
+    for api, p in ((jax, jpxla), (tx, pxla)):
+        with pytest.warns(DeprecationWarning):
+            tr = p.thread_resources
+        assert tr.env.physical_mesh.empty and tr.env.physical_mesh.axis_names == ()
+        mesh = api.make_mesh((1,), ("x",))
+        with api.sharding.set_mesh(mesh):
+            assert tr.env.physical_mesh.empty  # set_mesh is not the legacy context
+        with mesh:
+            assert tr.env.physical_mesh is mesh
+            assert tr.env.physical_resource_axes == {"x"} and len(tr.stack) == 2
+        assert tr.env.physical_mesh.empty and len(tr.stack) == 1
+
+
+def test_small_names_libraries_use():
+    # optree: jax._src.util.HashablePartial; flax: jax._src.core.physical_aval;
+    # dm-haiku: jax.default_prng_impl (a config context manager)
+    from jax._src.util import HashablePartial as JHP
+    from traxla._src.util import HashablePartial as THP
+    for hp in (JHP, THP):
+        f = lambda a, b, c=0: a * 10 + b + c  # noqa: E731
+        p, q = hp(f, 1, c=5), hp(f, 1, c=5)
+        assert p == q and hash(p) == hash(q) and p(2) == 17 and p != hp(f, 2, c=5)
+    from jax._src.core import physical_aval as jpa
+    from traxla._src.core import physical_aval as tpa
+    assert str(tpa(tx.typeof(tx.random.key(0)))) == str(jpa(jax.typeof(jax.random.key(0))))
+    for api in (jax, tx):
+        with api.default_prng_impl("threefry2x32"):
+            assert api.default_prng_impl.value == "threefry2x32"
+        with pytest.raises(ValueError, match="new enum value must be in"):
+            with api.default_prng_impl("foo"):
+                pass
+    with pytest.raises(NotImplementedError, match="rbg"):
+        with tx.default_prng_impl("rbg"):
+            pass
+
+
+def test_scipy_special_lpmn_values():
+    # e3nn-jax: jax.scipy.special.lpmn_values (deprecated in JAX, still there)
+    import warnings
+    import traxla.scipy.special as tss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import jax.scipy.special as jss
+        jlpmn = jss.lpmn_values
+    z = np.linspace(-0.9, 0.9, 5, dtype=np.float32)
+    for norm in (True, False):
+        want, got = jlpmn(3, 3, z, norm), tss.lpmn_values(3, 3, z, norm)
+        assert got.shape == want.shape == (4, 4, 5) and got.dtype == want.dtype
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError):
+        tss.lpmn_values(2, 3, z, True)
+
+
+def test_sharding_manual_axis_type():
+    # mujoco-mjx (warp's FFI): jax.sharding.ManualAxisType(varying=vma) as output metadata
+    for api in (jax, tx):
+        mat = api.sharding.ManualAxisType(varying=frozenset({"x"}))
+        assert mat.varying == frozenset({"x"}) and mat.unreduced == frozenset()
+        assert type(api.typeof(api.numpy.ones(2)).manual_axis_type) is api.sharding.ManualAxisType
+        s = api.ShapeDtypeStruct((2,), np.float32, manual_axis_type=mat)
+        assert s.manual_axis_type.varying == frozenset({"x"})
+        with pytest.raises(ValueError, match="varying and unreduced cannot have common"):
+            api.sharding.ManualAxisType(varying=frozenset({"x"}), unreduced=frozenset({"x"}))

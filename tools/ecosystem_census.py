@@ -593,7 +593,7 @@ def build_rows():
         s = (scan or {}).get("packages", {}).get(key)
         row = {"name": p["name"], "rank": p["rank"], "depends": p["depends"],
                "version": inst.get("version") or p["version"], "imports": "", "program": "",
-               "cause": ""}
+               "cause": "", "installed": bool(inst.get("ok"))}
         causes = []
         if not inst:
             row["imports"] = row["program"] = "—"
@@ -667,12 +667,14 @@ def render_table(rows):
 
 
 def summary_line(rows, stats):
-    inst = [r for r in rows if r["imports"] not in ("—", "")]
+    installed = [r for r in rows if r.get("installed")]
+    scanned = [r for r in rows if r["imports"] not in ("—", "")]
     runs = [r for r in rows if r["program"] not in ("—", "", "n/a (fails under JAX)")]
     agree = [r for r in runs if r["program"] == "yes"]
     return (f"{len(rows)} packages among PyPI's {TOP} most downloaded depend on jax; "
-            f"{len(inst)} install with jax {JAX_VERSION}; all their jax.* names resolve for "
-            f"{sum(r['imports'] == 'yes' for r in inst)} of them ({stats['names_in_jax']} "
+            f"{len(installed)} install with jax {JAX_VERSION}; of the {len(scanned)} scanned, "
+            f"{sum(r['imports'] == 'yes' for r in scanned)} import under traxla with all their "
+            f"jax.* names resolving ({stats['names_in_jax']} "
             f"distinct names that exist in JAX); {len(agree)} of {len(runs)} programs that run "
             f"under JAX give the same results under traxla.")
 

@@ -75,7 +75,7 @@ from traxla.api.config_contexts import (check_tracer_leaks, checking_leaks, debu
 from traxla.api.config_contexts import (jax2tf_associative_scan_reductions,  # noqa: E402,F401
                                         make_user_context, no_execution, no_tracing,
                                         softmax_custom_jvp)
-from traxla.api.config_contexts import allow_f16_reductions  # noqa: E402,F401
+from traxla.api.config_contexts import allow_f16_reductions, default_prng_impl  # noqa: E402,F401
 from traxla.api.config_contexts import (transfer_guard, transfer_guard_device_to_device,  # noqa: E402,F401
                                         transfer_guard_device_to_host,
                                         transfer_guard_host_to_device)

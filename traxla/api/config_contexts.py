@@ -177,6 +177,11 @@ enable_custom_prng = _FlagState(
     "Functions of traxla.random given raw uint32 keys (and PRNGKey) return typed keys, "
     "with a FutureWarning for the raw key.", default=True)
 
+default_prng_impl = _FlagState(
+    "default_prng_impl", None,
+    "The PRNG implementation of new keys: JAX's names are accepted; traxla implements "
+    "'threefry2x32' (another raises NotImplementedError).")
+
 
 allow_f16_reductions = _FlagState(
     "allow_f16_reductions", bool, "If False, `reduce_sum` on `f16` or `bf16` inputs will raise "

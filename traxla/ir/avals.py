@@ -138,6 +138,10 @@ class ManualAxisType:
     __slots__ = ("varying", "unreduced", "reduced")
 
     def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        for name, other in (("unreduced", unreduced), ("reduced", reduced)):
+            if frozenset(varying) & frozenset(other):
+                raise ValueError(f"varying and {name} cannot have common mesh axes. Got "
+                                 f"varying={frozenset(varying)} and {name}={frozenset(other)}")
         self.varying = frozenset(varying)
         self.unreduced = frozenset(unreduced)
         self.reduced = frozenset(reduced)

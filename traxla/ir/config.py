@@ -197,12 +197,13 @@ class Config:
             return name[4:]  # traxla's own options, spelled as JAX's (jax_max_retraces)
         raise AttributeError(f"Unrecognized config option: {name}")
 
-    def update(self, name: str, value):
+    def update(self, name: str, val):
         """Sets ``name`` for every thread (a thread inside a ``thread_local`` block of it
-        keeps its block's value until the block ends), as ``jax.config.update``: JAX's
-        validation and errors; a value traxla cannot honour raises NotImplementedError."""
+        keeps its block's value until the block ends), as ``jax.config.update(name, val)``
+        (JAX's parameter names: ``val=`` by keyword works): JAX's validation and errors; a
+        value traxla cannot honour raises NotImplementedError."""
         name = self._known(name)
-        value = self.check_value(name, value)
+        value = self.check_value(name, val)
         if name == "transfer_guard":  # JAX's hook: sets each direction's global value
             for direction in TRANSFER_GUARDS[1:]:
                 self.update(direction, value)

@@ -106,6 +106,8 @@ from traxla.numpy._ufuncs_numeric import (bitwise_count, bitwise_invert, bitwise
                             bitwise_not, bitwise_right_shift, cumulative_prod, cumulative_sum,
                             fmax, fmin, frexp, gcd, i0, iscomplex, isreal, isrealobj, lcm, ldexp,
                             logaddexp2, modf, packbits, sinc, spacing, trunc, unpackbits)
+from traxla.numpy._ufunc_objects import make_ufuncs as _make_ufuncs  # noqa: E402
+globals().update(_make_ufuncs(globals()))  # jnp.add & co are jnp.ufunc objects, as in JAX
 from traxla.numpy._statistics import (bartlett, blackman, corrcoef, cov, hamming, hanning, histogram,  # noqa: E402
                           histogram2d, histogram_bin_edges, histogramdd, kaiser)
 from traxla.numpy._dtypes_api import (ComplexWarning, array_repr, array_str, astype, broadcast_shapes,  # noqa: E402

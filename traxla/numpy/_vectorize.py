@@ -230,8 +230,8 @@ def _reduce_impl(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=
         if lax.dtype_of(where) != bool:
             raise ValueError(f"where argument must have dtype=bool; got "
                              f"dtype={lax.dtype_of(where)}")
-    return self._reduce_via_scan(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
-                                 where=where)
+    reduce = self._custom["reduce"] or self._reduce_via_scan
+    return reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 _call_vectorized = jit_named(_call_vectorized_impl, "_call_vectorized", ("self",))
@@ -241,7 +241,9 @@ _reduce = jit_named(_reduce_impl, "reduce", ("self", "axis", "dtype", "out", "ke
 class ufunc:
     """A ``jnp.ufunc``: an elementwise function of ``nin`` inputs with NumPy's ufunc methods
     (``outer``, ``reduce`` (a ``fori_loop``), ``accumulate``, ``at``, ``reduceat``), as JAX's
-    generic implementation. Hashable, so it can be a static argument."""
+    generic implementation, or the fast ones given (``call``, ``reduce``, ...: ``jnp.add`` is
+    one whose ``reduce`` is ``sum``). Hashable, so it can be a static argument (the fast
+    implementations are not part of its identity, as in JAX)."""
 
     def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None,
                  call=None, reduce=None, accumulate=None, at=None, reduceat=None):
@@ -251,6 +253,10 @@ class ufunc:
         self.nargs = operator.index(nargs or nin)
         self.identity = identity
         self._custom_call = call
+        self._custom = {"reduce": reduce, "accumulate": accumulate, "at": at,
+                        "reduceat": reduceat}
+        if call is not None and getattr(call, "__doc__", None):
+            self.__doc__ = call.__doc__
 
     def _key(self):
         return (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
@@ -265,6 +271,8 @@ class ufunc:
         return f"<jnp.ufunc '{self.__name__}'>"
 
     def __call__(self, *args, out=None, where=None):
+        if out is None and where is None and self._custom_call is not None:
+            return self._custom_call(*args)  # jnp.add & co: their own (eager) path and checks
         check_arraylike(self.__name__, *args)
         if out is not None:
             raise NotImplementedError(f"out argument of {self}")
@@ -334,6 +342,10 @@ class ufunc:
     def accumulate(self, a, axis=0, dtype=None, out=None):
         if self.nin != 2 or self.nout != 1:
             raise ValueError("accumulate only supported for binary ufuncs with a single output")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        if self._custom["accumulate"] is not None:
+            return self._custom["accumulate"](a, axis=axis, dtype=dtype)
         a = asarray(a if dtype is None else asarray(a, dtype=dtype))
         axis = axis % a.ndim
         moved = moveaxis(a, axis, 0)
@@ -350,6 +362,9 @@ class ufunc:
         if inplace:
             raise NotImplementedError("jnp.ufunc.at: inplace=True is not supported; pass "
                                       "inplace=False")
+        if self._custom["at"] is not None:
+            at = self._custom["at"]
+            return at(asarray(a), indices) if b is None else at(asarray(a), indices, b)
         a = asarray(a)
         if b is None:
             return a.at[indices].apply(self._call)
@@ -362,6 +377,8 @@ class ufunc:
         (each starts from its first element, as JAX's scan-based version)."""
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        if self._custom["reduceat"] is not None:
+            return self._custom["reduceat"](a, indices, axis=axis, dtype=dtype)
         a, indices = asarray(a), asarray(indices)
         if a.ndim == 0:
             raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={a.shape}")

@@ -22,6 +22,9 @@ from traxla.lowering import ModuleShardings, lower_jaxpr
 
 _config_values = _config.current  # the calling thread's view of the flags
 _mesh_stack = ThreadLocalStack()  # per thread, as JAX keeps the current mesh
+# The meshes entered with the legacy ``with mesh:`` (JAX's ``pxla.thread_resources``; a
+# ``set_mesh`` does not enter them there, as in JAX).
+legacy_meshes = ThreadLocalStack()
 
 
 def _push_mesh(mesh):
@@ -121,9 +124,11 @@ class Mesh:
 
     def __enter__(self):
         _push_mesh(self)
+        legacy_meshes.append(self)
         return self
 
     def __exit__(self, *exc):
+        legacy_meshes.pop()
         _pop_mesh()
 
 

@@ -15,7 +15,7 @@ from traxla.numpy._searching import concrete_or_error
 from traxla.scipy._special_gamma_bessel import gamma
 from traxla.scipy.special import digamma
 
-__all__ = ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]
+__all__ = ["hyp1f1", "hyp2f1", "lpmn_values", "owens_t", "sph_harm_y"]
 
 # Every series below stops after this many terms, as JAX's do.
 _MAX_TERMS = 250
@@ -410,18 +410,22 @@ def owens_t(h, a):
 
 # -- sph_harm_y -------------------------------------------------------------------------------
 
-def _gen_recurrence_mask(l_max, dtype):
+def _gen_recurrence_mask(l_max, dtype, is_normalized=True):
     """The coefficients of the three-term recurrence in the degree of the normalized functions,
     as masks over (order, degree) placed on the diagonal plane i + j == k of a 3D array (one
     slice per recurrence step)."""
     m_mat, l_mat = jnp.meshgrid(jnp.arange(l_max + 1, dtype=dtype),
                                 jnp.arange(l_max + 1, dtype=dtype), indexing='ij')
-    c0 = l_mat * l_mat
-    c1 = m_mat * m_mat
-    c2 = 2.0 * l_mat
-    c3 = (l_mat - 1.0) * (l_mat - 1.0)
-    d0 = jnp.sqrt((4.0 * c0 - 1.0) / (c0 - c1))
-    d1 = jnp.sqrt(((c2 + 1.0) * (c3 - c1)) / ((c2 - 3.0) * (c0 - c1)))
+    if is_normalized:
+        c0 = l_mat * l_mat
+        c1 = m_mat * m_mat
+        c2 = 2.0 * l_mat
+        c3 = (l_mat - 1.0) * (l_mat - 1.0)
+        d0 = jnp.sqrt((4.0 * c0 - 1.0) / (c0 - c1))
+        d1 = jnp.sqrt(((c2 + 1.0) * (c3 - c1)) / ((c2 - 3.0) * (c0 - c1)))
+    else:
+        d0 = (2.0 * l_mat - 1.0) / (l_mat - m_mat)
+        d1 = (l_mat + m_mat - 1.0) / (l_mat - m_mat)
     d0_mask_indices = jnp.triu_indices(l_max + 1, 1)
     d1_mask_indices = jnp.triu_indices(l_max + 1, 2)
     d_zeros = jnp.zeros((l_max + 1, l_max + 1), dtype=dtype)
@@ -434,8 +438,8 @@ def _gen_recurrence_mask(l_max, dtype):
     return (d0_mask_3d, d1_mask_3d)
 
 
-@jit(static_argnums=(0,))
-def _gen_associated_legendre(l_max, x):
+@jit(static_argnums=(0, 2))
+def _gen_associated_legendre(l_max, x, is_normalized=True):
     """The associated Legendre functions P_l^m(x), 0 <= m, l <= l_max, as an array of shape
     (order, degree, len(x)), normalized so that the spherical harmonics are orthonormal (JAX's
     ``is_normalized=True``, the only kind sph_harm_y uses). The diagonal and first off-diagonal
@@ -445,9 +449,14 @@ def _gen_associated_legendre(l_max, x):
     b_idx = jnp.arange(l_max, dtype=x.dtype)
     # P_0^0. JAX's jnp.sqrt keeps the Python float pi (a weak literal printed in full);
     # traxla's rounds it to float32 first, lax.sqrt keeps it as JAX does.
-    initial_value = 0.5 / lax.sqrt(np.pi)
-    f_a = jnp.cumprod(-1 * jnp.sqrt(1.0 + 0.5 / a_idx))
-    f_b = jnp.sqrt(2.0 * b_idx + 3.0)
+    if is_normalized:
+        initial_value = 0.5 / lax.sqrt(np.pi)
+        f_a = jnp.cumprod(-1 * jnp.sqrt(1.0 + 0.5 / a_idx))
+        f_b = jnp.sqrt(2.0 * b_idx + 3.0)
+    else:  # (lpmn_values(..., is_normalized=False))
+        initial_value = 1.0
+        f_a = jnp.cumprod(1.0 - 2.0 * a_idx)
+        f_b = 2.0 * b_idx + 1.0
     p = p.at[(0, 0)].set(initial_value)
 
     y = jnp.cumprod(jnp.broadcast_to(jnp.sqrt(1.0 - x * x), (l_max, x.shape[0])), axis=0)
@@ -460,7 +469,8 @@ def _gen_associated_legendre(l_max, x):
     offdiag_indices = (diag_indices[0][:l_max], diag_indices[1][:l_max] + 1)
     p = p.at[offdiag_indices].set(p_offdiag)
 
-    d0_mask_3d, d1_mask_3d = _gen_recurrence_mask(l_max, dtype=x.dtype)
+    d0_mask_3d, d1_mask_3d = _gen_recurrence_mask(l_max, dtype=x.dtype,
+                                                  is_normalized=is_normalized)
 
     def body_fun(i, p_val):
         coeff_0 = d0_mask_3d[i]
@@ -504,3 +514,20 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
         int, n_max, 'The `n_max` argument of `jnp.scipy.special.sph_harm` must '
         'be statically specified to use `sph_harm` within JAX transformations.')
     return _sph_harm(n, m, theta, phi, n_max)
+
+
+def lpmn_values(m, n, z, is_normalized):
+    """The associated Legendre functions of the first kind P_l^m(z), 0 <= m, l <= n, as an
+    array of shape (n + 1, n + 1, len(z)) (order, degree, point), as JAX's (deprecated there;
+    only ``m == n``); ``is_normalized``: scaled so that the spherical harmonics are
+    orthonormal."""
+    dtype = lax.dtype_of(z)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"z.dtype={dtype} is not supported, see docstring for supported types.")
+    if z.ndim != 1:
+        raise ValueError("z must be a 1D array.")
+    m = int(concrete_or_error(m, "Argument m of lpmn."))
+    n = int(concrete_or_error(n, "Argument n of lpmn."))
+    if m != n:
+        raise NotImplementedError("Computations for m!=n are not yet supported.")
+    return _gen_associated_legendre(n, z, bool(is_normalized))

@@ -296,6 +296,6 @@ __all__ += ["bessel_jn", "dawsn", "exp1", "expi", "spence"]
 from traxla.scipy._special_integrals import expn, fresnel, sici, wofz  # noqa: E402,F401
 
 __all__ += ["expn", "fresnel", "sici", "wofz"]
-from traxla.scipy._special_hyper import hyp1f1, hyp2f1, owens_t, sph_harm_y  # noqa: E402,F401
+from traxla.scipy._special_hyper import hyp1f1, hyp2f1, lpmn_values, owens_t, sph_harm_y  # noqa: E402,F401
 
 __all__ += ["hyp1f1", "hyp2f1", "owens_t", "sph_harm_y"]
