@@ -731,8 +731,16 @@ def stage_report(args):
     readme = os.path.join(ROOT, "README.md")
     with open(readme) as f:
         text = f.read()
-    block = (f"<!-- census -->\n{summ} The table per package (rank, how it depends on jax, "
-             "imports, program, cause of each failure) is in [docs/ecosystem.md]"
+    table = []  # the per-package table of docs/ecosystem.md
+    for line in doc:
+        if line.startswith("| package | rank"):
+            table = [line]
+        elif table and line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    block = (f"<!-- census -->\n{summ}\n\n" + "\n".join(table) + "\n\nThe names left "
+             "unresolved, by how many packages use them, are in [docs/ecosystem.md]"
              "(docs/ecosystem.md), made by `python tools/ecosystem_census.py all`.\n"
              "<!-- /census -->")
     if "<!-- census -->" in text:
