@@ -102,14 +102,10 @@ def threefry2x32(k1, k2, x1, x2, shape, module=None, key_shape=None):
     from compiled code in the last bit (``uniform(key, minval=, maxval=)`` under jit)."""
     if key_shape is None:
         key_shape = shape
-    if module is not None and _rolled(module):
-        sym = _threefry_function(module, tuple(key_shape), tuple(shape))
-        call = create_op("func.call", results=(tensor_type(shape, U32),) * 2,
-                         operands=(k1, k2, x1, x2),
-                         attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
-        return call.results[0], call.results[1]
     if module is not None and _outlined(module):
-        sym = _threefry_unrolled_function(module, tuple(key_shape), tuple(shape))
+        # The CPU's rolled function, else the other platforms' unrolled one (JAX's rules).
+        make = _threefry_function if _rolled(module) else _threefry_unrolled_function
+        sym = make(module, tuple(key_shape), tuple(shape))
         call = create_op("func.call", results=(tensor_type(shape, U32),) * 2,
                          operands=(k1, k2, x1, x2),
                          attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
@@ -142,8 +138,8 @@ def _threefry_unrolled_function(module, key_shape, shape) -> str:
 
 
 def _rolled(module) -> bool:
-    """JAX's CPU rule (rolled loops) applies: one platform, the CPU, static shapes."""
-    return module.platform == "cpu" and module.platforms is None and not module.dim_vars
+    """JAX's CPU rule (rolled loops) applies (on an ``_outlined`` module): the CPU."""
+    return module.platform == "cpu"
 
 
 def _private_function(module, name, in_types, out_types):
