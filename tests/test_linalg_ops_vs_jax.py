@@ -95,6 +95,7 @@ def _jax_case(name):
 
 def _jax_ops(name, platform):
     jax, (f, args) = _jax_case(name)
+    jax.clear_caches()  # as traxla's side: the module of a fresh process, whatever ran before
     return op_counts(jax.export.export(jax.jit(f), platforms=(platform,))(*args).mlir_module())
 
 
