@@ -29,7 +29,7 @@ from traxla.runtime import debug_checks, transfer_guard
 from traxla.runtime.array import check_not_deleted, default_sharding, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.placement import pinned_default as _pinned_default
-from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
+from traxla.runtime.xla_adapter.execution import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
 from traxla.ir.thread_state import unusual as _unusual
