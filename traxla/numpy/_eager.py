@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from traxla.api import jit
-from traxla.api.jit_function import pinned_results
+from traxla.api.jit_placement import pinned_results
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
