@@ -39,7 +39,8 @@ from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _
 from traxla.sharding import to_named
 from traxla.tracer import EvalTrace, traces as trace_core
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
-from traxla.api.jit_caches import _all_jits, _config_epoch, _forget_fast, _trace_cache, _trace_context, is_jit_state
+from traxla.api.jit_caches import (_all_jits, _config_epoch, _forget_fast, _trace_cache,
+                                   _trace_context, is_jit_state)
 from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
 from traxla.api.jit_sharding import _mesh_of_program, _placement_of, broadcast_prefix_leaves
 

@@ -17,7 +17,8 @@ One module per concern:
 Every name is re-exported here, so ``from traxla.runtime import xla_adapter as xla`` keeps
 working; a module that needs one concern imports that module. (A test that replaces a
 function replaces it where it is called: in its concern module.)"""
-from traxla.runtime.xla_adapter.clients import (  # noqa: F401  (clients first: it sets PJRT's log level)
+# (clients first: it sets PJRT's log level before jaxlib's other modules load)
+from traxla.runtime.xla_adapter.clients import (  # noqa: F401
     JAXLIB_VERSION, PluginError, _preload_nvidia_libraries, backend_started, cpu_client,
     cuda_client, device_memory_stats, devices, distributed_barrier, distributed_client,
     find_cuda_plugin, find_libtpu, heap_profile, ifrt_programs, initialize_distributed,
