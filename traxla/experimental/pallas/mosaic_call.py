@@ -17,6 +17,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
 from traxla.ir.rules.refs import AbstractRef
+from traxla.experimental.pallas.mosaic_memory import scratch_alloc
 from traxla.tracer.staging import trace_to_jaxpr
 from traxla.tracer.traces import user_source_info
 import traxla.numpy as jnp
@@ -55,7 +56,7 @@ def _space_name(space) -> str | None:
     if space is None:
         return None
     value = getattr(space, "value", space)
-    return {"vmem": "vmem", "smem": "smem", "any": "any", "hbm": "any",
+    return {"vmem": "vmem", "smem": "smem", "any": "any", "hbm": "hbm",
             "default": None, "semaphore_mem": "semaphore_mem"}.get(str(value), str(value))
 
 
@@ -140,12 +141,10 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
     scratch = []
     for s in tree_util.tree_leaves(grid_spec.scratch_shapes,
                                    is_leaf=lambda s: isinstance(s, memory_ref_type)):
-        inner = s.get_array_aval() if isinstance(s, memory_ref_type) else None
-        if not isinstance(inner, ShapedArray) or dtypes.is_extended(inner.dtype):
-            raise NotImplementedError(
-                f"Pallas kernel `{kname}`: scratch buffers of type {s} (semaphores) are "
-                "not implemented by traxla's Mosaic lowering")
-        scratch.append((_space_name(s.memory_space) or "vmem", inner))
+        try:  # (space, aval): VMEM/SMEM buffers, DMA and regular semaphores
+            scratch.append(scratch_alloc(s))
+        except NotImplementedError as e:
+            raise NotImplementedError(f"Pallas kernel `{kname}`: {e}") from None
     ref_avals = ([AbstractRef(a, "smem") for a in prefetch_avals]
                  + [AbstractRef(ShapedArray(tuple(n for n, s in zip(b.block_shape, b.squeezed)
                                                   if not s), b.array_aval.dtype), b.memory_space)
