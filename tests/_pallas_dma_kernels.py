@@ -129,6 +129,15 @@ def dma_kernels(jax, jnp, pl, pltpu, interpret=False):
             scratch_shapes=[pltpu.SemaphoreType.DMA])
         return call(gather_kernel, out_shape=S(x.shape, x.dtype), grid_spec=spec)(idx, x)
     K["dma_gather_prefetch"] = (gather, (np.array([1, 0], np.int32), x16))
+
+    # (not a DMA: a block shape that does not divide the array; the edge block is partial)
+    def partial_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2.0
+    def partial(x):
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        return call(partial_kernel, out_shape=S(x.shape, x.dtype), grid=(3,), in_specs=[spec],
+                    out_specs=spec)(x)
+    K["block_not_dividing"] = (partial, (np.ones((20, 128), np.float32),))
     return K
 
 

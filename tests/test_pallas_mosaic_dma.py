@@ -4,6 +4,8 @@ tests/_pallas_dma_kernels.py (HBM refs, DMAs, DMA and regular semaphores, ``pl.r
 ``sync_copy``; the pipelining and sparse pages' kernels) is exported for ``("tpu",)`` by JAX
 and by traxla, and the Mosaic modules are the same text (locations aside), as in
 tests/test_pallas_mosaic.py; then the errors such kernels raise."""
+import re
+
 import numpy as np
 import pytest
 
@@ -119,3 +121,54 @@ def test_unsupported_dma_and_semaphore_forms_name_the_capability():
     f = _hbm_call(adding, X, [tpltpu.SemaphoreType.BARRIER])
     with pytest.raises(NotImplementedError, match="`adding`: .*barrier semaphores"):
         _export(f, X)
+
+
+# -- bad kernels (issue #42, item 6): the kernel, the operation and the user's line ----------
+
+def _notes(info):
+    return "\n".join(getattr(info.value, "__notes__", []))
+
+
+def test_wrong_ref_rank_names_the_kernel_line():
+    def rank_store(x_ref, o_ref):
+        o_ref[...] = x_ref[...]  # (16, 128) into a (1, 16, 128) ref
+
+    f = tpl.pallas_call(rank_store, out_shape=traxla.ShapeDtypeStruct((1, 16, 128), tnp.float32))
+    with pytest.raises(ValueError, match=r"Invalid shape for `swap`.*Value shape: \(16, 128\)") \
+            as info:
+        _export(f, X)
+    assert re.search(r"Pallas kernel `rank_store` at .*test_pallas_mosaic_dma.py:\d+ "
+                     r"\(rank_store\), a pallas_call at", _notes(info))
+
+    def rank_index(x_ref, o_ref):
+        o_ref[0, 0, 0] = x_ref[0, 0]
+
+    f = tpl.pallas_call(rank_index, out_shape=traxla.ShapeDtypeStruct(X.shape, X.dtype))
+    with pytest.raises(ValueError, match=r"`indices` must not be longer than `shape`: "
+                                         r"indices=\(0, 0, 0\), shape=\(16, 128\)") as info:
+        _export(f, X)
+    assert re.search(r"`rank_index` at .*test_pallas_mosaic_dma.py:\d+ \(rank_index\)",
+                     _notes(info))
+
+
+def test_index_map_of_wrong_arity_names_its_line():
+    spec = tpl.BlockSpec((8, 128), lambda i: i)
+    f = tpl.pallas_call(lambda x_ref, o_ref: None, name="arity",
+                        out_shape=traxla.ShapeDtypeStruct(X.shape, X.dtype), grid=(2,),
+                        in_specs=[spec], out_specs=tpl.BlockSpec((8, 128), lambda i: (i, 0)))
+    with pytest.raises(ValueError, match=r"`arity`: the index map <lambda> at "
+                       r".*test_pallas_mosaic_dma.py:\d+ of the block spec for inputs\[0\] "
+                       r"returned 1 indices for an array of rank 2"):
+        _export(f, X)
+
+
+def test_vector_from_smem_and_scalar_into_vmem():
+    def smem_vector(s_ref, o_ref):
+        o_ref[...] = s_ref[...]
+
+    f = tpl.pallas_call(smem_vector, out_shape=traxla.ShapeDtypeStruct((8, 128), tnp.float32),
+                        in_specs=[tpl.BlockSpec(memory_space=tpltpu.SMEM)])
+    with pytest.raises(ValueError, match=r"`smem_vector`: Mosaic cannot lower the operation "
+                       r"`get` at .*test_pallas_mosaic_dma.py:\d+.*: Can only load scalars "
+                       r"from SMEM"):
+        _export(f, X[:8])
