@@ -130,6 +130,23 @@ def dma_kernels(jax, jnp, pl, pltpu, interpret=False):
         return call(gather_kernel, out_shape=S(x.shape, x.dtype), grid_spec=spec)(idx, x)
     K["dma_gather_prefetch"] = (gather, (np.array([1, 0], np.int32), x16))
 
+    # run_scoped with keyword allocations: SMEM, an array of regular semaphores; a DMA
+    # of priority 1 into SMEM, a scalar read back
+    def scoped_smem_kernel(s_hbm, x_ref, o_ref):
+        def body(s_smem, sems, dsem):
+            pltpu.async_copy(s_hbm, s_smem, dsem, priority=1).wait()
+            pl.semaphore_signal(sems.at[1], s_smem[0, 0])
+            n = pl.semaphore_read(sems.at[1])
+            pl.semaphore_wait(sems.at[1], n)
+            o_ref[...] = x_ref[...] * s_smem[0, 1].astype(jnp.float32)
+        pl.run_scoped(body, s_smem=pltpu.SMEM((8, 128), jnp.int32),
+                      sems=pltpu.SemaphoreType.REGULAR((2,)), dsem=pltpu.SemaphoreType.DMA)
+    def scoped_smem(s, x):
+        return call(scoped_smem_kernel, out_shape=S(x.shape, x.dtype),
+                    in_specs=[ANY, pl.BlockSpec(memory_space=pltpu.VMEM)])(s, x)
+    K["dma_scoped_smem"] = (scoped_smem, (np.arange(8 * 128, dtype=np.int32).reshape(8, 128) + 3,
+                                          np.ones((8, 128), np.float32)))
+
     # (not a DMA: a block shape that does not divide the array; the edge block is partial)
     def partial_kernel(x_ref, o_ref):
         o_ref[...] = x_ref[...] * 2.0
