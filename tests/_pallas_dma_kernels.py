@@ -293,3 +293,68 @@ def doc_kernels(jax, jnp, pl, pltpu, interpret=False):
         np.ones((2 * blk, 2 * blk), bf16),
         np.stack([np.tril(np.ones((blk, blk), np.int32)), np.ones((blk, blk), np.int32)])))
     return K
+
+
+def distributed_kernels(jax, jnp, pl, pltpu, interpret=False):
+    """docs/pallas/tpu/distributed.md's right permute and all-gather kernels (remote DMAs
+    to the mesh neighbour, ``lax.axis_index`` in the kernel) on a mesh of one device, the
+    most one chip holds (so each DMA reaches the device itself)."""
+    K = {}
+    lax = jax.lax
+    P = jax.sharding.PartitionSpec
+    num_devices = 1
+    mesh = jax.make_mesh((num_devices,), ("x",))
+    partition = P()  # (one device: the page's P(None, 'x') shards over it alike)
+
+    def right_permute_kernel(input_ref, output_ref, send_sem, recv_sem):
+        my_id = lax.axis_index("x")
+        right_neighbor = lax.rem(my_id + 1, num_devices)
+        remote_copy_op = pltpu.make_async_remote_copy(
+            src_ref=input_ref, dst_ref=output_ref, send_sem=send_sem, recv_sem=recv_sem,
+            device_id=(right_neighbor,), device_id_type=pl.DeviceIdType.MESH)
+        remote_copy_op.start()
+        remote_copy_op.wait()
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=0, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec(memory_space=pl.ANY),
+        scratch_shapes=([pltpu.SemaphoreType.DMA] * 2))
+    right_permute = pl.pallas_call(right_permute_kernel,
+                                   out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
+                                   grid_spec=grid_spec, interpret=interpret)
+    K["doc_distributed_right_permute"] = (jax.shard_map(
+        right_permute, mesh=mesh, in_specs=partition, out_specs=partition, check_vma=False),
+        (np.arange(8 * 128, dtype=np.float32).reshape(8, 128),))
+
+    def all_gather_kernel(input_ref, output_ref, local_copy_sem, send_sem, recv_sems):
+        outer_step = pl.program_id(0)
+        my_id = lax.axis_index("x")
+        right_neighbor = lax.rem(my_id + 1, num_devices)
+        copy_slot = my_id - outer_step
+        copy_slot = lax.rem(copy_slot + num_devices, num_devices)
+
+        @pl.when(outer_step == 0)
+        def _():
+            local_copy_op = pltpu.make_async_copy(
+                src_ref=input_ref, dst_ref=output_ref.at[my_id], sem=local_copy_sem)
+            local_copy_op.start()
+            local_copy_op.wait()
+
+        remote_copy_op = pltpu.make_async_remote_copy(
+            src_ref=output_ref.at[copy_slot], dst_ref=output_ref.at[copy_slot],
+            send_sem=send_sem, recv_sem=recv_sems.at[outer_step],
+            device_id=(right_neighbor,), device_id_type=pl.DeviceIdType.MESH)
+        remote_copy_op.start()
+        remote_copy_op.wait()
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=0, in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec(memory_space=pl.ANY),
+        scratch_shapes=([pltpu.SemaphoreType.DMA] * 2
+                        + [pltpu.SemaphoreType.DMA((num_devices,))]),
+        grid=(num_devices,))  # (the page's num_devices - 1 steps: one, to run at all)
+    all_gather = pl.pallas_call(
+        all_gather_kernel, out_shape=jax.ShapeDtypeStruct((num_devices, 8, 128), jnp.float32),
+        grid_spec=grid_spec, interpret=interpret)
+    K["doc_distributed_all_gather"] = (jax.shard_map(
+        all_gather, mesh=mesh, in_specs=partition, out_specs=partition, check_vma=False),
+        (np.arange(8 * 128, dtype=np.float32).reshape(8, 128),))
+    return K

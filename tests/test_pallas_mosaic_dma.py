@@ -1,7 +1,8 @@
 """Pallas TPU kernels that move their own memory (issue #42, item 1) and those of JAX's
 Pallas TPU pages (item 4), compiled for the TPU and checked without a chip: each kernel of
 tests/_pallas_dma_kernels.py (HBM refs, DMAs, DMA and regular semaphores, ``pl.run_scoped``,
-``sync_copy``; the pipelining and sparse pages' kernels) is exported for ``("tpu",)`` by JAX
+``sync_copy``; the pipelining, sparse and distributed pages' kernels, the last on a
+one-device mesh: remote DMAs, ``lax.axis_index``) is exported for ``("tpu",)`` by JAX
 and by traxla, and the Mosaic modules are the same text (locations aside), as in
 tests/test_pallas_mosaic.py; then the errors such kernels raise."""
 import re
@@ -15,7 +16,7 @@ from traxla import export as texport
 from traxla.experimental import pallas as tpl
 from traxla.experimental.pallas import tpu as tpltpu
 
-from _pallas_dma_kernels import dma_kernels, doc_kernels
+from _pallas_dma_kernels import distributed_kernels, dma_kernels, doc_kernels
 from test_pallas_mosaic import _custom_call
 
 jax = pytest.importorskip("jax")
@@ -23,8 +24,10 @@ import jax.numpy as jjnp  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 
-TRAXLA = {**dma_kernels(traxla, tnp, tpl, tpltpu), **doc_kernels(traxla, tnp, tpl, tpltpu)}
-JAX = {**dma_kernels(jax, jjnp, jpl, jpltpu), **doc_kernels(jax, jjnp, jpl, jpltpu)}
+TRAXLA = {**dma_kernels(traxla, tnp, tpl, tpltpu), **doc_kernels(traxla, tnp, tpl, tpltpu),
+          **distributed_kernels(traxla, tnp, tpl, tpltpu)}
+JAX = {**dma_kernels(jax, jjnp, jpl, jpltpu), **doc_kernels(jax, jjnp, jpl, jpltpu),
+       **distributed_kernels(jax, jjnp, jpl, jpltpu)}
 # (sparse.md's masked matmul reads a ref only for its shape, `zeros_like(acc[...])`: JAX's
 # kernel DCE drops that load; it joins the comparison with traxla's kernel DCE)
 COMPARED = sorted(set(TRAXLA) - {"doc_sparse_mask_matmul"})
@@ -172,3 +175,17 @@ def test_vector_from_smem_and_scalar_into_vmem():
                        r"`get` at .*test_pallas_mosaic_dma.py:\d+.*: Can only load scalars "
                        r"from SMEM"):
         _export(f, X[:8])
+
+
+def test_remote_copy_outside_shard_map():
+    def remote(x_hbm, o_hbm, send, recv):
+        tpltpu.make_async_remote_copy(x_hbm, o_hbm, send, recv, device_id=(0,)).start()
+
+    f = tpl.pallas_call(remote, out_shape=traxla.ShapeDtypeStruct(X.shape, X.dtype),
+                        in_specs=[tpl.BlockSpec(memory_space=tpl.ANY)],
+                        out_specs=tpl.BlockSpec(memory_space=tpl.ANY),
+                        scratch_shapes=[tpltpu.SemaphoreType.DMA] * 2)
+    with pytest.raises(ValueError, match=r"`remote`: Mosaic cannot lower the operation "
+                       r"`dma_start` at .*: Cannot use communication in pallas_call without "
+                       r"shard_map."):
+        _export(f, X)

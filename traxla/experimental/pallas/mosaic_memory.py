@@ -77,21 +77,46 @@ def _flat(*pairs):
     return operands, tuple(trees)
 
 
-def dma_start(src_ref, dst_ref, sem, *, priority=0, add=False):
+def _device_id(device_id, device_id_type):
+    """A remote operation's device id as operands (a mesh id: one per mesh axis) and its
+    kind ("mesh" or "logical")."""
+    if device_id is None:
+        return [], "mesh"
+    kind = str(getattr(device_id_type, "value", device_id_type) or "mesh").lower()
+    if isinstance(device_id, dict):
+        raise NotImplementedError("a device id given as a dict of mesh axes is not "
+                                  "implemented by traxla's Mosaic lowering")
+    leaves = tree_util.tree_leaves(device_id)
+    if kind == "logical" and len(leaves) != 1:
+        raise ValueError(f"A logical device id is one integer; got {device_id!r}")
+    return leaves, kind
+
+
+def dma_start(src_ref, dst_ref, sem, *, src_sem=None, device_id=None, device_id_type=None,
+              priority=0, add=False):
+    pairs = [(src_ref, "DMA source"), (dst_ref, "DMA destination"), (sem, "DMA semaphore")]
+    if src_sem is not None:
+        pairs.append((src_sem, "DMA source semaphore"))
+    operands, trees = _flat(*pairs)
+    dev, kind = _device_id(device_id, device_id_type)
+    dma_start_p.bind(*operands, *dev, trees=trees, priority=int(priority), add=bool(add),
+                     ndev=len(dev), device_id_type=kind)
+
+
+def dma_wait(src_ref, dst_ref, sem, *, device_id=None, device_id_type=None,
+             insert_dummy_device=False):
     operands, trees = _flat((src_ref, "DMA source"), (dst_ref, "DMA destination"),
                             (sem, "DMA semaphore"))
-    dma_start_p.bind(*operands, trees=trees, priority=int(priority), add=bool(add))
+    dev, kind = _device_id(device_id, device_id_type)
+    dma_wait_p.bind(*operands, *dev, trees=trees, ndev=len(dev), device_id_type=kind,
+                    insert_dummy_device=bool(insert_dummy_device))
 
 
-def dma_wait(src_ref, dst_ref, sem):
-    operands, trees = _flat((src_ref, "DMA source"), (dst_ref, "DMA destination"),
-                            (sem, "DMA semaphore"))
-    dma_wait_p.bind(*operands, trees=trees)
-
-
-def semaphore_signal(sem, inc=1):
+def semaphore_signal(sem, inc=1, *, device_id=None, device_id_type=None):
     operands, trees = _flat((sem, "semaphore_signal's semaphore"))
-    semaphore_signal_p.bind(*operands, inc, trees=trees)
+    dev, kind = _device_id(device_id, device_id_type)
+    semaphore_signal_p.bind(*operands, inc, *dev, trees=trees, ndev=len(dev),
+                            device_id_type=kind)
 
 
 def semaphore_wait(sem, value=1, decrement=True):

@@ -55,12 +55,15 @@ class AsyncCopyDescriptor:
     dst_sem: Any
     src_sem: Any = None
     device_id: Any = None
+    device_id_type: Any = None
 
     def start(self, priority: int = 0, *, add: bool = False):
         if _compiled():
             from traxla.experimental.pallas import mosaic_memory
-            return mosaic_memory.dma_start(self.src_ref, self.dst_ref, self.dst_sem,
-                                           priority=priority, add=add)
+            return mosaic_memory.dma_start(
+                self.src_ref, self.dst_ref, self.dst_sem, src_sem=self.src_sem,
+                device_id=self.device_id, device_id_type=self.device_id_type,
+                priority=priority, add=add)
         value = self.src_ref[...]
         if add:
             value = self.dst_ref[...] + value
@@ -70,18 +73,31 @@ class AsyncCopyDescriptor:
 
     def wait(self):
         if _compiled():
-            from traxla.experimental.pallas import mosaic_memory
-            return mosaic_memory.dma_wait(self.src_ref, self.dst_ref, self.dst_sem)
+            if self.src_sem is not None:  # a remote copy: the send, then the receive
+                self.wait_send()
+            return self.wait_recv()
         _sem_add(self.dst_sem, -1)
         if self.src_sem is not None:
             self.wait_send()
 
     def wait_recv(self):
         if _compiled():
-            return self.wait()
+            from traxla.experimental.pallas import mosaic_memory
+            return mosaic_memory.dma_wait(self.src_ref, self.dst_ref, self.dst_sem,
+                                          device_id=self.device_id,
+                                          device_id_type=self.device_id_type)
         _sem_add(self.dst_sem, -1)
 
     def wait_send(self):
+        if _compiled():
+            if self.src_sem is None:
+                raise ValueError("Cannot `wait_send` on a local copy.")
+            from traxla.experimental.pallas import mosaic_memory
+            # (JAX waits on the send semaphore with source and destination swapped)
+            return mosaic_memory.dma_wait(self.dst_ref, self.src_ref, self.src_sem,
+                                          device_id=self.device_id,
+                                          device_id_type=self.device_id_type,
+                                          insert_dummy_device=True)
         _sem_add(self.src_sem, -1)
 
 
@@ -112,12 +128,22 @@ def sync_copy(src_ref, dst_ref, *, add: bool = False):
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                            device_id_type=DeviceIdType.MESH):
-    raise _remote("make_async_remote_copy")
+    """A DMA to ``dst_ref`` on the device ``device_id`` (a compiled kernel inside a
+    ``shard_map``; interpret mode does not reach other devices)."""
+    if not _compiled():
+        raise _remote("make_async_remote_copy")
+    copy = AsyncCopyDescriptor(src_ref, dst_ref, recv_sem, send_sem, device_id)
+    copy.device_id_type = device_id_type
+    return copy
 
 
 def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                       device_id_type=DeviceIdType.MESH):
-    raise _remote("async_remote_copy")
+    """Starts a remote DMA and returns its descriptor."""
+    copy = make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                                  device_id_type)
+    copy.start()
+    return copy
 
 
 def get_barrier_semaphore():
@@ -127,14 +153,15 @@ def get_barrier_semaphore():
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,
                      core_index=None):
     """Adds ``inc`` to a semaphore."""
-    if device_id is not None:
-        raise _remote("semaphore_signal with a device_id")
     if _compiled():
         if core_index is not None:
             raise NotImplementedError("semaphore_signal with a core_index (another core) is "
                                       "not implemented by traxla's Mosaic lowering")
         from traxla.experimental.pallas import mosaic_memory
-        return mosaic_memory.semaphore_signal(sem_or_view, inc)
+        return mosaic_memory.semaphore_signal(sem_or_view, inc, device_id=device_id,
+                                              device_id_type=device_id_type)
+    if device_id is not None:
+        raise _remote("semaphore_signal with a device_id")
     _sem_add(sem_or_view, inc)
 
 

@@ -40,14 +40,15 @@ for _p in (dma_start_p, dma_wait_p, semaphore_signal_p, semaphore_wait_p, semaph
     def_effects(_p, lambda params: frozenset({ref_effect}))
 
 
-def split_refs(operands, trees):
-    """``[(ref, index operands), ...]``, one per ``RefIndexer`` of ``trees``."""
+def split_refs(operands, trees, ndev=0):
+    """``[(ref, index operands), ...]``, one per ``RefIndexer`` of ``trees`` (the last
+    ``ndev`` operands, a remote DMA's device id, are not refs)."""
     out, k = [], 0
     for tree in trees:
         n = tree.num_operands
         out.append((operands[k], list(operands[k + 1:k + 1 + n])))
         k += 1 + n
-    if k != len(operands):
+    if k + ndev != len(operands):
         raise ValueError(f"{len(operands)} operands for the indexers {trees}")
     return out
 
@@ -59,8 +60,8 @@ def view_shape(ref_aval, tree) -> tuple:
     return tuple(d[2] if d[0] == "slice" else d[1] for d in tree.dims if d[0] != "int")
 
 
-def _check_refs(name, avals, trees):
-    for (ref, idx), tree in zip(split_refs(avals, trees), trees):
+def _check_refs(name, avals, trees, ndev=0):
+    for (ref, idx), tree in zip(split_refs(avals, trees, ndev), trees):
         if not is_ref_aval(ref):
             raise ValueError(f"DMA source/destination/semaphore arguments must be Refs "
                              f"({name}); got {ref}.")
@@ -68,8 +69,8 @@ def _check_refs(name, avals, trees):
             if a.shape or not np.issubdtype(a.dtype, np.integer):
                 raise TypeError(f"{name}: a ref is indexed by integer scalars here; got "
                                 f"{a.str_short(False)}")
-    return [(ref, view_shape(ref, tree)) for (ref, _), tree in zip(split_refs(avals, trees),
-                                                                     trees)]
+    return [(ref, view_shape(ref, tree))
+            for (ref, _), tree in zip(split_refs(avals, trees, ndev), trees)]
 
 
 def _check_semaphore(name, sem, shape, kinds):
@@ -86,12 +87,19 @@ def _check_semaphore(name, sem, shape, kinds):
 
 
 def _dma_typing(name):
-    def rule(*avals, trees, priority=0, add=False):
+    def rule(*avals, trees, priority=0, add=False, ndev=0, **_):
         if priority < 0:
             raise ValueError(f"DMA start priority must be non-negative: {priority}")
-        (src, src_shape), (dst, dst_shape), (sem, sem_shape) = _check_refs(name, avals, trees)
+        refs = _check_refs(name, avals, trees, ndev)
+        (src, src_shape), (dst, dst_shape), (sem, sem_shape) = refs[:3]
         _check_semaphore(name, sem, sem_shape, ("dma_semaphore",) if name == "dma_wait"
                          else SEMAPHORE_SPACES)
+        for (src_sem, shape) in refs[3:]:  # a remote DMA's source (send) semaphore
+            _check_semaphore(name, src_sem, shape, SEMAPHORE_SPACES)
+        for a in avals[len(avals) - ndev:] if ndev else ():
+            if a.shape or not np.issubdtype(a.dtype, np.integer):
+                raise TypeError(f"{name}: a device id is an integer scalar; got "
+                                f"{a.str_short(False)}")
         if src_shape != dst_shape:
             raise ValueError(f"DMA source and destination must have the same shape: the "
                              f"source is {src_shape}, the destination {dst_shape}.")
@@ -107,7 +115,8 @@ def_typing(dma_wait_p, _dma_typing("dma_wait"))
 
 
 def _semaphore_typing(name, kinds=("semaphore",)):
-    def rule(*avals, trees, **_):
+    def rule(*avals, trees, ndev=0, **_):
+        avals = avals[:len(avals) - ndev]  # (semaphore_signal's device id, at the end)
         refs = _check_refs(name, avals[:len(avals) - (name != "read")], trees)
         (sem, shape), = refs
         _check_semaphore(name, sem, shape, kinds)

@@ -109,6 +109,7 @@ class KernelContext:
         self.eqn = None
         self.used = set()  # the variables the jaxpr being lowered reads
         self.squeezed = []  # (memref value, which of its dimensions the kernel's ref lacks)
+        self.mesh = None  # the enclosing shard_map's mesh (axis_index, remote DMAs)
 
     def squeezed_dims(self, ref):
         for value, mask in self.squeezed:
@@ -281,8 +282,9 @@ def check_blocks(spec) -> None:
                else " (the TPU's VMEM)") + "; use smaller blocks.")
 
 
-def build_module(spec) -> ir.Module:
-    """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
+def build_module(spec, mesh=None) -> ir.Module:
+    """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec` (``mesh``: the
+    enclosing ``shard_map``'s, for ``axis_index`` and remote DMAs)."""
     check_blocks(spec)
     from traxla.lowering.mosaic import control_flow, memory, rules  # noqa: F401  (the rules)
     i32 = ir.IntegerType.get_signless(32)
@@ -302,6 +304,7 @@ def build_module(spec) -> ir.Module:
         with ir.InsertionPoint(entry):
             args = list(entry.arguments)
             ctx = KernelContext(spec.name, grid, args[:len(grid)])
+            ctx.mesh = mesh
             first = len(grid) + len(prefetch_types)
             ctx.squeezed = [(args[first + i], b.squeezed) for i, b in enumerate(blocks)
                             if any(b.squeezed)]

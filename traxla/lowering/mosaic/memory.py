@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir.rules.pallas_memory import split_refs
-from traxla.lowering.mosaic.dialects import ir, memref, tpu
+from traxla.lowering.mosaic.dialects import arith, ir, memref, tpu
 from traxla.lowering.mosaic.kernel import (Lit, constant, element_type, ensure_value,
                                            memref_type, register, value_type)
 
@@ -74,10 +74,10 @@ def _view(ctx, ref, idx, tree):
     return out
 
 
-def _views(ctx, operands, trees):
+def _views(ctx, operands, trees, ndev=0):
     """The views of the equation's refs, made last first (JAX's nesting of transformed
     refs), returned in order."""
-    pairs = split_refs(operands, trees)
+    pairs = split_refs(operands, trees, ndev)
     views = [None] * len(pairs)
     for k in reversed(range(len(pairs))):
         ref, idx = pairs[k]
@@ -85,28 +85,62 @@ def _views(ctx, operands, trees):
     return views
 
 
-def _check_dma(ctx, trees):
-    (src, _), (dst, _), _ = split_refs(ctx.avals_in, trees)
+def _device_id(ctx, ids, kind):
+    """A remote operation's logical device id (JAX's ``device_id_to_logical``): a mesh id
+    is ``sum(id * stride)`` over the axes of the enclosing ``shard_map``'s mesh."""
+    if not ids:
+        return None
+    if kind == "logical":
+        return ids[0]
+    mesh = ctx.mesh
+    if mesh is None:
+        raise ValueError("Cannot use communication in pallas_call without shard_map.")
+    sizes = list(mesh.axis_sizes)
+    strides = [int(np.prod(sizes[k + 1:])) for k in range(len(sizes))]
+    if len(ids) != len(strides):
+        raise ValueError("Number of device ids must match the number of mesh axes, but got "
+                         f"{len(ids)} ids for a {len(strides)}D mesh.")
+    total = None
+    for x, stride in zip(ids, strides):  # Python's sum(): 0 + a * b + ...
+        term = arith.muli(x, constant(stride, _i32()))
+        total = arith.addi(constant(0, _i32()) if total is None else total, term)
+    return total
+
+
+def _check_dma(ctx, trees, ndev):
+    (src, _), (dst, _) = split_refs(ctx.avals_in, trees, ndev)[:2]
     if np.dtype(src.dtype) == np.bool_:
         raise NotImplementedError("DMAs with bool dtypes are not supported.")
 
 
 @register("dma_start")
-def _dma_start(ctx, *operands, trees, priority, add):
+def _dma_start(ctx, *operands, trees, priority, add, ndev=0, device_id_type="mesh"):
     if add:
         raise NotImplementedError("DMA with add=True is not supported.")
-    _check_dma(ctx, trees)
-    src, dst, sem = _views(ctx, _literals(operands, ctx.avals_in), trees)
-    tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem, source_semaphore=None,
-                    device_id=None, core_id=None, priority=priority)
+    _check_dma(ctx, trees, ndev)
+    operands = _literals(operands, ctx.avals_in)
+    device_id = _device_id(ctx, operands[len(operands) - ndev:] if ndev else [],
+                           device_id_type)
+    src, dst, sem, *src_sem = _views(ctx, operands, trees, ndev)
+    tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem,
+                    source_semaphore=src_sem[0] if src_sem else None, device_id=device_id,
+                    core_id=None, priority=priority)
     return []
 
 
 @register("dma_wait")
-def _dma_wait(ctx, *operands, trees):
-    _check_dma(ctx, trees)
-    src, dst, sem = _views(ctx, _literals(operands, ctx.avals_in), trees)
-    tpu.wait_dma2(sem, src, dst, device_id=None, core_id=None)
+def _dma_wait(ctx, *operands, trees, ndev=0, device_id_type="mesh",
+              insert_dummy_device=False):
+    _check_dma(ctx, trees, ndev)
+    operands = _literals(operands, ctx.avals_in)
+    if insert_dummy_device:  # (JAX's wait on a remote copy's send semaphore)
+        device_id = core_id = constant(0, _i32())
+    else:
+        device_id = _device_id(ctx, operands[len(operands) - ndev:] if ndev else [],
+                               device_id_type)
+        core_id = None
+    src, dst, sem = _views(ctx, operands, trees, ndev)
+    tpu.wait_dma2(sem, src, dst, device_id=device_id, core_id=core_id)
     return []
 
 
@@ -119,11 +153,14 @@ def _value(x, aval):
 
 
 @register("semaphore_signal")
-def _semaphore_signal(ctx, *operands, trees):
+def _semaphore_signal(ctx, *operands, trees, ndev=0, device_id_type="mesh"):
     operands = _literals(operands, ctx.avals_in)
-    value = _value(operands[-1], ctx.avals_in[-1])
+    if ndev:
+        operands, ids = operands[:-ndev], operands[-ndev:]
+    value = _value(operands[-1], ctx.avals_in[len(operands) - 1])
     sem, = _views(ctx, operands[:-1], trees)
-    tpu.sem_signal(sem, value, device_id=None, core_id=None)
+    device_id = _device_id(ctx, ids, device_id_type) if ndev else None
+    tpu.sem_signal(sem, value, device_id=device_id, core_id=None)
     return []
 
 
@@ -169,3 +206,21 @@ def _multiple_of(ctx, x, *, values):
     for multiple in values:
         x = tpu.assume_multiple(x, multiple)
     return x
+
+
+@register("axis_index")
+def _axis_index(ctx, *, axis_name):
+    """The index along a mesh axis of the enclosing ``shard_map`` (JAX's: from
+    ``tpu.device_id``, row-major over the mesh)."""
+    device_id = tpu.device_id()
+    mesh = ctx.mesh
+    if mesh is None:
+        raise ValueError("Mesh context is not set.")
+    names = list(mesh.axis_names)
+    if isinstance(axis_name, (tuple, list)) or axis_name not in names:
+        raise NotImplementedError(f"axis_index of {axis_name!r} in a Pallas kernel (mesh "
+                                  f"axes {tuple(names)})")
+    k = names.index(axis_name)
+    size = constant(mesh.axis_sizes[k], _i32())
+    minor = constant(int(np.prod(mesh.axis_sizes[k + 1:])), _i32())
+    return arith.remsi(arith.divsi(device_id, minor), size)
