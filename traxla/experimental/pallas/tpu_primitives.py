@@ -147,7 +147,12 @@ def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
 
 
 def get_barrier_semaphore():
-    raise _remote("get_barrier_semaphore")
+    """The barrier semaphore of the call's ``collective_id`` (a compiled kernel inside a
+    ``shard_map``; interpret mode does not reach other devices)."""
+    if not _compiled():
+        raise _remote("get_barrier_semaphore")
+    from traxla.ir.rules.pallas_memory import get_barrier_semaphore_p
+    return get_barrier_semaphore_p.bind()
 
 
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,

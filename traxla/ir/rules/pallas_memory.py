@@ -16,10 +16,10 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import def_effects
 from traxla.ir.rules.pallas import KernelPrimitive
-from traxla.ir.rules.refs import is_ref_aval, ref_effect
+from traxla.ir.rules.refs import AbstractRef, is_ref_aval, ref_effect
 from traxla.ir.primitive import def_typing
 
-SEMAPHORE_SPACES = ("dma_semaphore", "semaphore")
+SEMAPHORE_SPACES = ("dma_semaphore", "semaphore", "barrier_semaphore")
 
 
 class RefKernelPrimitive(KernelPrimitive):
@@ -130,8 +130,8 @@ def _semaphore_typing(name, kinds=("semaphore",)):
     return rule
 
 
-def_typing(semaphore_signal_p, _semaphore_typing("signal"))
-def_typing(semaphore_wait_p, _semaphore_typing("wait"))
+def_typing(semaphore_signal_p, _semaphore_typing("signal", ("semaphore", "barrier_semaphore")))
+def_typing(semaphore_wait_p, _semaphore_typing("wait", ("semaphore", "barrier_semaphore")))
 def_typing(semaphore_read_p, _semaphore_typing("read", SEMAPHORE_SPACES))
 
 
@@ -152,3 +152,10 @@ def _multiple_of_typing(x, *, values):
 
 
 def_typing(multiple_of_p, _multiple_of_typing)
+
+
+# pltpu.get_barrier_semaphore(): the barrier semaphore of the call's collective_id
+get_barrier_semaphore_p = RefKernelPrimitive("get_barrier_semaphore")
+def_effects(get_barrier_semaphore_p, lambda params: frozenset({ref_effect}))
+def_typing(get_barrier_semaphore_p,
+           lambda: AbstractRef(ShapedArray((), np.dtype(np.int32)), "barrier_semaphore"))

@@ -76,8 +76,9 @@ def value_type(aval) -> ir.Type:
 def memref_type(shape, dtype, space) -> ir.Type:
     """A ref's memref type; a semaphore (``space`` "dma_semaphore" or "semaphore") is an
     array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``."""
-    if space in ("dma_semaphore", "semaphore"):
-        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
+    if space in ("dma_semaphore", "semaphore", "barrier_semaphore"):
+        elt = "dma_semaphore" if space == "dma_semaphore" else "semaphore"
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{elt}"),
                                  memory_space=memory_space("semaphore_mem"))
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))

@@ -224,3 +224,8 @@ def _axis_index(ctx, *, axis_name):
     size = constant(mesh.axis_sizes[k], _i32())
     minor = constant(int(np.prod(mesh.axis_sizes[k + 1:])), _i32())
     return arith.remsi(arith.divsi(device_id, minor), size)
+
+
+@register("get_barrier_semaphore")
+def _get_barrier_semaphore(ctx):
+    return tpu.sem_barrier(memref_type((), np.int32, "barrier_semaphore"))

@@ -28,6 +28,8 @@ def backend_config(body: bytes, spec, has_communication: bool = False) -> str:
     parts = ['{"custom_call_config": {"body": "', base64.b64encode(body).decode("ascii"), '"']
     if has_communication:  # (remote DMAs and semaphores: JAX's has_communication)
         parts.append(', "has_communication": true')
+    if params is not None and getattr(params, "collective_id", None) is not None:
+        parts.append(f', "collective_id": {int(params.collective_id)}')
     if params is not None and getattr(params, "allow_input_fusion", None) is not None:
         parts.append(', "serialization_format": 1, "needs_layout_passes": true')
         parts.append(', "allow_input_fusion": [' + ",".join(
