@@ -102,8 +102,8 @@ def test_compiled_dma_kernel_agrees_with_interpret_mode(name):
                                   "doc_distributed_reduce_scatter"])
 def test_distributed_page_kernels_on_one_chip(name):
     """docs/pallas/tpu/distributed.md's right permute, all-gather, all-reduce and
-    reduce-scatter on a one-device mesh: each remote DMA and signal reaches the chip itself, so the result is
-    the input (interpret mode does not reach other devices)."""
+    reduce-scatter on a one-device mesh: each remote DMA and signal reaches the chip
+    itself, so the result is the input (interpret mode does not reach other devices)."""
     fn, (x,) = distributed_kernels(traxla, tnp, pl, pltpu)[name]
     x = _random([x])[0]
     got = traxla.jit(fn)(x)
