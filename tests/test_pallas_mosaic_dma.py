@@ -212,3 +212,19 @@ def test_remote_copy_outside_shard_map():
                        r"`dma_start` at .*: Cannot use communication in pallas_call without "
                        r"shard_map."):
         _export(f, X)
+
+
+def test_scoped_vmem_counts_in_the_budget():
+    def scoped(x_hbm, o_ref):
+        def outer(a):
+            pl_buf = tpl.run_scoped(lambda b: b[...], tpltpu.VMEM((16, 128), tnp.float32))
+            o_ref[...] = pl_buf + a[...]
+        tpl.run_scoped(outer, tpltpu.VMEM((16, 128), tnp.float32))
+
+    # blocks 2 * 8 KiB, then two nested scopes of 8 KiB each: 32 KiB
+    f = tpl.pallas_call(scoped, out_shape=traxla.ShapeDtypeStruct(X.shape, X.dtype),
+                        in_specs=[tpl.BlockSpec(memory_space=tpl.ANY)],
+                        compiler_params=tpltpu.CompilerParams(vmem_limit_bytes=30000))
+    with pytest.raises(ValueError, match=r"`scoped` at .*pl.run_scoped allocations need 32768 "
+                                         r"bytes of VMEM, over the budget of 30000 bytes"):
+        _export(f, X)

@@ -274,13 +274,29 @@ def check_blocks(spec) -> None:
     for space, aval in spec.scratch_avals:
         if space == "vmem":
             total += int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
+    total += _scoped_vmem(spec.jaxpr.jaxpr)
     budget = spec.vmem_limit_bytes if spec.vmem_limit_bytes is not None else VMEM_BYTES
     if total > budget:
         raise ValueError(
-            f"{where}: its blocks (double-buffered) and VMEM scratch need {total} bytes of "
-            f"VMEM, over the budget of {budget} bytes"
+            f"{where}: its blocks (double-buffered), VMEM scratch and pl.run_scoped "
+            f"allocations need {total} bytes of VMEM, over the budget of {budget} bytes"
             + (" (CompilerParams.vmem_limit_bytes)" if spec.vmem_limit_bytes is not None
                else " (the TPU's VMEM)") + "; use smaller blocks.")
+
+
+def _scoped_vmem(jaxpr) -> int:
+    """The most VMEM the ``pl.run_scoped`` allocations of ``jaxpr`` hold at once (nested
+    scopes add up, one after another do not)."""
+    from traxla.ir.jaxpr import subjaxprs
+    most = 0
+    for eqn in jaxpr.eqns:
+        here = 0
+        if eqn.primitive.name == "run_scoped":
+            here = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize
+                       for space, a in eqn.params["allocs"] if space == "vmem")
+        inner = max((_scoped_vmem(j) for j in subjaxprs(eqn.params)), default=0)
+        most = max(most, here + inner)
+    return most
 
 
 def build_module(spec, mesh=None) -> ir.Module:
