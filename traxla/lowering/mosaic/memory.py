@@ -5,7 +5,9 @@ DMAs (``tpu.enqueue_dma``, ``tpu.wait_dma2``), semaphores (``tpu.sem_signal``,
 them: an equation's literal operands first (``i32`` constants, in operand order, as JAX
 materializes every literal it reads), then the views of its refs, last ref first
 (``tpu.memref_slice`` from ``i32`` starts, then ``tpu.memref_squeeze`` for integer
-indexers), then the operation."""
+indexers), then the operation. Inside a ``shard_map`` (``ctx.mesh``) a DMA or signal may
+reach another device: its device id is made logical over the mesh (``sum(id * stride)``),
+and ``lax.axis_index`` is ``tpu.device_id`` divided down to the axis."""
 from __future__ import annotations
 
 import numpy as np
@@ -108,7 +110,7 @@ def _device_id(ctx, ids, kind):
 
 
 def _check_dma(ctx, trees, ndev):
-    (src, _), (dst, _) = split_refs(ctx.avals_in, trees, ndev)[:2]
+    (src, _), _ = split_refs(ctx.avals_in, trees, ndev)[:2]
     if np.dtype(src.dtype) == np.bool_:
         raise NotImplementedError("DMAs with bool dtypes are not supported.")
 
