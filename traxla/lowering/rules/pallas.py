@@ -8,7 +8,9 @@ interpret mode runs there); on a GPU, Triton and Mosaic GPU are not implemented.
 from __future__ import annotations
 
 import base64
+import json
 
+from traxla.ir.jaxpr import subjaxprs
 from traxla.ir.rules.pallas import pallas_call_p
 from traxla.lowering.mlir import aval_type, ir
 from traxla.lowering.registry import mark_platform_sensitive, register_lowering
@@ -19,11 +21,15 @@ def _row_major(aval):
     return tuple(range(len(aval.shape) - 1, -1, -1))
 
 
-def backend_config(body: bytes, spec) -> str:
+def backend_config(body: bytes, spec, has_communication: bool = False) -> str:
     """The ``tpu_custom_call`` backend config (JAX's ``CustomCallBackendConfig.to_json``,
     for the fields a TensorCore kernel sets)."""
     params = spec.compiler_params
     parts = ['{"custom_call_config": {"body": "', base64.b64encode(body).decode("ascii"), '"']
+    if has_communication:  # (remote DMAs and semaphores: JAX's has_communication)
+        parts.append(', "has_communication": true')
+    if params is not None and getattr(params, "collective_id", None) is not None:
+        parts.append(f', "collective_id": {int(params.collective_id)}')
     if params is not None and getattr(params, "allow_input_fusion", None) is not None:
         parts.append(', "serialization_format": 1, "needs_layout_passes": true')
         parts.append(', "allow_input_fusion": [' + ",".join(
@@ -43,12 +49,15 @@ def backend_config(body: bytes, spec) -> str:
     return "".join(parts)
 
 
-def mosaic_body(spec) -> bytes:
-    """The kernel's Mosaic module, verified and serialized."""
+def mosaic_body(spec, mesh=None, communication=None) -> bytes:
+    """The kernel's Mosaic module, verified and serialized (``communication``: a list
+    told whether the kernel reaches other devices, as Mosaic finds)."""
     from traxla.lowering.mosaic import dialects
     from traxla.lowering.mosaic.kernel import MosaicLoweringError, build_module
     with dialects.context(), dialects.ir.Location.unknown():
-        module = build_module(spec)
+        module = build_module(spec, mesh)
+        if communication is not None:
+            communication.append(dialects.has_communication(module))
         try:
             module.operation.verify()
         except dialects.ir.MLIRError as e:
@@ -66,18 +75,45 @@ def _pallas_call_lowering(ctx, *operands, kernel, out_avals, input_output_aliase
         raise NotImplementedError(
             f"traxla does not compile Pallas kernels for the {platform} backend (Triton, "
             "Mosaic GPU); pass interpret=True to run the kernel as traxla operations")
-    body = mosaic_body(kernel)
+    communication = []
+    mesh = ctx.module.mesh_stack[-1] if ctx.module.mesh_stack else None
+    body = mosaic_body(kernel, mesh, communication)
     op = custom_call(
         "tpu_custom_call", result_types=[aval_type(a) for a in ctx.avals_out],
-        operands=list(operands), backend_config=backend_config(body, kernel),
+        operands=list(operands), backend_config=backend_config(body, kernel,
+                                                               communication[0]),
         api_version=1, has_side_effect=False,
         operand_output_aliases=dict(input_output_aliases),
         operand_layouts=[_row_major(a) for a in ctx.avals_in],
         result_layouts=[_row_major(a) for a in ctx.avals_out])
     op.operation.attributes["kernel_name"] = ir.StringAttr.get(kernel.name)
+    metadata = {}
+    axes = _mesh_axes(kernel.jaxpr.jaxpr, mesh)
+    if axes:  # (JAX's: the mesh axes the kernel names, a JSON list in the metadata)
+        metadata["mesh_axes"] = json.dumps(axes)
     op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"kernel_metadata": ir.StringAttr.get("{}")})
+        {"kernel_metadata": ir.StringAttr.get(json.dumps(
+            metadata, sort_keys=True, indent=0, separators=(",", ":")))})
     return list(op.results)
+
+
+def _mesh_axes(jaxpr, mesh) -> list:
+    """The axes of the enclosing ``shard_map``'s mesh the kernel asks its index along
+    (``lax.axis_index``), sorted."""
+    if mesh is None:
+        return []
+    found = set()
+
+    def visit(j):
+        for eqn in j.eqns:
+            if eqn.primitive.name == "axis_index":
+                name = eqn.params["axis_name"]
+                found.update(name if isinstance(name, (tuple, list)) else (name,))
+            for sub in subjaxprs(eqn.params):
+                visit(sub)
+
+    visit(jaxpr)
+    return sorted(a for a in found if a in mesh.axis_names)
 
 
 register_lowering(pallas_call_p, _pallas_call_lowering)
