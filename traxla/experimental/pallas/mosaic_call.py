@@ -8,6 +8,10 @@ JAX's "Only interpret mode is supported on CPU backend.". Under ``vmap`` the cal
 per batch element (each a ``pallas_call``)."""
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
+import re
 import threading
 
 import numpy as np
@@ -15,6 +19,9 @@ import numpy as np
 from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.effects import has_effects
+from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, Literal, has_subjaxprs, name_stack,
+                              subjaxprs)
 from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.tracer.staging import trace_to_jaxpr
@@ -63,6 +70,45 @@ def _aval(x) -> ShapedArray:
     return ShapedArray(tuple(x.shape), dtypes.canonicalize(np.dtype(x.dtype)))
 
 
+@contextlib.contextmanager
+def _fresh_name_stack():
+    """The kernel and its index maps are traced under no named scope (JAX's
+    ``trace_to_jaxpr`` resets the name stack): the scopes around the call stay out of the
+    kernel's ``tpu.trace_start`` regions."""
+    prev, name_stack.scopes = name_stack.scopes, ()
+    try:
+        yield
+    finally:
+        name_stack.scopes = prev
+
+
+def _must_keep(eqn) -> bool:
+    """Whether dead-code elimination keeps ``eqn`` although nothing reads its results: it
+    writes a ref or has another effect (JAX drops reads, whose effect is DCE-able), or has
+    no results at all (a TPU operation run for its effect); control flow when its body
+    holds such an equation."""
+    if has_subjaxprs(eqn.params):
+        return any(_must_keep(e) for j in subjaxprs(eqn.params) for e in j.eqns)
+    if eqn.primitive.name == "get":
+        return False
+    return not eqn.outvars or has_effects(eqn)
+
+
+def _dce_kernel(jaxpr):
+    """JAX's ``pe.dce_jaxpr`` of the kernel's jaxpr (every input kept): the equations whose
+    results nothing reads and that have no effect go (e.g. a ``pl.when`` with nothing left
+    to do, a ``select`` only it read)."""
+    used = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in used for v in eqn.outvars) or _must_keep(eqn):
+            eqns.append(eqn)
+            used.update(v for v in eqn.invars if not isinstance(v, Literal))
+    if len(eqns) == len(jaxpr.eqns):
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns[::-1], jaxpr.debug_info)
+
+
 def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
     rank = len(aval.shape)
     index_map = None if spec is None else spec.index_map
@@ -81,7 +127,8 @@ def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
                 f"{aval.shape}); it must return one index per dimension.")
         return [jnp.asarray(o, np.int32) if not hasattr(o, "aval") else o for o in out]
 
-    return trace_to_jaxpr(fn, [_I32] * len(grid) + prefetch_refs)
+    with _fresh_name_stack():
+        return trace_to_jaxpr(fn, [_I32] * len(grid) + prefetch_refs)
 
 
 def _block(kname, origin, spec, aval, grid, prefetch_avals, no_block_spec, squeezed_type):
@@ -111,18 +158,34 @@ def _block(kname, origin, spec, aval, grid, prefetch_avals, no_block_spec, squee
     return BlockMapping(aval, block_shape, space, index_map, origin, squeezed)
 
 
+_SANITIZE = re.compile(r"[^\w.-]")
+
+
+def _kernel_name(kernel) -> str:
+    """The kernel function's name, through ``functools.partial`` (JAX's fun_sourceinfo)."""
+    while isinstance(kernel, functools.partial):
+        kernel = kernel.func
+    return getattr(inspect.unwrap(kernel), "__name__", "kernel")
+
+
 def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_params,
                   name, args, *, no_block_spec, specs_for, grid_point, memory_ref_type,
-                  squeezed_type):
+                  squeezed_type, cost_estimate=None):
     source = user_source_info(3)
-    kname = name or getattr(kernel, "__name__", "kernel")
+    kname = _SANITIZE.sub("_", name) if name else _kernel_name(kernel)
     flat_args, in_tree = tree_util.tree_flatten(args)
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
     nprefetch = grid_spec.num_scalar_prefetch
-    prefetch = [jnp.asarray(x) for x in flat_args[:nprefetch]]
-    operands = [jnp.asarray(x) for x in flat_args[nprefetch:]]
-    in_specs = specs_for(grid_spec.in_specs, in_tree, len(operands), "in_specs")
-    out_specs = specs_for(grid_spec.out_specs, out_tree, len(flat_out), "out_specs")
+    # the first ``num_scalar_prefetch`` arguments (pytrees) are the scalar prefetch
+    npre = len(tree_util.tree_leaves(tuple(args[:nprefetch])))
+    prefetch = [jnp.asarray(x) for x in flat_args[:npre]]
+    operands = [jnp.asarray(x) for x in flat_args[npre:]]
+    in_specs = specs_for(grid_spec.in_specs, tree_util.tree_structure(tuple(args[nprefetch:])),
+                         len(operands), "in_specs")
+    out_specs = specs_for(grid_spec.out_specs, tree_util.tree_structure(
+        tuple(out_shape) if isinstance(out_shape, list) else out_shape), len(flat_out),
+        "out_specs")
+    out_spread = isinstance(out_shape, (tuple, list))
     try:
         grid = tuple(int(g) for g in grid_spec.grid)
     except TypeError:
@@ -138,8 +201,9 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                         squeezed_type)
                   for i, (s, a) in enumerate(zip(out_specs, out_avals))]
     scratch = []
-    for s in tree_util.tree_leaves(grid_spec.scratch_shapes,
-                                   is_leaf=lambda s: isinstance(s, memory_ref_type)):
+    scratch_leaves, scratch_tree = tree_util.tree_flatten(
+        tuple(grid_spec.scratch_shapes), is_leaf=lambda s: isinstance(s, memory_ref_type))
+    for s in scratch_leaves:
         inner = s.get_array_aval() if isinstance(s, memory_ref_type) else None
         if not isinstance(inner, ShapedArray) or dtypes.is_extended(inner.dtype):
             raise NotImplementedError(
@@ -155,15 +219,19 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
 
     def body(*xs):
         idx, refs = xs[:ngrid], list(xs[ngrid:])
-        pre, ins = refs[:nprefetch], refs[nprefetch:nprefetch + nin]
-        outs, scr = refs[nprefetch + nin:nprefetch + nin + len(out_avals)], \
-            refs[nprefetch + nin + len(out_avals):]
+        pre, ins = refs[:npre], refs[npre:npre + nin]
+        outs, scr = refs[npre + nin:npre + nin + len(out_avals)], \
+            refs[npre + nin + len(out_avals):]
         _tracing.depth += 1
         try:
-            with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)):
+            with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)), \
+                    _fresh_name_stack():
+                # (the kernel's arguments keep the structure of the inputs, outputs and
+                # scratch shapes, one level spread: a None input or output is passed as None)
+                out_args = tree_util.tree_unflatten(out_tree, outs)
                 kernel(*tree_util.tree_unflatten(in_tree, pre + ins),
-                       *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)),
-                       *scr)
+                       *(out_args if out_spread else (out_args,)),
+                       *tree_util.tree_unflatten(scratch_tree, scr))
         finally:
             _tracing.depth -= 1
         return []
@@ -178,6 +246,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
             f"Pallas kernel `{kname}` captures constants "
             f"{[getattr(c, 'shape', c) for c in jaxpr.consts]}: pass them as inputs "
             "(a Mosaic kernel reads arrays only through its refs).")
+    jaxpr = ClosedJaxpr(_dce_kernel(jaxpr.jaxpr), jaxpr.consts)
     semantics = getattr(compiler_params, "dimension_semantics", None)
     if semantics is None:
         semantics = ("arbitrary",) * ngrid
@@ -187,10 +256,13 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                          f"have one entry per grid dimension (grid {grid}).")
     spec = KernelSpec(
         name=kname, jaxpr=jaxpr, grid=grid, in_blocks=in_blocks, out_blocks=out_blocks,
-        num_scalar_prefetch=nprefetch, prefetch_avals=prefetch_avals, scratch_avals=scratch,
+        num_scalar_prefetch=npre, prefetch_avals=prefetch_avals, scratch_avals=scratch,
         dimension_semantics=semantics,
         vmem_limit_bytes=getattr(compiler_params, "vmem_limit_bytes", None),
-        compiler_params=compiler_params, source=source)
+        compiler_params=compiler_params, source=source,
+        cost_estimate=None if cost_estimate is None else tuple(sorted(
+            (f, int(getattr(cost_estimate, f))) for f in (
+                "flops", "transcendentals", "bytes_accessed", "remote_bytes_transferred"))))
     outs = pallas_call_p.bind(*prefetch, *operands, kernel=spec, out_avals=tuple(out_avals),
                               input_output_aliases=tuple(sorted(input_output_aliases.items())))
     return tree_util.tree_unflatten(out_tree, outs)

@@ -50,11 +50,12 @@ class KernelSpec:
 
     __slots__ = ("name", "jaxpr", "grid", "in_blocks", "out_blocks", "num_scalar_prefetch",
                  "prefetch_avals", "scratch_avals", "dimension_semantics",
-                 "vmem_limit_bytes", "compiler_params", "source", "_key", "__weakref__")
+                 "vmem_limit_bytes", "compiler_params", "source", "cost_estimate", "_key",
+                 "__weakref__")
 
     def __init__(self, *, name, jaxpr, grid, in_blocks, out_blocks, num_scalar_prefetch,
                  prefetch_avals, scratch_avals, dimension_semantics, vmem_limit_bytes,
-                 compiler_params, source):
+                 compiler_params, source, cost_estimate=None):
         self.name = name
         self.jaxpr = jaxpr
         self.grid = tuple(grid)
@@ -67,6 +68,8 @@ class KernelSpec:
         self.vmem_limit_bytes = vmem_limit_bytes
         self.compiler_params = compiler_params
         self.source = source  # the user's line that made the call, for messages
+        # ((field, value) pairs of the call's pl.CostEstimate, sorted by field) or None
+        self.cost_estimate = cost_estimate
         self._key = None
 
     def key(self):
@@ -77,7 +80,8 @@ class KernelSpec:
                          self.num_scalar_prefetch, tuple(map(str, self.prefetch_avals)),
                          tuple((sp, str(a)) for sp, a in self.scratch_avals),
                          self.dimension_semantics, self.vmem_limit_bytes,
-                         repr(self.compiler_params), len(self.in_blocks))
+                         repr(self.compiler_params), len(self.in_blocks),
+                         self.cost_estimate)
         return self._key
 
     def __eq__(self, other):

@@ -344,7 +344,7 @@ def _squeeze(ctx, x, *, dimensions):
 @register("transpose")
 def _transpose(ctx, x, *, permutation):
     x = ensure_value(x, ctx.avals_in[0])
-    return vector.transpose(value_type(ctx.avals_out[0]), x, list(permutation))
+    return tpu.transpose(value_type(ctx.avals_out[0]), x, list(permutation))
 
 
 @register("iota")
@@ -611,3 +611,13 @@ def _roll(ctx, x, shift, *, axis, stride, stride_axis):
 @register("bitcast")
 def _tpu_bitcast(ctx, x, *, ty):
     return tpu.bitcast(value_type(ctx.avals_out[0]), ensure_value(x, ctx.avals_in[0]))
+
+
+@register("tile")
+def _tile(ctx, x, *, reps):
+    """JAX's rule: per axis repeated, a ``tpu.concatenate`` of that many copies."""
+    x = ensure_value(x, ctx.avals_in[0])
+    for axis, repeats in enumerate(reps):
+        if repeats > 1:
+            x = tpu.concatenate([x] * repeats, dimension=axis)
+    return x

@@ -8,6 +8,7 @@ interpret mode runs there); on a GPU, Triton and Mosaic GPU are not implemented.
 from __future__ import annotations
 
 import base64
+import json
 
 from traxla.ir.rules.pallas import pallas_call_p
 from traxla.lowering.mlir import aval_type, ir
@@ -24,6 +25,9 @@ def backend_config(body: bytes, spec) -> str:
     for the fields a TensorCore kernel sets)."""
     params = spec.compiler_params
     parts = ['{"custom_call_config": {"body": "', base64.b64encode(body).decode("ascii"), '"']
+    if spec.cost_estimate is not None:  # (JAX's _compact_json_object, newlines and all)
+        parts.append(', "cost_estimate": ' + json.dumps(
+            dict(spec.cost_estimate), sort_keys=True, indent=0, separators=(",", ":")))
     if params is not None and getattr(params, "allow_input_fusion", None) is not None:
         parts.append(', "serialization_format": 1, "needs_layout_passes": true')
         parts.append(', "allow_input_fusion": [' + ",".join(
