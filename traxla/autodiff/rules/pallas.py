@@ -22,7 +22,8 @@ _I32 = ShapedArray((), np.dtype(np.int32))
 def _pallas_call_jvp(primals, tangents, *, kernel, out_avals, input_output_aliases, **params):
     for refused, what in ((kernel.num_scalar_prefetch, "scalar prefetch"),
                           (input_output_aliases, "aliasing"),
-                          (kernel.scratch_avals, "scratch buffers")):
+                          (kernel.scratch_avals, "scratch buffers"),
+                          (None in kernel.grid, "a grid of traced size")):
         if refused:
             raise NotImplementedError(f"JVP of the Pallas kernel `{kernel.name}` with {what} "
                                       "is not supported.")

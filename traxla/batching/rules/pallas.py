@@ -61,7 +61,9 @@ def _grid_axis(size, vals, dims, kernel, out_avals, **params):
 
 def _pallas_call_batched(size, vals, dims, *, kernel, **params):
     nprefetch = kernel.num_scalar_prefetch
-    per_lane = (any(d is not None for d in dims[:nprefetch])
+    if None in kernel.grid:  # (a grid axis of traced size: its size is the first operands)
+        nprefetch += sum(g is None for g in kernel.grid)
+    per_lane = (None in kernel.grid or any(d is not None for d in dims[:nprefetch])
                 or params["input_output_aliases"]
                 or any(d is not None and len(b.block_shape) < 2
                        for d, b in zip(dims[nprefetch:], kernel.in_blocks))

@@ -193,6 +193,9 @@ def num_programs(axis: int):
     _, sizes = _grid_frame("num_programs")
     if isinstance(sizes[axis], np.int32):  # a compiled kernel: the static size (as JAX)
         return sizes[axis]
+    if sizes[axis] is None:  # a compiled kernel's axis of traced size
+        from traxla.ir.rules.pallas import num_programs_p
+        return num_programs_p.bind(axis=axis)
     return jnp.int32(sizes[axis])
 
 

@@ -112,12 +112,16 @@ def _dce_kernel(jaxpr):
 def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
     rank = len(aval.shape)
     index_map = None if spec is None else spec.index_map
+    prefetch_avals, prefetch_tree = prefetch_avals  # (the scalar prefetch's structure)
     prefetch_refs = [AbstractRef(a, "smem") for a in prefetch_avals]
+    ngrid = len(grid)
 
     def fn(*args):
         if index_map is None:
             return [jnp.int32(0)] * rank
-        out = index_map(*args)
+        # (the index map sees the scalar prefetch arguments as passed: None stays None)
+        out = index_map(*args[:ngrid], *tree_util.tree_unflatten(prefetch_tree,
+                                                                  args[ngrid:]))
         if not isinstance(out, tuple):
             out = (out,)
         if len(out) != rank:
@@ -186,18 +190,27 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         tuple(out_shape) if isinstance(out_shape, list) else out_shape), len(flat_out),
         "out_specs")
     out_spread = isinstance(out_shape, (tuple, list))
-    try:
-        grid = tuple(int(g) for g in grid_spec.grid)
-    except TypeError:
-        raise NotImplementedError(f"Pallas kernel `{kname}`: a grid of traced sizes "
-                                  f"({grid_spec.grid}) is not implemented") from None
+    # an axis of traced size is None in the grid; its size is an operand, first (JAX's
+    # dynamic grid bounds: an unknown iteration bound in the Mosaic module)
+    grid, bounds = [], []
+    for g in grid_spec.grid:
+        try:
+            grid.append(int(g))
+        except TypeError:
+            if getattr(g, "shape", None) != () or not np.issubdtype(g.dtype, np.integer):
+                raise ValueError(f"Pallas kernel `{kname}`: the grid's sizes must be integer "
+                                 f"scalars; got {g}") from None
+            grid.append(None)
+            bounds.append(jnp.asarray(g, np.int32))
+    grid = tuple(grid)
     prefetch_avals = [_aval(x) for x in prefetch]
     in_avals = [_aval(x) for x in operands]
     out_avals = [_aval(o) for o in flat_out]
-    in_blocks = [_block(kname, f"inputs[{i}]", s, a, grid, prefetch_avals, no_block_spec,
+    prefetch_info = (prefetch_avals, tree_util.tree_structure(tuple(args[:nprefetch])))
+    in_blocks = [_block(kname, f"inputs[{i}]", s, a, grid, prefetch_info, no_block_spec,
                         squeezed_type)
                  for i, (s, a) in enumerate(zip(in_specs, in_avals))]
-    out_blocks = [_block(kname, f"outputs[{i}]", s, a, grid, prefetch_avals, no_block_spec,
+    out_blocks = [_block(kname, f"outputs[{i}]", s, a, grid, prefetch_info, no_block_spec,
                         squeezed_type)
                   for i, (s, a) in enumerate(zip(out_specs, out_avals))]
     scratch = []
@@ -224,7 +237,8 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
             refs[npre + nin + len(out_avals):]
         _tracing.depth += 1
         try:
-            with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)), \
+            with grid_point(_Grid(idx), _Grid(None if g is None else np.int32(g)
+                                                 for g in grid)), \
                     _fresh_name_stack():
                 # (the kernel's arguments keep the structure of the inputs, outputs and
                 # scratch shapes, one level spread: a None input or output is passed as None)
@@ -263,6 +277,6 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         cost_estimate=None if cost_estimate is None else tuple(sorted(
             (f, int(getattr(cost_estimate, f))) for f in (
                 "flops", "transcendentals", "bytes_accessed", "remote_bytes_transferred"))))
-    outs = pallas_call_p.bind(*prefetch, *operands, kernel=spec, out_avals=tuple(out_avals),
+    outs = pallas_call_p.bind(*bounds, *prefetch, *operands, kernel=spec, out_avals=tuple(out_avals),
                               input_output_aliases=tuple(sorted(input_output_aliases.items())))
     return tree_util.tree_unflatten(out_tree, outs)

@@ -58,7 +58,7 @@ class KernelSpec:
                  compiler_params, source, cost_estimate=None):
         self.name = name
         self.jaxpr = jaxpr
-        self.grid = tuple(grid)
+        self.grid = tuple(grid)  # None for an axis of traced size (an operand, first)
         self.in_blocks = tuple(in_blocks)
         self.out_blocks = tuple(out_blocks)
         self.num_scalar_prefetch = num_scalar_prefetch
@@ -139,3 +139,9 @@ def _bitcast_typing(x, *, ty):
 
 
 def_typing(bitcast_p, _bitcast_typing)
+
+
+# pl.num_programs of a grid axis of traced size (tpu.iteration_bound); a static axis's size
+# is a constant and binds nothing, as in JAX
+num_programs_p = KernelPrimitive("num_programs")
+def_typing(num_programs_p, lambda *, axis: ShapedArray((), np.dtype(np.int32)))

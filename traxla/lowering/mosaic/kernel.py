@@ -306,7 +306,8 @@ def build_module(spec) -> ir.Module:
         main.attributes["scratch_operands"] = ir.IntegerAttr.get(i64, len(spec.scratch_avals))
         main.attributes["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
         if grid:
-            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(
+                [ir.ShapedType.get_dynamic_size() if g is None else g for g in grid])
             windows = []
             for i, block in enumerate(blocks):
                 if block.memory_space == "any":

@@ -621,3 +621,9 @@ def _tile(ctx, x, *, reps):
         if repeats > 1:
             x = tpu.concatenate([x] * repeats, dimension=axis)
     return x
+
+
+@register("num_programs")
+def _num_programs(ctx, *, axis):
+    """A grid axis of traced size: its bound at run time (JAX's rule)."""
+    return tpu.iteration_bound(axis)

@@ -75,7 +75,9 @@ def _pallas_call_lowering(ctx, *operands, kernel, out_avals, input_output_aliase
         "tpu_custom_call", result_types=[aval_type(a) for a in ctx.avals_out],
         operands=list(operands), backend_config=backend_config(body, kernel),
         api_version=1, has_side_effect=False,
-        operand_output_aliases=dict(input_output_aliases),
+        # (the aliases count the call's arrays: after the traced grid sizes, first here)
+        operand_output_aliases={i + sum(g is None for g in kernel.grid): o
+                                for i, o in input_output_aliases},
         operand_layouts=[_row_major(a) for a in ctx.avals_in],
         result_layouts=[_row_major(a) for a in ctx.avals_out])
     op.operation.attributes["kernel_name"] = ir.StringAttr.get(kernel.name)
