@@ -13,7 +13,7 @@ from traxla.batching.batch_trace import moveaxis, register_batching
 from traxla.batching.rules._util import scan_lanes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
-from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
+from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p, scaled_cost
 
 _I32 = ShapedArray((), np.dtype(np.int32))
 
@@ -54,7 +54,8 @@ def _grid_axis(size, vals, dims, kernel, out_avals, **params):
         scratch_avals=kernel.scratch_avals,
         dimension_semantics=("parallel", *kernel.dimension_semantics),
         vmem_limit_bytes=kernel.vmem_limit_bytes, compiler_params=kernel.compiler_params,
-        source=kernel.source)
+        source=kernel.source, cost_estimate=scaled_cost(kernel.cost_estimate, size),
+        metadata=kernel.metadata)
     out_avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in out_avals)
     return pallas_call_p.bind(*operands, kernel=spec, out_avals=out_avals, **params)
 

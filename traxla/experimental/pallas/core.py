@@ -396,7 +396,7 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
                                  compiler_params, name, args, no_block_spec=no_block_spec,
                                  specs_for=_specs_for, grid_point=_grid_point,
                                  memory_ref_type=MemoryRef, squeezed_type=Squeezed,
-                                 cost_estimate=cost_estimate)
+                                 cost_estimate=cost_estimate, metadata=metadata)
         params = interpret if not isinstance(interpret, bool) and interpret else \
             forced_interpret_params()
         return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,

@@ -174,7 +174,7 @@ def _kernel_name(kernel) -> str:
 
 def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_params,
                   name, args, *, no_block_spec, specs_for, grid_point, memory_ref_type,
-                  squeezed_type, cost_estimate=None):
+                  squeezed_type, cost_estimate=None, metadata=None):
     source = user_source_info(3)
     kname = _SANITIZE.sub("_", name) if name else _kernel_name(kernel)
     flat_args, in_tree = tree_util.tree_flatten(args)
@@ -276,7 +276,8 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         compiler_params=compiler_params, source=source,
         cost_estimate=None if cost_estimate is None else tuple(sorted(
             (f, int(getattr(cost_estimate, f))) for f in (
-                "flops", "transcendentals", "bytes_accessed", "remote_bytes_transferred"))))
+                "flops", "transcendentals", "bytes_accessed", "remote_bytes_transferred"))),
+        metadata=None if metadata is None else tuple(sorted(dict(metadata).items())))
     outs = pallas_call_p.bind(*bounds, *prefetch, *operands, kernel=spec, out_avals=tuple(out_avals),
                               input_output_aliases=tuple(sorted(input_output_aliases.items())))
     return tree_util.tree_unflatten(out_tree, outs)

@@ -82,7 +82,8 @@ def _pallas_call_lowering(ctx, *operands, kernel, out_avals, input_output_aliase
         result_layouts=[_row_major(a) for a in ctx.avals_out])
     op.operation.attributes["kernel_name"] = ir.StringAttr.get(kernel.name)
     op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"kernel_metadata": ir.StringAttr.get("{}")})
+        {"kernel_metadata": ir.StringAttr.get(json.dumps(
+            dict(kernel.metadata or ()), sort_keys=True, indent=0, separators=(",", ":")))})
     return list(op.results)
 
 
