@@ -7,7 +7,7 @@ Kernels: ops.tpu.matmul, flash attention forward and its custom_vjp backward ker
 under grad (dK/dV and dQ), megablox gmm and tgmm (grids of traced size), splash attention
 forward and backward (issue #42, item 2); vmap of a compiled call (a new grid axis, the
 cost estimate scaled), the JVP kernel of a compiled call, vmap of flash attention (item
-3). Paged and ragged paged attention need DMAs and semaphores (not here)."""
+3); a kernel's matmul at precision HIGHEST, a matrix-vector product. Paged and ragged paged attention need DMAs and semaphores (not here)."""
 from __future__ import annotations
 
 import json
@@ -73,6 +73,21 @@ def cases():
         out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
     out["vmap_call"] = (jax.vmap(call), (f32(3, 16, 128),))
     out["jvp_call"] = (lambda x, t: jax.jvp(call, (x,), (t,)), (f32(16, 128), f32(16, 128)))
+
+    def f32_matmul(x, y):  # (precision HIGHEST in the kernel: contract_precision<fp32>)
+        with jax.default_matmul_precision("float32"):
+            return matmul.matmul(x, y, block_shape=(128, 128), block_k=128)
+
+    out["matmul_f32"] = (f32_matmul, (f32(256, 256), f32(256, 128)))
+
+    def matvec(x_ref, v_ref, o_ref):  # (a matrix-vector product: multiply, row sum)
+        o_ref[...] = jax.lax.dot_general(x_ref[...], v_ref[...], (((1,), (1,)), ((), ())),
+                                         preferred_element_type=np.float32)
+
+    bf16 = lambda *s: jax.ShapeDtypeStruct(s, jax.numpy.bfloat16)  # noqa: E731
+    out["matvec"] = (lambda x, v: pl.pallas_call(
+        matvec, out_shape=jax.ShapeDtypeStruct((1, 1), np.float32))(x, v),
+        (bf16(1, 128), bf16(1, 128)))
     return out
 
 
@@ -108,7 +123,7 @@ def export_all():
 '''
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
-         "vmap_call", "jvp_call"]
+         "vmap_call", "jvp_call", "matmul_f32", "matvec"]
 
 
 def _jax_exports():

@@ -417,22 +417,59 @@ def _dot_general(ctx, x, y, *, dimension_numbers, precision=None,
         if _is_unsigned(a.dtype):
             raise NotImplementedError(
                 f"Unsigned integer dtype {a.dtype} is not supported for dot_general (matmul)")
-    (lc, rc), (lb, rb) = dimension_numbers
-    if tuple(lc) == (1,) and tuple(rc) == (1,) and rhs.shape[0] == 1:
-        raise NotImplementedError("a matrix-vector dot_general with a transposed vector")
+    (lc, rc), _ = dimension_numbers
     x, y = ensure_value(x, lhs), ensure_value(y, rhs)
     out_type = value_type(out)
     elt = element_type(out.dtype)
     zero = (ir.IntegerAttr.get(elt, 0) if isinstance(elt, ir.IntegerType)
             else ir.FloatAttr.get(elt, 0.0))
-    acc = arith.ConstantOp(out_type, ir.DenseElementsAttr.get_splat(out_type, zero)).result
+    if (tuple(lc) == (1,) and tuple(rc) == (1,) and rhs.shape[0] == 1 and len(lhs.shape) == 2
+            and len(rhs.shape) == 2 and (np.dtype(lhs.dtype) != np.float32
+                                         or np.dtype(rhs.dtype) != np.float32)):
+        return _matrix_vector(lhs, rhs, out, x, y, preferred_element_type, zero)
+    if precision is not None and not isinstance(precision, tuple):
+        precision = (precision, precision)
+    if precision is not None:
+        if precision[0] != precision[1]:
+            raise NotImplementedError("Per-operand dot precision unsupported")
+        precision = precision[0]
+    name = getattr(precision, "name", precision)
     kwargs = {}
-    if precision is not None and any(p is not None for p in (
-            precision if isinstance(precision, tuple) else (precision,))):
-        raise NotImplementedError(f"dot_general with precision={precision}")
+    if name in ("HIGHEST", "highest", "float32", "fp32"):
+        kwargs["precision"] = ir.Attribute.parse("#tpu.contract_precision<fp32>")
+    elif name not in (None, "DEFAULT", "default", "bfloat16", "fastest"):
+        raise NotImplementedError(f"Unsupported dot precision: {precision}")
+    acc = arith.ConstantOp(out_type, ir.DenseElementsAttr.get_splat(out_type, zero)).result
     return tpu.matmul(out_type, x, y, acc, False,
                       dimension_numbers=_tpu_dot_dims(dimension_numbers, len(lhs.shape),
                                                       len(rhs.shape)), **kwargs)
+
+
+def _matrix_vector(lhs, rhs, out, x, y, preferred_element_type, zero):
+    """JAX's rule for a matrix-vector product that looks like a matrix product (the rhs
+    one row, contracted on the last axes, not both f32): a multiply and a row sum."""
+    shape = tuple(np.broadcast_shapes(lhs.shape, out.shape))
+    if tuple(lhs.shape) != tuple(rhs.shape):
+        t = ir.VectorType.get(list(shape), element_type(out.dtype))
+        if tuple(lhs.shape) != shape:
+            x = vector.broadcast(t, x)
+        if tuple(rhs.shape) != shape:
+            y = vector.broadcast(t, y)
+    red = np.dtype(preferred_element_type) if preferred_element_type else np.dtype(lhs.dtype)
+    for aval, side in ((lhs, 0), (rhs, 1)):
+        if np.dtype(aval.dtype) != red:
+            if red != np.float32:
+                raise NotImplementedError(
+                    f"Unsupported preferred_element_type={preferred_element_type}")
+            t = ir.VectorType.get(list(aval.shape), element_type(red))
+            if side == 0:
+                x = arith.extf(t, x)
+            else:
+                y = arith.extf(t, y)
+    red_type = ir.VectorType.get([lhs.shape[0]], element_type(red))
+    acc = arith.ConstantOp(red_type, ir.DenseElementsAttr.get_splat(red_type, zero)).result
+    reduced = vector.multi_reduction(vector.CombiningKind.ADD, arith.mulf(x, y), acc, [1])
+    return vector.shape_cast(value_type(out), reduced)
 
 
 @register("stop_gradient", "optimization_barrier_identity")
