@@ -24,8 +24,9 @@ from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, Literal, has_subjaxprs, name_st
                               subjaxprs)
 from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
 from traxla.ir.rules.refs import AbstractRef
-from traxla.tracer.staging import trace_to_jaxpr
-from traxla.tracer.traces import user_source_info
+from traxla.experimental.pallas.mosaic_memory import scratch_alloc
+from traxla.tracer.staging import source_info_of_function, trace_to_jaxpr
+from traxla.tracer.traces import _internal_files, user_source_info
 import traxla.numpy as jnp
 
 _I32 = ShapedArray((), np.dtype(np.int32))
@@ -58,11 +59,23 @@ class _Grid(tuple):
         return tuple.__getitem__(self, axis)
 
 
+def _user_line(tb) -> str | None:
+    """The innermost frame of a traceback in the user's code (the kernel's line that
+    failed while it was traced): ``file:line (function)``."""
+    where = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _internal_files[code.co_filename]:
+            where = f"{code.co_filename}:{tb.tb_lineno} ({code.co_name})"
+        tb = tb.tb_next
+    return where
+
+
 def _space_name(space) -> str | None:
     if space is None:
         return None
     value = getattr(space, "value", space)
-    return {"vmem": "vmem", "smem": "smem", "any": "any", "hbm": "any",
+    return {"vmem": "vmem", "smem": "smem", "any": "any", "hbm": "hbm",
             "default": None, "semaphore_mem": "semaphore_mem"}.get(str(value), str(value))
 
 
@@ -126,7 +139,9 @@ def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
             out = (out,)
         if len(out) != rank:
             raise ValueError(
-                f"Pallas kernel `{kname}`: the index map of the block spec for {origin} "
+                f"Pallas kernel `{kname}`: the index map "
+                f"{source_info_of_function(getattr(index_map, 'index_map', index_map))} of "
+                f"the block spec for {origin} "
                 f"returned {len(out)} indices for an array of rank {rank} (shape "
                 f"{aval.shape}); it must return one index per dimension.")
         return [jnp.asarray(o, np.int32) if not hasattr(o, "aval") else o for o in out]
@@ -217,12 +232,10 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
     scratch_leaves, scratch_tree = tree_util.tree_flatten(
         tuple(grid_spec.scratch_shapes), is_leaf=lambda s: isinstance(s, memory_ref_type))
     for s in scratch_leaves:
-        inner = s.get_array_aval() if isinstance(s, memory_ref_type) else None
-        if not isinstance(inner, ShapedArray) or dtypes.is_extended(inner.dtype):
-            raise NotImplementedError(
-                f"Pallas kernel `{kname}`: scratch buffers of type {s} (semaphores) are "
-                "not implemented by traxla's Mosaic lowering")
-        scratch.append((_space_name(s.memory_space) or "vmem", inner))
+        try:  # (space, aval): VMEM/SMEM buffers, DMA and regular semaphores
+            scratch.append(scratch_alloc(s))
+        except NotImplementedError as e:
+            raise NotImplementedError(f"Pallas kernel `{kname}`: {e}") from None
     ref_avals = ([AbstractRef(a, "smem") for a in prefetch_avals]
                  + [AbstractRef(ShapedArray(tuple(n for n, s in zip(b.block_shape, b.squeezed)
                                                   if not s), b.array_aval.dtype), b.memory_space)
@@ -253,7 +266,9 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
     try:
         jaxpr = trace_to_jaxpr(body, [_I32] * ngrid + ref_avals)
     except (ValueError, TypeError) as e:
-        e.add_note(f"(in the Pallas kernel `{kname}`, a pallas_call at {source})")
+        line = _user_line(e.__traceback__)
+        e.add_note(f"(in the Pallas kernel `{kname}`" + (f" at {line}" if line else "")
+                   + f", a pallas_call at {source})")
         raise
     if jaxpr.consts:
         raise ValueError(

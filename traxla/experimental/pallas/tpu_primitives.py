@@ -35,6 +35,13 @@ def _remote(what):
         "semaphores and device ids are not implemented by traxla)")
 
 
+def _compiled() -> bool:
+    """Whether a compiled (Mosaic) kernel is being traced: DMAs and semaphores are then
+    equations of their own (``mosaic_memory``)."""
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    return in_compiled_kernel()
+
+
 def _sem_add(sem, inc):
     if sem is not None:
         sem[...] = sem[...] + jnp.asarray(inc, np.int32)
@@ -50,6 +57,10 @@ class AsyncCopyDescriptor:
     device_id: Any = None
 
     def start(self, priority: int = 0, *, add: bool = False):
+        if _compiled():
+            from traxla.experimental.pallas import mosaic_memory
+            return mosaic_memory.dma_start(self.src_ref, self.dst_ref, self.dst_sem,
+                                           priority=priority, add=add)
         value = self.src_ref[...]
         if add:
             value = self.dst_ref[...] + value
@@ -58,11 +69,16 @@ class AsyncCopyDescriptor:
         _sem_add(self.src_sem, 1)
 
     def wait(self):
+        if _compiled():
+            from traxla.experimental.pallas import mosaic_memory
+            return mosaic_memory.dma_wait(self.src_ref, self.dst_ref, self.dst_sem)
         _sem_add(self.dst_sem, -1)
         if self.src_sem is not None:
             self.wait_send()
 
     def wait_recv(self):
+        if _compiled():
+            return self.wait()
         _sem_add(self.dst_sem, -1)
 
     def wait_send(self):
@@ -87,6 +103,9 @@ def async_copy(src_ref, dst_ref, sem, *, priority: int = 0, add: bool = False):
 
 def sync_copy(src_ref, dst_ref, *, add: bool = False):
     """Copies ``src_ref`` into ``dst_ref`` (adds, with ``add=True``)."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.sync_copy(src_ref, dst_ref, add=add)
     value = src_ref[...]
     dst_ref[...] = dst_ref[...] + value if add else value
 
@@ -110,18 +129,30 @@ def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,
     """Adds ``inc`` to a semaphore."""
     if device_id is not None:
         raise _remote("semaphore_signal with a device_id")
+    if _compiled():
+        if core_index is not None:
+            raise NotImplementedError("semaphore_signal with a core_index (another core) is "
+                                      "not implemented by traxla's Mosaic lowering")
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_signal(sem_or_view, inc)
     _sem_add(sem_or_view, inc)
 
 
 def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True):
     """Waits for a semaphore to reach ``value`` and takes it (never blocks here: the
     kernel's invocations run in order)."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_wait(sem_or_view, value, decrement)
     if decrement:
         _sem_add(sem_or_view, -jnp.asarray(value, np.int32))
 
 
 def semaphore_read(sem_or_view):
     """A semaphore's current count."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_read(sem_or_view)
     return sem_or_view[...]
 
 

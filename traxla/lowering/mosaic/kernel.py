@@ -74,6 +74,11 @@ def value_type(aval) -> ir.Type:
 
 
 def memref_type(shape, dtype, space) -> ir.Type:
+    """A ref's memref type; a semaphore (``space`` "dma_semaphore" or "semaphore") is an
+    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``."""
+    if space in ("dma_semaphore", "semaphore"):
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
+                                 memory_space=memory_space("semaphore_mem"))
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))
 
@@ -207,7 +212,8 @@ def _enter_scopes(current: list, wanted: list) -> list:
 
 def _space_of(space) -> str:
     return {None: "vmem", "vmem": "vmem", "smem": "smem", "any": "any",
-            "hbm": "hbm", "semaphore_mem": "semaphore_mem"}[space]
+            "hbm": "hbm", "semaphore_mem": "semaphore_mem", "dma_semaphore": "dma_semaphore",
+            "semaphore": "semaphore"}[space]
 
 
 def _semantics_attr(semantics) -> ir.Attribute:
@@ -232,8 +238,8 @@ def check_blocks(spec) -> None:
                    f"array shape {shape}, in memory space {block.memory_space}.")
         if block.memory_space == "smem" and bshape == shape:
             continue
-        if block.memory_space == "any":
-            if bshape != shape:
+        if block.memory_space in ("any", "hbm"):
+            if bshape != shape or not _trivial_window(block):
                 raise ValueError("The Pallas TPU lowering currently supports in memory space "
                                  "ANY only blocks having the same block shape as the array "
                                  "shape and a trivial index_map (returning all 0s)." + details)
@@ -278,7 +284,7 @@ def check_blocks(spec) -> None:
 def build_module(spec) -> ir.Module:
     """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
     check_blocks(spec)
-    from traxla.lowering.mosaic import control_flow, rules  # noqa: F401  (register the rules)
+    from traxla.lowering.mosaic import control_flow, memory, rules  # noqa: F401  (the rules)
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
     grid = spec.grid
@@ -310,7 +316,7 @@ def build_module(spec) -> ir.Module:
                 [ir.ShapedType.get_dynamic_size() if g is None else g for g in grid])
             windows = []
             for i, block in enumerate(blocks):
-                if block.memory_space == "any":
+                if block.memory_space in ("any", "hbm"):
                     windows.append(ir.DictAttr.get({}))
                     continue
                 name = f"transform_{i}"
