@@ -99,8 +99,8 @@ def test_compiled_dma_kernel_agrees_with_interpret_mode(name):
 
 # JAX's own TPU kernels (jax.experimental.pallas.ops.tpu) compiled by traxla under the
 # drop-in (a subprocess: the drop-in makes `import jax` traxla), on the chip, against the
-# reference functions of JAX's kernel files (or numpy), forward and backward (issue #42,
-# items 2 and 3). ``TRAXLA_OPS_INTERPRET=1`` runs the same script in interpret mode (on the
+# reference functions of JAX's kernel files (or numpy), forward and backward, and paged
+# attention (DMAs and semaphores) (issue #42, items 2 and 3). ``TRAXLA_OPS_INTERPRET=1`` runs the same script in interpret mode (on the
 # CPU: what checks the script itself without a chip).
 OPS_ON_CHIP = '''
 import contextlib, importlib, os
@@ -173,6 +173,17 @@ with mode, jax.default_matmul_precision("float32"):
     want = np.stack([lhs_t[:, a:b] @ grad[a:b] for a, b in zip(starts[:-1], starts[1:])])
     close("tgmm", jax.jit(lambda a, b, s: gmm.tgmm(a, b, s, tiling=(128, 128, 128)))(
         lhs_t, grad, sizes), want)
+
+    from jax.experimental.pallas.ops.tpu.paged_attention import paged_attention, util
+    pages = rng.permutation(16)[:8].reshape(2, 4).astype(np.int32)
+    q, k_pages, v_pages = r(2, 2, 128), r(1, 16, 16, 128), r(1, 16, 16, 128)
+    lengths = np.array([20, 50], np.int32)
+    got = jax.jit(lambda *a: paged_attention(*a, pages_per_compute_block=4))(
+        q, k_pages, v_pages, lengths, pages)
+    gather = lambda p: np.stack([p[:, pages[b]].reshape(1, 64, 128)  # noqa: E731
+                                 for b in range(2)])
+    close("paged attention", got, util.grouped_query_attention_reference(
+        q, gather(k_pages), gather(v_pages), lengths))
 '''
 
 
@@ -192,4 +203,4 @@ def _run_under_drop_in(script_text, tmp_path, **env):
 def test_jax_tpu_kernels_compiled_agree_with_jax_reference_functions(tmp_path):
     proc = _run_under_drop_in(OPS_ON_CHIP, tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok") == 8, proc.stdout
+    assert proc.stdout.count(" ok") == 9, proc.stdout
