@@ -108,6 +108,81 @@ def _must_keep(eqn) -> bool:
 
 
 def _dce_kernel(jaxpr):
+    """JAX's ``pe.dce_jaxpr`` of the kernel's jaxpr (its inputs and outputs kept): the
+    equations whose results nothing reads and that have no effect go (e.g. a ``pl.when``
+    with nothing left to do, a ``select`` only it read, a read only for a shape), inside
+    control flow too; a ``cond`` also loses the operands and results its branches no
+    longer use (JAX's rule for ``cond``)."""
+    used = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in used for v in eqn.outvars) or _must_keep(eqn):
+            eqn = _dce_inside(eqn, used)
+            eqns.append(eqn)
+            used.update(v for v in eqn.invars if not isinstance(v, Literal))
+    if len(eqns) == len(jaxpr.eqns) and all(e is f for e, f in zip(eqns[::-1], jaxpr.eqns)):
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns[::-1], jaxpr.debug_info)
+
+
+def _closed(closed, jaxpr):
+    return closed if jaxpr is closed.jaxpr else ClosedJaxpr(jaxpr, closed.consts)
+
+
+def _dce_inside(eqn, used):
+    """``eqn`` with the dead code of its sub-jaxprs gone (``used``: what is read after it)."""
+    if not has_subjaxprs(eqn.params):
+        return eqn
+    if eqn.primitive.name != "cond":  # (loops and calls keep their signatures)
+        params = {k: (_closed(v, _dce_kernel(v.jaxpr)) if isinstance(v, ClosedJaxpr) else
+                      _dce_kernel(v) if isinstance(v, Jaxpr) else v)
+                  for k, v in eqn.params.items()}
+        changed = any(params[k] is not eqn.params[k] for k in params)
+        return eqn.replace(params=params) if changed else eqn
+    branches = eqn.params["branches"]
+    keep_out = [v in used for v in eqn.outvars]
+    pruned = [Jaxpr(b.jaxpr.constvars, b.jaxpr.invars,
+                    [v for v, k in zip(b.jaxpr.outvars, keep_out) if k], b.jaxpr.eqns,
+                    b.jaxpr.debug_info) for b in branches]
+    pruned = [_dce_kernel(j) for j in pruned]
+    reads = [{v for e in j.eqns for v in e.invars if not isinstance(v, Literal)}
+             | {v for v in j.outvars if not isinstance(v, Literal)} for j in pruned]
+    keep_in = [any(j.invars[i] in r for j, r in zip(pruned, reads))
+               for i in range(len(eqn.invars) - 1)]
+    pruned = [ClosedJaxpr(Jaxpr(j.constvars, [v for v, k in zip(j.invars, keep_in) if k],
+                                j.outvars, j.eqns, j.debug_info), b.consts)
+              for j, b in zip(pruned, branches)]
+    return eqn.replace(
+        invars=[eqn.invars[0], *[v for v, k in zip(eqn.invars[1:], keep_in) if k]],
+        outvars=[v for v, k in zip(eqn.outvars, keep_out) if k],
+        params={**eqn.params, "branches": tuple(pruned)})
+
+
+@contextlib.contextmanager
+def _fresh_name_stack():
+    """The kernel and its index maps are traced under no named scope (JAX's
+    ``trace_to_jaxpr`` resets the name stack): the scopes around the call stay out of the
+    kernel's ``tpu.trace_start`` regions."""
+    prev, name_stack.scopes = name_stack.scopes, ()
+    try:
+        yield
+    finally:
+        name_stack.scopes = prev
+
+
+def _must_keep(eqn) -> bool:
+    """Whether dead-code elimination keeps ``eqn`` although nothing reads its results: it
+    writes a ref or has another effect (JAX drops reads, whose effect is DCE-able), or has
+    no results at all (a TPU operation run for its effect); control flow when its body
+    holds such an equation."""
+    if has_subjaxprs(eqn.params):
+        return any(_must_keep(e) for j in subjaxprs(eqn.params) for e in j.eqns)
+    if eqn.primitive.name == "get":
+        return False
+    return not eqn.outvars or has_effects(eqn)
+
+
+def _dce_kernel(jaxpr):
     """JAX's ``pe.dce_jaxpr`` of the kernel's jaxpr (every input kept): the equations whose
     results nothing reads and that have no effect go (e.g. a ``pl.when`` with nothing left
     to do, a ``select`` only it read)."""
