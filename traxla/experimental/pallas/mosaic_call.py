@@ -158,45 +158,6 @@ def _dce_inside(eqn, used):
         params={**eqn.params, "branches": tuple(pruned)})
 
 
-@contextlib.contextmanager
-def _fresh_name_stack():
-    """The kernel and its index maps are traced under no named scope (JAX's
-    ``trace_to_jaxpr`` resets the name stack): the scopes around the call stay out of the
-    kernel's ``tpu.trace_start`` regions."""
-    prev, name_stack.scopes = name_stack.scopes, ()
-    try:
-        yield
-    finally:
-        name_stack.scopes = prev
-
-
-def _must_keep(eqn) -> bool:
-    """Whether dead-code elimination keeps ``eqn`` although nothing reads its results: it
-    writes a ref or has another effect (JAX drops reads, whose effect is DCE-able), or has
-    no results at all (a TPU operation run for its effect); control flow when its body
-    holds such an equation."""
-    if has_subjaxprs(eqn.params):
-        return any(_must_keep(e) for j in subjaxprs(eqn.params) for e in j.eqns)
-    if eqn.primitive.name == "get":
-        return False
-    return not eqn.outvars or has_effects(eqn)
-
-
-def _dce_kernel(jaxpr):
-    """JAX's ``pe.dce_jaxpr`` of the kernel's jaxpr (every input kept): the equations whose
-    results nothing reads and that have no effect go (e.g. a ``pl.when`` with nothing left
-    to do, a ``select`` only it read)."""
-    used = {v for v in jaxpr.outvars if not isinstance(v, Literal)}
-    eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(v in used for v in eqn.outvars) or _must_keep(eqn):
-            eqns.append(eqn)
-            used.update(v for v in eqn.invars if not isinstance(v, Literal))
-    if len(eqns) == len(jaxpr.eqns):
-        return jaxpr
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns[::-1], jaxpr.debug_info)
-
-
 def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
     rank = len(aval.shape)
     index_map = None if spec is None else spec.index_map

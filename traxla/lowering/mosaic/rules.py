@@ -664,3 +664,40 @@ def _tile(ctx, x, *, reps):
 def _num_programs(ctx, *, axis):
     """A grid axis of traced size: its bound at run time (JAX's rule)."""
     return tpu.iteration_bound(axis)
+
+
+@register("atan2")
+def _atan2(ctx, x, y, accuracy=None):
+    if accuracy is not None:
+        raise NotImplementedError("Not implemented: accuracy")
+    return math.atan2(*_bcast(ctx, x, y))
+
+
+@register("round")
+def _round(ctx, x, *, rounding_method):
+    x = ensure_value(x, ctx.avals_in[0])
+    method = int(getattr(rounding_method, "value", rounding_method))
+    if method == 0:  # away from zero
+        return math.round(x)
+    if method == 1:  # to nearest even
+        return math.roundeven(x)
+    raise NotImplementedError(f"Unsupported rounding method: {rounding_method}")
+
+
+@register("clz")
+def _clz(ctx, x):
+    return math.ctlz(ensure_value(x, ctx.avals_in[0]))
+
+
+@register("population_count")
+def _population_count(ctx, x):
+    if not ctx.avals_out[0].shape:
+        raise ValueError("Population count is not supported on scalars")
+    return math.ctpop(ensure_value(x, ctx.avals_in[0]))
+
+
+@register("is_finite")
+def _is_finite(ctx, x):
+    """``not(tpu.weird(x))`` (JAX's rule: weird is NaN or infinite)."""
+    out = ctx.avals_out[0]
+    return _not(ctx, tpu.weird(value_type(out), ensure_value(x, ctx.avals_in[0])))
