@@ -7,7 +7,8 @@ Kernels: ops.tpu.matmul, flash attention forward and its custom_vjp backward ker
 under grad (dK/dV and dQ), megablox gmm and tgmm (grids of traced size), splash attention
 forward and backward (issue #42, item 2); vmap of a compiled call (a new grid axis, the
 cost estimate scaled), the JVP kernel of a compiled call, vmap of flash attention (item
-3); a kernel's matmul at precision HIGHEST, a matrix-vector product. Paged and ragged paged attention need DMAs and semaphores (not here)."""
+3); a kernel's matmul at precision HIGHEST, a matrix-vector product, sign and erf_inv
+(JAX lowers them as functions of other operations). Paged and ragged paged attention need DMAs and semaphores (not here)."""
 from __future__ import annotations
 
 import json
@@ -72,6 +73,8 @@ def cases():
         in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
         out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(x)
     out["vmap_call"] = (jax.vmap(call), (f32(3, 16, 128),))
+    bf16 = lambda *s: jax.ShapeDtypeStruct(s, jax.numpy.bfloat16)  # noqa: E731
+    jnp = jax.numpy
     out["jvp_call"] = (lambda x, t: jax.jvp(call, (x,), (t,)), (f32(16, 128), f32(16, 128)))
 
     def f32_matmul(x, y):  # (precision HIGHEST in the kernel: contract_precision<fp32>)
@@ -84,10 +87,18 @@ def cases():
         o_ref[...] = jax.lax.dot_general(x_ref[...], v_ref[...], (((1,), (1,)), ((), ())),
                                          preferred_element_type=np.float32)
 
-    bf16 = lambda *s: jax.ShapeDtypeStruct(s, jax.numpy.bfloat16)  # noqa: E731
     out["matvec"] = (lambda x, v: pl.pallas_call(
         matvec, out_shape=jax.ShapeDtypeStruct((1, 1), np.float32))(x, v),
         (bf16(1, 128), bf16(1, 128)))
+
+    def sign_erf_inv(x_ref, b_ref, i_ref, o_ref, ob_ref, oi_ref):  # (JAX: lower_fun rules)
+        o_ref[...] = jnp.sign(x_ref[...]) + jax.lax.erf_inv(x_ref[...] * 0.5)
+        ob_ref[...] = jnp.sign(b_ref[...])
+        oi_ref[...] = jnp.sign(i_ref[...])
+
+    out["sign_erf_inv"] = (lambda x, b, i: pl.pallas_call(sign_erf_inv, out_shape=(
+        f32(8, 128), bf16(16, 128), i32(8, 128)))(x, b, i),
+        (f32(8, 128), bf16(16, 128), i32(8, 128)))
     return out
 
 
@@ -123,13 +134,21 @@ def export_all():
 '''
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
-         "vmap_call", "jvp_call", "matmul_f32", "matvec"]
+         "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv"]
 
 
 def _jax_exports():
-    namespace = {}
-    exec(compile(EXPORTS, "<exports>", "exec"), namespace)
-    return namespace["export_all"]()
+    # (JAX's rule for sign asks the TPU's generation, from the devices: on the CPU, a v5e)
+    from jax._src.pallas.mosaic import tpu_info
+    tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(
+        tpu_info.ChipVersion.TPU_V5E, 1)
+    try:
+        namespace = {}
+        exec(compile(EXPORTS, "<exports>", "exec"), namespace)
+        return namespace["export_all"]()
+    finally:
+        del tpu_info.registry["cpu"]
+        tpu_info.get_tpu_info.cache_clear()
 
 
 _ours: dict = {}

@@ -174,6 +174,21 @@ with mode, jax.default_matmul_precision("float32"):
     close("tgmm", jax.jit(lambda a, b, s: gmm.tgmm(a, b, s, tiling=(128, 128, 128)))(
         lhs_t, grad, sizes), want)
 
+    from jax.experimental import pallas as pl
+
+    def sign_erf_inv(x_ref, b_ref, o_ref, ob_ref):  # (computed from other operations)
+        o_ref[...] = jnp.sign(x_ref[...]) + jax.lax.erf_inv(x_ref[...] * 0.5)
+        ob_ref[...] = jnp.sign(b_ref[...])
+
+    x = np.concatenate([rng.uniform(-1, 1, (7, 128)), np.zeros((1, 128))]).astype(
+        np.float32)
+    b = jnp.asarray(x, jnp.bfloat16)
+    got = jax.jit(pl.pallas_call(sign_erf_inv, out_shape=(
+        jax.ShapeDtypeStruct((8, 128), jnp.float32),
+        jax.ShapeDtypeStruct((8, 128), jnp.bfloat16))))(x, b)
+    close("sign erf_inv", got, (np.sign(x) + jax.lax.erf_inv(jnp.asarray(x) * 0.5),
+                                np.sign(x)), tol=1e-4)
+
     from jax.experimental.pallas.ops.tpu.paged_attention import paged_attention, util
     pages = rng.permutation(16)[:8].reshape(2, 4).astype(np.int32)
     q, k_pages, v_pages = r(2, 2, 128), r(1, 16, 16, 128), r(1, 16, 16, 128)
@@ -203,4 +218,4 @@ def _run_under_drop_in(script_text, tmp_path, **env):
 def test_jax_tpu_kernels_compiled_agree_with_jax_reference_functions(tmp_path):
     proc = _run_under_drop_in(OPS_ON_CHIP, tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok") == 9, proc.stdout
+    assert proc.stdout.count(" ok") == 10, proc.stdout

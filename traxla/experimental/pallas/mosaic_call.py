@@ -20,8 +20,9 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
-from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, Literal, has_subjaxprs, name_stack,
-                              subjaxprs)
+from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, has_subjaxprs,
+                              name_stack, subjaxprs)
+from traxla.ir.rules.call import closed_call_p
 from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.experimental.pallas.mosaic_memory import scratch_alloc
@@ -156,6 +157,82 @@ def _dce_inside(eqn, used):
         invars=[eqn.invars[0], *[v for v, k in zip(eqn.invars[1:], keep_in) if k]],
         outvars=[v for v, k in zip(eqn.outvars, keep_out) if k],
         params={**eqn.params, "branches": tuple(pruned)})
+
+
+# Operations Mosaic has no instruction for, computed as JAX's Pallas TPU lowering computes
+# them (its rules lower a function of other operations: `lower_fun`): each equation becomes
+# a call of that function's jaxpr, which the Mosaic lowering inlines.
+
+def _sign(x):
+    """JAX's TPU rule: for floats, 1.0 with x's sign bit where |x| > 0, else x itself (NaN
+    and signed zeros pass); bf16 stays bf16 (the TPU's native bf16, v4 and later)."""
+    from traxla import lax
+    dtype = np.dtype(x.dtype)
+    if dtypes.is_float(dtype):
+        bits, uint, one = ((16, np.uint16, 0x3F80) if dtype == dtypes.bfloat16
+                           else (32, np.uint32, 0x3F800000))
+        wide = x if bits == 16 else x.astype(np.float32)
+        sign_bit = lax.bitwise_and(lax.bitcast_convert_type(wide, uint),
+                                   uint(1 << (bits - 1)))
+        value = lax.bitcast_convert_type(lax.bitwise_or(uint(one), sign_bit), wide.dtype)
+        out = jnp.where(jnp.abs(wide) > 0.0, value, wide)
+        return out if bits == 16 else out.astype(dtype)
+    if np.issubdtype(dtype, np.signedinteger):
+        return (x > 0).astype(dtype) - (x < 0).astype(dtype)
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return (x != 0).astype(dtype)
+    raise ValueError(f"Unsupported dtype for sign: {dtype}")
+
+
+# Giles' single-precision erfinv (XLA's ErfInv32): a degree-8 polynomial in
+# w = -log(1 - x^2), one for w < 5 (about w - 2.5) and one beyond (about sqrt(w) - 3)
+_ERF_INV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erf_inv(x):
+    if np.dtype(x.dtype) != np.float32:
+        raise NotImplementedError(f"erf_inv of {x.dtype} in a Mosaic kernel (float32 only)")
+    w = -jnp.log1p(x * -x)
+    central = w < 5.0
+    w = jnp.where(central, w - 2.5, jnp.sqrt(w) - 3.0)
+    p = jnp.where(central, _ERF_INV_CENTRAL[0], _ERF_INV_TAIL[0])
+    for a, b in zip(_ERF_INV_CENTRAL[1:], _ERF_INV_TAIL[1:]):
+        p = jnp.where(central, a, b) + p * w
+    return jnp.where(jnp.abs(x) == 1.0, jnp.inf * x, p * x)
+
+
+_EXPANSIONS = {"sign": _sign, "erf_inv": _erf_inv}
+
+
+def _expand(jaxpr):
+    """``jaxpr`` with each operation of ``_EXPANSIONS`` (inside control flow too) a
+    ``closed_call`` of its function's jaxpr."""
+    eqns, changed = [], False
+    for eqn in jaxpr.eqns:
+        fn = _EXPANSIONS.get(eqn.primitive.name)
+        if fn is not None:
+            avals = [v.aval for v in eqn.invars]
+            inner = trace_to_jaxpr(lambda *xs: [fn(*xs)], avals)
+            assert not inner.consts, eqn.primitive.name  # (the functions close over none)
+            eqn = JaxprEqn(eqn.invars, eqn.outvars, closed_call_p, {"call_jaxpr": inner},
+                           eqn.source_info)
+            changed = True
+        elif has_subjaxprs(eqn.params):
+            params = {k: (_closed(v, _expand(v.jaxpr)) if isinstance(v, ClosedJaxpr) else
+                          _expand(v) if isinstance(v, Jaxpr) else
+                          tuple(_closed(b, _expand(b.jaxpr)) for b in v)
+                          if type(v) is tuple and v and all(isinstance(b, ClosedJaxpr)
+                                                            for b in v) else v)
+                      for k, v in eqn.params.items()}
+            if any(params[k] is not eqn.params[k] for k in params):
+                eqn, changed = eqn.replace(params=params), True
+        eqns.append(eqn)
+    if not changed:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns, jaxpr.debug_info)
 
 
 def _index_map_jaxpr(kname, origin, spec, aval, grid, prefetch_avals):
@@ -311,7 +388,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
             f"Pallas kernel `{kname}` captures constants "
             f"{[getattr(c, 'shape', c) for c in jaxpr.consts]}: pass them as inputs "
             "(a Mosaic kernel reads arrays only through its refs).")
-    jaxpr = ClosedJaxpr(_dce_kernel(jaxpr.jaxpr), jaxpr.consts)
+    jaxpr = ClosedJaxpr(_dce_kernel(_expand(jaxpr.jaxpr)), jaxpr.consts)
     semantics = getattr(compiler_params, "dimension_semantics", None)
     if semantics is None:
         semantics = ("arbitrary",) * ngrid
