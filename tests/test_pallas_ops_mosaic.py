@@ -96,6 +96,14 @@ def cases():
         ob_ref[...] = jnp.sign(b_ref[...])
         oi_ref[...] = jnp.sign(i_ref[...])
 
+    def count_up(x_ref, y_ref, o_ref):  # (a grid of traced size, its size read, aliasing)
+        o_ref[...] = x_ref[...] + y_ref[...] * pl.num_programs(0).astype(np.float32)
+
+    out["traced_grid_alias"] = (lambda n, x, y: pl.pallas_call(
+        count_up, out_shape=jax.ShapeDtypeStruct(y.shape, y.dtype), grid=(n,),
+        in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+        out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+        input_output_aliases={1: 0})(x, y), (i32(), f32(32, 128), f32(32, 128)))
     out["sign_erf_inv"] = (lambda x, b, i: pl.pallas_call(sign_erf_inv, out_shape=(
         f32(8, 128), bf16(16, 128), i32(8, 128)))(x, b, i),
         (f32(8, 128), bf16(16, 128), i32(8, 128)))
@@ -134,7 +142,8 @@ def export_all():
 '''
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
-         "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv"]
+         "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv",
+         "traced_grid_alias"]
 
 
 def _jax_exports():
