@@ -6,9 +6,11 @@ same backend config (cost estimate included) and the same custom-call op around 
 Kernels: ops.tpu.matmul, flash attention forward and its custom_vjp backward kernels
 under grad (dK/dV and dQ), megablox gmm and tgmm (grids of traced size), splash attention
 forward and backward (issue #42, item 2); vmap of a compiled call (a new grid axis, the
-cost estimate scaled), the JVP kernel of a compiled call, vmap of flash attention (item
-3); a kernel's matmul at precision HIGHEST, a matrix-vector product, sign and erf_inv
-(JAX lowers them as functions of other operations). Paged and ragged paged attention need DMAs and semaphores (not here)."""
+cost estimate scaled; tgmm's grid of traced size too), the JVP kernel of a compiled call,
+vmap of flash attention (item 3); a kernel's matmul at precision HIGHEST, a
+matrix-vector product, sign and erf_inv (JAX lowers them as functions of other
+operations), a grid of traced size with an aliased input. Paged and ragged paged
+attention need DMAs and semaphores (not here)."""
 from __future__ import annotations
 
 import json
@@ -53,6 +55,9 @@ def cases():
                   (f32(256, 128), f32(2, 128, 128), i32(2)))
     out["tgmm"] = (lambda lhs, rhs, g: gmm.tgmm(lhs, rhs, g, tiling=(128, 128, 128)),
                    (f32(128, 256), f32(256, 128), i32(2)))
+    tgmm = lambda lhs, rhs, g: gmm.tgmm(lhs, rhs, g, tiling=(128, 128, 128))  # noqa: E731
+    out["vmap_tgmm"] = (jax.vmap(tgmm, in_axes=(0, None, None)),  # (num_programs: axis + 1)
+                        (f32(2, 128, 256), f32(256, 128), i32(2)))
     from jax.experimental.pallas.ops.tpu.splash_attention import (
         splash_attention_kernel as sk, splash_attention_mask as sm)
     sbs = sk.BlockSizes(block_q=128, block_kv=128, block_kv_compute=128, block_q_dkv=128,
@@ -143,7 +148,7 @@ def export_all():
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
          "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv",
-         "traced_grid_alias"]
+         "traced_grid_alias", "vmap_tgmm"]
 
 
 def _jax_exports():
