@@ -5,7 +5,8 @@ the same operations (as a multiset, and in fact the same text without locations)
 same backend config (cost estimate included) and the same custom-call op around it.
 Kernels: ops.tpu.matmul, flash attention forward and its custom_vjp backward kernels
 under grad (dK/dV and dQ), megablox gmm and tgmm (grids of traced size), splash attention
-forward and backward (issue #42, item 2); vmap of a compiled call (a new grid axis, the
+forward and backward (causal; local and full masks, whose boolean partial-mask blocks are
+int32 in the kernel, with a soft cap) (issue #42, item 2); vmap of a compiled call (a new grid axis, the
 cost estimate scaled; tgmm's grid of traced size too), the JVP kernel of a compiled call,
 vmap of flash attention (item 3); a kernel's matmul at precision HIGHEST, a
 matrix-vector product, sign and erf_inv (JAX lowers them as functions of other
@@ -67,6 +68,12 @@ def cases():
                                 head_shards=1, q_seq_shards=1, block_sizes=sbs)
     sqkv = (f32(2, 256, 128),) * 3
     out["splash"] = (lambda q, k, v: splash(q, k, v), sqkv)
+    local = sk.make_splash_mha(  # (boolean partial-mask blocks: int32 in the kernel)
+        sm.MultiHeadMask([sm.LocalMask((256, 256), window_size=(64, 0), offset=0),
+                          sm.FullMask((256, 256))]), head_shards=1, q_seq_shards=1,
+        block_sizes=sbs, attn_logits_soft_cap=20.0)
+    out["splash_local_grad"] = (lambda q, k, v: jax.grad(
+        lambda q, k, v: (local(q, k, v) ** 2).sum(), argnums=(0, 1, 2))(q, k, v), sqkv)
     out["splash_grad"] = (lambda q, k, v: jax.grad(
         lambda q, k, v: (splash(q, k, v) ** 2).sum(), argnums=(0, 1, 2))(q, k, v), sqkv)
 
@@ -148,7 +155,7 @@ def export_all():
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
          "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv",
-         "traced_grid_alias", "vmap_tgmm"]
+         "traced_grid_alias", "vmap_tgmm", "splash_local_grad"]
 
 
 def _jax_exports():

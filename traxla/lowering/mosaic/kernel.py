@@ -74,6 +74,9 @@ def value_type(aval) -> ir.Type:
 
 
 def memref_type(shape, dtype, space) -> ir.Type:
+    """A ref's memref type: booleans are int32 in memory (JAX's ``BOOL_MEMREF_TYPE``)."""
+    if isinstance(dtype, np.dtype) and dtype == np.bool_:
+        dtype = np.dtype(np.int32)
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))
 
