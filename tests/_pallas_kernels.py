@@ -320,6 +320,16 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
                     out_specs=pl.BlockSpec((128, 128), lambda i: (i, 0)),
                     scratch_shapes=[pltpu.VMEM((128, 128), jnp.float32)])(x)
     K["dead_code_tile_math"] = (dc, (np.ones((256, 128), np.float32),))
+
+    def bool_kernel(m_ref, x_ref, o_ref, n_ref):  # (booleans are int32 in the kernel's refs)
+        m = m_ref[...]
+        o_ref[...] = jnp.where(m, x_ref[...], 0.0)
+        n_ref[...] = jnp.logical_not(m)
+    def bools(m, x):
+        return call(bool_kernel, out_shape=(S((8, 128), jnp.float32), S((8, 128), jnp.bool_)))(
+            m, x)
+    K["bool_refs"] = (bools, (np.arange(8 * 128).reshape(8, 128) % 3 == 0,
+                              np.ones((8, 128), np.float32)))
     return K
 
 

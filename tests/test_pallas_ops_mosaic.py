@@ -5,10 +5,13 @@ the same operations (as a multiset, and in fact the same text without locations)
 same backend config (cost estimate included) and the same custom-call op around it.
 Kernels: ops.tpu.matmul, flash attention forward and its custom_vjp backward kernels
 under grad (dK/dV and dQ), megablox gmm and tgmm (grids of traced size), splash attention
-forward and backward (issue #42, item 2); vmap of a compiled call (a new grid axis, the
-cost estimate scaled), the JVP kernel of a compiled call, vmap of flash attention (item
-3); a kernel's matmul at precision HIGHEST, a matrix-vector product, sign and erf_inv
-(JAX lowers them as functions of other operations). Paged and ragged paged attention need DMAs and semaphores (not here)."""
+forward and backward (causal; local and full masks, whose boolean partial-mask blocks are
+int32 in the kernel, with a soft cap) (issue #42, item 2); vmap of a compiled call (a new grid axis, the
+cost estimate scaled; tgmm's grid of traced size too), the JVP kernel of a compiled call,
+vmap of flash attention (item 3); a kernel's matmul at precision HIGHEST, a
+matrix-vector product, sign and erf_inv (JAX lowers them as functions of other
+operations), a grid of traced size with an aliased input. Paged and ragged paged
+attention need DMAs and semaphores (not here)."""
 from __future__ import annotations
 
 import json
@@ -53,6 +56,9 @@ def cases():
                   (f32(256, 128), f32(2, 128, 128), i32(2)))
     out["tgmm"] = (lambda lhs, rhs, g: gmm.tgmm(lhs, rhs, g, tiling=(128, 128, 128)),
                    (f32(128, 256), f32(256, 128), i32(2)))
+    tgmm = lambda lhs, rhs, g: gmm.tgmm(lhs, rhs, g, tiling=(128, 128, 128))  # noqa: E731
+    out["vmap_tgmm"] = (jax.vmap(tgmm, in_axes=(0, None, None)),  # (num_programs: axis + 1)
+                        (f32(2, 128, 256), f32(256, 128), i32(2)))
     from jax.experimental.pallas.ops.tpu.splash_attention import (
         splash_attention_kernel as sk, splash_attention_mask as sm)
     sbs = sk.BlockSizes(block_q=128, block_kv=128, block_kv_compute=128, block_q_dkv=128,
@@ -62,6 +68,12 @@ def cases():
                                 head_shards=1, q_seq_shards=1, block_sizes=sbs)
     sqkv = (f32(2, 256, 128),) * 3
     out["splash"] = (lambda q, k, v: splash(q, k, v), sqkv)
+    local = sk.make_splash_mha(  # (boolean partial-mask blocks: int32 in the kernel)
+        sm.MultiHeadMask([sm.LocalMask((256, 256), window_size=(64, 0), offset=0),
+                          sm.FullMask((256, 256))]), head_shards=1, q_seq_shards=1,
+        block_sizes=sbs, attn_logits_soft_cap=20.0)
+    out["splash_local_grad"] = (lambda q, k, v: jax.grad(
+        lambda q, k, v: (local(q, k, v) ** 2).sum(), argnums=(0, 1, 2))(q, k, v), sqkv)
     out["splash_grad"] = (lambda q, k, v: jax.grad(
         lambda q, k, v: (splash(q, k, v) ** 2).sum(), argnums=(0, 1, 2))(q, k, v), sqkv)
 
@@ -96,6 +108,14 @@ def cases():
         ob_ref[...] = jnp.sign(b_ref[...])
         oi_ref[...] = jnp.sign(i_ref[...])
 
+    def count_up(x_ref, y_ref, o_ref):  # (a grid of traced size, its size read, aliasing)
+        o_ref[...] = x_ref[...] + y_ref[...] * pl.num_programs(0).astype(np.float32)
+
+    out["traced_grid_alias"] = (lambda n, x, y: pl.pallas_call(
+        count_up, out_shape=jax.ShapeDtypeStruct(y.shape, y.dtype), grid=(n,),
+        in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))] * 2,
+        out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+        input_output_aliases={1: 0})(x, y), (i32(), f32(32, 128), f32(32, 128)))
     out["sign_erf_inv"] = (lambda x, b, i: pl.pallas_call(sign_erf_inv, out_shape=(
         f32(8, 128), bf16(16, 128), i32(8, 128)))(x, b, i),
         (f32(8, 128), bf16(16, 128), i32(8, 128)))
@@ -134,7 +154,8 @@ def export_all():
 '''
 
 NAMES = ["matmul", "flash", "flash_grad", "vmap_flash", "gmm", "tgmm", "splash", "splash_grad",
-         "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv"]
+         "vmap_call", "jvp_call", "matmul_f32", "matvec", "sign_erf_inv",
+         "traced_grid_alias", "vmap_tgmm", "splash_local_grad"]
 
 
 def _jax_exports():

@@ -130,33 +130,68 @@ def _closed(closed, jaxpr):
     return closed if jaxpr is closed.jaxpr else ClosedJaxpr(jaxpr, closed.consts)
 
 
+def _reads(jaxpr) -> set:
+    read = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
+    return read | {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+
+
+def _keep(xs, mask):
+    return [x for x, k in zip(xs, mask) if k]
+
+
 def _dce_inside(eqn, used):
-    """``eqn`` with the dead code of its sub-jaxprs gone (``used``: what is read after it)."""
+    """``eqn`` with the dead code of its sub-jaxprs gone (``used``: what is read after it)
+    and, as JAX's DCE rules do, the operands they no longer read: a call's (and its unused
+    results), a cond's (and its unused results), a loop's constants."""
     if not has_subjaxprs(eqn.params):
         return eqn
-    if eqn.primitive.name != "cond":  # (loops and calls keep their signatures)
-        params = {k: (_closed(v, _dce_kernel(v.jaxpr)) if isinstance(v, ClosedJaxpr) else
-                      _dce_kernel(v) if isinstance(v, Jaxpr) else v)
-                  for k, v in eqn.params.items()}
-        changed = any(params[k] is not eqn.params[k] for k in params)
-        return eqn.replace(params=params) if changed else eqn
+    name, params = eqn.primitive.name, eqn.params
+    if name == "cond":
+        return _dce_cond(eqn, used)
+    if name in ("jit", "pjit", "closed_call", "core_call"):
+        key = "jaxpr" if "jaxpr" in params else "call_jaxpr"
+        closed = params[key]
+        inner = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+        keep_out = [v in used for v in eqn.outvars]
+        inner = _dce_kernel(Jaxpr(inner.constvars, inner.invars, _keep(inner.outvars, keep_out),
+                                  inner.eqns, inner.debug_info))
+        keep_in = [v in _reads(inner) for v in inner.invars]
+        inner = Jaxpr(inner.constvars, _keep(inner.invars, keep_in), inner.outvars,
+                      inner.eqns, inner.debug_info)
+        new = ClosedJaxpr(inner, closed.consts) if isinstance(closed, ClosedJaxpr) else inner
+        return eqn.replace(invars=_keep(eqn.invars, keep_in),
+                           outvars=_keep(eqn.outvars, keep_out), params={**params, key: new})
+    if name == "scan":  # (its constants nothing reads go)
+        closed, n = params["jaxpr"], params["num_consts"]
+        inner = _dce_kernel(closed.jaxpr)
+        keep = [i >= n or v in _reads(inner) for i, v in enumerate(inner.invars)]
+        inner = Jaxpr(inner.constvars, _keep(inner.invars, keep), inner.outvars, inner.eqns,
+                      inner.debug_info)
+        linear = params.get("linear")
+        return eqn.replace(invars=_keep(eqn.invars, keep), params={
+            **params, "jaxpr": ClosedJaxpr(inner, closed.consts), "num_consts": sum(keep[:n]),
+            **({"linear": tuple(_keep(linear, keep))} if linear is not None else {})})
+    params = {k: (_closed(v, _dce_kernel(v.jaxpr)) if isinstance(v, ClosedJaxpr) else
+                  _dce_kernel(v) if isinstance(v, Jaxpr) else v)
+              for k, v in params.items()}  # (while: its signature kept)
+    changed = any(params[k] is not eqn.params[k] for k in params)
+    return eqn.replace(params=params) if changed else eqn
+
+
+def _dce_cond(eqn, used):
     branches = eqn.params["branches"]
     keep_out = [v in used for v in eqn.outvars]
-    pruned = [Jaxpr(b.jaxpr.constvars, b.jaxpr.invars,
-                    [v for v, k in zip(b.jaxpr.outvars, keep_out) if k], b.jaxpr.eqns,
-                    b.jaxpr.debug_info) for b in branches]
-    pruned = [_dce_kernel(j) for j in pruned]
-    reads = [{v for e in j.eqns for v in e.invars if not isinstance(v, Literal)}
-             | {v for v in j.outvars if not isinstance(v, Literal)} for j in pruned]
+    pruned = [_dce_kernel(Jaxpr(b.jaxpr.constvars, b.jaxpr.invars,
+                                _keep(b.jaxpr.outvars, keep_out), b.jaxpr.eqns,
+                                b.jaxpr.debug_info)) for b in branches]
+    reads = [_reads(j) for j in pruned]
     keep_in = [any(j.invars[i] in r for j, r in zip(pruned, reads))
                for i in range(len(eqn.invars) - 1)]
-    pruned = [ClosedJaxpr(Jaxpr(j.constvars, [v for v, k in zip(j.invars, keep_in) if k],
-                                j.outvars, j.eqns, j.debug_info), b.consts)
-              for j, b in zip(pruned, branches)]
-    return eqn.replace(
-        invars=[eqn.invars[0], *[v for v, k in zip(eqn.invars[1:], keep_in) if k]],
-        outvars=[v for v, k in zip(eqn.outvars, keep_out) if k],
-        params={**eqn.params, "branches": tuple(pruned)})
+    pruned = [ClosedJaxpr(Jaxpr(j.constvars, _keep(j.invars, keep_in), j.outvars, j.eqns,
+                                j.debug_info), b.consts) for j, b in zip(pruned, branches)]
+    return eqn.replace(invars=[eqn.invars[0], *_keep(eqn.invars[1:], keep_in)],
+                       outvars=_keep(eqn.outvars, keep_out),
+                       params={**eqn.params, "branches": tuple(pruned)})
 
 
 # Operations Mosaic has no instruction for, computed as JAX's Pallas TPU lowering computes

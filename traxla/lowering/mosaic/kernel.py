@@ -75,10 +75,13 @@ def value_type(aval) -> ir.Type:
 
 def memref_type(shape, dtype, space) -> ir.Type:
     """A ref's memref type; a semaphore (``space`` "dma_semaphore" or "semaphore") is an
-    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``."""
+    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``; booleans are
+    int32 in memory (JAX's ``BOOL_MEMREF_TYPE``)."""
     if space in ("dma_semaphore", "semaphore"):
         return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{space}"),
                                  memory_space=memory_space("semaphore_mem"))
+    if isinstance(dtype, np.dtype) and dtype == np.bool_:
+        dtype = np.dtype(np.int32)
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))
 

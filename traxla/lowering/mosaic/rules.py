@@ -65,6 +65,33 @@ def _starts(ctx, ref, ref_aval, idx, tree):
     return out
 
 
+def _memory_element(dtype) -> ir.Type:
+    """The element type of a value of ``dtype`` in a memref (a boolean is an int32)."""
+    return element_type(np.int32 if np.dtype(dtype) == np.bool_ else dtype)
+
+
+def _loaded_to_bool(aval, value):
+    """JAX's ``_maybe_cast_load_to_bool``: an int32 read for a boolean is ``!= 0``."""
+    if np.dtype(aval.dtype) != np.bool_:
+        return value
+    i32 = ir.IntegerType.get_signless(32)
+    ne = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
+    zero = ir.IntegerAttr.get(i32, 0)
+    if aval.shape:
+        t = ir.VectorType.get(list(aval.shape), i32)
+        return arith.cmpi(ne, value, arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(
+            t, zero)).result)
+    return arith.cmpi(ne, value, arith.ConstantOp(i32, zero).result)
+
+
+def _bool_to_stored(aval, value):
+    """JAX's ``_maybe_cast_store_to_memref_type``: a boolean is stored as an int32."""
+    if np.dtype(aval.dtype) != np.bool_:
+        return value
+    i32 = ir.IntegerType.get_signless(32)
+    return arith.extui(ir.VectorType.get(list(aval.shape), i32) if aval.shape else i32, value)
+
+
 def _space(ref_value) -> str:
     return str(ir.MemRefType(ref_value.type).memory_space)
 
@@ -80,22 +107,24 @@ def _get(ctx, ref, *idx, tree):
     if space == "#tpu.memory_space<smem>":
         if aval_out.shape:
             raise ValueError("Can only load scalars from SMEM")
-        return memref.load(ref, indices)
+        return _loaded_to_bool(aval_out, memref.load(ref, indices))
     if space != "#tpu.memory_space<vmem>":
         extra = (" ANY memory space can only be accessed using async_copy."
                  if space == "#tpu.memory_space<any>" else "")
         raise ValueError("Loads are only allowed on VMEM and SMEM references." + extra)
     sizes = [s[1] for s in starts]
-    load_type = ir.VectorType.get(sizes, element_type(aval_out.dtype))
+    elt = _memory_element(aval_out.dtype)
+    load_type = ir.VectorType.get(sizes, elt)
     if any(st != 1 for st in strides):
         loaded = tpu.strided_load(load_type, ref, indices, strides)
     else:
         loaded = vector.load(load_type, ref, indices)
     if tuple(sizes) != tuple(aval_out.shape):
         if aval_out.shape:
-            return vector.shape_cast(value_type(aval_out), loaded)
-        return vector.extract(loaded, [], [0] * len(sizes))
-    return loaded
+            loaded = vector.shape_cast(ir.VectorType.get(list(aval_out.shape), elt), loaded)
+        else:
+            loaded = vector.extract(loaded, [], [0] * len(sizes))
+    return _loaded_to_bool(aval_out, loaded)
 
 
 @register("swap")
@@ -111,8 +140,8 @@ def _swap(ctx, ref, val, *idx, tree):
     if space == "#tpu.memory_space<smem>":
         if val_aval.shape:
             raise ValueError("Can only store scalars to SMEM")
-        old = memref.load(ref, indices)
-        memref.store(val, ref, indices)
+        old = _loaded_to_bool(val_aval, memref.load(ref, indices))
+        memref.store(_bool_to_stored(val_aval, val), ref, indices)
         return old
     if space != "#tpu.memory_space<vmem>":
         extra = (" ANY memory space can only be accessed using async_copy."
@@ -122,14 +151,17 @@ def _swap(ctx, ref, val, *idx, tree):
     if not val_aval.shape:
         raise ValueError("Cannot store scalars to VMEM")
     mem_shape = [s[1] for s in starts]
-    mem_type = ir.VectorType.get(mem_shape, element_type(aval_out.dtype))
+    elt = _memory_element(aval_out.dtype)
+    mem_type = ir.VectorType.get(mem_shape, elt)
     if strided:
         old = tpu.strided_load(mem_type, ref, indices, strides)
     else:
         old = vector.load(mem_type, ref, indices)
+    val = _bool_to_stored(val_aval, val)
     if tuple(mem_shape) != tuple(aval_out.shape):
-        old = vector.shape_cast(value_type(aval_out), old)
+        old = vector.shape_cast(ir.VectorType.get(list(aval_out.shape), elt), old)
         val = vector.shape_cast(mem_type, val)
+    old = _loaded_to_bool(val_aval, old)
     if strided:
         tpu.strided_store(val, ref, indices, strides)
     else:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import base64
 import json
 
+import numpy as np
+
+from traxla.ir import dtypes
 from traxla.ir.rules.pallas import pallas_call_p
 from traxla.lowering.mlir import aval_type, ir
 from traxla.lowering.registry import mark_platform_sensitive, register_lowering
+from traxla.lowering.rules.elementwise import convert
 from traxla.lowering.rules.ffi import custom_call
 
 
@@ -71,20 +75,29 @@ def _pallas_call_lowering(ctx, *operands, kernel, out_avals, input_output_aliase
             f"traxla does not compile Pallas kernels for the {platform} backend (Triton, "
             "Mosaic GPU); pass interpret=True to run the kernel as traxla operations")
     body = mosaic_body(kernel)
+    # booleans cross the kernel's boundary as int32 (JAX's BOOL_MEMREF_TYPE): converted
+    # before the call, compared with 0 after it
+    int32 = np.dtype(np.int32)
+    as_int = [a.update(dtype=int32) if dtypes.is_bool(a.dtype) else a for a in ctx.avals_in]
+    operands = [convert(x, a, int32) if dtypes.is_bool(a.dtype) else x
+                for x, a in zip(operands, ctx.avals_in)]
+    outs_int = [a.update(dtype=int32) if dtypes.is_bool(a.dtype) else a
+                for a in ctx.avals_out]
     op = custom_call(
-        "tpu_custom_call", result_types=[aval_type(a) for a in ctx.avals_out],
+        "tpu_custom_call", result_types=[aval_type(a) for a in outs_int],
         operands=list(operands), backend_config=backend_config(body, kernel),
         api_version=1, has_side_effect=False,
         # (the aliases count the call's arrays: after the traced grid sizes, first here)
         operand_output_aliases={i + sum(g is None for g in kernel.grid): o
                                 for i, o in input_output_aliases},
-        operand_layouts=[_row_major(a) for a in ctx.avals_in],
-        result_layouts=[_row_major(a) for a in ctx.avals_out])
+        operand_layouts=[_row_major(a) for a in as_int],
+        result_layouts=[_row_major(a) for a in outs_int])
     op.operation.attributes["kernel_name"] = ir.StringAttr.get(kernel.name)
     op.operation.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
         {"kernel_metadata": ir.StringAttr.get(json.dumps(
             dict(kernel.metadata or ()), sort_keys=True, indent=0, separators=(",", ":")))})
-    return list(op.results)
+    return [convert(r, a, np.dtype(np.bool_)) if dtypes.is_bool(o.dtype) else r
+            for r, a, o in zip(op.results, outs_int, ctx.avals_out)]
 
 
 register_lowering(pallas_call_p, _pallas_call_lowering)
