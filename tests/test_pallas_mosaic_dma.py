@@ -28,13 +28,11 @@ TRAXLA = {**dma_kernels(traxla, tnp, tpl, tpltpu), **doc_kernels(traxla, tnp, tp
           **distributed_kernels(traxla, tnp, tpl, tpltpu)}
 JAX = {**dma_kernels(jax, jjnp, jpl, jpltpu), **doc_kernels(jax, jjnp, jpl, jpltpu),
        **distributed_kernels(jax, jjnp, jpl, jpltpu)}
-# (sparse.md's masked matmul reads a ref only for its shape, `zeros_like(acc[...])`: JAX's
-# kernel DCE drops that load; it joins the comparison with traxla's kernel DCE)
-# (the distributed page's collectives: see test_matches_jax_but_identity_casts; its
-# reduce-scatter, like the masked matmul, also reads refs only for their shapes)
-BUT_CASTS = ["doc_distributed_all_reduce"]
-COMPARED = sorted(set(TRAXLA) - {"doc_sparse_mask_matmul", "doc_distributed_reduce_scatter",
-                                 *BUT_CASTS})
+# (sparse.md's masked matmul and the distributed page's reduce-scatter read a ref only for
+# its shape, `zeros_like(acc[...])`: the kernel DCE drops that load, JAX's as traxla's)
+# (the distributed page's collectives: see test_matches_jax_but_identity_casts)
+BUT_CASTS = ["doc_distributed_all_reduce", "doc_distributed_reduce_scatter"]
+COMPARED = sorted(set(TRAXLA) - set(BUT_CASTS))
 
 
 def _export(fn, *args):

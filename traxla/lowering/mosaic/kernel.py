@@ -75,11 +75,14 @@ def value_type(aval) -> ir.Type:
 
 def memref_type(shape, dtype, space) -> ir.Type:
     """A ref's memref type; a semaphore (``space`` "dma_semaphore" or "semaphore") is an
-    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``."""
+    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``; booleans are
+    int32 in memory (JAX's ``BOOL_MEMREF_TYPE``)."""
     if space in ("dma_semaphore", "semaphore", "barrier_semaphore"):
         elt = "dma_semaphore" if space == "dma_semaphore" else "semaphore"
         return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{elt}"),
                                  memory_space=memory_space("semaphore_mem"))
+    if isinstance(dtype, np.dtype) and dtype == np.bool_:
+        dtype = np.dtype(np.int32)
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))
 
@@ -332,7 +335,8 @@ def build_module(spec, mesh=None) -> ir.Module:
         main.attributes["scratch_operands"] = ir.IntegerAttr.get(i64, len(spec.scratch_avals))
         main.attributes["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
         if grid:
-            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(
+                [ir.ShapedType.get_dynamic_size() if g is None else g for g in grid])
             windows = []
             for i, block in enumerate(blocks):
                 if block.memory_space in ("any", "hbm"):
