@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from traxla.base.arg_names import bound_leaf_names, leaf_names
-from traxla.api_util import equality_errors, equality_errors_pytreedef
+from traxla.api_util import equality_errors, equality_errors_pytreedef, signature_or_none
 from traxla import tree_util
 from traxla.ir.effects import has_effects
 from traxla.ir import dtypes
@@ -42,8 +42,10 @@ from traxla.errors import ConcretizationTypeError
 
 def _arg_names(fun, args) -> tuple:
     """Leaf names (``v``, ``c['a']``) of ``fun``'s arguments, for error messages."""
+    sig = signature_or_none(fun)  # (one per code object for a plain function)
+    if sig is None:
+        return ()
     try:
-        sig = inspect.signature(fun)
         bound = sig.bind(*args)
     except (TypeError, ValueError):
         return ()
