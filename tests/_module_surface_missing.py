@@ -11,8 +11,8 @@ OUT_OF_SCOPE = {
     "jax.experimental.pallas.ops.tpu.random.threefry": None,
     # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
     "jax.experimental.pallas.tpu": "core".split(),
-    # Effects is the frozenset class; set/take_current_trace are functions (used the same way).
-    "jax.extend.core": "Effects:class set_current_trace:function take_current_trace:function".split(),
+    # Effects is the frozenset class; take_current_trace is a function (used the same way).
+    "jax.extend.core": "Effects:class take_current_trace:function".split(),
 }
 
 # Modules that do not import under the drop-in, with the reason (none now).

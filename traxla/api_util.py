@@ -26,10 +26,28 @@ _NOT_KEYWORD = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIO
 
 def signature_or_none(fun):
     """``inspect.signature(fun)``, or None for callables without one (some builtins)."""
+    if type(fun) is _FunctionType:
+        # A plain function without defaults, annotations or attributes (no ``__wrapped__``,
+        # no ``__signature__``) has the signature its code gives: a fresh closure made by
+        # the same ``def`` (a ``jit`` inside a loop or a step function) reuses it.
+        code = fun.__code__
+        if (fun.__defaults__ is None and fun.__kwdefaults__ is None and not fun.__dict__
+                and not fun.__annotations__):
+            sig = _code_signatures.get(code)
+            if sig is None:
+                sig = inspect.signature(fun)
+                if len(_code_signatures) >= 1024:
+                    _code_signatures.clear()
+                _code_signatures[code] = sig
+            return sig
     try:
         return inspect.signature(fun)
     except (TypeError, ValueError):
         return None
+
+
+_FunctionType = type(signature_or_none)
+_code_signatures: dict = {}  # code object -> Signature (each entry keeps its code alive)
 
 
 def ensure_index_tuple(x) -> tuple[int, ...]:

@@ -4,6 +4,7 @@ jaxprs shared per function (dropped when a flag that changes tracing changes), a
 kinds of compiled-cache entry that are not executables."""
 from __future__ import annotations
 
+import operator
 import weakref
 
 from traxla.ir.config import config
@@ -18,8 +19,11 @@ _TRACE_CONTEXT_FLAGS = ("enable_x64", "numpy_dtype_promotion", "numpy_rank_promo
                         "allow_f16_reductions", "softmax_custom_jvp")
 
 
+_read_trace_context = operator.attrgetter(*_TRACE_CONTEXT_FLAGS)  # (one C call a trace)
+
+
 def _trace_context() -> tuple:
-    out = tuple([config.read(name) for name in _TRACE_CONTEXT_FLAGS])
+    out = _read_trace_context(config.current)  # the calling thread's values
     if _user_contexts:  # ``make_user_context``'s values: part of every key too
         out += tuple([u.value for u in _user_contexts])
     if _unusual and _mesh_stack:  # the mesh context (as JAX's): it types and places programs

@@ -210,10 +210,18 @@ class JVPTrace(Trace):
         return x, zero_of(x)
 
     def process_primitive(self, prim, args, params):
-        pts = [self.to_pt(a) for a in args]
-        primals = [p for p, _ in pts]
-        tangents = [t for _, t in pts]
-        if all(type(t) is Zero for t in tangents):
+        primals, tangents, zero = [], [], True
+        for a in args:  # (to_pt inlined for this trace's own tracers)
+            kind = type(a)
+            if (kind is LinearizeTracer or kind is JVPTracer) and a._trace is self:
+                p, t = a.primal, a.tangent
+            else:
+                p, t = self.to_pt(a)
+            primals.append(p)
+            tangents.append(t)
+            if zero and type(t) is not Zero:
+                zero = False
+        if zero:
             with set_current_trace(self.parent):
                 return prim.bind(*primals, **params)
         if self.tangent_trace is not None and prim in linearize_rules:
@@ -393,9 +401,15 @@ def backward_pass(closed, cts_out):
     jaxpr = closed.jaxpr
     primal_env = dict(zip(jaxpr.constvars, closed.consts))
     linear = set(jaxpr.invars)
+    reads_linear = []  # per equation: does it read a linear variable? (one pass, no generator)
     for eqn in jaxpr.eqns:
-        if any(not isinstance(v, Literal) and v in linear for v in eqn.invars):
-            linear.update(eqn.outvars)
+        for v in eqn.invars:
+            if type(v) is not Literal and v in linear:
+                linear.update(eqn.outvars)
+                reads_linear.append(True)
+                break
+        else:
+            reads_linear.append(False)
     ct_env: dict = {}
 
     def write(v, ct):
@@ -410,8 +424,8 @@ def backward_pass(closed, cts_out):
         return primal_env[v]
 
     # non-linear equations (none when produced by linearize) are evaluated forward first
-    for eqn in jaxpr.eqns:
-        if any(not isinstance(v, Literal) and v in linear for v in eqn.invars):
+    for eqn, is_linear in zip(jaxpr.eqns, reads_linear):
+        if is_linear:
             continue  # linear (possibly with no outputs): handled by the reverse sweep
         if not any(v in linear for v in eqn.outvars):
             outs = eqn.primitive.bind(*[read_primal(v) for v in eqn.invars], **eqn.params)
@@ -419,8 +433,8 @@ def backward_pass(closed, cts_out):
             primal_env.update(zip(eqn.outvars, outs))
     for v, ct in zip(jaxpr.outvars, cts_out):
         write(v, ct)
-    for eqn in reversed(jaxpr.eqns):
-        if not any(v in linear for v in eqn.outvars):
+    for eqn, is_linear in zip(reversed(jaxpr.eqns), reversed(reads_linear)):
+        if not (is_linear and eqn.outvars) and not any(v in linear for v in eqn.outvars):
             continue
         cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
         if all(type(c) is Zero for c in cts_in):

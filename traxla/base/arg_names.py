@@ -7,14 +7,42 @@ import functools
 import inspect
 import operator
 
-from traxla.base.flattening import tree_flatten_with_path
+from traxla.base.flattening import _kinds, tree_flatten, tree_flatten_with_path
 from traxla.base.key_paths import keystr
 
 
 def leaf_names(prefix: str, value) -> list[str]:
     """``prefix`` followed by the key path of each leaf of ``value``."""
-    paths, _ = tree_flatten_with_path(value)
-    return [prefix + keystr(path) for path, _ in paths]
+    if _kinds.get(type(value)) == 0:  # a leaf (an array): its own name
+        return [prefix]
+    # The key paths of a tree of builtin nodes (tuples, lists, dicts, namedtuples, None)
+    # follow from its structure alone: worked out once per structure.
+    node = tree_flatten(value)[1]._node
+    try:
+        suffixes = _suffixes.get(node)
+    except TypeError:  # an unhashable node (a custom node's auxiliary data)
+        suffixes = None
+    if suffixes is None:
+        paths, _ = tree_flatten_with_path(value)
+        suffixes = [keystr(path) for path, _ in paths]
+        if _builtin_nodes(node):
+            if len(_suffixes) >= 1024:
+                _suffixes.clear()
+            _suffixes[node] = suffixes
+    return [prefix + s for s in suffixes]
+
+
+_suffixes: dict = {}  # a structure's node -> its leaves' key paths, printed
+
+
+def _builtin_nodes(node) -> bool:
+    if node[0] == 6:  # a registered (custom) node: its keys may depend on its value
+        return False
+    try:
+        hash(node)
+    except TypeError:
+        return False
+    return all(_builtin_nodes(c) for c in node[2])
 
 
 def bound_leaf_names(sig: inspect.Signature, bound: inspect.BoundArguments) -> list[str]:

@@ -21,6 +21,8 @@ from traxla.api.jit_caches import _TRACE_CONTEXT_FLAGS
 from traxla.ir.config import config
 from traxla.tracer.traces import user_frame
 
+_flags = config.current  # the calling thread's option values (read once a trace)
+
 logger = logging.getLogger("traxla")
 
 # How each part of a key is named, in order of severity (lower: explained first).
@@ -261,13 +263,13 @@ def on_trace_miss(jitted, key, args, kwargs):
     """Called by ``jit`` before tracing: logs the explanation when asked to."""
     names = jitted._arg_names(args, kwargs)
     jitted._diag_arg_names = names  # for the retrace budget's message
-    if config.read("explain_cache_misses"):
+    if _flags.explain_cache_misses:
         logger.warning(explain_miss("TRACING", jitted, key, list(jitted._traced.keys()), names))
 
 
 def on_compile_miss(jitted, key, args, kwargs):
     # A key the trace cache misses too is explained once, at the tracing level.
-    if config.read("explain_cache_misses") and key[:4] in jitted._traced:
+    if _flags.explain_cache_misses and key[:4] in jitted._traced:
         logger.warning(explain_miss("COMPILATION", jitted, key, list(jitted._compiled.keys()),
                                     jitted._arg_names(args, kwargs)))
 
@@ -279,9 +281,9 @@ def count_trace(jitted, key):
     budget = getattr(jitted, "_diag_budget", None)
     action = getattr(jitted, "_diag_budget_action", None)
     if budget is None:
-        budget = config.read("max_retraces")
+        budget = _flags.max_retraces
     if action is None:
-        action = config.read("retrace_budget_action")
+        action = _flags.retrace_budget_action
     retraces = jitted._diag_traces - 1
     if budget is None or retraces <= budget:
         return

@@ -18,6 +18,8 @@ from traxla.diagnostics.unrolled import (MIN_EQUATIONS, find_unrolled_loops,
                                          record_compile, warn as warn_loop)
 from traxla.ir.config import config
 
+_flags = config.current  # the calling thread's option values (read once a trace)
+
 logger = logging.getLogger("traxla")
 
 
@@ -65,8 +67,8 @@ def after_trace(jitted, key, result):
 
 
 def _loops(jitted, key, closed):
-    reroll = config.read("reroll_loops")
-    warn = config.read("warn_unrolled_loops")
+    reroll = _flags.reroll_loops
+    warn = _flags.warn_unrolled_loops
     if len(closed.jaxpr.eqns) < MIN_EQUATIONS or not (reroll or warn):
         return closed
     # the warning alone needs only the quick scan; re-rolling checks every block

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from traxla.ir.sharding import AbstractMesh as _AbstractMesh
 from traxla.runtime.placement import Mesh as _Mesh, legacy_meshes as _legacy_meshes
 
 
@@ -29,7 +30,14 @@ class ResourceEnv(NamedTuple):
         return self.physical_mesh.shape
 
 
-_EMPTY_ENV = ResourceEnv(_Mesh(np.empty((), dtype=object), ()))
+def _empty_env():
+    ever = _AbstractMesh.ever_created  # the empty mesh is no user mesh: the flag stays (a
+    env = ResourceEnv(_Mesh(np.empty((), dtype=object), ()))  # jit then skips mesh searches)
+    _AbstractMesh.ever_created = ever
+    return env
+
+
+_EMPTY_ENV = _empty_env()
 
 
 class _ThreadResources:

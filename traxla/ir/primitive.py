@@ -68,19 +68,27 @@ typing_caches: dict[Primitive, dict] = {}
 # The memoized primitives whose rules tell equal params of different types apart
 # (integer_pow's ``y=2`` from ``y=2.0``): their cache keys include the param types.
 typed_param_keys: set = set()
+# The memoized primitives whose rules read a flag for operands of some dtypes (reduce_sum's
+# allow_f16_reductions for float16/bfloat16): a result for such a first operand is not kept.
+uncached_dtypes: dict = {}
 
 
-def def_typing(prim: Primitive, rule, *, memoize: bool = False, typed_params: bool = False):
+def def_typing(prim: Primitive, rule, *, memoize: bool = False, typed_params: bool = False,
+               unless_dtypes: tuple = ()):
     """Registers ``prim``'s typing rule; ``memoize=True`` when the rule reads nothing but its
-    arguments (no config, no thread state) and returns one aval; ``typed_params=True`` when
-    it also refuses a param by its type alone."""
+    arguments (no config, no thread state) and returns one aval, or reads some only when
+    its first operand's dtype is one of ``unless_dtypes``; ``typed_params=True`` when it
+    also refuses a param by its type alone."""
     typing_rules[prim] = rule
     typing_caches.pop(prim, None)
     typed_param_keys.discard(prim)
+    uncached_dtypes.pop(prim, None)
     if memoize:
         typing_caches[prim] = {}
         if typed_params:
             typed_param_keys.add(prim)
+        if unless_dtypes:
+            uncached_dtypes[prim] = tuple(unless_dtypes)
     return prim
 
 
@@ -102,5 +110,5 @@ def def_printing(prim: Primitive, *, hide=(), hide_if_none=(), hide_if_empty=(),
     pp_param_rules[prim] = rule
 
 
-__all__ = ["Primitive", "typing_rules", "typing_caches", "typed_param_keys", "def_typing", "def_printing", "pp_eqn_rules",
+__all__ = ["Primitive", "typing_rules", "typing_caches", "typed_param_keys", "uncached_dtypes", "def_typing", "def_printing", "pp_eqn_rules",
            "ALL_PRIMITIVES", "set_bind_hook"]

@@ -11,7 +11,8 @@ import numpy as np
 
 from traxla.errors import ShardingTypeError
 from traxla.ir.avals import interned
-from traxla.ir.primitive import typed_param_keys, typing_caches, typing_rules
+from traxla.ir.primitive import (typed_param_keys, typing_caches, typing_rules,
+                                 uncached_dtypes)
 from traxla.ir.sharding import ShardingType
 from traxla.ir.rules import call, control_flow, conv, ffi, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
@@ -55,6 +56,9 @@ def infer_avals(prim, in_avals, params):
         return hit[0]
     out = _infer(prim, in_avals, params)
     if type(out) is not list and all(a.sharding_type is None for a in in_avals):
+        unless = uncached_dtypes.get(prim)
+        if unless is not None and in_avals and in_avals[0].dtype in unless:
+            return out  # (its rule read a flag for this dtype)
         if len(cache) >= _TYPING_CACHE_LIMIT:
             cache.clear()
         # One object per distinct aval: the next equation's key is made of this one.

@@ -6,14 +6,13 @@ promotion of initial carries, pruning of forwarded outputs, read-only carries
 moved to constants) follow JAX 0.10.2 so that the jaxprs print identically."""
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Sequence
 
 import numpy as np
 
 from traxla.base.arg_names import bound_leaf_names, leaf_names
-from traxla.api_util import equality_errors, equality_errors_pytreedef
+from traxla.api_util import equality_errors, equality_errors_pytreedef, signature_or_none
 from traxla import tree_util
 from traxla.ir.effects import has_effects
 from traxla.ir import dtypes
@@ -42,8 +41,10 @@ from traxla.errors import ConcretizationTypeError
 
 def _arg_names(fun, args) -> tuple:
     """Leaf names (``v``, ``c['a']``) of ``fun``'s arguments, for error messages."""
+    sig = signature_or_none(fun)  # (one per code object for a plain function)
+    if sig is None:
+        return ()
     try:
-        sig = inspect.signature(fun)
         bound = sig.bind(*args)
     except (TypeError, ValueError):
         return ()
@@ -290,10 +291,8 @@ def _check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, 
 def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
     """JAX's ``_check_carry_type``: names the carry leaf after ``body_fun``'s first
     parameter (``c['a']``) and says why the types differ."""
-    try:
-        carry_name = list(inspect.signature(body_fun).parameters)[0]
-    except (ValueError, TypeError, IndexError):
-        carry_name = None
+    sig = signature_or_none(body_fun)  # (one per code object for a plain function)
+    carry_name = next(iter(sig.parameters), None) if sig is not None else None
     if carry_name:
         component = lambda p: (f"the input carry component {carry_name}{tree_util.keystr(p)}"  # noqa: E731
                                if p else f"the input carry {carry_name}")

@@ -237,9 +237,15 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # One constant op per distinct literal in this block (a 4,000-equation program
     # repeats the same few scalars thousands of times); the first use dominates the rest.
     literals = {}
+    # and by the Literal object's identity (tracing hands out one Literal per folded scalar,
+    # and the jaxpr keeps every one alive while it lowers): no key worked out again
+    literal_ids = {}
 
     def read(x):
         if type(x) is Literal:
+            out = literal_ids.get(id(x))
+            if out is not None:
+                return out
             val = x.val
             dtype = x.aval.dtype
             kind = type(val)
@@ -255,6 +261,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             out = literals.get(key)
             if out is None:
                 out = literals[key] = constant(val, dtype)
+            literal_ids[id(x)] = out
             return out
         return env[x]
 

@@ -224,13 +224,21 @@ def _promote_pair(mode, x1, x2):
     (a1, sig1), (a2, sig2) = s1, s2
     if a1 is None and a2 is None:
         return None
+    rank = None
     if (a1 is not None and a2 is not None and a1.shape and a2.shape
             and len(a1.shape) != len(a2.shape)):
-        return None  # rank promotion
+        # rank promotion (a bias added to a batch): as the general path, the dtypes joined,
+        # then leading unit dimensions for the lower-rank operand
+        if dtypes._flags.numpy_rank_promotion != "allow":
+            return None  # (its warning or error: the general path)
+        rank = len(broadcast_shapes(a1.shape, a2.shape))
     if a1 is not None and a2 is not None and sig1 == sig2 and (
             mode == _PLAIN and not (sig1[1] and dtypes.is_bool(sig1[0]))
             or mode == _INEXACT and sig1[0] in INEXACT_DTYPES):
-        return [x1, x2]  # two arrays of one type: nothing to convert (as _same_typed_arrays)
+        # two arrays of one type: nothing to convert (as _same_typed_arrays)
+        if rank is None:
+            return [x1, x2]
+        return [broadcast_to_rank(x1, rank), broadcast_to_rank(x2, rank)]
     joined = _join(mode, sig1, sig2)
     if joined is None:
         return None
@@ -238,7 +246,9 @@ def _promote_pair(mode, x1, x2):
         x1 = _convert_element_type(x1, *joined)
     if sig2 != joined:
         x2 = _convert_element_type(x2, *joined)
-    return [x1, x2]
+    if rank is None:
+        return [x1, x2]
+    return [broadcast_to_rank(x1, rank), broadcast_to_rank(x2, rank)]
 
 
 def _int_fits(x) -> bool:

@@ -12,6 +12,7 @@ from traxla.ir.jaxpr import Literal as _Literal, Literal, Var as _Var
 from traxla.ir.rules.elementwise import P as _E
 from traxla.tracer import Tracer, EvalTrace, current_trace
 from traxla.tracer import staging as _staging
+from traxla.tracer.staging import DynamicJaxprTracer as _DynamicJaxprTracer
 from traxla.tracer.values import concrete_aval, is_concrete
 from traxla.runtime.dispatch import to_array
 from traxla.ir.avals import ShapedArray
@@ -94,6 +95,11 @@ _scalar_literals: dict = {}
 def _convert_element_type(operand, new_dtype, weak_type: bool):
     """Converts, folding conversions of concrete scalars into new constants (no equation)."""
     t = type(operand)
+    if t is _DynamicJaxprTracer:  # a staged value already of this type (jnp's reductions
+        aval = operand.aval       # convert to their computation type): itself, as below
+        if aval.dtype == new_dtype and aval.weak_type == weak_type:
+            return operand
+        return _convert_element_type_uncached(operand, new_dtype, weak_type)
     if t is builtins.float or t is builtins.int:
         key = (t, operand, new_dtype, weak_type,
                t is builtins.float and operand == 0.0 and math.copysign(1.0, operand))

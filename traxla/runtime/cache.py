@@ -29,7 +29,8 @@ class BoundedCache:
         self._building: dict = {}
         self._maxsize = maxsize
         self._on_evict = on_evict
-        _all_caches.add(self)
+        # registered for ``clear_caches`` by its first insertion (a jit's caches are made
+        # with every ``jit(f)``, most never filled): an empty cache has nothing to clear
 
     @property
     def maxsize(self) -> int:
@@ -64,6 +65,8 @@ class BoundedCache:
     def __setitem__(self, key, value):
         evicted = []
         with self._lock:
+            if not self._data:
+                _all_caches.add(self)
             self._data[key] = value
             self._data.move_to_end(key)
             bound = max(self.maxsize, 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
+from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.jaxpr import Literal
@@ -27,8 +28,22 @@ def is_concrete(x) -> bool:
             or hasattr(type(x), "__traxla_array__"))
 
 
+_flags = config.current
+_ndarray_avals: dict = {}  # (dtype, shape, x64) -> the aval of such a NumPy array
+
+
 def concrete_aval(x) -> ShapedArray:
     t = type(x)
+    if t is np.ndarray:  # (a jit's NumPy arguments) one shared aval per dtype and shape
+        key = (x.dtype, x.shape, _flags.enable_x64)  # canonicalization follows the x64 switch
+        aval = _ndarray_avals.get(key)
+        if aval is None:
+            dtypes.check_valid_array_dtype(x, x.dtype)
+            aval = ShapedArray(x.shape, dtypes.canonicalize(x.dtype), False)
+            if len(_ndarray_avals) >= 1024 or dtypes.is_extended(aval.dtype):
+                return aval
+            _ndarray_avals[key] = aval
+        return aval
     if t in _PY_SCALARS:
         # a Python bool is not weakly typed in JAX (only int, float and complex are)
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)

@@ -5,6 +5,9 @@ import functools
 import numpy as np
 
 from traxla import lax
+from traxla.ir import dtypes
+from traxla.ir.jaxpr import Literal
+from traxla.tracer import Tracer
 from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_flat, jvp_rules,
                                transpose_rules, zero_of)
 
@@ -36,7 +39,12 @@ def _const(x, value):
 
 
 def _one(x):
-    """JAX's ``_one``: ``full_like(x, 1, shape=())``."""
+    """JAX's ``_one``: ``full_like(x, 1, shape=())``; of a tracer, its literal (what the
+    Array ``full_like`` makes becomes when bound, without the Array's transfer)."""
+    if isinstance(x, Tracer) and not dtypes.is_extended(x.aval.dtype):
+        one = lax._convert_element_type(1, x.aval.dtype, x.aval.weak_type)
+        if type(one) is Literal:
+            return one
     return lax.full_like(x, 1, shape=())
 
 

@@ -20,7 +20,7 @@ def _add_any_rule(x, y):
     return ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
 
 
-def_typing(add_any_p, _add_any_rule)
+def_typing(add_any_p, _add_any_rule, memoize=True)  # (a pure function of its avals)
 
 
 # -- empty2: an unspecified scalar, used to pad residual slots a cond branch does not fill -------

@@ -73,8 +73,9 @@ def _reduce_sum_rule(rule):
 
 
 for _name, _cats in REDUCTIONS.items():
-    if _name == "reduce_sum":  # it reads a flag: not memoized
-        P[_name] = def_typing(Primitive(_name), _reduce_sum_rule(_reduce_rule(_name, _cats)))
+    if _name == "reduce_sum":  # it reads a flag for 16-bit floats: those are typed afresh
+        P[_name] = def_typing(Primitive(_name), _reduce_sum_rule(_reduce_rule(_name, _cats)),
+                              memoize=True, unless_dtypes=(np.float16, dtypes.bfloat16))
     else:
         P[_name] = def_typing(Primitive(_name), _reduce_rule(_name, _cats), memoize=True)
 for _name in ("argmax", "argmin"):
