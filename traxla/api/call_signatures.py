@@ -16,6 +16,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from traxla import tree_util
+from traxla.api.jit_caches import _config_epoch
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
@@ -155,12 +156,13 @@ class Entry:
 
 class HitTable(dict):
     """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
-    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)``: a
+    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)`` (and
+    of a jit with static arguments, ``lastn = (*key, entry)``: see ``static_hits``): a
     call repeating one compares avals by identity instead of hashing a key
     (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
     entry is never served."""
 
-    __slots__ = ("last1", "last2")
+    __slots__ = ("last1", "last2", "lastn")
 
     def __init__(self):
         super().__init__()
@@ -169,6 +171,7 @@ class HitTable(dict):
     def _forget(self):
         self.last1 = (None, None)
         self.last2 = (None, None, None)
+        self.lastn = (None,)
 
     def clear(self):
         self._forget()
@@ -185,6 +188,16 @@ class HitTable(dict):
     def popitem(self):
         self._forget()
         return super().popitem()
+
+    def refill(self, entry, epoch):
+        """Puts back ``entry`` (a slow-path call's, compiled for the hit path) after a
+        configuration change emptied the table, unless the epoch moved again since the call
+        began (``epoch``): the call is made under the global flags, as the entry was."""
+        key = entry.fast_key
+        if self.get(key) is not entry:
+            self[key] = entry
+            if _config_epoch[0] != epoch:
+                self.pop(key, None)
 
     def lookup2(self, aval0, aval1):
         """The entry of a two-argument signature (None: not cached)."""

@@ -21,6 +21,7 @@ from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
+from traxla.api.static_hits import MISS as _static_hits_MISS, fast_key as _static_fast_key
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
 from traxla.ir.config import config
@@ -108,6 +109,7 @@ class PjitFunction(Wrapped):
         _all_jits.add(self)
         self._fast = HitTable()  # (avals of Array arguments) -> entry
         self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
+        self._static_hits = {}  # with static arguments: number of arguments -> hit function
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
@@ -203,6 +205,12 @@ class PjitFunction(Wrapped):
                             entry = self._fast.get(tuple(avals))
                             if entry is not None:
                                 return entry.call(args, [a._buf for a in args])
+                if self._static_hits:  # a jit with static arguments: static_hits.py
+                    hit = self._static_hits.get(len(args))
+                    if hit is not None:
+                        out = hit(args)
+                        if out is not _static_hits_MISS:
+                            return out
                 if self._tree_fast.structures:
                     hit = self._tree_fast.lookup(args)
                     if hit is not None:
@@ -262,11 +270,20 @@ class PjitFunction(Wrapped):
             key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
             if entry is None:
-                fast = (self._plain and not kwargs and len(args) == len(arrays)
-                        and all(type(a) is ArrayImpl for a in args)
-                        and not debug_mode.slow_path_only() and not _flags.local_blocks)
+                fast = (not kwargs and not debug_mode.slow_path_only()
+                        and not _flags.local_blocks)
+                if fast and self._plain:
+                    fast = (len(args) == len(arrays)
+                            and all(type(a) is ArrayImpl for a in args))
+                elif fast:  # (the key of a call with static arguments; None: none)
+                    fast = _static_fast_key(self._static_hits, self._fast, args, api_util.
+                                            static_positions(self.static_argnums, len(args)),
+                                            avals)
                 entry = self._compiled.get_or_create(
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
+            elif (type(entry) is _Entry and entry.fast_key is not None  # (emptied by a
+                  and not _flags.local_blocks and not debug_mode.slow_path_only()):  # change)
+                self._fast.refill(entry, epoch)
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
@@ -419,10 +436,11 @@ class PjitFunction(Wrapped):
         entry = _Entry(executable, out_tree, program.kept)
         # (a program returning tokens or float0s runs on the slow path, which hands them back)
         if fast and program.kept is None and not getattr(executable, "special_outs", ()):
-            entry.fast_key = avals
-            self._fast[avals] = entry
+            fast_key = avals if fast is True else fast  # (a key of static_hits)
+            entry.fast_key = fast_key
+            self._fast[fast_key] = entry
             if _config_epoch[0] != epoch:  # see _hit_paths_stale
-                self._fast.pop(avals, None)
+                self._fast.pop(fast_key, None)
         return entry
 
     def clear_cache(self):

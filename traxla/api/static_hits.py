@@ -1,0 +1,94 @@
+"""The hit path of a ``jit`` with static arguments (``static_argnums``), for calls whose
+other positional arguments are default-device Arrays and that pass no keywords.
+
+Such a call's entry sits in the function's ``HitTable`` under the key
+``(tag, part_0, ..., part_n-1)``: the static value itself at a static position, the Array's
+aval elsewhere; ``tag`` is one object per number of positional arguments (which fixes the
+static positions), so no key can be mistaken for a plain ``jit``'s tuple of avals. Per
+number of arguments, ``hit(args)`` is straight-line code compiled once (as the pytree
+matchers of ``call_signatures``): it checks each Array, compares the key with the table's
+last hit by identity (``HitTable.lastn``, forgotten on any removal), else looks it up (the
+static values hashed and compared as the executable cache compares them), then runs the
+entry, or returns ``MISS`` for the slow path to decide (an unhashable static value, a new
+signature, a placed Array...)."""
+from __future__ import annotations
+
+from traxla.runtime import ArrayImpl
+from traxla.runtime.array import check_not_deleted
+from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
+
+MISS = object()
+# Beyond this many positional arguments the call takes the slow path (the code is per count).
+MAX_ARGS = 32
+
+
+def make_hit(table, n: int, static_positions):
+    """``hit(args)`` for calls with ``n`` positional arguments, ``static_positions`` (a set
+    of indices) static, every other one an Array; ``hit.tag`` is the first element of its
+    keys in ``table``."""
+    tag = object()
+    dyn = [i for i in range(n) if i not in static_positions]
+    parts = [f"a{i}" if i in static_positions else f"a{i}.aval" for i in range(n)]
+    arrays = "(" + "".join(f"a{i}, " for i in dyn) + ")"
+    bufs = "[" + ", ".join(f"a{i}._buf" for i in dyn) + "]"
+    same = " and ".join(["last[0] is tag"] + [f"last[{k + 1}] is {p}"
+                                              for k, p in enumerate(parts)])
+    lines = ["def hit(args):",
+             f" {''.join(f'a{i}, ' for i in range(n))}= args"]
+    lines += [f" if type(a{i}) is not Array or a{i}._placement is not None: return MISS"
+              for i in dyn]
+    lines += [" last = table.lastn",
+              f" if {same}:",
+              f"  entry = last[{n + 1}]",
+              " else:",
+              f"  key = (tag, {''.join(p + ', ' for p in parts)})",
+              "  try:",
+              "   entry = table.get(key)",
+              "  except TypeError:",  # an unhashable static value: the slow path's error
+              "   return MISS",
+              "  if entry is None: return MISS",
+              "  table.lastn = (*key, entry)",
+              " direct = entry.direct",
+              " if direct is not None and not tracebacks_enabled():",
+              "  start, finish, handlers, aval = direct",
+              "  try:",
+              f"   buf = finish(start({bufs}), handlers)[0]",
+              "  except RuntimeErrorType:",
+              f"   check_not_deleted({arrays})",
+              "   raise",
+              "  out = Array()",
+              "  out.aval = aval",
+              "  out._buf = buf",
+              "  out._npy = None",
+              "  out._placement = None",
+              "  return out",
+              f" return entry.call({arrays}, {bufs})"]
+    namespace = dict(Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
+                     tracebacks_enabled=tracebacks_enabled, RuntimeErrorType=RuntimeErrorType,
+                     check_not_deleted=check_not_deleted)
+    exec(compile("\n".join(lines), f"<traxla.api.static_hits {n} arguments>", "exec"), namespace)
+    hit = namespace["hit"]
+    hit.tag = tag
+    return hit
+
+
+def fast_key(hits: dict, table, args, static_positions, avals):
+    """The hit-path key of a slow-path call (positional ``args``, the dynamic ones the
+    Arrays whose avals are ``avals``, in order), making ``hits[len(args)]`` on first use;
+    None when the call cannot take the hit path."""
+    n = len(args)
+    if n > MAX_ARGS or len(avals) != n - len(static_positions):
+        return None
+    parts, it = [], iter(avals)
+    for i, a in enumerate(args):
+        if i in static_positions:
+            parts.append(a)
+        elif type(a) is not ArrayImpl or a._placement is not None:
+            return None
+        else:
+            parts.append(next(it))
+    hit = hits.get(n)
+    if hit is None:
+        hit = hits[n] = make_hit(table, n, static_positions)
+    return (hit.tag, *parts)
+
