@@ -18,10 +18,10 @@ from traxla.base.wrapping import copy_dict, wraps
 from traxla.base.arg_names import leaf_names, memo_hit, names_once, naming_once
 from traxla import api_util, tree_util
 from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
-from traxla.api.call_signatures import Entry as _Entry, HitTable, TreeSignatures, buf_of as _buf_of
+from traxla.api.call_signatures import MISS as _MISS, Entry as _Entry, HitTable, TreeSignatures
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
-from traxla.api.static_hits import MISS as _static_hits_MISS, fast_key as _static_fast_key
+from traxla.api.static_hits import fast_key as _static_fast_key
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
 from traxla.ir.config import config
@@ -209,15 +209,12 @@ class PjitFunction(Wrapped):
                     hit = self._static_hits.get(len(args))
                     if hit is not None:
                         out = hit(args)
-                        if out is not _static_hits_MISS:
+                        if out is not _MISS:
                             return out
-                if self._tree_fast.structures:
-                    hit = self._tree_fast.lookup(args)
-                    if hit is not None:
-                        entry, leaves = hit
-                        kept = entry.kept  # only the buffers of the arguments it keeps
-                        return entry.call(leaves, list(map(_buf_of, leaves)) if kept is None
-                                          else [leaves[i]._buf for i in kept])
+                for hit in self._tree_fast.hits:  # builtin containers: compile_hit
+                    out = hit(args)
+                    if out is not _MISS:
+                        return out
                 return self._call_slow(args, kwargs)
             return self._call_slow(() if a is _NO_ARGUMENT else (a, *rest), kwargs)
         except Exception as e:

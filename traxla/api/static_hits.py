@@ -13,11 +13,11 @@ entry, or returns ``MISS`` for the slow path to decide (an unhashable static val
 signature, a placed Array...)."""
 from __future__ import annotations
 
+from traxla.api.call_signatures import MISS
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 
-MISS = object()
 # Beyond this many positional arguments the call takes the slow path (the code is per count).
 MAX_ARGS = 32
 
