@@ -124,16 +124,16 @@ class PjitFunction(Wrapped):
         return inspect.signature(self.fun)
 
     # -- the hot path --------------------------------------------------------
-    def __call__(self, a=_NO_ARGUMENT, /, *rest, **kwargs):
+    def __call__(self, a=_NO_ARGUMENT, b=_NO_ARGUMENT, /, *rest, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
-        # (the first argument is apart so that a call with one builds no argument tuple)
+        # (the first two arguments are apart so that a call with one or two builds no
+        # argument tuple; ``b is _NO_ARGUMENT``: fewer than two, and ``rest`` is empty)
         try:
-            # (only a jit without static arguments has hit-path entries: see _compile)
             if not kwargs and (not _unusual or (
                     type(_trace_state.trace) is EvalTrace and not _flags.local_blocks)):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
-                if not rest:
+                if b is _NO_ARGUMENT:
                     # (an Array committed to the default device runs its programs too)
                     if type(a) is ArrayImpl and (a._placement is None
                                                  or a._placement is _pinned_default[0]):
@@ -164,47 +164,45 @@ class PjitFunction(Wrapped):
                                 return entry.call((a,), [a._buf])
                             return pinned_results(entry.call((a,), [a._buf]))
                     args = () if a is _NO_ARGUMENT else (a,)
-                else:
-                    args = (a, *rest)
-                    if len(rest) == 1:  # two Arrays: HitTable.lookup2, inlined
-                        b = rest[0]
-                        if (type(a) is ArrayImpl and type(b) is ArrayImpl
-                                and (a._placement is None or a._placement is _pinned_default[0])
-                                and (b._placement is None or b._placement is _pinned_default[0])):
-                            last = self._fast.last2
-                            if last[0] is a.aval and last[1] is b.aval:
-                                entry = last[2]
-                            else:
-                                entry = self._fast.lookup2(a.aval, b.aval)
-                            if entry is not None:
-                                bufs = [a._buf, b._buf]
-                                direct = entry.direct
-                                if direct is not None and not _tracebacks_enabled():
-                                    start, finish, handlers, aval = direct
-                                    try:
-                                        buf = finish(start(bufs), handlers)[0]
-                                    except RuntimeErrorType:
-                                        check_not_deleted(args)
-                                        raise
-                                    out = ArrayImpl()
-                                    out.aval = aval
-                                    out._buf = buf
-                                    out._npy = None
-                                    out._placement = a._placement or b._placement
-                                    return out
-                                if a._placement is None and b._placement is None:
-                                    return entry.call(args, bufs)
-                                return pinned_results(entry.call(args, bufs))
-                    else:
-                        avals = []
-                        for a in args:
-                            if type(a) is not ArrayImpl or a._placement is not None:
-                                break
-                            avals.append(a.aval)
+                elif not rest:  # two Arrays: HitTable.lookup2, inlined
+                    if (type(a) is ArrayImpl and type(b) is ArrayImpl
+                            and (a._placement is None or a._placement is _pinned_default[0])
+                            and (b._placement is None or b._placement is _pinned_default[0])):
+                        last = self._fast.last2
+                        if last[0] is a.aval and last[1] is b.aval:
+                            entry = last[2]
                         else:
-                            entry = self._fast.get(tuple(avals))
-                            if entry is not None:
-                                return entry.call(args, [a._buf for a in args])
+                            entry = self._fast.lookup2(a.aval, b.aval)
+                        if entry is not None:
+                            direct = entry.direct
+                            if direct is not None and not _tracebacks_enabled():
+                                start, finish, handlers, aval = direct
+                                try:
+                                    buf = finish(start([a._buf, b._buf]), handlers)[0]
+                                except RuntimeErrorType:
+                                    check_not_deleted((a, b))
+                                    raise
+                                out = ArrayImpl()
+                                out.aval = aval
+                                out._buf = buf
+                                out._npy = None
+                                out._placement = a._placement or b._placement
+                                return out
+                            if a._placement is None and b._placement is None:
+                                return entry.call((a, b), [a._buf, b._buf])
+                            return pinned_results(entry.call((a, b), [a._buf, b._buf]))
+                    args = (a, b)
+                else:
+                    args = (a, b, *rest)
+                    avals = []
+                    for x in args:
+                        if type(x) is not ArrayImpl or x._placement is not None:
+                            break
+                        avals.append(x.aval)
+                    else:
+                        entry = self._fast.get(tuple(avals))
+                        if entry is not None:
+                            return entry.call(args, [x._buf for x in args])
                 if self._static_hits:  # a jit with static arguments: static_hits.py
                     hit = self._static_hits.get(len(args))
                     if hit is not None:
@@ -216,7 +214,8 @@ class PjitFunction(Wrapped):
                     if out is not _MISS:
                         return out
                 return self._call_slow(args, kwargs)
-            return self._call_slow(() if a is _NO_ARGUMENT else (a, *rest), kwargs)
+            return self._call_slow(() if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT
+                                   else (a, b, *rest), kwargs)
         except Exception as e:
             filter_exception(e)
             raise
