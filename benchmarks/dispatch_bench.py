@@ -26,7 +26,8 @@ Platform: JAX's default is pinned to the CPU (``JAX_PLATFORMS=cpu``) unless ``--
 ``jax_platforms``. Off the CPU (``--platform tpu``) the measurement runs in a child process
 that holds the accelerator with both libraries; if the two cannot share it in one process,
 one child per library runs after the other, and the output says the figures are then not
-interleaved. ``--workers`` uses child processes on the CPU too. It needs no network and
+interleaved (``--separate`` goes there directly). ``--workers`` uses child processes on the
+CPU too. It needs no network and
 takes well under a minute (about 30 s on 2 busy cores).
 """
 from __future__ import annotations
@@ -55,6 +56,8 @@ def parse_args(argv=None):
                    help="thread: the calling thread's CPU time (steadier on a busy machine)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--workers", action="store_true", help="measure in child processes")
+    p.add_argument("--separate", action="store_true",
+                   help="one child process per library, one after the other (not interleaved)")
     return p.parse_args(argv)
 
 
@@ -72,6 +75,7 @@ import jax  # noqa: E402
 traxla.config.update("jax_platforms", os.environ["JAX_PLATFORMS"])
 
 PROGRAMS = ("one", "two", "tree", "static")
+WORKER_TIMEOUT_S = 120
 MODES = ("sync", "async")
 
 
@@ -144,15 +148,21 @@ def in_workers(names, modes):
         argv = [sys.executable, os.path.abspath(__file__), "--worker", libs,
                 "--calls", str(ARGS.calls), "--repeats", str(ARGS.repeats),
                 "--only", ",".join(names), "--modes", ",".join(modes), "--clock", ARGS.clock]
-        done = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ))
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ),
+                                  timeout=WORKER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            print(f"worker {libs} did not finish in {WORKER_TIMEOUT_S} s")
+            return None
         if done.returncode != 0 or not done.stdout.strip():
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
             print(f"worker {libs} failed (exit {done.returncode}):\n{tail}")
             return None
         return json.loads(done.stdout.strip().splitlines()[-1])
-    got = child("traxla,jax")
-    if got is not None:
-        return got, True
+    if not ARGS.separate:
+        got = child("traxla,jax")
+        if got is not None:
+            return got, True
     parts = [child("traxla"), child("jax")]
     if None in parts:
         sys.exit("the measurement failed")
@@ -177,7 +187,7 @@ def main():
     if ARGS.worker:
         print(json.dumps(measure(ARGS.worker.split(","), names, modes)))
         return 0
-    if os.environ["JAX_PLATFORMS"] == "cpu" and not ARGS.workers:
+    if os.environ["JAX_PLATFORMS"] == "cpu" and not (ARGS.workers or ARGS.separate):
         got, interleaved = measure(("traxla", "jax"), names, modes), True
     else:
         got, interleaved = in_workers(names, modes)
