@@ -143,9 +143,9 @@ def test_make_hit_checks_each_argument():
     table = HitTable()
     hit = static_hits.make_hit(table, 3, {1})
     x = traxla.device_put(X)
-    assert hit((x, 1, x)) is static_hits.MISS  # nothing cached
-    assert hit((x, 1, X)) is static_hits.MISS and hit((X, 1, x)) is static_hits.MISS
-    assert hit((x, {}, x)) is static_hits.MISS  # unhashable: left to the slow path
+    assert hit(x, 1, x) is static_hits.MISS  # nothing cached
+    assert hit(x, 1, X) is static_hits.MISS and hit(X, 1, x) is static_hits.MISS
+    assert hit(x, {}, x) is static_hits.MISS  # unhashable: left to the slow path
     assert static_hits.fast_key({}, table, (x, 1, X), {1}, (x.aval, x.aval)) is None
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 from operator import attrgetter
 
 from traxla import tree_util
+from traxla.api.debug_mode import slow_path_only
 from traxla.api.jit_caches import _config_epoch
+from traxla.ir.config import config
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 
+_flags = config.current
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8
 MAX_SIGNATURES = 8
@@ -279,12 +282,24 @@ class HitTable(dict):
     def refill(self, entry, epoch):
         """Puts back ``entry`` (a slow-path call's, compiled for the hit path) after a
         configuration change emptied the table, unless the epoch moved again since the call
-        began (``epoch``): the call is made under the global flags, as the entry was."""
+        began (``epoch``), and only under the global flags (as the entry was made) with no
+        switch on that needs the slow path."""
         key = entry.fast_key
-        if self.get(key) is not entry:
+        if self.get(key) is not entry and not _flags.local_blocks and not slow_path_only():
             self[key] = entry
             if _config_epoch[0] != epoch:
                 self.pop(key, None)
+
+    def call_arrays(self, args):
+        """The hit path of a call with three or more default-device Arrays: its result, or
+        ``MISS``."""
+        avals = []
+        for x in args:
+            if type(x) is not ArrayImpl or x._placement is not None:
+                return MISS
+            avals.append(x.aval)
+        entry = self.get(tuple(avals))
+        return MISS if entry is None else entry.call(args, [x._buf for x in args])
 
     def lookup2(self, aval0, aval1):
         """The entry of a two-argument signature (None: not cached)."""

@@ -21,7 +21,7 @@ from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import MISS as _MISS, Entry as _Entry, HitTable, TreeSignatures
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
-from traxla.api.static_hits import fast_key as _static_fast_key
+from traxla.api.static_hits import hit_key as _hit_key
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
 from traxla.ir.config import config
@@ -109,7 +109,8 @@ class PjitFunction(Wrapped):
         _all_jits.add(self)
         self._fast = HitTable()  # (avals of Array arguments) -> entry
         self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
-        self._static_hits = {}  # with static arguments: number of arguments -> hit function
+        # with static arguments: number of arguments -> hit function (and that of two)
+        self._static_hits, self._static_hit2 = {}, None
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
@@ -160,9 +161,8 @@ class PjitFunction(Wrapped):
                                 out._npy = None
                                 out._placement = a._placement
                                 return out
-                            if a._placement is None:
-                                return entry.call((a,), [a._buf])
-                            return pinned_results(entry.call((a,), [a._buf]))
+                            out = entry.call((a,), [a._buf])
+                            return out if a._placement is None else pinned_results(out)
                     args = () if a is _NO_ARGUMENT else (a,)
                 elif not rest:  # two Arrays: HitTable.lookup2, inlined
                     if (type(a) is ArrayImpl and type(b) is ArrayImpl
@@ -188,26 +188,21 @@ class PjitFunction(Wrapped):
                                 out._npy = None
                                 out._placement = a._placement or b._placement
                                 return out
-                            if a._placement is None and b._placement is None:
-                                return entry.call((a, b), [a._buf, b._buf])
-                            return pinned_results(entry.call((a, b), [a._buf, b._buf]))
+                            out = entry.call((a, b), [a._buf, b._buf])
+                            return (out if a._placement is None and b._placement is None
+                                    else pinned_results(out))
+                    elif self._static_hit2 is not None:  # f(x, static): static_hits.py
+                        out = self._static_hit2(a, b)
+                        if out is not _MISS:
+                            return out
                     args = (a, b)
                 else:
                     args = (a, b, *rest)
-                    avals = []
-                    for x in args:
-                        if type(x) is not ArrayImpl or x._placement is not None:
-                            break
-                        avals.append(x.aval)
-                    else:
-                        entry = self._fast.get(tuple(avals))
-                        if entry is not None:
-                            return entry.call(args, [x._buf for x in args])
+                    if self._plain and (out := self._fast.call_arrays(args)) is not _MISS:
+                        return out
                 if self._static_hits:  # a jit with static arguments: static_hits.py
-                    hit = self._static_hits.get(len(args))
-                    if hit is not None:
-                        out = hit(args)
-                        if out is not _MISS:
+                    if (hit := self._static_hits.get(len(args))) is not None:
+                        if (out := hit(*args)) is not _MISS:
                             return out
                 for hit in self._tree_fast.hits:  # builtin containers: compile_hit
                     out = hit(args)
@@ -266,20 +261,11 @@ class PjitFunction(Wrapped):
             key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
             if entry is None:
-                fast = (not kwargs and not debug_mode.slow_path_only()
-                        and not _flags.local_blocks)
-                if fast and self._plain:
-                    fast = (len(args) == len(arrays)
-                            and all(type(a) is ArrayImpl for a in args))
-                elif fast:  # (the key of a call with static arguments; None: none)
-                    fast = _static_fast_key(self._static_hits, self._fast, args, api_util.
-                                            static_positions(self.static_argnums, len(args)),
-                                            avals)
+                fast = _hit_key(self, args, kwargs, arrays, avals)  # (static_hits.py)
                 entry = self._compiled.get_or_create(
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
-            elif (type(entry) is _Entry and entry.fast_key is not None  # (emptied by a
-                  and not _flags.local_blocks and not debug_mode.slow_path_only()):  # change)
-                self._fast.refill(entry, epoch)
+            elif type(entry) is _Entry and entry.fast_key is not None:
+                self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)

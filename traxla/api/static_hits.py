@@ -5,7 +5,7 @@ Such a call's entry sits in the function's ``HitTable`` under the key
 ``(tag, part_0, ..., part_n-1)``: the static value itself at a static position, the Array's
 aval elsewhere; ``tag`` is one object per number of positional arguments (which fixes the
 static positions), so no key can be mistaken for a plain ``jit``'s tuple of avals. Per
-number of arguments, ``hit(args)`` is straight-line code compiled once (as the pytree
+number of arguments, ``hit(*args)`` is straight-line code compiled once (as the pytree
 matchers of ``call_signatures``): it checks each Array, compares the key with the table's
 last hit by identity (``HitTable.lastn``, forgotten on any removal), else looks it up (the
 static values hashed and compared as the executable cache compares them), then runs the
@@ -13,17 +13,21 @@ entry, or returns ``MISS`` for the slow path to decide (an unhashable static val
 signature, a placed Array...)."""
 from __future__ import annotations
 
+from traxla.api import debug_mode
 from traxla.api.call_signatures import MISS
+from traxla.api_util import static_positions
+from traxla.ir.config import config
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 
+flags = config.current
 # Beyond this many positional arguments the call takes the slow path (the code is per count).
 MAX_ARGS = 32
 
 
 def make_hit(table, n: int, static_positions):
-    """``hit(args)`` for calls with ``n`` positional arguments, ``static_positions`` (a set
+    """``hit(*args)`` for calls with ``n`` positional arguments, ``static_positions`` (a set
     of indices) static, every other one an Array; ``hit.tag`` is the first element of its
     keys in ``table``."""
     tag = object()
@@ -33,8 +37,7 @@ def make_hit(table, n: int, static_positions):
     bufs = "[" + ", ".join(f"a{i}._buf" for i in dyn) + "]"
     same = " and ".join(["last[0] is tag"] + [f"last[{k + 1}] is {p}"
                                               for k, p in enumerate(parts)])
-    lines = ["def hit(args):",
-             f" {''.join(f'a{i}, ' for i in range(n))}= args"]
+    lines = [f"def hit({', '.join(f'a{i}' for i in range(n))}):"]
     lines += [f" if type(a{i}) is not Array or a{i}._placement is not None: return MISS"
               for i in dyn]
     lines += [" last = table.lastn",
@@ -70,6 +73,21 @@ def make_hit(table, n: int, static_positions):
     hit = namespace["hit"]
     hit.tag = tag
     return hit
+
+
+def hit_key(jitted, args, kwargs, arrays, avals):
+    """Whether a slow-path call that compiles a program puts it on a hit path: False, True
+    (a jit without static arguments: keyed by ``avals``) or the key of ``make_hit``'s
+    table (None: not this call). Not with keywords, pytree arguments or switches that need
+    the slow path (disable_jit, debug_nans...), nor inside a thread's flag block."""
+    if kwargs or debug_mode.slow_path_only() or flags.local_blocks:
+        return False
+    if jitted._plain:
+        return len(args) == len(arrays) and all(type(a) is ArrayImpl for a in args)
+    key = fast_key(jitted._static_hits, jitted._fast, args,
+                   static_positions(jitted.static_argnums, len(args)), avals)
+    jitted._static_hit2 = jitted._static_hits.get(2)
+    return key
 
 
 def fast_key(hits: dict, table, args, static_positions, avals):
