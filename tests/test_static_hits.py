@@ -13,7 +13,7 @@ from traxla.api import static_hits
 X = np.arange(4, dtype=np.float32)
 
 
-def _python_calls_during(fn, *args):
+def _python_calls_during(fn, *args, **kwargs):
     names = []
 
     def profile(frame, event, arg):
@@ -21,7 +21,7 @@ def _python_calls_during(fn, *args):
             names.append(frame.f_code.co_qualname)
     sys.setprofile(profile)
     try:
-        result = fn(*args)
+        result = fn(*args, **kwargs)
     finally:
         sys.setprofile(None)
     return names, result
@@ -171,3 +171,33 @@ def test_hit_paths_come_back_after_a_configuration_change():
         traxla.config.update("jax_debug_nans", False)
     f(x)
     assert len(f._fast) == 1
+
+
+def test_static_arguments_by_keyword_take_the_hit_path():
+    f = traxla.jit(lambda x, n=1, *, scale=False: x * n + (0.5 if scale else 0.0),
+                   static_argnames=("n", "scale"))
+    x = traxla.device_put(X)
+    for _ in range(3):  # each call form, compiled once (the two orders share a program)
+        np.testing.assert_array_equal(np.asarray(f(x, n=3)), X * 3)
+        np.testing.assert_array_equal(np.asarray(f(x, scale=True, n=2)), X * 2 + 0.5)
+        np.testing.assert_array_equal(np.asarray(f(x, n=2, scale=True)), X * 2 + 0.5)
+        np.testing.assert_array_equal(np.asarray(f(x, 4, scale=True)), X * 4 + 0.5)
+    assert f.cache_info().compiles == 3
+    f(x, n=3)  # (the memo of the last hit)
+    names, out = _python_calls_during(f, x, n=3)
+    assert names == ["PjitFunction.__call__", "call_with_keywords", "hit"]
+    np.testing.assert_array_equal(np.asarray(out), X * 3)
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):
+        f(x, n=[3])
+    # a keyword that is not static, a tracer, a thread's flag block: the slow path
+    g = traxla.jit(lambda x, y, n: x * n + y, static_argnames="n")
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(g(x, y=x, n=2)), X * 3)
+    assert not g._static_hits
+    np.testing.assert_array_equal(np.asarray(traxla.jit(lambda u: f(u, n=3))(x)), X * 3)
+    h = traxla.jit(lambda u, n: u / n, static_argnames="n")
+    h(x, n=2.0), h(x, n=2.0)
+    with traxla.config.flag("debug_nans", True):
+        with pytest.raises(FloatingPointError):
+            h(x * 0, n=0.0)
+    np.testing.assert_array_equal(np.asarray(f(x, n=3)), X * 3)

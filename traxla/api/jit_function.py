@@ -21,7 +21,7 @@ from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import MISS as _MISS, Entry as _Entry, HitTable, TreeSignatures
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
-from traxla.api.static_hits import hit_key as _hit_key
+from traxla.api.static_hits import call_with_keywords as _kw_hit, hit_key as _hit_key
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
 from traxla.ir import checker
 from traxla.ir.config import config
@@ -205,12 +205,13 @@ class PjitFunction(Wrapped):
                         if (out := hit(*args)) is not _MISS:
                             return out
                 for hit in self._tree_fast.hits:  # builtin containers: compile_hit
-                    out = hit(args)
-                    if out is not _MISS:
+                    if (out := hit(args)) is not _MISS:
                         return out
                 return self._call_slow(args, kwargs)
-            return self._call_slow(() if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT
-                                   else (a, b, *rest), kwargs)
+            args = () if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT else (a, b, *rest)
+            if kwargs and self._static_hits and (out := _kw_hit(self, args, kwargs)) is not _MISS:
+                return out  # (static arguments by keyword: static_hits.py)
+            return self._call_slow(args, kwargs)
         except Exception as e:
             filter_exception(e)
             raise

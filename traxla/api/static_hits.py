@@ -17,6 +17,9 @@ from traxla.api import debug_mode
 from traxla.api.call_signatures import MISS
 from traxla.api_util import static_positions
 from traxla.ir.config import config
+from traxla.ir.thread_state import unusual
+from traxla.tracer import EvalTrace
+from traxla.tracer.traces import _state as trace_state
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import check_not_deleted
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
@@ -26,23 +29,27 @@ flags = config.current
 MAX_ARGS = 32
 
 
-def make_hit(table, n: int, static_positions):
+def make_hit(table, n: int, static_positions, names=()):
     """``hit(*args)`` for calls with ``n`` positional arguments, ``static_positions`` (a set
-    of indices) static, every other one an Array; ``hit.tag`` is the first element of its
-    keys in ``table``."""
+    of indices) static, every other one an Array; with ``names`` (static arguments passed
+    by keyword, in the call's order) ``hit(kwargs, *args)``. ``hit.tag`` is the first
+    element of its keys in ``table``."""
     tag = object()
     dyn = [i for i in range(n) if i not in static_positions]
     parts = [f"a{i}" if i in static_positions else f"a{i}.aval" for i in range(n)]
+    parts += [f"k{j}" for j in range(len(names))]
     arrays = "(" + "".join(f"a{i}, " for i in dyn) + ")"
     bufs = "[" + ", ".join(f"a{i}._buf" for i in dyn) + "]"
     same = " and ".join(["last[0] is tag"] + [f"last[{k + 1}] is {p}"
                                               for k, p in enumerate(parts)])
-    lines = [f"def hit({', '.join(f'a{i}' for i in range(n))}):"]
+    params = ["kwargs"] * bool(names) + [f"a{i}" for i in range(n)]
+    lines = [f"def hit({', '.join(params)}):"]
+    lines += [f" k{j} = kwargs[_n{j}]" for j in range(len(names))]
     lines += [f" if type(a{i}) is not Array or a{i}._placement is not None: return MISS"
               for i in dyn]
     lines += [" last = table.lastn",
               f" if {same}:",
-              f"  entry = last[{n + 1}]",
+              f"  entry = last[{len(parts) + 1}]",
               " else:",
               f"  key = (tag, {''.join(p + ', ' for p in parts)})",
               "  try:",
@@ -66,7 +73,8 @@ def make_hit(table, n: int, static_positions):
               "  out._placement = None",
               "  return out",
               f" return entry.call({arrays}, {bufs})"]
-    namespace = dict(Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
+    namespace = dict({f"_n{j}": name for j, name in enumerate(names)},
+                     Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
                      tracebacks_enabled=tracebacks_enabled, RuntimeErrorType=RuntimeErrorType,
                      check_not_deleted=check_not_deleted)
     exec(compile("\n".join(lines), f"<traxla.api.static_hits {n} arguments>", "exec"), namespace)
@@ -80,20 +88,24 @@ def hit_key(jitted, args, kwargs, arrays, avals):
     (a jit without static arguments: keyed by ``avals``) or the key of ``make_hit``'s
     table (None: not this call). Not with keywords, pytree arguments or switches that need
     the slow path (disable_jit, debug_nans...), nor inside a thread's flag block."""
-    if kwargs or debug_mode.slow_path_only() or flags.local_blocks:
+    if debug_mode.slow_path_only() or flags.local_blocks:
         return False
     if jitted._plain:
-        return len(args) == len(arrays) and all(type(a) is ArrayImpl for a in args)
+        return not kwargs and len(args) == len(arrays) and all(
+            type(a) is ArrayImpl for a in args)
+    if any(k not in jitted.static_argnames for k in kwargs):
+        return False
     key = fast_key(jitted._static_hits, jitted._fast, args,
-                   static_positions(jitted.static_argnums, len(args)), avals)
+                   static_positions(jitted.static_argnums, len(args)), avals, kwargs)
     jitted._static_hit2 = jitted._static_hits.get(2)
     return key
 
 
-def fast_key(hits: dict, table, args, static_positions, avals):
+def fast_key(hits: dict, table, args, static_positions, avals, kwargs=None):
     """The hit-path key of a slow-path call (positional ``args``, the dynamic ones the
-    Arrays whose avals are ``avals``, in order), making ``hits[len(args)]`` on first use;
-    None when the call cannot take the hit path."""
+    Arrays whose avals are ``avals``, in order; ``kwargs`` static arguments by keyword),
+    making its hit function on first use (``hits[len(args)]``, with keywords
+    ``hits[len(args), names]``); None when the call cannot take the hit path."""
     n = len(args)
     if n > MAX_ARGS or len(avals) != n - len(static_positions):
         return None
@@ -105,8 +117,18 @@ def fast_key(hits: dict, table, args, static_positions, avals):
             return None
         else:
             parts.append(next(it))
-    hit = hits.get(n)
+    names = tuple(kwargs) if kwargs else ()
+    which = (n, names) if names else n
+    hit = hits.get(which)
     if hit is None:
-        hit = hits[n] = make_hit(table, n, static_positions)
-    return (hit.tag, *parts)
+        hit = hits[which] = make_hit(table, n, static_positions, names)
+    return (hit.tag, *parts, *(kwargs[k] for k in names))
+
+
+def call_with_keywords(jitted, args, kwargs):
+    """The hit path of a call passing static arguments by keyword: its result, or MISS."""
+    if unusual and (type(trace_state.trace) is not EvalTrace or flags.local_blocks):
+        return MISS
+    hit = jitted._static_hits.get((len(args), tuple(kwargs)))
+    return MISS if hit is None else hit(kwargs, *args)
 
