@@ -1,11 +1,13 @@
-"""The hit path of a ``jit`` with static arguments (``static_argnums``), for calls whose
-other positional arguments are default-device Arrays and that pass no keywords.
+"""The hit path of a ``jit`` with static arguments (``static_argnums``/``static_argnames``),
+for calls whose other positional arguments are default-device Arrays and whose keywords,
+if any, are static arguments.
 
 Such a call's entry sits in the function's ``HitTable`` under the key
 ``(tag, part_0, ..., part_n-1)``: the static value itself at a static position, the Array's
-aval elsewhere; ``tag`` is one object per number of positional arguments (which fixes the
-static positions), so no key can be mistaken for a plain ``jit``'s tuple of avals. Per
-number of arguments, ``hit(*args)`` is straight-line code compiled once (as the pytree
+aval elsewhere, then the keywords' values; ``tag`` is one object per number of positional
+arguments (which fixes the static positions) and keyword names in the call's order, so no
+key can be mistaken for a plain ``jit``'s tuple of avals. Per such form, ``hit(*args)``
+(``hit(kwargs, *args)``) is straight-line code compiled once (as the pytree
 matchers of ``call_signatures``): it checks each Array, compares the key with the table's
 last hit by identity (``HitTable.lastn``, forgotten on any removal), else looks it up (the
 static values hashed and compared as the executable cache compares them), then runs the
@@ -86,8 +88,9 @@ def make_hit(table, n: int, static_positions, names=()):
 def hit_key(jitted, args, kwargs, arrays, avals):
     """Whether a slow-path call that compiles a program puts it on a hit path: False, True
     (a jit without static arguments: keyed by ``avals``) or the key of ``make_hit``'s
-    table (None: not this call). Not with keywords, pytree arguments or switches that need
-    the slow path (disable_jit, debug_nans...), nor inside a thread's flag block."""
+    table (None: not this call). Not with keywords other than static arguments, pytree
+    arguments or switches that need the slow path (disable_jit, debug_nans...), nor inside
+    a thread's flag block."""
     if debug_mode.slow_path_only() or flags.local_blocks:
         return False
     if jitted._plain:
