@@ -3,7 +3,7 @@ acceptance item 4: every ratio traxla/JAX <= 0.95, median of 5 interleaved runs)
 
     PYTHONPATH=. python benchmarks/dispatch_bench.py [--calls 10000] [--repeats 5]
         [--only one,two,tree,static] [--modes sync,async] [--check] [--limit 0.95]
-        [--platform cpu|tpu|...] [--clock wall|thread] [--json out.json]
+        [--platform cpu|tpu|...] [--clock wall|thread] [--chunks K] [--json out.json]
 
 Programs (already compiled, float32 (8,) device arrays, committed to nothing):
   one     ``jit(lambda x: x + 1.0)(x)``
@@ -19,6 +19,8 @@ first on odd ones) on the wall clock, after a warm-up. A figure is the median ov
 repetitions of microseconds per call (``--clock thread``: the calling thread's CPU time, which
 leaves out time other processes take and work on other threads); the ratio is traxla's median over JAX's (below 1:
 traxla is faster); the spread is the min..max of the per-repetition ratios.
+``--chunks K`` splits each run into K slices that alternate between the libraries (less
+exposed to changes of load; in async mode each slice then blocks on its last result).
 ``--check`` exits 1 when a ratio is above ``--limit`` (default 0.95).
 
 Platform: JAX's default is pinned to the CPU (``JAX_PLATFORMS=cpu``) unless ``--platform``
@@ -52,6 +54,9 @@ def parse_args(argv=None):
     p.add_argument("--limit", type=float, default=0.95)
     p.add_argument("--platform", default=None, help="cpu (default), tpu, cuda...")
     p.add_argument("--json", default=None)
+    p.add_argument("--chunks", type=int, default=1,
+                   help="split each run into this many slices, the libraries alternating "
+                        "slice by slice (steadier on a busy machine; async: a block per slice)")
     p.add_argument("--clock", choices=("wall", "thread"), default="wall",
                    help="thread: the calling thread's CPU time (steadier on a busy machine)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -132,10 +137,14 @@ def measure(lib_names, names, modes):
         order = list(lib_names) if rep % 2 == 0 else list(lib_names)[::-1]
         for name in names:
             for mode in modes:
+                seconds = dict.fromkeys(order, 0.0)
+                for part in range(ARGS.chunks):  # (--chunks: slices alternate libraries)
+                    calls = ARGS.calls // ARGS.chunks + (part < ARGS.calls % ARGS.chunks)
+                    for lib in order:
+                        f, args = libs[lib][name]
+                        seconds[lib] += timed(LOOPS[mode], f, args, calls)
                 for lib in order:
-                    f, args = libs[lib][name]
-                    seconds = timed(LOOPS[mode], f, args, ARGS.calls)
-                    samples[f"{name}/{mode}"][lib].append(seconds / ARGS.calls * 1e6)
+                    samples[f"{name}/{mode}"][lib].append(seconds[lib] / ARGS.calls * 1e6)
     return dict(samples=samples, platforms=platforms,
                 outputs={f"{lib}/{name}": v for (lib, name), v in outs.items()})
 
@@ -147,7 +156,8 @@ def in_workers(names, modes):
     def child(libs):
         argv = [sys.executable, os.path.abspath(__file__), "--worker", libs,
                 "--calls", str(ARGS.calls), "--repeats", str(ARGS.repeats),
-                "--only", ",".join(names), "--modes", ",".join(modes), "--clock", ARGS.clock]
+                "--only", ",".join(names), "--modes", ",".join(modes), "--clock", ARGS.clock,
+                "--chunks", str(ARGS.chunks)]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ),
                                   timeout=WORKER_TIMEOUT_S)
@@ -176,6 +186,8 @@ def in_workers(names, modes):
 
 
 def main():
+    if ARGS.chunks < 1 or ARGS.calls < ARGS.chunks:
+        sys.exit("--chunks must be at least 1 and at most --calls")
     names = [n for n in ARGS.only.split(",") if n]
     modes = [m for m in ARGS.modes.split(",") if m]
     for n in names:
@@ -198,7 +210,7 @@ def main():
     how = ("interleaved" if interleaved else
            "NOT interleaved: one process per library, one after the other")
     print(f"dispatch of cached calls: {ARGS.calls} calls, median of {ARGS.repeats} runs "
-          f"({how}, {ARGS.clock} clock); traxla on {platforms['traxla']}, JAX on {platforms['jax']} "
+          f"({how}, {ARGS.clock} clock, {ARGS.chunks} slice(s) a run); traxla on {platforms['traxla']}, JAX on {platforms['jax']} "
           f"(jax {jax.__version__})")
     print(f"{'program':<8} {'mode':<6} {'traxla us':>10} {'jax us':>10} {'ratio':>7}  spread")
     results, worst = [], 0.0
