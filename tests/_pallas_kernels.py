@@ -302,6 +302,34 @@ def _refs(jax, jnp, pl, pltpu, K, interpret):
         return call(bc_kernel, out_shape=(S((16, 128), jnp.int32),
                                           S((32, 128), jnp.bfloat16)))(x)
     K["tpu_bitcast"] = (bc, (np.ones((32, 128), jnp.bfloat16),))
+
+    def dc_kernel(x_ref, o_ref, acc_ref):
+        @pl.when(pl.program_id(0) == 0)
+        def _():  # (the kernel DCE drops the read only for a shape, and the dead where)
+            acc_ref[...] = jnp.zeros_like(acc_ref[...])
+            jnp.where(x_ref[...] > 0.0, 1.0, 2.0)
+        v = x_ref[...]
+        i = v.astype(jnp.int32)
+        acc_ref[...] += (jnp.tile(v[:64, :], (2, 1)) + v.T + jnp.round(v)
+                         + jnp.arctan2(v, 2.0) + jnp.where(jnp.isfinite(v), 1.0, 0.0)
+                         + (jax.lax.population_count(i) + jax.lax.clz(i)).astype(jnp.float32))
+        o_ref[...] = acc_ref[...]
+    def dc(x):
+        return call(dc_kernel, out_shape=S((256, 128), jnp.float32), grid=(2,),
+                    in_specs=[pl.BlockSpec((128, 128), lambda i: (i, 0))],
+                    out_specs=pl.BlockSpec((128, 128), lambda i: (i, 0)),
+                    scratch_shapes=[pltpu.VMEM((128, 128), jnp.float32)])(x)
+    K["dead_code_tile_math"] = (dc, (np.ones((256, 128), np.float32),))
+
+    def bool_kernel(m_ref, x_ref, o_ref, n_ref):  # (booleans are int32 in the kernel's refs)
+        m = m_ref[...]
+        o_ref[...] = jnp.where(m, x_ref[...], 0.0)
+        n_ref[...] = jnp.logical_not(m)
+    def bools(m, x):
+        return call(bool_kernel, out_shape=(S((8, 128), jnp.float32), S((8, 128), jnp.bool_)))(
+            m, x)
+    K["bool_refs"] = (bools, (np.arange(8 * 128).reshape(8, 128) % 3 == 0,
+                              np.ones((8, 128), np.float32)))
     return K
 
 

@@ -67,3 +67,49 @@ def test_layer_names(name):
     expected = {"traxla.autodiff.rules.elementwise": "rules", "traxla.lax.linalg": "lax",
                 "traxla.numpy._ufuncs": "numpy", "traxla.primitives.shapes": "primitives"}
     assert layers.layer_of(name) == expected[name]
+
+
+# Outside the adapter package, jaxlib is imported only for its MLIR bindings (what lowering
+# builds StableHLO with) and by these namespaces, which re-export jaxlib modules as JAX's do.
+JAXLIB_BINDINGS = ("jaxlib.mlir", "jaxlib.mosaic")
+JAXLIB_REEXPORTS = {"traxla.extend.backend", "traxla.extend.mlir", "traxla.extend.sharding",
+                    "traxla.extend.xla"}
+
+
+def _jaxlib_imports(path):
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "jaxlib":
+                yield from (f"jaxlib.{a.name}" for a in node.names)
+            else:
+                yield node.module
+
+
+def test_jaxlib_runtime_contact_stays_in_the_adapter_package():
+    """A jaxlib upgrade is a change to ``traxla/runtime/xla_adapter/`` alone: no other
+    module imports jaxlib's PJRT surface (``_jax``, ``xla_client``, ...)."""
+    outside = []
+    for module, path in layers.modules(PKG).items():
+        if module.startswith("traxla.runtime.xla_adapter") or module in JAXLIB_REEXPORTS:
+            continue
+        for name in _jaxlib_imports(path):
+            if (name == "jaxlib" or name.startswith("jaxlib.")) and not name.startswith(
+                    JAXLIB_BINDINGS):
+                outside.append(f"{module} imports {name}")
+    assert not outside, "jaxlib touched outside runtime/xla_adapter/:\n" + "\n".join(outside)
+
+
+def test_adapter_and_jit_modules_under_600_lines():
+    long = []
+    for module, path in layers.modules(PKG).items():
+        if module.startswith(("traxla.runtime.xla_adapter", "traxla.api.jit")):
+            with open(path, encoding="utf-8") as f:
+                n = sum(1 for _ in f)
+            if n > 600:
+                long.append(f"{module}: {n} lines")
+    assert not long, "modules over 600 lines: " + ", ".join(long)

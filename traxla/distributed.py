@@ -3,7 +3,7 @@ collectives over Gloo/TCP), through jaxlib's distributed runtime."""
 from __future__ import annotations
 
 from traxla.ir.config import config
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime.xla_adapter import clients as _xla
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int,

@@ -18,7 +18,7 @@ from traxla.ir.avals import ShapedArray
 from traxla.ir.rules.ffi import VMAP_METHODS, ffi_call_p, hashable_attributes
 from traxla.lax import aval_of as _aval_of
 from traxla.lowering.rules.ffi import build_ffi_lowering_function, ffi_lowering  # noqa: F401
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime.xla_adapter import callbacks as _xla
 
 __all__ = ["build_ffi_lowering_function", "ffi_call", "ffi_lowering", "include_dir",
            "pycapsule", "register_ffi_target", "register_ffi_target_as_batch_partitionable",

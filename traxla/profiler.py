@@ -13,7 +13,7 @@ import pathlib
 import socketserver
 import threading
 
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime.xla_adapter import clients as _xla
 from traxla.runtime.backend import available_platforms, get_backend
 from traxla.version import __version__ as _version
 

@@ -2,7 +2,7 @@
 (``client`` is None until ``jax.distributed.initialize``), as JAX's (orbax reads it)."""
 from __future__ import annotations
 
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime.xla_adapter import clients as _xla
 
 
 class State:

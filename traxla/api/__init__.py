@@ -1,7 +1,9 @@
 """The user-facing transformations: ``jit``, ``make_jaxpr``, ``device_put``, ``typeof``.
 
-``jit_function`` holds ``JitFunction`` (its hit paths, slow path and AOT ``trace``),
-``jit_caches`` what its caches are keyed by and when they are dropped, ``jit_sharding``
+``jit_function`` holds ``JitFunction`` (its hit paths and AOT ``trace``), with the call's
+other stages in its base classes: ``jit_args`` (argument handling), ``jit_slow_path``
+(tracing, lowering, compiling; calls inside another trace), ``jit_placement`` (programs on a
+mesh, committed and pinned results); ``jit_caches`` what its caches are keyed by and when they are dropped, ``jit_sharding``
 how a program is placed on a mesh, ``jit_hooks`` the hooks of its slow path (installed by
 ``traxla.diagnostics``), ``stages`` the AOT stages (``jax.stages``), ``device_arrays``
 ``device_put``, ``typeof`` and ``block_until_ready``.

@@ -22,7 +22,7 @@ from traxla.ir.config import config
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
+from traxla.runtime.xla_adapter.execution import RuntimeErrorType, tracebacks_enabled
 
 _flags = config.current
 # Per jitted function: structures compiled, and per structure the aval lists seen.

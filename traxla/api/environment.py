@@ -13,7 +13,8 @@ import textwrap
 
 from traxla.version import __version__
 from traxla import tree_util
-from traxla.runtime import ArrayImpl, transfer_guard, xla_adapter as _xla
+from traxla.runtime import ArrayImpl, transfer_guard
+from traxla.runtime.xla_adapter import clients as _xla
 from traxla.runtime.backend import get_backend
 from traxla.tracer import Tracer
 from traxla.ir.dtypes import canonicalize

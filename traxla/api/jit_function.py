@@ -1,7 +1,9 @@
 """``jit`` and ``make_jaxpr``: ``JitFunction``, its hit paths (plain Arrays and builtin
-containers of Arrays, which skip pytree flattening), the slow path that traces, lowers,
-compiles and caches, calls inside another trace (one ``jit`` equation), and the AOT
-``trace``/``lower``.
+containers of Arrays, which skip pytree flattening) and AOT ``trace``/``lower``. The call's
+other stages are the class's bases, one module each: argument handling (``jit_args.py``),
+the slow path that traces, lowers, compiles and caches, and calls inside another trace
+(``jit_slow_path.py``), and where programs run (``jit_placement.py``: committed and pinned
+arrays, programs on a mesh).
 
 ``jit(f)`` keeps two caches: traced jaxprs keyed by (input tree, static arguments, avals,
 trace context), shared by nested calls so that a jaxpr used twice is one object (and prints
@@ -12,49 +14,36 @@ import functools
 import inspect
 import time
 
-import numpy as np
-
 from traxla.base.wrapping import copy_dict, wraps
-from traxla.base.arg_names import leaf_names, memo_hit, names_once, naming_once
+from traxla.base.arg_names import naming_once
 from traxla import api_util, tree_util
-from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
-from traxla.api.call_signatures import MISS as _MISS, Entry as _Entry, HitTable, TreeSignatures
+from traxla.api import jit_hooks
+from traxla.api.call_signatures import MISS as _MISS, HitTable, TreeSignatures
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
-from traxla.api.static_hits import call_with_keywords as _kw_hit, hit_key as _hit_key
-from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped, lower_program
-from traxla.ir import checker
+from traxla.api.jit_args import JitArguments
+from traxla.api.jit_placement import JitPlacement, pinned_results
+from traxla.api.jit_slow_path import JitSlowPath
+from traxla.api.static_hits import call_with_keywords as _kw_hit
+from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped
 from traxla.ir.config import config
-from traxla.ir.avals import ShapedArray
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-from traxla.ir.rules.call import jit_p
-from traxla.ir.rules.refs import is_ref_aval
-from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.thread_state import unusual as _unusual
+from traxla.ir.traceback_util import api_boundary, filter_exception, register_boundary
 from traxla.base.tree_functions import _prefix_error
-from traxla.runtime import ArrayImpl, debug_checks, dispatch, to_array, transfer_guard
-from traxla.runtime.array import check_not_deleted, default_sharding, to_default_device
-from traxla.runtime.backend import get_backend
+from traxla.runtime import ArrayImpl, dispatch
+from traxla.runtime.array import check_not_deleted
 from traxla.runtime.cache import BoundedCache
-from traxla.runtime.executable import Executable, ShardedExecutable
 from traxla.runtime.placement import (NamedSharding, SingleDeviceSharding, default_placement,
-    is_pinned_default, pinned_default as _pinned_default, pinned_placement, device_placement,
-    device_put_placed, uncommitted)
+    pinned_default as _pinned_default, device_placement)
 from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.sharding import to_named
-from traxla.state import jit_refs as _jit_refs, ref as _ref
-from traxla.state.discharge import discharge_if_needed
-from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
-from traxla.tracer.interpret import eval_jaxpr, replaying
-from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
+from traxla.tracer import EvalTrace, traces as trace_core
 from traxla.tracer.traces import _bottom as _trace_bottom, _state as _trace_state
-from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _all_jits, _config_epoch,
-                                   _forget_fast, _trace_cache, _trace_context, is_jit_state)
-from traxla.api.jit_options import (_device_and_backend_placement, _donation_spec,
-                                    _hashable_static)
-from traxla.api.jit_sharding import (_mesh_of_program, _module_shardings, _placement_of,
-                                     broadcast_prefix_leaves, check_devices)
+from traxla.api.jit_caches import (_all_jits, _config_epoch, _forget_fast, _trace_cache,
+                                   _trace_context, is_jit_state)
+from traxla.api.jit_options import _device_and_backend_placement, _donation_spec
+from traxla.api.jit_sharding import _mesh_of_program, _placement_of, broadcast_prefix_leaves
 
 # The calling thread's flags: a ``with`` block (enable_x64, debug_nans, disable_jit...) sets
 # them for its thread only. The hit paths (``_fast``, ``_tree_fast``: keyed by argument types
@@ -81,7 +70,7 @@ def _without_formats(shardings):
     return tree_util.tree_map(one, shardings, is_leaf=is_leaf)
 
 
-class PjitFunction(Wrapped):
+class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
     """What ``jit`` returns (JAX's type name, which libraries test for; also
     ``JitFunction``)."""
 
@@ -226,115 +215,7 @@ class PjitFunction(Wrapped):
         self._tree_fast.clear()
         self._epoch = _config_epoch[0]
 
-    def _call_slow(self, args, kwargs):
-        if _flags.disable_jit:  # disable_jit(): plain Python
-            return self.fun(*args, **kwargs)
-        epoch = _config_epoch[0]  # see _hit_paths_stale
-        dyn_args, dyn_kwargs, static_key = self._split_static(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        if any(type(x) is _ref.Ref for x in leaves):  # mutated in place (traxla.ref)
-            return _jit_refs.call_with_refs(self, args, kwargs)
-        if _hijax_args.has_hi_leaves(leaves):  # hijax values (flax's): api/hijax_args.py
-            return _hijax_args.call_with_hi_args(self, args, kwargs)
-        if type(trace_core._state.trace) is EvalTrace:
-            for x in leaves:
-                if isinstance(x, Tracer):
-                    x._check_alive()
-            try:
-                arrays = [to_array(x) for x in leaves]
-            except (TypeError, OverflowError) as e:
-                raise self._argument_error(e, args, kwargs, leaves) from None
-            if self.in_shardings is not None:
-                arrays = self._apply_in_shardings(arrays, in_tree)
-            target = self._target_mesh()
-            pinned = False
-            if placed := target is not None or any(a._placement is not None for a in arrays):
-                check_devices(arrays, lambda: self._arg_names(args, kwargs), self._qualname())
-                # committed to the default device (and nothing elsewhere): its programs run
-                pinned = target is None and all(a._placement is None or
-                                                is_pinned_default(a._placement) for a in arrays)
-            if placed and not pinned:
-                arrays, target, follows_default = _follow_committed(arrays, target)
-                if target is not None or any(a._placement is not None for a in arrays):
-                    outs = self._call_sharded(args, kwargs, arrays, in_tree, static_key, target)
-                    return _uncommitted_results(outs) if follows_default else outs
-            avals = tuple(a.aval for a in arrays)
-            key = (in_tree, static_key, avals, _trace_context())
-            entry = self._compiled.get(key)
-            if entry is None:
-                fast = _hit_key(self, args, kwargs, arrays, avals)  # (static_hits.py)
-                entry = self._compiled.get_or_create(
-                    key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
-            elif type(entry) is _Entry and entry.fast_key is not None:
-                self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
-            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
-                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
-            if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
-                return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
-                                                   key)
-            if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
-                    and type(entry) is _Entry and not getattr(entry.executable, "special_outs", ())
-                    and not debug_mode.slow_path_only()
-                    and not _flags.local_blocks and all(type(a) is ArrayImpl for a in leaves)):
-                self._tree_fast.remember(args, in_tree.children()[0], arrays, avals, entry)
-                if _config_epoch[0] != epoch:  # see _hit_paths_stale
-                    self._tree_fast.clear()
-            outs = entry.execute(arrays)
-            if _flags.debug_nans or _flags.debug_infs:
-                debug_checks.check_program(self.name, self._trace(key, args, kwargs, avals)[0],
-                                           arrays, outs)
-            outs = tree_util.tree_unflatten(entry.out_tree, outs)
-            return pinned_results(outs) if pinned else outs
-        if self.compiler_options:
-            raise ValueError(
-                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
-                f"compiler_options={self.compiler_options} specified on a nested jit with name: "
-                f"{self.name}")
-        return self._bind(args, kwargs, leaves, in_tree, static_key)
-
-    # -- donation, pruning, placement: shared by calls and the AOT stages ------
-    def _donated_leaves(self, args, kwargs, in_tree) -> list[bool]:
-        """Per flat argument leaf, whether its buffer is donated."""
-        if not self.donate_argnums and not self.donate_argnames:
-            return [False] * in_tree.num_leaves
-        n = len(args)
-        static = api_util.static_positions(self.static_argnums, n)
-        donated = {i % n if -n <= i < n else i for i in self.donate_argnums}
-        flags = []
-        for i, a in enumerate(args):
-            if i not in static:
-                flags += [i in donated] * tree_util.tree_structure(a).num_leaves
-        for k in sorted(kwargs):
-            if k not in self.static_argnames:
-                flags += [k in self.donate_argnames] * tree_util.tree_structure(
-                    kwargs[k]).num_leaves
-        return flags
-
-    def _lower_program(self, closed, donated, placements, mesh, out_tree=None, platform=None):
-        shardings_for = None
-        if mesh is not None:
-            mesh_platform = mesh.devices.flat[0].platform
-            if platform is None and mesh_platform != get_backend().devices[0].platform:
-                platform = mesh_platform  # another platform's devices (the CPU beside a TPU)
-            def shardings_for(kept_closed, idx):
-                return _module_shardings(kept_closed, mesh, [placements[i] for i in idx],
-                                         self._out_specs(kept_closed, out_tree))
-        return lower_program(closed, self.name, donated, self.keep_unused, shardings_for,
-                             out_tree, platform)
-
-    def _executable(self, program, closed, mesh, compiler_options):
-        # a Ref argument's final value is an extra result of the discharged program
-        out_avals = list(closed.out_avals) + [a.inner_aval.strip_weak_type()
-                                              for a in closed.in_avals
-                                              if is_ref_aval(a)]
-        if mesh is not None:
-            exe = ShardedExecutable(program.module, program.in_avals, out_avals, mesh,
-                                    compiler_options=compiler_options)
-        else:
-            exe = Executable(program.module, program.in_avals, out_avals, compiler_options)
-        exe.name = self.name
-        return exe
-
+    # -- where the program runs: the mesh, in_shardings and out_shardings ----
     def _target_mesh(self):
         """Where the program runs when no argument is placed: the mesh ``out_shardings``
         names (one on an abstract mesh outside a mesh context names no devices), else the
@@ -391,41 +272,6 @@ class PjitFunction(Wrapped):
                 out[i] = device_put(out[i], named)
         return out
 
-    def _placed_on(self, arrays, mesh):
-        out = []
-        for a in arrays:
-            if a._placement is None:
-                dst = NamedSharding(mesh, PartitionSpec())
-                with transfer_guard.moving(a, lambda: dst):
-                    a = device_put_placed(np.asarray(a), a.aval, dst)
-            out.append(a)
-        return out
-
-    def _compile(self, key, args, kwargs, avals, in_tree, fast, epoch):
-        """Traces and compiles the program of one cache key (once, however many threads
-        miss it together: see ``BoundedCache.get_or_create``)."""
-        jit_hooks.on_compile_miss(self, key, args, kwargs)
-        closed, out_tree = self._trace(key, args, kwargs, avals)
-        if _jit_refs.closes_over_refs(closed):
-            return _ClosesOverRefs(closed, out_tree)
-        mesh = _mesh_of_program(closed.jaxpr)
-        if mesh is not None:
-            return _OnMesh(mesh)
-        program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
-                                      None, None, out_tree)
-        executable = self._executable(program, closed, None, self.compiler_options)
-        debug_mode.log_compile(self.name, avals, executable.compile_seconds)
-        jit_hooks.after_compile(self, closed, program, executable)
-        entry = _Entry(executable, out_tree, program.kept)
-        # (a program returning tokens or float0s runs on the slow path, which hands them back)
-        if fast and program.kept is None and not getattr(executable, "special_outs", ()):
-            fast_key = avals if fast is True else fast  # (a key of static_hits)
-            entry.fast_key = fast_key
-            self._fast[fast_key] = entry
-            if _config_epoch[0] != epoch:  # see _hit_paths_stale
-                self._fast.pop(fast_key, None)
-        return entry
-
     def clear_cache(self):
         """Drops this function's compiled executables and traced jaxprs (JAX's
         ``jitted.clear_cache()``)."""
@@ -434,192 +280,6 @@ class PjitFunction(Wrapped):
         self._tree_fast.clear()
         self._traced.clear()
         self._lifted.clear()
-
-    def _call_sharded(self, args, kwargs, arrays, in_tree, static_key, mesh=None):
-        """Arguments on a mesh: one SPMD executable over its devices, keyed on placements."""
-        placed = [a._placement for a in arrays if a._placement is not None]
-        mesh = placed[0].mesh if placed else mesh
-        for p in placed:
-            if not isinstance(p, NamedSharding):
-                raise ValueError(f"jit got an argument placed by {p}, which has no mesh spec; "
-                                 "device_put it with a NamedSharding first.")
-            if p.mesh != mesh:
-                raise ValueError(f"jit got arguments on different meshes: {mesh} and {p.mesh}")
-        leaves = None
-        for i, a in enumerate(arrays):
-            if a._placement is None:
-                dst = NamedSharding(mesh, PartitionSpec())
-                if leaves is None:  # the user's own Arrays move device to device
-                    leaves = [id(x) for x in tree_util.tree_leaves(self._split_static(
-                        args, kwargs)[:2])] if transfer_guard.active("device_to_device") else ()
-                with (transfer_guard.moving(a, lambda: dst) if id(a) in leaves
-                      else transfer_guard.internal()):
-                    arrays[i] = device_put_placed(a.physical_value(), a.aval, dst)
-        avals = tuple(a.aval for a in arrays)
-        placements = tuple(a._placement for a in arrays)
-        key = (in_tree, static_key, avals, _trace_context(), placements)
-        entry = self._compiled.get(key)
-        if entry is None:
-            def build():
-                jit_hooks.on_compile_miss(self, key, args, kwargs)
-                closed, out_tree = self._trace(key[:4], args, kwargs, avals)
-                program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
-                                              placements, mesh, out_tree)
-                executable = self._executable(program, closed, mesh, self.compiler_options)
-                jit_hooks.after_compile(self, closed, program, executable)
-                return _Entry(executable, out_tree, program.kept)
-            entry = self._compiled.get_or_create(key, build)
-        check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
-        outs = entry.execute(arrays)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
-
-    def _bind(self, args, kwargs, leaves, in_tree, static_key):
-        """Inside another trace: one ``jit`` equation whose param is the traced jaxpr."""
-        try:
-            avals = tuple(_aval(x) for x in leaves)
-        except (TypeError, OverflowError) as e:
-            raise self._argument_error(e, args, kwargs, leaves) from None
-        key = (in_tree, static_key, avals, _trace_context())
-        if replaying():  # as JAX's trace context: a jaxpr being re-run traces apart
-            key += ("replaying",)
-        hit = self._traced.get(key)
-        if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
-                                   for c in hit[0].consts):
-            self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
-        closed, out_tree = self._trace(key, args, kwargs, avals)
-        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
-            if any(is_ref_aval(a) for a in avals) or _jit_refs.closes_over_refs(closed):
-                # grad/vmap of a jit taking or closing over refs: evaluated in place, its
-                # ref accesses through the transformation's ref rules
-                return tree_util.tree_unflatten(out_tree,
-                                                _jit_refs.eval_closed_with_refs(closed, leaves))
-            # grad/vmap of a jit whose body makes its own refs: they transform the pure version
-            closed = discharge_if_needed(closed)
-        if self.inline:  # the equations go straight into the enclosing jaxpr
-            return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed, (), *leaves))
-        operands = list(leaves)
-        tracer_consts = [c for c in closed.consts if isinstance(c, Tracer)]
-        if tracer_consts:
-            lifted = self._lifted.get(id(closed))
-            if lifted is None or lifted[0] is not closed:
-                lifted = self._lifted[id(closed)] = (closed, _consts_to_invars(closed))
-            closed = lifted[1]  # the same object on every call, so nested uses print hoisted
-            operands = tracer_consts + operands
-        outs = jit_p.bind(*operands, jaxpr=closed, name=self.name)
-        return tree_util.tree_unflatten(out_tree, outs)
-
-    # -- tracing -------------------------------------------------------------
-    def _split_static(self, args, kwargs):
-        if self._plain:
-            return args, kwargs, ()
-        nums = api_util.static_positions(self.static_argnums, len(args))
-        static = tuple((i, _hashable_static(args[i])) for i in sorted(nums))
-        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
-        static_kw = tuple(sorted((k, _hashable_static(v)) for k, v in kwargs.items()
-                                 if k in self.static_argnames))
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        return dyn_args, dyn_kwargs, (static, static_kw)
-
-    def _trace(self, key, args, kwargs, avals):
-        hit = self._traced.get(key)
-        if hit is not None:
-            return hit
-        if _flags.no_tracing:
-            raise RuntimeError(f"re-tracing function {source_info_of_function(self.fun)} for "
-                               "`jit`, but 'no_tracing' is set")
-        with names_once(self, args, kwargs):  # (named once a trace)
-            jit_hooks.on_trace_miss(self, key, args, kwargs)
-            start = time.perf_counter()
-            dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
-            _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-            out_store = []
-
-            def flat_fun(*flat):
-                a, kw = tree_util.tree_unflatten(in_tree, flat)
-                full_args, full_kwargs = self._merge_static(args, kwargs, a, kw)
-                out = self.fun(*full_args, **full_kwargs)
-                out_leaves, out_tree = tree_util.tree_flatten(out)
-                _jit_refs.check_no_refs_returned(out_leaves, debug, out_tree)
-                out_store.append(out_tree)
-                return out_leaves
-
-            debug = make_debug_info(self.fun, "jit", self._arg_names(args, kwargs))
-            closed = trace_to_jaxpr(flat_fun, avals, debug)
-            if config.check_jaxprs:  # enable_checks: type-check every traced program
-                checker.check_jaxpr(closed)
-            result = (closed, out_store[0])
-            self._traced[key] = result
-            self.last_trace_seconds = time.perf_counter() - start
-            return jit_hooks.after_trace(self, key, result)  # may re-roll loops (and re-cache)
-
-    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
-        if self._plain:
-            return dyn_args, dyn_kwargs
-        n = len(args)
-        nums = api_util.static_positions(self.static_argnums, n)
-        it = iter(dyn_args)
-        full_args = [args[i] if i in nums else next(it) for i in range(n)]
-        full_kwargs = dict(dyn_kwargs)
-        full_kwargs.update({k: v for k, v in kwargs.items() if k in self.static_argnames})
-        return full_args, full_kwargs
-
-    def _argument_error(self, error, args, kwargs, leaves):
-        """JAX's error for a leaf that is not an array (a string, an object array, an int
-        too large for int32...), naming the argument's path."""
-        for i, x in enumerate(leaves):
-            try:
-                to_array(x) if not isinstance(x, Tracer) else None
-            except (TypeError, OverflowError) as leaf_error:
-                names = self._arg_names(args, kwargs)
-                path = names[i] if i < len(names) else f"args[{i}]"
-                if isinstance(leaf_error, OverflowError):
-                    return OverflowError(
-                        "An overflow was encountered while parsing an argument to a jitted "
-                        f"computation, whose argument path is {path}. Got {type(x)} with value {x}")
-                return TypeError(
-                    f"Error interpreting argument to {self.fun} as an abstract array. The "
-                    f"problematic value is of type {type(x)} and was passed to the function at "
-                    f"path {path}.\nThis typically means that a jit-wrapped function was called "
-                    "with a non-array argument, and this argument was not marked as static using "
-                    "the static_argnums or static_argnames parameters of jax.jit.")
-        return error
-
-    def _qualname(self) -> str:
-        return getattr(self.fun, "__qualname__", getattr(self.fun, "__name__", str(self.fun)))
-
-    def _arg_names(self, args, kwargs):
-        """Leaf names like ``x`` or ``params['w']`` for error messages."""
-        if (names := memo_hit(self, args, kwargs)) is not None:  # (a trace in progress)
-            return names
-        try:
-            sig = self._signature or inspect.signature(self.fun)
-            self._signature = sig
-            bound = sig.bind(*args, **kwargs)
-        except (TypeError, ValueError):
-            return ()
-        names = []
-        n = len(args)
-        static_nums = api_util.static_positions(self.static_argnums, n)
-        position = 0
-        for name, value in bound.arguments.items():
-            kind = sig.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
-                for j, v in enumerate(value):
-                    if position not in static_nums:
-                        names += leaf_names(f"{name}[{j}]", v)
-                    position += 1
-                continue
-            if kind is inspect.Parameter.VAR_KEYWORD:
-                for k, v in value.items():
-                    if k not in self.static_argnames:
-                        names += leaf_names(f"{name}['{k}']", v)
-                continue
-            is_static = (position in static_nums if position < n else False) or name in self.static_argnames
-            if position < n:
-                position += 1
-            if not is_static:
-                names += leaf_names(name, value)
-        return names
 
     # -- AOT -----------------------------------------------------------------
     @api_boundary
@@ -704,58 +364,6 @@ def _install_placed_dispatch():
 
 
 _install_placed_dispatch()
-
-
-def _follow_committed(arrays, target):
-    """JAX's rule for operands ``default_device`` placed (uncommitted): they go where the
-    committed operands are, else where the program runs (``target``; None: the default
-    device). Returns the arrays, the mesh to run on, and whether that is the
-    ``default_device``'s own (its results are then uncommitted too)."""
-    committed = next((a._placement.mesh for a in arrays
-                      if a._placement is not None and a._placement.committed), None)
-    mesh = committed or target
-    default = default_placement()
-    follows_default = (committed is None and default is not None and not default.committed
-                       and mesh is default.mesh)
-    moved = []
-    for a in arrays:
-        p = a._placement
-        if p is not None and not p.committed and p.mesh is not mesh and p.mesh != mesh:
-            dst = NamedSharding(mesh, PartitionSpec()) if mesh is not None else None
-            with transfer_guard.moving(a, lambda: dst if dst is not None else default_sharding()):
-                host = np.asarray(a)
-                aval = ShapedArray(a.shape, a.dtype, a.aval.weak_type)
-                a = (device_put_placed(host, aval, dst)
-                     if mesh is not None else to_default_device(host, aval))
-        moved.append(a)
-    return moved, mesh, follows_default
-
-
-def pinned_results(outs):
-    """``outs`` (a default-device program's results) committed to the default device, as
-    JAX commits the results of committed operands."""
-    placement = _pinned_default[0] or pinned_placement(get_backend().devices[0])
-    for out in tree_util.tree_leaves(outs):
-        if type(out) is ArrayImpl and out._placement is None:
-            out._placement = placement
-    return outs
-
-
-def _uncommitted_results(outs):
-    for out in tree_util.tree_leaves(outs):
-        if isinstance(out, ArrayImpl) and out._placement is not None:
-            out._placement = uncommitted(out._placement)
-    return outs
-
-
-def _consts_to_invars(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """Closures over an enclosing trace's tracers become leading operands, as in JAX."""
-    jaxpr = closed.jaxpr
-    moved = [v for v, c in zip(jaxpr.constvars, closed.consts) if isinstance(c, Tracer)]
-    kept = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if not isinstance(c, Tracer)]
-    new = Jaxpr([v for v, _ in kept], moved + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
-                jaxpr.debug_info)
-    return ClosedJaxpr(new, [c for _, c in kept])
 
 
 def jit(fun=None, /, *, in_shardings=None, out_shardings=None, static_argnums=None,

@@ -11,7 +11,8 @@ import numpy as np
 
 import ml_dtypes
 
-from traxla.runtime import compilation_cache as cc, xla_adapter as xla
+from traxla.runtime import compilation_cache as cc
+from traxla.runtime.xla_adapter import serialization as xla
 from traxla import api
 from traxla.runtime.backend import get_backend
 

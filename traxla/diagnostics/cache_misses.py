@@ -1,10 +1,10 @@
 """Why ``jit`` traced or compiled again: the diff of a missed cache key against the
 closest key already cached, per argument path, as a readable log message.
 
-``jit`` keeps two caches (see ``traxla/api/jit_function.py``): traced jaxprs keyed by
-``(input tree, static arguments, avals, x64)``, shared by every ``jit`` of the same
-function, and compiled executables per ``jit`` object keyed the same way (plus the
-argument placements on a mesh). With ``config.update("explain_cache_misses", True)``
+``jit`` keeps two caches (see ``traxla/api/jit_function.py`` and ``jit_slow_path.py``):
+traced jaxprs keyed by ``(input tree, static arguments, avals, x64)``, shared by every
+``jit`` of the same function, and compiled executables per ``jit`` object keyed the same
+way (plus the argument placements on a mesh). With ``config.update("explain_cache_misses", True)``
 each miss logs (logger ``traxla``, WARNING) which function, which argument and what
 changed: shape, dtype, weak type, sharding, static value, pytree structure or config.
 """

@@ -20,7 +20,8 @@ from traxla.api.pmap import IndivisibleError
 from traxla.ir import dtypes
 from traxla.ir.rules.multihost import (global_array_to_host_local_array_p,
                                        host_local_array_to_global_array_p)
-from traxla.runtime import ArrayImpl, dispatch as _dispatch, xla_adapter as _xla
+from traxla.runtime import ArrayImpl, dispatch as _dispatch
+from traxla.runtime.xla_adapter import clients as _xla
 from traxla.runtime.placement import NamedSharding
 from traxla.tree_util import tree_map, tree_flatten, tree_unflatten
 from traxla.numpy import asarray

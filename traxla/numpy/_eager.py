@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from traxla.api import jit
-from traxla.api.jit_function import pinned_results
+from traxla.api.jit_placement import pinned_results
 from traxla.ir.config import config
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
@@ -29,7 +29,7 @@ from traxla.runtime import debug_checks, transfer_guard
 from traxla.runtime.array import check_not_deleted, default_sharding, device_put_numpy
 from traxla.runtime.cache import on_clear
 from traxla.runtime.placement import pinned_default as _pinned_default
-from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
+from traxla.runtime.xla_adapter.execution import RuntimeErrorType, tracebacks_enabled as _tracebacks_enabled
 from traxla.tracer import EvalTrace
 from traxla.tracer.traces import _state as _trace_state
 from traxla.ir.thread_state import unusual as _unusual

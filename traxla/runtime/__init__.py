@@ -2,7 +2,7 @@
 Imports ``lowering/``, ``tracer/`` and ``ir/``; never traces. Loading it installs the eager
 evaluator into the bottom trace and jaxlib's runtime error class into ``traxla.errors``."""
 from traxla import errors as _errors
-from traxla.runtime import xla_adapter as _xla
+from traxla.runtime.xla_adapter import execution as _xla
 from traxla.tracer import eval as _tracer_eval
 from traxla.runtime.array import Array, ArrayImpl, device_put_numpy
 from traxla.runtime.backend import Device, devices, get_backend

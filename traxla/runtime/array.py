@@ -8,7 +8,8 @@ from traxla.ir.rules.tokens import abstract_token
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.dtypes import ExtendedDType, float0
 from traxla.ir.thread_state import unusual as _unusual
-from traxla.runtime import transfer_guard, xla_adapter as xla
+from traxla.runtime import transfer_guard
+from traxla.runtime.xla_adapter import execution as xla
 from traxla.runtime.backend import get_backend
 from traxla.runtime.placement import (SingleDeviceSharding, Shard, _config_values, assemble,
                                       public_sharding,

@@ -5,7 +5,7 @@ every compile (what ``jax._src.compiler.backend_compile_and_load`` is to JAX: ch
 from __future__ import annotations
 
 import numpy as np
-from jaxlib import xla_client as _xc
+from traxla.runtime.xla_adapter.clients import xla_client as _xc
 
 
 def backend_compile_and_load(backend, compile_fn, *args, **kwargs):

@@ -8,7 +8,7 @@ import ml_dtypes
 
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
-from traxla.runtime import xla_adapter as xla
+from traxla.runtime.xla_adapter import execution as xla
 from traxla.runtime.array import ArrayImpl, intern_aval, make_array
 from traxla.runtime.placement import device_put_placed, pinned_placement
 from traxla.runtime.backend import Device, get_backend

@@ -25,7 +25,7 @@ import logging
 import threading
 
 from traxla.ir.config import config
-from traxla.runtime import xla_adapter as xla
+from traxla.runtime.xla_adapter import execution as xla
 
 _flags = config.current  # this thread's view of the options
 _logger = logging.getLogger("traxla")

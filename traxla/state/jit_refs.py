@@ -182,4 +182,4 @@ def call_closing_over_refs(jitted, closed, out_tree, arrays, key):
 
 
 import traxla.state.discharge as _state_discharge  # noqa: E402  (bound last, as in ref.py)
-import traxla.stages as _stages  # noqa: E402  (it imports this module's importers: bound last)
+import traxla.api.stages as _stages  # noqa: E402  (it imports this module's importers: bound last)

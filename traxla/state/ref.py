@@ -697,7 +697,7 @@ def _bind_with_refs(prim, args, params):
             has_box = True
         elif kind is DynamicJaxprTracer and type(a._var.aval) is AbstractRef:
             staged_ref = True
-    if staged_ref and prim not in _TAKES_REFS:
+    if staged_ref and prim not in _TAKES_REFS and not getattr(prim, "takes_refs", False):
         ref = next(a for a in args if type(a) is DynamicJaxprTracer and is_ref_aval(a.aval))
         raise _ref_operand_error(prim, ref)
     if has_box:

@@ -11,7 +11,7 @@ import numpy as np
 
 from traxla.autodiff.ad import Zero, jvp_flat, jvp_rules, tangent_aval
 from traxla.ir.avals import ShapedArray
-from traxla.ir.rules.pallas import KernelSpec, pallas_call_p
+from traxla.ir.rules.pallas import KernelSpec, pallas_call_p, scaled_cost
 from traxla.ir.rules.refs import AbstractRef
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.staging import trace_to_jaxpr
@@ -22,7 +22,8 @@ _I32 = ShapedArray((), np.dtype(np.int32))
 def _pallas_call_jvp(primals, tangents, *, kernel, out_avals, input_output_aliases, **params):
     for refused, what in ((kernel.num_scalar_prefetch, "scalar prefetch"),
                           (input_output_aliases, "aliasing"),
-                          (kernel.scratch_avals, "scratch buffers")):
+                          (kernel.scratch_avals, "scratch buffers"),
+                          (None in kernel.grid, "a grid of traced size")):
         if refused:
             raise NotImplementedError(f"JVP of the Pallas kernel `{kernel.name}` with {what} "
                                       "is not supported.")
@@ -57,7 +58,8 @@ def _pallas_call_jvp(primals, tangents, *, kernel, out_avals, input_output_alias
         num_scalar_prefetch=0, prefetch_avals=(), scratch_avals=(),
         dimension_semantics=kernel.dimension_semantics,
         vmem_limit_bytes=kernel.vmem_limit_bytes, compiler_params=kernel.compiler_params,
-        source=kernel.source)
+        source=kernel.source, cost_estimate=scaled_cost(kernel.cost_estimate, 2),
+        metadata=kernel.metadata)
     outs = pallas_call_p.bind(*primals, *[t for t in tangents if type(t) is not Zero],
                               kernel=spec, out_avals=(*out_avals, *out_avals),
                               input_output_aliases=(), **params)

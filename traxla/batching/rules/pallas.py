@@ -12,8 +12,8 @@ import numpy as np
 from traxla.batching.batch_trace import moveaxis, register_batching
 from traxla.batching.rules._util import scan_lanes
 from traxla.ir.avals import ShapedArray
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var
-from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var, has_subjaxprs
+from traxla.ir.rules.pallas import BlockMapping, KernelSpec, pallas_call_p, scaled_cost
 
 _I32 = ShapedArray((), np.dtype(np.int32))
 
@@ -38,11 +38,37 @@ def _batched_block(block, size, batched):
                         block.origin, (True, *block.squeezed))
 
 
+def _shifted_axes(jaxpr):
+    """``jaxpr`` with each ``num_programs`` (a grid axis of traced size) one axis further:
+    the batch axis comes first in the batched kernel's grid."""
+    eqns, changed = [], False
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "num_programs":
+            eqn, changed = eqn.replace(params={"axis": eqn.params["axis"] + 1}), True
+        elif has_subjaxprs(eqn.params):
+            params = {}
+            for k, v in eqn.params.items():
+                if isinstance(v, ClosedJaxpr):
+                    inner = _shifted_axes(v.jaxpr)
+                    v = v if inner is v.jaxpr else ClosedJaxpr(inner, v.consts)
+                elif isinstance(v, Jaxpr):
+                    v = _shifted_axes(v)
+                elif type(v) is tuple and v and all(isinstance(b, ClosedJaxpr) for b in v):
+                    v = tuple(ClosedJaxpr(_shifted_axes(b.jaxpr), b.consts) for b in v)
+                params[k] = v
+            eqn, changed = eqn.replace(params=params), True
+        eqns.append(eqn)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns) if changed else jaxpr
+
+
 def _grid_axis(size, vals, dims, kernel, out_avals, **params):
     nprefetch = kernel.num_scalar_prefetch
+    nbounds = sum(g is None for g in kernel.grid)  # (the traced grid sizes: operands first)
     operands = [x if d is None else moveaxis(x, d, 0) for x, d in zip(vals, dims)]
-    batched = [d is not None for d in dims][nprefetch:]
+    batched = [d is not None for d in dims][nbounds + nprefetch:]
     jaxpr = kernel.jaxpr.jaxpr
+    if nbounds:
+        jaxpr = _shifted_axes(jaxpr)
     spec = KernelSpec(
         name=kernel.name,
         jaxpr=ClosedJaxpr(Jaxpr(jaxpr.constvars, [Var(_I32), *jaxpr.invars], jaxpr.outvars,
@@ -54,13 +80,15 @@ def _grid_axis(size, vals, dims, kernel, out_avals, **params):
         scratch_avals=kernel.scratch_avals,
         dimension_semantics=("parallel", *kernel.dimension_semantics),
         vmem_limit_bytes=kernel.vmem_limit_bytes, compiler_params=kernel.compiler_params,
-        source=kernel.source)
+        source=kernel.source, cost_estimate=scaled_cost(kernel.cost_estimate, size),
+        metadata=kernel.metadata)
     out_avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in out_avals)
     return pallas_call_p.bind(*operands, kernel=spec, out_avals=out_avals, **params)
 
 
 def _pallas_call_batched(size, vals, dims, *, kernel, **params):
-    nprefetch = kernel.num_scalar_prefetch
+    # (the traced grid sizes, then the scalar prefetch: batched, they need a call per lane)
+    nprefetch = kernel.num_scalar_prefetch + sum(g is None for g in kernel.grid)
     per_lane = (any(d is not None for d in dims[:nprefetch])
                 or params["input_output_aliases"]
                 or any(d is not None and len(b.block_shape) < 2

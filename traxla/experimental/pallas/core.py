@@ -193,6 +193,9 @@ def num_programs(axis: int):
     _, sizes = _grid_frame("num_programs")
     if isinstance(sizes[axis], np.int32):  # a compiled kernel: the static size (as JAX)
         return sizes[axis]
+    if sizes[axis] is None:  # a compiled kernel's axis of traced size
+        from traxla.ir.rules.pallas import num_programs_p
+        return num_programs_p.bind(axis=axis)
     return jnp.int32(sizes[axis])
 
 
@@ -392,7 +395,8 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
             return compiled_call(kernel, grid_spec, out_shape, dict(input_output_aliases),
                                  compiler_params, name, args, no_block_spec=no_block_spec,
                                  specs_for=_specs_for, grid_point=_grid_point,
-                                 memory_ref_type=MemoryRef, squeezed_type=Squeezed)
+                                 memory_ref_type=MemoryRef, squeezed_type=Squeezed,
+                                 cost_estimate=cost_estimate, metadata=metadata)
         params = interpret if not isinstance(interpret, bool) and interpret else \
             forced_interpret_params()
         return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,

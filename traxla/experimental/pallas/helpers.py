@@ -117,7 +117,13 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
 
 
 def multiple_of(x, values):
-    """A hint that ``x`` is a multiple of ``values``: ``x`` itself."""
+    """A hint that ``x`` is a multiple of ``values``: ``x`` itself (in a compiled kernel,
+    Mosaic's ``tpu.assume_multiple``)."""
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if in_compiled_kernel():
+        from traxla.ir.rules.pallas_memory import multiple_of_p
+        values = (values,) if isinstance(values, int) else tuple(values)
+        return multiple_of_p.bind(x, values=values)
     return x
 
 

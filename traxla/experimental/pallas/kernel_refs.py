@@ -332,6 +332,11 @@ def scratch_ref(shape_type, fill="nan"):
 
 def run_scoped(f, *types, collective_axes=(), **kw_types):
     """Calls ``f`` with fresh scratch refs of the given types (``pl.run_scoped``)."""
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if in_compiled_kernel():  # a tpu.region allocating them (see mosaic_memory)
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.run_scoped(f, *types, collective_axes=collective_axes,
+                                        **kw_types)
     is_leaf = lambda t: is_semaphore(t) or hasattr(t, "get_array_aval")  # noqa: E731
     refs = tree_util.tree_map(scratch_ref, types, is_leaf=is_leaf)
     kw_refs = tree_util.tree_map(scratch_ref, kw_types, is_leaf=is_leaf)

@@ -4,9 +4,10 @@ semantics, scalar prefetch) and its TPU operations. A compiled ``pallas_call`` (
 honours the memory spaces, ``dimension_semantics``, ``vmem_limit_bytes`` and scalar
 prefetch; interpret mode (``interpret=True`` or under ``force_tpu_interpret_mode()``; see
 ``traxla.experimental.pallas``) accepts them, and there local DMAs and semaphores run (see
-``tpu_primitives``). In compiled kernels DMAs and semaphores are not implemented yet; remote
-DMAs, the TPU PRNG, MXU operations, pipelines and core meshes raise ``NotImplementedError``
-naming the capability."""
+``tpu_primitives``). Compiled kernels take refs left in HBM (``pl.ANY``, ``pltpu.HBM``),
+DMAs (local, and remote inside a ``shard_map``), DMA, regular and barrier semaphores and
+``pl.run_scoped`` (``mosaic_memory``); the TPU PRNG, MXU operations, pipelines
+(``emit_pipeline``) and core meshes raise ``NotImplementedError`` naming the capability."""
 import dataclasses
 import enum
 from typing import Any as _Any

@@ -35,6 +35,13 @@ def _remote(what):
         "semaphores and device ids are not implemented by traxla)")
 
 
+def _compiled() -> bool:
+    """Whether a compiled (Mosaic) kernel is being traced: DMAs and semaphores are then
+    equations of their own (``mosaic_memory``)."""
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    return in_compiled_kernel()
+
+
 def _sem_add(sem, inc):
     if sem is not None:
         sem[...] = sem[...] + jnp.asarray(inc, np.int32)
@@ -48,8 +55,15 @@ class AsyncCopyDescriptor:
     dst_sem: Any
     src_sem: Any = None
     device_id: Any = None
+    device_id_type: Any = None
 
     def start(self, priority: int = 0, *, add: bool = False):
+        if _compiled():
+            from traxla.experimental.pallas import mosaic_memory
+            return mosaic_memory.dma_start(
+                self.src_ref, self.dst_ref, self.dst_sem, src_sem=self.src_sem,
+                device_id=self.device_id, device_id_type=self.device_id_type,
+                priority=priority, add=add)
         value = self.src_ref[...]
         if add:
             value = self.dst_ref[...] + value
@@ -58,14 +72,32 @@ class AsyncCopyDescriptor:
         _sem_add(self.src_sem, 1)
 
     def wait(self):
+        if _compiled():
+            if self.src_sem is not None:  # a remote copy: the send, then the receive
+                self.wait_send()
+            return self.wait_recv()
         _sem_add(self.dst_sem, -1)
         if self.src_sem is not None:
             self.wait_send()
 
     def wait_recv(self):
+        if _compiled():
+            from traxla.experimental.pallas import mosaic_memory
+            return mosaic_memory.dma_wait(self.src_ref, self.dst_ref, self.dst_sem,
+                                          device_id=self.device_id,
+                                          device_id_type=self.device_id_type)
         _sem_add(self.dst_sem, -1)
 
     def wait_send(self):
+        if _compiled():
+            if self.src_sem is None:
+                raise ValueError("Cannot `wait_send` on a local copy.")
+            from traxla.experimental.pallas import mosaic_memory
+            # (JAX waits on the send semaphore with source and destination swapped)
+            return mosaic_memory.dma_wait(self.dst_ref, self.src_ref, self.src_sem,
+                                          device_id=self.device_id,
+                                          device_id_type=self.device_id_type,
+                                          insert_dummy_device=True)
         _sem_add(self.src_sem, -1)
 
 
@@ -87,27 +119,52 @@ def async_copy(src_ref, dst_ref, sem, *, priority: int = 0, add: bool = False):
 
 def sync_copy(src_ref, dst_ref, *, add: bool = False):
     """Copies ``src_ref`` into ``dst_ref`` (adds, with ``add=True``)."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.sync_copy(src_ref, dst_ref, add=add)
     value = src_ref[...]
     dst_ref[...] = dst_ref[...] + value if add else value
 
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                            device_id_type=DeviceIdType.MESH):
-    raise _remote("make_async_remote_copy")
+    """A DMA to ``dst_ref`` on the device ``device_id`` (a compiled kernel inside a
+    ``shard_map``; interpret mode does not reach other devices)."""
+    if not _compiled():
+        raise _remote("make_async_remote_copy")
+    copy = AsyncCopyDescriptor(src_ref, dst_ref, recv_sem, send_sem, device_id)
+    copy.device_id_type = device_id_type
+    return copy
 
 
 def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                       device_id_type=DeviceIdType.MESH):
-    raise _remote("async_remote_copy")
+    """Starts a remote DMA and returns its descriptor."""
+    copy = make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                                  device_id_type)
+    copy.start()
+    return copy
 
 
 def get_barrier_semaphore():
-    raise _remote("get_barrier_semaphore")
+    """The barrier semaphore of the call's ``collective_id`` (a compiled kernel inside a
+    ``shard_map``; interpret mode does not reach other devices)."""
+    if not _compiled():
+        raise _remote("get_barrier_semaphore")
+    from traxla.ir.rules.pallas_memory import get_barrier_semaphore_p
+    return get_barrier_semaphore_p.bind()
 
 
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,
                      core_index=None):
     """Adds ``inc`` to a semaphore."""
+    if _compiled():
+        if core_index is not None:
+            raise NotImplementedError("semaphore_signal with a core_index (another core) is "
+                                      "not implemented by traxla's Mosaic lowering")
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_signal(sem_or_view, inc, device_id=device_id,
+                                              device_id_type=device_id_type)
     if device_id is not None:
         raise _remote("semaphore_signal with a device_id")
     _sem_add(sem_or_view, inc)
@@ -116,12 +173,18 @@ def semaphore_signal(sem_or_view, inc=1, *, device_id=None, device_id_type=None,
 def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True):
     """Waits for a semaphore to reach ``value`` and takes it (never blocks here: the
     kernel's invocations run in order)."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_wait(sem_or_view, value, decrement)
     if decrement:
         _sem_add(sem_or_view, -jnp.asarray(value, np.int32))
 
 
 def semaphore_read(sem_or_view):
     """A semaphore's current count."""
+    if _compiled():
+        from traxla.experimental.pallas import mosaic_memory
+        return mosaic_memory.semaphore_read(sem_or_view)
     return sem_or_view[...]
 
 

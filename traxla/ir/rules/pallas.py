@@ -50,14 +50,16 @@ class KernelSpec:
 
     __slots__ = ("name", "jaxpr", "grid", "in_blocks", "out_blocks", "num_scalar_prefetch",
                  "prefetch_avals", "scratch_avals", "dimension_semantics",
-                 "vmem_limit_bytes", "compiler_params", "source", "_key", "__weakref__")
+                 "vmem_limit_bytes", "compiler_params", "source", "cost_estimate", "metadata",
+                 "_key",
+                 "__weakref__")
 
     def __init__(self, *, name, jaxpr, grid, in_blocks, out_blocks, num_scalar_prefetch,
                  prefetch_avals, scratch_avals, dimension_semantics, vmem_limit_bytes,
-                 compiler_params, source):
+                 compiler_params, source, cost_estimate=None, metadata=None):
         self.name = name
         self.jaxpr = jaxpr
-        self.grid = tuple(grid)
+        self.grid = tuple(grid)  # None for an axis of traced size (an operand, first)
         self.in_blocks = tuple(in_blocks)
         self.out_blocks = tuple(out_blocks)
         self.num_scalar_prefetch = num_scalar_prefetch
@@ -67,6 +69,9 @@ class KernelSpec:
         self.vmem_limit_bytes = vmem_limit_bytes
         self.compiler_params = compiler_params
         self.source = source  # the user's line that made the call, for messages
+        # ((field, value) pairs of the call's pl.CostEstimate, sorted by field) or None
+        self.cost_estimate = cost_estimate
+        self.metadata = metadata  # the call's metadata: sorted (key, value) pairs, or None
         self._key = None
 
     def key(self):
@@ -77,7 +82,8 @@ class KernelSpec:
                          self.num_scalar_prefetch, tuple(map(str, self.prefetch_avals)),
                          tuple((sp, str(a)) for sp, a in self.scratch_avals),
                          self.dimension_semantics, self.vmem_limit_bytes,
-                         repr(self.compiler_params), len(self.in_blocks))
+                         repr(self.compiler_params), len(self.in_blocks),
+                         self.cost_estimate, self.metadata)
         return self._key
 
     def __eq__(self, other):
@@ -88,6 +94,14 @@ class KernelSpec:
 
     def __repr__(self):
         return f"KernelSpec({self.name}, grid={self.grid})"
+
+
+def scaled_cost(cost, factor):
+    """A kernel's cost estimate (``KernelSpec.cost_estimate``) times ``factor``, as JAX
+    scales it for a batched (the batch size) or JVP (2) call: its remote bytes are 0."""
+    if cost is None:
+        return None
+    return tuple((k, 0 if k == "remote_bytes_transferred" else v * factor) for k, v in cost)
 
 
 def _pallas_call_typing(*avals_in, kernel, out_avals, input_output_aliases, **_):
@@ -135,3 +149,9 @@ def _bitcast_typing(x, *, ty):
 
 
 def_typing(bitcast_p, _bitcast_typing)
+
+
+# pl.num_programs of a grid axis of traced size (tpu.iteration_bound); a static axis's size
+# is a constant and binds nothing, as in JAX
+num_programs_p = KernelPrimitive("num_programs")
+def_typing(num_programs_p, lambda *, axis: ShapedArray((), np.dtype(np.int32)))

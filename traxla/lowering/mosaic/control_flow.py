@@ -92,18 +92,7 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
     consts = [None if isinstance(c, Lit) and v not in read else ensure_value(c, a)
               for c, a, v in zip(consts, const_avals, body.invars)]
     carry = [ensure_value(c, a) for c, a in zip(carry, carry_avals)]
-    if unroll > 1:
-        results = _unrolled(ctx, body, start, length, unroll, consts, carry, has_index)
-    else:
-        lower = ensure_value(start, _I32_AVAL) if not isinstance(start, int) \
-            else constant(start, i32)
-        upper = arith.addi(lower, constant(length, i32))
-        loop = scf.ForOp(lower, upper, constant(1, i32), carry)
-        with ir.InsertionPoint(loop.body):
-            inner = [loop.induction_variable] if has_index else []
-            outs = ctx.emit(body, [*consts, *inner, *loop.inner_iter_args])
-            scf.YieldOp(outs)
-        results = list(loop.results)
+    results = _unrolled(ctx, body, start, length, unroll, consts, carry, has_index)
     if has_index:  # (JAX's dead-code pass drops an index nothing reads: then no constant)
         index_out = ctx.eqn.outvars[0]
         index_read = body.invars[num_consts] in read or (
@@ -114,9 +103,10 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
 
 
 def _unrolled(ctx, body, start, length, unroll, consts, carry, has_index):
-    """JAX's ``_lower_jaxpr_to_for_loop`` with ``unroll > 1`` and a static trip count: the
-    body ``unroll`` times per step of an ``scf.for`` stepping by ``unroll`` (none when the
-    loop is unrolled whole), then the remaining steps one after another."""
+    """JAX's ``_lower_jaxpr_to_for_loop`` with a static trip count: the body ``unroll``
+    times per step of an ``scf.for`` stepping by ``unroll`` (no loop when a static start's
+    trip count is ``unroll``: the loop is unrolled whole, even a single step), then the
+    remaining steps one after another."""
     i32 = ir.IntegerType.get_signless(32)
     if isinstance(start, Lit):  # (a static start, as JAX's rule sees a literal)
         start = int(start.val)

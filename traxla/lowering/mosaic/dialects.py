@@ -88,6 +88,11 @@ def deserialize(body: bytes) -> ir.Module:
         return module
 
 
+def has_communication(module: ir.Module) -> bool:
+    """Whether a kernel reaches other devices (remote DMAs, semaphores), as Mosaic finds."""
+    return bool(tpu.private_has_communication(module.operation)[0])
+
+
 def op_names(module: ir.Module) -> list:
     """The name of every operation in ``module`` (nested ones included), in order."""
     names = []

@@ -74,6 +74,15 @@ def value_type(aval) -> ir.Type:
 
 
 def memref_type(shape, dtype, space) -> ir.Type:
+    """A ref's memref type; a semaphore (``space`` "dma_semaphore" or "semaphore") is an
+    array of ``!tpu.dma_semaphore`` / ``!tpu.semaphore`` in ``semaphore_mem``; booleans are
+    int32 in memory (JAX's ``BOOL_MEMREF_TYPE``)."""
+    if space in ("dma_semaphore", "semaphore", "barrier_semaphore"):
+        elt = "dma_semaphore" if space == "dma_semaphore" else "semaphore"
+        return ir.MemRefType.get(list(shape), ir.Type.parse(f"!tpu.{elt}"),
+                                 memory_space=memory_space("semaphore_mem"))
+    if isinstance(dtype, np.dtype) and dtype == np.bool_:
+        dtype = np.dtype(np.int32)
     return ir.MemRefType.get(list(shape), element_type(dtype),
                              memory_space=memory_space(space))
 
@@ -104,6 +113,7 @@ class KernelContext:
         self.eqn = None
         self.used = set()  # the variables the jaxpr being lowered reads
         self.squeezed = []  # (memref value, which of its dimensions the kernel's ref lacks)
+        self.mesh = None  # the enclosing shard_map's mesh (axis_index, remote DMAs)
 
     def squeezed_dims(self, ref):
         for value, mask in self.squeezed:
@@ -207,7 +217,8 @@ def _enter_scopes(current: list, wanted: list) -> list:
 
 def _space_of(space) -> str:
     return {None: "vmem", "vmem": "vmem", "smem": "smem", "any": "any",
-            "hbm": "hbm", "semaphore_mem": "semaphore_mem"}[space]
+            "hbm": "hbm", "semaphore_mem": "semaphore_mem", "dma_semaphore": "dma_semaphore",
+            "semaphore": "semaphore"}[space]
 
 
 def _semantics_attr(semantics) -> ir.Attribute:
@@ -232,8 +243,8 @@ def check_blocks(spec) -> None:
                    f"array shape {shape}, in memory space {block.memory_space}.")
         if block.memory_space == "smem" and bshape == shape:
             continue
-        if block.memory_space == "any":
-            if bshape != shape:
+        if block.memory_space in ("any", "hbm"):
+            if bshape != shape or not _trivial_window(block):
                 raise ValueError("The Pallas TPU lowering currently supports in memory space "
                                  "ANY only blocks having the same block shape as the array "
                                  "shape and a trivial index_map (returning all 0s)." + details)
@@ -266,19 +277,36 @@ def check_blocks(spec) -> None:
     for space, aval in spec.scratch_avals:
         if space == "vmem":
             total += int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
+    total += _scoped_vmem(spec.jaxpr.jaxpr)
     budget = spec.vmem_limit_bytes if spec.vmem_limit_bytes is not None else VMEM_BYTES
     if total > budget:
         raise ValueError(
-            f"{where}: its blocks (double-buffered) and VMEM scratch need {total} bytes of "
-            f"VMEM, over the budget of {budget} bytes"
+            f"{where}: its blocks (double-buffered), VMEM scratch and pl.run_scoped "
+            f"allocations need {total} bytes of VMEM, over the budget of {budget} bytes"
             + (" (CompilerParams.vmem_limit_bytes)" if spec.vmem_limit_bytes is not None
                else " (the TPU's VMEM)") + "; use smaller blocks.")
 
 
-def build_module(spec) -> ir.Module:
-    """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec`, verified."""
+def _scoped_vmem(jaxpr) -> int:
+    """The most VMEM the ``pl.run_scoped`` allocations of ``jaxpr`` hold at once (nested
+    scopes add up, one after another do not)."""
+    from traxla.ir.jaxpr import subjaxprs
+    most = 0
+    for eqn in jaxpr.eqns:
+        here = 0
+        if eqn.primitive.name == "run_scoped":
+            here = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize
+                       for space, a in eqn.params["allocs"] if space == "vmem")
+        inner = max((_scoped_vmem(j) for j in subjaxprs(eqn.params)), default=0)
+        most = max(most, here + inner)
+    return most
+
+
+def build_module(spec, mesh=None) -> ir.Module:
+    """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec` (``mesh``: the
+    enclosing ``shard_map``'s, for ``axis_index`` and remote DMAs)."""
     check_blocks(spec)
-    from traxla.lowering.mosaic import control_flow, rules  # noqa: F401  (register the rules)
+    from traxla.lowering.mosaic import control_flow, memory, rules  # noqa: F401  (the rules)
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
     grid = spec.grid
@@ -296,6 +324,7 @@ def build_module(spec) -> ir.Module:
         with ir.InsertionPoint(entry):
             args = list(entry.arguments)
             ctx = KernelContext(spec.name, grid, args[:len(grid)])
+            ctx.mesh = mesh
             first = len(grid) + len(prefetch_types)
             ctx.squeezed = [(args[first + i], b.squeezed) for i, b in enumerate(blocks)
                             if any(b.squeezed)]
@@ -306,10 +335,11 @@ def build_module(spec) -> ir.Module:
         main.attributes["scratch_operands"] = ir.IntegerAttr.get(i64, len(spec.scratch_avals))
         main.attributes["tpu.core_type"] = ir.Attribute.parse("#tpu.core_type<tc>")
         if grid:
-            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(list(grid))
+            main.attributes["iteration_bounds"] = ir.DenseI64ArrayAttr.get(
+                [ir.ShapedType.get_dynamic_size() if g is None else g for g in grid])
             windows = []
             for i, block in enumerate(blocks):
-                if block.memory_space == "any":
+                if block.memory_space in ("any", "hbm"):
                     windows.append(ir.DictAttr.get({}))
                     continue
                 name = f"transform_{i}"

@@ -65,6 +65,33 @@ def _starts(ctx, ref, ref_aval, idx, tree):
     return out
 
 
+def _memory_element(dtype) -> ir.Type:
+    """The element type of a value of ``dtype`` in a memref (a boolean is an int32)."""
+    return element_type(np.int32 if np.dtype(dtype) == np.bool_ else dtype)
+
+
+def _loaded_to_bool(aval, value):
+    """JAX's ``_maybe_cast_load_to_bool``: an int32 read for a boolean is ``!= 0``."""
+    if np.dtype(aval.dtype) != np.bool_:
+        return value
+    i32 = ir.IntegerType.get_signless(32)
+    ne = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
+    zero = ir.IntegerAttr.get(i32, 0)
+    if aval.shape:
+        t = ir.VectorType.get(list(aval.shape), i32)
+        return arith.cmpi(ne, value, arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(
+            t, zero)).result)
+    return arith.cmpi(ne, value, arith.ConstantOp(i32, zero).result)
+
+
+def _bool_to_stored(aval, value):
+    """JAX's ``_maybe_cast_store_to_memref_type``: a boolean is stored as an int32."""
+    if np.dtype(aval.dtype) != np.bool_:
+        return value
+    i32 = ir.IntegerType.get_signless(32)
+    return arith.extui(ir.VectorType.get(list(aval.shape), i32) if aval.shape else i32, value)
+
+
 def _space(ref_value) -> str:
     return str(ir.MemRefType(ref_value.type).memory_space)
 
@@ -80,22 +107,24 @@ def _get(ctx, ref, *idx, tree):
     if space == "#tpu.memory_space<smem>":
         if aval_out.shape:
             raise ValueError("Can only load scalars from SMEM")
-        return memref.load(ref, indices)
+        return _loaded_to_bool(aval_out, memref.load(ref, indices))
     if space != "#tpu.memory_space<vmem>":
         extra = (" ANY memory space can only be accessed using async_copy."
                  if space == "#tpu.memory_space<any>" else "")
         raise ValueError("Loads are only allowed on VMEM and SMEM references." + extra)
     sizes = [s[1] for s in starts]
-    load_type = ir.VectorType.get(sizes, element_type(aval_out.dtype))
+    elt = _memory_element(aval_out.dtype)
+    load_type = ir.VectorType.get(sizes, elt)
     if any(st != 1 for st in strides):
         loaded = tpu.strided_load(load_type, ref, indices, strides)
     else:
         loaded = vector.load(load_type, ref, indices)
     if tuple(sizes) != tuple(aval_out.shape):
         if aval_out.shape:
-            return vector.shape_cast(value_type(aval_out), loaded)
-        return vector.extract(loaded, [], [0] * len(sizes))
-    return loaded
+            loaded = vector.shape_cast(ir.VectorType.get(list(aval_out.shape), elt), loaded)
+        else:
+            loaded = vector.extract(loaded, [], [0] * len(sizes))
+    return _loaded_to_bool(aval_out, loaded)
 
 
 @register("swap")
@@ -111,8 +140,8 @@ def _swap(ctx, ref, val, *idx, tree):
     if space == "#tpu.memory_space<smem>":
         if val_aval.shape:
             raise ValueError("Can only store scalars to SMEM")
-        old = memref.load(ref, indices)
-        memref.store(val, ref, indices)
+        old = _loaded_to_bool(val_aval, memref.load(ref, indices))
+        memref.store(_bool_to_stored(val_aval, val), ref, indices)
         return old
     if space != "#tpu.memory_space<vmem>":
         extra = (" ANY memory space can only be accessed using async_copy."
@@ -122,14 +151,17 @@ def _swap(ctx, ref, val, *idx, tree):
     if not val_aval.shape:
         raise ValueError("Cannot store scalars to VMEM")
     mem_shape = [s[1] for s in starts]
-    mem_type = ir.VectorType.get(mem_shape, element_type(aval_out.dtype))
+    elt = _memory_element(aval_out.dtype)
+    mem_type = ir.VectorType.get(mem_shape, elt)
     if strided:
         old = tpu.strided_load(mem_type, ref, indices, strides)
     else:
         old = vector.load(mem_type, ref, indices)
+    val = _bool_to_stored(val_aval, val)
     if tuple(mem_shape) != tuple(aval_out.shape):
-        old = vector.shape_cast(value_type(aval_out), old)
+        old = vector.shape_cast(ir.VectorType.get(list(aval_out.shape), elt), old)
         val = vector.shape_cast(mem_type, val)
+    old = _loaded_to_bool(val_aval, old)
     if strided:
         tpu.strided_store(val, ref, indices, strides)
     else:
@@ -344,7 +376,7 @@ def _squeeze(ctx, x, *, dimensions):
 @register("transpose")
 def _transpose(ctx, x, *, permutation):
     x = ensure_value(x, ctx.avals_in[0])
-    return vector.transpose(value_type(ctx.avals_out[0]), x, list(permutation))
+    return tpu.transpose(value_type(ctx.avals_out[0]), x, list(permutation))
 
 
 @register("iota")
@@ -417,22 +449,59 @@ def _dot_general(ctx, x, y, *, dimension_numbers, precision=None,
         if _is_unsigned(a.dtype):
             raise NotImplementedError(
                 f"Unsigned integer dtype {a.dtype} is not supported for dot_general (matmul)")
-    (lc, rc), (lb, rb) = dimension_numbers
-    if tuple(lc) == (1,) and tuple(rc) == (1,) and rhs.shape[0] == 1:
-        raise NotImplementedError("a matrix-vector dot_general with a transposed vector")
+    (lc, rc), _ = dimension_numbers
     x, y = ensure_value(x, lhs), ensure_value(y, rhs)
     out_type = value_type(out)
     elt = element_type(out.dtype)
     zero = (ir.IntegerAttr.get(elt, 0) if isinstance(elt, ir.IntegerType)
             else ir.FloatAttr.get(elt, 0.0))
-    acc = arith.ConstantOp(out_type, ir.DenseElementsAttr.get_splat(out_type, zero)).result
+    if (tuple(lc) == (1,) and tuple(rc) == (1,) and rhs.shape[0] == 1 and len(lhs.shape) == 2
+            and len(rhs.shape) == 2 and (np.dtype(lhs.dtype) != np.float32
+                                         or np.dtype(rhs.dtype) != np.float32)):
+        return _matrix_vector(lhs, rhs, out, x, y, preferred_element_type, zero)
+    if precision is not None and not isinstance(precision, tuple):
+        precision = (precision, precision)
+    if precision is not None:
+        if precision[0] != precision[1]:
+            raise NotImplementedError("Per-operand dot precision unsupported")
+        precision = precision[0]
+    name = getattr(precision, "name", precision)
     kwargs = {}
-    if precision is not None and any(p is not None for p in (
-            precision if isinstance(precision, tuple) else (precision,))):
-        raise NotImplementedError(f"dot_general with precision={precision}")
+    if name in ("HIGHEST", "highest", "float32", "fp32"):
+        kwargs["precision"] = ir.Attribute.parse("#tpu.contract_precision<fp32>")
+    elif name not in (None, "DEFAULT", "default", "bfloat16", "fastest"):
+        raise NotImplementedError(f"Unsupported dot precision: {precision}")
+    acc = arith.ConstantOp(out_type, ir.DenseElementsAttr.get_splat(out_type, zero)).result
     return tpu.matmul(out_type, x, y, acc, False,
                       dimension_numbers=_tpu_dot_dims(dimension_numbers, len(lhs.shape),
                                                       len(rhs.shape)), **kwargs)
+
+
+def _matrix_vector(lhs, rhs, out, x, y, preferred_element_type, zero):
+    """JAX's rule for a matrix-vector product that looks like a matrix product (the rhs
+    one row, contracted on the last axes, not both f32): a multiply and a row sum."""
+    shape = tuple(np.broadcast_shapes(lhs.shape, out.shape))
+    if tuple(lhs.shape) != tuple(rhs.shape):
+        t = ir.VectorType.get(list(shape), element_type(out.dtype))
+        if tuple(lhs.shape) != shape:
+            x = vector.broadcast(t, x)
+        if tuple(rhs.shape) != shape:
+            y = vector.broadcast(t, y)
+    red = np.dtype(preferred_element_type) if preferred_element_type else np.dtype(lhs.dtype)
+    for aval, side in ((lhs, 0), (rhs, 1)):
+        if np.dtype(aval.dtype) != red:
+            if red != np.float32:
+                raise NotImplementedError(
+                    f"Unsupported preferred_element_type={preferred_element_type}")
+            t = ir.VectorType.get(list(aval.shape), element_type(red))
+            if side == 0:
+                x = arith.extf(t, x)
+            else:
+                y = arith.extf(t, y)
+    red_type = ir.VectorType.get([lhs.shape[0]], element_type(red))
+    acc = arith.ConstantOp(red_type, ir.DenseElementsAttr.get_splat(red_type, zero)).result
+    reduced = vector.multi_reduction(vector.CombiningKind.ADD, arith.mulf(x, y), acc, [1])
+    return vector.shape_cast(value_type(out), reduced)
 
 
 @register("stop_gradient", "optimization_barrier_identity")
@@ -611,3 +680,56 @@ def _roll(ctx, x, shift, *, axis, stride, stride_axis):
 @register("bitcast")
 def _tpu_bitcast(ctx, x, *, ty):
     return tpu.bitcast(value_type(ctx.avals_out[0]), ensure_value(x, ctx.avals_in[0]))
+
+
+@register("tile")
+def _tile(ctx, x, *, reps):
+    """JAX's rule: per axis repeated, a ``tpu.concatenate`` of that many copies."""
+    x = ensure_value(x, ctx.avals_in[0])
+    for axis, repeats in enumerate(reps):
+        if repeats > 1:
+            x = tpu.concatenate([x] * repeats, dimension=axis)
+    return x
+
+
+@register("num_programs")
+def _num_programs(ctx, *, axis):
+    """A grid axis of traced size: its bound at run time (JAX's rule)."""
+    return tpu.iteration_bound(axis)
+
+
+@register("atan2")
+def _atan2(ctx, x, y, accuracy=None):
+    if accuracy is not None:
+        raise NotImplementedError("Not implemented: accuracy")
+    return math.atan2(*_bcast(ctx, x, y))
+
+
+@register("round")
+def _round(ctx, x, *, rounding_method):
+    x = ensure_value(x, ctx.avals_in[0])
+    method = int(getattr(rounding_method, "value", rounding_method))
+    if method == 0:  # away from zero
+        return math.round(x)
+    if method == 1:  # to nearest even
+        return math.roundeven(x)
+    raise NotImplementedError(f"Unsupported rounding method: {rounding_method}")
+
+
+@register("clz")
+def _clz(ctx, x):
+    return math.ctlz(ensure_value(x, ctx.avals_in[0]))
+
+
+@register("population_count")
+def _population_count(ctx, x):
+    if not ctx.avals_out[0].shape:
+        raise ValueError("Population count is not supported on scalars")
+    return math.ctpop(ensure_value(x, ctx.avals_in[0]))
+
+
+@register("is_finite")
+def _is_finite(ctx, x):
+    """``not(tpu.weird(x))`` (JAX's rule: weird is NaN or infinite)."""
+    out = ctx.avals_out[0]
+    return _not(ctx, tpu.weird(value_type(out), ensure_value(x, ctx.avals_in[0])))

@@ -1,6 +1,6 @@
 """Where accelerator plugins are on disk, found without importing them (or jax): the CUDA
 PJRT plugin and NVIDIA's libraries from their pip wheels, libtpu, and the TPU chips attached.
-No jaxlib here: ``xla_adapter`` loads what these find."""
+Nothing of jaxlib but its version here: ``clients`` loads what these find."""
 from __future__ import annotations
 
 import ctypes
