@@ -16,16 +16,24 @@ from __future__ import annotations
 from operator import attrgetter
 
 from traxla import tree_util
+from traxla.api.debug_mode import slow_path_only
+from traxla.api.jit_caches import _config_epoch
+from traxla.ir.config import config
 from traxla.runtime import ArrayImpl
 from traxla.runtime.array import arrays_from_buffers, check_not_deleted
 from traxla.runtime.cache import BoundedCache
 from traxla.runtime.xla_adapter.execution import RuntimeErrorType, tracebacks_enabled
 
+_flags = config.current
 # Per jitted function: structures compiled, and per structure the aval lists seen.
 MAX_STRUCTURES = 8
 MAX_SIGNATURES = 8
 # Larger structures are left to the slow path (their matcher would be huge code).
 MAX_NODES = 4096
+# Larger ones have no straight-line hit function (its comparison would be one long line).
+MAX_HIT_LEAVES = 64
+# What a hit function returns when the call is not its to make (the slow path decides).
+MISS = object()
 
 _aval_of = attrgetter("aval")
 buf_of = attrgetter("_buf")
@@ -48,14 +56,13 @@ def matcher_for(treedef):
         return None
 
 
-def compile_matcher(treedef):
-    """``match(args) -> leaves | None`` for the positional-argument structure ``treedef``
-    (a ``tree_util.PyTreeDef`` of a tuple), or None when it holds a node type other than
-    the builtin containers (custom nodes are flattened by user code, so they take the slow
-    path)."""
-    node = treedef._node
+def _structure_code(treedef, on_leaf):
+    """Lines (indented two spaces) that check ``n0`` node by node against ``treedef``,
+    ``return None`` at the first difference, and call ``on_leaf(var)`` for the lines of
+    each leaf (in ``tree_flatten`` order); and the constants they name. None when the
+    structure holds a node type other than the builtin containers."""
     consts: dict = {"Array": ArrayImpl}
-    lines = ["def match(n0):", " leaves = []", " put = leaves.append", " try:"]
+    lines: list = []
     counter = [0]
 
     def const(value) -> str:
@@ -71,7 +78,7 @@ def compile_matcher(treedef):
         if kind == tree_util._LEAF:
             lines.append(f"  if type({var}) is not Array or {var}._placement is not None: "
                          "return None")
-            lines.append(f"  put({var})")
+            lines.extend(on_leaf(var))
             return
         if kind == tree_util._NONE:
             lines.append(f"  if {var} is not None: return None")
@@ -94,14 +101,98 @@ def compile_matcher(treedef):
             emit(child, child_var)
 
     try:
-        emit(node, "n0")
+        emit(treedef._node, "n0")
     except (_Unsupported, RecursionError):
         return None
-    lines += [" except Exception:", "  return None",  # a missing key, a key's own __eq__
-              " return leaves"]
+    return lines, consts
+
+
+def compile_matcher(treedef):
+    """``match(args) -> leaves | None`` for the positional-argument structure ``treedef``
+    (a ``tree_util.PyTreeDef`` of a tuple), or None when it holds a node type other than
+    the builtin containers (custom nodes are flattened by user code, so they take the slow
+    path)."""
+    code = _structure_code(treedef, lambda var: [f"  put({var})"])
+    if code is None:
+        return None
+    body, consts = code
+    lines = ["def match(n0):", " leaves = []", " put = leaves.append", " try:", *body,
+             " except Exception:", "  return None",  # a missing key, a key's own __eq__
+             " return leaves"]
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<traxla.api.call_signatures matcher>", "exec"), namespace)
     return namespace["match"]
+
+
+def compile_hit(treedef, match, candidates):
+    """``hit(args) -> result | MISS``: the whole cached call of one structure for one
+    jitted function, whose known signatures are ``candidates`` (``[(avals list, entry)]``,
+    shared with ``TreeSignatures``): the structure checked and its leaves gathered into
+    locals (as ``match``), the avals compared with the last hit's by identity
+    (``hit.memo[0]``; reset on removals), else with each candidate's, then the entry run
+    (inlined for one result and every argument kept). A structure of more than
+    ``MAX_HIT_LEAVES`` leaves gets the general form (``match``, then ``Entry.call``)."""
+    leaves: list = []
+    code = None if treedef.num_leaves > MAX_HIT_LEAVES else _structure_code(
+        treedef, lambda var: leaves.append(var) or ())
+    empty = (None,) * (len(leaves) + 1)  # (no leaf's aval is None: it never matches)
+    memo = [empty]
+    if code is None:
+        def hit(args):
+            got = match(args)
+            if got is not None:
+                avals = list(map(_aval_of, got))
+                for known, entry in candidates:
+                    if known == avals:  # elementwise, by identity first
+                        kept = entry.kept
+                        return entry.call(got, list(map(buf_of, got)) if kept is None
+                                          else [got[i]._buf for i in kept])
+            return MISS
+        hit.memo, hit.empty = memo, empty
+        return hit
+    body, consts = code
+    k = len(leaves)
+    listed = "[" + ", ".join(leaves) + "]"
+    bufs = "[" + ", ".join(f"{v}._buf" for v in leaves) + "]"
+    same = " and ".join(f"last[{i}] is {v}.aval" for i, v in enumerate(leaves)) or "False"
+    lines = ["def hit(n0):", " try:", *[ln.replace("return None", "return MISS") for ln in body],
+             " except Exception:", "  return MISS",
+             " last = memo[0]",
+             f" if {same}:",
+             f"  entry = last[{k}]",
+             " else:",
+             f"  avals = [{''.join(v + '.aval, ' for v in leaves)}]",
+             "  for known, entry in candidates:",
+             "   if known == avals: break",
+             "  else:",
+             "   return MISS",
+             "  memo[0] = (*avals, entry)",
+             " kept = entry.kept",
+             " if kept is not None:",
+             f"  got = {listed}",
+             "  return entry.call(got, [got[i]._buf for i in kept])",
+             " direct = entry.direct",
+             " if direct is not None and not tracebacks_enabled():",
+             "  start, finish, handlers, aval = direct",
+             "  try:",
+             f"   buf = finish(start({bufs}), handlers)[0]",
+             "  except RuntimeErrorType:",
+             f"   check_not_deleted({listed})",
+             "   raise",
+             "  out = Array()",
+             "  out.aval = aval",
+             "  out._buf = buf",
+             "  out._npy = None",
+             "  out._placement = None",
+             "  return out",
+             f" return entry.call({listed}, {bufs})"]
+    namespace = dict(consts, MISS=MISS, memo=memo, candidates=candidates,
+                     tracebacks_enabled=tracebacks_enabled, RuntimeErrorType=RuntimeErrorType,
+                     check_not_deleted=check_not_deleted)
+    exec(compile("\n".join(lines), "<traxla.api.call_signatures hit>", "exec"), namespace)
+    hit = namespace["hit"]
+    hit.memo, hit.empty = memo, empty
+    return hit
 
 
 class Entry:
@@ -155,12 +246,13 @@ class Entry:
 
 class HitTable(dict):
     """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
-    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)``: a
+    two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)`` (and
+    of a jit with static arguments, ``lastn = (*key, entry)``: see ``static_hits``): a
     call repeating one compares avals by identity instead of hashing a key
     (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
     entry is never served."""
 
-    __slots__ = ("last1", "last2")
+    __slots__ = ("last1", "last2", "lastn")
 
     def __init__(self):
         super().__init__()
@@ -169,6 +261,7 @@ class HitTable(dict):
     def _forget(self):
         self.last1 = (None, None)
         self.last2 = (None, None, None)
+        self.lastn = (None,)
 
     def clear(self):
         self._forget()
@@ -186,6 +279,28 @@ class HitTable(dict):
         self._forget()
         return super().popitem()
 
+    def refill(self, entry, epoch):
+        """Puts back ``entry`` (a slow-path call's, compiled for the hit path) after a
+        configuration change emptied the table, unless the epoch moved again since the call
+        began (``epoch``), and only under the global flags (as the entry was made) with no
+        switch on that needs the slow path."""
+        key = entry.fast_key
+        if self.get(key) is not entry and not _flags.local_blocks and not slow_path_only():
+            self[key] = entry
+            if _config_epoch[0] != epoch:
+                self.pop(key, None)
+
+    def call_arrays(self, args):
+        """The hit path of a call with three or more default-device Arrays: its result, or
+        ``MISS``."""
+        avals = []
+        for x in args:
+            if type(x) is not ArrayImpl or x._placement is not None:
+                return MISS
+            avals.append(x.aval)
+        entry = self.get(tuple(avals))
+        return MISS if entry is None else entry.call(args, [x._buf for x in args])
+
     def lookup2(self, aval0, aval1):
         """The entry of a two-argument signature (None: not cached)."""
         last = self.last2  # read once: the triple is replaced whole, never mutated
@@ -200,17 +315,19 @@ class HitTable(dict):
 class TreeSignatures:
     """Known (structure, avals) -> hit-path entry of one jitted function."""
 
-    __slots__ = ("structures",)
+    __slots__ = ("structures", "hits")
 
     def __init__(self):
         # [(matcher, [(avals list, entry)])]; the hit path reads its truth (no Python frame)
         self.structures: list = []
+        self.hits: list = []  # per structure, its compile_hit function: what the hit path runs
 
     def __bool__(self):
         return bool(self.structures)
 
     def clear(self):
         self.structures.clear()
+        self.hits.clear()
 
     def lookup(self, args):
         """``(entry, leaves)`` for a call with these positional arguments, or None."""
@@ -228,8 +345,9 @@ class TreeSignatures:
     def remember(self, args, args_tree, arrays, avals, entry):
         """Registers a slow-path call whose leaves ``arrays`` (with ``avals``) are exactly
         ``args``'s leaves, so that later calls of the same structure hit."""
-        for match, candidates in self.structures:
+        for i, (match, candidates) in enumerate(self.structures):
             if match(args) is not None:
+                hit = self.hits[i]
                 break
         else:
             match = matcher_for(args_tree)
@@ -241,11 +359,15 @@ class TreeSignatures:
                 return
             if len(self.structures) >= MAX_STRUCTURES:
                 del self.structures[0]
+                del self.hits[0]
             candidates = []
+            hit = compile_hit(args_tree, match, candidates)
             self.structures.append((match, candidates))
+            self.hits.append(hit)
         known = list(avals)
         if any(k == known for k, _ in candidates):
             return
         if len(candidates) >= MAX_SIGNATURES:
             del candidates[0]
+            hit.memo[0] = hit.empty  # (it may name the dropped entry)
         candidates.append((known, entry))

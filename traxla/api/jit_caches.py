@@ -121,8 +121,8 @@ def _forget_fast(fast: dict):
 _JIT_STATE = frozenset((
     "fun", "static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
     "keep_unused", "inline", "in_shardings", "out_shardings", "_device_placement",
-    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_compiled", "_lifted",
-    "_epoch", "_signature", "name", "last_trace_seconds"))
+    "compiler_options", "_plain", "_traced", "_fast", "_tree_fast", "_static_hits",
+    "_static_hit2", "_compiled", "_lifted", "_epoch", "_signature", "name", "last_trace_seconds"))
 
 
 def is_jit_state(key: str) -> bool:

@@ -18,12 +18,13 @@ from traxla.base.wrapping import copy_dict, wraps
 from traxla.base.arg_names import naming_once
 from traxla import api_util, tree_util
 from traxla.api import jit_hooks
-from traxla.api.call_signatures import HitTable, TreeSignatures, buf_of as _buf_of
+from traxla.api.call_signatures import MISS as _MISS, HitTable, TreeSignatures
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.device_arrays import _aval, device_put
 from traxla.api.jit_args import JitArguments
 from traxla.api.jit_placement import JitPlacement, pinned_results
 from traxla.api.jit_slow_path import JitSlowPath
+from traxla.api.static_hits import call_with_keywords as _kw_hit
 from traxla.api.stages import Lowered, ProgramInfo, Traced, Wrapped
 from traxla.ir.config import config
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
@@ -97,6 +98,8 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
         _all_jits.add(self)
         self._fast = HitTable()  # (avals of Array arguments) -> entry
         self._tree_fast = TreeSignatures()  # cached calls on builtin containers of Arrays
+        # with static arguments: number of arguments -> hit function (and that of two)
+        self._static_hits, self._static_hit2 = {}, None
         self._compiled = BoundedCache(lambda: config.read("jit_cache_size"),
                                       on_evict=_forget_fast(self._fast))
         self._lifted = BoundedCache(256)
@@ -111,16 +114,16 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
         return inspect.signature(self.fun)
 
     # -- the hot path --------------------------------------------------------
-    def __call__(self, a=_NO_ARGUMENT, /, *rest, **kwargs):
+    def __call__(self, a=_NO_ARGUMENT, b=_NO_ARGUMENT, /, *rest, **kwargs):
         # A boundary of traceback filtering (ir/traceback_util.py): free unless it raises.
-        # (the first argument is apart so that a call with one builds no argument tuple)
+        # (the first two arguments are apart so that a call with one or two builds no
+        # argument tuple; ``b is _NO_ARGUMENT``: fewer than two, and ``rest`` is empty)
         try:
-            # (only a jit without static arguments has hit-path entries: see _compile)
             if not kwargs and (not _unusual or (
                     type(_trace_state.trace) is EvalTrace and not _flags.local_blocks)):
                 # Only default-device Arrays take these paths; anything else (a placed Array,
                 # a NumPy array, a scalar, a tracer) goes to the slow path.
-                if not rest:
+                if b is _NO_ARGUMENT:
                     # (an Array committed to the default device runs its programs too)
                     if type(a) is ArrayImpl and (a._placement is None
                                                  or a._placement is _pinned_default[0]):
@@ -147,60 +150,57 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                                 out._npy = None
                                 out._placement = a._placement
                                 return out
-                            if a._placement is None:
-                                return entry.call((a,), [a._buf])
-                            return pinned_results(entry.call((a,), [a._buf]))
+                            out = entry.call((a,), [a._buf])
+                            return out if a._placement is None else pinned_results(out)
                     args = () if a is _NO_ARGUMENT else (a,)
-                else:
-                    args = (a, *rest)
-                    if len(rest) == 1:  # two Arrays: HitTable.lookup2, inlined
-                        b = rest[0]
-                        if (type(a) is ArrayImpl and type(b) is ArrayImpl
-                                and (a._placement is None or a._placement is _pinned_default[0])
-                                and (b._placement is None or b._placement is _pinned_default[0])):
-                            last = self._fast.last2
-                            if last[0] is a.aval and last[1] is b.aval:
-                                entry = last[2]
-                            else:
-                                entry = self._fast.lookup2(a.aval, b.aval)
-                            if entry is not None:
-                                bufs = [a._buf, b._buf]
-                                direct = entry.direct
-                                if direct is not None and not _tracebacks_enabled():
-                                    start, finish, handlers, aval = direct
-                                    try:
-                                        buf = finish(start(bufs), handlers)[0]
-                                    except RuntimeErrorType:
-                                        check_not_deleted(args)
-                                        raise
-                                    out = ArrayImpl()
-                                    out.aval = aval
-                                    out._buf = buf
-                                    out._npy = None
-                                    out._placement = a._placement or b._placement
-                                    return out
-                                if a._placement is None and b._placement is None:
-                                    return entry.call(args, bufs)
-                                return pinned_results(entry.call(args, bufs))
-                    else:
-                        avals = []
-                        for a in args:
-                            if type(a) is not ArrayImpl or a._placement is not None:
-                                break
-                            avals.append(a.aval)
+                elif not rest:  # two Arrays: HitTable.lookup2, inlined
+                    if (type(a) is ArrayImpl and type(b) is ArrayImpl
+                            and (a._placement is None or a._placement is _pinned_default[0])
+                            and (b._placement is None or b._placement is _pinned_default[0])):
+                        last = self._fast.last2
+                        if last[0] is a.aval and last[1] is b.aval:
+                            entry = last[2]
                         else:
-                            entry = self._fast.get(tuple(avals))
-                            if entry is not None:
-                                return entry.call(args, [a._buf for a in args])
-                if self._tree_fast.structures:
-                    hit = self._tree_fast.lookup(args)
-                    if hit is not None:
-                        entry, leaves = hit
-                        kept = entry.kept  # only the buffers of the arguments it keeps
-                        return entry.call(leaves, list(map(_buf_of, leaves)) if kept is None
-                                          else [leaves[i]._buf for i in kept])
+                            entry = self._fast.lookup2(a.aval, b.aval)
+                        if entry is not None:
+                            direct = entry.direct
+                            if direct is not None and not _tracebacks_enabled():
+                                start, finish, handlers, aval = direct
+                                try:
+                                    buf = finish(start([a._buf, b._buf]), handlers)[0]
+                                except RuntimeErrorType:
+                                    check_not_deleted((a, b))
+                                    raise
+                                out = ArrayImpl()
+                                out.aval = aval
+                                out._buf = buf
+                                out._npy = None
+                                out._placement = a._placement or b._placement
+                                return out
+                            out = entry.call((a, b), [a._buf, b._buf])
+                            return (out if a._placement is None and b._placement is None
+                                    else pinned_results(out))
+                    elif self._static_hit2 is not None:  # f(x, static): static_hits.py
+                        out = self._static_hit2(a, b)
+                        if out is not _MISS:
+                            return out
+                    args = (a, b)
+                else:
+                    args = (a, b, *rest)
+                    if self._plain and (out := self._fast.call_arrays(args)) is not _MISS:
+                        return out
+                if self._static_hits:  # a jit with static arguments: static_hits.py
+                    if (hit := self._static_hits.get(len(args))) is not None:
+                        if (out := hit(*args)) is not _MISS:
+                            return out
+                for hit in self._tree_fast.hits:  # builtin containers: compile_hit
+                    if (out := hit(args)) is not _MISS:
+                        return out
                 return self._call_slow(args, kwargs)
-            return self._call_slow(() if a is _NO_ARGUMENT else (a, *rest), kwargs)
+            args = () if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT else (a, b, *rest)
+            if kwargs and self._static_hits and (out := _kw_hit(self, args, kwargs)) is not _MISS:
+                return out  # (static arguments by keyword: static_hits.py)
+            return self._call_slow(args, kwargs)
         except Exception as e:
             filter_exception(e)
             raise

@@ -14,6 +14,7 @@ from traxla.api.call_signatures import Entry as _Entry
 from traxla.api.device_arrays import _aval
 from traxla.api.jit_placement import _follow_committed, _uncommitted_results, pinned_results
 from traxla.api.stages import lower_program
+from traxla.api.static_hits import hit_key as _hit_key
 from traxla.ir import checker
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
@@ -73,11 +74,11 @@ class JitSlowPath:
             key = (in_tree, static_key, avals, _trace_context())
             entry = self._compiled.get(key)
             if entry is None:
-                fast = (self._plain and not kwargs and len(args) == len(arrays)
-                        and all(type(a) is ArrayImpl for a in args)
-                        and not debug_mode.slow_path_only() and not _flags.local_blocks)
+                fast = _hit_key(self, args, kwargs, arrays, avals)  # (static_hits.py)
                 entry = self._compiled.get_or_create(
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
+            elif type(entry) is _Entry and entry.fast_key is not None:
+                self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
             if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
                 return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
             if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
@@ -147,10 +148,11 @@ class JitSlowPath:
         entry = _Entry(executable, out_tree, program.kept)
         # (a program returning tokens or float0s runs on the slow path, which hands them back)
         if fast and program.kept is None and not getattr(executable, "special_outs", ()):
-            entry.fast_key = avals
-            self._fast[avals] = entry
+            fast_key = avals if fast is True else fast  # (a key of static_hits)
+            entry.fast_key = fast_key
+            self._fast[fast_key] = entry
             if _config_epoch[0] != epoch:  # see _hit_paths_stale
-                self._fast.pop(avals, None)
+                self._fast.pop(fast_key, None)
         return entry
 
     # -- inside another trace ------------------------------------------------
