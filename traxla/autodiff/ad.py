@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -346,7 +347,28 @@ class Linearized:
         return [zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.zero_outs)]
 
 
-def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_aux=False):
+class _Mode(threading.local):
+    is_vjp = False
+
+
+# whether the linearization running is a vjp's (grad, vjp: a hijax primitive's vjp_fwd and
+# vjp_bwd rules apply) or linearize's (its lin and linearized rules), as JAX's
+# ``LinearizeTrace.is_vjp``; nested linearizations (of a jit, cond, scan...) inherit it
+linearize_mode = _Mode()
+
+
+def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_aux=False,
+                   is_vjp=None):
+    if is_vjp is None or is_vjp == linearize_mode.is_vjp:
+        return _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux)
+    linearize_mode.is_vjp, before = is_vjp, linearize_mode.is_vjp
+    try:
+        return _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux)
+    finally:
+        linearize_mode.is_vjp = before
+
+
+def _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux):
     """Runs ``fun_flat`` on primals; returns its primal outputs (in the current
     trace) and the linear map of the nonzero-tangent inputs (all by default; inputs
     whose tangents are float0, i.e. integer and boolean ones, never are). With
@@ -478,7 +500,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp",
-                            has_aux=has_aux)
+                            has_aux=has_aux, is_vjp=True)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     in_avals = [tangent_aval(prims.aval_of(p)) for p in p_flat]
@@ -765,7 +787,8 @@ def linearize(fun, *primals, has_aux=False):
     (and the auxiliary output third with ``has_aux``)."""
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
-    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux)
+    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux,
+                            is_vjp=False)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     # As JAX's, a Partial whose leaves are the residuals: it can be returned from jit/vmap
