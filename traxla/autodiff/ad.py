@@ -539,9 +539,16 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
     pullback = VJP(make_pullback, p_tree, closed.consts)
+    pullback._primals = p_flat
     if has_aux:
         return out, pullback, tree_util.tree_unflatten(dict(store)["aux"], result[2])
     return out, pullback
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class NotNeeded:
+    """An argument ``VJP.args_res`` does not keep (the backward pass does not use it)."""
 
 
 @tree_util.register_dataclass
@@ -574,9 +581,11 @@ class VJP:
     it (returning ``GradRef()`` there), skips those given ``DontWant()``, and returns the
     others' values, as JAX 0.10.2's ``VJP.with_refs``."""
 
-    __slots__ = ("_make_pullback", "_in_tree", "_residuals", "_pullback", "__weakref__")
+    __slots__ = ("_make_pullback", "_in_tree", "_residuals", "_pullback", "_primals",
+                 "__weakref__")
 
     def __init__(self, make_pullback, in_tree, residuals):
+        self._primals = None
         # a pytree (as JAX's): its leaves are the residuals, so it can be a custom_vjp
         # residual or a jit argument, and comes back over whatever values replace them
         self._make_pullback, self._in_tree = make_pullback, in_tree
@@ -590,6 +599,27 @@ class VJP:
                             "`jax.vjp` must be called with a single argument corresponding to "
                             "the single value returned by the function being differentiated.")
         return self._pullback(out_ct)
+
+    @property
+    def args_res(self):
+        """Per argument (a tuple tree of its leaves), the leaves the backward pass keeps as
+        they were given and ``NotNeeded()`` for the others (JAX's ``VJP.args_res``)."""
+        kept = {id(r) for r in self._residuals}
+        leaves = iter([p if id(p) in kept else NotNeeded() for p in (self._primals or [])])
+
+        def walk(treedef):
+            if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+                return next(leaves)
+            return tuple(walk(c) for c in treedef.children())
+        if self._primals is None:
+            return []
+        return list(walk(self._in_tree))
+
+    @property
+    def opaque_residuals(self):
+        """The residuals that are not arguments (JAX's ``VJP.opaque_residuals``)."""
+        primals = {id(p) for p in (self._primals or [])}
+        return [r for r in self._residuals if id(r) not in primals]
 
     def with_refs(self, *maybe_ct_refs):
         targets, tree = tree_util.tree_flatten(maybe_ct_refs)
