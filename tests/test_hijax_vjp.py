@@ -131,11 +131,9 @@ def test_vjp_args_res_and_opaque_residuals_match_jax():
         jnp = jx.numpy
         W, x = jnp.ones((3, 3)), jnp.ones((2, 3))
         _, f1 = jx.vjp(lambda W, x: jnp.tanh(x @ W), W, x)
-        _, f2 = jx.vjp(lambda d: jnp.sin(d["a"]) * d["b"], {"a": jnp.ones(2), "b": jnp.array(2.)})
-        return [f1.args_res, len(f1.opaque_residuals), repr(f2.args_res[0][0]),
-                f2.args_res[0][1], len(f2.opaque_residuals)]
+        _, f2 = jx.vjp(lambda d: jnp.sin(d["a"]) * 2., {"a": jnp.ones(2), "b": 2.})
+        return [f1.args_res, len(f1.opaque_residuals), repr(f2.args_res)]
     want, got = run(jax), run(traxla)
-    assert want[2] == got[2] == "NotNeeded()"
+    assert want[2] == got[2] == "[(NotNeeded(), NotNeeded())]"
     assert want[1] == got[1]  # (how many others is an implementation detail)
     np.testing.assert_array_equal(got[0][1], want[0][1])
-    assert float(got[3]) == float(want[3]) == 2.
