@@ -409,9 +409,10 @@ def _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux):
 
 # -- transposition ------------------------------------------------------------------------------
 
-def backward_pass(closed, cts_out):
+def backward_pass(closed, cts_out, wanted=None):
     """Cotangents of a linear jaxpr's inputs, given cotangents of its outputs
-    (Zero allowed); binds the transposed equations in the current trace."""
+    (Zero allowed); binds the transposed equations in the current trace. With ``wanted``
+    (a flag per input), equations that feed no wanted input's cotangent are skipped."""
     jaxpr = closed.jaxpr
     primal_env = dict(zip(jaxpr.constvars, closed.consts))
     linear = set(jaxpr.invars)
@@ -441,8 +442,18 @@ def backward_pass(closed, cts_out):
             primal_env.update(zip(eqn.outvars, outs))
     for v, ct in zip(jaxpr.outvars, cts_out):
         write(v, ct)
+    reach = None
+    if wanted is not None and not all(wanted):
+        # the linear values that depend on a wanted input: only their cotangents are needed
+        reach = {v for v, w in zip(jaxpr.invars, wanted) if w}
+        for eqn in jaxpr.eqns:
+            if any(not isinstance(v, Literal) and v in reach for v in eqn.invars):
+                reach.update(eqn.outvars)
     for eqn in reversed(jaxpr.eqns):
         if not any(v in linear for v in eqn.outvars):
+            continue
+        if reach is not None and not any(not isinstance(v, Literal) and v in reach
+                                         for v in eqn.invars):
             continue
         cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
         if all(type(c) is Zero for c in cts_in):
@@ -513,7 +524,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
         lin_jaxpr = ClosedJaxpr(closed.jaxpr, residuals)
 
         @api_boundary
-        def vjp_fun(ct):
+        def vjp_fun(ct, _wanted=None):
             ct_flat, ct_tree = tree_util.tree_flatten(ct)
             if ct_tree != out_tree:
                 raise ValueError(
@@ -531,7 +542,9 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
                         "the corresponding output of the differentiated function had JAX type "
                         f"{pa.str_short(False)}")
             cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
-            lin_cts = iter(backward_pass(lin_jaxpr, cts))
+            wanted = None if _wanted is None else [
+                w for w, nz in zip(_wanted, lin.nonzero) if nz]
+            lin_cts = iter(backward_pass(lin_jaxpr, cts, wanted))
             in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
             in_cts = [instantiate(c) for c in in_cts]
             return tree_util.tree_unflatten(p_tree, in_cts)
@@ -627,7 +640,9 @@ class VJP:
             raise Exception  # noqa: TRY002  (JAX raises a bare Exception here)
 
         def pullback(out_ct):
-            cts = tree_util.tree_leaves(self._pullback(out_ct))
+            # an input given DontWant() gets no cotangent: what only it needs is not computed
+            wanted = [not isinstance(t, DontWant) for t in targets]
+            cts = tree_util.tree_leaves(self._pullback(out_ct, _wanted=wanted))
             out = []
             for target, ct in zip(targets, cts):
                 if getattr(target, "is_array_ref", False) or (
