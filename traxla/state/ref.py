@@ -140,9 +140,6 @@ class Ref:
 
     def __repr__(self):
         value = self._value
-        if self._aval.inner_aval.weak_type and not prims.aval_of(value).weak_type:
-            # the ref's type, weakness included (an accumulated value may have lost it)
-            value = prims._convert_element_type(value, self._aval.dtype, True)
         cached = getattr(value, "_npy", False)
         text = repr(value)
         if cached is None and self._owned is value:
