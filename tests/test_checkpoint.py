@@ -287,3 +287,28 @@ def test_debug_print_in_a_checkpoint_runs_again_in_the_backward_pass(capsys):
     out = capsys.readouterr().out
     assert float(g) == pytest.approx(float(want_g))
     assert out == "x=1.0\nx=1.0\n" * 2  # twice for traxla, twice for JAX
+
+
+def test_remat3_checkpointed_function_names_its_arguments_as_jax():
+    """Under ``jax_remat3`` JAX's ``checkpoint`` returns a ``functools.partial`` (signature
+    ``(*args, **kwargs)``): saved residuals are reported from ``args[0]``...; without it,
+    from the parameters' names."""
+    def f(w, x):
+        return jnp_.sum(jnp_.sin(w * x[0]))
+
+    def tf(w, x):
+        return tnp.sum(tnp.sin(w * x[0]))
+    outs = {}
+    for ns, fun in ((jax, f), (traxla, tf)):
+        for flag in (True, False):
+            ns.config.update("jax_remat3", flag)
+            try:
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    ns.ad_checkpoint.print_saved_residuals(
+                        ns.checkpoint(fun), np.float32(2.), [np.float32(3.)])
+                outs[ns.__name__, flag] = out.getvalue()
+            finally:
+                ns.config.update("jax_remat3", False)
+    assert outs["traxla", True] == outs["jax", True] and "args[1][0]" in outs["jax", True]
+    assert outs["traxla", False] == outs["jax", False] and "x[0]" in outs["jax", False]

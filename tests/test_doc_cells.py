@@ -141,3 +141,30 @@ def test_runs_seed_numpy_and_python_random_alike(tmp_path):
         import numpy as np
         np.random.randn(5)  # moves the global generator between the runs
     assert outs[0] == outs[1] and "[" in outs[0]
+
+
+def test_finding_every_page_with_code_cells(tmp_path):
+    """``--all DOCS_DIR``: MyST pages with code cells, notebooks without a ``.md`` twin (their
+    code cells, tags and IPython syntax), and the pages ``conf.py`` does not execute."""
+    doc_cells = _doc_cells()
+    (tmp_path / "a.md").write_text("```{code-cell}\nx = 1\n```\n")
+    (tmp_path / "plain.md").write_text("```python\nnot run\n```\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "b.md").write_text("```{code-cell}\ny = 2\n```\n")
+    (sub / "b.ipynb").write_text('{"cells": [{"cell_type": "code", "source": ["y = 2"]}]}')
+    (sub / "c.ipynb").write_text(
+        '{"cells": [{"cell_type": "markdown", "source": "# c"},'
+        ' {"cell_type": "code", "metadata": {"tags": ["raises-exception"]},'
+        ' "source": ["!pip install x\\n", "1 / 0"]}]}')
+    (tmp_path / "conf.py").write_text("nb_execution_excludepatterns = ['sub/b.*']\n")
+    pages = doc_cells.find_pages(str(tmp_path))
+    assert [p for p, _ in pages] == ["a.md", "sub/b.md", "sub/c.ipynb"]
+    assert [n is None for _, n in pages] == [True, False, True]
+    cells = doc_cells.read_cells(str(sub / "c.ipynb"))
+    assert len(cells) == 1 and cells[0].line == 2 and cells[0].tags == ["raises-exception"]
+    assert doc_cells.run_cell(cells[0], {})["exception"] == "ZeroDivisionError"
+    results = [("a.md", None, 1, 1, 0, []), ("sub/b.md", "not executed", 0, 1, 1, [])]
+    text = doc_cells.table(results)
+    assert "all 2 pages: 1 of 2 cells behave as under JAX (50.0%)" in text
+    assert "the 1 pages JAX's docs build executes: 1 of 1 cells" in text

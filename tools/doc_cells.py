@@ -110,7 +110,10 @@ def _closes(line, fence):
 
 
 def read_cells(path):
-    """The code cells of a MyST notebook page, in order."""
+    """The code cells of a page, in order: a MyST notebook (``.md``) or a Jupyter notebook
+    (``.ipynb``, where a cell's ``line`` is its position among the notebook's cells)."""
+    if path.endswith(".ipynb"):
+        return _read_notebook_cells(path)
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     cells, k = [], 0
@@ -130,6 +133,70 @@ def read_cells(path):
         cells.append(Cell(len(cells), start, source, tags, skip))
         k = end + 1
     return cells
+
+
+def _read_notebook_cells(path):
+    with open(path, encoding="utf-8") as f:
+        notebook = json.load(f)
+    cells = []
+    for position, nb_cell in enumerate(notebook.get("cells", [])):
+        if nb_cell.get("cell_type") != "code":
+            continue
+        source = nb_cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(source)
+        tags = list(nb_cell.get("metadata", {}).get("tags", []))
+        source, skip = _translate_magics(source)
+        if "skip-execution" in tags:
+            skip = "skip-execution"
+        cells.append(Cell(len(cells), position + 1, source, tags, skip))
+    return cells
+
+
+def _excluded_by_conf(docs_dir):
+    """The glob patterns of ``nb_execution_excludepatterns`` in the docs' ``conf.py``: the
+    pages JAX's own documentation build does not execute (accelerators, extra packages)."""
+    conf = os.path.join(docs_dir, "conf.py")
+    if not os.path.exists(conf):
+        return []
+    with open(conf, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), conf)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "nb_execution_excludepatterns"):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+def find_pages(docs_dir):
+    """``[(page, note)]`` under ``docs_dir``, paths relative to it: every ``.md`` page with a
+    ``{code-cell}`` and every ``.ipynb`` notebook with a code cell that has no ``.md`` twin
+    (JAX pairs most notebooks with jupytext: the twin holds the same cells). ``note`` says
+    why JAX's own documentation build does not execute the page (its ``conf.py``'s
+    ``nb_execution_excludepatterns``: accelerators, extra packages, slow), else ``None``."""
+    import fnmatch
+    patterns = _excluded_by_conf(docs_dir)
+    pages = []
+    for folder, dirs, files in os.walk(docs_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, docs_dir).replace(os.sep, "/")
+            if name.endswith(".md"):
+                with open(path, encoding="utf-8") as f:
+                    if not _FENCE_ANYWHERE.search(f.read()):
+                        continue
+            elif name.endswith(".ipynb"):
+                if os.path.exists(path[:-len(".ipynb")] + ".md") or not _read_notebook_cells(path):
+                    continue
+            else:
+                continue
+            hit = next((p for p in patterns if fnmatch.fnmatch(rel, p)), None)
+            pages.append((rel, f"not executed by JAX's docs build ({hit})" if hit else None))
+    return pages
+
+
+_FENCE_ANYWHERE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}", re.M)
 
 
 def autosummary_names(path):
@@ -353,9 +420,82 @@ def check_page(page, golden=None, timeout=600):
     return cells, want, run_page("traxla", page, timeout)
 
 
+def _golden_path(golden_dir, page):
+    return os.path.join(golden_dir, page.replace("/", "__").rsplit(".", 1)[0] + ".jax.json")
+
+
+def _load_or_run_jax(docs_dir, page, golden_dir, timeout):
+    """JAX's records of ``page``: read from ``golden_dir`` when stored there, else run (and
+    stored when ``golden_dir`` is given)."""
+    path = _golden_path(golden_dir, page) if golden_dir else None
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)["cells"]
+    records = run_page("jax", os.path.join(docs_dir, page), timeout)
+    if path:
+        os.makedirs(golden_dir, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"page": page, "cells": records}, f, indent=1)
+            f.write("\n")
+    return records
+
+
+def run_all(docs_dir, golden_dir=None, jobs=2, timeout=600, only=None, verbose=False,
+            stream=sys.stdout):
+    """Runs every page ``find_pages`` finds under ``docs_dir`` (``jobs`` pages at a time),
+    prints each page's per-cell report to ``stream`` and returns
+    ``[(page, note, same, counted, skipped, cells)]`` in page order."""
+    from concurrent.futures import ThreadPoolExecutor
+    pages = [(p, n) for p, n in find_pages(docs_dir) if not only or any(o in p for o in only)]
+
+    def one(item):
+        page, note = item
+        cells = read_cells(os.path.join(docs_dir, page))
+        want = _load_or_run_jax(docs_dir, page, golden_dir, timeout)
+        got = run_page("traxla", os.path.join(docs_dir, page), timeout)
+        out = io.StringIO()
+        same, counted = report(page, cells, want, got, verbose, out)
+        print(f"[{page}] {same} of {counted}", file=sys.stderr, flush=True)
+        return page, note, same, counted, len(cells) - counted, out.getvalue(), [
+            dict(c.to_json(), jax=w, traxla=g, same=compare(c, w, g)[0])
+            for c, w, g in zip(cells, want, got)]
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        results = list(pool.map(one, pages))
+    for r in results:
+        stream.write(r[5])
+    return [r[:5] + r[6:] for r in results]
+
+
+def table(results):
+    """The per-page table (markdown) of ``run_all``'s results, with the total line."""
+    lines = ["| page | cells counted | same as JAX | not counted | note |",
+             "|---|---:|---:|---:|---|"]
+    for page, note, same, counted, skipped, _ in results:
+        lines.append(f"| {page} | {counted} | {same} | {skipped} | {note or ''} |")
+    same = sum(r[2] for r in results)
+    counted = sum(r[3] for r in results)
+    built = [r for r in results if not r[1]]
+    b_same, b_counted = sum(r[2] for r in built), sum(r[3] for r in built)
+    pct = lambda a, b: f"{100 * a / b:.1f}%" if b else "-"  # noqa: E731
+    lines += ["", f"all {len(results)} pages: {same} of {counted} cells behave as under JAX "
+              f"({pct(same, counted)})",
+              f"the {len(built)} pages JAX's docs build executes: {b_same} of {b_counted} cells "
+              f"behave as under JAX ({pct(b_same, b_counted)})"]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("pages", nargs="+")
+    parser.add_argument("pages", nargs="*")
+    parser.add_argument("--all", metavar="DOCS_DIR",
+                        help="run every page with code cells under DOCS_DIR (JAX's docs/)")
+    parser.add_argument("--golden-dir", help="with --all: JAX's records per page, read when "
+                        "stored there, else run and stored")
+    parser.add_argument("--jobs", type=int, default=2, help="with --all: pages at a time")
+    parser.add_argument("--only", action="append", help="with --all: pages whose path "
+                        "contains this (repeatable)")
+    parser.add_argument("--table", help="with --all: write the per-page table (markdown)")
     parser.add_argument("--child", choices=("jax", "traxla"), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--golden", help="JAX's records stored by --write-golden (one page)")
@@ -367,6 +507,21 @@ def main(argv=None):
     if args.child:
         child_main(args.child, args.pages[0], args.out)
         return 0
+    if args.all:
+        results = run_all(args.all, args.golden_dir, args.jobs, args.timeout, args.only,
+                          args.verbose)
+        text = table(results)
+        print(text)
+        if args.table:
+            with open(args.table, "w", encoding="utf-8") as f:
+                f.write(text)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump({r[0]: {"note": r[1], "same": r[2], "counted": r[3], "cells": r[5]}
+                           for r in results}, f, indent=1)
+        return 0 if all(r[2] == r[3] for r in results) else 1
+    if not args.pages:
+        parser.error("give pages, or --all DOCS_DIR")
     if args.write_golden:
         records = run_page("jax", args.pages[0], args.timeout)
         with open(args.write_golden, "w", encoding="utf-8") as f:

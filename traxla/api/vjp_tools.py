@@ -125,7 +125,7 @@ def _vjp_pytree(fun, primals, has_aux):
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp",
-                            has_aux=has_aux)
+                            has_aux=has_aux, is_vjp=True)
     outs, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     in_avals = tuple(tangent_aval(prims.aval_of(p)) for p in p_flat)

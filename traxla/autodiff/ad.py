@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-import dataclasses
+import threading
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_de
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.values import is_concrete
+from traxla.autodiff.vjp_object import (  # noqa: F401  (DontWant... also as ad.X)
+    VJP, DidntWant, DontWant, GradRef, GradValue, NotNeeded)
 
 # primitive -> rule(primals, tangents, **params) -> (primal_out, tangent_out)
 jvp_rules: dict = {}
@@ -354,7 +356,28 @@ class Linearized:
         return [zeros_like_aval(a) if z else next(outs) for a, z in zip(self.out_avals, self.zero_outs)]
 
 
-def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_aux=False):
+class _Mode(threading.local):
+    is_vjp = False
+
+
+# whether the linearization running is a vjp's (grad, vjp: a hijax primitive's vjp_fwd and
+# vjp_bwd rules apply) or linearize's (its lin and linearized rules), as JAX's
+# ``LinearizeTrace.is_vjp``; nested linearizations (of a jit, cond, scan...) inherit it
+linearize_mode = _Mode()
+
+
+def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_aux=False,
+                   is_vjp=None):
+    if is_vjp is None or is_vjp == linearize_mode.is_vjp:
+        return _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux)
+    linearize_mode.is_vjp, before = is_vjp, linearize_mode.is_vjp
+    try:
+        return _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux)
+    finally:
+        linearize_mode.is_vjp = before
+
+
+def _linearize_flat(fun_flat, primals, debug_name, nonzero, has_aux):
     """Runs ``fun_flat`` on primals; returns its primal outputs (in the current
     trace) and the linear map of the nonzero-tangent inputs (all by default; inputs
     whose tangents are float0, i.e. integer and boolean ones, never are). With
@@ -395,9 +418,10 @@ def linearize_flat(fun_flat, primals, debug_name="linearize", nonzero=None, has_
 
 # -- transposition ------------------------------------------------------------------------------
 
-def backward_pass(closed, cts_out):
+def backward_pass(closed, cts_out, wanted=None):
     """Cotangents of a linear jaxpr's inputs, given cotangents of its outputs
-    (Zero allowed); binds the transposed equations in the current trace."""
+    (Zero allowed); binds the transposed equations in the current trace. With ``wanted``
+    (a flag per input), equations that feed no wanted input's cotangent are skipped."""
     jaxpr = closed.jaxpr
     primal_env = dict(zip(jaxpr.constvars, closed.consts))
     linear = set(jaxpr.invars)
@@ -433,8 +457,18 @@ def backward_pass(closed, cts_out):
             primal_env.update(zip(eqn.outvars, outs))
     for v, ct in zip(jaxpr.outvars, cts_out):
         write(v, ct)
+    reach = None
+    if wanted is not None and not all(wanted):
+        # the linear values that depend on a wanted input: only their cotangents are needed
+        reach = {v for v, w in zip(jaxpr.invars, wanted) if w}
+        for eqn in jaxpr.eqns:
+            if any(not isinstance(v, Literal) and v in reach for v in eqn.invars):
+                reach.update(eqn.outvars)
     for eqn, is_linear in zip(reversed(jaxpr.eqns), reversed(reads_linear)):
         if not (is_linear and eqn.outvars) and not any(v in linear for v in eqn.outvars):
+            continue
+        if reach is not None and not any(not isinstance(v, Literal) and v in reach
+                                         for v in eqn.invars):
             continue
         cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
         if all(type(c) is Zero for c in cts_in):
@@ -492,7 +526,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
     result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, "vjp",
-                            has_aux=has_aux)
+                            has_aux=has_aux, is_vjp=True)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     in_avals = [tangent_aval(prims.aval_of(p)) for p in p_flat]
@@ -505,7 +539,7 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
         lin_jaxpr = ClosedJaxpr(closed.jaxpr, residuals)
 
         @api_boundary
-        def vjp_fun(ct):
+        def vjp_fun(ct, _wanted=None):
             ct_flat, ct_tree = tree_util.tree_flatten(ct)
             if ct_tree != out_tree:
                 raise ValueError(
@@ -523,7 +557,9 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
                         "the corresponding output of the differentiated function had JAX type "
                         f"{pa.str_short(False)}")
             cts = [c for c, z in zip(ct_flat, lin.zero_outs) if not z]
-            lin_cts = iter(backward_pass(lin_jaxpr, cts))
+            wanted = None if _wanted is None else [
+                w for w, nz in zip(_wanted, lin.nonzero) if nz]
+            lin_cts = iter(backward_pass(lin_jaxpr, cts, wanted))
             in_cts = [next(lin_cts) if nz else Zero(a) for nz, a in zip(lin.nonzero, in_avals)]
             in_cts = [instantiate(c) for c in in_cts]
             return tree_util.tree_unflatten(p_tree, in_cts)
@@ -531,80 +567,10 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
 
     out = tree_util.tree_unflatten(out_tree, primals_out)
     pullback = VJP(make_pullback, p_tree, closed.consts)
+    pullback._primals = p_flat
     if has_aux:
         return out, pullback, tree_util.tree_unflatten(dict(store)["aux"], result[2])
     return out, pullback
-
-
-@tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True, slots=True)
-class GradRef:
-    """Where ``VJP.with_refs`` accumulated a cotangent into the Ref given for it (a pytree
-    node without leaves, as JAX's)."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class DontWant:
-    """Passed to ``VJP.with_refs`` for an input whose cotangent is not wanted."""
-
-
-@tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True, slots=True)
-class DidntWant:
-    """What ``VJP.with_refs`` returns for an input passed as ``DontWant()``."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class GradValue:
-    """Passed to ``VJP.with_refs`` for an input whose cotangent is returned as a value (what
-    a plain call of the pullback does for every input)."""
-
-
-class VJP:
-    """The pullback ``jax.vjp`` returns: ``vjp(ct)`` gives the input cotangents;
-    ``vjp.with_refs(*maybe_ct_refs)(ct)`` adds each input's cotangent into the Ref given for
-    it (returning ``GradRef()`` there), skips those given ``DontWant()``, and returns the
-    others' values, as JAX 0.10.2's ``VJP.with_refs``."""
-
-    __slots__ = ("_make_pullback", "_in_tree", "_residuals", "_pullback", "__weakref__")
-
-    def __init__(self, make_pullback, in_tree, residuals):
-        # a pytree (as JAX's): its leaves are the residuals, so it can be a custom_vjp
-        # residual or a jit argument, and comes back over whatever values replace them
-        self._make_pullback, self._in_tree = make_pullback, in_tree
-        self._residuals = list(residuals)
-        self._pullback = make_pullback(self._residuals)
-
-    def __call__(self, out_ct, *extra_args):
-        if extra_args:
-            raise TypeError(f"The function returned by `jax.vjp` was called with "
-                            f"{len(extra_args) + 1} arguments, but functions returned by "
-                            "`jax.vjp` must be called with a single argument corresponding to "
-                            "the single value returned by the function being differentiated.")
-        return self._pullback(out_ct)
-
-    def with_refs(self, *maybe_ct_refs):
-        targets, tree = tree_util.tree_flatten(maybe_ct_refs)
-        if tree != self._in_tree:
-            raise Exception  # noqa: TRY002  (JAX raises a bare Exception here)
-
-        def pullback(out_ct):
-            cts = tree_util.tree_leaves(self._pullback(out_ct))
-            out = []
-            for target, ct in zip(targets, cts):
-                if getattr(target, "is_array_ref", False) or (
-                        isinstance(target, Tracer) and hasattr(target.aval, "inner_aval")):
-                    target[...] += ct  # a Ref (or a Ref staged under jit) accumulates
-                    out.append(GradRef())
-                else:
-                    out.append(DidntWant() if isinstance(target, DontWant) else ct)
-            return tree_util.tree_unflatten(self._in_tree, out)
-        return pullback
-
-
-tree_util.register_pytree_node(
-    VJP, lambda v: ((v._residuals,), (v._make_pullback, v._in_tree)),
-    lambda meta, children: VJP(meta[0], meta[1], children[0]))
 
 
 def _one_like(x):
@@ -779,7 +745,8 @@ def linearize(fun, *primals, has_aux=False):
     (and the auxiliary output third with ``has_aux``)."""
     p_flat, p_tree = tree_util.tree_flatten(primals)
     store = []
-    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux)
+    result = linearize_flat(_flatten_fun(fun, p_tree, store, has_aux), p_flat, has_aux=has_aux,
+                            is_vjp=False)
     primals_out, lin = result[0], result[1]
     out_tree = dict(store)["out"]
     # As JAX's, a Partial whose leaves are the residuals: it can be returned from jit/vmap

@@ -142,6 +142,21 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         raise TypeError("prevent_cse must be a bool or tuple of bools, got "
                         f"type(prevent_cse)={type(prevent_cse)}")
 
+    if config.current.remat3:
+        # JAX's new implementation (``jax_remat3``): the checkpointed function is a
+        # ``functools.partial`` of it (no ``wraps``: its signature is ``(*args, **kwargs)``,
+        # so its arguments are named ``args[0]``... in what reports them)
+        import functools
+        return functools.partial(_call_remat3, _checkpoint(
+            fun, prevent_cse, policy, static_argnums))
+    return _checkpoint(fun, prevent_cse, policy, static_argnums)
+
+
+def _call_remat3(fun_remat, *args, **kwargs):
+    return fun_remat(*args, **kwargs)
+
+
+def _checkpoint(fun, prevent_cse, policy, static_argnums):
     @wraps(fun)
     @api_boundary
     def fun_remat(*args, **kwargs):

@@ -19,7 +19,11 @@ import threading
 from collections import namedtuple
 from typing import ClassVar
 
+import numpy as np
+
+from traxla import primitives as prims, tree_util
 from traxla.api.hijax_args import own, owns
+from traxla.autodiff import hi_primitive as _hp
 from traxla.autodiff.ad import Zero, instantiate as instantiate_zeros  # noqa: F401
 from traxla.autodiff.ad import is_undefined as is_undefined_primal  # noqa: F401
 from traxla.ir.avals import ShapedArray
@@ -281,18 +285,217 @@ def _captured_boxes(args) -> list:
 
 
 class VJPHiPrimitive:
-    """JAX's new-style hijax primitive (a class with ``in_avals``, ``out_aval`` and
-    ``params``, and its own VJP): libraries may define one; traxla cannot apply it."""
+    """JAX's new-style hijax primitive: a subclass sets ``in_avals`` (a tuple of pytrees of
+    avals), ``out_aval`` (a pytree of avals) and ``params`` (static, hashable) in its
+    ``__init__`` and defines ``expand`` (the implementation, in ordinary operations) and,
+    as it needs them, the rules ``vjp_fwd``/``vjp_bwd_retval`` (or ``vjp_bwd`` with
+    accumulators), ``jvp``, ``lin``/``linearized``, ``transpose``, ``batch`` or
+    ``batch_dim_rule``. Calling an instance applies it (``call_hi_primitive``, see
+    ``traxla/autodiff/hi_primitive.py``)."""
+
+    effects: frozenset = frozenset()
 
     def __init__(self):
         for name in ("in_avals", "out_aval", "params"):
             if not hasattr(self, name):
                 raise AttributeError(f"subclass __init__ should set `self.{name}`")
+        if (type(self).vjp_bwd is not VJPHiPrimitive.vjp_bwd
+                and type(self).vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval):
+            raise AttributeError(f"subclass {type(self)} should not override both "
+                                 "`vjp_bwd` and `vjp_bwd_retval`")
+        self.in_avals_flat, self.in_tree = tree_util.tree_flatten(self.in_avals)
+        self.out_avals_flat, self.out_tree = tree_util.tree_flatten(self.out_aval)
+        self.__dict__.update(self.params)
+        self.check(*self.in_avals)
+
+    def expand(self, *args):
+        raise NotImplementedError(f"subclass {type(self)} must implement `expand`")
+
+    def vjp_fwd(self, nzs_in, /, *args):
+        raise NotImplementedError(f"for grad support, subclass {type(self)} must "
+                                  "implement `vjp_fwd`")
+
+    def vjp_bwd(self, res, outgrad, /, *arg_accums):
+        _hp.accumulate(self, arg_accums, self.vjp_bwd_retval(res, outgrad))
+
+    def vjp_bwd_retval(self, res, outgrad, /):
+        raise NotImplementedError(f"for grad support, subclass {type(self)} must "
+                                  "implement `vjp_bwd` or `vjp_bwd_retval`")
+
+    def jvp(self, primals, tangents):
+        raise NotImplementedError(f"for jvp support, subclass {type(self)} must "
+                                  "implement `jvp`")
+
+    def lin(self, nzs_in, *primals):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} "
+                                  "must implement `lin` and `linearized`")
+
+    def linearized(self, residuals, *tangents):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} "
+                                  "must implement `lin` and `linearized`")
+
+    def transpose(self, out_ct, *maybe_accums):
+        raise NotImplementedError(f"for transpose support, subclass {type(self)} "
+                                  "must implement `transpose`")
+
+    def batch(self, axis_data, args, dims):
+        out_dim = self.batch_dim_rule(axis_data, dims)
+        return VmapOf(self, axis_data, dims, out_dim)(*args), out_dim
+
+    def batch_dim_rule(self, axis_data, dims, /):
+        raise NotImplementedError(f"for vmap support, subclass {type(self)} must "
+                                  "implement `batch` or `batch_dim_rule`")
+
+    def dce(self, used_outs):
+        used = tree_util.tree_leaves(used_outs)
+        return (False, False, None) if not any(used) else (True, True, self)
+
+    def remat(self, _policy, *args):
+        return self(*args), self  # full remat by default
 
     def __call__(self, *args):
-        raise NotImplementedError(
-            f"jax.experimental.hijax: traxla does not implement VJPHiPrimitive; "
-            f"'{type(self).__name__}' cannot be applied")
+        args_flat = _hp.leaves_checked(self.in_tree, args)
+        ans_flat = _hp.call_hi_primitive_p.bind(*args_flat, _prim=self)
+        return tree_util.tree_unflatten(self.out_tree, list(ans_flat))
+
+    def check(self, *arg_tys):
+        return  # a subclass may check its input types here
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}[{self.params}]"
+
+    def __hash__(self):
+        return hash((self.__class__.__name__, tuple(self.params.items()), self.effects))
+
+    def __eq__(self, other):
+        return (type(self) is type(other) and self.params == other.params
+                and self.effects == other.effects)
+
+
+def _unmapped(size, d, aval):
+    if d is None:
+        return aval
+    shape = list(aval.shape)
+    shape.insert(d, size)
+    return aval.update(shape=tuple(shape))
+
+
+def _mapped(d, aval):
+    if d is None:
+        return aval
+    shape = list(aval.shape)
+    del shape[d]
+    return aval.update(shape=tuple(shape))
+
+
+class VmapOf(VJPHiPrimitive):
+    """A ``VJPHiPrimitive`` vmapped (``batch``'s default): its ``expand``, ``jvp`` and VJP
+    rules are the primitive's, vmapped."""
+
+    def __init__(self, prim, axis_data, in_dims, out_dim):
+        size = axis_data.size
+        self.in_avals = tree_util.tree_map(lambda a, d: _unmapped(size, d, a), prim.in_avals,
+                                           in_dims)
+        self.out_aval = tree_util.tree_map(lambda a, d: _unmapped(size, d, a), prim.out_aval,
+                                           out_dim)
+        self.params = dict(prim=prim, axis_data=axis_data, in_dims=in_dims, out_dim=out_dim)
+        super().__init__()
+
+    def _vmap(self, f, in_axes, out_axes):
+        from traxla.batching import vmap
+        return vmap(f, in_axes=in_axes, out_axes=out_axes, axis_size=self.axis_data.size,
+                    axis_name=self.axis_data.name)
+
+    def expand(self, *args):
+        return self._vmap(self.prim.expand, self.in_dims, self.out_dim)(*args)
+
+    def jvp(self, primals, tangents):
+        return self._vmap(self.prim.jvp, (self.in_dims, self.in_dims),
+                          (self.out_dim, self.out_dim))(primals, tangents)
+
+    def vjp_fwd(self, in_nzs, *args):
+        from traxla.batching.batch_trace import moveaxis, vmap_unrestricted
+        args_flat = tree_util.tree_leaves(args)
+        dims_flat = self.in_tree.flatten_up_to(self.in_dims)
+        store = {}
+
+        def fwd(*flat):
+            out, res, *maybe_nzs = self.prim.vjp_fwd(
+                in_nzs, *tree_util.tree_unflatten(self.in_tree, list(flat)))
+            store["nzs"], (res_flat, store["res_tree"]) = (maybe_nzs,
+                                                          tree_util.tree_flatten(res))
+            out_flat = tree_util.tree_leaves(out)
+            store["n_out"] = len(out_flat)
+            return out_flat + res_flat
+
+        outs, dims = vmap_unrestricted(fwd, args_flat, dims_flat, self.axis_data.size)
+        n = store["n_out"]
+        out_dims = self.out_tree.flatten_up_to(self.out_dim)
+        outs_ = []
+        for o, d, want in zip(outs[:n], dims[:n], out_dims):
+            if want is None:
+                outs_.append(o)
+            elif d is None:
+                outs_.append(prims.broadcast_in_dim(
+                    o, tuple(np.insert(np.shape(o), want, self.axis_data.size)),
+                    tuple(i for i in range(np.ndim(o) + 1) if i != want)))
+            else:
+                outs_.append(moveaxis(o, d, want))
+        res = (tree_util.tree_unflatten(store["res_tree"], list(outs[n:])),
+               _Static((store["res_tree"], tuple(dims[n:]))))
+        return (tree_util.tree_unflatten(self.out_tree, outs_), res, *store["nzs"])
+
+    def vjp_bwd_retval(self, res_, g):
+        res, (res_tree, res_dims) = res_[0], res_[1].val
+        size = self.axis_data.size
+        g = tree_util.tree_map(
+            lambda d, ct: Zero(_mapped(d, ct.aval)) if type(ct) is Zero else ct,
+            self.out_dim, g, is_leaf=lambda x: x is None)
+        in_dims_flat = self.in_tree.flatten_up_to(self.in_dims)
+
+        def bwd(res_flat, g):
+            cts = self.prim.vjp_bwd_retval(tree_util.tree_unflatten(res_tree, list(res_flat)), g)
+            cts = [None if sub is None else sub for sub in cts]
+            return [instantiate_zeros(c) if c is not None else
+                    instantiate_zeros(Zero(a.to_tangent_aval() if hasattr(
+                        a, "to_tangent_aval") else a))
+                    for c, a in zip(_flat_cts(self.prim, cts), self.prim.in_avals_flat)]
+
+        out = self._vmap(bwd, (list(res_dims), self.out_dim), 0)(list(tree_util.tree_leaves(res)), g)
+        flat = [_lax().reduce_sum(c, (0,)) if d is None else _move(c, 0, d)
+                for c, d in zip(out, in_dims_flat)]
+        return tree_util.tree_unflatten(self.in_tree, flat)
+
+    def batch_dim_rule(self, axis_data, in_dims):
+        def fix(d, d_):
+            return d if (d is None or d_ is None) else d - (d_ < d)
+        in_dims_ = tree_util.tree_map(fix, in_dims, self.in_dims, is_leaf=lambda x: x is None)
+        out_dim = self.prim.batch_dim_rule(axis_data, in_dims_)
+        return tree_util.tree_map(lambda d, d_: d + (d_ < d), out_dim, self.out_dim)
+
+
+class _Static:
+    """A residual that is no array (JAX's ``Static``): a pytree node without leaves."""
+
+    def __init__(self, val):
+        self.val = val
+
+
+tree_util.register_pytree_node(_Static, lambda s: ((), s.val), lambda val, _: _Static(val))
+
+
+def _flat_cts(prim, cts):
+    """One cotangent (or None) per flat input of ``prim``, from ``vjp_bwd_retval``'s tuple."""
+    out = []
+    for sub, avals in zip(cts, prim.in_avals):
+        n = len(tree_util.tree_leaves(avals))
+        out += [None] * n if sub is None else tree_util.tree_structure(avals).flatten_up_to(sub)
+    return out
+
+
+def _move(x, src, dst):
+    from traxla.batching.batch_trace import moveaxis
+    return moveaxis(x, src, dst)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -329,3 +532,8 @@ __all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimi
            "HiPspec", "HiType", "MutableHiType", "ShapedArray", "VJPHiPrimitive", "Zero",
            "aval_method", "aval_property", "control_flow_allowed_effects", "cur_qdd",
            "instantiate_zeros", "is_undefined_primal", "register_hitype"]
+
+
+def _lax():
+    from traxla import lax
+    return lax

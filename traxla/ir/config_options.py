@@ -165,7 +165,7 @@ JAX_OPTIONS = (
     ('jax_raise_persistent_cache_errors', 'bool', False, None, True, 'inert'),
     ('jax_random_seed_offset', 'int', 0, None, True, 'traxla'),
     ('jax_refs_to_pins', 'bool', False, None, True, 'inert'),
-    ('jax_remat3', 'bool', False, None, True, 'inert'),
+    ('jax_remat3', 'bool', False, None, True, 'traxla'),
     ('jax_remove_custom_partitioning_ptr_from_cache_key', 'bool', False, None, True, 'inert'),
     ('jax_remove_size_one_mesh_axis_from_type', 'bool', False, None, True, 'unsupported'),
     ('jax_rocm_visible_devices', 'str', 'all', None, False, 'inert'),
