@@ -306,13 +306,17 @@ def convert(value, from_aval, to_dtype):
 
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding=None):
     aval = ctx.avals_in[0]
-    if aval.dtype == new_dtype and not isinstance(new_dtype, dtypes.ExtendedDType):
-        # JAX's ``mlir.convert_hlo`` emits the identity too: a compare for bool, else a convert
-        if dtypes.is_bool(new_dtype):
-            zero = broadcast_to(constant(0, aval.dtype), aval.update(shape=()), aval.shape)
-            return compare(x, zero, "NE", aval.dtype)
-        return hlo.convert(aval_type(ctx.aval_out), x)
-    return convert(x, aval, new_dtype)
+    if (isinstance(new_dtype, dtypes.ExtendedDType) or isinstance(aval.dtype, dtypes.ExtendedDType)
+            or dtypes.is_complex(aval.dtype)
+            or not all(type(d) is int for d in aval.shape)):
+        return convert(x, aval, new_dtype)
+    # JAX's ``mlir.convert_hlo``: to bool, ``x != 0`` against a broadcast zero (a rank-0 one
+    # too); then a convert, the identity included
+    if dtypes.is_bool(new_dtype):
+        zero = hlo.broadcast_in_dim(tensor_type(aval.shape, aval.dtype),
+                                    constant(0, aval.dtype), [])
+        x = compare(x, zero, "NE", aval.dtype)
+    return hlo.convert(aval_type(ctx.aval_out), x)
 
 
 def _bitcast_convert_type(ctx, x, *, new_dtype):
