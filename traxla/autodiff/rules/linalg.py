@@ -16,7 +16,7 @@ from traxla.ir.rules import linalg as L
 from traxla.lax import linalg as LL
 from traxla.lax.linalg import (HIGHEST, _H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
                            _triu, symmetrize, triangular_solve)
-from traxla.autodiff.ad import (Zero, instantiate, is_undefined, jvp_rules, transpose_rules,
+from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
                                 zero_of, jvp as _jvp)
 from traxla.autodiff.rules._util import defjvp_zero
 from traxla.numpy import take_along_axis
@@ -489,8 +489,8 @@ def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
 
         _, mv_dot = _jvp(matvec_of_consts, list(params.matvec[:n_mv]),
                          [instantiate(t) for t in params_dot.matvec])
-        rhs = [lax.sub(instantiate(bd), md) if type(bd) is not Zero else lax.neg(md)
-               for bd, md in zip(b_dot, mv_dot)]
+        # JAX's ``add_tangents(b_dot, -matvec_tangents)``
+        rhs = [add_tangents(bd, lax.neg(md)) for bd, md in zip(b_dot, mv_dot)]
     flat_params = [p for ps in params for p in ps]
     x_dot = L.custom_linear_solve_p.bind(*flat_params, *rhs, **kwargs)
     aux_dot = [zero_of(a) for a in x[n_b:]]
