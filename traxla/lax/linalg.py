@@ -413,9 +413,10 @@ def _pivots_to_permutation_impl(swaps, *, permutation_size):
 def _wrapped(i, size, convert):
     """JAX's index normalization: ``i + size`` where ``i < 0`` (``convert``: with the
     int32 conversion JAX's getter applies first)."""
-    negative = lax.lt(i, np.int32(0))
-    shifted = lax.add(lax.convert_element_type(i, np.int32) if convert else i, np.int32(size))
-    return lax.select(negative, shifted, i)
+    negative = lax.lt(i, lax._const(i, 0))
+    if convert:
+        i = lax._convert_element_type(i, np.dtype(np.int32), False)
+    return lax.select(negative, lax.add(i, lax._const(i, size)), i)
 
 
 def _get(x, i, convert=False):
@@ -426,7 +427,7 @@ def _get(x, i, convert=False):
 
 def _set(x, i, y):
     n = lax.shape_of(x)[0]
-    j = lax.select(lax.lt(i, np.int32(0)), lax.add(i, np.int32(n)), i)
+    j = lax.select(lax.lt(i, lax._const(i, 0)), lax.add(i, lax._const(i, n)), i)
     index = lax.broadcast_in_dim(lax.convert_element_type(j, np.int32), (1,), ())
     return lax.scatter(x, index, y, _ONE_ELEMENT, indices_are_sorted=True,
                        unique_indices=True, mode=lax.GatherScatterMode.FILL_OR_DROP)
@@ -467,7 +468,8 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
         q = householder_product_p.bind(lax.pad(r, lax._const(r, 0), pads), taus)
     else:
         q = householder_product_p.bind(r, taus)
-        r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
+        if m != n:  # ``r[..., :n, :n]``: JAX's indexing of all of ``r`` is no equation
+            r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
     return [q, _triu(r)] + ([p] if pivoting else [])
 
 
