@@ -15,6 +15,8 @@ from traxla.runtime import xla_adapter, ArrayImpl
 from traxla.stages import result_names
 from traxla.api import jit
 from traxla.autodiff import vjp
+from traxla.autodiff.partial_eval import prune_unused
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct
 from traxla.tracer.interpret import jaxpr_as_fun
 from traxla.autodiff.custom import custom_vjp
@@ -161,6 +163,12 @@ def _export_traced(traced, platforms, disabled_checks) -> Exported:
     closed = info.closed
     in_avals = tuple(closed.in_avals)
     polymorphic = not all(is_constant_shape(a.shape) for a in in_avals)
+    if not polymorphic:  # as JAX's lowering (``pxla._dce_jaxpr``): dead equations go
+        pruned, _ = prune_unused(closed.jaxpr)
+        if pruned is not closed.jaxpr:
+            j = closed.jaxpr
+            closed = ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars, pruned.eqns,
+                                       j.debug_info), closed.consts)
     lowered = lower_for_export(closed, info.name, platforms, result_names(info.out_tree),
                                keep_unused=polymorphic)
     serialized = xla_adapter.serialize_portable_artifact(lowered.module)

@@ -50,7 +50,47 @@ def _mask(x, dims, alternative=None):
             mask = mask_i if mask is None else lax.bitwise_and(mask, mask_i)
     if mask is None:
         return x
-    return lax.select(mask, x, lax.full_like(x, 0) if alternative is None else alternative)
+    return _where(mask, x, 0 if alternative is None else alternative)
+
+
+def _where_impl(condition, x, y):
+    """``jnp.where``'s function: both values converted to their promoted dtype, then
+    broadcast to the common shape, then a select."""
+    typed = [(lax.dtype_of(v), lax.aval_of(v).weak_type) for v in (x, y)]
+    dt, _ = dtypes.result_type_of(*typed)
+    shape = lax.shape_of(condition)
+    for v in (x, y):
+        if len(lax.shape_of(v)) > len(shape):
+            shape = lax.shape_of(v)
+    out = []
+    for v, (d, weak) in zip((x, y), typed):
+        if d != dt or weak:
+            v = lax._convert_element_type(v, dt, False)
+        if lax.shape_of(v) != shape:
+            v = lax.broadcast_in_dim(v, shape, ())
+        out.append(v)
+    if lax.shape_of(condition) != shape:
+        condition = lax.broadcast_in_dim(condition, shape, ())
+    return lax.select(condition, *out)
+
+
+_where_impl.__name__ = "_where"
+_where = jit(_where_impl)
+
+
+def _norm_impl(x, *, ord=None):
+    """``jnp.linalg.norm``'s function for a matrix: ``ord`` 1 or inf, the largest sum of
+    absolute values along columns or rows; None, the Frobenius norm."""
+    if ord is None:
+        sq = lax.real(lax.mul(x, lax.conj(x))) if dtypes.is_complex(lax.dtype_of(x)) \
+            else lax.mul(x, x)
+        return lax.sqrt(lax.reduce_sum(sq, (0, 1)))
+    sums = lax.reduce_sum(lax.abs(x), (0 if ord == 1 else 1,))
+    return lax.max(lax._const(sums, 0), lax.reduce_max(sums, (0,)))
+
+
+_norm_impl.__name__ = "norm"
+_norm = jit(_norm_impl, static_argnames=("ord",))
 
 
 def _pad_in_dim(x, high, axis):
@@ -92,9 +132,8 @@ def _use_qr(u, m, n, params):
 def _use_cholesky(u, m, n, params):
     a_minus_e, c, e = _unpack(params)
     _, big_n = lax.shape_of(u)
-    eye = _eye(lax.dtype_of(u), (big_n, big_n))
-    x = lax.add(_times(c, _matmul(_H(u), u)), eye)
-    x = _mask(x, (n, n), eye)
+    x = lax.add(_times(c, _matmul(_H(u), u)), _eye(lax.dtype_of(u), (big_n, big_n)))
+    x = _mask(x, (n, n), _eye(lax.dtype_of(u), (big_n, big_n)))
     y = cholesky(x, symmetrize_input=False)
     z = _conj(triangular_solve(y, _T(u), left_side=True, lower=True, conjugate_a=True))
     z = _H(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True,
@@ -129,38 +168,22 @@ def _coefficients(eps, max_iterations):
     return qr_coefs, chol_coefs, tol_l, chol_params
 
 
-def _abs_sums_max(x, axis):
-    """``jnp.linalg.norm``'s 1- (``axis`` 0) and inf-norm (``axis`` 1) of a matrix: the
-    largest sum of absolute values along ``axis``."""
-    sums = lax.reduce_sum(lax.abs(x), (axis,))
-    return lax.max(lax.reduce_max(sums, (0,)), lax._const(sums, 0))
-
-
-def _frobenius_norm(x):
-    return lax.sqrt(lax.reduce_sum(lax.real(lax.mul(x, lax.conj(x))) if dtypes.is_complex(
-        lax.dtype_of(x)) else lax.mul(x, x), (0, 1)))
-
-
 def _qdwh(x, m, n, max_iterations, eps):
     dtype = lax.dtype_of(x)
     if eps is None:
         real = np.float32 if np.dtype(dtype) in (np.float32, np.complex64) else np.float64
         eps = float(np.finfo(real).eps)
-    one_norm, inf_norm = _abs_sums_max(x, 0), _abs_sums_max(x, 1)
+    one_norm, inf_norm = _norm(x, ord=1), _norm(x, ord=np.inf)
     alpha_inverse = lax.mul(lax.rsqrt(one_norm), lax.rsqrt(inf_norm))
-    alpha_inverse = lax.select(lax.eq(one_norm, lax._const(one_norm, 0)),
-                               lax.full_like(alpha_inverse, 1), alpha_inverse)
+    alpha_inverse = _where(lax.eq(one_norm, lax._const(one_norm, 0)), 1, alpha_inverse)
     u = lax.mul(x, lax.convert_element_type(alpha_inverse, dtype))
     qr_coefs, chol_coefs, tol_l, chol_params = _coefficients(eps, max_iterations)
-    tol_norm = np.cbrt(tol_l)
+    tol_norm = lax.cbrt(lax._convert_element_type(tol_l, np.dtype(np.float32), True))
     true = lax._asarray(np.bool_(True))
 
     def converging(u, u_prev):
-        # ``norm > tol_norm``, the NumPy float64 scalar promoting as in JAX
-        norm = _frobenius_norm(lax.sub(u, u_prev))
-        dt, _ = dtypes.result_type_of((lax.dtype_of(norm), False), (np.dtype(np.float64), False))
-        norm = lax.convert_element_type(norm, dt)
-        return lax.gt(norm, lax._const(norm, tol_norm))
+        norm = _norm(lax.sub(u, u_prev))
+        return lax.gt(norm, lax.convert_element_type(tol_norm, lax.dtype_of(norm)))
 
     def iteration(k, state, update_fn, coefs, test_convergence):
         u, _ = state
@@ -184,7 +207,10 @@ def _qdwh(x, m, n, max_iterations, eps):
 
     def cond_fun(state):
         k, _, not_converged = state
-        return lax.bitwise_and(not_converged, lax.lt(k, lax._const(k, max_iterations)))
+        # ``jnp.logical_and``: the (weak) comparison made a strong bool first
+        below = lax._convert_element_type(lax.lt(k, lax._const(k, max_iterations)),
+                                          np.dtype(np.bool_), False)
+        return lax.bitwise_and(not_converged, below)
 
     def body_fun(state):
         k, u, not_converged = state
@@ -192,7 +218,7 @@ def _qdwh(x, m, n, max_iterations, eps):
                                      update_fn=_use_cholesky, test_convergence=True)
         return lax.add(k, lax._const(k, 1)), u, not_converged
 
-    k = np.int32(len(qr_coefs) + len(chol_coefs))
+    k = len(qr_coefs) + len(chol_coefs)  # a Python int: a weak carry, as JAX's
     num_iters, u, not_converged = lax.while_loop(cond_fun, body_fun, (k, u, not_converged))
     u = lax.sub(_times(1.5, u), _matmul(_times(0.5, u), _matmul(_H(u), u)))
     h = _matmul(_H(u), x)

@@ -391,28 +391,56 @@ def _solve(a, b):
 # -- Python implementations lowered in place (JAX's mlir.lower_fun) ----------------------------
 
 def _pivots_to_permutation_impl(swaps, *, permutation_size):
-    """Applies the row swaps one after the other to ``iota``: a loop of ``k`` swaps, each a
-    masked select over the permutation (batch dims lead)."""
+    """Applies the row swaps one after the other to ``iota``: JAX's loop of ``k`` steps, each
+    reading ``swaps[i]``, ``perm[i]``, ``perm[j]`` and writing ``perm[i]``, ``perm[j]`` as
+    JAX's indexing does (negative indices wrapped, one-element scatters; batch dims lead)."""
     shape = lax.shape_of(swaps)
     batch, k, m = tuple(shape[:-1]), shape[-1], permutation_size
-    axis = len(batch)
-    perm = lax.broadcasted_iota(np.int32, batch + (m,), axis)
+    perm = lax.broadcasted_iota(np.int32, batch + (m,), len(batch))
     if m == 0 or k == 0:
         return perm
-    positions = lax.broadcasted_iota(np.int32, batch + (m,), axis)
-    bdims = tuple(range(len(batch))) + (axis,)
+    step = _swap_step
+    for _ in batch:
+        step = vmap(step, in_axes=(None, 0, 0), out_axes=0)
 
-    def body(i, perm):
-        j = lax.dynamic_slice_in_dim(swaps, i, 1, axis)                 # [..., 1]
-        x = lax.dynamic_slice_in_dim(perm, i, 1, axis)                  # perm[i]
-        is_j = lax.eq(positions, lax.broadcast_in_dim(j, batch + (m,), bdims))
-        y = lax.reduce_sum(lax.select(is_j, perm, lax.full_like(perm, 0)), (axis,))
-        y = lax.broadcast_in_dim(y, batch + (m,), tuple(range(len(batch))))
-        swapped = lax.select(is_j, lax.broadcast_in_dim(x, batch + (m,), bdims), perm)
-        return lax.select(lax.eq(positions, lax.broadcast(lax.convert_element_type(i, np.int32),
-                                                          batch + (m,))), y, swapped)
+    def body(i, carry):
+        perm, swaps = carry
+        return step(i, perm, swaps), swaps
 
-    return lax.fori_loop(np.int32(0), np.int32(k), body, perm)
+    return lax.fori_loop(np.int32(0), np.int32(k), body, (perm, swaps))[0]
+
+
+def _wrapped(i, size, convert):
+    """JAX's index normalization: ``i + size`` where ``i < 0`` (``convert``: with the
+    int32 conversion JAX's getter applies first)."""
+    negative = lax.lt(i, lax._const(i, 0))
+    if convert:
+        i = lax._convert_element_type(i, np.dtype(np.int32), False)
+    return lax.select(negative, lax.add(i, lax._const(i, size)), i)
+
+
+def _get(x, i, convert=False):
+    n = lax.shape_of(x)[0]
+    return lax.squeeze(lax.dynamic_slice(x, (_wrapped(i, n, convert),), (1,),
+                                         allow_negative_indices=False), (0,))
+
+
+def _set(x, i, y):
+    n = lax.shape_of(x)[0]
+    j = lax.select(lax.lt(i, lax._const(i, 0)), lax.add(i, lax._const(i, n)), i)
+    index = lax.broadcast_in_dim(lax.convert_element_type(j, np.int32), (1,), ())
+    return lax.scatter(x, index, y, _ONE_ELEMENT, indices_are_sorted=True,
+                       unique_indices=True, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
+
+def _swap_step(i, perm, swaps):
+    j = _get(swaps, i, True)
+    x, y = _get(perm, i, True), _get(perm, j)
+    return _set(_set(perm, i, y), j, x)
+
+
+_ONE_ELEMENT = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                           scatter_dims_to_operand_dims=(0,))
 
 
 def _qr_impl(a, *, pivoting, full_matrices, use_magma):
@@ -440,7 +468,8 @@ def _qr_impl(a, *, pivoting, full_matrices, use_magma):
         q = householder_product_p.bind(lax.pad(r, lax._const(r, 0), pads), taus)
     else:
         q = householder_product_p.bind(r, taus)
-        r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
+        if m != n:  # ``r[..., :n, :n]``: JAX's indexing of all of ``r`` is no equation
+            r = lax.slice(r, (0,) * (len(batch) + 2), batch + (n, n))
     return [q, _triu(r)] + ([p] if pivoting else [])
 
 

@@ -52,11 +52,13 @@ def _dce(closed: ClosedJaxpr) -> ClosedJaxpr:
 # twice is linearized / transposed once, so the jaxprs are shared (and print hoisted).
 # Keys hold the jaxpr itself (not only its id) so that an id is never reused while cached.
 _linearize_cache: dict = {}
+_jvp_cache: dict = {}
 _transpose_cache: dict = {}
 _CACHE_LIMIT = 4096
 
 
 on_clear(_linearize_cache.clear)
+on_clear(_jvp_cache.clear)
 on_clear(_transpose_cache.clear)
 
 
@@ -67,11 +69,19 @@ def _remember(cache, key, value):
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name, prim=jit_p):
-    fun, out_zero = jvp_of_nonzero(lambda *a: eval_jaxpr(jaxpr, (), *a), tangents)
     avals = [lax.aval_of(p) for p in primals] + [tangent_aval(lax.aval_of(p))
                                                  for p, t in zip(primals, tangents)
                                                  if type(t) is not Zero]
-    new = trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ()))
+    # as JAX caches ``jvp_jaxpr``: a jit called twice differentiates to one shared jaxpr
+    key = (id(jaxpr), tuple(type(t) is not Zero for t in tangents), tuple(avals),
+           config.enable_x64)
+    hit = _jvp_cache.get(key)
+    if hit is None or hit[0] is not jaxpr:
+        fun, out_zero = jvp_of_nonzero(lambda *a: eval_jaxpr(jaxpr, (), *a), tangents)
+        hit = (jaxpr, trace_to_jaxpr(fun, avals, make_debug_info(fun, "jvp", ())), out_zero)
+        if not any(isinstance(c, Tracer) for c in jaxpr.consts):
+            _remember(_jvp_cache, key, hit)
+    _, new, out_zero = hit
     outs = _bind(prim, [*primals, *[t for t in tangents if type(t) is not Zero]], new, name)
     return split_jvp_outputs(outs, len(jaxpr.out_avals), out_zero)
 

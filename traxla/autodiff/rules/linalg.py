@@ -16,10 +16,11 @@ from traxla.ir.rules import linalg as L
 from traxla.lax import linalg as LL
 from traxla.lax.linalg import (HIGHEST, _H, _T, _construct_diagonal, _extract_diagonal, _eye, _matmul, _tril,
                            _triu, symmetrize, triangular_solve)
-from traxla.autodiff.ad import (Zero, instantiate, is_undefined, jvp_rules, transpose_rules,
+from traxla.autodiff.ad import (Zero, add_tangents, instantiate, is_undefined, jvp_rules, transpose_rules,
                                 zero_of, jvp as _jvp)
 from traxla.autodiff.rules._util import defjvp_zero
 from traxla.numpy import take_along_axis
+from traxla.batching import vmap
 from traxla.lax.linalg import _lu_solve_impl as _lu_solve, _solve_linear
 from traxla.tracer.interpret import eval_jaxpr
 
@@ -135,10 +136,33 @@ transpose_rules[L.triangular_solve_p] = _triangular_solve_transpose
 
 # -- lu ------------------------------------------------------------------------------------------
 
+def _take_rows_2d(x, permutation):
+    """``x[permutation]`` as JAX's indexing makes it: the indices wrapped, then a gather of
+    whole rows."""
+    m, n = lax.shape_of(x)
+    index = lax.select(lax.lt(permutation, np.int32(0)), lax.add(permutation, np.int32(m)),
+                       permutation)
+    index = lax.broadcast_in_dim(index, (lax.shape_of(index)[0], 1), (0,))
+    dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                       start_index_map=(0,))
+    return lax.gather(x, index, dnums, (1, n), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
 def _take_rows(x, permutation):
-    """``x[..., permutation, :]`` for batched ``x`` and ``permutation``."""
-    return take_along_axis(x, lax.expand_dims(permutation, (len(lax.shape_of(permutation)),)),
-                           axis=-2)
+    """``x[..., permutation, :]`` for batched ``x`` and ``permutation`` (JAX's jvp is
+    vmapped over the batch dimensions)."""
+    fn = _take_rows_2d
+    for _ in lax.shape_of(permutation)[:-1]:
+        fn = vmap(fn)
+    return fn(x, permutation)
+
+
+def _slice_to(x, limits):
+    """``x[..., :limits[-2], :limits[-1]]``: no equation when it is all of ``x`` (as
+    JAX's indexing)."""
+    if tuple(limits) == tuple(lax.shape_of(x)):
+        return x
+    return lax.slice(x, (0,) * len(limits), limits)
 
 
 def _lu_jvp(primals, tangents):
@@ -151,11 +175,11 @@ def _lu_jvp(primals, tangents):
     k = min(m, n)
     nb = len(batch)
     zero = lax._const(lu, 0)
-    l_part = lax.slice(lu, (0,) * (nb + 2), batch + (m, k))
+    l_part = _slice_to(lu, batch + (m, k))
     l_mat = lax.pad(_tril(l_part, -1), zero, [(0, 0, 0)] * (nb + 1) + [(0, m - k, 0)])
     l_mat = lax.add(l_mat, lax.broadcast(_eye(dtype, (m, m)), batch))
     u_eye = lax.pad(_eye(dtype, (n - k, n - k)), zero, ((k, 0, 0), (k, 0, 0)))
-    u_part = lax.slice(lu, (0,) * (nb + 2), batch + (k, n))
+    u_part = _slice_to(lu, batch + (k, n))
     u_mat = lax.pad(_triu(u_part), zero, [(0, 0, 0)] * nb + [(0, n - k, 0), (0, 0, 0)])
     u_mat = lax.add(u_mat, lax.broadcast(u_eye, batch))
     la = triangular_solve(l_mat, _take_rows(a_dot, permutation), left_side=True,
@@ -465,8 +489,8 @@ def _custom_linear_solve_jvp(primals, tangents, *, const_lengths, jaxprs):
 
         _, mv_dot = _jvp(matvec_of_consts, list(params.matvec[:n_mv]),
                          [instantiate(t) for t in params_dot.matvec])
-        rhs = [lax.sub(instantiate(bd), md) if type(bd) is not Zero else lax.neg(md)
-               for bd, md in zip(b_dot, mv_dot)]
+        # JAX's ``add_tangents(b_dot, -matvec_tangents)``
+        rhs = [add_tangents(bd, lax.neg(md)) for bd, md in zip(b_dot, mv_dot)]
     flat_params = [p for ps in params for p in ps]
     x_dot = L.custom_linear_solve_p.bind(*flat_params, *rhs, **kwargs)
     aux_dot = [zero_of(a) for a in x[n_b:]]

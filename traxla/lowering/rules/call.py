@@ -13,22 +13,27 @@ from traxla.lowering.registry import register_lowering
 
 
 def _jit(ctx, *args, jaxpr, name):
-    symbol = ctx.module.function_for(jaxpr, name)
+    return call_function(ctx.module, jaxpr, name, args, ctx.avals_out)
+
+
+def call_function(module, jaxpr, name, args, avals_out):
+    """``func.call`` of ``jaxpr`` (a ClosedJaxpr) as the module's private function ``name``
+    (one function per jaxpr), the results of ``avals_out``."""
+    symbol = module.function_for(jaxpr, name)
     # a shape-polymorphic export: the dimension values go first (before the token)
-    dims = [dim_value(DimExpr.var(n)) for n in ctx.module.dim_vars]
-    if ctx.module.platforms is not None:  # a module for several platforms: its index first
-        dims = [ctx.module.platform_index] + dims
-    types = [aval_type(a) for a in ctx.avals_out]
+    dims = [dim_value(DimExpr.var(n)) for n in module.dim_vars]
+    if module.platforms is not None:  # a module for several platforms: its index first
+        dims = [module.platform_index] + dims
+    types = [aval_type(a) for a in avals_out]
     if has_ordered_effects(jaxpr.jaxpr):
-        module = ctx.module
         token = module.token if module.token is not None else hlo.create_token()
         call = func.CallOp([hlo.TokenType.get()] + types, ir.FlatSymbolRefAttr.get(symbol),
                            dims + [token] + list(args))
         module.token = call.results[0]
         return list(call.results)[1:]
-    attrs = ctx.module.call_attributes.get(symbol)
+    attrs = module.call_attributes.get(symbol)
     if attrs is None:
-        attrs = ctx.module.call_attributes[symbol] = {"callee": ir.FlatSymbolRefAttr.get(symbol)}
+        attrs = module.call_attributes[symbol] = {"callee": ir.FlatSymbolRefAttr.get(symbol)}
     return list(create_op("func.call", results=types, operands=dims + list(args),
                           attributes=attrs).results)
 

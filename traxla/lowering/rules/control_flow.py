@@ -17,6 +17,7 @@ from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, tensor_type
 from traxla.lowering.module import const_value, emit_jaxpr
 from traxla.lowering.registry import mark_platform_sensitive, register_lowering
+from traxla.lowering.rules.call import call_function
 from traxla.lowering.rules.elementwise import compare
 from traxla.lowering.rules.platform import _ALIASES as _PLATFORM_ALIASES
 
@@ -165,7 +166,9 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
             sl = dyn.dynamic_slice(tensor_type(sizes, a.dtype), x,
                                    [index] + [zero_i] * (len(a.shape) - 1), sizes)
             x_slices.append(dyn.reshape(tensor_type(a.shape[1:], a.dtype), sl, a.shape[1:]))
-        outs = emit_jaxpr(ctx.module, jaxpr.jaxpr, _consts(jaxpr), consts_vals + carry + x_slices)
+        # each step calls the body as JAX's scan does (``eval_jaxpr_p``: ``@closed_call``)
+        outs = call_function(ctx.module, jaxpr, "closed_call", consts_vals + carry + x_slices,
+                             jaxpr.out_avals)
         new_carry, new_ys = list(outs[:num_carry]), []
         for buf, y, a in zip(ys, outs[num_carry:], y_avals):
             y = dyn.reshape(tensor_type((1,) + a.shape[1:], a.dtype), y, (1,) + a.shape[1:])

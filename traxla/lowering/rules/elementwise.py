@@ -305,7 +305,18 @@ def convert(value, from_aval, to_dtype):
 
 
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding=None):
-    return convert(x, ctx.avals_in[0], new_dtype)
+    aval = ctx.avals_in[0]
+    if (isinstance(new_dtype, dtypes.ExtendedDType) or isinstance(aval.dtype, dtypes.ExtendedDType)
+            or dtypes.is_complex(aval.dtype)
+            or not all(type(d) is int for d in aval.shape)):
+        return convert(x, aval, new_dtype)
+    # JAX's ``mlir.convert_hlo``: to bool, ``x != 0`` against a broadcast zero (a rank-0 one
+    # too); then a convert, the identity included
+    if dtypes.is_bool(new_dtype):
+        zero = hlo.broadcast_in_dim(tensor_type(aval.shape, aval.dtype),
+                                    constant(0, aval.dtype), [])
+        x = compare(x, zero, "NE", aval.dtype)
+    return hlo.convert(aval_type(ctx.aval_out), x)
 
 
 def _bitcast_convert_type(ctx, x, *, new_dtype):
@@ -326,9 +337,9 @@ _NO_ATTRIBUTES: dict = {}
 
 def _convert_attributes(eqn):
     """The inline path's convert: a plain ``stablehlo.convert`` (not to bool, not complex
-    to real, not the identity)."""
+    to real; the identity too, as JAX's)."""
     from_dtype, to_dtype = eqn.invars[0].aval.dtype, eqn.params["new_dtype"]
-    if (from_dtype == to_dtype or dtypes.is_bool(to_dtype)
+    if (dtypes.is_bool(to_dtype)
             or isinstance(from_dtype, dtypes.ExtendedDType)
             or isinstance(to_dtype, dtypes.ExtendedDType)
             or (dtypes.is_complex(from_dtype) and not dtypes.is_complex(to_dtype))):

@@ -102,8 +102,11 @@ def ffi_call(target, operands, avals_in, avals_out, aliases=None, num_non_batch_
 
 
 def _full(value, aval):
+    """JAX's ``mlir.full_like_aval``: a constant broadcast to ``aval`` (a rank-0 one too)."""
     dtype = np.dtype(aval.dtype)
     scalar = constant(np.array(value, dtype), dtype)
+    if aval.shape == ():
+        return hlo.broadcast_in_dim(tensor_type((), dtype), scalar, [])
     return broadcast_to(scalar, ShapedArray((), dtype), aval.shape)
 
 

@@ -45,5 +45,7 @@ def stablehlo_export_version() -> str:
 
 def serialize_portable_artifact(module) -> bytes:
     """A module as the versioned (VHLO) bytecode ``Exported.mlir_module_serialized`` holds
-    (does not change ``module``)."""
-    return _jax.mlir.serialize_portable_artifact(module, stablehlo_export_version(), False)
+    (does not change ``module``). Mixed serialization, as JAX's export with its CPU and TPU
+    clients (``serialize_with_sdy``): the plain form also simplifies the module (folds a
+    ``case`` on a constant index, drops side-effect-free loops), which JAX's artifacts keep."""
+    return _jax.mlir.serialize_portable_artifact(module, stablehlo_export_version(), True)
