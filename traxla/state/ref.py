@@ -197,20 +197,37 @@ class _RefAt:
     ``get()``/``[...]``, written with ``set(v)``/``[...] = v``, and indexed further
     (``ref.at[i][j]``, ``ref.at[i].at[j]``): the indices compose into one index of the ref."""
 
-    __slots__ = ("ref", "idx")
+    __slots__ = ("ref", "chain")
 
-    def __init__(self, ref, idx=None):
-        self.ref, self.idx = ref, idx
+    def __init__(self, ref, chain=()):
+        self.ref, self.chain = ref, chain
 
     def __getitem__(self, idx):
-        return _RefView(self.ref, idx if self.idx is None else _compose(self.ref, self.idx, idx))
+        return _RefView(self.ref, self.chain + (idx,))
+
+
+_UNSET = object()
 
 
 class _RefView:
-    __slots__ = ("ref", "idx")
+    """``ref.at[i]...at[j]``: ``idx`` is the one index of ``ref`` they compose to, ``chain``
+    each ``.at`` index in turn (JAX's transforms, which a Mosaic kernel's DMAs lower one
+    by one)."""
+    __slots__ = ("ref", "chain", "_idx")
 
-    def __init__(self, ref, idx):
-        self.ref, self.idx = ref, idx
+    def __init__(self, ref, chain):
+        self.ref, self.chain, self._idx = ref, chain, _UNSET
+
+    @property
+    def idx(self):
+        """The composed index, traced when first needed (a DMA of the view needs only
+        ``chain``)."""
+        if self._idx is _UNSET:
+            idx = self.chain[0]
+            for nxt in self.chain[1:]:
+                idx = _compose(self.ref, idx, nxt)
+            self._idx = idx
+        return self._idx
 
     def get(self):
         return get(self.ref, self.idx)
@@ -226,9 +243,18 @@ class _RefView:
 
     @property
     def at(self):
-        return _RefAt(self.ref, self.idx)
+        return _RefAt(self.ref, self.chain)
 
-    shape = property(lambda self: get_aval(self.ref, self.idx).shape)
+    @property
+    def shape(self):
+        if self._idx is not _UNSET or len(self.chain) == 1:
+            return get_aval(self.ref, self.idx).shape
+        shape = tuple(self.ref.shape)  # link by link: composing would trace index arithmetic
+        for idx in self.chain:
+            tree, operands = make_indexer(shape, idx)
+            shape = tuple(tree.result_shape([np.shape(o) for o in operands]))
+        return shape
+
     dtype = property(lambda self: self.ref.dtype)
     ndim = property(lambda self: len(self.shape))
 

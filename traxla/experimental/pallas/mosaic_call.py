@@ -8,6 +8,8 @@ JAX's "Only interpret mode is supported on CPU backend.". Under ``vmap`` the cal
 per batch element (each a ``pallas_call``)."""
 from __future__ import annotations
 
+import functools
+
 import threading
 
 import numpy as np
@@ -130,13 +132,18 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                   name, args, *, no_block_spec, specs_for, grid_point, memory_ref_type,
                   squeezed_type):
     source = user_source_info(3)
-    kname = name or getattr(kernel, "__name__", "kernel")
+    fn = kernel
+    while isinstance(fn, functools.partial) and not hasattr(fn, "__name__"):
+        fn = fn.func  # JAX's fun_name: a partial is named by its function
+    kname = name or getattr(fn, "__name__", "kernel")
     flat_args, in_tree = tree_util.tree_flatten(args)
     flat_out, out_tree = tree_util.tree_flatten(out_shape)
     nprefetch = grid_spec.num_scalar_prefetch
     prefetch = [jnp.asarray(x) for x in flat_args[:nprefetch]]
     operands = [jnp.asarray(x) for x in flat_args[nprefetch:]]
-    in_specs = specs_for(grid_spec.in_specs, in_tree, len(operands), "in_specs")
+    # the specs' tree is the operands' (a None operand has a None spec, and no leaves)
+    in_specs = specs_for(grid_spec.in_specs, tree_util.tree_structure(tuple(args[nprefetch:])),
+                         len(operands), "in_specs")
     out_specs = specs_for(grid_spec.out_specs, out_tree, len(flat_out), "out_specs")
     try:
         grid = tuple(int(g) for g in grid_spec.grid)
@@ -153,8 +160,10 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                         squeezed_type)
                   for i, (s, a) in enumerate(zip(out_specs, out_avals))]
     scratch = []
-    for s in tree_util.tree_leaves(grid_spec.scratch_shapes,
-                                   is_leaf=lambda s: isinstance(s, memory_ref_type)):
+    # the kernel sees the scratch shapes' structure, one level spread (Nones, tuples)
+    scratch_shapes, scratch_tree = tree_util.tree_flatten(
+        tuple(grid_spec.scratch_shapes), is_leaf=lambda s: isinstance(s, memory_ref_type))
+    for s in scratch_shapes:
         try:  # (space, aval): VMEM/SMEM buffers, DMA and regular semaphores
             scratch.append(scratch_alloc(s))
         except NotImplementedError as e:
@@ -176,7 +185,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
             with grid_point(_Grid(idx), _Grid(np.int32(g) for g in grid)):
                 kernel(*tree_util.tree_unflatten(in_tree, pre + ins),
                        *tree_util.tree_leaves(tree_util.tree_unflatten(out_tree, outs)),
-                       *scr)
+                       *tree_util.tree_unflatten(scratch_tree, scr))
         finally:
             _tracing.depth -= 1
         return []

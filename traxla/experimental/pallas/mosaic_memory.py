@@ -17,9 +17,9 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-from traxla.ir.rules.pallas_memory import (dma_start_p, dma_wait_p, run_scoped_p,
-                                           semaphore_read_p, semaphore_signal_p,
-                                           semaphore_wait_p)
+from traxla.ir.rules.pallas_memory import (RefChain, dma_start_p, dma_wait_p,
+                                           run_scoped_p, semaphore_read_p, semaphore_signal_p,
+                                           semaphore_wait_p, view_shape)
 from traxla.ir.rules.refs import AbstractRef, is_ref_aval
 from traxla.state.ref import _RefView, make_indexer
 from traxla.tracer.staging import trace_to_jaxpr
@@ -57,10 +57,18 @@ def scratch_alloc(shape_type, what="scratch buffers"):
 
 def _ref_operands(x, what):
     """``(ref, RefIndexer, index operands)`` of a kernel ref or a view of one."""
-    ref, idx = (x.ref, x.idx) if isinstance(x, _RefView) else (x, None)
+    ref, chain = (x.ref, x.chain) if isinstance(x, _RefView) else (x, ())
     if not is_ref_aval(getattr(ref, "aval", None)):
         raise ValueError(f"{what} must be a Ref (a kernel ref or `ref.at[...]`); got {x!r}")
-    tree, operands = make_indexer(ref.shape, idx)
+    links, operands, shape = [], [], tuple(ref.shape)
+    for idx in chain:  # one indexer per `.at` (JAX's transforms), trivial ones dropped
+        link, ops = make_indexer(shape, idx)
+        if not link.trivial:
+            links.append(link)
+            operands += ops
+            shape = view_shape(ShapedArray(shape, ref.dtype), link)
+    tree = (links[0] if len(links) == 1 else RefChain(tuple(links)) if links
+            else make_indexer(shape, None)[0])
     for o in operands:
         if np.shape(o):
             raise NotImplementedError(f"{what}: indexing a ref with an integer array in a "

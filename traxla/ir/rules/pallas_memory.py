@@ -53,8 +53,36 @@ def split_refs(operands, trees, ndev=0):
     return out
 
 
+class RefChain:
+    """``ref.at[i].at[j]...`` as JAX keeps it: one ``RefIndexer`` per ``.at`` (each of the
+    shape the previous leaves), their operands in turn. A Mosaic DMA or semaphore operation
+    slices its ref once per link, as JAX lowers a ref's transforms."""
+
+    __slots__ = ("links",)
+
+    def __init__(self, links: tuple):
+        self.links = tuple(links)
+
+    trivial = property(lambda self: not self.links)
+    num_operands = property(lambda self: sum(t.num_operands for t in self.links))
+
+    def __eq__(self, other):
+        return type(other) is RefChain and self.links == other.links
+
+    def __hash__(self):
+        return hash(self.links)
+
+    def __repr__(self):
+        return f"RefChain({list(self.links)})"
+
+
 def view_shape(ref_aval, tree) -> tuple:
     """The shape of ``ref[tree]`` (scalar integer indexers drop their dimension)."""
+    if isinstance(tree, RefChain):
+        shape = tuple(ref_aval.shape)
+        for link in tree.links:
+            shape = view_shape(ShapedArray(shape, ref_aval.dtype), link)
+        return shape
     if tree.trivial:
         return tuple(ref_aval.shape)
     return tuple(d[2] if d[0] == "slice" else d[1] for d in tree.dims if d[0] != "int")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla.ir.rules.pallas_memory import split_refs
+from traxla.ir.rules.pallas_memory import RefChain, split_refs
 from traxla.lowering.mosaic.dialects import arith, ir, memref, tpu
 from traxla.lowering.mosaic.kernel import (Lit, constant, element_type, ensure_value,
                                            memref_type, register, value_type)
@@ -30,7 +30,14 @@ def _literals(operands, avals):
 
 def _view(ctx, ref, idx, tree):
     """``ref`` seen through its indexer: a ``tpu.memref_slice`` (and ``memref_squeeze``
-    where integers index it); the ref itself when the indexer is trivial."""
+    where integers index it); the ref itself when the indexer is trivial. A ``RefChain``
+    slices once per link."""
+    if isinstance(tree, RefChain):
+        idx = list(idx)
+        for link in tree.links:
+            n = link.num_operands
+            ref, idx = _view(ctx, ref, idx[:n], link), idx[n:]
+        return ref
     if tree.trivial:
         return ref
     ref_type = ir.MemRefType(ref.type)
