@@ -8,12 +8,13 @@ stored (tests/_jax_stored.py), the text as a hash.
 - ``example_kernel.double``;
 - ``paged_attention`` (HBM pages DMA'd into double buffers through ``ref.at[..].at[..]``
   chains, ``None`` inputs and scratch shapes, scalar prefetch);
+- ``ragged_paged_attention`` (v2, what 0.10.2 ships: a DMA'd buffer ``.reshape``d and read
+  with strided ``pl.ds`` (``tpu.memref_reshape``, ``tpu.strided_load``), ``pltpu.store``
+  with a mask (a masked ``tpu.vector_store``), ``sign`` of integers, ``scf.while``);
 - ``all_gather`` on a one-device mesh (JAX's function returns its input without a kernel
   there: the module has no Mosaic call, as JAX's).
 
-Not yet: ``ragged_paged_attention`` (its DMA wait returns a ref view that it
-``.reshape``s and reads with strided ``pl.ds``: ref reshapes in a compiled kernel are not
-implemented), ``all_gather``'s kernel on a mesh of more than one device."""
+Not here: ``all_gather``'s kernel, which runs only on a mesh of more than one device."""
 from __future__ import annotations
 
 import collections
@@ -46,6 +47,13 @@ def exports():
         lambda *a: paged_attention(*a, pages_per_compute_block=4),
         (r(2, 2, 128), r(1, 16, 16, 128), r(1, 16, 16, 128), np.array([20, 50], np.int32),
          pages))
+    from jax.experimental.pallas.ops.tpu import ragged_paged_attention as rpa
+    out["ragged_paged_attention"] = (
+        lambda *a: rpa.ragged_paged_attention(*a, num_kv_pages_per_block=2,
+                                              num_queries_per_block=8,
+                                              vmem_limit_bytes=32 * 1024 * 1024),
+        (r(16, 2, 128), r(16, 16, 2, 128), np.array([20, 30], np.int32), pages,
+         np.array([0, 8, 16], np.int32), np.array([2], np.int32)))
     from jax.experimental.pallas.ops.tpu.all_gather import all_gather
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
     out["all_gather_one_device"] = (lambda x: all_gather(x, mesh=mesh, axis_name="x"),
@@ -67,9 +75,17 @@ def _summary(text):
 
 
 def _jax_exports():
-    namespace = {}
-    exec(compile(EXPORTS, "<exports>", "exec"), namespace)
-    return {name: _summary(text) for name, text in namespace["exports"]().items()}
+    # JAX's Mosaic lowering of `sign` asks the chip's generation (for bf16), which a CPU
+    # host lacks: its registry of device kinds gets "cpu" as a v5e while JAX exports
+    from jax._src.pallas.mosaic import tpu_info
+    tpu_info.registry["cpu"] = lambda: tpu_info._get_tpu_info_impl(
+        tpu_info.ChipVersion.TPU_V5E, 1)
+    try:
+        namespace = {}
+        exec(compile(EXPORTS, "<exports>", "exec"), namespace)
+        return {name: _summary(text) for name, text in namespace["exports"]().items()}
+    finally:
+        del tpu_info.registry["cpu"]
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +115,4 @@ def test_jax_dma_kernels_export_jax_mosaic_modules(ours, jax_side):
         assert got["attrs"] == want["attrs"], name
         assert got["asm"] == want["asm"], name
     assert theirs["paged_attention"]["ops"]["tpu.enqueue_dma"] >= 8
+    assert theirs["ragged_paged_attention"]["ops"]["tpu.memref_reshape"] == 2

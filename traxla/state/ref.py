@@ -24,6 +24,7 @@ from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_re
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
 from traxla.tracer import EvalTrace as _EvalTrace, Tracer, traces as trace_core
 from traxla.ir.jaxpr import subjaxprs, Literal
+from traxla.state import ref_chain
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
@@ -210,9 +211,8 @@ _UNSET = object()
 
 
 class _RefView:
-    """``ref.at[i]...at[j]``: ``idx`` is the one index of ``ref`` they compose to, ``chain``
-    each ``.at`` index in turn (JAX's transforms, which a Mosaic kernel's DMAs lower one
-    by one)."""
+    """``ref.at[i]...``: ``chain`` each ``.at`` index (or reshape) in turn, ``idx`` the one
+    index of ``ref`` they compose to (see traxla/state/ref_chain.py)."""
     __slots__ = ("ref", "chain", "_idx")
 
     def __init__(self, ref, chain):
@@ -220,40 +220,37 @@ class _RefView:
 
     @property
     def idx(self):
-        """The composed index, traced when first needed (a DMA of the view needs only
-        ``chain``)."""
+        """The composed index, traced when first needed (a DMA needs only ``chain``)."""
         if self._idx is _UNSET:
-            idx = self.chain[0]
-            for nxt in self.chain[1:]:
-                idx = _compose(self.ref, idx, nxt)
-            self._idx = idx
+            self._idx = ref_chain.compose(self.ref, self.chain, _compose)
         return self._idx
 
     def get(self):
-        return get(self.ref, self.idx)
+        return get(self)
 
     def set(self, value):
-        set(self.ref, self.idx, value)
+        set(self, None, value)
 
     def __getitem__(self, idx):
-        return get(self.ref, _compose(self.ref, self.idx, idx))
+        return get(self, idx)
 
     def __setitem__(self, idx, value):
-        set(self.ref, _compose(self.ref, self.idx, idx), value)
+        set(self, idx, value)
 
     @property
     def at(self):
         return _RefAt(self.ref, self.chain)
 
+    def reshape(self, *shape):
+        """This view seen with another shape (JAX's ``RefReshaper``; a compiled Pallas TPU
+        kernel's ``tpu.memref_reshape``)."""
+        return _RefView(self.ref, self.chain + (ref_chain.reshape_link(self.shape, shape),))
+
     @property
     def shape(self):
         if self._idx is not _UNSET or len(self.chain) == 1:
             return get_aval(self.ref, self.idx).shape
-        shape = tuple(self.ref.shape)  # link by link: composing would trace index arithmetic
-        for idx in self.chain:
-            tree, operands = make_indexer(shape, idx)
-            shape = tuple(tree.result_shape([np.shape(o) for o in operands]))
-        return shape
+        return ref_chain.chain_shape(self.ref.shape, self.chain, make_indexer)
 
     dtype = property(lambda self: self.ref.dtype)
     ndim = property(lambda self: len(self.shape))
@@ -541,6 +538,10 @@ def empty_ref(ty, memory_space=None):
 def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
     if isinstance(ref, _RefView):
+        if ref_chain.has_reshape(ref.chain) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
+                                                     idx)
+            return get_p.bind(ref.ref, *operands, tree=tree)
         return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
@@ -553,6 +554,10 @@ def get(ref, idx=None):
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
     if isinstance(ref, _RefView):
+        if ref_chain.has_reshape(ref.chain) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
+                                                     idx)
+            return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
         return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
     if isinstance(value, Ref) or _is_staged_ref(value):

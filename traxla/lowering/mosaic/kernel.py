@@ -303,7 +303,7 @@ def build_module(spec, mesh=None) -> ir.Module:
     """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec` (``mesh``: the
     enclosing ``shard_map``'s, for ``axis_index`` and remote DMAs)."""
     check_blocks(spec)
-    from traxla.lowering.mosaic import control_flow, memory, rules  # noqa: F401  (the rules)
+    from traxla.lowering.mosaic import control_flow, masked, memory, rules, sign  # noqa: F401,E501
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
     grid = spec.grid
