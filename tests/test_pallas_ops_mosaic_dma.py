@@ -11,6 +11,7 @@ stored (tests/_jax_stored.py), the text as a hash.
 - ``ragged_paged_attention`` (v2, what 0.10.2 ships: a DMA'd buffer ``.reshape``d and read
   with strided ``pl.ds`` (``tpu.memref_reshape``, ``tpu.strided_load``), ``pltpu.store``
   with a mask (a masked ``tpu.vector_store``), ``sign`` of integers, ``scf.while``);
+- a kernel of ``sign`` (f32 and i32 vectors);
 - ``all_gather`` on a one-device mesh (JAX's function returns its input without a kernel
   there: the module has no Mosaic call, as JAX's).
 
@@ -54,6 +55,13 @@ def exports():
                                               vmem_limit_bytes=32 * 1024 * 1024),
         (r(16, 2, 128), r(16, 16, 2, 128), np.array([20, 30], np.int32), pages,
          np.array([0, 8, 16], np.int32), np.array([2], np.int32)))
+    from jax.experimental import pallas as pl
+
+    def sign_kernel(x_ref, i_ref, o_ref, j_ref):  # (ragged's integer sign, and f32's)
+        o_ref[...] = jax.numpy.sign(x_ref[...])
+        j_ref[...] = jax.numpy.sign(i_ref[...])
+    x, i = r(8, 128), np.arange(-512, 512, dtype=np.int32).reshape(8, 128)
+    out["sign"] = (pl.pallas_call(sign_kernel, out_shape=(x, i)), (x, i))
     from jax.experimental.pallas.ops.tpu.all_gather import all_gather
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
     out["all_gather_one_device"] = (lambda x: all_gather(x, mesh=mesh, axis_name="x"),

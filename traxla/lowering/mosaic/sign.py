@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.lowering.mosaic.dialects import arith, ir, math, vector
+from traxla.lowering.mosaic.dialects import arith, ir, math, tpu, vector
 from traxla.lowering.mosaic.kernel import constant, element_type, ensure_value, register
 
 def _cmp(pred, x, zero_of):
@@ -38,10 +38,11 @@ def _sign(ctx, x):
         return widen(_cmp(1, x, lambda: splat(0)))  # ne
     if dtypes.is_float(dtype) and dtype == np.float32:
         u32 = ir.IntegerType.get_signless(32)
-        bits = arith.bitcast(ir.VectorType.get(shape, u32) if shape else u32, x)
+        bitcast = tpu.bitcast if shape else arith.bitcast  # (JAX's bitcast_convert_type)
+        bits = bitcast(ir.VectorType.get(shape, u32) if shape else u32, x)
         sign = arith.andi(bits, splat(0x80000000, u32))
         one = arith.ori(splat(0x3F800000, u32), sign)
-        val = arith.bitcast(ir.VectorType.get(shape, elt) if shape else elt, one)
+        val = bitcast(ir.VectorType.get(shape, elt) if shape else elt, one)
         nonzero = arith.cmpf(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2),
                              math.absf(x), splat(0.0))
         return arith.select(nonzero, val, x)
