@@ -124,3 +124,19 @@ def test_jax_dma_kernels_export_jax_mosaic_modules(ours, jax_side):
         assert got["asm"] == want["asm"], name
     assert theirs["paged_attention"]["ops"]["tpu.enqueue_dma"] >= 8
     assert theirs["ragged_paged_attention"]["ops"]["tpu.memref_reshape"] == 2
+
+
+def test_reshaped_ref_view_outside_a_compiled_kernel():
+    """``ref.at[...].reshape(...)`` has its shape anywhere; it is read or written only in a
+    compiled Pallas TPU kernel (elsewhere a NotImplementedError naming that)."""
+    import numpy as np
+
+    import traxla
+    ref = traxla.new_ref(np.arange(32, dtype=np.float32).reshape(4, 8))
+    view = ref.at[0:2].reshape(2, 2, 4)
+    assert view.shape == (2, 2, 4) and ref.at[1:3].at[0].shape == (8,)
+    with pytest.raises(NotImplementedError, match="reshaped ref view .* compiled Pallas TPU"):
+        view[...]
+    with pytest.raises(ValueError, match=r"Cannot reshape a ref of shape \(2, 8\) to \(3, 3\)"):
+        ref.at[0:2].reshape(3, 3)
+    np.testing.assert_array_equal(ref.at[1:3].at[0][...], np.arange(8, 16))
