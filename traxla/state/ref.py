@@ -24,6 +24,7 @@ from traxla.ir.rules.refs import (AbstractRef, RefIndexer, addupdate_p, empty_re
                             freeze_p, get_p, is_ref_aval, new_ref_p, swap_p)
 from traxla.tracer import EvalTrace as _EvalTrace, Tracer, traces as trace_core
 from traxla.ir.jaxpr import subjaxprs, Literal
+from traxla.state import ref_chain
 from traxla.ir.primitive import set_bind_hook
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
@@ -197,38 +198,60 @@ class _RefAt:
     ``get()``/``[...]``, written with ``set(v)``/``[...] = v``, and indexed further
     (``ref.at[i][j]``, ``ref.at[i].at[j]``): the indices compose into one index of the ref."""
 
-    __slots__ = ("ref", "idx")
+    __slots__ = ("ref", "chain")
 
-    def __init__(self, ref, idx=None):
-        self.ref, self.idx = ref, idx
+    def __init__(self, ref, chain=()):
+        self.ref, self.chain = ref, chain
 
     def __getitem__(self, idx):
-        return _RefView(self.ref, idx if self.idx is None else _compose(self.ref, self.idx, idx))
+        return _RefView(self.ref, self.chain + (idx,))
+
+
+_UNSET = object()
 
 
 class _RefView:
-    __slots__ = ("ref", "idx")
+    """``ref.at[i]...``: ``chain`` each ``.at`` index (or reshape) in turn, ``idx`` the one
+    index of ``ref`` they compose to (see traxla/state/ref_chain.py)."""
+    __slots__ = ("ref", "chain", "_idx")
 
-    def __init__(self, ref, idx):
-        self.ref, self.idx = ref, idx
+    def __init__(self, ref, chain):
+        self.ref, self.chain, self._idx = ref, chain, _UNSET
+
+    @property
+    def idx(self):
+        """The composed index, traced when first needed (a DMA needs only ``chain``)."""
+        if self._idx is _UNSET:
+            self._idx = ref_chain.compose(self.ref, self.chain, _compose)
+        return self._idx
 
     def get(self):
-        return get(self.ref, self.idx)
+        return get(self)
 
     def set(self, value):
-        set(self.ref, self.idx, value)
+        set(self, None, value)
 
     def __getitem__(self, idx):
-        return get(self.ref, _compose(self.ref, self.idx, idx))
+        return get(self, idx)
 
     def __setitem__(self, idx, value):
-        set(self.ref, _compose(self.ref, self.idx, idx), value)
+        set(self, idx, value)
 
     @property
     def at(self):
-        return _RefAt(self.ref, self.idx)
+        return _RefAt(self.ref, self.chain)
 
-    shape = property(lambda self: get_aval(self.ref, self.idx).shape)
+    def reshape(self, *shape):
+        """This view seen with another shape (JAX's ``RefReshaper``; a compiled Pallas TPU
+        kernel's ``tpu.memref_reshape``)."""
+        return _RefView(self.ref, self.chain + (ref_chain.reshape_link(self.shape, shape),))
+
+    @property
+    def shape(self):
+        if self._idx is not _UNSET or len(self.chain) == 1:
+            return get_aval(self.ref, self.idx).shape
+        return ref_chain.chain_shape(self.ref.shape, self.chain, make_indexer)
+
     dtype = property(lambda self: self.ref.dtype)
     ndim = property(lambda self: len(self.shape))
 
@@ -515,6 +538,10 @@ def empty_ref(ty, memory_space=None):
 def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
     if isinstance(ref, _RefView):
+        if ref_chain.has_reshape(ref.chain) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
+                                                     idx)
+            return get_p.bind(ref.ref, *operands, tree=tree)
         return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
@@ -527,6 +554,10 @@ def get(ref, idx=None):
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
     if isinstance(ref, _RefView):
+        if ref_chain.has_reshape(ref.chain) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
+                                                     idx)
+            return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
         return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
     if isinstance(value, Ref) or _is_staged_ref(value):

@@ -17,10 +17,11 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
-from traxla.ir.rules.pallas_memory import (dma_start_p, dma_wait_p, run_scoped_p,
-                                           semaphore_read_p, semaphore_signal_p,
-                                           semaphore_wait_p)
+from traxla.ir.rules.pallas_memory import (RefChain, RefReshape, dma_start_p, dma_wait_p,
+                                           masked_swap_p, run_scoped_p, semaphore_read_p,
+                                           semaphore_signal_p, semaphore_wait_p, view_shape)
 from traxla.ir.rules.refs import AbstractRef, is_ref_aval
+from traxla.state import ref_chain
 from traxla.state.ref import _RefView, make_indexer
 from traxla.tracer.staging import trace_to_jaxpr
 
@@ -57,10 +58,26 @@ def scratch_alloc(shape_type, what="scratch buffers"):
 
 def _ref_operands(x, what):
     """``(ref, RefIndexer, index operands)`` of a kernel ref or a view of one."""
-    ref, idx = (x.ref, x.idx) if isinstance(x, _RefView) else (x, None)
+    ref, chain = (x.ref, x.chain) if isinstance(x, _RefView) else (x, ())
     if not is_ref_aval(getattr(ref, "aval", None)):
         raise ValueError(f"{what} must be a Ref (a kernel ref or `ref.at[...]`); got {x!r}")
-    tree, operands = make_indexer(ref.shape, idx)
+    links, operands, shape = [], [], tuple(ref.shape)
+    for idx in chain:  # one indexer per `.at` (JAX's transforms), trivial ones dropped
+        if isinstance(idx, RefReshape):
+            links.append(idx)
+            shape = idx.shape
+            continue
+        link, ops = make_indexer(shape, idx)
+        if not link.trivial:
+            links.append(link)
+            operands += ops
+            shape = view_shape(ShapedArray(shape, ref.dtype), link)
+    if not links:
+        tree = make_indexer(shape, None)[0]
+    elif len(links) == 1 and not isinstance(links[0], RefReshape):
+        tree = links[0]
+    else:
+        tree = RefChain(tuple(links))
     for o in operands:
         if np.shape(o):
             raise NotImplementedError(f"{what}: indexing a ref with an integer array in a "
@@ -178,3 +195,22 @@ def sync_copy(src_ref, dst_ref, *, add=False):
             dma_wait(s, d, sem)
 
     run_scoped(body, sem=SemaphoreType.DMA(()))
+
+
+def masked_store(ref, val, mask):
+    """``pltpu.store(ref, val, mask=mask)`` in a compiled kernel: JAX's masked swap (the
+    whole ref or view written where ``mask`` holds)."""
+    import traxla.numpy as jnp
+    from traxla.state.ref import _implicit_cast
+    if isinstance(ref, _RefView):
+        if any(isinstance(i, RefReshape) for i in ref.chain):
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer)
+        else:  # (JAX folds a view's indexers into the store's)
+            tree, operands = make_indexer(ref.ref.shape, ref.idx)
+        base = ref.ref
+    else:
+        base, (tree, operands) = ref, make_indexer(ref.shape, None)
+    if not is_ref_aval(getattr(base, "aval", None)):
+        raise ValueError(f"pltpu.store: a Ref is stored into; got {ref!r}")
+    masked_swap_p.bind(base, _implicit_cast(base.dtype, val), jnp.asarray(mask), *operands,
+                       tree=tree)

@@ -256,6 +256,11 @@ def load(ref, *, mask=None):
 
 def store(ref, val, *, mask=None):
     """``ref[...] = val``, only where ``mask`` holds."""
+    from traxla.experimental.pallas.mosaic_call import in_compiled_kernel
+    if mask is not None and in_compiled_kernel():  # JAX's masked swap
+        from traxla.experimental.pallas.mosaic_memory import masked_store
+        masked_store(ref, val, mask)
+        return
     if mask is not None:
         val = jnp.where(mask, val, ref[...])
     ref[...] = val

@@ -16,7 +16,8 @@ import numpy as np
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import def_effects
 from traxla.ir.rules.pallas import KernelPrimitive
-from traxla.ir.rules.refs import AbstractRef, is_ref_aval, ref_effect
+from traxla.ir.rules.refs import (AbstractRef, RefChain, RefReshape,  # noqa: F401
+                                  _swap_rule, is_ref_aval, ref_effect)
 from traxla.ir.primitive import def_typing
 
 SEMAPHORE_SPACES = ("dma_semaphore", "semaphore", "barrier_semaphore")
@@ -34,9 +35,11 @@ semaphore_signal_p = RefKernelPrimitive("semaphore_signal", multiple_results=Tru
 semaphore_wait_p = RefKernelPrimitive("semaphore_wait", multiple_results=True)
 semaphore_read_p = RefKernelPrimitive("semaphore_read")
 run_scoped_p = RefKernelPrimitive("run_scoped", multiple_results=True)
+# pltpu.store(ref, val, mask=m): JAX's masked swap (a tpu.vector_store with a mask)
+masked_swap_p = RefKernelPrimitive("masked_swap")
 
 for _p in (dma_start_p, dma_wait_p, semaphore_signal_p, semaphore_wait_p, semaphore_read_p,
-           run_scoped_p):
+           run_scoped_p, masked_swap_p):
     def_effects(_p, lambda params: frozenset({ref_effect}))
 
 
@@ -55,6 +58,8 @@ def split_refs(operands, trees, ndev=0):
 
 def view_shape(ref_aval, tree) -> tuple:
     """The shape of ``ref[tree]`` (scalar integer indexers drop their dimension)."""
+    if isinstance(tree, RefChain):
+        return tree.link_shapes(ref_aval.shape)[-1]
     if tree.trivial:
         return tuple(ref_aval.shape)
     return tuple(d[2] if d[0] == "slice" else d[1] for d in tree.dims if d[0] != "int")
@@ -159,3 +164,18 @@ get_barrier_semaphore_p = RefKernelPrimitive("get_barrier_semaphore")
 def_effects(get_barrier_semaphore_p, lambda params: frozenset({ref_effect}))
 def_typing(get_barrier_semaphore_p,
            lambda: AbstractRef(ShapedArray((), np.dtype(np.int32)), "barrier_semaphore"))
+
+
+def _masked_swap_typing(ref, val, mask, *idx, tree):
+    out = _swap_rule(ref, val, *idx, tree=tree)
+    if np.dtype(val.dtype).itemsize != 4:
+        raise NotImplementedError("masked swap with non-32-bit data")
+    if tuple(val.shape) != tuple(mask.shape):
+        raise ValueError("Expected value and mask to have the same shape, but got value "
+                         f"shape {tuple(val.shape)} vs. mask shape {tuple(mask.shape)}.")
+    if np.dtype(mask.dtype) != np.bool_:
+        raise TypeError(f"pltpu.store: the mask must be boolean; got {mask.str_short(False)}")
+    return out
+
+
+def_typing(masked_swap_p, _masked_swap_typing)

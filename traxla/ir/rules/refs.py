@@ -126,6 +126,66 @@ class RefIndexer:
         return slice_shape[:pos] + int_shape + slice_shape[pos:]
 
 
+class RefReshape:
+    """``ref.reshape(*shape)`` as a link of a ``RefChain`` (JAX's ``RefReshaper``): the
+    ref seen with another shape, no operands."""
+
+    __slots__ = ("shape",)
+    trivial = False
+    num_operands = 0
+
+    def __init__(self, shape: tuple):
+        self.shape = tuple(int(d) for d in shape)
+
+    def __eq__(self, other):
+        return type(other) is RefReshape and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("reshape", self.shape))
+
+    def __repr__(self):
+        return f"RefReshape({self.shape})"
+
+
+class RefChain:
+    """``ref.at[i].at[j]...`` (and ``.reshape``) as JAX keeps it: one link per ``.at``
+    (a ``RefIndexer`` of the shape the previous links leave) or reshape, their operands in
+    turn. A Mosaic kernel slices its ref once per link, as JAX lowers a ref's transforms."""
+
+    __slots__ = ("links",)
+
+    def __init__(self, links: tuple):
+        self.links = tuple(links)
+
+    trivial = property(lambda self: not self.links)
+    num_operands = property(lambda self: sum(t.num_operands for t in self.links))
+
+    def __eq__(self, other):
+        return type(other) is RefChain and self.links == other.links
+
+    def __hash__(self):
+        return hash(self.links)
+
+    def __repr__(self):
+        return f"RefChain({list(self.links)})"
+
+    def link_shapes(self, shape, int_shapes=None) -> list:
+        """The shape each link is applied to, then the final shape."""
+        out, k = [tuple(shape)], 0
+        for link in self.links:
+            if isinstance(link, RefReshape):
+                if int(np.prod(link.shape)) != int(np.prod(out[-1])):
+                    raise ValueError(f"Reshape a ref with different number of elements: "
+                                     f"{out[-1]} vs {link.shape}")
+                out.append(link.shape)
+                continue
+            n = link.num_operands
+            shapes = [()] * n if int_shapes is None else int_shapes[k:k + n]
+            k += n
+            out.append(tuple(link.result_shape(shapes)))
+        return out
+
+
 class RefEffect(Effect):
     """Reading or writing a ref: never dead code, never reordered past another one."""
 
@@ -154,6 +214,15 @@ def _check_ref(name, ref):
 
 def _indexed_type(name, ref, idx_avals, tree):
     _check_ref(name, ref)
+    if isinstance(tree, RefChain):  # the links before the last give the ref it indexes
+        *links, last = tree.links
+        head = RefChain(tuple(links))
+        n = head.num_operands
+        shape = head.link_shapes(ref.shape, [a.shape for a in idx_avals[:n]])[-1]
+        inner = ShapedArray(shape, ref.dtype, ref.inner_aval.weak_type)
+        if not isinstance(last, RefIndexer):
+            raise ValueError(f"`{name}`: a ref chain ends with an indexer; got {tree}")
+        return _indexed_type(name, AbstractRef(inner, ref.memory_space), idx_avals[n:], last)
     if tree.num_operands != len(idx_avals):
         raise ValueError(f"`{name}`: the indexer {tree} takes {tree.num_operands} integer "
                          f"operands; got {len(idx_avals)}.")

@@ -162,8 +162,12 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
             return Lit(atom.val, atom.aval)
         return env[atom]
 
-    scopes: list = []  # the named scopes open (tpu.trace_start), as JAX's jaxpr_subcomp
     outer, outer_used = ctx.eqn, ctx.used
+    # the named scopes open (tpu.trace_start), as JAX's jaxpr_subcomp: a nested jaxpr (a
+    # jit's, a branch's) starts inside its equation's scopes, which stay open after it
+    initial = [str(n) for n in getattr(getattr(outer, "source_info", None), "name_stack",
+                                       None) or ()]
+    scopes: list = list(initial)
     ctx.used = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
     ctx.used.update(v for v in jaxpr.outvars if not isinstance(v, Literal))
     for eqn in jaxpr.eqns:
@@ -194,7 +198,7 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
     ctx.used = outer_used
-    _enter_scopes(scopes, [])
+    _enter_scopes(scopes, initial)
     return [ensure_value(read(v)) for v in jaxpr.outvars]
 
 
@@ -306,7 +310,7 @@ def build_module(spec, mesh=None) -> ir.Module:
     """The Mosaic module of a :class:`traxla.ir.rules.pallas.KernelSpec` (``mesh``: the
     enclosing ``shard_map``'s, for ``axis_index`` and remote DMAs)."""
     check_blocks(spec)
-    from traxla.lowering.mosaic import control_flow, memory, rules  # noqa: F401  (the rules)
+    from traxla.lowering.mosaic import control_flow, masked, memory, rules, sign  # noqa: F401,E501
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
     grid = spec.grid

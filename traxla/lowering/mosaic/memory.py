@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from traxla.ir.rules.pallas_memory import split_refs
+from traxla.ir.rules.pallas_memory import RefChain, RefReshape, split_refs
 from traxla.lowering.mosaic.dialects import arith, ir, memref, tpu
 from traxla.lowering.mosaic.kernel import (Lit, constant, element_type, ensure_value,
                                            memref_type, register, value_type)
@@ -30,7 +30,17 @@ def _literals(operands, avals):
 
 def _view(ctx, ref, idx, tree):
     """``ref`` seen through its indexer: a ``tpu.memref_slice`` (and ``memref_squeeze``
-    where integers index it); the ref itself when the indexer is trivial."""
+    where integers index it); the ref itself when the indexer is trivial. A ``RefChain``
+    slices once per link."""
+    if isinstance(tree, RefChain):
+        idx = list(idx)
+        for link in tree.links:
+            if isinstance(link, RefReshape):
+                ref = _reshape(ref, link.shape)
+                continue
+            n = link.num_operands
+            ref, idx = _view(ctx, ref, idx[:n], link), idx[n:]
+        return ref
     if tree.trivial:
         return ref
     ref_type = ir.MemRefType(ref.type)
@@ -74,6 +84,24 @@ def _view(ctx, ref, idx, tree):
             [n for n, d in zip(sizes, drop) if not d], ref_type.element_type,
             memory_space=ref_type.memory_space), out)
     return out
+
+
+def _reshape(ref, shape):
+    """JAX's ``_reshape_memref``: ``tpu.memref_reshape`` to ``shape``."""
+    ref_type = ir.MemRefType(ref.type)
+    if ref_type.rank < 2:
+        raise NotImplementedError("Reshape 1D ref is not supported.")
+    return tpu.memref_reshape(ir.MemRefType.get(list(shape), ref_type.element_type,
+                                                memory_space=ref_type.memory_space), ref)
+
+
+def transformed(ctx, ref, idx, tree):
+    """A get/swap's ref through all links of its ``RefChain`` but the last, and the last
+    link's operands (JAX's ``_transform_ref`` of the transforms before the indexer)."""
+    *links, last = tree.links
+    head = RefChain(tuple(links))
+    n = head.num_operands
+    return _view(ctx, ref, list(idx[:n]), head), list(idx[n:]), last
 
 
 def _views(ctx, operands, trees, ndev=0):

@@ -10,8 +10,10 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.lowering.mosaic.dialects import arith, ir, math, memref, tpu, vector
+from traxla.ir.rules.refs import RefChain
 from traxla.lowering.mosaic.kernel import (Lit, constant, element_type, ensure_value,
                                            register, value_type)
+from traxla.lowering.mosaic.memory import transformed
 
 
 def _is_float(dtype):
@@ -99,6 +101,9 @@ def _space(ref_value) -> str:
 @register("get")
 def _get(ctx, ref, *idx, tree):
     ref_aval = ctx.avals_in[0]
+    if isinstance(tree, RefChain):  # (a reshaped view: its links, then the indexer)
+        ref, idx, tree = transformed(ctx, ref, idx, tree)
+        ref_aval = ShapedArray(tuple(ir.MemRefType(ref.type).shape), ref_aval.dtype)
     aval_out = ctx.avals_out[0]
     starts = _starts(ctx, ref, ref_aval, idx, tree)
     indices = [s[0] for s in starts]
@@ -130,6 +135,9 @@ def _get(ctx, ref, *idx, tree):
 @register("swap")
 def _swap(ctx, ref, val, *idx, tree):
     ref_aval, val_aval = ctx.avals_in[:2]
+    if isinstance(tree, RefChain):  # (a reshaped view: its links, then the indexer)
+        ref, idx, tree = transformed(ctx, ref, idx, tree)
+        ref_aval = ShapedArray(tuple(ir.MemRefType(ref.type).shape), ref_aval.dtype)
     aval_out = ctx.avals_out[0]
     val = ensure_value(val, val_aval)
     starts = _starts(ctx, ref, ref_aval, idx, tree)

@@ -1,0 +1,72 @@
+"""A ref view's chain of ``.at[...]`` indexers and ``.reshape``s, link by link (JAX's
+transforms), without composing them: the shape it leaves, and the ``RefChain`` (one
+``RefIndexer`` or ``RefReshape`` per link, their operands in turn) that a compiled Pallas
+TPU kernel's reads, writes and DMAs of a reshaped view bind."""
+from __future__ import annotations
+
+import numpy as np
+
+from traxla.ir.rules.refs import RefChain, RefReshape
+
+
+def has_reshape(chain) -> bool:
+    return any(isinstance(i, RefReshape) for i in chain)
+
+
+def compose(ref, chain, compose_two):
+    """The one index of ``ref`` that a chain of ``.at`` indices names (``compose_two``:
+    traxla.state.ref's ``_compose``)."""
+    if has_reshape(chain):
+        raise NotImplementedError("a reshaped ref view is read, written and DMA'd only in a "
+                                  "compiled Pallas TPU kernel")
+    idx = chain[0]
+    for nxt in chain[1:]:
+        idx = compose_two(ref, idx, nxt)
+    return idx
+
+
+def reshape_link(shape, new_shape) -> RefReshape:
+    """``view.reshape(*new_shape)`` of a view of ``shape`` (one dimension may be -1)."""
+    if len(new_shape) == 1 and isinstance(new_shape[0], (tuple, list)):
+        new_shape = tuple(new_shape[0])
+    new_shape = tuple(int(d) for d in new_shape)
+    if new_shape.count(-1) > 1:
+        raise ValueError(f"At most one dimension can be -1, but got {new_shape}")
+    size = int(np.prod(shape))
+    if -1 in new_shape:
+        known = int(np.prod([d for d in new_shape if d != -1]))
+        new_shape = tuple(size // known if d == -1 else d for d in new_shape)
+    if int(np.prod(new_shape)) != size:
+        raise ValueError(f"Cannot reshape a ref of shape {tuple(shape)} to {new_shape}")
+    return RefReshape(new_shape)
+
+
+def chain_shape(shape, chain, make_indexer) -> tuple:
+    """The shape a chain of indices and reshapes leaves of a ref of ``shape`` (no index
+    arithmetic traced; ``make_indexer``: traxla.state.ref's)."""
+    shape = tuple(shape)
+    for idx in chain:
+        if isinstance(idx, RefReshape):
+            shape = idx.shape
+            continue
+        tree, operands = make_indexer(shape, idx)
+        shape = tuple(tree.result_shape([np.shape(o) for o in operands]))
+    return shape
+
+
+def chain_indexer(shape, chain, make_indexer, idx=None):
+    """``(RefChain, operands)`` of ``view[idx]`` for a view ``chain`` of a ref of
+    ``shape``: trivial links dropped, the last indexer (``idx``) kept."""
+    links, operands, shape = [], [], tuple(shape)
+    for k, i in enumerate(tuple(chain) + (idx,)):
+        if isinstance(i, RefReshape):
+            links.append(i)
+            shape = i.shape
+            continue
+        tree, ops = make_indexer(shape, i)
+        if tree.trivial and k < len(chain):
+            continue
+        links.append(tree)
+        operands += ops
+        shape = tuple(tree.result_shape([np.shape(o) for o in ops]))
+    return RefChain(tuple(links)), operands
