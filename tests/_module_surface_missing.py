@@ -5,10 +5,6 @@ module or name exists, so drop it here once it does."""
 # What is left of jax.extend.* and jax.experimental.pallas.*: a module mapped to None is
 # missing whole, else the names listed.
 OUT_OF_SCOPE = {
-    # JAX's TPU PRNG kernels import jax._src.random (user-defined PRNG implementations).
-    "jax.experimental.pallas.ops.tpu.random": "philox threefry".split(),
-    "jax.experimental.pallas.ops.tpu.random.philox": None,
-    "jax.experimental.pallas.ops.tpu.random.threefry": None,
     # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
     "jax.experimental.pallas.tpu": "core".split(),
     # Effects is the frozenset class; set/take_current_trace are functions (used the same way).
