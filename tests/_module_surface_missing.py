@@ -14,17 +14,12 @@ OUT_OF_SCOPE = {
 # Modules that do not import under the drop-in, with the reason (none now).
 MISSING_MODULES: dict = {}
 
-_BEHAVE = "a config option of JAX 0.10 (helper \"behave\")"
 # Names missing from a module that imports, with the reason ("name:kind" where the name is
 # there with another kind).
 MISSING_NAMES = {
     "jax": {
-        "smap": "experimental single-axis shard_map variant of JAX 0.10",
-        "ds": "dslice, the Slice helper of JAX's ref indexing (traxla's refs index with slices)",
-        "memory": "namespace of JAX's memory-space enum for host offloading",
-        **{n: _BEHAVE for n in ("auto_pcast", "remove_size_one_mesh_axis_from_type",
-                                "thread_guard",
-                                "array_garbage_collection_guard")},
+        "memory": "namespace of JAX's memory-space enum (core.MemorySpace) for host "
+                  "offloading: traxla's avals name memory spaces with strings",
     },
     "jax.api_util": {
         "argnums_partial": "over JAX's linear_util WrappedFun, which traxla does not use",
