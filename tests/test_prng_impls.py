@@ -161,3 +161,47 @@ def test_pallas_prng_kernels_under_the_drop_in(tmp_path, jax_side):
     assert sorted(ours) == sorted(want)
     for name, value in want.items():
         np.testing.assert_array_equal(ours[name], value, err_msg=name)
+
+
+def _prng_kernel(pltpu):
+    def kernel(o_ref):
+        pltpu.prng_seed(3, 4)
+        o_ref[...] = pltpu.prng_random_bits((8, 128)) + 1
+    return kernel
+
+
+def _tpu_prng_outcomes(api, pl, pltpu):
+    """The TPU's stateful PRNG in a kernel: TPU interpret mode (given and forced) and the
+    generic ``interpret=True``."""
+    out = []
+    shape = api.ShapeDtypeStruct((8, 128), np.int32)
+    for interp in (True, pltpu.InterpretParams()):
+        try:
+            out.append(np.asarray(pl.pallas_call(_prng_kernel(pltpu), out_shape=shape,
+                                                 interpret=interp)()))
+        except NotImplementedError as e:
+            out.append(str(e))
+    with pltpu.force_tpu_interpret_mode():
+        out.append(np.asarray(api.jit(pl.pallas_call(_prng_kernel(pltpu), out_shape=shape))()))
+    return out
+
+
+def test_tpu_prng_in_interpret_mode_as_jax(jax_side):
+    # JAX's TPU interpret mode does not simulate the core's PRNG: prng_seed does nothing and
+    # prng_random_bits gives zeros; interpret=True has no lowering for prng_seed
+    from traxla.experimental import pallas as pl
+    from traxla.experimental.pallas import tpu as pltpu
+
+    def theirs():
+        import jax
+        from jax.experimental import pallas as jpl
+        from jax.experimental.pallas import tpu as jpltpu
+        return _tpu_prng_outcomes(jax, jpl, jpltpu)
+    want = jax_side(theirs)
+    got = _tpu_prng_outcomes(traxla, pl, pltpu)
+    assert got[0] == want[0] and "prng_seed" in got[0]
+    for g, w in zip(got[1:], want[1:]):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(NotImplementedError, match="stateful PRNG"):
+        pltpu.prng_random_bits((8, 128))  # outside interpret mode (a compiled kernel)
