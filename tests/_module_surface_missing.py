@@ -36,6 +36,4 @@ MISSING_NAMES = {
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},
-    "jax.sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering"},
 }

@@ -40,9 +40,6 @@ LEFT_OUT = {
         # submodules of JAX internals or of features traxla leaves out
         "memory": "memory-space namespace of JAX's experimental host offloading",
     },
-    "sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
-    },
 }
 
 

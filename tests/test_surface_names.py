@@ -66,3 +66,17 @@ def test_unsupported_config_states(name, other):
             with pytest.raises(TypeError, match="requires an argument"):
                 with getattr(api, name)():
                     pass
+
+
+def test_abstract_device():
+    reprs = []
+    for api in (jax, tx):
+        dev = api.sharding.AbstractDevice(device_kind="cpu", num_cores=None, platform="cpu")
+        same = api.sharding.AbstractDevice(device_kind="cpu", num_cores=None, platform="cpu")
+        assert dev == same and hash(dev) == hash(same)
+        assert dev != api.sharding.AbstractDevice(device_kind="cpu", num_cores=2,
+                                                  platform="cpu")
+        mesh = api.sharding.AbstractMesh((1,), ("x",), abstract_device=dev)
+        assert mesh.abstract_device == dev
+        reprs.append((repr(dev), repr(mesh)))
+    assert reprs[0] == reprs[1]
