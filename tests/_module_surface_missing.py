@@ -21,9 +21,6 @@ MISSING_NAMES = {
         "memory": "namespace of JAX's memory-space enum (core.MemorySpace) for host "
                   "offloading: traxla's avals name memory spaces with strings",
     },
-    "jax.api_util": {
-        "argnums_partial": "over JAX's linear_util WrappedFun, which traxla does not use",
-    },
     "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
     "jax.example_libraries.optimizers": {
         "jax:constant": "a namespace object standing for jax (the module is below traxla's "

@@ -80,3 +80,24 @@ def test_abstract_device():
         assert mesh.abstract_device == dev
         reprs.append((repr(dev), repr(mesh)))
     assert reprs[0] == reprs[1]
+
+
+def test_argnums_partial():
+    import jax.api_util as japi
+    import jax.extend.linear_util as jlu
+    import traxla.api_util as tapi
+    import traxla.extend.linear_util as tlu
+    from jax._src.api_util import debug_info as jdebug
+    from traxla.api_util import debug_info as tdebug
+    outs = []
+    for api_util, lu, dbg in ((japi, jlu, jdebug), (tapi, tlu, tdebug)):
+        fn = lambda a, b, c: a * 100 + b * 10 + c  # noqa: E731
+        f = lu.wrap_init(fn, debug_info=dbg("test", fn, (1, 2, 3), {}))
+        g, dyn = api_util.argnums_partial(f, (0, -1), (1, 2, 3))
+        h, dyn2 = api_util.argnums_partial(f, 1, ([1], 2, 3), require_static_args_hashable=False)
+        outs.append((dyn, g.call_wrapped(7, 9), dyn2))
+        with pytest.raises(ValueError, match="Non-hashable static arguments"):
+            api_util.argnums_partial(f, 0, (1, [2], 3))
+        with pytest.raises(ValueError, match="must have value greater than or equal"):
+            api_util.argnums_partial(f, 5, (1, 2, 3))
+    assert outs[0] == outs[1] == ((1, 3), 729, (2,))
