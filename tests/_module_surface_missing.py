@@ -5,10 +5,6 @@ module or name exists, so drop it here once it does."""
 # What is left of jax.extend.* and jax.experimental.pallas.*: a module mapped to None is
 # missing whole, else the names listed.
 OUT_OF_SCOPE = {
-    # JAX's TPU PRNG kernels import jax._src.random (user-defined PRNG implementations).
-    "jax.experimental.pallas.ops.tpu.random": "philox threefry".split(),
-    "jax.experimental.pallas.ops.tpu.random.philox": None,
-    "jax.experimental.pallas.ops.tpu.random.threefry": None,
     # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
     "jax.experimental.pallas.tpu": "core".split(),
     # Effects is the frozenset class; take_current_trace is a function (used the same way).
@@ -18,20 +14,12 @@ OUT_OF_SCOPE = {
 # Modules that do not import under the drop-in, with the reason (none now).
 MISSING_MODULES: dict = {}
 
-_BEHAVE = "a config option of JAX 0.10 (helper \"behave\")"
 # Names missing from a module that imports, with the reason ("name:kind" where the name is
 # there with another kind).
 MISSING_NAMES = {
     "jax": {
-        "smap": "experimental single-axis shard_map variant of JAX 0.10",
-        "ds": "dslice, the Slice helper of JAX's ref indexing (traxla's refs index with slices)",
-        "memory": "namespace of JAX's memory-space enum for host offloading",
-        **{n: _BEHAVE for n in ("auto_pcast", "remove_size_one_mesh_axis_from_type",
-                                "thread_guard",
-                                "array_garbage_collection_guard")},
-    },
-    "jax.api_util": {
-        "argnums_partial": "over JAX's linear_util WrappedFun, which traxla does not use",
+        "memory": "namespace of JAX's memory-space enum (core.MemorySpace) for host "
+                  "offloading: traxla's avals name memory spaces with strings",
     },
     "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
     "jax.example_libraries.optimizers": {
@@ -45,6 +33,4 @@ MISSING_NAMES = {
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},
-    "jax.sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering"},
 }

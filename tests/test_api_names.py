@@ -35,22 +35,10 @@ def test_pending_names_are_still_missing():
     assert not stale, f"traxla has these now: drop them from PENDING: {stale}"
 
 
-_CONFIG_FLAG = "a JAX config flag for a feature traxla does not have"
 LEFT_OUT = {
     "": {
-        "smap": "experimental single-axis shard_map variant of JAX 0.10",
-        "ds": "dynamic-slice helper of JAX's ref indexing (array refs are not merged)",
         # submodules of JAX internals or of features traxla leaves out
         "memory": "memory-space namespace of JAX's experimental host offloading",
-        **{n: _CONFIG_FLAG for n in ["auto_pcast", "remove_size_one_mesh_axis_from_type"]},
-        "thread_guard": "refuses multi-process operations from another thread: jaxlib's "
-                        "guard_lib state, which traxla's runtime does not consult",
-        "array_garbage_collection_guard": "logs or aborts when an Array is freed by the cycle "
-                                          "collector rather than by reference counting "
-                                          "(jaxlib's guard_lib, in JAX's C++ Array)",
-    },
-    "sharding": {
-        "AbstractDevice": "abstract devices of JAX's AOT-without-devices lowering",
     },
 }
 

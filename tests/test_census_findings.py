@@ -220,3 +220,82 @@ def test_sharding_manual_axis_type():
         assert s.manual_axis_type.varying == frozenset({"x"})
         with pytest.raises(ValueError, match="varying and unreduced cannot have common"):
             api.sharding.ManualAxisType(varying=frozenset({"x"}), unreduced=frozenset({"x"}))
+
+
+def test_pxla_result_handlers():
+    # flax fp8_ops (an extended dtype's result handler) and orbax's plugin programs build
+    # Arrays from their shards with JAX's pxla result handlers
+    import warnings
+    from jax._src import core as jcore
+    from jax._src.interpreters import pxla as jpxla
+    from traxla._src.interpreters import pxla as tpxla
+    from traxla import core as tcore
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for api, pxla, core in ((jax, jpxla, jcore), (tx, tpxla, tcore)):
+        sharding = api.sharding.SingleDeviceSharding(api.devices()[0])
+        aval = core.ShapedArray((2, 3), np.float32)
+        handler = pxla.global_result_handlers[core.ShapedArray](aval, sharding, True)
+        y = handler([api.device_put(x)])
+        assert type(y) is type(api.numpy.ones(1)) and y.committed
+        np.testing.assert_array_equal(y, x)
+        public = importlib.import_module(f"{api.__name__}.interpreters.pxla")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            results = public.global_avals_to_results_handler([aval], [sharding], True)
+        assert "deprecated as of JAX v0.8.2" in str(w[0].message)
+        assert len(results.handlers) == 1 and results.out_avals == [aval]
+        np.testing.assert_array_equal(results.handlers[0]([api.device_put(x)]), x)
+
+
+def test_cudnn_attention_checks():
+    # keras asks JAX's cuDNN attention checks whether flash attention is available
+    from jax._src.cudnn import fused_attention_stablehlo as jf
+    from traxla._src.cudnn import fused_attention_stablehlo as tf
+    q = np.zeros((1, 4, 2, 8), jjnp.bfloat16)
+    bad = np.zeros((1, 4, 2, 7), jjnp.bfloat16)
+
+    def outcome(thunk):
+        try:
+            return ("ok", thunk())
+        except Exception as e:  # noqa: BLE001 - comparing what each raises
+            return (type(e).__name__, str(e))
+    for mod in (jf, tf):
+        assert mod._normalize_layout("BSNH").name == "BTNH"
+    cases = [lambda m: m._normalize_layout("XYZW"), lambda m: m.check_cudnn_version(),
+             lambda m: m.check_compute_capability("8.0"),
+             lambda m: m.check_layout(q, q, q, None, None, None, None, None, None, None,
+                                      layout=m._normalize_layout("BTNH")),
+             lambda m: m.check_layout(q, q[:, :3], q, None, None, None, None, None, None,
+                                      None, layout=m._normalize_layout("BTNH")),
+             lambda m: m.check_layout(q.astype(np.float32), q, q, None, None, None, None,
+                                      None, None, None, layout=m._normalize_layout("BNTH")),
+             lambda m: m.check_is_flash_attention(q, q, q, 0, 90000, False, False),
+             lambda m: m.check_is_flash_attention(bad, bad, bad, 0, 90000, False, False)]
+    for case in cases:
+        assert outcome(lambda: case(tf)) == outcome(lambda: case(jf))
+
+
+def test_jitted_functions_are_pjit_functions():
+    # qwix: isinstance(f, jax._src.lib._jax.PjitFunction), then f._fun under disable_jit
+    from traxla._src.lib import _jax
+    f = tx.jit(lambda x: x)
+    assert isinstance(f, _jax.PjitFunction) and not isinstance(lambda x: x, _jax.PjitFunction)
+    assert isinstance(jnp.ones(2), _jax.ArrayImpl)
+
+
+def test_colocated_prng_wrapped_fun():
+    # orbax wraps jax.experimental.colocated_python.func._make_prng_wrapped_fun
+    from jax.experimental.colocated_python import func as jfunc
+    from traxla.experimental.colocated_python import func as tfunc
+    data = np.array([0, 5], np.uint32)
+    outs = []
+    for api, mod in ((jax, jfunc), (tx, tfunc)):
+        def f(k, x, api=api):
+            assert api.dtypes.issubdtype(k.dtype, api.dtypes.prng_key)
+            return api.random.split(k), x + 1
+        wrapped = mod._make_prng_wrapped_fun(f, {0: "threefry2x32"}, {0: "threefry2x32"})
+        keys, y = wrapped(data, 1.0)
+        assert keys.dtype == np.uint32 and wrapped.__name__ == "f"
+        outs.append((np.asarray(keys), float(y)))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1] == 2.0

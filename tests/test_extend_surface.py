@@ -431,9 +431,11 @@ def test_random_as_jax():
     for impl in (tr.rbg_prng_impl, "unsafe_rbg"):
         with pytest.raises(NotImplementedError, match="rbg"):
             traxla.random.key(0, impl=impl)
-    with pytest.raises(NotImplementedError, match="define_prng_impl"):
-        tr.define_prng_impl(key_shape=(2,), seed=None, split=None, random_bits=None,
-                            fold_in=None)
+    spec = tr.define_prng_impl(key_shape=(2,), seed=None, split=None, random_bits=None,
+                               fold_in=None, name="n", tag="t")
+    assert repr(spec) == repr(jr.define_prng_impl(key_shape=(2,), seed=None, split=None,
+                                                  random_bits=None, fold_in=None, name="n",
+                                                  tag="t")) == "PRNGSpec('n')"
 
 
 def test_sharding_as_jax():

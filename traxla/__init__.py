@@ -18,7 +18,7 @@ from traxla.api import (Compiled, JitFunction, Lowered, Traced, block_until_read
 from traxla.runtime import Array, Device, devices
 from traxla import sharding
 from traxla.sharding import NamedSharding, make_mesh
-from traxla.sharding.shard_map import shard_map
+from traxla.sharding.shard_map import shard_map, smap  # noqa: F401
 from traxla.api.pmap import pmap  # noqa: E402  (pmap: jit of a shard_map over a one-axis mesh, as JAX 0.10)
 from traxla import distributed
 from traxla.runtime.backend import default_backend, local_devices
@@ -45,7 +45,8 @@ from traxla.api.environment import (device_count, device_get, live_arrays,  # no
 from traxla.api.config_contexts import (default_device, default_matmul_precision,  # noqa: E402,F401
                               enable_checks, enable_x64, ensure_compile_time_eval, numpy_dtype_promotion,
                               numpy_rank_promotion, threefry_partitionable, legacy_prng_key,
-                              enable_custom_prng)
+                              enable_custom_prng, auto_pcast, remove_size_one_mesh_axis_from_type,
+                              thread_guard, array_garbage_collection_guard)
 from traxla import stages  # noqa: E402,F401
 from traxla import diagnostics  # noqa: F401,E402  (cache misses, compile reports, unrolled loops)
 from traxla.api.shape_dtype_struct import ShapeDtypeStruct, eval_shape  # noqa: E402,F401
@@ -83,6 +84,7 @@ from traxla import export  # noqa: F401,E402  (traxla.export: portable StableHLO
 from traxla.state import ref as _state_ref  # noqa: E402  (array refs, JAX 0.10's mutable arrays)
 from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)
 from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
+from traxla.state.indexing import ds  # noqa: E402,F401  (jax.ds: a dynamic slice of a ref)
 _state_ref.install_on_tracer()
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
 from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)

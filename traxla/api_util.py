@@ -284,6 +284,7 @@ def debug_info(traced_for: str, fun, args, kwargs, *, static_argnums=(), static_
 
 # JAX's ``jax.api_util`` names that libraries call to trace functions themselves.
 from traxla.tracer.linear_util import flatten_fun, flatten_fun_nokwargs  # noqa: E402,F401
+from traxla.tracer.linear_util import transformation2 as _transformation2  # noqa: E402
 from traxla.tracer.values import concrete_aval
 from traxla.base.sequences import safe_map  # noqa: F401  (jax.api_util.safe_map)
 from traxla.ir.avals import ShapedArray
@@ -367,3 +368,80 @@ def donation_vector(donate_argnums, donate_argnames, in_tree, kws: bool = True
         for key, val in zip(kwargs_tree.node_data()[1], kwargs_tree.children()):
             out.extend((key in donate_argnames,) * val.num_leaves)
     return tuple(out)
+
+
+# -- argnums_partial: a WrappedFun of the dynamic arguments only (JAX's api_util) -----------
+
+class _HashableWithStrictTypeEquality:
+    """A static argument as a cache key: equal when of the same type and equal value."""
+    __slots__ = ["val"]
+
+    def __init__(self, val):
+        self.val = val
+
+    def __hash__(self):
+        return hash(self.val)
+
+    def __eq__(self, other):
+        return type(self.val) is type(other.val) and self.val == other.val
+
+
+class _Unhashable:
+    __slots__ = ["val"]
+
+    def __init__(self, val):
+        self.val = val
+
+    def __eq__(self, other):
+        return self.val == other.val
+
+
+def _ensure_inbounds(num_args: int, argnums) -> tuple[int, ...]:
+    out = []
+    for i in argnums:
+        if not -num_args <= i < num_args:
+            raise ValueError(
+                "Positional argument indices, e.g. for `static_argnums`, must have value "
+                "greater than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {num_args}.")
+        out.append(i % num_args)
+    return tuple(out)
+
+
+def _is_hashable(x) -> bool:
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+@_transformation2
+def _argnums_partial(_fun, _dyn_argnums, _fixed_args, *dyn_args, **kwargs):
+    sentinel = object()
+    full = [sentinel] * (len(_fixed_args) + len(dyn_args))
+    for i, arg in zip(_dyn_argnums, dyn_args):
+        full[i] = arg
+    fixed_iter = iter(_fixed_args)
+    return _fun(*[next(fixed_iter).val if x is sentinel else x for x in full], **kwargs)
+
+
+def argnums_partial(f, dyn_argnums, args, require_static_args_hashable=True):
+    """``(g, dyn_args)``: ``g`` the WrappedFun ``f`` taking only the arguments at
+    ``dyn_argnums`` (the others fixed to ``args``' values), ``dyn_args`` those arguments."""
+    dyn_argnums = _ensure_inbounds(len(args), ensure_index_tuple(dyn_argnums))
+    if require_static_args_hashable:
+        fixed = []
+        for i, arg in enumerate(args):
+            if i in dyn_argnums:
+                continue
+            if not _is_hashable(arg):
+                raise ValueError(
+                    "Non-hashable static arguments are not supported, as this can lead to "
+                    f"unexpected cache-misses. Static argument (index {i}) of type "
+                    f"{type(arg)} for function {f.__name__} is non-hashable.")
+            fixed.append(_HashableWithStrictTypeEquality(arg))
+    else:
+        fixed = [_Unhashable(a) for i, a in enumerate(args) if i not in dyn_argnums]
+    return (_argnums_partial(f, dyn_argnums, tuple(fixed)),
+            tuple(args[i] for i in dyn_argnums))

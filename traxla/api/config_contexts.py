@@ -188,6 +188,23 @@ allow_f16_reductions = _FlagState(
     "an error. Defaults to True.", default=True)
 
 
+# JAX's top-level states of features traxla does not have: the default value is what traxla
+# does; another raises NotImplementedError naming the option (config_options: unsupported).
+auto_pcast = _FlagState("auto_pcast", bool, "Inserts pcasts automatically where shard_map "
+                        "values of different varying axes meet (JAX's default: True).",
+                        default=True)
+remove_size_one_mesh_axis_from_type = _FlagState(
+    "remove_size_one_mesh_axis_from_type", bool,
+    "Drops mesh axes of size one from array types' shardings.", default=True)
+thread_guard = _FlagState("thread_guard", bool, "Errors when JAX's multi-process "
+                          "computations are launched from several threads.", default=True)
+array_garbage_collection_guard = _FlagState(
+    "array_garbage_collection_guard", _choice("array_garbage_collection_guard",
+                                              (None, "allow", "log", "fatal")),
+    "What happens when an Array is garbage collected instead of deleted explicitly "
+    "('allow', 'log' or 'fatal').")
+
+
 def _transfer_guard_state(direction):
     return _FlagState(
         f"transfer_guard_{direction}",

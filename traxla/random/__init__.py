@@ -31,6 +31,7 @@ from traxla.ir.rules.random import (PRNGImpl, check_key_data, is_key_dtype, key_
 from traxla.numpy._promotion import (broadcast_shapes as _np_broadcast_shapes, check_arraylike,
                                      promote_dtypes_inexact)
 from traxla.tracer import Tracer
+from traxla.random import _impls
 
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
@@ -117,6 +118,8 @@ def _resolve_impl(impl_spec) -> PRNGImpl:
         return threefry_impl
     if isinstance(impl_spec, PRNGImpl):
         return impl_spec
+    if type(impl_spec) is _impls.PRNGSpec:
+        return impl_spec._impl
     if is_key_dtype(impl_spec):
         return impl_spec.impl
     if type(impl_spec) is str:
@@ -269,7 +272,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
 
 def key_impl(keys):
     keys, _ = _check_prng_key("key_impl", keys, allow_batched=True)
-    return _aval(keys).dtype.impl.name
+    return _impls.key_spec(_aval(keys).dtype.impl)
 
 
 def threefry_2x32(keypair, count):

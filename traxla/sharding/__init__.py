@@ -8,7 +8,7 @@ import abc
 import numpy as np
 
 from traxla.ir import sharding as _ir_sharding
-from traxla.ir.sharding import AbstractMesh, AxisType, PartitionSpec
+from traxla.ir.sharding import AbstractDevice, AbstractMesh, AxisType, PartitionSpec
 from traxla.ir.avals import ManualAxisType  # (mujoco-mjx's warp FFI outputs)
 from traxla.runtime.backend import devices as _devices
 from traxla.runtime.placement import (HloPlacement, Mesh, NamedSharding, SingleDeviceSharding,
@@ -136,7 +136,7 @@ def type_sharding(sharding_or_spec, ndim):
 
 __all__ = ["Sharding", "make_single_device_sharding", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "P", "SingleDeviceSharding",
            "HloPlacement", "AbstractMesh", "make_mesh", "set_mesh", "get_mesh",
-           "get_abstract_mesh", "reshard", "ManualAxisType"]
+           "get_abstract_mesh", "reshard", "ManualAxisType", "AbstractDevice"]
 del _ir_sharding
 
 

@@ -55,6 +55,35 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     return _shard_map(f, mesh, in_specs, out_specs, check_vma, axis_names)
 
 
+def _axes_to_pspec(axis_name, axis):
+    return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+
+def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
+    """Single-axis ``shard_map`` (JAX 0.10's ``jax.smap``): ``f`` manual over the context
+    mesh's axis ``axis_name`` only, each argument split along its axis in ``in_axes`` (an
+    int, None for unsplit, or a tuple per argument) and results joined along ``out_axes``."""
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got {axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of "
+                        "entries corresponding to the positional arguments passed to the "
+                        f"function, but got {in_axes}.")
+    if in_axes is not Infer and not all(isinstance(a, int)
+                                        for a in tree_util.tree_leaves(in_axes)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with those "
+                        f"types as leaves, but got {out_axes}.")
+    to_spec = lambda axes: tree_util.tree_map(  # noqa: E731
+        lambda a: _axes_to_pspec(axis_name, a), axes, is_leaf=lambda x: x is None)
+    return shard_map(f, in_specs=Infer if in_axes is Infer else to_spec(in_axes),
+                     out_specs=to_spec(out_axes), axis_names={axis_name}, check_vma=True)
+
+
 def _context_mesh(mesh):
     if mesh is not None:
         return mesh

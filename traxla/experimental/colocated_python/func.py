@@ -102,3 +102,49 @@ _fill(globals(), "JAX's IFRT internals of colocated Python (traxla implements it
       functions='is_prng_key_dtype jax_register_backend_cache make_callable physical_sharding wraps',
       classes='FunctionInfo Specialization',
       modules='ifrt_programs xc')
+
+
+# -- PRNG keys across the colocated boundary (JAX's helpers; orbax wraps the last one) -------
+# (JAX's colocated programs receive and return key arrays as their uint32 data: these turn
+# the leaves listed in ``prng_info`` (leaf index -> PRNG implementation) back and forth.
+# traxla runs the function in this process with the keys themselves, so its own calls need
+# no conversion; the helpers serve code that builds on JAX's.)
+
+def _is_key(x) -> bool:
+    from traxla import dtypes
+    return dtypes.issubdtype(getattr(x, "dtype", None) or np.float32, dtypes.prng_key)
+
+
+def _unwrap_prng_keys(args_leaves, prng_info):
+    """The listed leaves that are key arrays, as their key data."""
+    from traxla import random
+    result = list(args_leaves)
+    for i in prng_info or ():
+        if _is_key(result[i]):
+            result[i] = random.key_data(result[i])
+    return result
+
+
+def _wrap_prng_keys(results, prng_info):
+    """The listed leaves that are key data, as key arrays of their implementation."""
+    from traxla import random
+    result = list(results)
+    for i, impl in (prng_info or {}).items():
+        if not _is_key(result[i]):
+            result[i] = random.wrap_key_data(result[i], impl=impl)
+    return result
+
+
+def _make_prng_wrapped_fun(fun, prng_in_info, prng_out_info):
+    """``fun`` taking the listed input leaves as key data (wrapped into keys before the
+    call) and giving the listed output leaves as key data."""
+    import functools
+
+    @functools.wraps(fun)
+    def wrapped_fun(*args, **kwargs):
+        leaves, treedef = tree_util.tree_flatten((args, kwargs))
+        args, kwargs = tree_util.tree_unflatten(treedef, _wrap_prng_keys(leaves, prng_in_info))
+        result = fun(*args, **kwargs)
+        leaves, out_treedef = tree_util.tree_flatten(result)
+        return tree_util.tree_unflatten(out_treedef, _unwrap_prng_keys(leaves, prng_out_info))
+    return wrapped_fun

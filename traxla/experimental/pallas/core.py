@@ -17,7 +17,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.runtime.backend import default_backend
 from traxla.state.ref import new_ref
-from traxla.experimental.pallas.interpret_mode import forced_interpret_params
+from traxla.experimental.pallas.interpret_mode import forced_interpret_params, interpreting
 from traxla.experimental.pallas.kernel_refs import (KernelRef, is_semaphore, scratch_ref,
                                                     uninitialized as _uninitialized)
 from traxla.tracer import Tracer
@@ -399,8 +399,9 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
                                  cost_estimate=cost_estimate, metadata=metadata)
         params = interpret if not isinstance(interpret, bool) and interpret else \
             forced_interpret_params()
-        return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,
-                          getattr(params, "uninitialized_memory", "nan"))
+        with interpreting(params):
+            return _interpret(kernel, grid_spec, out_shape, dict(input_output_aliases), args,
+                              getattr(params, "uninitialized_memory", "nan"))
 
     wrapped.__name__ = name or getattr(kernel, "__name__", "pallas_call")
     return wrapped

@@ -13,7 +13,8 @@ import threading
 from typing import Any
 
 __all__ = ["InterpretParams", "force_tpu_interpret_mode", "set_tpu_interpret_mode",
-           "reset_tpu_interpret_mode_state", "forced_interpret_params"]
+           "reset_tpu_interpret_mode_state", "forced_interpret_params", "interpreting",
+           "kernel_interpret_mode"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -76,6 +77,30 @@ def force_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
 def set_tpu_interpret_mode(params: InterpretParams = InterpretParams()):
     """Forces interpret mode (``params``; None: off) for every later ``pallas_call``."""
     _global[0] = params
+
+
+class _Kernels(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_kernels = _Kernels()
+
+
+@contextlib.contextmanager
+def interpreting(params):
+    """Marks the kernel body run inside as interpreted: in TPU interpret mode (``params``
+    an InterpretParams, given or forced) or JAX's generic one (``interpret=True``)."""
+    _kernels.stack.append("tpu" if params is not None else "generic")
+    try:
+        yield
+    finally:
+        _kernels.stack.pop()
+
+
+def kernel_interpret_mode():
+    """``"tpu"`` or ``"generic"`` inside an interpreted kernel body, else None."""
+    return _kernels.stack[-1] if _kernels.stack else None
 
 
 def reset_tpu_interpret_mode_state():

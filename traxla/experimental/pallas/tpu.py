@@ -240,8 +240,44 @@ run_on_first_core = _ufunction("pallas.tpu.run_on_first_core", _CORES)
 matmul_push_rhs = _ufunction("pallas.tpu.matmul_push_rhs", _MXU)
 matmul_acc_lhs = _ufunction("pallas.tpu.matmul_acc_lhs", _MXU)
 matmul_pop = _ufunction("pallas.tpu.matmul_pop", _MXU)
-prng_seed = _ufunction("pallas.tpu.prng_seed", _PRNG)
-prng_random_bits = _ufunction("pallas.tpu.prng_random_bits", _PRNG)
+_compiled_prng_seed = _ufunction("pallas.tpu.prng_seed", _PRNG)
+_compiled_prng_random_bits = _ufunction("pallas.tpu.prng_random_bits", _PRNG)
+
+
+def _interpreted_prng(name):
+    """The kernel's interpret mode, or the error JAX's gives for the TPU's PRNG outside
+    TPU interpret mode (compiled kernels: traxla's Mosaic lowering lacks it; JAX's generic
+    ``interpret=True``: no CPU lowering)."""
+    from traxla.experimental.pallas.interpret_mode import kernel_interpret_mode
+    mode = kernel_interpret_mode()
+    if mode == "generic":
+        from traxla.runtime.backend import default_backend
+        raise NotImplementedError(f"MLIR translation rule for primitive '{name}' not found "
+                                  f"for platform {default_backend()}")
+    return mode
+
+
+def prng_seed(*seeds):
+    """Seeds the TPU core's PRNG. JAX's TPU interpret mode does not simulate that PRNG:
+    seeding there has no effect, and so it has none in traxla's interpret mode."""
+    if _interpreted_prng("prng_seed") is None:
+        return _compiled_prng_seed(*seeds)
+    for s in seeds:
+        from traxla import lax as _lax
+        if not dtypes.is_int(_lax.dtype_of(s)):
+            raise TypeError(f"prng_seed takes integer seeds, got {_lax.dtype_of(s)}")
+    return None
+
+
+def prng_random_bits(shape):
+    """``int32[shape]`` bits of the TPU core's PRNG. In TPU interpret mode JAX gives zeros
+    (its interpreter does not simulate the PRNG: a TODO of JAX's), and so does traxla's."""
+    if _interpreted_prng("prng_random_bits") is None:
+        return _compiled_prng_random_bits(shape)
+    import traxla.numpy as _jnp
+    return _jnp.zeros(tuple(shape), _jnp.int32)
+
+
 sample_block = _ufunction("pallas.tpu.sample_block", _PRNG)
 stateful_bernoulli = _ufunction("pallas.tpu.stateful_bernoulli", _PRNG)
 stateful_bits = _ufunction("pallas.tpu.stateful_bits", _PRNG)

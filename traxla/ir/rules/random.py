@@ -13,6 +13,8 @@ as ``s + (2,)`` ``uint32`` words. The primitives:
 """
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
 from traxla.ir import dtypes
@@ -21,31 +23,63 @@ from traxla.ir.primitive import Primitive, def_typing
 from traxla.ir.rules._util import broadcast_shapes
 
 
-class PRNGImpl:
-    """A PRNG implementation: its key shape, name and tag. Prints as its tag (as
-    ``impl=fry`` in jaxprs)."""
+class PRNGImpl(NamedTuple):
+    """A PRNG implementation, as JAX's ``prng.PRNGImpl``: the shape of a key's ``uint32``
+    data and the functions on one key's data (``seed :: int[] -> K``, ``split[shape] :: K ->
+    K[*shape]``, ``random_bits[bit_width, shape] :: K -> uint<bit_width>[*shape]``,
+    ``fold_in :: K -> uint32[] -> K``). Hashes and prints as its tag (``impl=fry`` in
+    jaxprs); equal when every field is.
 
-    __slots__ = ("key_shape", "name", "tag")
+    The key primitives on keys of an implementation other than the built-in Threefry one
+    lower by tracing these functions (vectorized over the key array's shape), as JAX's."""
 
-    def __init__(self, key_shape, name: str, tag: str):
-        self.key_shape = tuple(key_shape)
-        self.name = name
-        self.tag = tag
+    key_shape: tuple
+    seed: Callable
+    split: Callable
+    random_bits: Callable
+    fold_in: Callable
+    name: str = "<unnamed>"
+    tag: str = "?"
 
-    def __str__(self):
+    def __hash__(self) -> int:
+        return hash(self.tag)
+
+    def __str__(self) -> str:
         return self.tag
 
-    def __repr__(self):
-        return f"PRNGImpl({self.name!r}, tag={self.tag!r})"
-
-    def __eq__(self, other):
-        return isinstance(other, PRNGImpl) and other.tag == self.tag
-
-    def __hash__(self):
-        return hash(("PRNGImpl", self.tag))
+    def pprint(self) -> str:
+        fields = "\n".join(f"  {k} = {v}" for k, v in self._asdict().items())
+        return f"{type(self).__name__} [{self.tag}] {{{self.name}}}:\n{fields}"
 
 
-threefry_impl = PRNGImpl((2,), "threefry2x32", "fry")
+# The built-in implementations' functions live with the samplers (``traxla.random``), which
+# register them here: these forwarders stand in the PRNGImpl fields until then.
+_builtin_fns: dict = {}
+
+
+def _builtin_fn(impl_name: str, op: str):
+    def fn(*args, **kwargs):
+        try:
+            f = _builtin_fns[(impl_name, op)]
+        except KeyError:
+            raise NotImplementedError(f"the {op} function of the {impl_name!r} PRNG "
+                                      "implementation (import traxla.random first)") from None
+        return f(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = f"{impl_name.split('x')[0]}_{op}"
+    return fn
+
+
+def register_builtin_fns(impl_name: str, **fns) -> None:
+    _builtin_fns.update({(impl_name, op): f for op, f in fns.items()})
+
+
+def _builtin(key_shape, name, tag):
+    return PRNGImpl(tuple(key_shape), *(_builtin_fn(name, op) for op in
+                                        ("seed", "split", "random_bits", "fold_in")),
+                    name=name, tag=tag)
+
+
+threefry_impl = _builtin((2,), "threefry2x32", "fry")
 prngs = {threefry_impl.name: threefry_impl}
 
 # The extended dtype of Threefry keys: prints as ``key<fry>``.
@@ -55,18 +89,37 @@ key_fry = dtypes.ExtendedDType("key<fry>", threefry_impl.key_shape, dtypes.uint3
 
 # JAX's other built-in implementations (``jax.extend.random.rbg_prng_impl``...): known by
 # name, refused when used (their keys would need their own seed/split/bits lowerings)
-rbg_impl = PRNGImpl((4,), "rbg", "rbg")
-unsafe_rbg_impl = PRNGImpl((4,), "unsafe_rbg", "urbg")
+rbg_impl = _builtin((4,), "rbg", "rbg")
+unsafe_rbg_impl = _builtin((4,), "unsafe_rbg", "urbg")
 unsupported_prngs = {rbg_impl.name: rbg_impl, unsafe_rbg_impl.name: unsafe_rbg_impl}
+
+_key_dtypes = {threefry_impl: key_fry}  # one extended dtype (``key<tag>``) per implementation
+
+
+def register_prng(impl: PRNGImpl) -> None:
+    """JAX's ``prng.register_prng``: ``impl`` known by its name (``key(0, impl=name)``)."""
+    if impl.name in prngs:
+        raise ValueError(f"PRNG with name {impl.name} already registered: {impl}")
+    prngs[impl.name] = impl
 
 
 def key_dtype_of(impl: PRNGImpl):
-    if impl != threefry_impl:
-        if impl in unsupported_prngs.values():
-            raise NotImplementedError(f"the {impl.name!r} PRNG implementation: traxla's keys "
-                                      "are threefry2x32 keys only")
+    """The key dtype ``key<tag>`` of ``impl``."""
+    dt = _key_dtypes.get(impl)
+    if dt is not None:
+        return dt
+    if not isinstance(impl, PRNGImpl):
         raise ValueError(f"unrecognized PRNG implementation {impl!r}")
-    return key_fry
+    if impl in unsupported_prngs.values():
+        raise NotImplementedError(f"the {impl.name!r} PRNG implementation: traxla's built-in "
+                                  "keys are threefry2x32 keys (and user-defined ones)")
+    shape = tuple(impl.key_shape)
+    if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape):
+        raise TypeError(f"PRNG implementation {impl.name!r}: key_shape must be a tuple of "
+                        f"nonnegative integers, got {impl.key_shape!r}")
+    dt = _key_dtypes[impl] = dtypes.ExtendedDType(f"key<{impl.tag}>", shape, dtypes.uint32,
+                                                  impl=impl)
+    return dt
 
 
 def is_key_dtype(dtype) -> bool:
@@ -98,7 +151,7 @@ def check_key_data(impl: PRNGImpl, aval):
     if len(aval.shape) < 1:
         raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
                         f"got ndim={len(aval.shape)}")
-    if tuple(aval.shape[-ndim:]) != impl.key_shape:
+    if tuple(aval.shape[len(aval.shape) - ndim:]) != tuple(impl.key_shape):
         raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
                         f"with {impl.key_shape}; got shape={tuple(aval.shape)} for "
                         f"impl={impl.name}")
@@ -111,7 +164,8 @@ def check_key_data(impl: PRNGImpl, aval):
 
 def _wrap_rule(base, *, impl):
     check_key_data(impl, base)
-    return ShapedArray(base.shape[:-len(impl.key_shape)], key_dtype_of(impl), False)
+    return ShapedArray(base.shape[:len(base.shape) - len(impl.key_shape)], key_dtype_of(impl),
+                       False)
 
 
 def _unwrap_rule(keys):

@@ -416,12 +416,49 @@ def _threefry2x32(ctx, k1, k2, x1, x2):
     return list(threefry2x32(*args, out, ctx.module))
 
 
-register_lowering(R.random_seed_p, _random_seed)
+# -- keys of other PRNG implementations ---------------------------------------------------
+# JAX lowers random_seed/bits/split/fold_in with ``mlir.lower_fun`` of the implementation's
+# functions vectorized over the key shape; the layer that traces (traxla.random) registers
+# the builder of that jaxpr, ``build(prim, impl, physical avals_in, params) -> ClosedJaxpr``,
+# and this stage emits it inline. The built-in Threefry keys keep the direct lowerings above.
+_impl_builders: list = []
+
+
+def register_impl_decomposition(build) -> None:
+    _impl_builders[:] = [build]
+
+
+def _lower_by_impl(prim, rule, impl_of):
+    def lowered(ctx, *args, **params):
+        impl = impl_of(ctx, params)
+        if impl is R.threefry_impl or impl == R.threefry_impl:
+            return rule(ctx, *args, **params)
+        if not _impl_builders:
+            raise NotImplementedError(f"{prim.name} on keys of the PRNG implementation "
+                                      f"{impl.name!r}: traxla.random is not imported")
+        from traxla.lowering.module import const_value, emit_jaxpr
+        avals = tuple(physical_aval(a) for a in ctx.avals_in)
+        closed = _impl_builders[0](prim, impl, avals, params)
+        consts = [const_value(v.aval, c) for v, c in zip(closed.jaxpr.constvars, closed.consts)]
+        return emit_jaxpr(ctx.module, closed.jaxpr, consts, list(args))[0]
+    return lowered
+
+
+def _keys_impl(ctx, params):
+    return ctx.avals_in[0].dtype.impl
+
+
+def _param_impl(ctx, params):
+    return params["impl"]
+
+
+register_lowering(R.random_seed_p, _lower_by_impl(R.random_seed_p, _random_seed, _param_impl))
 register_lowering(R.random_wrap_p, _random_wrap)
 register_lowering(R.random_unwrap_p, _random_unwrap)
-register_lowering(R.random_bits_p, _random_bits)
-register_lowering(R.random_split_p, _random_split)
-register_lowering(R.random_fold_in_p, _random_fold_in)
+register_lowering(R.random_bits_p, _lower_by_impl(R.random_bits_p, _random_bits, _keys_impl))
+register_lowering(R.random_split_p, _lower_by_impl(R.random_split_p, _random_split, _keys_impl))
+register_lowering(R.random_fold_in_p, _lower_by_impl(R.random_fold_in_p, _random_fold_in,
+                                                     _keys_impl))
 register_lowering(R.threefry2x32_p, _threefry2x32)
 
 
