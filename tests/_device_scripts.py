@@ -23,6 +23,8 @@ _STORED = REPO / "tests" / "data" / "jax_script_outputs.json"
 
 
 _LOADED: dict = {}
+# The keys each store was asked for in this process (for TRAXLA_STORE_JAX_OUTPUTS=prune).
+USED: dict = {}
 
 
 def _stored(store: pathlib.Path) -> dict:
@@ -48,6 +50,7 @@ def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
     """JAX's stored output for ``key_text`` (a script and its settings) in ``store``, else
     ``run()`` (stored there when TRAXLA_STORE_JAX_OUTPUTS is set)."""
     key = hashlib.sha256(key_text.encode()).hexdigest()
+    USED.setdefault(store, set()).add(key)
     stored = _stored(store)
     if key in stored:
         return stored[key]
@@ -57,6 +60,25 @@ def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
         stored = _stored(store)
         stored[key] = out
         _write(store, stored)
+    return out
+
+
+def prune_unused() -> list:
+    """With ``TRAXLA_STORE_JAX_OUTPUTS=prune``, after a whole run of some test modules (every
+    test, no ``-k``, no ``-n``; tests/conftest.py checks): each of their own stores
+    (``tests/data/jax_stored/<module>.json``) keeps only the entries this run asked for, so
+    an edited module's stale entries go. The shared store of the device scripts is left
+    alone (other modules use it). Returns ``(store, removed count)`` pairs."""
+    out = []
+    for store, used in USED.items():
+        if store == _STORED or not store.exists():
+            continue
+        _LOADED.pop(store, None)
+        stored = _stored(store)
+        stale = set(stored) - used
+        if stale:
+            _write(store, {k: v for k, v in stored.items() if k in used})
+            out.append((store, len(stale)))
     return out
 
 
