@@ -10,6 +10,7 @@ stored output and runs under JAX live; ``TRAXLA_STORE_JAX_OUTPUTS=1 python -m py
 tests/test_X.py`` (without ``-n``) stores it."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -23,6 +24,8 @@ _STORED = REPO / "tests" / "data" / "jax_script_outputs.json"
 
 
 _LOADED: dict = {}
+# The keys each store was asked for in this process (for TRAXLA_STORE_JAX_OUTPUTS=prune).
+USED: dict = {}
 
 
 def _stored(store: pathlib.Path) -> dict:
@@ -48,6 +51,7 @@ def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
     """JAX's stored output for ``key_text`` (a script and its settings) in ``store``, else
     ``run()`` (stored there when TRAXLA_STORE_JAX_OUTPUTS is set)."""
     key = hashlib.sha256(key_text.encode()).hexdigest()
+    USED.setdefault(store, set()).add(key)
     stored = _stored(store)
     if key in stored:
         return stored[key]
@@ -60,12 +64,37 @@ def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
     return out
 
 
-def run_script(code: str, argv=(), devices: int | None = None) -> str:
-    """The standard output of ``python -c code *argv`` (asserting it succeeded)."""
+def prune_unused() -> list:
+    """With ``TRAXLA_STORE_JAX_OUTPUTS=prune``, after a whole run of some test modules (every
+    test, no ``-k``, no ``-n``; tests/conftest.py checks): each of their own stores
+    (``tests/data/jax_stored/<module>.json``) keeps only the entries this run asked for, so
+    an edited module's stale entries go. The shared store of the device scripts is left
+    alone (other modules use it). Returns ``(store, removed count)`` pairs."""
+    out = []
+    for store, used in USED.items():
+        if store == _STORED or not store.exists():
+            continue
+        _LOADED.pop(store, None)
+        stored = _stored(store)
+        stale = set(stored) - used
+        if stale:
+            _write(store, {k: v for k, v in stored.items() if k in used})
+            out.append((store, len(stale)))
+    return out
+
+
+def script_env(devices: int | None = None) -> dict:
+    """The environment of ``run_script``'s process."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO), JAX_PLATFORMS="cpu")
     if devices is not None:
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     env.pop("TRAXLA_NUM_CPU_DEVICES", None)
+    return env
+
+
+def run_script(code: str, argv=(), devices: int | None = None) -> str:
+    """The standard output of ``python -c code *argv`` (asserting it succeeded)."""
+    env = script_env(devices)
     proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
                           text=True, timeout=300, env=env, cwd=str(REPO))
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -97,3 +126,63 @@ def jax_comparison(script: str, devices: int, names):
         ours, theirs = outputs
         assert ours[name] == theirs[name]
     return outputs, test
+
+
+_BATCH_MAIN = r"""
+import contextlib, io, json, sys, traceback
+_request = json.loads(sys.stdin.read())
+_prelude = {"__name__": "__main__"}
+exec(compile(_request["prelude"], "<prelude>", "exec"), _prelude)
+_results = []
+for _body in _request["bodies"]:
+    _ns, _buf, _err = dict(_prelude), io.StringIO(), None
+    try:
+        with contextlib.redirect_stdout(_buf):
+            exec(compile(_body, "<string>", "exec"), _ns)
+    except BaseException:  # the body's test reports it; the others still run
+        _err = traceback.format_exc()
+    _results.append({"stdout": _buf.getvalue(), "error": _err})
+sys.__stdout__.write("\nBATCH " + json.dumps(_results) + "\n")
+"""
+
+
+def string_arguments(module_file: str, func_name: str) -> list:
+    """The (dedented) string literal each call ``func_name("...")`` in a module passes first."""
+    tree = ast.parse(pathlib.Path(module_file).read_text())
+    return [textwrap.dedent(node.args[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == func_name and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)]
+
+
+class ScriptBatch:
+    """Scripts that share a prelude (and so a device count), run in ONE fresh process
+    instead of one each: a fresh interpreter costs ~2 CPU-s before the script does anything.
+    The prelude runs once; each body runs after it in a copy of its namespace, with its
+    standard output captured, as ``python -c prelude+body`` would print it; an exception
+    in one body is that body's failure alone (``stdout`` raises with its traceback). The
+    bodies are every string literal the module passes to ``func_name`` (``string_arguments``),
+    run together at the first request; a body not among them runs alone."""
+
+    def __init__(self, module_file: str, func_name: str, prelude: str, env=None, cwd=None):
+        self._module_file, self._func_name = module_file, func_name
+        self._prelude, self._env, self._cwd = prelude, env, cwd
+        self._results = None
+
+    def _run(self, bodies) -> dict:
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2") if self._env is None else self._env
+        proc = subprocess.run([sys.executable, "-c", _BATCH_MAIN], capture_output=True,
+                              text=True, timeout=600, env=env, cwd=self._cwd,
+                              input=json.dumps({"prelude": self._prelude, "bodies": bodies}))
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("BATCH ")]
+        assert proc.returncode == 0 and lines, proc.stderr[-4000:]
+        return dict(zip(bodies, json.loads(lines[-1][len("BATCH "):])))
+
+    def stdout(self, body: str) -> str:
+        body = textwrap.dedent(body)
+        if self._results is None:
+            self._results = self._run(list(dict.fromkeys(
+                string_arguments(self._module_file, self._func_name))))
+        result = self._results.get(body) or self._run([body])[body]
+        assert result["error"] is None, result["error"][-4000:]
+        return result["stdout"]

@@ -8,7 +8,8 @@ code that produced it: the test module's source without its other ``test_*`` fun
 this test's source (decorators and parameter lists included), the parameter id and the
 thunk's call index. A test whose code (or whose module's shared code) is edited has no
 stored output and runs JAX live; ``TRAXLA_STORE_JAX_OUTPUTS=1 python -m pytest
-tests/test_X.py`` (without ``-n``) stores it. Live results go through the same encoding,
+tests/test_X.py`` (without ``-n``) stores it; ``TRAXLA_STORE_JAX_OUTPUTS=prune`` also
+removes the module's entries the run did not use (after editing a module: tests/conftest.py). Live results go through the same encoding,
 so a test sees the same objects whether JAX ran or not. A thunk must depend only on the
 code (constants, JAX's own results), never on traxla's results: the key does not cover
 its inputs."""

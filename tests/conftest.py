@@ -31,6 +31,30 @@ def pytest_configure(config):
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """``TRAXLA_STORE_JAX_OUTPUTS=prune python -m pytest tests/test_X.py``: stores JAX's
+    missing outputs as ``=1`` does and then drops the entries of test_X's own store that the
+    run did not use (tests/_device_scripts.py: prune_unused). Only after a whole, passing,
+    single-process run of the named modules: a filtered or partial run would drop the
+    entries of the tests it left out."""
+    if os.environ.get("TRAXLA_STORE_JAX_OUTPUTS") != "prune" or exitstatus != 0:
+        return
+    opt = session.config.option
+    if getattr(opt, "keyword", "") or getattr(opt, "markexpr", "") or \
+            getattr(opt, "numprocesses", None) or getattr(opt, "lf", False) or \
+            any("::" in a for a in session.config.args):
+        raise pytest.UsageError("TRAXLA_STORE_JAX_OUTPUTS=prune needs a whole run of the "
+                                "modules (no -k, -m, -n, --lf or ::test)")
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and reporter.stats.get("skipped"):
+        print("\nTRAXLA_STORE_JAX_OUTPUTS=prune: nothing removed (skipped tests here may "
+              "use stored entries)")
+        return
+    from _device_scripts import prune_unused
+    for store, n in prune_unused():
+        print(f"\n{store.name}: {n} stale entries removed")
+
+
 def pytest_collection_modifyitems(config, items):
     if any("tpu" in item.keywords for item in items) and not tpu_present():
         skip = pytest.mark.skip(reason="no TPU here (tools/tpu_check.sh runs these on one)")

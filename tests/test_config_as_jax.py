@@ -2,6 +2,7 @@
 ``read``/attribute/``values`` behaviour and (where traxla honours it) effect; an option whose
 non-default value traxla cannot honour refuses it (issue #41)."""
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -44,10 +45,17 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def jax_options():
-    """JAX's options in a fresh process (this one's may have been updated by other tests)."""
-    text = subprocess.run([sys.executable, "-c", _DUMP_JAX_OPTIONS], capture_output=True,
-                          text=True, check=True).stdout
-    return {row[0]: row[1:] for row in json.loads(text)}
+    """JAX's options in a fresh process (this one's may have been updated by other tests),
+    stored (JAX is pinned) under the script and the environment's JAX_/XLA_ variables (which
+    set defaults): another environment runs JAX live."""
+    from _device_scripts import jax_output
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(("JAX_", "XLA_")))
+
+    def run():
+        return json.loads(subprocess.run([sys.executable, "-c", _DUMP_JAX_OPTIONS],
+                                         capture_output=True, text=True, check=True).stdout)
+    rows = jax_output(f"config_as_jax\n{env}\n{_DUMP_JAX_OPTIONS}", run)
+    return {row[0]: row[1:] for row in rows}
 
 
 def test_every_jax_option_with_its_default_kind_and_choices(jax_options):

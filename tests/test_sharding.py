@@ -1,13 +1,12 @@
-"""Sharding in the type, on 8 CPU devices. Each test runs a script in a fresh
-process, since the device count is fixed when the backend starts."""
+"""Sharding in the type, on 8 CPU devices. The tests' scripts run in a fresh process,
+since the device count is fixed when the backend starts: all of them in one
+(tests/_device_scripts.py: ScriptBatch), each after the prelude in its own namespace."""
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
+
+from _device_scripts import ScriptBatch
 
 PRELUDE = """
 import json, sys
@@ -20,13 +19,11 @@ mesh = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Explicit, AxisType
 """
 
 
+_SCRIPTS = ScriptBatch(__file__, "run", PRELUDE)
+
+
 def run(body: str):
-    code = PRELUDE + textwrap.dedent(body)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(_SCRIPTS.stdout(body).strip().splitlines()[-1])
 
 
 def test_article_examples_reproduce():
