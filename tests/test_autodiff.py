@@ -599,6 +599,9 @@ ELSEWHERE |= {"conv_general_dilated"}  # tests/test_conv.py
 ELSEWHERE |= {"reduce", "reduce_window", "reduce_window_max", "reduce_window_min",
               "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add"}  # test_windowed.py
 ELSEWHERE |= {"fft"}  # tests/test_fft.py
+# hijax VJPHiPrimitive (its jvp, and the linearized equation of its lin/vjp rules):
+# grad, jvp, linearize and vmap of grad against JAX in tests/test_hijax_vjp.py
+ELSEWHERE |= {"call_hi_primitive", "call_hi_primitive_linearized"}
 ELSEWHERE |= {"cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
               "triangular_solve", "tridiagonal_solve"}  # tests/test_linalg_numeric.py
 ELSEWHERE |= {"debug_callback", "debug_print", "io_callback", "pure_callback"}  # test_callbacks*.py

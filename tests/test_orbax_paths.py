@@ -105,8 +105,8 @@ def test_ifrt_programs_and_pxla():
     from traxla.extend import ifrt_programs
     from traxla.interpreters import pxla
     assert hasattr(ifrt_programs.ifrt_programs, "make_plugin_program")
-    with pytest.raises(AttributeError, match="global_avals_to_results_handler"):
-        pxla.global_avals_to_results_handler
+    # (the result handlers themselves: tests/test_census_findings.py)
+    assert callable(pxla.global_avals_to_results_handler)
 
 
 def test_parse_flags_with_absl_parses_absl_flags_once():

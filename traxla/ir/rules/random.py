@@ -47,6 +47,12 @@ class PRNGImpl(NamedTuple):
     def __str__(self) -> str:
         return self.tag
 
+    def __reduce__(self):
+        # a registered implementation pickles by name (its functions may be closures)
+        if prngs.get(self.name) is self or unsupported_prngs.get(self.name) is self:
+            return _registered_impl, (self.name,)
+        return type(self), tuple(self)
+
     def pprint(self) -> str:
         fields = "\n".join(f"  {k} = {v}" for k, v in self._asdict().items())
         return f"{type(self).__name__} [{self.tag}] {{{self.name}}}:\n{fields}"
@@ -67,6 +73,10 @@ def _builtin_fn(impl_name: str, op: str):
         return f(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = f"{impl_name.split('x')[0]}_{op}"
     return fn
+
+
+def _registered_impl(name: str) -> PRNGImpl:
+    return prngs.get(name) or unsupported_prngs[name]
 
 
 def register_builtin_fns(impl_name: str, **fns) -> None:
