@@ -278,8 +278,11 @@ def test_cudnn_attention_checks():
 def test_jitted_functions_are_pjit_functions():
     # qwix: isinstance(f, jax._src.lib._jax.PjitFunction), then f._fun under disable_jit
     from traxla._src.lib import _jax
-    f = tx.jit(lambda x: x)
+    def g(x):
+        return x
+    f = tx.jit(g)
     assert isinstance(f, _jax.PjitFunction) and not isinstance(lambda x: x, _jax.PjitFunction)
+    assert f._fun is g and jax.jit(g)._fun is g
     assert isinstance(jnp.ones(2), _jax.ArrayImpl)
 
 

@@ -108,6 +108,11 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
         self.name = getattr(fun, "__name__", type(fun).__name__)
 
     @property
+    def _fun(self):
+        """The wrapped function, under JAX's name for it (qwix reads it under disable_jit)."""
+        return self.fun
+
+    @property
     def __signature__(self):
         """The wrapped function's signature, as JAX's jitted functions give it (also with
         ``inspect.signature(f, follow_wrapped=False)``, which chex's fake pmap uses)."""
