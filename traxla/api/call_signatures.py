@@ -124,6 +124,27 @@ def compile_matcher(treedef):
     return namespace["match"]
 
 
+def run_entry_lines(arrays: str, bufs: str) -> list:
+    """The generated hit functions' last lines: run ``entry`` on the argument buffers
+    ``bufs`` (one result straight into an Array when the entry allows it, else
+    ``entry.call``); ``arrays`` are the Arrays checked for deletion if running fails."""
+    return [" direct = entry.direct",
+            " if direct is not None and not tracebacks_enabled():",
+            "  start, finish, handlers, aval = direct",
+            "  try:",
+            f"   buf = finish(start({bufs}), handlers)[0]",
+            "  except RuntimeErrorType:",
+            f"   check_not_deleted({arrays})",
+            "   raise",
+            "  out = Array()",
+            "  out.aval = aval",
+            "  out._buf = buf",
+            "  out._npy = None",
+            "  out._placement = None",
+            "  return out",
+            f" return entry.call({arrays}, {bufs})"]
+
+
 def compile_hit(treedef, match, candidates):
     """``hit(args) -> result | MISS``: the whole cached call of one structure for one
     jitted function, whose known signatures are ``candidates`` (``[(avals list, entry)]``,
@@ -171,21 +192,7 @@ def compile_hit(treedef, match, candidates):
              " if kept is not None:",
              f"  got = {listed}",
              "  return entry.call(got, [got[i]._buf for i in kept])",
-             " direct = entry.direct",
-             " if direct is not None and not tracebacks_enabled():",
-             "  start, finish, handlers, aval = direct",
-             "  try:",
-             f"   buf = finish(start({bufs}), handlers)[0]",
-             "  except RuntimeErrorType:",
-             f"   check_not_deleted({listed})",
-             "   raise",
-             "  out = Array()",
-             "  out.aval = aval",
-             "  out._buf = buf",
-             "  out._npy = None",
-             "  out._placement = None",
-             "  return out",
-             f" return entry.call({listed}, {bufs})"]
+             *run_entry_lines(listed, bufs)]
     namespace = dict(consts, MISS=MISS, memo=memo, candidates=candidates,
                      tracebacks_enabled=tracebacks_enabled, RuntimeErrorType=RuntimeErrorType,
                      check_not_deleted=check_not_deleted)

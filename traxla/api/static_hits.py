@@ -16,7 +16,7 @@ signature, a placed Array...)."""
 from __future__ import annotations
 
 from traxla.api import debug_mode
-from traxla.api.call_signatures import MISS
+from traxla.api.call_signatures import MISS, run_entry_lines
 from traxla.api_util import static_positions
 from traxla.ir.config import config
 from traxla.ir.thread_state import unusual
@@ -60,21 +60,7 @@ def make_hit(table, n: int, static_positions, names=()):
               "   return MISS",
               "  if entry is None: return MISS",
               "  table.lastn = (*key, entry)",
-              " direct = entry.direct",
-              " if direct is not None and not tracebacks_enabled():",
-              "  start, finish, handlers, aval = direct",
-              "  try:",
-              f"   buf = finish(start({bufs}), handlers)[0]",
-              "  except RuntimeErrorType:",
-              f"   check_not_deleted({arrays})",
-              "   raise",
-              "  out = Array()",
-              "  out.aval = aval",
-              "  out._buf = buf",
-              "  out._npy = None",
-              "  out._placement = None",
-              "  return out",
-              f" return entry.call({arrays}, {bufs})"]
+              *run_entry_lines(arrays, bufs)]
     namespace = dict({f"_n{j}": name for j, name in enumerate(names)},
                      Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
                      tracebacks_enabled=tracebacks_enabled, RuntimeErrorType=RuntimeErrorType,

@@ -10,7 +10,7 @@ from traxla.ir.rules.refs import RefChain
 from traxla.lowering.mosaic.dialects import ir, tpu, vector
 from traxla.lowering.mosaic.kernel import element_type, ensure_value, register, value_type
 from traxla.lowering.mosaic.memory import transformed
-from traxla.lowering.mosaic.rules import _space, _starts
+from traxla.lowering.mosaic.rules import _require_vmem, _space, _starts
 
 
 @register("masked_swap")
@@ -28,13 +28,7 @@ def _masked_swap(ctx, ref, val, mask, *idx, tree):
     space = _space(ref)
     if space == "#tpu.memory_space<smem>":
         raise ValueError("SMEM store does not support masks")
-    if space != "#tpu.memory_space<vmem>":
-        extra = (" ANY memory space can only be accessed using async_copy."
-                 if space == "#tpu.memory_space<any>" else "")
-        raise ValueError("Loads and stores are only allowed on VMEM and SMEM references."
-                         + extra)
-    if not val_aval.shape:
-        raise ValueError("Cannot store scalars to VMEM")
+    _require_vmem(space, "Loads and stores are", val_aval)
     mem_shape = [s[1] for s in starts]
     mem_type = ir.VectorType.get(mem_shape, element_type(aval_out.dtype))
     strided = any(st != 1 for st in strides)

@@ -94,6 +94,17 @@ def _bool_to_stored(aval, value):
     return arith.extui(ir.VectorType.get(list(aval.shape), i32) if aval.shape else i32, value)
 
 
+def _require_vmem(space: str, what: str, stored_aval=None) -> None:
+    """JAX's errors for a vector load or store outside VMEM (SMEM handled by the caller),
+    and for a scalar stored to VMEM."""
+    if space != "#tpu.memory_space<vmem>":
+        extra = (" ANY memory space can only be accessed using async_copy."
+                 if space == "#tpu.memory_space<any>" else "")
+        raise ValueError(f"{what} only allowed on VMEM and SMEM references." + extra)
+    if stored_aval is not None and not stored_aval.shape:
+        raise ValueError("Cannot store scalars to VMEM")
+
+
 def _space(ref_value) -> str:
     return str(ir.MemRefType(ref_value.type).memory_space)
 
@@ -113,10 +124,7 @@ def _get(ctx, ref, *idx, tree):
         if aval_out.shape:
             raise ValueError("Can only load scalars from SMEM")
         return _loaded_to_bool(aval_out, memref.load(ref, indices))
-    if space != "#tpu.memory_space<vmem>":
-        extra = (" ANY memory space can only be accessed using async_copy."
-                 if space == "#tpu.memory_space<any>" else "")
-        raise ValueError("Loads are only allowed on VMEM and SMEM references." + extra)
+    _require_vmem(space, "Loads are")
     sizes = [s[1] for s in starts]
     elt = _memory_element(aval_out.dtype)
     load_type = ir.VectorType.get(sizes, elt)
@@ -151,13 +159,7 @@ def _swap(ctx, ref, val, *idx, tree):
         old = _loaded_to_bool(val_aval, memref.load(ref, indices))
         memref.store(_bool_to_stored(val_aval, val), ref, indices)
         return old
-    if space != "#tpu.memory_space<vmem>":
-        extra = (" ANY memory space can only be accessed using async_copy."
-                 if space == "#tpu.memory_space<any>" else "")
-        raise ValueError("Loads and stores are only allowed on VMEM and SMEM references."
-                         + extra)
-    if not val_aval.shape:
-        raise ValueError("Cannot store scalars to VMEM")
+    _require_vmem(space, "Loads and stores are", val_aval)
     mem_shape = [s[1] for s in starts]
     elt = _memory_element(aval_out.dtype)
     mem_type = ir.VectorType.get(mem_shape, elt)
