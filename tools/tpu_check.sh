@@ -24,11 +24,21 @@ assert traxla.default_backend() == "tpu", "the TPU is not the default backend"' 
 sleep 3  # the chip can refuse a process started right after another let it go
 
 echo "== TPU tier: pytest -m tpu (tests/test_tpu*.py), then the platform tests"
-timeout 300 "$PY" -m pytest -q -p no:cacheprovider -m tpu -rfEs tests/test_tpu*.py 2>&1 | tail -40
+# The tests that run JAX's kernels under the drop-in start a fresh interpreter on the chip:
+# they run in a pytest process of their own, since one process at a time holds the chip and
+# the in-process tests keep it open.
+drop_in_tests=(tests/test_tpu_pallas_ops_dma.py
+               tests/test_tpu_pallas.py::test_jax_tpu_kernels_compiled_agree_with_jax_reference_functions)
+timeout 300 "$PY" -m pytest -q -o addopts="" -p no:cacheprovider -m tpu -rfEs "${drop_in_tests[@]}" 2>&1 | tail -20
+rc=${PIPESTATUS[0]}; results+=("pytest -m tpu, drop-in scripts: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED ($rc)")")
+[ "$rc" -eq 0 ] || status=1
+sleep 3
+timeout 300 "$PY" -m pytest -q -o addopts="" -p no:cacheprovider -m tpu -rfEs tests/test_tpu*.py \
+    --ignore=tests/test_tpu_pallas_ops_dma.py --deselect "${drop_in_tests[1]}" 2>&1 | tail -40
 rc=${PIPESTATUS[0]}; results+=("pytest -m tpu: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED ($rc)")")
 [ "$rc" -eq 0 ] || status=1
 sleep 3
-JAX_PLATFORMS=cpu timeout 200 "$PY" -m pytest -q -p no:cacheprovider tests/test_tpu_platform.py 2>&1 | tail -5
+JAX_PLATFORMS=cpu timeout 200 "$PY" -m pytest -q -o addopts="" -p no:cacheprovider tests/test_tpu_platform.py 2>&1 | tail -5
 rc=${PIPESTATUS[0]}; results+=("test_tpu_platform (CPU side): $([ "$rc" -eq 0 ] && echo passed || echo "FAILED ($rc)")")
 [ "$rc" -eq 0 ] || status=1
 
