@@ -2,7 +2,7 @@
 each in its own process, one after the other (one process at a time can hold a TPU):
 
     python benchmarks/tpu_bench.py [--quick] [--json out.json] [--steps 10 100 1000 5000] [--rounds 2]
-                                   [--unrolled-budget 90] [--parts mlp loops]
+                                   [--unrolled-budget 90] [--parts mlp loops pallas]
 
 Figures (medians): bf16 8192^3 matmul TFLOP/s (20 calls in flight, one wait); an MLP training step; a transformer-block
 training step; scan vs unrolled loop (``h = tanh(W @ h)``, 64x64), compile + first run and
@@ -81,6 +81,9 @@ def _median_figures(rounds):
 
 
 PARTS = ("matmul", "mlp", "transformer", "calls", "loops")
+# ``--parts pallas``: the Pallas kernels (benchmarks/pallas_tpu_bench.py, its own JAX and
+# traxla processes), run after the parts above.
+ALL_PARTS = PARTS + ("pallas",)
 
 
 def worker(framework: str, quick: bool, out_path: str, steps=None,
@@ -317,7 +320,7 @@ def main():
                         help=f"loop lengths (default {LOOP_STEPS}; --quick: {QUICK_LOOP_STEPS})")
     parser.add_argument("--unrolled-budget", type=float, default=UNROLLED_BUDGET_S,
                         help="skip an unrolled compile predicted above this many seconds")
-    parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS,
+    parser.add_argument("--parts", nargs="+", choices=ALL_PARTS, default=ALL_PARTS,
                         help="measure only these parts (default: all)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run the two workers alternately this many times; each figure "
@@ -326,6 +329,23 @@ def main():
     if args.worker:
         worker(args.worker, args.quick, args.out, args.steps, args.unrolled_budget, args.parts)
         return 0
+    pallas = "pallas" in args.parts
+    args.parts = [p for p in args.parts if p != "pallas"]
+    if args.parts:
+        _run_parts(args)
+    if pallas:
+        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "pallas_tpu_bench.py")]
+        if args.quick:
+            cmd.append("--quick")
+        if args.json:
+            cmd += ["--out", os.path.splitext(args.json)[0] + "_pallas.json"]
+        time.sleep(3)
+        return subprocess.run(cmd).returncode
+    return 0
+
+
+def _run_parts(args):
     results = {"jax": [], "traxla": []}
     for fw in ("jax", "traxla") * args.rounds:
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
@@ -379,7 +399,6 @@ def main():
     if args.json:
         with open(args.json, "w") as f:  # the medians, and each round's figures
             json.dump({**results, "rounds": per_round}, f, indent=1)
-    return 0
 
 
 if __name__ == "__main__":
