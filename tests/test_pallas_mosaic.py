@@ -166,6 +166,21 @@ def test_wrong_ref_dtype_names_the_kernel():
     assert any("Pallas kernel `bad`" in n for n in getattr(info.value, "__notes__", []))
 
 
+def test_a_refusing_rule_keeps_jax_error_class():
+    # JAX's pallas quickstart on a TPU: a scalar stored into a VMEM block raises ValueError
+    # (not a subclass: the class is what a user and the docs see), located in the kernel.
+    def iota_kernel(o_ref):
+        i = tpl.program_id(0)
+        o_ref[i] = i
+
+    f = tpl.pallas_call(iota_kernel, out_shape=traxla.ShapeDtypeStruct((8,), tnp.int32),
+                        grid=(8,))
+    with pytest.raises(ValueError, match=r"Pallas kernel `iota_kernel`: .* `swap` at "
+                       r".*test_pallas_mosaic.py:\d+.*Cannot store scalars to VMEM") as info:
+        _export(f)
+    assert type(info.value) is ValueError
+
+
 def test_views_with_traced_starts_lower():
     fn, args = views(traxla, tpl)
     _, ops, _, _ = _custom_call(_export(fn, *args).mlir_module())

@@ -12,8 +12,9 @@ block's shape (``window_bounds``). A kernel without a grid has neither.
 Rules: ``rules[primitive name](ctx, *operands, **params)`` returns the result values. An
 operand is an ``ir.Value`` or, for a literal, a :class:`Lit` the rule materializes where
 and as it needs (JAX's rules do the same, so the ops match JAX's). A primitive without a
-rule, or a rule that refuses an equation, raises :class:`MosaicLoweringError` naming the
-kernel, the primitive and the user's source line."""
+rule raises ``NotImplementedError``, and a rule that refuses an equation its own error
+class (ValueError, TypeError, as JAX's rules do), each naming the kernel, the primitive and
+the user's source line."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,6 +41,21 @@ class MosaicLoweringError(ValueError):
 
 class MosaicUnimplementedError(NotImplementedError):
     """A kernel operation traxla's Mosaic lowering does not implement (same wording)."""
+
+
+def _located(error: Exception, message: str | None = None) -> Exception:
+    """``error`` of the same class (JAX's rules raise ValueError, TypeError or
+    NotImplementedError, and a user catches those) with the kernel, operation and line named,
+    marked so that an enclosing kernel's lowering does not name them again."""
+    if message is not None:
+        try:
+            error = type(error)(message)
+        except Exception:  # noqa: BLE001 - a class that wants other arguments
+            kind = MosaicUnimplementedError if isinstance(error, NotImplementedError) else \
+                MosaicLoweringError
+            error = kind(message)
+    error._traxla_kernel_located = True
+    return error
 
 
 class Lit:
@@ -174,23 +190,21 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
         name = eqn.primitive.name
         rule = rules.get(name)
         if rule is None:
-            raise MosaicUnimplementedError(
+            raise _located(NotImplementedError(
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
-                f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}")
+                f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}"))
         ctx.eqn = eqn
         scopes = _enter_scopes(scopes, [str(n) for n in getattr(
             eqn.source_info, "name_stack", None) or ()])
         try:
             with _location(eqn):  # Mosaic's own errors (on the chip) name the user's line
                 outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
-        except (MosaicLoweringError, MosaicUnimplementedError):
-            raise
         except (NotImplementedError, ValueError, TypeError) as e:
-            kind = MosaicUnimplementedError if isinstance(e, NotImplementedError) else \
-                MosaicLoweringError
-            raise kind(
-                f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
-                f"`{name}` at {_where(eqn)}: {e}") from e
+            if isinstance(e, (MosaicLoweringError, MosaicUnimplementedError)) or \
+                    getattr(e, "_traxla_kernel_located", False):
+                raise
+            raise _located(e, f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the "
+                              f"operation `{name}` at {_where(eqn)}: {e}") from e
         finally:
             ctx.eqn = outer
         if not eqn.primitive.multiple_results:
