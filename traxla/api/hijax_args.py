@@ -13,7 +13,9 @@ value returned by the function is refused."""
 from __future__ import annotations
 
 from traxla import tree_util
+from traxla.api.jit_caches import _config_epoch, _trace_context
 from traxla.tracer.staging import DynamicJaxprTrace
+from traxla.tracer.eval import EvalTrace
 from traxla.tracer.traces import current_trace
 from traxla.tracer.values import hitype_avals
 
@@ -156,14 +158,38 @@ def _lowered_call_args(jitted, args, kwargs):
     return full_args, full_kwargs, objects
 
 
+def _all_immutable(leaves) -> bool:
+    return not any(hitype_avals[type(x)](x).has_qdd for x in leaves if type(x) in hitype_avals)
+
+
 def call_with_hi_args(jitted, args, kwargs):
     """``jitted(*args, **kwargs)`` where some argument leaves are hijax values."""
+    dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    if _all_immutable(leaves):  # staged as values of their types (api/hi_lowering.py)
+        return _call_staged(jitted, args, kwargs, leaves, in_tree, static_key)
     full_args, full_kwargs, objects = _lowered_call_args(jitted, args, kwargs)
     out, final = _inner_jit(jitted)(*full_args, **full_kwargs)
     mutable = [x for x in objects if hitype_avals[type(x)](x).has_qdd]
     for obj, vals, (aval, qdd) in zip(mutable, final.vals, final.qdds):
         aval.update_from_loval(qdd, obj, *vals)
     return out
+
+
+def _call_staged(jitted, args, kwargs, leaves, in_tree, static_key):
+    from traxla.api.device_arrays import _aval  # noqa: PLC0415  (loads after this module)
+
+    trace = current_trace()
+    if isinstance(trace, DynamicJaxprTrace):  # one jit equation (or inline, lowering)
+        return jitted._bind(args, kwargs, leaves, in_tree, static_key)
+    if not isinstance(trace, EvalTrace):  # under grad or vmap: the function itself
+        return jitted.fun(*args, **kwargs)
+    avals = tuple(_aval(x) for x in leaves)
+    key = (in_tree, static_key, avals, _trace_context())
+    epoch = _config_epoch[0]
+    entry = jitted._compiled.get_or_create(
+        key, lambda: jitted._compile(key, args, kwargs, avals, in_tree, None, epoch))
+    return entry(leaves)  # a HiProgram: its jaxpr takes high-level values
 
 
 def trace_with_hi_args(jitted, args, kwargs):

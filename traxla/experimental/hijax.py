@@ -70,10 +70,24 @@ def cur_qdd(x):
 
 
 class HiType:
-    """Base of the abstract values of immutable high-level types."""
+    """Base of the abstract values of immutable high-level types. A staged value of such
+    a type is one jaxpr variable of that type (``b:q8[2,3]``); it becomes its ``lo_ty``
+    arrays when the jaxpr is lowered (``traxla/api/hi_lowering.py``)."""
 
     is_high = True
     has_qdd = False
+    # what the tracer machinery reads of an abstract value: a high-level one carries its
+    # sharding, if any, in its own fields (its ``lo_ty`` consumes them)
+    sharding_type = None
+    memory_space = None
+    weak_type = False
+    vma = ()
+
+    def strip_weak_type(self):
+        return self
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return repr(self)
 
     def lo_ty(self):
         raise NotImplementedError(f"{type(self).__name__} must define lo_ty")
