@@ -27,6 +27,9 @@ from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
+from traxla.api.hi_lowering import jaxpr_is_high
+from traxla.lax import hi_scan
+from traxla.tracer.values import hitype_avals
 from traxla.lax.control_flow_messages import (_differences, _mismatch_extra, _pvary_hint,
                                               _str_short)
 from traxla.lax import (_convert_element_type, add, asarray, aval_of, clamp, concatenate,
@@ -650,6 +653,8 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
           debug_fun=None, arg_names=None):
     x_leaves, _ = tree_util.tree_flatten(xs)
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    if hi_scan.has_hi(carry_leaves + x_leaves):  # high-level (hijax) values: their arrays
+        return hi_scan.lowered_scan(scan, f, init, xs, length, reverse, unroll)
     length = _infer_scan_length(x_leaves, length)
     if config.disable_jit:
         return _scan_in_python(f, init, xs, length, reverse)
@@ -670,6 +675,8 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
 
     carry_avals = [aval_of(c) for c in carry_leaves]
     jaxpr, consts, (carry_out_tree, ys_tree) = create(carry_avals)
+    if hitype_avals and jaxpr_is_high(jaxpr):  # the body makes high-level values
+        return hi_scan.lowered_scan(scan, f, init, xs, length, reverse, unroll)
     n_carry = len(carry_avals)
     carry_out = jaxpr.out_avals[:carry_out_tree.num_leaves]
     if carry_out_tree.num_leaves != n_carry:
