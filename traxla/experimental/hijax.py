@@ -29,6 +29,7 @@ from traxla.autodiff.ad import is_undefined as is_undefined_primal  # noqa: F401
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive
 from traxla.ir.rules.refs import AbstractRef  # noqa: F401
+from traxla.sharding.specs import HiPspec
 from traxla.state.ref import new_ref
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer
 from traxla.tracer.traces import _bottom, current_trace, set_current_trace
@@ -126,10 +127,6 @@ class MutableHiType(HiType):
 
     def update_from_loval(self, state, val, /, *lo_vals) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define update_from_loval")
-
-
-class HiPspec:
-    pass
 
 
 def _typeof_or_self(x):
