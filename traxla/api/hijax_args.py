@@ -17,7 +17,7 @@ from traxla.api.jit_caches import _config_epoch, _trace_context
 from traxla.tracer.staging import DynamicJaxprTrace
 from traxla.tracer.eval import EvalTrace
 from traxla.tracer.traces import current_trace
-from traxla.tracer.values import hitype_avals
+from traxla.tracer.values import concrete_aval, hitype_avals
 
 
 def own(obj):
@@ -177,14 +177,13 @@ def call_with_hi_args(jitted, args, kwargs):
 
 
 def _call_staged(jitted, args, kwargs, leaves, in_tree, static_key):
-    from traxla.api.device_arrays import _aval  # noqa: PLC0415  (loads after this module)
 
     trace = current_trace()
     if isinstance(trace, DynamicJaxprTrace):  # one jit equation (or inline, lowering)
         return jitted._bind(args, kwargs, leaves, in_tree, static_key)
     if not isinstance(trace, EvalTrace):  # under grad or vmap: the function itself
         return jitted.fun(*args, **kwargs)
-    avals = tuple(_aval(x) for x in leaves)
+    avals = tuple(concrete_aval(x) for x in leaves)  # (an Array's, a hijax value's type)
     key = (in_tree, static_key, avals, _trace_context())
     epoch = _config_epoch[0]
     entry = jitted._compiled.get_or_create(

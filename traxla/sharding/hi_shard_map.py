@@ -12,6 +12,7 @@ from __future__ import annotations
 from traxla import tree_util
 from traxla.api.hi_lowering import is_high, lo_avals, lower_vals, raise_vals
 from traxla.autodiff.hi_primitive import call_hi_primitive_p
+from traxla.primitives import aval_of as typeof
 from traxla.sharding.specs import HiPspec, _broadcast_specs
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace
@@ -69,11 +70,6 @@ class HiShardMap:
 
     def __repr__(self):
         return f"HiShardMap[{self.name}]"
-
-
-def typeof(x):
-    from traxla.api.device_arrays import typeof  # noqa: PLC0415  (it loads after this module)
-    return typeof(x)
 
 
 def call(shard_map, f, mesh, specs, out_specs, check_vma, axis_names, leaves, tree):
