@@ -1,6 +1,8 @@
 """``jit`` and ``eval_shape`` of a function taking high-level (hijax) values: Python
 objects of a type registered with ``jax.experimental.hijax.register_hitype`` (flax's hijax
-Variables), which no program can take as they are.
+Variables), which no program can take as they are. Where every such argument is of an
+immutable type (``HiType``), it is staged as a value of its type and the program lowered
+afterwards (``api/hi_lowering.py``: ``_call_staged``); mutable ones, below.
 
 As JAX's ``jit`` does (``pjit._to_lojax``): each hijax argument is passed as its low-level
 values (``aval.lower_val(x)``, or ``aval.read_loval(qdd, x)`` for a mutable one, under its
@@ -9,7 +11,7 @@ current quasi-dynamic data), rebuilt inside the trace (``raise_val`` /
 back into the argument after the call (``update_from_loval``). The function is traced once
 per argument structure, abstract values and quasi-dynamic data. An object passed twice is
 two objects inside, written back in order (the last one's state wins), as in JAX. A hijax
-value returned by the function is refused."""
+value returned by such a function is refused."""
 from __future__ import annotations
 
 from traxla import tree_util

@@ -2,15 +2,23 @@
 high-level types: user-defined types whose values are Python objects, with primitives of
 their own that say how they lower to ordinary arrays).
 
-A ``HiPrimitive`` is always lowered where it is bound: its ``to_lojax`` rule runs in the
-current trace (JAX does so eagerly, and when it lowers a staged jaxpr before compiling).
-Inside ``jit`` a hijax value is therefore a Python object holding tracers: ``jit`` and
-``eval_shape`` turn a hijax argument into its low-level values (``lower_val`` /
-``read_loval``), rebuild it inside the trace (``raise_val`` / ``new_from_loval``) and, for a
-mutable one, write its final state back afterwards (``update_from_loval``), as JAX's
-``jit`` does (``traxla/api/hijax_args.py``). A mutable one that a staged function reaches
-from outside becomes that function's state through array refs (below). ``register_hitype``
-makes ``typeof`` of the type's values its abstract value."""
+An immutable high-level type (``HiType``) is staged as JAX stages it: inside ``jit`` a
+value of the type is one jaxpr variable of that type (an argument, a result, or a
+``VJPHiPrimitive``'s result), and the jaxpr becomes a program of arrays when it is
+compiled (``traxla/api/hi_lowering.py``); ``grad`` differentiates with respect to such a
+value (its ``to_tangent_aval``); ``lax.scan`` (``traxla/lax/hi_scan.py``) and
+``shard_map`` with a ``HiPspec`` (``traxla/sharding/hi_shard_map.py``) run on the
+values' arrays.
+
+A ``HiPrimitive`` (the older kind, and mutable types') is always lowered where it is
+bound: its ``to_lojax`` rule runs in the current trace (JAX does so eagerly, and when it
+lowers a staged jaxpr before compiling). Inside ``jit`` a mutable hijax value is therefore
+a Python object holding tracers: ``jit`` and ``eval_shape`` turn such an argument into its
+low-level values (``read_loval``), rebuild it inside the trace (``new_from_loval``) and
+write its final state back afterwards (``update_from_loval``), as JAX's ``jit`` does
+(``traxla/api/hijax_args.py``). A mutable one that a staged function reaches from outside
+becomes that function's state through array refs (below). ``register_hitype`` makes
+``typeof`` of the type's values its abstract value."""
 from __future__ import annotations
 
 import contextlib
