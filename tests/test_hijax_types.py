@@ -224,3 +224,24 @@ def test_shard_map_with_a_high_level_partition_spec(jax_side):
     assert got[:3] == want[:3]
     for w, g in zip(want[3:], got[3:]):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_nested_jits_loops_conds_and_eval_shape(jax_side):
+    def fn(jx, QArray, QArrayP, quantize, dequantize):
+        jnp, lax = jx.numpy, jx.lax
+        qx = quantize(X)
+        nested = jx.make_jaxpr(lambda q: jx.jit(dequantize)(q))(qx)
+        roundtrip = jx.jit(lambda x: dequantize(quantize(x)))
+        grad_of_jit = jx.grad(lambda x: jnp.sum(roundtrip(x) ** 2))(X)
+        loop = jx.jit(lambda x: lax.fori_loop(0, 2, lambda i, c: c + roundtrip(c), x))(X)
+        branch = lax.cond(True, quantize, lambda x: quantize(2 * x), X)
+        return (str(nested), np.asarray(grad_of_jit), np.asarray(loop),
+                str(jx.typeof(branch)), np.asarray(lax.cond(False, dequantize, dequantize, qx)),
+                str(jx.eval_shape(quantize, X)), str(jx.eval_shape(dequantize, qx)))
+    want, got = _run_both(jax_side, fn)
+    for w, g in zip(want, got):
+        if isinstance(w, str):
+            assert g == w
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+    assert want[5:] == ("q8[2,3]", "ShapeDtypeStruct(shape=(2, 3), dtype=float32)")

@@ -160,7 +160,7 @@ def _lowered_call_args(jitted, args, kwargs):
     return full_args, full_kwargs, objects
 
 
-def _all_immutable(leaves) -> bool:
+def all_immutable(leaves) -> bool:
     return not any(hitype_avals[type(x)](x).has_qdd for x in leaves if type(x) in hitype_avals)
 
 
@@ -168,7 +168,7 @@ def call_with_hi_args(jitted, args, kwargs):
     """``jitted(*args, **kwargs)`` where some argument leaves are hijax values."""
     dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    if _all_immutable(leaves):  # staged as values of their types (api/hi_lowering.py)
+    if all_immutable(leaves):  # staged as values of their types (api/hi_lowering.py)
         return _call_staged(jitted, args, kwargs, leaves, in_tree, static_key)
     full_args, full_kwargs, objects = _lowered_call_args(jitted, args, kwargs)
     out, final = _inner_jit(jitted)(*full_args, **full_kwargs)

@@ -175,9 +175,11 @@ class JitSlowPath:
                                    for c in hit[0].consts):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
-        if trace_core._current_trace.requires_low and jaxpr_is_high(closed):
-            return tree_util.tree_unflatten(out_tree, eval_hi(closed, leaves))  # lowering it
-        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
+        trace = trace_core._current_trace
+        if (trace.requires_low or not isinstance(trace, DynamicJaxprTrace)) and \
+                jaxpr_is_high(closed):  # lowering it, or grad/vmap of it: inline
+            return tree_util.tree_unflatten(out_tree, eval_hi(closed, leaves))
+        if not isinstance(trace, DynamicJaxprTrace):
             if any(is_ref_aval(a) for a in avals) or _jit_refs.closes_over_refs(closed):
                 # grad/vmap of a jit taking or closing over refs: evaluated in place, its
                 # ref accesses through the transformation's ref rules
