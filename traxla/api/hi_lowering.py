@@ -143,10 +143,17 @@ class HiProgram:
     __slots__ = ("closed", "out_tree", "inner")
 
     def __init__(self, jitted, closed, out_tree):
+        if jitted.in_shardings is not None or jitted.out_shardings is not None:
+            raise NotImplementedError(
+                "jit with in_shardings or out_shardings of a program that stages high-level "
+                "(hijax) values: place the arguments instead (device_put)")
         self.closed, self.out_tree = closed, out_tree
         fun = lowering_fun(closed)
         fun.__name__ = fun.__qualname__ = jitted.name
-        self.inner = type(jitted)(fun)
+        # (the arrays' program: the jit's options that still apply to it; shardings and
+        # donation name the high-level arguments, and do not)
+        self.inner = type(jitted)(fun, keep_unused=jitted.keep_unused,
+                                  compiler_options=jitted.compiler_options)
         self.inner.name = jitted.name
 
     def __call__(self, leaves):
