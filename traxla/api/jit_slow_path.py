@@ -80,13 +80,15 @@ class JitSlowPath:
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
             elif type(entry) is _Entry and entry.fast_key is not None:
                 self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
-            if type(entry) is HiProgram:  # high-level (hijax) values staged inside
-                return entry(leaves)
-            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
-                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
-            if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
-                return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
-                                                   key)
+            if type(entry) is not _Entry:  # a program of another kind (one test for all)
+                if type(entry) is _OnMesh:  # a shard_map inside: the program runs on its mesh
+                    return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
+                                              entry.mesh)
+                if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
+                    return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree,
+                                                            arrays, key)
+                if type(entry) is HiProgram:  # high-level (hijax) values staged inside
+                    return entry(leaves)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and type(entry) is _Entry and not getattr(entry.executable, "special_outs", ())
                     and not debug_mode.slow_path_only()
