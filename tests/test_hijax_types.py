@@ -245,3 +245,16 @@ def test_nested_jits_loops_conds_and_eval_shape(jax_side):
         else:
             np.testing.assert_allclose(g, w, rtol=1e-6)
     assert want[5:] == ("q8[2,3]", "ShapeDtypeStruct(shape=(2, 3), dtype=float32)")
+
+
+def test_shard_map_over_high_level_values_closing_over_a_tracer_is_refused():
+    tx, _, QArrayP, quantize, dequantize = lib("traxla")
+    mesh = tx.make_mesh((1,), ("i",))
+    rows = tx.device_put(XS.reshape(8, 3), tx.NamedSharding(mesh, tx.P("i")))
+    qrows = quantize(rows)
+
+    def f(w):
+        return tx.shard_map(lambda q: dequantize(q) * w, mesh=mesh, in_specs=QArrayP(tx.P("i")),
+                            out_specs=tx.P("i"))(qrows)
+    with pytest.raises(NotImplementedError, match="closes over traced values"):
+        tx.jit(f)(2.0)

@@ -6,7 +6,8 @@ traced in a trace that lowers as it goes (hijax primitives run their ``expand``)
 high-level value taken apart with ``lower_val`` and rebuilt with ``raise_val``; the
 stacked ``ys`` of a high-level type are rebuilt from the stacked arrays; a ``cond``'s
 operands and results likewise. This runs where a value can be lowered: eagerly, or while
-a staged jaxpr is being lowered (``traxla/api/hi_lowering.py``). A body or branch whose
+a staged jaxpr is being lowered (``traxla/api/hi_lowering.py``: a hijax primitive's
+``expand``); inside a ``jit`` trace it is refused (JAX stages such a ``scan``). A body or branch whose
 high-level values are all made and used inside is the same function of arrays
 (``lowered_body``), in any trace."""
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _check_lowerable(what, leaves):
             isinstance(x, Tracer) and is_high(x.aval) for x in leaves):
         raise NotImplementedError(
             f"lax.{what} with high-level (hijax) values inside a staged or transformed "
-            f"function: traxla runs such a {what} eagerly, or inside a jit that lowers it")
+            f"function: traxla runs such a {what} eagerly (or in a hijax primitive's expand)")
 
 
 class _Lowered:

@@ -118,7 +118,11 @@ def call(shard_map, f, mesh, specs, out_specs, check_vma, axis_names, leaves, tr
                          for o in outs]
         return lower_vals(glob["avals"], outs)
 
-    trace_to_jaxpr(abstract, lo_avals(in_avals), make_debug_info(f, "shard_map", ()))
+    closed = trace_to_jaxpr(abstract, lo_avals(in_avals), make_debug_info(f, "shard_map", ()))
+    if any(isinstance(c, Tracer) for c in closed.consts):  # (expand runs in another trace)
+        raise NotImplementedError(
+            "shard_map over high-level (hijax) values inside jit whose function closes over "
+            "traced values: pass them to it as arguments")
     prim = HiShardMap(run, in_avals, glob["avals"], getattr(f, "__name__", "f"))
     outs = call_hi_primitive_p.bind(*leaves, _prim=prim)
     return tree_util.tree_unflatten(store["tree"], outs)
