@@ -15,6 +15,7 @@ Mutable high-level types (``has_qdd``: flax's Variables) keep the older scheme o
 ``hijax_args.py``: lowered at the ``jit`` boundary, their state written back."""
 from __future__ import annotations
 
+import weakref
 from itertools import islice
 
 from traxla import tree_util
@@ -47,19 +48,15 @@ def _is_high_uncached(closed) -> bool:
     return False
 
 
-_high_cache: dict = {}  # id(closed jaxpr) -> (closed jaxpr, whether it is high)
+_high_cache = weakref.WeakKeyDictionary()  # closed jaxpr -> whether it is high
 
 
 def jaxpr_is_high(closed) -> bool:
     """Whether ``closed`` stages a high-level value (a ``jit``'s, at any depth)."""
-    hit = _high_cache.get(id(closed))
-    if hit is not None and hit[0] is closed:
-        return hit[1]
-    out = _is_high_uncached(closed)
-    if len(_high_cache) >= 1024:
-        _high_cache.clear()
-    _high_cache[id(closed)] = (closed, out)
-    return out
+    hit = _high_cache.get(closed)
+    if hit is None:
+        hit = _high_cache[closed] = _is_high_uncached(closed)
+    return hit
 
 
 def lower_vals(avals, vals) -> list:

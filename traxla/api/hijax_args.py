@@ -179,7 +179,8 @@ def call_with_hi_args(jitted, args, kwargs):
 
 
 def _call_staged(jitted, args, kwargs, leaves, in_tree, static_key):
-
+    """A call whose hijax arguments are all immutable: traced with them as values of their
+    types, run as a ``HiProgram`` (``api/hi_lowering.py``)."""
     trace = current_trace()
     if isinstance(trace, DynamicJaxprTrace):  # one jit equation (or inline, lowering)
         return jitted._bind(args, kwargs, leaves, in_tree, static_key)
