@@ -1,6 +1,8 @@
 """``jit`` and ``eval_shape`` of a function taking high-level (hijax) values: Python
 objects of a type registered with ``jax.experimental.hijax.register_hitype`` (flax's hijax
-Variables), which no program can take as they are.
+Variables), which no program can take as they are. Where every such argument is of an
+immutable type (``HiType``), it is staged as a value of its type and the program lowered
+afterwards (``api/hi_lowering.py``: ``_call_staged``); mutable ones, below.
 
 As JAX's ``jit`` does (``pjit._to_lojax``): each hijax argument is passed as its low-level
 values (``aval.lower_val(x)``, or ``aval.read_loval(qdd, x)`` for a mutable one, under its
@@ -9,13 +11,15 @@ current quasi-dynamic data), rebuilt inside the trace (``raise_val`` /
 back into the argument after the call (``update_from_loval``). The function is traced once
 per argument structure, abstract values and quasi-dynamic data. An object passed twice is
 two objects inside, written back in order (the last one's state wins), as in JAX. A hijax
-value returned by the function is refused."""
+value returned by such a function is refused."""
 from __future__ import annotations
 
 from traxla import tree_util
+from traxla.api.jit_caches import _config_epoch, _trace_context
 from traxla.tracer.staging import DynamicJaxprTrace
+from traxla.tracer.eval import EvalTrace
 from traxla.tracer.traces import current_trace
-from traxla.tracer.values import hitype_avals
+from traxla.tracer.values import concrete_aval, hitype_avals
 
 
 def own(obj):
@@ -156,14 +160,38 @@ def _lowered_call_args(jitted, args, kwargs):
     return full_args, full_kwargs, objects
 
 
+def all_immutable(leaves) -> bool:
+    return not any(hitype_avals[type(x)](x).has_qdd for x in leaves if type(x) in hitype_avals)
+
+
 def call_with_hi_args(jitted, args, kwargs):
     """``jitted(*args, **kwargs)`` where some argument leaves are hijax values."""
+    dyn_args, dyn_kwargs, static_key = jitted._split_static(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    if all_immutable(leaves):  # staged as values of their types (api/hi_lowering.py)
+        return _call_staged(jitted, args, kwargs, leaves, in_tree, static_key)
     full_args, full_kwargs, objects = _lowered_call_args(jitted, args, kwargs)
     out, final = _inner_jit(jitted)(*full_args, **full_kwargs)
     mutable = [x for x in objects if hitype_avals[type(x)](x).has_qdd]
     for obj, vals, (aval, qdd) in zip(mutable, final.vals, final.qdds):
         aval.update_from_loval(qdd, obj, *vals)
     return out
+
+
+def _call_staged(jitted, args, kwargs, leaves, in_tree, static_key):
+    """A call whose hijax arguments are all immutable: traced with them as values of their
+    types, run as a ``HiProgram`` (``api/hi_lowering.py``)."""
+    trace = current_trace()
+    if isinstance(trace, DynamicJaxprTrace):  # one jit equation (or inline, lowering)
+        return jitted._bind(args, kwargs, leaves, in_tree, static_key)
+    if not isinstance(trace, EvalTrace):  # under grad or vmap: the function itself
+        return jitted.fun(*args, **kwargs)
+    avals = tuple(concrete_aval(x) for x in leaves)  # (an Array's, a hijax value's type)
+    key = (in_tree, static_key, avals, _trace_context())
+    epoch = _config_epoch[0]
+    entry = jitted._compiled.get_or_create(
+        key, lambda: jitted._compile(key, args, kwargs, avals, in_tree, None, epoch))
+    return entry(leaves)  # a HiProgram: its jaxpr takes high-level values
 
 
 def trace_with_hi_args(jitted, args, kwargs):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from traxla.api.hi_lowering import HiProgram, jaxpr_is_high
 from traxla import tree_util
 from traxla.api import jit_hooks
 from traxla.api.call_signatures import Entry as _Entry
@@ -59,12 +60,16 @@ class JitPlacement:
             def build():
                 jit_hooks.on_compile_miss(self, key, args, kwargs)
                 closed, out_tree = self._trace(key[:4], args, kwargs, avals)
+                if jaxpr_is_high(closed):  # high-level (hijax) values inside: hi_lowering.py
+                    return HiProgram(self, closed, out_tree)
                 program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
                                               placements, mesh, out_tree)
                 executable = self._executable(program, closed, mesh, self.compiler_options)
                 jit_hooks.after_compile(self, closed, program, executable)
                 return _Entry(executable, out_tree, program.kept)
             entry = self._compiled.get_or_create(key, build)
+        if type(entry) is HiProgram:
+            return entry(arrays)
         check_not_deleted(arrays)  # a deleted multi-device buffer must not reach PJRT
         outs = entry.execute(arrays)
         return tree_util.tree_unflatten(entry.out_tree, outs)

@@ -13,6 +13,7 @@ from traxla.api import debug_mode, hijax_args as _hijax_args, jit_hooks
 from traxla.api.call_signatures import Entry as _Entry
 from traxla.api.device_arrays import _aval
 from traxla.api.jit_placement import _follow_committed, _uncommitted_results, pinned_results
+from traxla.api.hi_lowering import HiProgram, eval_hi, jaxpr_is_high
 from traxla.api.stages import lower_program
 from traxla.api.static_hits import hit_key as _hit_key
 from traxla.ir import checker
@@ -79,11 +80,15 @@ class JitSlowPath:
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
             elif type(entry) is _Entry and entry.fast_key is not None:
                 self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
-            if type(entry) is _OnMesh:  # a shard_map inside: the whole program runs on its mesh
-                return self._call_sharded(args, kwargs, arrays, in_tree, static_key, entry.mesh)
-            if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
-                return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree, arrays,
-                                                   key)
+            if type(entry) is not _Entry:  # a program of another kind (one test for all)
+                if type(entry) is _OnMesh:  # a shard_map inside: the program runs on its mesh
+                    return self._call_sharded(args, kwargs, arrays, in_tree, static_key,
+                                              entry.mesh)
+                if type(entry) is _ClosesOverRefs:  # mutates a Ref it closes over (traxla.ref)
+                    return _jit_refs.call_closing_over_refs(self, entry.closed, entry.out_tree,
+                                                            arrays, key)
+                if type(entry) is HiProgram:  # high-level (hijax) values staged inside
+                    return entry(leaves)
             if (self._plain and not kwargs and getattr(entry, "fast_key", None) is None
                     and type(entry) is _Entry and not getattr(entry.executable, "special_outs", ())
                     and not debug_mode.slow_path_only()
@@ -135,6 +140,8 @@ class JitSlowPath:
         miss it together: see ``BoundedCache.get_or_create``)."""
         jit_hooks.on_compile_miss(self, key, args, kwargs)
         closed, out_tree = self._trace(key, args, kwargs, avals)
+        if jaxpr_is_high(closed):  # a program of arrays of its own: api/hi_lowering.py
+            return HiProgram(self, closed, out_tree)
         if _jit_refs.closes_over_refs(closed):
             return _ClosesOverRefs(closed, out_tree)
         mesh = _mesh_of_program(closed.jaxpr)
@@ -170,7 +177,11 @@ class JitSlowPath:
                                    for c in hit[0].consts):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
         closed, out_tree = self._trace(key, args, kwargs, avals)
-        if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
+        trace = trace_core._current_trace
+        if (trace.requires_low or not isinstance(trace, DynamicJaxprTrace)) and \
+                jaxpr_is_high(closed):  # lowering it, or grad/vmap of it: inline
+            return tree_util.tree_unflatten(out_tree, eval_hi(closed, leaves))
+        if not isinstance(trace, DynamicJaxprTrace):
             if any(is_ref_aval(a) for a in avals) or _jit_refs.closes_over_refs(closed):
                 # grad/vmap of a jit taking or closing over refs: evaluated in place, its
                 # ref accesses through the transformation's ref rules

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from traxla import tree_util
-from traxla.api.hijax_args import has_hi_leaves, trace_with_hi_args
+from traxla.api.hijax_args import all_immutable, has_hi_leaves, trace_with_hi_args
 from traxla.ir.avals import ShapedArray
 from traxla.ir.dtypes import ExtendedDType, canonicalize
 from traxla.ir.sharding import PartitionSpec
@@ -119,6 +119,8 @@ def _is_abstract(x) -> bool:
 def struct_of_aval(aval, sharding=None) -> ShapeDtypeStruct:
     """The struct of a value typed ``aval``: a sharding its type names (Explicit axes)
     goes with it on the abstract mesh, as JAX's ``eval_shape`` gives it."""
+    if getattr(aval, "is_high", False) is True:  # a high-level (hijax) type: itself, as JAX
+        return aval
     if sharding is None and getattr(aval, "sharding_type", None) is not None:
         sharding = aval.sharding
     return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding)
@@ -130,7 +132,8 @@ def eval_shape(fun, *args, **kwargs):
     ``ShapeDtypeStruct``s: ``fun`` is traced (arguments may be structs) but never
     compiled nor run. Hijax arguments (flax's hijax Variables) are traced as their
     low-level values, and left as they were."""
-    if has_hi_leaves(tree_util.tree_leaves((args, kwargs))):
+    leaves = tree_util.tree_leaves((args, kwargs))
+    if has_hi_leaves(leaves) and not all_immutable(leaves):
         return trace_with_hi_args(_api.jit(fun), args, kwargs).out_info[0]
     return _api.jit(fun).trace(*args, **kwargs).out_info
 

@@ -12,6 +12,7 @@ import time
 import warnings
 from typing import Union
 
+from traxla.api.hi_lowering import jaxpr_is_high
 from traxla import tree_util
 from traxla.api import jit_hooks
 from traxla.api.layouts import Format, Layout
@@ -228,6 +229,10 @@ class Traced(_Stage):
         'gpu' names the GPU present) instead of the default backend's, present or not.
         Several: ``@main`` takes the platform index first (a ``jax.global_constant``)."""
         info = self._program_info
+        if jaxpr_is_high(info.closed):
+            raise NotImplementedError(
+                "jit(...).lower() of a program that stages high-level (hijax) values: traxla "
+                "lowers such a program when it is called (call the jitted function instead)")
         start = time.perf_counter()
         platforms = _canonical_lowering_platforms(lowering_platforms)
         if platforms is not None and len(platforms) > 1:

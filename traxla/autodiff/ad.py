@@ -31,7 +31,7 @@ from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
 from traxla.tracer.traces import Trace, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
-from traxla.tracer.values import is_concrete
+from traxla.tracer.values import hitype_avals, is_concrete
 from traxla.autodiff.vjp_object import (  # noqa: F401  (DontWant... also as ad.X)
     VJP, DidntWant, DontWant, GradRef, GradValue, NotNeeded)
 
@@ -588,6 +588,8 @@ def check_input_dtype_revderiv(name, allow_int, x, holomorphic=False):
     """JAX's ``_check_input_dtype_revderiv``."""
     if getattr(x, "is_array_ref", False):  # a Ref's cotangent would be a Ref: JAX refuses
         raise ValueError(f"Expected cotangent type {x.aval} but got {x.aval.inner_aval}")
+    if type(x) in hitype_avals:  # a high-level (hijax) value: its type says its tangents
+        return
     if not _is_array_like(x):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
     dt = prims.aval_of(x).dtype

@@ -25,11 +25,12 @@ from traxla.autodiff.ad import (Zero, add_tangents, instantiate, jvp_rules, line
 from traxla.batching.batch_trace import batching_axis_names, register_batching
 from traxla.ir import dtypes
 from traxla.ir.primitive import Primitive, def_printing, def_typing
+from traxla.ir.sharding_rules import self_typed
 from traxla.lowering.mlir import constant
 from traxla.lowering.module import emit_jaxpr
 from traxla.lowering.registry import register_lowering
 from traxla.tracer import make_debug_info, trace_to_jaxpr
-from traxla.tracer.traces import set_current_trace
+from traxla.tracer.traces import current_trace, set_current_trace
 
 class _CallHiPrimitive(Primitive):
     """Evaluated eagerly, ``expand`` runs on the arguments as given (JAX's ``to_lojax``)."""
@@ -39,6 +40,14 @@ class _CallHiPrimitive(Primitive):
     @staticmethod
     def impl(*args, _prim):
         return expand_flat(_prim, args)
+
+    def bind(self, *args, **params):
+        # a trace that lowers high-level values as it goes (JAX's ``requires_low``: the
+        # one that turns a staged hijax jaxpr into arrays, traxla/api/hi_lowering.py)
+        # runs ``expand`` in place; any other stages (or transforms) one equation
+        if current_trace().requires_low:
+            return expand_flat(params["_prim"], args)
+        return Primitive.bind(self, *args, **params)
 
 
 call_hi_primitive_p = _CallHiPrimitive("call_hi_primitive", multiple_results=True)
@@ -128,6 +137,7 @@ def _linearized_typing(*avals, _prim, residuals_tree, nz_in_flat):
 
 def_typing(call_hi_primitive_p, _typing)
 def_typing(call_hi_primitive_linearized_p, _linearized_typing)
+self_typed.update((call_hi_primitive_p, call_hi_primitive_linearized_p))
 def_printing(call_hi_primitive_linearized_p, hide=("residuals_tree",))
 
 

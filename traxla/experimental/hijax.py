@@ -2,15 +2,23 @@
 high-level types: user-defined types whose values are Python objects, with primitives of
 their own that say how they lower to ordinary arrays).
 
-A ``HiPrimitive`` is always lowered where it is bound: its ``to_lojax`` rule runs in the
-current trace (JAX does so eagerly, and when it lowers a staged jaxpr before compiling).
-Inside ``jit`` a hijax value is therefore a Python object holding tracers: ``jit`` and
-``eval_shape`` turn a hijax argument into its low-level values (``lower_val`` /
-``read_loval``), rebuild it inside the trace (``raise_val`` / ``new_from_loval``) and, for a
-mutable one, write its final state back afterwards (``update_from_loval``), as JAX's
-``jit`` does (``traxla/api/hijax_args.py``). A mutable one that a staged function reaches
-from outside becomes that function's state through array refs (below). ``register_hitype``
-makes ``typeof`` of the type's values its abstract value."""
+An immutable high-level type (``HiType``) is staged as JAX stages it: inside ``jit`` a
+value of the type is one jaxpr variable of that type (an argument, a result, or a
+``VJPHiPrimitive``'s result), and the jaxpr becomes a program of arrays when it is
+compiled (``traxla/api/hi_lowering.py``); ``grad`` differentiates with respect to such a
+value (its ``to_tangent_aval``); ``lax.scan`` (``traxla/lax/hi_scan.py``) and
+``shard_map`` with a ``HiPspec`` (``traxla/sharding/hi_shard_map.py``) run on the
+values' arrays.
+
+A ``HiPrimitive`` (the older kind, and mutable types') is always lowered where it is
+bound: its ``to_lojax`` rule runs in the current trace (JAX does so eagerly, and when it
+lowers a staged jaxpr before compiling). Inside ``jit`` a mutable hijax value is therefore
+a Python object holding tracers: ``jit`` and ``eval_shape`` turn such an argument into its
+low-level values (``read_loval``), rebuild it inside the trace (``new_from_loval``) and
+write its final state back afterwards (``update_from_loval``), as JAX's ``jit`` does
+(``traxla/api/hijax_args.py``). A mutable one that a staged function reaches from outside
+becomes that function's state through array refs (below). ``register_hitype`` makes
+``typeof`` of the type's values its abstract value."""
 from __future__ import annotations
 
 import contextlib
@@ -29,6 +37,7 @@ from traxla.autodiff.ad import is_undefined as is_undefined_primal  # noqa: F401
 from traxla.ir.avals import ShapedArray
 from traxla.ir.primitive import Primitive
 from traxla.ir.rules.refs import AbstractRef  # noqa: F401
+from traxla.sharding.specs import HiPspec
 from traxla.state.ref import new_ref
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer
 from traxla.tracer.traces import _bottom, current_trace, set_current_trace
@@ -70,10 +79,24 @@ def cur_qdd(x):
 
 
 class HiType:
-    """Base of the abstract values of immutable high-level types."""
+    """Base of the abstract values of immutable high-level types. A staged value of such
+    a type is one jaxpr variable of that type (``b:q8[2,3]``); it becomes its ``lo_ty``
+    arrays when the jaxpr is lowered (``traxla/api/hi_lowering.py``)."""
 
     is_high = True
     has_qdd = False
+    # what the tracer machinery reads of an abstract value: a high-level one carries its
+    # sharding, if any, in its own fields (its ``lo_ty`` consumes them)
+    sharding_type = None
+    memory_space = None
+    weak_type = False
+    vma = ()
+
+    def strip_weak_type(self):
+        return self
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return repr(self)
 
     def lo_ty(self):
         raise NotImplementedError(f"{type(self).__name__} must define lo_ty")
@@ -112,10 +135,6 @@ class MutableHiType(HiType):
 
     def update_from_loval(self, state, val, /, *lo_vals) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define update_from_loval")
-
-
-class HiPspec:
-    pass
 
 
 def _typeof_or_self(x):

@@ -24,6 +24,10 @@ from traxla.ir.vma import active as vma_active, with_vma
 # primitive -> rule(in_avals, out_avals, **params) -> list of spec tuples (one per output)
 sharding_rules: dict = {}
 
+# primitives whose typing rule gives the whole result type, sharding included: a hijax
+# primitive's declared ``out_aval`` (which may be a high-level type), as in JAX
+self_typed: set = set()
+
 
 def register_sharding(prim, rule):
     sharding_rules[prim] = rule
@@ -72,6 +76,8 @@ def _infer(prim, in_avals, params):
     if rule is None:  # a user primitive (extend.core) given no def_abstract_eval
         raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
     out = rule(*in_avals, **params)
+    if prim in self_typed:
+        return out
     varying = vma_active[0]
     for a in in_avals:
         if a.sharding_type is not None:

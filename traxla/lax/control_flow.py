@@ -27,6 +27,9 @@ from traxla.tracer import Tracer, make_debug_info, trace_to_jaxpr
 from traxla.tracer.traces import current_trace
 from traxla.tracer.interpret import replaying
 from traxla.tracer.staging import source_info_of_function
+from traxla.api.hi_lowering import jaxpr_is_high
+from traxla.lax import hi_control_flow as hi_cf
+from traxla.tracer.values import hitype_avals
 from traxla.lax.control_flow_messages import (_differences, _mismatch_extra, _pvary_hint,
                                               _str_short)
 from traxla.lax import (_convert_element_type, add, asarray, aval_of, clamp, concatenate,
@@ -112,6 +115,8 @@ def _trace_uncached(fun, in_tree, in_avals, traced_for, arg_names=(), debug_fun=
     _check_no_refs_returned(jaxpr, out_store[0], debug)
     lifted = Jaxpr([], list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns,
                    jaxpr.debug_info)
+    if hitype_avals:  # high-level (hijax) values made and used inside: the arrays' jaxpr
+        return hi_cf.lowered_body(ClosedJaxpr(lifted, []), list(closed.consts), out_store[0])
     return ClosedJaxpr(lifted, []), list(closed.consts), out_store[0]
 
 
@@ -380,9 +385,13 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
         return true_fun(*operands) if pred else false_fun(*operands)
 
     leaves, in_tree = tree_util.tree_flatten(operands)
+    if hi_cf.has_hi(leaves):  # high-level (hijax) operands: their arrays
+        return hi_cf.lowered_cond(cond, pred, true_fun, false_fun, operands)
     avals = [aval_of(x) for x in leaves]
     traced = [_trace(f, in_tree, avals, "cond",
                      _arg_names(f, operands), debug_fun=f) for f in (true_fun, false_fun)]
+    if hitype_avals and any(jaxpr_is_high(j) for j, _, _ in traced):  # high-level results
+        return hi_cf.lowered_cond(cond, pred, true_fun, false_fun, operands)
     (true_j, false_j), consts = _merge_common_consts(traced)
     _check_branch_outputs("cond", "true_fun", "false_fun", true_fun, false_fun,
                           traced[0][2], true_j.out_avals, traced[1][2], false_j.out_avals)
@@ -650,6 +659,8 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
           debug_fun=None, arg_names=None):
     x_leaves, _ = tree_util.tree_flatten(xs)
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    if hi_cf.has_hi(carry_leaves + x_leaves):  # high-level (hijax) values: their arrays
+        return hi_cf.lowered_scan(scan, f, init, xs, length, reverse, unroll)
     length = _infer_scan_length(x_leaves, length)
     if config.disable_jit:
         return _scan_in_python(f, init, xs, length, reverse)
@@ -670,6 +681,8 @@ def _scan(f, init, xs, length=None, reverse=False, unroll=1, *, traced_for="scan
 
     carry_avals = [aval_of(c) for c in carry_leaves]
     jaxpr, consts, (carry_out_tree, ys_tree) = create(carry_avals)
+    if hitype_avals and jaxpr_is_high(jaxpr):  # the body makes high-level values
+        return hi_cf.lowered_scan(scan, f, init, xs, length, reverse, unroll)
     n_carry = len(carry_avals)
     carry_out = jaxpr.out_avals[:carry_out_tree.num_leaves]
     if carry_out_tree.num_leaves != n_carry:

@@ -18,6 +18,7 @@ from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, tr
 from traxla.sharding import get_mesh
 import traxla.api as _api
 from traxla.runtime.placement import NamedSharding
+from traxla.sharding import hi_shard_map
 from traxla.sharding.shard_map_eager import run_eager
 from traxla.sharding.specs import _broadcast_specs, _is_spec, _spec_vma, check_out_vma
 
@@ -180,6 +181,9 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
         tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+    if hi_shard_map.involves_hi(leaves, specs, out_specs):  # high-level (hijax) values
+        return hi_shard_map.call(shard_map, f, mesh, specs, out_specs, check_vma, axis_names,
+                                 leaves, tree)
     if (not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names)) and \
             mesh.abstract_mesh.are_all_axes_explicit:
         _check_specs_match_args(leaves, specs)

@@ -6,8 +6,23 @@ from traxla import tree_util
 from traxla.ir.sharding import PartitionSpec
 
 
+class HiPspec:
+    """The partition spec of a high-level (hijax) type (``jax.experimental.hijax``): a
+    subclass says, in ``to_lo``, the ``PartitionSpec`` of each of the type's ``lo_ty``
+    values (see ``traxla/sharding/hi_shard_map.py``)."""
+
+    def to_lo(self):
+        raise NotImplementedError(f"{type(self).__name__} must define to_lo")
+
+    def to_tangent_spec(self):
+        raise NotImplementedError(f"{type(self).__name__} must define to_tangent_spec")
+
+    def to_ct_spec(self):
+        raise NotImplementedError(f"{type(self).__name__} must define to_ct_spec")
+
+
 def _is_spec(x):
-    return x is None or isinstance(x, PartitionSpec)
+    return x is None or isinstance(x, (PartitionSpec, HiPspec))
 
 
 def _broadcast_specs(specs, tree, what):

@@ -14,7 +14,7 @@ from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.vma import active as vma_active, needs_matching, ordered, pvary_p
 from traxla.tracer import traces as core
 from traxla.tracer.traces import Trace, Tracer, user_source_info
-from traxla.tracer.values import concrete_aval, concrete_value, is_concrete
+from traxla.tracer.values import concrete_aval, concrete_value, hitype_avals, is_concrete
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.rules.export import dim_as_value_p
 from traxla.ir.jaxpr_printer import pp_eqn_text
@@ -41,6 +41,19 @@ class DynamicJaxprTracer(Tracer):
     def _short_repr(self):
         aval = self._var.aval
         return f"JitTracer({'~' if aval.weak_type else ''}{aval.str_short(short_dtypes=False)})"
+
+
+def _hi_constant_aval(x):
+    """The abstract value of ``x``, a high-level object met as a constant of a staged
+    function: refused, as in JAX (no constant handler), when its arrays are tracers (say
+    the function's own, wrapped by hand rather than by a hijax primitive)."""
+    aval = hitype_avals[type(x)](x)
+    if aval.has_qdd:  # a mutable one (flax's Variables) is lowered where it is used
+        return None
+    for lo in aval.lower_val(x):
+        if isinstance(lo, Tracer):
+            raise TypeError(f"No constant handler for type: {type(lo)}")
+    return aval
 
 
 # primitive -> rule(eqn) -> (per output, the index of the input it merely forwards or None;
@@ -99,6 +112,9 @@ class DynamicJaxprTrace(Trace):
             m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables
             if m is not None:
                 return self.to_atom(m())
+            aval = _hi_constant_aval(x) if type(x) in hitype_avals else None
+            if aval is not None:  # a high-level (hijax) value: a constant of its type
+                return self._new_const(x, aval)
             raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
         aval = concrete_aval(x)
         if not aval.shape and not dtypes.is_extended(aval.dtype):

@@ -118,6 +118,10 @@ class Trace:
     """An interpreter for primitives. Subclasses: EvalTrace, DynamicJaxprTrace."""
 
     alive = True
+    # whether high-level (hijax) primitives bound here lower to their arrays at once (JAX's
+    # ``requires_low``): only a trace that lowers a staged hijax jaxpr says so; eagerly,
+    # their ``impl`` lowers them anyway
+    requires_low = False
 
     def process_primitive(self, prim, args, params):
         raise NotImplementedError

@@ -70,6 +70,7 @@ def check_call_operands(avals, expected, called: str, takes: str, name: str = ""
     typing rules run once per traced equation) and what it ``takes`` unless ``avals`` match
     the ``expected`` input avals of a called jaxpr in shape and dtype."""
     if len(avals) != len(expected) or any(
-            a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
+            (a != e) if getattr(e, "is_high", False) is True  # a high-level (hijax) type
+            else (a.shape != e.shape or a.dtype != e.dtype) for a, e in zip(avals, expected)):
         raise TypeError(f"{called.format(name)} called with {[a.str_short() for a in avals]} but its "
                         f"{takes} takes {[e.str_short() for e in expected]}.")
