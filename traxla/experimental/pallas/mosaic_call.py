@@ -139,13 +139,17 @@ def _keep(xs, mask):
     return [x for x, k in zip(xs, mask) if k]
 
 
+# JAX's DCE has no rule for these: it keeps such an equation whole, its bodies untouched
+_NO_DCE_RULE = frozenset({"while", "run_scoped"})
+
+
 def _dce_inside(eqn, used):
     """``eqn`` with the dead code of its sub-jaxprs gone (``used``: what is read after it)
     and, as JAX's DCE rules do, the operands they no longer read: a call's (and its unused
     results), a cond's (and its unused results), a loop's constants."""
-    if not has_subjaxprs(eqn.params):
-        return eqn
     name, params = eqn.primitive.name, eqn.params
+    if not has_subjaxprs(params) or name in _NO_DCE_RULE:
+        return eqn
     if name == "cond":
         return _dce_cond(eqn, used)
     if name in ("jit", "pjit", "closed_call", "core_call"):
