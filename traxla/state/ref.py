@@ -360,6 +360,10 @@ def make_indexer(shape, idx, what="ref"):
             continue
         if _is_dynamic_slice(i):  # Pallas's pl.ds(start, size, stride): a static size
             d = _dynamic_slice_dim(i, size)
+            if d[0] == "dsize":
+                dims.append(d[:3])
+                operands += list(d[3:])
+                continue
             dims.append(d[:-1])
             if d[0] == "dslice":
                 operands.append(d[-1])
@@ -407,11 +411,13 @@ def _dynamic_slice_dim(i, dim_size):
     """``("slice", start, size, stride, None)`` for a static start, else ``("dslice",
     size, stride, start)`` (the start an operand)."""
     size, stride = _static(i.size), i.stride
-    if size is None:
-        raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
-                                  "not supported.")
     if not isinstance(stride, (int, np.integer)) or stride < 1:
         raise ValueError(f"`pl.ds` stride must be a static integer >= 1 (found: {stride})")
+    if size is None:  # (a DMA's view: its size an operand, the dimension its bound)
+        if stride != 1:
+            raise NotImplementedError("a `pl.ds` slice of traced size with a stride")
+        start = _static(i.start)  # (a static start stays in the indexer, as JAX's)
+        return ("dsize", dim_size, start, *([] if start is not None else [i.start]), i.size)
     start = _static(i.start)
     if start is not None:  # (JAX's NDIndexer checks and messages)
         if start and start >= dim_size:
@@ -427,6 +433,15 @@ def _dynamic_slice_dim(i, dim_size):
     if dtype is not None and not np.issubdtype(dtype, np.integer):
         raise TypeError(f"The start of a `pl.ds` slice must be an integer; got {dtype}")
     return ("dslice", size, int(stride), i.start)
+
+
+def check_static_sizes(tree) -> None:
+    """Reads and writes of a ref take slices of static size (a DMA takes any)."""
+    for link in getattr(tree, "links", (tree,)):
+        if any(d[0] == "dsize" for d in getattr(link, "dims", ())):
+            raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
+                                      "not supported (only a DMA's source or destination "
+                                      "takes one).")
 
 
 def numpy_index(tree: RefIndexer, operands):
@@ -541,10 +556,12 @@ def get(ref, idx=None):
         if ref_chain.has_reshape(ref.chain) and _staging():
             tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
                                                      idx)
+            check_static_sizes(tree)
             return get_p.bind(ref.ref, *operands, tree=tree)
         return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
+    check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         get_aval(ref, idx)  # the same checks as the staged equation
         return _eager_get(ref, tree, operands)
@@ -557,6 +574,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         if ref_chain.has_reshape(ref.chain) and _staging():
             tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
                                                      idx)
+            check_static_sizes(tree)
             return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
         return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
@@ -565,6 +583,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
                          "using `[...]`?")
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
+    check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
         return _eager_swap(ref, value, tree, operands)
@@ -585,6 +604,7 @@ def addupdate(ref, idx, x):
     _check_ref(ref, "ref_addupdate")
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
+    check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
         _eager_addupdate(ref, x, tree, operands)

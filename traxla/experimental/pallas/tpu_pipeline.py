@@ -28,7 +28,7 @@ from traxla import lax, tree_util
 from traxla.api.named_scopes import named_scope
 from traxla.experimental.pallas import core as plcore
 from traxla.experimental.pallas import surface
-from traxla.experimental.pallas.helpers import align_to, multiple_of
+from traxla.experimental.pallas.helpers import multiple_of
 from traxla.experimental.pallas.kernel_refs import Slice, ds
 import traxla.numpy as jnp
 
@@ -93,6 +93,10 @@ def _infer_tiling(shape, dtype, tiling=None):
 
 # -- block slices --------------------------------------------------------------------------
 
+def _align_to(x, alignment):
+    return plcore.cdiv(x, alignment) * alignment
+
+
 def _blocked_slice(index, size, dim, tile):
     start = size * index
     if dim % size == 0:
@@ -102,7 +106,7 @@ def _blocked_slice(index, size, dim, tile):
     if size % tile:
         raise ValueError(f"Block size must divide tiling: block_size={size}, tiling={tile}")
     last = index == plcore.cdiv(dim, size) - 1
-    rounded = multiple_of(jnp.where(last, align_to(dim % size % size, tile), size), tile)
+    rounded = multiple_of(jnp.where(last, _align_to(dim % size % size, tile), size), tile)
     return ds(index * size, rounded)
 
 
@@ -112,7 +116,7 @@ def _bounded_slice(start, size, block, dim, tile):
     if tile is None:
         return ds(start, size)
     past_end = start + size > dim
-    rounded = multiple_of(jnp.where(past_end, align_to(dim - start, tile), size), tile)
+    rounded = multiple_of(jnp.where(past_end, _align_to(dim - start, tile), size), tile)
     return ds(start, rounded)
 
 

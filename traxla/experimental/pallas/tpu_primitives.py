@@ -101,10 +101,22 @@ class AsyncCopyDescriptor:
         _sem_add(self.src_sem, -1)
 
 
+def _traced_size(ref) -> bool:
+    """Whether a view of a ref slices it with a ``pl.ds`` of traced size (its shape then
+    shows the dimension's bound; the DMA copies what the sizes say)."""
+    from traxla.tracer import Tracer
+    for idx in getattr(ref, "chain", ()):
+        for i in idx if isinstance(idx, tuple) else (idx,):
+            if isinstance(getattr(i, "size", None), Tracer):
+                return True
+    return False
+
+
 def make_async_copy(src_ref, dst_ref, sem):
     """A DMA descriptor copying ``src_ref`` into ``dst_ref`` (call ``.start()``,
     ``.wait()``)."""
-    if tuple(src_ref.shape) != tuple(dst_ref.shape):
+    if tuple(src_ref.shape) != tuple(dst_ref.shape) and not (
+            _traced_size(src_ref) or _traced_size(dst_ref)):
         raise ValueError(f"Cannot copy a ref of shape {tuple(src_ref.shape)} into one of "
                          f"shape {tuple(dst_ref.shape)}")
     return AsyncCopyDescriptor(src_ref, dst_ref, sem)
