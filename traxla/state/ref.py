@@ -558,6 +558,11 @@ def get(ref, idx=None):
                                                      idx)
             check_static_sizes(tree)
             return get_p.bind(ref.ref, *operands, tree=tree)
+        if ref_chain.keeps_links(ref.chain, idx) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain[:-1],
+                                                     make_indexer, ref.chain[-1])
+            check_static_sizes(tree)
+            return get_p.bind(ref.ref, *operands, tree=tree)
         return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
@@ -574,6 +579,11 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         if ref_chain.has_reshape(ref.chain) and _staging():
             tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
                                                      idx)
+            check_static_sizes(tree)
+            return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
+        if ref_chain.keeps_links(ref.chain, idx) and _staging():
+            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain[:-1],
+                                                     make_indexer, ref.chain[-1])
             check_static_sizes(tree)
             return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
         return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)

@@ -4,6 +4,8 @@ transforms), without composing them: the shape it leaves, and the ``RefChain`` (
 TPU kernel's reads, writes and DMAs of a reshaped view bind."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from traxla.ir.rules.refs import RefChain, RefReshape
@@ -11,6 +13,23 @@ from traxla.ir.rules.refs import RefChain, RefReshape
 
 def has_reshape(chain) -> bool:
     return any(isinstance(i, RefReshape) for i in chain)
+
+
+class _KeepLinks(threading.local):
+    depth = 0
+
+
+# > 0 while a compiled Pallas TPU kernel is traced (set by its tracer, above this layer):
+# there a read or write of a view of several `.at` links keeps them (see keeps_links)
+keep_links = _KeepLinks()
+
+
+def keeps_links(chain, idx) -> bool:
+    """Whether ``view[idx]`` binds the view's links one by one (JAX's transforms: a
+    compiled kernel slices the ref once per link) rather than one composed index: in a
+    compiled kernel, a whole read or write of a view of two ``.at`` links or more."""
+    return (keep_links.depth > 0 and (idx is None or idx is Ellipsis or idx == ())
+            and len(chain) > 1)
 
 
 def compose(ref, chain, compose_two):

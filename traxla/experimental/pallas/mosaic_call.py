@@ -20,6 +20,7 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
+from traxla.state import ref_chain
 from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, has_subjaxprs,
                               name_stack, subjaxprs)
 from traxla.ir.rules.call import closed_call_p
@@ -401,6 +402,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         outs, scr = refs[npre + nin:npre + nin + len(out_avals)], \
             refs[npre + nin + len(out_avals):]
         _tracing.depth += 1
+        ref_chain.keep_links.depth += 1
         try:
             with grid_point(_Grid(idx), _Grid(None if g is None else np.int32(g)
                                                  for g in grid)), \
@@ -413,6 +415,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                        *tree_util.tree_unflatten(scratch_tree, scr))
         finally:
             _tracing.depth -= 1
+            ref_chain.keep_links.depth -= 1
         return []
 
     try:

@@ -585,7 +585,8 @@ def fetch_with_lookahead(bref, src_ref, grid, grid_offsets, predicate=True,
 
     def cond(carry):
         _, nxt, copied = carry
-        return predicate & (copied < limit) & _all_less(nxt, grid)
+        within, in_grid = copied < limit, _all_less(nxt, grid)
+        return predicate & within & in_grid
 
     def body(carry):
         cur, nxt, copied = carry
@@ -596,7 +597,8 @@ def fetch_with_lookahead(bref, src_ref, grid, grid_offsets, predicate=True,
         @plcore.when(changes)
         def _():
             at.copy_in(src_ref, nxt_o)
-        return nxt, _next_index(nxt, grid, allow_overflow=True), copied + _as_u32(changes)
+        copied = copied + _as_u32(changes)
+        return nxt, _next_index(nxt, grid, allow_overflow=True), copied
 
     cur = bref.next_fetch_indices
     final, _, copied = lax.while_loop(
