@@ -24,6 +24,28 @@ class _KeepLinks(threading.local):
 keep_links = _KeepLinks()
 
 
+def check_static_sizes(tree) -> None:
+    """Reads and writes of a ref take slices of static size (a DMA takes any)."""
+    for link in getattr(tree, "links", (tree,)):
+        if any(d[0] == "dsize" for d in getattr(link, "dims", ())):
+            raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
+                                      "not supported (only a DMA's source or destination "
+                                      "takes one).")
+
+
+def linked(shape, chain, idx, make_indexer):
+    """``(RefChain, operands)`` where ``view[idx]`` is read or written link by link (a
+    reshaped view; see ``keeps_links``), else None."""
+    if has_reshape(chain):
+        tree, operands = chain_indexer(shape, chain, make_indexer, idx)
+    elif keeps_links(chain, idx):
+        tree, operands = chain_indexer(shape, chain[:-1], make_indexer, chain[-1])
+    else:
+        return None
+    check_static_sizes(tree)
+    return tree, operands
+
+
 def keeps_links(chain, idx) -> bool:
     """Whether ``view[idx]`` binds the view's links one by one (JAX's transforms: a
     compiled kernel slices the ref once per link) rather than one composed index: in a

@@ -27,7 +27,9 @@ from traxla.experimental.pallas.tpu_primitives import (  # noqa: F401
     async_copy, async_remote_copy, bitcast, get_barrier_semaphore, load, make_async_copy,
     make_async_remote_copy, roll, store, sync_copy, touch)
 from traxla.experimental.pallas.tpu_pipeline import (  # noqa: F401
-    BufferedRef, BufferedRefBase, BufferType, emit_pipeline, emit_pipeline_with_allocations)
+    BufferedRef, BufferedRefBase, BufferType)
+from traxla.experimental.pallas.tpu_pipeline_schedule import (  # noqa: F401
+    emit_pipeline, emit_pipeline_with_allocations)
 from traxla.experimental.pallas.unsupported import (unsupported_class as _uclass,
                                                     unsupported_function as _ufunction)
 
