@@ -116,6 +116,40 @@ def pipeline_kernels(jax, jnp, pl, pltpu, interpret=False):
         return call(ragged_kernel, out_shape=S(x.shape, x.dtype), in_specs=[ANY],
                     out_specs=ANY)(x)
     K["pipeline_ragged_sync"] = (ragged, (np.ones((40, 128), np.float32),))
+    # a whole-array (trivially windowed) HBM input and output: copied once, around the loop
+    def trivial_kernel(x_hbm, b_hbm, o_hbm, s_hbm):
+        def body(x, b, o, s):
+            o[...] = x[...] + b[...]
+            s[...] = x[...] * 2.0
+        whole = pl.BlockSpec((8, 128), lambda i: (0, 0))
+        pltpu.emit_pipeline(body, grid=(4,), in_specs=[rows(8), whole],
+                            out_specs=[rows(8), whole])(x_hbm, b_hbm, o_hbm, s_hbm)
+    def trivial(x, b):
+        return call(trivial_kernel, out_shape=(S(x.shape, x.dtype), S(b.shape, b.dtype)),
+                    in_specs=[ANY, ANY], out_specs=(ANY, ANY))(x, b)
+    K["pipeline_trivial"] = (trivial, (x32, x32[:8]))
+    # the grid split among the kernel's grid axis 0 (core_axis), a parallel dimension
+    def cores_kernel(x_hbm, o_hbm):
+        def body(x, o):
+            o[...] = x[...] * 3.0
+        pltpu.emit_pipeline(body, grid=(4,), in_specs=[rows(8)], out_specs=rows(8),
+                            core_axis=0, dimension_semantics=(pltpu.PARALLEL,))(x_hbm, o_hbm)
+    def cores(x):
+        return call(cores_kernel, out_shape=S(x.shape, x.dtype), grid=(2,), in_specs=[ANY],
+                    out_specs=ANY,
+                    compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))(x)
+    K["pipeline_cores"] = (cores, (x32,))
+    # blocks in SMEM (scalar reads and writes of a slot)
+    def smem_kernel(x_hbm, o_hbm):
+        def body(x, o):
+            for k in range(8):
+                o[0, k] = x[0, k] + k
+        spec = pl.BlockSpec((1, 8), lambda i: (i, 0), memory_space=pltpu.SMEM)
+        pltpu.emit_pipeline(body, grid=(4,), in_specs=[spec], out_specs=spec)(x_hbm, o_hbm)
+    def smem(x):
+        return call(smem_kernel, out_shape=S(x.shape, x.dtype), in_specs=[ANY],
+                    out_specs=ANY)(x)
+    K["pipeline_smem"] = (smem, (np.arange(32, dtype=np.int32).reshape(4, 8),))
     return K
 
 
@@ -133,4 +167,11 @@ def reference(name, *args):
         return args[0] + 1.0
     if name == "pipeline_ragged_sync":
         return args[0] * 4.0
+    if name == "pipeline_trivial":
+        x, b = args
+        return x + np.tile(b, (4, 1)), x[24:] * 2.0
+    if name == "pipeline_cores":
+        return args[0] * 3.0
+    if name == "pipeline_smem":
+        return args[0] + np.arange(8, dtype=np.int32)
     raise KeyError(name)

@@ -36,7 +36,7 @@ def check_static_sizes(tree) -> None:
 def linked(shape, chain, idx, make_indexer):
     """``(RefChain, operands)`` where ``view[idx]`` is read or written link by link (a
     reshaped view; see ``keeps_links``), else None."""
-    if has_reshape(chain):
+    if has_reshape(chain) or (keeps_links(chain, idx) and not _whole(idx)):
         tree, operands = chain_indexer(shape, chain, make_indexer, idx)
     elif keeps_links(chain, idx):
         tree, operands = chain_indexer(shape, chain[:-1], make_indexer, chain[-1])
@@ -46,12 +46,16 @@ def linked(shape, chain, idx, make_indexer):
     return tree, operands
 
 
+def _whole(idx) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and not idx)
+
+
 def keeps_links(chain, idx) -> bool:
     """Whether ``view[idx]`` binds the view's links one by one (JAX's transforms: a
-    compiled kernel slices the ref once per link) rather than one composed index: in a
-    compiled kernel, a whole read or write of a view of two ``.at`` links or more."""
-    return (keep_links.depth > 0 and (idx is None or idx is Ellipsis or idx == ())
-            and len(chain) > 1)
+    compiled kernel slices the ref once per link, the last indexer the load's) rather than
+    one composed index: in a compiled kernel, an indexed read or write of a view, or a
+    whole one of a view of two ``.at`` links or more."""
+    return keep_links.depth > 0 and len(chain) > (1 if _whole(idx) else 0)
 
 
 def compose(ref, chain, compose_two):

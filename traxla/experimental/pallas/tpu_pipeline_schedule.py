@@ -336,7 +336,8 @@ def _partition_grid(grid, core_axis, dimension_semantics):
         cores, core = plcore.num_programs(core_axis), plcore.program_id(core_axis)
     else:
         cores, core = lax.axis_size(core_axis), lax.axis_index(core_axis)
-    if not isinstance(cores, (int, np.integer)):
+    from traxla.tracer import Tracer
+    if isinstance(cores, Tracer):  # (interpret mode's concrete count is static too)
         raise NotImplementedError(
             f"Cannot partition grid over dynamic number of cores: core_axis={core_axis!r}")
     cores = int(cores)
