@@ -27,7 +27,7 @@ from traxla.experimental.pallas.tpu_primitives import (  # noqa: F401
     async_copy, async_remote_copy, bitcast, get_barrier_semaphore, load, make_async_copy,
     make_async_remote_copy, roll, store, sync_copy, touch)
 from traxla.experimental.pallas.tpu_pipeline import (  # noqa: F401
-    BufferedRef, BufferedRefBase, BufferType)
+    BufferedRef, BufferedRefBase, BufferType, Tiling)
 from traxla.experimental.pallas.tpu_pipeline_schedule import (  # noqa: F401
     emit_pipeline, emit_pipeline_with_allocations)
 from traxla.experimental.pallas.unsupported import (unsupported_class as _uclass,
@@ -215,7 +215,6 @@ _PRNG = "the TPU's stateful PRNG in Pallas kernels"
 _MXU = "explicit MXU operations"
 _CORES = "meshes of TPU cores"
 TpuInfo = _uclass("pallas.tpu.TpuInfo", _HW)
-Tiling = _uclass("pallas.tpu.Tiling", _HW)
 get_tpu_info = _ufunction("pallas.tpu.get_tpu_info", _HW)
 get_tpu_info_for_chip = _ufunction("pallas.tpu.get_tpu_info_for_chip", _HW)
 

@@ -342,7 +342,7 @@ class BufferedRef(BufferedRefBase):
 
     @classmethod
     def create(cls, spec, dtype_or_type, buffer_type, buffer_count, grid_rank=None,
-               use_lookahead=False, source_memory_space="any", tiling=None,
+               use_lookahead=False, source_memory_space=plcore.ANY, tiling=None,
                is_trivial_windowing=False):
         """A buffered operand for ``spec``: its VMEM window and semaphores are scratch
         types here (``pl.run_scoped`` allocates them; ``emit_pipeline`` does so)."""
