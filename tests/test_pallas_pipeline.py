@@ -89,6 +89,13 @@ def test_on_a_cpu_the_device_kind_is_refused():
     jfn = kernels.pipeline_kernels(jax, jjnp, jpl, jpltpu)["pipeline_dynamic_block"][0]
     with pytest.raises(ValueError, match="^Unsupported TPU device kind: cpu"):
         jax.export.export(jax.jit(jfn), platforms=("tpu",))(*args)
+    # (in interpret mode too, JAX's as traxla's)
+    fn, args = kernels.pipeline_kernels(traxla, tnp, tpl, tpltpu, True)["pipeline_add"]
+    with pytest.raises(ValueError, match="^Unsupported TPU device kind: cpu"):
+        traxla.jit(fn)(*args)
+    jfn = kernels.pipeline_kernels(jax, jjnp, jpl, jpltpu, True)["pipeline_add"][0]
+    with pytest.raises(ValueError, match="^Unsupported TPU device kind: cpu"):
+        jax.jit(jfn)(*args)
 
 
 def test_buffered_ref_is_a_pytree_of_its_buffers_and_slots(tpu_v5e):
