@@ -33,7 +33,6 @@ from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 TRAXLA = kernels.pipeline_kernels(traxla, tnp, tpl, tpltpu)
 JAX = kernels.pipeline_kernels(jax, jjnp, jpl, jpltpu)
 INTERPRETED = kernels.pipeline_kernels(traxla, tnp, tpl, tpltpu, interpret=True)
-TRACED_SIZES = ["pipeline_dynamic_block", "pipeline_ragged_sync"]  # (DMAs of traced size)
 
 
 @pytest.fixture
@@ -61,9 +60,9 @@ def test_mosaic_module_matches_jax(name, tpu_v5e):
 
 
 # (lookahead and a nested pipeline, whose inner blocks are views of the outer one's; blocks
-# of the whole array, copied once: every kernel runs compiled on the chip,
+# of traced size, BoundedSlice's: every kernel runs compiled on the chip,
 # tests/test_tpu_pallas.py)
-@pytest.mark.parametrize("name", ["pipeline_nested_lookahead", "pipeline_trivial"])
+@pytest.mark.parametrize("name", ["pipeline_nested_lookahead", "pipeline_dynamic_block"])
 def test_interpret_mode_runs_the_pipeline(name, tpu_v5e):
     fn, args = INTERPRETED[name]
     got = traxla.tree_util.tree_leaves(traxla.jit(fn)(*args))
@@ -73,11 +72,17 @@ def test_interpret_mode_runs_the_pipeline(name, tpu_v5e):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-4)
 
 
-def test_interpret_mode_dma_of_traced_size_names_the_capability(tpu_v5e):
-    fn, args = INTERPRETED["pipeline_dynamic_block"]
-    with pytest.raises(NotImplementedError, match="interpret mode: a `pl.ds` slice of a ref "
+def test_interpret_mode_reads_no_slice_of_traced_size():
+    def kernel(n_ref, x_ref, o_ref):
+        o_ref[...] = x_ref.at[tpl.ds(0, n_ref[0])][...]
+
+    f = tpl.pallas_call(kernel, out_shape=traxla.ShapeDtypeStruct((8, 128), tnp.float32),
+                        in_specs=[tpl.BlockSpec(memory_space=tpltpu.SMEM),
+                                  tpl.BlockSpec(memory_space=tpl.ANY)], interpret=True)
+    with pytest.raises(NotImplementedError, match="interpret mode: reading, writing or "
+                                                  "indexing further a `pl.ds` slice of a ref "
                                                   "with a traced size"):
-        traxla.jit(fn)(*args)
+        traxla.jit(f)(np.array([4], np.int32), np.ones((8, 128), np.float32))
 
 
 def test_on_a_cpu_the_device_kind_is_refused():
