@@ -118,3 +118,20 @@ def test_buffered_ref_is_a_pytree_of_its_buffers_and_slots(tpu_v5e):
                                   buffer_count=3)
     with pytest.raises(ValueError, match="strictly positive"):
         tpltpu.emit_pipeline(lambda *r: None, grid=(0,))
+
+
+def test_a_pipeline_takes_one_ref_per_block_spec(tpu_v5e):
+    spec = tpl.BlockSpec((8, 128), lambda i: (i, 0))
+    pipeline = tpltpu.emit_pipeline(lambda x, o: None, grid=(4,), in_specs=[spec],
+                                    out_specs=spec)
+
+    def kernel(x_hbm, o_hbm):
+        pipeline(x_hbm)
+
+    f = tpl.pallas_call(kernel, out_shape=traxla.ShapeDtypeStruct((32, 128), tnp.float32),
+                        in_specs=[tpl.BlockSpec(memory_space=tpl.ANY)],
+                        out_specs=tpl.BlockSpec(memory_space=tpl.ANY))
+    with pytest.raises(ValueError, match="emit_pipeline has 2 block specs .*got 1 refs"):
+        texport.export(traxla.jit(f), platforms=("tpu",))(np.zeros((32, 128), np.float32))
+    with pytest.raises(TypeError, match="takes the kernel's refs"):
+        pipeline(np.zeros((32, 128), np.float32), np.zeros((32, 128), np.float32))

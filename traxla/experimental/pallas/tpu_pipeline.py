@@ -10,16 +10,16 @@ while the body works on one slot, the DMA of the next block fills another, and t
 block of the step before is written back. A :class:`BufferedRef` is one such buffered
 operand (its VMEM window, its DMA semaphores, and the slot counters the loop carries).
 
-As in JAX, the DMA slices depend on the TPU's memory tiling, read from the default device
-(or the abstract mesh's device): where that is not a TPU (a CPU), building the pipeline
-raises ``ValueError: Unsupported TPU device kind: cpu``, in interpret mode too.
+As in JAX, the DMA slices depend on the TPU's memory tiling, read from the default
+device's kind: where that is not a TPU (a CPU), building the pipeline raises
+``ValueError: Unsupported TPU device kind: cpu``, in interpret mode too (traxla has no
+abstract device to name a TPU by, as JAX's abstract mesh can).
 
 The schedule itself (the loop, its DMAs and waits) is ``tpu_pipeline_schedule``."""
 from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 from typing import Any
 
 import numpy as np
@@ -298,7 +298,7 @@ def _static(**kw):
     return dataclasses.field(metadata=dict(static=True), **kw)
 
 
-@functools.partial(tree_util.register_dataclass)
+@tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
 class BufferedRef(BufferedRefBase):
     """One operand of a pipeline: its block spec, its VMEM window of ``buffer_count``

@@ -453,6 +453,15 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
 
     def pipeline(*refs, scratches=None, allocations=None, body_prologue=None):
         scratches = () if scratches is None else scratches
+        for r in tree_util.tree_leaves(refs, is_leaf=_is_ref):
+            if not _is_ref(r):
+                raise TypeError(f"emit_pipeline's pipeline takes the kernel's refs (or views "
+                                f"of them); got {type(r).__name__} {getattr(r, 'shape', r)}")
+        nspecs = len(tree_util.tree_leaves((in_specs, out_specs),
+                                           is_leaf=lambda x: hasattr(x, "block_shape")))
+        if len(refs) != nspecs:
+            raise ValueError(f"emit_pipeline has {nspecs} block specs (inputs, then "
+                             f"outputs); its pipeline got {len(refs)} refs")
         if allocations is None:  # the buffers: allocated around this pipeline
             from traxla.experimental.pallas.kernel_refs import run_scoped
             return run_scoped(
