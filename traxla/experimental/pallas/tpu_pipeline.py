@@ -171,6 +171,13 @@ def _is_ref(x) -> bool:
         type(x).__name__ == "KernelRef"
 
 
+@dataclasses.dataclass(frozen=True)
+class _Type:
+    """An array type: what ``get_dma_slice`` reads of a ref."""
+    shape: tuple
+    dtype: Any
+
+
 def _ref_shape_dtype(ref):
     return tuple(ref.shape), np.dtype(ref.dtype)
 
@@ -264,10 +271,14 @@ class BufferedRefBase:
     def compute_index(self):
         return self.spec.index_map
 
-    def get_dma_slice(self, shape, dtype, grid_indices):
-        """The slice of the array (``shape``, ``dtype``) that the block at ``grid_indices``
-        covers (the last block along a dimension it does not divide is cut to a whole
-        number of tiles)."""
+    def get_dma_slice(self, src_ty, grid_indices):
+        """The slice of an array of type ``src_ty`` (its ``shape`` and ``dtype``) that the
+        block at ``grid_indices`` covers (the last block along a dimension it does not
+        divide is cut to a whole number of tiles)."""
+        shape = getattr(src_ty, "shape", None)
+        if shape is None:
+            raise ValueError(f"Type {src_ty} does not have a shape")
+        shape, dtype = tuple(shape), getattr(src_ty, "dtype", None)
         if not shape:
             return ()
         tiles = _infer_tiling(shape, dtype, getattr(self, "tiling", None))
@@ -280,7 +291,7 @@ class BufferedRefBase:
         return tuple(_block_slice(i, b, n, t)
                      for i, b, n, t in zip(index, self.block_shape, shape, tiles))
 
-    def _window_slice(self, dma_slice):
+    def _to_window_slice(self, dma_slice):
         return tuple(ds(0, s.size) for s, bd in zip(dma_slice, self.block_shape)
                      if not (bd is None or type(bd).__name__ == "Squeezed"))
 
@@ -517,8 +528,8 @@ class BufferedRef(BufferedRefBase):
     def _dma(self, hbm_ref, grid_indices, slot):
         """(the HBM side's view, the window's view) of the block at ``grid_indices``."""
         shape, dtype = _ref_shape_dtype(hbm_ref)
-        hbm_slice = self.get_dma_slice(shape, dtype, grid_indices)
-        return hbm_ref.at[hbm_slice], self._window_ref_at(slot, self._window_slice(hbm_slice))
+        hbm_slice = self.get_dma_slice(_Type(shape, dtype), grid_indices)
+        return hbm_ref.at[hbm_slice], self._window_ref_at(slot, self._to_window_slice(hbm_slice))
 
     def copy_in(self, src_ref, grid_indices):
         """Starts the DMA of the block at ``grid_indices`` into the copy-in slot."""
@@ -546,10 +557,10 @@ class BufferedRef(BufferedRefBase):
         if not self.is_buffered:
             return
         shape, dtype = _ref_shape_dtype(src_ref)
-        hbm_slice = self.get_dma_slice(shape, dtype, grid_indices)
+        hbm_slice = self.get_dma_slice(_Type(shape, dtype), grid_indices)
         slot = self.current_wait_in_slot
         make_async_copy(src_ref.at[hbm_slice],
-                        self._window_ref_at(slot, self._window_slice(hbm_slice)),
+                        self._window_ref_at(slot, self._to_window_slice(hbm_slice)),
                         self.sem_recvs.at[slot]).wait()
 
     def wait_out(self, dst_ref, grid_indices):
@@ -558,8 +569,8 @@ class BufferedRef(BufferedRefBase):
             return
         slot = self.current_wait_out_slot
         shape, dtype = _ref_shape_dtype(dst_ref)
-        hbm_slice = self.get_dma_slice(shape, dtype, grid_indices)
+        hbm_slice = self.get_dma_slice(_Type(shape, dtype), grid_indices)
         if self.buffer_count > 1:  # (a single buffer was copied out synchronously)
-            make_async_copy(self._window_ref_at(slot, self._window_slice(hbm_slice)),
+            make_async_copy(self._window_ref_at(slot, self._to_window_slice(hbm_slice)),
                             dst_ref.at[hbm_slice], self.sem_sends.at[slot]).wait()
 

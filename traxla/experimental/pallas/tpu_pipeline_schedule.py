@@ -7,10 +7,8 @@ the grid split among cores (``core_axis``)."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import math
-from typing import Any
 
 import numpy as np
 
@@ -18,8 +16,8 @@ from traxla import lax, tree_util
 from traxla.api.named_scopes import named_scope
 from traxla.experimental.pallas import core as plcore
 from traxla.experimental.pallas.tpu_pipeline import (BufferedRef, BufferedRefBase,
-                                                     BufferType, _all_less, _differ, _is_ref,
-                                                     _ref_shape_dtype, _ref_space,
+                                                     BufferType, _Type, _all_less, _differ,
+                                                     _is_ref, _ref_shape_dtype, _ref_space,
                                                      _trivially_windowed)
 import traxla.numpy as jnp
 
@@ -307,7 +305,7 @@ def _make_pipeline_allocations(*refs, in_specs=(), out_specs=(), tiling=None, gr
         trivial = _trivially_windowed(spec, grid, shape)
         if not buffered and trivial:
             count = 1
-        aval = _Aval(shape, dtype)
+        aval = _Type(shape, dtype)
         extra = ({"grid_rank": len(grid), "use_lookahead": lookahead}
                  if kind is BufferType.INPUT else {})
         return BufferedRef.create(spec, aval, kind, count, source_memory_space=_ref_space(ref),
@@ -318,12 +316,6 @@ def _make_pipeline_allocations(*refs, in_specs=(), out_specs=(), tiling=None, gr
     brefs_out = tree_util.tree_map(lambda s, r: make(s, r, BufferType.OUTPUT), out_specs,
                                    tuple(out_refs), is_leaf=lambda s: s is None)
     return (*brefs_in, *brefs_out)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Aval:
-    shape: tuple
-    dtype: Any
 
 
 def _partition_grid(grid, core_axis, dimension_semantics):
@@ -393,8 +385,8 @@ def sync_copy(src, dst, indices):
     window = bref.current_ref
     if not bref.is_trivial_windowing:
         shape, dtype = _ref_shape_dtype(hbm)
-        hbm_slice = bref.get_dma_slice(shape, dtype, indices)
-        hbm, window = hbm.at[hbm_slice], window.at[bref._window_slice(hbm_slice)]
+        hbm_slice = bref.get_dma_slice(_Type(shape, dtype), indices)
+        hbm, window = hbm.at[hbm_slice], window.at[bref._to_window_slice(hbm_slice)]
     if inward:
         _sync(hbm, window)
     else:
