@@ -150,6 +150,26 @@ def pipeline_kernels(jax, jnp, pl, pltpu, interpret=False):
         return call(smem_kernel, out_shape=S(x.shape, x.dtype), in_specs=[ANY],
                     out_specs=ANY)(x)
     K["pipeline_smem"] = (smem, (np.arange(32, dtype=np.int32).reshape(4, 8),))
+    # an Element block dimension (the index map gives element offsets), and a squeezed one
+    def element_kernel(x_hbm, o_hbm):
+        def body(x, o):
+            o[...] = x[...] - 1.0
+        pltpu.emit_pipeline(
+            body, grid=(4,), in_specs=[pl.BlockSpec((pl.Element(8), 128), lambda i: (i * 8, 0))],
+            out_specs=rows(8))(x_hbm, o_hbm)
+    def element(x):
+        return call(element_kernel, out_shape=S(x.shape, x.dtype), in_specs=[ANY],
+                    out_specs=ANY)(x)
+    K["pipeline_element"] = (element, (x32,))
+    def squeezed_kernel(x_hbm, o_hbm):
+        def body(x, o):
+            o[...] = x[...] * 2.0
+        spec = pl.BlockSpec((None, 8, 128), lambda i, j: (i, j, 0))
+        pltpu.emit_pipeline(body, grid=(2, 2), in_specs=[spec], out_specs=spec)(x_hbm, o_hbm)
+    def squeezed(x):
+        return call(squeezed_kernel, out_shape=S(x.shape, x.dtype), in_specs=[ANY],
+                    out_specs=ANY)(x)
+    K["pipeline_squeezed"] = (squeezed, (x32.reshape(2, 16, 128),))
     return K
 
 
@@ -172,6 +192,10 @@ def reference(name, *args):
         return x + np.tile(b, (4, 1)), x[24:] * 2.0
     if name == "pipeline_cores":
         return args[0] * 3.0
+    if name == "pipeline_element":
+        return args[0] - 1.0
+    if name == "pipeline_squeezed":
+        return args[0] * 2.0
     if name == "pipeline_smem":
         return args[0] + np.arange(8, dtype=np.int32)
     raise KeyError(name)

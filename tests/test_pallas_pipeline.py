@@ -2,7 +2,8 @@
 ``pallas_call`` (tests/_pallas_pipeline_kernels.py: the pipelining page's add and dynamic
 block shapes, a block matmul, buffers allocated once and reused, three buffers, lookahead,
 a nested pipeline, a last block cut to whole tiles, synchronous copies, whole-array blocks
-copied once, the grid split among cores, blocks in SMEM).
+copied once, the grid split among cores, blocks in SMEM, Element and squeezed block
+dimensions).
 
 The DMA slices depend on the TPU's tiling, which JAX and traxla read from the device: on a
 CPU both refuse (``ValueError: Unsupported TPU device kind: cpu``, what JAX's docs run on a
