@@ -449,8 +449,7 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
             if not _is_ref(r):
                 raise TypeError(f"emit_pipeline's pipeline takes the kernel's refs (or views "
                                 f"of them); got {type(r).__name__} {getattr(r, 'shape', r)}")
-        nspecs = len(tree_util.tree_leaves((in_specs, out_specs),
-                                           is_leaf=lambda x: hasattr(x, "block_shape")))
+        nspecs = len(in_specs) + len(out_specs)  # (each a pytree, as its ref)
         if len(refs) != nspecs:
             raise ValueError(f"emit_pipeline has {nspecs} block specs (inputs, then "
                              f"outputs); its pipeline got {len(refs)} refs")
