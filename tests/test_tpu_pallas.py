@@ -12,6 +12,7 @@ from traxla.experimental import pallas as pl
 from traxla.experimental.pallas import tpu as pltpu
 
 from _pallas_dma_kernels import distributed_kernels, dma_kernels, doc_kernels
+import _pallas_pipeline_kernels
 from _pallas_kernels import kernels, views
 
 pytestmark = pytest.mark.tpu
@@ -241,3 +242,18 @@ def test_jax_tpu_kernels_compiled_agree_with_jax_reference_functions(tmp_path):
     proc = _run_under_drop_in(OPS_ON_CHIP, tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert proc.stdout.count(" ok") == 10, proc.stdout
+
+
+PIPELINES = _pallas_pipeline_kernels.pipeline_kernels(traxla, tnp, pl, pltpu)
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_compiled_pipeline_computes_the_reference(name):
+    """pltpu.emit_pipeline kernels (tests/_pallas_pipeline_kernels.py), compiled, give
+    NumPy's results on the chip (their DMA slices use the chip's tiling)."""
+    fn, args = PIPELINES[name]
+    got = traxla.tree_util.tree_leaves(traxla.jit(fn)(*args))
+    want = traxla.tree_util.tree_leaves(_pallas_pipeline_kernels.reference(name, *args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-3)

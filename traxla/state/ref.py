@@ -359,10 +359,9 @@ def make_indexer(shape, idx, what="ref"):
             dims.append(("slice", start, len(range(start, stop, step)), step))
             continue
         if _is_dynamic_slice(i):  # Pallas's pl.ds(start, size, stride): a static size
-            d = _dynamic_slice_dim(i, size)
-            dims.append(d[:-1])
-            if d[0] == "dslice":
-                operands.append(d[-1])
+            dim, ops = _dynamic_slice_dim(i, size)
+            dims.append(dim)
+            operands += ops
             continue
         if i is None or isinstance(i, (bool, np.bool_)):
             raise TypeError(f"A {what} is indexed by integers, integer arrays and slices; got "
@@ -404,14 +403,16 @@ def _static(x):
 
 
 def _dynamic_slice_dim(i, dim_size):
-    """``("slice", start, size, stride, None)`` for a static start, else ``("dslice",
-    size, stride, start)`` (the start an operand)."""
+    """``(dimension, its operands)``: ``("slice", start, size, stride)``, ``("dslice", size,
+    stride)`` (a traced start) or ``("dsize", bound, static start or None)`` (traced size)."""
     size, stride = _static(i.size), i.stride
-    if size is None:
-        raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
-                                  "not supported.")
     if not isinstance(stride, (int, np.integer)) or stride < 1:
         raise ValueError(f"`pl.ds` stride must be a static integer >= 1 (found: {stride})")
+    if size is None:  # (a DMA's view: its size an operand, the dimension its bound)
+        if stride != 1:
+            raise NotImplementedError("a `pl.ds` slice of traced size with a stride")
+        start = _static(i.start)  # (a static start stays in the indexer, as JAX's)
+        return ("dsize", dim_size, start), [i.start] * (start is None) + [i.size]
     start = _static(i.start)
     if start is not None:  # (JAX's NDIndexer checks and messages)
         if start and start >= dim_size:
@@ -422,11 +423,11 @@ def _dynamic_slice_dim(i, dim_size):
         if start < 0 or start + (size - 1) * stride >= dim_size + (size == 0):
             raise ValueError(f"Out of bound slice: start={start}, size={size}, "
                              f"stride={stride}, dim={dim_size}.")
-        return ("slice", start, size, int(stride), None)
+        return ("slice", start, size, int(stride)), []
     dtype = getattr(i.start, "dtype", None)
     if dtype is not None and not np.issubdtype(dtype, np.integer):
         raise TypeError(f"The start of a `pl.ds` slice must be an integer; got {dtype}")
-    return ("dslice", size, int(stride), i.start)
+    return ("dslice", size, int(stride)), [i.start]
 
 
 def numpy_index(tree: RefIndexer, operands):
@@ -538,13 +539,13 @@ def empty_ref(ty, memory_space=None):
 def get(ref, idx=None):
     """``ref[idx]`` (``jax.ref.get``)."""
     if isinstance(ref, _RefView):
-        if ref_chain.has_reshape(ref.chain) and _staging():
-            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
-                                                     idx)
-            return get_p.bind(ref.ref, *operands, tree=tree)
+        linked = _staging() and ref_chain.linked(ref.ref.shape, ref.chain, idx, make_indexer)
+        if linked:
+            return get_p.bind(ref.ref, *linked[1], tree=linked[0])
         return get(ref.ref, _compose(ref.ref, ref.idx, idx))
     _check_ref(ref, "ref_get")
     tree, operands = make_indexer(ref.shape, idx)
+    ref_chain.check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         get_aval(ref, idx)  # the same checks as the staged equation
         return _eager_get(ref, tree, operands)
@@ -554,10 +555,9 @@ def get(ref, idx=None):
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there (``jax.ref.swap``)."""
     if isinstance(ref, _RefView):
-        if ref_chain.has_reshape(ref.chain) and _staging():
-            tree, operands = ref_chain.chain_indexer(ref.ref.shape, ref.chain, make_indexer,
-                                                     idx)
-            return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *operands, tree=tree)
+        linked = _staging() and ref_chain.linked(ref.ref.shape, ref.chain, idx, make_indexer)
+        if linked:
+            return swap_p.bind(ref.ref, _implicit_cast(ref.dtype, value), *linked[1], tree=linked[0])
         return swap(ref.ref, _compose(ref.ref, ref.idx, idx), value, _function_name)
     _check_ref(ref, _function_name)
     if isinstance(value, Ref) or _is_staged_ref(value):
@@ -565,6 +565,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
                          "using `[...]`?")
     value = _implicit_cast(ref.dtype, value)
     tree, operands = make_indexer(ref.shape, idx)
+    ref_chain.check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         swap_p.abstract_eval(ref._aval, value.aval, *map(_index_aval, operands), tree=tree)
         return _eager_swap(ref, value, tree, operands)
@@ -585,6 +586,7 @@ def addupdate(ref, idx, x):
     _check_ref(ref, "ref_addupdate")
     x = _implicit_cast(ref.dtype, x)
     tree, operands = make_indexer(ref.shape, idx)
+    ref_chain.check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
         addupdate_p.abstract_eval(ref._aval, x.aval, *map(_index_aval, operands), tree=tree)
         _eager_addupdate(ref, x, tree, operands)

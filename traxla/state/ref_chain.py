@@ -4,6 +4,8 @@ transforms), without composing them: the shape it leaves, and the ``RefChain`` (
 TPU kernel's reads, writes and DMAs of a reshaped view bind."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from traxla.ir.rules.refs import RefChain, RefReshape
@@ -11,6 +13,49 @@ from traxla.ir.rules.refs import RefChain, RefReshape
 
 def has_reshape(chain) -> bool:
     return any(isinstance(i, RefReshape) for i in chain)
+
+
+class _KeepLinks(threading.local):
+    depth = 0
+
+
+# > 0 while a compiled Pallas TPU kernel is traced (set by its tracer, above this layer):
+# there a read or write of a view of several `.at` links keeps them (see keeps_links)
+keep_links = _KeepLinks()
+
+
+def check_static_sizes(tree) -> None:
+    """Reads and writes of a ref take slices of static size (a DMA takes any)."""
+    for link in getattr(tree, "links", (tree,)):
+        if any(d[0] == "dsize" for d in getattr(link, "dims", ())):
+            raise NotImplementedError("Indexing a ref with a `pl.ds` slice of traced size is "
+                                      "not supported (only a DMA's source or destination "
+                                      "takes one).")
+
+
+def linked(shape, chain, idx, make_indexer):
+    """``(RefChain, operands)`` where ``view[idx]`` is read or written link by link (a
+    reshaped view; see ``keeps_links``), else None."""
+    if has_reshape(chain) or (keeps_links(chain, idx) and not _whole(idx)):
+        tree, operands = chain_indexer(shape, chain, make_indexer, idx)
+    elif keeps_links(chain, idx):
+        tree, operands = chain_indexer(shape, chain[:-1], make_indexer, chain[-1])
+    else:
+        return None
+    check_static_sizes(tree)
+    return tree, operands
+
+
+def _whole(idx) -> bool:
+    return idx is None or idx is Ellipsis or (type(idx) is tuple and not idx)
+
+
+def keeps_links(chain, idx) -> bool:
+    """Whether ``view[idx]`` binds the view's links one by one (JAX's transforms: a
+    compiled kernel slices the ref once per link, the last indexer the load's) rather than
+    one composed index: in a compiled kernel, an indexed read or write of a view, or a
+    whole one of a view of two ``.at`` links or more."""
+    return keep_links.depth > 0 and len(chain) > (1 if _whole(idx) else 0)
 
 
 def compose(ref, chain, compose_two):

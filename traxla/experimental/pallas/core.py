@@ -185,7 +185,10 @@ def _grid_frame(what):
 def program_id(axis: int):
     """The index of the current invocation along grid axis ``axis`` (an ``int32``)."""
     indices, _ = _grid_frame("program_id")
-    return jnp.int32(indices[axis])
+    index = indices[axis]
+    if isinstance(index, Tracer) and index.aval.dtype == np.int32 and not index.aval.shape:
+        return index  # (JAX's grid env hands out the index itself: no conversion)
+    return jnp.int32(index)
 
 
 def num_programs(axis: int):

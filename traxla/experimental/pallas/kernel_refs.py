@@ -63,11 +63,11 @@ def _normalize(idx, shape):
             s = Slice.from_slice(i, n)
             out.append(("slice", s.start, s.size, s.stride))
         elif isinstance(i, Slice):
-            size = _static_int(i.size)
-            if size is None:
-                raise NotImplementedError("pallas interpret mode: a `pl.ds` slice of a ref "
-                                          "with a traced size")
-            start = _static_int(i.start)
+            size, start = _static_int(i.size), _static_int(i.start)
+            if size is None:  # (a DMA's view: the traced size kept, its bound the shape's)
+                out.append(("slice", i.start if start is None else start,
+                            n if start is None else n - start, i.stride, i.size))
+                continue
             out.append(("slice", i.start if start is None else start, size, i.stride))
         elif i is None or isinstance(i, (bool, np.bool_)):
             raise TypeError(f"A ref is indexed by integers, slices and pl.ds; got {i!r}")
@@ -93,14 +93,25 @@ def _compose(view, entries):
         if v[0] == "int":
             out.append(v)
             continue
-        _, start, _, stride = v
+        _, start, _, stride = v[:4]
         e = next(entries)
-        if e[0] == "int":
+        if len(v) == 5:  # (a view of traced size: only the whole of it)
+            if not _whole_entry(e, v):
+                raise NotImplementedError(traced_size_error)
+            out.append(v)
+        elif e[0] == "int":
             out.append(("int", start + e[1] * stride))
         else:
-            _, s2, n2, st2 = e
-            out.append(("slice", start + s2 * stride, n2, stride * st2))
+            out.append(("slice", start + e[1] * stride, e[2], stride * e[3], *e[4:]))
     return out
+
+
+traced_size_error = ("pallas interpret mode: reading, writing or indexing further a `pl.ds` "
+                     "slice of a ref with a traced size (only a DMA takes one)")
+
+
+def _whole_entry(e, v):
+    return e[0] == "slice" and len(e) == 4 and e[1] == 0 and e[2] == v[2] and e[3] == 1
 
 
 def _index32(x):
@@ -140,6 +151,8 @@ class KernelRef:
         return starts, sizes
 
     def _read(self, view):
+        if any(len(v) == 5 for v in view):
+            raise NotImplementedError(traced_size_error)
         full = self.base[...]
         if all(v[0] == "slice" and isinstance(v[1], int) and v[1] == 0 and v[2] == n
                and v[3] == 1 for v, n in zip(view, full.shape)):
@@ -156,6 +169,8 @@ class KernelRef:
         return lax.squeeze(block, squeeze) if squeeze else block
 
     def _write(self, view, value):
+        if any(len(v) == 5 for v in view):
+            raise NotImplementedError(traced_size_error)
         shape = tuple(v[2] for v in view if v[0] == "slice")
         value = jnp.broadcast_to(jnp.asarray(value).astype(self.dtype), shape)
         if all(v[0] == "slice" and isinstance(v[1], int) and v[1] == 0 and v[3] == 1

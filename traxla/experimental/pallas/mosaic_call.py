@@ -20,6 +20,7 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.effects import has_effects
+from traxla.state import ref_chain
 from traxla.ir.jaxpr import (ClosedJaxpr, Jaxpr, JaxprEqn, Literal, has_subjaxprs,
                               name_stack, subjaxprs)
 from traxla.ir.rules.call import closed_call_p
@@ -139,13 +140,17 @@ def _keep(xs, mask):
     return [x for x, k in zip(xs, mask) if k]
 
 
+# JAX's DCE has no rule for these: it keeps such an equation whole, its bodies untouched
+_NO_DCE_RULE = frozenset({"while", "run_scoped"})
+
+
 def _dce_inside(eqn, used):
     """``eqn`` with the dead code of its sub-jaxprs gone (``used``: what is read after it)
     and, as JAX's DCE rules do, the operands they no longer read: a call's (and its unused
     results), a cond's (and its unused results), a loop's constants."""
-    if not has_subjaxprs(eqn.params):
-        return eqn
     name, params = eqn.primitive.name, eqn.params
+    if not has_subjaxprs(params) or name in _NO_DCE_RULE:
+        return eqn
     if name == "cond":
         return _dce_cond(eqn, used)
     if name in ("jit", "pjit", "closed_call", "core_call"):
@@ -397,6 +402,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
         outs, scr = refs[npre + nin:npre + nin + len(out_avals)], \
             refs[npre + nin + len(out_avals):]
         _tracing.depth += 1
+        ref_chain.keep_links.depth += 1
         try:
             with grid_point(_Grid(idx), _Grid(None if g is None else np.int32(g)
                                                  for g in grid)), \
@@ -409,6 +415,7 @@ def compiled_call(kernel, grid_spec, out_shape, input_output_aliases, compiler_p
                        *tree_util.tree_unflatten(scratch_tree, scr))
         finally:
             _tracing.depth -= 1
+            ref_chain.keep_links.depth -= 1
         return []
 
     try:

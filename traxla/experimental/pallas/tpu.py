@@ -6,8 +6,9 @@ prefetch; interpret mode (``interpret=True`` or under ``force_tpu_interpret_mode
 ``traxla.experimental.pallas``) accepts them, and there local DMAs and semaphores run (see
 ``tpu_primitives``). Compiled kernels take refs left in HBM (``pl.ANY``, ``pltpu.HBM``),
 DMAs (local, and remote inside a ``shard_map``), DMA, regular and barrier semaphores and
-``pl.run_scoped`` (``mosaic_memory``); the TPU PRNG, MXU operations, pipelines
-(``emit_pipeline``) and core meshes raise ``NotImplementedError`` naming the capability."""
+``pl.run_scoped`` (``mosaic_memory``), and pipelines of DMAs inside a kernel
+(``emit_pipeline``, ``tpu_pipeline``); the TPU PRNG, MXU operations and core meshes raise
+``NotImplementedError`` naming the capability."""
 import dataclasses
 import enum
 from typing import Any as _Any
@@ -25,6 +26,10 @@ from traxla.experimental.pallas.interpret_mode import (  # noqa: F401
 from traxla.experimental.pallas.tpu_primitives import (  # noqa: F401
     async_copy, async_remote_copy, bitcast, get_barrier_semaphore, load, make_async_copy,
     make_async_remote_copy, roll, store, sync_copy, touch)
+from traxla.experimental.pallas.tpu_pipeline import (  # noqa: F401
+    BufferedRef, BufferedRefBase, BufferType, Tiling)
+from traxla.experimental.pallas.tpu_pipeline_schedule import (  # noqa: F401
+    emit_pipeline, emit_pipeline_with_allocations)
 from traxla.experimental.pallas.unsupported import (unsupported_class as _uclass,
                                                     unsupported_function as _ufunction)
 
@@ -175,13 +180,6 @@ class LoweringException(Exception):
     """Raised when a Pallas kernel cannot be lowered for the TPU (Mosaic)."""
 
 
-class BufferType(enum.Enum):
-    INPUT = 1
-    OUTPUT = 2
-    ACCUMULATOR = 3
-    INPUT_OUTPUT = 4
-
-
 def einshape(equation: str, value, **sizes):
     """``einshape("ab->ba", x)``: reshapes and transposes by an einsum-like equation of
     single-letter axes, with ``(ab)`` groups merged or split (sizes given by name)."""
@@ -213,12 +211,10 @@ def einshape(equation: str, value, **sizes):
 
 
 _HW = "TPU hardware queries (traxla's Pallas runs in interpret mode)"
-_PIPE = "Pallas TPU pipelines (emit_pipeline)"
 _PRNG = "the TPU's stateful PRNG in Pallas kernels"
 _MXU = "explicit MXU operations"
 _CORES = "meshes of TPU cores"
 TpuInfo = _uclass("pallas.tpu.TpuInfo", _HW)
-Tiling = _uclass("pallas.tpu.Tiling", _HW)
 get_tpu_info = _ufunction("pallas.tpu.get_tpu_info", _HW)
 get_tpu_info_for_chip = _ufunction("pallas.tpu.get_tpu_info_for_chip", _HW)
 
@@ -229,11 +225,6 @@ def is_tpu_device() -> bool:
     return default_backend() == "tpu"
 
 
-BufferedRef = _uclass("pallas.tpu.BufferedRef", _PIPE)
-BufferedRefBase = _uclass("pallas.tpu.BufferedRefBase", _PIPE)
-emit_pipeline = _ufunction("pallas.tpu.emit_pipeline", _PIPE)
-emit_pipeline_with_allocations = _ufunction(
-    "pallas.tpu.emit_pipeline_with_allocations", _PIPE)
 core_barrier = _ufunction("pallas.tpu.core_barrier", _CORES)
 create_tensorcore_mesh = _ufunction("pallas.tpu.create_tensorcore_mesh", _CORES)
 run_on_first_core = _ufunction("pallas.tpu.run_on_first_core", _CORES)

@@ -64,10 +64,13 @@ class AsyncCopyDescriptor:
                 self.src_ref, self.dst_ref, self.dst_sem, src_sem=self.src_sem,
                 device_id=self.device_id, device_id_type=self.device_id_type,
                 priority=priority, add=add)
-        value = self.src_ref[...]
-        if add:
-            value = self.dst_ref[...] + value
-        self.dst_ref[...] = value
+        if _traced_size(self.src_ref) or _traced_size(self.dst_ref):
+            _masked_copy(self.src_ref, self.dst_ref, add)
+        else:
+            value = self.src_ref[...]
+            if add:
+                value = self.dst_ref[...] + value
+            self.dst_ref[...] = value
         _sem_add(self.dst_sem, 1)
         _sem_add(self.src_sem, 1)
 
@@ -101,10 +104,65 @@ class AsyncCopyDescriptor:
         _sem_add(self.src_sem, -1)
 
 
+def _traced_size(ref) -> bool:
+    """Whether a view of a ref slices it with a ``pl.ds`` of traced size (its shape then
+    shows the dimension's bound; the DMA copies what the sizes say)."""
+    from traxla.tracer import Tracer
+    view = getattr(ref, "view", None)  # (an interpret-mode KernelRef's list of entries)
+    if isinstance(view, list) and any(len(v) == 5 for v in view):
+        return True
+    for idx in getattr(ref, "chain", ()):
+        for i in idx if isinstance(idx, tuple) else (idx,):
+            if isinstance(getattr(i, "size", None), Tracer):
+                return True
+    return False
+
+
+def _window(view, extents):
+    """The open-mesh index of a kernel ref view's window of ``extents`` (one per sliced
+    dimension) in the underlying array, and each sliced dimension's size (traced or not)."""
+    index, sizes, k = [], [], 0
+    for v in view:
+        if v[0] == "int":
+            index.append(jnp.asarray(v[1], np.int32))
+            continue
+        shape = [1] * len(extents)
+        shape[k] = extents[k]
+        steps = jnp.arange(extents[k], dtype=np.int32) * v[3]
+        index.append((jnp.asarray(v[1], np.int32) + steps).reshape(shape))
+        sizes.append(v[4] if len(v) == 5 else v[2])
+        k += 1
+    return index, sizes
+
+
+def _masked_copy(src_ref, dst_ref, add):
+    """Interpret mode's DMA between views sliced with a traced size: the elements of the
+    window that the sizes cover, gathered and scattered (the rest of ``dst_ref`` kept)."""
+    from traxla.tracer import Tracer
+    extents = [min(a, b) for a, b in zip(src_ref.shape, dst_ref.shape)]
+    src_index, src_sizes = _window(src_ref.view, extents)
+    dst_index, dst_sizes = _window(dst_ref.view, extents)
+    mask = jnp.ones(tuple(extents), bool)
+    for k, (a, b) in enumerate(zip(src_sizes, dst_sizes)):
+        shape = [1] * len(extents)
+        shape[k] = extents[k]
+        size = a if isinstance(a, Tracer) else b
+        mask = mask & (jnp.arange(extents[k], dtype=np.int32).reshape(shape) < size)
+    src_full, dst_full = src_ref.base[...], dst_ref.base[...]
+    values = src_full[tuple(jnp.clip(i, 0, n - 1) for i, n in zip(src_index, src_full.shape))]
+    if add:
+        values = values + dst_full[tuple(jnp.clip(i, 0, n - 1)
+                                         for i, n in zip(dst_index, dst_full.shape))]
+    # (where the mask is off, an index past the end: the scatter drops it)
+    dst_index = tuple(jnp.where(mask, i, n) for i, n in zip(dst_index, dst_full.shape))
+    dst_ref.base[...] = dst_full.at[dst_index].set(values.astype(dst_full.dtype), mode="drop")
+
+
 def make_async_copy(src_ref, dst_ref, sem):
     """A DMA descriptor copying ``src_ref`` into ``dst_ref`` (call ``.start()``,
     ``.wait()``)."""
-    if tuple(src_ref.shape) != tuple(dst_ref.shape):
+    if tuple(src_ref.shape) != tuple(dst_ref.shape) and not (
+            _traced_size(src_ref) or _traced_size(dst_ref)):
         raise ValueError(f"Cannot copy a ref of shape {tuple(src_ref.shape)} into one of "
                          f"shape {tuple(dst_ref.shape)}")
     return AsyncCopyDescriptor(src_ref, dst_ref, sem)
@@ -122,6 +180,8 @@ def sync_copy(src_ref, dst_ref, *, add: bool = False):
     if _compiled():
         from traxla.experimental.pallas import mosaic_memory
         return mosaic_memory.sync_copy(src_ref, dst_ref, add=add)
+    if _traced_size(src_ref) or _traced_size(dst_ref):
+        return _masked_copy(src_ref, dst_ref, add)
     value = src_ref[...]
     dst_ref[...] = dst_ref[...] + value if add else value
 

@@ -62,7 +62,8 @@ def view_shape(ref_aval, tree) -> tuple:
         return tree.link_shapes(ref_aval.shape)[-1]
     if tree.trivial:
         return tuple(ref_aval.shape)
-    return tuple(d[2] if d[0] == "slice" else d[1] for d in tree.dims if d[0] != "int")
+    return tuple(d[2] if d[0] == "slice" else None if d[0] == "dsize" else d[1]
+                 for d in tree.dims if d[0] != "int")
 
 
 def _check_refs(name, avals, trees, ndev=0):
@@ -105,7 +106,8 @@ def _dma_typing(name):
             if a.shape or not np.issubdtype(a.dtype, np.integer):
                 raise TypeError(f"{name}: a device id is an integer scalar; got "
                                 f"{a.str_short(False)}")
-        if src_shape != dst_shape:
+        if len(src_shape) != len(dst_shape) or any(
+                a != b for a, b in zip(src_shape, dst_shape) if a is not None and b is not None):
             raise ValueError(f"DMA source and destination must have the same shape: the "
                              f"source is {src_shape}, the destination {dst_shape}.")
         if np.dtype(src.dtype) != np.dtype(dst.dtype):

@@ -79,7 +79,10 @@ class RefIndexer:
     """A static description of ``ref[idx]``: per dimension either a static slice
     ``("slice", start, size, stride)``, a slice of static size and stride whose start is
     one (scalar integer) operand of the equation ``("dslice", size, stride)`` (Pallas's
-    ``pl.ds(i, n)``), or an integer indexer ``("int",)`` whose value is one operand.
+    ``pl.ds(i, n)``), a slice of traced size (a DMA's view: ``pl.ds(i, n)`` with ``n``
+    traced) ``("dsize", bound, start)`` whose size is an operand, and its start too where
+    ``start`` is None (the dimension's bound stands for it in shapes), or an integer indexer ``("int",)`` whose value is one
+    operand.
     Operands come in the order of the dimensions. ``trivial`` (``ref[...]``) has no
     entries at all."""
 
@@ -95,7 +98,13 @@ class RefIndexer:
 
     @property
     def num_operands(self) -> int:
-        return sum(d[0] != "slice" for d in self.dims)
+        return len(self.operand_kinds())
+
+    def operand_kinds(self) -> list:
+        """The kind of dimension each operand indexes, in order."""
+        return [k for d in self.dims if d[0] != "slice"
+                for k in (((d[0],) if d[2] is not None else (d[0], d[0]))
+                          if d[0] == "dsize" else (d[0],))]
 
     def __eq__(self, other):
         return type(other) is RefIndexer and (self.dims, self.shape) == (other.dims, other.shape)
@@ -116,8 +125,7 @@ class RefIndexer:
         is_int = [d[0] == "int" for d in self.dims]
         if not any(is_int):
             return slice_shape
-        int_shapes = [s for s, d in zip(int_shapes, [d for d in self.dims if d[0] != "slice"])
-                      if d[0] == "int"]
+        int_shapes = [s for s, k in zip(int_shapes, self.operand_kinds()) if k == "int"]
         try:
             int_shape = tuple(np.broadcast_shapes(*int_shapes))
         except ValueError:
@@ -230,9 +238,8 @@ def _indexed_type(name, ref, idx_avals, tree):
         if not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"`{name}`: a ref is indexed by integers or slices; got an index "
                             f"of type {a.str_short(False)}.")
-    kinds = [d[0] for d in tree.dims if d[0] != "slice"]
-    for a, kind in zip(idx_avals, kinds):
-        if kind == "dslice" and a.shape:
+    for a, kind in zip(idx_avals, tree.operand_kinds()):
+        if kind in ("dslice", "dsize") and a.shape:
             raise TypeError(f"`{name}`: the start of a dynamic slice must be a scalar; got "
                             f"{a.str_short(False)}.")
     shape = tree.result_shape([a.shape for a in idx_avals])
@@ -316,6 +323,11 @@ def _pp_ref(ref, tree, idx_atoms, ctx):
         if dim[0] == "dslice":  # JAX's _pp_slice: i:i+n
             start = _pp_index(next(it), ctx)
             parts.append(f"{start}:{start}+{dim[1]}")
+            continue
+        if dim[0] == "dsize":
+            start = dim[2] if dim[2] is not None else _pp_index(next(it), ctx)
+            length = _pp_index(next(it), ctx)
+            parts.append(f"{start}:{start}+{length}")
             continue
         _, start, length, _stride = dim  # JAX prints start:start+size, not the stride
         start_str = "" if start == 0 else str(start)

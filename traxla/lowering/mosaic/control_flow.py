@@ -44,7 +44,7 @@ def _inline(ctx, *args, jaxpr=None, call_jaxpr=None, **_):
     inner = jaxpr if jaxpr is not None else call_jaxpr
     inner = getattr(inner, "jaxpr", inner)
     args = [ensure_value(a, v) for a, v in zip(args, ctx.avals_in)]
-    return ctx.emit(inner, args)
+    return ctx.emit(inner, args, call=True)
 
 
 def _scan_as_fori(jaxpr, num_consts, num_carry):
@@ -88,9 +88,10 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, **_
     start = 0
     if has_index:
         start, carry, carry_avals = carry[0], carry[1:], carry_avals[1:]
-    read = _reads(body)  # (JAX's dead-code pass drops unread constants: none is made)
-    consts = [None if isinstance(c, Lit) and v not in read else ensure_value(c, a)
-              for c, a, v in zip(consts, const_avals, body.invars)]
+    read = _reads(body)
+    # (every constant is made, as JAX's rule makes them: where the kernel's dead-code pass
+    # reached this loop, it dropped those the body does not read)
+    consts = [ensure_value(c, a) for c, a in zip(consts, const_avals)]
     carry = [ensure_value(c, a) for c, a in zip(carry, carry_avals)]
     results = _unrolled(ctx, body, start, length, unroll, consts, carry, has_index)
     if has_index:  # (JAX's dead-code pass drops an index nothing reads: then no constant)

@@ -145,8 +145,10 @@ class KernelContext:
     def avals_out(self):
         return [v.aval for v in self.eqn.outvars]
 
-    def emit(self, jaxpr, args):
-        return lower_jaxpr(self, jaxpr, args)
+    def emit(self, jaxpr, args, call=False):
+        """Lowers ``jaxpr`` here (``call``: a function's body, whose operations stay in
+        the scopes of its call, as JAX's relative name stacks have them)."""
+        return lower_jaxpr(self, jaxpr, args, call)
 
 
 def _where(eqn) -> str:
@@ -169,7 +171,16 @@ def _location(eqn) -> ir.Location:
                             childLoc=ir.Location.file(file, line, info.column or 0))
 
 
-def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
+# The primitives whose rules see their literal operands as such (JAX's rules registered
+# with ``ensure_mlir_values=False``, and traxla's cond on a literal index): every other
+# rule gets constants, made in operand order before the equation's scopes open.
+_LITERALS_TO_RULE = frozenset({
+    "add", "add_any", "and", "argmax", "argmin", "div", "max", "min", "mul", "neg", "or",
+    "pow", "rem", "scan", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "sub", "xor", "get", "swap", "load", "masked_load", "masked_swap", "cond"})
+
+
+def lower_jaxpr(ctx: KernelContext, jaxpr, args, call=False) -> list:
     """Lowers ``jaxpr``'s equations at the current insertion point; its outputs."""
     env = dict(zip(jaxpr.invars, args))
 
@@ -194,11 +205,15 @@ def lower_jaxpr(ctx: KernelContext, jaxpr, args) -> list:
                 f"Pallas kernel `{ctx.kernel_name}`: Mosaic cannot lower the operation "
                 f"`{name}` (traxla has no Mosaic rule for it), at {_where(eqn)}"))
         ctx.eqn = eqn
-        scopes = _enter_scopes(scopes, [str(n) for n in getattr(
+        operands = list(map(read, eqn.invars))
+        if name not in _LITERALS_TO_RULE:  # (made before the scope changes, as JAX does)
+            operands = [ensure_value(x, v.aval) if isinstance(x, Lit) else x
+                        for x, v in zip(operands, eqn.invars)]
+        scopes = _enter_scopes(scopes, initial if call else [str(n) for n in getattr(
             eqn.source_info, "name_stack", None) or ()])
         try:
             with _location(eqn):  # Mosaic's own errors (on the chip) name the user's line
-                outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
+                outs = rule(ctx, *operands, **eqn.params)
         except (NotImplementedError, ValueError, TypeError) as e:
             if isinstance(e, (MosaicLoweringError, MosaicUnimplementedError)) or \
                     getattr(e, "_traxla_kernel_located", False):

@@ -46,7 +46,7 @@ def _view(ctx, ref, idx, tree):
     ref_type = ir.MemRefType(ref.type)
     squeezed = ctx.squeezed_dims(ref) or (False,) * ref_type.rank
     dims, operands = iter(tree.dims), iter(idx)
-    starts, sizes, drop = [], [], []
+    starts, sizes, drop, dynamic = [], [], [], []
     for k in range(ref_type.rank):
         if squeezed[k]:
             starts.append(constant(0, _i32()))
@@ -65,6 +65,11 @@ def _view(ctx, ref, idx, tree):
             starts.append(next(operands))
             sizes.append(size)
             drop.append(False)
+        elif d[0] == "dsize":  # (a traced size: `?` in the type, the size an operand)
+            starts.append(next(operands) if d[2] is None else constant(d[2], _i32()))
+            dynamic.append(next(operands))
+            sizes.append(ir.ShapedType.get_dynamic_size())
+            drop.append(False)
         else:
             _, start, size, stride = d
             if stride != 1:
@@ -78,7 +83,7 @@ def _view(ctx, ref, idx, tree):
                                       "slices refs at i32 indices)")
     out_type = ir.MemRefType.get(sizes, ref_type.element_type,
                                  memory_space=ref_type.memory_space)
-    out = tpu.memref_slice(out_type, ref, starts, [])
+    out = tpu.memref_slice(out_type, ref, starts, dynamic)
     if any(drop):
         out = tpu.memref_squeeze(ir.MemRefType.get(
             [n for n, d in zip(sizes, drop) if not d], ref_type.element_type,

@@ -309,11 +309,11 @@ def _select_n(ctx, pred, x, *rest):
         raise NotImplementedError("select_n only supported with <= 2 arguments")
     if np.dtype(ctx.avals_in[0].dtype) != np.bool_:
         raise NotImplementedError("select_n with an integer predicate")
-    x = ensure_value(x, ctx.avals_in[1])
     if not rest:
-        return x
-    return arith.select(ensure_value(pred, ctx.avals_in[0]), ensure_value(rest[0],
-                                                                          ctx.avals_in[2]), x)
+        return ensure_value(x, ctx.avals_in[1])
+    # (literal operands become constants in operand order, as JAX's lowering makes them)
+    pred, x, y = (ensure_value(v, a) for v, a in zip((pred, x, rest[0]), ctx.avals_in))
+    return arith.select(pred, y, x)
 
 
 @register("convert_element_type")
