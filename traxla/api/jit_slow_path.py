@@ -169,7 +169,9 @@ class JitSlowPath:
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
-        closed, out_tree = self._trace(key, args, kwargs, avals)
+            hit = None
+        # (a hit is used as it is: one look-up of the key, hashed once, per nested call)
+        closed, out_tree = hit if hit is not None else self._trace(key, args, kwargs, avals)
         if not isinstance(trace_core._current_trace, DynamicJaxprTrace):
             if any(is_ref_aval(a) for a in avals) or _jit_refs.closes_over_refs(closed):
                 # grad/vmap of a jit taking or closing over refs: evaluated in place, its
