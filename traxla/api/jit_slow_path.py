@@ -204,8 +204,7 @@ class JitSlowPath:
         with names_once(self, args, kwargs):  # (named once a trace)
             jit_hooks.on_trace_miss(self, key, args, kwargs)
             start = time.perf_counter()
-            dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
-            _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+            in_tree = key[0]  # (every key starts with the structure of the dynamic arguments)
             out_store = []
 
             def flat_fun(*flat):
