@@ -29,7 +29,8 @@ from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
-from traxla.tracer.traces import Trace, current_trace, set_current_trace
+from traxla.ir.thread_state import unusual as _unusual
+from traxla.tracer.traces import Trace, _state as _trace_state, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.values import is_concrete
 from traxla.autodiff.vjp_object import (  # noqa: F401  (DontWant... also as ad.X)
@@ -139,6 +140,9 @@ def add_values(x, y):
     return add_any_p.bind(x, y) if rules is None else rules.add(dtype, x, y)
 
 
+_new = object.__new__
+
+
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent")
 
@@ -185,12 +189,13 @@ class RoutingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         tt = self.tangent_trace
-        tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
-        if any(tangent_args):
-            rule = mixed_rules.get(prim)
-            if rule is not None and not all(tangent_args):
-                return rule(self.parent, tt, tangent_args, *args, **params)
-            return tt.process_primitive(prim, args, params)
+        for a in args:  # (the flags are listed only when some operand is a tangent)
+            if type(a) is DynamicJaxprTracer and a._trace is tt:
+                tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
+                rule = mixed_rules.get(prim)
+                if rule is not None and not all(tangent_args):
+                    return rule(self.parent, tt, tangent_args, *args, **params)
+                return tt.process_primitive(prim, args, params)
         rule = known_rules.get(prim)
         if rule is not None:
             with set_current_trace(self.parent):
@@ -223,20 +228,39 @@ class JVPTrace(Trace):
             tangents.append(t)
             if zero and type(t) is not Zero:
                 zero = False
+        # (``with set_current_trace(...)`` inlined: once per differentiated operation)
+        state = _trace_state
+        previous = state.trace
         if zero:
-            with set_current_trace(self.parent):
+            state.trace = self.parent
+            _unusual.append(None)
+            try:
                 return prim.bind(*primals, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
         if self.tangent_trace is not None and prim in linearize_rules:
-            with set_current_trace(self.rule_trace):
-                out, tout = linearize_rules[prim](self, primals, tangents, **params)
+            rule = linearize_rules[prim]
+            state.trace = self.rule_trace
+            _unusual.append(None)
+            try:
+                out, tout = rule(self, primals, tangents, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
         else:
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(
                     f"Differentiation rule for '{prim.name}' not implemented\ntraxla has no JVP "
                     f"rule for this primitive (operands {[prims.aval_of(p).str_short() for p in primals]}).")
-            with set_current_trace(self.rule_trace):
+            state.trace = self.rule_trace
+            _unusual.append(None)
+            try:
                 out, tout = rule(primals, tangents, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
             if self.tangent_trace is not None:
                 # as JAX's fallback linearization: a tangent the rule computed without the
                 # tangent inputs (a constant, e.g. integer_pow's by 0) is known, hence zero
@@ -249,7 +273,12 @@ class JVPTrace(Trace):
     def tracer_or_primal(self, primal, tangent):
         """An output whose tangent is a symbolic zero is its primal, not a tracer of this
         trace (JAX's ``maybe_jvp_tracer``: it does not depend on what is differentiated)."""
-        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
+        if type(tangent) is Zero:
+            return primal
+        # (``JVPTracer(self, primal, tangent)`` without its two Python-level calls)
+        tracer = _new(JVPTracer if self.tangent_trace is None else LinearizeTracer)
+        tracer._trace, tracer.primal, tracer.tangent = self, primal, tangent
+        return tracer
 
     def known_to_zero(self, primal, t):
         if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):
