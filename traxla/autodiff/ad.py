@@ -189,7 +189,7 @@ class RoutingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         tt = self.tangent_trace
-        for a in args:  # (the flags are listed only when some operand is a tangent)
+        for a in args:  # (flags listed only when some operand is a tangent)
             if type(a) is DynamicJaxprTracer and a._trace is tt:
                 tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
                 rule = mixed_rules.get(prim)
@@ -275,7 +275,6 @@ class JVPTrace(Trace):
         trace (JAX's ``maybe_jvp_tracer``: it does not depend on what is differentiated)."""
         if type(tangent) is Zero:
             return primal
-        # (``JVPTracer(self, primal, tangent)`` without its two Python-level calls)
         tracer = _new(JVPTracer if self.tangent_trace is None else LinearizeTracer)
         tracer._trace, tracer.primal, tracer.tangent = self, primal, tangent
         return tracer
@@ -499,19 +498,35 @@ def backward_pass(closed, cts_out, wanted=None):
         if reach is not None and not any(not isinstance(v, Literal) and v in reach
                                          for v in eqn.invars):
             continue
-        cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
-        if all(type(c) is Zero for c in cts_in):
-            continue
-        invals = [UndefinedPrimal(v.aval) if (not isinstance(v, Literal) and v in linear)
-                  else read_primal(v) for v in eqn.invars]
-        rule = transpose_rules.get(eqn.primitive)
+        prim, outvars = eqn.primitive, eqn.outvars
+        if not prim.multiple_results and len(outvars) == 1:
+            # (one result: its cotangent, or nothing to transpose; write() stores no Zero)
+            ct_arg = ct_env.pop(outvars[0], None)
+            if ct_arg is None:
+                continue
+        else:
+            cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in outvars]
+            if all(type(c) is Zero for c in cts_in):
+                continue
+            ct_arg = cts_in if prim.multiple_results else cts_in[0]
+        invals = []
+        for v in eqn.invars:
+            if isinstance(v, Literal):
+                invals.append(v)
+            elif v in linear:
+                undefined = _new(UndefinedPrimal)
+                undefined.aval = v.aval
+                invals.append(undefined)
+            else:
+                invals.append(primal_env[v])
+        rule = transpose_rules.get(prim)
         if rule is None:
             raise NotImplementedError(
-                f"Transpose rule (for reverse-mode differentiation) for '{eqn.primitive.name}' "
+                f"Transpose rule (for reverse-mode differentiation) for '{prim.name}' "
                 "not implemented")
-        cts = rule(cts_in if eqn.primitive.multiple_results else cts_in[0], *invals, **eqn.params)
+        cts = rule(ct_arg, *invals, **eqn.params)
         for v, inval, ct in zip(eqn.invars, invals, cts):
-            if is_undefined(inval):
+            if type(inval) is UndefinedPrimal:
                 write(v, ct)
     return [_or_zero(ct_env.get(v), v.aval) for v in jaxpr.invars]
 
