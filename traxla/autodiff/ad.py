@@ -228,8 +228,7 @@ class JVPTrace(Trace):
             tangents.append(t)
             if zero and type(t) is not Zero:
                 zero = False
-        # (``with set_current_trace(...)`` inlined: once per differentiated operation)
-        state = _trace_state
+        state = _trace_state  # (set_current_trace inlined: once per differentiated op)
         previous = state.trace
         if zero:
             state.trace = self.parent
