@@ -131,6 +131,9 @@ def resolve_argnums(fun, sig, static_argnums, static_argnames,
         return ((() if static_argnums is None else ensure_index_tuple(static_argnums)),
                 (() if static_argnames is None else ensure_str_tuple(static_argnames)),
                 (() if donate_argnums is None else ensure_index_tuple(donate_argnums)), ())
+    if (static_argnums is None and static_argnames is None and donate_argnums is None
+            and donate_argnames is None):  # (a plain jit: nothing to infer or validate)
+        return (), (), (), ()
     static_argnums, static_argnames = infer_argnums_and_argnames(sig, static_argnums,
                                                                  static_argnames)
     donate_argnums, donate_argnames = infer_argnums_and_argnames(sig, donate_argnums,

@@ -176,7 +176,9 @@ class JitSlowPath:
         if hit is not None and any(isinstance(c, Tracer) and not c._trace.alive
                                    for c in hit[0].consts):
             self._traced.pop(key, None)  # it closed over tracers of a trace that has ended
-        closed, out_tree = self._trace(key, args, kwargs, avals)
+            hit = None
+        # (a hit is used as it is: one look-up of the key, hashed once, per nested call)
+        closed, out_tree = hit if hit is not None else self._trace(key, args, kwargs, avals)
         trace = trace_core._current_trace
         if (trace.requires_low or not isinstance(trace, DynamicJaxprTrace)) and \
                 jaxpr_is_high(closed):  # lowering it, or grad/vmap of it: inline
@@ -213,8 +215,7 @@ class JitSlowPath:
         with names_once(self, args, kwargs):  # (named once a trace)
             jit_hooks.on_trace_miss(self, key, args, kwargs)
             start = time.perf_counter()
-            dyn_args, dyn_kwargs, _ = self._split_static(args, kwargs)
-            _, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+            in_tree = key[0]  # (every key starts with the structure of the dynamic arguments)
             out_store = []
 
             def flat_fun(*flat):

@@ -29,7 +29,8 @@ from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.refs import AbstractRef
 from traxla.ir.traceback_util import api_boundary
 from traxla.tracer import DynamicJaxprTrace, DynamicJaxprTracer, Tracer, make_debug_info
-from traxla.tracer.traces import Trace, current_trace, set_current_trace
+from traxla.ir.thread_state import unusual as _unusual
+from traxla.tracer.traces import Trace, _state as _trace_state, current_trace, set_current_trace
 from traxla.tracer.interpret import eval_jaxpr
 from traxla.tracer.values import hitype_avals, is_concrete
 from traxla.autodiff.vjp_object import (  # noqa: F401  (DontWant... also as ad.X)
@@ -139,6 +140,9 @@ def add_values(x, y):
     return add_any_p.bind(x, y) if rules is None else rules.add(dtype, x, y)
 
 
+_new = object.__new__
+
+
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent")
 
@@ -185,12 +189,13 @@ class RoutingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         tt = self.tangent_trace
-        tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
-        if any(tangent_args):
-            rule = mixed_rules.get(prim)
-            if rule is not None and not all(tangent_args):
-                return rule(self.parent, tt, tangent_args, *args, **params)
-            return tt.process_primitive(prim, args, params)
+        for a in args:  # (flags listed only when some operand is a tangent)
+            if type(a) is DynamicJaxprTracer and a._trace is tt:
+                tangent_args = [type(a) is DynamicJaxprTracer and a._trace is tt for a in args]
+                rule = mixed_rules.get(prim)
+                if rule is not None and not all(tangent_args):
+                    return rule(self.parent, tt, tangent_args, *args, **params)
+                return tt.process_primitive(prim, args, params)
         rule = known_rules.get(prim)
         if rule is not None:
             with set_current_trace(self.parent):
@@ -223,20 +228,38 @@ class JVPTrace(Trace):
             tangents.append(t)
             if zero and type(t) is not Zero:
                 zero = False
+        state = _trace_state  # (set_current_trace inlined: once per differentiated op)
+        previous = state.trace
         if zero:
-            with set_current_trace(self.parent):
+            state.trace = self.parent
+            _unusual.append(None)
+            try:
                 return prim.bind(*primals, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
         if self.tangent_trace is not None and prim in linearize_rules:
-            with set_current_trace(self.rule_trace):
-                out, tout = linearize_rules[prim](self, primals, tangents, **params)
+            rule = linearize_rules[prim]
+            state.trace = self.rule_trace
+            _unusual.append(None)
+            try:
+                out, tout = rule(self, primals, tangents, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
         else:
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(
                     f"Differentiation rule for '{prim.name}' not implemented\ntraxla has no JVP "
                     f"rule for this primitive (operands {[prims.aval_of(p).str_short() for p in primals]}).")
-            with set_current_trace(self.rule_trace):
+            state.trace = self.rule_trace
+            _unusual.append(None)
+            try:
                 out, tout = rule(primals, tangents, **params)
+            finally:
+                state.trace = previous
+                _unusual.pop()
             if self.tangent_trace is not None:
                 # as JAX's fallback linearization: a tangent the rule computed without the
                 # tangent inputs (a constant, e.g. integer_pow's by 0) is known, hence zero
@@ -249,7 +272,11 @@ class JVPTrace(Trace):
     def tracer_or_primal(self, primal, tangent):
         """An output whose tangent is a symbolic zero is its primal, not a tracer of this
         trace (JAX's ``maybe_jvp_tracer``: it does not depend on what is differentiated)."""
-        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
+        if type(tangent) is Zero:
+            return primal
+        tracer = _new(JVPTracer if self.tangent_trace is None else LinearizeTracer)
+        tracer._trace, tracer.primal, tracer.tangent = self, primal, tangent
+        return tracer
 
     def known_to_zero(self, primal, t):
         if type(t) is Zero or (type(t) is DynamicJaxprTracer and t._trace is self.tangent_trace):
@@ -470,19 +497,35 @@ def backward_pass(closed, cts_out, wanted=None):
         if reach is not None and not any(not isinstance(v, Literal) and v in reach
                                          for v in eqn.invars):
             continue
-        cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in eqn.outvars]
-        if all(type(c) is Zero for c in cts_in):
-            continue
-        invals = [UndefinedPrimal(v.aval) if (not isinstance(v, Literal) and v in linear)
-                  else read_primal(v) for v in eqn.invars]
-        rule = transpose_rules.get(eqn.primitive)
+        prim, outvars = eqn.primitive, eqn.outvars
+        if not prim.multiple_results and len(outvars) == 1:
+            # (one result: its cotangent, or nothing to transpose; write() stores no Zero)
+            ct_arg = ct_env.pop(outvars[0], None)
+            if ct_arg is None:
+                continue
+        else:
+            cts_in = [_or_zero(ct_env.pop(v, None), v.aval) for v in outvars]
+            if all(type(c) is Zero for c in cts_in):
+                continue
+            ct_arg = cts_in if prim.multiple_results else cts_in[0]
+        invals = []
+        for v in eqn.invars:
+            if isinstance(v, Literal):
+                invals.append(v)
+            elif v in linear:
+                undefined = _new(UndefinedPrimal)
+                undefined.aval = v.aval
+                invals.append(undefined)
+            else:
+                invals.append(primal_env[v])
+        rule = transpose_rules.get(prim)
         if rule is None:
             raise NotImplementedError(
-                f"Transpose rule (for reverse-mode differentiation) for '{eqn.primitive.name}' "
+                f"Transpose rule (for reverse-mode differentiation) for '{prim.name}' "
                 "not implemented")
-        cts = rule(cts_in if eqn.primitive.multiple_results else cts_in[0], *invals, **eqn.params)
+        cts = rule(ct_arg, *invals, **eqn.params)
         for v, inval, ct in zip(eqn.invars, invals, cts):
-            if is_undefined(inval):
+            if type(inval) is UndefinedPrimal:
                 write(v, ct)
     return [_or_zero(ct_env.get(v), v.aval) for v in jaxpr.invars]
 

@@ -2,7 +2,6 @@
 in error messages and residual listings."""
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import operator
@@ -62,27 +61,40 @@ def bound_leaf_names(sig: inspect.Signature, bound: inspect.BoundArguments) -> l
     return names
 
 
-@contextlib.contextmanager
-def names_once(owner, args, kwargs):
-    """While the block runs, ``owner._arg_names`` of these very argument objects answers
-    from a memo (a jit's trace names its arguments once, not once for each message, hook
-    and debug info); nothing of the arguments is kept after the block."""
-    if owner._names_memo is not None:  # an enclosing block's
-        yield
-        return
-    owner._names_memo = (args, kwargs, owner._arg_names(args, kwargs))
-    try:
-        yield
-    finally:
-        owner._names_memo = None
+class names_once:
+    """``with names_once(owner, args, kwargs):`` while the block runs, ``owner._arg_names``
+    of these very argument objects answers from a memo (a jit's trace names its arguments
+    once, not once for each message, hook and debug info); nothing of the arguments is kept
+    after the block. (A class, not a generator context manager: it runs once per trace.)"""
+
+    __slots__ = ("owner", "mine")
+
+    def __init__(self, owner, args, kwargs):
+        self.owner = owner
+        self.mine = owner._names_memo is None  # else an enclosing block's memo serves
+        if self.mine:
+            owner._names_memo = (args, kwargs, owner._arg_names(args, kwargs))
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        if self.mine:
+            self.owner._names_memo = None
+        return False
 
 
 def naming_once(method):
     """``method(self, *args, **kwargs)`` run inside ``names_once``."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with names_once(self, args, kwargs):
+        if self._names_memo is not None:  # an enclosing block's memo serves
             return method(self, *args, **kwargs)
+        self._names_memo = (args, kwargs, self._arg_names(args, kwargs))
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._names_memo = None
     return wrapper
 
 

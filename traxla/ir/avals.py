@@ -75,8 +75,11 @@ class ShapedArray:
 
     def to_tangent_aval(self) -> "ShapedArray":
         """The type of this value's tangent: float0 for a non-float dtype (JAX's)."""
-        return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type,
-                           self.sharding_type, self.memory_space)
+        dtype = dtypes.tangent_dtype(self.dtype)
+        if dtype is self.dtype and not self.vma and type(self) is ShapedArray:
+            return self  # (a float value's tangent has its very type: no new object)
+        return ShapedArray(self.shape, dtype, self.weak_type, self.sharding_type,
+                           self.memory_space)
 
     to_ct_aval = to_tangent_aval  # a cotangent has the tangent's type
     at_least_vspace = to_tangent_aval  # JAX's older name

@@ -15,7 +15,7 @@ from traxla.tracer import staging as _staging
 from traxla.tracer.staging import DynamicJaxprTracer as _DynamicJaxprTracer
 from traxla.tracer.values import concrete_aval, is_concrete
 from traxla.runtime.dispatch import to_array
-from traxla.ir.avals import ShapedArray
+from traxla.ir.avals import ShapedArray, interned as _interned
 
 convert_element_type_p = _E["convert_element_type"]
 
@@ -110,6 +110,8 @@ def _convert_element_type(operand, new_dtype, weak_type: bool):
         if type(out) is _Literal:
             if len(_scalar_literals) >= 4096:
                 _scalar_literals.clear()
+            # its type the interned one: typing caches keyed on aval identity hit at once
+            out.aval = _interned(out.aval)
             _scalar_literals[key] = out
         return out
     return _convert_element_type_uncached(operand, new_dtype, weak_type)

@@ -121,7 +121,8 @@ class DynamicJaxprTrace(Trace):
             value = concrete_value(x)
             # A Python float bound as is (say, a jit argument) keeps its own value in the
             # literal, which prints unrounded, as in JAX; lowering casts it to the dtype.
-            return Literal(x if type(x) is float else value, aval)
+            # (the interned type: the typing caches key on the operands' aval identity)
+            return Literal(x if type(x) is float else value, interned(aval))
         return self._new_const(x, aval)
 
     def process_primitive(self, prim, args, params):

@@ -10,7 +10,7 @@ import numpy as np
 
 from traxla.ir import dtypes
 from traxla.ir.config import config
-from traxla.ir.avals import ShapedArray
+from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.jaxpr import Literal
 from traxla.ir.literals import TypedNdArray
@@ -30,6 +30,7 @@ def is_concrete(x) -> bool:
 
 _flags = config.current
 _ndarray_avals: dict = {}  # (dtype, shape, x64) -> the aval of such a NumPy array
+_scalar_avals: dict = {}  # (Python scalar type, x64) -> its aval
 
 
 def concrete_aval(x) -> ShapedArray:
@@ -45,8 +46,14 @@ def concrete_aval(x) -> ShapedArray:
             _ndarray_avals[key] = aval
         return aval
     if t in _PY_SCALARS:
-        # a Python bool is not weakly typed in JAX (only int, float and complex are)
-        return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
+        # a Python bool is not weakly typed in JAX (only int, float and complex are); one
+        # shared (interned) aval per scalar type and x64 switch
+        key = (t, _flags.enable_x64)
+        aval = _scalar_avals.get(key)
+        if aval is None:
+            aval = _scalar_avals[key] = interned(
+                ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool))
+        return aval
     if t in hitype_avals:
         return hitype_avals[t](x)
     # the type declares ``aval``: a proxy forwarding attribute reads is not an array

@@ -1,7 +1,6 @@
 """Helpers to define JVP and transpose rules (JAX's ad.defjvp, defjvp2, deflinear2, ...)."""
 from __future__ import annotations
 
-import functools
 import numpy as np
 
 from traxla import lax
@@ -69,13 +68,24 @@ def _square(x):
     return lax.square(x)
 
 
+def _sum_tangents(contributions, out):
+    """``reduce(add_tangents, contributions, zero_of(out))``, the zero made only when there
+    is no contribution (once per differentiated operation, the common case has one)."""
+    if not contributions:
+        return zero_of(out)
+    total = contributions[0]
+    for t in contributions[1:]:
+        total = add_tangents(total, t)
+    return total
+
+
 def defjvp(prim, *rules):
     """Each rule maps one operand's tangent to its contribution: ``rule(t, *primals, **params)``."""
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
         contributions = [rule(t, *primals, **params) for rule, t in zip(rules, tangents)
                          if rule is not None and type(t) is not Zero]
-        return out, functools.reduce(add_tangents, contributions, zero_of(out))
+        return out, _sum_tangents(contributions, out)
     jvp_rules[prim] = jvp
 
 
@@ -85,7 +95,7 @@ def defjvp2(prim, *rules):
         out = prim.bind(*primals, **params)
         contributions = [rule(t, out, *primals, **params) for rule, t in zip(rules, tangents)
                          if rule is not None and type(t) is not Zero]
-        return out, functools.reduce(add_tangents, contributions, zero_of(out))
+        return out, _sum_tangents(contributions, out)
     jvp_rules[prim] = jvp
 
 
@@ -160,6 +170,12 @@ def def_bilinear_transpose(prim, product: str, transpose_x, transpose_y):
 
 
 deflinear = deflinear2  # traxla's rules all take the operands (JAX's ``deflinear2`` form)
+
+
+def _argsort(xs):
+    """``np.argsort`` of a few distinct axis numbers, as Python ints (a permutation's
+    inverse), without NumPy's per-call cost."""
+    return sorted(range(len(xs)), key=xs.__getitem__)
 
 
 def _aval(x):

@@ -1,7 +1,6 @@
 """JVP and transpose rules of reductions and dot_general (JAX's lax.py)."""
 from __future__ import annotations
 
-import functools
 import itertools
 import numpy as np
 
@@ -10,7 +9,7 @@ from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.reduction import P as R, dot_general_p
 from traxla.ir.sharding_rules import infer_avals
 from traxla.autodiff.ad import Zero, add_tangents, instantiate, jvp_flat, jvp_rules, zero_of
-from traxla.autodiff.rules._util import _eq_meet, def_bilinear_transpose, defjvp2
+from traxla.autodiff.rules._util import _argsort, _eq_meet, def_bilinear_transpose, defjvp2
 
 
 # -- reductions ---------------------------------------------------------------------------------------
@@ -94,9 +93,10 @@ def _dot_transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((ans_y, y_kept), (ans_batch, y_batch))
-    x_contract_sorted_by_y = list(np.take(x_contract, np.argsort(y_contract)))
+    # (argsorts of a few distinct axis numbers: Python's sort, without NumPy's per-call cost)
+    x_contract_sorted_by_y = [x_contract[i] for i in _argsort(y_contract)]
     unsorted_axes = list(x_batch) + x_kept + x_contract_sorted_by_y
-    out_axes = np.argsort(unsorted_axes)
+    out_axes = _argsort(unsorted_axes)
     # the cotangent lands where x lives: its sharding, in dot_general's output order
     out_sharding = None
     if x_aval.sharding_type is not None:
@@ -119,7 +119,9 @@ def _dot_general_jvp(primals, tangents, **params):
         parts.append(dot_general_p.bind(tx, y, **params))
     if type(ty) is not Zero:
         parts.append(dot_general_p.bind(x, ty, **params))
-    return out, functools.reduce(add_tangents, parts, zero_of(out))
+    if not parts:
+        return out, zero_of(out)
+    return out, parts[0] if len(parts) == 1 else add_tangents(parts[0], parts[1])
 
 
 def _dot_general_transpose_x(ct, x, y, *, dimension_numbers, precision=None,

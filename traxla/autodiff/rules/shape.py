@@ -7,16 +7,31 @@ from traxla import lax
 from traxla.ir.rules import shape as S
 from traxla.ir.rules.reduction import P as R
 from traxla.autodiff.ad import Zero, instantiate, is_undefined, jvp_rules, transpose_rules, zero_of
-from traxla.autodiff.rules._util import _aval, _const, _tuple_delete, deflinear2
+from traxla.autodiff.rules._util import _aval, _argsort, _const, _tuple_delete, deflinear2
 
 
 # -- shapes ---------------------------------------------------------------------------------------
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
     shape = x.aval.shape
-    # NumPy integers, as JAX's rule builds them (they print as np.int64(...))
-    dims = tuple(np.delete(np.arange(len(shape)), axes))
+    # NumPy integers, as JAX's rule builds them (they print as np.int64(...)); worked out
+    # once per (rank, axes)
+    try:
+        dims = _kept_dims.get((len(shape), axes))
+    except TypeError:  # unhashable axes (a list)
+        dims = None
+    if dims is None:
+        dims = tuple(np.delete(np.arange(len(shape)), axes))
+        try:
+            if len(_kept_dims) >= 1024:
+                _kept_dims.clear()
+            _kept_dims[(len(shape), axes)] = dims
+        except TypeError:
+            pass
     return [lax.broadcast_in_dim(ct, shape, dims)]
+
+
+_kept_dims: dict = {}  # (rank, reduced axes) -> the kept dimensions, as NumPy integers
 
 
 deflinear2(R["reduce_sum"], _reduce_sum_transpose)
@@ -38,12 +53,12 @@ def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
     if dimensions is None:
         return [lax.reshape(ct, x.aval.shape)]
     sizes = tuple(x.aval.shape[d] for d in dimensions)
-    return [lax.transpose(lax.reshape(ct, sizes), np.argsort(dimensions))]
+    return [lax.transpose(lax.reshape(ct, sizes), _argsort(dimensions))]
 
 
 deflinear2(S.reshape_p, _reshape_transpose)
 deflinear2(S.squeeze_p, lambda ct, x, *, dimensions: [lax.expand_dims(ct, dimensions)])
-deflinear2(S.transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, np.argsort(permutation))])
+deflinear2(S.transpose_p, lambda ct, x, *, permutation: [lax.transpose(ct, _argsort(permutation))])
 deflinear2(S.rev_p, lambda ct, x, *, dimensions: [lax.rev(ct, dimensions)])
 
 
