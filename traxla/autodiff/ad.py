@@ -1,15 +1,13 @@
 """Forward and reverse mode as traces and jaxpr rewrites.
 
-- ``jvp``: a JVPTrace carries (primal, tangent) pairs; each primitive's JVP rule
-  binds new primitives on them in the enclosing trace. Zero tangents stay
-  symbolic (``Zero``) and are never materialized unless an op needs them.
+- ``jvp``: a JVPTrace carries (primal, tangent) pairs; each primitive's JVP rule binds new
+  primitives on them in the enclosing trace. Zero tangents stay symbolic (``Zero``).
 - ``linearize``: the same trace, but tangents are tracers of a fresh staging
   trace. Rules run under a routing trace: a primitive with a tangent operand is
   recorded in the linear jaxpr, anything else is computed in the enclosing trace
   (the primal computation and the residuals the linear jaxpr closes over).
-- ``vjp``/``grad``: transpose the linear jaxpr, equation by equation in reverse,
-  with each linear primitive's transpose rule; cotangents of a variable used
-  twice are summed with ``add_any``.
+- ``vjp``/``grad``: transpose the linear jaxpr, equation by equation in reverse, with each
+  linear primitive's transpose rule; cotangents of a variable used twice are summed.
 """
 from __future__ import annotations
 
