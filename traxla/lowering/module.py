@@ -57,6 +57,9 @@ class ModuleBuilder:
         self.dim_vars: list = []
         self._locations: dict = {}
         self.call_attributes: dict = {}  # function symbol -> a func.call's attributes
+        # (id of a called ClosedJaxpr, platform, one platform?) -> (the jaxpr, its symbol,
+        # result types, ordered effects?, call attributes): see ``rules.call.call_function``
+        self.calls: dict = {}
 
     def location(self, eqn):
         """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)

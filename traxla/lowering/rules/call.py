@@ -19,23 +19,32 @@ def _jit(ctx, *args, jaxpr, name):
 def call_function(module, jaxpr, name, args, avals_out):
     """``func.call`` of ``jaxpr`` (a ClosedJaxpr) as the module's private function ``name``
     (one function per jaxpr), the results of ``avals_out``."""
-    symbol = module.function_for(jaxpr, name)
     # a shape-polymorphic export: the dimension values go first (before the token)
-    dims = [dim_value(DimExpr.var(n)) for n in module.dim_vars]
+    dims = [dim_value(DimExpr.var(n)) for n in module.dim_vars] if module.dim_vars else []
     if module.platforms is not None:  # a module for several platforms: its index first
         dims = [module.platform_index] + dims
-    types = [aval_type(a) for a in avals_out]
-    if has_ordered_effects(jaxpr.jaxpr):
+    # the calls of one jaxpr (an inner jit called in every step of a loop) share the
+    # callee's symbol, effects, result types and attributes: worked out at the first call
+    key = (id(jaxpr), module.platform, module.platforms is None)
+    hit = module.calls.get(key)
+    if hit is None or hit[0] is not jaxpr:
+        symbol = module.function_for(jaxpr, name)
+        types = tuple(aval_type(a) for a in avals_out)
+        ordered = has_ordered_effects(jaxpr.jaxpr)
+        attrs = module.call_attributes.get(symbol)
+        if attrs is None:
+            attrs = module.call_attributes[symbol] = {
+                "callee": ir.FlatSymbolRefAttr.get(symbol)}
+        hit = module.calls[key] = (jaxpr, symbol, types, ordered, attrs)
+    _, symbol, types, ordered, attrs = hit
+    if ordered:
         token = module.token if module.token is not None else hlo.create_token()
-        call = func.CallOp([hlo.TokenType.get()] + types, ir.FlatSymbolRefAttr.get(symbol),
+        call = func.CallOp([hlo.TokenType.get(), *types], ir.FlatSymbolRefAttr.get(symbol),
                            dims + [token] + list(args))
         module.token = call.results[0]
         return list(call.results)[1:]
-    attrs = module.call_attributes.get(symbol)
-    if attrs is None:
-        attrs = module.call_attributes[symbol] = {"callee": ir.FlatSymbolRefAttr.get(symbol)}
-    return list(create_op("func.call", results=types, operands=dims + list(args),
-                          attributes=attrs).results)
+    return list(create_op("func.call", results=types, operands=dims + list(args) if dims
+                          else args, attributes=attrs).results)
 
 
 register_lowering(jit_p, _jit)
