@@ -366,8 +366,14 @@ def jaxpr_has_refs(jaxpr) -> bool:
              or AbstractRef in set(map(type, map(_aval_of, chain.from_iterable(
                  map(_invars_of, eqns))))))
     if not found:
+        seen = set()  # an inner jaxpr called many times: asked once
         for eqn in eqns_with_subjaxprs(jaxpr):
-            found = any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params))
+            for sub in subjaxprs(eqn.params):
+                if id(sub) not in seen:
+                    seen.add(id(sub))
+                    found = jaxpr_has_refs(sub)
+                    if found:
+                        break
             if found:
                 break
     if len(_has_refs_memo) > 4096:
