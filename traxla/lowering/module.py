@@ -60,6 +60,9 @@ class ModuleBuilder:
         # (id of a called ClosedJaxpr, platform, one platform?) -> (the jaxpr, its symbol,
         # result types, ordered effects?, call attributes): see ``rules.call.call_function``
         self.calls: dict = {}
+        # (rule's key..., id of a location of ``_locations``) -> an op of this module that
+        # a rule clones for a like equation at that location (a reduction and its body)
+        self.op_templates: dict = {}
 
     def location(self, eqn):
         """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
@@ -320,7 +323,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         ctx = RuleContext(
             builder, prim,
             [invars[0].aval, invars[1].aval] if len(invars) == 2 else [x.aval for x in invars],
-            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars])
+            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars], loc)
         try:
             with loc:  # a literal's constant op too has the equation's location
                 operands = [env[x] if type(x) is not Literal else read(x) for x in invars]

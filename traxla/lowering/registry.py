@@ -102,13 +102,17 @@ def rule_for(prim, platform: str):
 
 
 class RuleContext:
-    __slots__ = ("module", "primitive", "avals_in", "avals_out")
+    """``loc``: the equation's location (the one in effect while the rule runs), where the
+    equation loop gives it (None elsewhere): a rule may reuse ops it built at that
+    location (``ModuleBuilder.op_templates``)."""
+    __slots__ = ("module", "primitive", "avals_in", "avals_out", "loc")
 
-    def __init__(self, module, primitive, avals_in, avals_out):
+    def __init__(self, module, primitive, avals_in, avals_out, loc=None):
         self.module = module
         self.primitive = primitive
         self.avals_in = avals_in
         self.avals_out = avals_out
+        self.loc = loc
 
     @property
     def aval_out(self):

@@ -55,6 +55,17 @@ def _reduce(op_name, init):
             parts = init_constants[(op_name, dtype)] = constant_parts(
                 np.array(init(dtype)).astype(dtype))
         init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
+        loc = ctx.loc
+        if loc is not None:  # a like reduction at this location before: a copy of it
+            key = (op_name, ctx.avals_in[0].shape, dtype, axes, id(loc))
+            templates = ctx.module.op_templates
+            template = templates.get(key)
+            if template is not None:
+                red = template.clone()  # at the current insertion point, body and all
+                operands = red.operands
+                operands[0] = x
+                operands[1] = init_val
+                return red.result
         red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
                         i64_array_attrs("dimensions", axes), regions=1)
         scalar = parts[0][0]
@@ -62,6 +73,8 @@ def _reduce(op_name, init):
         ip = ir.InsertionPoint(block)
         total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
         create_op("stablehlo.return", operands=(total.result,), ip=ip)
+        if loc is not None:
+            templates[key] = red
         return red.result
     return rule
 
