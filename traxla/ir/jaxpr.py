@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from itertools import islice
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -67,6 +66,10 @@ class _NameStack(threading.local):
 name_stack = _NameStack()
 
 
+_positions: dict = {}  # id(code) -> (code, the column of each of its instructions)
+_column_of = itemgetter(2)
+
+
 class SourceInfo:
     """Where an equation came from: a user frame's code object and instruction, and
     the named scopes it was recorded under.
@@ -105,10 +108,16 @@ class SourceInfo:
 
     @property
     def column(self):
-        # the position of instruction ``lasti``: skipped to in C (a Python loop over the
-        # positions of a long function cost tens of microseconds a location)
-        pos = next(islice(self.code.co_positions(), self.lasti // 2, None), None)
-        return None if pos is None else pos[2]
+        """The column of instruction ``lasti``: a code object's positions are listed once
+        (walking them cost tens of microseconds a location in a long function)."""
+        code = self.code
+        hit = _positions.get(id(code))
+        if hit is None or hit[0] is not code:
+            if len(_positions) > 1024:
+                _positions.clear()
+            hit = _positions[id(code)] = (code, tuple(map(_column_of, code.co_positions())))
+        columns, i = hit[1], self.lasti // 2
+        return columns[i] if i < len(columns) else None
 
     def __str__(self):
         col = self.column
