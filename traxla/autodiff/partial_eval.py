@@ -83,15 +83,17 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     return new, used_inputs
 
 
-def prune_unused(jaxpr: Jaxpr):
+def prune_unused(jaxpr: Jaxpr, read: set | None = None):
     """``_dce_jaxpr(jaxpr, all outputs used, no input instantiated)`` for a whole program
     before lowering (JAX's ``_prune_unused_inputs``): (jaxpr, used inputs), ``jaxpr``
     itself when no equation is dead. Most programs have none, and C-level passes show it:
     a dead equation exists exactly when some equation has no output that is read (the
     last dead one in program order); equations with DCE rules (jit, scan, cond, remat)
-    run their rule, and anything else found goes the per-equation way."""
+    run their rule, and anything else found goes the per-equation way. ``read``: the set
+    of the equations' operands where the caller has made it (it is updated here)."""
     eqns = jaxpr.eqns
-    read = set(chain.from_iterable(map(_invars_of, eqns)))
+    if read is None:
+        read = set(chain.from_iterable(map(_invars_of, eqns)))
     read.update(jaxpr.outvars)
     try:
         every_eqn_read = read.issuperset(map(_first, map(_outvars_of, eqns)))
