@@ -11,7 +11,7 @@ from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
 from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
-                                  ir, sdy, type_cache as thread_type_cache)
+                                  ir, sdy)
 from traxla.lowering.dynamic_shapes import dim_values
 from traxla.lowering.registry import (_MODULE_PLATFORM, RuleContext, platform_rules,
                                       platform_sensitive, rules_for)
@@ -247,7 +247,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # and the jaxpr keeps every one alive while it lowers): no key worked out again
     literal_ids = {}
 
-    def read(x):
+    def read(x, loc=None):  # ``loc``: a new constant's location (None: the current one)
         if type(x) is Literal:
             out = literal_ids.get(id(x))
             if out is not None:
@@ -263,29 +263,31 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 try:
                     key = (dtype, kind, np.asarray(val, dtype).tobytes())
                 except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
-                    return constant(val, dtype)
+                    return constant(val, dtype, loc)
             out = literals.get(key)
             if out is None:
-                out = literals[key] = constant(val, dtype)
+                out = literals[key] = constant(val, dtype, loc)
             literal_ids[id(x)] = out
             return out
         return env[x]
 
     rules, inline_table = rules_for(builder.platform)
-    type_cache = thread_type_cache()
-    locations = builder._locations
+    # A program's equations share a few source infos and avals (tracing hands out one
+    # object for each): their locations and types by those objects, which the jaxpr
+    # holds while it lowers (a dict lookup by identity, no key worked out)
+    plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op)
+    aval_types = {}  # id(aval) -> ``aval_type(aval)``
     platforms = builder.platforms
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
+        plan = plans.get((eqn.source_info, prim))
+        if plan is None:
+            plan = plans[(eqn.source_info, prim)] = (builder.location(eqn),
+                                                     inline_table.get(prim))
+        loc, inline = plan
         invars, outvars = eqn.invars, eqn.outvars
-        info = eqn.source_info  # the location: ``ModuleBuilder.location``, its lookup inline
-        loc = None if info is None else locations.get(
-            (info.name_stack, prim, id(info.code), info.lasti))
-        if loc is None:
-            loc = builder.location(eqn)
         if platforms is not None and _per_platform(builder, eqn, env, read, loc):
             continue
-        inline = inline_table.get(prim)
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
             attributes = None if attributes_of is None else attributes_of(eqn)
@@ -296,19 +298,19 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 try:
                     for x in invars:  # variables of the result's shape need no op of their own
                         if type(x) is Literal or (elementwise and x.aval.shape != shape):
-                            operands = []
-                            with loc:  # a literal's constant, a broadcast: this location
-                                for x in invars:
-                                    value = env[x] if type(x) is not Literal else read(x)
-                                    if elementwise:
-                                        aval = x.aval
-                                        if aval.shape != shape:
-                                            value = broadcast_to(value, aval, shape)
-                                    operands.append(value)
+                            operands = []  # a literal's constant, a broadcast: this location
+                            for x in invars:
+                                value = env[x] if type(x) is not Literal else read(x, loc)
+                                if elementwise:
+                                    aval = x.aval
+                                    if aval.shape != shape:
+                                        value = broadcast_to(value, aval, shape, loc)
+                                operands.append(value)
                             break
                         operands.append(env[x])
-                    result_type = (type_cache.get((shape, out_aval.dtype))
-                                   or aval_type(out_aval))
+                    result_type = aval_types.get(id(out_aval))
+                    if result_type is None:
+                        result_type = aval_types[id(out_aval)] = aval_type(out_aval)
                     env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
                                                 loc=loc).result
                 except ir.MLIRError as e:

@@ -390,9 +390,13 @@ def _complex_sin_cos(cosine: bool):
 
 def _real_without_accuracy(eqn):
     """The inline path for sin/cos: real operands without an accuracy."""
-    if eqn.params.get("accuracy") is not None or dtypes.is_complex(eqn.invars[0].aval.dtype):
+    if eqn.params.get("accuracy") is not None or eqn.invars[0].aval.dtype in _COMPLEX:
         return None
-    return {}
+    return _NO_ATTRIBUTES
+
+
+_COMPLEX = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
+_NO_ATTRIBUTES: dict = {}
 
 
 for _name in ("sin", "cos"):
