@@ -328,7 +328,9 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars], loc)
         try:
             with loc:  # a literal's constant op too has the equation's location
-                operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+                operands = []  # (a loop: a comprehension's frame costs more for a few)
+                for x in invars:
+                    operands.append(env[x] if type(x) is not Literal else read(x))
                 out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
             raise _lowering_error(eqn, e) from e

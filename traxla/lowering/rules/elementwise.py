@@ -180,9 +180,14 @@ for _name, _direction in (("max", "GT"), ("min", "LT")):
 def _compare_attributes(direction):
     def attributes_of(eqn):
         dtype = eqn.invars[0].aval.dtype
-        if isinstance(dtype, dtypes.ExtendedDType):
-            return None
-        return compare_attributes(direction, compare_type(dtype))
+        cache = rule_cache("compare_of")  # (direction, dtype) -> the op's attributes
+        attrs = cache.get((direction, dtype))
+        if attrs is None:
+            if isinstance(dtype, dtypes.ExtendedDType):
+                return None
+            attrs = cache[(direction, dtype)] = compare_attributes(direction,
+                                                                   compare_type(dtype))
+        return attrs
     return attributes_of
 
 

@@ -48,24 +48,27 @@ COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multipl
 
 def _reduce(op_name, init):
     def rule(ctx, x, *, axes, out_sharding=None):
-        dtype = ctx.avals_in[0].dtype
+        aval = ctx.avals_in[0]
+        loc = ctx.loc
+        if loc is not None:  # a like reduction at this location before: a copy of it
+            key = (op_name, aval.shape, aval.dtype, axes, id(loc))
+            templates = ctx.module.op_templates
+            hit = templates.get(key)
+            if hit is not None:
+                parts, template = hit
+                init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
+                red = template.clone()  # at the current insertion point, body and all
+                operands = red.operands
+                operands[0] = x
+                operands[1] = init_val
+                return red.result
+        dtype = aval.dtype
         init_constants = rule_cache("reduce_init")  # (op, dtype) -> the init constant's parts
         parts = init_constants.get((op_name, dtype))
         if parts is None:
             parts = init_constants[(op_name, dtype)] = constant_parts(
                 np.array(init(dtype)).astype(dtype))
         init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
-        loc = ctx.loc
-        if loc is not None:  # a like reduction at this location before: a copy of it
-            key = (op_name, ctx.avals_in[0].shape, dtype, axes, id(loc))
-            templates = ctx.module.op_templates
-            template = templates.get(key)
-            if template is not None:
-                red = template.clone()  # at the current insertion point, body and all
-                operands = red.operands
-                operands[0] = x
-                operands[1] = init_val
-                return red.result
         red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
                         i64_array_attrs("dimensions", axes), regions=1)
         scalar = parts[0][0]
@@ -74,7 +77,7 @@ def _reduce(op_name, init):
         total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
         create_op("stablehlo.return", operands=(total.result,), ip=ip)
         if loc is not None:
-            templates[key] = red
+            templates[key] = (parts, red)
         return red.result
     return rule
 
