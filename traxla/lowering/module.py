@@ -10,8 +10,8 @@ from traxla.errors import LoweringError
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
-from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
-                                  ir, sdy)
+from traxla.lowering.mlir import (aval_type, broadcast_parts, broadcast_to, constant, context,
+                                  create_op, func, hlo, ir, sdy)
 from traxla.lowering.dynamic_shapes import dim_values
 from traxla.lowering.registry import (_MODULE_PLATFORM, RuleContext, platform_rules,
                                       platform_sensitive, rules_for)
@@ -277,6 +277,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # holds while it lowers (a dict lookup by identity, no key worked out)
     plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op)
     aval_types = {}  # id(aval) -> ``aval_type(aval)``
+    broadcasts = {}  # (id(operand aval), id(result aval)) -> ``broadcast_parts`` (or False)
     platforms = builder.platforms
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
@@ -300,11 +301,23 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                         if type(x) is Literal or (elementwise and x.aval.shape != shape):
                             operands = []  # a literal's constant, a broadcast: this location
                             for x in invars:
-                                value = env[x] if type(x) is not Literal else read(x, loc)
+                                if type(x) is Literal:
+                                    value = literal_ids.get(id(x))  # (``read``'s first look)
+                                    if value is None:
+                                        value = read(x, loc)
+                                else:
+                                    value = env[x]
                                 if elementwise:
                                     aval = x.aval
-                                    if aval.shape != shape:
-                                        value = broadcast_to(value, aval, shape, loc)
+                                    if aval.shape != shape:  # (the parts by the avals' ids)
+                                        parts = broadcasts.get((id(aval), id(out_aval)))
+                                        if parts is None:
+                                            parts = broadcasts[(id(aval), id(out_aval))] = (
+                                                broadcast_parts(aval, shape) or False)
+                                        value = (create_op("stablehlo.broadcast_in_dim",
+                                                           parts[0], (value,), parts[1],
+                                                           loc=loc).result if parts
+                                                 else broadcast_to(value, aval, shape, loc))
                                 operands.append(value)
                             break
                         operands.append(env[x])
