@@ -14,7 +14,7 @@ from traxla.lowering.mlir import (aval_type, broadcast_parts, broadcast_to, cons
                                   create_op, func, hlo, ir, sdy)
 from traxla.lowering.dynamic_shapes import dim_values
 from traxla.lowering.registry import (_MODULE_PLATFORM, RuleContext, platform_rules,
-                                      platform_sensitive, rules_for)
+                                      platform_sensitive, lowering_tables)
 
 
 _target = {"platform": "cpu"}
@@ -271,7 +271,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             return out
         return env[x]
 
-    rules, inline_table = rules_for(builder.platform)
+    rules, inline_table, direct_table = lowering_tables(builder.platform)
     # A program's equations share a few source infos and avals (tracing hands out one
     # object for each): their locations and types by those objects, which the jaxpr
     # holds while it lowers (a dict lookup by identity, no key worked out)
@@ -329,6 +329,21 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 except ir.MLIRError as e:
                     raise _lowering_error(eqn, e) from e
                 continue
+        direct = direct_table.get(prim)
+        if direct is not None:  # no context, no keywords (see ``direct_rules``)
+            operands = []
+            for x in invars:
+                operands.append(env[x] if type(x) is not Literal else read(x, loc))
+            try:
+                out = direct(builder, eqn, operands, loc)
+            except ir.MLIRError as e:
+                raise _lowering_error(eqn, e) from e
+            if prim.multiple_results:
+                for v, val in zip(outvars, out):
+                    env[v] = val
+            else:
+                env[outvars[0]] = out
+            continue
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
