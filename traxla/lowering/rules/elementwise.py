@@ -6,9 +6,10 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.accuracy import AccuracyMode, Tolerance
 from traxla.ir.rules.elementwise import P, WITH_ACCURACY
-from traxla.lowering.mlir import (aval_type, broadcast_to, constant, hlo, i64_array, ir, op_result,
-                                  rule_cache, tensor_type)
-from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
+from traxla.lowering.mlir import (aval_type, broadcast_to, constant, create_op, hlo, i64_array,
+                                  ir, op_result, rule_cache, tensor_type)
+from traxla.lowering.registry import (RuleContext, register_direct_op, register_direct_rule,
+                                      register_elementwise_op, register_lowering)
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
@@ -333,7 +334,18 @@ register_lowering(P["copy"], _identity)
 register_lowering(P["round"], _round)
 register_lowering(P["sign"], _sign)
 register_lowering(P["exp2"], _exp2)
-register_lowering(P["integer_pow"], _integer_pow)
+def _integer_pow_direct(builder, eqn, operands, loc):
+    """The equation loop's integer_pow: ``x ** 2`` (the common one) is one multiply."""
+    if eqn.params["y"] == 2:
+        x, = operands
+        return create_op("stablehlo.multiply", (aval_type(eqn.invars[0].aval),), (x, x),
+                         loc=loc).result
+    with loc:
+        return _integer_pow(RuleContext(builder, eqn.primitive, [eqn.invars[0].aval],
+                                        [eqn.outvars[0].aval], loc), *operands, **eqn.params)
+
+
+register_direct_rule(P["integer_pow"], _integer_pow_direct, _integer_pow)
 register_lowering(P["pow"], _pow)
 register_lowering(P["select_n"], _select_n)
 register_lowering(P["clamp"], _clamp)
