@@ -276,7 +276,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # object for each): their locations and types by those objects, which the jaxpr
     # holds while it lowers (a dict lookup by identity, no key worked out)
     plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op)
-    aval_types = {}  # id(aval) -> ``aval_type(aval)``
+    aval_types = {}  # id(aval) -> ``(aval_type(aval),)`` (an op's result types)
     broadcasts = {}  # (id(operand aval), id(result aval)) -> ``broadcast_parts`` (or False)
     platforms = builder.platforms
     for eqn in jaxpr.eqns:
@@ -321,10 +321,10 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                                 operands.append(value)
                             break
                         operands.append(env[x])
-                    result_type = aval_types.get(id(out_aval))
-                    if result_type is None:
-                        result_type = aval_types[id(out_aval)] = aval_type(out_aval)
-                    env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
+                    result_types = aval_types.get(id(out_aval))
+                    if result_types is None:
+                        result_types = aval_types[id(out_aval)] = (aval_type(out_aval),)
+                    env[outvars[0]] = create_op(op_name, result_types, operands, attributes,
                                                 loc=loc).result
                 except ir.MLIRError as e:
                     raise _lowering_error(eqn, e) from e

@@ -214,7 +214,18 @@ def _dot_general_attributes(eqn):
     precision = params.get("precision")
     if precision is not None and type(precision) is not tuple:  # a dot algorithm: the rule
         return None
-    return _dot_attrs(params["dimension_numbers"], precision)
+    # a loop's dot_generals share their dimension numbers object (tracing hands out one):
+    # by its identity first (hashing the nested tuples cost more than the rest of this)
+    dimension_numbers = params["dimension_numbers"]
+    by_id = rule_cache("dot_general_by_id")
+    hit = by_id.get(id(dimension_numbers))
+    if hit is not None and hit[0] is dimension_numbers and hit[1] is precision:
+        return hit[2]
+    attrs = _dot_attrs(dimension_numbers, precision)
+    if len(by_id) > 4096:
+        by_id.clear()
+    by_id[id(dimension_numbers)] = (dimension_numbers, precision, attrs)  # (keeps it alive)
+    return attrs
 
 
 register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
