@@ -48,6 +48,24 @@ def test_inline_ops_emit_what_their_rules_emit(f, monkeypatch):
     assert _lowered_text(f) == inline
 
 
+def _repeated(x, w):
+    for _ in range(3):  # the same locations again: cloned reductions, one callee for the calls
+        x = x - jnp.max(x, axis=1, keepdims=True) + jnp.sum(x) ** 2
+        x = jnp.where(x > 0, x, x ** 3) + jnp.min(x, axis=0)
+    return x, jnp.all(x > 0), jnp.prod(x)
+
+
+@pytest.mark.parametrize("f", [_mixed, _repeated], ids=lambda f: f.__name__)
+def test_direct_rules_emit_what_their_rules_emit(f, monkeypatch):
+    """The equation loop's direct rules (``registry.direct_rules``: reductions, cloned from
+    the first at a location; inner jit calls; integer_pow) emit what the rules emit."""
+    direct = _lowered_text(f)
+    assert direct.count("stablehlo.reduce") >= (11 if f is _repeated else 2)
+    monkeypatch.setattr(registry, "direct_rules", {})
+    monkeypatch.setattr(registry, "_views", {})  # the per-platform tables, rebuilt without them
+    assert _lowered_text(f) == direct
+
+
 def test_every_inline_op_has_a_rule():
     for prim, (op_name, _, _) in registry.inline_ops.items():
         assert prim in registry.lowering_rules, prim

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import time
 import warnings
+from itertools import chain
 from typing import Union
 
 from traxla.api.hi_lowering import jaxpr_is_high
@@ -119,6 +120,9 @@ def result_names(out_tree) -> list[str]:
             for path, _ in tree_util.tree_flatten_with_path(leaves)[0]]
 
 
+_invars_of = operator.attrgetter("invars")
+
+
 def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
                   shardings_for=None, out_tree=None, platform=None) -> LoweredProgram:
     """Lowers ``closed`` for a top-level call: unused arguments pruned unless
@@ -126,13 +130,17 @@ def lower_program(closed: ClosedJaxpr, name: str, donated, keep_unused: bool,
     gives the module's Shardy annotations for the kept arguments (None: one device)."""
     ref_inputs = [is_ref_aval(a) for a in closed.in_avals]
     n_results = len(closed.out_avals)
-    closed = discharge_if_needed(closed)  # array refs become threaded values
+    # the operands of every equation: one C-level pass for the refs check and the pruning
+    operands = set(chain.from_iterable(map(_invars_of, closed.jaxpr.eqns)))
+    discharged = discharge_if_needed(closed, operands)  # array refs become threaded values
+    if discharged is not closed:
+        closed, operands = discharged, None
     jaxpr = closed.jaxpr
     n = len(jaxpr.invars)
     if keep_unused:
         keep = [True] * n
     else:  # as JAX's _prune_unused_inputs: dead equations go, then the arguments unused
-        pruned, keep = prune_unused(jaxpr)
+        pruned, keep = prune_unused(jaxpr, operands)
         if pruned is not jaxpr and (len(pruned.eqns) != len(jaxpr.eqns) or any(
                 a is not b for a, b in zip(pruned.eqns, jaxpr.eqns))):
             jaxpr = Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, pruned.eqns,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import chain
 from operator import attrgetter, itemgetter
 
-from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Var, Literal, eqns_with_subjaxprs
+from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, Literal, eqns_with_subjaxprs
 from traxla.ir.effects import has_effects
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.control_flow import cond_p, scan_p
@@ -83,15 +83,17 @@ def _dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate):
     return new, used_inputs
 
 
-def prune_unused(jaxpr: Jaxpr):
+def prune_unused(jaxpr: Jaxpr, read: set | None = None):
     """``_dce_jaxpr(jaxpr, all outputs used, no input instantiated)`` for a whole program
     before lowering (JAX's ``_prune_unused_inputs``): (jaxpr, used inputs), ``jaxpr``
     itself when no equation is dead. Most programs have none, and C-level passes show it:
     a dead equation exists exactly when some equation has no output that is read (the
     last dead one in program order); equations with DCE rules (jit, scan, cond, remat)
-    run their rule, and anything else found goes the per-equation way."""
+    run their rule, and anything else found goes the per-equation way. ``read``: the set
+    of the equations' operands where the caller has made it (it is updated here)."""
     eqns = jaxpr.eqns
-    read = set(chain.from_iterable(map(_invars_of, eqns)))
+    if read is None:
+        read = set(chain.from_iterable(map(_invars_of, eqns)))
     read.update(jaxpr.outvars)
     try:
         every_eqn_read = read.issuperset(map(_first, map(_outvars_of, eqns)))
@@ -100,9 +102,35 @@ def prune_unused(jaxpr: Jaxpr):
                           and all(has_effects(e) for e in eqns if not e.outvars))
     replaced = {}
     if every_eqn_read:
+        # an inner jit called again and again (a loop's step calling a jnp helper): its
+        # effects and DCE worked out once per distinct jaxpr (``_jit_dce`` with every
+        # output used), each call only given the pruned jaxpr
+        jit_calls = {}
         for eqn in eqns_with_subjaxprs(jaxpr):
-            rule = _dce_rules.get(eqn.primitive)
-            if rule is None or has_effects(eqn):
+            prim = eqn.primitive
+            rule = _dce_rules.get(prim)
+            if rule is None:
+                continue
+            if prim is jit_p:
+                closed = eqn.params["jaxpr"]
+                hit = jit_calls.get(id(closed))
+                if hit is None:
+                    hit = jit_calls[id(closed)] = (
+                        None if has_effects(eqn)
+                        else dce_closed(closed, [True] * len(eqn.outvars),
+                                        [False] * len(closed.in_avals)))
+                if hit is None:  # effects: kept as it is
+                    continue
+                if read.issuperset(eqn.outvars):
+                    new, used_ins = hit
+                    if not all(used_ins):  # it drops operands: the general walk
+                        every_eqn_read = False
+                        break
+                    replaced[id(eqn)] = JaxprEqn(eqn.invars, eqn.outvars, prim,
+                                                 {**eqn.params, "jaxpr": new},
+                                                 eqn.source_info)
+                    continue
+            elif has_effects(eqn):
                 continue
             used_ins, new = rule([v in read for v in eqn.outvars], eqn)
             if new is None or not all(used_ins):  # it drops operands: the general walk

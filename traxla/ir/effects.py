@@ -92,9 +92,13 @@ def jaxpr_effects(jaxpr) -> frozenset:
                 found = rule(eqn.params)
                 if found:
                     out = out | found
+    seen = set()  # an inner jaxpr called many times: asked once
     for eqn in eqns_with_subjaxprs(jaxpr):
         if eqn.primitive not in rules:
             for sub in subjaxprs(eqn.params):
+                if id(sub) in seen:
+                    continue
+                seen.add(id(sub))
                 found = jaxpr_effects(sub)
                 if found:
                     out = out | found

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -66,6 +66,10 @@ class _NameStack(threading.local):
 name_stack = _NameStack()
 
 
+_positions: dict = {}  # id(code) -> (code, the column of each of its instructions)
+_column_of = itemgetter(2)
+
+
 class SourceInfo:
     """Where an equation came from: a user frame's code object and instruction, and
     the named scopes it was recorded under.
@@ -104,10 +108,16 @@ class SourceInfo:
 
     @property
     def column(self):
-        for i, pos in enumerate(self.code.co_positions()):
-            if i == self.lasti // 2:
-                return pos[2]
-        return None
+        """The column of instruction ``lasti``: a code object's positions are listed once
+        (walking them cost tens of microseconds a location in a long function)."""
+        code = self.code
+        hit = _positions.get(id(code))
+        if hit is None or hit[0] is not code:
+            if len(_positions) > 1024:
+                _positions.clear()
+            hit = _positions[id(code)] = (code, tuple(map(_column_of, code.co_positions())))
+        columns, i = hit[1], self.lasti // 2
+        return columns[i] if i < len(columns) else None
 
     def __str__(self):
         col = self.column

@@ -152,8 +152,9 @@ def aval_type(aval) -> ir.RankedTensorType:
     return tensor_type(aval.shape, dtype)
 
 
-def constant(value, dtype=None) -> ir.Value:
-    """A dense constant; splat for scalars and uniform arrays."""
+def constant(value, dtype=None, loc=None) -> ir.Value:
+    """A dense constant; splat for scalars and uniform arrays. ``loc``: its location
+    (None: the current one)."""
     x = np.asarray(value, dtype)
     shape = x.shape
     if shape:
@@ -167,7 +168,7 @@ def constant(value, dtype=None) -> ir.Value:
                 scalar_constants.clear()
             parts = scalar_constants[key] = constant_parts(x)
         result_type, attrs = parts
-    return _create("stablehlo.constant", result_type, (), attrs).result
+    return _create("stablehlo.constant", result_type, (), attrs, loc=loc).result
 
 
 
@@ -181,8 +182,9 @@ def constant_parts(x: np.ndarray):
     return (attr.type,), {"value": attr}
 
 
-def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
-    """lax's implicit broadcasting of scalars and size-1 dims, made explicit."""
+def broadcast_to(value: ir.Value, from_aval, to_shape, loc=None) -> ir.Value:
+    """lax's implicit broadcasting of scalars and size-1 dims, made explicit. ``loc``: the
+    op's location (None: the current one)."""
     from_shape = from_aval.shape
     if from_shape == to_shape:
         return value
@@ -192,15 +194,27 @@ def broadcast_to(value: ir.Value, from_aval, to_shape) -> ir.Value:
     if parts is None:
         if from_shape == key[1]:
             return value
-        rank = len(from_shape) and len(to_shape)
-        result_type = tensor_type(to_shape, from_aval.dtype)
-        dims = list(range(rank))
-        if not all(type(d) is int for d in to_shape):  # a symbolic shape: the dynamic op
-            return _lowering_dynamic_shapes.broadcast_in_dim(result_type, value, dims, to_shape)
+        parts = broadcast_parts(from_aval, to_shape)
+        if parts is None:  # a symbolic shape: the dynamic op
+            rank = len(from_shape) and len(to_shape)
+            with loc or ir.Location.current:
+                return _lowering_dynamic_shapes.broadcast_in_dim(
+                    tensor_type(to_shape, from_aval.dtype), value, list(range(rank)), to_shape)
         if len(broadcasts) > 4096:
             broadcasts.clear()
-        parts = broadcasts[key] = ((result_type,), {"broadcast_dimensions": i64_array(dims)})
-    return _create("stablehlo.broadcast_in_dim", parts[0], (value,), parts[1]).result
+        broadcasts[key] = parts
+    return _create("stablehlo.broadcast_in_dim", parts[0], (value,), parts[1], loc=loc).result
+
+
+def broadcast_parts(from_aval, to_shape):
+    """The result types and attributes of the ``broadcast_in_dim`` that takes a value of
+    ``from_aval`` (a scalar, or size-1 dims) to the static ``to_shape`` (None: a symbolic
+    shape, see ``broadcast_to``), for ``create_op``."""
+    if not all(type(d) is int for d in to_shape):
+        return None
+    rank = len(from_aval.shape) and len(to_shape)
+    return ((tensor_type(to_shape, from_aval.dtype),),
+            {"broadcast_dimensions": i64_array(list(range(rank)))})
 
 
 

@@ -10,11 +10,11 @@ from traxla.errors import LoweringError
 from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from traxla.ir.effects import has_ordered_effects, jaxpr_effects, ordered_effects
-from traxla.lowering.mlir import (aval_type, broadcast_to, constant, context, create_op, func, hlo,
-                                  ir, sdy, type_cache as thread_type_cache)
+from traxla.lowering.mlir import (aval_type, broadcast_parts, broadcast_to, constant, context,
+                                  create_op, func, hlo, ir, sdy)
 from traxla.lowering.dynamic_shapes import dim_values
 from traxla.lowering.registry import (_MODULE_PLATFORM, RuleContext, platform_rules,
-                                      platform_sensitive, rules_for)
+                                      platform_sensitive, lowering_tables)
 
 
 _target = {"platform": "cpu"}
@@ -57,6 +57,12 @@ class ModuleBuilder:
         self.dim_vars: list = []
         self._locations: dict = {}
         self.call_attributes: dict = {}  # function symbol -> a func.call's attributes
+        # (id of a called ClosedJaxpr, platform, one platform?) -> (the jaxpr, its symbol,
+        # result types, ordered effects?, call attributes): see ``rules.call.call_function``
+        self.calls: dict = {}
+        # (rule's key..., id of a location of ``_locations``) -> an op of this module that
+        # a rule clones for a like equation at that location (a reduction and its body)
+        self.op_templates: dict = {}
 
     def location(self, eqn):
         """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
@@ -241,7 +247,7 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # and the jaxpr keeps every one alive while it lowers): no key worked out again
     literal_ids = {}
 
-    def read(x):
+    def read(x, loc=None):  # ``loc``: a new constant's location (None: the current one)
         if type(x) is Literal:
             out = literal_ids.get(id(x))
             if out is not None:
@@ -257,29 +263,32 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 try:
                     key = (dtype, kind, np.asarray(val, dtype).tobytes())
                 except (TypeError, ValueError):  # a value NumPy cannot hold: no sharing
-                    return constant(val, dtype)
+                    return constant(val, dtype, loc)
             out = literals.get(key)
             if out is None:
-                out = literals[key] = constant(val, dtype)
+                out = literals[key] = constant(val, dtype, loc)
             literal_ids[id(x)] = out
             return out
         return env[x]
 
-    rules, inline_table = rules_for(builder.platform)
-    type_cache = thread_type_cache()
-    locations = builder._locations
+    rules, inline_table, direct_table = lowering_tables(builder.platform)
+    # A program's equations share a few source infos and avals (tracing hands out one
+    # object for each): their locations and types by those objects, which the jaxpr
+    # holds while it lowers (a dict lookup by identity, no key worked out)
+    plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op)
+    aval_types = {}  # id(aval) -> ``(aval_type(aval),)`` (an op's result types)
+    broadcasts = {}  # (id(operand aval), id(result aval)) -> ``broadcast_parts`` (or False)
     platforms = builder.platforms
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
+        plan = plans.get((eqn.source_info, prim))
+        if plan is None:
+            plan = plans[(eqn.source_info, prim)] = (builder.location(eqn),
+                                                     inline_table.get(prim))
+        loc, inline = plan
         invars, outvars = eqn.invars, eqn.outvars
-        info = eqn.source_info  # the location: ``ModuleBuilder.location``, its lookup inline
-        loc = None if info is None else locations.get(
-            (info.name_stack, prim, id(info.code), info.lasti))
-        if loc is None:
-            loc = builder.location(eqn)
         if platforms is not None and _per_platform(builder, eqn, env, read, loc):
             continue
-        inline = inline_table.get(prim)
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
             attributes = None if attributes_of is None else attributes_of(eqn)
@@ -290,24 +299,51 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                 try:
                     for x in invars:  # variables of the result's shape need no op of their own
                         if type(x) is Literal or (elementwise and x.aval.shape != shape):
-                            operands = []
-                            with loc:  # a literal's constant, a broadcast: this location
-                                for x in invars:
-                                    value = env[x] if type(x) is not Literal else read(x)
-                                    if elementwise:
-                                        aval = x.aval
-                                        if aval.shape != shape:
-                                            value = broadcast_to(value, aval, shape)
-                                    operands.append(value)
+                            operands = []  # a literal's constant, a broadcast: this location
+                            for x in invars:
+                                if type(x) is Literal:
+                                    value = literal_ids.get(id(x))  # (``read``'s first look)
+                                    if value is None:
+                                        value = read(x, loc)
+                                else:
+                                    value = env[x]
+                                if elementwise:
+                                    aval = x.aval
+                                    if aval.shape != shape:  # (the parts by the avals' ids)
+                                        parts = broadcasts.get((id(aval), id(out_aval)))
+                                        if parts is None:
+                                            parts = broadcasts[(id(aval), id(out_aval))] = (
+                                                broadcast_parts(aval, shape) or False)
+                                        value = (create_op("stablehlo.broadcast_in_dim",
+                                                           parts[0], (value,), parts[1],
+                                                           loc=loc).result if parts
+                                                 else broadcast_to(value, aval, shape, loc))
+                                operands.append(value)
                             break
                         operands.append(env[x])
-                    result_type = (type_cache.get((shape, out_aval.dtype))
-                                   or aval_type(out_aval))
-                    env[outvars[0]] = create_op(op_name, (result_type,), operands, attributes,
+                    result_types = aval_types.get(id(out_aval))
+                    if result_types is None:
+                        result_types = aval_types[id(out_aval)] = (aval_type(out_aval),)
+                    env[outvars[0]] = create_op(op_name, result_types, operands, attributes,
                                                 loc=loc).result
                 except ir.MLIRError as e:
                     raise _lowering_error(eqn, e) from e
                 continue
+        direct = direct_table.get(prim)
+        if direct is not None:  # no context, no keywords (see ``direct_rules``)
+            operands = []
+            for x in invars:
+                operands.append(env[x] if type(x) is not Literal else read(x, loc))
+            try:
+                out = direct(builder, eqn, operands, loc)
+            except ir.MLIRError as e:
+                raise _lowering_error(eqn, e) from e
+            if prim.multiple_results:
+                for v, val in zip(outvars, out):
+                    env[v] = val
+            else:
+                env[outvars[0]] = out
+            continue
         rule = rules.get(prim)
         if rule is None:
             raise NotImplementedError(
@@ -317,10 +353,12 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         ctx = RuleContext(
             builder, prim,
             [invars[0].aval, invars[1].aval] if len(invars) == 2 else [x.aval for x in invars],
-            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars])
+            [outvars[0].aval] if len(outvars) == 1 else [v.aval for v in outvars], loc)
         try:
             with loc:  # a literal's constant op too has the equation's location
-                operands = [env[x] if type(x) is not Literal else read(x) for x in invars]
+                operands = []  # (a loop: a comprehension's frame costs more for a few)
+                for x in invars:
+                    operands.append(env[x] if type(x) is not Literal else read(x))
                 out = rule(ctx, *operands, **eqn.params)
         except ir.MLIRError as e:
             raise _lowering_error(eqn, e) from e

@@ -24,6 +24,12 @@ _views: dict = {}  # platform -> (rules, inline ops) with that platform's rules 
 # None: no attributes). ``elementwise``: the operands are broadcast to the result's shape.
 inline_ops: dict = {}
 
+# primitive -> direct(builder, eqn, operands, loc) -> the result (or results): a rule that
+# the equation loop calls as it is (no RuleContext, no keyword arguments, the location
+# given, not entered), for primitives repeated throughout long programs (reductions, inner
+# jit calls); ``lowering_rules`` has the usual rule, which it may fall back on.
+direct_rules: dict = {}
+
 
 def canonical_platforms(platform: str) -> tuple:
     """The platforms a ``platform=`` names: "gpu" is CUDA and ROCm."""
@@ -45,6 +51,17 @@ def register_lowering(prim, rule, keep_inline: bool = False, platform: str | Non
     lowering_rules[prim] = rule
     if not keep_inline:
         inline_ops.pop(prim, None)  # a rule registered later wins
+        direct_rules.pop(prim, None)
+    return rule
+
+
+def register_direct_rule(prim, direct, rule):
+    """Registers ``rule`` for ``prim``, and ``direct`` for the equation loop (see
+    ``direct_rules``; it must emit what ``rule`` emits)."""
+    _views.clear()
+    lowering_rules[prim] = rule
+    inline_ops.pop(prim, None)
+    direct_rules[prim] = direct
     return rule
 
 
@@ -70,14 +87,21 @@ def register_direct_op(prim, op_name: str, attributes_of, rule):
 def rules_for(platform: str):
     """``(rules, inline ops)`` for a module lowered for ``platform``: the default tables
     themselves where the platform has no rules of its own (the common case, no copy)."""
+    return lowering_tables(platform)[:2]
+
+
+def lowering_tables(platform: str):
+    """``(rules, inline ops, direct rules)`` for a module lowered for ``platform`` (as
+    ``rules_for``), the equation loop's three tables."""
     view = _views.get(platform)
     if view is None:
         own = platform_rules.get(_MODULE_PLATFORM.get(platform, platform))
         if not own:
-            view = (lowering_rules, inline_ops)
+            view = (lowering_rules, inline_ops, direct_rules)
         else:
             view = ({**lowering_rules, **own},
-                    {p: op for p, op in inline_ops.items() if p not in own})
+                    {p: op for p, op in inline_ops.items() if p not in own},
+                    {p: rule for p, rule in direct_rules.items() if p not in own})
         _views[platform] = view
     return view
 
@@ -102,13 +126,17 @@ def rule_for(prim, platform: str):
 
 
 class RuleContext:
-    __slots__ = ("module", "primitive", "avals_in", "avals_out")
+    """``loc``: the equation's location (the one in effect while the rule runs), where the
+    equation loop gives it (None elsewhere): a rule may reuse ops it built at that
+    location (``ModuleBuilder.op_templates``)."""
+    __slots__ = ("module", "primitive", "avals_in", "avals_out", "loc")
 
-    def __init__(self, module, primitive, avals_in, avals_out):
+    def __init__(self, module, primitive, avals_in, avals_out, loc=None):
         self.module = module
         self.primitive = primitive
         self.avals_in = avals_in
         self.avals_out = avals_out
+        self.loc = loc
 
     @property
     def aval_out(self):

@@ -83,8 +83,10 @@ def discharge(closed: ClosedJaxpr) -> ClosedJaxpr:
     return trace_to_jaxpr(pure, in_avals, jaxpr.debug_info)
 
 
-def discharge_if_needed(closed: ClosedJaxpr) -> ClosedJaxpr:
-    return discharge(closed) if jaxpr_has_refs(closed.jaxpr) else closed
+def discharge_if_needed(closed: ClosedJaxpr, operands=None) -> ClosedJaxpr:
+    """``operands``: the set of the operands of the jaxpr's equations, where the caller
+    has made it (see ``jaxpr_has_refs``)."""
+    return discharge(closed) if jaxpr_has_refs(closed.jaxpr, operands) else closed
 
 
 def _returned_ref_error(v):

@@ -364,9 +364,11 @@ pp_eqn_rules[swap_p] = _pp_swap
 pp_eqn_rules[addupdate_p] = _pp_addupdate
 
 
-def jaxpr_has_refs(jaxpr) -> bool:
+def jaxpr_has_refs(jaxpr, operands=None) -> bool:
     """Whether a jaxpr (or one nested in it) holds a ref anywhere: what the discharge
-    pass must rewrite before lowering or a transformation sees it."""
+    pass must rewrite before lowering or a transformation sees it. ``operands``: the set
+    of the operands of ``jaxpr``'s equations, where the caller has made it (the pruning
+    before lowering needs it too)."""
     memo = _has_refs_memo.get(id(jaxpr))
     if memo is not None and memo[0] is jaxpr:
         return memo[1]
@@ -376,10 +378,16 @@ def jaxpr_has_refs(jaxpr) -> bool:
     found = (any(is_ref_aval(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars))
              or not _REF_PRIMITIVE_SET.isdisjoint(map(_primitive_of, eqns))
              or AbstractRef in set(map(type, map(_aval_of, chain.from_iterable(
-                 map(_invars_of, eqns))))))
+                 map(_invars_of, eqns)) if operands is None else operands))))
     if not found:
+        seen = set()  # an inner jaxpr called many times: asked once
         for eqn in eqns_with_subjaxprs(jaxpr):
-            found = any(jaxpr_has_refs(sub) for sub in subjaxprs(eqn.params))
+            for sub in subjaxprs(eqn.params):
+                if id(sub) not in seen:
+                    seen.add(id(sub))
+                    found = jaxpr_has_refs(sub)
+                    if found:
+                        break
             if found:
                 break
     if len(_has_refs_memo) > 4096:

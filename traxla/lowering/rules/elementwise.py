@@ -6,9 +6,10 @@ import numpy as np
 from traxla.ir import dtypes
 from traxla.ir.accuracy import AccuracyMode, Tolerance
 from traxla.ir.rules.elementwise import P, WITH_ACCURACY
-from traxla.lowering.mlir import (aval_type, broadcast_to, constant, hlo, i64_array, ir, op_result,
-                                  rule_cache, tensor_type)
-from traxla.lowering.registry import register_direct_op, register_elementwise_op, register_lowering
+from traxla.lowering.mlir import (aval_type, broadcast_to, constant, create_op, hlo, i64_array,
+                                  ir, op_result, rule_cache, tensor_type)
+from traxla.lowering.registry import (RuleContext, register_direct_op, register_direct_rule,
+                                      register_elementwise_op, register_lowering)
 
 # primitive name -> the one StableHLO/CHLO op it lowers to (operands already broadcast)
 UNARY_OPS = {
@@ -180,9 +181,14 @@ for _name, _direction in (("max", "GT"), ("min", "LT")):
 def _compare_attributes(direction):
     def attributes_of(eqn):
         dtype = eqn.invars[0].aval.dtype
-        if isinstance(dtype, dtypes.ExtendedDType):
-            return None
-        return compare_attributes(direction, compare_type(dtype))
+        cache = rule_cache("compare_of")  # (direction, dtype) -> the op's attributes
+        attrs = cache.get((direction, dtype))
+        if attrs is None:
+            if isinstance(dtype, dtypes.ExtendedDType):
+                return None
+            attrs = cache[(direction, dtype)] = compare_attributes(direction,
+                                                                   compare_type(dtype))
+        return attrs
     return attributes_of
 
 
@@ -328,7 +334,18 @@ register_lowering(P["copy"], _identity)
 register_lowering(P["round"], _round)
 register_lowering(P["sign"], _sign)
 register_lowering(P["exp2"], _exp2)
-register_lowering(P["integer_pow"], _integer_pow)
+def _integer_pow_direct(builder, eqn, operands, loc):
+    """The equation loop's integer_pow: ``x ** 2`` (the common one) is one multiply."""
+    if eqn.params["y"] == 2:
+        x, = operands
+        return create_op("stablehlo.multiply", (aval_type(eqn.invars[0].aval),), (x, x),
+                         loc=loc).result
+    with loc:
+        return _integer_pow(RuleContext(builder, eqn.primitive, [eqn.invars[0].aval],
+                                        [eqn.outvars[0].aval], loc), *operands, **eqn.params)
+
+
+register_direct_rule(P["integer_pow"], _integer_pow_direct, _integer_pow)
 register_lowering(P["pow"], _pow)
 register_lowering(P["select_n"], _select_n)
 register_lowering(P["clamp"], _clamp)
@@ -390,9 +407,13 @@ def _complex_sin_cos(cosine: bool):
 
 def _real_without_accuracy(eqn):
     """The inline path for sin/cos: real operands without an accuracy."""
-    if eqn.params.get("accuracy") is not None or dtypes.is_complex(eqn.invars[0].aval.dtype):
+    if eqn.params.get("accuracy") is not None or eqn.invars[0].aval.dtype in _COMPLEX:
         return None
-    return {}
+    return _NO_ATTRIBUTES
+
+
+_COMPLEX = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
+_NO_ATTRIBUTES: dict = {}
 
 
 for _name in ("sin", "cos"):

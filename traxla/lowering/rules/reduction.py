@@ -11,7 +11,8 @@ from traxla.ir.dot_algorithm import CPU_PRESETS, DotAlgorithm, DotAlgorithmPrese
 from traxla.ir.rules.reduction import P, dot_general_p
 from traxla.lowering.mlir import (aval_type, constant, constant_parts, create_op, element_type, hlo,
                                   i64_array_attrs, ir, op_result, rule_cache, tensor_type)
-from traxla.lowering.registry import mark_platform_sensitive, register_direct_op, register_lowering
+from traxla.lowering.registry import (mark_platform_sensitive, register_direct_op,
+                                      register_direct_rule, register_lowering)
 from traxla.lowering.rules.elementwise import compare, convert
 
 
@@ -47,27 +48,54 @@ COMBINER_OPS = {"reduce_sum": "stablehlo.add", "reduce_prod": "stablehlo.multipl
 
 
 def _reduce(op_name, init):
-    def rule(ctx, x, *, axes, out_sharding=None):
-        dtype = ctx.avals_in[0].dtype
+    def build(x, aval, out_aval, axes):
+        """The init constant's parts and a new reduce op (at the current location)."""
+        dtype = aval.dtype
         init_constants = rule_cache("reduce_init")  # (op, dtype) -> the init constant's parts
         parts = init_constants.get((op_name, dtype))
         if parts is None:
             parts = init_constants[(op_name, dtype)] = constant_parts(
                 np.array(init(dtype)).astype(dtype))
         init_val = create_op("stablehlo.constant", parts[0], (), parts[1]).result
-        red = create_op("stablehlo.reduce", (aval_type(ctx.avals_out[0]),), (x, init_val),
+        red = create_op("stablehlo.reduce", (aval_type(out_aval),), (x, init_val),
                         i64_array_attrs("dimensions", axes), regions=1)
         scalar = parts[0][0]
         block = red.regions[0].blocks.append(scalar, scalar)
         ip = ir.InsertionPoint(block)
         total = create_op(op_name, results=(scalar,), operands=tuple(block.arguments), ip=ip)
         create_op("stablehlo.return", operands=(total.result,), ip=ip)
+        return parts, red
+
+    def rule(ctx, x, *, axes, out_sharding=None):
+        return build(x, ctx.avals_in[0], ctx.avals_out[0], axes)[1].result
+
+    def direct(builder, eqn, operands, loc):
+        """A reduction like one already emitted at the same location (same combiner,
+        operand shape, dtype, axes) is a clone of that reduce op, body included, given
+        its operands (Operation.clone and two operand sets cost less than half of the
+        op, its block, the combiner and the return)."""
+        aval = eqn.invars[0].aval
+        axes = eqn.params["axes"]
+        key = (op_name, aval.shape, aval.dtype, axes, id(loc))  # (locations live with it)
+        templates = builder.op_templates
+        hit = templates.get(key)
+        if hit is not None:
+            parts, template = hit
+            init_val = create_op("stablehlo.constant", parts[0], (), parts[1], loc=loc).result
+            red = template.clone()  # at the current insertion point, body and all
+            red_operands = red.operands
+            red_operands[0] = operands[0]
+            red_operands[1] = init_val
+            return red.result
+        with loc:
+            parts, red = templates[key] = build(operands[0], aval, eqn.outvars[0].aval, axes)
         return red.result
-    return rule
+    return rule, direct
 
 
 for _name, (_, _init) in MONOIDS.items():
-    register_lowering(P[_name], _reduce(COMBINER_OPS[_name], _init))
+    _rule, _direct = _reduce(COMBINER_OPS[_name], _init)
+    register_direct_rule(P[_name], _direct, _rule)
 
 
 def _argminmax(direction, init):
@@ -186,7 +214,18 @@ def _dot_general_attributes(eqn):
     precision = params.get("precision")
     if precision is not None and type(precision) is not tuple:  # a dot algorithm: the rule
         return None
-    return _dot_attrs(params["dimension_numbers"], precision)
+    # a loop's dot_generals share their dimension numbers object (tracing hands out one):
+    # by its identity first (hashing the nested tuples cost more than the rest of this)
+    dimension_numbers = params["dimension_numbers"]
+    by_id = rule_cache("dot_general_by_id")
+    hit = by_id.get(id(dimension_numbers))
+    if hit is not None and hit[0] is dimension_numbers and hit[1] is precision:
+        return hit[2]
+    attrs = _dot_attrs(dimension_numbers, precision)
+    if len(by_id) > 4096:
+        by_id.clear()
+    by_id[id(dimension_numbers)] = (dimension_numbers, precision, attrs)  # (keeps it alive)
+    return attrs
 
 
 register_direct_op(dot_general_p, "stablehlo.dot_general", _dot_general_attributes,
