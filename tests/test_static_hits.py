@@ -201,3 +201,26 @@ def test_static_arguments_by_keyword_take_the_hit_path():
         with pytest.raises(FloatingPointError):
             h(x * 0, n=0.0)
     np.testing.assert_array_equal(np.asarray(f(x, n=3)), X * 3)
+
+
+def test_every_keyword_order_of_a_cached_call_takes_the_hit_path():
+    """Static arguments by keyword in another order than the call that compiled the program
+    share its program and get a hit path of their own (the first order used to be the only
+    one), which goes with the program when it is evicted."""
+    f = traxla.jit(lambda x, a=1, b=2: x * a + b, static_argnames=("a", "b"))
+    x = traxla.device_put(X)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x, a=3, b=1)), X * 3 + 1)
+        np.testing.assert_array_equal(np.asarray(f(x, b=1, a=3)), X * 3 + 1)
+    assert f.cache_info().compiles == 1
+    for kwargs in ({"a": 3, "b": 1}, {"b": 1, "a": 3}):
+        f(x, **kwargs)  # (then the memo of the last hit answers, without hashing)
+        names, out = _python_calls_during(f, x, **kwargs)
+        assert names == ["PjitFunction.__call__", "call_with_keywords", "hit"], kwargs
+        np.testing.assert_array_equal(np.asarray(out), X * 3 + 1)
+    (entry,) = set(f._fast.values())
+    assert len(entry.more_keys) == 1 and len(f._fast) == 2
+    with traxla.config.flag("jit_cache_size", 1):
+        np.testing.assert_array_equal(np.asarray(f(x, b=0, a=2)), X * 2)  # evicts (3, 1)
+    assert all(e is not entry for e in f._fast.values())
+    np.testing.assert_array_equal(np.asarray(f(x, b=1, a=3)), X * 3 + 1)

@@ -207,10 +207,11 @@ class Entry:
     how to rebuild the output tree."""
 
     __slots__ = ("executable", "out_tree", "single", "run", "parts", "direct", "aval0",
-                 "out_avals", "kept", "fast_key")
+                 "out_avals", "kept", "fast_key", "more_keys")
 
     def __init__(self, executable, out_tree, kept=None):
         self.fast_key = None  # its key in the hot-path dict, if it has one
+        self.more_keys = ()  # its other keys there (static keywords in another order)
         self.executable = executable
         self.out_tree = out_tree
         self.kept = kept
