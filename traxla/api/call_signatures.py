@@ -255,12 +255,14 @@ class Entry:
 class HitTable(dict):
     """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
     two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)`` (and
-    of a jit with static arguments, ``lastn = (*key, entry)``: see ``static_hits``): a
+    of a jit with static arguments, ``lastn = (*key, entry)``, and for its calls
+    ``f(array, static)`` also ``last_as = (aval, static value, entry)``, which
+    ``PjitFunction.__call__`` reads itself: see ``static_hits``): a
     call repeating one compares avals by identity instead of hashing a key
     (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
     entry is never served."""
 
-    __slots__ = ("last1", "last2", "lastn")
+    __slots__ = ("last1", "last2", "lastn", "last_as")
 
     def __init__(self):
         super().__init__()
@@ -270,6 +272,7 @@ class HitTable(dict):
         self.last1 = (None, None)
         self.last2 = (None, None, None)
         self.lastn = (None,)
+        self.last_as = (None, None, None)
 
     def clear(self):
         self._forget()

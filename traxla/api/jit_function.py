@@ -186,6 +186,23 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                             return (out if a._placement is None and b._placement is None
                                     else pinned_results(out))
                     elif self._static_hit2 is not None:  # f(x, static): static_hits.py
+                        last = self._fast.last_as  # its last hit f(array, static), inlined
+                        if (last[1] is b and type(a) is ArrayImpl and last[0] is a.aval
+                                and a._placement is None):
+                            direct = last[2].direct
+                            if direct is not None and not _tracebacks_enabled():
+                                start, finish, handlers, aval = direct
+                                try:
+                                    buf = finish(start([a._buf]), handlers)[0]
+                                except RuntimeErrorType:
+                                    check_not_deleted((a,))
+                                    raise
+                                out = ArrayImpl()
+                                out.aval = aval
+                                out._buf = buf
+                                out._npy = None
+                                out._placement = None
+                                return out
                         out = self._static_hit2(a, b)
                         if out is not _MISS:
                             return out

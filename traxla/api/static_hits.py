@@ -40,6 +40,8 @@ def make_hit(table, n: int, static_positions, names=()):
     by keyword, in the call's order) ``hit(kwargs, *args)``. ``hit.tag`` is the first
     element of its keys in ``table``."""
     tag = object()
+    # f(array, static): its memo also as ``table.last_as``, which the call itself reads
+    as_form = n == 2 and set(static_positions) == {1} and not names
     dyn = [i for i in range(n) if i not in static_positions]
     parts = [f"a{i}" if i in static_positions else f"a{i}.aval" for i in range(n)]
     parts += [f"k{j}" for j in range(len(names))]
@@ -63,6 +65,7 @@ def make_hit(table, n: int, static_positions, names=()):
               "   return MISS",
               "  if entry is None: return MISS",
               "  table.lastn = (*key, entry)",
+              *(["  table.last_as = (key[1], a1, entry)"] if as_form else []),
               *run_entry_lines(arrays, bufs)]
     namespace = dict({f"_n{j}": name for j, name in enumerate(names)},
                      Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
