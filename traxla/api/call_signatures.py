@@ -331,14 +331,16 @@ class TreeSignatures:
     def __init__(self):
         # [(matcher, [(avals list, entry)])]; the hit path reads its truth (no Python frame)
         self.structures: list = []
-        self.hits: list = []  # per structure, its compile_hit function: what the hit path runs
+        # per structure, its compile_hit function: what the hit path runs (a tuple, replaced
+        # whole: a call reading it while another thread changes it sees one or the other)
+        self.hits: tuple = ()
 
     def __bool__(self):
         return bool(self.structures)
 
     def clear(self):
         self.structures.clear()
-        self.hits.clear()
+        self.hits = ()
 
     def lookup(self, args):
         """``(entry, leaves)`` for a call with these positional arguments, or None."""
@@ -370,11 +372,11 @@ class TreeSignatures:
                 return
             if len(self.structures) >= MAX_STRUCTURES:
                 del self.structures[0]
-                del self.hits[0]
+                self.hits = self.hits[1:]
             candidates = []
             hit = compile_hit(args_tree, match, candidates)
             self.structures.append((match, candidates))
-            self.hits.append(hit)
+            self.hits = (*self.hits, hit)
         known = list(avals)
         if any(k == known for k, _ in candidates):
             return

@@ -215,9 +215,12 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if (hit := self._static_hits.get(len(args))) is not None:
                         if (out := hit(*args)) is not _MISS:
                             return out
-                for hit in self._tree_fast.hits:  # builtin containers: compile_hit
-                    if (out := hit(args)) is not _MISS:
+                if hits := self._tree_fast.hits:  # builtin containers: compile_hit
+                    if (out := hits[0](args)) is not _MISS:  # (most have one structure)
                         return out
+                    for hit in hits[1:]:
+                        if (out := hit(args)) is not _MISS:
+                            return out
                 return self._call_slow(args, kwargs)
             args = () if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT else (a, b, *rest)
             if kwargs and self._static_hits and (out := _kw_hit(self, args, kwargs)) is not _MISS:
