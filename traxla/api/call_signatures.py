@@ -257,12 +257,14 @@ class HitTable(dict):
     two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)`` (and
     of a jit with static arguments, ``lastn = (*key, entry)``, and for its calls
     ``f(array, static)`` also ``last_as = (aval, static value, entry)``, which
-    ``PjitFunction.__call__`` reads itself: see ``static_hits``): a
+    ``PjitFunction.__call__`` reads itself: see ``static_hits``; and for a jit's calls of
+    one and two Arrays whose entry runs directly, ``last1d = (aval, start, finish,
+    handlers, result aval)`` and ``last2d = (aval, aval, ...)``, all the call reads): a
     call repeating one compares avals by identity instead of hashing a key
     (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
     entry is never served."""
 
-    __slots__ = ("last1", "last2", "lastn", "last_as")
+    __slots__ = ("last1", "last2", "lastn", "last_as", "last1d", "last2d")
 
     def __init__(self):
         super().__init__()
@@ -273,6 +275,8 @@ class HitTable(dict):
         self.last2 = (None, None, None)
         self.lastn = (None,)
         self.last_as = (None, None, None)
+        self.last1d = (None,)
+        self.last2d = (None, None)
 
     def clear(self):
         self._forget()

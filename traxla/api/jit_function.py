@@ -133,6 +133,21 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if type(a) is ArrayImpl and (a._placement is None
                                                  or a._placement is _pinned_default[0]):
                         fast = self._fast
+                        # the last hit's (aval, start, finish, handlers, result aval): the
+                        # common case, one tuple read once (atomically), nothing else
+                        last = fast.last1d
+                        if last[0] is a.aval and not _tracebacks_enabled():
+                            try:
+                                buf = last[2](last[1]([a._buf]), last[3])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted((a,))
+                                raise
+                            out = ArrayImpl()
+                            out.aval = last[4]
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = a._placement
+                            return out
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
                         if last[0] is a.aval:
                             entry = last[1]
@@ -140,6 +155,8 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                             entry = fast.get((a.aval,))
                             if entry is not None:
                                 fast.last1 = (a.aval, entry)
+                                if entry.direct is not None:
+                                    fast.last1d = (a.aval, *entry.direct)
                         if entry is not None:
                             direct = entry.direct  # the common case, inlined (Entry.call)
                             if direct is not None and not _tracebacks_enabled():
@@ -162,11 +179,28 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if (type(a) is ArrayImpl and type(b) is ArrayImpl
                             and (a._placement is None or a._placement is _pinned_default[0])
                             and (b._placement is None or b._placement is _pinned_default[0])):
-                        last = self._fast.last2
+                        fast = self._fast
+                        last = fast.last2d  # (as last1d, with two avals)
+                        if (last[0] is a.aval and last[1] is b.aval
+                                and not _tracebacks_enabled()):
+                            try:
+                                buf = last[3](last[2]([a._buf, b._buf]), last[4])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted((a, b))
+                                raise
+                            out = ArrayImpl()
+                            out.aval = last[5]
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = a._placement or b._placement
+                            return out
+                        last = fast.last2
                         if last[0] is a.aval and last[1] is b.aval:
                             entry = last[2]
                         else:
-                            entry = self._fast.lookup2(a.aval, b.aval)
+                            entry = fast.lookup2(a.aval, b.aval)
+                            if entry is not None and entry.direct is not None:
+                                fast.last2d = (a.aval, b.aval, *entry.direct)
                         if entry is not None:
                             direct = entry.direct
                             if direct is not None and not _tracebacks_enabled():
