@@ -109,10 +109,37 @@ def loop_async(f, args, calls):
 
 
 LOOPS = {"sync": loop_sync, "async": loop_async}
+CLOCK = [time.perf_counter]  # (main: pick_clock)
+
+
+def clock_step(clock, spins=200000):
+    """The smallest step seen of ``clock`` (seconds): some machines' thread CPU clock
+    advances by whole scheduler ticks (1-10 ms), too coarse for a run of ~50 ms."""
+    step, last = float("inf"), clock()
+    for _ in range(spins):
+        now = clock()
+        if now != last:
+            step, last = min(step, now - last), now
+            if step < 1e-5:
+                break
+    return step
+
+
+def pick_clock():
+    """``--clock``'s clock; the wall clock (with a note) when the thread clock is coarse."""
+    if ARGS.clock != "thread":
+        return time.perf_counter
+    step = clock_step(time.thread_time)
+    if step > 1e-4:
+        print(f"note: the thread clock advances in steps of {step * 1e3:.1f} ms here, too "
+              "coarse; timing with the wall clock instead", file=sys.stderr)
+        ARGS.clock = "wall"
+        return time.perf_counter
+    return time.thread_time
 
 
 def timed(loop, f, args, calls):
-    clock = time.thread_time if ARGS.clock == "thread" else time.perf_counter
+    clock = CLOCK[0]
     gc.collect()
     start = clock()
     loop(f, args, calls)
@@ -196,6 +223,7 @@ def main():
     for m in modes:
         if m not in MODES:
             sys.exit(f"unknown mode {m!r}; known: {', '.join(MODES)}")
+    CLOCK[0] = pick_clock()
     if ARGS.worker:
         print(json.dumps(measure(ARGS.worker.split(","), names, modes)))
         return 0

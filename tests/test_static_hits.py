@@ -32,20 +32,31 @@ def test_cached_static_call_takes_the_hit_path_and_agrees():
     x = traxla.device_put(X)
     first = f(x, 3)
     f(x, 3)  # (the first hit hashes its key; the memo of the last hit then answers)
-    names, out = _python_calls_during(f, x, 3)
-    assert names == ["PjitFunction.__call__", "hit"]
+    names, out = _python_calls_during(f, x, 3)  # (f(array, static): the memo, inlined)
+    assert names == ["PjitFunction.__call__"]
     np.testing.assert_array_equal(np.asarray(out), X * 3 + 1)
     np.testing.assert_array_equal(np.asarray(first), X * 3 + 1)
     assert out.aval is first.aval and out._placement is None
     assert f._fast.lastn[0] is f._static_hits[2].tag
+    assert f._fast.last_as[:2] == (x.aval, 3)
     # another static value: compiled once, then a hit too; the two alternate correctly
     np.testing.assert_array_equal(np.asarray(f(x, 2)), X * 2 + 1)
     for _ in range(2):
         f(x, 2)
         names, out = _python_calls_during(f, x, 2)
-        assert names == ["PjitFunction.__call__", "hit"]
+        assert names == ["PjitFunction.__call__"]
         np.testing.assert_array_equal(np.asarray(out), X * 2 + 1)
-        np.testing.assert_array_equal(np.asarray(f(x, 3)), X * 3 + 1)
+        names, out = _python_calls_during(f, x, 3)  # (not the memo's: the hit function)
+        assert names == ["PjitFunction.__call__", "hit", "ShapedArray.__hash__"]
+        np.testing.assert_array_equal(np.asarray(out), X * 3 + 1)
+    # a placed Array, a deleted one: not the memo's
+    with pytest.raises(RuntimeError, match="deleted"):
+        y = traxla.device_put(X)
+        f(y, 3), f(y, 3)
+        y.delete()
+        f(y, 3)
+    placed = traxla.device_put(X, traxla.devices()[0])
+    np.testing.assert_array_equal(np.asarray(f(placed, 3)), X * 3 + 1)
     # an equal static value that is another object: found by hashing, the same entry
     assert f.cache_info().compiles == 2
     np.testing.assert_array_equal(np.asarray(f(x, int("3"))), X * 3 + 1)
@@ -117,7 +128,7 @@ def test_static_call_fallback_causes(cause):
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
     f(x, 2), f(x, 2)  # (back on the hit path, after a configuration change too)
     names, out = _python_calls_during(f, x, 2)
-    assert names == ["PjitFunction.__call__", "hit"]
+    assert names == ["PjitFunction.__call__"]  # (f(array, static)'s memo, inlined)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
 
 
@@ -201,3 +212,26 @@ def test_static_arguments_by_keyword_take_the_hit_path():
         with pytest.raises(FloatingPointError):
             h(x * 0, n=0.0)
     np.testing.assert_array_equal(np.asarray(f(x, n=3)), X * 3)
+
+
+def test_every_keyword_order_of_a_cached_call_takes_the_hit_path():
+    """Static arguments by keyword in another order than the call that compiled the program
+    share its program and get a hit path of their own (the first order used to be the only
+    one), which goes with the program when it is evicted."""
+    f = traxla.jit(lambda x, a=1, b=2: x * a + b, static_argnames=("a", "b"))
+    x = traxla.device_put(X)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x, a=3, b=1)), X * 3 + 1)
+        np.testing.assert_array_equal(np.asarray(f(x, b=1, a=3)), X * 3 + 1)
+    assert f.cache_info().compiles == 1
+    for kwargs in ({"a": 3, "b": 1}, {"b": 1, "a": 3}):
+        f(x, **kwargs)  # (then the memo of the last hit answers, without hashing)
+        names, out = _python_calls_during(f, x, **kwargs)
+        assert names == ["PjitFunction.__call__", "call_with_keywords", "hit"], kwargs
+        np.testing.assert_array_equal(np.asarray(out), X * 3 + 1)
+    (entry,) = set(f._fast.values())
+    assert len(entry.more_keys) == 1 and len(f._fast) == 2
+    with traxla.config.flag("jit_cache_size", 1):
+        np.testing.assert_array_equal(np.asarray(f(x, b=0, a=2)), X * 2)  # evicts (3, 1)
+    assert all(e is not entry for e in f._fast.values())
+    np.testing.assert_array_equal(np.asarray(f(x, b=1, a=3)), X * 3 + 1)

@@ -207,10 +207,11 @@ class Entry:
     how to rebuild the output tree."""
 
     __slots__ = ("executable", "out_tree", "single", "run", "parts", "direct", "aval0",
-                 "out_avals", "kept", "fast_key")
+                 "out_avals", "kept", "fast_key", "more_keys")
 
     def __init__(self, executable, out_tree, kept=None):
         self.fast_key = None  # its key in the hot-path dict, if it has one
+        self.more_keys = ()  # its other keys there (static keywords in another order)
         self.executable = executable
         self.out_tree = out_tree
         self.kept = kept
@@ -254,12 +255,16 @@ class Entry:
 class HitTable(dict):
     """(avals of the Array arguments) -> hit-path entry, remembering its last one- and
     two-argument hits as ``last1 = (aval, entry)`` and ``last2 = (aval, aval, entry)`` (and
-    of a jit with static arguments, ``lastn = (*key, entry)``: see ``static_hits``): a
+    of a jit with static arguments, ``lastn = (*key, entry)``, and for its calls
+    ``f(array, static)`` also ``last_as = (aval, static value, entry)``, which
+    ``PjitFunction.__call__`` reads itself: see ``static_hits``; and for a jit's calls of
+    one and two Arrays whose entry runs directly, ``last1d = (aval, start, finish,
+    handlers, result aval)`` and ``last2d = (aval, aval, ...)``, all the call reads): a
     call repeating one compares avals by identity instead of hashing a key
     (``ShapedArray.__hash__`` is Python code). Any removal forgets them, so a dropped
     entry is never served."""
 
-    __slots__ = ("last1", "last2", "lastn")
+    __slots__ = ("last1", "last2", "lastn", "last_as", "last1d", "last2d")
 
     def __init__(self):
         super().__init__()
@@ -269,6 +274,9 @@ class HitTable(dict):
         self.last1 = (None, None)
         self.last2 = (None, None, None)
         self.lastn = (None,)
+        self.last_as = (None, None, None)
+        self.last1d = (None,)
+        self.last2d = (None, None)
 
     def clear(self):
         self._forget()
@@ -327,14 +335,16 @@ class TreeSignatures:
     def __init__(self):
         # [(matcher, [(avals list, entry)])]; the hit path reads its truth (no Python frame)
         self.structures: list = []
-        self.hits: list = []  # per structure, its compile_hit function: what the hit path runs
+        # per structure, its compile_hit function: what the hit path runs (a tuple, replaced
+        # whole: a call reading it while another thread changes it sees one or the other)
+        self.hits: tuple = ()
 
     def __bool__(self):
         return bool(self.structures)
 
     def clear(self):
         self.structures.clear()
-        self.hits.clear()
+        self.hits = ()
 
     def lookup(self, args):
         """``(entry, leaves)`` for a call with these positional arguments, or None."""
@@ -366,11 +376,11 @@ class TreeSignatures:
                 return
             if len(self.structures) >= MAX_STRUCTURES:
                 del self.structures[0]
-                del self.hits[0]
+                self.hits = self.hits[1:]
             candidates = []
             hit = compile_hit(args_tree, match, candidates)
             self.structures.append((match, candidates))
-            self.hits.append(hit)
+            self.hits = (*self.hits, hit)
         known = list(avals)
         if any(k == known for k, _ in candidates):
             return

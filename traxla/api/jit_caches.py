@@ -113,6 +113,9 @@ def _forget_fast(fast: dict):
         fast_key = getattr(entry, "fast_key", None)
         if fast_key is not None and fast.get(fast_key) is entry:
             fast.pop(fast_key, None)
+        for more in getattr(entry, "more_keys", ()):
+            if fast.get(more) is entry:
+                fast.pop(more, None)
     return evict
 
 

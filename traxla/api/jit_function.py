@@ -133,6 +133,21 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if type(a) is ArrayImpl and (a._placement is None
                                                  or a._placement is _pinned_default[0]):
                         fast = self._fast
+                        # the last hit's (aval, start, finish, handlers, result aval): the
+                        # common case, one tuple read once (atomically), nothing else
+                        last = fast.last1d
+                        if last[0] is a.aval and not _tracebacks_enabled():
+                            try:
+                                buf = last[2](last[1]([a._buf]), last[3])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted((a,))
+                                raise
+                            out = ArrayImpl()
+                            out.aval = last[4]
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = a._placement
+                            return out
                         last = fast.last1  # one (aval, entry) pair: read once, atomically
                         if last[0] is a.aval:
                             entry = last[1]
@@ -140,6 +155,8 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                             entry = fast.get((a.aval,))
                             if entry is not None:
                                 fast.last1 = (a.aval, entry)
+                                if entry.direct is not None:
+                                    fast.last1d = (a.aval, *entry.direct)
                         if entry is not None:
                             direct = entry.direct  # the common case, inlined (Entry.call)
                             if direct is not None and not _tracebacks_enabled():
@@ -162,11 +179,28 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if (type(a) is ArrayImpl and type(b) is ArrayImpl
                             and (a._placement is None or a._placement is _pinned_default[0])
                             and (b._placement is None or b._placement is _pinned_default[0])):
-                        last = self._fast.last2
+                        fast = self._fast
+                        last = fast.last2d  # (as last1d, with two avals)
+                        if (last[0] is a.aval and last[1] is b.aval
+                                and not _tracebacks_enabled()):
+                            try:
+                                buf = last[3](last[2]([a._buf, b._buf]), last[4])[0]
+                            except RuntimeErrorType:
+                                check_not_deleted((a, b))
+                                raise
+                            out = ArrayImpl()
+                            out.aval = last[5]
+                            out._buf = buf
+                            out._npy = None
+                            out._placement = a._placement or b._placement
+                            return out
+                        last = fast.last2
                         if last[0] is a.aval and last[1] is b.aval:
                             entry = last[2]
                         else:
-                            entry = self._fast.lookup2(a.aval, b.aval)
+                            entry = fast.lookup2(a.aval, b.aval)
+                            if entry is not None and entry.direct is not None:
+                                fast.last2d = (a.aval, b.aval, *entry.direct)
                         if entry is not None:
                             direct = entry.direct
                             if direct is not None and not _tracebacks_enabled():
@@ -186,6 +220,23 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                             return (out if a._placement is None and b._placement is None
                                     else pinned_results(out))
                     elif self._static_hit2 is not None:  # f(x, static): static_hits.py
+                        last = self._fast.last_as  # its last hit f(array, static), inlined
+                        if (last[1] is b and type(a) is ArrayImpl and last[0] is a.aval
+                                and a._placement is None):
+                            direct = last[2].direct
+                            if direct is not None and not _tracebacks_enabled():
+                                start, finish, handlers, aval = direct
+                                try:
+                                    buf = finish(start([a._buf]), handlers)[0]
+                                except RuntimeErrorType:
+                                    check_not_deleted((a,))
+                                    raise
+                                out = ArrayImpl()
+                                out.aval = aval
+                                out._buf = buf
+                                out._npy = None
+                                out._placement = None
+                                return out
                         out = self._static_hit2(a, b)
                         if out is not _MISS:
                             return out
@@ -198,9 +249,12 @@ class PjitFunction(JitArguments, JitSlowPath, JitPlacement, Wrapped):
                     if (hit := self._static_hits.get(len(args))) is not None:
                         if (out := hit(*args)) is not _MISS:
                             return out
-                for hit in self._tree_fast.hits:  # builtin containers: compile_hit
-                    if (out := hit(args)) is not _MISS:
+                if hits := self._tree_fast.hits:  # builtin containers: compile_hit
+                    if (out := hits[0](args)) is not _MISS:  # (most have one structure)
                         return out
+                    for hit in hits[1:]:
+                        if (out := hit(args)) is not _MISS:
+                            return out
                 return self._call_slow(args, kwargs)
             args = () if a is _NO_ARGUMENT else (a,) if b is _NO_ARGUMENT else (a, b, *rest)
             if kwargs and self._static_hits and (out := _kw_hit(self, args, kwargs)) is not _MISS:

@@ -15,7 +15,7 @@ from traxla.api.device_arrays import _aval
 from traxla.api.jit_placement import _follow_committed, _uncommitted_results, pinned_results
 from traxla.api.hi_lowering import HiProgram, eval_hi, jaxpr_is_high
 from traxla.api.stages import lower_program
-from traxla.api.static_hits import hit_key as _hit_key
+from traxla.api.static_hits import add_keyword_order as _add_keyword_order, hit_key as _hit_key
 from traxla.ir import checker
 from traxla.ir.config import config
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
@@ -80,6 +80,8 @@ class JitSlowPath:
                     key, lambda: self._compile(key, args, kwargs, avals, in_tree, fast, epoch))
             elif type(entry) is _Entry and entry.fast_key is not None:
                 self._fast.refill(entry, epoch)  # (after a configuration change emptied it)
+                if kwargs and not self._plain:  # static keywords in another order
+                    _add_keyword_order(self, args, kwargs, arrays, avals, entry, epoch)
             if type(entry) is not _Entry:  # a program of another kind (one test for all)
                 if type(entry) is _OnMesh:  # a shard_map inside: the program runs on its mesh
                     return self._call_sharded(args, kwargs, arrays, in_tree, static_key,

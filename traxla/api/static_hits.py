@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from traxla.api import debug_mode
 from traxla.api.call_signatures import MISS, run_entry_lines
+from traxla.api.jit_caches import _config_epoch
 from traxla.api_util import static_positions
 from traxla.ir.config import config
 from traxla.ir.thread_state import unusual
@@ -29,6 +30,8 @@ from traxla.runtime.xla_adapter import RuntimeErrorType, tracebacks_enabled
 flags = config.current
 # Beyond this many positional arguments the call takes the slow path (the code is per count).
 MAX_ARGS = 32
+# Per program, the keyword orders beyond the first that get a hit path of their own.
+MAX_MORE_ORDERS = 4
 
 
 def make_hit(table, n: int, static_positions, names=()):
@@ -37,6 +40,8 @@ def make_hit(table, n: int, static_positions, names=()):
     by keyword, in the call's order) ``hit(kwargs, *args)``. ``hit.tag`` is the first
     element of its keys in ``table``."""
     tag = object()
+    # f(array, static): its memo also as ``table.last_as``, which the call itself reads
+    as_form = n == 2 and set(static_positions) == {1} and not names
     dyn = [i for i in range(n) if i not in static_positions]
     parts = [f"a{i}" if i in static_positions else f"a{i}.aval" for i in range(n)]
     parts += [f"k{j}" for j in range(len(names))]
@@ -60,6 +65,7 @@ def make_hit(table, n: int, static_positions, names=()):
               "   return MISS",
               "  if entry is None: return MISS",
               "  table.lastn = (*key, entry)",
+              *(["  table.last_as = (key[1], a1, entry)"] if as_form else []),
               *run_entry_lines(arrays, bufs)]
     namespace = dict({f"_n{j}": name for j, name in enumerate(names)},
                      Array=ArrayImpl, MISS=MISS, table=table, tag=tag,
@@ -88,6 +94,27 @@ def hit_key(jitted, args, kwargs, arrays, avals):
                    static_positions(jitted.static_argnums, len(args)), avals, kwargs)
     jitted._static_hit2 = jitted._static_hits.get(2)
     return key
+
+
+def add_keyword_order(jitted, args, kwargs, arrays, avals, entry, epoch):
+    """A call that found its program in the executable cache but not on a hit path, passing
+    static arguments by keyword (in another order than the call that compiled it, or after
+    the hit path forgot it): its own key for ``entry`` in the hit table (``entry.more_keys``,
+    dropped with the entry), so that this order hits from now on."""
+    key = hit_key(jitted, args, kwargs, arrays, avals)
+    table = jitted._fast
+    if (type(key) is not tuple or len(entry.more_keys) >= MAX_MORE_ORDERS
+            or key[0] is entry.fast_key[0]):  # (the first order: refill's business)
+        return
+    try:
+        if table.get(key) is entry:
+            return
+    except TypeError:  # an unhashable static value (the slow path has said so already)
+        return
+    table[key] = entry
+    entry.more_keys += (key,)
+    if _config_epoch[0] != epoch:  # a configuration change meanwhile: see _hit_paths_stale
+        table.pop(key, None)
 
 
 def fast_key(hits: dict, table, args, static_positions, avals, kwargs=None):
