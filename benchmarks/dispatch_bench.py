@@ -46,8 +46,11 @@ import time
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--calls", type=int, default=10000)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--calls", type=int, default=None,
+                   help="calls per run (default 10000; off the CPU 2000: a call to a TPU "
+                        "costs ~0.5 ms synchronously there, 10000 would not fit the workers' "
+                        "time limit)")
+    p.add_argument("--repeats", type=int, default=None, help="runs (default 5; off the CPU 3)")
     p.add_argument("--only", default="one,two,tree,static")
     p.add_argument("--modes", default="sync,async")
     p.add_argument("--check", action="store_true", help="exit 1 if a ratio is above --limit")
@@ -63,7 +66,13 @@ def parse_args(argv=None):
     p.add_argument("--workers", action="store_true", help="measure in child processes")
     p.add_argument("--separate", action="store_true",
                    help="one child process per library, one after the other (not interleaved)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    off_cpu = (args.platform or os.environ.get("JAX_PLATFORMS", "cpu")).split(",")[0] != "cpu"
+    if args.calls is None:
+        args.calls = 2000 if off_cpu else 10000
+    if args.repeats is None:
+        args.repeats = 3 if off_cpu else 5
+    return args
 
 
 ARGS = parse_args()
