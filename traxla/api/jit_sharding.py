@@ -39,7 +39,8 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
     (results with no explicit sharding are left to the partitioner)."""
 
     def padded(spec, aval):  # a key array's trailing key-data dimensions are replicated
-        return tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
+        out = tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
+        return spec.update(partitions=out) if getattr(spec, "unreduced", None) else out
 
     def spec_of(aval):
         st = aval.sharding_type

@@ -148,7 +148,7 @@ class ModuleBuilder:
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
-                                 **(shardings.attrs(spec, kind, _rank(v))
+                                 **(shardings.attrs(spec, kind, _rank(v), shardings.mesh_axes)
                                     if shardings is not None else {})})
                 for r, spec, kind, v in zip(result_infos, out_specs, out_kinds,
                                             jaxpr.outvars)])
@@ -307,6 +307,11 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                                                 loc=loc).result
                 except ir.MLIRError as e:
                     raise _lowering_error(eqn, e) from e
+                st = out_aval.sharding_type
+                if st is not None and st.spec.unreduced:
+                    with loc:
+                        env[outvars[0]] = _unreduced_constraint(builder, st, env[outvars[0]],
+                                                                out_aval)
                 continue
         rule = rules.get(prim)
         if rule is None:
@@ -328,8 +333,33 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             for v, val in zip(outvars, out):
                 env[v] = val
         else:
+            st = ctx.avals_out[0].sharding_type
+            if st is not None and st.spec.unreduced and prim not in _OWN_CONSTRAINT:
+                with loc:
+                    out = _unreduced_constraint(builder, st, out, ctx.avals_out[0])
             env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+# primitives whose lowering places their result itself (JAX's check_unreduced_constraint)
+_OWN_CONSTRAINT: set = set()
+
+
+def _unreduced_constraint(builder, st, value, aval):
+    """``value``, whose type is unreduced over some mesh axes, constrained so (as JAX
+    lowers every result that is unreduced): the partitioner must not reduce it."""
+    if st.mesh.size == 1:
+        return value
+    builder.ensure_mesh(st.mesh)
+    rank = len(aval.shape) + len(getattr(aval.dtype, "physical_shape", ()))
+    spec = tuple(st.spec) + (None,) * (rank - len(st.spec))
+    dims = [sdy.DimensionShardingAttr.get(
+        [sdy.AxisRefAttr.get(n) for n in (() if p is None else p if isinstance(p, tuple) else (p,))],
+        is_closed=True) for p in spec]
+    attr = sdy.TensorShardingAttr.get(
+        "mesh", dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in st.mesh.axis_names
+                                      if n in st.spec.unreduced])
+    return sdy.ShardingConstraintOp(value, attr).result
 
 
 def _rule_groups(platforms, eqn):
@@ -439,10 +469,11 @@ class ModuleShardings:
         builder.ensure_mesh(_Mesh)
 
     @staticmethod
-    def attrs(spec, kind, rank=None) -> dict:
+    def attrs(spec, kind, rank=None, mesh_axes=None) -> dict:
         """``rank``: the stored rank (a key's data has trailing dims, never split)."""
         out = {}
         if spec is not None:
+            unreduced = getattr(spec, "unreduced", ())
             if rank is not None and len(spec) < rank:
                 spec = tuple(spec) + (None,) * (rank - len(spec))
             dims = []
@@ -450,10 +481,19 @@ class ModuleShardings:
                 names = () if p is None else (p if isinstance(p, tuple) else (p,))
                 dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in names],
                                                           is_closed=True))
-            out["sdy.sharding"] = sdy.TensorShardingAttr.get("mesh", dims)
+            out["sdy.sharding"] = sdy.TensorShardingAttr.get(
+                "mesh", dims, unreduced_axes=_unreduced_refs(unreduced, mesh_axes))
         if kind is not None:
             out["mhlo.memory_kind"] = ir.StringAttr.get(kind)
         return out
+
+
+def _unreduced_refs(unreduced, mesh_axes):
+    """An sdy sharding's unreduced axes, in mesh order (as JAX emits them)."""
+    if not unreduced:
+        return []
+    names = sorted(unreduced) if mesh_axes is None else [n for n, _ in mesh_axes]
+    return [sdy.AxisRefAttr.get(n) for n in names if n in unreduced]
 
 
 def _rank(v) -> int:

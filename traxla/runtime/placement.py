@@ -176,6 +176,8 @@ class NamedSharding:
         sizes = self.mesh.shape
         if PartitionSpec.UNCONSTRAINED in self.spec:
             return False  # as JAX's: the partitioner may split it
+        if self.spec.unreduced and self.mesh.size > 1:
+            return False  # each device holds a partial sum
         for p in self.spec:
             for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
                 if sizes[name] > 1:
@@ -193,10 +195,13 @@ class NamedSharding:
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
-                and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind)
+                and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind
+                and self.spec.unreduced == other.spec.unreduced
+                and self.spec.reduced == other.spec.reduced)
 
     def __hash__(self):
-        return hash((self.mesh, _padded(self.spec), self.memory_kind))
+        return hash((self.mesh, _padded(self.spec), self.memory_kind, self.spec.unreduced,
+                     self.spec.reduced))
 
     committed = True  # see _UncommittedSharding
 
@@ -230,7 +235,10 @@ class NamedSharding:
         if len(spec) > ndim:
             raise ValueError(f"Sharding {self} is only valid for values of rank at least "
                              f"{len(spec)}, but was applied to a value of rank {ndim}")
-        return spec + (None,) * (ndim - len(spec))
+        spec = spec + (None,) * (ndim - len(spec))
+        if self.spec.unreduced or self.spec.reduced:  # (kept: a tuple would drop them)
+            return self.spec.update(partitions=spec)
+        return spec
 
     def hlo(self, ndim):
         h = self._hlo_cache.get(ndim)

@@ -14,7 +14,7 @@ from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, p
                                      precv_p, psend_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
-from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.module import _OWN_CONSTRAINT, const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
 from traxla.ir.vma import pvary_p
 
@@ -23,10 +23,11 @@ def _names(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
 
 
-def _sharding_attr(spec, ndim, open_dims=()):
+def _sharding_attr(spec, ndim, open_dims=(), mesh=None):
     """The sdy sharding of ``spec``; ``open_dims`` (and ``P.UNCONSTRAINED`` entries) are
     left open for the partitioner (``{?}``)."""
     dims = []
+    unreduced = getattr(spec, "unreduced", ())
     spec = tuple(spec) + (None,) * (ndim - len(spec))
     for i, p in enumerate(spec):
         if p is PartitionSpec.UNCONSTRAINED or i in open_dims:
@@ -34,6 +35,10 @@ def _sharding_attr(spec, ndim, open_dims=()):
             continue
         dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in _names(p)],
                                                   is_closed=True))
+    if unreduced:  # (in mesh order, as JAX emits them)
+        order = mesh.axis_names if mesh is not None else sorted(unreduced)
+        return sdy.TensorShardingAttr.get(
+            "mesh", dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in order if n in unreduced])
     return sdy.TensorShardingAttr.get("mesh", dims)
 
 
@@ -292,9 +297,11 @@ register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
     ctx.module.ensure_mesh(dst_spec[0])
-    return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim)).result
+    return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim,
+                                                      mesh=dst_spec[0])).result
 
 
 from traxla.ir.rules.collectives import reshard_p  # noqa: E402
 
 register_lowering(reshard_p, _reshard)
+_OWN_CONSTRAINT.update((reshard_p, shard_map_p))
