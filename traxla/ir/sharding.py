@@ -62,6 +62,9 @@ def _as_axis_set(value, name):
 
 
 _NO_AXES = frozenset()
+# Whether any spec reduced over some axes was made in this process: until one is, binary
+# operations need not look for a reduced operand (JAX's ``insert_reduced_reshard``).
+REDUCED_SEEN = [False]
 
 
 class PartitionSpec(tuple):
@@ -83,6 +86,8 @@ class PartitionSpec(tuple):
             if unreduced or reduced:
                 _check_ur(tuple(self), unreduced, reduced)
                 self.unreduced, self.reduced = unreduced, reduced
+                if reduced:
+                    REDUCED_SEEN[0] = True
         return self
 
     @property

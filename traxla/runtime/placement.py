@@ -241,10 +241,12 @@ class NamedSharding:
         return spec
 
     def hlo(self, ndim):
+        """The HloSharding of the data layout (unreduced mesh axes: whole on each device,
+        as replicated ones; the annotation of a program says they hold partial sums)."""
         h = self._hlo_cache.get(ndim)
         if h is None:
             h = self._hlo_cache[ndim] = xla.hlo_sharding(
-                self.mesh.devices.shape, self.mesh.axis_names, self.full_spec(ndim), ndim)
+                self.mesh.devices.shape, self.mesh.axis_names, tuple(self.full_spec(ndim)), ndim)
         return h
 
     def gspmd(self, ndim):
@@ -599,6 +601,9 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
     # any result on a mesh with Explicit axes (JAX types it on the context mesh); a key's
     # HloSharding spans its stored trailing dims too (whole on each device)
     ndim, stored = len(aval.shape), physical_aval(aval).ndim
+    st = aval.sharding_type
+    if st is not None and st.spec.unreduced:  # (each device holds a partial sum: the type's)
+        return NamedSharding(mesh, st.spec, memory_kind)
     trim = aval.sharding_type is None and AxisType.Explicit not in mesh.axis_types
     spec = spec_from_hlo(hlo, mesh, stored, trim=trim)
     if spec is not None and stored != ndim:
@@ -660,6 +665,31 @@ def _put_placed(host: np.ndarray, aval, sharding):
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = _put_placed(host, aval, replicated)
     return reshard_array(rep, sharding, typed)
+
+
+def involves_unreduced(array, sharding) -> bool:
+    """Whether moving ``array`` to ``sharding`` reads or makes partial sums (unreduced
+    mesh axes): a program does it on the devices, as JAX's ``_device_put_reshard``."""
+    src = getattr(array, "_placement", None)
+    return bool(getattr(getattr(sharding, "spec", None), "unreduced", None)
+                or getattr(getattr(src, "spec", None), "unreduced", None))
+
+
+def put_unreduced(array, sharding):
+    """``array`` laid out as ``sharding`` where either side is unreduced over some mesh
+    axes: an identity program whose Shardy annotations say so (the partitioner sums the
+    partial sums, or splits a value into them), as JAX's ``jit`` with out_shardings."""
+    ndim = len(array.shape)
+    src = array._placement
+    if not isinstance(src, NamedSharding) or src.mesh != sharding.mesh:
+        if getattr(getattr(src, "spec", None), "unreduced", None):
+            raise NotImplementedError("moving an unreduced array to another mesh")
+        replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
+        array = _put_placed(array.physical_value(), ShapedArray(
+            array.shape, array.dtype, array.aval.weak_type), replicated)
+    typed = ShapedArray(array.shape, array.dtype, array.aval.weak_type,
+                        sharding.aval_sharding(ndim), sharding.memory_space)
+    return reshard_array(array, sharding, typed)
 
 
 def reshard_array(array, sharding, typed_aval):
