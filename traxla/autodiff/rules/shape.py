@@ -16,6 +16,10 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
     shape = x.aval.shape
     # NumPy integers, as JAX's rule builds them (they print as np.int64(...))
     dims = tuple(np.delete(np.arange(len(shape)), axes))
+    st = x.aval.sharding_type
+    if st is not None and type(ct) is not Zero:  # JAX's: placed as the operand's cotangent
+        return [S.broadcast_in_dim_p.bind(ct, shape=tuple(shape), broadcast_dimensions=dims,
+                                          sharding=st.to_ct())]
     return [lax.broadcast_in_dim(ct, shape, dims)]
 
 
