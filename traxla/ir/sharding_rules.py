@@ -387,7 +387,8 @@ def _while(in_avals, outs, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
     out = jaxpr.out_avals
     return [a.sharding_type for a in out[:num_carry]] + [
-        None if a.sharding_type is None else a.sharding_type.with_spec((None,) + tuple(a.sharding_type.spec))
+        None if a.sharding_type is None else a.sharding_type.with_spec(
+            a.sharding_type.spec.update(partitions=(None,) + tuple(a.sharding_type.spec)))
         for a in out[num_carry:]]
 
 
