@@ -331,6 +331,10 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             raise _lowering_error(eqn, e) from e
         if prim.multiple_results:
             for v, val in zip(outvars, out):
+                st = getattr(v.aval, "sharding_type", None)
+                if st is not None and st.spec.unreduced and prim not in _OWN_CONSTRAINT:
+                    with loc:
+                        val = _unreduced_constraint(builder, st, val, v.aval)
                 env[v] = val
         else:
             st = ctx.avals_out[0].sharding_type

@@ -68,6 +68,7 @@ def _reshard_transpose(ct, x, *, dst_sharding, dst_spec):
     src = x.aval.sharding_type
     if src is None:
         return [ct]
+    src = src.to_ct()  # (unreduced where the operand is reduced, as JAX's)
     return [reshard_p.bind(ct, dst_sharding=src, dst_spec=(dst_spec[0], tuple(src.spec)))]
 
 
