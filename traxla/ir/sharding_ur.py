@@ -225,7 +225,7 @@ def dot_general_rule(in_avals, outs, *, dimension_numbers, out_sharding=None, **
     lhs, rhs = in_avals
     if getu(lhs) or getu(rhs):
         raise ShardingTypeError(f"lhs or rhs passed to dot_general cannot be unreduced. Got "
-                                f"lhs={lhs} and rhs={rhs}")
+                                f"lhs={lhs!r} and rhs={rhs!r}")
     given = None if out_sharding is None else out_sharding.spec
     if given is not None and given.unreduced:
         (lc, rc), _ = dimension_numbers

@@ -14,8 +14,7 @@ from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, p
                                      precv_p, psend_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
-from traxla.lowering.module import (_OWN_CONSTRAINT, _unreduced_constraint, const_value,
-                                    emit_jaxpr)
+from traxla.lowering.module import _OWN_CONSTRAINT, const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
 from traxla.ir.vma import pvary_p
 
@@ -298,12 +297,6 @@ register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
     ctx.module.ensure_mesh(dst_spec[0])
-    src = ctx.avals_in[0].sharding_type
-    if (src is not None and src.spec.unreduced
-            and src.spec.unreduced != getattr(dst_spec[1], "unreduced", None)):
-        # the partial sums as they are, then summed where this reshard stands (the
-        # partitioner names the all-reduce after it, as JAX's)
-        x = _unreduced_constraint(ctx.module, src, x, ctx.avals_in[0])
     return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim,
                                                       mesh=dst_spec[0])).result
 
