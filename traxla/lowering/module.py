@@ -44,6 +44,8 @@ class ModuleBuilder:
         self._functions: dict = {}
         self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
         self._mesh_emitted = False
+        self._mesh_names: dict = {}  # (axis names, sizes) -> the sdy.mesh symbol
+        self._last_mesh_op = None
         self._channels = 0
         # Python callables the program calls back (a custom call's ``index`` points here);
         # the runtime compiles the module together with them.
@@ -96,14 +98,23 @@ class ModuleBuilder:
         self._channels += 1
         return self._channels
 
-    def ensure_mesh(self, mesh):
-        """Declares ``sdy.mesh @mesh`` once (``mesh``: names and sizes)."""
-        if self._mesh_emitted:
-            return
+    def ensure_mesh(self, mesh) -> str:
+        """Declares ``sdy.mesh @mesh`` once per mesh shape (``mesh``: names and sizes) and
+        returns its symbol: ``mesh`` for the first, ``mesh_0``, ``mesh_1``... for meshes of
+        other axes (``use_abstract_mesh`` inside a program), declared in that order as JAX's."""
+        key = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
+        name = self._mesh_names.get(key)
+        if name is not None:
+            return name
+        name = "mesh" if not self._mesh_names else f"mesh_{len(self._mesh_names) - 1}"
         self._mesh_emitted = True
-        with ir.InsertionPoint.at_block_begin(self.module.body):
-            sdy.MeshOp("mesh", sdy.MeshAttr.get(
+        at = (ir.InsertionPoint.at_block_begin(self.module.body) if self._last_mesh_op is None
+              else ir.InsertionPoint.after(self._last_mesh_op))
+        with at:
+            self._last_mesh_op = sdy.MeshOp(name, sdy.MeshAttr.get(
                 [sdy.MeshAxisAttr.get(n, s) for n, s in zip(mesh.axis_names, mesh.axis_sizes)]))
+        self._mesh_names[key] = name
+        return name
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
@@ -146,12 +157,16 @@ class ModuleBuilder:
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
+            out_meshes = (getattr(shardings, "out_meshes", None) if shardings is not None
+                          else None) or [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
-                                 **(shardings.attrs(spec, kind, _rank(v), shardings.mesh_axes)
+                                 **(shardings.attrs(spec, kind, _rank(v), shardings.mesh_axes,
+                                                    self.ensure_mesh(m) if m is not None
+                                                    else "mesh")
                                     if shardings is not None else {})})
-                for r, spec, kind, v in zip(result_infos, out_specs, out_kinds,
-                                            jaxpr.outvars)])
+                for r, spec, kind, v, m in zip(result_infos, out_specs, out_kinds,
+                                               jaxpr.outvars, out_meshes)])
         if n_dims:
             in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
                 + in_types
@@ -354,14 +369,14 @@ def _unreduced_constraint(builder, st, value, aval):
     lowers every result that is unreduced): the partitioner must not reduce it."""
     if st.mesh.size == 1:
         return value
-    builder.ensure_mesh(st.mesh)
+    name = builder.ensure_mesh(st.mesh)
     rank = len(aval.shape) + len(getattr(aval.dtype, "physical_shape", ()))
     spec = tuple(st.spec) + (None,) * (rank - len(st.spec))
     dims = [sdy.DimensionShardingAttr.get(
         [sdy.AxisRefAttr.get(n) for n in (() if p is None else p if isinstance(p, tuple) else (p,))],
         is_closed=True) for p in spec]
     attr = sdy.TensorShardingAttr.get(
-        "mesh", dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in st.mesh.axis_names
+        name, dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in st.mesh.axis_names
                                       if n in st.spec.unreduced])
     return sdy.ShardingConstraintOp(value, attr).result
 
@@ -452,12 +467,15 @@ class ModuleShardings:
     argument and result, a spec (None: unannotated, left to the partitioner) and a
     memory kind (None: device memory)."""
 
-    def __init__(self, mesh_axes, in_specs, out_specs, in_kinds=None, out_kinds=None):
+    def __init__(self, mesh_axes, in_specs, out_specs, in_kinds=None, out_kinds=None,
+                 out_meshes=None):
         self.mesh_axes = list(mesh_axes)
         self.in_specs = list(in_specs)
         self.out_specs = list(out_specs)
         self.in_kinds = list(in_kinds or [None] * len(self.in_specs))
         self.out_kinds = list(out_kinds or [None] * len(self.out_specs))
+        # per result, the mesh of its spec when it is not the program's (use_abstract_mesh)
+        self.out_meshes = list(out_meshes or [None] * len(self.out_specs))
 
     @property
     def num_devices(self):
@@ -473,7 +491,7 @@ class ModuleShardings:
         builder.ensure_mesh(_Mesh)
 
     @staticmethod
-    def attrs(spec, kind, rank=None, mesh_axes=None) -> dict:
+    def attrs(spec, kind, rank=None, mesh_axes=None, mesh_name="mesh") -> dict:
         """``rank``: the stored rank (a key's data has trailing dims, never split)."""
         out = {}
         if spec is not None:
@@ -486,7 +504,7 @@ class ModuleShardings:
                 dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in names],
                                                           is_closed=True))
             out["sdy.sharding"] = sdy.TensorShardingAttr.get(
-                "mesh", dims, unreduced_axes=_unreduced_refs(unreduced, mesh_axes))
+                mesh_name, dims, unreduced_axes=_unreduced_refs(unreduced, mesh_axes))
         if kind is not None:
             out["mhlo.memory_kind"] = ir.StringAttr.get(kind)
         return out

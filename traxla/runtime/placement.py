@@ -602,6 +602,11 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
     # HloSharding spans its stored trailing dims too (whole on each device)
     ndim, stored = len(aval.shape), physical_aval(aval).ndim
     st = aval.sharding_type
+    if (st is not None and tuple(st.mesh.axis_names) != tuple(mesh.axis_names)
+            and st.mesh.size == mesh.devices.size):
+        # typed on a mesh of other axes (use_abstract_mesh): its axes over these devices
+        mesh = Mesh(mesh.devices.reshape(tuple(st.mesh.axis_sizes)), st.mesh.axis_names,
+                    st.mesh.axis_types)
     if st is not None and st.spec.unreduced:  # (each device holds a partial sum: the type's)
         return NamedSharding(mesh, st.spec, memory_kind)
     trim = aval.sharding_type is None and AxisType.Explicit not in mesh.axis_types

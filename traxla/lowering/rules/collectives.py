@@ -23,7 +23,7 @@ def _names(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
 
 
-def _sharding_attr(spec, ndim, open_dims=(), mesh=None):
+def _sharding_attr(spec, ndim, open_dims=(), mesh=None, name="mesh"):
     """The sdy sharding of ``spec``; ``open_dims`` (and ``P.UNCONSTRAINED`` entries) are
     left open for the partitioner (``{?}``)."""
     dims = []
@@ -38,8 +38,8 @@ def _sharding_attr(spec, ndim, open_dims=(), mesh=None):
     if unreduced:  # (in mesh order, as JAX emits them)
         order = mesh.axis_names if mesh is not None else sorted(unreduced)
         return sdy.TensorShardingAttr.get(
-            "mesh", dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in order if n in unreduced])
-    return sdy.TensorShardingAttr.get("mesh", dims)
+            name, dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in order if n in unreduced])
+    return sdy.TensorShardingAttr.get(name, dims)
 
 
 def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_vma=True):
@@ -51,12 +51,14 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_
                               list(args))
         finally:
             builder.mesh_stack.pop()
-    builder.ensure_mesh(mesh)
+    name = builder.ensure_mesh(mesh)
     # (over the stored rank: a key's trailing dims are whole on each device)
     in_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(in_specs, ctx.avals_in)])
+        [_sharding_attr(s, physical_aval(a).ndim, mesh=mesh, name=name)
+         for s, a in zip(in_specs, ctx.avals_in)])
     out_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(out_specs, ctx.avals_out)])
+        [_sharding_attr(s, physical_aval(a).ndim, mesh=mesh, name=name)
+         for s, a in zip(out_specs, ctx.avals_out)])
     axes = sdy.ManualAxesAttr.get([ir.StringAttr.get(n) for n in mesh.axis_names
                                    if n in manual_axes])
     op = sdy.ManualComputationOp([aval_type(a) for a in ctx.avals_out], list(args), in_sh, out_sh,
@@ -296,9 +298,9 @@ register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
 
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
-    ctx.module.ensure_mesh(dst_spec[0])
+    name = ctx.module.ensure_mesh(dst_spec[0])
     return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim,
-                                                      mesh=dst_spec[0])).result
+                                                      mesh=dst_spec[0], name=name)).result
 
 
 from traxla.ir.rules.collectives import reshard_p  # noqa: E402
