@@ -121,6 +121,8 @@ def _with_shardings(prim, in_avals, out, params):
                 f"{', '.join(a.str_short() for a in in_avals)} produces an illegally sharded "
                 f"result: {typed[-1].str_short()}")
     typed = apply_ur(prim, in_avals, typed, params)
+    if mesh.are_all_axes_manual:  # in a shard_map body: only unreduced/reduced is typed
+        typed = [o if ur.has_ur(o) else o.update(sharding=None) for o in typed]
     return typed if prim.multiple_results else typed[0]
 
 
@@ -458,6 +460,10 @@ def _register_ur():
         ur_rules[prim] = ur.same_rule
     for prim in (call.jit_p, control_flow.cond_p, control_flow.while_p, control_flow.scan_p,
                  reshard_p, shard_map_p, device_put_p):
+        ur_rules[prim] = ur.keep_rule
+    from traxla.ir.vma import preduced_p, reduced_vary_cast_p, vary_unreduced_cast_p
+    for prim in (preduced_p, reduced_vary_cast_p, vary_unreduced_cast_p):
+        register_sharding(prim, lambda in_avals, outs, **_: [o.sharding_type for o in outs])
         ur_rules[prim] = ur.keep_rule
     for name in ("copy", "reduce_precision"):
         if name in E:

@@ -367,7 +367,7 @@ _OWN_CONSTRAINT: set = set()
 def _unreduced_constraint(builder, st, value, aval):
     """``value``, whose type is unreduced over some mesh axes, constrained so (as JAX
     lowers every result that is unreduced): the partitioner must not reduce it."""
-    if st.mesh.size == 1:
+    if st.mesh.size == 1 or st.mesh.are_all_axes_manual:  # (in a shard_map body: nothing)
         return value
     name = builder.ensure_mesh(st.mesh)
     rank = len(aval.shape) + len(getattr(aval.dtype, "physical_shape", ()))

@@ -16,7 +16,7 @@ from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, p
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
 from traxla.lowering.module import _OWN_CONSTRAINT, const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
-from traxla.ir.vma import pvary_p
+from traxla.ir.vma import preduced_p, pvary_p, reduced_vary_cast_p, vary_unreduced_cast_p
 
 
 def _names(p):
@@ -295,6 +295,8 @@ for _prim, _rule in ((psend_p, _psend), (precv_p, _precv)):
     register_lowering(_prim, _gpu_only(_prim.name))  # as JAX's rules for other platforms
 register_lowering(axis_index_p, _axis_index)
 register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
+for _prim in (vary_unreduced_cast_p, reduced_vary_cast_p, preduced_p):
+    register_lowering(_prim, lambda ctx, x, *, axes: x)  # (free casts, as JAX's)
 
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
