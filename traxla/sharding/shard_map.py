@@ -190,7 +190,7 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
     leaves, tree = tree_util.tree_flatten(args)
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
-        tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+        tree, "in_specs") if not _is_spec(in_specs) else [PartitionSpec() if in_specs is None else in_specs] * len(leaves)
     if (not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names)) and \
             mesh.abstract_mesh.are_all_axes_explicit:
         _check_specs_match_args(leaves, specs)
