@@ -6,7 +6,9 @@ an einsum contracting a sharded dimension into an unreduced result, its shards (
 sums) and its reshard to replicated (the all-reduce), device_put onto an unreduced
 sharding, the Shardy text of the programs, gradients whose seed and dot transposes follow
 the cotangent map (reduced primal -> unreduced cotangent, the reshard of the seed), and an
-unreduced accumulator carried through a scan (one all-reduce, outside the loop)."""
+unreduced accumulator carried through a scan (one all-reduce, outside the loop); inside
+``shard_map``: unreduced and reduced in_specs/out_specs, ``pcast`` to unreduced, and the
+gradients through them (the cotangent map on the transposed shard_map's specs)."""
 from __future__ import annotations
 
 import copy
@@ -112,12 +114,35 @@ def accumulate(xs, ys):
     return jax.reshard(acc, P()), jax.reshard(parts, P())
 run("scan", lambda: [np.asarray(r).tolist() for r in accumulate(xs, ys)])
 run("scan all-reduces", lambda: all_reduces(accumulate, xs, ys))
+@jax.shard_map(in_specs=(P(None, "X"), P("X", None)), out_specs=P(None, None, unreduced={{"X"}}))
+def matmul_partial(a, b):
+    return jax.lax.pcast(a @ b, "X", to="unreduced")
+run("shard_map unreduced", lambda: [str(jax.typeof(matmul_partial(a, b))),
+                                    np.asarray(jax.reshard(matmul_partial(a, b), P())).tolist()])
+run("shard_map grad jaxpr", lambda: str(jax.jit(jax.grad(
+    lambda a, b: jnp.sum(jax.reshard(matmul_partial(a, b), P())), argnums=(0, 1))).trace(a, b).jaxpr))
+@jax.shard_map(in_specs=(P("X", None), P(None, None, reduced={{"X"}})), out_specs=P("X", None))
+def layer(x, w):
+    return jnp.tanh(x @ w)
+w_r = jax.reshard(w, P(None, None, reduced={{"X"}}))
+run("shard_map reduced grad", lambda: [str(jax.typeof(g)) for g in jax.grad(
+    lambda w, x: jnp.sum(layer(x, w) ** 2), argnums=(0, 1))(w_r, x)])
+seen = []
+@jax.shard_map(in_specs=(P(), P(unreduced={{"X"}}), P(reduced={{"X"}})), out_specs=P())
+def types(b, c, d):
+    seen.extend(str(jax.typeof(v)) for v in (b, c, d))
+    return b
+run("shard_map in types", lambda: [types(jnp.arange(4.), jnp.einsum("i,i->", y[0], y[0],
+    out_sharding=P(unreduced={{"X"}})), jax.reshard(jnp.arange(4.), P(reduced={{"X"}}))).tolist(), seen])
+run("pcast errors", lambda: jax.shard_map(lambda v: jax.lax.pcast(v, "X", to="unreduced"),
+                                          in_specs=P(), out_specs=P())(jnp.ones(2)))
 print(json.dumps(out))
 """
 
 _NAMES = ["typeof", "shards", "reshard", "jit reshard", "replicated out", "jaxpr", "add", "cos",
           "mul", "add replicated", "dot of unreduced", "bad unreduced axes", "module", "reduced",
           "reduced module", "grad jaxpr", "grad reduced jaxpr", "grads",
-          "device_put unreduced", "scan", "scan all-reduces"]
+          "device_put unreduced", "scan", "scan all-reduces", "shard_map unreduced",
+          "shard_map grad jaxpr", "shard_map reduced grad", "shard_map in types", "pcast errors"]
 
 outputs, test_unreduced_as_jax = jax_comparison(_SCRIPT, 2, _NAMES)
