@@ -86,6 +86,10 @@ run("mul", lambda: c * c)
 run("add replicated", lambda: c + jnp.ones((2, 2)))
 run("dot of unreduced", lambda: c @ c)
 run("bad unreduced axes", lambda: jnp.einsum("ij,jk->ik", a, a, out_sharding=P(None, None, unreduced={{"X"}})))
+ones = jnp.ones((2, 3))
+run("einsum out_sharding", lambda: [repr(jnp.einsum("ij,jk->ik", b, ones, out_sharding=P("X")).sharding.spec),
+                                    str(jax.make_jaxpr(lambda b: jnp.einsum("ij,jk->ik", b, ones, out_sharding=P("X")))(b))])
+run("einsum indivisible", lambda: jnp.einsum("ij,jk->ki", b, ones, out_sharding=P("X")))
 run("module", lambda: shardy(jax.jit(lambda a, b: jax.reshard(partial(a, b) + partial(a, b), P())).lower(a, b).as_text()))
 w = jax.device_put(jnp.arange(8.).reshape(4, 2) / 10., P(None, None))
 x = jax.device_put(jnp.arange(32.).reshape(8, 4), P("X", None))
@@ -139,7 +143,7 @@ run("pcast errors", lambda: jax.shard_map(lambda v: jax.lax.pcast(v, "X", to="un
 print(json.dumps(out))
 """
 
-_NAMES = ["typeof", "shards", "reshard", "jit reshard", "replicated out", "jaxpr", "add", "cos",
+_NAMES = ["typeof", "shards", "reshard", "jit reshard", "replicated out", "einsum out_sharding", "einsum indivisible", "jaxpr", "add", "cos",
           "mul", "add replicated", "dot of unreduced", "bad unreduced axes", "module", "reduced",
           "reduced module", "grad jaxpr", "grad reduced jaxpr", "grads",
           "device_put unreduced", "scan", "scan all-reduces", "shard_map unreduced",

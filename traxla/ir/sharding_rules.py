@@ -321,6 +321,7 @@ def _iota(in_avals, outs, *, dtype, shape, dimension, sharding=None):
 def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None):
     if out_sharding is not None:
+        _check_divisible(outs[0].shape, out_sharding)
         return [out_sharding]
     lhs, rhs = in_avals
     (lc, rc), (lb, rb) = dimension_numbers
@@ -350,6 +351,20 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
     free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
     free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
     return [tuple(batch + free_l + free_r)]  # (a repeated axis: refused by the caller)
+
+
+def _check_divisible(shape, sharding):
+    """JAX's check of a result's sharding against its shape: every split dimension divides
+    evenly over its mesh axes."""
+    sizes = sharding.mesh.shape
+    for d, (n, p) in enumerate(zip(shape, sharding.spec)):
+        names = _axes(p)
+        k = int(np.prod([sizes[a] for a in names])) if names else 1
+        if k > 1 and n % k:
+            raise ValueError(
+                f"Sharding spec {names} implies that array axis {d} is partitioned {k} times, "
+                f"but does not evenly divide the dimension size {n}. Got shape: {tuple(shape)} "
+                f"and sharding {sharding!r}")
 
 
 # -- conv_general_dilated -----------------------------------------------------------------------

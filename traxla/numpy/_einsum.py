@@ -454,6 +454,16 @@ def _einsum(operands, contractions, precision, preferred_element_type, _dot_gene
                                                output_weak_type))
 
 
+def _typed(out_sharding) -> bool:
+    """Whether an out_sharding is one of the type (all its mesh axes Explicit, or unreduced
+    or reduced ones): the contraction's dot_general takes it, as JAX's."""
+    from traxla.sharding import to_named
+    named = to_named(out_sharding)
+    spec = named.spec
+    return bool(spec.unreduced or spec.reduced
+                or getattr(named.mesh.abstract_mesh, "are_all_axes_explicit", False))
+
+
 def _inverse_sharding(out_sharding, names, result_names):
     """The out_sharding of the contraction whose result's dims are ``names``, so that its
     transpose to ``result_names`` is laid out as ``out_sharding`` (JAX's)."""
@@ -476,7 +486,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None, out_sharding=None):
     if out_sharding is not None:
         ops, contractions = contract_path(subscripts, *operands)
-        if len(contractions) == 1 and len(contractions[0][0]) == 2:
+        if len(contractions) == 1 and len(contractions[0][0]) == 2 and _typed(out_sharding):
             # one pairwise contraction: its dot_general takes the out_sharding (JAX's), so
             # that a contraction over a sharded dimension can say how (or that it is
             # unreduced)
