@@ -1,6 +1,7 @@
 """``sharding.auto_axes``/``explicit_axes``/``use_abstract_mesh`` on 8 CPU devices: the
 staged jaxprs (``reshard`` at both ends, the types in between) are JAX's, and the values
-are unchanged. One fresh process per library, since the device count is fixed at start."""
+are unchanged; ``use_abstract_mesh`` onto other axis names inside ``jit`` gives JAX's
+result on the new mesh. One fresh process per library, since the device count is fixed at start."""
 from __future__ import annotations
 
 import json
@@ -46,6 +47,14 @@ with jax.set_mesh(explicit):
             pass
     except ValueError as e:
         out["abstract_size"] = str(e)
+    @jax.jit
+    def other_names(x):  # onto a mesh of other axis names, inside jit
+        m = jax.sharding.AbstractMesh((8,), ("A",), (AxisType.Explicit,))
+        with jax.sharding.use_abstract_mesh(m):
+            return jax.reshard(x, P("A", None)) * 2
+    z = other_names(a)
+    out["other_names"] = [str(jax.typeof(z)), repr(z.sharding), np.asarray(z).tolist(),
+                          [s.index[0].start for s in z.addressable_shards]]
 auto = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 with jax.set_mesh(auto):
     b = jax.device_put(jnp.arange(32.0).reshape(8, 4), P("x", "y"))
@@ -87,6 +96,11 @@ JAX_RESULTS = {
     "tracer_sharding": "The 'sharding' attribute is not available on traced array with shape "
                        "float32[8@x,4@y]. To query sharding information on tracers, use "
                        "`jax.typeof(x)`.",
+    # use_abstract_mesh onto other axis names inside jit: the result on the new mesh
+    "other_names": ["float32[8@A,4]", "NamedSharding(mesh=Mesh('A': 8, axis_types=(Explicit,"
+                    ")), spec=P('A', None), memory_kind=device)",
+                    [[float(8 * i + j) for j in range(0, 8, 2)] for i in range(8)],
+                    list(range(8))],
     "abstract_size": "use_abstract_mesh cannot change the size of the mesh. Got new mesh: "
                      "AbstractMesh('a': 4, axis_types=(Auto,)) with size=4 and prev mesh: "
                      "AbstractMesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit), "

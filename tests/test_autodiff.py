@@ -594,6 +594,9 @@ ELSEWHERE |= {"remat2", "name", "reduce_precision", "optimization_barrier"}
 ELSEWHERE |= {"ffi_call"}  # refuses differentiation: tests/test_ffi.py
 ELSEWHERE |= {"shard_map"}  # grad, jvp and jit(grad) of pmap against JAX: tests/test_pmap.py
 ELSEWHERE |= {"pvary"}  # grad through check_vma's casts against JAX: tests/test_sharding_docs.py
+# the free casts between varying, unreduced and reduced manual values: grad through them
+# against JAX in tests/test_unreduced.py (preduced's transpose refuses)
+ELSEWHERE |= {"vary_unreduced_cast_p", "reduced_vary_cast_p", "preduced"}
 # Families whose JVPs are checked by finite differences (or as zero / refusing) in their own files
 ELSEWHERE |= {"conv_general_dilated"}  # tests/test_conv.py
 ELSEWHERE |= {"reduce", "reduce_window", "reduce_window_max", "reduce_window_min",

@@ -17,6 +17,7 @@ from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array, transfer_guard
 from traxla.runtime.array import to_default_device
 from traxla.runtime.placement import (Mesh, NamedSharding, SingleDeviceSharding, get_mesh,
+                                      involves_unreduced, put_unreduced,
                                       pinned_placement,
                                       device_put_placed)
 from traxla.sharding import to_named
@@ -93,6 +94,8 @@ def _device_put(x, device):
         arr = to_array(leaf)
         if arr.dtype == float0:
             return float0_zeros(arr.shape)
+        if involves_unreduced(arr, sharding):
+            return put_unreduced(arr, sharding)
         # an Array moves device to device (through the host), as the transfer guards see it
         with (transfer_guard.moving(arr, lambda: sharding, source=False)
               if isinstance(leaf, ArrayImpl) else _NO_GUARD):

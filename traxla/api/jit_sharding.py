@@ -39,7 +39,8 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
     (results with no explicit sharding are left to the partitioner)."""
 
     def padded(spec, aval):  # a key array's trailing key-data dimensions are replicated
-        return tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
+        out = tuple(spec) + (None,) * (len(physical_aval(aval).shape) - len(spec))
+        return spec.update(partitions=out) if getattr(spec, "unreduced", None) else out
 
     def spec_of(aval):
         st = aval.sharding_type
@@ -51,7 +52,18 @@ def _module_shardings(closed, mesh, placements, out_specs=None):
         [spec_of(a) if out_specs is None or out_specs[i] is None else padded(out_specs[i], a)
          for i, a in enumerate(out_avals)],
         [None if p.memory_kind == "device" else p.memory_kind for p in placements],
-        [None if a.memory_space is None else "pinned_host" for a in out_avals])
+        [None if a.memory_space is None else "pinned_host" for a in out_avals],
+        [_other_mesh(a, mesh) if out_specs is None or out_specs[i] is None else None
+         for i, a in enumerate(out_avals)])
+
+
+def _other_mesh(aval, mesh):
+    """The mesh of ``aval``'s type when its axes are not the program's (``use_abstract_mesh``
+    onto other axis names), else None."""
+    st = aval.sharding_type
+    if st is None or tuple(st.mesh.axis_names) == tuple(mesh.axis_names):
+        return None
+    return st.mesh
 
 
 def broadcast_prefix_leaves(prefix, treedef, what: str) -> list:

@@ -618,7 +618,15 @@ def _one_like(x):
     """The seed cotangent: ones of ``x``'s type, weak type included (as JAX's ``_one``), so
     the gradient of a weakly typed input stays weakly typed."""
     aval = prims.aval_of(x)
-    return prims.full(aval.shape, prims._convert_element_type(1, aval.dtype, aval.weak_type))
+    one = prims.full(aval.shape, prims._convert_element_type(1, aval.dtype, aval.weak_type))
+    st = aval.sharding_type
+    if st is not None and isinstance(x, Tracer) and not aval.shape:
+        # JAX's ``_one_vjp``: placed as the cotangent of ``x``'s type (a ``reshard`` of the
+        # scalar, unreduced where ``x`` is reduced)
+        from traxla.ir.rules.collectives import reshard_p
+        ct = st.to_ct()
+        one = reshard_p.bind(one, dst_sharding=ct, dst_spec=(ct.mesh, ct.spec))
+    return one
 
 
 def _is_array_like(x):

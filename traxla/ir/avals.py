@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from traxla.ir import dtypes
-from traxla.ir.sharding import ShardingType, explicit_only, shape_sharding_str
+from traxla.ir.sharding import ShardingType, explicit_only, shape_sharding_str, ur_str
 
 
 class ShapedArray:
@@ -81,7 +81,12 @@ class ShapedArray:
         return ShapedArray(self.shape, dtype, self.weak_type, self.sharding_type,
                            self.memory_space)
 
-    to_ct_aval = to_tangent_aval  # a cotangent has the tangent's type
+    def to_ct_aval(self) -> "ShapedArray":
+        """The type of this value's cotangent: the tangent's, with unreduced and reduced
+        mesh axes swapped (JAX's ``to_ct_aval``)."""
+        st = self.sharding_type
+        return ShapedArray(self.shape, dtypes.tangent_dtype(self.dtype), self.weak_type,
+                           st if st is None else st.to_ct(), self.memory_space)
     at_least_vspace = to_tangent_aval  # JAX's older name
 
     def strip_weak_type(self) -> "ShapedArray":
@@ -113,6 +118,9 @@ class ShapedArray:
             out = f"{name}[{shape_sharding_str(self.shape, sharding.spec)}]"
         else:
             out = f"{name}[{','.join(map(str, self.shape))}]"
+        if sharding is not None and (sharding.spec.unreduced or sharding.spec.reduced):
+            spec = sharding.spec
+            return out + ur_str(sharding.mesh, self.vma, spec.unreduced, spec.reduced)
         if self.vma:
             out += "{V:" + (self.vma[0] if len(self.vma) == 1 else
                             "(" + ",".join(self.vma) + ")") + "}"

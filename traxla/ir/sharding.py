@@ -32,22 +32,143 @@ class UnconstrainedSingleton:
 _UNCONSTRAINED_PARTITION = UnconstrainedSingleton()
 
 
+def _check_ur(partitions, unreduced, reduced):
+    """JAX's checks of the ``unreduced``/``reduced`` sets against each other and the entries."""
+    if None in unreduced:
+        raise ValueError("unreduced cannot contain None. All elements in unreduced should refer"
+                         " to the mesh axes.")
+    if None in reduced:
+        raise ValueError("reduced cannot contain None. All elements in reduced should refer"
+                         " to the mesh axes.")
+    if unreduced & reduced:
+        raise ValueError("`unreduced` and `reduced` argument to PartitionSpec cannot overlap. "
+                         f"Got unreduced: {unreduced} and reduced: {reduced}")
+    for partition in partitions:
+        for p in partition if isinstance(partition, tuple) else (partition,):
+            for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+                if p in axes:
+                    raise ValueError(
+                        f"partitions cannot overlap with {name} axes passed to PartitionSpec. "
+                        f"Got partitions: {partitions} and {name} axes: {axes}")
+
+
+def _as_axis_set(value, name):
+    if isinstance(value, frozenset):
+        return value
+    if not isinstance(value, set):
+        raise TypeError(f"{name} argument of PartitionSpec should of type `frozenset` or `set`. "
+                        f"Got type {value}")
+    return frozenset(value)
+
+
+_NO_AXES = frozenset()
+# Whether any spec reduced over some axes was made in this process: until one is, binary
+# operations need not look for a reduced operand (JAX's ``insert_reduced_reshard``).
+REDUCED_SEEN = [False]
+
+
 class PartitionSpec(tuple):
     """One entry per array dimension: None, a mesh axis name, a tuple of names, or
-    ``UNCONSTRAINED``."""
+    ``UNCONSTRAINED``; and, as JAX's, the mesh axes over which the value is ``unreduced``
+    (each device holds a partial sum) or ``reduced`` (replicated, with unreduced
+    cotangents)."""
 
     UNCONSTRAINED = _UNCONSTRAINED_PARTITION
+    unreduced = _NO_AXES  # (set on the instance only when not empty)
+    reduced = _NO_AXES
 
-    def __new__(cls, *partitions):
-        return tuple.__new__(cls, tuple(p if not isinstance(p, list) else tuple(p) for p in partitions))
+    def __new__(cls, *partitions, unreduced=_NO_AXES, reduced=_NO_AXES):
+        self = tuple.__new__(cls, tuple(p if not isinstance(p, list) else tuple(p)
+                                        for p in partitions))
+        if unreduced or reduced or type(unreduced) is not frozenset or type(reduced) is not frozenset:
+            unreduced = _as_axis_set(unreduced, "unreduced")
+            reduced = _as_axis_set(reduced, "reduced")
+            if unreduced or reduced:
+                _check_ur(tuple(self), unreduced, reduced)
+                self.unreduced, self.reduced = unreduced, reduced
+                if reduced:
+                    REDUCED_SEEN[0] = True
+        return self
+
+    @property
+    def partitions(self):
+        """The per-dimension entries (JAX's ``spec.partitions``)."""
+        return tuple(self)
 
     def __repr__(self):
-        return "P(" + ", ".join(repr(p) for p in self) + ("," if len(self) == 1 else "") + ")"
+        pr = ", ".join(repr(p) for p in self) + ("," if len(self) == 1 else "")
+        if not self.unreduced and not self.reduced:
+            return "P(" + pr + ")"
+        ur = []
+        if self.unreduced:
+            ur.append(f"unreduced={set(self.unreduced)!r}")
+        if self.reduced:
+            ur.append(f"reduced={set(self.reduced)!r}")
+        pr = "" if not pr else f"{pr} " if pr.endswith(",") else f"{pr}, "
+        return f"P({pr}{', '.join(ur)})"
 
     __str__ = __repr__
 
-    def __getnewargs__(self):  # pickled and copied as the entries (not one tuple of them)
-        return tuple(self)
+    def __eq__(self, other):
+        same = tuple.__eq__(self, other)
+        if same is NotImplemented or not same:
+            return same
+        return (self.unreduced == getattr(other, "unreduced", _NO_AXES)
+                and self.reduced == getattr(other, "reduced", _NO_AXES))
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        h = tuple.__hash__(self)
+        if self.unreduced or self.reduced:
+            h = hash((h, self.unreduced, self.reduced))
+        return h
+
+    def __getnewargs_ex__(self):  # pickled and copied as the entries (not one tuple of them)
+        return tuple(self), {"unreduced": self.unreduced, "reduced": self.reduced}
+
+    def __add__(self, other):
+        if isinstance(other, PartitionSpec):
+            return PartitionSpec(*self, *other, unreduced={*self.unreduced, *other.unreduced},
+                                 reduced={*self.reduced, *other.reduced})
+        if isinstance(other, tuple):
+            for name in ("unreduced", "reduced"):
+                if getattr(self, name):
+                    raise TypeError(f"other {other} cannot be of instance `tuple` when self "
+                                    f"{self} has {name} in `__add__` of PartitionSpec.")
+            return PartitionSpec(*self, *other)
+        return NotImplemented
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        for name in ("unreduced", "reduced"):
+            if getattr(self, name):
+                raise TypeError(f"other {other} cannot be of instance `tuple` when self "
+                                f"{self} has {name} in `__radd__` of PartitionSpec.")
+        return PartitionSpec(*other, *self)
+
+    def update(self, partitions=None, unreduced=None, reduced=None):
+        """A copy with the entries, the unreduced or the reduced axes replaced (JAX's)."""
+        return PartitionSpec(*(tuple(self) if partitions is None else partitions),
+                             unreduced=self.unreduced if unreduced is None else unreduced,
+                             reduced=self.reduced if reduced is None else reduced)
+
+    def with_ur_of(self, other):
+        """These entries with ``other``'s unreduced and reduced axes."""
+        if not other.unreduced and not other.reduced and not self.unreduced and not self.reduced:
+            return self
+        return self.update(unreduced=other.unreduced, reduced=other.reduced)
+
+    def to_tangent_spec(self):
+        return self
+
+    def to_ct_spec(self):
+        """The cotangent's spec: unreduced and reduced swap (JAX's)."""
+        if not self.unreduced and not self.reduced:
+            return self
+        return self.update(unreduced=self.reduced, reduced=self.unreduced)
 
     def axes(self):
         """The mesh axis names the spec uses, in order."""
@@ -187,21 +308,35 @@ def _abstract_mesh(axis_sizes, axis_names, axis_types, abstract_device):
 
 
 class ShardingType:
-    """The sharding part of an aval: a mesh and a spec naming only Explicit axes."""
+    """The sharding part of an aval: a mesh and a spec naming only Explicit axes (with,
+    as JAX's, the axes over which the value is unreduced or reduced)."""
 
     __slots__ = ("mesh", "spec", "_hash")
 
     def __init__(self, mesh: AbstractMesh, spec):
         self.mesh = mesh
-        self.spec = PartitionSpec(*spec)
-        self._hash = hash((mesh, tuple(self.spec)))
+        if type(spec) is PartitionSpec:
+            self.spec = spec
+        else:
+            self.spec = PartitionSpec(*spec)
+        self._hash = hash((mesh, self.spec))
 
     @property
     def is_replicated(self) -> bool:
-        return all(p is None for p in self.spec)
+        """Every entry None and neither unreduced nor reduced: the type prints no sharding."""
+        spec = self.spec
+        return all(p is None for p in spec) and not spec.unreduced and not spec.reduced
+
+    @property
+    def unreduced(self) -> frozenset:
+        return self.spec.unreduced
+
+    @property
+    def reduced(self) -> frozenset:
+        return self.spec.reduced
 
     def __eq__(self, other):
-        return isinstance(other, ShardingType) and self.mesh == other.mesh and tuple(self.spec) == tuple(other.spec)
+        return isinstance(other, ShardingType) and self.mesh == other.mesh and self.spec == other.spec
 
     def __hash__(self):
         return self._hash
@@ -213,16 +348,44 @@ class ShardingType:
     def with_spec(self, spec) -> "ShardingType":
         return ShardingType(self.mesh, spec)
 
+    def with_ur(self, unreduced, reduced) -> "ShardingType":
+        """The same entries, unreduced and reduced over these axes."""
+        spec = self.spec
+        if spec.unreduced == unreduced and spec.reduced == reduced:
+            return self
+        return ShardingType(self.mesh, spec.update(unreduced=unreduced, reduced=reduced))
+
+    def to_ct(self) -> "ShardingType":
+        """A cotangent's sharding: unreduced and reduced swap."""
+        spec = self.spec
+        if not spec.unreduced and not spec.reduced:
+            return self
+        return ShardingType(self.mesh, spec.to_ct_spec())
+
 
 def explicit_only(mesh: AbstractMesh, spec, ndim: int) -> ShardingType:
     """The type-level sharding of an array placed with ``spec`` on ``mesh``."""
+    unreduced = getattr(spec, "unreduced", _NO_AXES)
+    reduced = getattr(spec, "reduced", _NO_AXES)
     spec = tuple(spec) + (None,) * (ndim - len(spec))
     out = []
     for p in spec:
         names = () if p is None else (p if isinstance(p, tuple) else (p,))
         kept = tuple(n for n in names if mesh.axis_type(n) is AxisType.Explicit)
         out.append(None if not kept else (kept[0] if len(kept) == 1 else kept))
-    return ShardingType(mesh, out)
+    return ShardingType(mesh, PartitionSpec(*out, unreduced=unreduced, reduced=reduced))
+
+
+def ur_str(mesh, vma, unreduced, reduced) -> str:
+    """JAX's ``{V:x, U:y, R:z}`` suffix of a type (each set in mesh order)."""
+    if not vma and not unreduced and not reduced:
+        return ""
+    parts = []
+    for prefix, axes in (("V", vma), ("U", unreduced), ("R", reduced)):
+        if axes:
+            names = [n for n in mesh.axis_names if n in axes] if mesh is not None else list(axes)
+            parts.append(f"{prefix}:{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}")
+    return "{" + ", ".join(parts) + "}"
 
 
 def shape_sharding_str(shape, spec) -> str:

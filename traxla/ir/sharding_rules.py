@@ -14,6 +14,8 @@ from traxla.ir.avals import interned
 from traxla.ir.primitive import (typed_param_keys, typing_caches, typing_rules,
                                  uncached_dtypes)
 from traxla.ir.sharding import ShardingType
+from traxla.ir import sharding_ur as ur
+from traxla.ir.sharding_ur import apply_ur, ur_rules
 from traxla.ir.rules import call, control_flow, conv, ffi, indexing, reduction, shape, special
 from traxla.ir.rules.ad import add_any_p
 from traxla.ir.rules.elementwise import BINARY, COMPARE, P as E, UNARY
@@ -104,6 +106,8 @@ def _with_shardings(prim, in_avals, out, params):
     if rule is None:
         if all(a.sharding_type is None or a.sharding_type.is_replicated for a in in_avals):
             return out
+        if any(ur.has_ur(a) for a in in_avals):
+            raise ur._not_implemented(prim)
         raise ShardingTypeError(
             f"{prim.name} has no sharding rule: its operands "
             f"{[a.str_short() for a in in_avals]} are explicitly sharded. Reshard them to "
@@ -122,6 +126,9 @@ def _with_shardings(prim, in_avals, out, params):
                 f"{prim.name} operation with inputs: "
                 f"{', '.join(a.str_short() for a in in_avals)} produces an illegally sharded "
                 f"result: {typed[-1].str_short()}")
+    typed = apply_ur(prim, in_avals, typed, params)
+    if mesh.are_all_axes_manual:  # in a shard_map body: only unreduced/reduced is typed
+        typed = [o if ur.has_ur(o) else o.update(sharding=None) for o in typed]
     return typed if prim.multiple_results else typed[0]
 
 
@@ -320,6 +327,7 @@ def _iota(in_avals, outs, *, dtype, shape, dimension, sharding=None):
 def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
                  preferred_element_type=None, out_sharding=None):
     if out_sharding is not None:
+        _check_divisible(outs[0].shape, out_sharding)
         return [out_sharding]
     lhs, rhs = in_avals
     (lc, rc), (lb, rb) = dimension_numbers
@@ -349,6 +357,20 @@ def _dot_general(in_avals, outs, *, dimension_numbers, precision=None,
     free_l = [ls[d] for d in range(lhs.ndim) if d not in lc and d not in lb]
     free_r = [rs[d] for d in range(rhs.ndim) if d not in rc and d not in rb]
     return [tuple(batch + free_l + free_r)]  # (a repeated axis: refused by the caller)
+
+
+def _check_divisible(shape, sharding):
+    """JAX's check of a result's sharding against its shape: every split dimension divides
+    evenly over its mesh axes."""
+    sizes = sharding.mesh.shape
+    for d, (n, p) in enumerate(zip(shape, sharding.spec)):
+        names = _axes(p)
+        k = int(np.prod([sizes[a] for a in names])) if names else 1
+        if k > 1 and n % k:
+            raise ValueError(
+                f"Sharding spec {names} implies that array axis {d} is partitioned {k} times, "
+                f"but does not evenly divide the dimension size {n}. Got shape: {tuple(shape)} "
+                f"and sharding {sharding!r}")
 
 
 # -- conv_general_dilated -----------------------------------------------------------------------
@@ -388,7 +410,8 @@ def _while(in_avals, outs, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts
 def _scan(in_avals, outs, *, jaxpr, length, num_carry, **params):
     out = jaxpr.out_avals
     return [a.sharding_type for a in out[:num_carry]] + [
-        None if a.sharding_type is None else a.sharding_type.with_spec((None,) + tuple(a.sharding_type.spec))
+        None if a.sharding_type is None else a.sharding_type.with_spec(
+            a.sharding_type.spec.update(partitions=(None,) + tuple(a.sharding_type.spec)))
         for a in out[num_carry:]]
 
 
@@ -432,6 +455,42 @@ def _register_all():
     register_sharding(device_put_p, lambda in_avals, outs, **_: [o.sharding_type for o in outs])
 
 
+def _register_ur():
+    """JAX's unreduced/reduced rules (``ur_rule``) of the primitives that have one."""
+    nonlinear = set(UNARY) | set(special.UNARY_SPECIAL) | {"real", "imag", "conj",
+                                                            "bessel_i0e", "bessel_i1e"}
+    for name in nonlinear:
+        prim = E.get(name) or special.P.get(name)
+        ur_rules[prim] = ur.unop(name)
+    for name in list(BINARY) + list(COMPARE) + list(special.NARY_SPECIAL) + ["complex", "clamp"]:
+        prim = E.get(name) or special.P.get(name)
+        ur_rules[prim] = ur.nary(name)
+    ur_rules[E["add"]] = ur.add_rule
+    ur_rules[add_any_p] = ur.add_rule
+    ur_rules[E["mul"]] = ur.mul_rule
+    ur_rules[E["select_n"]] = ur.select_rule
+    ur_rules[E["convert_element_type"]] = ur.with_param_rule("sharding")
+    ur_rules[shape.broadcast_in_dim_p] = ur.with_param_rule("sharding")
+    ur_rules[reduction.P["reduce_sum"]] = ur.reduce_sum_rule
+    ur_rules[reduction.dot_general_p] = ur.dot_general_rule
+    ur_rules[shape.reshape_p] = ur.reshape_rule
+    ur_rules[shape.concatenate_p] = ur.concatenate_rule
+    ur_rules[shape.stack_p] = ur.concatenate_rule
+    for prim in (shape.transpose_p, shape.squeeze_p, shape.slice_p, shape.dynamic_slice_p,
+                 shape.pad_p, shape.unstack_p, shape.split_p, shape.rev_p):
+        ur_rules[prim] = ur.same_rule
+    for prim in (call.jit_p, control_flow.cond_p, control_flow.while_p, control_flow.scan_p,
+                 reshard_p, shard_map_p, device_put_p):
+        ur_rules[prim] = ur.keep_rule
+    from traxla.ir.vma import preduced_p, reduced_vary_cast_p, vary_unreduced_cast_p
+    for prim in (preduced_p, reduced_vary_cast_p, vary_unreduced_cast_p):
+        register_sharding(prim, lambda in_avals, outs, **_: [o.sharding_type for o in outs])
+        ur_rules[prim] = ur.keep_rule
+    for name in ("copy", "reduce_precision"):
+        if name in E:
+            ur_rules[E[name]] = ur.same_rule
+
+
 def _shard_map(in_avals, outs, *, mesh, out_specs, **_):
     """Results are laid out by ``out_specs``; the type names only the mesh's Explicit axes."""
     explicit = set(mesh.explicit_axes)
@@ -445,8 +504,11 @@ def _shard_map(in_avals, outs, *, mesh, out_specs, **_):
     for out, spec in zip(outs, out_specs):
         entries = [keep(e) for e in tuple(spec or ())]
         entries += [None] * (out.ndim - len(entries))
+        if spec is not None and (spec.unreduced or spec.reduced):
+            entries = spec.update(partitions=entries)
         result.append(ShardingType(mesh, entries) if explicit else None)
     return result
 
 
 _register_all()
+_register_ur()

@@ -766,4 +766,10 @@ def _pair_repr(out):
 
 
 def _strip_leading(aval):
-    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    """The type of one slice of ``aval`` along its leading axis: its sharding without that
+    axis's entry (unreduced and reduced axes kept), as JAX's ``mapped_aval``."""
+    st = aval.sharding_type
+    if st is not None:
+        spec = tuple(st.spec) + (None,) * (len(aval.shape) - len(st.spec))
+        st = st.with_spec(st.spec.update(partitions=spec[1:]))
+    return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type, st, aval.memory_space)

@@ -19,7 +19,8 @@ from traxla.primitives.values import _const, asarray, convert_element_type, dtyp
 from traxla.primitives.elementwise import add, mul
 from traxla.ir.jaxpr import Literal
 from traxla.tracer import Tracer
-from traxla.ir.vma import active as vma_active, pvary_p
+from traxla.ir.vma import (active as vma_active, manual_ur, ordered, preduced_p, pvary_p,
+                            reduced_vary_cast_p, vary_unreduced_cast_p)
 from traxla.primitives.values import aval_of
 
 reduce_sum_p = _reductions["reduce_sum"]
@@ -310,17 +311,26 @@ def pcast(x, axis_name, *, to: str):
 
     def bind(leaf):
         aval = aval_of(leaf)
-        state = {"varying" if a in aval.vma else "invarying" for a in axes}
+        unreduced, reduced = manual_ur(aval)
+        state = {"varying" if a in aval.vma else "unreduced" if a in unreduced else
+                 "reduced" if a in reduced else "invarying" for a in axes}
         if len(state) > 1:
             raise ValueError(
                 "jax.lax.pcast can only accept axis_name which corresponds to one of varying, "
                 f"unreduced, reduced or invarying state of the input. Got input type: {aval}, "
                 f"axes: {axes} and input state: {state}")
         from_, = state
-        if (from_, to) != ("invarying", "varying"):
+        prim = _PCASTS.get((from_, to))
+        if prim is None:
             raise ValueError(f"Unsupported pcast from={from_}, to={to!r}")
         _check_bound(axes, "pcast")
         if not vma_active[0]:  # without check_vma there is no type to change (as JAX)
             return leaf
-        return pvary_p.bind(leaf, axes=axes)
+        return prim.bind(leaf, axes=ordered(axes))
     return tree_util.tree_map(bind, x)
+
+
+# JAX's free casts between the manual types: (from, to) -> primitive
+_PCASTS = {("invarying", "varying"): pvary_p, ("invarying", "reduced"): preduced_p,
+           ("varying", "unreduced"): vary_unreduced_cast_p,
+           ("reduced", "varying"): reduced_vary_cast_p}

@@ -44,6 +44,8 @@ class ModuleBuilder:
         self._functions: dict = {}
         self.mesh_stack: list = []      # meshes of the enclosing shard_maps (for collectives)
         self._mesh_emitted = False
+        self._mesh_names: dict = {}  # (axis names, sizes) -> the sdy.mesh symbol
+        self._last_mesh_op = None
         self._channels = 0
         # Python callables the program calls back (a custom call's ``index`` points here);
         # the runtime compiles the module together with them.
@@ -102,14 +104,23 @@ class ModuleBuilder:
         self._channels += 1
         return self._channels
 
-    def ensure_mesh(self, mesh):
-        """Declares ``sdy.mesh @mesh`` once (``mesh``: names and sizes)."""
-        if self._mesh_emitted:
-            return
+    def ensure_mesh(self, mesh) -> str:
+        """Declares ``sdy.mesh @mesh`` once per mesh shape (``mesh``: names and sizes) and
+        returns its symbol: ``mesh`` for the first, ``mesh_0``, ``mesh_1``... for meshes of
+        other axes (``use_abstract_mesh`` inside a program), declared in that order as JAX's."""
+        key = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
+        name = self._mesh_names.get(key)
+        if name is not None:
+            return name
+        name = "mesh" if not self._mesh_names else f"mesh_{len(self._mesh_names) - 1}"
         self._mesh_emitted = True
-        with ir.InsertionPoint.at_block_begin(self.module.body):
-            sdy.MeshOp("mesh", sdy.MeshAttr.get(
+        at = (ir.InsertionPoint.at_block_begin(self.module.body) if self._last_mesh_op is None
+              else ir.InsertionPoint.after(self._last_mesh_op))
+        with at:
+            self._last_mesh_op = sdy.MeshOp(name, sdy.MeshAttr.get(
                 [sdy.MeshAxisAttr.get(n, s) for n, s in zip(mesh.axis_names, mesh.axis_sizes)]))
+        self._mesh_names[key] = name
+        return name
 
     def function_for(self, closed: ClosedJaxpr, name: str) -> str:
         """A private function computing ``closed``, emitted once per jaxpr."""
@@ -152,12 +163,16 @@ class ModuleBuilder:
         if result_infos is not None:
             out_specs = shardings.out_specs if shardings is not None else [None] * len(result_infos)
             out_kinds = shardings.out_kinds if shardings is not None else [None] * len(result_infos)
+            out_meshes = (getattr(shardings, "out_meshes", None) if shardings is not None
+                          else None) or [None] * len(result_infos)
             fn.result_attrs = ir.ArrayAttr.get([
                 ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(r),
-                                 **(shardings.attrs(spec, kind, _rank(v))
+                                 **(shardings.attrs(spec, kind, _rank(v), shardings.mesh_axes,
+                                                    self.ensure_mesh(m) if m is not None
+                                                    else "mesh")
                                     if shardings is not None else {})})
-                for r, spec, kind, v in zip(result_infos, out_specs, out_kinds,
-                                            jaxpr.outvars)])
+                for r, spec, kind, v, m in zip(result_infos, out_specs, out_kinds,
+                                               jaxpr.outvars, out_meshes)])
         if n_dims:
             in_types = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))] * n_dims \
                 + in_types
@@ -328,6 +343,11 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
                                                 loc=loc).result
                 except ir.MLIRError as e:
                     raise _lowering_error(eqn, e) from e
+                st = out_aval.sharding_type
+                if st is not None and st.spec.unreduced:
+                    with loc:
+                        env[outvars[0]] = _unreduced_constraint(builder, st, env[outvars[0]],
+                                                                out_aval)
                 continue
         direct = direct_table.get(prim)
         if direct is not None:  # no context, no keywords (see ``direct_rules``)
@@ -364,10 +384,39 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             raise _lowering_error(eqn, e) from e
         if prim.multiple_results:
             for v, val in zip(outvars, out):
+                st = getattr(v.aval, "sharding_type", None)
+                if st is not None and st.spec.unreduced and prim not in _OWN_CONSTRAINT:
+                    with loc:
+                        val = _unreduced_constraint(builder, st, val, v.aval)
                 env[v] = val
         else:
+            st = ctx.avals_out[0].sharding_type
+            if st is not None and st.spec.unreduced and prim not in _OWN_CONSTRAINT:
+                with loc:
+                    out = _unreduced_constraint(builder, st, out, ctx.avals_out[0])
             env[outvars[0]] = out
     return [read(v) for v in jaxpr.outvars]
+
+
+# primitives whose lowering places their result itself (JAX's check_unreduced_constraint)
+_OWN_CONSTRAINT: set = set()
+
+
+def _unreduced_constraint(builder, st, value, aval):
+    """``value``, whose type is unreduced over some mesh axes, constrained so (as JAX
+    lowers every result that is unreduced): the partitioner must not reduce it."""
+    if st.mesh.size == 1 or st.mesh.are_all_axes_manual:  # (in a shard_map body: nothing)
+        return value
+    name = builder.ensure_mesh(st.mesh)
+    rank = len(aval.shape) + len(getattr(aval.dtype, "physical_shape", ()))
+    spec = tuple(st.spec) + (None,) * (rank - len(st.spec))
+    dims = [sdy.DimensionShardingAttr.get(
+        [sdy.AxisRefAttr.get(n) for n in (() if p is None else p if isinstance(p, tuple) else (p,))],
+        is_closed=True) for p in spec]
+    attr = sdy.TensorShardingAttr.get(
+        name, dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in st.mesh.axis_names
+                                      if n in st.spec.unreduced])
+    return sdy.ShardingConstraintOp(value, attr).result
 
 
 def _rule_groups(platforms, eqn):
@@ -456,12 +505,15 @@ class ModuleShardings:
     argument and result, a spec (None: unannotated, left to the partitioner) and a
     memory kind (None: device memory)."""
 
-    def __init__(self, mesh_axes, in_specs, out_specs, in_kinds=None, out_kinds=None):
+    def __init__(self, mesh_axes, in_specs, out_specs, in_kinds=None, out_kinds=None,
+                 out_meshes=None):
         self.mesh_axes = list(mesh_axes)
         self.in_specs = list(in_specs)
         self.out_specs = list(out_specs)
         self.in_kinds = list(in_kinds or [None] * len(self.in_specs))
         self.out_kinds = list(out_kinds or [None] * len(self.out_specs))
+        # per result, the mesh of its spec when it is not the program's (use_abstract_mesh)
+        self.out_meshes = list(out_meshes or [None] * len(self.out_specs))
 
     @property
     def num_devices(self):
@@ -477,10 +529,11 @@ class ModuleShardings:
         builder.ensure_mesh(_Mesh)
 
     @staticmethod
-    def attrs(spec, kind, rank=None) -> dict:
+    def attrs(spec, kind, rank=None, mesh_axes=None, mesh_name="mesh") -> dict:
         """``rank``: the stored rank (a key's data has trailing dims, never split)."""
         out = {}
         if spec is not None:
+            unreduced = getattr(spec, "unreduced", ())
             if rank is not None and len(spec) < rank:
                 spec = tuple(spec) + (None,) * (rank - len(spec))
             dims = []
@@ -488,10 +541,19 @@ class ModuleShardings:
                 names = () if p is None else (p if isinstance(p, tuple) else (p,))
                 dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in names],
                                                           is_closed=True))
-            out["sdy.sharding"] = sdy.TensorShardingAttr.get("mesh", dims)
+            out["sdy.sharding"] = sdy.TensorShardingAttr.get(
+                mesh_name, dims, unreduced_axes=_unreduced_refs(unreduced, mesh_axes))
         if kind is not None:
             out["mhlo.memory_kind"] = ir.StringAttr.get(kind)
         return out
+
+
+def _unreduced_refs(unreduced, mesh_axes):
+    """An sdy sharding's unreduced axes, in mesh order (as JAX emits them)."""
+    if not unreduced:
+        return []
+    names = sorted(unreduced) if mesh_axes is None else [n for n, _ in mesh_axes]
+    return [sdy.AxisRefAttr.get(n) for n in names if n in unreduced]
 
 
 def _rank(v) -> int:

@@ -8,6 +8,7 @@ its greedy search beyond fourteen operands)."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import operator
 
@@ -338,7 +339,8 @@ def _removechars(s, chars):
     return s.translate(str.maketrans(dict.fromkeys(chars)))
 
 
-def _einsum(operands, contractions, precision, preferred_element_type, _dot_general=None):
+def _einsum(operands, contractions, precision, preferred_element_type, _dot_general=None,
+            out_sharding=None):
     operands = list(operands)
     dot_general = lax.dot_general if _dot_general is None else _dot_general
     if preferred_element_type is None:
@@ -430,12 +432,17 @@ def _einsum(operands, contractions, precision, preferred_element_type, _dot_gene
             rem_rhs = _removechars(rhs_names, deleted)
             names = batch_names_str + rem_rhs + rem_lhs
             if names == result_names:
+                extra = {} if out_sharding is None else {"out_sharding": out_sharding}
                 operand = dot_general(rhs, lhs, ((rhs_cont, lhs_cont), (rhs_batch, lhs_batch)),
-                                      precision, preferred_element_type=preferred_element_type)
+                                      precision, preferred_element_type=preferred_element_type,
+                                      **extra)
             else:
                 names = batch_names_str + rem_lhs + rem_rhs
+                extra = ({} if out_sharding is None else
+                         {"out_sharding": _inverse_sharding(out_sharding, names, result_names)})
                 operand = dot_general(lhs, rhs, ((lhs_cont, rhs_cont), (lhs_batch, rhs_batch)),
-                                      precision, preferred_element_type=preferred_element_type)
+                                      precision, preferred_element_type=preferred_element_type,
+                                      **extra)
         else:
             raise NotImplementedError("jax.numpy.einsum does not support simultaneous "
                                       "contraction of 3 or more operands.")
@@ -445,6 +452,27 @@ def _einsum(operands, contractions, precision, preferred_element_type, _dot_gene
         operands.append(operand)
     return lax._lift(lax._convert_element_type(operands[0], preferred_element_type,
                                                output_weak_type))
+
+
+def _typed(out_sharding) -> bool:
+    """Whether an out_sharding is one of the type (all its mesh axes Explicit, or unreduced
+    or reduced ones): the contraction's dot_general takes it, as JAX's."""
+    from traxla.sharding import to_named
+    named = to_named(out_sharding)
+    spec = named.spec
+    return bool(spec.unreduced or spec.reduced
+                or getattr(named.mesh.abstract_mesh, "are_all_axes_explicit", False))
+
+
+def _inverse_sharding(out_sharding, names, result_names):
+    """The out_sharding of the contraction whose result's dims are ``names``, so that its
+    transpose to ``result_names`` is laid out as ``out_sharding`` (JAX's)."""
+    from traxla.sharding import to_named
+    named = to_named(out_sharding)
+    spec = named.spec
+    entries = tuple(spec) + (None,) * (len(result_names) - len(spec))
+    inverse = tuple(entries[result_names.index(n)] for n in names)
+    return type(named)(named.mesh, spec.update(partitions=inverse), named.memory_kind)
 
 
 _einsum_jit = None
@@ -457,6 +485,18 @@ def _is_traced(x):
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None, out_sharding=None):
     if out_sharding is not None:
+        ops, contractions = contract_path(subscripts, *operands)
+        if len(contractions) == 1 and len(contractions[0][0]) == 2 and _typed(out_sharding):
+            # one pairwise contraction: its dot_general takes the out_sharding (JAX's), so
+            # that a contraction over a sharded dimension can say how (or that it is
+            # unreduced)
+            check_arraylike("einsum", *ops)
+            arrays = [lax._asarray(o) for o in ops]
+            pet = (None if preferred_element_type is None
+                   else dtypes.to_dtype(preferred_element_type))
+            with named_scope(subscripts) if isinstance(subscripts, str) else contextlib.nullcontext():
+                return _einsum(arrays, contractions, precision, pet, _dot_general,
+                               out_sharding=out_sharding)
         return placed(einsum(subscripts, *operands, out=out, optimize=optimize,
                              precision=precision, preferred_element_type=preferred_element_type,
                              _dot_general=_dot_general), out_sharding)

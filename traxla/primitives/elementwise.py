@@ -5,7 +5,9 @@ from traxla import tree_util
 from traxla.ir import dtypes
 from traxla.ir.rules import special as _special
 from traxla.ir.rules.elementwise import P as _E
-from traxla.primitives.values import dtype_of
+from traxla.ir.rules.collectives import reshard_p
+from traxla.ir.sharding import REDUCED_SEEN, PartitionSpec, ShardingType
+from traxla.primitives.values import aval_of, dtype_of
 
 
 class RoundingMethod(int):
@@ -48,9 +50,34 @@ def _binary(name):
     prim = _E[name]
 
     def op(x, y):
+        if REDUCED_SEEN[0]:
+            x, y = _reduced_scalars(x, y)
         return prim.bind(x, y)
     op.__name__ = name
     return op
+
+
+def _reduced_scalars(x, y):
+    """JAX's ``insert_reduced_reshard``: on a mesh of Explicit axes, a scalar operand
+    replicated over the axes the other operand is reduced over is resharded to reduced
+    over them (a free cast), so that the two operands type-check together."""
+    avals = [aval_of(x), aval_of(y)]
+    reduced = frozenset()
+    mesh = None
+    for a in avals:
+        st = getattr(a, "sharding_type", None)
+        if st is not None and st.spec.reduced:
+            reduced, mesh = reduced | st.spec.reduced, st.mesh
+    if not reduced or not mesh.are_all_axes_explicit:
+        return x, y
+    out = []
+    for v, a in zip((x, y), avals):
+        st = getattr(a, "sharding_type", None)
+        if a.ndim == 0 and (st is None or not (st.spec.reduced or st.spec.unreduced)):
+            dst = ShardingType(mesh, PartitionSpec(reduced=reduced))
+            v = reshard_p.bind(v, dst_sharding=dst, dst_spec=(mesh, dst.spec))
+        out.append(v)
+    return out
 
 
 neg, sign, floor, ceil, is_finite = (_unary(n) for n in ("neg", "sign", "floor", "ceil", "is_finite"))

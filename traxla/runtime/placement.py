@@ -176,6 +176,8 @@ class NamedSharding:
         sizes = self.mesh.shape
         if PartitionSpec.UNCONSTRAINED in self.spec:
             return False  # as JAX's: the partitioner may split it
+        if self.spec.unreduced and self.mesh.size > 1:
+            return False  # each device holds a partial sum
         for p in self.spec:
             for name in () if p is None else (p if isinstance(p, tuple) else (p,)):
                 if sizes[name] > 1:
@@ -193,10 +195,13 @@ class NamedSharding:
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
-                and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind)
+                and _padded(self.spec) == _padded(other.spec) and self.memory_kind == other.memory_kind
+                and self.spec.unreduced == other.spec.unreduced
+                and self.spec.reduced == other.spec.reduced)
 
     def __hash__(self):
-        return hash((self.mesh, _padded(self.spec), self.memory_kind))
+        return hash((self.mesh, _padded(self.spec), self.memory_kind, self.spec.unreduced,
+                     self.spec.reduced))
 
     committed = True  # see _UncommittedSharding
 
@@ -230,13 +235,18 @@ class NamedSharding:
         if len(spec) > ndim:
             raise ValueError(f"Sharding {self} is only valid for values of rank at least "
                              f"{len(spec)}, but was applied to a value of rank {ndim}")
-        return spec + (None,) * (ndim - len(spec))
+        spec = spec + (None,) * (ndim - len(spec))
+        if self.spec.unreduced or self.spec.reduced:  # (kept: a tuple would drop them)
+            return self.spec.update(partitions=spec)
+        return spec
 
     def hlo(self, ndim):
+        """The HloSharding of the data layout (unreduced mesh axes: whole on each device,
+        as replicated ones; the annotation of a program says they hold partial sums)."""
         h = self._hlo_cache.get(ndim)
         if h is None:
             h = self._hlo_cache[ndim] = xla.hlo_sharding(
-                self.mesh.devices.shape, self.mesh.axis_names, self.full_spec(ndim), ndim)
+                self.mesh.devices.shape, self.mesh.axis_names, tuple(self.full_spec(ndim)), ndim)
         return h
 
     def gspmd(self, ndim):
@@ -591,6 +601,14 @@ def placement_from_hlo(hlo, mesh: Mesh, aval, memory_kind="device"):
     # any result on a mesh with Explicit axes (JAX types it on the context mesh); a key's
     # HloSharding spans its stored trailing dims too (whole on each device)
     ndim, stored = len(aval.shape), physical_aval(aval).ndim
+    st = aval.sharding_type
+    if (st is not None and tuple(st.mesh.axis_names) != tuple(mesh.axis_names)
+            and st.mesh.size == mesh.devices.size):
+        # typed on a mesh of other axes (use_abstract_mesh): its axes over these devices
+        mesh = Mesh(mesh.devices.reshape(tuple(st.mesh.axis_sizes)), st.mesh.axis_names,
+                    st.mesh.axis_types)
+    if st is not None and st.spec.unreduced:  # (each device holds a partial sum: the type's)
+        return NamedSharding(mesh, st.spec, memory_kind)
     trim = aval.sharding_type is None and AxisType.Explicit not in mesh.axis_types
     spec = spec_from_hlo(hlo, mesh, stored, trim=trim)
     if spec is not None and stored != ndim:
@@ -652,6 +670,31 @@ def _put_placed(host: np.ndarray, aval, sharding):
     replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
     rep = _put_placed(host, aval, replicated)
     return reshard_array(rep, sharding, typed)
+
+
+def involves_unreduced(array, sharding) -> bool:
+    """Whether moving ``array`` to ``sharding`` reads or makes partial sums (unreduced
+    mesh axes): a program does it on the devices, as JAX's ``_device_put_reshard``."""
+    src = getattr(array, "_placement", None)
+    return bool(getattr(getattr(sharding, "spec", None), "unreduced", None)
+                or getattr(getattr(src, "spec", None), "unreduced", None))
+
+
+def put_unreduced(array, sharding):
+    """``array`` laid out as ``sharding`` where either side is unreduced over some mesh
+    axes: an identity program whose Shardy annotations say so (the partitioner sums the
+    partial sums, or splits a value into them), as JAX's ``jit`` with out_shardings."""
+    ndim = len(array.shape)
+    src = array._placement
+    if not isinstance(src, NamedSharding) or src.mesh != sharding.mesh:
+        if getattr(getattr(src, "spec", None), "unreduced", None):
+            raise NotImplementedError("moving an unreduced array to another mesh")
+        replicated = NamedSharding(sharding.mesh, PartitionSpec(), sharding.memory_kind)
+        array = _put_placed(array.physical_value(), ShapedArray(
+            array.shape, array.dtype, array.aval.weak_type), replicated)
+    typed = ShapedArray(array.shape, array.dtype, array.aval.weak_type,
+                        sharding.aval_sharding(ndim), sharding.memory_space)
+    return reshard_array(array, sharding, typed)
 
 
 def reshard_array(array, sharding, typed_aval):

@@ -151,12 +151,14 @@ def _use_abstract_mesh(mesh):
             f"use_abstract_mesh cannot change the size of the mesh. Got new mesh: {mesh} with "
             f"size={math.prod(mesh.axis_sizes)} and prev mesh: {concrete.abstract_mesh} with "
             f"size={concrete.devices.size}")
-    if concrete is None or tuple(concrete.axis_names) != tuple(mesh.axis_names) or tuple(
-            concrete.devices.shape) != tuple(mesh.axis_sizes):
+    if concrete is None:
         raise NotImplementedError(
             f"use_abstract_mesh({mesh}): traxla traces against the devices of the context mesh; "
-            "enter `set_mesh` with a mesh of the same axis names and sizes first.")
-    with _in_context(Mesh(concrete.devices, concrete.axis_names, mesh.axis_types)):
+            "enter `set_mesh` with a mesh of as many devices first.")
+    # the context mesh's devices, in order, laid out as the new mesh's axes (JAX's concrete
+    # mesh for an abstract mesh of the same size)
+    with _in_context(Mesh(concrete.devices.reshape(tuple(mesh.axis_sizes)), mesh.axis_names,
+                          mesh.axis_types)):
         yield mesh
 
 

@@ -9,9 +9,9 @@ from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.collectives import (shard_map_meshes, shard_map_p, shard_map_shown_meshes,
                                         spec_factor)
 from traxla.ir.avals import ShapedArray
-from traxla.ir.sharding import PartitionSpec
+from traxla.ir.sharding import AxisType, PartitionSpec
 from traxla.ir.thread_state import axis_env
-from traxla.ir.vma import active as vma_active
+from traxla.ir.vma import active as vma_active, with_manual_ur
 from traxla.ir.traceback_util import api_boundary
 from traxla.primitives import aval_of
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
@@ -176,11 +176,23 @@ def _with_out_specs(out, out_specs, mesh):
     return out
 
 
+def _any_ur(specs, out_specs):
+    """Whether a spec names unreduced or reduced axes (such a body runs compiled: the eager
+    body's values have no unreduced or reduced type)."""
+    leaves = list(specs) + tree_util.tree_leaves(out_specs, is_leaf=_is_spec)
+    return any(isinstance(s, PartitionSpec) and (s.unreduced or s.reduced) for s in leaves)
+
+
+def manual(abstract):
+    return abstract.update(axis_types=(AxisType.Manual,) * len(abstract.axis_names))
+
+
 def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, wrapped):
     leaves, tree = tree_util.tree_flatten(args)
     specs = _broadcast_specs(in_specs if isinstance(in_specs, tuple) and not isinstance(
         in_specs, PartitionSpec) else (in_specs,) * len(args) if _is_spec(in_specs) else in_specs,
-        tree, "in_specs") if not _is_spec(in_specs) else [in_specs or PartitionSpec()] * len(leaves)
+        tree, "in_specs") if not _is_spec(in_specs) else \
+        [PartitionSpec() if in_specs is None else in_specs] * len(leaves)
     if hi_shard_map.involves_hi(leaves, specs, out_specs):  # high-level (hijax) values
         return hi_shard_map.call(shard_map, f, mesh, specs, out_specs, check_vma, axis_names,
                                  leaves, tree)
@@ -189,7 +201,8 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
         _check_specs_match_args(leaves, specs)
     if type(trace_core._state.trace) is EvalTrace:
         placed = [_api.device_put(x, NamedSharding(mesh, s)) for x, s in zip(leaves, specs)]
-        if not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names):
+        if (not axis_names or frozenset(axis_names) == frozenset(mesh.axis_names)) and not \
+                _any_ur(specs, out_specs):
             # as JAX's: the body runs eagerly, a primitive at a time, on every device (each
             # a small program on the mesh, so compiled even under disable_jit)
             with _api.debug_mode.disable_jit(False):
@@ -209,9 +222,12 @@ def _shard_map_call(f, mesh, in_specs, out_specs, check_vma, axis_names, args, w
             if size % spec_factor(abstract, spec, d):
                 raise ValueError(f"shard_map in_specs {spec} split dimension {d} of size {size} "
                                  f"over {spec_factor(abstract, spec, d)} devices: not divisible.")
-        local.append(ShapedArray([s // spec_factor(abstract, spec, d)
-                                  for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type,
-                                 vma=_spec_vma(abstract, spec) if check_vma else ()))
+        block = ShapedArray([s // spec_factor(abstract, spec, d)
+                             for d, s in enumerate(aval.shape)], aval.dtype, aval.weak_type,
+                            vma=_spec_vma(abstract, spec) if check_vma else ())
+        if check_vma and (spec.unreduced or spec.reduced):  # (passed through as themselves)
+            block = with_manual_ur(block, spec.unreduced, spec.reduced, mesh=manual(abstract))
+        local.append(block)
     out_store = []
 
     def body(*blocks):

@@ -28,13 +28,13 @@ def _is_spec(x):
 def _broadcast_specs(specs, tree, what):
     """One spec per leaf: ``specs`` is a spec (for all leaves) or a tree prefix of specs."""
     if _is_spec(specs):
-        return [specs or PartitionSpec()] * tree.num_leaves
+        return [PartitionSpec() if specs is None else specs] * tree.num_leaves
     proxy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
     out = []
 
     def walk(s, sub):
         if _is_spec(s):
-            out.extend([s or PartitionSpec()] * len(tree_util.tree_leaves(sub)))
+            out.extend([PartitionSpec() if s is None else s] * len(tree_util.tree_leaves(sub)))
             return
         s_children = tree_util.flatten_one_level(s)[0]
         sub_children = tree_util.flatten_one_level(sub)[0]

@@ -11,7 +11,8 @@ from traxla.ir.config import config
 from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.jaxpr import ClosedJaxpr, DebugInfo, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.sharding_rules import infer_avals
-from traxla.ir.vma import active as vma_active, needs_matching, ordered, pvary_p
+from traxla.ir.vma import (active as vma_active, needs_matching, ordered, pvary_p,
+                           reduced_vary_cast_p)
 from traxla.tracer import traces as core
 from traxla.tracer.traces import Trace, Tracer, user_source_info
 from traxla.tracer.values import concrete_aval, concrete_value, hitype_avals, is_concrete
@@ -177,9 +178,11 @@ class DynamicJaxprTrace(Trace):
         for i, aval in enumerate(in_avals):
             if aval.vma != union:
                 missing = tuple(n for n in union if n not in aval.vma)
-                var = Var(infer_avals(pvary_p, [aval], {"axes": missing}))
-                self.eqns.append(JaxprEqn([atoms[i]], [var], pvary_p, {"axes": missing},
-                                          source))
+                # a value reduced over exactly the missing axes: JAX's reduced_vary_cast
+                cast = (reduced_vary_cast_p if aval.sharding_type is not None
+                        and aval.sharding_type.spec.reduced == frozenset(missing) else pvary_p)
+                var = Var(infer_avals(cast, [aval], {"axes": missing}))
+                self.eqns.append(JaxprEqn([atoms[i]], [var], cast, {"axes": missing}, source))
                 atoms[i], in_avals[i] = var, var.aval
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from traxla.ir.rules.collectives import (all_gather_p, pbroadcast_p, pmax_p, pmin_p, ppermute_p, psum_p,
                                     psum_scatter_p, reshard_p)
-from traxla.ir.vma import pvary_p
+from traxla.ir.vma import preduced_p, pvary_p, reduced_vary_cast_p, vary_unreduced_cast_p
 from traxla.autodiff.ad import Zero, is_undefined, jvp_rules, transpose_rules
 from traxla.autodiff.rules._util import deflinear, defjvp_zero
 from traxla import lax
@@ -68,6 +68,7 @@ def _reshard_transpose(ct, x, *, dst_sharding, dst_spec):
     src = x.aval.sharding_type
     if src is None:
         return [ct]
+    src = src.to_ct()  # (unreduced where the operand is reduced, as JAX's)
     return [reshard_p.bind(ct, dst_sharding=src, dst_spec=(dst_spec[0], tuple(src.spec)))]
 
 
@@ -82,6 +83,17 @@ deflinear(reshard_p, _reshard_transpose)
 # over manual axes at the boundary (JAX's check_vma=False conventions), where JAX's
 # check_vma=True transpose sums it at the pvary instead
 deflinear(pvary_p, lambda ct, x, *, axes: [ct])
+# the free casts between unreduced, reduced and varying transpose to each other (JAX's)
+deflinear(vary_unreduced_cast_p, lambda ct, x, *, axes: [reduced_vary_cast_p.bind(ct, axes=axes)])
+deflinear(reduced_vary_cast_p, lambda ct, x, *, axes: [vary_unreduced_cast_p.bind(ct, axes=axes)])
+
+
+def _preduced_transpose(ct, x, *, axes):
+    raise NotImplementedError("the transpose of pcast(..., to='reduced') (JAX's unreduced_psum "
+                              "of the cotangent) is not implemented in traxla")
+
+
+deflinear(preduced_p, _preduced_transpose)
 
 
 def _extremum_jvp(prim):

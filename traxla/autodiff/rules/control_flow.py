@@ -563,7 +563,7 @@ def _scan_transpose_kept(cts, *args, jaxpr, length, reverse, unroll, num_consts,
     n_i, n_c, n_k, n_y = len(ires), len(ct_consts), len(ct_carry), len(ct_ys)
 
     # as JAX's ValAccums, the accumulators are typed by what they accumulate
-    strip = lambda av: av.update(shape=av.shape[1:])  # noqa: E731
+    from traxla.lax.control_flow import _strip_leading as strip  # (the sharding kept)
     acc_avals = ([v.aval for v in lin_cvars] + [lax.aval_of(c) for c in ct_carry]
                  + [strip(a) for a in lin_x_avals])
     retyped, acc_vars = _retyped(body, lin_cvars + kvars + lin_xvars, acc_avals)

@@ -100,8 +100,9 @@ def _dot_transpose_lhs(g, x_aval, y, *, dimension_numbers, precision, preferred_
     # the cotangent lands where x lives: its sharding, in dot_general's output order
     out_sharding = None
     if x_aval.sharding_type is not None:
-        spec = tuple(x_aval.sharding_type.spec) + (None,) * (len(x_aval.shape) - len(x_aval.sharding_type.spec))
-        out_sharding = x_aval.sharding_type.with_spec(tuple(spec[o] for o in unsorted_axes))
+        ct = x_aval.sharding_type.to_ct()  # (unreduced where x is reduced: JAX's)
+        spec = tuple(ct.spec) + (None,) * (len(x_aval.shape) - len(ct.spec))
+        out_sharding = ct.with_spec(ct.spec.update(partitions=[spec[o] for o in unsorted_axes]))
     out = lax.dot_general(g, y, dims, precision=precision,
                           preferred_element_type=preferred_element_type, out_sharding=out_sharding)
     x_bar = lax.transpose(out, tuple(out_axes))

@@ -28,6 +28,10 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
             _kept_dims[(len(shape), axes)] = dims
         except TypeError:
             pass
+    st = x.aval.sharding_type
+    if st is not None and type(ct) is not Zero:  # JAX's: placed as the operand's cotangent
+        return [S.broadcast_in_dim_p.bind(ct, shape=tuple(shape), broadcast_dimensions=dims,
+                                          sharding=st.to_ct())]
     return [lax.broadcast_in_dim(ct, shape, dims)]
 
 

@@ -15,6 +15,8 @@ from traxla.ir import dtypes
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr
 from traxla.ir.rules.collectives import psum_p, shard_map_p
 from traxla.ir.sharding import PartitionSpec
+from traxla.ir.sharding_ur import has_ur
+from traxla.ir.sharding import PartitionSpec
 from traxla.ir.thread_state import axis_env
 from traxla.tracer import make_debug_info, trace_to_jaxpr
 from traxla.tracer.interpret import eval_jaxpr
@@ -45,8 +47,8 @@ def _trace(fun, avals, what, mesh):
 
 def _unmentioned(mesh, spec, manual_axes):
     """The manual mesh axes a spec does not split over (in mesh order)."""
-    named = set()
-    for p in spec:
+    named = set(getattr(spec, "unreduced", ())) | set(getattr(spec, "reduced", ()))
+    for p in spec:  # (an unreduced or reduced axis is no replicated one: not summed over)
         named.update(p if isinstance(p, tuple) else () if p is None else (p,))
     return tuple(n for n in mesh.axis_names if n in manual_axes and n not in named)
 
@@ -147,12 +149,14 @@ def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, manual_ax
             out.append(psum_p.bind(c, axes=axes, axis_index_groups=None) if axes else c)
         return out
 
-    ct_avals = [tangent_aval(a) for a in jaxpr.out_avals]
+    # cotangent types and specs: unreduced and reduced swap (JAX's cotangent map)
+    ct_avals = [a.to_ct_aval() if has_ur(a) else tangent_aval(a) for a in jaxpr.out_avals]
     body = _trace(transposed, ct_avals + [v.aval for v in res_vars], "transpose", mesh)
+    ct_spec = lambda s: s.to_ct_spec() if isinstance(s, PartitionSpec) else s  # noqa: E731
     outs = iter(shard_map_p.bind(*cts, *residuals, jaxpr=body, mesh=mesh,
-                                 in_specs=tuple(out_specs) + tuple(res_specs),
-                                 out_specs=tuple(lin_specs), manual_axes=manual_axes,
-                                 check_vma=check_vma))
+                                 in_specs=tuple(map(ct_spec, out_specs)) + tuple(res_specs),
+                                 out_specs=tuple(map(ct_spec, lin_specs)),
+                                 manual_axes=manual_axes, check_vma=check_vma))
     return [next(outs) if lin else None for lin in linear]
 
 

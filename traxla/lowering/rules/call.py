@@ -6,6 +6,7 @@ from __future__ import annotations
 from traxla.ir.effects import has_ordered_effects
 from traxla.ir.jaxpr import ClosedJaxpr
 from traxla.ir.rules.call import call_p, closed_call_p, jit_p
+from traxla.lowering.module import _OWN_CONSTRAINT
 from traxla.ir.shape_poly import DimExpr
 from traxla.lowering.dynamic_shapes import dim_value
 from traxla.lowering.mlir import aval_type, create_op, func, hlo, ir
@@ -66,6 +67,7 @@ def call_function(module, jaxpr, name, args, avals_out, loc=None):
 
 
 register_direct_rule(jit_p, _jit_direct, _jit)
+_OWN_CONSTRAINT.add(jit_p)  # (a func.call: its callee constrains its results)
 
 
 def _call(name, ctx, *args, call_jaxpr, **params):

@@ -14,19 +14,20 @@ from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, p
                                      precv_p, psend_p,
                                      psum_scatter_p, shard_map_p)
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, sdy, tensor_type
-from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.module import _OWN_CONSTRAINT, const_value, emit_jaxpr
 from traxla.lowering.registry import register_lowering
-from traxla.ir.vma import pvary_p
+from traxla.ir.vma import preduced_p, pvary_p, reduced_vary_cast_p, vary_unreduced_cast_p
 
 
 def _names(p):
     return () if p is None else (p if isinstance(p, tuple) else (p,))
 
 
-def _sharding_attr(spec, ndim, open_dims=()):
+def _sharding_attr(spec, ndim, open_dims=(), mesh=None, name="mesh"):
     """The sdy sharding of ``spec``; ``open_dims`` (and ``P.UNCONSTRAINED`` entries) are
     left open for the partitioner (``{?}``)."""
     dims = []
+    unreduced = getattr(spec, "unreduced", ())
     spec = tuple(spec) + (None,) * (ndim - len(spec))
     for i, p in enumerate(spec):
         if p is PartitionSpec.UNCONSTRAINED or i in open_dims:
@@ -34,7 +35,11 @@ def _sharding_attr(spec, ndim, open_dims=()):
             continue
         dims.append(sdy.DimensionShardingAttr.get([sdy.AxisRefAttr.get(n) for n in _names(p)],
                                                   is_closed=True))
-    return sdy.TensorShardingAttr.get("mesh", dims)
+    if unreduced:  # (in mesh order, as JAX emits them)
+        order = mesh.axis_names if mesh is not None else sorted(unreduced)
+        return sdy.TensorShardingAttr.get(
+            name, dims, unreduced_axes=[sdy.AxisRefAttr.get(n) for n in order if n in unreduced])
+    return sdy.TensorShardingAttr.get(name, dims)
 
 
 def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_vma=True):
@@ -46,12 +51,14 @@ def _shard_map(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, check_
                               list(args))
         finally:
             builder.mesh_stack.pop()
-    builder.ensure_mesh(mesh)
+    name = builder.ensure_mesh(mesh)
     # (over the stored rank: a key's trailing dims are whole on each device)
     in_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(in_specs, ctx.avals_in)])
+        [_sharding_attr(s, physical_aval(a).ndim, mesh=mesh, name=name)
+         for s, a in zip(in_specs, ctx.avals_in)])
     out_sh = sdy.TensorShardingPerValueAttr.get(
-        [_sharding_attr(s, physical_aval(a).ndim) for s, a in zip(out_specs, ctx.avals_out)])
+        [_sharding_attr(s, physical_aval(a).ndim, mesh=mesh, name=name)
+         for s, a in zip(out_specs, ctx.avals_out)])
     axes = sdy.ManualAxesAttr.get([ir.StringAttr.get(n) for n in mesh.axis_names
                                    if n in manual_axes])
     op = sdy.ManualComputationOp([aval_type(a) for a in ctx.avals_out], list(args), in_sh, out_sh,
@@ -288,13 +295,17 @@ for _prim, _rule in ((psend_p, _psend), (precv_p, _precv)):
     register_lowering(_prim, _gpu_only(_prim.name))  # as JAX's rules for other platforms
 register_lowering(axis_index_p, _axis_index)
 register_lowering(pvary_p, lambda ctx, x, *, axes: x)  # a cast in the type only
+for _prim in (vary_unreduced_cast_p, reduced_vary_cast_p, preduced_p):
+    register_lowering(_prim, lambda ctx, x, *, axes: x)  # (free casts, as JAX's)
 
 
 def _reshard(ctx, x, *, dst_sharding, dst_spec):
-    ctx.module.ensure_mesh(dst_spec[0])
-    return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim)).result
+    name = ctx.module.ensure_mesh(dst_spec[0])
+    return sdy.ShardingConstraintOp(x, _sharding_attr(dst_spec[1], ctx.aval_out.ndim,
+                                                      mesh=dst_spec[0], name=name)).result
 
 
 from traxla.ir.rules.collectives import reshard_p  # noqa: E402
 
 register_lowering(reshard_p, _reshard)
+_OWN_CONSTRAINT.update((reshard_p, shard_map_p))

@@ -15,7 +15,8 @@ from traxla.ir.effects import has_ordered_effects
 from traxla.ir.avals import physical_aval
 from traxla.ir.rules.control_flow import cond_p, scan_p, while_p
 from traxla.lowering.mlir import aval_type, constant, hlo, ir, tensor_type
-from traxla.lowering.module import const_value, emit_jaxpr
+from traxla.lowering.module import (_OWN_CONSTRAINT, _unreduced_constraint, const_value,
+                                    emit_jaxpr)
 from traxla.lowering.registry import mark_platform_sensitive, register_lowering
 from traxla.lowering.rules.call import call_function
 from traxla.lowering.rules.elementwise import compare
@@ -153,6 +154,11 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
     blocks, remainder = divmod(length, unroll)
     zero = [constant(np.zeros((), a.dtype), a.dtype) for a in y_avals]
     ys = [dyn.broadcast_in_dim(aval_type(a), z, [], a.shape) for a, z in zip(y_avals, zero)]
+    # stacked results unreduced over mesh axes: the buffer and each write stay partial sums
+    unreduced = [(a.sharding_type, a) if a.sharding_type is not None and a.sharding_type.spec.unreduced
+                 else None for a in ctx.avals_out[num_carry:]]
+    ys = [y if u is None else _unreduced_constraint(ctx.module, u[0], y, u[1])
+          for y, u in zip(ys, unreduced)]
 
     def step(i_value, carry, ys, xs_vals):
         """One iteration at step ``i_value`` (an i32 scalar value)."""
@@ -170,9 +176,14 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
         outs = call_function(ctx.module, jaxpr, "closed_call", consts_vals + carry + x_slices,
                              jaxpr.out_avals)
         new_carry, new_ys = list(outs[:num_carry]), []
-        for buf, y, a in zip(ys, outs[num_carry:], y_avals):
+        for buf, y, a, u in zip(ys, outs[num_carry:], y_avals, unreduced):
             y = dyn.reshape(tensor_type((1,) + a.shape[1:], a.dtype), y, (1,) + a.shape[1:])
-            new_ys.append(hlo.dynamic_update_slice(buf, y, [index] + [zero_i] * (len(a.shape) - 1)))
+            if u is not None:  # (the slice of a stacked value: the stack's sharding)
+                y = _unreduced_constraint(ctx.module, u[0], y, u[1].update(shape=(1,) + a.shape[1:]))
+            new = hlo.dynamic_update_slice(buf, y, [index] + [zero_i] * (len(a.shape) - 1))
+            if u is not None:
+                new = _unreduced_constraint(ctx.module, u[0], new, u[1])
+            new_ys.append(new)
         return new_carry, new_ys
 
     consts_vals = consts
@@ -217,10 +228,35 @@ def _scan(ctx, *args, jaxpr, length, reverse, unroll, num_consts, num_carry, lin
         del i_type
     for r in range(remainder):
         carry, ys = step(_scalar_i32(blocks * unroll + r), carry, ys, xs)
-    return list(carry) + list(ys)
+    out = list(carry) + list(ys)
+    if any(a.sharding_type is not None and a.sharding_type.spec.unreduced for a in ctx.avals_out):
+        out = _constrain_unreduced(ctx, out)
+    return out
+
+
+def _constrain_unreduced(ctx, values):
+    """The results unreduced over mesh axes constrained so, as the loop left them and then
+    as JAX's scan reshards them to their type (``_constrain_unreduced``: a constraint
+    located at a ``reshard``), so that the partitioner sums no partial sum at the loop's
+    boundary and names a later all-reduce after the reshard."""
+    here = ir.Location.current
+    name = getattr(here, "name_str", None)
+    again = (here if name is None else ir.Location.name(
+        name.rsplit("/", 1)[0] + "/reshard" if "/" in name else "reshard",
+        childLoc=here.child_loc))
+    out = []
+    for v, a in zip(values, ctx.avals_out):
+        st = a.sharding_type
+        if st is not None and st.spec.unreduced:
+            v = _unreduced_constraint(ctx.module, st, v, a)
+            with again:
+                v = _unreduced_constraint(ctx.module, st, v, a)
+        out.append(v)
+    return out
 
 
 register_lowering(cond_p, _cond)
 mark_platform_sensitive(cond_p, lambda eqn: eqn.params.get("branches_platforms") is not None)
 register_lowering(while_p, _while)
 register_lowering(scan_p, _scan)
+_OWN_CONSTRAINT.add(scan_p)  # (its unreduced results: constrained by the rule, as JAX's)

@@ -11,12 +11,12 @@ from traxla.lowering.rules.collectives import _sharding_attr
 def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
     if sharding.mesh.size == 1:
         return x
-    ctx.module.ensure_mesh(sharding.mesh.abstract_mesh)
+    name = ctx.module.ensure_mesh(sharding.mesh.abstract_mesh)
     # over the stored rank (as JAX's physical aval): a key's trailing dims stay whole
     ndim = physical_aval(ctx.aval_out).ndim
     spec = sharding.full_spec(len(ctx.aval_out.shape))
-    return sdy.ShardingConstraintOp(x, _sharding_attr(spec, ndim,
-                                                           unconstrained_dims)).result
+    return sdy.ShardingConstraintOp(x, _sharding_attr(spec, ndim, unconstrained_dims,
+                                                      mesh=sharding.mesh, name=name)).result
 
 
 register_lowering(sharding_constraint_p, _sharding_constraint)
@@ -29,5 +29,6 @@ def lower_with_sharding_in_types(ctx, op, aval):
     st = getattr(aval, "sharding_type", None)
     if st is None or st.mesh.size == 1:
         return op
-    ctx.module.ensure_mesh(st.mesh)
-    return sdy.ShardingConstraintOp(op, _sharding_attr(st.spec, physical_aval(aval).ndim)).result
+    name = ctx.module.ensure_mesh(st.mesh)
+    return sdy.ShardingConstraintOp(op, _sharding_attr(st.spec, physical_aval(aval).ndim,
+                                                       mesh=st.mesh, name=name)).result
