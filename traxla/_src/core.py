@@ -7,6 +7,8 @@ from traxla.extend.core import *  # noqa: F401,F403
 from traxla.extend.core import OpaqueTraceState, take_current_trace  # noqa: F401
 from traxla.ir.rules.call import ClosedCallPrimitive, call_p, closed_call_p  # noqa: F401
 from traxla.api_util import shaped_abstractify as get_aval  # noqa: F401
+from traxla.api_util import shaped_abstractify  # noqa: F401
+from traxla.ir.pytype_registry import pytype_aval_mappings  # noqa: F401
 from traxla.ir.avals import physical_aval  # noqa: F401  (flax's fp8 ops)
 
 from traxla.tracer import traces as _traces  # noqa: E402

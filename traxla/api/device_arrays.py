@@ -10,6 +10,7 @@ from traxla import tree_util
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
+from traxla.ir.pytype_registry import user_aval_fn
 from traxla.ir.dtypes import canonicalize, float0
 from traxla.ir.literals import float0_zeros
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
@@ -31,6 +32,8 @@ def _aval(x):
         return x.aval
     if type(x) in hitype_avals:  # a hijax value (whose attribute reads it forwards)
         return hitype_avals[type(x)](x)
+    if (fn := user_aval_fn(type(x))) is not None:  # JAX's core.pytype_aval_mappings
+        return fn(x)
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
