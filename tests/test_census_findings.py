@@ -302,3 +302,96 @@ def test_colocated_prng_wrapped_fun():
         outs.append((np.asarray(keys), float(y)))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     assert outs[0][1] == outs[1][1] == 2.0
+
+
+class _NdProxy:
+    """A duck-typed array wrapper that is no ndarray (tensorflow-probability's variable is a
+    proxy it registers with JAX's ``core.pytype_aval_mappings`` and canonicalization
+    handlers, mapped to ``np.ndarray``'s entries)."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.value if dtype is None else self.value.astype(dtype)
+
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+
+
+def test_user_types_registered_as_arrays():
+    # tensorflow-probability's backend/jax/ops.py registers NumpyVariable this way
+    import warnings
+    import traxla.interpreters.xla as txla
+    import traxla.core as txcore
+    from jax.interpreters import xla as jxla
+    from traxla.ir import pytype_registry
+    results = {}
+    for name, api, np_, lax_, core, xla in (("jax", jax, jjnp, jlax, jax.core, jxla),
+                                            ("traxla", tx, jnp, lax, txcore, txla)):
+        class Proxy(_NdProxy):
+            pass
+
+        class Sub(Proxy):
+            pass
+
+        p = Proxy(np.arange(3.0, dtype=np.float32))
+        out = results[name] = []
+        with pytest.raises(TypeError):  # not registered: not an array to jit
+            api.jit(lambda x: x * 2)(p)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            mappings = core.pytype_aval_mappings
+        mappings[Proxy] = mappings[np.ndarray]
+        try:
+            out.append(str(mappings[np.ndarray](np.ones(2, np.float64))))
+            out.append(str(api.typeof(p)))
+            out.append(str(api.make_jaxpr(lambda x: x * 2)(p)))
+            out.append(str(api.eval_shape(lambda x: x * 2, p)))
+            for f in (lambda: api.jit(lambda x: x * 2)(p), lambda: api.grad(
+                    lambda x: np_.sum(x ** 2))(p), lambda: lax_.add(p, p)):
+                with pytest.raises(TypeError):  # an aval, but no way to a device yet
+                    f()
+            out.append(np.asarray(xla.canonicalize_dtype_handlers[Proxy](p)).dtype.name)
+            xla.canonicalize_dtype_handlers[Proxy] = xla.canonicalize_dtype_handlers[np.ndarray]
+            pi = Proxy(np.arange(3))  # int64: canonicalized to int32
+            for v in (api.jit(lambda x: x * 2)(p), api.grad(lambda x: np_.sum(x ** 2))(p),
+                      api.vmap(lambda x: x * 2)(p), np_.sin(p), np_.sum(p), lax_.add(p, p),
+                      api.device_put(p), api.jit(lambda x: x)(pi), np_.sin(Sub(p.value)),
+                      api.jit(lambda x: lax_.mul(x, p))(np.float32(2.0)),
+                      api.jvp(np_.sin, (p,), (p,))[1]):
+                out.append((str(v.dtype), np.asarray(v).tolist()))
+        finally:
+            del mappings[Proxy]
+    assert results["jax"] == results["traxla"]
+    assert not pytype_registry.user_aval_fn(_NdProxy)
+
+
+def test_scalar_types_compare_as_numpys():
+    # tfp's prefer_static compares FullArgSpecs whose defaults are jnp.float32 and np.float32
+    import inspect
+    for np_ in (jjnp, jnp):
+        for name in ("float32", "int32", "bool_", "bfloat16", "complex64", "uint8"):
+            t = getattr(np_, name)
+            np_t = np.dtype(t).type
+            assert t == np_t and np_t == t and not t != np_t and hash(t) == hash(np_t), name
+            assert {np_t: 1}[t] == 1 and isinstance(np_t(0), t), name
+        assert np_.float32 != np.float64 and np_.float32 == np.dtype("float32")
+
+        def f(x, dtype=np_.float32):
+            del x, dtype
+        assert inspect.getfullargspec(f).defaults == (np.float32,)
+        assert np_.float32(2).dtype == np.float32 and np_.float32(2).shape == ()
+
+
+def test_interpreters_xla_after_import_jax():
+    # tfp reads jax.interpreters.xla after a plain `import jax` (JAX imports it itself)
+    import sys
+    import traxla.interpreters as ti
+    sys.modules.pop("traxla.interpreters.xla", None)
+    ti.__dict__.pop("xla", None)
+    importlib.reload(ti)  # the package alone brings its xla module
+    for interp in (jax.interpreters, ti):
+        h = interp.xla.canonicalize_dtype_handlers
+        assert np.asarray(h[np.ndarray](np.arange(2))).dtype == np.int32
+        assert not hasattr(interp.xla, "pytype_aval_mappings")  # (the name tfp sets: gone)
