@@ -7,8 +7,6 @@ module or name exists, so drop it here once it does."""
 OUT_OF_SCOPE = {
     # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
     "jax.experimental.pallas.tpu": "core".split(),
-    # Effects is the frozenset class; take_current_trace is a function (used the same way).
-    "jax.extend.core": "Effects:class take_current_trace:function".split(),
 }
 
 # Modules that do not import under the drop-in, with the reason (none now).
