@@ -26,8 +26,6 @@ MISSING_NAMES = {
     "jax.experimental": {"primal_tangent_dtype": "extended dtypes with their own tangent "
                                                  "dtype: not built"},
     "jax.experimental.hijax": {"TransformedRef": "JAX's view of a Ref through indexers"},
-    "jax.experimental.mesh_utils": {
-        "device_kind_handler_dict": "per-TPU-generation mesh builders of JAX's mesh_utils"},
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},

@@ -395,3 +395,29 @@ def test_interpreters_xla_after_import_jax():
         h = interp.xla.canonicalize_dtype_handlers
         assert np.asarray(h[np.ndarray](np.arange(2))).dtype == np.int32
         assert not hasattr(interp.xla, "pytype_aval_mappings")  # (the name tfp sets: gone)
+
+
+def test_mesh_utils_device_kind_handlers():
+    # jax.experimental.mesh_utils.device_kind_handler_dict: builders per device kind
+    from jax.experimental import mesh_utils as jmu
+    from traxla.experimental import mesh_utils as tmu
+    seen = {}
+    for name, api, mu in (("jax", jax, jmu), ("traxla", tx, tmu)):
+        kind = api.devices()[0].device_kind
+        calls = seen[name] = [kind]
+
+        def handler(shape, devices, *, contiguous_submeshes=False):
+            calls.append((shape, len(devices), contiguous_submeshes))
+            return None if calls[-1][2] else np.array(devices[::-1]).reshape(shape)
+
+        assert kind not in mu.device_kind_handler_dict
+        mu.device_kind_handler_dict[kind] = handler
+        try:
+            devs = api.devices()[:1]
+            got = mu.create_device_mesh([1], devs)
+            calls.append(list(got.shape) + [got.flat[0] is devs[0]])
+            got = mu.create_device_mesh((1,), devs, contiguous_submeshes=True)  # -> default
+            calls.append(list(got.shape))
+        finally:
+            del mu.device_kind_handler_dict[kind]
+    assert seen["jax"] == seen["traxla"]
