@@ -15,10 +15,6 @@ MISSING_MODULES: dict = {}
 # Names missing from a module that imports, with the reason ("name:kind" where the name is
 # there with another kind).
 MISSING_NAMES = {
-    "jax": {
-        "memory": "namespace of JAX's memory-space enum (core.MemorySpace) for host "
-                  "offloading: traxla's avals name memory spaces with strings",
-    },
     "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
     "jax.example_libraries.optimizers": {
         "jax:constant": "a namespace object standing for jax (the module is below traxla's "

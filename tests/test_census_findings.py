@@ -421,3 +421,22 @@ def test_mesh_utils_device_kind_handlers():
         finally:
             del mu.device_kind_handler_dict[kind]
     assert seen["jax"] == seen["traxla"]
+
+
+def test_memory_space_namespace():
+    # jax.memory.Space: device_put into host memory and back
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        space = api.memory.Space
+        out = seen[name] = [[repr(s) for s in space], hash(space.Host) != hash("Host")]
+        x = np_.arange(3.0)
+        h = api.device_put(x, space.Host)
+        out += [h.sharding.memory_kind, str(api.typeof(h)),
+                api.typeof(h).memory_space == space.Host, np.asarray(h).tolist()]
+        d = api.device_put(h, space.Device)
+        out += [d.sharding.memory_kind, str(api.typeof(d)),
+                api.typeof(d).memory_space == space.Device,
+                np.asarray(api.jit(lambda v: api.device_put(v, space.Device) * 2)(h)).tolist()]
+        with pytest.raises(Exception):  # Any: no memory a value can be put in
+            api.device_put(x, space.Any)
+    assert seen["jax"] == seen["traxla"]
