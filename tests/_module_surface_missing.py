@@ -22,7 +22,6 @@ MISSING_NAMES = {
     "jax.example_libraries.optimizers": {
         "jax:constant": "a namespace object standing for jax (the module is below traxla's "
                         "top level in the layers)"},
-    "jax.experimental.hijax": {"TransformedRef": "JAX's view of a Ref through indexers"},
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},

@@ -440,3 +440,22 @@ def test_memory_space_namespace():
         with pytest.raises(Exception):  # Any: no memory a value can be put in
             api.device_put(x, space.Any)
     assert seen["jax"] == seen["traxla"]
+
+
+def test_hijax_transformed_ref():
+    # jax.experimental.hijax.TransformedRef: what ref.at[...] gives (inside jit in JAX)
+    import importlib
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        hijax = importlib.import_module(api.__name__ + ".experimental.hijax")
+        out = seen[name] = []
+        r = api.new_ref(np_.zeros(4))
+
+        def f(r, hijax=hijax, out=out):
+            v = r.at[1:3]
+            out.append((isinstance(v, hijax.TransformedRef), v.shape, str(v.dtype)))
+            v[...] += 1.0
+
+        api.jit(f)(r)
+        out.append(np.asarray(r[...]).tolist())
+    assert seen["jax"] == seen["traxla"]
