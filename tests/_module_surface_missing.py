@@ -19,9 +19,6 @@ MISSING_NAMES = {
         "remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive: traxla accepts the flag "
                        "and runs fwd as written (the same values; no rewrite of an unused "
                        "residual computation back to fun under DCE)"},
-    "jax.example_libraries.optimizers": {
-        "jax:constant": "a namespace object standing for jax (the module is below traxla's "
-                        "top level in the layers)"},
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},

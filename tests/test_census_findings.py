@@ -459,3 +459,18 @@ def test_hijax_transformed_ref():
         api.jit(f)(r)
         out.append(np.asarray(r[...]).tolist())
     assert seen["jax"] == seen["traxla"]
+
+
+def test_example_optimizers_jax_is_the_package():
+    # jax.example_libraries.optimizers.jax: the jax module the optimizers use
+    import importlib
+    seen = {}
+    for name, api in (("jax", jax), ("traxla", tx)):
+        opt = importlib.import_module(api.__name__ + ".example_libraries.optimizers")
+        assert opt.jax is api
+        init, update, get_params = opt.adam(0.1)
+        state = init({"w": np.ones(2, np.float32)})
+        for i in range(3):
+            state = update(i, {"w": np.full(2, 0.5, np.float32)}, state)
+        seen[name] = np.asarray(get_params(state)["w"]).tolist()
+    np.testing.assert_allclose(seen["traxla"], seen["jax"], rtol=1e-5)

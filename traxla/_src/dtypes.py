@@ -84,57 +84,6 @@ def canonicalize_value(x):
     raise InvalidInputException(f"Argument '{x}' of type {t} is not a valid JAX type.")
 
 
-# -- jax.experimental.primal_tangent_dtype: an extended dtype whose values are stored as
-# ``primal_dtype`` and whose tangents (and cotangents) have ``tangent_dtype``.
-import dataclasses as _dataclasses  # noqa: E402
-import functools as _functools  # noqa: E402
-import types as _types  # noqa: E402
-from typing import Any as _Any  # noqa: E402
-
-from traxla.ir.dtypes import extended as _extended  # noqa: E402
-
-
-class primal_tangent_dtype_scalar(_extended):
-    """The scalar class of ``primal_tangent_dtype`` dtypes (under ``dtypes.extended``)."""
-
-
-@_dataclasses.dataclass(frozen=True, eq=True)
-class PrimalTangentDType(ExtendedDType):
-    primal_dtype: _Any
-    tangent_dtype: _Any
-    name: str
-    type = primal_tangent_dtype_scalar
-
-    def __repr__(self):
-        return self.name
-
-    __str__ = __repr__
-
-    def __hash__(self):
-        return hash((PrimalTangentDType, self.primal_dtype, self.tangent_dtype, self.name))
-
-    @property
-    def _rules(self):
-        return _types.SimpleNamespace(
-            physical_element_aval=lambda dtype: _types.SimpleNamespace(
-                shape=(), dtype=self.primal_dtype),
-            tangent_dtype=lambda dtype: self.tangent_dtype,
-            allow_conversion=True)
-
-
-@_functools.cache
-def short_dtype_name(dtype) -> str:
-    """``f32``, ``i8``, ``u4``, ``c64``; an extended dtype's own name."""
-    if isinstance(dtype, ExtendedDType):
-        return str(dtype)
-    return (dtype.name.replace("float", "f").replace("uint", "u").replace("int", "i")
-            .replace("complex", "c"))
-
-
-def primal_tangent_dtype(primal_dtype, tangent_dtype, name: str | None = None):
-    """JAX's: an extended dtype stored as ``primal_dtype`` whose tangents are
-    ``tangent_dtype`` (reached with ``lax.convert_element_type`` inside ``jit``)."""
-    primal_dtype, tangent_dtype = map(dtype, (primal_dtype, tangent_dtype))
-    name_ = name or (f"PrimalTangentDType{{{short_dtype_name(primal_dtype)}"
-                     f"/{short_dtype_name(tangent_dtype)}}}")
-    return PrimalTangentDType(primal_dtype, tangent_dtype, name_)
+# jax.experimental.primal_tangent_dtype's dtype class and helpers (JAX's jax._src.dtypes).
+from traxla.experimental._primal_tangent import (  # noqa: E402,F401
+    PrimalTangentDType, primal_tangent_dtype, primal_tangent_dtype_scalar, short_dtype_name)
