@@ -4,10 +4,7 @@ module or name exists, so drop it here once it does."""
 
 # What is left of jax.extend.* and jax.experimental.pallas.*: a module mapped to None is
 # missing whole, else the names listed.
-OUT_OF_SCOPE = {
-    # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
-    "jax.experimental.pallas.tpu": "core".split(),
-}
+OUT_OF_SCOPE: dict = {}
 
 # Modules that do not import under the drop-in, with the reason (none now).
 MISSING_MODULES: dict = {}

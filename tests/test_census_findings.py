@@ -474,3 +474,16 @@ def test_example_optimizers_jax_is_the_package():
             state = update(i, {"w": np.full(2, 0.5, np.float32)}, state)
         seen[name] = np.asarray(get_params(state)["w"]).tolist()
     np.testing.assert_allclose(seen["traxla"], seen["jax"], rtol=1e-5)
+
+
+def test_pallas_tpu_core_module():
+    # jax.experimental.pallas.tpu.core: the TPU core module pltpu exposes
+    import importlib
+    import types
+    for api in (jax, tx):
+        pltpu = importlib.import_module(api.__name__ + ".experimental.pallas.tpu")
+        assert isinstance(pltpu.core, types.ModuleType)
+        for n in ("ARBITRARY", "PARALLEL", "CORE_PARALLEL", "CompilerParams", "CoreType",
+                  "GridDimensionSemantics", "MemorySpace", "PrefetchScalarGridSpec",
+                  "SemaphoreType", "create_tensorcore_mesh", "dma_semaphore"):
+            assert getattr(pltpu.core, n) is getattr(pltpu, n), n
