@@ -153,8 +153,11 @@ def parse_req(req: str):
 # Extras that only a project's own tests, docs or development use: not a use of JAX.
 DEV_EXTRA = re.compile(r"^(tests?|tests?[-_].*|docs?|dev|develop|lint|notebooks?|"
                        r"testing|benchmarks?|examples?)$", re.I)
-# Packages that run on JAX as one backend among several without requiring it in metadata.
-BACKENDS = {"keras": "backend:jax"}
+# Packages that run on JAX as one backend among several without requiring it in metadata
+# (they use jax when it is installed: keras's backend, einops's and jaxtyping's array
+# types, treescope's renderers).
+BACKENDS = {"keras": "backend:jax", "einops": "backend:jax", "jaxtyping": "backend:jax",
+            "treescope": "backend:jax"}
 
 
 def jax_dependence(requires: list[str], dependents: set[str]):
