@@ -487,3 +487,23 @@ def test_pallas_tpu_core_module():
                   "GridDimensionSemantics", "MemorySpace", "PrefetchScalarGridSpec",
                   "SemaphoreType", "create_tensorcore_mesh", "dma_semaphore"):
             assert getattr(pltpu.core, n) is getattr(pltpu, n), n
+
+
+def test_src_core_shapes_and_image_kernels():
+    # torchax's resize reimplementation: jax._src.core shapes, jax._src.image.scale kernels
+    import importlib
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        core = importlib.import_module(api.__name__ + "._src.core")
+        scale = importlib.import_module(api.__name__ + "._src.image.scale")
+        out = seen[name] = [core.canonicalize_shape([2, np.int32(3)]), core.canonicalize_shape(4),
+                            core.dimension_as_value(5), core.DimSize is not None,
+                            core.Shape is not None]
+        with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+            core.canonicalize_shape([2.5], "in a test")
+        out.append(scale.ResizeMethod.from_string("lanczos3").name)
+        x = np_.linspace(-3.0, 3.0, 7)
+        for m, (radius, kernel) in sorted(scale._kernels.items(), key=lambda kv: kv[0].name):
+            out.append((m.name, radius, np.round(np.asarray(kernel(x)), 5).tolist()
+                        if callable(kernel) else "marker"))  # (AREA: a marker object)
+    assert seen["jax"] == seen["traxla"]
