@@ -590,8 +590,11 @@ def build_rows():
     for key, s in (scan or {}).get("packages", {}).items():
         for n in s["names"]:
             users.setdefault(n, []).append(key)
-    rows = []
+    rows, seen = [], set()
     for p in pkgs:
+        if p["key"] in seen:  # one row a package, whatever the stages' files hold
+            continue
+        seen.add(p["key"])
         key, inst = p["key"], installed.get(p["key"], {})
         s = (scan or {}).get("packages", {}).get(key)
         row = {"name": p["name"], "rank": p["rank"], "depends": p["depends"],
