@@ -543,6 +543,14 @@ def run_program(args, path, under_traxla: bool):
     return res
 
 
+# Programs that work around a package's own failure under JAX 0.10.2 (the table says so).
+_TFP_SHIM = ("the program first sets jax.interpreters.xla.pytype_aval_mappings, which tfp "
+             "writes and JAX 0.10.2 no longer has (without it the import fails under JAX and "
+             "traxla alike)")
+PROGRAM_NOTES = {"tensorflow-probability": _TFP_SHIM, "tfp-nightly": _TFP_SHIM,
+                 "distrax": _TFP_SHIM.replace("tfp writes", "tfp (imported by distrax) writes")}
+
+
 def program_name(key: str) -> str:
     """``tools/census_programs/<key>_demo.py`` (not ``<key>.py``: the script's folder is first
     on ``sys.path``, and a script named ``optax.py`` would shadow optax)."""
@@ -644,6 +652,8 @@ def build_rows():
                 causes.append(f"program differs at {r['diff']}")
             else:
                 row["program"] = "yes"
+            if key in PROGRAM_NOTES:
+                causes.append(PROGRAM_NOTES[key])
         row["cause"] = "; ".join(causes)
         rows.append(row)
     unresolved = []
@@ -704,8 +714,9 @@ def stage_report(args):
         "Made by `python tools/ecosystem_census.py all` (see its docstring): the packages among",
         f"PyPI's {TOP} most downloaded (the registry's ranked list) whose metadata require",
         "`jax` — outright (`hard`), through an extra (`extra:X`), or through another such package",
-        f"(`via:P`) — installed together in one venv with `jax=={JAX_VERSION} "
-        f"jaxlib=={JAX_VERSION}` pinned.",
+        "(`via:P`) — or that use jax as one backend among several without requiring it",
+        f"(`backend:jax`: {', '.join(sorted(BACKENDS))}), installed together in one venv with",
+        f"`jax=={JAX_VERSION} jaxlib=={JAX_VERSION}` pinned.",
         "*imports ok*: the package imports under `python -m traxla.as_jax` and every `jax.*`",
         "module and name its source imports or uses (found with `ast`, `jax._src.*` included)",
         "resolves under traxla wherever it resolves under JAX. *program agrees*: its",
