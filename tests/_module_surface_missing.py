@@ -4,12 +4,7 @@ module or name exists, so drop it here once it does."""
 
 # What is left of jax.extend.* and jax.experimental.pallas.*: a module mapped to None is
 # missing whole, else the names listed.
-OUT_OF_SCOPE = {
-    # JAX's pallas.tpu re-exports its internal `core` module by accident of imports.
-    "jax.experimental.pallas.tpu": "core".split(),
-    # Effects is the frozenset class; take_current_trace is a function (used the same way).
-    "jax.extend.core": "Effects:class take_current_trace:function".split(),
-}
+OUT_OF_SCOPE: dict = {}
 
 # Modules that do not import under the drop-in, with the reason (none now).
 MISSING_MODULES: dict = {}
@@ -17,19 +12,10 @@ MISSING_MODULES: dict = {}
 # Names missing from a module that imports, with the reason ("name:kind" where the name is
 # there with another kind).
 MISSING_NAMES = {
-    "jax": {
-        "memory": "namespace of JAX's memory-space enum (core.MemorySpace) for host "
-                  "offloading: traxla's avals name memory spaces with strings",
-    },
-    "jax.custom_derivatives": {"remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive"},
-    "jax.example_libraries.optimizers": {
-        "jax:constant": "a namespace object standing for jax (the module is below traxla's "
-                        "top level in the layers)"},
-    "jax.experimental": {"primal_tangent_dtype": "extended dtypes with their own tangent "
-                                                 "dtype: not built"},
-    "jax.experimental.hijax": {"TransformedRef": "JAX's view of a Ref through indexers"},
-    "jax.experimental.mesh_utils": {
-        "device_kind_handler_dict": "per-TPU-generation mesh builders of JAX's mesh_utils"},
+    "jax.custom_derivatives": {
+        "remat_opt_p": "custom_vjp(optimize_remat=True)'s primitive: traxla accepts the flag "
+                       "and runs fwd as written (the same values; no rewrite of an unused "
+                       "residual computation back to fun under DCE)"},
     "jax.interpreters.pxla": {
         "create_compile_options": "JAX's sharded-execution internals: traxla's pxla raises "
                                   "AttributeError for them on purpose (orbax probes them)"},

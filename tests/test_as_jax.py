@@ -26,6 +26,11 @@ def _run(args, tmp_path, script=None):
 
 DROPIN_SCRIPT = """
     import sys
+    import jax
+    print("submodules", [n for n in ("jax.tree_util", "jax.lax", "jax.sharding", "jax.numpy",
+                                     "jax.interpreters.xla", "jax.random", "jax.scipy")
+                         if sys.modules.get(n) is None
+                         or sys.modules.get(n) is not sys.modules.get("traxla" + n[3:])])
     import jax, jax.numpy as jnp
     from jax import lax
     import jax.core, jax.flatten_util, jax.api_util
@@ -67,6 +72,7 @@ def test_script_runs_with_jax_mapped_to_traxla(tmp_path):
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "argv ['--flag', 'x']" in out
+    assert "submodules []" in out  # (as JAX's own imports put them there)
     assert "version 0.10.2 (0, 10, 2)" in out
     assert "jit [2.0, 4.0, 6.0]" in out
     assert "ravel [1.0, 1.0, 3.0] ['a', 'b']" in out

@@ -302,3 +302,208 @@ def test_colocated_prng_wrapped_fun():
         outs.append((np.asarray(keys), float(y)))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     assert outs[0][1] == outs[1][1] == 2.0
+
+
+class _NdProxy:
+    """A duck-typed array wrapper that is no ndarray (tensorflow-probability's variable is a
+    proxy it registers with JAX's ``core.pytype_aval_mappings`` and canonicalization
+    handlers, mapped to ``np.ndarray``'s entries)."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.value if dtype is None else self.value.astype(dtype)
+
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+
+
+def test_user_types_registered_as_arrays():
+    # tensorflow-probability's backend/jax/ops.py registers NumpyVariable this way
+    import warnings
+    import traxla.interpreters.xla as txla
+    import traxla.core as txcore
+    from jax.interpreters import xla as jxla
+    from traxla.ir import pytype_registry
+    results = {}
+    for name, api, np_, lax_, core, xla in (("jax", jax, jjnp, jlax, jax.core, jxla),
+                                            ("traxla", tx, jnp, lax, txcore, txla)):
+        class Proxy(_NdProxy):
+            pass
+
+        class Sub(Proxy):
+            pass
+
+        p = Proxy(np.arange(3.0, dtype=np.float32))
+        out = results[name] = []
+        with pytest.raises(TypeError):  # not registered: not an array to jit
+            api.jit(lambda x: x * 2)(p)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            mappings = core.pytype_aval_mappings
+        mappings[Proxy] = mappings[np.ndarray]
+        try:
+            out.append(str(mappings[np.ndarray](np.ones(2, np.float64))))
+            out.append(str(api.typeof(p)))
+            out.append(str(api.make_jaxpr(lambda x: x * 2)(p)))
+            out.append(str(api.eval_shape(lambda x: x * 2, p)))
+            for f in (lambda: api.jit(lambda x: x * 2)(p), lambda: api.grad(
+                    lambda x: np_.sum(x ** 2))(p), lambda: lax_.add(p, p)):
+                with pytest.raises(TypeError):  # an aval, but no way to a device yet
+                    f()
+            out.append(np.asarray(xla.canonicalize_dtype_handlers[Proxy](p)).dtype.name)
+            xla.canonicalize_dtype_handlers[Proxy] = xla.canonicalize_dtype_handlers[np.ndarray]
+            pi = Proxy(np.arange(3))  # int64: canonicalized to int32
+            for v in (api.jit(lambda x: x * 2)(p), api.grad(lambda x: np_.sum(x ** 2))(p),
+                      api.vmap(lambda x: x * 2)(p), np_.sin(p), np_.sum(p), lax_.add(p, p),
+                      api.device_put(p), api.jit(lambda x: x)(pi), np_.sin(Sub(p.value)),
+                      api.jit(lambda x: lax_.mul(x, p))(np.float32(2.0)),
+                      api.jvp(np_.sin, (p,), (p,))[1]):
+                out.append((str(v.dtype), np.asarray(v).tolist()))
+        finally:
+            del mappings[Proxy]
+    assert results["jax"] == results["traxla"]
+    assert not pytype_registry.user_aval_fn(_NdProxy)
+
+
+def test_scalar_types_compare_as_numpys():
+    # tfp's prefer_static compares FullArgSpecs whose defaults are jnp.float32 and np.float32
+    import inspect
+    for np_ in (jjnp, jnp):
+        for name in ("float32", "int32", "bool_", "bfloat16", "complex64", "uint8"):
+            t = getattr(np_, name)
+            np_t = np.dtype(t).type
+            assert t == np_t and np_t == t and not t != np_t and hash(t) == hash(np_t), name
+            assert {np_t: 1}[t] == 1 and isinstance(np_t(0), t), name
+        assert np_.float32 != np.float64 and np_.float32 == np.dtype("float32")
+
+        def f(x, dtype=np_.float32):
+            del x, dtype
+        assert inspect.getfullargspec(f).defaults == (np.float32,)
+        assert np_.float32(2).dtype == np.float32 and np_.float32(2).shape == ()
+
+
+def test_interpreters_xla_after_import_jax():
+    # tfp reads jax.interpreters.xla after a plain `import jax` (JAX imports it itself)
+    import sys
+    import traxla.interpreters as ti
+    sys.modules.pop("traxla.interpreters.xla", None)
+    ti.__dict__.pop("xla", None)
+    importlib.reload(ti)  # the package alone brings its xla module
+    for interp in (jax.interpreters, ti):
+        h = interp.xla.canonicalize_dtype_handlers
+        assert np.asarray(h[np.ndarray](np.arange(2))).dtype == np.int32
+        assert not hasattr(interp.xla, "pytype_aval_mappings")  # (the name tfp sets: gone)
+
+
+def test_mesh_utils_device_kind_handlers():
+    # jax.experimental.mesh_utils.device_kind_handler_dict: builders per device kind
+    from jax.experimental import mesh_utils as jmu
+    from traxla.experimental import mesh_utils as tmu
+    seen = {}
+    for name, api, mu in (("jax", jax, jmu), ("traxla", tx, tmu)):
+        kind = api.devices()[0].device_kind
+        calls = seen[name] = [kind]
+
+        def handler(shape, devices, *, contiguous_submeshes=False):
+            calls.append((shape, len(devices), contiguous_submeshes))
+            return None if calls[-1][2] else np.array(devices[::-1]).reshape(shape)
+
+        assert kind not in mu.device_kind_handler_dict
+        mu.device_kind_handler_dict[kind] = handler
+        try:
+            devs = api.devices()[:1]
+            got = mu.create_device_mesh([1], devs)
+            calls.append(list(got.shape) + [got.flat[0] is devs[0]])
+            got = mu.create_device_mesh((1,), devs, contiguous_submeshes=True)  # -> default
+            calls.append(list(got.shape))
+        finally:
+            del mu.device_kind_handler_dict[kind]
+    assert seen["jax"] == seen["traxla"]
+
+
+def test_memory_space_namespace():
+    # jax.memory.Space: device_put into host memory and back
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        space = api.memory.Space
+        out = seen[name] = [[repr(s) for s in space], hash(space.Host) != hash("Host")]
+        x = np_.arange(3.0)
+        h = api.device_put(x, space.Host)
+        out += [h.sharding.memory_kind, str(api.typeof(h)),
+                api.typeof(h).memory_space == space.Host, np.asarray(h).tolist()]
+        d = api.device_put(h, space.Device)
+        out += [d.sharding.memory_kind, str(api.typeof(d)),
+                api.typeof(d).memory_space == space.Device,
+                np.asarray(api.jit(lambda v: api.device_put(v, space.Device) * 2)(h)).tolist()]
+        with pytest.raises(Exception):  # Any: no memory a value can be put in
+            api.device_put(x, space.Any)
+    assert seen["jax"] == seen["traxla"]
+
+
+def test_hijax_transformed_ref():
+    # jax.experimental.hijax.TransformedRef: what ref.at[...] gives (inside jit in JAX)
+    import importlib
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        hijax = importlib.import_module(api.__name__ + ".experimental.hijax")
+        out = seen[name] = []
+        r = api.new_ref(np_.zeros(4))
+
+        def f(r, hijax=hijax, out=out):
+            v = r.at[1:3]
+            out.append((isinstance(v, hijax.TransformedRef), v.shape, str(v.dtype)))
+            v[...] += 1.0
+
+        api.jit(f)(r)
+        out.append(np.asarray(r[...]).tolist())
+    assert seen["jax"] == seen["traxla"]
+
+
+def test_example_optimizers_jax_is_the_package():
+    # jax.example_libraries.optimizers.jax: the jax module the optimizers use
+    import importlib
+    seen = {}
+    for name, api in (("jax", jax), ("traxla", tx)):
+        opt = importlib.import_module(api.__name__ + ".example_libraries.optimizers")
+        assert opt.jax is api
+        init, update, get_params = opt.adam(0.1)
+        state = init({"w": np.ones(2, np.float32)})
+        for i in range(3):
+            state = update(i, {"w": np.full(2, 0.5, np.float32)}, state)
+        seen[name] = np.asarray(get_params(state)["w"]).tolist()
+    np.testing.assert_allclose(seen["traxla"], seen["jax"], rtol=1e-5)
+
+
+def test_pallas_tpu_core_module():
+    # jax.experimental.pallas.tpu.core: the TPU core module pltpu exposes
+    import importlib
+    import types
+    for api in (jax, tx):
+        pltpu = importlib.import_module(api.__name__ + ".experimental.pallas.tpu")
+        assert isinstance(pltpu.core, types.ModuleType)
+        for n in ("ARBITRARY", "PARALLEL", "CORE_PARALLEL", "CompilerParams", "CoreType",
+                  "GridDimensionSemantics", "MemorySpace", "PrefetchScalarGridSpec",
+                  "SemaphoreType", "create_tensorcore_mesh", "dma_semaphore"):
+            assert getattr(pltpu.core, n) is getattr(pltpu, n), n
+
+
+def test_src_core_shapes_and_image_kernels():
+    # torchax's resize reimplementation: jax._src.core shapes, jax._src.image.scale kernels
+    import importlib
+    seen = {}
+    for name, api, np_ in (("jax", jax, jjnp), ("traxla", tx, jnp)):
+        core = importlib.import_module(api.__name__ + "._src.core")
+        scale = importlib.import_module(api.__name__ + "._src.image.scale")
+        out = seen[name] = [core.canonicalize_shape([2, np.int32(3)]), core.canonicalize_shape(4),
+                            core.dimension_as_value(5), core.DimSize is not None,
+                            core.Shape is not None]
+        with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+            core.canonicalize_shape([2.5], "in a test")
+        out.append(scale.ResizeMethod.from_string("lanczos3").name)
+        x = np_.linspace(-3.0, 3.0, 7)
+        for m, (radius, kernel) in sorted(scale._kernels.items(), key=lambda kv: kv[0].name):
+            out.append((m.name, radius, np.round(np.asarray(kernel(x)), 5).tolist()
+                        if callable(kernel) else "marker"))  # (AREA: a marker object)
+    assert seen["jax"] == seen["traxla"]

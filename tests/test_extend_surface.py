@@ -529,3 +529,24 @@ def test_source_info_util_as_jax():
     with tsiu.user_context(eqn.source_info):
         again = traxla.make_jaxpr(lambda x: tnp.cos(x))(1.0).eqns[0]
     assert tsiu.summarize(again.source_info) == tsiu.summarize(eqn.source_info)
+
+
+def test_take_current_trace_class_and_effects_type():
+    # JAX's take_current_trace is a context-manager class; Effects is Set[Effect]
+    import collections.abc
+    from jax.extend import core as jcore
+    seen = {}
+    for name, api, np_, core in (("jax", jax, jnp, jcore), ("traxla", traxla, tnp, tcore)):
+        assert isinstance(core.take_current_trace, type)
+        assert core.Effects.__origin__ is collections.abc.Set
+        assert core.Effects.__args__ == (core.Effect,)
+        out = seen[name] = []
+
+        def f(x):
+            with core.take_current_trace() as trace:
+                out.append(type(trace).__name__)
+                out.append(np.asarray(np_.ones(2) + 1).tolist())  # eager inside the block
+            return x * 2
+
+        out.append(np.asarray(api.jit(f)(np.float32(3))).tolist())
+    assert seen["jax"] == seen["traxla"]

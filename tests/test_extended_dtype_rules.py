@@ -153,3 +153,26 @@ def test_refused_conversions_match_jax(src, dst):
             jx.jit(lambda x: jx.lax.convert_element_type(x, d))(x)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_primal_tangent_dtype():
+    # jax.experimental.primal_tangent_dtype: stored as int8, its tangents are float32
+    seen = {}
+    for name, jx in (("jax", jax), ("traxla", traxla)):
+        from importlib import import_module
+        exp = import_module(jx.__name__ + ".experimental")
+        dt = exp.primal_tangent_dtype(np.int8, np.float32)
+        out = seen[name] = [str(dt), dt == exp.primal_tangent_dtype(np.int8, np.float32),
+                            bool(jx.dtypes.issubdtype(dt, jx.dtypes.extended)),
+                            str(exp.primal_tangent_dtype(np.int8, np.float32, name="q8"))]
+
+        def h(x, dt=dt, jx=jx):
+            y = jx.lax.convert_element_type(x, dt)
+            _, vjp = jx.vjp(lambda y: y, y)
+            ct, = vjp(np.float32(2.0))
+            return jx.lax.convert_element_type(y, np.int8), ct
+
+        outs = jx.jit(h)(np.int8(3))
+        out += [(str(o.dtype), o.tolist()) for o in map(np.asarray, outs)]
+        out.append(str(jx.make_jaxpr(h)(np.int8(3))))
+    assert seen["jax"] == seen["traxla"]

@@ -153,8 +153,11 @@ def parse_req(req: str):
 # Extras that only a project's own tests, docs or development use: not a use of JAX.
 DEV_EXTRA = re.compile(r"^(tests?|tests?[-_].*|docs?|dev|develop|lint|notebooks?|"
                        r"testing|benchmarks?|examples?)$", re.I)
-# Packages that run on JAX as one backend among several without requiring it in metadata.
-BACKENDS = {"keras": "backend:jax"}
+# Packages that run on JAX as one backend among several without requiring it in metadata
+# (they use jax when it is installed: keras's backend, einops's and jaxtyping's array
+# types, treescope's renderers).
+BACKENDS = {"keras": "backend:jax", "einops": "backend:jax", "jaxtyping": "backend:jax",
+            "treescope": "backend:jax"}
 
 
 def jax_dependence(requires: list[str], dependents: set[str]):
@@ -540,6 +543,14 @@ def run_program(args, path, under_traxla: bool):
     return res
 
 
+# Programs that work around a package's own failure under JAX 0.10.2 (the table says so).
+_TFP_SHIM = ("the program first sets jax.interpreters.xla.pytype_aval_mappings, which tfp "
+             "writes and JAX 0.10.2 no longer has (without it the import fails under JAX and "
+             "traxla alike)")
+PROGRAM_NOTES = {"tensorflow-probability": _TFP_SHIM, "tfp-nightly": _TFP_SHIM,
+                 "distrax": _TFP_SHIM.replace("tfp writes", "tfp (imported by distrax) writes")}
+
+
 def program_name(key: str) -> str:
     """``tools/census_programs/<key>_demo.py`` (not ``<key>.py``: the script's folder is first
     on ``sys.path``, and a script named ``optax.py`` would shadow optax)."""
@@ -587,8 +598,11 @@ def build_rows():
     for key, s in (scan or {}).get("packages", {}).items():
         for n in s["names"]:
             users.setdefault(n, []).append(key)
-    rows = []
+    rows, seen = [], set()
     for p in pkgs:
+        if p["key"] in seen:  # one row a package, whatever the stages' files hold
+            continue
+        seen.add(p["key"])
         key, inst = p["key"], installed.get(p["key"], {})
         s = (scan or {}).get("packages", {}).get(key)
         row = {"name": p["name"], "rank": p["rank"], "depends": p["depends"],
@@ -638,6 +652,8 @@ def build_rows():
                 causes.append(f"program differs at {r['diff']}")
             else:
                 row["program"] = "yes"
+            if key in PROGRAM_NOTES:
+                causes.append(PROGRAM_NOTES[key])
         row["cause"] = "; ".join(causes)
         rows.append(row)
     unresolved = []
@@ -698,8 +714,9 @@ def stage_report(args):
         "Made by `python tools/ecosystem_census.py all` (see its docstring): the packages among",
         f"PyPI's {TOP} most downloaded (the registry's ranked list) whose metadata require",
         "`jax` — outright (`hard`), through an extra (`extra:X`), or through another such package",
-        f"(`via:P`) — installed together in one venv with `jax=={JAX_VERSION} "
-        f"jaxlib=={JAX_VERSION}` pinned.",
+        "(`via:P`) — or that use jax as one backend among several without requiring it",
+        f"(`backend:jax`: {', '.join(sorted(BACKENDS))}), installed together in one venv with",
+        f"`jax=={JAX_VERSION} jaxlib=={JAX_VERSION}` pinned.",
         "*imports ok*: the package imports under `python -m traxla.as_jax` and every `jax.*`",
         "module and name its source imports or uses (found with `ast`, `jax._src.*` included)",
         "resolves under traxla wherever it resolves under JAX. *program agrees*: its",

@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
       # and the experimental namespaces whose modules carry the names of JAX's (its imports)
       "traxla.experimental.sparse", "traxla.experimental.colocated_python",
       "traxla.experimental.jet", "traxla.experimental.ode", "traxla.experimental.multihost_utils",
-      "traxla.experimental.shard_map",
+      "traxla.experimental.shard_map", "traxla.example_libraries.optimizers",
       "traxla.collect_profile",
       "traxla.experimental.array_serialization.pytree_serialization",
       "traxla.experimental.array_serialization.pytree_serialization_utils",

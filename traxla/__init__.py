@@ -95,3 +95,6 @@ from traxla.autodiff import ad as _ad  # noqa: E402
 # ``jax.ad``: the markers of ``vjp(...).with_refs`` (a namespace, as JAX's).
 ad = _types.SimpleNamespace(DontWant=_ad.DontWant, DidntWant=_ad.DidntWant, GradRef=_ad.GradRef,
                             GradValue=_ad.GradValue)
+# ``jax.memory``: the memory-space enum, ``device_put(x, jax.memory.Space.Host)`` (JAX's).
+from traxla.ir.memory_space import MemorySpace as _MemorySpace  # noqa: E402
+memory = _types.SimpleNamespace(Space=_MemorySpace)

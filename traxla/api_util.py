@@ -291,10 +291,18 @@ from traxla.tracer.linear_util import transformation2 as _transformation2  # noq
 from traxla.tracer.values import concrete_aval
 from traxla.base.sequences import safe_map  # noqa: F401  (jax.api_util.safe_map)
 from traxla.ir.avals import ShapedArray
+from traxla.ir.pytype_registry import user_aval_fn
 
 
 def shaped_abstractify(x):
-    """The ShapedArray of a value (array, scalar, tracer, ShapeDtypeStruct)."""
+    """The ShapedArray of a value (array, scalar, tracer, ShapeDtypeStruct, a value of a
+    type registered in ``core.pytype_aval_mappings``, an aval itself), as JAX's
+    ``core.shaped_abstractify``."""
+    fn = user_aval_fn(type(x))
+    if fn is not None:
+        return fn(x)
+    if isinstance(x, ShapedArray):
+        return x
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval

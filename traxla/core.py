@@ -55,6 +55,12 @@ _REMOVED = {
 
 
 def __getattr__(name):
+    if name == "pytype_aval_mappings":  # deprecated in JAX, still served (tfp registers)
+        import warnings
+        warnings.warn("jax.core.pytype_aval_mappings is deprecated.", DeprecationWarning,
+                      stacklevel=2)
+        from traxla.ir.pytype_registry import pytype_aval_mappings
+        return pytype_aval_mappings
     if name in _REMOVED:
         raise AttributeError(_REMOVED[name])
     raise AttributeError(f"module 'jax.core' has no attribute '{name}'")

@@ -1,8 +1,17 @@
 """distrax quick start: distributions, a bijector chain, a transformed distribution."""
-import distrax
+import warnings
+
 import jax
 import jax.numpy as jnp
-from _out import emit
+
+# distrax imports tfp, which registers its variable proxy in
+# ``jax.interpreters.xla.pytype_aval_mappings``, a name JAX 0.10.2 no longer has (the import
+# fails under JAX so: the census lists that cause); the program puts JAX's registry there.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    jax.interpreters.xla.pytype_aval_mappings = jax.core.pytype_aval_mappings
+import distrax  # noqa: E402
+from _out import emit  # noqa: E402
 
 key = jax.random.PRNGKey(0)
 n = distrax.Normal(loc=jnp.zeros(3), scale=jnp.ones(3) * 2)

@@ -1,6 +1,16 @@
 """tensorflow-probability (JAX substrate) quick start: distributions, a bijector, HMC steps."""
+import warnings
+
 import jax
 import jax.numpy as jnp
+
+# tfp (backend/jax/ops.py) registers its variable proxy in
+# ``jax.interpreters.xla.pytype_aval_mappings``, a name JAX 0.10.2 no longer has (its import
+# fails under JAX so: the census lists that cause); the program puts JAX's registry there,
+# as a user of tfp with JAX 0.10.2 must, to run at all.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    jax.interpreters.xla.pytype_aval_mappings = jax.core.pytype_aval_mappings
 from tensorflow_probability.substrates import jax as tfp
 from _out import emit
 

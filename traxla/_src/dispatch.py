@@ -11,3 +11,6 @@ def wait_for_tokens():
     """Waits for the effects of every program dispatched so far. traxla runs a program to
     completion, its host callbacks included, before the call returns (and raises a
     callback's failure from that call), so no runtime token is ever outstanding."""
+
+
+from traxla.interpreters.xla import apply_primitive  # noqa: E402,F401  (JAX's)

@@ -50,3 +50,40 @@ def supports_inf(dtype) -> bool:
 
 __all__ = list(_public) + ["DType", "ExtendedDType", "dtype", "is_weakly_typed",
                            "promote_types", "supports_inf"]
+
+
+# JAX's registry of canonicalization handlers for array-like types of a user's own
+# (``jax.interpreters.xla.canonicalize_dtype_handlers`` is the same object).
+from traxla.ir.literals import TypedNdArray as _TypedNdArray  # noqa: E402
+from traxla.ir.pytype_registry import (canonicalize_value_handlers,  # noqa: E402,F401
+                                       register_canonicalize_value_handler,
+                                       value_handler_for as _value_handler_for)
+
+
+class InvalidInputException(TypeError):
+    """JAX's error for a value whose type is not a valid JAX type."""
+
+
+def canonicalize_value(x):
+    """``x`` as a value of a type JAX knows, in its canonical dtype: a registered handler's
+    result for a type of a user's own, a ``TypedNdArray`` for a NumPy array or scalar, a
+    Python scalar as it is; anything else is an ``InvalidInputException``."""
+    t = type(x)
+    handler = _value_handler_for(t)
+    if handler is not None:
+        return handler(x)
+    if t in (bool, int, float, complex) or t is _TypedNdArray or hasattr(t, "__traxla_array__"):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _TypedNdArray(np.asarray(x, canonicalize_dtype(x.dtype)))
+    if getattr(x, "__jax_array__", None) is not None:
+        raise ValueError(
+            "Triggering __jax_array__() during abstractification is no longer supported. To "
+            "avoid this error, either explicitly convert your object using jax.numpy.array(), "
+            "or register your object as a pytree.")
+    raise InvalidInputException(f"Argument '{x}' of type {t} is not a valid JAX type.")
+
+
+# jax.experimental.primal_tangent_dtype's dtype class and helpers (JAX's jax._src.dtypes).
+from traxla.experimental._primal_tangent import (  # noqa: E402,F401
+    PrimalTangentDType, primal_tangent_dtype, primal_tangent_dtype_scalar, short_dtype_name)

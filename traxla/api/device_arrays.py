@@ -10,11 +10,14 @@ from traxla import tree_util
 from traxla.api.layouts import Format, sharding_of_format
 from traxla.api.shape_dtype_struct import _is_abstract
 from traxla.ir.avals import ShapedArray
+from traxla.ir.memory_space import MemorySpace
+from traxla.ir.pytype_registry import user_aval_fn
 from traxla.ir.dtypes import canonicalize, float0
 from traxla.ir.literals import float0_zeros
 from traxla.ir.sharding import AbstractMesh, PartitionSpec
 from traxla.ir.rules.device_put import ArrayCopySemantics, device_put_p
 from traxla.runtime import ArrayImpl, to_array, transfer_guard
+from traxla.runtime import devices as _devices
 from traxla.runtime.array import to_default_device
 from traxla.runtime.placement import (Mesh, NamedSharding, SingleDeviceSharding, get_mesh,
                                       involves_unreduced, put_unreduced,
@@ -32,6 +35,8 @@ def _aval(x):
         return x.aval
     if type(x) in hitype_avals:  # a hijax value (whose attribute reads it forwards)
         return hitype_avals[type(x)](x)
+    if (fn := user_aval_fn(type(x))) is not None:  # JAX's core.pytype_aval_mappings
+        return fn(x)
     if _is_abstract(x):  # a ShapeDtypeStruct (or any object with .shape and .dtype)
         return ShapedArray(tuple(x.shape), canonicalize(x.dtype),
                            bool(getattr(x, "weak_type", False)))
@@ -62,7 +67,22 @@ def device_put(x, device=None):
         return _device_put(x, device)
 
 
+def _memory_space_sharding(space, x):
+    """``device_put(x, jax.memory.Space.X)``: that memory of the device ``x`` is on (its
+    first array leaf's, else the default device)."""
+    device = None
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, ArrayImpl) and len(leaf.devices()) == 1:
+            device = next(iter(leaf.devices()))
+            break
+    if device is None:
+        device = _devices()[0]
+    return SingleDeviceSharding(device, memory_kind=space.memory_kind)
+
+
 def _device_put(x, device):
+    if isinstance(device, MemorySpace):
+        device = _memory_space_sharding(device, x)
     if isinstance(device, Format):
         device = sharding_of_format(device)
     if isinstance(device, PartitionSpec):  # on the concrete mesh of set_mesh, as JAX's

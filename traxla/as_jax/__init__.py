@@ -68,6 +68,12 @@ class _AliasLoader(importlib.abc.Loader):
                 real.config.read_environment()
             except RuntimeError:  # a backend already started: its settings stay
                 pass
+            # ``import jax`` imports jax.tree_util, jax.lax, ... as JAX's own imports do:
+            # the traxla modules imported so far get their ``jax.`` names in sys.modules
+            # (treescope looks its aliases' modules up there)
+            for sub, mod in list(sys.modules.items()):
+                if sub.startswith(TARGET + ".") and mod is not None:
+                    sys.modules.setdefault(SOURCE + sub[len(TARGET):], mod)
         sys.modules[name] = real
 
 

@@ -8,7 +8,8 @@ from collections import namedtuple
 import functools
 from functools import partial
 
-from traxla.example_libraries._util import jax_namespace as jax, safe_map, safe_zip, unzip2
+import traxla as jax  # (JAX's module imports jax: its ``jax`` name is the package)
+from traxla.example_libraries._util import safe_map, safe_zip, unzip2
 from traxla import numpy as jnp
 
 map = safe_map

@@ -39,6 +39,9 @@ from traxla.ir.primitive import Primitive
 from traxla.ir.rules.refs import AbstractRef  # noqa: F401
 from traxla.sharding.specs import HiPspec
 from traxla.state.ref import new_ref
+# JAX's TransformedRef: a Ref seen through ``.at[...]`` indexers (traxla's view keeps them
+# as its ``chain``); ``isinstance(r.at[1:3], TransformedRef)``, its shape, dtype, get, set
+from traxla.state.ref import _RefView as TransformedRef  # noqa: F401
 from traxla.tracer import DynamicJaxprTrace, EvalTrace, Tracer
 from traxla.tracer.traces import _bottom, current_trace, set_current_trace
 from traxla.tracer.values import hitype_avals

@@ -17,11 +17,18 @@ def _canonicalize_axis_sizes(axis_sizes):
         return None
 
 
+# JAX's registry of mesh builders for a device kind (``device.device_kind``): a handler
+# ``(mesh_shape, devices, contiguous_submeshes=...)`` returning the device array, or None
+# to leave it to the default layout. JAX's own entries fold TPU generations' tori; traxla
+# has none of its own, and honours those a user registers.
+device_kind_handler_dict: dict = {}
+
+
 def create_device_mesh(mesh_shape: Sequence[int], devices: Sequence[Any] | None = None, *,
                        contiguous_submeshes: bool = False,
                        allow_split_physical_axes: bool = False) -> np.ndarray:
     """A ``mesh_shape`` array of ``devices`` (default: all devices)."""
-    del contiguous_submeshes, allow_split_physical_axes  # no physical topology to respect
+    del allow_split_physical_axes  # no physical topology to respect
     if devices is None:
         devices = _devices()
     new_shape = _canonicalize_axis_sizes(mesh_shape)
@@ -31,6 +38,11 @@ def create_device_mesh(mesh_shape: Sequence[int], devices: Sequence[Any] | None 
     if math.prod(new_shape) != len(devices):
         raise ValueError(f"Number of devices {len(devices)} must equal the product "
                          f"of mesh_shape {new_shape}")
+    handler = device_kind_handler_dict.get(devices[-1].device_kind)
+    if handler is not None:
+        result = handler(new_shape, devices, contiguous_submeshes=contiguous_submeshes)
+        if result is not None:
+            return result
     devices = list(devices)
     if devices[-1].platform == "gpu":
         devices = sorted(devices, key=lambda d: d.id)
@@ -61,4 +73,4 @@ def create_hybrid_device_mesh(mesh_shape: Sequence[int], dcn_mesh_shape: Sequenc
     return create_device_mesh(shape, granules[keys[0]])
 
 
-__all__ = ["create_device_mesh", "create_hybrid_device_mesh"]
+__all__ = ["create_device_mesh", "create_hybrid_device_mesh", "device_kind_handler_dict"]

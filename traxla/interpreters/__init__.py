@@ -4,6 +4,6 @@
 import os  # noqa: F401  (a name of JAX's package, as its ``import os``)
 
 from traxla._src import traceback_util  # noqa: F401
-from traxla.interpreters import ad, batching, mlir, partial_eval, pxla  # noqa: F401
+from traxla.interpreters import ad, batching, mlir, partial_eval, pxla, xla  # noqa: F401
 
-__all__ = ["ad", "batching", "mlir", "partial_eval", "pxla"]
+__all__ = ["ad", "batching", "mlir", "partial_eval", "pxla", "xla"]

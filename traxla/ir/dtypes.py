@@ -136,7 +136,16 @@ def to_dtype(dtype_like) -> np.dtype:
         return bool_
     if isinstance(dtype_like, ExtendedDType):  # a key dtype: itself
         return dtype_like
-    return canonicalize(np.dtype(dtype_like))
+    return canonicalize(_np_dtype(dtype_like))
+
+
+def _np_dtype(dtype_like) -> np.dtype:
+    """``np.dtype(dtype_like)``; a scalar type carrying its dtype (``jnp.float32``, whose
+    class compares as NumPy's in Python code, slow for NumPy to look up) read directly."""
+    if isinstance(dtype_like, type) and isinstance(d := getattr(dtype_like, "dtype", None),
+                                                   np.dtype):
+        return d
+    return np.dtype(dtype_like)
 
 
 def is_valid_array_dtype(dtype) -> bool:
@@ -166,10 +175,11 @@ def check_user_dtype(dtype_like, fun_name: str = "") -> np.dtype:
     """``to_dtype`` for a dtype the user asked for explicitly: a 64-bit request without x64
     warns, as JAX does, that it is truncated (instead of narrowing silently)."""
     out = to_dtype(dtype_like)
-    if dtype_like in (float, int, complex, bool) or isinstance(dtype_like, ExtendedDType):
+    if (dtype_like is float or dtype_like is int or dtype_like is complex or dtype_like is bool
+            or isinstance(dtype_like, ExtendedDType)):
         return out
     try:
-        requested = np.dtype(dtype_like)
+        requested = _np_dtype(dtype_like)
     except TypeError:
         return out
     if requested != out:

@@ -72,11 +72,12 @@ def _scalar_type(np_type):
     return make
 
 
+from traxla.numpy._dtypes_api import _make_scalar_type  # noqa: E402
 for _name in ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float16", "float32", "float64", "bfloat16", "complex64", "complex128"):
-    _t = globals()[_name]
-    globals()[_name] = type(_name, (), {"__new__": staticmethod(lambda cls, x=0, _t=_t: asarray(x, dtype=_t)),
-                                        "dtype": _np.dtype(_t)})
+    # JAX's scalar types: ``jnp.float32(x)`` is an Array; the type compares and hashes as
+    # NumPy's (``jnp.float32 == np.float32``: tfp compares function defaults so)
+    globals()[_name] = _make_scalar_type(_name, globals()[_name])
 from traxla.numpy import fft  # noqa: F401,E402  (traxla.numpy.fft, as jax.numpy.fft)
 from traxla.numpy._convolve import convolve, correlate  # noqa: F401,E402
 from traxla.numpy import linalg  # noqa: E402,F401  (numpy.linalg on lax.linalg)

@@ -8,6 +8,7 @@ import numpy as np
 from traxla import lax
 from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
+from traxla.ir.pytype_registry import user_aval_fn
 from traxla.ir.rules.refs import is_ref_aval
 from traxla.tracer.staging import DynamicJaxprTracer
 from traxla.lax import (_convert_element_type, aval_of, _asarray as asarray, broadcast_to_rank, _asarray as
@@ -40,7 +41,10 @@ def check_for_prngkeys(fun_name: str, *args):
 def _is_arraylike(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic))
             or (hasattr(type(x), "aval") and not is_ref_aval(x.aval))  # (array refs are not)
-            or hasattr(x, "__jax_array__"))
+            or hasattr(x, "__jax_array__")
+            # a type registered in JAX's core.pytype_aval_mappings (JAX's jitted numpy
+            # functions take one as a jit argument)
+            or user_aval_fn(type(x)) is not None)
 
 
 def jax_array_protocol(args):

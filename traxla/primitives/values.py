@@ -16,6 +16,7 @@ from traxla.tracer.staging import DynamicJaxprTracer as _DynamicJaxprTracer
 from traxla.tracer.values import concrete_aval, is_concrete
 from traxla.runtime.dispatch import to_array
 from traxla.ir.avals import ShapedArray, interned as _interned
+from traxla.ir.pytype_registry import user_aval_fn
 
 convert_element_type_p = _E["convert_element_type"]
 
@@ -49,6 +50,10 @@ def asarray(x):
         return _convert_element_type(x, dtypes.canonicalize(np.asarray(x).dtype), False)
     if isinstance(x, Literal):
         return x
+    fn = user_aval_fn(type(x))  # a type registered in JAX's core.pytype_aval_mappings
+    if fn is not None:
+        aval = fn(x)
+        return _convert_element_type(x, aval.dtype, aval.weak_type)
     m = getattr(x, "__jax_array__", None)  # JAX's protocol (flax's Variables use it)
     if m is not None:
         return asarray(m())

@@ -7,6 +7,7 @@ from traxla.ir import dtypes
 from traxla.ir.avals import ShapedArray
 from traxla.ir.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from traxla.ir.primitive import typing_rules
+from traxla.ir.pytype_registry import value_handler_for
 from traxla.ir.sharding_rules import infer_avals
 from traxla.ir.rules.call import jit_p
 from traxla.ir.rules.elementwise import bitcast_convert_type_p
@@ -46,6 +47,9 @@ def to_array(x) -> ArrayImpl:
         return device_put_numpy(host, ShapedArray(host.shape, dtype, False))
     if isinstance(x, ArrayImpl) or t is Token:  # (a token passes as its buffer)
         return x
+    handler = value_handler_for(t)  # JAX's ``canonicalize_value`` handlers (tfp's proxy)
+    if handler is not None and type(y := handler(x)) is not t:
+        return to_array(y)
     m = getattr(x, "__jax_array__", None)  # JAX's protocol: flax's Variables as operands
     if m is not None:
         return to_array(m())

@@ -14,6 +14,7 @@ from traxla.ir.avals import ShapedArray, interned
 from traxla.ir.shape_poly import DimExpr
 from traxla.ir.jaxpr import Literal
 from traxla.ir.literals import TypedNdArray
+from traxla.ir.pytype_registry import user_aval_fn, value_handler_for
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -25,7 +26,9 @@ hitype_avals: dict = {}
 
 def is_concrete(x) -> bool:
     return (type(x) in _PY_SCALARS or isinstance(x, (np.ndarray, np.generic, Literal))
-            or hasattr(type(x), "__traxla_array__"))
+            or hasattr(type(x), "__traxla_array__")
+            # a type of the user's registered with JAX's ``core.pytype_aval_mappings``
+            or user_aval_fn(type(x)) is not None)
 
 
 _flags = config.current
@@ -56,6 +59,9 @@ def concrete_aval(x) -> ShapedArray:
         return aval
     if t in hitype_avals:
         return hitype_avals[t](x)
+    fn = user_aval_fn(t)  # JAX's ``core.pytype_aval_mappings`` (tfp's variable proxy)
+    if fn is not None:
+        return fn(x)
     # the type declares ``aval``: a proxy forwarding attribute reads is not an array
     aval = getattr(x, "aval", None) if hasattr(type(x), "aval") else None
     if aval is not None:
@@ -81,7 +87,8 @@ def concrete_value(x):
         return np.asarray(x)
     if type(x) is TypedNdArray:  # typed already: never canonicalized (JAX's)
         return x
-    x = np.asarray(x)
+    handler = value_handler_for(t)  # JAX's ``canonicalize_value`` handlers
+    x = np.asarray(x if handler is None else handler(x))
     canonical = dtypes.canonicalize(x.dtype)
     return x if canonical == x.dtype else x.astype(canonical)
 

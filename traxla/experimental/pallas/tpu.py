@@ -293,6 +293,9 @@ _deprecated = {"semaphore_read", "semaphore_signal", "semaphore_wait", "DeviceId
                "semaphore", "HOST"}
 
 
+from traxla.experimental.pallas import tpu_core as core  # noqa: E402,F401  (as JAX's pltpu.core)
+
+
 def __getattr__(name):  # JAX's deprecated aliases of pl names
     if name in _deprecated:
         import warnings

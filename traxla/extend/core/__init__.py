@@ -5,7 +5,7 @@ evaluation, ``def_abstract_eval`` its typing rule; lowering, JVP, transpose and 
 rules are registered through ``traxla.interpreters``."""
 from __future__ import annotations
 
-import contextlib
+import collections.abc as _abc
 import weakref
 
 import numpy as np
@@ -139,16 +139,22 @@ def find_top_trace(xs):
 unsafe_get_current_trace = _traces.current_trace
 
 
-def take_current_trace():
-    """A context manager yielding the current trace, with the eager trace current inside."""
-    return _take()
+class TakeCurrentTraceContextManager:
+    """``with take_current_trace() as trace``: the current trace, with the eager trace
+    current inside the block (JAX's class of that name)."""
+    __slots__ = ("_ctx",)
+
+    def __enter__(self):
+        trace = _traces.current_trace()
+        self._ctx = _traces.set_current_trace(_traces._bottom[0])
+        self._ctx.__enter__()
+        return trace
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        return self._ctx.__exit__(exc_type, exc_value, traceback)
 
 
-@contextlib.contextmanager
-def _take():
-    trace = _traces.current_trace()
-    with _traces.set_current_trace(_traces._bottom[0]):
-        yield trace
+take_current_trace = TakeCurrentTraceContextManager
 
 
 set_current_trace = _traces.set_current_trace
@@ -216,7 +222,7 @@ def jaxprs_in_params(params) -> list:
 
 
 no_effects: frozenset = frozenset()
-Effects = frozenset
+Effects = _abc.Set[Effect]  # JAX's: the type of a set of effects (a jaxpr's is a frozenset)
 
 
 def _trace_stack():

@@ -1,0 +1,1 @@
+"""``jax._src.image``: the module of JAX's image resizing (``scale``)."""
