@@ -34,7 +34,6 @@ from traxla.tracer.staging import DynamicJaxprTrace, DynamicJaxprTracer
 from traxla import primitives as prims
 import traxla.api as _api
 import traxla.autodiff.ad as _ad
-import traxla.autodiff.vjp_object as _vjp_object
 from traxla.autodiff.custom import custom_vjp_call_p
 from traxla.ir.dtypes import canonicalize
 from traxla.runtime import to_array
@@ -489,8 +488,7 @@ def _ref_aval(ref):
 
 
 def _implicit_cast(dtype, value):
-    """A weakly typed float (int) value stored in a float (int) ref takes the ref's dtype,
-    as JAX's ``_maybe_implicit_cast``."""
+    """A weak float (int) value stored in a float (int) ref takes its dtype (JAX's same)."""
     value = value if isinstance(value, Tracer) or hasattr(value, "aval") else numpy_api.asarray(value)
     aval = value.aval
     # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
@@ -585,10 +583,8 @@ def addupdate(ref, idx, x):
     if isinstance(ref, _RefView):
         raise NotImplementedError("Only single indexer is supported.")  # (JAX's refusal)
     _check_ref(ref, "ref_addupdate")
-    # (a weak value of the ref's dtype is added as is, as JAX's: a weak Ref stays weak)
     x = x if isinstance(x, Tracer) or hasattr(x, "aval") else numpy_api.asarray(x)
-    if x.aval.dtype != ref.dtype:
-        x = _implicit_cast(ref.dtype, x)
+    x = x if x.aval.dtype == ref.dtype else _implicit_cast(ref.dtype, x)  # (a weak Ref stays weak)
     tree, operands = make_indexer(ref.shape, idx)
     ref_chain.check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():
@@ -799,7 +795,6 @@ _REF_OPS = frozenset({get_p, swap_p, addupdate_p, freeze_p, free_ref_p})
 _TAKES_REFS = _CALLS | _REF_OPS | {custom_vjp_call_p}  # (a custom_vjp function's Ref argument)
 set_bind_hook(_bind_with_refs, _bind_method)
 _ad.new_zeros_ref[0] = new_ref
-_vjp_object.ref_addupdate[0] = addupdate
 
 
 import traxla.state.discharge as _state_discharge  # noqa: E402  (it imports this module: bound once both are defined)
