@@ -121,3 +121,48 @@ def test_donation_vector():
     assert donation_vector((1,), ("a",), tree) == (False,) * 3 + (True,) * 3 + (False,)  # JAX's
     assert donation_vector((0,), (), jax.tree_util.tree_structure(args), kws=False) == (
         True, True, True, False)
+
+
+def _tangent_kinds(jx, core_mod, ad_mod):
+    """What a JVP rule of user code sees as its tangents (and the tangents its binds give)
+    under ``jvp`` and ``grad``: the page jax-primitives.md prints them by class name."""
+    seen = []
+    kind = lambda t: ("partial_eval.JaxprTracer" in str(type(t)), type(t).__name__  # noqa: E731
+                      if type(t) is ad_mod.Zero else None, str(getattr(t, "aval", "")))
+    p = core_mod.Primitive("kinds_ma")
+    p.def_impl(lambda x, y, z: np.add(np.multiply(x, y), z))
+    p.def_abstract_eval(lambda x, y, z: jx.core.ShapedArray(x.shape, x.dtype))
+
+    def jvp(primals, tangents):
+        x, y, z = primals
+        seen.append(tuple(kind(t) for t in tangents))
+        zero = lambda t: jx.lax.full_like(x, 0) if type(t) is ad_mod.Zero else t  # noqa: E731
+        inner = p.bind(x, zero(tangents[1]), zero(tangents[2]))
+        seen.append(kind(inner))
+        out_t = p.bind(zero(tangents[0]), y, inner)
+        seen.append(kind(out_t))
+        return p.bind(x, y, z), out_t
+
+    def transpose(ct, x, y, z):
+        if not ad_mod.is_undefined_primal(x):
+            return None, p.bind(x, ct, jx.lax.full_like(x, 0)), ct
+        return p.bind(ct, y, jx.lax.full_like(y, 0)), None, ct
+    ad_mod.primitive_jvps[p] = jvp
+    ad_mod.primitive_transposes[p] = transpose
+    f = lambda a, b: p.bind(a, a, b)  # noqa: E731
+    g = float(jx.grad(f)(2.0, 10.0))
+    t = float(jx.jvp(f, (2.0, 10.0), (1.0, 1.0))[1])
+    return g, t, seen
+
+
+def test_user_jvp_rule_sees_tangents_as_jax_does():
+    """Under grad a JVP rule of user code gets (and its binds give) tangents of a class named
+    ``partial_eval.JaxprTracer``, as JAX's fallback linearization runs it; under jvp not."""
+    import jax as real_jax
+    from jax.extend import core as jcore
+    from jax.interpreters import ad as jad
+    from traxla.extend import core as tcore
+    want = _tangent_kinds(real_jax, jcore, jad)
+    got = _tangent_kinds(jax, tcore, ad)
+    assert want[0] == 4.0 and want[1] == 5.0
+    assert got == want

@@ -528,6 +528,31 @@ def test_vjp_with_refs_matches_jax():
             compare_outputs("with_refs", g, w, 1e-6, 1e-6)
 
 
+def test_ref_accumulation_keeps_weak_types_and_prints_as_jax():
+    """``jax.ref.addupdate`` casts nothing (JAX 0.10.2): a weakly typed value added into a
+    weakly typed Ref leaves it weakly typed, a typed one makes it typed; ``with_refs``
+    accumulates with one ``addupdate`` (``a[...] += d`` in a jaxpr), as array_refs.md shows."""
+    def run(t, jnp):
+        out = []
+        for v in (0.5, jnp.float32(0.5)):
+            r = t.new_ref(0.)
+            t.ref.addupdate(r, ..., v)
+            out.append(repr(r))
+        r = t.new_ref(0.)
+        _, sin_vjp = t.vjp(jnp.sin, 1.0)
+        sin_vjp.with_refs(r)(1.0)
+        out.append(repr(r))
+        sin_vjp.with_refs(r)(jnp.float32(1.0))
+        out.append(repr(r))
+
+        def f(r):
+            _, pullback = t.vjp(jnp.sin, 1.0)
+            pullback.with_refs(r)(1.0)
+        out.append(str(t.make_jaxpr(f)(t.new_ref(0.))))
+        return out
+    assert run(traxla, tjnp) == run(jax, jjnp)
+
+
 def _without_empty_mesh_annotations(text):
     """JAX annotates a Ref argument and its final value with a sharding on an empty mesh
     (``sdy.mesh @empty_mesh``); traxla, on one device, does not: the rest must agree."""

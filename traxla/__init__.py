@@ -86,6 +86,8 @@ from traxla import ref  # noqa: F401,E402  (the public namespace jax.ref)
 from traxla.state.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402,F401
 from traxla.state.indexing import ds  # noqa: E402,F401  (jax.ds: a dynamic slice of a ref)
 _state_ref.install_on_tracer()
+import traxla.autodiff.vjp_object as _vjp_object  # noqa: E402
+_vjp_object.ref_addupdate[0] = _state_ref.addupdate  # (with_refs accumulates with it)
 from traxla import api_util, core, flatten_util, monitoring  # noqa: E402,F401  (as jax.core, ...)
 from traxla import _src  # noqa: E402,F401  (jax._src: the private paths libraries import)
 from traxla import lib  # noqa: E402,F401  (jax.lib, imported by jax as well)

@@ -8,6 +8,11 @@ import dataclasses
 from traxla import tree_util
 from traxla.tracer import Tracer
 
+# ``jax.ref.addupdate`` (installed by ``traxla.state.ref``, a layer above): a cotangent
+# accumulates into its Ref as one ``addupdate``, as JAX's backward pass accumulates it (the
+# Ref keeps its type; it prints as ``a[...] += ct`` in a jaxpr)
+ref_addupdate: list = [None]
+
 
 @tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -98,7 +103,7 @@ class VJP:
             for target, ct in zip(targets, cts):
                 if getattr(target, "is_array_ref", False) or (
                         isinstance(target, Tracer) and hasattr(target.aval, "inner_aval")):
-                    target[...] += ct  # a Ref (or a Ref staged under jit) accumulates
+                    ref_addupdate[0](target, ..., ct)  # a Ref (or one staged under jit)
                     out.append(GradRef())
                 else:
                     out.append(DidntWant() if isinstance(target, DontWant) else ct)

@@ -14,6 +14,12 @@ from traxla.autodiff.rules._util import deflinear2 as _deflinear2
 from traxla.ir.rules.ad import add_any_p as add_jaxvals_p  # noqa: F401
 from traxla.base.unsupported import fill as _fill
 from traxla.ir.jaxpr import Literal
+from traxla.autodiff.ad import RoutingTrace
+from traxla.tracer import DynamicJaxprTracer
+from traxla.tracer.traces import current_trace, set_current_trace
+from traxla.interpreters.partial_eval import JaxprTracer
+
+_new = object.__new__
 
 
 class _Jvps(MutableMapping):
@@ -26,8 +32,19 @@ class _Jvps(MutableMapping):
 
     def __setitem__(self, prim, rule):
         self._user[prim] = rule
-        jvp_rules[prim] = lambda primals, tangents, **params: rule(
-            tuple(_values(primals)), tuple(tangents), **params)
+
+        def jvp(primals, tangents, **params):
+            routing = current_trace()
+            if type(routing) is not RoutingTrace:  # jvp: the tangents as they are
+                return rule(tuple(_values(primals)), tuple(tangents), **params)
+            # linearize/grad: the rule sees its staged tangents as JAX's partial-evaluation
+            # tracers (``pe.JaxprTracer``), as under JAX's fallback linearization
+            tt = routing.tangent_trace
+            with set_current_trace(_UserRuleTrace(routing)):
+                out = rule(tuple(_values(primals)),
+                           tuple(_view(t, tt, JaxprTracer) for t in tangents), **params)
+            return _unview(out)
+        jvp_rules[prim] = jvp
 
     def __getitem__(self, prim):
         return self._user[prim] if prim in self._user else jvp_rules[prim]
@@ -47,6 +64,41 @@ def _values(args):
     """What a rule of user code gets for a constant of a jaxpr being replayed: its value
     (JAX's eval_jaxpr reads a Literal's ``val``), not traxla's ``Literal``."""
     return [a.val if type(a) is Literal else a for a in args]
+
+
+def _view(x, tt, cls):
+    """``x``, a tracer of the tangent trace ``tt``, as an object of class ``cls`` sharing
+    its variable; anything else as it is."""
+    if isinstance(x, DynamicJaxprTracer) and x._trace is tt and type(x) is not cls:
+        view = _new(cls)
+        view._trace, view._var, view.aval = x._trace, x._var, x.aval
+        return view
+    return x
+
+
+def _unview(x):
+    """A rule's result with the ``JaxprTracer`` views in it back as staging tracers."""
+    if type(x) is JaxprTracer:
+        return _view(x, x._trace, DynamicJaxprTracer)
+    if type(x) in (tuple, list):
+        return type(x)(_unview(y) for y in x)
+    return x
+
+
+class _UserRuleTrace(RoutingTrace):
+    """The routing trace of linearize while a JVP rule of user code runs: operands that are
+    ``JaxprTracer`` views go in as the staging tracers they view, tangent results come out as
+    views."""
+
+    def __init__(self, routing):
+        super().__init__(routing.parent, routing.tangent_trace)
+
+    def process_primitive(self, prim, args, params):
+        out = super().process_primitive(prim, [_unview(a) for a in args], params)
+        tt = self.tangent_trace
+        if prim.multiple_results:
+            return [_view(o, tt, JaxprTracer) for o in out]
+        return _view(out, tt, JaxprTracer)
 
 
 primitive_jvps = _Jvps()

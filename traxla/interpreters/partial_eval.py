@@ -20,7 +20,18 @@ from traxla.tracer.staging import DynamicJaxprTracer, trace_to_jaxpr
 from traxla.api_util import shaped_abstractify
 from traxla.autodiff.partial_eval import _dce_jaxpr, _dce_rules as dce_rules  # noqa: F401
 
-JaxprTracer = DynamicJaxprTracer  # traxla stages with one tracer type
+
+
+class JaxprTracer(DynamicJaxprTracer):
+    """A tangent as a differentiation rule of user code sees it under ``grad``/``linearize``
+    (``ad.primitive_jvps``): JAX runs such a rule under its partial-evaluation trace, whose
+    tracers are of this class (the rule, or a helper printing its operands, can tell). traxla
+    hands the rule these views of its staged tangents; they never leave the rule (see
+    ``traxla.interpreters.ad``)."""
+    __slots__ = ()
+
+    def _short_repr(self):
+        return f"Traced<{self.aval}>"
 
 
 class PartialVal(tuple):

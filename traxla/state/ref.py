@@ -488,8 +488,7 @@ def _ref_aval(ref):
 
 
 def _implicit_cast(dtype, value):
-    """A weakly typed float (int) value stored in a float (int) ref takes the ref's dtype,
-    as JAX's ``_maybe_implicit_cast``."""
+    """A weak float (int) value stored in a float (int) ref takes its dtype (JAX's same)."""
     value = value if isinstance(value, Tracer) or hasattr(value, "aval") else numpy_api.asarray(value)
     aval = value.aval
     # JAX's condition, operator precedence included: ``(weak and float->float) or int->int``
@@ -584,7 +583,8 @@ def addupdate(ref, idx, x):
     if isinstance(ref, _RefView):
         raise NotImplementedError("Only single indexer is supported.")  # (JAX's refusal)
     _check_ref(ref, "ref_addupdate")
-    x = _implicit_cast(ref.dtype, x)
+    x = x if isinstance(x, Tracer) or hasattr(x, "aval") else numpy_api.asarray(x)
+    x = x if x.aval.dtype == ref.dtype else _implicit_cast(ref.dtype, x)  # (a weak Ref stays weak)
     tree, operands = make_indexer(ref.shape, idx)
     ref_chain.check_static_sizes(tree)
     if isinstance(ref, Ref) and not _staging():

@@ -93,7 +93,8 @@ class DynamicJaxprTrace(Trace):
         return var
 
     def to_atom(self, x):
-        if type(x) is DynamicJaxprTracer and x._trace is self:
+        # (a subclass too: the ``pe.JaxprTracer`` views a JVP rule of user code gets)
+        if isinstance(x, DynamicJaxprTracer) and x._trace is self:
             return x._var
         if isinstance(x, Literal):
             return x
