@@ -229,19 +229,46 @@ def test_bit_exact_eager(name, jax_side):
         assert_same_bits(want, data(random, f(random, tk)))
 
 
-@pytest.mark.parametrize("name", sorted(SAMPLERS))
-def test_bit_exact_jit(name, jax_side):
-    f = SAMPLERS[name]
+def _all_samplers(R, names):
+    """One function drawing every sampler in ``names`` from one key: {name: draw}."""
+    return lambda k: {n: data(R, SAMPLERS[n](R, k)) for n in names}
+
+
+def assert_all_same_bits(wants: dict, gots: dict):
+    """``assert_same_bits`` per sampler, every failure reported by name."""
+    assert sorted(gots) == sorted(wants)
+    bad = []
+    for n in sorted(wants):
+        try:
+            assert_same_bits(wants[n], gots[n])
+        except AssertionError as e:
+            bad.append(f"{n}: {e}")
+    assert not bad, "\n".join(bad)
+
+
+def test_bit_exact_jit(jax_side):
+    """Every sampler under ``jit``, all in one program (one compile; XLA compiling Threefry
+    is most of this file's time), called on two keys."""
+    names = sorted(SAMPLERS)
 
     def theirs():
-        jf = jax.jit(lambda k: data(jr, f(jr, k)))
+        jf = jax.jit(_all_samplers(jr, names))
         return [jf(jk) for jk in _keys(jr, SEEDS[:2])]
-    tf = traxla.jit(lambda k: data(random, f(random, k)))
+    tf = traxla.jit(_all_samplers(random, names))
     for want, tk in zip(jax_side(theirs), _keys(random, SEEDS[:2]), strict=True):
-        assert_same_bits(want, tf(tk))
+        assert_all_same_bits(want, tf(tk))
 
 
-@pytest.mark.parametrize("name", sorted(set(SAMPLERS) - NO_VMAP))
+# vmap'ed eagerly one by one: the samplers whose work outside a jitted helper runs as eager
+# primitives under vmap (key splitting and folding, indexing keys, Python-level glue). A
+# jitted helper vmapped eagerly is its batched jit equation compiled: every sampler is also
+# vmapped in the one program of test_bit_exact_jit_of_vmap.
+EAGER_VMAP = ["bits_scalar", "uniform_scalar", "randint_u8_full", "bernoulli_p_array",
+              "categorical", "choice_p_array", "choice_no_replace", "split", "split_shape",
+              "split_then_draw", "fold_in", "fold_in_large", "fold_in_then_split", "key_data"]
+
+
+@pytest.mark.parametrize("name", EAGER_VMAP)
 def test_bit_exact_vmap_over_keys(name, jax_side):
     f = SAMPLERS[name]
     tks = random.split(random.key(11), 3)
@@ -250,16 +277,13 @@ def test_bit_exact_vmap_over_keys(name, jax_side):
     assert_same_bits(want, got)
 
 
-VMAP_JIT = ["normal", "randint", "choice_no_replace", "categorical_batched", "fold_in"]
-
-
-@pytest.mark.parametrize("name", VMAP_JIT)
-def test_bit_exact_jit_of_vmap(name, jax_side):
-    f = SAMPLERS[name]
+def test_bit_exact_jit_of_vmap(jax_side):
+    """Every sampler vmapped over four keys, under one ``jit`` (one program)."""
+    names = sorted(set(SAMPLERS) - NO_VMAP)
     tks = random.split(random.key(3), 4)
-    want = jax_side(lambda: jax.jit(jax.vmap(lambda k: data(jr, f(jr, k))))(jr.split(jr.key(3), 4)))
-    got = traxla.jit(traxla.vmap(lambda k: data(random, f(random, k))))(tks)
-    assert_same_bits(want, got)
+    want = jax_side(lambda: jax.jit(jax.vmap(_all_samplers(jr, names)))(jr.split(jr.key(3), 4)))
+    got = traxla.jit(traxla.vmap(_all_samplers(random, names)))(tks)
+    assert_all_same_bits(want, got)
 
 
 LEGACY = ["normal", "uniform_bf16", "randint", "choice_no_replace", "split", "fold_in",
@@ -267,11 +291,12 @@ LEGACY = ["normal", "uniform_bf16", "randint", "choice_no_replace", "split", "fo
 
 
 @pytest.mark.parametrize("name", LEGACY)
-def test_legacy_raw_keys(name):
+def test_legacy_raw_keys(name, jax_side):
     """uint32[2] keys from PRNGKey work everywhere; split/fold_in return raw keys."""
     f = SAMPLERS[name]
-    for s in SEEDS:
-        want, got = f(jr, jr.PRNGKey(s)), f(random, random.PRNGKey(s))
+    wants = jax_side(lambda: [f(jr, jr.PRNGKey(s)) for s in SEEDS])
+    for s, want in zip(SEEDS, wants, strict=True):
+        got = f(random, random.PRNGKey(s))
         if name in ("split", "fold_in"):
             assert np.asarray(got).dtype == np.uint32
         assert_same_bits(want, got)
@@ -326,21 +351,25 @@ def test_threefry_known_answers():
     assert_same_bits(jax_threefry(k, count), random.threefry_2x32(k, count))
 
 
-def test_x64_mode():
+def test_x64_mode(jax_side):
     """With x64 on: 64-bit seeds, float64/uint64/int64 samplers."""
     cases = [lambda R: R.key_data(R.key(2 ** 40 + 7)), lambda R: R.key_data(R.key(-5)),
              lambda R: R.bits(R.key(1), (5,)), lambda R: R.uniform(R.key(1), (5,)),
              lambda R: R.normal(R.key(2), (5,)),
              lambda R: R.randint(R.key(3), (5,), -2 ** 40, 2 ** 41)]
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with traxla.config.flag("enable_x64", True):
-            for i, f in enumerate(cases):
-                want, got = f(jr), f(random)
-                assert i < 2 or np.asarray(got).dtype.itemsize == 8
-                assert_same_bits(want, got)
-    finally:
-        jax.config.update("jax_enable_x64", False)
+
+    def theirs():
+        jax.config.update("jax_enable_x64", True)
+        try:
+            return [np.asarray(f(jr)) for f in cases]
+        finally:
+            jax.config.update("jax_enable_x64", False)
+    wants = jax_side(theirs)
+    with traxla.config.flag("enable_x64", True):
+        for i, (f, want) in enumerate(zip(cases, wants, strict=True)):
+            got = f(random)
+            assert i < 2 or np.asarray(got).dtype.itemsize == 8
+            assert_same_bits(want, got)
 
 
 # -- keys as values -----------------------------------------------------------------------
@@ -359,25 +388,30 @@ def test_key_printing_and_typeof():
         np.asarray(k)
 
 
-def test_key_arrays_in_structural_ops():
-    ks, jks = random.split(random.key(0), 12).reshape(3, 4), jr.split(jr.key(0), 12).reshape(3, 4)
-    i = np.int32(2)
-    for f in [lambda M, x: x.T, lambda M, x: x[1, ::2], lambda M, x: x[:, 1:3][::-1],
+STRUCTURAL = [lambda M, x: x.T, lambda M, x: x[1, ::2], lambda M, x: x[:, 1:3][::-1],
               lambda M, x: M.stack([x[0], x[2]]), lambda M, x: M.concatenate([x, x], axis=1),
               lambda M, x: M.where(np.array([True, False, True, False]), x[0], x[1]),
               lambda M, x: M.broadcast_to(x[0, 0], (2, 3)), lambda M, x: x.reshape(12),
-              lambda M, x: x[np.array([[2, 0], [1, 1]], np.int32)]]:  # gather
-        assert_same_bits(jr.key_data(f(jnp, jks)), random.key_data(f(tnp, ks)))
-    for f in [lambda L, x, i: x[i], lambda L, x, i: x[0][i],
-              lambda L, x, i: L.dynamic_update_slice(x, x[:1], (i, 0))]:
-        want = jax.jit(lambda x, i: jr.key_data(f(jax.lax, x, i)))(jks, i)
-        got = traxla.jit(lambda x, i: random.key_data(f(tlax, x, i)))(ks, i)
+              lambda M, x: x[np.array([[2, 0], [1, 1]], np.int32)]]  # gather
+STRUCTURAL_JIT = [lambda L, x, i: x[i], lambda L, x, i: x[0][i],
+                  lambda L, x, i: L.dynamic_update_slice(x, x[:1], (i, 0))]
+
+
+def _structural(R, M, L, jit, vmap):
+    ks, i = R.split(R.key(0), 12).reshape(3, 4), np.int32(2)
+    out = [R.key_data(f(M, ks)) for f in STRUCTURAL]
+    out += [jit(lambda x, i, f=f: R.key_data(f(L, x, i)))(ks, i) for f in STRUCTURAL_JIT]
+    a, b = R.split(R.key(1))  # iteration of a key array
+    out.append(R.key_data(b))
+    out.append(vmap(vmap(lambda k: R.uniform(k, (2,))), in_axes=1)(ks))
+    return out
+
+
+def test_key_arrays_in_structural_ops(jax_side):
+    wants = jax_side(lambda: _structural(jr, jnp, jax.lax, jax.jit, jax.vmap))
+    gots = _structural(random, tnp, tlax, traxla.jit, traxla.vmap)
+    for want, got in zip(wants, gots, strict=True):
         assert_same_bits(want, got)
-    a, b = random.split(random.key(1))  # iteration of a key array
-    assert_same_bits(jr.key_data(jr.split(jr.key(1))[1]), random.key_data(b))
-    want = jax.vmap(jax.vmap(lambda k: jr.uniform(k, (2,))), in_axes=1)(jks)
-    got = traxla.vmap(traxla.vmap(lambda k: random.uniform(k, (2,))), in_axes=1)(ks)
-    assert_same_bits(want, got)
 
 
 def test_keys_through_jit_and_control_flow():
@@ -521,12 +555,19 @@ STATS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(STATS))
-def test_statistics(name):
-    f, mean, var = STATS[name]
-    x = np.asarray(f(random.key(2024)))
-    assert np.all(np.isfinite(x.astype(np.float64)))
-    _check_moments(x, mean, var)
+def test_statistics():
+    """Every sampler's moments; all drawn in one jitted program (one compile, not 18)."""
+    draws = traxla.jit(lambda k: {n: f(k) for n, (f, _, _) in STATS.items()})(random.key(2024))
+    bad = []
+    for name in sorted(STATS):
+        _, mean, var = STATS[name]
+        x = np.asarray(draws[name])
+        try:
+            assert np.all(np.isfinite(x.astype(np.float64)))
+            _check_moments(x, mean, var)
+        except AssertionError as e:
+            bad.append(f"{name}: {e!r}")
+    assert not bad, "\n".join(bad)
 
 
 def test_support_and_ranges():

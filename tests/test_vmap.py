@@ -783,7 +783,33 @@ def test_every_primitive_has_batching_cases():
     assert not stale, f"PENDING entries that now have a rule or a test: {stale}"
 
 
-@pytest.mark.parametrize("prim", sorted({c.prim for c in PRIM_CASES}))
+_BATCHING_PRIMS = sorted({c.prim for c in PRIM_CASES})
+_CHUNK = 16  # primitives whose cases run together
+_SHARED_RESULTS: dict = {}
+
+
+def _shared_results(prim):
+    """``_vmap_and_loop`` of the runnable cases of ``prim`` and of the next primitives (16
+    in all, alphabetically), computed on first use in a process: two compiled programs per 16
+    primitives instead of two per primitive (the compiles were most of this test's time;
+    chunks, so that the two xdist workers seldom both compile the same cases).
+    {id(case): (vmapped, expected)}; None where the cases cannot run together (each
+    primitive's test then runs its own cases)."""
+    chunk = _BATCHING_PRIMS.index(prim) // _CHUNK
+    if chunk not in _SHARED_RESULTS:
+        prims = set(_BATCHING_PRIMS[chunk * _CHUNK:(chunk + 1) * _CHUNK])
+        cases = [c for c in PRIM_CASES if c.prim in prims and not c.shape_only]
+        try:
+            _SHARED_RESULTS[chunk] = dict(zip(map(id, cases), _vmap_and_loop(cases)))
+        except Exception:  # noqa: BLE001 - the failing primitive's own test reports it
+            _SHARED_RESULTS[chunk] = None
+        # the transformation caches now hold these cases' batched jaxprs: emptied, so that
+        # each test's make_jaxpr still runs (and records) its primitive's batching rule
+        traxla.clear_caches()
+    return _SHARED_RESULTS[chunk]
+
+
+@pytest.mark.parametrize("prim", _BATCHING_PRIMS)
 def test_primitive_batching_matches_per_example_loop(prim):
     cases = [c for c in PRIM_CASES if c.prim == prim]
     for case in cases:
@@ -800,7 +826,9 @@ def test_primitive_batching_matches_per_example_loop(prim):
     cases = [c for c in cases if not c.shape_only]
     if not cases:
         return
-    for case, (vmapped, expected) in zip(cases, _vmap_and_loop(cases)):
+    shared = _shared_results(prim)
+    results = [shared[id(c)] for c in cases] if shared else _vmap_and_loop(cases)
+    for case, (vmapped, expected) in zip(cases, results):
         try:
             _assert_trees_same(vmapped, expected)
         except AssertionError as e:
