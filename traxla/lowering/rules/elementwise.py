@@ -56,7 +56,7 @@ def accuracy_attributes(accuracy) -> dict | None:
     return {"result_accuracy": attr}
 
 
-def _without_accuracy(eqn):
+def _without_accuracy(eqn, memo=None):
     """The inline path's attributes: none, unless the equation asks for an accuracy."""
     return {} if eqn.params.get("accuracy") is None else None
 
@@ -168,7 +168,7 @@ def _minmax(name, direction):
     return rule
 
 
-def _real_operands(eqn):
+def _real_operands(eqn, memo=None):
     """The inline path (one op) only for real operands."""
     return None if dtypes.is_complex(eqn.invars[0].aval.dtype) else {}
 
@@ -179,7 +179,7 @@ for _name, _direction in (("max", "GT"), ("min", "LT")):
 
 
 def _compare_attributes(direction):
-    def attributes_of(eqn):
+    def attributes_of(eqn, memo=None):
         dtype = eqn.invars[0].aval.dtype
         cache = rule_cache("compare_of")  # (direction, dtype) -> the op's attributes
         attrs = cache.get((direction, dtype))
@@ -352,7 +352,7 @@ register_lowering(P["clamp"], _clamp)
 _NO_ATTRIBUTES: dict = {}
 
 
-def _convert_attributes(eqn):
+def _convert_attributes(eqn, memo=None):
     """The inline path's convert: a plain ``stablehlo.convert`` (not to bool, not complex
     to real; the identity too, as JAX's)."""
     from_dtype, to_dtype = eqn.invars[0].aval.dtype, eqn.params["new_dtype"]
@@ -405,7 +405,7 @@ def _complex_sin_cos(cosine: bool):
     return rule
 
 
-def _real_without_accuracy(eqn):
+def _real_without_accuracy(eqn, memo=None):
     """The inline path for sin/cos: real operands without an accuracy."""
     if eqn.params.get("accuracy") is not None or eqn.invars[0].aval.dtype in _COMPLEX:
         return None
