@@ -299,8 +299,16 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             continue
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
-            attributes = None if attributes_of is None else attributes_of(eqn, memo)
-            if attributes is not None or attributes_of is None:
+            attributes = None  # (False: the equation needs its rule)
+            if attributes_of is not None:
+                if type(attributes_of) is str:  # none, unless the equation sets that param
+                    if eqn.params.get(attributes_of) is not None:
+                        attributes = False
+                else:
+                    attributes = attributes_of(eqn, memo)
+                    if attributes is None:
+                        attributes = False
+            if attributes is not False:
                 out_aval = outvars[0].aval
                 shape = out_aval.shape
                 operands = []

@@ -56,11 +56,6 @@ def accuracy_attributes(accuracy) -> dict | None:
     return {"result_accuracy": attr}
 
 
-def _without_accuracy(eqn, memo=None):
-    """The inline path's attributes: none, unless the equation asks for an accuracy."""
-    return {} if eqn.params.get("accuracy") is None else None
-
-
 def _unary_plain(name):
     def rule(ctx, x, **params):
         return op_result(name, aval_type(ctx.avals_out[0]), (x,))
@@ -144,7 +139,7 @@ for _name, _op in UNARY_OPS.items():
     # (logistic's accuracy selects its JVP only: JAX lowers it without the attribute)
     with_accuracy = _name in WITH_ACCURACY and _name != "logistic"
     register_elementwise_op(P[_name], _op, _unary(_op) if with_accuracy else _unary_plain(_op),
-                            _without_accuracy if with_accuracy else None)
+                            "accuracy" if with_accuracy else None)  # (an accuracy: the rule)
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
 
