@@ -301,8 +301,10 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
             op_name, attributes_of, elementwise = inline
             attributes = None  # (False: the equation needs its rule)
             if attributes_of is not None:
-                if type(attributes_of) is str:  # none, unless the equation sets that param
-                    if eqn.params.get(attributes_of) is not None:
+                if type(attributes_of) is tuple:  # none, unless the equation sets that
+                    name, refused = attributes_of  # param or has an operand dtype refused
+                    if (eqn.params.get(name) is not None
+                            or (refused and invars[0].aval.dtype in refused)):
                         attributes = False
                 else:
                     attributes = attributes_of(eqn, memo)

@@ -21,8 +21,9 @@ _views: dict = {}  # platform -> (rules, inline ops) with that platform's rules 
 # equations of most programs are such), without a context or a rule call;
 # ``lowering_rules`` has the same as a rule, for everything else. ``attributes_of(eqn,
 # memo)`` gives the op's attributes, or None where the equation needs its rule
-# (``attributes_of`` None: no attributes; a string: no attributes, and an equation whose
-# param of that name is not None needs its rule); ``memo``: a dict of the module being
+# (``attributes_of`` None: no attributes; ``(name, dtypes)``: no attributes, and an
+# equation whose param ``name`` is not None, or whose first operand's dtype is in
+# ``dtypes``, needs its rule: no Python call); ``memo``: a dict of the module being
 # built, one per primitive, where it may keep the MLIR attributes it built (valid in that
 # module's context only). ``elementwise``: the operands are broadcast to the result's shape.
 inline_ops: dict = {}

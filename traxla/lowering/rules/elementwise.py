@@ -139,7 +139,7 @@ for _name, _op in UNARY_OPS.items():
     # (logistic's accuracy selects its JVP only: JAX lowers it without the attribute)
     with_accuracy = _name in WITH_ACCURACY and _name != "logistic"
     register_elementwise_op(P[_name], _op, _unary(_op) if with_accuracy else _unary_plain(_op),
-                            "accuracy" if with_accuracy else None)  # (an accuracy: the rule)
+                            ("accuracy", ()) if with_accuracy else None)  # (accuracy: rule)
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
 
@@ -400,20 +400,12 @@ def _complex_sin_cos(cosine: bool):
     return rule
 
 
-def _real_without_accuracy(eqn, memo=None):
-    """The inline path for sin/cos: real operands without an accuracy."""
-    if eqn.params.get("accuracy") is not None or eqn.invars[0].aval.dtype in _COMPLEX:
-        return None
-    return _NO_ATTRIBUTES
-
-
 _COMPLEX = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
-_NO_ATTRIBUTES: dict = {}
 
 
 for _name in ("sin", "cos"):
     register_elementwise_op(P[_name], UNARY_OPS[_name], _complex_sin_cos(_name == "cos"),
-                            _real_without_accuracy)
+                            ("accuracy", _COMPLEX))  # (inline: real, no accuracy)
 
 
 def _logistic(ctx, x, accuracy=None):
