@@ -176,6 +176,10 @@ for _name, _direction in (("max", "GT"), ("min", "LT")):
 def _compare_attributes(direction):
     def attributes_of(eqn, memo=None):
         dtype = eqn.invars[0].aval.dtype
+        if memo is not None:  # the module's, by dtype (no thread-local read)
+            attrs = memo.get(dtype)
+            if attrs is not None:
+                return attrs
         cache = rule_cache("compare_of")  # (direction, dtype) -> the op's attributes
         attrs = cache.get((direction, dtype))
         if attrs is None:
@@ -183,6 +187,8 @@ def _compare_attributes(direction):
                 return None
             attrs = cache[(direction, dtype)] = compare_attributes(direction,
                                                                    compare_type(dtype))
+        if memo is not None:
+            memo[dtype] = attrs
         return attrs
     return attributes_of
 

@@ -89,7 +89,13 @@ def _plain_static(aval) -> bool:
 def _broadcast_in_dim_attributes(eqn, memo=None):
     if len(eqn.invars) != 1 or not _plain_static(eqn.outvars[0].aval):
         return None
-    return i64_array_attrs("broadcast_dimensions", eqn.params["broadcast_dimensions"])
+    dims = eqn.params["broadcast_dimensions"]
+    if memo is not None and type(dims) is tuple:  # the module's (no thread-local read)
+        attrs = memo.get(dims)
+        if attrs is None:
+            attrs = memo[dims] = i64_array_attrs("broadcast_dimensions", dims)
+        return attrs
+    return i64_array_attrs("broadcast_dimensions", dims)
 
 
 _NO_ATTRIBUTES: dict = {}
@@ -107,7 +113,8 @@ register_direct_op(S.broadcast_in_dim_p, "stablehlo.broadcast_in_dim",
                    _broadcast_in_dim_attributes, _broadcast_in_dim)
 register_direct_op(S.reshape_p, "stablehlo.reshape", _reshape_attributes, _reshape)
 register_direct_op(S.squeeze_p, "stablehlo.reshape",
-                   lambda eqn, memo=None: _NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval) else None,
+                   lambda eqn, memo=None: (_NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval)
+                                           else None),
                    _squeeze)
 
 def _transpose_attributes(eqn, memo=None):
