@@ -36,11 +36,21 @@ def _keys(x, w):
     return traxla.random.key_data(jnp.broadcast_to(keys[:1], (3, 1)).reshape(3))
 
 
+def _memos(x, w):
+    """The inline path's no-call checks (an accuracy, complex sin/cos: the rule) and the
+    module's attribute memos (dot_general by its dimension numbers, compare, broadcasts)."""
+    c = x.astype(jnp.complex64) * 1j
+    for _ in range(2):
+        x = jnp.tanh(x @ w @ w.T) + (x > 0.25) - jnp.float32(0.5)
+    return (jnp.sin(c), jnp.cos(c), lax.sin(x, accuracy=lax.AccuracyMode.HIGHEST),
+            lax.tanh(x, accuracy=lax.Tolerance(atol=1e-3)), jnp.sin(x) + jnp.cos(x))
+
+
 def _lowered_text(f):
     return traxla.jit(f).lower(X, W).as_text(debug_info=True)
 
 
-@pytest.mark.parametrize("f", [_mixed, _ints, _keys], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", [_mixed, _ints, _keys, _memos], ids=lambda f: f.__name__)
 def test_inline_ops_emit_what_their_rules_emit(f, monkeypatch):
     inline = _lowered_text(f)
     monkeypatch.setattr(registry, "inline_ops", {})

@@ -65,6 +65,9 @@ class ModuleBuilder:
         # (rule's key..., id of a location of ``_locations``) -> an op of this module that
         # a rule clones for a like equation at that location (a reduction and its body)
         self.op_templates: dict = {}
+        # primitive -> a dict its inline op's ``attributes_of(eqn, memo)`` keeps this
+        # module's MLIR attributes in (no thread-local read per equation)
+        self.attribute_memos: dict = {}
 
     def location(self, eqn):
         """The op location JAX gives an equation: its name stack (``jit(f)/scope/sin``)
@@ -290,7 +293,9 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
     # A program's equations share a few source infos and avals (tracing hands out one
     # object for each): their locations and types by those objects, which the jaxpr
     # holds while it lowers (a dict lookup by identity, no key worked out)
-    plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op)
+    plans = {}       # (source info, primitive) -> (``builder.location(eqn)``, inline op,
+    #                  the primitive's ``builder.attribute_memos`` dict)
+    memos = builder.attribute_memos
     aval_types = {}  # id(aval) -> ``(aval_type(aval),)`` (an op's result types)
     broadcasts = {}  # (id(operand aval), id(result aval)) -> ``broadcast_parts`` (or False)
     platforms = builder.platforms
@@ -298,16 +303,29 @@ def emit_jaxpr(builder: ModuleBuilder, jaxpr, consts, args):
         prim = eqn.primitive
         plan = plans.get((eqn.source_info, prim))
         if plan is None:
+            memo = memos.get(prim)
+            if memo is None:
+                memo = memos[prim] = {}
             plan = plans[(eqn.source_info, prim)] = (builder.location(eqn),
-                                                     inline_table.get(prim))
-        loc, inline = plan
+                                                     inline_table.get(prim), memo)
+        loc, inline, memo = plan
         invars, outvars = eqn.invars, eqn.outvars
         if platforms is not None and _per_platform(builder, eqn, env, read, loc):
             continue
         if inline is not None:  # one op: no context, no rule call (see ``inline_ops``)
             op_name, attributes_of, elementwise = inline
-            attributes = None if attributes_of is None else attributes_of(eqn)
-            if attributes is not None or attributes_of is None:
+            attributes = None  # (False: the equation needs its rule)
+            if attributes_of is not None:
+                if type(attributes_of) is tuple:  # none, unless the equation sets that
+                    name, refused = attributes_of  # param or has an operand dtype refused
+                    if (eqn.params.get(name) is not None
+                            or (refused and invars[0].aval.dtype in refused)):
+                        attributes = False
+                else:
+                    attributes = attributes_of(eqn, memo)
+                    if attributes is None:
+                        attributes = False
+            if attributes is not False:
                 out_aval = outvars[0].aval
                 shape = out_aval.shape
                 operands = []

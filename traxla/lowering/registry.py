@@ -19,9 +19,13 @@ _views: dict = {}  # platform -> (rules, inline ops) with that platform's rules 
 # primitive -> (op name, attributes_of, elementwise): a primitive that lowers to one op
 # whose result has the equation's type. The equation loop emits these inline (most
 # equations of most programs are such), without a context or a rule call;
-# ``lowering_rules`` has the same as a rule, for everything else. ``attributes_of(eqn)``
-# gives the op's attributes, or None where the equation needs its rule (``attributes_of``
-# None: no attributes). ``elementwise``: the operands are broadcast to the result's shape.
+# ``lowering_rules`` has the same as a rule, for everything else. ``attributes_of(eqn,
+# memo)`` gives the op's attributes, or None where the equation needs its rule
+# (``attributes_of`` None: no attributes; ``(name, dtypes)``: no attributes, and an
+# equation whose param ``name`` is not None, or whose first operand's dtype is in
+# ``dtypes``, needs its rule: no Python call); ``memo``: a dict of the module being
+# built, one per primitive, where it may keep the MLIR attributes it built (valid in that
+# module's context only). ``elementwise``: the operands are broadcast to the result's shape.
 inline_ops: dict = {}
 
 # primitive -> direct(builder, eqn, operands, loc) -> the result (or results): a rule that
@@ -75,7 +79,7 @@ def register_elementwise_op(prim, op_name: str, rule, attributes_of=None):
 
 
 def register_direct_op(prim, op_name: str, attributes_of, rule):
-    """Registers ``rule`` for ``prim``, and ``op_name`` with ``attributes_of(eqn)`` for
+    """Registers ``rule`` for ``prim``, and ``op_name`` with ``attributes_of(eqn, memo)`` for
     the equation loop's inline path, operands as they are (``rule`` must emit the same op
     for the equations that ``attributes_of`` accepts)."""
     _views.clear()

@@ -56,11 +56,6 @@ def accuracy_attributes(accuracy) -> dict | None:
     return {"result_accuracy": attr}
 
 
-def _without_accuracy(eqn):
-    """The inline path's attributes: none, unless the equation asks for an accuracy."""
-    return {} if eqn.params.get("accuracy") is None else None
-
-
 def _unary_plain(name):
     def rule(ctx, x, **params):
         return op_result(name, aval_type(ctx.avals_out[0]), (x,))
@@ -144,7 +139,7 @@ for _name, _op in UNARY_OPS.items():
     # (logistic's accuracy selects its JVP only: JAX lowers it without the attribute)
     with_accuracy = _name in WITH_ACCURACY and _name != "logistic"
     register_elementwise_op(P[_name], _op, _unary(_op) if with_accuracy else _unary_plain(_op),
-                            _without_accuracy if with_accuracy else None)
+                            ("accuracy", ()) if with_accuracy else None)  # (accuracy: rule)
 for _name, _op in BINARY_OPS.items():
     register_elementwise_op(P[_name], _op, _binary(_op))
 
@@ -168,7 +163,7 @@ def _minmax(name, direction):
     return rule
 
 
-def _real_operands(eqn):
+def _real_operands(eqn, memo=None):
     """The inline path (one op) only for real operands."""
     return None if dtypes.is_complex(eqn.invars[0].aval.dtype) else {}
 
@@ -179,8 +174,12 @@ for _name, _direction in (("max", "GT"), ("min", "LT")):
 
 
 def _compare_attributes(direction):
-    def attributes_of(eqn):
+    def attributes_of(eqn, memo=None):
         dtype = eqn.invars[0].aval.dtype
+        if memo is not None:  # the module's, by dtype (no thread-local read)
+            attrs = memo.get(dtype)
+            if attrs is not None:
+                return attrs
         cache = rule_cache("compare_of")  # (direction, dtype) -> the op's attributes
         attrs = cache.get((direction, dtype))
         if attrs is None:
@@ -188,6 +187,8 @@ def _compare_attributes(direction):
                 return None
             attrs = cache[(direction, dtype)] = compare_attributes(direction,
                                                                    compare_type(dtype))
+        if memo is not None:
+            memo[dtype] = attrs
         return attrs
     return attributes_of
 
@@ -352,7 +353,7 @@ register_lowering(P["clamp"], _clamp)
 _NO_ATTRIBUTES: dict = {}
 
 
-def _convert_attributes(eqn):
+def _convert_attributes(eqn, memo=None):
     """The inline path's convert: a plain ``stablehlo.convert`` (not to bool, not complex
     to real; the identity too, as JAX's)."""
     from_dtype, to_dtype = eqn.invars[0].aval.dtype, eqn.params["new_dtype"]
@@ -405,20 +406,12 @@ def _complex_sin_cos(cosine: bool):
     return rule
 
 
-def _real_without_accuracy(eqn):
-    """The inline path for sin/cos: real operands without an accuracy."""
-    if eqn.params.get("accuracy") is not None or eqn.invars[0].aval.dtype in _COMPLEX:
-        return None
-    return _NO_ATTRIBUTES
-
-
 _COMPLEX = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
-_NO_ATTRIBUTES: dict = {}
 
 
 for _name in ("sin", "cos"):
     register_elementwise_op(P[_name], UNARY_OPS[_name], _complex_sin_cos(_name == "cos"),
-                            _real_without_accuracy)
+                            ("accuracy", _COMPLEX))  # (inline: real, no accuracy)
 
 
 def _logistic(ctx, x, accuracy=None):

@@ -203,28 +203,28 @@ def _dot_attrs(dimension_numbers, precision=None) -> dict:
     return attrs
 
 
-def _dot_general_attributes(eqn):
-    """The inline path's dot_general: operands of one dtype (no conversion)."""
+def _dot_general_attributes(eqn, memo=None):
+    """The inline path's dot_general: operands of one dtype (no conversion). ``memo``: the
+    module's dict for dot_general (see ``inline_ops``), by the dimension numbers' id."""
     lhs, rhs = eqn.invars
     lhs_dtype, rhs_dtype = lhs.aval.dtype, rhs.aval.dtype
     # (NumPy's dtypes are singletons: identity first, it is the common case and cheap)
     if lhs_dtype is not rhs_dtype and lhs_dtype != rhs_dtype:
         return None
     params = eqn.params
-    precision = params.get("precision")
-    if precision is not None and type(precision) is not tuple:  # a dot algorithm: the rule
-        return None
     # a loop's dot_generals share their dimension numbers object (tracing hands out one):
     # by its identity first (hashing the nested tuples cost more than the rest of this)
     dimension_numbers = params["dimension_numbers"]
-    by_id = rule_cache("dot_general_by_id")
-    hit = by_id.get(id(dimension_numbers))
-    if hit is not None and hit[0] is dimension_numbers and hit[1] is precision:
-        return hit[2]
+    precision = params.get("precision")
+    if memo is not None:
+        hit = memo.get(id(dimension_numbers))
+        if hit is not None and hit[0] is dimension_numbers and hit[1] is precision:
+            return hit[2]
+    if precision is not None and type(precision) is not tuple:  # a dot algorithm: the rule
+        return None
     attrs = _dot_attrs(dimension_numbers, precision)
-    if len(by_id) > 4096:
-        by_id.clear()
-    by_id[id(dimension_numbers)] = (dimension_numbers, precision, attrs)  # (keeps it alive)
+    if memo is not None:
+        memo[id(dimension_numbers)] = (dimension_numbers, precision, attrs)  # (keeps it alive)
     return attrs
 
 

@@ -86,16 +86,22 @@ def _plain_static(aval) -> bool:
     return True
 
 
-def _broadcast_in_dim_attributes(eqn):
+def _broadcast_in_dim_attributes(eqn, memo=None):
     if len(eqn.invars) != 1 or not _plain_static(eqn.outvars[0].aval):
         return None
-    return i64_array_attrs("broadcast_dimensions", eqn.params["broadcast_dimensions"])
+    dims = eqn.params["broadcast_dimensions"]
+    if memo is not None and type(dims) is tuple:  # the module's (no thread-local read)
+        attrs = memo.get(dims)
+        if attrs is None:
+            attrs = memo[dims] = i64_array_attrs("broadcast_dimensions", dims)
+        return attrs
+    return i64_array_attrs("broadcast_dimensions", dims)
 
 
 _NO_ATTRIBUTES: dict = {}
 
 
-def _reshape_attributes(eqn):
+def _reshape_attributes(eqn, memo=None):
     dimensions = eqn.params.get("dimensions")
     if (len(eqn.invars) != 1 or not _plain_static(eqn.outvars[0].aval)
             or (dimensions is not None and list(dimensions) != list(range(len(dimensions))))):
@@ -107,16 +113,17 @@ register_direct_op(S.broadcast_in_dim_p, "stablehlo.broadcast_in_dim",
                    _broadcast_in_dim_attributes, _broadcast_in_dim)
 register_direct_op(S.reshape_p, "stablehlo.reshape", _reshape_attributes, _reshape)
 register_direct_op(S.squeeze_p, "stablehlo.reshape",
-                   lambda eqn: _NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval) else None,
+                   lambda eqn, memo=None: (_NO_ATTRIBUTES if _plain_static(eqn.outvars[0].aval)
+                                           else None),
                    _squeeze)
 
-def _transpose_attributes(eqn):
+def _transpose_attributes(eqn, memo=None):
     if not _plain_static(eqn.outvars[0].aval):
         return None
     return i64_array_attrs("permutation", tuple(eqn.params["permutation"]))
 
 
-def _slice_attributes(eqn):
+def _slice_attributes(eqn, memo=None):
     if not _plain_static(eqn.outvars[0].aval):
         return None
     params = eqn.params
