@@ -150,3 +150,19 @@ _NAMES = ["typeof", "shards", "reshard", "jit reshard", "replicated out", "einsu
           "shard_map grad jaxpr", "shard_map reduced grad", "shard_map in types", "pcast errors"]
 
 outputs, test_unreduced_as_jax = jax_comparison(_SCRIPT, 2, _NAMES)
+
+
+def test_vmap_of_the_unreduced_casts_refuses_as_jax():
+    # JAX 0.10.2's batchers of the three casts raise NotImplementedError; traxla's too
+    import numpy as np
+    from jax._src import core as jcore
+    from jax._src.lax import parallel as jpar
+    from traxla.ir.vma import preduced_p, reduced_vary_cast_p, vary_unreduced_cast_p
+    x = np.ones((2, 3), np.float32)
+    for ours, theirs in ((preduced_p, jpar.preduced_p),
+                         (vary_unreduced_cast_p, jpar.vary_unreduced_cast_p),
+                         (reduced_vary_cast_p, jcore.reduced_vary_cast_p)):
+        with pytest.raises(NotImplementedError):
+            jax.vmap(lambda v: theirs.bind(v, axes=("i",)))(x)
+        with pytest.raises(NotImplementedError, match=f"vmap of `{ours.name}`"):
+            traxla.vmap(lambda v: ours.bind(v, axes=("i",)))(x)

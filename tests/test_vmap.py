@@ -771,10 +771,10 @@ PENDING.update(dict.fromkeys(
     "array refs never reach vmap: outside staging a ref is a Ref object, and a jaxpr holding "
     "refs is discharged first (tests/test_refs.py vmaps ref programs against JAX)"))
 
-PENDING.update(dict.fromkeys(
+# the unreduced/reduced casts: vmap refuses them, as JAX's batchers do
+SPECIAL_CASES.update(dict.fromkeys(
     ["vary_unreduced_cast_p", "reduced_vary_cast_p", "preduced"],
-    "the unreduced/reduced casts of shard_map bodies: JAX batches them (its fancy batchers "
-    "over the vmapped axis); not built here, vmap of them refuses (NotImplementedError)"))
+    "tests/test_unreduced.py::test_vmap_of_the_unreduced_casts_refuses_as_jax"))
 
 
 def test_every_primitive_has_batching_cases():

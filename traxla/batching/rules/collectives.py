@@ -12,7 +12,7 @@ import numpy as np
 from traxla import lax
 from traxla import numpy as jnp
 from traxla.ir.rules.all_to_all import all_to_all_p, ragged_all_to_all_p
-from traxla.ir.vma import pvary_p
+from traxla.ir.vma import preduced_p, pvary_p, reduced_vary_cast_p, vary_unreduced_cast_p
 from traxla.ir.rules.collectives import (REDUCERS, all_gather_p, axis_index_p, pbroadcast_p, ppermute_p,
                                          precv_p, psend_p,
                                          psum_p, psum_scatter_p, shard_map_p)
@@ -295,8 +295,17 @@ register_batching(pvary_p, lambda size, vals, dims, *, axes: (pvary_p.bind(vals[
                                                               dims[0]))
 
 
-# (vary_unreduced_cast, reduced_vary_cast and preduced have no batching rule yet: vmap of
-# them raises NotImplementedError naming the primitive; see tests/test_vmap.py's PENDING)
+def _refused_cast_batcher(prim):
+    """JAX's batchers of these casts raise NotImplementedError: so do traxla's, naming it."""
+    def rule(size, vals, dims, *, axes):
+        raise NotImplementedError(
+            f"vmap of `{prim.name}` (a cast between unreduced, reduced and varying values "
+            f"inside shard_map, over axes {axes}) is not implemented, as in JAX")
+    return rule
+
+
+for _cast in (vary_unreduced_cast_p, reduced_vary_cast_p, preduced_p):
+    register_batching(_cast, _refused_cast_batcher(_cast))
 # as JAX's fancy batchers, these run under a vmap even on unbatched operands: the vmapped
 # axis may be the one they work over
 rules_for_unbatched.update([*REDUCERS.values(), all_gather_p, psum_scatter_p, ppermute_p,
