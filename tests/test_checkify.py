@@ -165,3 +165,27 @@ def _sharded(ns, api):
 def test_checkify_looks_inside_shard_map_and_pmap():
     # as JAX's: each shard's error leaves stacked, so the error is batched, one per shard
     assert _sharded(T, traxla) == _sharded(J, jax)
+
+
+def _static_inside(ns):
+    """The Pallas sparse page's pattern: checkify of a jit whose static argument is passed
+    by keyword. checkify closes over the arguments (JAX does), so ``sizes`` stays a hashable
+    tuple instead of becoming tracers."""
+    @ns.ck.checkify
+    @ns.jit(static_argnums=(2,))
+    def block_slice(x, starts, sizes):
+        ns.ck.check(starts[0] % sizes[0] == 0, "Starts must be divisible by size.")
+        return x[:sizes[0]] * 2
+    x = ns.np.arange(8.0)
+    outs = []
+    for starts in ((4, 2), (3, 2)):
+        err, r = block_slice(x, starts=starts, sizes=(2, 2))
+        outs.append((err.get(), np.asarray(r)))
+    return outs
+
+
+def test_checkify_of_jit_with_static_arguments_by_keyword_matches_jax():
+    got, want = _static_inside(T), _static_inside(J)
+    assert [e for e, _ in got] == [e for e, _ in want]
+    for (_, g), (_, w) in zip(got, want):
+        np.testing.assert_array_equal(g, w)

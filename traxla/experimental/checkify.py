@@ -455,22 +455,21 @@ def checkify(f, errors=user_checks):
 
     @api_boundary
     def checked(*args, **kwargs):
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         store = []
 
-        def flat_fun(*flat):
-            a, kw = tree_util.tree_unflatten(in_tree, list(flat))
-            out_leaves, out_tree = tree_util.tree_flatten(f(*a, **kw))
+        def closed_fun():
+            # the arguments are closed over, not abstracted, as JAX does: a Python value
+            # stays one (a jit's static argument inside ``f`` still hashes)
+            out_leaves, out_tree = tree_util.tree_flatten(f(*args, **kwargs))
             store.append(out_tree)
             return out_leaves
-        avals = [lax.aval_of(x) for x in leaves]
-        closed = trace_to_jaxpr(flat_fun, avals, make_debug_info(f, "checkify", ()))
+        closed = trace_to_jaxpr(closed_fun, [], make_debug_info(f, "checkify", ()))
         table: dict = {}
         _collect_sites(closed.jaxpr, enabled, table, set())
         sites = [s for site_list in _ordered_sites(closed.jaxpr, table) for s in site_list]
         checker = _Checker(table, sites)
         state = checker.initial_state()
-        outs = checker.run(closed.jaxpr, list(closed.consts), leaves, state)
+        outs = checker.run(closed.jaxpr, list(closed.consts), [], state)
         error = Error(jnp.asarray(state[0], np.int32), state[1], sites)
         return error, tree_util.tree_unflatten(store[0], outs)
     return checked
