@@ -392,14 +392,23 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *, grid_spec=None, 
             raise ValueError(f"If `grid_spec` is specified, then `scratch_shapes` must be "
                              f"`()`. It was: {scratch_shapes}")
 
+    def compiled(*args):
+        from traxla.experimental.pallas.mosaic_call import compiled_call
+        return compiled_call(kernel, grid_spec, out_shape, dict(input_output_aliases),
+                             compiler_params, name, args, no_block_spec=no_block_spec,
+                             specs_for=_specs_for, grid_point=_grid_point,
+                             memory_ref_type=MemoryRef, squeezed_type=Squeezed,
+                             cost_estimate=cost_estimate, metadata=metadata)
+    # JAX's pallas_call is a jit(inline=True): called eagerly again, the kernel is not
+    # traced and lowered again (a cached call); under a trace its equation is inlined
+    compiled_jit = []
+
     def wrapped(*args):
         if not interpret and forced_interpret_params() is None:
-            from traxla.experimental.pallas.mosaic_call import compiled_call
-            return compiled_call(kernel, grid_spec, out_shape, dict(input_output_aliases),
-                                 compiler_params, name, args, no_block_spec=no_block_spec,
-                                 specs_for=_specs_for, grid_point=_grid_point,
-                                 memory_ref_type=MemoryRef, squeezed_type=Squeezed,
-                                 cost_estimate=cost_estimate, metadata=metadata)
+            if not compiled_jit:
+                from traxla.api.jit_function import jit
+                compiled_jit.append(jit(compiled, inline=True))
+            return compiled_jit[0](*args)
         params = interpret if not isinstance(interpret, bool) and interpret else \
             forced_interpret_params()
         with interpreting(params):
