@@ -18,6 +18,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import warnings
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 _STORED = REPO / "tests" / "data" / "jax_script_outputs.json"
@@ -47,6 +48,10 @@ def _write(store: pathlib.Path, stored: dict) -> None:
     store.write_text(text + "\n")
 
 
+class JaxRanLive(UserWarning):
+    """A stored JAX output was missing, so JAX ran in the test (slower; still correct)."""
+
+
 def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
     """JAX's stored output for ``key_text`` (a script and its settings) in ``store``, else
     ``run()`` (stored there when TRAXLA_STORE_JAX_OUTPUTS is set)."""
@@ -56,7 +61,15 @@ def jax_output(key_text: str, run, store: pathlib.Path = _STORED):
     if key in stored:
         return stored[key]
     out = run()
-    if os.environ.get("TRAXLA_STORE_JAX_OUTPUTS"):
+    if not os.environ.get("TRAXLA_STORE_JAX_OUTPUTS"):
+        # a stale store runs JAX live without failing: said, so that it gets re-stored
+        warnings.warn(JaxRanLive(
+            f"JAX's side ran live: {store.name} has no output stored for this code (edited "
+            f"since it was stored). Store it: TRAXLA_STORE_JAX_OUTPUTS=1 python -m pytest "
+            + ("<this test>" if store == _STORED else
+               f"tests/{store.stem}.py (=prune for a whole module drops the stale entries)")),
+            stacklevel=2)
+    else:
         _LOADED.pop(store, None)
         stored = _stored(store)
         stored[key] = out
