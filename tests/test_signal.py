@@ -43,9 +43,11 @@ def test_numpy_convolve_and_correlate_match_numpy(n, m, mode, dtype, seed):
     v = (rng.standard_normal(m) + (1j * rng.standard_normal(m) if dtype == np.complex64
                                    else 0)).astype(dtype)
     tol = 1e-5 if dtype != np.float64 else 1e-12
-    with x64():
-        _close(_jit(tnp.convolve, mode=mode)(a, v), np.convolve(a, v, mode=mode), tol)
-        _close(_jit(tnp.correlate, mode=mode)(a, v), np.correlate(a, v, mode=mode), tol)
+    with x64():  # both in one compiled program
+        conv, corr = traxla.jit(lambda a, v: (tnp.convolve(a, v, mode=mode),
+                                              tnp.correlate(a, v, mode=mode)))(a, v)
+    _close(conv, np.convolve(a, v, mode=mode), tol)
+    _close(corr, np.correlate(a, v, mode=mode), tol)
 
 
 @hypothesis.settings(max_examples=6, deadline=None)
@@ -59,18 +61,18 @@ def test_scipy_signal_convolutions_match_scipy(ndim, mode, swap, dtype, seed):
     if swap:
         a, b = b, a
     tol = 2e-5 if dtype == np.float32 else 1e-11
+    names = ["convolve", "correlate", "fftconvolve"]
+    if ndim == 2:
+        names += ["convolve2d"] + (["correlate2d"] if mode != "valid" or not swap else [])
+
+    def all_of_them(a, b):  # one compiled program per example
+        return ([getattr(tsig, name)(a, b, mode=mode) for name in names]
+                + [tsig.convolve(a, b, mode=mode, method="fft")])
     with x64():
-        for name in ("convolve", "correlate", "fftconvolve"):
-            _close(_jit(getattr(tsig, name), mode=mode)(a, b),
-                   getattr(scipy_signal, name)(a, b, mode), tol)
-        _close(_jit(tsig.convolve, mode=mode, method="fft")(a, b),
-               scipy_signal.convolve(a, b, mode), tol)
-        if ndim == 2:
-            _close(_jit(tsig.convolve2d, mode=mode)(a, b), scipy_signal.convolve2d(a, b, mode),
-                   tol)
-            if mode != "valid" or not swap:
-                _close(_jit(tsig.correlate2d, mode=mode)(a, b),
-                       scipy_signal.correlate2d(a, b, mode), tol)
+        got = traxla.jit(all_of_them)(a, b)
+    for name, g in zip(names, got):
+        _close(g, getattr(scipy_signal, name)(a, b, mode), tol)
+    _close(got[-1], scipy_signal.convolve(a, b, mode), tol)
 
 
 def test_fftconvolve_axes_and_complex():
@@ -166,10 +168,13 @@ def test_vmap_of_convolve_and_stft_equals_stacking():
     rng = np.random.default_rng(6)
     a, v = rng.standard_normal((3, 9)).astype(np.float32), rng.standard_normal((3, 4)).astype(
         np.float32)
-    got = traxla.vmap(lambda a, v: tnp.convolve(a, v, mode="same"))(a, v)
+    # jitted: one program each (vmap's batching rules are what is under test; eagerly every
+    # batched primitive would compile on its own)
+    got = traxla.jit(traxla.vmap(lambda a, v: tnp.convolve(a, v, mode="same")))(a, v)
     np.testing.assert_allclose(np.asarray(got), np.stack([np.convolve(x, y, "same")
                                                           for x, y in zip(a, v)]), atol=1e-5)
-    got = traxla.vmap(lambda a: tsig.stft(a, nperseg=4)[2], in_axes=1, out_axes=2)(a.T)
+    got = traxla.jit(traxla.vmap(lambda a: tsig.stft(a, nperseg=4)[2], in_axes=1,
+                                 out_axes=2))(a.T)
     want = scipy_signal.stft(a, nperseg=4)[2]
     np.testing.assert_allclose(np.asarray(got), np.moveaxis(want, 0, 2), atol=1e-5)
 

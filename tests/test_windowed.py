@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import _conv_reference as ref
-from test_conv import _numeric_vjp_check, x64
+from test_conv import x64
 import traxla
 import traxla.lax as tlax
 
@@ -86,13 +86,28 @@ def _sum_pool_dilated(x):
                               None, (1, 2, 1, 1))
 
 
+def _numeric_vjp_check_jitted(f, x, rng, eps, tol=1e-6):
+    """test_conv's _numeric_vjp_check for one argument, with f(x +- eps v), the JVP along v
+    and the VJP of ct in one jitted program (eagerly, every primitive of the JVP and the
+    transposed program compiles on its own)."""
+    def run(x, plus, minus, v, ct):
+        _, vjp = traxla.vjp(f, x)
+        return f(plus), f(minus), traxla.jvp(f, (x,), (v,))[1], vjp(ct)[0]
+    with x64():
+        ct = rng.standard_normal(traxla.eval_shape(f, x).shape)
+        v = rng.standard_normal(x.shape)
+        plus, minus, tangent, grad = traxla.jit(run)(x, x + eps * v, x - eps * v, v, ct)
+    fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(tangent), fd, rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.vdot(np.asarray(grad), v), np.vdot(ct, fd), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("pool", [_max_pool, _avg_pool, _min_pool_base_dilated,
                                   _sum_pool_dilated])
 def test_pooling_gradients_match_finite_differences(pool):
     rng = np.random.default_rng(5)
     x = rng.permutation(2 * 5 * 6 * 2).reshape(2, 5, 6, 2) / 10.0  # distinct: max is unique
-    with x64():
-        _numeric_vjp_check(pool, (x,), rng, eps=1e-4)
+    _numeric_vjp_check_jitted(pool, x, rng, eps=1e-4)
 
 
 def test_max_pool_second_derivative_matches_finite_differences():
@@ -101,8 +116,7 @@ def test_max_pool_second_derivative_matches_finite_differences():
 
     def g(x):
         return traxla.grad(lambda x: (_max_pool(x) ** 3).sum())(x)
-    with x64():
-        _numeric_vjp_check(g, (x,), rng, eps=1e-4)
+    _numeric_vjp_check_jitted(g, x, rng, eps=1e-4)
 
 
 @pytest.mark.parametrize("pool", [_max_pool, _avg_pool])
@@ -113,7 +127,7 @@ def test_vmap_pooling_and_its_gradient_equal_stacking(pool, axis):
     xs = np.moveaxis(xs, 0, axis)
     grad = traxla.grad(lambda x: (pool(x) ** 2).sum())
     for f in (pool, grad):
-        got = traxla.vmap(f, in_axes=axis)(xs)
+        got = traxla.jit(traxla.vmap(f, in_axes=axis))(xs)  # one program (eagerly: one each)
         f = traxla.jit(f)
         want = np.stack([np.asarray(f(np.take(xs, i, axis))) for i in range(3)])
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
