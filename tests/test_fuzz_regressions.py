@@ -18,6 +18,24 @@ def _same(ours, theirs):
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
 
 
+class _Stored:
+    """JAX's result as stored (tests/_jax_stored.py): its values and its weak type."""
+
+    def __init__(self, values, weak_type):
+        self.values, self.weak_type = values, weak_type
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def _jax(jax_side, thunk):
+    """JAX's result of ``thunk()``, stored (JAX is pinned): each compiles its own programs."""
+    def run():
+        out = thunk()
+        return np.asarray(out), bool(out.weak_type)
+    return _Stored(*jax_side(run))
+
+
 @pytest.mark.parametrize("value", [np.bool_(True), np.array([1, 2], np.uint8)])
 def test_abs_of_bool_or_unsigned_numpy_returns_an_array(value):
     # jnp.abs handed the NumPy input back unchanged (no .weak_type, not an Array)
@@ -29,12 +47,12 @@ def test_vmap_of_a_function_returning_its_numpy_input_returns_an_array():
     _same(traxla.vmap(tnp.abs)(x), jax.vmap(jnp.abs)(x))
 
 
-def test_grad_of_a_weak_input_is_weak():
+def test_grad_of_a_weak_input_is_weak(jax_side):
     # the transpose of broadcasting lost the weak type of a Python-float input
     def f(api, m):
         v1 = np.array([0.5, -1.0, 2.0], np.float32)
         return api.grad(lambda x: m.sum(m.sqrt(m.square(v1) + m.square(x))))(1.5)
-    _same(f(traxla, tnp), f(jax, jnp))
+    _same(f(traxla, tnp), _jax(jax_side, lambda: f(jax, jnp)))
 
 
 @pytest.mark.parametrize("make", [
@@ -46,8 +64,8 @@ def test_grad_of_a_weak_input_is_weak():
     lambda m: m.logical_and(1.0, 2.0),
     lambda m: m.equal(m.float32(1), 1.0),
 ])
-def test_comparisons_of_weak_operands_are_weak_booleans(make):
-    _same(make(tnp), make(jnp))
+def test_comparisons_of_weak_operands_are_weak_booleans(make, jax_side):
+    _same(make(tnp), _jax(jax_side, lambda: make(jnp)))
 
 
 def test_astype_of_a_concrete_scalar_is_an_array():
@@ -117,11 +135,11 @@ def test_grad_of_nextafter_is_refused_as_in_jax():
     lambda lax, w: lax.dynamic_update_slice(w, np.ones(1, np.float32), (0,)),
     lambda lax, w: lax.dynamic_update_slice(w, w[:1], (np.int32(0),)),
 ])
-def test_weak_operand_with_a_strong_one_gives_a_strong_result(make):
+def test_weak_operand_with_a_strong_one_gives_a_strong_result(make, jax_side):
     # pad, clamp and dynamic_update_slice kept the weak type of their first operand alone
     def run(lax):
         return make(lax, lax.broadcast_in_dim(lax.add(1.5, 2.0), (3,), ()))
-    _same(run(traxla.lax), run(jax.lax))
+    _same(run(traxla.lax), _jax(jax_side, lambda: run(jax.lax)))
 
 
 def test_reshape_dimensions_under_vmap_print_as_ints():
@@ -247,11 +265,11 @@ def test_broadcast_in_dim_to_rank_0_of_a_tracer_is_not_staged():
 
 
 @pytest.mark.parametrize("x", [1.5, np.float16(1.5), np.float32(1.5)])
-def test_jvp_constants_of_a_weak_scalar_keep_their_python_value(x):
+def test_jvp_constants_of_a_weak_scalar_keep_their_python_value(x, jax_side):
     # erfc's JVP constant -2/sqrt(pi) printed rounded to float32 (-1.128379225730896), where
     # JAX's _const keeps the Python float for a weak scalar (-1.1283791670955126)
     _same_jaxpr(lambda api, lax: api.grad(lambda v: lax.erfc(v)), x)
-    _same(traxla.grad(traxla.lax.erfc)(x), jax.grad(jax.lax.erfc)(x))
+    _same(traxla.grad(traxla.lax.erfc)(x), _jax(jax_side, lambda: jax.grad(jax.lax.erfc)(x)))
 
 
 @pytest.mark.parametrize("dims", [(5,), (0, 0)])
@@ -377,7 +395,7 @@ _C = np.float32
     lambda lax, x: lax.mul(x, _C(2)),
 ])
 @pytest.mark.parametrize("transform", ["grad", "jit_grad", "jvp"])
-def test_weak_type_of_a_gradient_through_a_strong_constant(body, transform):
+def test_weak_type_of_a_gradient_through_a_strong_constant(body, transform, jax_side):
     # outside jit JAX converts a concrete tracer even to its own type: the weak tangent of a
     # Python-float input then meets the convert, and its transpose makes the gradient weak
     # (under jit the convert is skipped and the gradient is strong); traxla skipped it always
@@ -387,7 +405,7 @@ def test_weak_type_of_a_gradient_through_a_strong_constant(body, transform):
             return api.jvp(f, (1.5,), (1.0,))[1]
         g = api.grad(f)
         return (api.jit(g) if transform == "jit_grad" else g)(1.5)
-    _same(run(traxla), run(jax))
+    _same(run(traxla), _jax(jax_side, lambda: run(jax)))
 
 
 @pytest.mark.parametrize("make", [
