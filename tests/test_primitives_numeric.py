@@ -82,10 +82,42 @@ def assert_matches(got, expected, *, kind="exact", where=""):
                                    rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
 
 
+# The jit side of ``check``: the examples of one test, per function, run at the end of the
+# test as ONE jitted program (one compile for all of a test's shapes instead of one per
+# shape; compiling was most of this file's cost). The eager side runs per example.
+_pending_jit: dict = {}
+
+
 def check(fn, args, expected, *, kind="exact"):
-    """``fn(*args)`` eagerly and under jit both equal ``expected`` (dtype, shape, values)."""
+    """``fn(*args)`` eagerly and under jit both equal ``expected`` (dtype, shape, values);
+    the jit check runs when the test ends (``_jit_checks_of_the_test``)."""
     assert_matches(fn(*args), expected, kind=kind, where="eager")
-    assert_matches(jitted(fn)(*args), expected, kind=kind, where="jit")
+    _pending_jit.setdefault(fn, []).append((args, expected, kind))
+
+
+def _run_pending_jit_checks():
+    pending = list(_pending_jit.items())
+    _pending_jit.clear()
+    for fn, cases in pending:
+        arity = [len(args) for args, _, _ in cases]
+
+        def all_cases(*flat, fn=fn, arity=arity):
+            outs, i = [], 0
+            for k in arity:
+                outs.append(fn(*flat[i:i + k]))
+                i += k
+            return outs
+        outs = tx.jit(all_cases)(*[a for args, _, _ in cases for a in args])
+        for (args, expected, kind), got in zip(cases, outs):
+            shapes = [np.shape(a) for a in args]
+            assert_matches(got, expected, kind=kind, where=f"jit (arguments' shapes {shapes})")
+
+
+@pytest.fixture(autouse=True)
+def _jit_checks_of_the_test():
+    _pending_jit.clear()
+    yield
+    _run_pending_jit_checks()
 
 
 def ref_cast(value, dtype):
