@@ -16,6 +16,7 @@ its inputs."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pathlib
@@ -126,8 +127,10 @@ def decode(rec):
     return np.array(rec["values"], dtype).reshape(rec["shape"])
 
 
+@functools.lru_cache(maxsize=None)
 def strip_tests(source: str) -> str:
-    """A module's source without its top-level ``test_*`` functions (decorators included)."""
+    """A module's source without its top-level ``test_*`` functions (decorators included).
+    Cached: every test of a module asks for it (parsing a large module costs ~40 ms)."""
     lines = source.splitlines()
     for node in reversed(ast.parse(source).body):
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):

@@ -86,13 +86,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_collective_over_vmapped_axis_matches_jax(name):
+def test_collective_over_vmapped_axis_matches_jax(name, jax_side):
     build, args = CASES[name]
-    want = build(jax)(*args)
+    want, want_jaxpr = jax_side(lambda: (build(jax)(*args),
+                                         str(jax.make_jaxpr(build(jax))(*args))))
     got = build(traxla)(*args)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
     assert np.asarray(got).dtype == np.asarray(want).dtype
-    assert str(traxla.make_jaxpr(build(traxla))(*args)) == str(jax.make_jaxpr(build(jax))(*args))
+    assert str(traxla.make_jaxpr(build(traxla))(*args)) == want_jaxpr
 
 
 def _sum_sin(ns, f):
@@ -121,9 +122,10 @@ GRAD_CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_derivative_through_vmapped_collective_matches_jax(name):
+def test_derivative_through_vmapped_collective_matches_jax(name, jax_side):
     build = GRAD_CASES[name]
-    np.testing.assert_allclose(np.asarray(build(traxla)(X)), np.asarray(build(jax)(X)),
+    want = jax_side(lambda: build(jax)(X))
+    np.testing.assert_allclose(np.asarray(build(traxla)(X)), np.asarray(want),
                                rtol=1e-5, atol=1e-5)
 
 
