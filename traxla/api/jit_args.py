@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from traxla.base.arg_names import leaf_names, memo_hit
+from traxla.base.arg_names import leaf_names, memo_hit, plain_binding
 from traxla import api_util, tree_util
 from traxla.api.jit_options import _hashable_static
 from traxla.runtime import to_array
@@ -87,14 +87,16 @@ class JitArguments:
         try:
             sig = self._signature or inspect.signature(self.fun)
             self._signature = sig
-            bound = sig.bind(*args, **kwargs)
+            items = plain_binding(sig, args, kwargs)
+            if items is None:
+                items = sig.bind(*args, **kwargs).arguments.items()
         except (TypeError, ValueError):
             return ()
         names = []
         n = len(args)
         static_nums = api_util.static_positions(self.static_argnums, n)
         position = 0
-        for name, value in bound.arguments.items():
+        for name, value in items:
             kind = sig.parameters[name].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 for j, v in enumerate(value):

@@ -44,6 +44,36 @@ def _builtin_nodes(node) -> bool:
     return all(_builtin_nodes(c) for c in node[2])
 
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+_plain_bindings: dict = {}  # (id(signature), number of arguments) -> (signature, names)
+
+
+def plain_binding(sig: inspect.Signature, args, kwargs):
+    """``sig.bind(*args, **kwargs).arguments.items()`` when that binding is plain -- no
+    keywords, each argument to one leading positional parameter, the parameters left all
+    defaulted or variadic (so not in ``arguments``) -- else None (bind it). What a traced
+    function's call nearly always is, worked out once per signature and argument count
+    (``Signature.bind`` costs microseconds a call)."""
+    if kwargs or type(sig) is not inspect.Signature:
+        return None
+    n = len(args)
+    key = (id(sig), n)
+    hit = _plain_bindings.get(key)
+    if hit is None or hit[0] is not sig:
+        params = list(sig.parameters.values())
+        names = None
+        if n <= len(params) and all(p.kind in _POSITIONAL for p in params[:n]) and all(
+                p.kind in _VARIADIC or p.default is not inspect.Parameter.empty
+                for p in params[n:]):
+            names = tuple(p.name for p in params[:n])
+        if len(_plain_bindings) >= 1024:
+            _plain_bindings.clear()
+        hit = _plain_bindings[key] = (sig, names)  # (keeps sig alive: its id stays its own)
+    names = hit[1]
+    return None if names is None else zip(names, args)
+
+
 def bound_leaf_names(sig: inspect.Signature, bound: inspect.BoundArguments) -> list[str]:
     """The leaf names of every bound argument (``*args`` entries as ``args[j]``, ``**kwargs``
     entries as ``kwargs['k']``)."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from traxla.base.arg_names import bound_leaf_names, leaf_names
+from traxla.base.arg_names import bound_leaf_names, leaf_names, plain_binding
 from traxla.api_util import equality_errors, equality_errors_pytreedef, signature_or_none
 from traxla import tree_util
 from traxla.ir.effects import has_effects
@@ -47,6 +47,9 @@ def _arg_names(fun, args) -> tuple:
     sig = signature_or_none(fun)  # (one per code object for a plain function)
     if sig is None:
         return ()
+    plain = plain_binding(sig, args, None)
+    if plain is not None:
+        return tuple(n for name, value in plain for n in leaf_names(name, value))
     try:
         bound = sig.bind(*args)
     except (TypeError, ValueError):
