@@ -12,6 +12,7 @@ import numpy as np
 
 from traxla import lax
 from traxla.ir import dtypes
+from traxla.tracer.staging import DynamicJaxprTracer as _DynamicJaxprTracer
 from traxla.runtime import transfer_guard
 from traxla.numpy._promotion import check_arraylike, promote_dtypes_numeric, promote_args_inexact
 import traxla.numpy._ufuncs as _numpy__ufuncs
@@ -85,9 +86,22 @@ _SPECS = {
 }
 
 
+# dtypes a reduction computes in as they are (no pre-cast, no integer promotion, no f16
+# upcast): a staged operand of one of them, strongly typed, takes the short path below
+_AS_IS = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
+
+
 def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
             upcast_f16=None):
     reducer, op, bool_reducer, bool_op, identity, preproc, has_identity, promote_ints = _SPECS[name]
+    if (type(a) is _DynamicJaxprTracer and where is None and initial is None and out is None
+            and not keepdims and (aval := a.aval).dtype in _AS_IS and not aval.weak_type
+            and (dtype is None or dtype is aval.dtype) and name in _AS_IS_REDUCTIONS):
+        # What the general path below does for such an operand: the pre-cast and the
+        # conversions are to its own type (none bound), the reducer is the dtype's
+        axes = _axes(axis, len(aval.shape))
+        if has_identity or not builtins.any(aval.shape[d] == 0 for d in axes):
+            return reducer(a, axes)
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
     check_arraylike(name, a)
@@ -149,6 +163,7 @@ def _bool_reduction(name):
     return fn
 
 
+_AS_IS_REDUCTIONS = frozenset(("sum", "prod", "max", "min"))
 sum = _reduction("sum")  # noqa: A001
 prod = _reduction("prod")
 max = _reduction("max")  # noqa: A001
