@@ -82,6 +82,13 @@ def broadcast_to_rank(x, rank):
 def _concrete_shape(shape):
     """A user's shape as a list of Python ints (JAX's ``canonicalize_shape``): every entry
     must be an integer (``operator.index``), concrete when traced; else JAX's TypeError."""
+    t = type(shape)
+    if t is tuple or t is list:  # the common case: Python ints, as they are
+        for d in shape:
+            if type(d) is not builtins.int:
+                break
+        else:
+            return list(shape)
     if isinstance(shape, (builtins.int, np.integer)):
         shape = (shape,)
     try:
