@@ -319,9 +319,12 @@ def _tpu_rules_on_cpu(*prims):
         registry._views.clear()
 
 
-# one function for every case: the cases of a shape share its compiled singular values
-# (used only under _tpu_rules_on_cpu(L.svd_p))
-_tpu_singular_values = traxla.jit(lambda a: traxla.lax.linalg.svd(a, compute_uv=False))
+# one program per case: the decomposition and the singular values alone (XLA shares their
+# common work; two programs cost more to compile); used only under _tpu_rules_on_cpu(L.svd_p)
+_tpu_svd_and_singular_values = traxla.jit(
+    lambda a, full_matrices: (traxla.lax.linalg.svd(a, full_matrices=full_matrices),
+                              traxla.lax.linalg.svd(a, compute_uv=False)),
+    static_argnames="full_matrices")
 
 
 @pytest.mark.parametrize("shape,full_matrices", [((5, 3), False), ((5, 3), True), ((3, 5), True),
@@ -330,8 +333,7 @@ _tpu_singular_values = traxla.jit(lambda a: traxla.lax.linalg.svd(a, compute_uv=
 def test_tpu_svd_algorithm_values_on_cpu(shape, full_matrices):
     a = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     with _tpu_rules_on_cpu(L.svd_p):
-        u, s, vh = traxla.jit(lambda a: traxla.lax.linalg.svd(a, full_matrices=full_matrices))(a)
-        s_only = _tpu_singular_values(a)
+        (u, s, vh), s_only = _tpu_svd_and_singular_values(a, full_matrices=full_matrices)
     u, s, vh = map(np.asarray, (u, s, vh))
     k = min(shape[-2:])
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-5, atol=1e-5)
@@ -355,9 +357,10 @@ def test_tpu_eigh_algorithm_values_on_cpu(lower):
     h = a + a.T
     only = np.tril(h) if lower else np.triu(h)  # the other triangle must not be read
     with _tpu_rules_on_cpu():
-        v, w = traxla.jit(lambda x: traxla.lax.linalg.eigh(x, lower=lower, symmetrize_input=False))(only)
-        vs, ws = traxla.jit(lambda x: traxla.lax.linalg.eigh(
-            x, lower=lower, symmetrize_input=False, subset_by_index=(2, 5)))(only)
+        (v, w), (vs, ws) = traxla.jit(lambda x: (  # one program
+            traxla.lax.linalg.eigh(x, lower=lower, symmetrize_input=False),
+            traxla.lax.linalg.eigh(x, lower=lower, symmetrize_input=False,
+                                   subset_by_index=(2, 5))))(only)
     np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(h), rtol=1e-5, atol=1e-5)
     v = np.asarray(v)
     np.testing.assert_allclose(h @ v, v * np.asarray(w), atol=2e-5)
