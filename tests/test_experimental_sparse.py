@@ -212,14 +212,20 @@ def test_elementwise_and_reductions_match_jax(jax_side):
                 [jax.jit(lambda m: jsparse.bcoo_reduce_sum(m, axes=axes))(jx) for axes in axes_cases])
     b_ops, b_plus, b_mul, b_sum, jx_sums = jax_side(theirs)
     a = sparse.BCOO.fromdense(M)
-    for op, b_op in zip(ops, b_ops, strict=True):
-        same_bcoo(op(a, sparse), b_op)
+    x = sparse.BCOO.fromdense(X3, n_batch=1, n_dense=1)
+    # every op and reduction in one compiled program (op by op, each compiles a few); the
+    # first op, a + M, bcoo_multiply_dense, sum and the first reduction stay eager
+    ours, x_sums = traxla.jit(lambda a, x: ([op(a, sparse) for op in ops], [
+        sparse.bcoo_reduce_sum(x, axes=axes) for axes in axes_cases]))(a, x)
+    for op, our, b_op in zip(ops, ours, b_ops, strict=True):
+        same_bcoo(our, b_op)
+    same_bcoo(ops[0](a, sparse), b_ops[0])
     same(a + M, b_plus)
     same(sparse.bcoo_multiply_dense(a, M), b_mul)
     same(a.sum(), b_sum)
-    x = sparse.BCOO.fromdense(X3, n_batch=1, n_dense=1)
-    for axes, jx_sum in zip(axes_cases, jx_sums, strict=True):
-        same_bcoo(sparse.bcoo_reduce_sum(x, axes=axes), jx_sum)
+    for x_sum, jx_sum in zip(x_sums, jx_sums, strict=True):
+        same_bcoo(x_sum, jx_sum)
+    same_bcoo(sparse.bcoo_reduce_sum(x, axes=axes_cases[0]), jx_sums[0])
 
 
 def test_empty_eye_todense_match_jax(jax_side):
@@ -230,10 +236,15 @@ def test_empty_eye_todense_match_jax(jax_side):
         [jsparse.empty((3, 4), **kw) for kw in empties],
         [jsparse.eye(*args, **kw) for args, kw in eyes],
         jsparse.todense(jsparse.eye(3)), jsparse.todense(M)))
-    for kw, b in zip(empties, b_empties, strict=True):
-        same_bcoo(sparse.empty((3, 4), **kw), b)
-    for (args, kw), b in zip(eyes, b_eyes, strict=True):
-        same_bcoo(sparse.eye(*args, **kw), b)
+    # the cases in one compiled program (op by op, each compiles several), the first of
+    # each eager too; the n_dense eye eagerly only (its fromdense needs a concrete nse, as JAX's)
+    o_empties, o_eyes = traxla.jit(lambda: ([sparse.empty((3, 4), **kw) for kw in empties],
+                                            [sparse.eye(*args, **kw) for args, kw in eyes[:-1]]))()
+    o_eyes.append(sparse.eye(*eyes[-1][0], **eyes[-1][1]))
+    for o, b in zip(o_empties + o_eyes, b_empties + b_eyes, strict=True):
+        same_bcoo(o, b)
+    same_bcoo(sparse.empty((3, 4), **empties[0]), b_empties[0])
+    same_bcoo(sparse.eye(*eyes[0][0], **eyes[0][1]), b_eyes[0])
     same(sparse.todense(sparse.eye(3)), b_eye_dense)
     same(sparse.todense(M), b_m_dense)
 
@@ -369,15 +380,24 @@ def test_layout_and_shape_operations_match_jax(jax_side):
                 [f(jsparse, jxb.update_layout(n_dense=0)) for f in fs])
     b_layouts, b_flat, b_ops, b_fs = jax_side(theirs)
     x = sparse.BCOO.fromdense(X3)
-    for (nb, nd), b in zip(layouts, b_layouts, strict=True):
-        same_bcoo(sparse.bcoo_update_layout(x, n_batch=nb, n_dense=nd, on_inefficient=None), b)
     xb = sparse.BCOO.fromdense(X3, n_batch=1, n_dense=1)
-    same_bcoo(xb.update_layout(n_batch=0, n_dense=0), b_flat)
     m = sparse.BCOO.fromdense(M)
-    for op, b in zip(ops, b_ops, strict=True):
-        same_bcoo(op(m, sparse), b)
-    for f, b in zip(fs, b_fs, strict=True):
-        same_bcoo(f(sparse, xb.update_layout(n_dense=0)), b)
+
+    def all_cases(x, xb, m):  # one compiled program (op by op, each compiles a few)
+        return ([sparse.bcoo_update_layout(x, n_batch=nb, n_dense=nd, on_inefficient=None)
+                 for nb, nd in layouts], xb.update_layout(n_batch=0, n_dense=0),
+                [op(m, sparse) for op in ops],
+                [f(sparse, xb.update_layout(n_dense=0)) for f in fs[:-1]])
+    ours = traxla.jit(all_cases)(x, xb, m)
+    for got, want in zip(ours, (b_layouts, b_flat, b_ops, b_fs[:-1]), strict=True):
+        for g, b in (zip(got, want, strict=True) if isinstance(got, list) else [(got, want)]):
+            same_bcoo(g, b)
+    # eager: the last f (its fromdense needs a concrete nse), a layout change, a reshape
+    same_bcoo(fs[-1](sparse, xb.update_layout(n_dense=0)), b_fs[-1])
+    nb, nd = layouts[0]
+    same_bcoo(sparse.bcoo_update_layout(x, n_batch=nb, n_dense=nd, on_inefficient=None),
+              b_layouts[0])
+    same_bcoo(ops[0](m, sparse), b_ops[0])
 
 
 def test_reshape_with_batch_and_dense_dimensions():
@@ -464,14 +484,23 @@ def test_bcsr_matches_jax(jax_side):
                 jsparse.empty((3, 4), sparse_format="bcsr", nse=2),
                 jax.jit(lambda m: m.sum_duplicates(nse=5))(b))
     b_cases, b_v4, b_grad, b_empty, b_sum = jax_side(theirs)
-    for (x, kw), (b, b_dense) in zip(cases, b_cases, strict=True):
-        a = sparse.BCSR.fromdense(x, **kw)
+
+    def conversions(a, a_bcoo, x):  # every case under one jit (op by op, each compiles
+        return (a.todense(), sparse.bcsr_todense(a),  # several programs), the first eager too
+                sparse.bcsr_extract(a.indices, a.indptr, x), a.to_bcoo().indices,
+                sparse.BCSR.from_bcoo(a_bcoo))
+    mats = [(sparse.BCSR.fromdense(x, **kw), sparse.BCOO.fromdense(x, **kw)) for x, kw in cases]
+    jitted = traxla.jit(lambda mats: [conversions(a, a_bcoo, x) for (a, a_bcoo), (x, _)
+                                      in zip(mats, cases)])(mats)
+    for k, ((x, kw), (b, b_dense), (a, a_bcoo)) in enumerate(zip(cases, b_cases, mats, strict=True)):
         same_bcsr(a, b)
-        same(a.todense(), x if "nse" not in kw else b_dense)
-        same(sparse.bcsr_todense(a), x)
-        same(sparse.bcsr_extract(a.indices, a.indptr, x), b.data)
-        same(a.to_bcoo().indices, sparse.BCOO.fromdense(x, **kw).indices)
-        same_bcsr(sparse.BCSR.from_bcoo(sparse.BCOO.fromdense(x, **kw)), b)
+        for dense, bcsr_dense, extracted, indices, from_bcoo in (
+                [jitted[k]] + ([conversions(a, a_bcoo, x)] if k == 0 else [])):
+            same(dense, x if "nse" not in kw else b_dense)
+            same(bcsr_dense, x)
+            same(extracted, b.data)
+            same(indices, a_bcoo.indices)
+            same_bcsr(from_bcoo, b)
     a = sparse.BCSR.fromdense(M)
     same(a @ V4, b_v4)
     same(sparse.bcsr_dot_general(a, rhs, dimension_numbers=dn), M @ rhs)
