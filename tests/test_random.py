@@ -58,16 +58,16 @@ ARTICLE_JAXPR_LINES = [
 ]
 
 
-def test_article_values():
+def test_article_values(jax_side):
     key = random.key(0)
     x = random.normal(key, (3,))
     np.testing.assert_allclose(np.asarray(x), [1.6226422, 2.0252647, -0.4335944], rtol=1e-6)
-    assert_same_bits(jr.normal(jr.key(0), (3,)), x)
+    assert_same_bits(jax_side(lambda: jr.normal(jr.key(0), (3,))), x)  # stored
     assert_same_bits(x, random.normal(key, (3,)))  # same key, same draw
     k1, k2 = random.split(key)
     y = random.normal(k1, (3,))
     np.testing.assert_allclose(np.asarray(y), [1.0040143, -0.9063372, -0.7481722], rtol=1e-6)
-    assert_same_bits(jr.normal(jr.split(jr.key(0))[0], (3,)), y)
+    assert_same_bits(jax_side(lambda: jr.normal(jr.split(jr.key(0))[0], (3,))), y)
     assert not np.array_equal(np.asarray(random.normal(k2, (3,))), np.asarray(y))
 
 
@@ -310,16 +310,17 @@ def test_legacy_vmap_over_raw_keys(jax_side):
 
 @pytest.mark.parametrize("seed", [0, 1, -1, 2 ** 31 - 1, 2 ** 32 + 5, np.int8(-3), np.uint8(200),
                                   np.uint32(3_000_000_000), True])
-def test_seeds(seed):
-    assert_same_bits(jr.key_data(jr.key(seed)), random.key_data(random.key(seed)))
-    assert_same_bits(jr.PRNGKey(seed), random.PRNGKey(seed))
+def test_seeds(seed, jax_side):
+    want_data, want_key = jax_side(lambda: (jr.key_data(jr.key(seed)), jr.PRNGKey(seed)))
+    assert_same_bits(want_data, random.key_data(random.key(seed)))
+    assert_same_bits(want_key, random.PRNGKey(seed))
 
 
-def test_seed_under_jit_and_vmap():
+def test_seed_under_jit_and_vmap(jax_side):
     seeds = np.array([0, 1, -5, 123456], np.int32)
-    assert_same_bits(jax.vmap(lambda s: jr.key_data(jr.key(s)))(seeds),
+    assert_same_bits(jax_side(lambda: jax.vmap(lambda s: jr.key_data(jr.key(s)))(seeds)),
                      traxla.vmap(lambda s: random.key_data(random.key(s)))(seeds))
-    assert_same_bits(jax.jit(lambda s: jr.PRNGKey(s))(np.int32(-9)),
+    assert_same_bits(jax_side(lambda: jax.jit(lambda s: jr.PRNGKey(s))(np.int32(-9))),
                      traxla.jit(lambda s: random.PRNGKey(s))(np.int32(-9)))
 
 
@@ -336,7 +337,7 @@ def test_wrap_key_data_round_trip_and_vmap(jax_side):
     assert_same_bits(want, got)
 
 
-def test_threefry_known_answers():
+def test_threefry_known_answers(jax_side):
     """Random123's Threefry-2x32 (20 rounds) test vectors, as JAX checks them."""
     cases = [((0x0, 0x0), (0x0, 0x0), (0x6B200159, 0x99BA4EFE)),
              ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
@@ -349,7 +350,7 @@ def test_threefry_known_answers():
     from jax._src.random.threefry2x32 import threefry_2x32 as jax_threefry
     count = np.arange(7, dtype=np.uint32).reshape(7)
     k = (np.uint32(12), np.uint32(34))
-    assert_same_bits(jax_threefry(k, count), random.threefry_2x32(k, count))
+    assert_same_bits(jax_side(lambda: jax_threefry(k, count)), random.threefry_2x32(k, count))
 
 
 def test_x64_mode(jax_side):
@@ -573,48 +574,69 @@ def test_statistics():
 
 
 def test_support_and_ranges():
-    k = random.key(9)
-    u = np.asarray(random.uniform(k, (N,), minval=-1., maxval=1.))
+    """Drawn in one jitted program (one compile, not 12: each sampler is checked eagerly in
+    test_bit_exact_eager)."""
+    def _support_draws(k):
+        return {"u": random.uniform(k, (N,), minval=-1., maxval=1.),
+                "t": random.truncated_normal(k, -0.5, 2., (N,)),
+                "r": random.randint(k, (N,), -5, 5, np.int8),
+                "e": random.exponential(k, (N,)),
+                "choice_p": random.choice(k, 4, (N,), p=P4),
+                "categorical": random.categorical(k, np.log(P4), shape=(N,))}
+    d = {n: np.asarray(x) for n, x in traxla.jit(_support_draws)(random.key(9)).items()}
+    u = d["u"]
     assert u.min() >= -1 and u.max() < 1
-    t = np.asarray(random.truncated_normal(k, -0.5, 2., (N,)))
+    t = d["t"]
     assert t.min() > -0.5 and t.max() < 2.
-    r = np.asarray(random.randint(k, (N,), -5, 5, np.int8))
-    assert r.min() == -5 and r.max() == 4
-    assert np.all(np.asarray(random.exponential(k, (N,))) >= 0)
-    counts = np.bincount(np.asarray(random.choice(k, 4, (N,), p=P4)), minlength=4) / N
+    r = d["r"]
+    assert r.dtype == np.int8 and r.min() == -5 and r.max() == 4
+    assert np.all(d["e"] >= 0)
+    counts = np.bincount(d["choice_p"], minlength=4) / N
     np.testing.assert_allclose(counts, P4, atol=0.01)
-    counts = np.bincount(np.asarray(random.categorical(k, np.log(P4), shape=(N,))),
-                         minlength=4) / N
+    counts = np.bincount(d["categorical"], minlength=4) / N
     np.testing.assert_allclose(counts, P4, atol=0.01)
 
 
 def test_permutations_and_choices_without_replacement():
-    k = random.key(5)
-    p = np.asarray(random.permutation(k, 1000))
+    """Drawn in one jitted program (one compile, not 9)."""
+    def _without_replacement(k):
+        return {"p": random.permutation(k, 1000),
+                "perms": traxla.vmap(lambda k: random.permutation(k, 8))(random.split(k, 4000)),
+                "c50": random.choice(k, 50, (20,), replace=False),
+                "c4": random.choice(k, 4, (4,), replace=False, p=P4)}
+    d = {n: np.asarray(x) for n, x in traxla.jit(_without_replacement)(random.key(5)).items()}
+    p = d["p"]
     np.testing.assert_array_equal(np.sort(p), np.arange(1000))
     assert not np.array_equal(p, np.arange(1000))
     # each position is uniform over values: the mean over many permutations is ~ (n-1)/2
-    perms = np.asarray(traxla.vmap(lambda k: random.permutation(k, 8))(random.split(k, 4000)))
+    perms = d["perms"]
+    assert perms.shape == (4000, 8)
     assert np.all(np.sort(perms, axis=1) == np.arange(8))
     np.testing.assert_allclose(perms.mean(axis=0), 3.5, atol=0.15)
-    c = np.asarray(random.choice(k, 50, (20,), replace=False))
+    c = d["c50"]
     assert len(set(c.tolist())) == 20 and c.min() >= 0 and c.max() < 50
-    c = np.asarray(random.choice(k, 4, (4,), replace=False, p=P4))
+    c = d["c4"]
     np.testing.assert_array_equal(np.sort(c), np.arange(4))
 
 
 def test_keys_are_independent():
-    """Split and fold_in keys are all distinct and their draws uncorrelated."""
-    keys = random.split(random.key(0), 1000)
-    d = np.asarray(random.key_data(keys))
-    assert len({tuple(r) for r in d.tolist()}) == 1000
-    folded = np.asarray(traxla.vmap(lambda i: random.key_data(random.fold_in(random.key(0), i)))(
-        np.arange(1000, dtype=np.uint32)))
-    assert len({tuple(r) for r in folded.tolist()}) == 1000
-    x = np.asarray(traxla.vmap(lambda k: random.normal(k, (200,)))(keys[:2]))
+    """Split and fold_in keys are all distinct and their draws uncorrelated (one jitted
+    program, one compile, not 6)."""
+    def _independent(k):
+        keys = random.split(k, 1000)
+        return {"d": random.key_data(keys),
+                "folded": traxla.vmap(lambda i: random.key_data(random.fold_in(k, i)))(
+                    np.arange(1000, dtype=np.uint32)),
+                "x": traxla.vmap(lambda k: random.normal(k, (200,)))(keys[:2]),
+                "scalars": traxla.vmap(lambda k: random.normal(k))(keys)}
+    d = {n: np.asarray(x) for n, x in traxla.jit(_independent)(random.key(0)).items()}
+    assert d["d"].shape == (1000, 2)
+    assert len({tuple(r) for r in d["d"].tolist()}) == 1000
+    assert d["folded"].shape == (1000, 2)
+    assert len({tuple(r) for r in d["folded"].tolist()}) == 1000
+    x = d["x"]
     assert abs(np.corrcoef(x[0], x[1])[0, 1]) < 0.3
-    _check_moments(np.asarray(traxla.vmap(lambda k: random.normal(k))(keys)), 0.0, 1.0,
-                   var_tol=0.2)
+    _check_moments(d["scalars"], 0.0, 1.0, var_tol=0.2)
 
 
 def test_binomial_with_python_scalar_arguments_matches_jax(jax_side):
