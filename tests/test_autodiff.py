@@ -651,9 +651,10 @@ REV_REV = {"mul", "div", "sin", "exp", "pow", "max", "dot_general", "reduce_max"
            "scatter-add", "broadcast_in_dim", "integer_pow", "tanh"}
 
 
-def _fd_program(name):
-    """The case's directions, output weights and ``check``: jvp, grad and (forward-over-reverse)
-    Hessian-vector products with the central differences they are compared to."""
+@pytest.mark.parametrize("name", list(FD_CASES))
+def test_finite_differences(name, x64):
+    """jvp, grad and (forward-over-reverse) Hessian-vector products against central
+    differences, all in one compiled program per case."""
     case = FD_CASES[name]
     n = len(case.args)
     nums = tuple(range(n))
@@ -685,41 +686,8 @@ def _fd_program(name):
             res["gg"] = traxla.grad(lambda *b: sum(tnp.sum(g * v) for g, v in
                                                    zip(grad_fn(*b), vs_)), argnums=nums)(*args)
         return res
-    return case, vs, w, eps1, rev_rev, check
 
-
-_FD_NAMES = list(FD_CASES)
-_FD_CHUNK = 12  # cases whose checks run in one jitted program
-_FD_SHARED: dict = {}
-
-
-def _fd_shared(name):
-    """The ``check`` results of ``name``'s chunk of 12 cases (in FD_CASES' order), run in ONE
-    jitted program, computed on first use in a process (one compile instead of 12; chunks, so
-    that the two xdist workers seldom both compile the same cases): {name: results}; None
-    where the chunk cannot run together (each case's test then runs its own program)."""
-    chunk = _FD_NAMES.index(name) // _FD_CHUNK
-    if chunk not in _FD_SHARED:
-        names = _FD_NAMES[chunk * _FD_CHUNK:(chunk + 1) * _FD_CHUNK]
-        try:
-            progs = [_fd_program(nm) for nm in names]
-            out = traxla.jit(lambda all_args: [p[-1](*a) for p, a in zip(progs, all_args)])(
-                [(*FD_CASES[nm].args, *p[1]) for nm, p in zip(names, progs)])
-            _FD_SHARED[chunk] = dict(zip(names, out))
-        except Exception:  # noqa: BLE001 - the failing case's own test reports it
-            _FD_SHARED[chunk] = None
-    shared = _FD_SHARED[chunk]
-    return None if shared is None else shared[name]
-
-
-@pytest.mark.parametrize("name", list(FD_CASES))
-def test_finite_differences(name, x64):
-    """jvp, grad and (forward-over-reverse) Hessian-vector products against central
-    differences; the checks of 12 cases run in one compiled program (``_fd_shared``)."""
-    case, vs, w, eps1, rev_rev, check = _fd_program(name)
-    r = _fd_shared(name)
-    if r is None:
-        r = traxla.jit(check)(*case.args, *vs)
+    r = traxla.jit(check)(*case.args, *vs)
     tol = dict(rtol=1e-5, atol=1e-6) if eps1 == 1e-6 else dict(rtol=1e-3, atol=1e-3)
     fd = np.asarray(r["fd"])
     np.testing.assert_allclose(np.asarray(r["t"]), fd, **tol)
