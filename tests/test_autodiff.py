@@ -1011,19 +1011,19 @@ def test_custom_rule_is_used_not_the_primal():
     np.testing.assert_allclose(np.asarray(f(F3)), np.sin(F3), rtol=1e-6)
 
 
-def test_custom_jvp_gives_stable_gradient():
+def test_custom_jvp_gives_stable_gradient(jax_side):
     x = np.array([-30.0, 0.0, 50.0, 100.0], np.float32)
     naive = traxla.grad(lambda x: tnp.sum(tnp.log(1.0 + tnp.exp(x))))(x)
     assert np.isnan(np.asarray(naive)[-1])  # exp overflows: inf / inf
     stable = traxla.grad(lambda x: tnp.sum(_log1pexp(T)(x)))(x)
-    want = jax.grad(lambda x: jnp.sum(_log1pexp(J)(x)))(x)
+    want = jax_side(lambda: jax.grad(lambda x: jnp.sum(_log1pexp(J)(x)))(x))
     np.testing.assert_allclose(np.asarray(stable), np.asarray(want), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(stable), 1 / (1 + np.exp(-x.astype(np.float64))),
                                rtol=1e-6, atol=1e-7)
     big = np.array([1000.0, 1001.0, 999.0], np.float32)
     g = traxla.grad(_logsumexp(T))(big)
     assert np.all(np.isfinite(np.asarray(g)))
-    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.nn.softmax(big)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(g), jax_side(lambda: jax.nn.softmax(big)), rtol=1e-5)
 
 
 def test_custom_vjp_forward_mode_is_refused():

@@ -325,7 +325,7 @@ def _custom_jvp_in_linear_code(ns, jnp):
             ns.make_jaxpr(ns.linearize(scale, 1.0)[1])(1.0)]
 
 
-def test_a_custom_jvp_function_applied_to_tangents_is_transposed_through_its_body():
+def test_a_custom_jvp_function_applied_to_tangents_is_transposed_through_its_body(jax_side):
     ours = _custom_jvp_in_linear_code(traxla, tnp)
-    theirs = _custom_jvp_in_linear_code(jax, jnp_)
-    assert [str(a) for a in ours] == [str(b) for b in theirs]
+    theirs = jax_side(lambda: [str(b) for b in _custom_jvp_in_linear_code(jax, jnp_)])
+    assert [str(a) for a in ours] == theirs

@@ -351,8 +351,8 @@ def test_grad_jvp_vmap_of_ref_programs_match_jax(jax_side):
         compare_outputs(name, g, w, 1e-5, 1e-5)
 
 
-def test_eager_loop_mutates_an_eager_ref():
-    for t, lax in ((traxla, traxla.lax), (jax, jax.lax)):
+def test_eager_loop_mutates_an_eager_ref(jax_side):
+    def checks(t, lax):
         r = t.new_ref(np.zeros(3, np.float32))
 
         def body(i, c):
@@ -360,22 +360,28 @@ def test_eager_loop_mutates_an_eager_ref():
             return c
         lax.fori_loop(0, 3, body, 0)
         np.testing.assert_array_equal(r[...], [0., 2., 4.])
+    checks(traxla, traxla.lax)
+    jax_side(lambda: checks(jax, jax.lax))  # JAX's side passed the same checks (stored)
 
 
-def test_eager_ref_object():
-    r = traxla.new_ref(tjnp.arange(4.))
-    j = jax.new_ref(jjnp.arange(4.))
-    assert type(r) is traxla.Ref and r.shape == (4,) and r.dtype == np.float32
-    assert str(traxla.typeof(r)) == str(jax.typeof(j)) == "Ref{float32[4]}"
-    for ref in (r, j):
+def test_eager_ref_object(jax_side):
+    def run(t, jnp):
+        ref = t.new_ref(jnp.arange(4.))
+        out = [str(t.typeof(ref))]
         ref[1] = 7.
         ref[...] += 1
-    np.testing.assert_array_equal(r[...], j[...])
-    assert repr(r) == repr(j)
-    assert float(r[-1]) == float(j[-1])
-    traxla.ref.addupdate(r, 0, 10.)
-    jax.ref.addupdate(j, 0, 10.)
-    np.testing.assert_array_equal(traxla.freeze(r), jax.freeze(j))
+        out += [ref[...], repr(ref), float(ref[-1])]
+        t.ref.addupdate(ref, 0, 10.)
+        return out + [t.freeze(ref)]
+
+    r = traxla.new_ref(tjnp.arange(4.))
+    assert type(r) is traxla.Ref and r.shape == (4,) and r.dtype == np.float32
+    got, want = run(traxla, tjnp), jax_side(lambda: run(jax, jjnp))
+    assert got[0] == want[0] == "Ref{float32[4]}"
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[2] == want[2]
+    assert got[3] == want[3]
+    np.testing.assert_array_equal(got[4], want[4])
 
 
 def test_jit_mutates_ref_arguments_in_place():
@@ -403,8 +409,8 @@ def test_jit_mutates_ref_arguments_in_place():
     assert int(state["n"][...]) == 10
 
 
-def test_jit_mutates_a_ref_it_closes_over():
-    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+def test_jit_mutates_a_ref_it_closes_over(jax_side):
+    def checks(t, jnp):
         counter = t.new_ref(jnp.zeros(2))
 
         @t.jit
@@ -415,18 +421,22 @@ def test_jit_mutates_a_ref_it_closes_over():
         assert float(bump(jnp.ones(2))) == 2.
         bump(jnp.arange(2.))
         np.testing.assert_array_equal(counter[...], [1., 2.])
+    checks(traxla, tjnp)
+    jax_side(lambda: checks(jax, jjnp))  # JAX's side passed the same checks (stored)
 
 
-def test_vmap_maps_ref_arguments():
+def test_vmap_maps_ref_arguments(jax_side):
     def h(r, x):
         r[...] += x
         return x.sum()
 
-    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+    def checks(t, jnp):
         r = t.new_ref(jnp.zeros((2, 3)))
         out = t.vmap(h)(r, jnp.arange(6.).reshape(2, 3))
         np.testing.assert_array_equal(out, [3., 12.])
         np.testing.assert_array_equal(r[...], np.arange(6.).reshape(2, 3))
+    checks(traxla, tjnp)
+    jax_side(lambda: checks(jax, jjnp))  # JAX's side passed the same checks (stored)
 
     u = traxla.new_ref(tjnp.zeros(3))
     with pytest.raises(Exception, match="set/swap operation with vmapped value on an "
@@ -435,8 +445,8 @@ def test_vmap_maps_ref_arguments():
     assert type(e.value) is Exception  # JAX's (bare) class
 
 
-def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable():
-    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable(jax_side):
+    def checks(t, jnp):
         outer = t.new_ref(jnp.arange(3.))
         np.testing.assert_array_equal(
             t.grad(lambda x: (x * outer[...]).sum())(jnp.ones(3)), [0., 1., 2.])
@@ -446,6 +456,8 @@ def test_outer_ref_is_readable_under_grad_and_vmap_but_not_writable():
                                             "on a non-differentiated array reference of type "
                                             r"Ref\{float32\[3\]\}"):
             t.grad(lambda x: (outer.__setitem__(..., x * 2), x.sum())[1])(jnp.ones(3))
+    checks(traxla, tjnp)
+    jax_side(lambda: checks(jax, jjnp))  # JAX's side passed the same checks (stored)
 
 
 def _stores_then_squares(t, jnp):
@@ -455,10 +467,10 @@ def _stores_then_squares(t, jnp):
     return f
 
 
-def test_grad_of_a_value_stored_in_a_ref_matches_jax():
+def test_grad_of_a_value_stored_in_a_ref_matches_jax(jax_side):
     """grad through a Ref made inside (eager and under jit); grad with respect to a Ref, or
     writing a differentiated value into a Ref argument (under jit too), raises as JAX."""
-    for t, jnp in ((traxla, tjnp), (jax, jjnp)):
+    def checks(t, jnp):
         store = _stores_then_squares(t, jnp)
         inside = lambda x: store(x, t.new_ref(jnp.float32(0.)))  # noqa: E731
         x = jnp.float32(2.)
@@ -473,6 +485,8 @@ def test_grad_of_a_value_stored_in_a_ref_matches_jax():
                                                 "value on a non-differentiated array reference "
                                                 r"of type Ref\{float32\[\]\}"):
                 wrap(t.grad(store))(x, t.new_ref(jnp.float32(0.)))
+    checks(traxla, tjnp)
+    jax_side(lambda: checks(jax, jjnp))  # JAX's side passed the same checks (stored)
 
 
 def _custom_vjp_taking_a_ref(t, jnp):
@@ -490,7 +504,7 @@ def _custom_vjp_taking_a_ref(t, jnp):
     return g
 
 
-def test_custom_vjp_with_a_ref_argument_matches_jax():
+def test_custom_vjp_with_a_ref_argument_matches_jax(jax_side):
     """A Ref argument of a custom_vjp function (outside jit): the function and its fwd rule
     read and mutate it, bwd gives it no cotangent; call, grad and vjp as JAX."""
     def runs(t, jnp):
@@ -500,12 +514,12 @@ def test_custom_vjp_with_a_ref_argument_matches_jax():
             r = t.new_ref(jnp.float32(2.))
             out.append((use(r), r[...]))
         return out
-    for (g, gr), (w, wr) in zip(runs(traxla, tjnp), runs(jax, jjnp)):
+    for (g, gr), (w, wr) in zip(runs(traxla, tjnp), jax_side(lambda: runs(jax, jjnp))):
         compare_outputs("custom_vjp", g, w, 1e-6, 1e-6)
         np.testing.assert_array_equal(gr, wr)
 
 
-def test_vjp_with_refs_matches_jax():
+def test_vjp_with_refs_matches_jax(jax_side):
     """``vjp.with_refs(...)``: cotangents accumulate into the Refs given (``GradRef()``
     returned there), ``DontWant()`` inputs give ``DidntWant()``, other inputs their value."""
     def run(t, jnp, dont_want):
@@ -521,7 +535,7 @@ def test_vjp_with_refs_matches_jax():
                 gx[...], gy[...], type(pullback).__name__)
 
     got = run(traxla, tjnp, traxla_dont_want)
-    want = run(jax, jjnp, jax_dont_want)
+    want = jax_side(lambda: run(jax, jjnp, jax_dont_want))
     for g, w in zip(got, want):
         if isinstance(w, (list, str)):
             assert g == w
@@ -529,7 +543,7 @@ def test_vjp_with_refs_matches_jax():
             compare_outputs("with_refs", g, w, 1e-6, 1e-6)
 
 
-def test_ref_accumulation_keeps_weak_types_and_prints_as_jax():
+def test_ref_accumulation_keeps_weak_types_and_prints_as_jax(jax_side):
     """``jax.ref.addupdate`` casts nothing (JAX 0.10.2): a weakly typed value added into a
     weakly typed Ref leaves it weakly typed, a typed one makes it typed; ``with_refs``
     accumulates with one ``addupdate`` (``a[...] += d`` in a jaxpr), as array_refs.md shows."""
@@ -551,7 +565,7 @@ def test_ref_accumulation_keeps_weak_types_and_prints_as_jax():
             pullback.with_refs(r)(1.0)
         out.append(str(t.make_jaxpr(f)(t.new_ref(0.))))
         return out
-    assert run(traxla, tjnp) == run(jax, jjnp)
+    assert run(traxla, tjnp) == jax_side(lambda: run(jax, jjnp))
 
 
 def _without_empty_mesh_annotations(text):
