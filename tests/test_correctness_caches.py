@@ -50,6 +50,10 @@ def test_many_shapes_stay_under_the_bound_and_evicted_executables_are_freed(smal
     last = _executables(f)
     del f
     gc.collect()
+    # the executables are the function's, shared by its jits (as JAX's caches): they go
+    # with the function
+    del body
+    gc.collect()
     assert all(r() is None for r in last)
 
 
@@ -89,3 +93,52 @@ def test_eager_cache_is_bounded():
             assert len(dispatch._eager_cache) <= 4
     finally:
         traxla.config.update("eager_cache_size", old)
+
+
+def _count_compiles(monkeypatch, lib):
+    """How many XLA compiles ``lib`` ("traxla" or "jax") makes from now on."""
+    count = [0]
+    if lib == "jax":
+        from jax._src import compiler as module
+        name = "backend_compile_and_load"
+    else:
+        from traxla.runtime.xla_adapter import compiling as module
+        name = "compile"
+    original = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, name, counted)
+    if lib == "traxla":  # (the adapter package re-exports it)
+        from traxla.runtime import xla_adapter
+        monkeypatch.setattr(xla_adapter, name, counted)
+    return count
+
+
+@pytest.mark.parametrize("lib", ["traxla", "jax"])
+def test_jits_of_one_function_share_its_executables_as_in_jax(monkeypatch, lib):
+    """``jit(f)(x)`` written twice (a library wrapping ``f`` on each call) compiles once; a
+    different donation, a new function object or clear_caches() compiles again."""
+    jax = pytest.importorskip("jax") if lib == "jax" else traxla
+    np_ = jax.numpy
+
+    def f(x):
+        return np_.sin(x) * 2.0 + 1.0
+
+    x = np.linspace(0, 1, 5, dtype=np.float32)
+    count = _count_compiles(monkeypatch, lib)
+    first = np.asarray(jax.jit(f)(x))
+    assert count[0] == 1
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), first)
+    assert count[0] == 1  # shared
+    jax.jit(f, donate_argnums=0)(jax.device_put(x))
+    assert count[0] == 2  # donation changes the program
+    jax.jit(lambda x: f(x))(x)
+    assert count[0] == 3  # another function
+    jax.jit(f)(np.ones(3, np.float32))
+    assert count[0] == 4  # another shape
+    jax.clear_caches()
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), first)
+    assert count[0] == 5

@@ -1,6 +1,7 @@
 """What ``jit``'s caches are keyed by and when they are dropped: the trace context (the
 flags in every key), the configuration epoch that retires the hit paths, the traced
-jaxprs shared per function (dropped when a flag that changes tracing changes), and the
+jaxprs shared per function (dropped when a flag that changes tracing changes) and the
+executables compiled from them (shared by every ``jit`` of the function), and the
 kinds of compiled-cache entry that are not executables."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import weakref
 
 from traxla.ir.config import config
 from traxla.ir.thread_state import unusual as _unusual
-from traxla.runtime.cache import BoundedCache
+from traxla.runtime.cache import BoundedCache, on_clear
 from traxla.runtime.placement import _mesh_stack
 
 # Flags that change what tracing produces: part of every trace and compile cache key (as
@@ -57,6 +58,7 @@ def _drop_traces(name, value):
         for per_options in list(_traces_by_function.values()):
             for traces in per_options.values():
                 traces.clear()
+        _executables_by_jaxpr.clear()
         for jitted in list(_all_jits):
             jitted._compiled.clear()
             jitted._fast.clear()
@@ -69,6 +71,29 @@ config.on_update(_drop_traces)
 # does: ``jit(f)`` written twice traces ``f`` once, so both calls share one jaxpr (and it
 # prints hoisted). Weak keys: a cached trace never keeps a function alive.
 _traces_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# Executables shared by every ``jit`` of one function, as JAX's lowering and compilation
+# caches are keyed by the traced jaxpr: ``jit(f)(x)`` written twice (a library that wraps
+# ``f`` again on every call) compiles once. Keyed weakly by the shared traced jaxpr, then by
+# what lowering and compiling take beside it (name, donation, keep_unused, compiler
+# options): a dropped trace drops its executables, and a new function object (a lambda made
+# in a loop) traces and compiles again, as in JAX.
+_executables_by_jaxpr: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def shared_executable(closed, options):
+    """The (lowered program, executable) another ``jit`` of the same function compiled from
+    ``closed`` with ``options``, or None."""
+    per_jaxpr = _executables_by_jaxpr.get(closed)
+    return None if per_jaxpr is None else per_jaxpr.get(options)
+
+
+def share_executable(closed, options, program_and_executable) -> None:
+    _executables_by_jaxpr.setdefault(closed, {})[options] = program_and_executable
+
+
+on_clear(_executables_by_jaxpr.clear)  # jax.clear_caches()
 
 
 def _new_trace_cache() -> BoundedCache:

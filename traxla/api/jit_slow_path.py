@@ -30,7 +30,8 @@ from traxla.state.discharge import discharge_if_needed
 from traxla.tracer import EvalTrace, Tracer, make_debug_info, trace_to_jaxpr, traces as trace_core
 from traxla.tracer.interpret import eval_jaxpr, replaying
 from traxla.tracer.staging import DynamicJaxprTrace, source_info_of_function
-from traxla.api.jit_caches import _ClosesOverRefs, _OnMesh, _config_epoch, _trace_context
+from traxla.api.jit_caches import (_ClosesOverRefs, _OnMesh, _config_epoch, _trace_context,
+                                   share_executable, shared_executable)
 from traxla.api.jit_sharding import _mesh_of_program, _module_shardings, check_devices
 
 _flags = config.current  # the calling thread's flags (see jit_function.py)
@@ -149,11 +150,18 @@ class JitSlowPath:
         mesh = _mesh_of_program(closed.jaxpr)
         if mesh is not None:
             return _OnMesh(mesh)
-        program = self._lower_program(closed, self._donated_leaves(args, kwargs, in_tree),
-                                      None, None, out_tree)
-        executable = self._executable(program, closed, None, self.compiler_options)
-        debug_mode.log_compile(self.name, avals, executable.compile_seconds)
-        jit_hooks.after_compile(self, closed, program, executable)
+        donated = self._donated_leaves(args, kwargs, in_tree)
+        options = self._sharing_options(donated)
+        shared = None if options is None else shared_executable(closed, options)
+        if shared is not None:  # another jit of this function compiled it (as JAX shares)
+            program, executable = shared
+        else:
+            program = self._lower_program(closed, donated, None, None, out_tree)
+            executable = self._executable(program, closed, None, self.compiler_options)
+            if options is not None:
+                share_executable(closed, options, (program, executable))
+            debug_mode.log_compile(self.name, avals, executable.compile_seconds)
+            jit_hooks.after_compile(self, closed, program, executable)
         entry = _Entry(executable, out_tree, program.kept)
         # (a program returning tokens or float0s runs on the slow path, which hands them back)
         if fast and program.kept is None and not getattr(executable, "special_outs", ()):
@@ -163,6 +171,18 @@ class JitSlowPath:
             if _config_epoch[0] != epoch:  # see _hit_paths_stale
                 self._fast.pop(fast_key, None)
         return entry
+
+    def _sharing_options(self, donated):
+        """What besides the traced jaxpr the default-device program depends on (the key of
+        the executables shared by the jits of one function); None: not shared."""
+        try:
+            compiler_options = (None if not self.compiler_options
+                                else tuple(sorted(self.compiler_options.items())))
+            options = (self.name, tuple(donated), self.keep_unused, compiler_options)
+            hash(options)
+        except TypeError:  # an unhashable compiler option's value
+            return None
+        return options
 
     # -- inside another trace ------------------------------------------------
     def _bind(self, args, kwargs, leaves, in_tree, static_key):
