@@ -82,42 +82,54 @@ def assert_matches(got, expected, *, kind="exact", where=""):
                                    rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
 
 
-# The jit side of ``check``: the examples of one test, per function, run at the end of the
-# test as ONE jitted program (one compile for all of a test's shapes instead of one per
-# shape; compiling was most of this file's cost). The eager side runs per example.
-_pending_jit: dict = {}
+# ``check`` records each example; the checks run when the test ends, in two XLA compiles
+# instead of one (eager) or two (eager, jit) per example shape: compiling was most of this
+# file's cost. Eager (one cached one-primitive executable per primitive, shapes, dtypes and
+# parameters) runs on ONE example of the test, the one with the most dimensions and elements;
+# jit runs ALL the test's examples (of all its functions) as one jitted program.
+_pending: list = []
 
 
-def check(fn, args, expected, *, kind="exact"):
-    """``fn(*args)`` eagerly and under jit both equal ``expected`` (dtype, shape, values);
-    the jit check runs when the test ends (``_jit_checks_of_the_test``)."""
-    assert_matches(fn(*args), expected, kind=kind, where="eager")
-    _pending_jit.setdefault(fn, []).append((args, expected, kind))
+def check(fn, args, expected, *, kind="exact", compare=None):
+    """``fn(*args)`` equals ``expected`` (dtype, shape, values), or passes ``compare(got,
+    where)``: under jit for every example, eagerly for one example of the test
+    (``_checks_of_the_test``)."""
+    if compare is None:
+        def compare(got, where, expected=expected, kind=kind):
+            assert_matches(got, expected, kind=kind, where=where)
+    _pending.append((fn, tuple(args), compare))
 
 
-def _run_pending_jit_checks():
-    pending = list(_pending_jit.items())
-    _pending_jit.clear()
-    for fn, cases in pending:
-        arity = [len(args) for args, _, _ in cases]
+def _where(side, args):
+    return (f"{side} (arguments' shapes {[np.shape(a) for a in args]}, "
+            f"dtypes {[np.asarray(a).dtype.name for a in args]}, values {[np.asarray(a).tolist() for a in args]})")
 
-        def all_cases(*flat, fn=fn, arity=arity):
-            outs, i = [], 0
-            for k in arity:
-                outs.append(fn(*flat[i:i + k]))
-                i += k
-            return outs
-        outs = tx.jit(all_cases)(*[a for args, _, _ in cases for a in args])
-        for (args, expected, kind), got in zip(cases, outs):
-            shapes = [np.shape(a) for a in args]
-            assert_matches(got, expected, kind=kind, where=f"jit (arguments' shapes {shapes})")
+
+def _run_pending_checks():
+    cases = list(_pending)
+    _pending.clear()
+    if not cases:
+        return
+    size = [(sum(np.ndim(a) for a in args), sum(np.size(a) for a in args)) for _, args, _ in cases]
+    fn, args, compare = cases[max(range(len(cases)), key=size.__getitem__)]
+    compare(fn(*args), _where("eager", args))
+
+    def all_cases(*flat):
+        outs, i = [], 0
+        for f, a, _ in cases:
+            outs.append(f(*flat[i:i + len(a)]))
+            i += len(a)
+        return outs
+    outs = tx.jit(all_cases)(*[a for _, args, _ in cases for a in args])
+    for (_, args, compare), got in zip(cases, outs):
+        compare(got, _where("jit", args))
 
 
 @pytest.fixture(autouse=True)
-def _jit_checks_of_the_test():
-    _pending_jit.clear()
+def _checks_of_the_test():
+    _pending.clear()
     yield
-    _run_pending_jit_checks()
+    _run_pending_checks()
 
 
 def ref_cast(value, dtype):
@@ -575,11 +587,13 @@ def test_bitcast_convert_type(src, dst, shapes, data):
         hi = {4: 2**30, 2: 0x7B00, 1: 0x7B}[src.itemsize]
         x = data.draw(shaped(src, 0, hi, shapes=shapes))
     expected = _bitcast_ref(x, dst)
-    for where, got in (("eager", _bitcast_fn(dst)(x)), ("jit", jitted(_bitcast_fn(dst))(x))):
+
+    def compare(got, where):
         got = np.asarray(got)
         assert got.dtype == dst and got.shape == expected.shape, where
         np.testing.assert_array_equal(_bitcast_ref(got, f"u{dst.itemsize}"),
                                       _bitcast_ref(expected, f"u{dst.itemsize}"), err_msg=where)
+    check(_bitcast_fn(dst), (x,), expected, compare=compare)
 
 
 def test_bitcast_lane_order_matches_jax():
@@ -886,20 +900,19 @@ def test_dot_general(case, dtype, preferred, kind, data):
     exact = np.einsum(spec, wide(lhs), wide(rhs))
     expected = ref_cast(exact, out_dtype)
     fn = _bind(lax.dot_general, dn, None, preferred)
-    if kind == "arith":  # sums of products: absolute error relative to the operand scale
-        for where, got in (("eager", fn(lhs, rhs)), ("jit", jitted(fn)(lhs, rhs))):
-            got = np.asarray(got)
-            assert got.dtype == out_dtype and got.shape == expected.shape, where
-            np.testing.assert_allclose(got.astype(np.float64), exact, rtol=1e-6, atol=1e-3,
-                                       err_msg=where)
-    elif kind == "trans":  # f16 accumulation
-        for where, got in (("eager", fn(lhs, rhs)), ("jit", jitted(fn)(lhs, rhs))):
-            got = np.asarray(got)
-            assert got.dtype == out_dtype and got.shape == expected.shape, where
-            np.testing.assert_allclose(got.astype(np.float64), exact, rtol=1e-2, atol=0.5,
-                                       err_msg=where)
-    else:
+    if kind == "exact":
         check(fn, (lhs, rhs), expected)
+        return
+    # "arith": sums of products, absolute error relative to the operand scale;
+    # "trans": f16 accumulation
+    rtol, atol = (1e-6, 1e-3) if kind == "arith" else (1e-2, 0.5)
+
+    def compare(got, where):
+        got = np.asarray(got)
+        assert got.dtype == out_dtype and got.shape == expected.shape, where
+        np.testing.assert_allclose(got.astype(np.float64), exact, rtol=rtol, atol=atol,
+                                   err_msg=where)
+    check(fn, (lhs, rhs), expected, compare=compare)
 
 
 # (lhs dtype, rhs dtype, preferred, expected result dtype): JAX's rule takes the operand of
@@ -997,12 +1010,14 @@ def test_reduction(name, fn, dtype, tol, domain, data):
     if tol is None:
         check(f, (x,), expected)
         return
-    for where, got in (("eager", f(x)), ("jit", jitted(f)(x))):
+
+    def compare(got, where):
         got = np.asarray(got)
         assert got.dtype == dtype and got.shape == expected.shape, where
         np.testing.assert_allclose(got.astype(np.float64), np.prod(wide(x), axis=tuple(axes))
                                    if name == "reduce_prod" else np.sum(wide(x), axis=tuple(axes)),
                                    rtol=tol[0], atol=tol[1], err_msg=where)
+    check(f, (x,), expected, compare=compare)
 
 
 ARG_CASES = [((5,), 0), ((2, 3), 0), ((2, 3), 1), ((3, 4), 1), ((1,), 0)]
