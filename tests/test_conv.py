@@ -170,7 +170,7 @@ def test_vmap_conv_equals_stacking(lhs_axis, rhs_axis, fgc, bgc):
                                          batch_group_count=bgc)
     xs = np.stack([lhs + i for i in range(b)], lhs_axis) if lhs_axis is not None else lhs
     ws = np.stack([rhs * (i + 1) for i in range(b)], rhs_axis) if rhs_axis is not None else rhs
-    got = traxla.vmap(f, in_axes=(lhs_axis, rhs_axis))(xs, ws)
+    got = traxla.jit(traxla.vmap(f, in_axes=(lhs_axis, rhs_axis)))(xs, ws)  # one program (eagerly: one per op)
     want = np.stack([np.asarray(f(np.take(xs, i, lhs_axis) if lhs_axis is not None else xs,
                                   np.take(ws, i, rhs_axis) if rhs_axis is not None else ws))
                      for i in range(b)])

@@ -15,6 +15,7 @@ of every differing program.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import sys
 from dataclasses import dataclass
@@ -736,6 +737,14 @@ def _rand(shape, dtype, seed):
 
 
 _SETTINGS = settings(max_examples=8, deadline=None, derandomize=True)
+# The programs of the property tests are module-level jitted functions, so an example that
+# re-draws an already compiled shape/dtype reuses the executable (a jit per example compiled
+# every example).
+
+
+@traxla.jit
+def _indexing_and_scatter(x, i):
+    return x[i], x.at[i].add(x[0]), x[..., ::-1][i], tnp.take(x, i, axis=0)
 
 
 @_SETTINGS
@@ -745,12 +754,7 @@ def test_property_indexing_and_scatter(shape, dtype, seed):
     r = np.random.default_rng(seed + 1)
     n = shape[0]
     idx = r.integers(-n, n, (4,)).astype(np.int32)
-
-    @traxla.jit
-    def f(x, i):
-        return x[i], x.at[i].add(x[0]), x[..., ::-1][i], tnp.take(x, i, axis=0)
-
-    g, s, rv, t = f(x, idx)
+    g, s, rv, t = _indexing_and_scatter(x, idx)
     np.testing.assert_array_equal(np.asarray(g), x[idx])
     want = x.copy()
     np.add.at(want, idx, x[0])
@@ -759,18 +763,18 @@ def test_property_indexing_and_scatter(shape, dtype, seed):
     np.testing.assert_array_equal(np.asarray(t), np.take(x, idx, axis=0))
 
 
+@functools.partial(traxla.jit, static_argnums=1)
+def _sort_cumulative_statistics(x, axis):
+    return (tnp.sort(x, axis=axis), tnp.argsort(x, axis=axis), tnp.cumsum(x, axis=axis),
+            tnp.cumprod(tnp.sign(x), axis=axis), tnp.var(x, axis=axis), tnp.std(x),
+            tnp.roll(x, 2, axis=axis), tnp.repeat(x, 2, axis=axis), tnp.tile(x, 2))
+
+
 @_SETTINGS
 @given(shape=_SHAPES, dtype=_FLOATS, seed=st.integers(0, 100), axis=st.integers(-1, 0))
 def test_property_sort_cumulative_statistics(shape, dtype, seed, axis):
     x = _rand(shape, dtype, seed)
-
-    @traxla.jit
-    def f(x):
-        return (tnp.sort(x, axis=axis), tnp.argsort(x, axis=axis), tnp.cumsum(x, axis=axis),
-                tnp.cumprod(tnp.sign(x), axis=axis), tnp.var(x, axis=axis), tnp.std(x),
-                tnp.roll(x, 2, axis=axis), tnp.repeat(x, 2, axis=axis), tnp.tile(x, 2))
-
-    outs = f(x)
+    outs = _sort_cumulative_statistics(x, axis)
     wants = (np.sort(x, axis=axis, kind="stable"), np.argsort(x, axis=axis, kind="stable"),
              np.cumsum(x, axis=axis), np.cumprod(np.sign(x), axis=axis), np.var(x, axis=axis),
              np.std(x), np.roll(x, 2, axis=axis), np.repeat(x, 2, axis=axis), np.tile(x, 2))
@@ -780,23 +784,31 @@ def test_property_sort_cumulative_statistics(shape, dtype, seed, axis):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5)
 
 
+@traxla.jit
+def _contractions(a, b):
+    return (tnp.einsum("ij,jk->ik", a, b), tnp.einsum("ij->j", a), tnp.tensordot(a, b, 1),
+            tnp.einsum("ij,ij->i", a, a), tnp.outer(a, b), tnp.trace(a), tnp.tril(a),
+            tnp.triu(b, 1), tnp.diagonal(a))
+
+
 @_SETTINGS
 @given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=st.integers(0, 50),
        dtype=_FLOATS)
 def test_property_contractions(m, k, n, seed, dtype):
     a, b = _rand((m, k), dtype, seed), _rand((k, n), dtype, seed + 1)
-
-    @traxla.jit
-    def f(a, b):
-        return (tnp.einsum("ij,jk->ik", a, b), tnp.einsum("ij->j", a), tnp.tensordot(a, b, 1),
-                tnp.einsum("ij,ij->i", a, a), tnp.outer(a, b), tnp.trace(a), tnp.tril(a),
-                tnp.triu(b, 1), tnp.diagonal(a))
-
-    outs = f(a, b)
+    outs = _contractions(a, b)
     wants = (a @ b, a.sum(0), np.tensordot(a, b, 1), np.einsum("ij,ij->i", a, a), np.outer(a, b),
              np.trace(a), np.tril(a), np.triu(b, 1), np.diagonal(a))
     for got, want in zip(outs, wants):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+@traxla.jit
+def _elementwise_and_special(x, y):
+    return (tnp.isnan(x), tnp.nan_to_num(x), tnp.hypot(x, y), tnp.log2(y), tnp.log10(y),
+            traxla.scipy.special.gammaln(y), traxla.scipy.special.logsumexp(y),
+            traxla.nn.softmax(y), traxla.scipy.stats.norm.cdf(y), tnp.floor_divide(x, y),
+            tnp.mod(x, y), tnp.power(y, 1.5), tnp.arctanh(tnp.tanh(y)))
 
 
 @_SETTINGS
@@ -807,15 +819,7 @@ def test_property_elementwise_and_special(shape, seed):
     x = _rand(shape, np.float32, seed)
     x.flat[0] = np.nan
     y = np.abs(_rand(shape, np.float32, seed + 3)) + 0.1
-
-    @traxla.jit
-    def f(x, y):
-        return (tnp.isnan(x), tnp.nan_to_num(x), tnp.hypot(x, y), tnp.log2(y), tnp.log10(y),
-                traxla.scipy.special.gammaln(y), traxla.scipy.special.logsumexp(y),
-                traxla.nn.softmax(y), traxla.scipy.stats.norm.cdf(y), tnp.floor_divide(x, y),
-                tnp.mod(x, y), tnp.power(y, 1.5), tnp.arctanh(tnp.tanh(y)))
-
-    outs = f(x, y)
+    outs = _elementwise_and_special(x, y)
     wants = (np.isnan(x), np.nan_to_num(x, posinf=np.finfo(np.float32).max,
                                         neginf=np.finfo(np.float32).min),
              np.hypot(x, y), np.log2(y), np.log10(y), sps.gammaln(y), sps.logsumexp(y),
@@ -825,19 +829,19 @@ def test_property_elementwise_and_special(shape, seed):
         np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-5)
 
 
+@traxla.jit
+def _complex(z, w):
+    return (z * w, z / w, z + 2.5, tnp.abs(z), tnp.angle(z), tnp.real(z), tnp.imag(z),
+            tnp.conj(z), tnp.exp(z), tnp.sum(z * w))
+
+
 @_SETTINGS
 @given(n=st.integers(1, 6), seed=st.integers(0, 100))
 def test_property_complex(n, seed):
     r = np.random.default_rng(seed)
     z = (r.standard_normal(n) + 1j * r.standard_normal(n)).astype(np.complex64)
     w = (r.standard_normal(n) + 1j * r.standard_normal(n)).astype(np.complex64)
-
-    @traxla.jit
-    def f(z, w):
-        return (z * w, z / w, z + 2.5, tnp.abs(z), tnp.angle(z), tnp.real(z), tnp.imag(z),
-                tnp.conj(z), tnp.exp(z), tnp.sum(z * w))
-
-    outs = f(z, w)
+    outs = _complex(z, w)
     wants = (z * w, z / w, z + 2.5, np.abs(z), np.angle(z), z.real, z.imag, np.conj(z), np.exp(z),
              np.sum(z * w))
     for got, want in zip(outs, wants):

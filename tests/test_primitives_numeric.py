@@ -82,42 +82,110 @@ def assert_matches(got, expected, *, kind="exact", where=""):
                                    rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
 
 
-# The jit side of ``check``: the examples of one test, per function, run at the end of the
-# test as ONE jitted program (one compile for all of a test's shapes instead of one per
-# shape; compiling was most of this file's cost). The eager side runs per example.
-_pending_jit: dict = {}
+# ``check`` records each example; the checks run when the test ends, in two XLA compiles
+# instead of one (eager) or two (eager, jit) per example shape: compiling was most of this
+# file's cost. Eager (one cached one-primitive executable per primitive, shapes, dtypes and
+# parameters) runs on ONE example of the test, the one with the most dimensions and elements;
+# jit runs ALL the test's examples (of all its functions) as one jitted program.
+_pending: list = []
 
 
-def check(fn, args, expected, *, kind="exact"):
-    """``fn(*args)`` eagerly and under jit both equal ``expected`` (dtype, shape, values);
-    the jit check runs when the test ends (``_jit_checks_of_the_test``)."""
-    assert_matches(fn(*args), expected, kind=kind, where="eager")
-    _pending_jit.setdefault(fn, []).append((args, expected, kind))
+def check(fn, args, expected, *, kind="exact", compare=None):
+    """``fn(*args)`` equals ``expected`` (dtype, shape, values), or passes ``compare(got,
+    where)``: under jit for every example, eagerly for one example of the test
+    (``_checks_of_the_test``)."""
+    if compare is None:
+        def compare(got, where, expected=expected, kind=kind):
+            assert_matches(got, expected, kind=kind, where=where)
+    _pending.append((fn, tuple(args), compare))
 
 
-def _run_pending_jit_checks():
-    pending = list(_pending_jit.items())
-    _pending_jit.clear()
-    for fn, cases in pending:
-        arity = [len(args) for args, _, _ in cases]
+def _where(side, args):
+    return (f"{side} (arguments' shapes {[np.shape(a) for a in args]}, "
+            f"dtypes {[np.asarray(a).dtype.name for a in args]}, values {[np.asarray(a).tolist() for a in args]})")
 
-        def all_cases(*flat, fn=fn, arity=arity):
+
+def _run_pending_checks(item):
+    cases = list(_pending)
+    _pending.clear()
+    if not cases:
+        return
+    size = [(sum(np.ndim(a) for a in args), sum(np.size(a) for a in args)) for _, args, _ in cases]
+    fn, args, compare = cases[max(range(len(cases)), key=size.__getitem__)]
+    compare(fn(*args), _where("eager", args))
+
+    outs = _shared_jit(item, cases)
+    if outs is None:
+        def all_cases(*flat):
             outs, i = [], 0
-            for k in arity:
-                outs.append(fn(*flat[i:i + k]))
-                i += k
+            for f, a, _ in cases:
+                outs.append(f(*flat[i:i + len(a)]))
+                i += len(a)
             return outs
-        outs = tx.jit(all_cases)(*[a for args, _, _ in cases for a in args])
-        for (args, expected, kind), got in zip(cases, outs):
-            shapes = [np.shape(a) for a in args]
-            assert_matches(got, expected, kind=kind, where=f"jit (arguments' shapes {shapes})")
+        outs = tx.jit(all_cases)(*[a for _, args, _ in cases for a in args])
+    for (_, args, compare), got in zip(cases, outs):
+        compare(got, _where("jit", args))
+
+
+# Tests whose arguments' shapes and dtypes follow from their parameters (``FAMILIES``, at the
+# end of the file) share the jit side: CHUNK consecutive tests of a family run ONE jitted
+# program, compiled once per process, with room for each test's examples. A test calls it with
+# its own examples in its place (the last repeated up to the family's number of examples) and
+# zeros in the others', and checks its own outputs.
+CHUNK = 16
+_chunk_programs: dict = {}
+
+
+def _chunk_of(item):
+    """(program, each member's (function, argument avals), zeros per member, examples per
+    member, this test's index) for the chunk of ``item``'s family holding ``item``."""
+    name, file = item.originalname, item.nodeid.split("::")[0]
+    members = [i for i in item.session.items
+               if getattr(i, "originalname", None) == name and i.nodeid.split("::")[0] == file]
+    pos = [i.nodeid for i in members].index(item.nodeid)
+    chunk = members[pos - pos % CHUNK:pos - pos % CHUNK + CHUNK]
+    key = tuple(i.nodeid for i in chunk)
+    if key not in _chunk_programs:
+        k, spec = FAMILIES[name]
+        specs = [spec(**i.callspec.params) for i in chunk]
+
+        def program(*flat):
+            outs, n = [], 0
+            for f, avals in specs:
+                for _ in range(k):
+                    outs.append(f(*flat[n:n + len(avals)]))
+                    n += len(avals)
+            return outs
+        zeros = [[np.zeros(shape, dtype) for shape, dtype in avals] for _, avals in specs]
+        _chunk_programs[key] = (tx.jit(program), specs, zeros, k)
+    return (*_chunk_programs[key], pos % CHUNK)
+
+
+def _shared_jit(item, cases):
+    """The jit outputs of ``cases`` from the chunk program of the test's family, or None (not
+    a family, or examples that do not fit its place: the test then jits its own program)."""
+    if getattr(item, "originalname", None) not in FAMILIES:
+        return None
+    program, specs, zeros, k, m = _chunk_of(item)
+    fn, avals = specs[m]
+    want = [(tuple(shape), np.dtype(dtype)) for shape, dtype in avals]
+    if len(cases) > k or any(f is not fn or [(np.shape(a), np.asarray(a).dtype) for a in args] != want
+                             for f, args, _ in cases):
+        return None
+    examples = [args for _, args, _ in cases]
+    examples += [examples[-1]] * (k - len(examples))
+    flat = []
+    for j, z in enumerate(zeros):
+        for args in (examples if j == m else [z] * k):
+            flat.extend(args)
+    return program(*flat)[m * k:m * k + len(cases)]
 
 
 @pytest.fixture(autouse=True)
-def _jit_checks_of_the_test():
-    _pending_jit.clear()
+def _checks_of_the_test(request):
+    _pending.clear()
     yield
-    _run_pending_jit_checks()
+    _run_pending_checks(request.node)
 
 
 def ref_cast(value, dtype):
@@ -575,11 +643,13 @@ def test_bitcast_convert_type(src, dst, shapes, data):
         hi = {4: 2**30, 2: 0x7B00, 1: 0x7B}[src.itemsize]
         x = data.draw(shaped(src, 0, hi, shapes=shapes))
     expected = _bitcast_ref(x, dst)
-    for where, got in (("eager", _bitcast_fn(dst)(x)), ("jit", jitted(_bitcast_fn(dst))(x))):
+
+    def compare(got, where):
         got = np.asarray(got)
         assert got.dtype == dst and got.shape == expected.shape, where
         np.testing.assert_array_equal(_bitcast_ref(got, f"u{dst.itemsize}"),
                                       _bitcast_ref(expected, f"u{dst.itemsize}"), err_msg=where)
+    check(_bitcast_fn(dst), (x,), expected, compare=compare)
 
 
 def test_bitcast_lane_order_matches_jax():
@@ -837,9 +907,22 @@ def test_dynamic_update_slice(case, dtype, data):
 
 
 IOTAS = [((5,), 0), ((2, 3), 0), ((2, 3), 1), ((3, 2, 2), 2), ((0, 3), 1)]
+IOTA_DTYPES = [I32, U8, F32, BF16]
 
 
-@pytest.mark.parametrize("dtype", [I32, U8, F32, BF16], ids=_name)
+@functools.cache
+def _iota_jit_results():
+    """The jit side of every iota case, as ONE jitted program (one compile, not one per
+    case): {(dtype, case): (broadcasted_iota, iota or None)}."""
+    keys = [(d, c) for d in IOTA_DTYPES for c in IOTAS]
+
+    def program():
+        return [(lax.broadcasted_iota(d, shape, dim), lax.iota(d, shape[0]) if len(shape) == 1 else None)
+                for d, (shape, dim) in keys]
+    return dict(zip(keys, tx.jit(program)()))
+
+
+@pytest.mark.parametrize("dtype", IOTA_DTYPES, ids=_name)
 @pytest.mark.parametrize("case", IOTAS, ids=str)
 def test_broadcasted_iota(dtype, case):
     """iota has no operands, so there is nothing to draw: every case runs once."""
@@ -849,10 +932,11 @@ def test_broadcasted_iota(dtype, case):
         shape).astype(dtype)
     fn = _bind(lax.broadcasted_iota, dtype, shape, dim)
     assert_matches(fn(), expected, where="eager")
-    assert_matches(jitted(fn)(), expected, where="jit")
+    jit_iota, jit_1d_iota = _iota_jit_results()[dtype, case]
+    assert_matches(jit_iota, expected, where="jit")
     if len(shape) == 1:
         assert_matches(lax.iota(dtype, shape[0]), expected, where="eager iota")
-        assert_matches(jitted(_bind(lax.iota, dtype, shape[0]))(), expected, where="jit iota")
+        assert_matches(jit_1d_iota, expected, where="jit iota")
 
 
 # -- dot_general ----------------------------------------------------------------------
@@ -886,20 +970,19 @@ def test_dot_general(case, dtype, preferred, kind, data):
     exact = np.einsum(spec, wide(lhs), wide(rhs))
     expected = ref_cast(exact, out_dtype)
     fn = _bind(lax.dot_general, dn, None, preferred)
-    if kind == "arith":  # sums of products: absolute error relative to the operand scale
-        for where, got in (("eager", fn(lhs, rhs)), ("jit", jitted(fn)(lhs, rhs))):
-            got = np.asarray(got)
-            assert got.dtype == out_dtype and got.shape == expected.shape, where
-            np.testing.assert_allclose(got.astype(np.float64), exact, rtol=1e-6, atol=1e-3,
-                                       err_msg=where)
-    elif kind == "trans":  # f16 accumulation
-        for where, got in (("eager", fn(lhs, rhs)), ("jit", jitted(fn)(lhs, rhs))):
-            got = np.asarray(got)
-            assert got.dtype == out_dtype and got.shape == expected.shape, where
-            np.testing.assert_allclose(got.astype(np.float64), exact, rtol=1e-2, atol=0.5,
-                                       err_msg=where)
-    else:
+    if kind == "exact":
         check(fn, (lhs, rhs), expected)
+        return
+    # "arith": sums of products, absolute error relative to the operand scale;
+    # "trans": f16 accumulation
+    rtol, atol = (1e-6, 1e-3) if kind == "arith" else (1e-2, 0.5)
+
+    def compare(got, where):
+        got = np.asarray(got)
+        assert got.dtype == out_dtype and got.shape == expected.shape, where
+        np.testing.assert_allclose(got.astype(np.float64), exact, rtol=rtol, atol=atol,
+                                   err_msg=where)
+    check(fn, (lhs, rhs), expected, compare=compare)
 
 
 # (lhs dtype, rhs dtype, preferred, expected result dtype): JAX's rule takes the operand of
@@ -997,12 +1080,14 @@ def test_reduction(name, fn, dtype, tol, domain, data):
     if tol is None:
         check(f, (x,), expected)
         return
-    for where, got in (("eager", f(x)), ("jit", jitted(f)(x))):
+
+    def compare(got, where):
         got = np.asarray(got)
         assert got.dtype == dtype and got.shape == expected.shape, where
         np.testing.assert_allclose(got.astype(np.float64), np.prod(wide(x), axis=tuple(axes))
                                    if name == "reduce_prod" else np.sum(wide(x), axis=tuple(axes)),
                                    rtol=tol[0], atol=tol[1], err_msg=where)
+    check(f, (x,), expected, compare=compare)
 
 
 ARG_CASES = [((5,), 0), ((2, 3), 0), ((2, 3), 1), ((3, 4), 1), ((1,), 0)]
@@ -1051,3 +1136,31 @@ def test_argminmax_nan_matches_jax(name):
         np.testing.assert_array_equal(expected, np.argmax(np.isnan(x), axis))
         fn = _arg_fn(getattr(lax, name), axis, I32)
         check(fn, (x,), expected)
+
+
+# -- families sharing their jit programs (``_shared_jit``) ------------------------------
+
+_N_FEW, _N_SETTINGS = FEW.max_examples, SETTINGS.max_examples
+
+# test name -> (examples per test, parameters -> (function, [(shape, dtype) per argument]))
+FAMILIES = {
+    "test_max_min_nan": (_N_FEW, lambda name, fn, dtype: (fn, [((6,), dtype)] * 2)),
+    "test_broadcast_in_dim": (_N_FEW, lambda case, dtype: (
+        _bind(lax.broadcast_in_dim, case[1], case[2]), [(case[0], dtype)])),
+    "test_reshape": (_N_FEW, lambda case, dtype: (_bind(lax.reshape, case[1], case[2]), [(case[0], dtype)])),
+    "test_squeeze": (_N_FEW, lambda case, dtype: (_bind(lax.squeeze, case[1]), [(case[0], dtype)])),
+    "test_expand_dims": (_N_FEW, lambda case, dtype: (_bind(lax.expand_dims, case[1]), [(case[0], dtype)])),
+    "test_transpose": (_N_FEW, lambda case, dtype: (_bind(lax.transpose, case[1]), [(case[0], dtype)])),
+    "test_rev": (_N_FEW, lambda case, dtype: (_bind(lax.rev, case[1]), [(case[0], dtype)])),
+    "test_concatenate": (_N_FEW, lambda case, dtype: (_concat_fn(case[1]), [(s, dtype) for s in case[0]])),
+    "test_pad": (_N_FEW, lambda case, dtype: (_bind(lax.pad, case[1]), [(case[0], dtype), ((), dtype)])),
+    "test_slice": (_N_FEW, lambda case, dtype: (_bind(lax.slice, *case[1:]), [(case[0], dtype)])),
+    "test_dynamic_slice": (_N_SETTINGS, lambda case, index_dtype: (
+        _dyn_slice_fn(case[1]), [(case[0], F32)] + [((), index_dtype)] * len(case[0]))),
+    "test_dynamic_update_slice": (_N_SETTINGS, lambda case, dtype: (
+        _dyn_update_fn(), [(case[0], dtype), (case[1], dtype)] + [((), I32)] * len(case[0]))),
+    "test_dot_general": (_N_FEW, lambda case, dtype, preferred, kind: (
+        _bind(lax.dot_general, case[2], None, preferred), [(case[0], dtype), (case[1], dtype)])),
+    "test_dot_general_mixed_dtypes": (_N_FEW, lambda ldt, rdt, preferred, out: (
+        _bind(lax.dot_general, DOTS[0][2], None, preferred), [((2, 3), ldt), ((3, 4), rdt)])),
+}

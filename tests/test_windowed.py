@@ -3,6 +3,8 @@ reference (hypothesis), pooling gradients against finite differences (float64), 
 against stacking, and trace-time errors."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -119,17 +121,23 @@ def test_max_pool_second_derivative_matches_finite_differences():
     _numeric_vjp_check_jitted(g, x, rng, eps=1e-4)
 
 
+@functools.cache
+def _pool_and_grad(pool):
+    """The pool and its gradient, and their jits: shared by both axes' tests (the unbatched
+    programs are the same for both, so they compile once)."""
+    grad = traxla.grad(lambda x: (pool(x) ** 2).sum())
+    return [(pool, traxla.jit(pool)), (grad, traxla.jit(grad))]
+
+
 @pytest.mark.parametrize("pool", [_max_pool, _avg_pool])
 @pytest.mark.parametrize("axis", [0, 2])
 def test_vmap_pooling_and_its_gradient_equal_stacking(pool, axis):
     rng = np.random.default_rng(7)
     xs = rng.standard_normal((3, 2, 5, 6, 2)).astype(np.float32)
     xs = np.moveaxis(xs, 0, axis)
-    grad = traxla.grad(lambda x: (pool(x) ** 2).sum())
-    for f in (pool, grad):
+    for f, jitted in _pool_and_grad(pool):
         got = traxla.jit(traxla.vmap(f, in_axes=axis))(xs)  # one program (eagerly: one each)
-        f = traxla.jit(f)
-        want = np.stack([np.asarray(f(np.take(xs, i, axis))) for i in range(3)])
+        want = np.stack([np.asarray(jitted(np.take(xs, i, axis))) for i in range(3)])
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
 
 
