@@ -210,29 +210,40 @@ sys.argv[1:] = _request["argv"]
 _prelude = {"__name__": "__main__"}
 exec(compile(_request["prelude"], "<string>", "exec"), _prelude)
 _lines = _request["prelude"].count("\n")
+
+
+def _start(body, argv):
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the script's process: a copy of the server just after the prelude
+        code = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            if argv is not None:
+                sys.argv[1:] = argv
+            # (numbered as the lines of ``python -c prelude+script``)
+            exec(compile("\n" * _lines + body, "<string>", "exec"), _prelude)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid, out, err
+
+
 for _line in sys.stdin:
-    _body, _timeout = json.loads(_line)
-    with tempfile.TemporaryFile() as _out, tempfile.TemporaryFile() as _err:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        _pid = os.fork()
-        if _pid == 0:  # the body's process: a copy of this one just after the prelude
-            _code = 1
-            try:
-                os.dup2(_out.fileno(), 1)
-                os.dup2(_err.fileno(), 2)
-                # (numbered as the lines of ``python -c prelude+body``)
-                exec(compile("\n" * _lines + _body, "<string>", "exec"), _prelude)
-                _code = 0
-            except SystemExit as _e:
-                _code = _e.code if isinstance(_e.code, int) else (0 if _e.code is None else 1)
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(_code)
-        _end, _status, _note = time.monotonic() + _timeout, None, ""
+    _runs, _timeout = json.loads(_line)
+    _started = [_start(body, argv) for body, argv in _runs]  # at once
+    _end, _replies = time.monotonic() + _timeout, []
+    for _pid, _out, _err in _started:
+        _status, _note = None, ""
         while _status is None:
             _done, _raw = os.waitpid(_pid, os.WNOHANG)
             if _done:
@@ -243,12 +254,13 @@ for _line in sys.stdin:
                 _note = f" (killed after {_timeout} s)"
             else:
                 time.sleep(0.005)
-        _out.seek(0)
-        _err.seek(0)
-        _reply = {"stdout": _out.read().decode(errors="replace"),
-                  "stderr": _err.read().decode(errors="replace"), "status": _status,
-                  "note": _note}
-    _proto.write(json.dumps(_reply) + "\n")
+        with _out, _err:
+            _out.seek(0)
+            _err.seek(0)
+            _replies.append({"stdout": _out.read().decode(errors="replace"),
+                             "stderr": _err.read().decode(errors="replace"),
+                             "status": _status, "note": _note})
+    _proto.write(json.dumps(_replies) + "\n")
     _proto.flush()
 """
 
@@ -260,11 +272,12 @@ class ForkServer:
     runs the script with its file descriptors 1 and 2 captured and exits. Each script so
     starts from the state just after the prelude, with nothing of the other scripts' (meshes
     set, caches, configuration); a crash or a non-zero exit is that script's failure alone.
-    Scripts run when asked (one at a time), so tests spread over xdist workers run only
-    their own. A script's lines are numbered (in tracebacks, JAX's source-location messages)
-    as in ``python -c prelude+script``. The prelude must leave the process safe to fork: imports and settings only,
-    no backend started (no device or array used), no threads of its own.
-    ``argv``: what ``sys.argv[1:]`` holds."""
+    Scripts run when asked, so tests spread over xdist workers run only their own; the
+    scripts of one ``run_all`` run at once (as concurrent processes). A script's lines are
+    numbered (in tracebacks, JAX's source-location messages) as in ``python -c
+    prelude+script``. The prelude must leave the process safe to fork: imports and
+    settings only, no backend started (no device or array used), no threads of its own.
+    ``argv``: what ``sys.argv[1:]`` holds (a run may give its own)."""
 
     def __init__(self, prelude: str, env=None, cwd=None, argv=()):
         self._prelude, self._env, self._cwd, self._argv = prelude, env, cwd, list(argv)
@@ -291,12 +304,14 @@ class ForkServer:
             self._proc.wait(timeout=60)
             self._proc = None
 
-    def run(self, body: str, timeout: float = 300) -> dict:
-        """``{"stdout", "stderr", "status", "note"}`` of the (dedented) script."""
+    def run_all(self, runs, timeout: float = 300) -> list:
+        """Runs ``(script, argv or None)`` pairs at once; for each, ``{"stdout", "stderr",
+        "status", "note"}``."""
         if self._proc is None:
             self._start()
         try:
-            self._send([textwrap.dedent(body), timeout])
+            self._send([[[textwrap.dedent(body), None if argv is None else list(argv)]
+                         for body, argv in runs], timeout])
             line = self._proc.stdout.readline()
         except BrokenPipeError:
             line = ""
@@ -308,9 +323,12 @@ class ForkServer:
             raise AssertionError(f"the fork server ended:\n{err[-4000:]}")
         return json.loads(line)
 
-    def stdout(self, body: str, timeout: float = 300) -> str:
+    def run(self, body: str, timeout: float = 300, argv=None) -> dict:
+        return self.run_all([(body, argv)], timeout)[0]
+
+    def stdout(self, body: str, timeout: float = 300, argv=None) -> str:
         """The script's standard output (asserting it exited with status 0)."""
-        r = self.run(body, timeout)
+        r = self.run(body, timeout, argv)
         assert r["status"] == 0, (r["stderr"][-4000:] +
                                   f"\n(exit status {r['status']}{r['note']})")
         return r["stdout"]
