@@ -199,3 +199,136 @@ class ScriptBatch:
         result = self._results.get(body) or self._run([body])[body]
         assert result["error"] is None, result["error"][-4000:]
         return result["stdout"]
+
+
+_FORK_SERVER = r"""
+import json, os, signal, sys, tempfile, time, traceback
+_proto = os.fdopen(os.dup(1), "w")  # the replies
+os.dup2(2, 1)  # (what the prelude itself prints goes with the server's standard error)
+_request = json.loads(sys.stdin.readline())
+sys.argv[1:] = _request["argv"]
+_prelude = {"__name__": "__main__"}
+exec(compile(_request["prelude"], "<string>", "exec"), _prelude)
+_lines = _request["prelude"].count("\n")
+
+
+def _start(body, argv):
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the script's process: a copy of the server just after the prelude
+        code = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            if argv is not None:
+                sys.argv[1:] = argv
+            # (numbered as the lines of ``python -c prelude+script``)
+            exec(compile("\n" * _lines + body, "<string>", "exec"), _prelude)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid, out, err
+
+
+for _line in sys.stdin:
+    _runs, _timeout = json.loads(_line)
+    _started = [_start(body, argv) for body, argv in _runs]  # at once
+    _end, _replies = time.monotonic() + _timeout, []
+    for _pid, _out, _err in _started:
+        _status, _note = None, ""
+        while _status is None:
+            _done, _raw = os.waitpid(_pid, os.WNOHANG)
+            if _done:
+                _status = os.waitstatus_to_exitcode(_raw)
+            elif time.monotonic() > _end:
+                os.kill(_pid, signal.SIGKILL)
+                _status = os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1])
+                _note = f" (killed after {_timeout} s)"
+            else:
+                time.sleep(0.005)
+        with _out, _err:
+            _out.seek(0)
+            _err.seek(0)
+            _replies.append({"stdout": _out.read().decode(errors="replace"),
+                             "stderr": _err.read().decode(errors="replace"),
+                             "status": _status, "note": _note})
+    _proto.write(json.dumps(_replies) + "\n")
+    _proto.flush()
+"""
+
+
+class ForkServer:
+    """Scripts that share a prelude, each run as in a fresh process of its own, less the
+    interpreter's start and the prelude's imports (~2 CPU-s a process here): one server
+    process runs the prelude once, then forks a copy of itself for each script, which
+    runs the script with its file descriptors 1 and 2 captured and exits. Each script so
+    starts from the state just after the prelude, with nothing of the other scripts' (meshes
+    set, caches, configuration); a crash or a non-zero exit is that script's failure alone.
+    Scripts run when asked, so tests spread over xdist workers run only their own; the
+    scripts of one ``run_all`` run at once (as concurrent processes). A script's lines are
+    numbered (in tracebacks, JAX's source-location messages) as in ``python -c
+    prelude+script``. The prelude must leave the process safe to fork: imports and
+    settings only, no backend started (no device or array used), no threads of its own.
+    ``argv``: what ``sys.argv[1:]`` holds (a run may give its own)."""
+
+    def __init__(self, prelude: str, env=None, cwd=None, argv=()):
+        self._prelude, self._env, self._cwd, self._argv = prelude, env, cwd, list(argv)
+        self._proc = self._errfile = None
+
+    def _start(self):
+        import atexit
+        import tempfile
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2") if self._env is None else self._env
+        self._errfile = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen([sys.executable, "-c", _FORK_SERVER], env=env,
+                                      cwd=self._cwd, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=self._errfile, text=True)
+        self._send({"prelude": self._prelude, "argv": self._argv})
+        atexit.register(self.close)
+
+    def _send(self, obj):
+        self._proc.stdin.write(json.dumps(obj) + "\n")
+        self._proc.stdin.flush()
+
+    def close(self):
+        if self._proc is not None:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=60)
+            self._proc = None
+
+    def run_all(self, runs, timeout: float = 300) -> list:
+        """Runs ``(script, argv or None)`` pairs at once; for each, ``{"stdout", "stderr",
+        "status", "note"}``."""
+        if self._proc is None:
+            self._start()
+        try:
+            self._send([[[textwrap.dedent(body), None if argv is None else list(argv)]
+                         for body, argv in runs], timeout])
+            line = self._proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:  # the server died (in its prelude, or killed)
+            self._proc.wait(timeout=60)
+            self._errfile.seek(0)
+            err = self._errfile.read().decode(errors="replace")
+            self._proc = None
+            raise AssertionError(f"the fork server ended:\n{err[-4000:]}")
+        return json.loads(line)
+
+    def run(self, body: str, timeout: float = 300, argv=None) -> dict:
+        return self.run_all([(body, argv)], timeout)[0]
+
+    def stdout(self, body: str, timeout: float = 300, argv=None) -> str:
+        """The script's standard output (asserting it exited with status 0)."""
+        r = self.run(body, timeout, argv)
+        assert r["status"] == 0, (r["stderr"][-4000:] +
+                                  f"\n(exit status {r['status']}{r['note']})")
+        return r["stdout"]

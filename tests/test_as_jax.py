@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from _device_scripts import ForkServer
 
 import traxla
 import traxla.numpy as jnp
@@ -13,15 +14,22 @@ import traxla.numpy as jnp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# ``python -m traxla.as_jax ARGS`` in a process of its own, forked from one that ran what
+# that command runs before its ``main``: importing the package traxla (the parent of
+# traxla.as_jax) and the module (tests/_device_scripts.py: ForkServer). The fork starts
+# in the folder the command would.
+_AS_JAX = ForkServer("import os\nfrom traxla.as_jax import __main__ as as_jax_main\n",
+                     env=dict(os.environ, JAX_PLATFORMS="cpu",
+                              PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+
+
 def _run(args, tmp_path, script=None):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               JAX_PLATFORMS="cpu")
     if script is not None:
         path = tmp_path / "prog.py"
         path.write_text(textwrap.dedent(script))
         args = [str(path) if a == "{script}" else a for a in args]
-    return subprocess.run([sys.executable, "-m", "traxla.as_jax", *args], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)
+    r = _AS_JAX.run(f"os.chdir({str(tmp_path)!r})\nas_jax_main.main({list(args)!r})")
+    return subprocess.CompletedProcess(args, r["status"], r["stdout"], r["stderr"] + r["note"])
 
 
 DROPIN_SCRIPT = """

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+from _device_scripts import ForkServer
 
 import traxla
 import traxla.numpy as jnp
@@ -138,15 +138,25 @@ print(json.dumps({"out": float(out), "stats": cc.stats, "callbacks": len(seen)})
 """
 
 
-def _run_children(root, n):
-    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, root], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=ENV) for _ in range(n)]
+# The children are processes of their own, started together where a test runs several,
+# each forked from one process that imported traxla once (nothing compiled or cached in
+# memory: tests/_device_scripts.py, ForkServer), instead of a fresh interpreter each.
+_CHILDREN = ForkServer("import json, sys, numpy as np, traxla, traxla.numpy as jnp\n"
+                       "from traxla.runtime import compilation_cache as cc\n"
+                       "from traxla.sharding import Mesh, NamedSharding, PartitionSpec as P\n",
+                       env=ENV)
+
+
+def _results(runs):
     results = []
-    for p in procs:
-        out, err = p.communicate()
-        assert p.returncode == 0, err[-3000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    for r in _CHILDREN.run_all(runs):
+        assert r["status"] == 0, r["stderr"][-3000:] + r["note"]
+        results.append(json.loads(r["stdout"].strip().splitlines()[-1]))
     return results
+
+
+def _run_children(root, n):
+    return _results([(_CHILD, [root])] * n)
 
 
 def test_processes_share_entries_and_callbacks_are_reattached(tmp_path):
@@ -208,15 +218,7 @@ print(json.dumps({"out": np.asarray(out).tolist(), "stats": cc.stats, "shards": 
 
 
 def _run_spmd_children(root, variants):
-    procs = [subprocess.Popen([sys.executable, "-c", _SPMD_CHILD, root, v],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-             for v in variants]
-    results = []
-    for p in procs:
-        out, err = p.communicate()
-        assert p.returncode == 0, err[-3000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    return results
+    return _results([(_SPMD_CHILD, [root, v]) for v in variants])
 
 
 def test_sharded_programs_are_shared_across_processes_by_sharding_and_devices(tmp_path):

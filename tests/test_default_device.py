@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from _device_scripts import jax_output
 
 PROGRAM = os.path.join(os.path.dirname(__file__), "_default_device_program.py")
 
@@ -21,8 +22,10 @@ def _run(which):
 
 @pytest.fixture(scope="module")
 def both():
-    pytest.importorskip("jax")
-    return _run("jax"), _run("traxla")
+    # JAX's side is pinned: stored under a hash of the program (a new or edited one runs live)
+    with open(PROGRAM, encoding="utf-8") as f:
+        theirs = jax_output("default_device\n" + f.read(), lambda: _run("jax"))
+    return theirs, _run("traxla")
 
 
 def test_default_device_places_arrays_and_programs_as_jax(both):

@@ -7,6 +7,7 @@ CI runs a few hundred programs. For a long run (set the count and the seed):
 
     TRAXLA_FUZZ_EXAMPLES=10000 TRAXLA_FUZZ_SEED=1 python -m pytest -q -n 0 tests/test_fuzz.py
 """
+import hashlib
 import os
 import warnings
 
@@ -17,7 +18,11 @@ from hypothesis import HealthCheck, given, seed, settings
 import traxla
 import traxla.numpy as tnp
 
+import _device_scripts
+import _fuzz_programs
+from _device_scripts import jax_output
 from _fuzz_programs import describe, make_input, programs, run_program
+from _jax_stored import decode, encode, stored_path
 
 try:
     import jax
@@ -27,6 +32,7 @@ except ImportError:  # pragma: no cover - the NumPy fallback
 
 EXAMPLES = int(os.environ.get("TRAXLA_FUZZ_EXAMPLES", "80"))  # sized to the suite's budget; tools/fuzz_differential.py runs thousands
 SEED = int(os.environ.get("TRAXLA_FUZZ_SEED", "20261202"))
+LONG_RUN = "TRAXLA_FUZZ_EXAMPLES" in os.environ or "TRAXLA_FUZZ_SEED" in os.environ
 PROGRESS = os.environ.get("TRAXLA_FUZZ_PROGRESS")  # a file to write the count to, if set
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
@@ -43,6 +49,80 @@ def _outcome(thunk):
 
 def _leaves(x):
     return x if isinstance(x, (list, tuple)) else [x]
+
+
+class _StoredLeaf:
+    """A leaf of JAX's stored result: its value (an array) and, as a JAX Array has, its
+    weak type."""
+
+    def __init__(self, value, weak_type):
+        self.value, self.weak_type = value, weak_type
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value, dtype)
+
+    def __repr__(self):
+        return f"{self.value!r} (weak_type={self.weak_type})"
+
+
+_CODE = []
+
+
+def _code():
+    """The code JAX's stored outcomes depend on: this module and the program generator."""
+    if not _CODE:
+        for path in (__file__, _fuzz_programs.__file__):
+            with open(path, encoding="utf-8") as f:
+                _CODE.append(f.read())
+    return "\n".join(_CODE)
+
+
+_MISSES = [0]
+
+
+def _stored_or_live(key_text, live):
+    """``jax_output`` for this module's store, but a program not stored runs JAX live
+    without a warning unless many do: hypothesis draws an integer now and then from the
+    constants of the (non-test) modules the process has imported, so a worker that
+    imported other modules of traxla first draws a program or two that a run of this
+    file alone did not. Many missing programs (an edited module) warn as a stale store."""
+    store = stored_path("test_fuzz")
+    if os.environ.get("TRAXLA_STORE_JAX_OUTPUTS"):
+        return jax_output(key_text, live, store)
+    key = hashlib.sha256(key_text.encode()).hexdigest()
+    _device_scripts.USED.setdefault(store, set()).add(key)
+    stored = _device_scripts._stored(store)
+    if key in stored:
+        return stored[key]
+    _MISSES[0] += 1
+    if _MISSES[0] == 12:  # (the stored run is ~140 outcomes)
+        return jax_output(key_text, live, store)  # warns: JaxRanLive
+    return live()
+
+
+def _jax_outcome(program, args, steps, transform):
+    """JAX's outcome of the program, as ``_outcome`` gives it: stored (JAX is pinned) in
+    tests/data/jax_stored/test_fuzz.json under a hash of the code, the program (which
+    fixes its inputs) and the transformation; a program not stored runs JAX live (and a
+    run with its own count or seed runs JAX live throughout). Arrays
+    keep their weak type, errors their class name and message."""
+    def live():
+        kind, value = _outcome(lambda: _reference(jnp, jax, steps, args, transform))
+        if kind == "error":
+            return {"error": type(value).__name__, "message": str(value)}
+        return {"sequence": type(value).__name__ if isinstance(value, (list, tuple)) else None,
+                "leaves": [encode(np.asarray(leaf)) for leaf in _leaves(value)],
+                "weak": [bool(leaf.weak_type) if hasattr(leaf, "weak_type") else None
+                         for leaf in _leaves(value)]}
+    rec = live() if LONG_RUN else _stored_or_live(
+        f"test_fuzz\n{_code()}\n{program!r}\n{transform}", live)
+    if "error" in rec:
+        return ("error", type(rec["error"], (Exception,), {})(rec["message"]))
+    leaves = [decode(v) if w is None else _StoredLeaf(decode(v), w)
+              for v, w in zip(rec["leaves"], rec["weak"])]
+    if rec["sequence"] is None:
+        return ("ok", leaves[0])
+    return ("ok", tuple(leaves) if rec["sequence"] == "tuple" else leaves)
 
 
 def _check_same(ours, theirs, program, what):
@@ -136,7 +216,7 @@ def test_random_programs_agree_with_the_reference(program):
     for transform in _transforms(program, _counter[0]):
         ours = _outcome(lambda: _reference(tnp, traxla, steps, args, transform))
         if jax is not None:
-            theirs = _outcome(lambda: _reference(jnp, jax, steps, args, transform))
+            theirs = _jax_outcome(program, args, steps, transform)
         elif transform == "eager":
             theirs = _outcome(lambda: _reference(np, None, steps, args, transform))
         else:

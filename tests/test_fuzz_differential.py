@@ -101,7 +101,10 @@ def test_answers_arriving_together_are_all_read():
 ])
 def test_a_dying_or_hanging_worker_is_counted_as_a_crash(action, bucket_expected, expected):
     # a segfault (or a hang) in a worker is a crash of that program, not the end of the run
-    w = fd.Worker(timeout=3, command=[sys.executable, "-c", _FAKE_WORKER + action])
+    # (a hang is waited for 1 s here, then 0.5 s more for the worker to end: the budgets
+    # are parameters; a dying worker's end of output arrives at once)
+    w = fd.Worker(timeout=1 if expected == "hung" else 3, reap_timeout=0.5,
+                  command=[sys.executable, "-c", _FAKE_WORKER + action])
     try:
         bucket, detail = w.run(fd.recipe_for(SEED, 0))
     finally:

@@ -3,9 +3,9 @@ Gloo CPU collectives) and compute what one process computes."""
 import json
 import os
 import socket
-import subprocess
-import sys
 import textwrap
+
+from _device_scripts import ForkServer
 
 SCRIPT = textwrap.dedent("""
     import sys, json
@@ -58,22 +58,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _launch(nproc, port):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT, str(i), str(nproc), str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(nproc)]
+# The processes are forked, all at once, from one that imported traxla (and nothing
+# else of the script) once (tests/_device_scripts.py: ForkServer): processes of their own
+# each, less a fresh interpreter's start.
+_PROCESSES = ForkServer("import sys, json\nimport numpy as np\nimport traxla\n",
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+
+
+def _launch(*runs):
+    """Each ``(nproc, pid, port)`` run of SCRIPT in a process of its own, all at once."""
     outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=240)
-        assert p.returncode == 0, err[-3000:]
-        outs.append(json.loads([line for line in out.splitlines() if line.startswith("{")][-1]))
+    for r in _PROCESSES.run_all([(SCRIPT, [str(pid), str(nproc), str(port)])
+                                 for nproc, pid, port in runs], timeout=240):
+        assert r["status"] == 0, r["stderr"][-3000:] + r["note"]
+        outs.append(json.loads([line for line in r["stdout"].splitlines()
+                                if line.startswith("{")][-1]))
     return outs
 
 
 def test_two_processes_match_one():
-    single, = _launch(1, 0)
-    p0, p1 = _launch(2, _free_port())
+    port = _free_port()
+    single, p0, p1 = _launch((1, 0, 0), (2, 0, port), (2, 1, port))
     assert p0["devices"] == p1["devices"] == [0, 1, 2048, 2049]   # process_index << 11 | local
     assert p0["local"] == [0, 1] and p1["local"] == [2048, 2049]
     for p in (p0, p1):

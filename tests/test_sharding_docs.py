@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from _device_scripts import REPO, jax_output, run_script
+from _device_scripts import REPO, ForkServer, jax_output, run_script, script_env
 
 
 _PRELUDE = """
@@ -30,8 +30,14 @@ def _run(library, body):
     return run_script(code, argv=(library,))
 
 
+# traxla's side: each script runs in a process of its own, forked from one that ran the
+# prelude's imports once (tests/_device_scripts.py: ForkServer).
+_TRAXLA = ForkServer(_PRELUDE.format(tools=str(REPO / "tools")), env=script_env(),
+                     cwd=str(REPO), argv=("traxla",))
+
+
 def _same_as_jax(body):
-    ours = _run("traxla", body)
+    ours = _TRAXLA.stdout(body)
     # keyed on the body alone: the prelude names this checkout's path
     assert ours == jax_output("sharding_docs\n" + textwrap.dedent(body),
                               lambda: _run("jax", body))

@@ -4,11 +4,11 @@ context crashed the process, SIGSEGV in emission and in compile). The stress run
 subprocess, so that a crash fails the test instead of killing pytest."""
 import os
 import subprocess
-import sys
 import textwrap
 import threading
 
 import numpy as np
+from _device_scripts import ForkServer
 
 import traxla
 import traxla.numpy as jnp
@@ -17,9 +17,15 @@ from traxla.lowering import mlir
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run(args, timeout=240):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+# Each stress runs in a process of its own (a crash is its status), forked from one that
+# imported traxla once (tests/_device_scripts.py: ForkServer) instead of a fresh interpreter.
+_STRESS = ForkServer("import runpy, sys, threading, numpy as np, traxla, traxla.numpy as jnp\n",
+                     env=dict(os.environ), cwd=ROOT)
+
+
+def _run(script, argv=None, timeout=240):
+    r = _STRESS.run(script, timeout, argv)
+    return subprocess.CompletedProcess(argv, r["status"], r["stdout"], r["stderr"] + r["note"])
 
 
 def test_each_thread_lowers_into_its_own_context():
@@ -137,13 +143,15 @@ _COMPILE_WHILE_LOWERING = textwrap.dedent("""
 
 
 def test_threads_compiling_while_others_lower_do_not_crash():
-    proc = _run(["-c", _COMPILE_WHILE_LOWERING])
+    proc = _run(_COMPILE_WHILE_LOWERING)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     assert "ok" in proc.stdout
 
 
 def test_short_thread_stress_no_crash_no_error_no_wrong_result():
-    proc = _run([os.path.join("tools", "thread_stress.py"), "--runs", "1", "--threads", "6",
+    # (the tool's run in a child process of its own, as ``python tools/thread_stress.py``)
+    proc = _run("sys.argv[:] = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')",
+                [os.path.join("tools", "thread_stress.py"), "--runs", "1", "--threads", "6",
                  "--iterations", "40"])
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     assert proc.returncode == 0 and "crashes=0 errors=0 wrong=0" in summary, (

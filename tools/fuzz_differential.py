@@ -291,8 +291,9 @@ def worker_main():
 class Worker:
     """One worker process, restarted after it dies or hangs."""
 
-    def __init__(self, timeout, command=None):
+    def __init__(self, timeout, command=None, reap_timeout=5):
         self.timeout = timeout
+        self.reap_timeout = reap_timeout  # how long a worker that sent no answer may take to end
         self.command = command or [sys.executable, os.path.abspath(__file__), "--worker"]
         self.proc = None
         self._buf = b""
@@ -341,7 +342,7 @@ class Worker:
         if answer is not None:
             return answer["bucket"], answer["detail"]
         try:  # at the end of its output the worker is dead or dying: reap it
-            self.proc.wait(5)
+            self.proc.wait(self.reap_timeout)
         except subprocess.TimeoutExpired:
             pass
         if self.proc.poll() is None:
