@@ -142,3 +142,56 @@ def test_jits_of_one_function_share_its_executables_as_in_jax(monkeypatch, lib):
     jax.clear_caches()
     np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), first)
     assert count[0] == 5
+
+
+def _step(c, e):
+    return c + e, c
+
+
+def _below_3(c):
+    return c[0] < 3
+
+
+def _double(c):
+    return c[0] + 1, c[1] * 2.0
+
+
+def _add_one(v):
+    return v + 1.0
+
+
+def _sub_one(v):
+    return v - 1.0
+
+
+def _scan_row(r):
+    return traxla.lax.scan(_step, 0.0, r)[0]
+
+
+@pytest.mark.parametrize("lib", ["traxla", "jax"])
+def test_eager_loops_and_conds_compile_once_as_in_jax(monkeypatch, lib):
+    """A scan, while_loop or cond run eagerly again with the same function and types reuses
+    its program (the jaxpr derived from the cached trace is the same object), as in JAX."""
+    jax = pytest.importorskip("jax") if lib == "jax" else traxla
+    lax = jax.lax
+    x = np.arange(4, dtype=np.float32)
+    def body(i, c):
+        return c + x
+    runs = {  # (the functions are made once: a new function object traces again, in JAX too)
+        "scan": lambda: lax.scan(_step, 0.0, x)[0],
+        "while": lambda: lax.while_loop(_below_3, _double, (0, 1.0))[1],
+        "fori": lambda: lax.fori_loop(0, 3, body, x),
+        "cond": lambda: lax.cond(True, _add_one, _sub_one, x),
+    }
+    if lib == "traxla":  # (JAX's own vmap of the same, below)
+        runs["vmap of scan"] = lambda: traxla.vmap(_scan_row)(np.ones((2, 4), np.float32))
+    else:
+        def scan_row(r):
+            return lax.scan(_step, 0.0, r)[0]
+        runs["vmap of scan"] = lambda: jax.vmap(scan_row)(np.ones((2, 4), np.float32))
+    count = _count_compiles(monkeypatch, lib)
+    for name, run in runs.items():
+        first = np.asarray(run())
+        before = count[0]
+        np.testing.assert_array_equal(np.asarray(run()), first)
+        assert count[0] == before, f"{name} compiled again"

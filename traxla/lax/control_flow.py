@@ -30,6 +30,9 @@ from traxla.tracer.staging import source_info_of_function
 from traxla.api.hi_lowering import jaxpr_is_high
 from traxla.lax import hi_control_flow as hi_cf
 from traxla.tracer.values import hitype_avals
+from traxla.lax.control_flow_caches import (fori_scan_body, fori_while_body, merged_branches,
+                                            move_binders_to_front as _move_binders_to_front,
+                                            prune_outputs as _prune_outputs)
 from traxla.lax.control_flow_messages import (_differences, _mismatch_extra, _pvary_hint,
                                               _str_short)
 from traxla.lax import (_convert_element_type, add, asarray, aval_of, clamp, concatenate,
@@ -154,21 +157,26 @@ def _merge_common_consts(traced):
         first.setdefault(id(c), i)
     keep = sorted(set(first.values()))
     consts = [all_consts[i] for i in keep]
-    jaxprs, offset = [], 0
-    for closed, own, _ in traced:
-        jaxpr = closed.jaxpr
-        n = len(own)
-        padded = ([Var(aval_of(c)) for c in all_consts[:offset]] + jaxpr.invars[:n]
-                  + [Var(aval_of(c)) for c in all_consts[offset + n:]])
-        canonical = {}
-        for i, (c, v) in enumerate(zip(all_consts, padded)):
-            canonical.setdefault(id(c), v)
-        subst = {v: canonical[id(c)] for c, v in zip(all_consts, padded)}
-        const_vars = [padded[i] for i in keep]
-        new = _substitute(jaxpr, subst, const_vars + jaxpr.invars[n:])
-        jaxprs.append(ClosedJaxpr(new, []))
-        offset += n
-    return jaxprs, consts
+
+    def merge():
+        jaxprs, offset = [], 0
+        for closed, own, _ in traced:
+            jaxpr = closed.jaxpr
+            n = len(own)
+            padded = ([Var(aval_of(c)) for c in all_consts[:offset]] + jaxpr.invars[:n]
+                      + [Var(aval_of(c)) for c in all_consts[offset + n:]])
+            canonical = {}
+            for i, (c, v) in enumerate(zip(all_consts, padded)):
+                canonical.setdefault(id(c), v)
+            subst = {v: canonical[id(c)] for c, v in zip(all_consts, padded)}
+            const_vars = [padded[i] for i in keep]
+            new = _substitute(jaxpr, subst, const_vars + jaxpr.invars[n:])
+            jaxprs.append(ClosedJaxpr(new, []))
+            offset += n
+        return tuple(jaxprs)
+    # (the same traces with the same sharing of constants: the same merged jaxprs)
+    pattern = tuple(first[id(c)] for c in all_consts)
+    return list(merged_branches([t[0] for t in traced], pattern, merge)), consts
 
 
 def _substitute(jaxpr: Jaxpr, subst: dict, invars) -> Jaxpr:
@@ -183,19 +191,6 @@ def _forwarding(jaxpr: Jaxpr) -> list:
     """For each output, the index of the input it simply forwards, else None."""
     index = {v: i for i, v in enumerate(jaxpr.invars)}
     return [None if isinstance(v, Literal) else index.get(v) for v in jaxpr.outvars]
-
-
-def _prune_outputs(closed: ClosedJaxpr, keep) -> ClosedJaxpr:
-    j = closed.jaxpr
-    outvars = [v for v, k in zip(j.outvars, keep) if k]
-    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns, j.debug_info), closed.consts)
-
-
-def _move_binders_to_front(closed: ClosedJaxpr, to_move) -> ClosedJaxpr:
-    j = closed.jaxpr
-    invars = ([v for v, m in zip(j.invars, to_move) if m]
-              + [v for v, m in zip(j.invars, to_move) if not m])
-    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns, j.debug_info), closed.consts)
 
 
 # As JAX caches the tracing of a loop function (by identity: fori_loop's condition is one
@@ -583,11 +578,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if config.disable_jit and upper_ <= lower_:
             return init_val  # as JAX: the Python scan below has no zero-length form
 
-        def scanned_fun(loop_carry, _):
-            i, x = loop_carry
-            return (i + 1, body_fun(i, x)), None
-
-        (_, result), _ = _scan(scanned_fun, (lower_, init_val), None,
+        (_, result), _ = _scan(fori_scan_body(body_fun), (lower_, init_val), None,
                                length=max(upper_ - lower_, 0),
                                unroll=False if unroll is None else unroll,
                                traced_for="fori_loop", debug_fun=body_fun, arg_names=body_names)
@@ -600,15 +591,14 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if upper_dtype != dtype:
         upper = _convert_element_type(upper, dtype, False)
 
-    def while_body_fun(loop_carry):
-        i, hi, x = loop_carry
-        one = _convert_element_type(1, aval_of(i).dtype, False)
-        return add(i, one), hi, body_fun(i, x)
-
     names = (body_names[:1] + ("",) + body_names[1:]) if body_names else ()
-    _, _, result = _while_loop(_fori_cond_fun, while_body_fun, (lower, upper, init_val),
+    _, _, result = _while_loop(_fori_cond_fun, fori_while_body(body_fun, _add_one), (lower, upper, init_val),
                                body_debug=("fori_loop", body_fun, names))
     return result
+
+
+def _add_one(i):
+    return add(i, _convert_element_type(1, aval_of(i).dtype, False))
 
 
 def _fori_cond_fun(loop_carry):
