@@ -41,6 +41,14 @@ def steps(x, n):
 static_jit = traxla.jit(steps, static_argnames="n")
 
 
+def _running_sum(c, e):
+    return c + e, c
+
+
+def _row_total(r):
+    return lax.scan(_running_sum, 0.0, r)[0]
+
+
 def compare(x):
     y = x * 2.0 + 1.0
     return (jnp.sin(y) > -2.0) & (y * y >= 0.0)
@@ -74,8 +82,9 @@ def _worker(tid, barrier, failures):
                 g = traxla.grad(abs_val)(float(v[0]))
                 assert float(g) == (1.0 if v[0] > 0 else -1.0)
             elif kind == 5:  # vmap, and a scan under vmap
-                out = traxla.vmap(lambda r: lax.scan(lambda c, e: (c + e, c), 0.0, r)[0])(
-                    np.stack([v, v * 2]))
+                # (the functions are module-level: the threads share one program, as in
+                # JAX; fresh lambdas would trace and compile again on every call)
+                out = traxla.vmap(_row_total)(np.stack([v, v * 2]))
                 np.testing.assert_allclose(np.asarray(out), [v.sum(), 2 * v.sum()], rtol=1e-5)
             else:  # static arguments, passed by position and by keyword
                 k = 1 + i % 3
