@@ -592,8 +592,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         upper = _convert_element_type(upper, dtype, False)
 
     names = (body_names[:1] + ("",) + body_names[1:]) if body_names else ()
-    _, _, result = _while_loop(_fori_cond_fun, fori_while_body(body_fun, _add_one), (lower, upper, init_val),
-                               body_debug=("fori_loop", body_fun, names))
+    _, _, result = _while_loop(_fori_cond_fun, fori_while_body(body_fun, _add_one),
+                               (lower, upper, init_val), body_debug=("fori_loop", body_fun, names))
     return result
 
 

@@ -1,9 +1,9 @@
 """Caches of what control flow derives from a traced body, as JAX's ``weakref_lru_cache``s:
 the jaxprs pruned, reordered or merged from cached traces (``prune_closed_jaxpr_outputs``,
-``move_binders_to_front``, the branches' common constants) and ``fori_loop``'s wrappers of a body function
-(``_fori_scan_body_fun``, ``_fori_body_fun``). Run eagerly again with the same functions
-and types, a loop or cond then binds the very same jaxpr, so its compiled program is reused
-(JAX compiles it once; without these, every eager call compiled again)."""
+``move_binders_to_front``, the branches' common constants) and ``fori_loop``'s wrappers of
+a body function (``_fori_scan_body_fun``, ``_fori_body_fun``). Run eagerly again with the
+same functions and types, a loop or cond then binds the very same jaxpr, so its compiled
+program is reused (JAX compiles it once; without these, every eager call compiled again)."""
 from __future__ import annotations
 
 import weakref
@@ -75,4 +75,4 @@ def fori_while_body(body_fun, add_one):
             i, hi, x = loop_carry
             return add_one(i), hi, body_ref()(i, x)
         return while_body_fun
-    return _cached(_fori_wrappers, body_fun, "while", make)
+    return _cached(_fori_wrappers, body_fun, ("while", add_one), make)

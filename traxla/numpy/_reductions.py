@@ -89,6 +89,7 @@ _SPECS = {
 # dtypes a reduction computes in as they are (no pre-cast, no integer promotion, no f16
 # upcast): a staged operand of one of them, strongly typed, takes the short path below
 _AS_IS = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
+_AS_IS_REDUCTIONS = frozenset(("sum", "prod", "max", "min"))
 
 
 def _reduce(name, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
@@ -163,7 +164,6 @@ def _bool_reduction(name):
     return fn
 
 
-_AS_IS_REDUCTIONS = frozenset(("sum", "prod", "max", "min"))
 sum = _reduction("sum")  # noqa: A001
 prod = _reduction("prod")
 max = _reduction("max")  # noqa: A001
